@@ -321,8 +321,14 @@ function encodeField(name: string, fname: string, f: FieldSpec, v: unknown, b: U
     case 'string': {
       const n = f.width / 8;
       if (v !== undefined && typeof v !== 'string') throw new EncodeError(name, fname, 'expected a string');
-      const enc = utf8enc.encode((v as string | undefined) ?? '');
-      if (enc.length > n) throw new EncodeError(name, fname, `string of ${enc.length} bytes exceeds ${n}`);
+      // Too long (e.g. replacement characters from a NodeDescription that was not UTF-8 on the
+      // wire): cut at the last UTF-8 character boundary that fits, as a text field on the wire is.
+      let enc = utf8enc.encode((v as string | undefined) ?? '');
+      if (enc.length > n) {
+        let cut = n;
+        while (cut > 0 && (enc[cut]! & 0xc0) === 0x80) cut--;
+        enc = enc.subarray(0, cut);
+      }
       b.fill(0, pos >>> 3, (pos >>> 3) + n);
       b.set(enc, pos >>> 3);
       return;

@@ -1,0 +1,184 @@
+/** The heavy sweep: a directed-route discovery of the fabric from the SM's port.
+ *
+ * Level-synchronous BFS. Per switch: NodeDescription, SwitchInfo and PortInfo of every port
+ * (0..N); per CA/router port: the NodeInfo that found it and its PortInfo; NodeDescription once per
+ * CA/router node; one NodeInfo probe per link (on a bipartite fabric such as a fat tree every link
+ * is probed exactly once; links between two nodes at the same BFS depth may be probed from both
+ * sides in the same round). Ports are only probed when their PortInfo shows the link up. */
+import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
+import { NodeDescription, NodeInfo, PortInfo, SwitchInfo } from '../wire/sma.js';
+import { portInfoMod } from '../wire/modifiers.js';
+import type { Fabric, FabricNode, NodeKind } from '../model/fabric.js';
+import { speedName, widthName } from '../model/rates.js';
+import type { SmpClient } from './smp-client.js';
+
+export interface DiscoveredNode {
+  /** DR path from the SM to this node (through the port it was first found on). */
+  path: number[];
+  nodeInfo: NodeInfo;
+  switchInfo?: SwitchInfo;
+  /** PortInfo by port number (switch: 0..N; CA/router: the ports reached). */
+  portInfo: (PortInfo | undefined)[];
+  /** For CAs/routers: the DR path that reaches each port. Switches: every port via `path`. */
+  portPaths: (number[] | undefined)[];
+  /** BFS depth (hops from the SM's node). */
+  depth: number;
+}
+
+export interface DiscoveryResult {
+  fabric: Fabric;
+  nodes: DiscoveredNode[];
+  /** The SM's node (always index 0) and port. */
+  smNode: number;
+  smPort: number;
+  smps: number;
+  maxDepth: number;
+}
+
+export interface DiscoveryOptions {
+  /** Called after each BFS level (for progress output). */
+  onProgress?: (p: { depth: number; nodes: number; switches: number; smps: number }) => void;
+}
+
+export class DiscoveryError extends Error {
+  override readonly name = 'DiscoveryError';
+}
+
+const MAX_HOPS = 63;
+
+export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Promise<DiscoveryResult> {
+  const sent0 = smp.sent;
+  const fabric: Fabric = { nodes: [] };
+  const nodes: DiscoveredNode[] = [];
+  const byGuid = new Map<bigint, number>();
+
+  const getNodeInfo = async (path: number[]): Promise<NodeInfo> => NodeInfo.decode(await smp.getDr(path, SmpAttr.NodeInfo, 0));
+  const getPortInfo = async (path: number[], port: number): Promise<PortInfo> =>
+    PortInfo.decode(await smp.getDr(path, SmpAttr.PortInfo, portInfoMod(port)));
+
+  const addNode = (ni: NodeInfo, path: number[], depth: number): number => {
+    const idx = fabric.nodes.length;
+    const sw = ni.nodeType === NodeType.Switch;
+    const node: FabricNode = {
+      type: ni.nodeType as NodeKind,
+      guid: ni.nodeGuid,
+      systemImageGuid: ni.systemImageGuid,
+      desc: '',
+      numPorts: ni.numPorts,
+      vendorId: ni.vendorId,
+      deviceId: ni.deviceId,
+      ports: new Array(ni.numPorts + 1).fill(undefined),
+    };
+    if (sw) for (let p = 0; p <= ni.numPorts; p++) node.ports[p] = { num: p, guid: ni.portGuid };
+    else node.ports[ni.localPortNum] = { num: ni.localPortNum, guid: ni.portGuid };
+    fabric.nodes.push(node);
+    const d: DiscoveredNode = { path, nodeInfo: ni, portInfo: [], portPaths: [], depth };
+    d.portPaths[sw ? 0 : ni.localPortNum] = path;
+    nodes.push(d);
+    byGuid.set(ni.nodeGuid, idx);
+    return idx;
+  };
+
+  const applyPortInfo = (idx: number, port: number, pi: PortInfo): void => {
+    nodes[idx]!.portInfo[port] = pi;
+    const fp = fabric.nodes[idx]!.ports[port]!;
+    if (port !== 0 || fabric.nodes[idx]!.type !== NodeType.Switch) {
+      fp.width = widthName(pi.linkWidthActive);
+      fp.speed = speedName(pi.linkSpeedActive, pi.linkSpeedExtActive);
+    }
+    fp.lid = pi.lid;
+    fp.lmc = pi.lmc;
+  };
+
+  // Hop 0: the SM's own node.
+  const local = await getNodeInfo([]);
+  if (local.nodeType !== NodeType.Switch && local.localPortNum === 0) throw new DiscoveryError('the local CA reported LocalPortNum 0');
+  addNode(local, [], 0);
+  const smPort = local.nodeType === NodeType.Switch ? 0 : local.localPortNum;
+
+  /** Read a node's details; returns the ports to probe. */
+  const readNode = async (idx: number): Promise<number[]> => {
+    const d = nodes[idx]!;
+    const n = fabric.nodes[idx]!;
+    const jobs: Promise<unknown>[] = [];
+    jobs.push(smp.getDr(d.path, SmpAttr.NodeDescription, 0).then((b) => (n.desc = NodeDescription.decode(b).description)));
+    if (n.type === NodeType.Switch) {
+      jobs.push(smp.getDr(d.path, SmpAttr.SwitchInfo, 0).then((b) => (d.switchInfo = SwitchInfo.decode(b))));
+      for (let p = 0; p <= n.numPorts; p++) jobs.push(getPortInfo(d.path, p).then((pi) => applyPortInfo(idx, p, pi)));
+      await Promise.all(jobs);
+      const probe: number[] = [];
+      for (let p = 1; p <= n.numPorts; p++) {
+        const pi = d.portInfo[p]!;
+        if (pi.portState >= PortState.Init && !n.ports[p]!.peer) probe.push(p);
+      }
+      return probe;
+    }
+    const entry = d.nodeInfo.localPortNum;
+    jobs.push(getPortInfo(d.path, entry).then((pi) => applyPortInfo(idx, entry, pi)));
+    await Promise.all(jobs);
+    // Only the SM's own CA is left through its port; other CAs/routers do not forward SMPs.
+    if (idx === 0 && d.portInfo[entry]!.portState >= PortState.Init) return [entry];
+    return [];
+  };
+
+  const link = (a: number, ap: number, b: number, bp: number): void => {
+    fabric.nodes[a]!.ports[ap]!.peer = { node: b, port: bp };
+    fabric.nodes[b]!.ports[bp]!.peer = { node: a, port: ap };
+  };
+
+  /** Probe the far side of node `idx` port `p`; returns a newly found node index, if any. */
+  const probe = async (idx: number, p: number, depth: number): Promise<number | undefined> => {
+    if (fabric.nodes[idx]!.ports[p]!.peer) return undefined; // linked from the other side meanwhile
+    const path = [...nodes[idx]!.path, p];
+    if (path.length > MAX_HOPS) throw new DiscoveryError(`fabric deeper than ${MAX_HOPS} hops at node 0x${fabric.nodes[idx]!.guid.toString(16)}`);
+    const ni = await getNodeInfo(path);
+    if (fabric.nodes[idx]!.ports[p]!.peer) return undefined;
+    const known = byGuid.get(ni.nodeGuid);
+    const rp = ni.nodeType === NodeType.Switch ? ni.localPortNum : ni.localPortNum;
+    if (known === undefined) {
+      const nidx = addNode(ni, path, depth);
+      link(idx, p, nidx, rp);
+      return nidx;
+    }
+    const kn = fabric.nodes[known]!;
+    if (kn.type === NodeType.Switch) {
+      if (!kn.ports[rp]!.peer) link(idx, p, known, rp);
+      return undefined;
+    }
+    // A further port of a known CA/router.
+    if (!kn.ports[rp]) {
+      kn.ports[rp] = { num: rp, guid: ni.portGuid };
+      nodes[known]!.portPaths[rp] = path;
+      link(idx, p, known, rp);
+      applyPortInfo(known, rp, await getPortInfo(path, rp));
+    } else if (!kn.ports[rp]!.peer) {
+      link(idx, p, known, rp);
+    }
+    return undefined;
+  };
+
+  let frontier = [0];
+  let depth = 0;
+  while (frontier.length) {
+    const toProbe = await Promise.all(frontier.map((i) => readNode(i)));
+    const next: number[] = [];
+    await Promise.all(
+      frontier.flatMap((idx, k) =>
+        toProbe[k]!.map(async (p) => {
+          const found = await probe(idx, p, depth + 1);
+          if (found !== undefined) next.push(found);
+        }),
+      ),
+    );
+    opts.onProgress?.({
+      depth,
+      nodes: fabric.nodes.length,
+      switches: fabric.nodes.filter((n) => n.type === NodeType.Switch).length,
+      smps: smp.sent - sent0,
+    });
+    frontier = next.sort((a, b) => a - b);
+    depth++;
+  }
+
+  return { fabric, nodes, smNode: 0, smPort, smps: smp.sent - sent0, maxDepth: depth - 1 };
+}

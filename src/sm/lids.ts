@@ -1,0 +1,153 @@
+/** LID assignment: pure, with OpenSM's guid2lid file format for persistence.
+ *
+ * End ports are every connected CA/router port and every switch's port 0. Each gets 2^LMC
+ * consecutive LIDs aligned to 2^LMC (a switch's base port 0 gets one LID unless it has enhanced
+ * port 0; ibsm gives switches LMC 0 like OpenSM does without enhanced SP0). Preference order for a
+ * port's range: the guid2lid map (what the operator or a previous run persisted), then the LID
+ * the port already has on the wire if it is valid, aligned and free, then the lowest free aligned
+ * range. The SM's own port is placed first so a cold fabric gives it LID 1. */
+import { isSwitch, type Fabric } from '../model/fabric.js';
+
+export const MAX_UNICAST_LID = 0xbfff;
+
+export interface LidRange {
+  base: number;
+  lmc: number;
+}
+
+export interface LidOptions {
+  lmc: number;
+  /** The SM's port (node index, port number): assigned first. */
+  smNode?: number;
+  smPort?: number;
+  /** Persisted assignments by port GUID (guid2lid). */
+  existing?: ReadonlyMap<bigint, LidRange>;
+  /** Honour LIDs found on the ports (port.lid as discovered). Default true. */
+  keepCurrent?: boolean;
+}
+
+export interface LidAssignment {
+  maxLid: number;
+  /** port GUID → assigned range, for every end port. */
+  byGuid: Map<bigint, LidRange>;
+  /** End ports whose LID changed from what they had on the wire. */
+  changed: number;
+}
+
+export class LidSpaceExhausted extends Error {
+  override readonly name = 'LidSpaceExhausted';
+}
+
+interface EndPort {
+  node: number;
+  port: number;
+  guid: bigint;
+  lmc: number;
+  current: number;
+}
+
+export function endPorts(fabric: Fabric, lmc: number): EndPort[] {
+  const out: EndPort[] = [];
+  fabric.nodes.forEach((n, ni) => {
+    if (isSwitch(n)) {
+      const p0 = n.ports[0];
+      if (p0) out.push({ node: ni, port: 0, guid: p0.guid, lmc: 0, current: p0.lid ?? 0 });
+      return;
+    }
+    n.ports.forEach((p, pi) => {
+      if (pi === 0 || !p?.peer) return;
+      out.push({ node: ni, port: pi, guid: p.guid, lmc, current: p.lid ?? 0 });
+    });
+  });
+  return out;
+}
+
+/** Assign LIDs in place (sets port.lid and port.lmc on every end port). */
+export function assignLids(fabric: Fabric, opts: LidOptions): LidAssignment {
+  if (!Number.isInteger(opts.lmc) || opts.lmc < 0 || opts.lmc > 7) throw new RangeError(`LMC must be 0..7, got ${opts.lmc}`);
+  const ports = endPorts(fabric, opts.lmc);
+  const smIdx = ports.findIndex((p) => p.node === opts.smNode && (opts.smPort === undefined || p.port === opts.smPort));
+  if (smIdx > 0) ports.unshift(...ports.splice(smIdx, 1));
+
+  const used = new Uint8Array(MAX_UNICAST_LID + 1);
+  used[0] = 1;
+  const result = new Map<bigint, LidRange>();
+  const assigned: (number | undefined)[] = new Array(ports.length);
+
+  const free = (base: number, n: number): boolean => {
+    if (base < 1 || base + n - 1 > MAX_UNICAST_LID || base % n !== 0) return false;
+    for (let l = base; l < base + n; l++) if (used[l]) return false;
+    return true;
+  };
+  const take = (i: number, base: number, n: number): void => {
+    for (let l = base; l < base + n; l++) used[l] = 1;
+    assigned[i] = base;
+  };
+
+  // 1. persisted, 2. current
+  for (const pass of ['existing', 'current'] as const) {
+    if (pass === 'current' && opts.keepCurrent === false) continue;
+    ports.forEach((p, i) => {
+      if (assigned[i] !== undefined) return;
+      const n = 1 << p.lmc;
+      const want = pass === 'existing' ? opts.existing?.get(p.guid)?.base : p.current;
+      if (want !== undefined && free(want, n)) take(i, want, n);
+    });
+  }
+  // 3. fresh ranges, lowest first
+  let cursor = 1;
+  ports.forEach((p, i) => {
+    if (assigned[i] !== undefined) return;
+    const n = 1 << p.lmc;
+    let base = Math.ceil(cursor / n) * n;
+    while (base + n - 1 <= MAX_UNICAST_LID && !free(base, n)) base += n;
+    if (base + n - 1 > MAX_UNICAST_LID) throw new LidSpaceExhausted(`no free unicast LID range of ${n} left for port GUID 0x${p.guid.toString(16).padStart(16, '0')}`);
+    take(i, base, n);
+    if (n === 1) cursor = base + 1;
+  });
+
+  let maxLid = 0;
+  let changed = 0;
+  ports.forEach((p, i) => {
+    const base = assigned[i]!;
+    const port = fabric.nodes[p.node]!.ports[p.port]!;
+    if (base !== p.current || (port.lmc ?? 0) !== p.lmc) changed++;
+    port.lid = base;
+    port.lmc = p.lmc;
+    result.set(p.guid, { base, lmc: p.lmc });
+    maxLid = Math.max(maxLid, base + (1 << p.lmc) - 1);
+  });
+  return { maxLid, byGuid: result, changed };
+}
+
+export class Guid2LidError extends Error {
+  override readonly name = 'Guid2LidError';
+}
+
+/** Parse OpenSM's guid2lid file: one `0x<port guid> 0x<min lid> 0x<max lid>` per line. */
+export function parseGuid2Lid(text: string, file = 'guid2lid'): Map<bigint, LidRange> {
+  const out = new Map<bigint, LidRange>();
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.replace(/#.*/, '').trim();
+    if (!line) return;
+    const m = /^(0x[0-9a-fA-F]{1,16})\s+(0x[0-9a-fA-F]{1,4}|\d+)\s+(0x[0-9a-fA-F]{1,4}|\d+)$/.exec(line);
+    if (!m) throw new Guid2LidError(`${file}:${i + 1}: expected "0x<port guid> 0x<min lid> 0x<max lid>", got "${raw.trim()}"`);
+    const guid = BigInt(m[1]!);
+    const min = Number(m[2]);
+    const max = Number(m[3]);
+    const n = max - min + 1;
+    if (min < 1 || max > MAX_UNICAST_LID || n < 1 || (n & (n - 1)) !== 0 || n > 128 || min % n !== 0) {
+      throw new Guid2LidError(`${file}:${i + 1}: LID range 0x${min.toString(16)}-0x${max.toString(16)} is not an aligned unicast range of 2^LMC LIDs`);
+    }
+    out.set(guid, { base: min, lmc: Math.log2(n) });
+  });
+  return out;
+}
+
+export function formatGuid2Lid(map: ReadonlyMap<bigint, LidRange>): string {
+  const hex4 = (n: number): string => '0x' + n.toString(16).padStart(4, '0');
+  return [...map]
+    .sort((a, b) => a[1].base - b[1].base)
+    .map(([g, r]) => `0x${g.toString(16).padStart(16, '0')} ${hex4(r.base)} ${hex4(r.base + (1 << r.lmc) - 1)}\n`)
+    .join('');
+}
