@@ -1,3 +1,5 @@
+import { Heap } from './heap.js';
+
 /** An injectable clock so the SM, RPC timeouts and the simulated fabric can run on virtual time in tests. */
 export interface TimerHandle {
   readonly id: number;
@@ -41,42 +43,59 @@ interface VTimer {
   fn: () => void;
 }
 
-/** A virtual clock: time moves only when advanced. Timers fire in time order (FIFO for ties). */
+const vtimerLess = (x: VTimer, y: VTimer): boolean => x.at < y.at || (x.at === y.at && x.seq < y.seq);
+
+/** A virtual clock: time moves only when advanced. Timers fire in time order (FIFO for ties).
+ * Timers live in a binary heap (cancelled ones are dropped lazily when they reach the top). */
 export class VirtualClock implements Clock {
   private t = 0;
   private seq = 0;
   private nextId = 1;
-  private readonly timers = new Map<number, VTimer>();
+  private readonly live = new Map<number, VTimer>();
+  private readonly heap = new Heap<VTimer>(vtimerLess);
   now(): number {
     return this.t;
   }
   setTimeout(fn: () => void, ms: number): TimerHandle {
     const id = this.nextId++;
-    this.timers.set(id, { id, at: this.t + Math.max(0, ms), seq: this.seq++, fn });
+    const tm: VTimer = { id, at: this.t + Math.max(0, ms), seq: this.seq++, fn };
+    this.live.set(id, tm);
+    this.heap.push(tm);
     return { id };
   }
   clearTimeout(h: TimerHandle): void {
-    this.timers.delete(h.id);
+    this.live.delete(h.id);
   }
   /** Number of pending timers. */
   get pending(): number {
-    return this.timers.size;
+    return this.live.size;
   }
-  private nextDue(limit: number): VTimer | undefined {
-    let best: VTimer | undefined;
-    for (const tm of this.timers.values()) {
-      if (tm.at > limit) continue;
-      if (!best || tm.at < best.at || (tm.at === best.at && tm.seq < best.seq)) best = tm;
+  /** Time of the earliest pending timer, if any. */
+  nextAt(): number | undefined {
+    this.dropCancelled();
+    return this.heap.peek()?.at;
+  }
+  private dropCancelled(): void {
+    for (;;) {
+      const top = this.heap.peek();
+      if (!top || this.live.get(top.id) === top) return;
+      this.heap.pop();
     }
-    return best;
+  }
+  private popDue(limit: number): VTimer | undefined {
+    this.dropCancelled();
+    const top = this.heap.peek();
+    if (!top || top.at > limit) return undefined;
+    this.heap.pop();
+    this.live.delete(top.id);
+    return top;
   }
   /** Advance by `ms`, firing due timers in order (timers they schedule fire too if due). */
   advance(ms: number): void {
     const target = this.t + ms;
     for (;;) {
-      const tm = this.nextDue(target);
+      const tm = this.popDue(target);
       if (!tm) break;
-      this.timers.delete(tm.id);
       this.t = tm.at;
       tm.fn();
     }
@@ -87,9 +106,8 @@ export class VirtualClock implements Clock {
     const target = this.t + ms;
     for (;;) {
       await flushMicrotasks();
-      const tm = this.nextDue(target);
+      const tm = this.popDue(target);
       if (!tm) break;
-      this.timers.delete(tm.id);
       this.t = tm.at;
       tm.fn();
     }
