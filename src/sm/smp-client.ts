@@ -1,3 +1,5 @@
+import type { MadRpc } from '../rpc/madrpc.js';
+
 /** What the SM needs from the RPC layer to talk to SMAs: directed-route and LID-routed SMP
  * Get/Set returning the 64-byte SMP data of the response. Implemented over MadRpc. */
 export interface SmpClient {
@@ -8,4 +10,17 @@ export interface SmpClient {
   setLid(lid: number, attrId: number, attrMod: number, data: Uint8Array): Promise<Uint8Array>;
   /** SMPs sent so far (including retries). */
   readonly sent: number;
+}
+
+/** The SM's view of MadRpc. */
+export function smpClientOf(rpc: MadRpc): SmpClient {
+  return {
+    getDr: (path, attrId, attrMod = 0) => rpc.smpGetDr(path, attrId, attrMod),
+    setDr: (path, attrId, attrMod, data) => rpc.smpSetDr(path, attrId, attrMod, data),
+    getLid: (lid, attrId, attrMod = 0) => rpc.smpGet(lid, attrId, attrMod),
+    setLid: (lid, attrId, attrMod, data) => rpc.smpSet(lid, attrId, attrMod, data),
+    get sent() {
+      return rpc.stats.sent;
+    },
+  };
 }
