@@ -82,7 +82,8 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
   const applyPortInfo = (idx: number, port: number, pi: PortInfo): void => {
     nodes[idx]!.portInfo[port] = pi;
     const fp = fabric.nodes[idx]!.ports[port]!;
-    if (port !== 0 || fabric.nodes[idx]!.type !== NodeType.Switch) {
+    // A link's width/speed is only meaningful while it is up (a down port reports stale values).
+    if ((port !== 0 || fabric.nodes[idx]!.type !== NodeType.Switch) && pi.portState >= PortState.Init) {
       fp.width = widthName(pi.linkWidthActive);
       fp.speed = speedName(pi.linkSpeedActive, pi.linkSpeedExtActive);
     }

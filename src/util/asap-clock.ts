@@ -1,10 +1,13 @@
 import { VirtualClock, type Clock, type TimerHandle } from './clock.js';
 
 /** Virtual time that runs as fast as the event loop allows: each timer fires on the next
- * setImmediate turn after everything due before it, with `now()` jumping to its due time.
+ * setImmediate turn (everything due within a slice of virtual time fires in the same turn), with
+ * `now()` jumping to the due time.
  * The in-process fabric runs on it under the CLI: MAD latency is modelled, but costs no wall time. */
 export class AsapClock implements Clock {
   private readonly v = new VirtualClock();
+  /** Virtual time fired per event-loop turn. */
+  constructor(private readonly sliceMs = 1) {}
   private scheduled = false;
   now(): number {
     return this.v.now();
@@ -24,7 +27,9 @@ export class AsapClock implements Clock {
       this.scheduled = false;
       const next = this.v.nextAt();
       if (next === undefined) return;
-      this.v.advance(Math.max(0, next - this.v.now()));
+      // Fire everything due within the next `sliceMs` of virtual time in one turn (a window of
+      // MADs in flight is one batch), then let promise continuations run.
+      this.v.advance(Math.max(0, next - this.v.now()) + this.sliceMs);
       if (this.v.pending) this.kick();
     });
   }

@@ -201,7 +201,12 @@ export function writeBits(b: Uint8Array, pos: number, width: number, value: numb
   }
 }
 
+function view(b: Uint8Array): DataView {
+  return new DataView(b.buffer, b.byteOffset, b.byteLength);
+}
+
 export function readBig(b: Uint8Array, pos: number, width: number): bigint {
+  if (width === 64 && (pos & 7) === 0) return view(b).getBigUint64(pos >>> 3);
   const first = pos >>> 3;
   const end = pos + width;
   const last = (end + 7) >>> 3;
@@ -212,6 +217,10 @@ export function readBig(b: Uint8Array, pos: number, width: number): bigint {
 }
 
 export function writeBig(b: Uint8Array, pos: number, width: number, value: bigint): void {
+  if (width === 64 && (pos & 7) === 0) {
+    view(b).setBigUint64(pos >>> 3, value & 0xffffffffffffffffn);
+    return;
+  }
   const first = pos >>> 3;
   const end = pos + width;
   const last = (end + 7) >>> 3;

@@ -1,0 +1,619 @@
+// ibsm's native face over libibumad: enumerate CAs and ports, open a port (and its issm device),
+// register agents, send a MAD with its address, and receive on one native thread per open port.
+//
+// Received MADs reach JS in batches through a thread-safe function: the receiver thread appends
+// each MAD to a pending batch and wakes the main thread only when the batch was empty, so a busy
+// event loop takes many MADs per wake-up. A batch is one Buffer with the MAD bytes back to back
+// and one Uint32Array with RECORD.stride words per MAD (indices exported as RECORD).
+//
+// This file parses no MAD and keeps no process-wide state: everything lives in the per-port
+// object or the per-environment instance data. Every failure is thrown as an Error carrying
+// `errno` and `call` (the libibumad function that failed).
+#include <napi.h>
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <infiniband/umad.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "issm.h"
+
+namespace {
+
+// Per-MAD words in a batch's metadata array.
+enum RecordField : uint32_t {
+  R_OFFSET,  // byte offset of the MAD in the batch buffer
+  R_LENGTH,
+  R_STATUS,  // 0, or an errno for a sent MAD handed back undelivered
+  R_AGENT,
+  R_LID,
+  R_QPN,
+  R_QKEY,
+  R_SL,
+  R_PATH_BITS,
+  R_PKEY_INDEX,
+  R_GRH,  // 1 when the GRH fields below are present
+  R_GID_INDEX,
+  R_HOP_LIMIT,
+  R_TRAFFIC_CLASS,
+  R_FLOW_LABEL,
+  R_GID0,  // GID as four big-endian 32-bit words
+  R_GID1,
+  R_GID2,
+  R_GID3,
+  R_STRIDE
+};
+
+constexpr int kRecvTimeoutMs = 50;      // how long a stop request may wait
+constexpr uint32_t kMaxPending = 4096;  // MADs waiting for JS before the receiver pauses
+constexpr int kMaxMadLength = 1 << 20;  // largest (RMPP-reassembled) MAD accepted
+constexpr size_t kDefaultMadLength = 256;
+
+Napi::Error UmadError(Napi::Env env, const char* call, int err, const std::string& what) {
+  std::string msg = std::string(call) + "(" + what + ") failed: " + std::strerror(err) + " (errno " +
+                    std::to_string(err) + ")";
+  Napi::Error e = Napi::Error::New(env, msg);
+  e.Set("errno", Napi::Number::New(env, err));
+  e.Set("call", Napi::String::New(env, call));
+  return e;
+}
+
+// libibumad returns either -errno or -1 with errno set.
+int ErrnoOf(int ret) {
+  if (ret < -1) return -ret;
+  return errno ? errno : EIO;
+}
+
+std::string PortName(const std::string& ca, int port) {
+  return (ca.empty() ? std::string("<default CA>") : ca) + " port " + std::to_string(port);
+}
+
+uint32_t ArgU32(const Napi::CallbackInfo& info, size_t i, const char* name) {
+  if (!info[i].IsNumber()) throw Napi::TypeError::New(info.Env(), std::string(name) + " must be a number");
+  return info[i].As<Napi::Number>().Uint32Value();
+}
+
+class UmadPort;
+
+// The thread-safe function's context. It can outlive the port object at environment teardown
+// (finalizers run in no guaranteed order), so the port clears `port` when it is destroyed.
+struct Link {
+  UmadPort* port;
+};
+
+struct Instance {
+  std::set<UmadPort*> open;
+  Napi::FunctionReference portCtor;
+  bool tearingDown = false;
+};
+
+Napi::Object PortToJs(Napi::Env env, const umad_port_t* p) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("caName", std::string(p->ca_name));
+  o.Set("portNum", p->portnum);
+  o.Set("linkLayer", std::string(p->link_layer));
+  o.Set("state", p->state);
+  o.Set("physState", p->phys_state);
+  o.Set("lid", p->base_lid);
+  o.Set("lmc", p->lmc);
+  o.Set("smLid", p->sm_lid);
+  o.Set("smSl", p->sm_sl);
+  o.Set("rate", p->rate);
+  o.Set("capMask", static_cast<uint32_t>(ntohl(p->capmask)));
+  o.Set("gidPrefix", Napi::BigInt::New(env, static_cast<uint64_t>(be64toh(p->gid_prefix))));
+  o.Set("portGuid", Napi::BigInt::New(env, static_cast<uint64_t>(be64toh(p->port_guid))));
+  return o;
+}
+
+Napi::Value ListCas(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  umad_init();
+  char names[UMAD_MAX_DEVICES][UMAD_CA_NAME_LEN];
+  errno = 0;
+  int n = umad_get_cas_names(names, UMAD_MAX_DEVICES);
+  if (n < 0) throw UmadError(env, "umad_get_cas_names", ErrnoOf(n), "");
+  Napi::Array out = Napi::Array::New(env);
+  for (int i = 0; i < n; i++) {
+    umad_ca_t ca;
+    errno = 0;
+    int r = umad_get_ca(names[i], &ca);
+    if (r < 0) throw UmadError(env, "umad_get_ca", ErrnoOf(r), names[i]);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("name", std::string(ca.ca_name));
+    o.Set("nodeType", ca.node_type);
+    o.Set("numPorts", ca.numports);
+    o.Set("fwVer", std::string(ca.fw_ver));
+    o.Set("caType", std::string(ca.ca_type));
+    o.Set("hwVer", std::string(ca.hw_ver));
+    o.Set("nodeGuid", Napi::BigInt::New(env, static_cast<uint64_t>(be64toh(ca.node_guid))));
+    o.Set("systemGuid", Napi::BigInt::New(env, static_cast<uint64_t>(be64toh(ca.system_guid))));
+    Napi::Array ports = Napi::Array::New(env);
+    uint32_t k = 0;
+    for (int p = 0; p < UMAD_CA_MAX_PORTS; p++)
+      if (ca.ports[p]) ports.Set(k++, PortToJs(env, ca.ports[p]));
+    o.Set("ports", ports);
+    umad_release_ca(&ca);
+    out.Set(static_cast<uint32_t>(i), o);
+  }
+  return out;
+}
+
+// The SMI/GSI device pair serving a CA port on libraries that split them; null otherwise.
+Napi::Value SmiGsiPair(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+#if IBSM_HAVE_SMI_GSI_PAIRS
+  std::string ca = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+  uint32_t port = ArgU32(info, 1, "port");
+  umad_init();
+  struct umad_ca_pair pair;
+  std::memset(&pair, 0, sizeof pair);
+  if (umad_get_smi_gsi_pair_by_ca_name(ca.c_str(), static_cast<uint8_t>(port), &pair, 0) != 0) return env.Null();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("smiName", std::string(pair.smi_name));
+  o.Set("smiPort", pair.smi_preferred_port);
+  o.Set("gsiName", std::string(pair.gsi_name));
+  o.Set("gsiPort", pair.gsi_preferred_port);
+  return o;
+#else
+  return env.Null();
+#endif
+}
+
+class UmadPort : public Napi::ObjectWrap<UmadPort> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "UmadPort",
+                       {
+                           InstanceMethod<&UmadPort::Register>("register"),
+                           InstanceMethod<&UmadPort::Unregister>("unregister"),
+                           InstanceMethod<&UmadPort::Send>("send"),
+                           InstanceMethod<&UmadPort::OpenIssm>("openIssm"),
+                           InstanceMethod<&UmadPort::CloseIssm>("closeIssm"),
+                           InstanceMethod<&UmadPort::Close>("close"),
+                           InstanceMethod<&UmadPort::CloseSync>("closeSync"),
+                           InstanceAccessor<&UmadPort::IsOpen>("isOpen"),
+                       });
+  }
+
+  // new UmadPort(caName: string | null, portNum: number, onBatch: Function, smi: boolean)
+  explicit UmadPort(const Napi::CallbackInfo& info) : Napi::ObjectWrap<UmadPort>(info) {
+    Napi::Env env = info.Env();
+    inst_ = env.GetInstanceData<Instance>();
+    caName_ = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+    portNum_ = static_cast<int>(ArgU32(info, 1, "portNum"));
+    if (!info[2].IsFunction()) throw Napi::TypeError::New(env, "onBatch must be a function");
+    bool smi = info[3].ToBoolean();
+    const char* ca = caName_.empty() ? nullptr : caName_.c_str();
+    umad_init();
+    errno = 0;
+    const char* call = "umad_open_port";
+    int id;
+#if IBSM_HAVE_OPEN_SMI_PORT
+    if (smi) {
+      call = "umad_open_smi_port";
+      id = umad_open_smi_port(ca, portNum_);
+    } else
+#endif
+      id = umad_open_port(ca, portNum_);
+    (void)smi;
+    if (id < 0) throw UmadError(env, call, ErrnoOf(id), PortName(caName_, portNum_));
+    portid_ = id;
+    umadSize_ = umad_size();  // only meaningful after the first open
+    sendBuf_.resize(umadSize_ + kDefaultMadLength);
+    link_ = new Link{this};
+    try {
+      tsfn_ = Tsfn::New(env, info[2].As<Napi::Function>(), "ibsm-umad-recv", 0, 1, link_, OnTsfnFinalize,
+                        static_cast<void*>(nullptr));
+    } catch (...) {
+      delete link_;
+      link_ = nullptr;
+      umad_close_port(portid_);
+      portid_ = -1;
+      throw;
+    }
+    tsfnLive_ = true;
+    Ref();  // an open port stays alive until its receiver has finished
+    inst_->open.insert(this);
+    thread_ = std::thread(&UmadPort::ReceiveLoop, this);
+  }
+
+  ~UmadPort() override {
+    Shutdown();
+    if (link_) link_->port = nullptr;
+  }
+
+  // Stop the receiver and close everything, synchronously (at most one receive timeout).
+  void Shutdown() {
+    StopAndJoin();
+    ClosePort();
+  }
+
+ private:
+  void CheckOpen(Napi::Env env, const char* call) {
+    if (portid_ < 0) throw UmadError(env, call, EBADF, "port " + PortName(caName_, portNum_) + " is closed");
+  }
+
+  // register(mgmtClass, classVersion, rmppVersion, methods?: number[], oui?: number): agentId
+  Napi::Value Register(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    uint32_t mgmtClass = ArgU32(info, 0, "mgmtClass");
+    uint32_t classVersion = ArgU32(info, 1, "classVersion");
+    uint32_t rmpp = ArgU32(info, 2, "rmppVersion");
+    const bool hasOui = info[4].IsNumber();
+    const char* call = hasOui ? "umad_register_oui" : "umad_register";
+    CheckOpen(env, call);
+    long mask[16 / sizeof(long)] = {0};
+    constexpr unsigned kBitsPerLong = 8 * sizeof(long);
+    if (info[3].IsArray()) {
+      Napi::Array methods = info[3].As<Napi::Array>();
+      for (uint32_t i = 0; i < methods.Length(); i++) {
+        Napi::Value v = methods.Get(i);
+        if (!v.IsNumber()) throw Napi::TypeError::New(env, "methods must be numbers");
+        uint32_t m = v.As<Napi::Number>().Uint32Value();
+        if (m > 127) throw Napi::RangeError::New(env, "method " + std::to_string(m) + " is out of range 0-127");
+        mask[m / kBitsPerLong] |= 1L << (m % kBitsPerLong);
+      }
+    }
+    char what[64];
+    errno = 0;
+    int id;
+    if (hasOui) {
+      uint32_t oui = info[4].As<Napi::Number>().Uint32Value();
+      uint8_t o[3] = {static_cast<uint8_t>(oui >> 16), static_cast<uint8_t>(oui >> 8), static_cast<uint8_t>(oui)};
+      std::snprintf(what, sizeof what, "class 0x%02x oui 0x%06x", mgmtClass, oui & 0xffffff);
+      id = umad_register_oui(portid_, static_cast<int>(mgmtClass), static_cast<uint8_t>(rmpp), o, mask);
+    } else {
+      std::snprintf(what, sizeof what, "class 0x%02x version %u", mgmtClass, classVersion);
+      id = umad_register(portid_, static_cast<int>(mgmtClass), static_cast<int>(classVersion),
+                         static_cast<uint8_t>(rmpp), mask);
+    }
+    if (id < 0) throw UmadError(env, call, ErrnoOf(id), what);
+    return Napi::Number::New(env, id);
+  }
+
+  Napi::Value Unregister(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    uint32_t agent = ArgU32(info, 0, "agentId");
+    CheckOpen(env, "umad_unregister");
+    errno = 0;
+    int r = umad_unregister(portid_, static_cast<int>(agent));
+    if (r < 0) throw UmadError(env, "umad_unregister", ErrnoOf(r), "agent " + std::to_string(agent));
+    return env.Undefined();
+  }
+
+  // send(agentId, data, lid, qpn, qkey, sl, pkeyIndex, timeoutMs, retries,
+  //      grh?: {dgid: Uint8Array(16), sgidIndex, hopLimit, trafficClass, flowLabel})
+  Napi::Value Send(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    uint32_t agent = ArgU32(info, 0, "agentId");
+    if (!info[1].IsTypedArray()) throw Napi::TypeError::New(env, "data must be a Uint8Array");
+    Napi::Uint8Array data = info[1].As<Napi::Uint8Array>();
+    uint32_t lid = ArgU32(info, 2, "lid"), qpn = ArgU32(info, 3, "qpn"), qkey = ArgU32(info, 4, "qkey");
+    uint32_t sl = ArgU32(info, 5, "sl"), pkeyIndex = ArgU32(info, 6, "pkeyIndex");
+    uint32_t timeoutMs = ArgU32(info, 7, "timeoutMs"), retries = ArgU32(info, 8, "retries");
+    CheckOpen(env, "umad_send");
+    size_t n = data.ByteLength();
+    if (n == 0 || n > static_cast<size_t>(kMaxMadLength))
+      throw Napi::RangeError::New(env, "MAD length " + std::to_string(n) + " is out of range");
+    if (sendBuf_.size() < umadSize_ + n) sendBuf_.resize(umadSize_ + n);
+    void* umad = sendBuf_.data();
+    std::memset(umad, 0, umadSize_);
+    std::memcpy(umad_get_mad(umad), data.Data(), n);
+    umad_set_addr(umad, static_cast<int>(lid), static_cast<int>(qpn), static_cast<int>(sl), static_cast<int>(qkey));
+    umad_set_pkey(umad, static_cast<int>(pkeyIndex));
+    if (info[9].IsObject()) {
+      Napi::Object g = info[9].As<Napi::Object>();
+      Napi::Value dgid = g.Get("dgid");
+      if (!dgid.IsTypedArray() || dgid.As<Napi::Uint8Array>().ByteLength() != 16)
+        throw Napi::TypeError::New(env, "grh.dgid must be a 16-byte Uint8Array");
+      ib_mad_addr_t a;
+      std::memset(&a, 0, sizeof a);
+      std::memcpy(a.gid, dgid.As<Napi::Uint8Array>().Data(), 16);
+      a.hop_limit = static_cast<uint8_t>(g.Get("hopLimit").As<Napi::Number>().Uint32Value());
+      a.traffic_class = static_cast<uint8_t>(g.Get("trafficClass").As<Napi::Number>().Uint32Value());
+      a.flow_label = g.Get("flowLabel").As<Napi::Number>().Uint32Value();
+      umad_set_grh(umad, &a);  // host-order fields; does not set the source GID index
+      umad_get_mad_addr(umad)->gid_index = static_cast<uint8_t>(g.Get("sgidIndex").As<Napi::Number>().Uint32Value());
+    }
+    errno = 0;
+    int r = umad_send(portid_, static_cast<int>(agent), umad, static_cast<int>(n), static_cast<int>(timeoutMs),
+                      static_cast<int>(retries));
+    if (r < 0) {
+      char what[64];
+      std::snprintf(what, sizeof what, "agent %u to LID 0x%x QPN %u", agent, lid, qpn);
+      throw UmadError(env, "umad_send", ErrnoOf(r), what);
+    }
+    return env.Undefined();
+  }
+
+  Napi::Value OpenIssm(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    CheckOpen(env, "umad_get_issm_path");
+    if (issmFd_ >= 0) return env.Undefined();
+    char path[256];
+    errno = 0;
+    int r = umad_get_issm_path(caName_.empty() ? nullptr : caName_.c_str(), portNum_, path, sizeof path);
+    if (r < 0) throw UmadError(env, "umad_get_issm_path", ErrnoOf(r), PortName(caName_, portNum_));
+    int fd = ibsm_issm_open(path);
+    if (fd < 0) throw UmadError(env, "open", -fd, path);
+    issmFd_ = fd;
+    return env.Undefined();
+  }
+
+  Napi::Value CloseIssm(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (issmFd_ >= 0) {
+      int fd = issmFd_;
+      issmFd_ = -1;
+      int r = ibsm_issm_close(fd);
+      if (r < 0) throw UmadError(env, "close", -r, "issm");
+    }
+    return env.Undefined();
+  }
+
+  Napi::Value IsOpen(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), portid_ >= 0); }
+
+  // close(): Promise<void>. The receiver finishes its current wait (at most kRecvTimeoutMs), the
+  // thread-safe function drains, and its finalizer closes the port on the main thread.
+  Napi::Value Close(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::Promise::Deferred d = Napi::Promise::Deferred::New(env);
+    Napi::Promise p = d.Promise();
+    if (!tsfnLive_) {
+      Shutdown();
+      d.Resolve(env.Undefined());
+    } else {
+      closeWaiters_.push_back(std::move(d));
+      RequestStop();
+    }
+    return p;
+  }
+
+  // closeSync(): for process exit; blocks for at most one receive timeout.
+  Napi::Value CloseSync(const Napi::CallbackInfo& info) {
+    Shutdown();
+    return info.Env().Undefined();
+  }
+
+  void RequestStop() {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stop_.store(true);
+    }
+    drained_.notify_all();
+  }
+
+  void StopAndJoin() {
+    RequestStop();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // Main thread only, after the receiver has stopped.
+  void ClosePort() {
+    if (issmFd_ >= 0) {
+      ibsm_issm_close(issmFd_);
+      issmFd_ = -1;
+    }
+    if (portid_ >= 0) {
+      umad_close_port(portid_);
+      portid_ = -1;
+      inst_->open.erase(this);  // only while open: at teardown the instance data may be gone later
+    }
+  }
+
+  void ReceiveLoop() {
+    std::vector<uint8_t> buf(umadSize_ + kDefaultMadLength);
+    int transientErrors = 0;
+    while (!stop_.load(std::memory_order_relaxed)) {
+      int len = static_cast<int>(buf.size() - umadSize_);
+      int r = umad_recv(portid_, buf.data(), &len, kRecvTimeoutMs);
+      if (r >= 0) {
+        transientErrors = 0;
+        if (!Deliver(buf.data(), len)) break;
+        continue;
+      }
+      int e = -r;
+      if (e == ETIMEDOUT) {
+        transientErrors = 0;
+        continue;
+      }
+      if (e == ENOSPC && len > static_cast<int>(buf.size() - umadSize_) && len <= kMaxMadLength) {
+        buf.resize(umadSize_ + static_cast<size_t>(len));  // an RMPP-reassembled MAD: read it again
+        continue;
+      }
+      if (e == EIO || e == EAGAIN || e == EWOULDBLOCK || e == EINTR || e == ENOSPC) {
+        // umad2sim returns these spuriously; back off if they persist so a dead port cannot spin.
+        if (++transientErrors > 100) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
+      ReportFatal(e);
+      break;
+    }
+    tsfn_.Release();
+  }
+
+  bool Deliver(const uint8_t* umad, int len) {
+    void* u = const_cast<uint8_t*>(umad);
+    const ib_mad_addr_t* a = umad_get_mad_addr(u);
+    const uint8_t* mad = static_cast<const uint8_t*>(umad_get_mad(u));
+    std::unique_lock<std::mutex> lk(mu_);
+    while (pendCount_ >= kMaxPending && !stop_.load()) drained_.wait_for(lk, std::chrono::milliseconds(kRecvTimeoutMs));
+    if (stop_.load()) return false;
+    uint32_t offset = static_cast<uint32_t>(pendData_.size());
+    pendData_.insert(pendData_.end(), mad, mad + len);
+    size_t base = pendMeta_.size();
+    pendMeta_.resize(base + R_STRIDE);
+    uint32_t* rec = &pendMeta_[base];
+    rec[R_OFFSET] = offset;
+    rec[R_LENGTH] = static_cast<uint32_t>(len);
+    rec[R_STATUS] = static_cast<uint32_t>(umad_status(u));
+    rec[R_AGENT] = reinterpret_cast<const ib_user_mad_t*>(umad)->agent_id;
+    rec[R_LID] = ntohs(a->lid);
+    rec[R_QPN] = ntohl(a->qpn);
+    rec[R_QKEY] = ntohl(a->qkey);
+    rec[R_SL] = a->sl;
+    rec[R_PATH_BITS] = a->path_bits;
+    rec[R_PKEY_INDEX] = a->pkey_index;
+    rec[R_GRH] = a->grh_present ? 1 : 0;
+    rec[R_GID_INDEX] = a->gid_index;
+    rec[R_HOP_LIMIT] = a->hop_limit;
+    rec[R_TRAFFIC_CLASS] = a->traffic_class;
+    rec[R_FLOW_LABEL] = ntohl(a->flow_label);
+    for (int i = 0; i < 4; i++) {
+      uint32_t w;
+      std::memcpy(&w, a->gid + 4 * i, 4);
+      rec[R_GID0 + i] = ntohl(w);
+    }
+    pendCount_++;
+    const bool wake = !notified_;
+    notified_ = true;
+    lk.unlock();
+    return !wake || tsfn_.NonBlockingCall() != napi_closing;
+  }
+
+  void ReportFatal(int err) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      fatalErrno_ = err;
+      if (notified_) return;
+      notified_ = true;
+    }
+    tsfn_.NonBlockingCall();
+  }
+
+  // Main thread: hand the pending batch to JS as (data: Buffer, meta: Uint32Array, count, error?).
+  static void CallJs(Napi::Env env, Napi::Function cb, Link* link, void*) {
+    UmadPort* self = link ? link->port : nullptr;
+    if (env == nullptr || cb == nullptr || self == nullptr) return;
+    uint32_t count;
+    int fatal;
+    {
+      std::lock_guard<std::mutex> lk(self->mu_);
+      std::swap(self->pendData_, self->takeData_);
+      std::swap(self->pendMeta_, self->takeMeta_);
+      count = self->pendCount_;
+      self->pendCount_ = 0;
+      self->notified_ = false;
+      fatal = self->fatalErrno_;
+      self->fatalErrno_ = 0;
+    }
+    self->drained_.notify_all();
+    try {
+      if (count > 0) {
+        Napi::Buffer<uint8_t> data = Napi::Buffer<uint8_t>::Copy(env, self->takeData_.data(), self->takeData_.size());
+        Napi::ArrayBuffer ab = Napi::ArrayBuffer::New(env, self->takeMeta_.size() * sizeof(uint32_t));
+        std::memcpy(ab.Data(), self->takeMeta_.data(), self->takeMeta_.size() * sizeof(uint32_t));
+        self->takeData_.clear();
+        self->takeMeta_.clear();
+        cb.Call({data, Napi::Uint32Array::New(env, ab.ByteLength() / sizeof(uint32_t), ab, 0), Napi::Number::New(env, count)});
+      }
+      if (fatal) {
+        Napi::Error e = UmadError(env, "umad_recv", fatal, PortName(self->caName_, self->portNum_));
+        cb.Call({env.Null(), env.Null(), Napi::Number::New(env, 0), e.Value()});
+      }
+    } catch (const Napi::Error& e) {
+      e.ThrowAsJavaScriptException();  // the receive handler threw: an uncaught exception in JS
+    }
+  }
+
+  // Main thread, once the receiver has released the thread-safe function (or at env teardown).
+  static void OnTsfnFinalize(Napi::Env env, void*, Link* link) {
+    UmadPort* self = link->port;
+    delete link;
+    if (!self) return;
+    self->link_ = nullptr;
+    self->tsfnLive_ = false;
+    self->Shutdown();
+    if (self->inst_ && self->inst_->tearingDown) return;
+    for (auto& d : self->closeWaiters_) d.Resolve(env.Undefined());
+    self->closeWaiters_.clear();
+    self->Unref();
+  }
+
+  using Tsfn = Napi::TypedThreadSafeFunction<Link, void, &UmadPort::CallJs>;
+
+  Instance* inst_ = nullptr;
+  std::string caName_;
+  int portNum_ = 0;
+  int portid_ = -1;
+  int issmFd_ = -1;
+  size_t umadSize_ = 0;
+  std::vector<uint8_t> sendBuf_;  // main thread only: umad_send copies it before returning
+
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  Tsfn tsfn_;
+  Link* link_ = nullptr;  // owned by the thread-safe function; deleted by its finalizer
+  bool tsfnLive_ = false;
+  std::vector<Napi::Promise::Deferred> closeWaiters_;
+
+  // Receiver -> main thread hand-off, guarded by mu_.
+  std::mutex mu_;
+  std::condition_variable drained_;
+  std::vector<uint8_t> pendData_;
+  std::vector<uint32_t> pendMeta_;
+  uint32_t pendCount_ = 0;
+  bool notified_ = false;
+  int fatalErrno_ = 0;
+  // Main thread only: the batch being handed over (kept to reuse its capacity).
+  std::vector<uint8_t> takeData_;
+  std::vector<uint32_t> takeMeta_;
+};
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  Instance* inst = new Instance();
+  env.SetInstanceData(inst);
+  // Stop every receiver before the environment goes away (worker exit, process teardown).
+  env.AddCleanupHook([inst]() {
+    inst->tearingDown = true;
+    std::set<UmadPort*> open = inst->open;
+    for (UmadPort* p : open) p->Shutdown();
+  });
+  Napi::Function ctor = UmadPort::Define(env);
+  inst->portCtor = Napi::Persistent(ctor);
+  exports.Set("UmadPort", ctor);
+  exports.Set("listCas", Napi::Function::New(env, ListCas, "listCas"));
+  exports.Set("smiGsiPair", Napi::Function::New(env, SmiGsiPair, "smiGsiPair"));
+
+  Napi::Object rec = Napi::Object::New(env);
+  rec.Set("stride", static_cast<uint32_t>(R_STRIDE));
+  rec.Set("offset", static_cast<uint32_t>(R_OFFSET));
+  rec.Set("length", static_cast<uint32_t>(R_LENGTH));
+  rec.Set("status", static_cast<uint32_t>(R_STATUS));
+  rec.Set("agent", static_cast<uint32_t>(R_AGENT));
+  rec.Set("lid", static_cast<uint32_t>(R_LID));
+  rec.Set("qpn", static_cast<uint32_t>(R_QPN));
+  rec.Set("qkey", static_cast<uint32_t>(R_QKEY));
+  rec.Set("sl", static_cast<uint32_t>(R_SL));
+  rec.Set("pathBits", static_cast<uint32_t>(R_PATH_BITS));
+  rec.Set("pkeyIndex", static_cast<uint32_t>(R_PKEY_INDEX));
+  rec.Set("grh", static_cast<uint32_t>(R_GRH));
+  rec.Set("gidIndex", static_cast<uint32_t>(R_GID_INDEX));
+  rec.Set("hopLimit", static_cast<uint32_t>(R_HOP_LIMIT));
+  rec.Set("trafficClass", static_cast<uint32_t>(R_TRAFFIC_CLASS));
+  rec.Set("flowLabel", static_cast<uint32_t>(R_FLOW_LABEL));
+  rec.Set("gid", static_cast<uint32_t>(R_GID0));
+  exports.Set("RECORD", rec);
+
+  Napi::Object features = Napi::Object::New(env);
+  features.Set("openSmiPort", Napi::Boolean::New(env, IBSM_HAVE_OPEN_SMI_PORT != 0));
+  features.Set("smiGsiPairs", Napi::Boolean::New(env, IBSM_HAVE_SMI_GSI_PAIRS != 0));
+  exports.Set("features", features);
+  return exports;
+}
+
+}  // namespace
+
+NODE_API_MODULE(ibsm_umad, Init)

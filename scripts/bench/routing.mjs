@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+// Routing benchmark: time and peak memory per engine on generated fat trees of ~10,000 and
+// ~50,000 end ports, plus the verifier's time. Prints figures; asserts nothing.
+//
+//   npm run build && node scripts/bench/routing.mjs [--engines minhop,updn,ftree,dfsssp] [--sizes 10k,50k] [--no-verify]
+//
+// Each (size, engine) runs in its own child process so peak RSS is per run.
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import path from 'node:path';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const dist = (p) => pathToFileURL(path.join(root, 'dist', p)).href;
+
+// 3-level fat trees. 10k: the 36-port k-ary tree (11,664 hosts, 1,620 switches).
+// 50k: one subnet has 49,151 unicast LIDs, so 50,000 end ports plus switches cannot be addressed;
+// the largest regular tree that fits: 48 pods x 24 leaves x 40 hosts = 46,080 hosts + 2,880 switches.
+const SIZES = {
+  '10k': 'gen:fattree3:radix=36',
+  '50k': 'gen:fattree3:pods=48,leaves=24,spines=24,cores=576,hosts=40',
+};
+
+const args = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : def;
+};
+
+if (args[0] === '--child') {
+  const [, spec, engine, verify] = args;
+  const { loadFabricSpec } = await import(dist('sim/load.js'));
+  const { assignLids } = await import(dist('sm/lids.js'));
+  const { getEngine, verifyRoutes } = await import(dist('routing/index.js'));
+  let t = performance.now();
+  const fabric = loadFabricSpec(spec);
+  assignLids(fabric, { lmc: 0 });
+  const loadMs = performance.now() - t;
+  const before = process.memoryUsage();
+  t = performance.now();
+  const res = getEngine(engine).route(fabric, { lmc: 0 });
+  const routeMs = performance.now() - t;
+  const after = process.memoryUsage();
+  const out = {
+    switches: fabric.nodes.filter((n) => n.type === 2).length,
+    endPorts: fabric.nodes.filter((n) => n.type !== 2).length,
+    maxLid: res.maxLid,
+    loadMs,
+    routeMs,
+    heapDeltaMB: (after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers) / 2 ** 20,
+    vls: res.vlsUsed ?? 1,
+  };
+  if (verify === '1') {
+    t = performance.now();
+    const v = verifyRoutes(fabric, res);
+    out.verifyMs = performance.now() - t;
+    out.ok = v.ok;
+    out.maxLinkLoad = v.linkLoad.max;
+    out.meanLinkLoad = v.linkLoad.mean;
+    out.maxHops = v.hops.max;
+    out.deadlockFree = v.deadlockFree;
+  }
+  out.peakRssMB = process.resourceUsage().maxRSS / 1024;
+  process.stdout.write(JSON.stringify(out));
+  process.exit(0);
+}
+
+const engines = opt('--engines', 'minhop,updn,ftree,dfsssp').split(',');
+const sizes = opt('--sizes', '10k,50k').split(',');
+const verify = !args.includes('--no-verify');
+const fmt = (n, d = 0) => (n === undefined ? '-' : n.toFixed(d));
+console.log(`routing benchmark (node ${process.version}); one child process per run`);
+console.log(['size', 'engine', 'switches', 'end ports', 'route ms', 'heap+buf MB', 'peak RSS MB', 'VLs', 'verify ms', 'ok', 'max/mean routes per link'].join(' | '));
+for (const size of sizes) {
+  const spec = SIZES[size] ?? size;
+  for (const engine of engines) {
+    const r = spawnSync(process.execPath, ['--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', spec, engine, verify ? '1' : '0'], { encoding: 'utf8', maxBuffer: 1 << 20 });
+    if (r.status !== 0) {
+      console.log(`${size} | ${engine} | failed: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ')}`);
+      continue;
+    }
+    const o = JSON.parse(r.stdout);
+    console.log([size, engine, o.switches, o.endPorts, fmt(o.routeMs), fmt(o.heapDeltaMB), fmt(o.peakRssMB), o.vls, fmt(o.verifyMs), o.ok ?? '-', o.maxLinkLoad !== undefined ? `${o.maxLinkLoad}/${fmt(o.meanLinkLoad, 1)}` : '-'].join(' | '));
+  }
+}

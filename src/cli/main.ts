@@ -1,0 +1,235 @@
+#!/usr/bin/env node
+/** The `ibsm` command. */
+import { readFileSync, realpathSync } from 'node:fs';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { discover } from '../sm/discovery.js';
+import { smpClientOf } from '../sm/smp-client.js';
+import { formatIbnetdiscover } from '../model/ibnetdiscover.js';
+import { fabricToJson } from '../model/json.js';
+import { openBackend, DEFAULT_SIM_SPEC } from './backend.js';
+import { Logger } from '../util/log.js';
+import { runSm, type RunOptions } from './run.js';
+
+export interface Io {
+  stdout: { write(s: string): unknown };
+  stderr: { write(s: string): unknown };
+}
+
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+const USAGE = `usage: ibsm <command> [options]
+
+commands:
+  discover [--sim <file|gen:spec> | --umad [--ca NAME] [--port N]] [--json]
+      directed-route sweep; prints the topology in ibnetdiscover's format (or JSON)
+  route <file|gen:spec> --engine NAME [--lmc N] [--roots GUID,...] [--seed N] [--json]
+      run a routing engine offline and print the verifier's figures
+  run [--sim <file|gen:spec> | --umad [--ca NAME] [--port N]] [--routing a,b] [--lmc N]
+      [--guid2lid FILE] [--partitions FILE] [--sweep-interval S] [--config FILE] [--once]
+      [--log-format text|json] [--verbose]
+      the subnet manager (and SA); logs "SUBNET UP" when the subnet is up
+  query <record> [filters] [--sim ... | --umad ...] [--json]
+      SA client (like saquery)
+
+With neither --sim nor --umad, commands run on the embedded simulated fabric (${DEFAULT_SIM_SPEC}).
+`;
+
+const backendOptions = {
+  sim: { type: 'string' },
+  umad: { type: 'boolean' },
+  ca: { type: 'string' },
+  port: { type: 'string' },
+  seed: { type: 'string' },
+  attach: { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
+
+function intOpt(name: string, v: string | undefined, min: number, max: number): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}, got "${v}"`);
+  return n;
+}
+
+function parse<O extends NonNullable<ParseArgsConfig['options']>>(argv: string[], options: O, positionals = false) {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: positionals, strict: true });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+async function discoverCmd(argv: string[], io: Io): Promise<number> {
+  const { values } = parse(argv, { ...backendOptions, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  if (values.help) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  if (values.sim && values.umad) throw new UsageError('give either --sim or --umad, not both');
+  const be = await openBackend({
+    sim: values.sim,
+    umad: values.umad,
+    ca: values.ca,
+    port: intOpt('port', values.port, 1, 254),
+    seed: intOpt('seed', values.seed, 0, 2 ** 31),
+    attach: values.attach,
+  });
+  try {
+    const smp = smpClientOf(be.rpc);
+    const progress = process.stderr.isTTY ? (p: { nodes: number; smps: number }) => process.stderr.write(`\rdiscovering: ${p.nodes} nodes, ${p.smps} SMPs`) : undefined;
+    const res = await discover(smp, { onProgress: progress });
+    if (progress) process.stderr.write('\n');
+    if (values.json) io.stdout.write(fabricToJson(res.fabric) + '\n');
+    else io.stdout.write(formatIbnetdiscover(res.fabric, { sourceNode: 0, sourcePort: res.smPort }));
+    return 0;
+  } finally {
+    await be.close();
+  }
+}
+
+interface ConfigFile {
+  sim?: string;
+  umad?: boolean;
+  ca?: string;
+  port?: number;
+  routing?: string | string[];
+  lmc?: number;
+  guid2lid?: string;
+  partitions?: string;
+  sweepInterval?: number;
+  logFormat?: 'text' | 'json';
+  verbose?: boolean;
+  mkey?: string;
+  mkeyProtectBits?: number;
+  mkeyLease?: number;
+  subnetTimeout?: number;
+  priority?: number;
+}
+
+const CONFIG_KEYS = new Set(['sim', 'umad', 'ca', 'port', 'routing', 'lmc', 'guid2lid', 'partitions', 'sweepInterval', 'logFormat', 'verbose', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetTimeout', 'priority']);
+
+export function readConfig(file: string): ConfigFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new UsageError(`config file ${file}: ${(e as Error).message}`);
+  }
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new UsageError(`config file ${file}: expected a JSON object`);
+  for (const k of Object.keys(raw)) if (!CONFIG_KEYS.has(k)) throw new UsageError(`config file ${file}: unknown key "${k}" (known: ${[...CONFIG_KEYS].join(', ')})`);
+  return raw as ConfigFile;
+}
+
+async function runCmd(argv: string[], io: Io): Promise<number> {
+  const { values } = parse(argv, {
+    ...backendOptions,
+    routing: { type: 'string' },
+    lmc: { type: 'string' },
+    guid2lid: { type: 'string' },
+    partitions: { type: 'string' },
+    'sweep-interval': { type: 'string' },
+    config: { type: 'string' },
+    once: { type: 'boolean' },
+    'log-format': { type: 'string' },
+    verbose: { type: 'boolean', short: 'v' },
+    mkey: { type: 'string' },
+    'mkey-protect': { type: 'string' },
+    'mkey-lease': { type: 'string' },
+    'subnet-timeout': { type: 'string' },
+    priority: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    io.stdout.write(USAGE);
+    return 0;
+  }
+  const cfg: ConfigFile = values.config ? readConfig(values.config) : {};
+  const sim = values.sim ?? cfg.sim;
+  const umad = values.umad ?? cfg.umad ?? false;
+  if (sim && umad) throw new UsageError('give either --sim or --umad, not both');
+  const logFormat = values['log-format'] ?? cfg.logFormat ?? 'text';
+  if (logFormat !== 'text' && logFormat !== 'json') throw new UsageError(`--log-format must be text or json, got "${logFormat}"`);
+  const routingRaw = values.routing ?? cfg.routing ?? 'ftree,updn,minhop';
+  const routing = (Array.isArray(routingRaw) ? routingRaw : routingRaw.split(',')).map((s) => s.trim()).filter(Boolean);
+  const num = (name: string, cli: string | undefined, conf: number | undefined, min: number, max: number): number | undefined =>
+    cli !== undefined ? intOpt(name, cli, min, max) : conf !== undefined ? intOpt(name, String(conf), min, max) : undefined;
+  const mkeyText = values.mkey ?? cfg.mkey;
+  let mkey: bigint | undefined;
+  if (mkeyText !== undefined) {
+    if (!/^(0x[0-9a-fA-F]{1,16}|\d+)$/.test(mkeyText)) throw new UsageError(`--mkey must be a 64-bit number (e.g. 0x1234), got "${mkeyText}"`);
+    mkey = BigInt(mkeyText);
+  }
+  const opts: RunOptions = {
+    sim,
+    umad,
+    ca: values.ca ?? cfg.ca,
+    port: num('port', values.port, cfg.port, 1, 254),
+    attach: values.attach,
+    seed: intOpt('seed', values.seed, 0, 2 ** 31),
+    routing,
+    lmc: num('lmc', values.lmc, cfg.lmc, 0, 7) ?? 0,
+    guid2lidFile: values.guid2lid ?? cfg.guid2lid,
+    partitionsFile: values.partitions ?? cfg.partitions,
+    sweepIntervalS: num('sweep-interval', values['sweep-interval'], cfg.sweepInterval, 0, 86400) ?? 10,
+    once: values.once ?? false,
+    mkey,
+    mkeyProtectBits: num('mkey-protect', values['mkey-protect'], cfg.mkeyProtectBits, 0, 3),
+    mkeyLease: num('mkey-lease', values['mkey-lease'], cfg.mkeyLease, 0, 65535),
+    subnetTimeout: num('subnet-timeout', values['subnet-timeout'], cfg.subnetTimeout, 0, 31),
+    priority: num('priority', values.priority, cfg.priority, 0, 15),
+    log: new Logger(undefined, values.verbose || cfg.verbose ? 'debug' : 'info', logFormat),
+    progress: process.stderr.isTTY === true,
+  };
+  return runSm(opts);
+}
+
+export async function main(argv: string[], io: Io): Promise<number> {
+  const [cmd, ...rest] = argv;
+  try {
+    switch (cmd) {
+      case 'discover':
+        return await discoverCmd(rest, io);
+      case 'route': {
+        const { routeMain } = await import('./route.js');
+        return await routeMain(rest, io);
+      }
+      case 'run':
+        return await runCmd(rest, io);
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        io.stdout.write(USAGE);
+        return cmd === undefined ? 2 : 0;
+      case '--version':
+        io.stdout.write(`ibsm ${readVersion()}\n`);
+        return 0;
+      default:
+        throw new UsageError(`unknown command "${cmd}"`);
+    }
+  } catch (e) {
+    if (e instanceof UsageError) {
+      io.stderr.write(`ibsm: ${e.message}\n${USAGE}`);
+      return 2;
+    }
+    const err = e as Error;
+    io.stderr.write(`ibsm: ${err.name && err.name !== 'Error' ? err.name + ': ' : ''}${err.message}\n`);
+    if (process.env.IBSM_DEBUG) io.stderr.write(`${err.stack}\n`);
+    return 1;
+  }
+}
+
+function readVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+const isMain = process.argv[1] !== undefined && new URL(import.meta.url).pathname === realpathSync(process.argv[1]);
+if (isMain) {
+  const code = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr });
+  process.exitCode = code;
+}

@@ -1,0 +1,108 @@
+/** `ibsm run`: the SM daemon wiring — backend, SM, trap and SMInfo handling, signals. */
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { SubnetManager } from '../sm/sm.js';
+import { smpClientOf } from '../sm/smp-client.js';
+import { installSmHandlers } from '../sm/handlers.js';
+import { formatGuid2Lid, parseGuid2Lid, type LidRange } from '../sm/lids.js';
+import { parsePartitions, PartitionPlan } from '../sm/partitions.js';
+import type { Logger } from '../util/log.js';
+import { openBackend } from './backend.js';
+
+export interface RunOptions {
+  sim?: string;
+  umad: boolean;
+  ca?: string;
+  port?: number;
+  attach?: string;
+  seed?: number;
+  routing: string[];
+  lmc: number;
+  guid2lidFile?: string;
+  partitionsFile?: string;
+  sweepIntervalS: number;
+  once: boolean;
+  mkey?: bigint;
+  mkeyProtectBits?: number;
+  mkeyLease?: number;
+  subnetTimeout?: number;
+  priority?: number;
+  log: Logger;
+  progress: boolean;
+}
+
+/** Write a file atomically (temp + rename) so a crash never leaves half a guid2lid. */
+function writeFileAtomic(path: string, text: string): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
+}
+
+export async function runSm(o: RunOptions): Promise<number> {
+  const log = o.log;
+  let guid2lid: Map<bigint, LidRange> | undefined;
+  if (o.guid2lidFile && existsSync(o.guid2lidFile)) {
+    guid2lid = parseGuid2Lid(readFileSync(o.guid2lidFile, 'utf8'), o.guid2lidFile);
+    log.info('guid2lid loaded', { file: o.guid2lidFile, entries: guid2lid.size });
+  }
+  const partitions = o.partitionsFile ? parsePartitions(readFileSync(o.partitionsFile, 'utf8'), o.partitionsFile) : PartitionPlan.defaultPlan();
+
+  const be = await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
+  log.info('ibsm starting', { backend: be.kind, port: `${be.transport.local.caName}/${be.transport.local.portNum}`, portGuid: be.transport.local.portGuid, routing: o.routing.join(','), lmc: o.lmc });
+
+  let lastProgress = '';
+  const sm = new SubnetManager({
+    smp: smpClientOf(be.rpc),
+    clock: be.clock,
+    log,
+    routing: o.routing,
+    lmc: o.lmc,
+    guid2lid,
+    saveGuid2Lid: o.guid2lidFile ? (m) => writeFileAtomic(o.guid2lidFile!, formatGuid2Lid(m)) : undefined,
+    partitions,
+    sweepIntervalMs: o.sweepIntervalS * 1000,
+    subnetTimeout: o.subnetTimeout,
+    mkey: o.mkey,
+    mkeyProtectBits: o.mkeyProtectBits,
+    mkeyLeasePeriod: o.mkeyLease,
+    priority: o.priority,
+    seed: o.seed,
+    onProgress: o.progress
+      ? (phase, d) => {
+          const line = `\r${phase}: ${Object.entries(d).map(([k, v]) => `${k}=${v}`).join(' ')}`;
+          if (line !== lastProgress) process.stderr.write((lastProgress = line) + '\x1b[K');
+        }
+      : undefined,
+  });
+
+  installSmHandlers(be.rpc, sm, { portGuid: be.transport.local.portGuid, log });
+
+  let stopping = false;
+  const stop = async (why: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    log.info('ibsm stopping', { reason: why });
+    sm.stop();
+    await be.close();
+  };
+
+  try {
+    await sm.start();
+  } catch (e) {
+    log.error('first sweep failed', { error: (e as Error).message });
+    await stop('error');
+    throw e;
+  }
+  if (o.progress) process.stderr.write('\n');
+  if (o.once) {
+    await stop('--once');
+    return 0;
+  }
+  await new Promise<void>((resolve) => {
+    const onSig = (sig: string): void => {
+      void stop(sig).then(resolve);
+    };
+    process.once('SIGINT', () => onSig('SIGINT'));
+    process.once('SIGTERM', () => onSig('SIGTERM'));
+  });
+  return 0;
+}

@@ -1,0 +1,268 @@
+/** A compact, array-based index of a Fabric for routing and verification: switches numbered 0..nSw-1,
+ *  switch-to-switch links as a CSR adjacency (one entry per directed link = one channel), and the
+ *  destination LIDs with the switch port that delivers each. Built once per run; O(nodes + ports). */
+import { isSwitch, type Fabric } from '../model/fabric.js';
+import { NodeType } from '../wire/mad.js';
+import { RoutingNotApplicable } from './types.js';
+
+export interface EndPort {
+  node: number;
+  port: number;
+  guid: bigint;
+  /** Base LID and LMC (switch port 0: lmc 0). */
+  lid: number;
+  lmc: number;
+  isSwitch: boolean;
+  /** Switch (index into FabricIndex switch arrays) that delivers to this port; -1 when not attached to a switch. */
+  sw: number;
+  /** Out port on that switch (0 for a switch's own port 0). */
+  swPort: number;
+  /** Node GUID and system image GUID of the node (for LMC path diversity decisions elsewhere). */
+  nodeGuid: bigint;
+}
+
+export interface FabricIndex {
+  fabric: Fabric;
+  nSw: number;
+  /** switch index → node index */
+  swNode: Int32Array;
+  /** node index → switch index, -1 for CAs/routers */
+  swOfNode: Int32Array;
+  swGuid: bigint[];
+  /** Highest port number of each switch (LFT entries must be ≤ this). */
+  swNumPorts: Int32Array;
+  /** Largest swNumPorts (+1 gives the width of per-port arrays). */
+  maxPorts: number;
+  /** CSR adjacency of switch-to-switch links: entries adjStart[s] .. adjStart[s+1]-1. Each entry is a directed channel. */
+  adjStart: Int32Array;
+  adjPort: Int32Array;
+  adjSw: Int32Array;
+  adjRemotePort: Int32Array;
+  /** Entry index of the reverse channel. */
+  adjReverse: Int32Array;
+  /** s * (maxPorts+1) + port → adjacency entry, -1 when that port does not lead to a switch. */
+  portEntry: Int32Array;
+  /** End ports (CA/router ports with a LID, every switch's port 0 with a LID). */
+  ends: EndPort[];
+  /** LID → index in ends, -1 when unassigned. Length maxLid+1. */
+  lidOwner: Int32Array;
+  maxLid: number;
+  /** CSR of end ports per delivering switch: endsOfSw[endsStart[s] .. endsStart[s+1]-1] (switch's own port 0 first). */
+  endsStart: Int32Array;
+  endsOfSw: Int32Array;
+  /** Number of CA/router end ports attached to each switch (the traffic sources). */
+  caCount: Int32Array;
+  /** Problems found while indexing (ports without LIDs, CAs not attached to a switch), for notes. */
+  warnings: string[];
+}
+
+export function fmtGuid(g: bigint): string {
+  return '0x' + g.toString(16).padStart(16, '0');
+}
+
+export function swName(ix: FabricIndex, s: number): string {
+  const n = ix.fabric.nodes[ix.swNode[s]!]!;
+  return `${fmtGuid(n.guid)}${n.desc ? ` "${n.desc}"` : ''}`;
+}
+
+export function indexFabric(fabric: Fabric): FabricIndex {
+  const nodes = fabric.nodes;
+  const swOfNode = new Int32Array(nodes.length).fill(-1);
+  const swNodeList: number[] = [];
+  nodes.forEach((n, i) => {
+    if (isSwitch(n)) {
+      swOfNode[i] = swNodeList.length;
+      swNodeList.push(i);
+    }
+  });
+  const nSw = swNodeList.length;
+  const swNode = Int32Array.from(swNodeList);
+  const swGuid = swNodeList.map((i) => nodes[i]!.guid);
+  const swNumPorts = new Int32Array(nSw);
+  let maxPorts = 0;
+  let nEntries = 0;
+  for (let s = 0; s < nSw; s++) {
+    const n = nodes[swNode[s]!]!;
+    const np = Math.max(n.numPorts, n.ports.length - 1, 0);
+    swNumPorts[s] = np;
+    if (np > maxPorts) maxPorts = np;
+    for (let p = 1; p < n.ports.length; p++) {
+      const peer = n.ports[p]?.peer;
+      if (peer && swOfNode[peer.node]! >= 0) nEntries++;
+    }
+  }
+  const W = maxPorts + 1;
+  const adjStart = new Int32Array(nSw + 1);
+  const adjPort = new Int32Array(nEntries);
+  const adjSw = new Int32Array(nEntries);
+  const adjRemotePort = new Int32Array(nEntries);
+  const adjReverse = new Int32Array(nEntries).fill(-1);
+  const portEntry = new Int32Array(nSw * W).fill(-1);
+  let e = 0;
+  for (let s = 0; s < nSw; s++) {
+    adjStart[s] = e;
+    const n = nodes[swNode[s]!]!;
+    for (let p = 1; p < n.ports.length; p++) {
+      const peer = n.ports[p]?.peer;
+      if (!peer) continue;
+      const r = swOfNode[peer.node]!;
+      if (r < 0) continue;
+      adjPort[e] = p;
+      adjSw[e] = r;
+      adjRemotePort[e] = peer.port;
+      portEntry[s * W + p] = e;
+      e++;
+    }
+  }
+  adjStart[nSw] = e;
+  for (let i = 0; i < nEntries; i++) {
+    const r = adjSw[i]!;
+    if (adjRemotePort[i]! <= maxPorts) adjReverse[i] = portEntry[r * W + adjRemotePort[i]!]!;
+  }
+
+  // End ports and LIDs.
+  const warnings: string[] = [];
+  const ends: EndPort[] = [];
+  let maxLid = 0;
+  nodes.forEach((n, ni) => {
+    if (isSwitch(n)) {
+      const p0 = n.ports[0];
+      if (!p0?.lid) {
+        warnings.push(`switch ${fmtGuid(n.guid)} has no LID: it is not routed to`);
+        return;
+      }
+      ends.push({ node: ni, port: 0, guid: p0.guid, lid: p0.lid, lmc: 0, isSwitch: true, sw: swOfNode[ni]!, swPort: 0, nodeGuid: n.guid });
+      maxLid = Math.max(maxLid, p0.lid);
+      return;
+    }
+    n.ports.forEach((p, pi) => {
+      if (pi === 0 || !p?.peer) return;
+      if (!p.lid) {
+        warnings.push(`port ${fmtGuid(p.guid)} (${n.desc || fmtGuid(n.guid)} port ${pi}) has no LID: it is not routed to`);
+        return;
+      }
+      const lmc = p.lmc ?? 0;
+      const sw = swOfNode[p.peer.node]!;
+      if (sw < 0) warnings.push(`port ${fmtGuid(p.guid)} (${n.desc || fmtGuid(n.guid)} port ${pi}) is not attached to a switch`);
+      ends.push({ node: ni, port: pi, guid: p.guid, lid: p.lid, lmc, isSwitch: false, sw, swPort: sw >= 0 ? p.peer.port : 0, nodeGuid: n.guid });
+      maxLid = Math.max(maxLid, p.lid + (1 << lmc) - 1);
+    });
+  });
+  const lidOwner = new Int32Array(maxLid + 1).fill(-1);
+  ends.forEach((ep, i) => {
+    for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) {
+      if (lidOwner[l]! >= 0) {
+        const other = ends[lidOwner[l]!]!;
+        throw new RoutingNotApplicable('routing', `LID ${l} is assigned to both port ${fmtGuid(other.guid)} and port ${fmtGuid(ep.guid)}: reassign LIDs first`);
+      }
+      lidOwner[l] = i;
+    }
+  });
+  const endsStart = new Int32Array(nSw + 1);
+  const caCount = new Int32Array(nSw);
+  for (const ep of ends) if (ep.sw >= 0) endsStart[ep.sw + 1]!++;
+  for (let s = 0; s < nSw; s++) endsStart[s + 1]! += endsStart[s]!;
+  const fill = endsStart.slice(0, nSw);
+  const endsOfSw = new Int32Array(endsStart[nSw]!);
+  // Switch's own port 0 first, then attached ports in end order.
+  ends.forEach((ep, i) => {
+    if (ep.sw >= 0 && ep.isSwitch) endsOfSw[fill[ep.sw]!++] = i;
+  });
+  ends.forEach((ep, i) => {
+    if (ep.sw >= 0 && !ep.isSwitch) {
+      endsOfSw[fill[ep.sw]!++] = i;
+      caCount[ep.sw]!++;
+    }
+  });
+  return {
+    fabric, nSw, swNode, swOfNode, swGuid, swNumPorts, maxPorts, adjStart, adjPort, adjSw, adjRemotePort, adjReverse, portEntry,
+    ends, lidOwner, maxLid, endsStart, endsOfSw, caCount, warnings,
+  };
+}
+
+/** Resolve configured root GUIDs (switch node GUID, switch port GUID, or a CA/router node/port GUID → its switch). */
+export function resolveRoots(ix: FabricIndex, engine: string, roots: readonly bigint[]): number[] {
+  const out = new Set<number>();
+  for (const g of roots) {
+    let found = -1;
+    ix.fabric.nodes.forEach((n, ni) => {
+      if (found >= 0) return;
+      const portMatch = n.ports.findIndex((p) => p?.guid === g);
+      if (n.guid !== g && portMatch < 0) return;
+      if (n.type === NodeType.Switch) {
+        found = ix.swOfNode[ni]!;
+        return;
+      }
+      const p = n.ports[portMatch >= 0 ? portMatch : n.ports.findIndex((q) => q?.peer !== undefined)];
+      const peerSw = p?.peer ? ix.swOfNode[p.peer.node]! : -1;
+      if (peerSw >= 0) found = peerSw;
+    });
+    if (found < 0) throw new RoutingNotApplicable(engine, `root GUID ${fmtGuid(g)} is not a switch in this fabric, nor a port attached to one`);
+    out.add(found);
+  }
+  return [...out].sort((a, b) => a - b);
+}
+
+/** Hop distances between switches by BFS from `src` (−1 = unreachable). `dist` and `queue` are caller-owned scratch. */
+export function bfsSwitches(ix: FabricIndex, src: number, dist: Int32Array, queue: Int32Array): void {
+  dist.fill(-1);
+  dist[src] = 0;
+  let head = 0;
+  let tail = 0;
+  queue[tail++] = src;
+  const { adjStart, adjSw } = ix;
+  while (head < tail) {
+    const s = queue[head++]!;
+    const d = dist[s]! + 1;
+    for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
+      const r = adjSw[e]!;
+      if (dist[r]! < 0) {
+        dist[r] = d;
+        queue[tail++] = r;
+      }
+    }
+  }
+}
+
+/** Empty LFTs (all NO_ROUTE, own LID → 0) for every switch. */
+export function emptyLfts(ix: FabricIndex): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let s = 0; s < ix.nSw; s++) {
+    const t = new Uint8Array(ix.maxLid + 1).fill(255);
+    out.push(t);
+  }
+  for (const ep of ix.ends) if (ep.isSwitch && ep.sw >= 0) out[ep.sw]![ep.lid] = 0;
+  return out;
+}
+
+export function lftMap(ix: FabricIndex, lfts: Uint8Array[]): Map<number, Uint8Array> {
+  const m = new Map<number, Uint8Array>();
+  lfts.forEach((t, s) => m.set(ix.swNode[s]!, t));
+  return m;
+}
+
+/** Deterministic PRNG (mulberry32). */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Destination LIDs delivered by switch s, in LID order, split into (end index, lid) pairs. */
+export function destLidsOfSwitch(ix: FabricIndex, s: number, out: { end: number[]; lid: number[] }): void {
+  out.end.length = 0;
+  out.lid.length = 0;
+  for (let i = ix.endsStart[s]!; i < ix.endsStart[s + 1]!; i++) {
+    const ei = ix.endsOfSw[i]!;
+    const ep = ix.ends[ei]!;
+    for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) {
+      out.end.push(ei);
+      out.lid.push(l);
+    }
+  }
+}

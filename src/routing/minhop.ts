@@ -1,0 +1,33 @@
+/** minhop: shortest paths (BFS from every destination switch, O(switches × links)) with OpenSM's
+ *  port balancing — among a switch's minimum-hop ports to a LID, take the one with the fewest
+ *  destination LIDs so far — and LMC path diversity. Not deadlock-free on fabrics with cycles. */
+import type { Fabric } from '../model/fabric.js';
+import { fillForDestSwitch, newBalancer, type DestLids } from './balance.js';
+import { bfsSwitches, emptyLfts, indexFabric, lftMap } from './graph.js';
+import { RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
+
+export function checkLmc(engine: string, opts: RoutingOptions): void {
+  if (!Number.isInteger(opts.lmc) || opts.lmc < 0 || opts.lmc > 7) throw new RoutingNotApplicable(engine, `LMC must be an integer 0..7, got ${opts.lmc}`);
+}
+
+export function routeMinhop(fabric: Fabric, opts: RoutingOptions): RoutingResult {
+  checkLmc('minhop', opts);
+  const ix = indexFabric(fabric);
+  const lfts = emptyLfts(ix);
+  const bal = newBalancer(ix, opts.seed);
+  const dist = new Int32Array(ix.nSw);
+  const queue = new Int32Array(ix.nSw);
+  const scratch: DestLids = { end: [], lid: [] };
+  for (let T = 0; T < ix.nSw; T++) {
+    if (ix.endsStart[T + 1]! === ix.endsStart[T]!) continue;
+    bfsSwitches(ix, T, dist, queue);
+    fillForDestSwitch(ix, T, lfts, bal, dist, undefined, scratch);
+  }
+  return { engine: 'minhop', lfts: lftMap(ix, lfts), maxLid: ix.maxLid, vlsUsed: 1, deadlockFree: false, notes: [...ix.warnings] };
+}
+
+export const minhop: RoutingEngine = {
+  name: 'minhop',
+  description: 'shortest paths, balanced by per-port LID counts (OpenSM minhop); not deadlock-free on cyclic fabrics',
+  route: routeMinhop,
+};

@@ -1,0 +1,55 @@
+/** Routing engines by name, and an ordered fallback: the first engine that applies wins. */
+import type { Fabric } from '../model/fabric.js';
+import { dfsssp } from './dfsssp.js';
+import { ftree } from './ftree.js';
+import { minhop } from './minhop.js';
+import { RoutingError, RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
+import { updn } from './updn.js';
+
+const engines = new Map<string, RoutingEngine>([minhop, updn, ftree, dfsssp].map((e) => [e.name, e]));
+
+/** Default order: the most specific engine first, minhop last (always applies). */
+export const DEFAULT_FALLBACK: readonly string[] = ['ftree', 'updn', 'minhop'];
+
+export function engineNames(): string[] {
+  return [...engines.keys()];
+}
+
+export function getEngine(name: string): RoutingEngine {
+  const e = engines.get(name);
+  if (!e) throw new RoutingError(`unknown routing engine "${name}"; known engines: ${engineNames().join(', ')}`);
+  return e;
+}
+
+/** Add an engine (e.g. a site-specific one). Replacing a built-in needs `replace: true`. */
+export function registerEngine(engine: RoutingEngine, replace = false): void {
+  if (engines.has(engine.name) && !replace) throw new RoutingError(`routing engine "${engine.name}" is already registered`);
+  engines.set(engine.name, engine);
+}
+
+export interface FallbackResult {
+  result: RoutingResult;
+  /** The engine that produced the tables. */
+  engine: string;
+  /** Engines tried before it, with the reason each did not apply. */
+  skipped: Array<{ engine: string; reason: string }>;
+}
+
+/** Try the engines in order; RoutingNotApplicable moves on to the next, any other error propagates.
+ *  When none applies, throws RoutingNotApplicable listing every reason. */
+export function routeWithFallback(fabric: Fabric, order: readonly string[], opts: RoutingOptions): FallbackResult {
+  if (order.length === 0) throw new RoutingError('no routing engine given');
+  const skipped: FallbackResult['skipped'] = [];
+  for (const name of order) {
+    const eng = getEngine(name);
+    try {
+      const result = eng.route(fabric, opts);
+      if (skipped.length > 0) result.notes.unshift(...skipped.map((s) => `${s.engine} skipped: ${s.reason}`));
+      return { result, engine: name, skipped };
+    } catch (err) {
+      if (!(err instanceof RoutingNotApplicable)) throw err;
+      skipped.push({ engine: name, reason: err.reason });
+    }
+  }
+  throw new RoutingNotApplicable(order.join(','), `no engine applies: ${skipped.map((s) => `${s.engine}: ${s.reason}`).join('; ')}`);
+}

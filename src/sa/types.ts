@@ -1,0 +1,52 @@
+/** The contract between the SA server (decodes requests, encodes responses, RMPP) and the SA's
+ * attribute handlers (pure query logic over the SM's latest snapshot and the SA's own state). */
+import type { SmSnapshot } from '../sm/sm.js';
+import type { PartitionPlan } from '../sm/partitions.js';
+
+/** Who asked: the requester's port, as the SA sees it. */
+export interface SaRequester {
+  /** Source LID of the request. */
+  lid: number;
+  /** The requester's port GUID when the SA can resolve the LID to a port (undefined otherwise). */
+  portGuid?: bigint;
+  /** The SM_Key in the request's SA header. */
+  smKey: bigint;
+  /** True when smKey equals the SM's key (trusted requester: may see M_Keys etc.). */
+  trusted: boolean;
+  /** The address to answer to (for Reports: InformInfo subscribers). */
+  qpn: number;
+}
+
+/** One SA request, decoded by the server. */
+export interface SaQuery {
+  method: number;
+  attrId: number;
+  attrMod: number;
+  componentMask: bigint;
+  /** The record bytes of the request (the SA data area, 200 bytes; longer for multi-segment requests). */
+  data: Uint8Array;
+  requester: SaRequester;
+}
+
+/** The answer: encoded records (each exactly one record stride) or a status. */
+export type SaAnswer =
+  | { kind: 'records'; records: Uint8Array[]; /** for Get: the method answered (GetResp) */ method?: number }
+  | { kind: 'status'; status: number; /** optional record to echo */ record?: Uint8Array };
+
+/** What a handler sees of the world. Built by the SM after every sweep. */
+export interface SaContext {
+  snapshot: SmSnapshot;
+  partitions: PartitionPlan;
+  /** The SM's port GUID and key. */
+  smPortGuid: bigint;
+  smKey: bigint;
+  /** Virtual-clock time in ms (leases). */
+  now: number;
+}
+
+/** Handles one SA attribute (or several). Pure with respect to I/O: side effects only on the
+ * handler's own state (groups, services, subscriptions), reported through `effects`. */
+export interface SaHandler {
+  readonly attrIds: readonly number[];
+  handle(q: SaQuery, ctx: SaContext): SaAnswer;
+}

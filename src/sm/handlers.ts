@@ -1,0 +1,49 @@
+/** The SM's unsolicited-MAD handlers: traps (repress, then re-sweep on link/port changes) and
+ * SMInfo Get from other SMs. A malformed MAD is answered where it can be and logged, never thrown. */
+import { MgmtClass, Method, SmpAttr, SMP_DATA_OFFSET } from '../wire/mad.js';
+import { SMInfo } from '../wire/sma.js';
+import { decodeNotice } from '../wire/notice.js';
+import type { MadRpc } from '../rpc/madrpc.js';
+import type { ReceivedMad } from '../transport/types.js';
+import type { Logger } from '../util/log.js';
+import type { SubnetManager } from './sm.js';
+
+/** Traps that mean the topology or a port's state changed. */
+const RESWEEP_TRAPS = new Set([128, 129, 130, 131, 144, 145]);
+
+export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: { portGuid: bigint; log: Logger }): () => void {
+  const offTrap = rpc.onUnsolicited(
+    MgmtClass.SubnLid,
+    (m: ReceivedMad) => {
+      const resp = Uint8Array.from(m.data);
+      resp[3] = Method.TrapRepress;
+      rpc.respond(m, resp);
+      let trap: number;
+      try {
+        const { notice } = decodeNotice(m.data, SMP_DATA_OFFSET, 'smp');
+        trap = notice.isGeneric ? notice.trapNumber : -1;
+      } catch (e) {
+        o.log.warn('malformed trap ignored', { from: m.addr.lid, error: (e as Error).message });
+        return;
+      }
+      o.log.info('trap received', { trap, from: m.addr.lid });
+      if (RESWEEP_TRAPS.has(trap)) sm.requestHeavySweep(`trap ${trap} from LID ${m.addr.lid}`);
+    },
+    { method: Method.Trap },
+  );
+  const answerSmInfo = (m: ReceivedMad): void => {
+    if (m.data.length < SMP_DATA_OFFSET + 64) return;
+    const resp = Uint8Array.from(m.data);
+    resp[3] = Method.GetResp;
+    if (m.data[1] === MgmtClass.SubnDirected) resp[4] = (resp[4]! | 0x80) & 0xff; // D bit: the response direction
+    SMInfo.encode(sm.smInfo(o.portGuid), resp, SMP_DATA_OFFSET);
+    rpc.respond(m, resp);
+  };
+  const offLid = rpc.onUnsolicited(MgmtClass.SubnLid, answerSmInfo, { method: Method.Get, attrId: SmpAttr.SMInfo });
+  const offDr = rpc.onUnsolicited(MgmtClass.SubnDirected, answerSmInfo, { method: Method.Get, attrId: SmpAttr.SMInfo });
+  return () => {
+    offTrap();
+    offLid();
+    offDr();
+  };
+}

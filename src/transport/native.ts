@@ -1,0 +1,154 @@
+/** Loads the libibumad addon (`build/Release/ibsm_umad.node`) lazily and gives it a typed face.
+ * Only src/transport/umad.ts should use this module; everything above the transport layer sees
+ * the Transport interface. */
+import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TransportError } from './types.js';
+
+/** A port as libibumad reports it (sysfs, or umad2sim's snapshot under ibsim). */
+export interface NativePortInfo {
+  caName: string;
+  portNum: number;
+  /** "InfiniBand" or "Ethernet" (RoCE). */
+  linkLayer: string;
+  state: number;
+  physState: number;
+  lid: number;
+  lmc: number;
+  smLid: number;
+  smSl: number;
+  rate: number;
+  capMask: number;
+  gidPrefix: bigint;
+  portGuid: bigint;
+}
+
+export interface NativeCaInfo {
+  name: string;
+  nodeType: number;
+  numPorts: number;
+  fwVer: string;
+  caType: string;
+  hwVer: string;
+  nodeGuid: bigint;
+  systemGuid: bigint;
+  ports: NativePortInfo[];
+}
+
+export interface NativeGrh {
+  dgid: Uint8Array;
+  sgidIndex: number;
+  hopLimit: number;
+  trafficClass: number;
+  flowLabel: number;
+}
+
+/** The errors the addon throws: `call` is the libibumad (or libc) function that failed. */
+export interface NativeUmadError extends Error {
+  errno: number;
+  call: string;
+}
+
+/** Receives one batch: `data` holds the MADs back to back, `meta` RECORD.stride words per MAD.
+ * A fatal receive error arrives as (null, null, 0, error); the receiver has stopped then. */
+export type NativeBatchCallback = (data: Buffer | null, meta: Uint32Array | null, count: number, error?: NativeUmadError) => void;
+
+export interface NativeUmadPort {
+  /** Returns the agent id. `methods` (0-127) make it a server agent; `oui` selects umad_register_oui. */
+  register(mgmtClass: number, classVersion: number, rmppVersion: number, methods?: number[], oui?: number): number;
+  unregister(agentId: number): void;
+  send(
+    agentId: number,
+    data: Uint8Array,
+    lid: number,
+    qpn: number,
+    qkey: number,
+    sl: number,
+    pkeyIndex: number,
+    timeoutMs: number,
+    retries: number,
+    grh?: NativeGrh | null,
+  ): void;
+  openIssm(): void;
+  closeIssm(): void;
+  /** Stops the receiver thread (within one receive timeout, off the event loop) and closes the port. */
+  close(): Promise<void>;
+  /** The same, blocking; for process exit only. */
+  closeSync(): void;
+  readonly isOpen: boolean;
+}
+
+/** Word indices of one MAD's record in a batch's metadata array. `gid` is the first of 4 words. */
+export interface NativeRecordLayout {
+  stride: number;
+  offset: number;
+  length: number;
+  status: number;
+  agent: number;
+  lid: number;
+  qpn: number;
+  qkey: number;
+  sl: number;
+  pathBits: number;
+  pkeyIndex: number;
+  grh: number;
+  gidIndex: number;
+  hopLimit: number;
+  trafficClass: number;
+  flowLabel: number;
+  gid: number;
+}
+
+export interface NativeSmiGsiPair {
+  smiName: string;
+  smiPort: number;
+  gsiName: string;
+  gsiPort: number;
+}
+
+export interface NativeUmad {
+  UmadPort: new (caName: string | null, portNum: number, onBatch: NativeBatchCallback, smi: boolean) => NativeUmadPort;
+  listCas(): NativeCaInfo[];
+  /** The SMI/GSI device pair for a CA port (newer libibumad only); null when not split or unsupported. */
+  smiGsiPair(caName: string | null, portNum: number): NativeSmiGsiPair | null;
+  RECORD: NativeRecordLayout;
+  features: { openSmiPort: boolean; smiGsiPairs: boolean };
+}
+
+/** Where the addon is built (the same two levels up from src/transport and dist/transport). */
+export const NATIVE_ADDON_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../build/Release/ibsm_umad.node');
+
+let loaded: NativeUmad | undefined;
+
+/** Load the addon once; throws TransportError naming the fix when it is not built or cannot load. */
+export function loadNative(): NativeUmad {
+  if (loaded) return loaded;
+  if (!existsSync(NATIVE_ADDON_PATH)) {
+    throw new TransportError(
+      `the native umad transport is not built (${NATIVE_ADDON_PATH} is missing); install libibumad-dev (apt-get install libibumad-dev) and run: npm run build:native`,
+      'load',
+    );
+  }
+  const require = createRequire(import.meta.url);
+  try {
+    loaded = require(NATIVE_ADDON_PATH) as NativeUmad;
+  } catch (e) {
+    throw new TransportError(
+      `the native umad transport ${NATIVE_ADDON_PATH} cannot be loaded (${(e as Error).message}); install libibumad3/libibumad-dev and rebuild it with: npm run build:native`,
+      'load',
+    );
+  }
+  return loaded;
+}
+
+export function isNativeError(e: unknown): e is NativeUmadError {
+  return e instanceof Error && typeof (e as Partial<NativeUmadError>).call === 'string' && typeof (e as Partial<NativeUmadError>).errno === 'number';
+}
+
+/** Wrap an addon error as a TransportError (keeping call and errno); other errors pass through. */
+export function toTransportError(e: unknown, context: string): Error {
+  if (isNativeError(e)) return new TransportError(`${context}: ${e.message}`, e.call, e.errno);
+  return e instanceof Error ? e : new Error(String(e));
+}

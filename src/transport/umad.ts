@@ -1,0 +1,411 @@
+/** The umad transport: MADs through the kernel's user_mad interface (libibumad, via the native
+ * addon), or through ibsim when run under the umad2sim preload.
+ *
+ * One native port object (one receiver thread) per opened umad device. Where the library splits
+ * SMI and GSI devices (newer rdma-core), classes 0x01/0x81 go through the SMI device and every
+ * other class through the GSI device. */
+import { readFileSync } from 'node:fs';
+import { loadNative, toTransportError, type NativeCaInfo, type NativeGrh, type NativeRecordLayout, type NativeUmad, type NativeUmadError, type NativeUmadPort } from './native.js';
+import {
+  TransportError,
+  type AgentOptions,
+  type GrhAddress,
+  type LocalPortInfo,
+  type MadAddress,
+  type ReceiveHandler,
+  type ReceivedMad,
+  type Transport,
+} from './types.js';
+
+/** The well-known Q_Key of QP1 (GSI). */
+export const GSI_QKEY = 0x80010000;
+/** Kernel-side response timeout for requests on real hardware (see UmadOptions.requestTimeoutMs). */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 1000;
+
+const SMP_CLASSES: ReadonlySet<number> = new Set([0x01, 0x81]);
+const METHOD_RESPONSE_BIT = 0x80;
+const METHOD_TRAP_REPRESS = 0x07;
+const IB_PORT_PHYS_LINKUP = 5;
+const IB_PORT_DOWN = 1;
+const UMAD2SIM = 'umad2sim';
+
+export interface UmadOptions {
+  /** CA name (e.g. "mlx5_0"); default: the first CA with a linked-up port. */
+  ca?: string;
+  /** Port number; default: the CA's first linked-up port. */
+  port?: number;
+  /** Open the port's issm device so the port advertises IsSM (and ibsim delivers unsolicited MADs).
+   * It is opened once both SMP classes (0x01, 0x81) are registered: an SM receives traps at once,
+   * and under ibsim a MAD for a class with no agent kills the process. */
+  issm?: boolean;
+  /** For requests (non-response methods) the kernel keeps the send pending this long to match the
+   * response; a response arriving after it is dropped by the kernel. Retries stay in the RPC layer
+   * (the kernel's retries are always 0). ibsim ignores it. Default DEFAULT_REQUEST_TIMEOUT_MS. */
+  requestTimeoutMs?: number;
+}
+
+export interface UmadPortListing extends LocalPortInfo {
+  physState: number;
+  lmc: number;
+  rate: number;
+  capMask: number;
+}
+
+export interface UmadCaListing {
+  name: string;
+  nodeType: number;
+  nodeGuid: bigint;
+  systemGuid: bigint;
+  fwVer: string;
+  ports: UmadPortListing[];
+}
+
+export type UmadErrorHandler = (err: TransportError) => void;
+
+interface Agent {
+  id: number;
+  port: NativeUmadPort;
+  mgmtClass: number;
+}
+
+const openTransports = new Set<UmadTransport>();
+let exitHookInstalled = false;
+
+function linkLayerOf(s: string): 'InfiniBand' | 'Ethernet' {
+  return s.toLowerCase() === 'ethernet' ? 'Ethernet' : 'InfiniBand';
+}
+
+/** Under the umad2sim preload the first libibumad call retries forever when no ibsim listens:
+ * check for the simulator's control socket before touching the library. */
+export function assertSimulatorListening(env: NodeJS.ProcessEnv = process.env): void {
+  if (!(env.LD_PRELOAD ?? '').includes(UMAD2SIM) || env.IBSIM_SERVER_NAME) return;
+  const sock = env.IBSIM_SOCKNAME || 'sim';
+  let table = '';
+  try {
+    table = readFileSync('/proc/net/unix', 'utf8');
+  } catch {
+    return; // cannot tell; let the library try
+  }
+  const want = `@${sock}:ctl`;
+  const listening = table.split('\n').some((line) => {
+    const i = line.indexOf(want);
+    return i >= 0 && /^@*\s*$/.test(line.slice(i + want.length));
+  });
+  if (!listening) {
+    throw new TransportError(
+      `running under umad2sim but no ibsim is listening on socket "${sock}" (IBSIM_SOCKNAME); start ibsim with the same IBSIM_SOCKNAME first`,
+      'sim_connect',
+    );
+  }
+}
+
+function native(): NativeUmad {
+  assertSimulatorListening();
+  return loadNative();
+}
+
+function describe(ca: NativeCaInfo): UmadCaListing {
+  return {
+    name: ca.name,
+    nodeType: ca.nodeType,
+    nodeGuid: ca.nodeGuid,
+    systemGuid: ca.systemGuid,
+    fwVer: ca.fwVer,
+    ports: ca.ports.map((p) => ({
+      caName: p.caName,
+      portNum: p.portNum,
+      nodeGuid: ca.nodeGuid,
+      portGuid: p.portGuid,
+      lid: p.lid,
+      smLid: p.smLid,
+      state: p.state,
+      linkLayer: linkLayerOf(p.linkLayer),
+      physState: p.physState,
+      lmc: p.lmc,
+      rate: p.rate,
+      capMask: p.capMask,
+    })),
+  };
+}
+
+/** Every CA and port libibumad sees. */
+export function listUmadPorts(): UmadCaListing[] {
+  const n = native();
+  try {
+    return n.listCas().map(describe);
+  } catch (e) {
+    throw toTransportError(e, 'listing InfiniBand devices');
+  }
+}
+
+/** Choose the CA port to open: the named one, or the first linked-up one, or the first not down. */
+export function resolvePort(cas: readonly UmadCaListing[], ca?: string, port?: number): UmadPortListing {
+  const candidates = ca === undefined ? cas : cas.filter((c) => c.name === ca);
+  if (candidates.length === 0) {
+    const names = cas.map((c) => c.name).join(', ') || 'none';
+    throw new TransportError(ca === undefined ? 'no InfiniBand device found (is the ib_umad module loaded?)' : `no InfiniBand device named "${ca}" (found: ${names})`, 'umad_get_ca');
+  }
+  const ports = candidates.flatMap((c) => c.ports);
+  if (port !== undefined) {
+    const p = ports.find((x) => x.portNum === port);
+    if (!p) throw new TransportError(`${ca ?? candidates[0]!.name} has no port ${port} (ports: ${ports.map((x) => x.portNum).join(', ')})`, 'umad_get_port');
+    return p;
+  }
+  const p = ports.find((x) => x.physState === IB_PORT_PHYS_LINKUP) ?? ports.find((x) => x.state > IB_PORT_DOWN) ?? ports[0];
+  if (!p) throw new TransportError(`no port found on ${candidates.map((c) => c.name).join(', ')}`, 'umad_get_port');
+  return p;
+}
+
+/** Open a CA port for MAD traffic. */
+export function openUmad(opts: UmadOptions = {}): UmadTransport {
+  const n = native();
+  let cas: UmadCaListing[];
+  try {
+    cas = n.listCas().map(describe);
+  } catch (e) {
+    throw toTransportError(e, 'listing InfiniBand devices');
+  }
+  const p = resolvePort(cas, opts.ca, opts.port);
+  return new UmadTransport(n, p, opts);
+}
+
+/** Close every open umad transport (for SIGINT/SIGTERM handlers). */
+export async function closeAllUmad(): Promise<void> {
+  await Promise.all([...openTransports].map((t) => t.close()));
+}
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // Exiting with a receiver thread running can abort the process: stop them synchronously.
+  process.once('exit', () => {
+    for (const t of openTransports) t.closeSync();
+  });
+}
+
+function bigintToGid(v: bigint): Uint8Array {
+  const b = new Uint8Array(16);
+  for (let i = 15; i >= 0; i--) {
+    b[i] = Number(v & 0xffn);
+    v >>= 8n;
+  }
+  return b;
+}
+
+export class UmadTransport implements Transport {
+  readonly kind = 'umad';
+  readonly local: LocalPortInfo;
+  private readonly smi: NativeUmadPort;
+  private readonly gsi: NativeUmadPort;
+  private readonly agents = new Map<number, Agent>();
+  private readonly requestTimeoutMs: number;
+  private readonly rec: NativeRecordLayout;
+  private handler: ReceiveHandler | undefined;
+  private errorHandler: UmadErrorHandler | undefined;
+  private closing: Promise<void> | undefined;
+  /** issm was asked for and is opened once 0x01 and 0x81 have agents. */
+  private issmPending: boolean;
+  /** MADs received while no handler was set. */
+  droppedNoHandler = 0;
+
+  constructor(n: NativeUmad, port: UmadPortListing, opts: UmadOptions) {
+    this.local = {
+      caName: port.caName,
+      portNum: port.portNum,
+      nodeGuid: port.nodeGuid,
+      portGuid: port.portGuid,
+      lid: port.lid,
+      smLid: port.smLid,
+      state: port.state,
+      linkLayer: port.linkLayer,
+    };
+    this.requestTimeoutMs = opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.rec = n.RECORD;
+    const onBatch = (data: Buffer | null, meta: Uint32Array | null, count: number, err?: NativeUmadError): void =>
+      this.onBatch(data, meta, count, err);
+    const pair = n.features.smiGsiPairs ? n.smiGsiPair(port.caName, port.portNum) : null;
+    try {
+      if (pair && pair.smiName && pair.gsiName && pair.smiName !== pair.gsiName) {
+        this.smi = new n.UmadPort(pair.smiName, pair.smiPort, onBatch, true);
+        try {
+          this.gsi = new n.UmadPort(pair.gsiName, pair.gsiPort, onBatch, false);
+        } catch (e) {
+          this.smi.closeSync();
+          throw e;
+        }
+      } else {
+        this.smi = this.gsi = new n.UmadPort(port.caName, port.portNum, onBatch, false);
+      }
+    } catch (e) {
+      throw toTransportError(e, `opening ${port.caName} port ${port.portNum}`);
+    }
+    openTransports.add(this);
+    installExitHook();
+    this.issmPending = opts.issm === true;
+  }
+
+  private get isClosed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  register(mgmtClass: number, classVersion: number, opts: AgentOptions = {}): void {
+    const where = `${this.local.caName} port ${this.local.portNum}`;
+    if (this.isClosed) throw new TransportError(`cannot register class 0x${mgmtClass.toString(16)}: the umad transport on ${where} is closed`, 'umad_register');
+    if (SMP_CLASSES.has(mgmtClass) && this.local.linkLayer === 'Ethernet') {
+      throw new TransportError(
+        `${where} is an Ethernet (RoCE) port: it has no QP0, so subnet management class 0x${mgmtClass.toString(16).padStart(2, '0')} cannot be used; only GSI classes (with GRH addressing) work there`,
+        'umad_register',
+      );
+    }
+    if (this.agents.has(mgmtClass)) {
+      throw new TransportError(`class 0x${mgmtClass.toString(16)} is already registered on ${where} (one agent per class)`, 'umad_register');
+    }
+    const vendorOui = mgmtClass >= 0x30 && mgmtClass <= 0x4f;
+    if (vendorOui && opts.oui === undefined) {
+      throw new TransportError(`vendor class 0x${mgmtClass.toString(16)} needs an OUI (AgentOptions.oui)`, 'umad_register_oui');
+    }
+    const port = SMP_CLASSES.has(mgmtClass) ? this.smi : this.gsi;
+    try {
+      const id = port.register(mgmtClass, classVersion, opts.rmppVersion ?? 0, opts.methods ?? [], vendorOui ? opts.oui : undefined);
+      this.agents.set(mgmtClass, { id, port, mgmtClass });
+    } catch (e) {
+      throw toTransportError(e, `registering class 0x${mgmtClass.toString(16)} version ${classVersion} on ${where}`);
+    }
+    if (this.issmPending && [...SMP_CLASSES].every((c) => this.agents.has(c))) {
+      this.issmPending = false;
+      this.setIsSm(true);
+    }
+  }
+
+  /** Remove the agent of a class (received MADs of that class are then refused by the kernel). */
+  unregister(mgmtClass: number): void {
+    const a = this.agents.get(mgmtClass);
+    if (!a) return;
+    this.agents.delete(mgmtClass);
+    try {
+      a.port.unregister(a.id);
+    } catch (e) {
+      throw toTransportError(e, `unregistering class 0x${mgmtClass.toString(16)}`);
+    }
+  }
+
+  send(mad: Uint8Array, addr: MadAddress): void {
+    if (this.isClosed) throw new TransportError(`the umad transport on ${this.local.caName} port ${this.local.portNum} is closed`, 'umad_send');
+    if (mad.length < 24) throw new TransportError(`a MAD is at least 24 bytes, got ${mad.length}`, 'umad_send');
+    const mgmtClass = mad[1]!;
+    const agent = this.agents.get(mgmtClass);
+    if (!agent) {
+      throw new TransportError(`no agent for class 0x${mgmtClass.toString(16)} on ${this.local.caName} port ${this.local.portNum}: call register() first`, 'umad_send');
+    }
+    let grh: NativeGrh | null = null;
+    if (addr.grh) grh = toNativeGrh(addr.grh);
+    else if (this.local.linkLayer === 'Ethernet') {
+      throw new TransportError(`${this.local.caName} port ${this.local.portNum} is an Ethernet (RoCE) port: every MAD needs GRH addressing (addr.grh)`, 'umad_send');
+    }
+    const method = mad[3]!;
+    const isRequest = (method & METHOD_RESPONSE_BIT) === 0 && method !== METHOD_TRAP_REPRESS;
+    // A Q_Key of 0 means "the default": none on QP0, the well-known GSI Q_Key elsewhere.
+    const qkey = addr.qkey || (addr.qpn === 0 ? 0 : GSI_QKEY);
+    try {
+      agent.port.send(agent.id, mad, addr.lid, addr.qpn, qkey >>> 0, addr.sl ?? 0, addr.pkeyIndex ?? 0, isRequest ? this.requestTimeoutMs : 0, 0, grh);
+    } catch (e) {
+      throw toTransportError(e, 'sending a MAD');
+    }
+  }
+
+  onReceive(handler: ReceiveHandler): void {
+    this.handler = handler;
+  }
+
+  /** Called when a receiver stops on an unrecoverable error (the port is unusable afterwards). */
+  onError(handler: UmadErrorHandler): void {
+    this.errorHandler = handler;
+  }
+
+  /** Mark (or unmark) this port as running an SM. */
+  setIsSm(on: boolean): void {
+    try {
+      if (on) this.smi.openIssm();
+      else this.smi.closeIssm();
+    } catch (e) {
+      throw toTransportError(e, 'changing IsSM');
+    }
+  }
+
+  close(): Promise<void> {
+    if (!this.closing) {
+      const ports = this.smi === this.gsi ? [this.smi] : [this.smi, this.gsi];
+      this.closing = Promise.all(ports.map((p) => p.close())).then(() => {
+        openTransports.delete(this);
+      });
+    }
+    return this.closing;
+  }
+
+  /** Blocking close, for process exit. */
+  closeSync(): void {
+    this.closing ??= Promise.resolve();
+    this.smi.closeSync();
+    if (this.gsi !== this.smi) this.gsi.closeSync();
+    openTransports.delete(this);
+  }
+
+  private onBatch(data: Buffer | null, meta: Uint32Array | null, count: number, err?: NativeUmadError): void {
+    if (err) {
+      const te = toTransportError(err, `receiving on ${this.local.caName} port ${this.local.portNum}`) as TransportError;
+      if (this.errorHandler) this.errorHandler(te);
+      else process.emitWarning(te.message, 'TransportError');
+      return;
+    }
+    if (!data || !meta || this.isClosed) return;
+    const h = this.handler;
+    if (!h) {
+      this.droppedNoHandler += count;
+      return;
+    }
+    const r = this.rec;
+    let firstError: unknown;
+    for (let i = 0, base = 0; i < count; i++, base += r.stride) {
+      const off = meta[base + r.offset]!;
+      const addr: MadAddress = {
+        lid: meta[base + r.lid]!,
+        qpn: meta[base + r.qpn]!,
+        qkey: meta[base + r.qkey]!,
+        sl: meta[base + r.sl]!,
+        pkeyIndex: meta[base + r.pkeyIndex]!,
+      };
+      if (meta[base + r.grh]) {
+        const g = base + r.gid;
+        addr.grh = {
+          dgid: (BigInt(meta[g]!) << 96n) | (BigInt(meta[g + 1]!) << 64n) | (BigInt(meta[g + 2]!) << 32n) | BigInt(meta[g + 3]!),
+          sgidIndex: meta[base + r.gidIndex]!,
+          hopLimit: meta[base + r.hopLimit]!,
+          trafficClass: meta[base + r.trafficClass]!,
+          flowLabel: meta[base + r.flowLabel]!,
+        };
+      }
+      const m: ReceivedMad = { data: data.subarray(off, off + meta[base + r.length]!), addr, status: meta[base + r.status]! };
+      try {
+        h(m);
+      } catch (e) {
+        firstError ??= e;
+      }
+    }
+    if (firstError !== undefined) {
+      // Every MAD of the batch was still delivered; the handler's failure is not swallowed.
+      process.nextTick(() => {
+        throw firstError;
+      });
+    }
+  }
+}
+
+function toNativeGrh(g: GrhAddress): NativeGrh {
+  return {
+    dgid: bigintToGid(g.dgid),
+    sgidIndex: g.sgidIndex ?? 0,
+    hopLimit: g.hopLimit ?? 255,
+    trafficClass: g.trafficClass ?? 0,
+    flowLabel: g.flowLabel ?? 0,
+  };
+}

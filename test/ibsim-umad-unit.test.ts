@@ -1,0 +1,257 @@
+/**
+ * UmadTransport's own logic over a fake addon (no ibsim, no libibumad calls): class checks on
+ * Ethernet ports, agent selection, Q_Key and kernel-timeout defaults, decoding of received
+ * batches, issm timing, fatal receive errors and the simulator guard. The real addon is only
+ * loaded (never called into) to check the record layout it exports.
+ */
+import { describe, expect, it } from 'vitest';
+import { loadNative, type NativeBatchCallback, type NativeGrh, type NativeRecordLayout, type NativeUmad, type NativeUmadError, type NativeUmadPort } from '../src/transport/native.js';
+import { assertSimulatorListening, GSI_QKEY, resolvePort, UmadTransport, type UmadCaListing, type UmadPortListing } from '../src/transport/umad.js';
+import { TransportError, type ReceivedMad } from '../src/transport/types.js';
+
+interface SentCall {
+  agentId: number;
+  data: Uint8Array;
+  lid: number;
+  qpn: number;
+  qkey: number;
+  sl: number;
+  pkeyIndex: number;
+  timeoutMs: number;
+  retries: number;
+  grh: NativeGrh | null | undefined;
+}
+
+// A deliberately different word order from the addon's, so decoding must follow RECORD.
+const FAKE_RECORD: NativeRecordLayout = {
+  stride: 20,
+  gid: 0,
+  flowLabel: 4,
+  trafficClass: 5,
+  hopLimit: 6,
+  gidIndex: 7,
+  grh: 8,
+  pkeyIndex: 9,
+  pathBits: 10,
+  sl: 11,
+  qkey: 12,
+  qpn: 13,
+  lid: 14,
+  agent: 15,
+  status: 16,
+  length: 17,
+  offset: 18,
+};
+
+class FakePort implements NativeUmadPort {
+  sent: SentCall[] = [];
+  registered: { mgmtClass: number; classVersion: number; rmppVersion: number; methods?: number[]; oui?: number }[] = [];
+  issmOpen = false;
+  closed = false;
+  constructor(readonly onBatch: NativeBatchCallback) {}
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+  register(mgmtClass: number, classVersion: number, rmppVersion: number, methods?: number[], oui?: number): number {
+    this.registered.push({ mgmtClass, classVersion, rmppVersion, methods, oui });
+    return this.registered.length - 1;
+  }
+  unregister(): void {}
+  send(agentId: number, data: Uint8Array, lid: number, qpn: number, qkey: number, sl: number, pkeyIndex: number, timeoutMs: number, retries: number, grh?: NativeGrh | null): void {
+    this.sent.push({ agentId, data, lid, qpn, qkey, sl, pkeyIndex, timeoutMs, retries, grh });
+  }
+  openIssm(): void {
+    this.issmOpen = true;
+  }
+  closeIssm(): void {
+    this.issmOpen = false;
+  }
+  close(): Promise<void> {
+    this.closed = true;
+    return Promise.resolve();
+  }
+  closeSync(): void {
+    this.closed = true;
+  }
+}
+
+function fake(): { native: NativeUmad; ports: FakePort[] } {
+  const ports: FakePort[] = [];
+  const native: NativeUmad = {
+    UmadPort: class {
+      constructor(_ca: string | null, _port: number, onBatch: NativeBatchCallback) {
+        const p = new FakePort(onBatch);
+        ports.push(p);
+        return p;
+      }
+    } as unknown as NativeUmad['UmadPort'],
+    listCas: () => [],
+    smiGsiPair: () => null,
+    RECORD: FAKE_RECORD,
+    features: { openSmiPort: false, smiGsiPairs: false },
+  };
+  return { native, ports };
+}
+
+function portListing(linkLayer: 'InfiniBand' | 'Ethernet'): UmadPortListing {
+  return { caName: 'mlx5_0', portNum: 1, nodeGuid: 0x1n, portGuid: 0x2n, lid: 5, smLid: 1, state: 4, linkLayer, physState: 5, lmc: 0, rate: 100, capMask: 0 };
+}
+
+function mad(mgmtClass: number, method: number): Uint8Array {
+  const m = new Uint8Array(256);
+  m[0] = 1;
+  m[1] = mgmtClass;
+  m[2] = 1;
+  m[3] = method;
+  return m;
+}
+
+describe('UmadTransport (fake addon)', () => {
+  it('refuses QP0 classes on an Ethernet (RoCE) port and requires GRH addressing there', () => {
+    const { native, ports } = fake();
+    const t = new UmadTransport(native, portListing('Ethernet'), {});
+    for (const cls of [0x01, 0x81]) {
+      expect(() => t.register(cls, 1)).toThrow(TransportError);
+      expect(() => t.register(cls, 1)).toThrow(/Ethernet \(RoCE\).*no QP0/);
+    }
+    t.register(0x03, 2);
+    expect(() => t.send(mad(0x03, 0x01), { lid: 1, qpn: 1 })).toThrow(/needs GRH addressing/);
+    t.send(mad(0x03, 0x01), { lid: 1, qpn: 1, grh: { dgid: 0xfe80000000000000_0002c90300000001n, sgidIndex: 3, hopLimit: 64 } });
+    const g = ports[0]!.sent[0]!.grh!;
+    expect(Buffer.from(g.dgid).toString('hex')).toBe('fe800000000000000002c90300000001');
+    expect(g).toMatchObject({ sgidIndex: 3, hopLimit: 64, trafficClass: 0, flowLabel: 0 });
+    t.closeSync();
+  });
+
+  it('sends through the class agent with Q_Key and kernel-timeout defaults', () => {
+    const { native, ports } = fake();
+    const t = new UmadTransport(native, portListing('InfiniBand'), { requestTimeoutMs: 777 });
+    expect(() => t.send(mad(0x81, 0x01), { lid: 0xffff, qpn: 0 })).toThrow(/no agent for class 0x81.*register\(\) first/);
+    t.register(0x81, 1);
+    t.register(0x03, 2, { methods: [0x01, 0x12], rmppVersion: 1 });
+    expect(() => t.register(0x03, 2)).toThrow(/already registered/);
+    expect(() => t.register(0x30, 1)).toThrow(/needs an OUI/);
+    t.register(0x30, 1, { oui: 0x001405 });
+    const p = ports[0]!;
+    expect(p.registered[1]).toMatchObject({ mgmtClass: 0x03, classVersion: 2, rmppVersion: 1, methods: [0x01, 0x12] });
+    expect(p.registered[2]).toMatchObject({ mgmtClass: 0x30, oui: 0x001405 });
+
+    t.send(mad(0x81, 0x01), { lid: 0xffff, qpn: 0 }); // SMP request
+    t.send(mad(0x03, 0x81), { lid: 7, qpn: 1, sl: 2, pkeyIndex: 1 }); // SA response
+    t.send(mad(0x03, 0x01), { lid: 7, qpn: 1, qkey: 0x1234 }); // explicit Q_Key
+    t.send(mad(0x03, 0x07), { lid: 7, qpn: 1 }); // TrapRepress is a response
+    expect(p.sent.map((s) => [s.agentId, s.qkey, s.timeoutMs, s.retries])).toEqual([
+      [0, 0, 777, 0],
+      [1, GSI_QKEY, 0, 0],
+      [1, 0x1234, 777, 0],
+      [1, GSI_QKEY, 0, 0],
+    ]);
+    expect(p.sent[1]).toMatchObject({ lid: 7, qpn: 1, sl: 2, pkeyIndex: 1, grh: null });
+    t.closeSync();
+  });
+
+  it('opens issm only once both SMP classes have agents', () => {
+    const { native, ports } = fake();
+    const t = new UmadTransport(native, portListing('InfiniBand'), { issm: true });
+    t.register(0x81, 1);
+    expect(ports[0]!.issmOpen).toBe(false);
+    t.register(0x01, 1);
+    expect(ports[0]!.issmOpen).toBe(true);
+    t.setIsSm(false);
+    expect(ports[0]!.issmOpen).toBe(false);
+    t.closeSync();
+  });
+
+  it('decodes a received batch by the record layout the addon exports', () => {
+    const { native, ports } = fake();
+    const t = new UmadTransport(native, portListing('InfiniBand'), {});
+    const got: ReceivedMad[] = [];
+    t.onReceive((m) => got.push(m));
+    const a = mad(0x81, 0x81);
+    const b = mad(0x03, 0x01);
+    b[100] = 0xab;
+    const data = Buffer.concat([Buffer.from(a), Buffer.from(b.subarray(0, 120))]);
+    const meta = new Uint32Array(2 * FAKE_RECORD.stride);
+    const put = (i: number, f: keyof NativeRecordLayout, v: number): void => {
+      meta[i * FAKE_RECORD.stride + FAKE_RECORD[f]] = v;
+    };
+    put(0, 'offset', 0);
+    put(0, 'length', 256);
+    put(0, 'lid', 0xffff);
+    put(0, 'status', 110);
+    put(1, 'offset', 256);
+    put(1, 'length', 120);
+    put(1, 'lid', 9);
+    put(1, 'qpn', 1);
+    put(1, 'qkey', GSI_QKEY);
+    put(1, 'sl', 3);
+    put(1, 'pkeyIndex', 2);
+    put(1, 'grh', 1);
+    put(1, 'gidIndex', 1);
+    put(1, 'hopLimit', 63);
+    put(1, 'trafficClass', 4);
+    put(1, 'flowLabel', 0x12345);
+    [0xfe800000, 0, 0x0002c903, 0x00000001].forEach((w, k) => (meta[FAKE_RECORD.stride + FAKE_RECORD.gid + k] = w));
+    ports[0]!.onBatch(data, meta, 2);
+    expect(got).toHaveLength(2);
+    expect(got[0]!.status).toBe(110);
+    expect(got[0]!.addr).toEqual({ lid: 0xffff, qpn: 0, qkey: 0, sl: 0, pkeyIndex: 0 });
+    expect(Buffer.from(got[0]!.data).equals(Buffer.from(a))).toBe(true);
+    expect(got[1]!.data.length).toBe(120);
+    expect(got[1]!.data[100]).toBe(0xab);
+    expect(got[1]!.addr).toEqual({
+      lid: 9,
+      qpn: 1,
+      qkey: GSI_QKEY,
+      sl: 3,
+      pkeyIndex: 2,
+      grh: { dgid: 0xfe800000000000000002c90300000001n, sgidIndex: 1, hopLimit: 63, trafficClass: 4, flowLabel: 0x12345 },
+    });
+    t.closeSync();
+  });
+
+  it('reports a fatal receive error with the failing call and errno, and refuses use after close', async () => {
+    const { native, ports } = fake();
+    const t = new UmadTransport(native, portListing('InfiniBand'), {});
+    t.register(0x81, 1);
+    const errors: TransportError[] = [];
+    t.onError((e) => errors.push(e));
+    const err = Object.assign(new Error('umad_recv(mlx5_0 port 1) failed: No such device (errno 19)'), { errno: 19, call: 'umad_recv' }) as NativeUmadError;
+    ports[0]!.onBatch(null, null, 0, err);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toBeInstanceOf(TransportError);
+    expect(errors[0]).toMatchObject({ call: 'umad_recv', errno: 19 });
+    await t.close();
+    expect(ports[0]!.closed).toBe(true);
+    expect(() => t.send(mad(0x81, 0x01), { lid: 0xffff, qpn: 0 })).toThrow(/closed/);
+  });
+
+  it('picks the named port, else the first linked-up one, with actionable errors', () => {
+    const mk = (portNum: number, physState: number, state: number): UmadPortListing => ({ ...portListing('InfiniBand'), portNum, physState, state });
+    const cas: UmadCaListing[] = [
+      { name: 'mlx5_0', nodeType: 1, nodeGuid: 1n, systemGuid: 1n, fwVer: '', ports: [mk(1, 3, 1), mk(2, 5, 2)] },
+      { name: 'mlx5_1', nodeType: 1, nodeGuid: 2n, systemGuid: 2n, fwVer: '', ports: [mk(1, 5, 4)] },
+    ];
+    expect(resolvePort(cas).portNum).toBe(2);
+    expect(resolvePort(cas, 'mlx5_0', 1).portNum).toBe(1);
+    expect(() => resolvePort(cas, 'mlx9')).toThrow(/no InfiniBand device named "mlx9" \(found: mlx5_0, mlx5_1\)/);
+    expect(() => resolvePort(cas, 'mlx5_0', 3)).toThrow(/has no port 3/);
+    expect(() => resolvePort([])).toThrow(/no InfiniBand device found/);
+  });
+
+  it('refuses to touch libibumad under umad2sim when no ibsim listens', () => {
+    const env = { LD_PRELOAD: '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so', IBSIM_SOCKNAME: `nobody_${process.pid}_${Date.now()}` };
+    expect(() => assertSimulatorListening(env)).toThrow(/no ibsim is listening on socket "nobody_/);
+    expect(() => assertSimulatorListening({})).not.toThrow();
+  });
+
+  it('loads the built addon with a complete, collision-free record layout', () => {
+    const n = loadNative();
+    const idx = Object.entries(n.RECORD).filter(([k]) => k !== 'stride');
+    const words = idx.flatMap(([k, v]) => (k === 'gid' ? [v, v + 1, v + 2, v + 3] : [v]));
+    expect(new Set(words).size).toBe(words.length);
+    expect(Math.max(...words)).toBeLessThan(n.RECORD.stride);
+    expect(Object.keys(n.RECORD).sort()).toEqual(Object.keys(FAKE_RECORD).sort());
+    expect(typeof n.features.openSmiPort).toBe('boolean');
+  });
+});
