@@ -1,0 +1,542 @@
+/**
+ * Multicast groups: the SA's MCMemberRecord handler (IBA 15.2.5.17, o15-0.1.x / o15-0.2.x).
+ *
+ * - SubnAdmSet = join, creating the group when its MGID is unknown (or zero: the SA assigns one,
+ *   ff1<scope>:a01b:<P_Key>:<low 48 bits of the SM port GUID>:<counter>) and the create
+ *   components are present (MGID, PortGID, JoinState, Q_Key, TClass, P_Key, FlowLabel, SL); the
+ *   creator must be a full member. The MLID is the lowest free one from 0xC000.
+ * - Join states are bits (full 0x1, non-member 0x2, send-only non-member 0x4, send-only full
+ *   0x8) merged per port. SubnAdmDelete = leave: the given bits are cleared, the member goes when
+ *   none remain, the group goes (and its MLID is freed) when no full member remains.
+ * - SubnAdmGet/GetTable: matched by component mask; the requester only sees groups whose P_Key
+ *   it holds; PortGID, JoinState and ProxyJoin are zero unless the requester is trusted (SM_Key).
+ * - Changes are reported to listeners (`onGroupsChanged`: the SM recomputes MFTs, see mft.ts) and
+ *   as traps 66/67 to InformInfo subscribers (through the `traps` sink, e.g. InformManager).
+ *
+ * Also here: the port helpers the SA state handlers share (requester resolution, P_Keys, GIDs).
+ */
+import { Method, MadStatus } from '../wire/mad.js';
+import { JoinState, MCMemberRecord, SaAttr, SaStatus, Selector, McScope } from '../wire/sa.js';
+import { PortInfo } from '../wire/sma.js';
+import type { SaAnswer, SaContext, SaHandler, SaQuery, SaRequester } from './types.js';
+import { fabricPorts, portKindOf, MCAST_LID_BASE, MCAST_LID_MAX, type McastGroupPorts, type PortRef } from './mft.js';
+
+// ---------------------------------------------------------------- shared port helpers
+
+/** Default GID prefix (fe80::/64) when a port's PortInfo is not known. */
+export const DEFAULT_GID_PREFIX = 0xfe80000000000000n;
+const GUID_MASK = (1n << 64n) - 1n;
+
+/** The requester's port in the current snapshot (by GUID when the server resolved it, else by LID). */
+export function requesterPort(ctx: SaContext, req: SaRequester): PortRef | undefined {
+  const fp = fabricPorts(ctx.snapshot.fabric);
+  if (req.portGuid !== undefined) {
+    const r = fp.byGuid.get(req.portGuid);
+    if (r) return r;
+  }
+  return fp.byLid.get(req.lid);
+}
+
+export function portGuidOf(ctx: SaContext, ref: PortRef): bigint {
+  return ctx.snapshot.fabric.nodes[ref.node]!.ports[ref.port]!.guid;
+}
+
+export function portInfoOf(ctx: SaContext, ref: PortRef): PortInfo | undefined {
+  return ctx.snapshot.discovery?.nodes[ref.node]?.portInfo[ref.port];
+}
+
+/** The port's GID (its PortInfo GID prefix, else fe80::, and its GUID). */
+export function portGidOf(ctx: SaContext, ref: PortRef): bigint {
+  const prefix = portInfoOf(ctx, ref)?.gidPrefix || DEFAULT_GID_PREFIX;
+  return (prefix << 64n) | portGuidOf(ctx, ref);
+}
+
+/** The port a GID names (by its interface ID), if known. */
+export function portOfGid(ctx: SaContext, gid: bigint): PortRef | undefined {
+  return fabricPorts(ctx.snapshot.fabric).byGuid.get(gid & GUID_MASK);
+}
+
+/** The P_Key table the SM programs on this port (membership bit included). */
+export function pkeysOf(ctx: SaContext, ref: PortRef): number[] {
+  const guid = portGuidOf(ctx, ref);
+  return ctx.partitions.pkeysFor(guid, portKindOf(ctx.snapshot.fabric, ref), guid === ctx.smPortGuid);
+}
+
+/** True when `pkeys` holds `pkey`'s partition (membership ignored), as P_Key visibility needs. */
+export function hasPkey(pkeys: readonly number[], pkey: number): boolean {
+  const base = pkey & 0x7fff;
+  return base !== 0 && pkeys.some((p) => (p & 0x7fff) === base);
+}
+
+/** True when two ports can talk: a common partition with at least one full member. */
+export function sharePkey(a: readonly number[], b: readonly number[]): boolean {
+  for (const x of a) for (const y of b) if ((x & 0x7fff) === (y & 0x7fff) && (x & 0x7fff) !== 0 && ((x | y) & 0x8000) !== 0) return true;
+  return false;
+}
+
+/** Gb/s of each PathRecord/MCMemberRecord rate code. */
+export const RATE_GBPS: Readonly<Record<number, number>> = {
+  2: 2.5, 3: 10, 4: 30, 5: 5, 6: 20, 7: 40, 8: 60, 9: 80, 10: 120, 11: 14, 12: 56, 13: 112, 14: 168, 15: 25, 16: 100, 17: 200, 18: 300, 19: 28, 20: 50, 21: 400, 22: 600,
+};
+const LANES: Readonly<Record<number, number>> = { 1: 1, 2: 4, 4: 8, 8: 12, 16: 2 };
+const LANE_GBPS: Readonly<Record<number, number>> = { 1: 2.5, 2: 5, 4: 10 };
+const LANE_EXT_GBPS: Readonly<Record<number, number>> = { 1: 14, 2: 25, 4: 50, 8: 100 };
+
+/** The rate code of a port's active link (0 when unknown). */
+export function portRate(pi: PortInfo | undefined): number {
+  if (!pi) return 0;
+  const lanes = LANES[pi.linkWidthActive];
+  const ext = (pi as PortInfo & { linkSpeedExtActive?: number }).linkSpeedExtActive ?? 0;
+  const lane = (ext && LANE_EXT_GBPS[ext]) || LANE_GBPS[pi.linkSpeedActive];
+  if (!lanes || !lane) return 0;
+  return rateCodeFor(lanes * lane);
+}
+
+/** The rate code whose Gb/s is the largest not above `gbps` (0 below 2.5). */
+export function rateCodeFor(gbps: number): number {
+  let best = 0;
+  let bestG = 0;
+  for (const [c, g] of Object.entries(RATE_GBPS)) if (g <= gbps && g > bestG) [best, bestG] = [Number(c), g];
+  return best;
+}
+const gbps = (code: number): number => RATE_GBPS[code] ?? 0;
+
+// ---------------------------------------------------------------- groups
+
+export interface McMember {
+  portGuid: bigint;
+  portGid: bigint;
+  joinState: number;
+  proxyJoin: boolean;
+}
+
+export interface McGroup {
+  readonly mgid: bigint;
+  readonly mlid: number;
+  /** The group's parameters (PortGID, JoinState, ProxyJoin zero; selectors "exactly"). */
+  readonly rec: Readonly<MCMemberRecord>;
+  readonly members: ReadonlyMap<bigint, Readonly<McMember>>;
+}
+
+interface Group {
+  mgid: bigint;
+  mlid: number;
+  rec: MCMemberRecord;
+  members: Map<bigint, McMember>;
+}
+
+export type McGroupEvent =
+  | { kind: 'created'; mgid: bigint; mlid: number }
+  | { kind: 'deleted'; mgid: bigint; mlid: number }
+  | { kind: 'membership'; mgid: bigint; mlid: number };
+
+/** Where traps 66/67 go (InformManager implements it). */
+export interface McastTrapSink {
+  mcGroupCreated(mgid: bigint, pkey: number, ctx: SaContext): unknown;
+  mcGroupDeleted(mgid: bigint, pkey: number, ctx: SaContext): unknown;
+}
+
+export interface MulticastOptions {
+  /** Highest MLID to hand out (e.g. 0xC000 + the switches' MulticastFDBCap - 1). Default 0xFFFE. */
+  maxMlid?: number;
+  traps?: McastTrapSink;
+  /** PacketLifeTime of a group whose creator does not give one. Default 18 (as the subnet timeout). */
+  defaultPacketLifeTime?: number;
+}
+
+const M = (p: string): bigint => MCMemberRecord.mask(p);
+const CM = {
+  mgid: M('mgid'),
+  portGid: M('portGid'),
+  qKey: M('qKey'),
+  mlid: M('mlid'),
+  mtuSelector: M('mtuSelector'),
+  mtu: M('mtu'),
+  tClass: M('tClass'),
+  pKey: M('pKey'),
+  rateSelector: M('rateSelector'),
+  rate: M('rate'),
+  packetLifeTimeSelector: M('packetLifeTimeSelector'),
+  packetLifeTime: M('packetLifeTime'),
+  sl: M('sl'),
+  flowLabel: M('flowLabel'),
+  hopLimit: M('hopLimit'),
+  scope: M('scope'),
+  joinState: M('joinState'),
+  proxyJoin: M('proxyJoin'),
+};
+/** Components a join/leave needs. */
+export const MC_JOIN_MASK = CM.mgid | CM.portGid | CM.joinState;
+/** Components a create needs. */
+export const MC_CREATE_MASK = MC_JOIN_MASK | CM.qKey | CM.tClass | CM.pKey | CM.flowLabel | CM.sl;
+
+const FULL_BITS = JoinState.FullMember | JoinState.SendOnlyFullMember;
+const status = (s: number): SaAnswer => ({ kind: 'status', status: s });
+
+/** Does the group's value satisfy a (selector, value) request? Rates compare by Gb/s. */
+function selectorOk(sel: number, want: number, have: number, measure: (v: number) => number = (v) => v): boolean {
+  const w = measure(want);
+  const h = measure(have);
+  switch (sel) {
+    case Selector.GreaterThan:
+      return h > w;
+    case Selector.LessThan:
+      return h < w;
+    case Selector.Exactly:
+      return h === w;
+    default:
+      return true;
+  }
+}
+
+export class MulticastManager implements SaHandler {
+  readonly attrIds = [SaAttr.MCMemberRecord] as const;
+  private readonly groups = new Map<bigint, Group>();
+  private readonly mlids = new Set<number>();
+  private readonly listeners = new Set<(e: McGroupEvent) => void>();
+  private mgidCounter = 1;
+  private readonly maxMlid: number;
+
+  constructor(private readonly o: MulticastOptions = {}) {
+    this.maxMlid = Math.min(MCAST_LID_MAX, o.maxMlid ?? MCAST_LID_MAX);
+    if (this.maxMlid < MCAST_LID_BASE) throw new RangeError(`maxMlid 0x${this.maxMlid.toString(16)} is below 0xc000`);
+  }
+
+  /** Listen for group changes (the SM recomputes and writes MFTs). Returns an unsubscribe function. */
+  onGroupsChanged(fn: (e: McGroupEvent) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Current groups (read-only views). */
+  list(): McGroup[] {
+    return [...this.groups.values()];
+  }
+  get(mgid: bigint): McGroup | undefined {
+    return this.groups.get(mgid);
+  }
+  /** MLIDs in use. */
+  get mlidsInUse(): number {
+    return this.mlids.size;
+  }
+
+  /** The groups' member ports in `ctx`'s fabric, for computeMfts. Members the fabric no longer has are skipped. */
+  mftGroups(ctx: SaContext): McastGroupPorts[] {
+    const fp = fabricPorts(ctx.snapshot.fabric);
+    const out: McastGroupPorts[] = [];
+    for (const g of this.groups.values()) {
+      const members: PortRef[] = [];
+      for (const m of g.members.values()) {
+        const r = fp.byGuid.get(m.portGuid);
+        if (r) members.push(r);
+      }
+      out.push({ mlid: g.mlid, members });
+    }
+    return out;
+  }
+
+  /** A port left the fabric: drop its memberships (groups without full members go). */
+  removePort(portGuid: bigint, ctx: SaContext): void {
+    for (const g of [...this.groups.values()]) {
+      if (!g.members.delete(portGuid)) continue;
+      if (!this.hasFullMember(g)) this.deleteGroup(g, ctx);
+      else this.emit({ kind: 'membership', mgid: g.mgid, mlid: g.mlid });
+    }
+  }
+
+  handle(q: SaQuery, ctx: SaContext): SaAnswer {
+    if (q.attrId !== SaAttr.MCMemberRecord) return status(MadStatus.UnsupportedMethodAttr);
+    let rec: MCMemberRecord;
+    try {
+      rec = MCMemberRecord.decode(q.data, 0);
+    } catch {
+      return status(SaStatus.ReqInvalid);
+    }
+    switch (q.method) {
+      case Method.Set:
+        return this.join(q, rec, ctx);
+      case Method.Delete:
+        return this.leave(q, rec, ctx);
+      case Method.Get:
+      case Method.GetTable: {
+        const recs = this.query(q, rec, ctx);
+        if (q.method === Method.Get) {
+          if (recs.length === 0) return status(SaStatus.NoRecords);
+          if (recs.length > 1) return status(SaStatus.TooManyRecords);
+          return { kind: 'records', records: recs, method: Method.GetResp };
+        }
+        return { kind: 'records', records: recs };
+      }
+      default:
+        return status(MadStatus.UnsupportedMethodAttr);
+    }
+  }
+
+  // ------------------------------------------------------------ join / create
+
+  private join(q: SaQuery, req: MCMemberRecord, ctx: SaContext): SaAnswer {
+    const mask = q.componentMask;
+    if ((mask & MC_JOIN_MASK) !== MC_JOIN_MASK) return status(SaStatus.ReqInsufficientComponents);
+    const port = portOfGid(ctx, req.portGid);
+    if (!port) return status(SaStatus.ReqInvalid);
+    const portGuid = portGuidOf(ctx, port);
+    const reqPort = requesterPort(ctx, q.requester);
+    if (!reqPort && !q.requester.trusted) return status(SaStatus.ReqInvalid);
+    const proxy = reqPort ? portGuidOf(ctx, reqPort) !== portGuid : true;
+    const portPkeys = pkeysOf(ctx, port);
+    if (proxy && reqPort && !sharePkey(portPkeys, pkeysOf(ctx, reqPort))) return status(SaStatus.ReqInvalid);
+    const joinState = req.joinState;
+    if (joinState === 0) return status(SaStatus.ReqInvalid);
+    const pi = portInfoOf(ctx, port);
+
+    let g = req.mgid !== 0n ? this.groups.get(req.mgid) : undefined;
+    let created = false;
+    if (!g) {
+      // o15-0.1.9: only a full member creates.
+      if (!(joinState & JoinState.FullMember)) return status(SaStatus.ReqInvalid);
+      if ((mask & MC_CREATE_MASK) !== MC_CREATE_MASK) return status(SaStatus.ReqInsufficientComponents);
+      if (!hasPkey(portPkeys, req.pKey)) return status(SaStatus.ReqInvalid);
+      const made = this.create(mask, req, pi, ctx);
+      if (typeof made === 'number') return status(made);
+      g = made;
+      created = true;
+    } else {
+      if (!this.matchesGroup(g, req, mask) || !this.portCapable(g, pi)) return status(SaStatus.ReqInvalid);
+      if (!hasPkey(portPkeys, g.rec.pKey)) return status(SaStatus.ReqInvalid);
+      const existing = g.members.get(portGuid);
+      if (existing && !this.mayModify(existing, g, q.requester, reqPort, ctx)) return status(SaStatus.ReqInvalid);
+    }
+
+    const m = g.members.get(portGuid);
+    const before = m?.joinState ?? 0;
+    if (m) m.joinState |= joinState;
+    else g.members.set(portGuid, { portGuid, portGid: req.portGid, joinState, proxyJoin: proxy });
+    const after = g.members.get(portGuid)!;
+    if (created) {
+      this.emit({ kind: 'created', mgid: g.mgid, mlid: g.mlid });
+      this.o.traps?.mcGroupCreated(g.mgid, g.rec.pKey, ctx);
+    } else if (before !== after.joinState) this.emit({ kind: 'membership', mgid: g.mgid, mlid: g.mlid });
+    return { kind: 'records', records: [this.encode(g, after, true)], method: Method.GetResp };
+  }
+
+  private create(mask: bigint, req: MCMemberRecord, pi: PortInfo | undefined, ctx: SaContext): Group | number {
+    let mgid = req.mgid;
+    if (mgid === 0n) {
+      const scope = mask & CM.scope && req.scope ? req.scope : McScope.LinkLocal;
+      const got = this.newMgid(scope, req.pKey, ctx.smPortGuid);
+      if (got === undefined) return SaStatus.NoResources;
+      mgid = got;
+    } else if (!validRequestedMgid(mgid)) return SaStatus.ReqInvalid;
+
+    // MTU and rate: realizable for the creating port; supplied by the SA when not requested.
+    const portMtu = pi?.mtuCap ?? 0;
+    let mtu = portMtu || 4;
+    if (mask & CM.mtu && mask & CM.mtuSelector && req.mtuSelector !== Selector.Best) {
+      const w = req.mtu;
+      switch (req.mtuSelector) {
+        case Selector.GreaterThan:
+          if (portMtu && w >= portMtu) return SaStatus.ReqInvalid;
+          mtu = portMtu || w + 1;
+          break;
+        case Selector.LessThan:
+          mtu = portMtu && w > portMtu ? portMtu : w - 1;
+          break;
+        default:
+          mtu = w;
+      }
+      if (mtu < 1 || mtu > 5 || (portMtu && mtu > portMtu)) return SaStatus.ReqInvalid;
+    }
+    const pRate = portRate(pi);
+    let rate = pRate || 3;
+    if (mask & CM.rate && mask & CM.rateSelector && req.rateSelector !== Selector.Best) {
+      const w = req.rate;
+      if (!RATE_GBPS[w]) return SaStatus.ReqInvalid;
+      switch (req.rateSelector) {
+        case Selector.GreaterThan:
+          if (pRate && gbps(w) >= gbps(pRate)) return SaStatus.ReqInvalid;
+          rate = pRate || nextRate(w, +1);
+          break;
+        case Selector.LessThan:
+          rate = pRate && gbps(w) > gbps(pRate) ? pRate : nextRate(w, -1);
+          break;
+        default:
+          rate = w;
+      }
+      if (!RATE_GBPS[rate] || (pRate && gbps(rate) > gbps(pRate))) return SaStatus.ReqInvalid;
+    }
+    const mlid = this.allocMlid();
+    if (mlid === undefined) return SaStatus.NoResources;
+    const rec: MCMemberRecord = {
+      ...MCMemberRecord.zero(),
+      mgid,
+      qKey: req.qKey,
+      mlid,
+      mtuSelector: Selector.Exactly,
+      mtu,
+      tClass: req.tClass,
+      pKey: req.pKey,
+      rateSelector: Selector.Exactly,
+      rate,
+      packetLifeTimeSelector: Selector.Exactly,
+      packetLifeTime: mask & CM.packetLifeTime ? req.packetLifeTime : (this.o.defaultPacketLifeTime ?? 18),
+      sl: req.sl,
+      flowLabel: req.flowLabel,
+      hopLimit: mask & CM.hopLimit ? req.hopLimit : 0,
+      scope: Number((mgid >> 112n) & 0xfn),
+    };
+    const g: Group = { mgid, mlid, rec, members: new Map() };
+    this.groups.set(mgid, g);
+    return g;
+  }
+
+  private newMgid(scope: number, pkey: number, smGuid: bigint): bigint | undefined {
+    for (let i = 0; i < 1000; i++) {
+      const n = this.mgidCounter;
+      this.mgidCounter = (this.mgidCounter % 0xffffffff) + 1;
+      const mgid =
+        (0xffn << 120n) | (BigInt(0x10 | (scope & 0xf)) << 112n) | (0xa01bn << 96n) | (BigInt(pkey & 0xffff) << 80n) | ((smGuid & 0xffffffffffffn) << 32n) | BigInt(n);
+      if (!this.groups.has(mgid)) return mgid;
+    }
+    return undefined;
+  }
+
+  private allocMlid(): number | undefined {
+    for (let l = MCAST_LID_BASE; l <= this.maxMlid; l++) {
+      if (!this.mlids.has(l)) {
+        this.mlids.add(l);
+        return l;
+      }
+    }
+    return undefined;
+  }
+
+  /** o15-0.2.4 #5: every component given must match the group (MTU/rate by selector). */
+  private matchesGroup(g: Group, r: MCMemberRecord, mask: bigint): boolean {
+    const gr = g.rec;
+    if (mask & CM.mlid && r.mlid !== gr.mlid) return false;
+    if (mask & CM.qKey && r.qKey !== gr.qKey) return false;
+    if (mask & CM.pKey && r.pKey !== gr.pKey) return false;
+    if (mask & CM.tClass && r.tClass !== gr.tClass) return false;
+    if (mask & CM.sl && r.sl !== gr.sl) return false;
+    if (mask & CM.flowLabel && r.flowLabel !== gr.flowLabel) return false;
+    if (mask & CM.hopLimit && r.hopLimit !== gr.hopLimit) return false;
+    if (mask & CM.mtuSelector && mask & CM.mtu && !selectorOk(r.mtuSelector, r.mtu, gr.mtu)) return false;
+    if (mask & CM.rateSelector && mask & CM.rate && !selectorOk(r.rateSelector, r.rate, gr.rate, gbps)) return false;
+    return true;
+  }
+
+  /** The joining port can carry the group's MTU and rate. */
+  private portCapable(g: Group, pi: PortInfo | undefined): boolean {
+    if (!pi) return true;
+    if (pi.mtuCap && pi.mtuCap < g.rec.mtu) return false;
+    const r = portRate(pi);
+    return !r || gbps(r) >= gbps(g.rec.rate);
+  }
+
+  /** o15-0.2.1: who may modify an existing membership. */
+  private mayModify(m: McMember, g: Group, req: SaRequester, reqPort: PortRef | undefined, ctx: SaContext): boolean {
+    if (!reqPort) return req.trusted;
+    if (!m.proxyJoin) return portGuidOf(ctx, reqPort) === m.portGuid;
+    return hasPkey(pkeysOf(ctx, reqPort), g.rec.pKey);
+  }
+
+  // ------------------------------------------------------------ leave
+
+  private leave(q: SaQuery, req: MCMemberRecord, ctx: SaContext): SaAnswer {
+    if ((q.componentMask & MC_JOIN_MASK) !== MC_JOIN_MASK) return status(SaStatus.ReqInsufficientComponents);
+    const g = this.groups.get(req.mgid);
+    if (!g) return status(SaStatus.ReqInvalid);
+    const guid = req.portGid & GUID_MASK;
+    const m = g.members.get(guid);
+    // o15-0.1.14: a member, overlapping bits, no extra bits, and the requester may modify.
+    if (!m) return status(SaStatus.ReqInvalid);
+    const bits = req.joinState & 0xf;
+    if (!(bits & m.joinState) || (bits | m.joinState) !== m.joinState) return status(SaStatus.ReqInvalid);
+    if (!this.mayModify(m, g, q.requester, requesterPort(ctx, q.requester), ctx)) return status(SaStatus.ReqInvalid);
+    m.joinState &= ~bits;
+    const out = this.encode(g, m, true);
+    if (m.joinState === 0) g.members.delete(guid);
+    if (!this.hasFullMember(g)) this.deleteGroup(g, ctx);
+    else this.emit({ kind: 'membership', mgid: g.mgid, mlid: g.mlid });
+    return { kind: 'records', records: [out], method: Method.DeleteResp };
+  }
+
+  private hasFullMember(g: Group): boolean {
+    for (const m of g.members.values()) if (m.joinState & FULL_BITS) return true;
+    return false;
+  }
+
+  private deleteGroup(g: Group, ctx: SaContext): void {
+    this.groups.delete(g.mgid);
+    this.mlids.delete(g.mlid);
+    this.emit({ kind: 'deleted', mgid: g.mgid, mlid: g.mlid });
+    this.o.traps?.mcGroupDeleted(g.mgid, g.rec.pKey, ctx);
+  }
+
+  // ------------------------------------------------------------ queries
+
+  private query(q: SaQuery, r: MCMemberRecord, ctx: SaContext): Uint8Array[] {
+    const mask = q.componentMask;
+    const reqPort = requesterPort(ctx, q.requester);
+    const reqPkeys = reqPort ? pkeysOf(ctx, reqPort) : [];
+    const trusted = q.requester.trusted;
+    const stateMask = (mask & CM.joinState ? 0xf : 0) as number;
+    const scopeOk = (g: Group): boolean => !(mask & CM.scope) || r.scope === g.rec.scope;
+    const out: Uint8Array[] = [];
+    for (const g of this.groups.values()) {
+      if (mask & CM.mgid && r.mgid !== g.mgid) continue;
+      if (!trusted && !hasPkey(reqPkeys, g.rec.pKey)) continue;
+      if (!this.matchesGroup(g, r, mask) || !scopeOk(g)) continue;
+      if (mask & CM.proxyJoin && !(mask & CM.portGid) && r.proxyJoin !== 0) continue;
+      if (mask & CM.portGid) {
+        const m = g.members.get(r.portGid & GUID_MASK);
+        if (!m || (m.joinState & stateMask) !== (r.joinState & stateMask)) continue;
+        if (mask & CM.proxyJoin && Number(m.proxyJoin) !== r.proxyJoin) continue;
+        out.push(this.encode(g, m, trusted));
+      } else if (trusted) {
+        for (const m of g.members.values()) {
+          if ((m.joinState & stateMask) !== (r.joinState & stateMask)) continue;
+          out.push(this.encode(g, m, true));
+        }
+      } else {
+        if (stateMask && r.joinState !== 0) continue; // the group record carries JoinState 0
+        out.push(this.encode(g, undefined, false));
+      }
+    }
+    return out;
+  }
+
+  private encode(g: Group, m: McMember | undefined, showPort: boolean): Uint8Array {
+    return MCMemberRecord.encode({
+      ...g.rec,
+      portGid: showPort && m ? m.portGid : 0n,
+      joinState: showPort && m ? m.joinState : 0,
+      proxyJoin: showPort && m ? Number(m.proxyJoin) : 0,
+    });
+  }
+
+  private emit(e: McGroupEvent): void {
+    for (const fn of this.listeners) fn(e);
+  }
+}
+
+function nextRate(code: number, dir: 1 | -1): number {
+  const g = gbps(code);
+  let best = 0;
+  for (const [c, v] of Object.entries(RATE_GBPS)) {
+    if (dir > 0 ? v > g && (!best || v < gbps(best)) : v < g && (!best || v > gbps(best))) best = Number(c);
+  }
+  return best;
+}
+
+/** o15-0.1.5: a requested MGID must be multicast, use no reserved flags, and not claim the SA's
+ * signature (0xA01B) with link-local scope. IPoIB MGIDs (0x401B, 0x601B) pass. */
+export function validRequestedMgid(mgid: bigint): boolean {
+  if (((mgid >> 120n) & 0xffn) !== 0xffn) return false;
+  const sig = Number((mgid >> 96n) & 0xffffn);
+  if (sig === 0x401b || sig === 0x601b) return true;
+  const flagsScope = Number((mgid >> 112n) & 0xffn);
+  if (flagsScope & 0xe0) return false;
+  if (sig === 0xa01b && (flagsScope & 0xf) === McScope.LinkLocal) return false;
+  return true;
+}
