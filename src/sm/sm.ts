@@ -1,17 +1,17 @@
 /** The subnet manager: heavy sweep → LIDs → PortInfo → P_Keys → routing → LFTs → ACTIVE → SUBNET UP,
  * then light sweeps and trap-driven re-sweeps. Talks only to an SmpClient (over MadRpc) and a Clock. */
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
-import { LinearForwardingTable, PKeyTable, PortInfo, SwitchInfo, SMInfo, SmState, LFT_BLOCK_SIZE } from '../wire/sma.js';
-import { lftBlockMod, pkeyBlockMod, portInfoMod } from '../wire/modifiers.js';
-import type { Fabric } from '../model/fabric.js';
+import { LinearForwardingTable, PKeyTable, PortInfo, SwitchInfo, SMInfo, SmState, SLtoVLMappingTable, VLArbitrationTable, LFT_BLOCK_SIZE, PKEY_BLOCK_SIZE } from '../wire/sma.js';
+import { lftBlockMod, pkeyBlockMod, portInfoMod, sl2vlMod, vlArbMod, VlArbBlock } from '../wire/modifiers.js';
+import type { Fabric, FabricNode, FabricPort } from '../model/fabric.js';
 import type { Clock, TimerHandle } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import { discover, type DiscoveryResult } from './discovery.js';
+import { discover, type DiscoveredNode, type DiscoveryResult } from './discovery.js';
 import { assignLids, type LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
 import { routeWithFallback } from '../routing/registry.js';
 import type { RoutingResult } from '../routing/types.js';
-import type { PartitionPlan } from './partitions.js';
+import { PartitionPlan, type PortKind } from './partitions.js';
 
 export interface SmOptions {
   smp: SmpClient;
@@ -50,6 +50,8 @@ export interface SweepStats {
   maxLid: number;
   lftBlocksWritten: number;
   portInfoSets: number;
+  pkeyBlocksWritten: number;
+  vlTablesWritten: number;
   activated: number;
   engine?: string;
 }
@@ -69,6 +71,10 @@ type LftCache = Map<bigint, Map<number, Uint8Array>>;
 export class SubnetManager {
   private snapshot?: SmSnapshot;
   private readonly lftCache: LftCache = new Map();
+  /** P_Key tables written, by port key (node GUID/port), as a comparable string. */
+  private readonly pkeyCache = new Map<string, string>();
+  /** SL2VL/VLArb programming done for this VL layout, by port key. */
+  private readonly vlCache = new Map<string, string>();
   private sweepTimer?: TimerHandle;
   private sweeping?: Promise<SweepStats>;
   private resweepRequested = false;
@@ -170,7 +176,7 @@ export class SubnetManager {
         }
       }),
     );
-    const st: SweepStats = { kind: 'light', smps: this.o.smp.sent - s0, ms: this.o.clock.now() - t0, nodes: fabric.nodes.length, switches: 0, endPorts: 0, maxLid: snap.maxLid, lftBlocksWritten: 0, portInfoSets: 0, activated: 0 };
+    const st: SweepStats = { kind: 'light', smps: this.o.smp.sent - s0, ms: this.o.clock.now() - t0, nodes: fabric.nodes.length, switches: 0, endPorts: 0, maxLid: snap.maxLid, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, vlTablesWritten: 0, activated: 0 };
     if (changed) {
       this.o.log.info('light sweep found a change; heavy sweep follows');
       return this.heavySweep();
@@ -189,6 +195,7 @@ export class SubnetManager {
     // 1. Discovery.
     const disc = await discover(smp, { onProgress: (p) => progress?.('discover', p) });
     const fabric = disc.fabric;
+    this.lastFabric = fabric;
     const switches = fabric.nodes.filter((n) => n.type === NodeType.Switch).length;
     log.info('discovery done', { nodes: fabric.nodes.length, switches, smps: disc.smps, depth: disc.maxDepth });
 
@@ -202,14 +209,15 @@ export class SubnetManager {
     const portInfoSets = await this.programPorts(disc, smLid);
     progress?.('ports', { sets: portInfoSets });
 
-    // 4. P_Keys.
-    if (this.o.partitions) await this.programPkeys(disc);
+    // 4. P_Keys (and switch enforcement, set with the PortInfo above).
+    const pkeyBlocks = await this.programPkeys(disc);
 
-    // 5. Routing.
+    // 5. Routing, then the SL2VL / VLArbitration tables the routes need (layered engines).
     const tr = this.o.clock.now();
     const routed = routeWithFallback(fabric, this.o.routing, { lmc: this.o.lmc, seed: this.o.seed });
     for (const s of routed.skipped) log.warn('routing engine not applicable', { engine: s.engine, reason: s.reason });
-    log.info('routing done', { engine: routed.result.engine, ms: Math.round(this.o.clock.now() - tr) });
+    log.info('routing done', { engine: routed.result.engine, ms: Math.round(this.o.clock.now() - tr), vls: routed.result.vlsUsed ?? 1 });
+    const vlTables = await this.programVlTables(disc, routed.result);
 
     // 6. LFTs: LinearFDBTop and changed blocks only.
     const blocks = await this.programLfts(disc, routed.result, lids.maxLid);
@@ -229,6 +237,8 @@ export class SubnetManager {
       maxLid: lids.maxLid,
       lftBlocksWritten: blocks,
       portInfoSets,
+      pkeyBlocksWritten: pkeyBlocks,
+      vlTablesWritten: vlTables,
       activated,
       engine: routed.result.engine,
     };
@@ -284,7 +294,15 @@ export class SubnetManager {
             want.operationalVls = vls || cur.operationalVls;
           }
         }
+        // Partition enforcement on switch ports facing an end port, where the switch supports it.
+        const enforce = this.enforces(n, d, p) ? 1 : 0;
+        if (n.type === NodeType.Switch && pn !== 0) {
+          want.partitionEnforcementInbound = enforce;
+          want.partitionEnforcementOutbound = enforce;
+        }
         const needs =
+          want.partitionEnforcementInbound !== cur.partitionEnforcementInbound ||
+          want.partitionEnforcementOutbound !== cur.partitionEnforcementOutbound ||
           want.portState !== PortState.NoChange ||
           (isEnd && (cur.lid !== want.lid || cur.lmc !== want.lmc || cur.masterSmLid !== want.masterSmLid || cur.subnetTimeout !== want.subnetTimeout)) ||
           (isEnd && this.o.mkey !== undefined && (cur.mkey !== want.mkey || cur.mkeyProtectBits !== want.mkeyProtectBits || cur.mkeyLeasePeriod !== want.mkeyLeasePeriod)) ||
@@ -303,23 +321,108 @@ export class SubnetManager {
     return sets;
   }
 
-  private async programPkeys(disc: DiscoveryResult): Promise<void> {
-    const plan = this.o.partitions!;
+  private get plan(): PartitionPlan {
+    return this.o.partitions ?? PartitionPlan.defaultPlan();
+  }
+
+  /** Does this switch port enforce partitions: it faces a CA/router and the switch can enforce. */
+  private enforces(n: FabricNode, d: DiscoveredNode, p: FabricPort): boolean {
+    if (n.type !== NodeType.Switch || !p.peer || !d.switchInfo) return false;
+    const si = d.switchInfo;
+    if (!si.partitionEnforcementCap || !si.inboundEnforcementCap || !si.outboundEnforcementCap) return false;
+    return this.lastFabric?.nodes[p.peer.node]?.type !== NodeType.Switch;
+  }
+  private lastFabric?: Fabric;
+
+  /** P_Key tables: every end port's from the partition plan; a switch port that enforces gets its
+   * neighbour's table. Blocks are written only when the table differs from what this SM wrote last
+   * (a port whose LID was lost since — a reset — is rewritten). Returns blocks written. */
+  private async programPkeys(disc: DiscoveryResult): Promise<number> {
+    const plan = this.plan;
     const jobs: Promise<unknown>[] = [];
+    let written = 0;
+    const write = (key: string, path: number[], port: number, pkeys: number[], cap: number, reset: boolean): void => {
+      const table = pkeys.slice(0, Math.max(cap, 1));
+      const sig = table.join(',');
+      if (!reset && this.pkeyCache.get(key) === sig) return;
+      const blocks = Math.max(1, Math.ceil(table.length / PKEY_BLOCK_SIZE));
+      for (let b = 0; b < blocks; b++) {
+        written++;
+        const block = table.slice(b * PKEY_BLOCK_SIZE, (b + 1) * PKEY_BLOCK_SIZE);
+        jobs.push(this.o.smp.setDr(path, SmpAttr.PKeyTable, pkeyBlockMod(b, port), PKeyTable.encode({ pkeys: block })));
+      }
+      this.pkeyCache.set(key, sig);
+    };
     disc.fabric.nodes.forEach((n, ni) => {
       if (n.type === NodeType.Switch) return;
       const d = disc.nodes[ni]!;
+      const kind: PortKind = n.type === NodeType.Router ? 'router' : 'ca';
       n.ports.forEach((p, pn) => {
         if (!p?.peer || !d.portPaths[pn]) return;
-        const pkeys = plan.pkeysFor(p.guid);
-        const blocks = Math.max(1, Math.ceil(pkeys.length / 32));
-        for (let b = 0; b < blocks; b++) {
-          const block = pkeys.slice(b * 32, b * 32 + 32);
-          jobs.push(this.o.smp.setDr(d.portPaths[pn]!, SmpAttr.PKeyTable, pkeyBlockMod(b), PKeyTable.encode({ pkeys: block })));
+        const self = ni === disc.smNode && pn === disc.smPort;
+        const pkeys = plan.pkeysFor(p.guid, kind, self);
+        if (pkeys.length === 0) this.o.log.warn('port is in no partition', { portGuid: p.guid });
+        const reset = d.portInfo[pn]?.lid === 0;
+        write(`${n.guid}/${pn}`, d.portPaths[pn]!, 0, pkeys, d.nodeInfo.partitionCap, reset);
+        const sw = disc.fabric.nodes[p.peer.node]!;
+        const sd = disc.nodes[p.peer.node]!;
+        if (this.enforces(sw, sd, sw.ports[p.peer.port]!)) {
+          write(`${sw.guid}/${p.peer.port}`, sd.path, p.peer.port, pkeys, sd.switchInfo!.partitionEnforcementCap, reset);
         }
       });
     });
+    // The SM's own switch port 0 (an SM embedded in a switch) is an end port too.
+    const smN = disc.fabric.nodes[disc.smNode]!;
+    if (smN.type === NodeType.Switch) {
+      const d = disc.nodes[disc.smNode]!;
+      write(`${smN.guid}/0`, d.path, 0, plan.pkeysFor(smN.ports[0]!.guid, 'switch', true), d.nodeInfo.partitionCap, false);
+    }
     await Promise.all(jobs);
+    return written;
+  }
+
+  /** SL2VL on every switch port pair and end port, and VLArbitration (low priority: every used VL
+   * an equal weight), when the routing layers routes on more than one VL. Returns SMPs written. */
+  private async programVlTables(disc: DiscoveryResult, routing: RoutingResult): Promise<number> {
+    const vls = routing.vlsUsed ?? 1;
+    if (vls <= 1 || !routing.sl2vl) return 0;
+    const sl2vl = SLtoVLMappingTable.encode({ vls: [...routing.sl2vl] });
+    const arbEntries = Array.from({ length: 32 }, (_, i) => (i < vls ? { vl: i, weight: 64 } : { vl: 0, weight: 0 }));
+    const vlarb = VLArbitrationTable.encode({ entries: arbEntries });
+    const sig = `${routing.sl2vl.join(',')}|${vls}`;
+    const jobs: Promise<unknown>[] = [];
+    let written = 0;
+    const set = (path: number[], attr: number, mod: number, data: Uint8Array): void => {
+      written++;
+      jobs.push(this.o.smp.setDr(path, attr, mod, data));
+    };
+    disc.fabric.nodes.forEach((n, ni) => {
+      const d = disc.nodes[ni]!;
+      if (n.type === NodeType.Switch) {
+        const key = `${n.guid}/sw`;
+        if (this.vlCache.get(key) === sig) return;
+        this.vlCache.set(key, sig);
+        const linked = n.ports.map((p, i) => (i > 0 && p?.peer ? i : -1)).filter((i) => i > 0);
+        if (d.switchInfo?.optimizedSlToVlMappingProgramming) {
+          set(d.path, SmpAttr.SLtoVLMappingTable, sl2vlMod(0, 0, { allInputPorts: true, allOutputPorts: true }), sl2vl);
+        } else {
+          for (const inP of [0, ...linked]) for (const outP of linked) if (inP !== outP) set(d.path, SmpAttr.SLtoVLMappingTable, sl2vlMod(inP, outP), sl2vl);
+        }
+        for (const outP of linked) set(d.path, SmpAttr.VLArbitrationTable, vlArbMod(outP, VlArbBlock.LowFirst), vlarb);
+        return;
+      }
+      n.ports.forEach((p, pn) => {
+        const path = d.portPaths[pn];
+        if (!p?.peer || !path) return;
+        const key = `${n.guid}/${pn}`;
+        if (this.vlCache.get(key) === sig && d.portInfo[pn]?.lid !== 0) return;
+        this.vlCache.set(key, sig);
+        set(path, SmpAttr.SLtoVLMappingTable, sl2vlMod(0, 0), sl2vl);
+        set(path, SmpAttr.VLArbitrationTable, vlArbMod(0, VlArbBlock.LowFirst), vlarb);
+      });
+    });
+    await Promise.all(jobs);
+    return written;
   }
 
   private async programLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: number): Promise<number> {
