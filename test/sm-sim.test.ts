@@ -14,6 +14,7 @@ import { verifyRoutes } from '../src/routing/verify.js';
 import type { LidRange } from '../src/sm/lids.js';
 import type { Fabric } from '../src/model/fabric.js';
 import { drive } from './helpers/drive.js';
+import { parsePartitions, type PartitionPlan } from '../src/sm/partitions.js';
 
 const EX = '/usr/share/doc/ibsim-utils/net-examples';
 
@@ -25,7 +26,7 @@ interface Rig {
   sink: MemorySink;
 }
 
-function rig(fabric: Fabric, opts: { routing?: string[]; lmc?: number; guid2lid?: Map<bigint, LidRange>; save?: (m: ReadonlyMap<bigint, LidRange>) => void; sweepIntervalMs?: number; sim?: SimFabric; clock?: VirtualClock } = {}): Rig {
+function rig(fabric: Fabric, opts: { routing?: string[]; partitions?: PartitionPlan; lmc?: number; guid2lid?: Map<bigint, LidRange>; save?: (m: ReadonlyMap<bigint, LidRange>) => void; sweepIntervalMs?: number; sim?: SimFabric; clock?: VirtualClock } = {}): Rig {
   const clock = opts.clock ?? new VirtualClock();
   const sim = opts.sim ?? new SimFabric(fabric, { clock, seed: 7 });
   const ep = sim.attach(0);
@@ -42,6 +43,7 @@ function rig(fabric: Fabric, opts: { routing?: string[]; lmc?: number; guid2lid?
     guid2lid: opts.guid2lid,
     saveGuid2Lid: opts.save,
     sweepIntervalMs: opts.sweepIntervalMs ?? 0,
+    partitions: opts.partitions,
   });
   installSmHandlers(rpc, sm, { portGuid: ep.local.portGuid, log: new Logger(sink, 'debug') });
   return { clock, sim, rpc, sm, sink };
@@ -158,5 +160,70 @@ describe('SM on the in-process fabric', () => {
     checkFabric(r);
     expect(r.sm.current!.fabric.nodes.find((n) => n.guid === leaf.guid)!.ports[upPort]!.peer).toBeDefined();
     r.sm.stop();
+  });
+
+  it('programs P_Key tables from partitions.conf, with enforcement on switch ports facing end ports', async () => {
+    const f = loadFabricSpec('gen:fattree2:leaves=2,spines=1,hosts=2');
+    const hosts = f.nodes.filter((n) => n.type !== NodeType.Switch);
+    const [h0, h1] = [hosts[0]!.ports[1]!.guid, hosts[1]!.ports[1]!.guid];
+    const plan = parsePartitions(`Default=0x7fff : ALL=limited, SELF=full ;\nStorage=0x0a01 : 0x${h0.toString(16)}=full, 0x${h1.toString(16)} ;\n`);
+    const r = rig(f, { partitions: plan });
+    const first = await drive(r.clock, r.sm.start());
+    checkFabric(r);
+    for (const n of r.sm.current!.fabric.nodes) {
+      if (n.type === NodeType.Switch) continue;
+      const p = n.ports[1]!;
+      const want = p.guid === h0 ? [0x7fff, 0x8a01] : p.guid === h1 ? [0x7fff, 0x0a01] : [0x7fff];
+      expect(r.sim.pkeys(n.guid, 1).slice(0, want.length), n.desc).toEqual(want);
+      expect(r.sim.pkeys(n.guid, 1).slice(want.length).every((k) => k === 0)).toBe(true);
+      // the switch port facing it carries the same table and enforces it
+      const sw = r.sm.current!.fabric.nodes[p.peer!.node]!;
+      expect(r.sim.pkeys(sw.guid, p.peer!.port).slice(0, want.length)).toEqual(want);
+      const spi = r.sim.portInfo(sw.guid, p.peer!.port);
+      expect([spi.partitionEnforcementInbound, spi.partitionEnforcementOutbound]).toEqual([1, 1]);
+    }
+    // The SM's own port (a switch's port 0 here) is a full member of the default partition.
+    const smNode = r.sm.current!.fabric.nodes[0]!;
+    expect(r.sim.pkeys(smNode.guid, 0)[0]).toBe(0xffff);
+    // switch-to-switch ports do not enforce
+    const leaf = r.sm.current!.fabric.nodes.find((n) => n.type === NodeType.Switch && n.ports.some((p) => p?.peer && r.sm.current!.fabric.nodes[p.peer.node]!.type === NodeType.Switch))!;
+    const isl = leaf.ports.findIndex((p, i) => i > 0 && p?.peer && r.sm.current!.fabric.nodes[p.peer.node]!.type === NodeType.Switch);
+    expect(r.sim.portInfo(leaf.guid, isl).partitionEnforcementInbound).toBe(0);
+    expect(first.pkeyBlocksWritten).toBeGreaterThan(0);
+    // nothing changed: no P_Key block rewritten
+    const again = await drive(r.clock, r.sm.sweep('heavy'));
+    expect(again.pkeyBlocksWritten).toBe(0);
+  });
+
+  it('programs SL2VL and VL arbitration for dfsssp layers, and the routes are deadlock-free per VL', async () => {
+    const f = loadFabricSpec('gen:torus:4x4,hosts=1');
+    const r = rig(f, { routing: ['dfsssp'] });
+    const st = await drive(r.clock, r.sm.start());
+    checkFabric(r);
+    const res = r.sm.current!.routing;
+    expect(res.engine).toBe('dfsssp');
+    const vls = res.vlsUsed ?? 1;
+    expect(vls, 'a 4x4 torus needs more than one layer').toBeGreaterThan(1);
+    expect(st.vlTablesWritten).toBeGreaterThan(0);
+    // every switch port pair maps SL i to VL i for the used layers
+    const snap = r.sm.current!;
+    for (const n of snap.fabric.nodes) {
+      if (n.type !== NodeType.Switch) continue;
+      const linked = n.ports.map((p, i) => (i > 0 && p?.peer ? i : -1)).filter((i) => i > 0);
+      for (const out of linked) {
+        for (const inP of linked) {
+          if (inP === out) continue;
+          expect(r.sim.port(n.guid, out).sl2vl.get(inP)!.slice(0, vls)).toEqual([...Array(vls).keys()]);
+        }
+      }
+    }
+    // the tables in the switches, with the SLs the engine chose, have no credit loop on any VL
+    const lfts = new Map<number, Uint8Array>();
+    snap.fabric.nodes.forEach((n, i) => n.type === NodeType.Switch && lfts.set(i, r.sim.lft(n.guid)));
+    const rep = verifyRoutes(snap.fabric, lfts, { sl: res.sl, sl2vl: res.sl2vl, requireDeadlockFree: true });
+    expect(rep.ok).toBe(true);
+    expect(rep.deadlockFree).toBe(true);
+    // the same tables on VL0 alone would deadlock: the check is not vacuous
+    expect(verifyRoutes(snap.fabric, lfts, { requireDeadlockFree: true }).deadlockFree).toBe(false);
   });
 });
