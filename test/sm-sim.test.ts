@@ -5,7 +5,8 @@ import { VirtualClock } from '../src/util/clock.js';
 import { SimFabric } from '../src/sim/fabric.js';
 import { loadFabricSpec } from '../src/sim/load.js';
 import { MadRpc } from '../src/rpc/madrpc.js';
-import { MgmtClass, Method, NodeType, PortState } from '../src/wire/mad.js';
+import { MgmtClass, Method, NodeType, PortState, SmpAttr } from '../src/wire/mad.js';
+import { LinearForwardingTable, SwitchInfo } from '../src/wire/sma.js';
 import { SubnetManager } from '../src/sm/sm.js';
 import { smpClientOf } from '../src/sm/smp-client.js';
 import { installSmHandlers } from '../src/sm/handlers.js';
@@ -225,5 +226,25 @@ describe('SM on the in-process fabric', () => {
     expect(rep.deadlockFree).toBe(true);
     // the same tables on VL0 alone would deadlock: the check is not vacuous
     expect(verifyRoutes(snap.fabric, lfts, { requireDeadlockFree: true }).deadlockFree).toBe(false);
+  });
+
+  it('rewrites the LFT of a switch that was reset behind its back', async () => {
+    const f = loadFabricSpec('gen:fattree2:leaves=3,spines=2,hosts=2');
+    const r = rig(f, { routing: ['minhop'] });
+    await drive(r.clock, r.sm.start());
+    const snap = r.sm.current!;
+    const i = snap.fabric.nodes.findIndex((n) => n.desc === 'sw-l2-1');
+    const sw = snap.fabric.nodes[i]!;
+    const path = snap.discovery.nodes[i]!.path;
+    const good = Uint8Array.from(r.sim.lft(sw.guid));
+    // "Reset" it: LinearFDBTop 0 and block 0 emptied.
+    const si = SwitchInfo.decode(await drive(r.clock, r.rpc.smpGetDr(path, SmpAttr.SwitchInfo)));
+    await drive(r.clock, r.rpc.smpSetDr(path, SmpAttr.SwitchInfo, 0, SwitchInfo.encode({ ...si, linearFdbTop: 0 })));
+    await drive(r.clock, r.rpc.smpSetDr(path, SmpAttr.LinearForwardingTable, 0, LinearForwardingTable.encode({ ports: new Array(64).fill(255) })));
+    expect(r.sim.lft(sw.guid)[1]).toBe(255);
+    const st = await drive(r.clock, r.sm.sweep('heavy'));
+    expect(st.lftBlocksWritten).toBe(1); // one block per switch on this fabric; only the reset one is rewritten
+    expect(Array.from(r.sim.lft(sw.guid).subarray(0, snap.maxLid + 1))).toEqual(Array.from(good.subarray(0, snap.maxLid + 1)));
+    checkFabric(r);
   });
 });

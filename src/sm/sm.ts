@@ -3,6 +3,8 @@
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { LinearForwardingTable, PKeyTable, PortInfo, SwitchInfo, SMInfo, SmState, SLtoVLMappingTable, VLArbitrationTable, LFT_BLOCK_SIZE, PKEY_BLOCK_SIZE } from '../wire/sma.js';
 import { lftBlockMod, pkeyBlockMod, portInfoMod, sl2vlMod, vlArbMod, VlArbBlock } from '../wire/modifiers.js';
+import { MulticastForwardingTable } from '../wire/sma.js';
+import { computeMfts, mftBlocks, MftCache, MCAST_LID_BASE, type McastGroupPorts } from '../sa/mft.js';
 import type { Fabric, FabricNode, FabricPort } from '../model/fabric.js';
 import type { Clock, TimerHandle } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
@@ -37,6 +39,10 @@ export interface SmOptions {
   /** Max operational VLs (PortInfo.OperationalVLs code: 1=VL0, 2=VL0-1, 3=VL0-3, 4=VL0-7, 5=VL0-14). */
   maxOpVls?: number;
   seed?: number;
+  /** Multicast groups to forward (the SA's MCMember state), given the current snapshot. */
+  multicastGroups?: (snap: SmSnapshot) => McastGroupPorts[];
+  /** Called after every heavy sweep with the new snapshot (before SUBNET UP is logged). */
+  onSnapshot?: (snap: SmSnapshot) => void;
   onProgress?: (phase: string, detail: Record<string, number>) => void;
 }
 
@@ -52,6 +58,7 @@ export interface SweepStats {
   portInfoSets: number;
   pkeyBlocksWritten: number;
   vlTablesWritten: number;
+  mftBlocksWritten: number;
   activated: number;
   engine?: string;
 }
@@ -75,6 +82,8 @@ export class SubnetManager {
   private readonly pkeyCache = new Map<string, string>();
   /** SL2VL/VLArb programming done for this VL layout, by port key. */
   private readonly vlCache = new Map<string, string>();
+  private readonly mftCache = new MftCache();
+  private mcastDirty = false;
   private sweepTimer?: TimerHandle;
   private sweeping?: Promise<SweepStats>;
   private resweepRequested = false;
@@ -176,7 +185,7 @@ export class SubnetManager {
         }
       }),
     );
-    const st: SweepStats = { kind: 'light', smps: this.o.smp.sent - s0, ms: this.o.clock.now() - t0, nodes: fabric.nodes.length, switches: 0, endPorts: 0, maxLid: snap.maxLid, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, vlTablesWritten: 0, activated: 0 };
+    const st: SweepStats = { kind: 'light', smps: this.o.smp.sent - s0, ms: this.o.clock.now() - t0, nodes: fabric.nodes.length, switches: 0, endPorts: 0, maxLid: snap.maxLid, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0 };
     if (changed) {
       this.o.log.info('light sweep found a change; heavy sweep follows');
       return this.heavySweep();
@@ -227,6 +236,14 @@ export class SubnetManager {
     const activated = await this.activatePorts(disc);
 
     this.snapshot = { fabric, discovery: disc, routing: routed.result, maxLid: lids.maxLid, smLid, sweep: this.sweepCount };
+
+    // 8. Multicast forwarding for the SA's groups over the new routes.
+    // A switch found with LinearFDBTop 0 was reset: what this SM wrote to its MFT is gone.
+    fabric.nodes.forEach((n, i) => {
+      if (n.type === NodeType.Switch && disc.nodes[i]!.switchInfo?.linearFdbTop === 0) this.mftCache.forget(n.guid);
+    });
+    const mftBlocksWritten = await this.programMfts(this.snapshot);
+    this.o.onSnapshot?.(this.snapshot);
     const st: SweepStats = {
       kind: 'heavy',
       smps: smp.sent - s0,
@@ -239,6 +256,7 @@ export class SubnetManager {
       portInfoSets,
       pkeyBlocksWritten: pkeyBlocks,
       vlTablesWritten: vlTables,
+      mftBlocksWritten,
       activated,
       engine: routed.result.engine,
     };
@@ -425,6 +443,45 @@ export class SubnetManager {
     return written;
   }
 
+  /** The multicast groups changed (join/leave): reprogram the MFTs now, or in the sweep under way. */
+  async updateMulticast(): Promise<number> {
+    if (!this.snapshot) return 0;
+    if (this.sweeping) {
+      this.mcastDirty = true;
+      return 0;
+    }
+    return this.programMfts(this.snapshot);
+  }
+
+  /** Compute every group's spanning tree and write the MFT blocks that differ from what this SM
+   * last wrote (emptied blocks are written as zeros). Returns blocks written. */
+  private async programMfts(snap: SmSnapshot): Promise<number> {
+    this.mcastDirty = false;
+    const groups = this.o.multicastGroups?.(snap) ?? [];
+    const { fabric, discovery } = snap;
+    const plan = computeMfts(fabric, snap.routing.lfts, groups);
+    for (const note of plan.notes) this.o.log.debug('multicast', { note });
+    const jobs: Promise<unknown>[] = [];
+    let written = 0;
+    fabric.nodes.forEach((n, ni) => {
+      if (n.type !== NodeType.Switch) return;
+      const d = discovery.nodes[ni]!;
+      const cap = d.switchInfo?.multicastFdbCap ?? 0;
+      const masks = new Map([...(plan.bySwitch.get(ni) ?? new Map<number, bigint>())].filter(([mlid]) => mlid < MCAST_LID_BASE + cap));
+      for (const w of this.mftCache.diff(n.guid, mftBlocks(masks))) {
+        written++;
+        jobs.push(
+          this.o.smp
+            .setDr(d.path, SmpAttr.MulticastForwardingTable, w.attrMod, MulticastForwardingTable.encode({ portMasks: w.masks }))
+            .then(() => this.mftCache.commit(w)),
+        );
+      }
+    });
+    await Promise.all(jobs);
+    if (this.mcastDirty) written += await this.programMfts(snap);
+    return written;
+  }
+
   private async programLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: number): Promise<number> {
     const { fabric, nodes } = disc;
     const jobs: Promise<unknown>[] = [];
@@ -440,6 +497,8 @@ export class SubnetManager {
         const want: SwitchInfo = { ...si, linearFdbTop: maxLid, portStateChange: si.portStateChange, lifeTimeValue: si.lifeTimeValue };
         jobs.push(this.o.smp.setDr(d.path, SmpAttr.SwitchInfo, 0, SwitchInfo.encode(want)));
       }
+      // LinearFDBTop 0: the switch was reset (or is new); nothing this SM wrote is still there.
+      if (si.linearFdbTop === 0) this.lftCache.delete(n.guid);
       let cache = this.lftCache.get(n.guid);
       if (!cache) this.lftCache.set(n.guid, (cache = new Map()));
       for (let b = 0; b < nBlocks; b++) {
