@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { RoutingError, routeWithFallback, engineNames, getEngine, verifyRoutes, type FallbackResult, type LoadStats, type VerifyReport } from '../routing/index.js';
 import { fmtGuid } from '../routing/graph.js';
-import { assignLids } from '../sm/lids.js';
+import { assignLids, LidSpaceExhausted } from '../sm/lids.js';
 import { loadFabricSpec, TopologyError } from '../sim/load.js';
 
 export interface CliIo {
@@ -119,7 +119,7 @@ export async function routeMain(argv: string[], io: CliIo): Promise<number> {
     fabric = loadFabricSpec(args.spec, args.seed !== undefined ? { seed: args.seed } : {});
     assignLids(fabric, { lmc: args.lmc });
   } catch (e) {
-    if (e instanceof TopologyError || e instanceof Error) {
+    if (e instanceof TopologyError || e instanceof LidSpaceExhausted || e instanceof RangeError) {
       io.stderr.write(`ibsm route: ${e.message}\n`);
       return 2;
     }
