@@ -55,8 +55,10 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
       t.register(MgmtClass.SubnLid, 1);
       t.register(MgmtClass.SubnDirected, 1);
     }
-    if (o.sa) t.register(MgmtClass.SubnAdm, SA_CLASS_VERSION);
-    if (!o.sm && !o.sa) t.register(MgmtClass.SubnDirected, 1);
+    // An SM's SA server registers class 0x03 itself (as a server); a client registers it here.
+    if (o.sa && !o.sm) t.register(MgmtClass.SubnAdm, SA_CLASS_VERSION);
+    // Clients read their own PortInfo (SM LID) with a hop-0 SMP.
+    if (!o.sm) t.register(MgmtClass.SubnDirected, 1);
     const rpc = new MadRpc(t, clock, { timeoutMs: 200, retries: 3, window: 64, perDestinationWindow: 8, ...o.rpc });
     return {
       kind: 'umad',
@@ -74,7 +76,7 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
   const ep = sim.attach(o.attach !== undefined ? parseNodeRef(o.attach) : 0);
   ep.register(MgmtClass.SubnLid, 1, o.sm ? { methods: [0x05, 0x01, 0x02] } : {});
   ep.register(MgmtClass.SubnDirected, 1, o.sm ? { methods: [0x01, 0x02] } : {});
-  if (o.sa) ep.register(MgmtClass.SubnAdm, SA_CLASS_VERSION, {});
+  if (o.sa && !o.sm) ep.register(MgmtClass.SubnAdm, SA_CLASS_VERSION, {});
   const rpc = new MadRpc(ep, clock, { timeoutMs: 100, retries: 3, window: 256, perDestinationWindow: 16, ...o.rpc });
   return {
     kind: 'sim',

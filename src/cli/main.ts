@@ -30,8 +30,9 @@ commands:
       [--guid2lid FILE] [--partitions FILE] [--sweep-interval S] [--config FILE] [--once]
       [--log-format text|json] [--verbose]
       the subnet manager (and SA); logs "SUBNET UP" when the subnet is up
-  query <record> [filters] [--sim ... | --umad ...] [--json]
-      SA client (like saquery)
+  query <record> [filters] [--sim <file|gen:spec> | --umad [--ca NAME] [--ca-port N]] [--json]
+      SA client (like saquery); on --sim the subnet is brought up in-process first
+      (ibsm query --help lists the records and filters)
 
 With neither --sim nor --umad, commands run on the embedded simulated fabric (${DEFAULT_SIM_SPEC}).
 `;
@@ -196,6 +197,11 @@ export async function main(argv: string[], io: Io): Promise<number> {
       }
       case 'run':
         return await runCmd(rest, io);
+      case 'query': {
+        const { queryMain } = await import('./query.js');
+        const { openQuerySession } = await import('./session.js');
+        return await queryMain(rest, io, { openRpc: openQuerySession });
+      }
       case undefined:
       case 'help':
       case '--help':

@@ -1,8 +1,7 @@
 /** `ibsm run`: the SM daemon wiring — backend, SM, trap and SMInfo handling, signals. */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { SubnetManager } from '../sm/sm.js';
+import { Subnet } from '../subnet.js';
 import { smpClientOf } from '../sm/smp-client.js';
-import { installSmHandlers } from '../sm/handlers.js';
 import { formatGuid2Lid, parseGuid2Lid, type LidRange } from '../sm/lids.js';
 import { parsePartitions, PartitionPlan } from '../sm/partitions.js';
 import type { Logger } from '../util/log.js';
@@ -50,7 +49,9 @@ export async function runSm(o: RunOptions): Promise<number> {
   log.info('ibsm starting', { backend: be.kind, port: `${be.transport.local.caName}/${be.transport.local.portNum}`, portGuid: be.transport.local.portGuid, routing: o.routing.join(','), lmc: o.lmc });
 
   let lastProgress = '';
-  const sm = new SubnetManager({
+  const subnet = new Subnet({
+    rpc: be.rpc,
+    portGuid: be.transport.local.portGuid,
     smp: smpClientOf(be.rpc),
     clock: be.clock,
     log,
@@ -74,19 +75,17 @@ export async function runSm(o: RunOptions): Promise<number> {
       : undefined,
   });
 
-  installSmHandlers(be.rpc, sm, { portGuid: be.transport.local.portGuid, log });
-
   let stopping = false;
   const stop = async (why: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
     log.info('ibsm stopping', { reason: why });
-    sm.stop();
+    subnet.stop();
     await be.close();
   };
 
   try {
-    await sm.start();
+    await subnet.start();
   } catch (e) {
     log.error('first sweep failed', { error: (e as Error).message });
     await stop('error');

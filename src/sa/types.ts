@@ -3,6 +3,27 @@
 import type { SmSnapshot } from '../sm/sm.js';
 import type { PartitionPlan } from '../sm/partitions.js';
 
+/** What the SM knows of tables the snapshot does not carry (all optional; the SA falls back to what
+ * the SM programs by default: P_Keys from the partition plan, the routing engine's SL→VL table,
+ * empty VLArb tables, no MFT blocks). Node indices are into `snapshot.fabric.nodes`. */
+export interface SaTables {
+  /** P_Key table of a port (switch: port 0), membership bit included. */
+  pkeys?(node: number, port: number): readonly number[] | undefined;
+  /** SL→VL table (16 VLs) of a port pair (CA: inPort 0, outPort = the port). */
+  sl2vl?(node: number, inPort: number, outPort: number): readonly number[] | undefined;
+  /** One VLArbitration block (1..4) of a port: up to 32 {vl, weight} entries. */
+  vlArb?(node: number, port: number, block: number): readonly { vl: number; weight: number }[] | undefined;
+  /** The MFT blocks a switch holds: block (0..511), position (0..15) and 32 port masks. */
+  mft?(node: number): Iterable<{ block: number; position: number; masks: readonly number[] }>;
+}
+
+/** The SM's own SMInfo values for SMInfoRecord (defaults: Master, priority 0, ActCount = sweep count). */
+export interface SaSmInfo {
+  actCount: number;
+  priority: number;
+  smState: number;
+}
+
 /** Who asked: the requester's port, as the SA sees it. */
 export interface SaRequester {
   /** Source LID of the request. */
@@ -42,6 +63,10 @@ export interface SaContext {
   smKey: bigint;
   /** Virtual-clock time in ms (leases). */
   now: number;
+  /** Optional: tables the SM read or programmed (see SaTables). */
+  tables?: SaTables;
+  /** Optional: the SM's SMInfo (for SMInfoRecord). */
+  smInfo?: SaSmInfo;
 }
 
 /** Handles one SA attribute (or several). Pure with respect to I/O: side effects only on the

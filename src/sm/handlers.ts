@@ -2,7 +2,7 @@
  * SMInfo Get from other SMs. A malformed MAD is answered where it can be and logged, never thrown. */
 import { MgmtClass, Method, SmpAttr, SMP_DATA_OFFSET } from '../wire/mad.js';
 import { SMInfo } from '../wire/sma.js';
-import { decodeNotice } from '../wire/notice.js';
+import { decodeNotice, type NoticeSmp } from '../wire/notice.js';
 import type { MadRpc } from '../rpc/madrpc.js';
 import type { ReceivedMad } from '../transport/types.js';
 import type { Logger } from '../util/log.js';
@@ -11,7 +11,7 @@ import type { SubnetManager } from './sm.js';
 /** Traps that mean the topology or a port's state changed. */
 const RESWEEP_TRAPS = new Set([128, 129, 130, 131, 144, 145]);
 
-export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: { portGuid: bigint; log: Logger }): () => void {
+export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: { portGuid: bigint; log: Logger; /** Every well-formed trap, e.g. for the SA to forward to subscribers. */ onNotice?: (n: NoticeSmp) => void }): () => void {
   const offTrap = rpc.onUnsolicited(
     MgmtClass.SubnLid,
     (m: ReceivedMad) => {
@@ -19,14 +19,16 @@ export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: { portGuid:
       resp[3] = Method.TrapRepress;
       rpc.respond(m, resp);
       let trap: number;
+      let notice: NoticeSmp;
       try {
-        const { notice } = decodeNotice(m.data, SMP_DATA_OFFSET, 'smp');
+        notice = decodeNotice(m.data, SMP_DATA_OFFSET, 'smp').notice;
         trap = notice.isGeneric ? notice.trapNumber : -1;
       } catch (e) {
         o.log.warn('malformed trap ignored', { from: m.addr.lid, error: (e as Error).message });
         return;
       }
       o.log.info('trap received', { trap, from: m.addr.lid });
+      o.onNotice?.(notice);
       if (RESWEEP_TRAPS.has(trap)) sm.requestHeavySweep(`trap ${trap} from LID ${m.addr.lid}`);
     },
     { method: Method.Trap },

@@ -1,0 +1,74 @@
+/** How `ibsm query` reaches an SA: through libibumad (the SA runs elsewhere: ibsm, OpenSM), or on
+ * the in-process fabric, where the subnet is first brought up here (SM + SA at the first node) and
+ * the query is sent from a client attached at another port. */
+import { MgmtClass, Method, NodeType } from '../wire/mad.js';
+import { SA_CLASS_VERSION } from '../wire/sa.js';
+import { MadRpc } from '../rpc/madrpc.js';
+import { RealClock } from '../util/clock.js';
+import { AsapClock } from '../util/asap-clock.js';
+import { Logger } from '../util/log.js';
+import { loadFabricSpec } from '../sim/load.js';
+import { SimFabric } from '../sim/fabric.js';
+import { smpClientOf } from '../sm/smp-client.js';
+import { Subnet } from '../subnet.js';
+import { openBackend, DEFAULT_SIM_SPEC } from './backend.js';
+import type { BackendArgs, QuerySession } from './query.js';
+
+function str(a: BackendArgs, k: string): string | undefined {
+  const v = a[k];
+  return typeof v === 'string' ? v : undefined;
+}
+
+function nodeRef(s: string): number | bigint | string {
+  if (/^\d+$/.test(s)) return Number(s);
+  if (/^0x[0-9a-fA-F]+$/.test(s)) return BigInt(s);
+  return s;
+}
+
+export async function openQuerySession(args: BackendArgs): Promise<QuerySession> {
+  const seed = str(args, 'seed') !== undefined ? Number(str(args, 'seed')) : undefined;
+  if (args.umad) {
+    const port = str(args, 'ca-port');
+    const be = await openBackend({ umad: true, ca: str(args, 'ca'), port: port !== undefined ? Number(port) : undefined, sa: true });
+    return { rpc: be.rpc, close: () => be.close() };
+  }
+  const clock = new RealClock();
+  const fabric = loadFabricSpec(str(args, 'sim') ?? DEFAULT_SIM_SPEC, { seed });
+  const sim = new SimFabric(fabric, { clock: new AsapClock(), seed });
+  const smEp = sim.attach(0);
+  smEp.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap, Method.Get, Method.Set] });
+  smEp.register(MgmtClass.SubnDirected, 1, { methods: [Method.Get, Method.Set] });
+  const smRpc = new MadRpc(smEp, clock, { window: 256, perDestinationWindow: 16 });
+  const subnet = new Subnet({
+    rpc: smRpc,
+    portGuid: smEp.local.portGuid,
+    smp: smpClientOf(smRpc),
+    clock,
+    log: new Logger(undefined, 'warn'),
+    routing: ['ftree', 'updn', 'minhop'],
+    lmc: 0,
+    sweepIntervalMs: 0,
+    seed,
+  });
+  await subnet.start();
+  // The client: --attach, else the first CA port that is not the SM's.
+  const attach = str(args, 'attach');
+  const client = attach !== undefined ? nodeRef(attach) : sim.nodes.findIndex((n, i) => i !== 0 && n.type !== NodeType.Switch);
+  if (client === -1) throw new Error('the simulated fabric has no CA to send the query from; name a node with --attach');
+  const cEp = sim.attach(client);
+  cEp.register(MgmtClass.SubnDirected, 1);
+  cEp.register(MgmtClass.SubnAdm, SA_CLASS_VERSION);
+  const rpc = new MadRpc(cEp, clock);
+  return {
+    rpc,
+    saLid: subnet.sm.current!.smLid,
+    async close() {
+      rpc.close();
+      subnet.stop();
+      smRpc.close();
+      await cEp.close();
+      await smEp.close();
+      sim.close();
+    },
+  };
+}

@@ -1,0 +1,485 @@
+/**
+ * PathRecord, MultiPathRecord and TraceRecord: paths computed from the forwarding tables the SM
+ * programmed (the snapshot's routing LFTs), followed hop by hop from the source to the
+ * destination LID. Pure.
+ *
+ * Per (SLID, DLID) pair: MTU and rate are the minimum over the links traversed, PacketLifeTime the
+ * source port's SubnetTimeout as OpenSM does (0 for a loopback path), SL from the routing engine
+ * (`routing.sl`, else 0), P_Key a key both ends share (the requested one must be shared),
+ * Reversible when the reverse path exists under the same constraints. Selectors follow the spec
+ * and OpenSM: GreaterThan / LessThan / Exactly / Best, NoRecords when one cannot be met; rates
+ * compare by bandwidth (the rate enumeration is not ordered). With an LMC every LID pair of the
+ * two ranges is a path: "diagonal" pairs first (Preference 0), then the rest (Preference 2), up to
+ * NumbPath per port pair. SGID/DGID queries iterate the ranges; SLID/DLID pin them.
+ */
+import { MadStatus, Method, NodeType } from '../wire/mad.js';
+import { MultiPathRecord, PathRecord, SaAttr, SaStatus, Selector, TraceRecord, multiPathGids, multiPathServiceId, type PathRecord as PathRecordValue } from '../wire/sa.js';
+import type { PortInfo } from '../wire/sma.js';
+import { NO_ROUTE } from '../routing/types.js';
+import { SaRequestError } from './engine.js';
+import { commonPkey, fabricIndex, lidRange, pkeyView, portPkeys, shareThis, Visibility, type EndPort } from './visibility.js';
+import type { SaContext, SaHandler, SaQuery } from './types.js';
+
+/** The default (and link-local) GID prefix. */
+export const LINK_LOCAL_PREFIX = 0xfe80000000000000n;
+const GUID_MASK = (1n << 64n) - 1n;
+const MAX_HOPS = 64;
+
+// ---------- rates ----------
+
+/** PathRecord rate enumeration → Gb/s (IB_PATH_RECORD_RATE_*). */
+export const RATE_GBPS: Readonly<Record<number, number>> = {
+  2: 2.5, 5: 5, 3: 10, 11: 14, 6: 20, 15: 25, 19: 28, 4: 30, 7: 40, 20: 50, 12: 56, 8: 60, 9: 80, 16: 100, 13: 112, 10: 120, 14: 168, 17: 200, 18: 300, 21: 400, 22: 600,
+};
+/** Rate enumerations in increasing bandwidth. */
+export const RATES_ASCENDING: readonly number[] = Object.keys(RATE_GBPS)
+  .map(Number)
+  .sort((a, b) => RATE_GBPS[a]! - RATE_GBPS[b]!);
+
+const LANES: Readonly<Record<number, number>> = { 1: 1, 2: 4, 4: 8, 8: 12, 16: 2 };
+const LANE_GBPS: Readonly<Record<number, number>> = { 1: 2.5, 2: 5, 4: 10 };
+const LANE_GBPS_EXT: Readonly<Record<number, number>> = { 1: 14, 2: 25, 4: 50, 8: 100 };
+
+/** The PathRecord rate of a port's active width and speed (the largest enumeration not above its bandwidth). */
+export function portRate(pi: Pick<PortInfo, 'linkWidthActive' | 'linkSpeedActive' | 'linkSpeedExtActive'>): number {
+  const lanes = LANES[pi.linkWidthActive] ?? 1;
+  const lane = (pi.linkSpeedExtActive && LANE_GBPS_EXT[pi.linkSpeedExtActive]) || LANE_GBPS[pi.linkSpeedActive] || 2.5;
+  const gbps = lanes * lane;
+  let best = RATES_ASCENDING[0]!;
+  for (const r of RATES_ASCENDING) if (RATE_GBPS[r]! <= gbps) best = r;
+  return best;
+}
+
+export function rateCompare(a: number, b: number): number {
+  return (RATE_GBPS[a] ?? 0) - (RATE_GBPS[b] ?? 0);
+}
+
+// ---------- walking the forwarding tables ----------
+
+/** One node a path goes through: the port it enters by (0 at the source) and leaves by (0 at the destination). */
+export interface PathHop {
+  node: number;
+  inPort: number;
+  outPort: number;
+}
+
+export type PathWalk =
+  | { ok: true; hops: PathHop[]; /** links traversed */ links: number; mtu: number; rate: number }
+  | { ok: false; reason: string };
+
+function pinfo(ctx: SaContext, node: number, port: number): PortInfo | undefined {
+  return ctx.snapshot.discovery.nodes[node]?.portInfo[port];
+}
+
+/** Follow the LFTs from `src` towards `dlid` (owned by `dst`). */
+export function walkPath(ctx: SaContext, src: EndPort, dlid: number, dst: EndPort): PathWalk {
+  const { fabric, routing } = ctx.snapshot;
+  const hops: PathHop[] = [];
+  let mtu = Infinity;
+  let rate = -1;
+  let links = 0;
+  const crossLink = (node: number, port: number): { node: number; port: number } | string => {
+    const p = fabric.nodes[node]!.ports[port];
+    if (!p?.peer) return `node ${node} port ${port} has no link`;
+    const a = pinfo(ctx, node, port);
+    const b = pinfo(ctx, p.peer.node, p.peer.port);
+    for (const x of [a, b]) {
+      if (!x) continue;
+      mtu = Math.min(mtu, x.mtuCap || Infinity, x.neighborMtu || Infinity);
+      const r = portRate(x);
+      if (rate < 0 || rateCompare(r, rate) < 0) rate = r;
+    }
+    links++;
+    return p.peer;
+  };
+
+  if (src.node === dst.node && src.port === dst.port) {
+    const pi = pinfo(ctx, src.node, src.port);
+    return { ok: true, hops: [{ node: src.node, inPort: 0, outPort: 0 }], links: 0, mtu: pi?.mtuCap || 1, rate: pi ? portRate(pi) : 2 };
+  }
+  let node = src.node;
+  let inPort = 0;
+  if (fabric.nodes[node]!.type !== NodeType.Switch) {
+    hops.push({ node, inPort: 0, outPort: src.port });
+    const next = crossLink(node, src.port);
+    if (typeof next === 'string') return { ok: false, reason: next };
+    node = next.node;
+    inPort = next.port;
+  }
+  for (let i = 0; i <= MAX_HOPS; i++) {
+    const n = fabric.nodes[node]!;
+    if (node === dst.node && (n.type === NodeType.Switch || inPort === dst.port)) {
+      hops.push({ node, inPort, outPort: 0 });
+      if (mtu === Infinity) mtu = pinfo(ctx, node, 0)?.mtuCap || 1;
+      if (rate < 0) rate = 2;
+      return { ok: true, hops, links, mtu, rate };
+    }
+    if (n.type !== NodeType.Switch) return { ok: false, reason: `LID ${dlid} routed into node ${node}, which is not its owner` };
+    const lft = routing.lfts.get(node);
+    const out = lft?.[dlid] ?? NO_ROUTE;
+    if (out === NO_ROUTE || out === 0 || out > n.numPorts) return { ok: false, reason: `switch ${node} has no route to LID ${dlid}` };
+    hops.push({ node, inPort, outPort: out });
+    const next = crossLink(node, out);
+    if (typeof next === 'string') return { ok: false, reason: next };
+    node = next.node;
+    inPort = next.port;
+  }
+  return { ok: false, reason: `no arrival at LID ${dlid} within ${MAX_HOPS} hops (loop)` };
+}
+
+// ---------- PathRecord ----------
+
+const PR_BITS = new Map<string, bigint>();
+/** Component-mask bits of a PathRecord field (both bits of ServiceID). */
+const bit = (name: string): bigint => {
+  let b = PR_BITS.get(name);
+  if (b === undefined) PR_BITS.set(name, (b = PathRecord.mask(name)));
+  return b;
+};
+
+/** The subnet prefix: the SM port's GidPrefix (the default link-local prefix when unset). */
+function subnetPrefix(ctx: SaContext): bigint {
+  const idx = fabricIndex(ctx.snapshot);
+  const sm = idx.byGuid.get(ctx.smPortGuid);
+  return (sm && pinfo(ctx, sm.node, sm.port)?.gidPrefix) || LINK_LOCAL_PREFIX;
+}
+
+function portGid(ctx: SaContext, ep: EndPort, prefix: bigint): bigint {
+  return ((pinfo(ctx, ep.node, ep.port)?.gidPrefix || prefix) << 64n) | ep.guid;
+}
+
+/** Resolve a GID of this subnet to its end port; throws ReqInvalidGid for a foreign prefix or an unknown GUID. */
+function portByGid(ctx: SaContext, gid: bigint, what: string): EndPort {
+  const prefix = gid >> 64n;
+  if (prefix !== LINK_LOCAL_PREFIX && prefix !== subnetPrefix(ctx)) {
+    throw new SaRequestError(SaStatus.ReqInvalidGid, `${what} prefix 0x${prefix.toString(16)} is not this subnet's (no router)`);
+  }
+  const ep = fabricIndex(ctx.snapshot).byGuid.get(gid & GUID_MASK);
+  if (!ep) throw new SaRequestError(SaStatus.ReqInvalidGid, `${what}: no port with GUID 0x${(gid & GUID_MASK).toString(16)}`);
+  return ep;
+}
+
+/** What a path query asks, in PathRecord terms (also built from a MultiPathRecord). */
+export interface PathRequest {
+  rec: PathRecordValue;
+  mask: bigint;
+}
+
+/** The candidate LID pairs of two end ports in preference order, narrowed by SLID/DLID when asked. */
+function* lidPairs(src: EndPort, dst: EndPort, slid: number | undefined, dlid: number | undefined): Iterable<[number, number, number]> {
+  const [s0, s1] = slid !== undefined ? [slid, slid] : lidRange(src);
+  const [d0, d1] = dlid !== undefined ? [dlid, dlid] : lidRange(dst);
+  // Preference 0: distinct LIDs on both sides (most redundant) ...
+  for (let i = 0; s0 + i <= s1 && d0 + i <= d1; i++) yield [s0 + i, d0 + i, 0];
+  // ... then every other pair (Preference 2).
+  for (let s = s0; s <= s1; s++) for (let d = d0; d <= d1; d++) if (s - s0 !== d - d0) yield [s, d, 2];
+}
+
+interface Params {
+  mtu: number;
+  rate: number;
+  pktLife: number;
+  pkey: number;
+  sl: number;
+}
+
+/** Apply the request's constraints to a walked path; undefined when they cannot be met. */
+function pathParams(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort, slid: number, dlid: number, walk: { mtu: number; rate: number }): Params | undefined {
+  const { rec, mask } = req;
+  const has = (b: bigint): boolean => (mask & b) === b;
+  let { mtu, rate } = walk;
+  const loop = src.node === dst.node && src.port === dst.port;
+  let pktLife = loop ? 0 : (pinfo(ctx, src.node, src.port)?.subnetTimeout ?? 18);
+
+  if (has(bit('mtuSelector') | bit('mtu'))) {
+    const want = rec.mtu;
+    switch (rec.mtuSelector) {
+      case Selector.GreaterThan:
+        if (mtu <= want) return undefined;
+        break;
+      case Selector.LessThan:
+        if (mtu >= want) {
+          if (want > 1) mtu = want - 1;
+          else return undefined;
+        }
+        break;
+      case Selector.Exactly:
+        if (mtu < want) return undefined;
+        mtu = want;
+        break;
+      default: // Best: the largest available
+        break;
+    }
+  }
+  if (has(bit('rateSelector') | bit('rate'))) {
+    const want = rec.rate;
+    if (RATE_GBPS[want] === undefined && rec.rateSelector !== Selector.Best) return undefined;
+    switch (rec.rateSelector) {
+      case Selector.GreaterThan:
+        if (rateCompare(rate, want) <= 0) return undefined;
+        break;
+      case Selector.LessThan:
+        if (rateCompare(rate, want) >= 0) {
+          const lower = RATES_ASCENDING.filter((r) => rateCompare(r, want) < 0);
+          if (!lower.length) return undefined;
+          rate = lower[lower.length - 1]!;
+        }
+        break;
+      case Selector.Exactly:
+        if (rateCompare(rate, want) < 0) return undefined;
+        rate = want;
+        break;
+      default:
+        break;
+    }
+  }
+  if (has(bit('packetLifeTimeSelector') | bit('packetLifeTime'))) {
+    const want = rec.packetLifeTime;
+    switch (rec.packetLifeTimeSelector) {
+      case Selector.GreaterThan:
+        if (pktLife <= want) return undefined;
+        break;
+      case Selector.LessThan:
+        if (pktLife >= want) {
+          if (want > 1) pktLife = want - 1;
+          else return undefined;
+        }
+        break;
+      case Selector.Exactly:
+        if (pktLife < want) return undefined;
+        pktLife = want;
+        break;
+      default: // Best: the smallest available
+        break;
+    }
+  }
+
+  const view = pkeyView(ctx);
+  const sk = view.port(src.node, src.port);
+  const dk = view.port(dst.node, dst.port);
+  let pkey: number;
+  if (has(bit('pKey'))) {
+    if (!shareThis(sk, dk, rec.pKey)) return undefined;
+    pkey = rec.pKey;
+  } else {
+    const k = commonPkey(portPkeys(ctx, src.node, src.port), dk, sk);
+    if (k === undefined) return undefined;
+    pkey = k;
+  }
+  if (has(bit('rawTraffic')) && rec.rawTraffic) pkey = 0;
+
+  const engineSl = ctx.snapshot.routing.sl?.(slid, dlid);
+  let sl = engineSl ?? 0;
+  if (has(bit('sl'))) {
+    if (engineSl !== undefined && engineSl !== rec.sl) return undefined;
+    sl = rec.sl;
+  }
+  if (has(bit('qosClass')) && rec.qosClass !== 0) return undefined; // no QoS classes are configured
+  return { mtu, rate, pktLife, pkey, sl };
+}
+
+/** The PathRecords of one port pair, at most `limit`. */
+function pairPaths(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort, limit: number, prefix: bigint): Uint8Array[] {
+  const { rec, mask } = req;
+  const has = (b: bigint): boolean => (mask & b) === b;
+  const out: Uint8Array[] = [];
+  if (limit <= 0 || !src.lid || !dst.lid) return out;
+  const slid = has(bit('slid')) ? rec.slid : undefined;
+  const dlid = has(bit('dlid')) ? rec.dlid : undefined;
+  if (slid !== undefined && (slid < lidRange(src)[0] || slid > lidRange(src)[1])) return out;
+  if (dlid !== undefined && (dlid < lidRange(dst)[0] || dlid > lidRange(dst)[1])) return out;
+  for (const [s, d, preference] of lidPairs(src, dst, slid, dlid)) {
+    const fwd = walkPath(ctx, src, d, dst);
+    if (!fwd.ok) continue;
+    const p = pathParams(ctx, req, src, dst, s, d, fwd);
+    if (!p) continue;
+    const rev = walkPath(ctx, dst, s, src);
+    const reversible = rev.ok && pathParams(ctx, req, dst, src, d, s, rev) !== undefined;
+    if (has(bit('reversible')) && rec.reversible && !reversible) continue;
+    out.push(
+      PathRecord.encode({
+        serviceId: has(bit('serviceId')) ? rec.serviceId : 0n,
+        dgid: portGid(ctx, dst, prefix),
+        sgid: portGid(ctx, src, prefix),
+        dlid: d,
+        slid: s,
+        rawTraffic: has(bit('rawTraffic')) ? rec.rawTraffic : 0,
+        flowLabel: has(bit('flowLabel')) ? rec.flowLabel : 0,
+        hopLimit: has(bit('hopLimit')) ? rec.hopLimit : 0,
+        tClass: has(bit('tClass')) ? rec.tClass : 0,
+        reversible: reversible ? 1 : 0,
+        numbPath: 0,
+        pKey: p.pkey,
+        qosClass: 0,
+        sl: p.sl,
+        mtuSelector: Selector.Exactly,
+        mtu: p.mtu,
+        rateSelector: Selector.Exactly,
+        rate: p.rate,
+        packetLifeTimeSelector: Selector.Exactly,
+        packetLifeTime: p.pktLife,
+        preference,
+      }),
+    );
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+interface Endpoints {
+  src?: EndPort;
+  dst?: EndPort;
+}
+
+/** The source and destination a PathRecord template names (GID first, else LID). */
+function endpoints(ctx: SaContext, req: PathRequest): Endpoints {
+  const { rec, mask } = req;
+  const has = (b: bigint): boolean => (mask & b) === b;
+  const idx = fabricIndex(ctx.snapshot);
+  let src: EndPort | undefined;
+  let dst: EndPort | undefined;
+  if (has(bit('sgid'))) src = portByGid(ctx, rec.sgid, 'SGID');
+  else if (has(bit('slid'))) {
+    src = idx.byLid(rec.slid);
+    if (!src) throw new SaRequestError(SaStatus.NoRecords, `no port has SLID ${rec.slid}`);
+  }
+  if (has(bit('dgid'))) {
+    if (rec.dgid >> 120n === 0xffn) throw new SaRequestError(SaStatus.NoRecords, 'multicast DGIDs are answered by MCMemberRecord');
+    dst = portByGid(ctx, rec.dgid, 'DGID');
+  } else if (has(bit('dlid'))) {
+    dst = idx.byLid(rec.dlid);
+    if (!dst) throw new SaRequestError(SaStatus.NoRecords, `no port has DLID ${rec.dlid}`);
+  }
+  return { src, dst };
+}
+
+/** PathRecords for a query (Get: at most one). */
+export function queryPaths(ctx: SaContext, q: SaQuery): Uint8Array[] {
+  const req: PathRequest = { rec: PathRecord.decode(q.data), mask: q.componentMask };
+  const { src, dst } = endpoints(ctx, req);
+  if (!src && !dst) throw new SaRequestError(SaStatus.ReqInsufficientComponents, 'a PathRecord query needs a source (SGID or SLID) or a destination (DGID or DLID)');
+  const get = q.method === Method.Get;
+  const perPair = get ? 1 : (req.mask & bit('numbPath')) === bit('numbPath') ? req.rec.numbPath : Infinity;
+  const vis = new Visibility(ctx, q.requester);
+  const idx = fabricIndex(ctx.snapshot);
+  const prefix = subnetPrefix(ctx);
+  const out: Uint8Array[] = [];
+  for (const s of src ? [src] : idx.endPorts) {
+    for (const d of dst ? [dst] : idx.endPorts) {
+      if (!vis.path(s, d)) continue;
+      for (const r of pairPaths(ctx, req, s, d, perPair, prefix)) out.push(r);
+      if (get && out.length) return out;
+    }
+  }
+  return out;
+}
+
+export const pathRecordHandler: SaHandler = {
+  attrIds: [SaAttr.PathRecord],
+  handle(q, ctx) {
+    if (q.method !== Method.Get && q.method !== Method.GetTable) throw new SaRequestError(MadStatus.UnsupportedMethodAttr, 'PathRecord supports Get and GetTable');
+    return { kind: 'records', records: queryPaths(ctx, q) };
+  },
+};
+
+// ---------- MultiPathRecord ----------
+
+const MPR_BITS = Object.fromEntries(MultiPathRecord.components.map((c) => [c.path, 1n << BigInt(c.index)])) as Record<string, bigint>;
+const SHARED_FIELDS = ['rawTraffic', 'flowLabel', 'hopLimit', 'tClass', 'reversible', 'numbPath', 'pKey', 'qosClass', 'sl', 'mtuSelector', 'mtu', 'rateSelector', 'rate', 'packetLifeTimeSelector', 'packetLifeTime'] as const;
+
+/** PathRecords for every SGID × DGID pair of a MultiPathRecord, round-robin across pairs, up to NumbPath in all. */
+export function queryMultiPaths(ctx: SaContext, q: SaQuery): Uint8Array[] {
+  const m = MultiPathRecord.decode(q.data);
+  const mmask = q.componentMask;
+  const { sgids, dgids } = multiPathGids(m);
+  if (!sgids.length || !dgids.length) throw new SaRequestError(SaStatus.ReqInsufficientComponents, 'a MultiPathRecord needs SGIDCount and DGIDCount of at least 1');
+  let mask = 0n;
+  const rec = PathRecord.zero();
+  for (const f of SHARED_FIELDS) {
+    if (mmask & MPR_BITS[f]!) {
+      mask |= bit(f);
+      (rec as Record<string, unknown>)[f] = m[f];
+    }
+  }
+  if (mmask & (MPR_BITS['serviceIdMsb']! | MPR_BITS['serviceIdLsb']!)) {
+    mask |= bit('serviceId');
+    rec.serviceId = multiPathServiceId(m);
+  }
+  const limit = mmask & MPR_BITS['numbPath']! ? m.numbPath : Infinity;
+  const srcs = sgids.map((g) => portByGid(ctx, g, 'SGID'));
+  const dsts = dgids.map((g) => portByGid(ctx, g, 'DGID'));
+  const vis = new Visibility(ctx, q.requester);
+  const prefix = subnetPrefix(ctx);
+  const lists: Uint8Array[][] = [];
+  for (const s of srcs) for (const d of dsts) if (vis.path(s, d)) lists.push(pairPaths(ctx, { rec, mask }, s, d, Infinity, prefix));
+  const out: Uint8Array[] = [];
+  for (let i = 0; out.length < limit; i++) {
+    let any = false;
+    for (const l of lists) {
+      if (i < l.length && out.length < limit) {
+        out.push(l[i]!);
+        any = true;
+      }
+    }
+    if (!any) break;
+  }
+  return out;
+}
+
+export const multiPathRecordHandler: SaHandler = {
+  attrIds: [SaAttr.MultiPathRecord],
+  handle(q, ctx) {
+    if (q.method !== Method.GetMulti) throw new SaRequestError(MadStatus.UnsupportedMethodAttr, 'MultiPathRecord supports GetMulti only');
+    return { kind: 'records', records: queryMultiPaths(ctx, q), method: Method.GetMultiResp };
+  },
+};
+
+// ---------- TraceRecord ----------
+
+/** TraceRecords of the path a PathRecord template names: one per node, source to destination. */
+export function queryTrace(ctx: SaContext, q: SaQuery): Uint8Array[] {
+  const req: PathRequest = { rec: PathRecord.decode(q.data), mask: q.componentMask };
+  const { src, dst } = endpoints(ctx, req);
+  if (!src || !dst) throw new SaRequestError(SaStatus.ReqInsufficientComponents, 'a trace needs both a source (SGID or SLID) and a destination (DGID or DLID)');
+  if (!new Visibility(ctx, q.requester).path(src, dst)) return [];
+  const has = (b: bigint): boolean => (req.mask & b) === b;
+  const dlid = has(bit('dlid')) ? req.rec.dlid : dst.lid;
+  if (dlid < lidRange(dst)[0] || dlid > lidRange(dst)[1]) return [];
+  const walk = walkPath(ctx, src, dlid, dst);
+  if (!walk.ok) return [];
+  const { fabric, sweep } = ctx.snapshot;
+  const prefix = subnetPrefix(ctx);
+  const portId = (node: number, port: number): bigint => {
+    const n = fabric.nodes[node]!;
+    return port === 0 && n.type !== NodeType.Switch ? 0n : (n.ports[n.type === NodeType.Switch ? 0 : port]?.guid ?? 0n);
+  };
+  return walk.hops.map((h) => {
+    const n = fabric.nodes[h.node]!;
+    const first = h === walk.hops[0];
+    const last = h === walk.hops[walk.hops.length - 1];
+    return TraceRecord.encode({
+      gidPrefix: prefix,
+      idGeneration: sweep & 0xffff,
+      nodeType: n.type,
+      nodeId: n.guid,
+      chassisId: n.systemImageGuid,
+      entryPortId: first && n.type !== NodeType.Switch ? 0n : portId(h.node, h.inPort),
+      exitPortId: last && n.type !== NodeType.Switch ? 0n : portId(h.node, h.outPort),
+      entryPort: h.inPort,
+      exitPort: h.outPort,
+    });
+  });
+}
+
+export const traceRecordHandler: SaHandler = {
+  attrIds: [SaAttr.TraceRecord],
+  handle(q, ctx) {
+    if (q.method !== Method.GetTraceTable) throw new SaRequestError(MadStatus.UnsupportedMethodAttr, 'TraceRecord supports GetTraceTable only');
+    return { kind: 'records', records: queryTrace(ctx, q), method: Method.GetTableResp };
+  },
+};
+
+/** The PathRecord, MultiPathRecord and TraceRecord handlers. */
+export function pathHandlers(): SaHandler[] {
+  return [pathRecordHandler, multiPathRecordHandler, traceRecordHandler];
+}

@@ -1,0 +1,293 @@
+/**
+ * The SA server: the only part of the SA that decodes requests and encodes responses. Attached to
+ * a MadRpc as the class 0x03 (version 2) server: each request is decoded (bad bytes → an
+ * ERR_REQ_INVALID response, never an exception), turned into an SaQuery, answered by the engine
+ * over the latest SaContext and sent back to the requester's LID/QPN (Q_Key 0x80010000) with its
+ * full TID echoed: GetResp/DeleteResp with one record, GetTableResp/GetMultiResp with the records
+ * packed AttributeOffset×8 bytes apart and segmented with RMPP (MadRpc's sender, or the kernel's).
+ * Requests wait in a bounded queue drained a batch at a time; overflow is answered BUSY, as is any
+ * request before the SM has published its first context.
+ */
+import { DecodeError } from '../wire/errors.js';
+import { MadHeader, MadStatus, MgmtClass, Method, METHOD_RESPONSE_BIT } from '../wire/mad.js';
+import { SA_CLASS_VERSION, SA_DATA_OFFSET, SA_DATA_SIZE, SaAttr, SaMadHeader, SaStatus, decodeSaMad, recordStride, saSingleSegmentRmpp, type SaMessage } from '../wire/sa.js';
+import type { MadRpc } from '../rpc/madrpc.js';
+import type { ReceivedMad } from '../transport/types.js';
+import type { Logger } from '../util/log.js';
+import { responseLayout, type SaEngine } from './engine.js';
+import { fabricIndex } from './visibility.js';
+import { recordHandlers } from './records.js';
+import { pathHandlers } from './path.js';
+import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
+
+/** The handlers of the SA core: every record of the snapshot, PathRecord, MultiPathRecord, TraceRecord. */
+export function coreSaHandlers(): SaHandler[] {
+  return [...recordHandlers(), ...pathHandlers()];
+}
+
+export interface SaServerOptions {
+  /** Most requests waiting to be answered; beyond it requests are answered BUSY. Default 512. */
+  maxQueue?: number;
+  /** Requests answered per turn of the event loop. Default 32. */
+  batch?: number;
+  /** How a drain turn is scheduled (default setImmediate). */
+  schedule?: (fn: () => void) => void;
+  /** Register the class 0x03 server agent on the transport (default true; false when the caller did). */
+  registerAgent?: boolean;
+  log?: Logger;
+}
+
+export interface SaServerStats {
+  received: number;
+  answered: number;
+  /** Answers with a non-zero status (BUSY included). */
+  errors: number;
+  busy: number;
+  /** MADs too short to answer (dropped). */
+  malformed: number;
+  /** Requests whose bytes did not decode (answered ERR_REQ_INVALID). */
+  invalid: number;
+  /** Responses and other non-requests received (ignored). */
+  ignored: number;
+  /** RMPP transfers that failed (timeout / abort by the requester). */
+  rmppFailures: number;
+  /** Requests per attribute name. */
+  byAttribute: Record<string, number>;
+  /** Answers per status ("0x0000" = records). */
+  byStatus: Record<string, number>;
+}
+
+const ATTR_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(SaAttr).map(([k, v]) => [v, k]));
+const TABLE_METHODS: ReadonlySet<number> = new Set([Method.GetTable, Method.GetTraceTable, Method.GetMulti]);
+const SERVED_METHODS = [Method.Get, Method.Set, Method.GetTable, Method.Delete, Method.GetMulti, Method.GetTraceTable, Method.Report, Method.ReportResp];
+
+/** The response method of a request method. */
+export function responseMethod(method: number): number {
+  switch (method) {
+    case Method.Get:
+    case Method.Set:
+      return Method.GetResp;
+    case Method.GetTable:
+    case Method.GetTraceTable:
+      return Method.GetTableResp;
+    case Method.GetMulti:
+      return Method.GetMultiResp;
+    case Method.Delete:
+      return Method.DeleteResp;
+    case Method.Report:
+      return Method.ReportResp;
+    default:
+      return (method | METHOD_RESPONSE_BIT) & 0xff;
+  }
+}
+
+function hex4(n: number): string {
+  return '0x' + n.toString(16).padStart(4, '0');
+}
+
+export class SaServer {
+  private ctx: SaContext | undefined;
+  private readonly queue: ReceivedMad[] = [];
+  private draining = false;
+  private unsubscribe: (() => void) | undefined;
+  private readonly maxQueue: number;
+  private readonly batch: number;
+  private readonly schedule: (fn: () => void) => void;
+  readonly stats: SaServerStats = { received: 0, answered: 0, errors: 0, busy: 0, malformed: 0, invalid: 0, ignored: 0, rmppFailures: 0, byAttribute: {}, byStatus: {} };
+
+  constructor(
+    readonly rpc: MadRpc,
+    readonly engine: SaEngine,
+    private readonly opts: SaServerOptions = {},
+  ) {
+    this.maxQueue = Math.max(1, opts.maxQueue ?? 512);
+    this.batch = Math.max(1, opts.batch ?? 32);
+    this.schedule = opts.schedule ?? ((fn) => void setImmediate(fn));
+  }
+
+  /** Register as the SA class server and start answering. */
+  start(): void {
+    if (this.unsubscribe) return;
+    if (this.opts.registerAgent ?? true) this.rpc.transport.register(MgmtClass.SubnAdm, SA_CLASS_VERSION, { methods: SERVED_METHODS });
+    this.unsubscribe = this.rpc.onUnsolicited(MgmtClass.SubnAdm, (m) => this.receive(m));
+  }
+
+  stop(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    this.queue.length = 0;
+  }
+
+  /** Called by the SM after each sweep. Until the first call every request is answered BUSY. */
+  setContext(ctx: SaContext | undefined): void {
+    this.ctx = ctx;
+  }
+
+  get context(): SaContext | undefined {
+    return this.ctx;
+  }
+
+  get queueLength(): number {
+    return this.queue.length;
+  }
+
+  /** A copy of the counters, for metrics. */
+  metrics(): SaServerStats {
+    return { ...this.stats, byAttribute: { ...this.stats.byAttribute }, byStatus: { ...this.stats.byStatus } };
+  }
+
+  /** Take one received SA MAD (what the MadRpc handler calls). */
+  receive(m: ReceivedMad): void {
+    this.stats.received++;
+    if (m.data.length < 24) {
+      this.stats.malformed++;
+      return;
+    }
+    if (this.queue.length >= this.maxQueue) {
+      this.stats.busy++;
+      this.answerStatus(m, MadStatus.Busy);
+      return;
+    }
+    this.queue.push(m);
+    if (!this.draining) {
+      this.draining = true;
+      this.schedule(() => this.drain());
+    }
+  }
+
+  private drain(): void {
+    for (let i = 0; i < this.batch && this.queue.length; i++) {
+      const m = this.queue.shift()!;
+      try {
+        this.process(m);
+      } catch (e) {
+        // Never let one request stop the server; answer it as a resource failure.
+        this.opts.log?.error('SA request failed', { error: (e as Error).message });
+        this.answerStatus(m, SaStatus.NoResources);
+      }
+    }
+    if (this.queue.length) this.schedule(() => this.drain());
+    else this.draining = false;
+  }
+
+  /** Answer one request now (bypassing the queue). */
+  process(m: ReceivedMad): void {
+    if (m.data.length < 24) {
+      this.stats.malformed++;
+      return;
+    }
+    const hdr = MadHeader.decode(m.data, 0);
+    if (hdr.method & METHOD_RESPONSE_BIT) {
+      this.stats.ignored++;
+      return;
+    }
+    const name = ATTR_NAMES[hdr.attrId] ?? hex4(hdr.attrId);
+    this.stats.byAttribute[name] = (this.stats.byAttribute[name] ?? 0) + 1;
+    if (hdr.baseVersion !== 1 || hdr.classVersion !== SA_CLASS_VERSION) {
+      this.answerStatus(m, MadStatus.BadVersion);
+      return;
+    }
+    const ctx = this.ctx;
+    if (!ctx) {
+      this.stats.busy++;
+      this.answerStatus(m, MadStatus.Busy);
+      return;
+    }
+    let msg: SaMessage;
+    try {
+      msg = decodeSaMad(m.data);
+    } catch (e) {
+      if (!(e instanceof DecodeError)) throw e;
+      this.stats.invalid++;
+      this.answerStatus(m, SaStatus.ReqInvalid);
+      return;
+    }
+    const smKey = msg.sa.smKey;
+    const q: SaQuery = {
+      method: hdr.method,
+      attrId: hdr.attrId,
+      attrMod: hdr.attrMod,
+      componentMask: msg.sa.componentMask,
+      data: msg.data,
+      requester: {
+        lid: m.addr.lid,
+        portGuid: fabricIndex(ctx.snapshot).byLid(m.addr.lid)?.guid,
+        smKey,
+        trusted: smKey !== 0n && smKey === ctx.smKey,
+        qpn: m.addr.qpn,
+      },
+    };
+    const a = this.engine.answer(q, ctx);
+    if (hdr.method === Method.Report) return; // a Report is answered by its handler's ReportResp logic, not here
+    this.respond(m, msg, a);
+  }
+
+  private count(status: number): void {
+    this.stats.answered++;
+    if (status) this.stats.errors++;
+    const k = hex4(status);
+    this.stats.byStatus[k] = (this.stats.byStatus[k] ?? 0) + 1;
+  }
+
+  private respond(m: ReceivedMad, msg: SaMessage, a: SaAnswer): void {
+    const { header } = msg;
+    if (a.kind === 'status') {
+      this.answerStatus(m, a.status, a.record);
+      return;
+    }
+    const layout = responseLayout(header.attrId);
+    const stride = layout ? recordStride(layout) : Math.ceil(Math.max(8, ...a.records.map((r) => r.length)) / 8) * 8;
+    const method = a.method ?? responseMethod(header.method);
+    const head = {
+      header: { baseVersion: 1, mgmtClass: MgmtClass.SubnAdm, classVersion: SA_CLASS_VERSION, method, status: 0, tid: header.tid, attrId: header.attrId, attrMod: header.attrMod },
+      sa: { smKey: 0n, attributeOffset: stride / 8, componentMask: msg.sa.componentMask },
+    };
+    this.count(0);
+    if (!TABLE_METHODS.has(header.method)) {
+      const mad = new Uint8Array(256);
+      SaMadHeader.encode({ ...head, rmpp: {} }, mad, 0);
+      const r = a.records[0];
+      if (r) mad.set(r.subarray(0, Math.min(r.length, SA_DATA_SIZE)), SA_DATA_OFFSET);
+      try {
+        this.rpc.respond(m, mad);
+      } catch (e) {
+        this.opts.log?.warn('SA response could not be sent', { lid: m.addr.lid, error: (e as Error).message });
+      }
+      return;
+    }
+    const payload = new Uint8Array(stride * a.records.length);
+    a.records.forEach((r, i) => payload.set(r.subarray(0, Math.min(r.length, stride)), i * stride));
+    const hdr = SaMadHeader.encode({ ...head, rmpp: {} });
+    this.rpc.respondRmpp(m, hdr, payload).catch((e: unknown) => {
+      this.stats.rmppFailures++;
+      this.opts.log?.warn('SA RMPP response failed', { lid: m.addr.lid, attr: ATTR_NAMES[header.attrId] ?? hex4(header.attrId), records: a.records.length, error: (e as Error).message });
+    });
+  }
+
+  /** An error (or BUSY) response: the request echoed with the status set; table methods carry an empty single-segment RMPP. */
+  private answerStatus(m: ReceivedMad, status: number, record?: Uint8Array): void {
+    this.count(status);
+    const req = m.data;
+    const mad = new Uint8Array(256);
+    mad.set(req.subarray(0, Math.min(req.length, 256)));
+    const hdr = MadHeader.decode(mad, 0);
+    const table = TABLE_METHODS.has(hdr.method);
+    MadHeader.encode({ ...hdr, method: responseMethod(hdr.method), status }, mad, 0);
+    if (mad.length >= SA_DATA_OFFSET && req.length >= SA_DATA_OFFSET) {
+      // SM_Key not echoed; RMPP header: a single empty segment for table methods, none otherwise.
+      mad.fill(0, 36, 44);
+      const head = SaMadHeader.decode(mad, 0);
+      SaMadHeader.encode({ ...head, rmpp: table ? saSingleSegmentRmpp(0) : {} }, mad, 0);
+      if (table) mad.fill(0, SA_DATA_OFFSET);
+      else if (record) {
+        mad.fill(0, SA_DATA_OFFSET);
+        mad.set(record.subarray(0, SA_DATA_SIZE), SA_DATA_OFFSET);
+      }
+    }
+    try {
+      this.rpc.respond(m, mad);
+    } catch (e) {
+      this.opts.log?.warn('SA response could not be sent', { lid: m.addr.lid, error: (e as Error).message });
+    }
+  }
+}

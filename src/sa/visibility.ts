@@ -1,0 +1,210 @@
+/**
+ * Who is who in a snapshot (end ports by LID and GUID) and the P_Key visibility rules of the SA
+ * (IBA 15.4: information about a device goes only to requesters sharing a P_Key with it; a
+ * PathRecord only where source, destination and requester share P_Keys pairwise). Pure.
+ *
+ * "Sharing": a valid P_Key (base ≠ 0) of one port matches one of the other's with the same base,
+ * and at least one of the two is a full member (two limited members cannot talk to each other).
+ * A device's P_Keys are those of all its end ports (a switch: port 0).
+ */
+import { NodeType } from '../wire/mad.js';
+import type { SmSnapshot } from '../sm/sm.js';
+import type { PortKind } from '../sm/partitions.js';
+import type { SaContext, SaRequester } from './types.js';
+
+/** An end port: a CA/router port, or a switch's port 0. */
+export interface EndPort {
+  node: number;
+  port: number;
+  guid: bigint;
+  /** Base LID (0 when none was assigned). */
+  lid: number;
+  lmc: number;
+}
+
+export interface FabricIndex {
+  /** Every end port, in node then port order. */
+  readonly endPorts: readonly EndPort[];
+  /** End ports of each node. */
+  readonly byNode: readonly (readonly EndPort[])[];
+  readonly byGuid: ReadonlyMap<bigint, EndPort>;
+  /** The end port owning a LID (any LID of its LMC range). */
+  byLid(lid: number): EndPort | undefined;
+}
+
+const indexCache = new WeakMap<SmSnapshot, FabricIndex>();
+
+/** The index of a snapshot (built once per snapshot). */
+export function fabricIndex(snapshot: SmSnapshot): FabricIndex {
+  const hit = indexCache.get(snapshot);
+  if (hit) return hit;
+  const endPorts: EndPort[] = [];
+  const byNode: EndPort[][] = [];
+  const byGuid = new Map<bigint, EndPort>();
+  const lidMap = new Map<number, EndPort>();
+  snapshot.fabric.nodes.forEach((n, ni) => {
+    const list: EndPort[] = [];
+    byNode.push(list);
+    const ports = n.type === NodeType.Switch ? [n.ports[0]] : n.ports;
+    for (const p of ports) {
+      if (!p) continue;
+      const ep: EndPort = { node: ni, port: p.num, guid: p.guid, lid: p.lid ?? 0, lmc: n.type === NodeType.Switch ? 0 : (p.lmc ?? 0) };
+      list.push(ep);
+      endPorts.push(ep);
+      if (!byGuid.has(p.guid)) byGuid.set(p.guid, ep);
+      if (ep.lid) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) lidMap.set(l, ep);
+    }
+  });
+  const idx: FabricIndex = { endPorts, byNode, byGuid, byLid: (lid) => lidMap.get(lid) };
+  indexCache.set(snapshot, idx);
+  return idx;
+}
+
+/** The LIDs of an end port's LMC range. */
+export function lidRange(ep: EndPort): [number, number] {
+  return [ep.lid, ep.lid + (1 << ep.lmc) - 1];
+}
+
+function portKind(type: number): PortKind {
+  return type === NodeType.Switch ? 'switch' : type === NodeType.Router ? 'router' : 'ca';
+}
+
+const pkeyCache = new WeakMap<SaContext, Map<string, readonly number[]>>();
+
+/**
+ * The P_Key table of an end port: what the SM read or programmed (`ctx.tables.pkeys`) when given,
+ * else what the partition plan assigns (a switch's port 0 with no partition keeps the SMA default
+ * full default P_Key 0xffff).
+ */
+export function portPkeys(ctx: SaContext, node: number, port: number): readonly number[] {
+  let cache = pkeyCache.get(ctx);
+  if (!cache) pkeyCache.set(ctx, (cache = new Map()));
+  const key = `${node}:${port}`;
+  const hit = cache.get(key);
+  if (hit) return hit;
+  let keys = ctx.tables?.pkeys?.(node, port);
+  if (!keys) {
+    const n = ctx.snapshot.fabric.nodes[node];
+    const p = n?.ports[port];
+    if (!n || !p) keys = [];
+    else {
+      keys = ctx.partitions.pkeysFor(p.guid, portKind(n.type), p.guid === ctx.smPortGuid);
+      if (!keys.length && n.type === NodeType.Switch) keys = [0xffff];
+    }
+  }
+  cache.set(key, keys);
+  return keys;
+}
+
+/** P_Keys as base → full membership (invalid keys dropped). */
+export type PkeySet = ReadonlyMap<number, boolean>;
+
+export function pkeySet(...tables: (readonly number[])[]): PkeySet {
+  const m = new Map<number, boolean>();
+  for (const t of tables)
+    for (const k of t) {
+      const base = k & 0x7fff;
+      if (!base) continue;
+      m.set(base, (m.get(base) ?? false) || (k & 0x8000) !== 0);
+    }
+  return m;
+}
+
+export function share(a: PkeySet, b: PkeySet): boolean {
+  const [small, big] = a.size <= b.size ? [a, b] : [b, a];
+  for (const [base, full] of small) {
+    const other = big.get(base);
+    if (other !== undefined && (full || other)) return true;
+  }
+  return false;
+}
+
+/** True when both sets hold `pkey`'s base and at least one of them as a full member. */
+export function shareThis(a: PkeySet, b: PkeySet, pkey: number): boolean {
+  const base = pkey & 0x7fff;
+  if (!base) return false;
+  const x = a.get(base);
+  const y = b.get(base);
+  return x !== undefined && y !== undefined && (x || y);
+}
+
+/** The first P_Key of `src`'s table (table order) that `dst` shares, as `src` holds it. */
+export function commonPkey(srcTable: readonly number[], dst: PkeySet, src: PkeySet = pkeySet(srcTable)): number | undefined {
+  for (const k of srcTable) {
+    const base = k & 0x7fff;
+    if (base && shareThis(src, dst, base)) return k;
+  }
+  return undefined;
+}
+
+/** The P_Keys of a port / a device, cached per context. */
+export class PkeyView {
+  private readonly ports = new Map<string, PkeySet>();
+  private readonly devices = new Map<number, PkeySet>();
+  constructor(readonly ctx: SaContext) {}
+
+  port(node: number, port: number): PkeySet {
+    const k = `${node}:${port}`;
+    let s = this.ports.get(k);
+    if (!s) this.ports.set(k, (s = pkeySet(portPkeys(this.ctx, node, port))));
+    return s;
+  }
+
+  device(node: number): PkeySet {
+    let s = this.devices.get(node);
+    if (!s) {
+      const eps = fabricIndex(this.ctx.snapshot).byNode[node] ?? [];
+      s = pkeySet(...eps.map((ep) => portPkeys(this.ctx, ep.node, ep.port)));
+      this.devices.set(node, s);
+    }
+    return s;
+  }
+}
+
+const viewCache = new WeakMap<SaContext, PkeyView>();
+export function pkeyView(ctx: SaContext): PkeyView {
+  let v = viewCache.get(ctx);
+  if (!v) viewCache.set(ctx, (v = new PkeyView(ctx)));
+  return v;
+}
+
+/** The requester's end port: by GUID when the server resolved it, else by source LID. */
+export function requesterPort(ctx: SaContext, r: SaRequester): EndPort | undefined {
+  const idx = fabricIndex(ctx.snapshot);
+  return (r.portGuid !== undefined ? idx.byGuid.get(r.portGuid) : undefined) ?? idx.byLid(r.lid);
+}
+
+/** What one requester may see. */
+export class Visibility {
+  readonly view: PkeyView;
+  /** P_Keys of every port of the requester's device (empty when the requester is unknown). */
+  readonly requesterKeys: PkeySet;
+  readonly requester?: EndPort;
+  private readonly nodeOk = new Map<number, boolean>();
+
+  constructor(
+    readonly ctx: SaContext,
+    readonly who: SaRequester,
+  ) {
+    this.view = pkeyView(ctx);
+    this.requester = requesterPort(ctx, who);
+    this.requesterKeys = this.requester ? this.view.device(this.requester.node) : new Map();
+  }
+
+  /** May the requester see records about this device? */
+  node(node: number): boolean {
+    let ok = this.nodeOk.get(node);
+    if (ok === undefined) {
+      ok = share(this.requesterKeys, this.view.device(node));
+      this.nodeOk.set(node, ok);
+    }
+    return ok;
+  }
+
+  /** May the requester see a path between these two end ports (pairwise sharing of all three)? */
+  path(src: EndPort, dst: EndPort): boolean {
+    const s = this.view.port(src.node, src.port);
+    const d = this.view.port(dst.node, dst.port);
+    return share(s, d) && share(this.requesterKeys, s) && share(this.requesterKeys, d);
+  }
+}

@@ -1,0 +1,145 @@
+/** The composition root: an SM and its SA on one port, over one MadRpc. Used by `ibsm run`,
+ * `ibsm query --sim` and the tests, so the wiring exists once. */
+import { SA_QKEY } from './wire/sa.js';
+import { SmState } from './wire/sma.js';
+import type { NoticeSmp } from './wire/notice.js';
+import type { MadRpc } from './rpc/madrpc.js';
+import { SubnetManager, type SmOptions, type SmSnapshot, type SweepStats } from './sm/sm.js';
+import { installSmHandlers } from './sm/handlers.js';
+import { PartitionPlan } from './sm/partitions.js';
+import { NodeType } from './wire/mad.js';
+import { SaEngine } from './sa/engine.js';
+import { SaServer, coreSaHandlers, type SaServerOptions } from './sa/server.js';
+import { MulticastManager } from './sa/multicast.js';
+import { ServiceRegistry } from './sa/services.js';
+import { InformManager } from './sa/inform.js';
+import type { SaContext } from './sa/types.js';
+
+const DEFAULT_GID_PREFIX = 0xfe80000000000000n;
+
+export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSnapshot'> {
+  rpc: MadRpc;
+  /** The SM/SA port's GUID. */
+  portGuid: bigint;
+  /** SM_Key: requesters presenting it are trusted (see M_Keys, security traps). Default 0. */
+  smKey?: bigint;
+  /** Serve the SA (default true). */
+  sa?: boolean;
+  saServer?: SaServerOptions;
+}
+
+export class Subnet {
+  readonly sm: SubnetManager;
+  readonly engine: SaEngine;
+  readonly multicast: MulticastManager;
+  readonly services: ServiceRegistry;
+  readonly inform: InformManager;
+  readonly sa?: SaServer;
+  private ctx?: SaContext;
+  /** End ports of the last sweep: port GUID → GID. */
+  private knownPorts = new Map<bigint, bigint>();
+  private readonly offHandlers: () => void;
+
+  constructor(private readonly o: SubnetOptions) {
+    const { rpc, log } = o;
+    this.inform = new InformManager({
+      send: (lid, qpn, mad) => rpc.request(mad, { lid, qpn, qkey: SA_QKEY }, { retries: 0 }).then(() => undefined),
+      onReportFailed: (sub, e) => log.warn('report not delivered', { subscriberLid: sub.lid, error: (e as Error).message }),
+    });
+    this.multicast = new MulticastManager({ traps: this.inform });
+    this.services = new ServiceRegistry();
+    this.engine = new SaEngine();
+    for (const h of coreSaHandlers()) this.engine.register(h);
+    this.engine.register(this.multicast);
+    this.engine.register(this.services);
+    this.engine.register(this.inform);
+
+    this.sm = new SubnetManager({
+      ...o,
+      multicastGroups: () => (this.ctx ? this.multicast.mftGroups(this.ctx) : []),
+      onSnapshot: (snap) => this.onSnapshot(snap),
+    });
+    this.multicast.onGroupsChanged(() => {
+      void this.sm.updateMulticast().catch((e: unknown) => log.error('multicast forwarding update failed', { error: (e as Error).message }));
+    });
+    this.offHandlers = installSmHandlers(rpc, this.sm, {
+      portGuid: o.portGuid,
+      log,
+      onNotice: (notice: NoticeSmp) => {
+        if (this.ctx) void this.inform.forwardTrap(notice, this.ctx);
+      },
+    });
+    // The SA agent registers at once (a MAD for an unregistered class kills an ibsim client) and
+    // answers BUSY until the first sweep gives it a context.
+    if (o.sa !== false) {
+      this.sa = new SaServer(rpc, this.engine, { log, ...o.saServer });
+      this.sa.start();
+    }
+  }
+
+  /** The SA's view; `now` reads the clock at each use so leases expire between sweeps. */
+  private makeContext(snap: SmSnapshot): SaContext {
+    const clock = this.o.clock;
+    const sm = this.sm;
+    const partitions = this.o.partitions ?? PartitionPlan.defaultPlan();
+    return {
+      snapshot: snap,
+      partitions,
+      smPortGuid: this.o.portGuid,
+      smKey: this.o.smKey ?? 0n,
+      get now() {
+        return clock.now();
+      },
+      tables: {
+        pkeys: (node, port) => {
+          const n = snap.fabric.nodes[node];
+          const p = n?.ports[port];
+          if (!n || !p) return undefined;
+          const self = node === snap.discovery.smNode && port === snap.discovery.smPort;
+          return partitions.pkeysFor(p.guid, n.type === NodeType.Switch ? 'switch' : n.type === NodeType.Router ? 'router' : 'ca', self);
+        },
+        sl2vl: () => snap.routing.sl2vl,
+      },
+      get smInfo() {
+        const i = sm.smInfo(0n);
+        return { actCount: i.actCount, priority: i.priority, smState: SmState.Master };
+      },
+    };
+  }
+
+  private onSnapshot(snap: SmSnapshot): void {
+    const ctx = this.makeContext(snap);
+    this.ctx = ctx;
+    this.sa?.setContext(ctx);
+    // Ports that appeared or left since the last sweep: traps 64/65 to subscribers, memberships dropped.
+    const now = new Map<bigint, bigint>();
+    snap.fabric.nodes.forEach((n, ni) => {
+      n.ports.forEach((p, i) => {
+        if (!p?.lid || (n.type === NodeType.Switch && i !== 0)) return;
+        const prefix = snap.discovery.nodes[ni]!.portInfo[i]?.gidPrefix || DEFAULT_GID_PREFIX;
+        now.set(p.guid, (prefix << 64n) | p.guid);
+      });
+    });
+    if (this.knownPorts.size) {
+      for (const [g, gid] of now) if (!this.knownPorts.has(g)) void this.inform.gidInService(gid, ctx);
+      for (const [g, gid] of this.knownPorts) {
+        if (!now.has(g)) {
+          void this.inform.gidOutOfService(gid, ctx);
+          this.multicast.removePort(g, ctx);
+        }
+      }
+    }
+    this.knownPorts = now;
+  }
+
+  /** First heavy sweep (the SA answers from its end on). Resolves at SUBNET UP. */
+  start(): Promise<SweepStats> {
+    return this.sm.start();
+  }
+
+  stop(): void {
+    this.sm.stop();
+    this.sa?.stop();
+    this.offHandlers();
+  }
+}
