@@ -99,6 +99,10 @@ export class Subnet {
           return partitions.pkeysFor(p.guid, n.type === NodeType.Switch ? 'switch' : n.type === NodeType.Router ? 'router' : 'ca', self);
         },
         sl2vl: () => snap.routing.sl2vl,
+        mft: (node) => {
+          const n = snap.fabric.nodes[node];
+          return n ? [...sm.mftEntries(n.guid)] : [];
+        },
       },
       get smInfo() {
         const i = sm.smInfo(0n);

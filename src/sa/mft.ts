@@ -388,6 +388,11 @@ export class MftCache {
     else m.set(w.attrMod, [...w.masks]);
   }
 
+  /** The blocks written to a switch (non-empty ones), as block/position/masks. */
+  *entries(switchGuid: bigint): Iterable<{ block: number; position: number; masks: readonly number[] }> {
+    for (const [key, masks] of this.state.get(switchGuid) ?? []) yield { ...mftKeyParts(key), masks };
+  }
+
   /** Forget a switch (it left the fabric or was reset). */
   forget(switchGuid: bigint): void {
     this.state.delete(switchGuid);

@@ -443,6 +443,11 @@ export class SubnetManager {
     return written;
   }
 
+  /** The MFT blocks this SM has written to a switch (for MulticastForwardingTableRecord). */
+  mftEntries(switchGuid: bigint): Iterable<{ block: number; position: number; masks: readonly number[] }> {
+    return this.mftCache.entries(switchGuid);
+  }
+
   /** The multicast groups changed (join/leave): reprogram the MFTs now, or in the sweep under way. */
   async updateMulticast(): Promise<number> {
     if (!this.snapshot) return 0;
