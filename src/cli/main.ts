@@ -28,8 +28,9 @@ commands:
       run a routing engine offline and print the verifier's figures
   run [--sim <file|gen:spec> | --umad [--ca NAME] [--port N]] [--routing a,b] [--lmc N]
       [--guid2lid FILE] [--partitions FILE] [--sweep-interval S] [--config FILE] [--once]
-      [--log-format text|json] [--verbose]
-      the subnet manager (and SA); logs "SUBNET UP" when the subnet is up
+      [--log-format text|json] [--verbose] [--mkey KEY] [--mkey-protect 0-3] [--mkey-lease S]
+      [--subnet-timeout N] [--priority N] [--seed N]
+      the subnet manager and SA; logs "SUBNET UP" when the subnet is up
   query <record> [filters] [--sim <file|gen:spec> | --umad [--ca NAME] [--ca-port N]] [--json]
       SA client (like saquery); on --sim the subnet is brought up in-process first
       (ibsm query --help lists the records and filters)

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 /** The umad transport: MADs through the kernel's user_mad interface (libibumad, via the native
  * addon), or through ibsim when run under the umad2sim preload.
  *
@@ -134,6 +135,14 @@ export function listUmadPorts(): UmadCaListing[] {
   try {
     return n.listCas().map(describe);
   } catch (e) {
+    // No umad devices at all: libibumad guesses a default CA name and fails on it.
+    if (!process.env.LD_PRELOAD?.includes('umad2sim') && !existsSync('/sys/class/infiniband_mad')) {
+      throw new TransportError(
+        'no InfiniBand devices: /sys/class/infiniband_mad does not exist (no HCA, or the ib_umad kernel module is not loaded: modprobe ib_umad). ' +
+          'Without hardware, use --sim, or ibsim with LD_PRELOAD=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so',
+        'umad_get_cas_names',
+      );
+    }
     throw toTransportError(e, 'listing InfiniBand devices');
   }
 }
@@ -158,15 +167,8 @@ export function resolvePort(cas: readonly UmadCaListing[], ca?: string, port?: n
 
 /** Open a CA port for MAD traffic. */
 export function openUmad(opts: UmadOptions = {}): UmadTransport {
-  const n = native();
-  let cas: UmadCaListing[];
-  try {
-    cas = n.listCas().map(describe);
-  } catch (e) {
-    throw toTransportError(e, 'listing InfiniBand devices');
-  }
-  const p = resolvePort(cas, opts.ca, opts.port);
-  return new UmadTransport(n, p, opts);
+  const p = resolvePort(listUmadPorts(), opts.ca, opts.port);
+  return new UmadTransport(native(), p, opts);
 }
 
 /** Close every open umad transport (for SIGINT/SIGTERM handlers). */
