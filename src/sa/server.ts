@@ -59,7 +59,8 @@ export interface SaServerStats {
 
 const ATTR_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(SaAttr).map(([k, v]) => [v, k]));
 const TABLE_METHODS: ReadonlySet<number> = new Set([Method.GetTable, Method.GetTraceTable, Method.GetMulti]);
-const SERVED_METHODS = [Method.Get, Method.Set, Method.GetTable, Method.Delete, Method.GetMulti, Method.GetTraceTable, Method.Report, Method.ReportResp];
+/** Request methods the SA serves (ReportResp, the answer to our Reports, reaches us as a response). */
+const SERVED_METHODS = [Method.Get, Method.Set, Method.GetTable, Method.Delete, Method.GetMulti, Method.GetTraceTable];
 
 /** The response method of a request method. */
 export function responseMethod(method: number): number {

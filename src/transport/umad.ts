@@ -268,7 +268,10 @@ export class UmadTransport implements Transport {
     }
     const port = SMP_CLASSES.has(mgmtClass) ? this.smi : this.gsi;
     try {
-      const id = port.register(mgmtClass, classVersion, opts.rmppVersion ?? 0, opts.methods ?? [], vendorOui ? opts.oui : undefined);
+      // A server's method mask names the request methods it serves (0..127); responses (bit 7 set)
+      // always reach the agent that sent the request, so they never belong in the mask.
+      const methods = (opts.methods ?? []).filter((m) => m < 0x80);
+      const id = port.register(mgmtClass, classVersion, opts.rmppVersion ?? 0, methods, vendorOui ? opts.oui : undefined);
       this.agents.set(mgmtClass, { id, port, mgmtClass });
     } catch (e) {
       throw toTransportError(e, `registering class 0x${mgmtClass.toString(16)} version ${classVersion} on ${where}`);
