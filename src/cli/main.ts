@@ -29,7 +29,7 @@ commands:
   run [--sim <file|gen:spec> | --umad [--ca NAME] [--port N]] [--routing a,b] [--lmc N]
       [--guid2lid FILE] [--partitions FILE] [--sweep-interval S] [--config FILE] [--once]
       [--log-format text|json] [--verbose] [--mkey KEY] [--mkey-protect 0-3] [--mkey-lease S]
-      [--subnet-timeout N] [--priority N] [--seed N]
+      [--subnet-timeout N] [--priority N] [--seed N] [--metrics-port N]
       the subnet manager and SA; logs "SUBNET UP" when the subnet is up
   query <record> [filters] [--sim <file|gen:spec> | --umad [--ca NAME] [--ca-port N]] [--json]
       SA client (like saquery); on --sim the subnet is brought up in-process first
@@ -107,9 +107,10 @@ interface ConfigFile {
   mkeyLease?: number;
   subnetTimeout?: number;
   priority?: number;
+  metricsPort?: number;
 }
 
-const CONFIG_KEYS = new Set(['sim', 'umad', 'ca', 'port', 'routing', 'lmc', 'guid2lid', 'partitions', 'sweepInterval', 'logFormat', 'verbose', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetTimeout', 'priority']);
+const CONFIG_KEYS = new Set(['sim', 'umad', 'ca', 'port', 'routing', 'lmc', 'guid2lid', 'partitions', 'sweepInterval', 'logFormat', 'verbose', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetTimeout', 'priority', 'metricsPort']);
 
 export function readConfig(file: string): ConfigFile {
   let raw: unknown;
@@ -140,6 +141,7 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
     'mkey-lease': { type: 'string' },
     'subnet-timeout': { type: 'string' },
     priority: { type: 'string' },
+    'metrics-port': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
@@ -182,6 +184,7 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
     priority: num('priority', values.priority, cfg.priority, 0, 15),
     log: new Logger(undefined, values.verbose || cfg.verbose ? 'debug' : 'info', logFormat),
     progress: process.stderr.isTTY === true,
+    metricsPort: num('metrics-port', values['metrics-port'], cfg.metricsPort, 1, 65535),
   };
   return runSm(opts);
 }

@@ -6,6 +6,8 @@ import { formatGuid2Lid, parseGuid2Lid, type LidRange } from '../sm/lids.js';
 import { parsePartitions, PartitionPlan } from '../sm/partitions.js';
 import type { Logger } from '../util/log.js';
 import { openBackend } from './backend.js';
+import { renderMetrics, serveMetrics } from './metrics.js';
+import type { Server } from 'node:http';
 
 export interface RunOptions {
   sim?: string;
@@ -27,6 +29,8 @@ export interface RunOptions {
   priority?: number;
   log: Logger;
   progress: boolean;
+  /** Serve Prometheus metrics on 127.0.0.1:port. */
+  metricsPort?: number;
 }
 
 /** Write a file atomically (temp + rename) so a crash never leaves half a guid2lid. */
@@ -75,12 +79,25 @@ export async function runSm(o: RunOptions): Promise<number> {
       : undefined,
   });
 
+  let metrics: Server | undefined;
+  if (o.metricsPort !== undefined) {
+    try {
+      metrics = await serveMetrics(o.metricsPort, () => renderMetrics(subnet, be.rpc));
+      log.info('metrics served', { url: `http://127.0.0.1:${o.metricsPort}/metrics` });
+    } catch (e) {
+      subnet.stop();
+      await be.close();
+      throw new Error(`cannot serve metrics on 127.0.0.1:${o.metricsPort}: ${(e as Error).message}`);
+    }
+  }
+
   let stopping = false;
   const stop = async (why: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
     log.info('ibsm stopping', { reason: why });
     subnet.stop();
+    metrics?.close();
     await be.close();
   };
 

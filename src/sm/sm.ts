@@ -214,19 +214,23 @@ export class SubnetManager {
     this.o.saveGuid2Lid?.(lids.byGuid);
     log.info('LIDs assigned', { endPorts: lids.byGuid.size, maxLid: lids.maxLid, changed: lids.changed, smLid });
 
+    // Ports found in their reset state (no LID yet), before any Set changes what we know of them.
+    const cold = new Set<string>();
+    fabric.nodes.forEach((n, ni) => disc.nodes[ni]!.portInfo.forEach((pi, pn) => pi && pi.lid === 0 && cold.add(`${ni}/${pn}`)));
+
     // 3. PortInfo (LID, LMC, SM LID, timeouts, MTU, VLs, M_Key) and INIT → ARMED, in one Set per port.
     const portInfoSets = await this.programPorts(disc, smLid);
     progress?.('ports', { sets: portInfoSets });
 
     // 4. P_Keys (and switch enforcement, set with the PortInfo above).
-    const pkeyBlocks = await this.programPkeys(disc);
+    const pkeyBlocks = await this.programPkeys(disc, cold);
 
     // 5. Routing, then the SL2VL / VLArbitration tables the routes need (layered engines).
     const tr = this.o.clock.now();
     const routed = routeWithFallback(fabric, this.o.routing, { lmc: this.o.lmc, seed: this.o.seed });
     for (const s of routed.skipped) log.warn('routing engine not applicable', { engine: s.engine, reason: s.reason });
     log.info('routing done', { engine: routed.result.engine, ms: Math.round(this.o.clock.now() - tr), vls: routed.result.vlsUsed ?? 1 });
-    const vlTables = await this.programVlTables(disc, routed.result);
+    const vlTables = await this.programVlTables(disc, routed.result, cold);
 
     // 6. LFTs: LinearFDBTop and changed blocks only.
     const blocks = await this.programLfts(disc, routed.result, lids.maxLid);
@@ -355,14 +359,21 @@ export class SubnetManager {
   /** P_Key tables: every end port's from the partition plan; a switch port that enforces gets its
    * neighbour's table. Blocks are written only when the table differs from what this SM wrote last
    * (a port whose LID was lost since — a reset — is rewritten). Returns blocks written. */
-  private async programPkeys(disc: DiscoveryResult): Promise<number> {
+  private async programPkeys(disc: DiscoveryResult, cold: ReadonlySet<string>): Promise<number> {
     const plan = this.plan;
     const jobs: Promise<unknown>[] = [];
     let written = 0;
+    // A port found in its reset state holds the spec's default table: full-member 0xFFFF at
+    // index 0, zeros after. Writing that again is a wasted SMP.
+    const RESET_TABLE = String(0xffff);
     const write = (key: string, path: number[], port: number, pkeys: number[], cap: number, reset: boolean): void => {
       const table = pkeys.slice(0, Math.max(cap, 1));
       const sig = table.join(',');
       if (!reset && this.pkeyCache.get(key) === sig) return;
+      if (reset && sig === RESET_TABLE) {
+        this.pkeyCache.set(key, sig);
+        return;
+      }
       const blocks = Math.max(1, Math.ceil(table.length / PKEY_BLOCK_SIZE));
       for (let b = 0; b < blocks; b++) {
         written++;
@@ -380,12 +391,13 @@ export class SubnetManager {
         const self = ni === disc.smNode && pn === disc.smPort;
         const pkeys = plan.pkeysFor(p.guid, kind, self);
         if (pkeys.length === 0) this.o.log.warn('port is in no partition', { portGuid: p.guid });
-        const reset = d.portInfo[pn]?.lid === 0;
+        const reset = cold.has(`${ni}/${pn}`);
         write(`${n.guid}/${pn}`, d.portPaths[pn]!, 0, pkeys, d.nodeInfo.partitionCap, reset);
         const sw = disc.fabric.nodes[p.peer.node]!;
         const sd = disc.nodes[p.peer.node]!;
         if (this.enforces(sw, sd, sw.ports[p.peer.port]!)) {
-          write(`${sw.guid}/${p.peer.port}`, sd.path, p.peer.port, pkeys, sd.switchInfo!.partitionEnforcementCap, reset);
+          // A switch found with LinearFDBTop 0 was reset along with its P_Key tables.
+          write(`${sw.guid}/${p.peer.port}`, sd.path, p.peer.port, pkeys, sd.switchInfo!.partitionEnforcementCap, sd.switchInfo!.linearFdbTop === 0);
         }
       });
     });
@@ -393,7 +405,7 @@ export class SubnetManager {
     const smN = disc.fabric.nodes[disc.smNode]!;
     if (smN.type === NodeType.Switch) {
       const d = disc.nodes[disc.smNode]!;
-      write(`${smN.guid}/0`, d.path, 0, plan.pkeysFor(smN.ports[0]!.guid, 'switch', true), d.nodeInfo.partitionCap, false);
+      write(`${smN.guid}/0`, d.path, 0, plan.pkeysFor(smN.ports[0]!.guid, 'switch', true), d.nodeInfo.partitionCap, cold.has(`${disc.smNode}/0`));
     }
     await Promise.all(jobs);
     return written;
@@ -401,7 +413,7 @@ export class SubnetManager {
 
   /** SL2VL on every switch port pair and end port, and VLArbitration (low priority: every used VL
    * an equal weight), when the routing layers routes on more than one VL. Returns SMPs written. */
-  private async programVlTables(disc: DiscoveryResult, routing: RoutingResult): Promise<number> {
+  private async programVlTables(disc: DiscoveryResult, routing: RoutingResult, cold: ReadonlySet<string>): Promise<number> {
     const vls = routing.vlsUsed ?? 1;
     if (vls <= 1 || !routing.sl2vl) return 0;
     const sl2vl = SLtoVLMappingTable.encode({ vls: [...routing.sl2vl] });
@@ -418,7 +430,8 @@ export class SubnetManager {
       const d = disc.nodes[ni]!;
       if (n.type === NodeType.Switch) {
         const key = `${n.guid}/sw`;
-        if (this.vlCache.get(key) === sig) return;
+        // LinearFDBTop 0: the switch was reset, and its SL2VL/VLArb tables with it.
+        if (this.vlCache.get(key) === sig && d.switchInfo?.linearFdbTop !== 0) return;
         this.vlCache.set(key, sig);
         const linked = n.ports.map((p, i) => (i > 0 && p?.peer ? i : -1)).filter((i) => i > 0);
         if (d.switchInfo?.optimizedSlToVlMappingProgramming) {
@@ -433,7 +446,7 @@ export class SubnetManager {
         const path = d.portPaths[pn];
         if (!p?.peer || !path) return;
         const key = `${n.guid}/${pn}`;
-        if (this.vlCache.get(key) === sig && d.portInfo[pn]?.lid !== 0) return;
+        if (this.vlCache.get(key) === sig && !cold.has(`${ni}/${pn}`)) return;
         this.vlCache.set(key, sig);
         set(path, SmpAttr.SLtoVLMappingTable, sl2vlMod(0, 0), sl2vl);
         set(path, SmpAttr.VLArbitrationTable, vlArbMod(0, VlArbBlock.LowFirst), vlarb);
