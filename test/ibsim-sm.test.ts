@@ -132,6 +132,25 @@ describe('ibsm run --umad on ibsim, checked with the real tools', () => {
   }
 
   it(
+    'runs with its port on a CA (SIM_HOST=Hca2): the SM LID is the CA port, every port ACTIVE, routes complete',
+    async () => {
+      const file = path.join(IBSIM_EXAMPLES, 'net.2sw2path4hca');
+      const ib = await startIbsim(file);
+      try {
+        const r = await runPreloaded(process.execPath, [CLI, 'run', '--umad', '--once'], { ibsim: ib, simHost: 'Hca2', timeoutMs: TIMEOUT });
+        expect(r.stderr).toMatch(/SUBNET UP/);
+        expect(r.code).toBe(0);
+        const seen = await witness(ib, loadFabricSpec(file), 1);
+        const hca2 = seen.nodes.find((n) => n.desc === 'Hca2')!;
+        expect(hca2.ports.find((p) => p?.peer)!.lid).toBe(1);
+      } finally {
+        await ib.stop();
+      }
+    },
+    TIMEOUT * 3,
+  );
+
+  it(
     'a generated fat tree of 48 hosts: every port ACTIVE, LFTs complete and loop-free, sampled ibtracert pairs',
     async () => {
       const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-gen-'));

@@ -27,10 +27,10 @@ interface Rig {
   sink: MemorySink;
 }
 
-function rig(fabric: Fabric, opts: { routing?: string[]; partitions?: PartitionPlan; lmc?: number; guid2lid?: Map<bigint, LidRange>; save?: (m: ReadonlyMap<bigint, LidRange>) => void; sweepIntervalMs?: number; sim?: SimFabric; clock?: VirtualClock } = {}): Rig {
+function rig(fabric: Fabric, opts: { routing?: string[]; partitions?: PartitionPlan; lmc?: number; guid2lid?: Map<bigint, LidRange>; save?: (m: ReadonlyMap<bigint, LidRange>) => void; sweepIntervalMs?: number; sim?: SimFabric; clock?: VirtualClock; attach?: number } = {}): Rig {
   const clock = opts.clock ?? new VirtualClock();
   const sim = opts.sim ?? new SimFabric(fabric, { clock, seed: 7 });
-  const ep = sim.attach(0);
+  const ep = sim.attach(opts.attach ?? 0);
   ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap] });
   ep.register(MgmtClass.SubnDirected, 1);
   const rpc = new MadRpc(ep, clock, { timeoutMs: 50, retries: 3, window: 64, perDestinationWindow: 8 });
@@ -245,6 +245,17 @@ describe('SM on the in-process fabric', () => {
     const st = await drive(r.clock, r.sm.sweep('heavy'));
     expect(st.lftBlocksWritten).toBe(1); // one block per switch on this fabric; only the reset one is rewritten
     expect(Array.from(r.sim.lft(sw.guid).subarray(0, snap.maxLid + 1))).toEqual(Array.from(good.subarray(0, snap.maxLid + 1)));
+    checkFabric(r);
+  });
+
+  it('runs with its port on a CA: that port gets LID 1 and is every port\'s SM LID', async () => {
+    const f = loadFabricSpec('gen:fattree2:leaves=3,spines=2,hosts=2');
+    const caIdx = f.nodes.findIndex((n) => n.type !== NodeType.Switch);
+    const r = rig(f, { attach: caIdx });
+    await drive(r.clock, r.sm.start());
+    const snap = r.sm.current!;
+    expect(snap.smLid).toBe(1);
+    expect(r.sim.portInfo(f.nodes[caIdx]!.guid, 1).lid).toBe(1);
     checkFabric(r);
   });
 });
