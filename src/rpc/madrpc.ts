@@ -54,6 +54,8 @@ export interface MadRpcOptions {
   rmpp?: RmppOptions | false;
   /** First low TID to hand out (default 1; TIDs run 1..2^30-1 and wrap); tests use it to exercise wrap-around. */
   firstTid?: number;
+  /** Let the event loop deliver what arrived before expiring tries (default true; see onTimer). */
+  graceTurn?: boolean;
 }
 
 export interface RequestOptions {
@@ -258,6 +260,7 @@ export class MadRpc implements RmppHost {
   private readonly receivers = new Map<string, RmppReceiver>();
   private readonly senders = new Map<string, { sender: RmppSender; done: Promise<void> }>();
   private closed = false;
+  private readonly graceTurn: boolean;
 
   constructor(
     readonly transport: Transport,
@@ -270,6 +273,7 @@ export class MadRpc implements RmppHost {
     this.perDest = Math.max(1, opts.perDestinationWindow ?? 4);
     this.destKeyFn = opts.destinationKey ?? defaultDestinationKey;
     this.mkey = opts.mkey ?? 0n;
+    this.graceTurn = opts.graceTurn ?? true;
     this.rmppOpts = opts.rmpp === false ? undefined : resolveRmppOptions(opts.rmpp);
     this.nextTid = Math.min(TID_MAX, (opts.firstTid ?? 1) >>> 0) || 1;
     transport.onReceive((m) => this.onReceive(m));
@@ -398,9 +402,24 @@ export class MadRpc implements RmppHost {
     p.reject(new MadTimeoutError(identFor(p.mad, p.addr), p.tries, p.transportStatus));
   }
 
+  /** A deadline passed. After a long pause of this thread (a GC, a big synchronous step) timers run
+   * before the I/O that arrived meanwhile, so responses may be waiting unprocessed: give the event
+   * loop one turn (setImmediate runs after the poll phase) to deliver them before declaring tries
+   * timed out. Without it a stall times out a whole window of requests that were answered. */
   private readonly onTimer = (): void => {
     this.timer = undefined;
     this.timerAt = Infinity;
+    if (this.graceTurn) {
+      this.timerAt = -Infinity; // an expiry is pending: rearm() must not schedule another timer
+      setImmediate(this.expire);
+      return;
+    }
+    this.expire();
+  };
+
+  private readonly expire = (): void => {
+    this.timerAt = Infinity;
+    if (this.closed) return;
     const now = this.clock.now();
     for (;;) {
       const top = this.deadlines.peek();

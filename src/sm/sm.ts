@@ -11,6 +11,10 @@ import type { Logger } from '../util/log.js';
 import { discover, type DiscoveredNode, type DiscoveryResult } from './discovery.js';
 import { assignLids, type LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
+import { pump } from '../util/pump.js';
+
+/** SMPs a programming step keeps in flight at once (MadRpc's window limits what is on the wire). */
+const IN_FLIGHT = 1024;
 import { routeWithFallback } from '../routing/registry.js';
 import type { RoutingResult } from '../routing/types.js';
 import { PartitionPlan, type PortKind } from './partitions.js';
@@ -73,7 +77,12 @@ export interface SmSnapshot {
 }
 
 /** LFT contents the SM believes each switch holds, by switch GUID (block → 64 ports). */
-type LftCache = Map<bigint, Map<number, Uint8Array>>;
+/** What the SM believes a switch's LFT holds: the table it wrote and which 64-entry blocks are known. */
+interface LftState {
+  table: Uint8Array;
+  known: Uint8Array;
+}
+type LftCache = Map<bigint, LftState>;
 
 export class SubnetManager {
   private snapshot?: SmSnapshot;
@@ -276,7 +285,7 @@ export class SubnetManager {
 
   private async programPorts(disc: DiscoveryResult, smLid: number): Promise<number> {
     const { fabric, nodes } = disc;
-    const jobs: Promise<unknown>[] = [];
+    const jobs: Array<() => Promise<unknown>> = [];
     let sets = 0;
     fabric.nodes.forEach((n, ni) => {
       const d = nodes[ni]!;
@@ -332,14 +341,14 @@ export class SubnetManager {
           want.operationalVls !== cur.operationalVls;
         if (!needs) return;
         sets++;
-        jobs.push(
+        jobs.push(() =>
           this.o.smp.setDr(path, SmpAttr.PortInfo, portInfoMod(pn), PortInfo.encode(want)).then((b) => {
             d.portInfo[pn] = PortInfo.decode(b);
           }),
         );
       });
     });
-    await Promise.all(jobs);
+    await pump(jobs, IN_FLIGHT);
     return sets;
   }
 
@@ -361,7 +370,7 @@ export class SubnetManager {
    * (a port whose LID was lost since — a reset — is rewritten). Returns blocks written. */
   private async programPkeys(disc: DiscoveryResult, cold: ReadonlySet<string>): Promise<number> {
     const plan = this.plan;
-    const jobs: Promise<unknown>[] = [];
+    const jobs: Array<() => Promise<unknown>> = [];
     let written = 0;
     // A port found in its reset state holds the spec's default table: full-member 0xFFFF at
     // index 0, zeros after. Writing that again is a wasted SMP.
@@ -378,7 +387,12 @@ export class SubnetManager {
       for (let b = 0; b < blocks; b++) {
         written++;
         const block = table.slice(b * PKEY_BLOCK_SIZE, (b + 1) * PKEY_BLOCK_SIZE);
-        jobs.push(this.o.smp.setDr(path, SmpAttr.PKeyTable, pkeyBlockMod(b, port), PKeyTable.encode({ pkeys: block })));
+        jobs.push(() =>
+          this.o.smp.setDr(path, SmpAttr.PKeyTable, pkeyBlockMod(b, port), PKeyTable.encode({ pkeys: block })).catch((e: unknown) => {
+            this.pkeyCache.delete(key); // not written: the next sweep tries again
+            throw e;
+          }),
+        );
       }
       this.pkeyCache.set(key, sig);
     };
@@ -407,7 +421,7 @@ export class SubnetManager {
       const d = disc.nodes[disc.smNode]!;
       write(`${smN.guid}/0`, d.path, 0, plan.pkeysFor(smN.ports[0]!.guid, 'switch', true), d.nodeInfo.partitionCap, cold.has(`${disc.smNode}/0`));
     }
-    await Promise.all(jobs);
+    await pump(jobs, IN_FLIGHT);
     return written;
   }
 
@@ -420,16 +434,23 @@ export class SubnetManager {
     const arbEntries = Array.from({ length: 32 }, (_, i) => (i < vls ? { vl: i, weight: 64 } : { vl: 0, weight: 0 }));
     const vlarb = VLArbitrationTable.encode({ entries: arbEntries });
     const sig = `${routing.sl2vl.join(',')}|${vls}`;
-    const jobs: Promise<unknown>[] = [];
+    const jobs: Array<() => Promise<unknown>> = [];
     let written = 0;
+    let key = '';
     const set = (path: number[], attr: number, mod: number, data: Uint8Array): void => {
       written++;
-      jobs.push(this.o.smp.setDr(path, attr, mod, data));
+      const k = key;
+      jobs.push(() =>
+        this.o.smp.setDr(path, attr, mod, data).catch((e: unknown) => {
+          this.vlCache.delete(k); // not written: the next sweep tries again
+          throw e;
+        }),
+      );
     };
     disc.fabric.nodes.forEach((n, ni) => {
       const d = disc.nodes[ni]!;
       if (n.type === NodeType.Switch) {
-        const key = `${n.guid}/sw`;
+        key = `${n.guid}/sw`;
         // LinearFDBTop 0: the switch was reset, and its SL2VL/VLArb tables with it.
         if (this.vlCache.get(key) === sig && d.switchInfo?.linearFdbTop !== 0) return;
         this.vlCache.set(key, sig);
@@ -445,14 +466,14 @@ export class SubnetManager {
       n.ports.forEach((p, pn) => {
         const path = d.portPaths[pn];
         if (!p?.peer || !path) return;
-        const key = `${n.guid}/${pn}`;
+        key = `${n.guid}/${pn}`;
         if (this.vlCache.get(key) === sig && !cold.has(`${ni}/${pn}`)) return;
         this.vlCache.set(key, sig);
         set(path, SmpAttr.SLtoVLMappingTable, sl2vlMod(0, 0), sl2vl);
         set(path, SmpAttr.VLArbitrationTable, vlArbMod(0, VlArbBlock.LowFirst), vlarb);
       });
     });
-    await Promise.all(jobs);
+    await pump(jobs, IN_FLIGHT);
     return written;
   }
 
@@ -479,7 +500,7 @@ export class SubnetManager {
     const { fabric, discovery } = snap;
     const plan = computeMfts(fabric, snap.routing.lfts, groups);
     for (const note of plan.notes) this.o.log.debug('multicast', { note });
-    const jobs: Promise<unknown>[] = [];
+    const jobs: Array<() => Promise<unknown>> = [];
     let written = 0;
     fabric.nodes.forEach((n, ni) => {
       if (n.type !== NodeType.Switch) return;
@@ -488,21 +509,21 @@ export class SubnetManager {
       const masks = new Map([...(plan.bySwitch.get(ni) ?? new Map<number, bigint>())].filter(([mlid]) => mlid < MCAST_LID_BASE + cap));
       for (const w of this.mftCache.diff(n.guid, mftBlocks(masks))) {
         written++;
-        jobs.push(
+        jobs.push(() =>
           this.o.smp
             .setDr(d.path, SmpAttr.MulticastForwardingTable, w.attrMod, MulticastForwardingTable.encode({ portMasks: w.masks }))
             .then(() => this.mftCache.commit(w)),
         );
       }
     });
-    await Promise.all(jobs);
+    await pump(jobs, IN_FLIGHT);
     if (this.mcastDirty) written += await this.programMfts(snap);
     return written;
   }
 
   private async programLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: number): Promise<number> {
     const { fabric, nodes } = disc;
-    const jobs: Promise<unknown>[] = [];
+    const jobs: Array<() => Promise<unknown>> = [];
     let written = 0;
     const nBlocks = Math.floor(maxLid / LFT_BLOCK_SIZE) + 1;
     fabric.nodes.forEach((n, ni) => {
@@ -513,30 +534,40 @@ export class SubnetManager {
       const si = d.switchInfo!;
       if (si.linearFdbTop !== maxLid || si.portStateChange) {
         const want: SwitchInfo = { ...si, linearFdbTop: maxLid, portStateChange: si.portStateChange, lifeTimeValue: si.lifeTimeValue };
-        jobs.push(this.o.smp.setDr(d.path, SmpAttr.SwitchInfo, 0, SwitchInfo.encode(want)));
+        jobs.push(() => this.o.smp.setDr(d.path, SmpAttr.SwitchInfo, 0, SwitchInfo.encode(want)));
       }
       // LinearFDBTop 0: the switch was reset (or is new); nothing this SM wrote is still there.
       if (si.linearFdbTop === 0) this.lftCache.delete(n.guid);
-      let cache = this.lftCache.get(n.guid);
-      if (!cache) this.lftCache.set(n.guid, (cache = new Map()));
+      let st = this.lftCache.get(n.guid);
+      if (!st || st.known.length < nBlocks) {
+        const grown: LftState = { table: new Uint8Array(nBlocks * LFT_BLOCK_SIZE).fill(0xff), known: new Uint8Array(nBlocks) };
+        if (st) {
+          grown.table.set(st.table);
+          grown.known.set(st.known);
+        }
+        this.lftCache.set(n.guid, (st = grown));
+      }
+      const state = st;
       for (let b = 0; b < nBlocks; b++) {
         const block = new Uint8Array(LFT_BLOCK_SIZE).fill(0xff);
         block.set(lft.subarray(b * LFT_BLOCK_SIZE, Math.min(lft.length, (b + 1) * LFT_BLOCK_SIZE)));
-        const old = cache.get(b);
-        if (old && old.every((v, i) => v === block[i])) continue;
+        if (state.known[b] && block.every((v, i) => v === state.table[b * LFT_BLOCK_SIZE + i])) continue;
         written++;
-        jobs.push(
-          this.o.smp.setDr(d.path, SmpAttr.LinearForwardingTable, lftBlockMod(b), LinearForwardingTable.encode({ ports: Array.from(block) })).then(() => cache!.set(b, block)),
+        jobs.push(() =>
+          this.o.smp.setDr(d.path, SmpAttr.LinearForwardingTable, lftBlockMod(b), LinearForwardingTable.encode({ ports: Array.from(block) })).then(() => {
+            state.table.set(block, b * LFT_BLOCK_SIZE);
+            state.known[b] = 1;
+          }),
         );
       }
     });
-    await Promise.all(jobs);
+    await pump(jobs, IN_FLIGHT);
     return written;
   }
 
   private async activatePorts(disc: DiscoveryResult): Promise<number> {
     const { fabric, nodes } = disc;
-    const jobs: Promise<unknown>[] = [];
+    const jobs: Array<() => Promise<unknown>> = [];
     let n = 0;
     fabric.nodes.forEach((node, ni) => {
       const d = nodes[ni]!;
@@ -547,14 +578,14 @@ export class SubnetManager {
         if (!cur || !path || cur.portState !== PortState.Armed) return;
         const want: PortInfo = { ...cur, portState: PortState.Active, portPhysicalState: 0, linkDownDefaultState: 0, linkWidthEnabled: 0, linkSpeedEnabled: 0, linkSpeedExtEnabled: 0 };
         n++;
-        jobs.push(
+        jobs.push(() =>
           this.o.smp.setDr(path, SmpAttr.PortInfo, portInfoMod(pn), PortInfo.encode(want)).then((b) => {
             d.portInfo[pn] = PortInfo.decode(b);
           }),
         );
       });
     });
-    await Promise.all(jobs);
+    await pump(jobs, IN_FLIGHT);
     return n;
   }
 }

@@ -1,0 +1,446 @@
+#!/usr/bin/env node
+// SM benchmark: ibsm and OpenSM side by side on the same ibsim fabrics, one fresh ibsim per run.
+//
+// OpenSM falls back to minhop when the engine asked for does not apply; ibsm is given the same
+// fallback (--routing E,minhop), and the "used" column shows which engine routed.
+//
+// For every fabric × engine × SM: time from process start to SUBNET UP (both SMs' own log
+// timestamps), SMPs sent, LFT blocks set and PortInfo sets (counted for both SMs by the same
+// umad_send shim, scripts/bench/umad-count.c, built here with cc), peak RSS, and the route
+// verifier's figures (dist/routing/verify.js) on the LFTs read back from the switches with ibroute
+// after the SM has exited. Prints one table per fabric and asserts nothing.
+//
+//   npm run build && node scripts/bench/sm-vs-opensm.mjs [options]
+//     --fabrics small,400,large     which fabrics (default: all three)
+//     --engines minhop,updn,ftree,dfsssp
+//     --large SPEC                  the large fabric (default gen:fattree3:radix=24, see README)
+//     --sms ibsm,opensm             which SMs
+//     --dist DIR                    a built dist/ (default: this repo's dist)
+//     --timeout S                   per SM run (default 600)
+//     --detail                      print both SMs' per-attribute send counts
+//     --keep                        keep the scratch directory
+// The in-process routing figures (10k/50k end ports) are scripts/bench/routing.mjs.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
+const EXAMPLES = '/usr/share/doc/ibsim-utils/net-examples';
+
+const argv = process.argv.slice(2);
+const opt = (name, def) => {
+  const i = argv.indexOf(name);
+  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : def;
+};
+const flag = (name) => argv.includes(name);
+const distDir = path.resolve(opt('--dist', path.join(here, '../../dist')));
+const engines = opt('--engines', 'minhop,updn,ftree,dfsssp').split(',').filter(Boolean);
+const sms = opt('--sms', 'ibsm,opensm').split(',').filter(Boolean);
+const timeoutMs = Number(opt('--timeout', '600')) * 1000;
+const LARGE = opt('--large', 'gen:fattree3:radix=24');
+
+// ibsim's default limits (2048 nodes, 256 switches, 13312 ports) are raised for every fabric.
+const FABRICS = {
+  small: { label: `small: ibsim example net.2sw2path4hca`, source: path.join(EXAMPLES, 'net.2sw2path4hca') },
+  400: { label: '~400 hosts: gen:fattree3:radix=12', source: 'gen:fattree3:radix=12' },
+  large: { label: `large: ${LARGE}`, source: LARGE },
+};
+const fabricKeys = opt('--fabrics', 'small,400,large').split(',').filter(Boolean);
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const dist = (p) => import(pathToFileURL(path.join(distDir, p)).href);
+
+function need() {
+  const missing = [];
+  for (const c of ['ibsim', 'ibroute', 'ibnetdiscover', 'cc', ...(sms.includes('opensm') ? ['opensm'] : [])]) {
+    if (spawnSync('bash', ['-c', `command -v ${c}`]).status !== 0) missing.push(c);
+  }
+  if (!existsSync(UMAD2SIM)) missing.push(UMAD2SIM);
+  if (missing.length) throw new Error(`missing: ${missing.join(', ')} (apt-get install ibsim-utils infiniband-diags opensm gcc libibumad-dev)`);
+  if (!existsSync(path.join(distDir, 'cli/main.js'))) throw new Error(`${distDir}/cli/main.js not found: run "npx tsc -p tsconfig.json" first (or pass --dist)`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The counting shim.
+function buildShim(dir) {
+  const so = path.join(dir, 'umad-count.so');
+  const r = spawnSync('cc', ['-shared', '-fPIC', '-O2', '-o', so, path.join(here, 'umad-count.c'), '-ldl'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`building the umad_send counting shim failed:\n${r.stderr}`);
+  return so;
+}
+
+/** Decode the shim's counter file (layout: see umad-count.c). */
+function readCounts(file) {
+  if (!existsSync(file)) return undefined;
+  const b = readFileSync(file);
+  if (b.length < 64 || b.readBigUInt64LE(0) !== 0x31544e43444d4155n) return undefined;
+  const slots = Number(b.readBigUInt64LE(8));
+  const byKey = new Map();
+  for (let i = 0; i < slots; i++) {
+    const k = b.readBigUInt64LE(64 + 16 * i);
+    if (k === 0n) continue;
+    const key = Number(k - 1n);
+    byKey.set(key, Number(b.readBigUInt64LE(72 + 16 * i)));
+  }
+  const get = (cls, method, attr) => byKey.get(((cls << 24) | (method << 16) | attr) >>> 0) ?? 0;
+  let smps = 0;
+  for (const [key, n] of byKey) if (key >>> 24 === 0x01 || key >>> 24 === 0x81) smps += n;
+  return {
+    total: Number(b.readBigUInt64LE(32)),
+    sendErrors: Number(b.readBigUInt64LE(16)),
+    badStatus: Number(b.readBigUInt64LE(24)),
+    maxRssKB: Number(b.readBigUInt64LE(40)),
+    smps,
+    lftSets: get(0x81, 0x02, 0x19) + get(0x01, 0x02, 0x19),
+    portInfoSets: get(0x81, 0x02, 0x15) + get(0x01, 0x02, 0x15),
+    byKey,
+  };
+}
+
+const ATTR = { 0x10: 'NodeDesc', 0x11: 'NodeInfo', 0x12: 'SwitchInfo', 0x14: 'GUIDInfo', 0x15: 'PortInfo', 0x16: 'PKeyTable', 0x17: 'SL2VL', 0x18: 'VLArb', 0x19: 'LFT', 0x1a: 'RFT', 0x1b: 'MFT', 0x20: 'SMInfo', 0x30: 'VendorDiag', 0x31: 'LedInfo', 0xff90: 'MlnxExtPortInfo' };
+const METHOD = { 0x01: 'Get', 0x02: 'Set', 0x05: 'Trap', 0x06: 'Send', 0x07: 'TrapRepress', 0x81: 'GetResp', 0x12: 'GetTable', 0x92: 'GetTableResp' };
+function describeKey(key) {
+  const cls = key >>> 24;
+  const m = (key >>> 16) & 0xff;
+  const a = key & 0xffff;
+  return `class 0x${cls.toString(16).padStart(2, '0')} ${METHOD[m] ?? '0x' + m.toString(16)} ${ATTR[a] ?? '0x' + a.toString(16).padStart(4, '0')}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ibsim.
+let simCounter = 0;
+function abstractSocketExists(name) {
+  const want = '@' + name;
+  return readFileSync('/proc/net/unix', 'utf8')
+    .split('\n')
+    .some((l) => {
+      const i = l.indexOf(want);
+      return i >= 0 && /^@*\s*$/.test(l.slice(i + want.length)); // the name's NUL padding shows as @
+    });
+}
+
+function waitExit(child, ms) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const t = setTimeout(() => resolve(false), ms);
+    child.once('exit', () => {
+      clearTimeout(t);
+      resolve(true);
+    });
+  });
+}
+
+async function startIbsim(netFile, dir, limits) {
+  const sockname = `h9bench${process.pid}_${simCounter++}`;
+  const fifo = path.join(dir, `ibsim-${sockname}.fifo`);
+  const log = path.join(dir, `ibsim-${sockname}.log`);
+  if (spawnSync('mkfifo', [fifo]).status !== 0) throw new Error(`mkfifo ${fifo} failed`);
+  const args = ['-N', String(limits.nodes), '-S', String(limits.switches), '-P', String(limits.ports), '-s', netFile];
+  // exec: the PID we hold is ibsim's; the fifo opened read-write keeps ibsim's console from EOF.
+  const child = spawn('bash', ['-c', 'exec ibsim "$@" <> "$F" > "$L" 2>&1', 'ibsim', ...args], { env: { ...process.env, IBSIM_SOCKNAME: sockname, F: fifo, L: log }, stdio: 'ignore' });
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(child.pid, 'SIGTERM');
+      } catch {}
+      if (!(await waitExit(child, 5000))) {
+        try {
+          process.kill(child.pid, 'SIGKILL');
+        } catch {}
+        await waitExit(child, 5000);
+      }
+    }
+    rmSync(fifo, { force: true });
+  };
+  const startMs = 20_000 + limits.nodes * 5;
+  const deadline = Date.now() + startMs;
+  while (!abstractSocketExists(`${sockname}:ctl`) || !readFileSync(log, 'utf8').includes('sim> ')) {
+    const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
+    if (child.exitCode !== null || child.signalCode !== null || text.includes('ibpanic')) {
+      await stop();
+      throw new Error(`ibsim failed to load ${netFile}:\n${text.split('\n').slice(-5).join('\n')}`);
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`ibsim did not come up within ${startMs / 1000} s on ${netFile}`);
+    }
+    await sleep(20);
+  }
+  return { sockname, pid: child.pid, stop };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Preloaded clients.
+function clientEnv(sim, simHost, extra = {}) {
+  const env = { ...process.env, IBSIM_SOCKNAME: sim.sockname, LD_PRELOAD: UMAD2SIM, ...extra };
+  delete env.NODE_OPTIONS;
+  if (simHost) env.SIM_HOST = simHost;
+  return env;
+}
+
+/** Run to completion under a 1024 open-file limit (umad2sim owns fds from 1024 up). */
+function runClient(cmd, args, env, cwd, ms = 120_000) {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@"', 'bash', cmd, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
+    const t = setTimeout(() => {
+      try {
+        process.kill(child.pid, 'SIGKILL');
+      } catch {}
+    }, ms);
+    child.once('close', (code, signal) => {
+      clearTimeout(t);
+      resolve({ code, signal, out, err });
+    });
+  });
+}
+
+function vmHWMkB(pid) {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+const MONTHS = { Jan: 0, Feb: 1, Mar: 2, Apr: 3, May: 4, Jun: 5, Jul: 6, Aug: 7, Sep: 8, Oct: 9, Nov: 10, Dec: 11 };
+/** OpenSM log time "Nov 29 21:53:28 013388" (local time, no year) in epoch ms. */
+function osmTime(line, ref) {
+  const m = /^(\w{3}) +(\d+) (\d\d):(\d\d):(\d\d) (\d{6})/.exec(line);
+  if (!m) return undefined;
+  const d = new Date(ref);
+  d.setMonth(MONTHS[m[1]], Number(m[2]));
+  d.setHours(Number(m[3]), Number(m[4]), Number(m[5]), 0);
+  return d.getTime() + Number(m[6]) / 1000;
+}
+
+/** Run one SM under the shim; returns its figures. */
+async function runSm(kind, engine, sim, simHost, shim, dir) {
+  const counts = path.join(dir, `${kind}-${engine}.counts`);
+  const osmLog = path.join(dir, `${kind}-${engine}.osm.log`);
+  const cache = path.join(dir, `${kind}-${engine}.cache`);
+  mkdirSync(cache, { recursive: true });
+  const env = clientEnv(sim, simHost, { UMAD_COUNT_FILE: counts, LD_PRELOAD: `${shim} ${UMAD2SIM}`, OSM_CACHE_DIR: cache, OSM_TMP_DIR: cache });
+  const [cmd, args] =
+    kind === 'ibsm'
+      ? [process.execPath, [path.join(distDir, 'cli/main.js'), 'run', '--umad', '--once', '--routing', engine === 'minhop' ? 'minhop' : `${engine},minhop`, '--guid2lid', path.join(cache, 'guid2lid')]]
+      : ['opensm', ['-o', '-R', engine, '-F', '/dev/null', '-f', osmLog, '--dump_files_dir', cache]];
+  const t0 = Date.now();
+  const child = spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@"', 'bash', cmd, ...args], { env, cwd: cache, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let upSeenAt;
+  const onData = (d) => {
+    out += d;
+    if (upSeenAt === undefined && out.includes('SUBNET UP')) upSeenAt = Date.now();
+  };
+  child.stdout.setEncoding('utf8').on('data', onData);
+  child.stderr.setEncoding('utf8').on('data', onData);
+  let hwm = 0;
+  const poll = setInterval(() => (hwm = Math.max(hwm, vmHWMkB(child.pid))), 25);
+  const killer = setTimeout(() => {
+    try {
+      process.kill(child.pid, 'SIGKILL');
+    } catch {}
+  }, timeoutMs);
+  const [code, signal] = await new Promise((r) => child.once('close', (c, s) => r([c, s])));
+  const tEnd = Date.now();
+  clearInterval(poll);
+  clearTimeout(killer);
+  const c = readCounts(counts);
+  const r = { sm: kind, engine, code, signal, exitMs: tEnd - t0, counts: c, rssMB: ((c?.maxRssKB || hwm) / 1024) };
+  if (kind === 'ibsm') {
+    const line = out.split('\n').find((l) => l.includes('SUBNET UP'));
+    if (line) {
+      const ts = Date.parse(line.split(/\s/)[0]);
+      r.upMs = Number.isFinite(ts) ? ts - t0 : upSeenAt - t0;
+      r.smMs = Number(/ ms=(\d+)/.exec(line)?.[1]);
+      r.smSmps = Number(/ smps=(\d+)/.exec(line)?.[1]);
+      r.used = /engine=(\S+)/.exec(line)?.[1];
+    }
+    r.tail = out.split('\n').filter(Boolean).slice(-4).join('\n');
+  } else {
+    const text = existsSync(osmLog) ? readFileSync(osmLog, 'utf8') : '';
+    const line = text.split('\n').find((l) => l.includes('SUBNET UP'));
+    if (line) r.upMs = osmTime(line, t0) - t0;
+    const m = /osm_ucast_mgr_process: (\S+) tables configured/.exec(text) ?? /ucast_mgr_route: (\S+) tables configured/.exec(text);
+    r.used = m?.[1];
+    r.tail = text.split('\n').filter((l) => / ERR |SUBNET UP|failed|fall/i.test(l)).slice(-4).join('\n');
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Read the routes back and verify them.
+async function verifyFabric(sim, simHost, dir, mods) {
+  const env = clientEnv(sim, simHost);
+  const d = await runClient('ibnetdiscover', [], env, dir);
+  if (d.code !== 0) return { error: `ibnetdiscover failed: ${d.err.trim().split('\n').pop()}` };
+  const fabric = mods.parseIbnetdiscover(d.out, 'ibnetdiscover');
+  const switches = [];
+  fabric.nodes.forEach((n, i) => {
+    if (n.type === 2) switches.push({ i, lid: n.ports[0]?.lid ?? 0 });
+  });
+  const lfts = new Map();
+  const errors = [];
+  const queue = switches.slice();
+  const worker = async () => {
+    for (let s = queue.shift(); s; s = queue.shift()) {
+      if (!s.lid) {
+        errors.push(`switch ${fabric.nodes[s.i].desc} has no LID`);
+        continue;
+      }
+      const r = await runClient('ibroute', ['-n', String(s.lid)], env, dir);
+      if (r.code !== 0) {
+        errors.push(`ibroute ${s.lid}: ${r.err.trim().split('\n').pop()}`);
+        continue;
+      }
+      const entries = [...r.out.matchAll(/^0x([0-9a-f]+) (\d+)/gim)].map((m) => [parseInt(m[1], 16), Number(m[2])]);
+      const top = entries.reduce((a, [l]) => Math.max(a, l), 0);
+      const t = new Uint8Array(top + 1).fill(255);
+      for (const [l, p] of entries) t[l] = p;
+      lfts.set(s.i, t);
+    }
+  };
+  // ibsim serves at most 10 clients; 4 readers keep well under that on 2 cores.
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  const v = mods.verifyRoutes(fabric, lfts, { stretch: false });
+  return { v, errors, switches: switches.length };
+}
+
+// ---------------------------------------------------------------------------------------------
+async function prepareFabric(key, dir, mods) {
+  const f = FABRICS[key];
+  if (!f) throw new Error(`unknown fabric "${key}" (small, 400, large)`);
+  let netFile = f.source;
+  let fabric;
+  if (f.source.startsWith('gen:')) {
+    fabric = mods.loadFabricSpec(f.source);
+    netFile = path.join(dir, `${key}.net`);
+    writeFileSync(netFile, mods.formatIbnetdiscover(fabric, { timestamp: 'sm-vs-opensm' }));
+  } else {
+    fabric = mods.loadFabricSpec(f.source);
+  }
+  const sw = fabric.nodes.filter((n) => n.type === 2);
+  const hosts = fabric.nodes.filter((n) => n.type !== 2);
+  const ports = fabric.nodes.reduce((a, n) => a + n.numPorts + 1, 0);
+  // SMs attach at a host (as on a real cluster): the first CA of the topology file.
+  const text = readFileSync(netFile, 'utf8');
+  const simHost = /^(?:Ca|Hca)\s+\d+\s+"([^"]+)"/m.exec(text)?.[1];
+  const limits = { nodes: Math.max(2048, fabric.nodes.length + 16), switches: Math.max(256, sw.length + 16), ports: Math.max(13312, ports * 2 + 64) };
+  return { ...f, key, netFile, simHost, limits, nodes: fabric.nodes.length, switches: sw.length, hosts: hosts.length };
+}
+
+const fmt = (x, d = 0) => (x === undefined || x === null || Number.isNaN(x) ? '-' : typeof x === 'number' ? x.toFixed(d) : String(x));
+
+/** "ok": every CA pair and every switch reaches every LID, loop-free; "sw:N": CA pairs all fine
+ * but N (switch, LID) routes fail; "fail:N": N CA pairs unreachable; "+loop" when routes loop. */
+function reach(v) {
+  if (!v) return 'n/a';
+  if (v.ok) return 'ok';
+  const loop = v.loopEntries ? '+loop' : '';
+  return v.unreachablePairs ? `fail:${v.unreachablePairs}${loop}` : `sw:${v.unreachableFromSwitches}${loop}`;
+}
+
+function printTable(fab, rows) {
+  console.log(`\n== ${fab.label}: ${fab.hosts} hosts, ${fab.switches} switches (SMs attached at ${fab.simHost ?? 'the first node'})`);
+  const head = ['SM', 'engine', 'used', 'UP ms', 'SM ms', 'exit ms', 'SMPs', 'LFT sets', 'PI sets', 'drops', 'RSS MB', 'max r/l', 'mean r/l', 'reach'];
+  const w = [7, 7, 7, 8, 7, 8, 8, 8, 7, 6, 7, 8, 9, 9];
+  const line = (cells) => console.log(cells.map((c, i) => (i < 3 ? String(c).padEnd(w[i]) : String(c).padStart(w[i]))).join(' '));
+  line(head);
+  for (const r of rows) {
+    const v = r.verify?.v;
+    line([
+      r.sm,
+      r.engine,
+      r.code === 0 ? (r.used ?? '?') : `exit ${r.code ?? r.signal}`,
+      fmt(r.upMs),
+      fmt(r.smMs),
+      fmt(r.exitMs),
+      fmt(r.counts?.smps),
+      fmt(r.counts?.lftSets),
+      fmt(r.counts?.portInfoSets),
+      fmt(r.counts ? r.counts.badStatus + r.counts.sendErrors : undefined),
+      fmt(r.rssMB, 1),
+      fmt(v?.linkLoad.max),
+      fmt(v?.linkLoad.mean, 1),
+      reach(v),
+    ]);
+  }
+  for (const e of engines) {
+    const a = rows.find((r) => r.sm === 'ibsm' && r.engine === e);
+    const b = rows.find((r) => r.sm === 'opensm' && r.engine === e);
+    if (!a || !b) continue;
+    const ratio = (x, y) => (x && y ? (x / y).toFixed(2) : '-');
+    console.log(
+      `   ${e}: OpenSM/ibsm  UP time ${ratio(b.upMs, a.upMs)}x   SMPs ${ratio(b.counts?.smps, a.counts?.smps)}x   LFT sets ${ratio(b.counts?.lftSets, a.counts?.lftSets)}x   RSS ${ratio(b.rssMB, a.rssMB)}x   max routes/link ${ratio(b.verify?.v?.linkLoad.max, a.verify?.v?.linkLoad.max)}x`,
+    );
+  }
+}
+
+function printDetail(rows) {
+  const keys = new Set();
+  for (const r of rows) for (const k of r.counts?.byKey.keys() ?? []) keys.add(k);
+  const cols = rows.map((r) => `${r.sm}/${r.engine}`);
+  console.log('   sends per (class, method, attribute):');
+  console.log('   ' + ''.padEnd(34) + cols.map((c) => c.padStart(14)).join(''));
+  for (const k of [...keys].sort((a, b) => a - b)) console.log('   ' + describeKey(k).padEnd(34) + rows.map((r) => String(r.counts?.byKey.get(k) ?? 0).padStart(14)).join(''));
+}
+
+async function main() {
+  need();
+  const mods = {
+    ...(await dist('sim/load.js')),
+    ...(await dist('model/ibnetdiscover.js')),
+    ...(await dist('routing/verify.js')),
+  };
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-sm-bench-'));
+  const shim = buildShim(dir);
+  console.log(`ibsm vs OpenSM on ibsim (fresh ibsim per run; counts from the umad_send shim; scratch ${dir})`);
+  console.log('UP ms: process start to the SUBNET UP log line; SM ms: ibsm\'s own ms=; exit ms: start to exit; drops: sends returned with an error status;');
+  console.log('max/mean r/l: verifier routes per directed switch-to-switch link, on LFTs read back with ibroute;');
+  console.log('reach: ok = every CA pair and every switch reaches every LID; sw:N = CA pairs ok, N (switch, LID) routes fail; fail:N = N CA pairs unreachable.');
+  try {
+    for (const key of fabricKeys) {
+      const fab = await prepareFabric(key, dir, mods);
+      const rows = [];
+      for (const engine of engines) {
+        for (const smKind of sms) {
+          let sim;
+          try {
+            sim = await startIbsim(fab.netFile, dir, fab.limits);
+          } catch (e) {
+            console.log(`${fab.label}: ${e.message}`);
+            break;
+          }
+          try {
+            const r = await runSm(smKind, engine, sim, fab.simHost, shim, dir);
+            if (r.code === 0 || r.upMs !== undefined) r.verify = await verifyFabric(sim, fab.simHost, dir, mods);
+            if (r.code !== 0 || r.upMs === undefined) console.log(`   ${smKind}/${engine} exit ${r.code ?? r.signal}:\n${r.tail}`);
+            if (r.verify?.errors?.length) console.log(`   ${smKind}/${engine}: ${r.verify.errors.length} LFT read errors, e.g. ${r.verify.errors[0]}`);
+            const v = r.verify?.v;
+            if (v && !v.ok && v.failures[0]) console.log(`   ${smKind}/${engine}: ${v.failureGroups} route failure groups, e.g. ${v.failures[0].kind} to LID ${v.failures[0].dlid} at ${v.failures[0].at}: ${v.failures[0].detail} (${v.failures[0].switches} switches)`);
+            if (r.verify?.error) console.log(`   ${smKind}/${engine}: ${r.verify.error}`);
+            rows.push(r);
+            process.stderr.write(`   [${fab.key}] ${smKind}/${engine}: up ${fmt(r.upMs)} ms, ${fmt(r.counts?.smps)} SMPs, max routes/link ${fmt(r.verify?.v?.linkLoad.max)}\n`);
+          } finally {
+            await sim.stop();
+          }
+        }
+      }
+      printTable(fab, rows);
+      if (flag('--detail')) printDetail(rows);
+    }
+    console.log('\nIn-process routing time and memory per engine (fat trees of ~10,000 and ~50,000 end ports): node scripts/bench/routing.mjs');
+  } finally {
+    if (!flag('--keep')) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
