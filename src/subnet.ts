@@ -7,7 +7,7 @@ import type { MadRpc } from './rpc/madrpc.js';
 import { SubnetManager, type SmOptions, type SmSnapshot, type SweepStats } from './sm/sm.js';
 import { installSmHandlers } from './sm/handlers.js';
 import { PartitionPlan } from './sm/partitions.js';
-import { NodeType } from './wire/mad.js';
+import { DEFAULT_GID_PREFIX, NodeType } from './wire/mad.js';
 import { SaEngine } from './sa/engine.js';
 import { SaServer, coreSaHandlers, type SaServerOptions } from './sa/server.js';
 import { MulticastManager } from './sa/multicast.js';
@@ -15,7 +15,6 @@ import { ServiceRegistry } from './sa/services.js';
 import { InformManager } from './sa/inform.js';
 import type { SaContext } from './sa/types.js';
 
-const DEFAULT_GID_PREFIX = 0xfe80000000000000n;
 
 export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSnapshot'> {
   rpc: MadRpc;

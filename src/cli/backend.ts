@@ -77,7 +77,8 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
   ep.register(MgmtClass.SubnLid, 1, o.sm ? { methods: [0x05, 0x01, 0x02] } : {});
   ep.register(MgmtClass.SubnDirected, 1, o.sm ? { methods: [0x01, 0x02] } : {});
   if (o.sa && !o.sm) ep.register(MgmtClass.SubnAdm, SA_CLASS_VERSION, {});
-  const rpc = new MadRpc(ep, clock, { timeoutMs: 100, retries: 3, window: 256, perDestinationWindow: 16, ...o.rpc });
+  // In-process, nothing is lost on the wire: a timeout can only come from a stall of this thread.
+  const rpc = new MadRpc(ep, clock, { timeoutMs: 1000, retries: 3, window: 256, perDestinationWindow: 16, ...o.rpc });
   return {
     kind: 'sim',
     transport: ep,

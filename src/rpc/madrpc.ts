@@ -274,7 +274,7 @@ export class MadRpc implements RmppHost {
     this.destKeyFn = opts.destinationKey ?? defaultDestinationKey;
     this.mkey = opts.mkey ?? 0n;
     this.graceTurn = opts.graceTurn ?? true;
-    this.rmppOpts = opts.rmpp === false ? undefined : resolveRmppOptions(opts.rmpp);
+    this.rmppOpts = opts.rmpp === false ? undefined : resolveRmppOptions({ madSize: transport.maxMadSize, ...opts.rmpp });
     this.nextTid = Math.min(TID_MAX, (opts.firstTid ?? 1) >>> 0) || 1;
     transport.onReceive((m) => this.onReceive(m));
   }
@@ -576,11 +576,13 @@ export class MadRpc implements RmppHost {
       }
       return Promise.resolve();
     }
-    const segs = segmentRmpp(hdr, payload);
+    const segs = segmentRmpp(hdr, payload, undefined, this.rmppOpts.madSize);
     if (segs.length === 1) {
       this.stats.responsesSent++;
       try {
-        this.transport.send(segs[0]!, to);
+        // Send only what is used: a peer without RMPP (a diag tool under ibsim) counts the records
+        // by the MAD's length; real hardware pads short sends.
+        this.transport.send(segs[0]!.subarray(0, off + payload.length), to);
       } catch (e) {
         return Promise.reject(e);
       }

@@ -32,6 +32,10 @@ export interface RmppOptions {
   receiveTimeoutMs?: number;
   /** Receiver: keep a finished transfer this long to re-ACK late duplicates. Default 1000 ms. */
   lingerMs?: number;
+  /** Bytes of a MAD that reach the peer intact (default 256). Segments carry `madSize - header`
+   * bytes of data; both ends must agree. Below 256 only for a link that cuts MADs short (ibsim
+   * delivers 224 bytes), where both ends are ibsm. */
+  madSize?: number;
 }
 
 export type ResolvedRmppOptions = Required<RmppOptions>;
@@ -44,6 +48,7 @@ export function resolveRmppOptions(o: RmppOptions = {}): ResolvedRmppOptions {
     totalTimeoutMs: o.totalTimeoutMs ?? 10_000,
     receiveTimeoutMs: o.receiveTimeoutMs ?? 2_000,
     lingerMs: o.lingerMs ?? 1_000,
+    madSize: Math.min(MAD_SIZE, o.madSize ?? MAD_SIZE),
   };
 }
 
@@ -59,9 +64,9 @@ export function rmppDataOffset(mgmtClass: number): number {
   return RMPP_HEADER_OFFSET + RMPP_HEADER_SIZE + classHeaderLength(mgmtClass);
 }
 
-/** Data bytes per segment (200 for SA). */
-export function rmppSegmentDataSize(mgmtClass: number): number {
-  return MAD_SIZE - rmppDataOffset(mgmtClass);
+/** Data bytes per segment (200 for SA with 256-byte MADs). */
+export function rmppSegmentDataSize(mgmtClass: number, madSize = MAD_SIZE): number {
+  return madSize - rmppDataOffset(mgmtClass);
 }
 
 export function hasRmppHeader(mgmtClass: number): boolean {
@@ -77,11 +82,11 @@ export function rmppActive(mad: Uint8Array): boolean {
  * Split `payload` into DATA segments. `header` holds at least the MAD header, RMPP header and class
  * header (its RMPP header is overwritten); every segment repeats it. Always at least one segment.
  */
-export function segmentRmpp(header: Uint8Array, payload: Uint8Array, respTime?: number): Uint8Array[] {
+export function segmentRmpp(header: Uint8Array, payload: Uint8Array, respTime?: number, madSize = MAD_SIZE): Uint8Array[] {
   const cls = header[1]!;
   const off = rmppDataOffset(cls);
   if (header.length < off) throw new RangeError(`RMPP header block for class 0x${cls.toString(16)} needs ${off} bytes, got ${header.length}`);
-  const size = MAD_SIZE - off;
+  const size = madSize - off;
   const chdr = off - RMPP_HEADER_OFFSET - RMPP_HEADER_SIZE;
   const n = Math.max(1, Math.ceil(payload.length / size));
   const segs: Uint8Array[] = new Array(n);
@@ -100,10 +105,10 @@ export function segmentRmpp(header: Uint8Array, payload: Uint8Array, respTime?: 
 }
 
 /** Join segments (in order, 1..n) into headers + data; `lastDataLength` bytes of the last segment's data are used. */
-export function reassembleRmpp(segments: readonly Uint8Array[], lastDataLength: number): Uint8Array {
+export function reassembleRmpp(segments: readonly Uint8Array[], lastDataLength: number, madSize = MAD_SIZE): Uint8Array {
   const first = segments[0]!;
   const off = rmppDataOffset(first[1]!);
-  const size = MAD_SIZE - off;
+  const size = madSize - off;
   const total = (segments.length - 1) * size + lastDataLength;
   const out = new Uint8Array(off + total);
   out.set(first.subarray(0, off));
@@ -198,7 +203,7 @@ export class RmppReceiver {
     /** Called when the receiver can be forgotten (after lingering or failure). */
     private readonly onForget: () => void,
   ) {
-    this.dataSize = rmppSegmentDataSize(mgmtClass);
+    this.dataSize = rmppSegmentDataSize(mgmtClass, o.madSize);
     this.started = this.lastProgress = host.clock.now();
     this.arm(Math.min(o.receiveTimeoutMs, o.totalTimeoutMs));
   }
@@ -275,13 +280,18 @@ export class RmppReceiver {
       this.host.rmppStats.outOfWindowSegments++;
       return;
     }
-    if (m.data.length < MAD_SIZE) return this.protocolAbort(RmppStatus.Unspecified, `segment ${s} is only ${m.data.length} bytes`);
-    if (h.flags & RmppFlag.Last) {
+    const isLast = (h.flags & RmppFlag.Last) !== 0;
+    const dataOff = rmppDataOffset(m.data[1]!);
+    // A middle segment carries a full segment of data; the last one (possibly sent short, as a
+    // lone segment is) at least the data its PayloadLength names.
+    if (!isLast && m.data.length < dataOff + this.dataSize) return this.protocolAbort(RmppStatus.Unspecified, `segment ${s} is only ${m.data.length} bytes`);
+    if (isLast) {
       const chdr = classHeaderLength(m.data[1]!);
       const len = h.data2 - chdr;
       if (len < 0 || len > this.dataSize) {
         return this.protocolAbort(RmppStatus.InconsistentLastAndPayloadLength, `last segment ${s} has PayloadLength ${h.data2}, outside ${chdr}..${chdr + this.dataSize}`);
       }
+      if (m.data.length < dataOff + len) return this.protocolAbort(RmppStatus.InconsistentLastAndPayloadLength, `last segment ${s} is ${m.data.length} bytes, shorter than its PayloadLength says`);
       this.lastSeg = s;
       this.lastDataLen = len;
     }
@@ -298,7 +308,7 @@ export class RmppReceiver {
       if (this.timer) this.host.clock.clearTimeout(this.timer);
       this.arm(this.o.lingerMs);
       this.host.rmppStats.transfersReceived++;
-      const data = reassembleRmpp(this.ordered, this.lastDataLen);
+      const data = reassembleRmpp(this.ordered, this.lastDataLen, this.o.madSize);
       this.ordered.length = 0;
       this.settle.ok({ data, addr: this.peer, status: 0 });
       return;

@@ -15,7 +15,7 @@
  *
  * Also here: the port helpers the SA state handlers share (requester resolution, P_Keys, GIDs).
  */
-import { Method, MadStatus } from '../wire/mad.js';
+import { DEFAULT_GID_PREFIX, Method, MadStatus } from '../wire/mad.js';
 import { JoinState, MCMemberRecord, SaAttr, SaStatus, Selector, McScope } from '../wire/sa.js';
 import { PortInfo } from '../wire/sma.js';
 import type { SaAnswer, SaContext, SaHandler, SaQuery, SaRequester } from './types.js';
@@ -24,7 +24,7 @@ import { fabricPorts, portKindOf, MCAST_LID_BASE, MCAST_LID_MAX, type McastGroup
 // ---------------------------------------------------------------- shared port helpers
 
 /** Default GID prefix (fe80::/64) when a port's PortInfo is not known. */
-export const DEFAULT_GID_PREFIX = 0xfe80000000000000n;
+
 const GUID_MASK = (1n << 64n) - 1n;
 
 /** The requester's port in the current snapshot (by GUID when the server resolved it, else by LID). */

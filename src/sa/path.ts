@@ -3,8 +3,9 @@
  * programmed (the snapshot's routing LFTs), followed hop by hop from the source to the
  * destination LID. Pure.
  *
- * Per (SLID, DLID) pair: MTU and rate are the minimum over the links traversed, PacketLifeTime the
- * source port's SubnetTimeout as OpenSM does (0 for a loopback path), SL from the routing engine
+ * Per (SLID, DLID) pair: MTU and rate are the minimum over the links traversed (and a switch
+ * end's port 0), PacketLifeTime the SA's configured value as OpenSM's packet_life_time (0 for a
+ * loopback path), SL from the routing engine
  * (`routing.sl`, else 0), P_Key a key both ends share (the requested one must be shared),
  * Reversible when the reverse path exists under the same constraints. Selectors follow the spec
  * and OpenSM: GreaterThan / LessThan / Exactly / Best, NoRecords when one cannot be met; rates
@@ -12,7 +13,7 @@
  * two ranges is a path: "diagonal" pairs first (Preference 0), then the rest (Preference 2), up to
  * NumbPath per port pair. SGID/DGID queries iterate the ranges; SLID/DLID pin them.
  */
-import { MadStatus, Method, NodeType } from '../wire/mad.js';
+import { DEFAULT_GID_PREFIX, MadStatus, Method, NodeType } from '../wire/mad.js';
 import { MultiPathRecord, PathRecord, SaAttr, SaStatus, Selector, TraceRecord, multiPathGids, multiPathServiceId, type PathRecord as PathRecordValue } from '../wire/sa.js';
 import type { PortInfo } from '../wire/sma.js';
 import { NO_ROUTE } from '../routing/types.js';
@@ -21,7 +22,7 @@ import { commonPkey, fabricIndex, lidRange, pkeyView, portPkeys, shareThis, Visi
 import type { SaContext, SaHandler, SaQuery } from './types.js';
 
 /** The default (and link-local) GID prefix. */
-export const LINK_LOCAL_PREFIX = 0xfe80000000000000n;
+
 const GUID_MASK = (1n << 64n) - 1n;
 const MAX_HOPS = 64;
 
@@ -72,6 +73,9 @@ function pinfo(ctx: SaContext, node: number, port: number): PortInfo | undefined
 }
 
 /** Follow the LFTs from `src` towards `dlid` (owned by `dst`). */
+/** OpenSM's default packet_life_time. */
+export const DEFAULT_PACKET_LIFE_TIME = 0x12;
+
 export function walkPath(ctx: SaContext, src: EndPort, dlid: number, dst: EndPort): PathWalk {
   const { fabric, routing } = ctx.snapshot;
   const hops: PathHop[] = [];
@@ -99,6 +103,7 @@ export function walkPath(ctx: SaContext, src: EndPort, dlid: number, dst: EndPor
   }
   let node = src.node;
   let inPort = 0;
+  if (fabric.nodes[node]!.type === NodeType.Switch) mtu = Math.min(mtu, pinfo(ctx, node, 0)?.mtuCap || Infinity);
   if (fabric.nodes[node]!.type !== NodeType.Switch) {
     hops.push({ node, inPort: 0, outPort: src.port });
     const next = crossLink(node, src.port);
@@ -110,6 +115,8 @@ export function walkPath(ctx: SaContext, src: EndPort, dlid: number, dst: EndPor
     const n = fabric.nodes[node]!;
     if (node === dst.node && (n.type === NodeType.Switch || inPort === dst.port)) {
       hops.push({ node, inPort, outPort: 0 });
+      // A switch's own port 0 limits what reaches it (its MTUCap may be below its links').
+      if (n.type === NodeType.Switch) mtu = Math.min(mtu, pinfo(ctx, node, 0)?.mtuCap || Infinity);
       if (mtu === Infinity) mtu = pinfo(ctx, node, 0)?.mtuCap || 1;
       if (rate < 0) rate = 2;
       return { ok: true, hops, links, mtu, rate };
@@ -141,7 +148,7 @@ const bit = (name: string): bigint => {
 function subnetPrefix(ctx: SaContext): bigint {
   const idx = fabricIndex(ctx.snapshot);
   const sm = idx.byGuid.get(ctx.smPortGuid);
-  return (sm && pinfo(ctx, sm.node, sm.port)?.gidPrefix) || LINK_LOCAL_PREFIX;
+  return (sm && pinfo(ctx, sm.node, sm.port)?.gidPrefix) || DEFAULT_GID_PREFIX;
 }
 
 function portGid(ctx: SaContext, ep: EndPort, prefix: bigint): bigint {
@@ -151,7 +158,7 @@ function portGid(ctx: SaContext, ep: EndPort, prefix: bigint): bigint {
 /** Resolve a GID of this subnet to its end port; throws ReqInvalidGid for a foreign prefix or an unknown GUID. */
 function portByGid(ctx: SaContext, gid: bigint, what: string): EndPort {
   const prefix = gid >> 64n;
-  if (prefix !== LINK_LOCAL_PREFIX && prefix !== subnetPrefix(ctx)) {
+  if (prefix !== DEFAULT_GID_PREFIX && prefix !== subnetPrefix(ctx)) {
     throw new SaRequestError(SaStatus.ReqInvalidGid, `${what} prefix 0x${prefix.toString(16)} is not this subnet's (no router)`);
   }
   const ep = fabricIndex(ctx.snapshot).byGuid.get(gid & GUID_MASK);
@@ -189,7 +196,8 @@ function pathParams(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort
   const has = (b: bigint): boolean => (mask & b) === b;
   let { mtu, rate } = walk;
   const loop = src.node === dst.node && src.port === dst.port;
-  let pktLife = loop ? 0 : (pinfo(ctx, src.node, src.port)?.subnetTimeout ?? 18);
+  // PacketLifeTime: the SA's configured value (OpenSM's packet_life_time, 0x12 by default).
+  let pktLife = loop ? 0 : (ctx.packetLifeTime ?? DEFAULT_PACKET_LIFE_TIME);
 
   if (has(bit('mtuSelector') | bit('mtu'))) {
     const want = rec.mtu;

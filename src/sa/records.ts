@@ -64,6 +64,9 @@ interface RecordDef {
   lidPath?: string;
   /** Other LID components the enumerator matches by LMC range itself (left out of the byte comparison). */
   rangePaths?: string[];
+  /** Bit-mask components that match when the record has every bit the request sets (as OpenSM and
+   * saquery treat PortInfo:CapabilityMask: `saquery -s` asks for the ports with IsSM). */
+  subsetPaths?: string[];
   candidates(env: Env): Iterable<Candidate>;
 }
 
@@ -73,6 +76,8 @@ function recordHandler(def: RecordDef): SaHandler {
   const rangeBits = def.rangePaths?.length ? layout.mask(...def.rangePaths) : 0n;
   const lidComp = def.lidPath ? layout.components.find((c) => c.path === def.lidPath) : undefined;
   const comps = new Map(layout.components.map((c) => [c.path, c]));
+  const subsetComps = (def.subsetPaths ?? []).map((p) => comps.get(p)!);
+  const subsetBits = def.subsetPaths?.length ? layout.mask(...def.subsetPaths) : 0n;
   return {
     attrIds: [def.attrId],
     handle(q, ctx) {
@@ -99,7 +104,8 @@ function recordHandler(def: RecordDef): SaHandler {
           return readBits(q.data, c.bit, c.width);
         },
       };
-      const compare = mask & ~lidBit & ~rangeBits;
+      const compare = mask & ~lidBit & ~rangeBits & ~subsetBits;
+      const subsets = subsetComps.filter((c) => (mask >> BigInt(c.index)) & 1n).map((c) => ({ c, want: readBits(q.data, c.bit, c.width) }));
       const vis = new Visibility(ctx, q.requester);
       const limit = q.method === Method.Get ? 2 : Infinity;
       const out: Uint8Array[] = [];
@@ -107,6 +113,7 @@ function recordHandler(def: RecordDef): SaHandler {
         if (!vis.node(c.node) || (c.peer !== undefined && !vis.node(c.peer))) continue;
         const buf = layout.encode(c.value);
         if (compare && !componentsMatch(layout, compare, buf, 0, q.data, 0)) continue;
+        if (subsets.some(({ c, want }) => (readBits(buf, c.bit, c.width) & want) >>> 0 !== want)) continue;
         out.push(buf);
         if (out.length >= limit) break;
       }
@@ -167,7 +174,8 @@ const nodeRecord: RecordDef = {
         node: ep.node,
         value: {
           lid: ep.lid,
-          nodeInfo: { ...d.nodeInfo, portGuid: ep.guid, localPortNum: sw ? d.nodeInfo.localPortNum : ep.port },
+          // A switch's NodeRecord describes its port 0 (LocalPortNum 0, as OpenSM reports), not the port the SM came in by.
+          nodeInfo: { ...d.nodeInfo, portGuid: ep.guid, localPortNum: sw ? 0 : ep.port },
           nodeDescription: { description: n.desc },
         },
       };
@@ -178,6 +186,7 @@ const nodeRecord: RecordDef = {
 const portInfoRecord: RecordDef = {
   attrId: SaAttr.PortInfoRecord,
   layout: PortInfoRecord,
+  subsetPaths: ['portInfo.capabilityMask'],
   lidPath: 'endportLid',
   *candidates(env) {
     const { ctx } = env;

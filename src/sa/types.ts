@@ -67,6 +67,8 @@ export interface SaContext {
   tables?: SaTables;
   /** Optional: the SM's SMInfo (for SMInfoRecord). */
   smInfo?: SaSmInfo;
+  /** PathRecord PacketLifeTime (4.096 µs × 2^n); default 0x12 as OpenSM. */
+  packetLifeTime?: number;
 }
 
 /** Handles one SA attribute (or several). Pure with respect to I/O: side effects only on the

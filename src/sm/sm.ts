@@ -1,6 +1,6 @@
 /** The subnet manager: heavy sweep → LIDs → PortInfo → P_Keys → routing → LFTs → ACTIVE → SUBNET UP,
  * then light sweeps and trap-driven re-sweeps. Talks only to an SmpClient (over MadRpc) and a Clock. */
-import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
+import { DEFAULT_GID_PREFIX, NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { LinearForwardingTable, PKeyTable, PortInfo, SwitchInfo, SMInfo, SmState, SLtoVLMappingTable, VLArbitrationTable, LFT_BLOCK_SIZE, PKEY_BLOCK_SIZE } from '../wire/sma.js';
 import { lftBlockMod, pkeyBlockMod, portInfoMod, sl2vlMod, vlArbMod, VlArbBlock } from '../wire/modifiers.js';
 import { MulticastForwardingTable } from '../wire/sma.js';
@@ -12,6 +12,13 @@ import { discover, type DiscoveredNode, type DiscoveryResult } from './discovery
 import { assignLids, type LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
 import { pump } from '../util/pump.js';
+
+/** OpenSM's defaults: HoQ lifetime toward a switch / toward an end port, VL stall count, and the
+ * switches' packet lifetime (all 4.096 µs × 2^n codes). */
+const HOQ_LIFE_SWITCH = 0x12;
+const HOQ_LIFE_LEAF = 0x10;
+const VL_STALL_COUNT = 7;
+const SWITCH_LIFE_TIME = 0x12;
 
 /** SMPs a programming step keeps in flight at once (MadRpc's window limits what is on the wire). */
 const IN_FLIGHT = 1024;
@@ -38,6 +45,8 @@ export interface SmOptions {
   mkey?: bigint;
   mkeyProtectBits?: number;
   mkeyLeasePeriod?: number;
+  /** Subnet prefix programmed into every end port (default fe80::/64). */
+  gidPrefix?: bigint;
   /** SM priority advertised in SMInfo. */
   priority?: number;
   /** Max operational VLs (PortInfo.OperationalVLs code: 1=VL0, 2=VL0-1, 3=VL0-3, 4=VL0-7, 5=VL0-14). */
@@ -223,7 +232,10 @@ export class SubnetManager {
     this.o.saveGuid2Lid?.(lids.byGuid);
     log.info('LIDs assigned', { endPorts: lids.byGuid.size, maxLid: lids.maxLid, changed: lids.changed, smLid });
 
-    // Ports found in their reset state (no LID yet), before any Set changes what we know of them.
+    // Switches found reset (LinearFDBTop 0) and ports found in their reset state (no LID yet),
+    // taken before any Set changes what we know of them.
+    const resetSwitches = new Set<number>();
+    fabric.nodes.forEach((n, i) => n.type === NodeType.Switch && disc.nodes[i]!.switchInfo?.linearFdbTop === 0 && resetSwitches.add(i));
     const cold = new Set<string>();
     fabric.nodes.forEach((n, ni) => disc.nodes[ni]!.portInfo.forEach((pi, pn) => pi && pi.lid === 0 && cold.add(`${ni}/${pn}`)));
 
@@ -252,9 +264,7 @@ export class SubnetManager {
 
     // 8. Multicast forwarding for the SA's groups over the new routes.
     // A switch found with LinearFDBTop 0 was reset: what this SM wrote to its MFT is gone.
-    fabric.nodes.forEach((n, i) => {
-      if (n.type === NodeType.Switch && disc.nodes[i]!.switchInfo?.linearFdbTop === 0) this.mftCache.forget(n.guid);
-    });
+    for (const i of resetSwitches) this.mftCache.forget(fabric.nodes[i]!.guid);
     const mftBlocksWritten = await this.programMfts(this.snapshot);
     this.o.onSnapshot?.(this.snapshot);
     const st: SweepStats = {
@@ -306,6 +316,7 @@ export class SubnetManager {
         want.linkSpeedExtEnabled = 0;
         want.portState = cur.portState === PortState.Init && pn !== 0 ? PortState.Armed : PortState.NoChange;
         if (isEnd) {
+          want.gidPrefix = this.o.gidPrefix ?? DEFAULT_GID_PREFIX;
           want.lid = p.lid ?? 0;
           want.lmc = n.type === NodeType.Switch ? 0 : this.o.lmc;
           want.masterSmLid = smLid;
@@ -325,6 +336,15 @@ export class SubnetManager {
             want.operationalVls = vls || cur.operationalVls;
           }
         }
+        // Head-of-queue lifetime and VL stall count on switch ports, OpenSM's defaults: packets
+        // toward an end port may wait less (leaf 0x10) than toward another switch (0x12).
+        if (n.type === NodeType.Switch && pn !== 0 && p.peer) {
+          const towardSwitch = disc.fabric.nodes[p.peer.node]!.type === NodeType.Switch;
+          want.hoqLife = towardSwitch ? HOQ_LIFE_SWITCH : HOQ_LIFE_LEAF;
+          want.vlStallCount = VL_STALL_COUNT;
+        }
+        // Never echo a NeighborMTU above what the port can do (the SMA would reject the whole Set).
+        if (cur.mtuCap) want.neighborMtu = Math.min(want.neighborMtu || cur.mtuCap, cur.mtuCap);
         // Partition enforcement on switch ports facing an end port, where the switch supports it.
         const enforce = this.enforces(n, d, p) ? 1 : 0;
         if (n.type === NodeType.Switch && pn !== 0) {
@@ -338,6 +358,9 @@ export class SubnetManager {
           (isEnd && (cur.lid !== want.lid || cur.lmc !== want.lmc || cur.masterSmLid !== want.masterSmLid || cur.subnetTimeout !== want.subnetTimeout)) ||
           (isEnd && this.o.mkey !== undefined && (cur.mkey !== want.mkey || cur.mkeyProtectBits !== want.mkeyProtectBits || cur.mkeyLeasePeriod !== want.mkeyLeasePeriod)) ||
           want.neighborMtu !== cur.neighborMtu ||
+          want.gidPrefix !== cur.gidPrefix ||
+          want.hoqLife !== cur.hoqLife ||
+          want.vlStallCount !== cur.vlStallCount ||
           want.operationalVls !== cur.operationalVls;
         if (!needs) return;
         sets++;
@@ -532,9 +555,13 @@ export class SubnetManager {
       const lft = routing.lfts.get(ni);
       if (!lft) return;
       const si = d.switchInfo!;
-      if (si.linearFdbTop !== maxLid || si.portStateChange) {
-        const want: SwitchInfo = { ...si, linearFdbTop: maxLid, portStateChange: si.portStateChange, lifeTimeValue: si.lifeTimeValue };
-        jobs.push(() => this.o.smp.setDr(d.path, SmpAttr.SwitchInfo, 0, SwitchInfo.encode(want)));
+      if (si.linearFdbTop !== maxLid || si.portStateChange || si.lifeTimeValue !== SWITCH_LIFE_TIME) {
+        const want: SwitchInfo = { ...si, linearFdbTop: maxLid, portStateChange: si.portStateChange, lifeTimeValue: SWITCH_LIFE_TIME };
+        jobs.push(() =>
+          this.o.smp.setDr(d.path, SmpAttr.SwitchInfo, 0, SwitchInfo.encode(want)).then((b) => {
+            d.switchInfo = SwitchInfo.decode(b); // what the switch holds now (the SA reports it)
+          }),
+        );
       }
       // LinearFDBTop 0: the switch was reset (or is new); nothing this SM wrote is still there.
       if (si.linearFdbTop === 0) this.lftCache.delete(n.guid);

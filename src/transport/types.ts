@@ -58,6 +58,8 @@ export type ReceiveHandler = (mad: ReceivedMad) => void;
 export interface Transport {
   readonly kind: string;
   readonly local: LocalPortInfo;
+  /** Bytes of a MAD the link delivers intact, when fewer than 256 (ibsim: 224). RMPP segments to fit. */
+  readonly maxMadSize?: number;
   /** Register an agent for a management class/version. Must be called before sending or receiving that class. */
   register(mgmtClass: number, classVersion: number, opts?: AgentOptions): void;
   /** Queue a MAD for sending. Throws TransportError when it cannot be queued. */

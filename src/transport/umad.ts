@@ -20,6 +20,8 @@ import {
 
 /** The well-known Q_Key of QP1 (GSI). */
 export const GSI_QKEY = 0x80010000;
+/** Bytes of a MAD that ibsim delivers intact. */
+export const IBSIM_MAD_BYTES = 224;
 /** Kernel-side response timeout for requests on real hardware (see UmadOptions.requestTimeoutMs). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 1000;
 
@@ -197,6 +199,9 @@ function bigintToGid(v: bigint): Uint8Array {
 export class UmadTransport implements Transport {
   readonly kind = 'umad';
   readonly local: LocalPortInfo;
+  /** Under ibsim (the umad2sim preload) only the first 224 bytes of a MAD arrive intact (found by
+   * experiment, both directions); RMPP segments are sized to fit. Real HCAs carry all 256. */
+  readonly maxMadSize = process.env.LD_PRELOAD?.includes('umad2sim') ? IBSIM_MAD_BYTES : undefined;
   private readonly smi: NativeUmadPort;
   private readonly gsi: NativeUmadPort;
   private readonly agents = new Map<number, Agent>();

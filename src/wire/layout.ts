@@ -284,10 +284,9 @@ function decodeField(name: string, fname: string, f: FieldSpec, b: Uint8Array, b
       return utf8.decode(nul < 0 ? raw : raw.subarray(0, nul));
     }
     case 'array': {
+      // Element i sits `i * stride` bits after the first: shift the base, not a copy of the field.
       const out: unknown[] = new Array(f.count);
-      for (let i = 0; i < f.count; i++) {
-        out[i] = decodeField(name, `${fname}[${i}]`, { ...f.elem, bit: f.elem.bit + i * f.stride } as FieldSpec, b, base, bitBase);
-      }
+      for (let i = 0; i < f.count; i++) out[i] = decodeField(name, fname, f.elem, b, base, bitBase + i * f.stride);
       return out;
     }
     case 'struct':
@@ -347,8 +346,12 @@ function encodeField(name: string, fname: string, f: FieldSpec, v: unknown, b: U
       if (!Array.isArray(arr) || arr.length > f.count) {
         throw new EncodeError(name, fname, `expected an array of at most ${f.count} elements`);
       }
-      for (let i = 0; i < f.count; i++) {
-        encodeField(name, `${fname}[${i}]`, { ...f.elem, bit: f.elem.bit + i * f.stride } as FieldSpec, arr[i], b, bitBase);
+      let i = 0;
+      try {
+        for (; i < f.count; i++) encodeField(name, fname, f.elem, arr[i], b, bitBase + i * f.stride);
+      } catch (e) {
+        if (e instanceof EncodeError && e.field === fname) throw new EncodeError(name, `${fname}[${i}]`, e.detail);
+        throw e;
       }
       return;
     }

@@ -121,6 +121,8 @@ export type SmpDr = LayoutValue<typeof SmpDr>;
 export const SMP_DATA_OFFSET = 64;
 export const SMP_DATA_SIZE = 64;
 export const PERMISSIVE_LID = 0xffff;
+/** The link-local subnet prefix (fe80::/64), every port's default GID prefix. */
+export const DEFAULT_GID_PREFIX = 0xfe80000000000000n;
 
 /** Read the common header of any MAD (checking only the length). */
 export function peekHeader(buf: Uint8Array): MadHeader {

@@ -1,0 +1,568 @@
+/** The SA on ibsim: ibsm's SA against OpenSM's, witnessed by saquery (infiniband-diags), on the
+ * same fabric with the same LIDs (ibsm starts from the guid2lid OpenSM wrote). Then ibsm's own
+ * client over RMPP, multicast forwarding through the switches' MFTs, and a fuzz of malformed SA
+ * MADs. Every test starts its own ibsim and stops every process it started by PID. */
+import { describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startIbsim, runPreloaded, startPreloaded, IBSIM_EXAMPLES, type Ibsim, type PreloadedProcess } from './helpers/ibsim.js';
+import { formatIbnetdiscover } from '../src/model/ibnetdiscover.js';
+import { loadFabricSpec } from '../src/sim/load.js';
+import { parseGuid2Lid } from '../src/sm/lids.js';
+import { NodeType } from '../src/wire/mad.js';
+import type { Fabric } from '../src/model/fabric.js';
+
+const CLI = path.resolve('dist/cli/main.js');
+const CLIENT = path.resolve('test/fixtures/ibsim-sa-client.mjs');
+const TIMEOUT = 60_000;
+/** The MGID both SAs are asked to create (a fixed one, so the records can be compared). */
+const TEST_MGID = 'ff12:401b:ffff::1234';
+const TEST_MGID_HEX = '0xff12401bffff00000000000000001234';
+const SERVICE = { serviceId: '0x1000000000000abc', name: 'ibsm-acceptance', data8: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16] };
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const hex16 = (g: bigint): string => g.toString(16);
+/** fe80::<guid> as saquery prints it (inet_ntop: leading zeros dropped, longest zero run "::"). */
+function linkLocalGid(guid: bigint): string {
+  const groups = [0xfe80, 0, 0, 0, Number((guid >> 48n) & 0xffffn), Number((guid >> 32n) & 0xffffn), Number((guid >> 16n) & 0xffffn), Number(guid & 0xffffn)];
+  // Leading guid groups that are zero join the prefix's zero run.
+  let i = 1;
+  while (i < 8 && groups[i] === 0) i++;
+  return `fe80::${groups.slice(i).map((g) => g.toString(16)).join(':')}`;
+}
+
+// ---------------------------------------------------------------- topology
+
+interface EndPort {
+  node: number;
+  port: number;
+  guid: bigint;
+  lid: number;
+  switch: boolean;
+}
+interface Plan {
+  fabric: Fabric;
+  /** ibsim node names (SIM_HOST values) of the CAs, in file order. */
+  caHosts: string[];
+  ends: EndPort[];
+  lidOfGuid: Map<bigint, number>;
+}
+
+/** ibsim node ids of the CAs in a topology file (.net: `Hca N "id"`, ibnetdiscover: `Ca N "id"`). */
+function caHostsOf(file: string): string[] {
+  return [...readFileSync(file, 'utf8').matchAll(/^(?:Hca|Ca)\s+\d+\s+"([^"]+)"/gm)].map((m) => m[1]!);
+}
+
+function planOf(file: string, guid2lid: string): Plan {
+  const fabric = loadFabricSpec(file);
+  const lidOfGuid = new Map([...parseGuid2Lid(guid2lid)].map(([g, r]) => [g, r.base]));
+  const ends: EndPort[] = [];
+  fabric.nodes.forEach((n, i) => {
+    n.ports.forEach((p, pn) => {
+      if (!p) return;
+      const sw = n.type === NodeType.Switch;
+      if (sw ? pn !== 0 : !p.peer) return;
+      const lid = lidOfGuid.get(p.guid);
+      if (lid === undefined) throw new Error(`guid2lid has no LID for port GUID 0x${hex16(p.guid)} (${n.desc} port ${pn})`);
+      ends.push({ node: i, port: pn, guid: p.guid, lid, switch: sw });
+    });
+  });
+  return { fabric, caHosts: caHostsOf(file), ends, lidOfGuid };
+}
+
+/** A sample of at most `n` elements, spread over the list (deterministic). */
+function spread<T>(list: T[], n: number): T[] {
+  if (list.length <= n) return list;
+  const step = list.length / n;
+  return Array.from({ length: n }, (_, i) => list[Math.floor(i * step)]!);
+}
+
+/** The saquery invocations compared between the two SAs. */
+function queriesOf(p: Plan, smLid: number): string[][] {
+  const q: string[][] = [];
+  const cas = p.ends.filter((e) => !e.switch);
+  const sws = p.ends.filter((e) => e.switch);
+  for (const e of spread(p.ends, 12)) q.push(['NR', String(e.lid)]);
+  for (const e of spread(cas, 6)) q.push(['PIR', `${e.lid}/${e.port}`]);
+  for (const s of spread(sws, 3)) {
+    q.push(['PIR', `${s.lid}/0`]);
+    const n = p.fabric.nodes[s.node]!;
+    const cabled = n.ports.filter((x, i) => i > 0 && x?.peer).map((x) => x!.num);
+    for (const pn of spread(cabled, 2)) q.push(['PIR', `${s.lid}/${pn}`]);
+    q.push(['SWIR', String(s.lid)]);
+    for (const pn of spread(cabled, 2)) q.push(['LR', `${s.lid}/${pn}`]);
+  }
+  for (const e of spread(cas, 6)) q.push(['LR', `${e.lid}/${e.port}`]);
+  const pairs: Array<[EndPort, EndPort]> = [];
+  for (const a of cas) for (const b of cas) if (a !== b) pairs.push([a, b]);
+  for (const [a, b] of spread(pairs, 8)) q.push(['-p', '--src-to-dst', `${a.lid}:${b.lid}`]);
+  for (const [a, b] of spread(pairs, 4)) q.push(['-p', '--sgid-to-dgid', `${linkLocalGid(a.guid)}-${linkLocalGid(b.guid)}`]);
+  if (sws[0] && cas[0]) q.push(['-p', '--src-to-dst', `${cas[0].lid}:${sws[0].lid}`]);
+  q.push(['SMIR', String(smLid)]);
+  q.push(['-s']);
+  return q;
+}
+
+// ---------------------------------------------------------------- saquery output
+
+interface Rec {
+  title: string;
+  fields: Map<string, string>;
+}
+
+/** saquery's dump: records start at an unindented "... dump:" (or section) line; field lines are
+ * `<name>....<value>` (PortInfo: `<name>:....<value>`); capability bit names follow on their own lines. */
+export function parseSaquery(text: string): Rec[] {
+  const out: Rec[] = [];
+  let cur: Rec | undefined;
+  let last: string | undefined;
+  for (const line of text.split('\n')) {
+    if (!line.trim() || line.startsWith('ibwarn')) continue;
+    if (!/^\s/.test(line)) {
+      cur = { title: line.trim(), fields: new Map() };
+      out.push(cur);
+      last = undefined;
+      continue;
+    }
+    if (!cur) continue;
+    const m = /^\s+(\S.*?)(?::?\.{2,}:?|:\.+)(.*)$/.exec(line);
+    if (m) {
+      let key = m[1]!.trim();
+      while (cur.fields.has(key)) key += "'";
+      cur.fields.set(key, m[2]!.trim());
+      last = key;
+    } else if (last && !/dump:$|^\s*RID$/.test(line)) {
+      cur.fields.set(last, `${cur.fields.get(last)} +${line.trim()}`);
+    }
+  }
+  return out;
+}
+
+/** Fields that legitimately differ between two SAs, per saquery record kind. */
+const EXCLUDED: Record<string, Record<string, string>> = {
+  SMIR: {
+    // SMInfo.ActCount counts the SM's management activity: it depends on the SM's implementation and timing.
+    ActCount: 'activity counter',
+  },
+  SWIR: {
+    // saquery prints MulticastFDBTop only when the SA's ClassPortInfo advertises
+    // IsMulticastFDBTopSupported (CapabilityMask2); OpenSM programs MulticastFDBTop and says so, ibsm does not.
+    MulticastFDBTop: 'optional capability (ClassPortInfo CapabilityMask2)',
+  },
+  MCMR: {
+    // The MLID is the SA's choice: OpenSM pre-creates the IPoIB broadcast group (0xC000) at start, so
+    // the first group a client creates gets 0xC001 there.
+    mlid: 'SA-chosen MLID',
+    // The creator gave no PacketLifeTime: the value is the SA's choice.
+    pkt_life: 'SA-chosen default for the group',
+  },
+};
+
+function diffRecords(query: string, ours: Rec[], theirs: Rec[], excluded: Record<string, string> = {}): string[] {
+  const out: string[] = [];
+  if (ours.length !== theirs.length) {
+    out.push(`${query}: ibsm printed ${ours.length} record(s) [${ours.map((r) => r.title).join(', ')}], OpenSM ${theirs.length} [${theirs.map((r) => r.title).join(', ')}]`);
+  }
+  for (let i = 0; i < Math.min(ours.length, theirs.length); i++) {
+    const a = ours[i]!;
+    const b = theirs[i]!;
+    if (a.title !== b.title) out.push(`${query}: record ${i} is "${a.title}" under ibsm, "${b.title}" under OpenSM`);
+    for (const k of new Set([...a.fields.keys(), ...b.fields.keys()])) {
+      if (k in excluded) continue;
+      const va = a.fields.get(k);
+      const vb = b.fields.get(k);
+      if (va !== vb) out.push(`${query}: record ${i} ${k}: ibsm=${va ?? '(absent)'} OpenSM=${vb ?? '(absent)'}`);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- running the SAs
+
+async function saquery(ib: Ibsim, host: string, args: string[]): Promise<{ code: number | null; out: string }> {
+  const r = await runPreloaded('saquery', args, { ibsim: ib, simHost: host, timeoutMs: 20_000 });
+  return { code: r.code, out: r.stdout };
+}
+
+interface ClientResult {
+  lines: Array<Record<string, unknown>>;
+  stderr: string;
+  code: number | null;
+}
+async function client(ib: Ibsim, host: string, ops: unknown[], timeoutMs = 30_000): Promise<ClientResult> {
+  const r = await runPreloaded(process.execPath, [CLIENT, JSON.stringify({ ops })], { ibsim: ib, simHost: host, timeoutMs });
+  const lines = r.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('RESULT '))
+    .map((l) => JSON.parse(l.slice(7)) as Record<string, unknown>);
+  if (r.code !== 0 || lines.length !== ops.length) throw new Error(`SA client at ${host} failed (code ${r.code}, ${lines.length}/${ops.length} results):\n${r.stdout}\n${r.stderr}`);
+  return { lines, stderr: r.stderr, code: r.code };
+}
+
+async function waitFor(what: string, pred: () => boolean | Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  for (;;) {
+    try {
+      if (await pred()) return;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > end) throw new Error(`${what}: not reached within ${ms} ms`);
+    await sleep(200);
+  }
+}
+
+interface RunningSa {
+  proc: PreloadedProcess;
+  /** OpenSM: its guid2lid; ibsm: the file it was started with. */
+  guid2lid: string;
+  log(): string;
+}
+
+/** OpenSM at the first node, its cache (guid2lid) and log in a scratch dir; resolves at SUBNET UP. */
+async function startOpenSm(ib: Ibsim): Promise<RunningSa> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-osm-'));
+  const logFile = path.join(dir, 'opensm.log');
+  // -D 0x05: errors and verbose messages (the "SUBNET UP" box is a verbose message).
+  const proc = startPreloaded('opensm', ['-D', '0x05', '-f', logFile], { ibsim: ib, cwd: dir, env: { OSM_CACHE_DIR: dir, OSM_TMP_DIR: dir }, timeoutMs: 10 * TIMEOUT });
+  const log = (): string => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '');
+  await waitFor('OpenSM SUBNET UP', () => log().includes('SUBNET UP'), 90_000);
+  const g2l = path.join(dir, 'guid2lid');
+  await waitFor('OpenSM guid2lid', () => existsSync(g2l) && readFileSync(g2l, 'utf8').trim().length > 0, 10_000);
+  return { proc, guid2lid: g2l, log };
+}
+
+/** ibsm run at the first node; resolves at SUBNET UP (its log goes to stdout here). */
+async function startIbsm(ib: Ibsim, guid2lid: string): Promise<RunningSa> {
+  const proc = startPreloaded('bash', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, CLI, 'run', '--umad', '--sweep-interval', '2', '--guid2lid', guid2lid], { ibsim: ib, timeoutMs: 10 * TIMEOUT });
+  await proc.waitForLine((l) => l.includes('SUBNET UP'), 30_000);
+  return { proc, guid2lid, log: () => proc.stdout() };
+}
+
+async function stopSa(sa: RunningSa | undefined, kind: string): Promise<void> {
+  if (!sa) return;
+  const r = await sa.proc.stop('SIGTERM');
+  // ibsm must leave on SIGTERM by itself (exit 0); OpenSM's exit code is not ours to judge.
+  if (kind === 'ibsm') expect(r.code, `ibsm exit (signal ${r.signal}):\n${r.stdout.slice(-2000)}`).toBe(0);
+}
+
+interface Observed {
+  outputs: Map<string, { code: number | null; out: string }>;
+  join: Record<string, unknown>;
+  service: Record<string, unknown>;
+  guid2lid: string;
+}
+
+/** Bring up one SA on a fresh ibsim, make a join and a service registration from `clientHost`,
+ * then run every query from `queryHost`. */
+async function observe(kind: 'opensm' | 'ibsm', file: string, guid2lid?: string): Promise<Observed> {
+  const ib = await startIbsim(file);
+  let sa: RunningSa | undefined;
+  try {
+    sa = kind === 'opensm' ? await startOpenSm(ib) : await startIbsm(ib, guid2lid!);
+    const g2l = readFileSync(sa.guid2lid, 'utf8');
+    const plan = planOf(file, g2l);
+    const [clientHost, queryHost] = [plan.caHosts[0]!, plan.caHosts.at(-1)!];
+    const smLid = plan.ends[0]!.lid; // both SMs run at the first node of the file
+    const c = await client(ib, clientHost, [
+      { op: 'join', mgid: TEST_MGID_HEX, joinState: 1 },
+      { op: 'register', ...SERVICE },
+    ]);
+    const outputs = new Map<string, { code: number | null; out: string }>();
+    for (const args of [...queriesOf(plan, smLid), ['MCMR', '--mgid', TEST_MGID], ['-S']]) {
+      outputs.set(args.join(' '), await saquery(ib, queryHost, args));
+    }
+    return { outputs, join: c.lines[0]!, service: c.lines[1]!, guid2lid: g2l };
+  } finally {
+    await stopSa(sa, kind);
+    await ib.stop();
+  }
+}
+
+function fattreeFile(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-sa-gen-'));
+  const file = path.join(dir, 'fattree.net');
+  writeFileSync(file, formatIbnetdiscover(loadFabricSpec('gen:fattree2:leaves=4,spines=2,hosts=4'), { timestamp: 'x' }));
+  return file;
+}
+
+/** The record fields saquery printed agree with the topology (LIDs from guid2lid). */
+function checkAgainstFabric(plan: Plan, outputs: Observed['outputs']): string[] {
+  const bad: string[] = [];
+  const byLid = new Map(plan.ends.map((e) => [e.lid, e]));
+  for (const [q, r] of outputs) {
+    const recs = parseSaquery(r.out);
+    const args = q.split(' ');
+    if (args[0] === 'NR') {
+      const e = byLid.get(Number(args[1]))!;
+      const n = plan.fabric.nodes[e.node]!;
+      const f = recs[0]?.fields;
+      if (recs.length !== 1 || !f) {
+        bad.push(`${q}: ${recs.length} records`);
+        continue;
+      }
+      if (f.get('node_guid') !== `0x${n.guid.toString(16).padStart(16, '0')}`) bad.push(`${q}: node_guid ${f.get('node_guid')}`);
+      if (f.get('port_guid') !== `0x${e.guid.toString(16).padStart(16, '0')}`) bad.push(`${q}: port_guid ${f.get('port_guid')}`);
+      if (f.get('lid') !== String(e.lid)) bad.push(`${q}: lid ${f.get('lid')}`);
+      if (f.get('node_type') !== (e.switch ? 'Switch' : 'Channel Adapter')) bad.push(`${q}: node_type ${f.get('node_type')}`);
+    } else if (args[0] === 'LR') {
+      const [lid, port] = args[1]!.split('/').map(Number) as [number, number];
+      const e = byLid.get(lid)!;
+      const peer = plan.fabric.nodes[e.node]!.ports[port]!.peer!;
+      const pn = plan.fabric.nodes[peer.node]!;
+      const peerLid = plan.lidOfGuid.get(pn.ports[pn.type === NodeType.Switch ? 0 : peer.port]!.guid);
+      const f = recs[0]?.fields;
+      if (recs.length !== 1 || !f || f.get('ToLID') !== String(peerLid) || f.get('ToPort') !== String(peer.port)) {
+        bad.push(`${q}: expected one link to LID ${peerLid} port ${peer.port}, got ${JSON.stringify(recs.map((x) => Object.fromEntries(x.fields)))}`);
+      }
+    } else if (args[0] === '-p' && args[1] === '--src-to-dst') {
+      const [s, d] = args[2]!.split(':').map(Number) as [number, number];
+      const f = recs[0]?.fields;
+      if (recs.length !== 1 || !f) {
+        bad.push(`${q}: ${recs.length} records`);
+        continue;
+      }
+      if (f.get('slid') !== String(s) || f.get('dlid') !== String(d)) bad.push(`${q}: slid/dlid ${f.get('slid')}/${f.get('dlid')}`);
+      if (f.get('sgid') !== linkLocalGid(byLid.get(s)!.guid) || f.get('dgid') !== linkLocalGid(byLid.get(d)!.guid)) bad.push(`${q}: sgid/dgid ${f.get('sgid')}/${f.get('dgid')}`);
+    } else if (args[0] === 'SWIR') {
+      if (recs.length !== 1 || recs[0]!.fields.get('LID') !== args[1]) bad.push(`${q}: ${JSON.stringify(recs.map((x) => Object.fromEntries(x.fields)))}`);
+    }
+  }
+  return bad;
+}
+
+describe('SA records on ibsim: ibsm and OpenSM print the same through saquery', () => {
+  for (const [name, fileOf] of [
+    ['net.2sw2path4hca', () => path.join(IBSIM_EXAMPLES, 'net.2sw2path4hca')],
+    ['a generated fat tree (4 leaves, 2 spines, 16 hosts)', fattreeFile],
+  ] as const) {
+    it(
+      `${name}: NodeRecord, PortInfoRecord, PathRecord (LIDs and GIDs), SwitchInfoRecord, LinkRecord, SMInfoRecord, MCMemberRecord, ServiceRecord`,
+      async () => {
+        const file = fileOf();
+        const osm = await observe('opensm', file);
+        const ours = await observe('ibsm', file, (() => {
+          const f = path.join(mkdtempSync(path.join(os.tmpdir(), 'ibsm-g2l-')), 'guid2lid');
+          writeFileSync(f, osm.guid2lid);
+          return f;
+        })());
+        // Same LIDs (ibsm took OpenSM's guid2lid and must keep it).
+        expect(parseGuid2Lid(ours.guid2lid)).toEqual(parseGuid2Lid(osm.guid2lid));
+        const plan = planOf(file, osm.guid2lid);
+
+        // The join and registration answers (the Set responses) agree.
+        expect(ours.join.status).toBe(0);
+        expect(osm.join.status).toBe(0);
+        const { mlid: ourMlid, packetLifeTime: _ourLife, ...ourJoin } = ours.join.record as Record<string, unknown>;
+        const { mlid: osmMlid, packetLifeTime: _osmLife, ...osmJoin } = osm.join.record as Record<string, unknown>;
+        expect(ourJoin).toEqual(osmJoin);
+        for (const mlid of [ourMlid, osmMlid]) expect(Number(mlid)).toBeGreaterThanOrEqual(0xc000);
+        expect(ours.service).toEqual(osm.service);
+
+        const mismatches: string[] = [];
+        for (const [q, theirs] of osm.outputs) {
+          const mine = ours.outputs.get(q)!;
+          if (mine.code !== theirs.code) mismatches.push(`saquery ${q}: exit ${mine.code} under ibsm, ${theirs.code} under OpenSM`);
+          mismatches.push(...diffRecords(`saquery ${q}`, parseSaquery(mine.out), parseSaquery(theirs.out), EXCLUDED[q.split(' ')[0]!]));
+        }
+        // Both SAs answered every query with something (not two empty outputs agreeing).
+        for (const [q, r] of osm.outputs) expect(parseSaquery(r.out).length, `OpenSM saquery ${q}`).toBeGreaterThan(0);
+        expect(mismatches).toEqual([]);
+        expect(checkAgainstFabric(plan, ours.outputs)).toEqual([]);
+        expect(checkAgainstFabric(plan, osm.outputs)).toEqual([]);
+      },
+      6 * TIMEOUT,
+    );
+  }
+});
+
+// ---------------------------------------------------------------- ibsm alone
+
+/** ibsm on a fresh ibsim of `file` (LIDs of its own choosing, written to a scratch guid2lid). */
+async function withIbsm<T>(file: string, fn: (ib: Ibsim, plan: Plan, sm: RunningSa) => Promise<T>): Promise<T> {
+  const ib = await startIbsim(file);
+  let sm: RunningSa | undefined;
+  try {
+    const g2l = path.join(mkdtempSync(path.join(os.tmpdir(), 'ibsm-g2l-')), 'guid2lid');
+    sm = await startIbsm(ib, g2l);
+    await waitFor('guid2lid written', () => existsSync(g2l), 10_000);
+    const plan = planOf(file, readFileSync(g2l, 'utf8'));
+    const out = await fn(ib, plan, sm);
+    return out;
+  } finally {
+    await stopSa(sm, 'ibsm');
+    await ib.stop();
+  }
+}
+
+async function ibsmQuery(ib: Ibsim, host: string, args: string[]): Promise<Array<Record<string, unknown>>> {
+  const r = await runPreloaded(process.execPath, [CLI, 'query', ...args, '--umad', '--json'], { ibsim: ib, simHost: host, timeoutMs: 30_000 });
+  if (r.code !== 0) throw new Error(`ibsm query ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as Array<Record<string, unknown>>;
+}
+
+describe('ibsm query over ibsim: full GetTables through RMPP on both ends', () => {
+  it('nodes: exactly the fabric end ports; path --slid: one path per destination LID; trace: the hops ibtracert walks', async () => {
+    const file = fattreeFile();
+    await withIbsm(file, async (ib, plan) => {
+      const host = plan.caHosts.at(-1)!;
+      const nodes = await ibsmQuery(ib, host, ['nodes']);
+      // One NodeRecord per end port (switch port 0, cabled CA port), each with its LID and GUIDs.
+      const want = plan.ends.map((e) => `${e.lid} 0x${plan.fabric.nodes[e.node]!.guid.toString(16).padStart(16, '0')} 0x${e.guid.toString(16).padStart(16, '0')}`).sort();
+      const got = nodes.map((n) => {
+        const ni = n.nodeInfo as Record<string, string>;
+        return `${String(n.lid)} ${ni.nodeGuid} ${ni.portGuid}`;
+      });
+      expect(got.sort()).toEqual(want);
+      expect(nodes.length * 112).toBeGreaterThan(200); // more than one MAD: RMPP really ran
+
+      const src = plan.ends.find((e) => !e.switch)!;
+      const paths = await ibsmQuery(ib, host, ['path', '--slid', String(src.lid)]);
+      expect(paths.every((p) => p.slid === src.lid)).toBe(true);
+      expect(paths.map((p) => p.dlid as number).sort((a, b) => a - b)).toEqual(plan.ends.map((e) => e.lid).sort((a, b) => a - b));
+
+      // TraceRecords against ibtracert (which reads the switches' LFTs) for a few destinations.
+      for (const dst of spread(plan.ends.filter((e) => !e.switch && e !== src), 4)) {
+        const trace = await ibsmQuery(ib, host, ['trace', '--slid', String(src.lid), '--dlid', String(dst.lid)]);
+        const r = await runPreloaded('ibtracert', [String(src.lid), String(dst.lid)], { ibsim: ib, simHost: host, timeoutMs: 20_000 });
+        expect(r.code).toBe(0);
+        const switchesWalked = [...r.stdout.matchAll(/-> switch port \{0x([0-9a-f]+)\}\[(\d+)\]/g)].map((m) => BigInt('0x' + m[1]));
+        const exits = [...r.stdout.matchAll(/^\[(\d+)\] ->/gm)].map((m) => Number(m[1]));
+        const traceSwitches = trace.filter((t) => t.nodeType === NodeType.Switch).map((t) => BigInt(t.nodeId as string));
+        expect(traceSwitches, `trace ${src.lid} -> ${dst.lid}`).toEqual(switchesWalked);
+        // exit ports: the source CA's, then each switch's
+        expect(trace.filter((t) => (t.exitPort as number) > 0).slice(0, exits.length).map((t) => t.exitPort)).toEqual(exits);
+      }
+    });
+  }, 3 * TIMEOUT);
+});
+
+/** `ibroute -M <lid>`: MLID → ports set in the switch's MFT. */
+function parseIbrouteMcast(text: string): Map<number, number[]> {
+  const out = new Map<number, number[]>();
+  const header = /^(\s*Ports:)(.*)$/m.exec(text);
+  if (!header) return out;
+  const cols: Array<[number, number]> = [];
+  for (const m of header[2]!.matchAll(/\d+/g)) cols.push([header[1]!.length + m.index! + m[0].length - 1, Number(m[0])]);
+  for (const m of text.matchAll(/^(0x[0-9a-f]{4})(.*)$/gim)) {
+    const row = m[0];
+    out.set(parseInt(m[1]!, 16), cols.filter(([c]) => row[c] === 'x').map(([, p]) => p));
+  }
+  return out;
+}
+
+/** Walk the MFTs from `from` (a CA end port) for `mlid`; returns the CA end-port GUIDs reached and any switch reached twice. */
+function mcastReach(plan: Plan, mfts: Map<number, Map<number, number[]>>, from: EndPort, mlid: number): { reached: Set<bigint>; loops: string[] } {
+  const reached = new Set<bigint>();
+  const loops: string[] = [];
+  const seen = new Set<number>();
+  const first = plan.fabric.nodes[from.node]!.ports[from.port]!.peer!;
+  const queue: Array<{ node: number; inPort: number }> = [{ node: first.node, inPort: first.port }];
+  while (queue.length) {
+    const { node, inPort } = queue.shift()!;
+    const n = plan.fabric.nodes[node]!;
+    if (n.type !== NodeType.Switch) {
+      reached.add(n.ports[inPort]!.guid);
+      continue;
+    }
+    if (seen.has(node)) {
+      loops.push(`${n.desc} reached twice`);
+      continue;
+    }
+    seen.add(node);
+    for (const out of mfts.get(node)?.get(mlid) ?? []) {
+      if (out === inPort || out === 0) continue;
+      const peer = n.ports[out]?.peer;
+      if (peer) queue.push({ node: peer.node, inPort: peer.port });
+    }
+  }
+  return { reached, loops };
+}
+
+describe('multicast through ibsim', () => {
+  it('two CAs join one group (the first creates it with MGID 0); every switch MFT delivers between them; after both leave the MLID is gone', async () => {
+    const file = fattreeFile();
+    await withIbsm(file, async (ib, plan) => {
+      const cas = plan.ends.filter((e) => !e.switch);
+      // Two hosts on different leaves (first and last CA of the file).
+      const [hostA, hostB] = [plan.caHosts[0]!, plan.caHosts.at(-1)!];
+      const a = await client(ib, hostA, [{ op: 'local' }, { op: 'join', mgid: '0x0', joinState: 1 }]);
+      const created = a.lines[1]!;
+      expect(created.status).toBe(0);
+      const rec = created.record as Record<string, string | number>;
+      const mgid = String(rec.mgid);
+      expect(BigInt(mgid) >> 120n).toBe(0xffn); // a multicast GID the SA assigned
+      const mlid = Number(rec.mlid);
+      expect(mlid).toBeGreaterThanOrEqual(0xc000);
+      const b = await client(ib, hostB, [{ op: 'local' }, { op: 'join', mgid, joinState: 1 }]);
+      expect(b.lines[1]!.status).toBe(0);
+      expect(Number((b.lines[1]!.record as Record<string, number>).mlid)).toBe(mlid);
+      const members = [a, b].map((c) => cas.find((e) => e.guid === BigInt(c.lines[0]!.portGuid as string))!);
+      expect(members[0]!.node).not.toBe(members[1]!.node);
+
+      const readMfts = async (): Promise<Map<number, Map<number, number[]>>> => {
+        const m = new Map<number, Map<number, number[]>>();
+        for (const s of plan.ends.filter((e) => e.switch)) {
+          const r = await runPreloaded('ibroute', ['-M', String(s.lid)], { ibsim: ib, simHost: hostA, timeoutMs: 20_000 });
+          if (r.code !== 0) throw new Error(`ibroute -M ${s.lid}: ${r.stderr}`);
+          m.set(s.node, parseIbrouteMcast(r.stdout));
+        }
+        return m;
+      };
+      // The SM programs the MFTs after the join: wait until both members reach each other.
+      let last = '';
+      await waitFor(
+        'MFTs deliver between the members',
+        async () => {
+          const mfts = await readMfts();
+          const ok = members.every((m, i) => {
+            const { reached, loops } = mcastReach(plan, mfts, m, mlid);
+            last = JSON.stringify({ from: m.lid, reached: [...reached].map(hex16), loops });
+            return loops.length === 0 && reached.has(members[1 - i]!.guid);
+          });
+          return ok;
+        },
+        20_000,
+      ).catch((e: Error) => {
+        throw new Error(`${e.message}; last walk ${last}`);
+      });
+      // Nothing reaches a CA that is not a member.
+      const mfts = await readMfts();
+      for (const m of members) {
+        const { reached } = mcastReach(plan, mfts, m, mlid);
+        expect([...reached].filter((g) => !members.some((x) => x.guid === g)).map(hex16)).toEqual([]);
+      }
+
+      expect((await client(ib, hostA, [{ op: 'leave', mgid, joinState: 1 }])).lines[0]!.status).toBe(0);
+      expect((await client(ib, hostB, [{ op: 'leave', mgid, joinState: 1 }])).lines[0]!.status).toBe(0);
+      await waitFor('the MLID leaves every MFT', async () => [...(await readMfts()).values()].every((t) => !(t.get(mlid) ?? []).length), 20_000);
+    });
+  }, 3 * TIMEOUT);
+});
+
+describe('fuzzing ibsm SA through ibsim', () => {
+  it('answers every malformed SA MAD with a non-zero status, then still answers a NodeRecord Get; the SM stays up', async () => {
+    await withIbsm(path.join(IBSIM_EXAMPLES, 'net.2sw2path4hca'), async (ib, plan, sm) => {
+      const host = plan.caHosts.at(-1)!;
+      const target = plan.ends.find((e) => !e.switch)!;
+      const c = await client(ib, host, [{ op: 'fuzz', count: 300, seed: 20261129 }, { op: 'nodeRecord', lid: target.lid }], 60_000);
+      const fz = c.lines[0] as { sent: number; byCase: Record<string, { sent: number; answered: number; nonZero: number; zeroStatus: number; noAnswer: number; statuses: Record<string, number> }> };
+      const summary = Object.fromEntries(Object.entries(fz.byCase).map(([k, v]) => [k, { sent: v.sent, answered: v.answered, nonZero: v.nonZero, statuses: v.statuses }]));
+      for (const [name, v] of Object.entries(fz.byCase)) {
+        expect(v.sent, name).toBeGreaterThan(0);
+        expect({ case: name, answered: v.answered, nonZero: v.nonZero }, JSON.stringify(summary)).toEqual({ case: name, answered: v.sent, nonZero: v.sent });
+      }
+      // Specific codes where the spec names one.
+      expect(Object.keys(fz.byCase.badAttr!.statuses)).toEqual(['0x000c']);
+      expect(Object.keys(fz.byCase.badMethod!.statuses).every((s) => s === '0x0008' || s === '0x000c')).toBe(true);
+      expect(Object.keys(fz.byCase.badVersion!.statuses)).toEqual(['0x0004']);
+      const nr = c.lines[1] as { status: number; record: { lid: number; nodeInfo: { portGuid: string } } };
+      expect(nr.status).toBe(0);
+      expect(nr.record.lid).toBe(target.lid);
+      expect(BigInt(nr.record.nodeInfo.portGuid)).toBe(target.guid);
+      // the SM process is still running (stopSa then checks it exits 0 on SIGTERM)
+      expect(() => process.kill(sm.proc.pid, 0)).not.toThrow();
+    });
+  }, 2 * TIMEOUT);
+});
