@@ -71,7 +71,9 @@ export class Subnet {
     // The SA agent registers at once (a MAD for an unregistered class kills an ibsim client) and
     // answers BUSY until the first sweep gives it a context.
     if (o.sa !== false) {
-      this.sa = new SaServer(rpc, this.engine, { log, ...o.saServer });
+      // Answer in the same event-loop turn the requests arrived in (a microtask after the receive
+      // batch): a setImmediate per batch added a loop turn to every SA round trip.
+      this.sa = new SaServer(rpc, this.engine, { log, schedule: queueMicrotask, ...o.saServer });
       this.sa.start();
     }
   }

@@ -201,12 +201,27 @@ export function writeBits(b: Uint8Array, pos: number, width: number, value: numb
   }
 }
 
+// One DataView per underlying buffer, reused across calls: decoding a record touches the same
+// MAD buffer many times in a row, and a DataView per access was a large share of codec time.
+let viewBuf: ArrayBufferLike | undefined;
+let viewOf: DataView | undefined;
 function view(b: Uint8Array): DataView {
-  return new DataView(b.buffer, b.byteOffset, b.byteLength);
+  if (b.buffer !== viewBuf) {
+    viewBuf = b.buffer;
+    viewOf = new DataView(b.buffer);
+  }
+  return viewOf!;
 }
 
 export function readBig(b: Uint8Array, pos: number, width: number): bigint {
-  if (width === 64 && (pos & 7) === 0) return view(b).getBigUint64(pos >>> 3);
+  if ((pos & 7) === 0) {
+    if (width === 64) return view(b).getBigUint64(b.byteOffset + (pos >>> 3));
+    if (width === 128) {
+      const v = view(b);
+      const o = b.byteOffset + (pos >>> 3);
+      return (v.getBigUint64(o) << 64n) | v.getBigUint64(o + 8);
+    }
+  }
   const first = pos >>> 3;
   const end = pos + width;
   const last = (end + 7) >>> 3;
@@ -217,9 +232,18 @@ export function readBig(b: Uint8Array, pos: number, width: number): bigint {
 }
 
 export function writeBig(b: Uint8Array, pos: number, width: number, value: bigint): void {
-  if (width === 64 && (pos & 7) === 0) {
-    view(b).setBigUint64(pos >>> 3, value & 0xffffffffffffffffn);
-    return;
+  if ((pos & 7) === 0) {
+    if (width === 64) {
+      view(b).setBigUint64(b.byteOffset + (pos >>> 3), value & 0xffffffffffffffffn);
+      return;
+    }
+    if (width === 128) {
+      const v = view(b);
+      const o = b.byteOffset + (pos >>> 3);
+      v.setBigUint64(o, (value >> 64n) & 0xffffffffffffffffn);
+      v.setBigUint64(o + 8, value & 0xffffffffffffffffn);
+      return;
+    }
   }
   const first = pos >>> 3;
   const end = pos + width;
@@ -310,7 +334,7 @@ function encodeField(name: string, fname: string, f: FieldSpec, v: unknown, b: U
     case 'u64':
     case 'gid': {
       const n = v ?? 0n;
-      if (typeof n !== 'bigint' || n < 0n || n >= 1n << BigInt(f.width)) {
+      if (typeof n !== 'bigint' || n < 0n || n >= bigLimit(f.width)) {
         throw new EncodeError(name, fname, `value ${String(n)} does not fit ${f.width} unsigned bits (bigint expected)`);
       }
       writeBig(b, pos, f.width, n);
@@ -365,6 +389,12 @@ function encodeField(name: string, fname: string, f: FieldSpec, v: unknown, b: U
   }
 }
 
+const BIG_LIMITS: bigint[] = [];
+/** 2^width as a bigint (cached: computing it per encoded field was measurable). */
+function bigLimit(width: number): bigint {
+  return (BIG_LIMITS[width] ??= 1n << BigInt(width));
+}
+
 export function formatHex(v: number | bigint, width: number): string {
   return '0x' + v.toString(16).padStart(Math.ceil(width / 4), '0');
 }
@@ -410,6 +440,43 @@ export function dumpLine(label: string, value: string, indent = ''): string {
   return `${indent}${head}${'.'.repeat(Math.max(1, 33 - head.length))}${value}`;
 }
 
+type Getter = (b: Uint8Array, bitBase: number) => unknown;
+
+/** One field's reader, specialised once for its kind, width and alignment. */
+function makeGetter(name: string, fname: string, f: FieldSpec): Getter {
+  const bit = f.bit;
+  if (f.kind === 'uint' && (bit & 7) === 0) {
+    const o = bit >>> 3;
+    switch (f.width) {
+      case 8:
+        return (b, base) => b[(base >>> 3) + o]!;
+      case 16:
+        return (b, base) => {
+          const i = (base >>> 3) + o;
+          return (b[i]! << 8) | b[i + 1]!;
+        };
+      case 32:
+        return (b, base) => {
+          const i = (base >>> 3) + o;
+          return b[i]! * 0x1000000 + ((b[i + 1]! << 16) | (b[i + 2]! << 8) | b[i + 3]!);
+        };
+    }
+  }
+  if (f.kind === 'uint') return (b, base) => readBits(b, base + bit, f.width);
+  if (f.kind === 'u64' || f.kind === 'gid') return (b, base) => readBig(b, base + bit, f.width);
+  return (b, base) => decodeField(name, fname, f, b, 0, base);
+}
+
+/** The decoder of a layout: the field readers, and an object literal in table order, so every
+ * decoded value of a layout has one shape. Generated from the table once, at definition. */
+function compileDecoder(name: string, entries: Array<[string, FieldSpec]>): (b: Uint8Array, bitBase: number) => Record<string, unknown> {
+  const live = entries.filter(([, f]) => f.kind !== 'reserved');
+  const getters = live.map(([fname, f]) => makeGetter(name, fname, f));
+  const body = `return { ${live.map(([fname], i) => `${JSON.stringify(fname)}: g[${i}](b, base)`).join(', ')} };`;
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  return new Function('g', `return function decode${name.replace(/\W/g, '')}(b, base) { ${body} };`)(getters) as (b: Uint8Array, bitBase: number) => Record<string, unknown>;
+}
+
 export function defineLayout<T extends FieldTable>(name: string, byteLength: number, fields: T): Layout<ValueOf<T>> {
   checkTable(name, byteLength, fields);
   const entries = Object.entries(fields);
@@ -429,6 +496,8 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
     }
   }
 
+  const decodeAll = compileDecoder(name, entries);
+
   const layout: Layout<ValueOf<T>> = {
     name,
     byteLength,
@@ -439,12 +508,7 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
       if (!Number.isInteger(offset) || offset < 0 || offset + byteLength > buf.length) {
         throw new DecodeError(name, '', offset, `needs ${byteLength} bytes, ${Math.max(0, buf.length - offset)} available`);
       }
-      const out: Record<string, unknown> = {};
-      for (const [fname, f] of entries) {
-        if (f.kind === 'reserved') continue;
-        out[fname] = decodeField(name, fname, f, buf, offset, offset * 8);
-      }
-      return out as ValueOf<T>;
+      return decodeAll(buf, offset * 8) as ValueOf<T>;
     },
     encode(value: DeepPartial<ValueOf<T>>, buf?: Uint8Array, offset = 0): Uint8Array {
       const b = buf ?? new Uint8Array(offset + byteLength);
