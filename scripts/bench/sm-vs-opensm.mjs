@@ -232,6 +232,8 @@ async function runSm(kind, engine, sim, simHost, shim, dir) {
     kind === 'ibsm'
       ? [process.execPath, [path.join(distDir, 'cli/main.js'), 'run', '--umad', '--once', '--routing', engine === 'minhop' ? 'minhop' : `${engine},minhop`, '--guid2lid', path.join(cache, 'guid2lid')]]
       : ['opensm', ['-o', '-R', engine, '-F', '/dev/null', '-f', osmLog, '--dump_files_dir', cache]];
+  // OpenSM appends to its log: start from an empty one, or an earlier run's SUBNET UP line is found.
+  rmSync(osmLog, { force: true });
   const t0 = Date.now();
   const child = spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@"', 'bash', cmd, ...args], { env, cwd: cache, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
