@@ -4,6 +4,7 @@
 import { isSwitch, type Fabric } from '../model/fabric.js';
 import { NodeType } from '../wire/mad.js';
 import { RoutingNotApplicable } from './types.js';
+import { Rng } from '../util/rng.js';
 
 export interface EndPort {
   node: number;
@@ -241,16 +242,10 @@ export function lftMap(ix: FabricIndex, lfts: Uint8Array[]): Map<number, Uint8Ar
   return m;
 }
 
-/** Deterministic PRNG (mulberry32). */
+/** A seeded source of uniform numbers in [0, 1) (the project's one PRNG, src/util/rng.ts). */
 export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const r = new Rng(seed);
+  return () => r.next();
 }
 
 /** Destination LIDs delivered by switch s, in LID order, split into (end index, lid) pairs. */
