@@ -27,13 +27,13 @@ interface Rig {
   sink: MemorySink;
 }
 
-function rig(fabric: Fabric, opts: { routing?: string[]; partitions?: PartitionPlan; lmc?: number; guid2lid?: Map<bigint, LidRange>; save?: (m: ReadonlyMap<bigint, LidRange>) => void; sweepIntervalMs?: number; sim?: SimFabric; clock?: VirtualClock; attach?: number } = {}): Rig {
+function rig(fabric: Fabric, opts: { routing?: string[]; partitions?: PartitionPlan; lmc?: number; guid2lid?: Map<bigint, LidRange>; save?: (m: ReadonlyMap<bigint, LidRange>) => void; sweepIntervalMs?: number; sim?: SimFabric; clock?: VirtualClock; attach?: number; mkey?: bigint; protect?: number } = {}): Rig {
   const clock = opts.clock ?? new VirtualClock();
   const sim = opts.sim ?? new SimFabric(fabric, { clock, seed: 7 });
   const ep = sim.attach(opts.attach ?? 0);
   ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap] });
   ep.register(MgmtClass.SubnDirected, 1);
-  const rpc = new MadRpc(ep, clock, { timeoutMs: 50, retries: 3, window: 64, perDestinationWindow: 8 });
+  const rpc = new MadRpc(ep, clock, { timeoutMs: 50, retries: 3, window: 64, perDestinationWindow: 8, mkey: opts.mkey });
   const sink = new MemorySink();
   const sm = new SubnetManager({
     smp: smpClientOf(rpc),
@@ -45,6 +45,9 @@ function rig(fabric: Fabric, opts: { routing?: string[]; partitions?: PartitionP
     saveGuid2Lid: opts.save,
     sweepIntervalMs: opts.sweepIntervalMs ?? 0,
     partitions: opts.partitions,
+    mkey: opts.mkey,
+    mkeyProtectBits: opts.protect,
+    mkeyLeasePeriod: opts.mkey !== undefined ? 60 : undefined,
   });
   installSmHandlers(rpc, sm, { portGuid: ep.local.portGuid, log: new Logger(sink, 'debug') });
   return { clock, sim, rpc, sm, sink };
@@ -257,5 +260,28 @@ describe('SM on the in-process fabric', () => {
     expect(snap.smLid).toBe(1);
     expect(r.sim.portInfo(f.nodes[caIdx]!.guid, 1).lid).toBe(1);
     checkFabric(r);
+  });
+
+  it('programs an M_Key with protect bits and lease; its own later sweeps use it, and a wrong key is refused', async () => {
+    const key = 0x1234_5678_9abc_def0n;
+    const f = loadFabricSpec('gen:fattree2:leaves=2,spines=1,hosts=2');
+    const r = rig(f, { mkey: key, protect: 2 });
+    await drive(r.clock, r.sm.start());
+    checkFabric(r);
+    for (const n of r.sm.current!.fabric.nodes) {
+      const pn = n.type === NodeType.Switch ? 0 : 1;
+      const pi = r.sim.portInfo(n.guid, pn);
+      expect([pi.mkey, pi.mkeyProtectBits, pi.mkeyLeasePeriod], n.desc).toEqual([key, 2, 60]);
+    }
+    // The SM's next heavy sweep reads and writes the protected ports with its key.
+    const again = await drive(r.clock, r.sm.sweep('heavy'));
+    expect(again.nodes).toBe(f.nodes.length);
+    checkFabric(r);
+    // Another client without the key: protect level 2 hides the port (a Get with a wrong key gets no answer).
+    const ca = r.sm.current!.fabric.nodes.findIndex((n) => n.type !== NodeType.Switch);
+    const other = r.sim.attach(r.sm.current!.fabric.nodes.findIndex((n, i) => i !== ca && n.type !== NodeType.Switch));
+    other.register(MgmtClass.SubnDirected, 1);
+    const rpc2 = new MadRpc(other, r.clock, { timeoutMs: 20, retries: 1 });
+    await expect(drive(r.clock, rpc2.smpGetDr([1], SmpAttr.PortInfo, 1))).rejects.toThrow(/no response/);
   });
 });
