@@ -82,6 +82,38 @@ export function responseMethod(method: number): number {
   }
 }
 
+/** Header bytes a single-MAD response takes from its request (TID, AttributeID, AttributeModifier,
+ * ComponentMask), found by encoding the echoed fields two ways: derived from SaMadHeader, never a
+ * second offset table. */
+const ECHOED_HEADER_BYTES: readonly number[] = (() => {
+  const fields = (v: bigint, n: number) => ({ header: { tid: v, attrId: n & 0xffff, attrMod: n >>> 0 }, sa: { componentMask: v } });
+  const a = SaMadHeader.encode(fields(0n, 0));
+  const b = SaMadHeader.encode(fields(0xffffffffffffffffn, 0xffffffff));
+  const out: number[] = [];
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) out.push(i);
+  return out;
+})();
+/** Encoded single-MAD response headers per (method, AttributeOffset), the echoed fields zero: the
+ * SaMadHeader encode (the costliest part of a PathRecord answer after the record itself) runs once
+ * per pair, not once per response. */
+const responseHeaderTemplates = new Map<number, Uint8Array>();
+
+/** Write a single-MAD (no RMPP) SA response header: request's TID/attribute/modifier/component mask echoed. */
+function writeSingleResponseHeader(mad: Uint8Array, request: Uint8Array, method: number, attributeOffset: number): void {
+  const key = method * 0x10000 + attributeOffset;
+  let t = responseHeaderTemplates.get(key);
+  if (!t) {
+    t = SaMadHeader.encode({
+      header: { baseVersion: 1, mgmtClass: MgmtClass.SubnAdm, classVersion: SA_CLASS_VERSION, method, status: 0 },
+      rmpp: {},
+      sa: { smKey: 0n, attributeOffset },
+    });
+    responseHeaderTemplates.set(key, t);
+  }
+  mad.set(t, 0);
+  for (const i of ECHOED_HEADER_BYTES) mad[i] = request[i]!;
+}
+
 function hex4(n: number): string {
   return '0x' + n.toString(16).padStart(4, '0');
 }
@@ -246,7 +278,7 @@ export class SaServer {
     this.count(0);
     if (!TABLE_METHODS.has(header.method)) {
       const mad = new Uint8Array(256);
-      SaMadHeader.encode({ ...head, rmpp: {} }, mad, 0);
+      writeSingleResponseHeader(mad, m.data, method, stride / 8);
       const r = a.records[0];
       if (r) mad.set(r.subarray(0, Math.min(r.length, SA_DATA_SIZE)), SA_DATA_OFFSET);
       try {
