@@ -70,4 +70,19 @@ describe('SA fields as OpenSM reports them', () => {
     const [p] = records(engine.answer(query(Method.Get, SaAttr.PathRecord, q, PathRecord.mask('slid', 'dlid'), requester(c, caIdx)), c)).map((r) => PathRecord.decode(r));
     expect(p!.mtu).toBe(3);
   });
+
+  it('caches path walks per snapshot: a new snapshot with changed tables is walked again', () => {
+    const lids = ctx.snapshot.fabric.nodes.filter((n) => n.type !== NodeType.Switch).map((n) => n.ports.find((p) => p?.peer)!.lid!);
+    const [slid, dlid] = [lids[0]!, lids[lids.length - 1]!];
+    const q = PathRecord.encode({ slid, dlid });
+    const ask = (c: SaContext) => engine.answer(query(Method.Get, SaAttr.PathRecord, q, PathRecord.mask('slid', 'dlid'), h0), c);
+    expect(records(ask(ctx)).length).toBe(1);
+    expect(records(ask(ctx)).length).toBe(1); // from the cache
+    // The same fabric, but every switch now drops traffic to `dlid`.
+    const lfts = new Map([...ctx.snapshot.routing.lfts].map(([k, t]) => [k, Uint8Array.from(t).fill(255, dlid, dlid + 1)]));
+    const broken: SaContext = { ...ctx, snapshot: { ...ctx.snapshot, routing: { ...ctx.snapshot.routing, lfts } } };
+    const a = ask(broken);
+    expect(a.kind === 'status' || a.records.length === 0).toBe(true);
+    expect(records(ask(ctx)).length).toBe(1); // the original snapshot's walk is unaffected
+  });
 });

@@ -76,7 +76,24 @@ function pinfo(ctx: SaContext, node: number, port: number): PortInfo | undefined
 /** OpenSM's default packet_life_time. */
 export const DEFAULT_PACKET_LIFE_TIME = 0x12;
 
+/** Walks per SA context (a new context comes with every sweep, so a cache never outlives the
+ * tables it was walked on), keyed by source port and destination LID. Bounded: cleared when full. */
+const WALK_CACHE_MAX = 200_000;
+const walkCache = new WeakMap<SaContext['snapshot'], Map<string, PathWalk>>();
+
 export function walkPath(ctx: SaContext, src: EndPort, dlid: number, dst: EndPort): PathWalk {
+  let cache = walkCache.get(ctx.snapshot);
+  if (!cache) walkCache.set(ctx.snapshot, (cache = new Map()));
+  const key = `${src.node}/${src.port}/${dlid}/${dst.node}/${dst.port}`;
+  const hit = cache.get(key);
+  if (hit) return hit;
+  if (cache.size >= WALK_CACHE_MAX) cache.clear();
+  const w = walkUncached(ctx, src, dlid, dst);
+  cache.set(key, w);
+  return w;
+}
+
+function walkUncached(ctx: SaContext, src: EndPort, dlid: number, dst: EndPort): PathWalk {
   const { fabric, routing } = ctx.snapshot;
   const hops: PathHop[] = [];
   let mtu = Infinity;
