@@ -440,6 +440,59 @@ export function dumpLine(label: string, value: string, indent = ''): string {
   return `${indent}${head}${'.'.repeat(Math.max(1, 33 - head.length))}${value}`;
 }
 
+type Setter = (v: unknown, b: Uint8Array, bitBase: number) => void;
+
+/** One field's writer, specialised once for its kind, width and alignment; it validates exactly as
+ * encodeField does (and defers to it for everything but the common aligned integers). */
+function makeSetter(name: string, fname: string, f: FieldSpec): Setter {
+  const bit = f.bit;
+  if (f.kind === 'uint' && (bit & 7) === 0 && (f.width === 8 || f.width === 16 || f.width === 32)) {
+    const o = bit >>> 3;
+    const w = f.width;
+    const limit = POW2[w]!;
+    return (v, b, base) => {
+      const n = v ?? 0;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n >= limit) {
+        throw new EncodeError(name, fname, `value ${String(n)} does not fit ${w} unsigned bits`);
+      }
+      const i = (base >>> 3) + o;
+      if (w === 8) b[i] = n;
+      else if (w === 16) {
+        b[i] = n >>> 8;
+        b[i + 1] = n & 0xff;
+      } else {
+        b[i] = n >>> 24;
+        b[i + 1] = (n >>> 16) & 0xff;
+        b[i + 2] = (n >>> 8) & 0xff;
+        b[i + 3] = n & 0xff;
+      }
+    };
+  }
+  if (f.kind === 'uint') {
+    const w = f.width;
+    const limit = POW2[w]!;
+    return (v, b, base) => {
+      const n = v ?? 0;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n >= limit) {
+        throw new EncodeError(name, fname, `value ${String(n)} does not fit ${w} unsigned bits`);
+      }
+      if (n !== 0) writeBits(b, base + bit, w, n); // the structure was zero-filled
+    };
+  }
+  if (f.kind === 'u64' || f.kind === 'gid') {
+    const w = f.width;
+    const limit = bigLimit(w);
+    return (v, b, base) => {
+      const n = v ?? 0n;
+      if (typeof n !== 'bigint' || n < 0n || n >= limit) {
+        throw new EncodeError(name, fname, `value ${String(n)} does not fit ${w} unsigned bits (bigint expected)`);
+      }
+      if (n !== 0n) writeBig(b, base + bit, w, n);
+    };
+  }
+  return (v, b, base) => encodeField(name, fname, f, v, b, base);
+}
+
 type Getter = (b: Uint8Array, bitBase: number) => unknown;
 
 /** One field's reader, specialised once for its kind, width and alignment. */
@@ -497,6 +550,10 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
   }
 
   const decodeAll = compileDecoder(name, entries);
+  // Reserved fields need no setter: encode zero-fills the structure first.
+  const liveEntries = entries.filter(([, f]) => f.kind !== 'reserved');
+  const setterNames = liveEntries.map(([fname]) => fname);
+  const setters = liveEntries.map(([fname, f]) => makeSetter(name, fname, f));
 
   const layout: Layout<ValueOf<T>> = {
     name,
@@ -517,7 +574,8 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
       }
       b.fill(0, offset, offset + byteLength);
       const v = (value ?? {}) as Record<string, unknown>;
-      for (const [fname, f] of entries) encodeField(name, fname, f, v[fname], b, offset * 8);
+      const base = offset * 8;
+      for (let i = 0; i < setters.length; i++) setters[i]!(v[setterNames[i]!], b, base);
       return b;
     },
     zero(): ValueOf<T> {
