@@ -145,6 +145,12 @@ const EXCLUDED: Record<string, Record<string, string>> = {
     // SMInfo.ActCount counts the SM's management activity: it depends on the SM's implementation and timing.
     ActCount: 'activity counter',
   },
+  PIR: {
+    // PortInfo.LocalPortNum is the port the SM's SMP entered the node by. For a switch reached over
+    // parallel links that is whichever link each SM discovered it through (seen: ibsm 3, OpenSM 5 or 3
+    // from run to run); for a CA port it equals the record's PortNum, which is compared.
+    LocalPort: "the port each SM's SMP came in by",
+  },
   SWIR: {
     // saquery prints MulticastFDBTop only when the SA's ClassPortInfo advertises
     // IsMulticastFDBTopSupported (CapabilityMask2); OpenSM programs MulticastFDBTop and says so, ibsm does not.
