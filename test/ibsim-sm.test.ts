@@ -11,7 +11,7 @@ import { loadFabricSpec } from '../src/sim/load.js';
 import { canonicalFabric, diffFabrics } from '../src/model/json.js';
 import { verifyRoutes } from '../src/routing/verify.js';
 import { NodeType } from '../src/wire/mad.js';
-import type { Fabric } from '../src/model/fabric.js';
+import { cloneFabric, type Fabric } from '../src/model/fabric.js';
 
 const CLI = path.resolve('dist/cli/main.js');
 const TIMEOUT = 60_000;
@@ -221,7 +221,7 @@ describe('ibsm run --umad on ibsim, checked with the real tools', () => {
         await witness(ib, topo, 1);
         // Take one of the two parallel switch-to-switch links down.
         await ib.console('Unlink "Switch1"[3]');
-        const without = structuredCloneFabric(topo);
+        const without = cloneFabric(topo);
         const s1 = without.nodes.findIndex((n) => n.desc === 'Switch1');
         const peer = without.nodes[s1]!.ports[3]!.peer!;
         without.nodes[s1]!.ports[3]!.peer = undefined;
@@ -298,8 +298,5 @@ async function waitFor(pred: () => Promise<boolean>, ms: number): Promise<void> 
   }
 }
 
-function structuredCloneFabric(f: Fabric): Fabric {
-  return { nodes: f.nodes.map((n) => ({ ...n, ports: n.ports.map((p) => (p ? { ...p, peer: p.peer ? { ...p.peer } : undefined } : undefined)) })) };
-}
 
 

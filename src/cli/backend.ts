@@ -8,7 +8,7 @@ import { AsapClock } from '../util/asap-clock.js';
 import type { Transport } from '../transport/types.js';
 import { loadFabricSpec } from '../sim/load.js';
 import { SimFabric } from '../sim/fabric.js';
-import type { Fabric } from '../model/fabric.js';
+import { cloneFabric, type Fabric } from '../model/fabric.js';
 
 /** The embedded default fabric: a 2-level fat tree, 8 leaves × 8 hosts, 4 spines. */
 export const DEFAULT_SIM_SPEC = 'gen:fattree2:leaves=8,spines=4,hosts=8';
@@ -40,7 +40,8 @@ export interface Backend {
   close(): Promise<void>;
 }
 
-function parseNodeRef(s: string): number | bigint | string {
+/** A node named on the command line: an index, a GUID (0x...), or a NodeDescription. */
+export function parseNodeRef(s: string): number | bigint | string {
   if (/^\d+$/.test(s)) return Number(s);
   if (/^0x[0-9a-fA-F]+$/.test(s)) return BigInt(s);
   return s;
@@ -72,7 +73,8 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
     };
   }
   const fabric = loadFabricSpec(o.sim ?? DEFAULT_SIM_SPEC, { seed: o.seed });
-  const sim = new SimFabric(structuredCloneFabric(fabric), { clock: new AsapClock(), seed: o.seed });
+  // The simulator takes ownership of its Fabric; keep the loaded one pristine for comparisons.
+  const sim = new SimFabric(cloneFabric(fabric), { clock: new AsapClock(), seed: o.seed });
   const ep = sim.attach(o.attach !== undefined ? parseNodeRef(o.attach) : 0);
   ep.register(MgmtClass.SubnLid, 1, o.sm ? { methods: [0x05, 0x01, 0x02] } : {});
   ep.register(MgmtClass.SubnDirected, 1, o.sm ? { methods: [0x01, 0x02] } : {});
@@ -94,9 +96,3 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
   };
 }
 
-/** The simulator takes ownership of its Fabric; keep the loaded one pristine for comparisons. */
-function structuredCloneFabric(f: Fabric): Fabric {
-  return {
-    nodes: f.nodes.map((n) => ({ ...n, ports: n.ports.map((p) => (p ? { ...p, peer: p.peer ? { ...p.peer } : undefined } : undefined)) })),
-  };
-}

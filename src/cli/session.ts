@@ -11,18 +11,12 @@ import { loadFabricSpec } from '../sim/load.js';
 import { SimFabric } from '../sim/fabric.js';
 import { smpClientOf } from '../sm/smp-client.js';
 import { Subnet } from '../subnet.js';
-import { openBackend, DEFAULT_SIM_SPEC } from './backend.js';
+import { openBackend, parseNodeRef, DEFAULT_SIM_SPEC } from './backend.js';
 import type { BackendArgs, QuerySession } from './query.js';
 
 function str(a: BackendArgs, k: string): string | undefined {
   const v = a[k];
   return typeof v === 'string' ? v : undefined;
-}
-
-function nodeRef(s: string): number | bigint | string {
-  if (/^\d+$/.test(s)) return Number(s);
-  if (/^0x[0-9a-fA-F]+$/.test(s)) return BigInt(s);
-  return s;
 }
 
 export async function openQuerySession(args: BackendArgs): Promise<QuerySession> {
@@ -53,7 +47,7 @@ export async function openQuerySession(args: BackendArgs): Promise<QuerySession>
   await subnet.start();
   // The client: --attach, else the first CA port that is not the SM's.
   const attach = str(args, 'attach');
-  const client = attach !== undefined ? nodeRef(attach) : sim.nodes.findIndex((n, i) => i !== 0 && n.type !== NodeType.Switch);
+  const client = attach !== undefined ? parseNodeRef(attach) : sim.nodes.findIndex((n, i) => i !== 0 && n.type !== NodeType.Switch);
   if (client === -1) throw new Error('the simulated fabric has no CA to send the query from; name a node with --attach');
   const cEp = sim.attach(client);
   cEp.register(MgmtClass.SubnDirected, 1);

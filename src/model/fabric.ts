@@ -45,6 +45,11 @@ export function isSwitch(n: FabricNode): boolean {
   return n.type === NodeType.Switch;
 }
 
+/** A copy that shares nothing mutable with `f` (nodes, ports and peer references). */
+export function cloneFabric(f: Fabric): Fabric {
+  return { nodes: f.nodes.map((n) => ({ ...n, ports: n.ports.map((p) => (p ? { ...p, peer: p.peer ? { ...p.peer } : undefined } : undefined)) })) };
+}
+
 /** Every link once, as [a, b] with (a.node, a.port) < (b.node, b.port). */
 export function links(f: Fabric): Array<[PeerRef, PeerRef]> {
   const out: Array<[PeerRef, PeerRef]> = [];
