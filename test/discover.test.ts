@@ -9,8 +9,9 @@ import { MadRpc } from '../src/rpc/madrpc.js';
 import { MgmtClass, NodeType } from '../src/wire/mad.js';
 import { discover } from '../src/sm/discovery.js';
 import { smpClientOf } from '../src/sm/smp-client.js';
-import { canonicalFabric, diffFabrics, parseFabricJson } from '../src/model/json.js';
+import { diffFabrics, parseFabricJson } from '../src/model/json.js';
 import { drive } from './helpers/drive.js';
+import { graphOf } from './helpers/graph.js';
 import type { Fabric } from '../src/model/fabric.js';
 
 const TOPO = new URL('./fixtures/topo/', import.meta.url).pathname;
@@ -23,16 +24,6 @@ async function runCli(args: string[]): Promise<{ code: number; out: string; err:
   return { code, out, err };
 }
 
-/** The graph a sweep can see: no LIDs (cold fabric: all 0, a file: none), no uncabled CA ports
- * (a directed-route sweep, like ibnetdiscover, never reaches them). */
-function graphOf(f: Fabric): Fabric {
-  return canonicalFabric({
-    nodes: f.nodes.map((n) => ({
-      ...n,
-      ports: n.ports.map((p) => (!p || (n.type !== NodeType.Switch && !p.peer) ? undefined : { ...p, lid: undefined, lmc: undefined })),
-    })),
-  });
-}
 
 const dropTimestamp = (s: string): string => s.replace(/^# Topology file: generated on .*$/m, '# Topology file');
 
