@@ -292,7 +292,7 @@ function zeroOf(f: FieldSpec): unknown {
 const utf8 = new TextDecoder('utf-8', { fatal: false });
 const utf8enc = new TextEncoder();
 
-function decodeField(name: string, fname: string, f: FieldSpec, b: Uint8Array, base: number, bitBase: number): unknown {
+function decodeField(name: string, fname: string, f: FieldSpec, b: Uint8Array, bitBase: number): unknown {
   const pos = bitBase + f.bit;
   switch (f.kind) {
     case 'uint':
@@ -310,7 +310,7 @@ function decodeField(name: string, fname: string, f: FieldSpec, b: Uint8Array, b
     case 'array': {
       // Element i sits `i * stride` bits after the first: shift the base, not a copy of the field.
       const out: unknown[] = new Array(f.count);
-      for (let i = 0; i < f.count; i++) out[i] = decodeField(name, fname, f.elem, b, base, bitBase + i * f.stride);
+      for (let i = 0; i < f.count; i++) out[i] = decodeField(name, fname, f.elem, b, bitBase + i * f.stride);
       return out;
     }
     case 'struct':
@@ -517,7 +517,7 @@ function makeGetter(name: string, fname: string, f: FieldSpec): Getter {
   }
   if (f.kind === 'uint') return (b, base) => readBits(b, base + bit, f.width);
   if (f.kind === 'u64' || f.kind === 'gid') return (b, base) => readBig(b, base + bit, f.width);
-  return (b, base) => decodeField(name, fname, f, b, 0, base);
+  return (b, base) => decodeField(name, fname, f, b, base);
 }
 
 /** The decoder of a layout: the field readers, and an object literal in table order, so every
