@@ -2,14 +2,21 @@
 // PathRecord Get rate: ibsm's SA against OpenSM's, side by side through ibsim, plus the in-process
 // rate (SaEngine alone, and SaServer answering an SaClient over the in-process fabric).
 //
-//   node scripts/bench/sa-pathrecord.mjs [--clients 4] [--outstanding 8] [--seconds 5] [--inproc 20000]
+//   node scripts/bench/sa-pathrecord.mjs [--clients 4] [--outstanding 16] [--seconds 5] [--inproc 20000]
 //                                        [--topo gen:fattree2:leaves=4,spines=2,hosts=4 | <file>]
+//                                        [--sa opensm,ibsm,noop] [--client c|node] [--skip-ibsim]
 //
-// Through ibsim: for each SA a fresh ibsim of the topology, the SA at its first node (OpenSM first;
-// ibsm then starts from OpenSM's guid2lid so both serve the same LIDs), and `--clients` preloaded
-// client processes (test/fixtures/ibsim-sa-client.mjs) at different CA nodes, each keeping
-// `--outstanding` PathRecord Gets in flight for `--seconds`, all starting at the same instant.
-// Every process started here is stopped by its PID.
+// Through ibsim: for each responder a fresh ibsim of the topology, the responder at its first node
+// (OpenSM first; the others then start from OpenSM's guid2lid so all serve the same LIDs), and
+// `--clients` preloaded flood clients at different CA nodes, each keeping `--outstanding` PathRecord
+// Gets in flight for `--seconds`, all starting at the same instant.
+//   - Responders: `opensm`, `ibsm`, and `noop`: scripts/bench/sa-echo.c, which sends every request
+//     straight back and computes nothing (ibsm --once assigns the LIDs first). It is the most any SA
+//     can answer through ibsim on this machine: the ceiling the other two are measured against.
+//   - Clients: `c` (default) is scripts/bench/sa-flood.c, a few microseconds of CPU per request;
+//     `node` is test/fixtures/ibsim-sa-client.mjs, which costs more CPU than the SA it floods.
+// The CPU time each responder process and ibsim spent during the flood is read from /proc and shown
+// per answer. Every process started here is stopped by its PID.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -22,17 +29,20 @@ const dist = (p) => import(path.join(ROOT, 'dist', p));
 const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
 const CLI = path.join(ROOT, 'dist/cli/main.js');
 const CLIENT = path.join(ROOT, 'test/fixtures/ibsim-sa-client.mjs');
+const BENCH = path.join(ROOT, 'scripts/bench');
 
 const { values: o } = parseArgs({
   options: {
     clients: { type: 'string', default: '4' },
-    outstanding: { type: 'string', default: '8' },
+    outstanding: { type: 'string', default: '16' },
     seconds: { type: 'string', default: '5' },
     inproc: { type: 'string', default: '20000' },
     topo: { type: 'string', default: 'gen:fattree2:leaves=4,spines=2,hosts=4' },
     'skip-ibsim': { type: 'boolean', default: false },
-    /** Which SA to flood through ibsim: both (OpenSM first), opensm, or ibsm (it then assigns its own LIDs). */
-    sa: { type: 'string', default: 'both' },
+    /** Responders to flood through ibsim, in order: opensm, ibsm, noop ("both" = opensm,ibsm). Without
+     * opensm first, ibsm assigns the LIDs. */
+    sa: { type: 'string', default: 'opensm,ibsm,noop' },
+    client: { type: 'string', default: 'c' },
   },
 });
 const nClients = Number(o.clients);
@@ -92,24 +102,58 @@ async function startIbsim(file) {
   const fifo = path.join(scratch, `${sock}.fifo`);
   spawnSync('mkfifo', [fifo]);
   const p = child('bash', ['-c', `exec ibsim -s "${file}" <> "${fifo}"`], { env: { IBSIM_SOCKNAME: sock } });
+  // `bash -c exec` keeps the PID: p.pid is ibsim itself.
   try {
     await until('ibsim listening', () => listening(sock), 10_000);
   } catch (e) {
     await p.stop();
     throw e;
   }
-  return { sock, stop: p.stop };
+  return { sock, pid: p.pid, stop: p.stop };
+}
+
+/** Build one of the C helpers (sa-flood, sa-echo) into the scratch directory. */
+const built = new Map();
+function cBinary(name) {
+  if (built.has(name)) return built.get(name);
+  const out = path.join(scratch, name);
+  const r = spawnSync('cc', ['-O2', '-o', out, path.join(BENCH, `${name}.c`), '-libumad'], { encoding: 'utf8' });
+  if (r.error || r.status !== 0) throw new Error(`building ${name}.c failed (needs cc and libibumad-dev): ${r.error?.message ?? r.stderr}`);
+  built.set(name, out);
+  return out;
+}
+
+/** CPU seconds (user + system) a process has used so far. */
+function cpuSeconds(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return (Number(rest[11]) + Number(rest[12])) / 100; // utime, stime (fields 14, 15), in clock ticks
+  } catch {
+    return NaN;
+  }
 }
 
 async function startSa(kind, sock, g2lIn) {
   const dir = mkdtempSync(path.join(scratch, `${kind}-`));
+  if (kind === 'noop') {
+    // ibsm brings the subnet up and exits; the no-op responder then takes the SM's node and LID.
+    const g2l = path.join(dir, 'guid2lid');
+    if (g2lIn) writeFileSync(g2l, g2lIn);
+    const sm = child(process.execPath, [CLI, 'run', '--umad', '--once', '--guid2lid', g2l], { env: { IBSIM_SOCKNAME: sock }, cwd: dir, preload: true });
+    const code = await sm.done;
+    if (code !== 0) throw new Error(`ibsm run --once failed (${code}):\n${sm.out()}`);
+    const p = child(cBinary('sa-echo'), [], { env: { IBSIM_SOCKNAME: sock, SIM_SET_ISSM: '1' }, cwd: dir, preload: true });
+    await until('no-op responder ready', () => p.out().includes('READY'), 10_000);
+    return { pid: p.pid, stop: p.stop, guid2lid: readFileSync(g2l, 'utf8') };
+  }
   if (kind === 'opensm') {
     const log = path.join(dir, 'opensm.log');
     const p = child('opensm', ['-D', '0x05', '-f', log], { env: { IBSIM_SOCKNAME: sock, OSM_CACHE_DIR: dir, OSM_TMP_DIR: dir }, cwd: dir, preload: true });
     await until('OpenSM SUBNET UP', () => existsSync(log) && readFileSync(log, 'utf8').includes('SUBNET UP'), 60_000);
     const g2l = path.join(dir, 'guid2lid');
     await until('OpenSM guid2lid', () => existsSync(g2l), 10_000);
-    return { stop: p.stop, guid2lid: readFileSync(g2l, 'utf8') };
+    return { pid: p.pid, stop: p.stop, guid2lid: readFileSync(g2l, 'utf8') };
   }
   const g2l = path.join(dir, 'guid2lid');
   if (g2lIn) writeFileSync(g2l, g2lIn);
@@ -117,7 +161,7 @@ async function startSa(kind, sock, g2lIn) {
   await until('ibsm SUBNET UP', () => p.out().includes('SUBNET UP'), 60_000);
   await until('ibsm guid2lid', () => existsSync(g2l), 10_000);
   process.stderr.write(`ibsm SM pid ${p.pid}\n`);
-  return { stop: p.stop, guid2lid: readFileSync(g2l, 'utf8') };
+  return { pid: p.pid, stop: p.stop, guid2lid: readFileSync(g2l, 'utf8') };
 }
 
 /** CA node ids (SIM_HOST) and every end-port LID. */
@@ -135,10 +179,21 @@ async function floodThroughIbsim(kind, file, g2lIn) {
     const { hosts, lids } = targets(file, sa.guid2lid);
     const picked = Array.from({ length: Math.min(nClients, hosts.length) }, (_, i) => hosts[Math.floor((i * hosts.length) / Math.min(nClients, hosts.length))]);
     const startAt = Date.now() + 2500; // every client attached and ready before the clock starts
+    const env = (h) => ({ IBSIM_SOCKNAME: ib.sock, SIM_HOST: h });
     const procs = picked.map((h) =>
-      child(process.execPath, [CLIENT, JSON.stringify({ ops: [{ op: 'flood', dlids: lids, outstanding, durationMs, startAt }] })], { env: { IBSIM_SOCKNAME: ib.sock, SIM_HOST: h }, preload: true }),
+      o.client === 'node'
+        ? child(process.execPath, [CLIENT, JSON.stringify({ ops: [{ op: 'flood', dlids: lids, outstanding, durationMs, startAt }] })], { env: env(h), preload: true })
+        : child(cBinary('sa-flood'), ['0', '0', String(outstanding), String(durationMs), String(startAt), lids.join(',')], { env: env(h), preload: true }),
     );
+    // CPU of the responder and of ibsim over the flood itself.
+    const cpu = new Promise((resolve) => {
+      setTimeout(() => {
+        const a = [cpuSeconds(sa.pid), cpuSeconds(ib.pid)];
+        setTimeout(() => resolve({ sa: cpuSeconds(sa.pid) - a[0], ibsim: cpuSeconds(ib.pid) - a[1], seconds: (durationMs - 200) / 1000 }), durationMs - 200);
+      }, Math.max(0, startAt - Date.now() + 100));
+    });
     await Promise.all(procs.map((p) => p.done));
+    const used = await cpu;
     let answered = 0;
     let ok = 0;
     let timeouts = 0;
@@ -151,8 +206,11 @@ async function floodThroughIbsim(kind, file, g2lIn) {
       ok += r.ok;
       timeouts += r.timeouts;
       maxMs = Math.max(maxMs, r.elapsedMs);
+      if (r.errors) throw new Error(`${kind}: ${r.errors} answers were errors or wrong (not a GetResp with the DLID asked for)`);
     }
-    return { answered, ok, timeouts, rate: answered / (maxMs / 1000), guid2lid: sa.guid2lid, clients: procs.length };
+    const rate = answered / (maxMs / 1000);
+    const perAnswer = (s) => (s / used.seconds / rate) * 1e6;
+    return { answered, ok, timeouts, rate, guid2lid: sa.guid2lid, clients: procs.length, saUs: perAnswer(used.sa), ibsimUs: perAnswer(used.ibsim) };
   } finally {
     await sa?.stop();
     await ib.stop();
@@ -234,29 +292,25 @@ async function inProcess(n) {
 const file = topoFile();
 const rows = [];
 const fmt = (x) => Math.round(x).toLocaleString('en-US');
-if (!['both', 'opensm', 'ibsm'].includes(o.sa)) throw new Error(`--sa must be both, opensm or ibsm (got "${o.sa}")`);
+const kinds = (o.sa === 'both' ? 'opensm,ibsm' : o.sa).split(',').filter(Boolean);
+const NAMES = { opensm: 'OpenSM SA via ibsim', ibsm: 'ibsm SA via ibsim', noop: 'no-op responder via ibsim' };
+for (const k of kinds) if (!NAMES[k]) throw new Error(`--sa takes opensm, ibsm and noop (got "${k}")`);
+if (!['c', 'node'].includes(o.client)) throw new Error(`--client must be c or node (got "${o.client}")`);
 const viaIbsim = {};
 if (!o['skip-ibsim']) {
   let g2l = '';
-  if (o.sa !== 'ibsm') {
-    const osm = await floodThroughIbsim('opensm', file);
-    g2l = osm.guid2lid;
-    rows.push(['OpenSM SA via ibsim', osm.rate, `${osm.answered} answers, ${osm.timeouts} timeouts, ${osm.clients} clients x ${outstanding} outstanding`]);
-    viaIbsim.opensm = osm.rate;
-  }
-  if (o.sa !== 'opensm') {
-    const ours = await floodThroughIbsim('ibsm', file, g2l);
-    rows.push(['ibsm SA via ibsim', ours.rate, `${ours.answered} answers, ${ours.timeouts} timeouts, ${ours.clients} clients x ${outstanding} outstanding`]);
-    viaIbsim.ibsm = ours.rate;
+  for (const k of kinds) {
+    const r = await floodThroughIbsim(k, file, g2l || undefined);
+    g2l ||= r.guid2lid;
+    rows.push([NAMES[k], r.rate, `${r.answered} answers, ${r.timeouts} timeouts; CPU per answer: ${r.saUs.toFixed(1)} us responder, ${r.ibsimUs.toFixed(1)} us ibsim`]);
+    viaIbsim[k] = r.rate;
   }
 }
 const ip = await inProcess(Number(o.inproc));
 rows.push(['ibsm SaEngine in-process', ip.engineRate, `${ip.okE} PathRecords`]);
 rows.push(['ibsm SaServer+SaClient in-process', ip.serverRate, `${ip.okS} PathRecords over the in-process fabric`]);
 
-process.stdout.write(`PathRecord Get rate (${o.topo}, ${o.seconds}s per SA through ibsim)\n`);
+process.stdout.write(`PathRecord Get rate (${o.topo}; through ibsim: ${o.seconds}s per responder, ${nClients} ${o.client === 'c' ? 'C' : 'Node'} clients x ${outstanding} outstanding)\n`);
 for (const [name, rate, note] of rows) process.stdout.write(`  ${name.padEnd(36)} ${fmt(rate).padStart(10)} /s   ${note}\n`);
-if (viaIbsim.opensm && viaIbsim.ibsm) {
-  const ratio = viaIbsim.ibsm / viaIbsim.opensm;
-  process.stdout.write(`  ibsm / OpenSM through ibsim: ${ratio.toFixed(2)}x (goal: >= 2x)\n`);
-}
+if (viaIbsim.opensm && viaIbsim.ibsm) process.stdout.write(`  ibsm / OpenSM through ibsim: ${(viaIbsim.ibsm / viaIbsim.opensm).toFixed(2)}x (goal: >= 2x)\n`);
+if (viaIbsim.opensm && viaIbsim.noop) process.stdout.write(`  no-op responder / OpenSM through ibsim: ${(viaIbsim.noop / viaIbsim.opensm).toFixed(2)}x (the most any SA could reach here)\n`);

@@ -10,10 +10,11 @@
  */
 import { DecodeError } from '../wire/errors.js';
 import { MadHeader, MadStatus, MgmtClass, Method, METHOD_RESPONSE_BIT } from '../wire/mad.js';
-import { SA_CLASS_VERSION, SA_DATA_OFFSET, SA_DATA_SIZE, SaAttr, SaMadHeader, SaStatus, decodeSaMad, recordStride, saSingleSegmentRmpp, type SaMessage } from '../wire/sa.js';
+import { PathRecord, SA_CLASS_VERSION, SA_DATA_OFFSET, SA_DATA_SIZE, SaAttr, SaMadHeader, SaStatus, decodeSaMad, recordStride, saSingleSegmentRmpp, type SaMessage } from '../wire/sa.js';
 import type { MadRpc } from '../rpc/madrpc.js';
 import type { ReceivedMad } from '../transport/types.js';
 import type { Logger } from '../util/log.js';
+import { AnswerCache, type AnswerCacheStats } from './answer-cache.js';
 import { responseLayout, type SaEngine } from './engine.js';
 import { fabricIndex } from './visibility.js';
 import { recordHandlers } from './records.js';
@@ -34,6 +35,8 @@ export interface SaServerOptions {
   schedule?: (fn: () => void) => void;
   /** Register the class 0x03 server agent on the transport (default true; false when the caller did). */
   registerAgent?: boolean;
+  /** PathRecord Get answers kept per SA context for repeats (see AnswerCache). Default 32768; 0 disables. */
+  answerCacheSize?: number;
   log?: Logger;
 }
 
@@ -53,6 +56,8 @@ export interface SaServerStats {
   rmppFailures: number;
   /** Requests per attribute name. */
   byAttribute: Record<string, number>;
+  /** PathRecord Gets answered from / missing in the answer cache. */
+  cache: AnswerCacheStats;
   /** Answers per status ("0x0000" = records). */
   byStatus: Record<string, number>;
 }
@@ -114,6 +119,20 @@ function writeSingleResponseHeader(mad: Uint8Array, request: Uint8Array, method:
   for (const i of ECHOED_HEADER_BYTES) mad[i] = request[i]!;
 }
 
+const ZERO_KEY = new Uint8Array(8);
+/** Byte range of the SA header's SM_Key (derived from SaMadHeader like ECHOED_HEADER_BYTES). */
+const SM_KEY_BYTES: readonly [number, number] = (() => {
+  const a = SaMadHeader.encode({ sa: { smKey: 0n } });
+  const b = SaMadHeader.encode({ sa: { smKey: 0xffffffffffffffffn } });
+  const diff = [...a.keys()].filter((i) => a[i] !== b[i]);
+  return [diff[0]!, diff[diff.length - 1]! + 1];
+})();
+
+function sameBytes(a: Uint8Array, b: Uint8Array, from: number, to: number, bOffset = 0): boolean {
+  for (let i = from; i < to; i++) if (a[i] !== b[i - from + bOffset]) return false;
+  return true;
+}
+
 function hex4(n: number): string {
   return '0x' + n.toString(16).padStart(4, '0');
 }
@@ -126,7 +145,11 @@ export class SaServer {
   private readonly maxQueue: number;
   private readonly batch: number;
   private readonly schedule: (fn: () => void) => void;
-  readonly stats: SaServerStats = { received: 0, answered: 0, errors: 0, busy: 0, malformed: 0, invalid: 0, ignored: 0, rmppFailures: 0, byAttribute: {}, byStatus: {} };
+  private readonly cache: AnswerCache;
+  /** Set while a cacheable request is being answered: where its single-MAD response goes. */
+  private capture: { ctx: SaContext; lid: number; trusted: boolean } | undefined;
+  private smKeyBytes: { key: bigint; bytes: Uint8Array } = { key: 0n, bytes: ZERO_KEY };
+  readonly stats: SaServerStats;
 
   constructor(
     readonly rpc: MadRpc,
@@ -136,6 +159,8 @@ export class SaServer {
     this.maxQueue = Math.max(1, opts.maxQueue ?? 512);
     this.batch = Math.max(1, opts.batch ?? 32);
     this.schedule = opts.schedule ?? ((fn) => void setImmediate(fn));
+    this.cache = new AnswerCache(Math.max(0, opts.answerCacheSize ?? 32768), PathRecord.byteLength);
+    this.stats = { received: 0, answered: 0, errors: 0, busy: 0, malformed: 0, invalid: 0, ignored: 0, rmppFailures: 0, byAttribute: {}, byStatus: {}, cache: this.cache.stats };
   }
 
   /** Register as the SA class server and start answering. */
@@ -166,7 +191,7 @@ export class SaServer {
 
   /** A copy of the counters, for metrics. */
   metrics(): SaServerStats {
-    return { ...this.stats, byAttribute: { ...this.stats.byAttribute }, byStatus: { ...this.stats.byStatus } };
+    return { ...this.stats, byAttribute: { ...this.stats.byAttribute }, byStatus: { ...this.stats.byStatus }, cache: { ...this.stats.cache } };
   }
 
   /** Take one received SA MAD (what the MadRpc handler calls). */
@@ -203,12 +228,46 @@ export class SaServer {
     else this.draining = false;
   }
 
+  /** Is the request's SM_Key the SM's (and not zero)? Read from the bytes, without decoding. */
+  private trustedKey(req: Uint8Array, ctx: SaContext): boolean {
+    const [from, to] = SM_KEY_BYTES;
+    if (sameBytes(req, ZERO_KEY, from, to)) return false;
+    if (this.smKeyBytes.key !== ctx.smKey) {
+      const b = SaMadHeader.encode({ sa: { smKey: ctx.smKey } });
+      this.smKeyBytes = { key: ctx.smKey, bytes: b.slice(from, to) };
+    }
+    return ctx.smKey !== 0n && sameBytes(req, this.smKeyBytes.bytes, from, to);
+  }
+
   /** Answer one request now (bypassing the queue). */
   process(m: ReceivedMad): void {
     if (m.data.length < 24) {
       this.stats.malformed++;
       return;
     }
+    const d = m.data;
+    const ctx0 = this.ctx;
+    // A repeated PathRecord Get is answered with the response already sent for it (AnswerCache).
+    if (ctx0 && d.length >= SA_DATA_OFFSET && d[0] === 1 && d[1] === MgmtClass.SubnAdm && d[2] === SA_CLASS_VERSION && d[3] === Method.Get && d[16] === SaAttr.PathRecord >>> 8 && d[17] === (SaAttr.PathRecord & 0xff)) {
+      const trusted = this.trustedKey(d, ctx0);
+      const hit = this.cache.get(ctx0, d, m.addr.lid, trusted);
+      if (hit) {
+        this.stats.byAttribute['PathRecord'] = (this.stats.byAttribute['PathRecord'] ?? 0) + 1;
+        this.sendSingle(m, hit.slice(), (hit[4]! << 8) | hit[5]!);
+        return;
+      }
+      this.capture = { ctx: ctx0, lid: m.addr.lid, trusted };
+      try {
+        this.processDecoded(m);
+      } finally {
+        this.capture = undefined;
+      }
+      return;
+    }
+    this.processDecoded(m);
+  }
+
+  private processDecoded(m: ReceivedMad): void {
     const hdr = MadHeader.decode(m.data, 0);
     if (hdr.method & METHOD_RESPONSE_BIT) {
       this.stats.ignored++;
@@ -262,6 +321,19 @@ export class SaServer {
     this.stats.byStatus[k] = (this.stats.byStatus[k] ?? 0) + 1;
   }
 
+  /** Send a single-MAD response, remembering it when the request is cacheable. `status`, when
+   * given, is counted here (a cached answer); otherwise the caller counted it. */
+  private sendSingle(m: ReceivedMad, mad: Uint8Array, status?: number): void {
+    if (status !== undefined) this.count(status);
+    const c = this.capture;
+    if (c && status === undefined && ((mad[4]! << 8) | mad[5]!) !== MadStatus.Busy) this.cache.put(c.ctx, m.data, c.lid, c.trusted, mad);
+    try {
+      this.rpc.respond(m, mad);
+    } catch (e) {
+      this.opts.log?.warn('SA response could not be sent', { lid: m.addr.lid, error: (e as Error).message });
+    }
+  }
+
   private respond(m: ReceivedMad, msg: SaMessage, a: SaAnswer): void {
     const { header } = msg;
     if (a.kind === 'status') {
@@ -281,11 +353,7 @@ export class SaServer {
       writeSingleResponseHeader(mad, m.data, method, stride / 8);
       const r = a.records[0];
       if (r) mad.set(r.subarray(0, Math.min(r.length, SA_DATA_SIZE)), SA_DATA_OFFSET);
-      try {
-        this.rpc.respond(m, mad);
-      } catch (e) {
-        this.opts.log?.warn('SA response could not be sent', { lid: m.addr.lid, error: (e as Error).message });
-      }
+      this.sendSingle(m, mad);
       return;
     }
     const payload = new Uint8Array(stride * a.records.length);
@@ -317,10 +385,6 @@ export class SaServer {
         mad.set(record.subarray(0, SA_DATA_SIZE), SA_DATA_OFFSET);
       }
     }
-    try {
-      this.rpc.respond(m, mad);
-    } catch (e) {
-      this.opts.log?.warn('SA response could not be sent', { lid: m.addr.lid, error: (e as Error).message });
-    }
+    this.sendSingle(m, mad);
   }
 }
