@@ -77,14 +77,15 @@ function pinfo(ctx: SaContext, node: number, port: number): PortInfo | undefined
 export const DEFAULT_PACKET_LIFE_TIME = 0x12;
 
 /** Walks per SA context (a new context comes with every sweep, so a cache never outlives the
- * tables it was walked on), keyed by source port and destination LID. Bounded: cleared when full. */
+ * tables it was walked on), keyed by source port and destination LID (the LID names the
+ * destination port: `dst` is its owner). Bounded: cleared when full. */
 const WALK_CACHE_MAX = 200_000;
-const walkCache = new WeakMap<SaContext['snapshot'], Map<string, PathWalk>>();
+const walkCache = new WeakMap<SaContext['snapshot'], Map<number, PathWalk>>();
 
 export function walkPath(ctx: SaContext, src: EndPort, dlid: number, dst: EndPort): PathWalk {
   let cache = walkCache.get(ctx.snapshot);
   if (!cache) walkCache.set(ctx.snapshot, (cache = new Map()));
-  const key = `${src.node}/${src.port}/${dlid}/${dst.node}/${dst.port}`;
+  const key = (src.node * 256 + src.port) * 0x10000 + dlid;
   const hit = cache.get(key);
   if (hit) return hit;
   if (cache.size >= WALK_CACHE_MAX) cache.clear();
@@ -153,11 +154,13 @@ function walkUncached(ctx: SaContext, src: EndPort, dlid: number, dst: EndPort):
 
 // ---------- PathRecord ----------
 
-const PR_BITS = new Map<string, bigint>();
-/** Component-mask bits of a PathRecord field (both bits of ServiceID). */
+/** Component-mask bits of each PathRecord field (both bits of ServiceID), computed once. */
+const PR_BITS: Readonly<Record<string, bigint>> = Object.fromEntries(
+  [...new Set(PathRecord.components.map((c) => c.path.replace(/#\d+$/, '')))].map((p) => [p, PathRecord.mask(p)]),
+);
 const bit = (name: string): bigint => {
-  let b = PR_BITS.get(name);
-  if (b === undefined) PR_BITS.set(name, (b = PathRecord.mask(name)));
+  const b = PR_BITS[name];
+  if (b === undefined) throw new Error(`PathRecord has no component "${name}"`);
   return b;
 };
 

@@ -139,12 +139,12 @@ export function commonPkey(srcTable: readonly number[], dst: PkeySet, src: PkeyS
 
 /** The P_Keys of a port / a device, cached per context. */
 export class PkeyView {
-  private readonly ports = new Map<string, PkeySet>();
+  private readonly ports = new Map<number, PkeySet>();
   private readonly devices = new Map<number, PkeySet>();
   constructor(readonly ctx: SaContext) {}
 
   port(node: number, port: number): PkeySet {
-    const k = `${node}:${port}`;
+    const k = node * 256 + port;
     let s = this.ports.get(k);
     if (!s) this.ports.set(k, (s = pkeySet(portPkeys(this.ctx, node, port))));
     return s;
