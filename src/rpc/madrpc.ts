@@ -18,6 +18,7 @@ import type { MadAddress, ReceivedMad, Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
 import { RMPP_HEADER_OFFSET, RMPP_HEADER_SIZE, RmppType, decodeRmpp, encodeRmpp, rmppData, type RmppHeader } from '../wire/rmpp.js';
 import { MadStatusError, MadTimeoutError, RpcClosedError, describeMad, type MadIdent } from './errors.js';
+import { Fifo } from '../util/fifo.js';
 import {
   RmppReceiver,
   RmppSender,
@@ -131,34 +132,6 @@ interface Deadline {
   tries: number;
 }
 const deadlineLess = (a: Deadline, b: Deadline): boolean => a.at < b.at;
-
-/** A FIFO with O(1) shift. */
-class Fifo<T> {
-  private a: (T | undefined)[] = [];
-  private h = 0;
-  get size(): number {
-    return this.a.length - this.h;
-  }
-  push(v: T): void {
-    this.a.push(v);
-  }
-  shift(): T | undefined {
-    if (this.h >= this.a.length) return undefined;
-    const v = this.a[this.h];
-    this.a[this.h++] = undefined;
-    if (this.h > 1024 && this.h * 2 > this.a.length) {
-      this.a = this.a.slice(this.h);
-      this.h = 0;
-    }
-    return v;
-  }
-  drain(): T[] {
-    const out = this.a.slice(this.h) as T[];
-    this.a = [];
-    this.h = 0;
-    return out;
-  }
-}
 
 interface DestState {
   admitted: number;

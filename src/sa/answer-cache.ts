@@ -19,11 +19,11 @@ const ATTR_END = 24;
 /** ComponentMask (SA header bytes 48–55), then the record. Only the record's own bytes count: past
  * them a request may carry anything (ibsim delivers bytes 224–255 as garbage). */
 const MASK_START = 48;
-/** Extra key bytes after the request's: the requester's LID (2) and trust (1). */
-const EXTRA = 3;
+/** Key words after the request's bytes: the requester's LID and trust, and the request's length. */
+const EXTRA_WORDS = 1;
 
 interface Entry {
-  key: Uint8Array;
+  key: Uint32Array;
   hash: number;
   mad: Uint8Array;
   next: Entry | undefined;
@@ -40,7 +40,9 @@ export class AnswerCache {
   private ctx: SaContext | undefined;
   private readonly buckets = new Map<number, Entry>();
   private size = 0;
-  private readonly scratch: Uint8Array;
+  /** The key of the request at hand, as big-endian 32-bit words (compared and hashed a word at a time). */
+  private readonly scratch: Uint32Array;
+  private readonly keyWords: number;
   readonly stats: AnswerCacheStats = { hits: 0, misses: 0, evictions: 0 };
 
   /**
@@ -51,29 +53,34 @@ export class AnswerCache {
     readonly maxEntries: number,
     readonly recordBytes: number,
   ) {
-    this.scratch = new Uint8Array(ATTR_END - ATTR_START + SA_DATA_OFFSET - MASK_START + recordBytes + EXTRA);
+    const bytes = ATTR_END - ATTR_START + SA_DATA_OFFSET - MASK_START + recordBytes;
+    // + one word for the requester (LID, trust) and the request's length
+    this.keyWords = Math.ceil(bytes / 4) + EXTRA_WORDS;
+    this.scratch = new Uint32Array(this.keyWords);
   }
 
   get entries(): number {
     return this.size;
   }
 
-  /** The key of a request in `scratch`; returns its length. */
+  /** Put the key of a request in `scratch` and return its hash (FNV-1a over the words). */
   private keyOf(req: Uint8Array, lid: number, trusted: boolean): number {
     const k = this.scratch;
-    let n = 0;
-    for (let i = ATTR_START; i < ATTR_END; i++) k[n++] = req[i]!;
     const end = Math.min(req.length, SA_DATA_OFFSET + this.recordBytes);
-    for (let i = MASK_START; i < end; i++) k[n++] = req[i]!;
-    k[n++] = lid >>> 8;
-    k[n++] = lid & 0xff;
-    k[n++] = trusted ? 1 : 0;
-    return n;
-  }
-
-  private static hash(k: Uint8Array, n: number): number {
-    let h = 0x811c9dc5; // FNV-1a
-    for (let i = 0; i < n; i++) h = Math.imul(h ^ k[i]!, 0x01000193);
+    let w = 0;
+    for (let i = ATTR_START; i < ATTR_END; i += 4) k[w++] = ((req[i]! << 24) | (req[i + 1]! << 16) | (req[i + 2]! << 8) | req[i + 3]!) >>> 0;
+    let i = MASK_START;
+    for (; i + 4 <= end; i += 4) k[w++] = ((req[i]! << 24) | (req[i + 1]! << 16) | (req[i + 2]! << 8) | req[i + 3]!) >>> 0;
+    if (i < end) {
+      // A request cut short inside a word: the missing bytes read as zeros (its length is in the key).
+      let v = 0;
+      for (let j = 0; j < 4; j++) v = (v << 8) | (i + j < end ? req[i + j]! : 0);
+      k[w++] = v >>> 0;
+    }
+    while (w < this.keyWords - EXTRA_WORDS) k[w++] = 0;
+    k[w++] = (((lid & 0xffff) << 16) | (trusted ? 0x8000 : 0) | (end & 0x7fff)) >>> 0;
+    let h = 0x811c9dc5;
+    for (let j = 0; j < w; j++) h = Math.imul(h ^ k[j]!, 0x01000193);
     return h >>> 0;
   }
 
@@ -92,10 +99,9 @@ export class AnswerCache {
   get(ctx: SaContext, req: Uint8Array, lid: number, trusted: boolean): Uint8Array | undefined {
     if (this.maxEntries <= 0 || req.length < SA_DATA_OFFSET) return undefined;
     this.sync(ctx);
-    const n = this.keyOf(req, lid, trusted);
-    const h = AnswerCache.hash(this.scratch, n);
+    const h = this.keyOf(req, lid, trusted);
     for (let e = this.buckets.get(h); e; e = e.next) {
-      if (e.hash === h && e.key.length === n && sameBytes(e.key, this.scratch, n)) {
+      if (e.hash === h && sameWords(e.key, this.scratch)) {
         this.stats.hits++;
         return e.mad;
       }
@@ -112,15 +118,14 @@ export class AnswerCache {
       this.clear();
       this.stats.evictions++;
     }
-    const n = this.keyOf(req, lid, trusted);
-    const h = AnswerCache.hash(this.scratch, n);
-    const e: Entry = { key: this.scratch.slice(0, n), hash: h, mad: mad.slice(), next: this.buckets.get(h) };
+    const h = this.keyOf(req, lid, trusted);
+    const e: Entry = { key: this.scratch.slice(), hash: h, mad: mad.slice(), next: this.buckets.get(h) };
     this.buckets.set(h, e);
     this.size++;
   }
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array, n: number): boolean {
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
+function sameWords(a: Uint32Array, b: Uint32Array): boolean {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }

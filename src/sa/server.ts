@@ -13,6 +13,7 @@ import { MadHeader, MadStatus, MgmtClass, Method, METHOD_RESPONSE_BIT } from '..
 import { PathRecord, SA_CLASS_VERSION, SA_DATA_OFFSET, SA_DATA_SIZE, SaAttr, SaMadHeader, SaStatus, decodeSaMad, recordStride, saSingleSegmentRmpp, type SaMessage } from '../wire/sa.js';
 import type { MadRpc } from '../rpc/madrpc.js';
 import type { ReceivedMad } from '../transport/types.js';
+import { Fifo } from '../util/fifo.js';
 import type { Logger } from '../util/log.js';
 import { AnswerCache, type AnswerCacheStats } from './answer-cache.js';
 import { responseLayout, type SaEngine } from './engine.js';
@@ -139,7 +140,7 @@ function hex4(n: number): string {
 
 export class SaServer {
   private ctx: SaContext | undefined;
-  private readonly queue: ReceivedMad[] = [];
+  private readonly queue = new Fifo<ReceivedMad>();
   private draining = false;
   private unsubscribe: (() => void) | undefined;
   private readonly maxQueue: number;
@@ -173,7 +174,7 @@ export class SaServer {
   stop(): void {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    this.queue.length = 0;
+    this.queue.clear();
   }
 
   /** Called by the SM after each sweep. Until the first call every request is answered BUSY. */
@@ -186,7 +187,7 @@ export class SaServer {
   }
 
   get queueLength(): number {
-    return this.queue.length;
+    return this.queue.size;
   }
 
   /** A copy of the counters, for metrics. */
@@ -201,7 +202,7 @@ export class SaServer {
       this.stats.malformed++;
       return;
     }
-    if (this.queue.length >= this.maxQueue) {
+    if (this.queue.size >= this.maxQueue) {
       this.stats.busy++;
       this.answerStatus(m, MadStatus.Busy);
       return;
@@ -214,7 +215,7 @@ export class SaServer {
   }
 
   private drain(): void {
-    for (let i = 0; i < this.batch && this.queue.length; i++) {
+    for (let i = 0; i < this.batch && this.queue.size; i++) {
       const m = this.queue.shift()!;
       try {
         this.process(m);
@@ -224,7 +225,7 @@ export class SaServer {
         this.answerStatus(m, SaStatus.NoResources);
       }
     }
-    if (this.queue.length) this.schedule(() => this.drain());
+    if (this.queue.size) this.schedule(() => this.drain());
     else this.draining = false;
   }
 
