@@ -24,6 +24,7 @@ describe('ibsm CLI', () => {
     expect(r.code).toBe(2);
     expect(r.err).toMatch(/--lmc must be an integer from 0 to 7/);
     expect((await cli(['run', '--sim', 'x', '--umad'])).err).toMatch(/either --sim or --umad/);
+    expect((await cli(['run', '--sa-cache', 'many'])).err).toMatch(/--sa-cache must be an integer from 0 to 1000000/);
     expect((await cli(['frobnicate'])).err).toMatch(/unknown command "frobnicate"/);
   });
   it('rejects a config file with an unknown key or bad JSON, naming the file', async () => {

@@ -10,6 +10,8 @@ import { smpClientOf } from '../src/sm/smp-client.js';
 import { Logger, MemorySink } from '../src/util/log.js';
 import { renderMetrics, serveMetrics } from '../src/cli/metrics.js';
 import { drive } from './helpers/drive.js';
+import { SaClient } from '../src/sa/client.js';
+import { PathRecord, SaAttr, SA_CLASS_VERSION } from '../src/wire/sa.js';
 
 describe('metrics', () => {
   it('reports the sweep, the tables written and SA traffic in Prometheus text over HTTP', async () => {
@@ -35,6 +37,19 @@ describe('metrics', () => {
       expect(text).toMatch(/^ibsm_fabric_switches 5$/m);
       expect(text).toMatch(/^# TYPE ibsm_mads_sent_total counter$/m);
       expect((await fetch(`http://127.0.0.1:${port}/nope`)).status).toBe(404);
+
+      // SA traffic: the same PathRecord asked twice is computed once, answered from the cache once.
+      const host = sim.attach(subnet.sm.current!.fabric.nodes.find((n) => n.type !== 2)!.guid);
+      host.register(MgmtClass.SubnAdm, SA_CLASS_VERSION);
+      const hostRpc = new MadRpc(host, clock);
+      const sa = new SaClient(hostRpc, { saLid: subnet.sm.current!.smLid });
+      const lids = subnet.sm.current!.fabric.nodes.flatMap((n) => n.ports.map((p) => p?.lid ?? 0)).filter(Boolean);
+      for (let i = 0; i < 2; i++) await drive(clock, sa.request(Method.Get, SaAttr.PathRecord, PathRecord, { slid: lids[0], dlid: lids[1] }, PathRecord.mask('slid', 'dlid')));
+      const sat = renderMetrics(subnet, rpc);
+      expect(sat).toMatch(/^ibsm_sa_requests_total\{attribute="PathRecord"\} 2$/m);
+      expect(sat).toMatch(/^ibsm_sa_path_cache_total\{result="hit"\} 1$/m);
+      expect(sat).toMatch(/^ibsm_sa_path_cache_total\{result="miss"\} 1$/m);
+      hostRpc.close();
     } finally {
       server.close();
       subnet.stop();

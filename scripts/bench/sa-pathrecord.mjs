@@ -10,9 +10,11 @@
 // (OpenSM first; the others then start from OpenSM's guid2lid so all serve the same LIDs), and
 // `--clients` preloaded flood clients at different CA nodes, each keeping `--outstanding` PathRecord
 // Gets in flight for `--seconds`, all starting at the same instant.
-//   - Responders: `opensm`, `ibsm`, and `noop`: scripts/bench/sa-echo.c, which sends every request
-//     straight back and computes nothing (ibsm --once assigns the LIDs first). It is the most any SA
-//     can answer through ibsim on this machine: the ceiling the other two are measured against.
+//   - Responders: `opensm`; `ibsm`; `ibsm-nocache`, ibsm with its PathRecord answer cache off, so
+//     every answer is computed (as for queries that never repeat); and `noop`,
+//     scripts/bench/sa-echo.c, which sends every request straight back and computes nothing (ibsm
+//     --once assigns the LIDs first). The no-op is the most any SA can answer through ibsim on this
+//     machine: the ceiling the others are measured against.
 //   - Clients: `c` (default) is scripts/bench/sa-flood.c, a few microseconds of CPU per request;
 //     `node` is test/fixtures/ibsim-sa-client.mjs, which costs more CPU than the SA it floods.
 // The CPU time each responder process and ibsim spent during the flood is read from /proc and shown
@@ -39,9 +41,9 @@ const { values: o } = parseArgs({
     inproc: { type: 'string', default: '20000' },
     topo: { type: 'string', default: 'gen:fattree2:leaves=4,spines=2,hosts=4' },
     'skip-ibsim': { type: 'boolean', default: false },
-    /** Responders to flood through ibsim, in order: opensm, ibsm, noop ("both" = opensm,ibsm). Without
-     * opensm first, ibsm assigns the LIDs. */
-    sa: { type: 'string', default: 'opensm,ibsm,noop' },
+    /** Responders to flood through ibsim, in order: opensm, ibsm, ibsm-nocache (ibsm run --sa-cache 0),
+     * noop ("both" = opensm,ibsm). Without opensm first, ibsm assigns the LIDs. */
+    sa: { type: 'string', default: 'opensm,ibsm,ibsm-nocache,noop' },
     client: { type: 'string', default: 'c' },
   },
 });
@@ -55,6 +57,7 @@ let seq = 0;
 const { loadFabricSpec } = await dist('sim/load.js');
 const { formatIbnetdiscover } = await dist('model/ibnetdiscover.js');
 const { parseGuid2Lid } = await dist('sm/lids.js');
+const { NodeType } = await dist('wire/mad.js');
 
 /** The topology as a file ibsim reads. */
 function topoFile() {
@@ -101,10 +104,15 @@ async function startIbsim(file) {
   const sock = `ibsmbench${process.pid}_${seq++}`;
   const fifo = path.join(scratch, `${sock}.fifo`);
   spawnSync('mkfifo', [fifo]);
-  const p = child('bash', ['-c', `exec ibsim -s "${file}" <> "${fifo}"`], { env: { IBSIM_SOCKNAME: sock } });
+  // ibsim's default limits (2048 nodes, 256 switches, 13312 ports) are raised to fit the fabric.
+  const f = loadFabricSpec(file);
+  const switches = f.nodes.filter((n) => n.type === NodeType.Switch).length;
+  const ports = f.nodes.reduce((a, n) => a + n.numPorts + 1, 0);
+  const limits = `-N ${Math.max(2048, f.nodes.length + 16)} -S ${Math.max(256, switches + 16)} -P ${Math.max(13312, ports * 2 + 64)}`;
+  const p = child('bash', ['-c', `exec ibsim ${limits} -s "${file}" <> "${fifo}"`], { env: { IBSIM_SOCKNAME: sock } });
   // `bash -c exec` keeps the PID: p.pid is ibsim itself.
   try {
-    await until('ibsim listening', () => listening(sock), 10_000);
+    await until('ibsim listening', () => listening(sock), 10_000 + f.nodes.length * 5);
   } catch (e) {
     await p.stop();
     throw e;
@@ -157,7 +165,8 @@ async function startSa(kind, sock, g2lIn) {
   }
   const g2l = path.join(dir, 'guid2lid');
   if (g2lIn) writeFileSync(g2l, g2lIn);
-  const p = child(process.execPath, [CLI, 'run', '--umad', '--sweep-interval', '10', '--guid2lid', g2l], { env: { IBSIM_SOCKNAME: sock }, cwd: dir, preload: true });
+  const extra = kind === 'ibsm-nocache' ? ['--sa-cache', '0'] : [];
+  const p = child(process.execPath, [CLI, 'run', '--umad', '--sweep-interval', '10', '--guid2lid', g2l, ...extra], { env: { IBSIM_SOCKNAME: sock }, cwd: dir, preload: true });
   await until('ibsm SUBNET UP', () => p.out().includes('SUBNET UP'), 60_000);
   await until('ibsm guid2lid', () => existsSync(g2l), 10_000);
   process.stderr.write(`ibsm SM pid ${p.pid}\n`);
@@ -293,8 +302,8 @@ const file = topoFile();
 const rows = [];
 const fmt = (x) => Math.round(x).toLocaleString('en-US');
 const kinds = (o.sa === 'both' ? 'opensm,ibsm' : o.sa).split(',').filter(Boolean);
-const NAMES = { opensm: 'OpenSM SA via ibsim', ibsm: 'ibsm SA via ibsim', noop: 'no-op responder via ibsim' };
-for (const k of kinds) if (!NAMES[k]) throw new Error(`--sa takes opensm, ibsm and noop (got "${k}")`);
+const NAMES = { opensm: 'OpenSM SA via ibsim', ibsm: 'ibsm SA via ibsim', 'ibsm-nocache': 'ibsm SA, --sa-cache 0, via ibsim', noop: 'no-op responder via ibsim' };
+for (const k of kinds) if (!NAMES[k]) throw new Error(`--sa takes opensm, ibsm, ibsm-nocache and noop (got "${k}")`);
 if (!['c', 'node'].includes(o.client)) throw new Error(`--client must be c or node (got "${o.client}")`);
 const viaIbsim = {};
 if (!o['skip-ibsim']) {
@@ -313,4 +322,5 @@ rows.push(['ibsm SaServer+SaClient in-process', ip.serverRate, `${ip.okS} PathRe
 process.stdout.write(`PathRecord Get rate (${o.topo}; through ibsim: ${o.seconds}s per responder, ${nClients} ${o.client === 'c' ? 'C' : 'Node'} clients x ${outstanding} outstanding)\n`);
 for (const [name, rate, note] of rows) process.stdout.write(`  ${name.padEnd(36)} ${fmt(rate).padStart(10)} /s   ${note}\n`);
 if (viaIbsim.opensm && viaIbsim.ibsm) process.stdout.write(`  ibsm / OpenSM through ibsim: ${(viaIbsim.ibsm / viaIbsim.opensm).toFixed(2)}x (goal: >= 2x)\n`);
+if (viaIbsim.opensm && viaIbsim['ibsm-nocache']) process.stdout.write(`  ibsm without its answer cache / OpenSM through ibsim: ${(viaIbsim['ibsm-nocache'] / viaIbsim.opensm).toFixed(2)}x\n`);
 if (viaIbsim.opensm && viaIbsim.noop) process.stdout.write(`  no-op responder / OpenSM through ibsim: ${(viaIbsim.noop / viaIbsim.opensm).toFixed(2)}x (the most any SA could reach here)\n`);

@@ -29,8 +29,9 @@ commands:
   run [--sim <file|gen:spec> | --umad [--ca NAME] [--port N]] [--routing a,b] [--lmc N]
       [--guid2lid FILE] [--partitions FILE] [--sweep-interval S] [--config FILE] [--once]
       [--log-format text|json] [--verbose] [--mkey KEY] [--mkey-protect 0-3] [--mkey-lease S]
-      [--subnet-timeout N] [--priority N] [--seed N] [--metrics-port N]
+      [--subnet-timeout N] [--priority N] [--seed N] [--metrics-port N] [--sa-cache N]
       the subnet manager and SA; logs "SUBNET UP" when the subnet is up
+      (--sa-cache: PathRecord answers kept per sweep for repeated queries, default 32768, 0 = off)
   query <record> [filters] [--sim <file|gen:spec> | --umad [--ca NAME] [--ca-port N]] [--json]
       SA client (like saquery); on --sim the subnet is brought up in-process first
       (ibsm query --help lists the records and filters)
@@ -108,9 +109,10 @@ interface ConfigFile {
   subnetTimeout?: number;
   priority?: number;
   metricsPort?: number;
+  saCache?: number;
 }
 
-const CONFIG_KEYS = new Set(['sim', 'umad', 'ca', 'port', 'routing', 'lmc', 'guid2lid', 'partitions', 'sweepInterval', 'logFormat', 'verbose', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetTimeout', 'priority', 'metricsPort']);
+const CONFIG_KEYS = new Set(['sim', 'umad', 'ca', 'port', 'routing', 'lmc', 'guid2lid', 'partitions', 'sweepInterval', 'logFormat', 'verbose', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetTimeout', 'priority', 'metricsPort', 'saCache']);
 
 export function readConfig(file: string): ConfigFile {
   let raw: unknown;
@@ -142,6 +144,7 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
     'subnet-timeout': { type: 'string' },
     priority: { type: 'string' },
     'metrics-port': { type: 'string' },
+    'sa-cache': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
@@ -185,6 +188,7 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
     log: new Logger(undefined, values.verbose || cfg.verbose ? 'debug' : 'info', logFormat),
     progress: process.stderr.isTTY === true,
     metricsPort: num('metrics-port', values['metrics-port'], cfg.metricsPort, 1, 65535),
+    saCache: num('sa-cache', values['sa-cache'], cfg.saCache, 0, 1_000_000),
   };
   return runSm(opts);
 }

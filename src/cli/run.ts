@@ -31,6 +31,8 @@ export interface RunOptions {
   progress: boolean;
   /** Serve Prometheus metrics on 127.0.0.1:port. */
   metricsPort?: number;
+  /** PathRecord answers the SA keeps per sweep for repeated queries (0 disables; default 32768). */
+  saCache?: number;
 }
 
 /** Write a file atomically (temp + rename) so a crash never leaves half a guid2lid. */
@@ -71,6 +73,7 @@ export async function runSm(o: RunOptions): Promise<number> {
     mkeyLeasePeriod: o.mkeyLease,
     priority: o.priority,
     seed: o.seed,
+    saServer: o.saCache !== undefined ? { answerCacheSize: o.saCache } : undefined,
     onProgress: o.progress
       ? (phase, d) => {
           const line = `\r${phase}: ${Object.entries(d).map(([k, v]) => `${k}=${v}`).join(' ')}`;
