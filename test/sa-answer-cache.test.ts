@@ -30,13 +30,15 @@ beforeAll(async () => {
   ctx = (await buildContext(mixedFabric(), { partitions: plan, smNode: 0, lmc: 1 })).ctx;
 });
 
-/** A server whose responses land in `sent` (no transport needed: process() is called directly). */
-function server(answerCacheSize?: number): { s: SaServer; sent: Uint8Array[] } {
+/** A server whose responses land in `sent` (no transport needed: process() is called directly).
+ * With `copiesOnSend` the stub copies each response as umad does, and the server may reuse its buffer. */
+function server(answerCacheSize?: number, copiesOnSend = false): { s: SaServer; sent: Uint8Array[] } {
   const sent: Uint8Array[] = [];
   const rpc = {
+    transport: { copiesOnSend },
     respond(req: ReceivedMad, mad: Uint8Array) {
       mad.set(req.data.subarray(8, 16), 8);
-      sent.push(mad);
+      sent.push(copiesOnSend ? mad.slice() : mad);
     },
   } as unknown as MadRpc;
   const engine = new SaEngine();
@@ -81,8 +83,8 @@ function queries(): ReceivedMad[] {
 }
 
 describe('SA PathRecord answer cache', () => {
-  it('answers repeats with exactly the bytes a fresh computation gives, per requester', () => {
-    const cached = server();
+  it.each([false, true])('answers repeats with exactly the bytes a fresh computation gives, per requester (transport copies on send: %s)', (copies) => {
+    const cached = server(undefined, copies);
     const fresh = server(0);
     const qs = queries();
     for (const round of [0, 1, 2]) {

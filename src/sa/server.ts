@@ -9,7 +9,7 @@
  * request before the SM has published its first context.
  */
 import { DecodeError } from '../wire/errors.js';
-import { MadHeader, MadStatus, MgmtClass, Method, METHOD_RESPONSE_BIT } from '../wire/mad.js';
+import { MAD_SIZE, MadHeader, MadStatus, MgmtClass, Method, METHOD_RESPONSE_BIT } from '../wire/mad.js';
 import { PathRecord, SA_CLASS_VERSION, SA_DATA_OFFSET, SA_DATA_SIZE, SaAttr, SaMadHeader, SaStatus, decodeSaMad, recordStride, saSingleSegmentRmpp, type SaMessage } from '../wire/sa.js';
 import type { MadRpc } from '../rpc/madrpc.js';
 import type { ReceivedMad } from '../transport/types.js';
@@ -150,6 +150,8 @@ export class SaServer {
   /** Set while a cacheable request is being answered: where its single-MAD response goes. */
   private capture: { ctx: SaContext; lid: number; trusted: boolean } | undefined;
   private smKeyBytes: { key: bigint; bytes: Uint8Array } = { key: 0n, bytes: ZERO_KEY };
+  /** The response buffer of cache hits, when the transport copies on send. */
+  private readonly scratchMad = new Uint8Array(MAD_SIZE);
   readonly stats: SaServerStats;
 
   constructor(
@@ -254,7 +256,11 @@ export class SaServer {
       const hit = this.cache.get(ctx0, d, m.addr.lid, trusted);
       if (hit) {
         this.stats.byAttribute['PathRecord'] = (this.stats.byAttribute['PathRecord'] ?? 0) + 1;
-        this.sendSingle(m, hit.slice(), (hit[4]! << 8) | hit[5]!);
+        // MadRpc.respond writes the TID into the buffer: a copy, reused when the transport copies on send.
+        let out: Uint8Array;
+        if (this.rpc.transport.copiesOnSend) (out = this.scratchMad).set(hit);
+        else out = hit.slice();
+        this.sendSingle(m, out, (hit[4]! << 8) | hit[5]!);
         return;
       }
       this.capture = { ctx: ctx0, lid: m.addr.lid, trusted };

@@ -64,6 +64,10 @@ export interface Transport {
   register(mgmtClass: number, classVersion: number, opts?: AgentOptions): void;
   /** Queue a MAD for sending. Throws TransportError when it cannot be queued. */
   send(mad: Uint8Array, addr: MadAddress): void;
+  /** True when send() has copied the MAD by the time it returns, so the caller may reuse the
+   * buffer at once (umad: the bytes go to the kernel or umad2sim in the call). Otherwise the
+   * buffer must stay untouched after send(). */
+  readonly copiesOnSend?: boolean;
   /** Set the single receive handler (the RPC layer). */
   onReceive(handler: ReceiveHandler): void;
   close(): Promise<void>;

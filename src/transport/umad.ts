@@ -202,6 +202,8 @@ export class UmadTransport implements Transport {
   /** Under ibsim (the umad2sim preload) only the first 224 bytes of a MAD arrive intact (found by
    * experiment, both directions); RMPP segments are sized to fit. Real HCAs carry all 256. */
   readonly maxMadSize = process.env.LD_PRELOAD?.includes('umad2sim') ? IBSIM_MAD_BYTES : undefined;
+  /** The addon copies the MAD into its send buffer before umad_send() returns. */
+  readonly copiesOnSend = true;
   private readonly smi: NativeUmadPort;
   private readonly gsi: NativeUmadPort;
   private readonly agents = new Map<number, Agent>();
