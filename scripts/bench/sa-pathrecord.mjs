@@ -2,9 +2,9 @@
 // PathRecord Get rate: ibsm's SA against OpenSM's, side by side through ibsim, plus the in-process
 // rate (SaEngine alone, and SaServer answering an SaClient over the in-process fabric).
 //
-//   node scripts/bench/sa-pathrecord.mjs [--clients 4] [--outstanding 16] [--seconds 5] [--inproc 20000]
-//                                        [--topo gen:fattree2:leaves=4,spines=2,hosts=4 | <file>]
-//                                        [--sa opensm,ibsm,noop] [--client c|node] [--skip-ibsim]
+//   node scripts/bench/sa-pathrecord.mjs [--clients 4] [--outstanding 16] [--seconds 10] [--inproc 20000]
+//                                        [--topo gen:fattree3:radix=16 | <file>]
+//                                        [--sa opensm,ibsm,ibsm-nocache,noop] [--client c|node] [--skip-ibsim]
 //
 // Through ibsim: for each responder a fresh ibsim of the topology, the responder at its first node
 // (OpenSM first; the others then start from OpenSM's guid2lid so all serve the same LIDs), and
@@ -37,9 +37,9 @@ const { values: o } = parseArgs({
   options: {
     clients: { type: 'string', default: '4' },
     outstanding: { type: 'string', default: '16' },
-    seconds: { type: 'string', default: '5' },
+    seconds: { type: 'string', default: '10' },
     inproc: { type: 'string', default: '20000' },
-    topo: { type: 'string', default: 'gen:fattree2:leaves=4,spines=2,hosts=4' },
+    topo: { type: 'string', default: 'gen:fattree3:radix=16' },
     'skip-ibsim': { type: 'boolean', default: false },
     /** Responders to flood through ibsim, in order: opensm, ibsm, ibsm-nocache (ibsm run --sa-cache 0),
      * noop ("both" = opensm,ibsm). Without opensm first, ibsm assigns the LIDs. */

@@ -350,10 +350,6 @@ export class SaServer {
     const layout = responseLayout(header.attrId);
     const stride = layout ? recordStride(layout) : Math.ceil(Math.max(8, ...a.records.map((r) => r.length)) / 8) * 8;
     const method = a.method ?? responseMethod(header.method);
-    const head = {
-      header: { baseVersion: 1, mgmtClass: MgmtClass.SubnAdm, classVersion: SA_CLASS_VERSION, method, status: 0, tid: header.tid, attrId: header.attrId, attrMod: header.attrMod },
-      sa: { smKey: 0n, attributeOffset: stride / 8, componentMask: msg.sa.componentMask },
-    };
     this.count(0);
     if (!TABLE_METHODS.has(header.method)) {
       const mad = new Uint8Array(256);
@@ -365,7 +361,11 @@ export class SaServer {
     }
     const payload = new Uint8Array(stride * a.records.length);
     a.records.forEach((r, i) => payload.set(r.subarray(0, Math.min(r.length, stride)), i * stride));
-    const hdr = SaMadHeader.encode({ ...head, rmpp: {} });
+    const hdr = SaMadHeader.encode({
+      header: { baseVersion: 1, mgmtClass: MgmtClass.SubnAdm, classVersion: SA_CLASS_VERSION, method, status: 0, tid: header.tid, attrId: header.attrId, attrMod: header.attrMod },
+      sa: { smKey: 0n, attributeOffset: stride / 8, componentMask: msg.sa.componentMask },
+      rmpp: {},
+    });
     this.rpc.respondRmpp(m, hdr, payload).catch((e: unknown) => {
       this.stats.rmppFailures++;
       this.opts.log?.warn('SA RMPP response failed', { lid: m.addr.lid, attr: ATTR_NAMES[header.attrId] ?? hex4(header.attrId), records: a.records.length, error: (e as Error).message });

@@ -201,25 +201,41 @@ export function writeBits(b: Uint8Array, pos: number, width: number, value: numb
   }
 }
 
-// One DataView per underlying buffer, reused across calls: decoding a record touches the same
-// MAD buffer many times in a row, and a DataView per access was a large share of codec time.
-let viewBuf: ArrayBufferLike | undefined;
-let viewOf: DataView | undefined;
-function view(b: Uint8Array): DataView {
-  if (b.buffer !== viewBuf) {
-    viewBuf = b.buffer;
-    viewOf = new DataView(b.buffer);
+// Aligned 64-bit words are read and written a 32-bit half at a time from the bytes: a DataView
+// would need `.buffer`, which V8 materialises (an allocation and a copy) for the small typed arrays
+// records are encoded into. Zero, the value most 64-bit fields hold, costs no BigInt arithmetic.
+function u32(b: Uint8Array, o: number): number {
+  return ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
+}
+function put32(b: Uint8Array, o: number, v: number): void {
+  b[o] = v >>> 24;
+  b[o + 1] = (v >>> 16) & 0xff;
+  b[o + 2] = (v >>> 8) & 0xff;
+  b[o + 3] = v & 0xff;
+}
+function read64(b: Uint8Array, o: number): bigint {
+  const hi = u32(b, o);
+  const lo = u32(b, o + 4);
+  if (hi === 0) return lo === 0 ? 0n : BigInt(lo);
+  return (BigInt(hi) << 32n) | BigInt(lo);
+}
+function write64(b: Uint8Array, o: number, v: bigint): void {
+  if (v === 0n) {
+    b.fill(0, o, o + 8);
+    return;
   }
-  return viewOf!;
+  put32(b, o, Number((v >> 32n) & 0xffffffffn));
+  put32(b, o + 4, Number(v & 0xffffffffn));
 }
 
 export function readBig(b: Uint8Array, pos: number, width: number): bigint {
   if ((pos & 7) === 0) {
-    if (width === 64) return view(b).getBigUint64(b.byteOffset + (pos >>> 3));
+    const o = pos >>> 3;
+    if (width === 64) return read64(b, o);
     if (width === 128) {
-      const v = view(b);
-      const o = b.byteOffset + (pos >>> 3);
-      return (v.getBigUint64(o) << 64n) | v.getBigUint64(o + 8);
+      const hi = read64(b, o);
+      const lo = read64(b, o + 8);
+      return hi === 0n ? lo : (hi << 64n) | lo;
     }
   }
   const first = pos >>> 3;
@@ -233,15 +249,18 @@ export function readBig(b: Uint8Array, pos: number, width: number): bigint {
 
 export function writeBig(b: Uint8Array, pos: number, width: number, value: bigint): void {
   if ((pos & 7) === 0) {
+    const o = pos >>> 3;
     if (width === 64) {
-      view(b).setBigUint64(b.byteOffset + (pos >>> 3), value & 0xffffffffffffffffn);
+      write64(b, o, value === 0n ? 0n : value & 0xffffffffffffffffn);
       return;
     }
     if (width === 128) {
-      const v = view(b);
-      const o = b.byteOffset + (pos >>> 3);
-      v.setBigUint64(o, (value >> 64n) & 0xffffffffffffffffn);
-      v.setBigUint64(o + 8, value & 0xffffffffffffffffn);
+      if (value === 0n) {
+        b.fill(0, o, o + 16);
+        return;
+      }
+      write64(b, o, (value >> 64n) & 0xffffffffffffffffn);
+      write64(b, o + 8, value & 0xffffffffffffffffn);
       return;
     }
   }
