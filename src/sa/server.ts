@@ -134,8 +134,12 @@ function sameBytes(a: Uint8Array, b: Uint8Array, from: number, to: number, bOffs
   return true;
 }
 
+const HEX4 = new Map<number, string>();
+/** "0x" and four hex digits (memoised: it names counters on every answer). */
 function hex4(n: number): string {
-  return '0x' + n.toString(16).padStart(4, '0');
+  let s = HEX4.get(n);
+  if (s === undefined) HEX4.set(n, (s = '0x' + n.toString(16).padStart(4, '0')));
+  return s;
 }
 
 export class SaServer {
@@ -150,8 +154,15 @@ export class SaServer {
   /** Set while a cacheable request is being answered: where its single-MAD response goes. */
   private capture: { ctx: SaContext; lid: number; trusted: boolean } | undefined;
   private smKeyBytes: { key: bigint; bytes: Uint8Array } = { key: 0n, bytes: ZERO_KEY };
-  /** The response buffer of cache hits, when the transport copies on send. */
+  /** The one single-MAD response buffer, used when the transport copies on send. */
   private readonly scratchMad = new Uint8Array(MAD_SIZE);
+
+  /** A zeroed buffer for a single-MAD response: the reused one when the transport copies on send
+   * (everything from here to send() is synchronous), else a new one. */
+  private responseBuffer(): Uint8Array {
+    if (!this.rpc.transport.copiesOnSend) return new Uint8Array(MAD_SIZE);
+    return this.scratchMad.fill(0);
+  }
   readonly stats: SaServerStats;
 
   constructor(
@@ -257,9 +268,8 @@ export class SaServer {
       if (hit) {
         this.stats.byAttribute['PathRecord'] = (this.stats.byAttribute['PathRecord'] ?? 0) + 1;
         // MadRpc.respond writes the TID into the buffer: a copy, reused when the transport copies on send.
-        let out: Uint8Array;
-        if (this.rpc.transport.copiesOnSend) (out = this.scratchMad).set(hit);
-        else out = hit.slice();
+        const out = this.responseBuffer();
+        out.set(hit);
         this.sendSingle(m, out, (hit[4]! << 8) | hit[5]!);
         return;
       }
@@ -352,10 +362,10 @@ export class SaServer {
     const method = a.method ?? responseMethod(header.method);
     this.count(0);
     if (!TABLE_METHODS.has(header.method)) {
-      const mad = new Uint8Array(256);
+      const mad = this.responseBuffer();
       writeSingleResponseHeader(mad, m.data, method, stride / 8);
       const r = a.records[0];
-      if (r) mad.set(r.subarray(0, Math.min(r.length, SA_DATA_SIZE)), SA_DATA_OFFSET);
+      if (r) mad.set(r.length <= SA_DATA_SIZE ? r : r.subarray(0, SA_DATA_SIZE), SA_DATA_OFFSET);
       this.sendSingle(m, mad);
       return;
     }
@@ -376,8 +386,8 @@ export class SaServer {
   private answerStatus(m: ReceivedMad, status: number, record?: Uint8Array): void {
     this.count(status);
     const req = m.data;
-    const mad = new Uint8Array(256);
-    mad.set(req.subarray(0, Math.min(req.length, 256)));
+    const mad = this.responseBuffer();
+    mad.set(req.subarray(0, Math.min(req.length, MAD_SIZE)));
     const hdr = MadHeader.decode(mad, 0);
     const table = TABLE_METHODS.has(hdr.method);
     MadHeader.encode({ ...hdr, method: responseMethod(hdr.method), status }, mad, 0);
