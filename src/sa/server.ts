@@ -9,6 +9,7 @@
  * request before the SM has published its first context.
  */
 import { DecodeError } from '../wire/errors.js';
+import { readBig } from '../wire/layout.js';
 import { MAD_SIZE, MadHeader, MadStatus, MgmtClass, Method, METHOD_RESPONSE_BIT } from '../wire/mad.js';
 import { PathRecord, SA_CLASS_VERSION, SA_DATA_OFFSET, SA_DATA_SIZE, SaAttr, SaMadHeader, SaStatus, decodeSaMad, recordStride, saSingleSegmentRmpp, type SaMessage } from '../wire/sa.js';
 import type { MadRpc } from '../rpc/madrpc.js';
@@ -120,19 +121,12 @@ function writeSingleResponseHeader(mad: Uint8Array, request: Uint8Array, method:
   for (const i of ECHOED_HEADER_BYTES) mad[i] = request[i]!;
 }
 
-const ZERO_KEY = new Uint8Array(8);
-/** Byte range of the SA header's SM_Key (derived from SaMadHeader like ECHOED_HEADER_BYTES). */
-const SM_KEY_BYTES: readonly [number, number] = (() => {
+/** Bit offset of the SA header's SM_Key (derived from SaMadHeader like ECHOED_HEADER_BYTES). */
+const SM_KEY_BIT = (() => {
   const a = SaMadHeader.encode({ sa: { smKey: 0n } });
   const b = SaMadHeader.encode({ sa: { smKey: 0xffffffffffffffffn } });
-  const diff = [...a.keys()].filter((i) => a[i] !== b[i]);
-  return [diff[0]!, diff[diff.length - 1]! + 1];
+  return a.findIndex((x, i) => x !== b[i]) * 8;
 })();
-
-function sameBytes(a: Uint8Array, b: Uint8Array, from: number, to: number, bOffset = 0): boolean {
-  for (let i = from; i < to; i++) if (a[i] !== b[i - from + bOffset]) return false;
-  return true;
-}
 
 const HEX4 = new Map<number, string>();
 /** "0x" and four hex digits (memoised: it names counters on every answer). */
@@ -153,16 +147,8 @@ export class SaServer {
   private readonly cache: AnswerCache;
   /** Set while a cacheable request is being answered: where its single-MAD response goes. */
   private capture: { ctx: SaContext; lid: number; trusted: boolean } | undefined;
-  private smKeyBytes: { key: bigint; bytes: Uint8Array } = { key: 0n, bytes: ZERO_KEY };
   /** The one single-MAD response buffer, used when the transport copies on send. */
   private readonly scratchMad = new Uint8Array(MAD_SIZE);
-
-  /** A zeroed buffer for a single-MAD response: the reused one when the transport copies on send
-   * (everything from here to send() is synchronous), else a new one. */
-  private responseBuffer(): Uint8Array {
-    if (!this.rpc.transport.copiesOnSend) return new Uint8Array(MAD_SIZE);
-    return this.scratchMad.fill(0);
-  }
   readonly stats: SaServerStats;
 
   constructor(
@@ -242,15 +228,11 @@ export class SaServer {
     else this.draining = false;
   }
 
-  /** Is the request's SM_Key the SM's (and not zero)? Read from the bytes, without decoding. */
-  private trustedKey(req: Uint8Array, ctx: SaContext): boolean {
-    const [from, to] = SM_KEY_BYTES;
-    if (sameBytes(req, ZERO_KEY, from, to)) return false;
-    if (this.smKeyBytes.key !== ctx.smKey) {
-      const b = SaMadHeader.encode({ sa: { smKey: ctx.smKey } });
-      this.smKeyBytes = { key: ctx.smKey, bytes: b.slice(from, to) };
-    }
-    return ctx.smKey !== 0n && sameBytes(req, this.smKeyBytes.bytes, from, to);
+  /** A zeroed buffer for a single-MAD response: the reused one when the transport copies on send
+   * (everything from here to send() is synchronous), else a new one. */
+  private responseBuffer(): Uint8Array {
+    if (!this.rpc.transport.copiesOnSend) return new Uint8Array(MAD_SIZE);
+    return this.scratchMad.fill(0);
   }
 
   /** Answer one request now (bypassing the queue). */
@@ -263,14 +245,16 @@ export class SaServer {
     const ctx0 = this.ctx;
     // A repeated PathRecord Get is answered with the response already sent for it (AnswerCache).
     if (ctx0 && d.length >= SA_DATA_OFFSET && d[0] === 1 && d[1] === MgmtClass.SubnAdm && d[2] === SA_CLASS_VERSION && d[3] === Method.Get && d[16] === SaAttr.PathRecord >>> 8 && d[17] === (SaAttr.PathRecord & 0xff)) {
-      const trusted = this.trustedKey(d, ctx0);
+      const smKey = readBig(d, SM_KEY_BIT, 64); // zero (the usual case) costs no BigInt work
+      const trusted = smKey !== 0n && smKey === ctx0.smKey;
       const hit = this.cache.get(ctx0, d, m.addr.lid, trusted);
       if (hit) {
         this.stats.byAttribute['PathRecord'] = (this.stats.byAttribute['PathRecord'] ?? 0) + 1;
+        this.count((hit[4]! << 8) | hit[5]!);
         // MadRpc.respond writes the TID into the buffer: a copy, reused when the transport copies on send.
         const out = this.responseBuffer();
         out.set(hit);
-        this.sendSingle(m, out, (hit[4]! << 8) | hit[5]!);
+        this.sendSingle(m, out);
         return;
       }
       this.capture = { ctx: ctx0, lid: m.addr.lid, trusted };
@@ -338,12 +322,10 @@ export class SaServer {
     this.stats.byStatus[k] = (this.stats.byStatus[k] ?? 0) + 1;
   }
 
-  /** Send a single-MAD response, remembering it when the request is cacheable. `status`, when
-   * given, is counted here (a cached answer); otherwise the caller counted it. */
-  private sendSingle(m: ReceivedMad, mad: Uint8Array, status?: number): void {
-    if (status !== undefined) this.count(status);
+  /** Send a single-MAD response, remembering it while a cacheable request is being answered. */
+  private sendSingle(m: ReceivedMad, mad: Uint8Array): void {
     const c = this.capture;
-    if (c && status === undefined && ((mad[4]! << 8) | mad[5]!) !== MadStatus.Busy) this.cache.put(c.ctx, m.data, c.lid, c.trusted, mad);
+    if (c && ((mad[4]! << 8) | mad[5]!) !== MadStatus.Busy) this.cache.put(c.ctx, m.data, c.lid, c.trusted, mad);
     try {
       this.rpc.respond(m, mad);
     } catch (e) {
