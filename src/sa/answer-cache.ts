@@ -6,7 +6,8 @@
  * LID decides what it may see; whether its SM_Key is trusted decides nothing for paths today but
  * is part of the key so that can change safely). Applications ask for the same paths again and
  * again (every connection setup, every rank of a job), so the SA keeps the single-MAD response it
- * sent, keyed by exactly those bytes, and answers a repeat by copying it (the TID is patched by
+ * sent with a record (error responses echo request bytes outside the key, so they are not kept),
+ * keyed by exactly those bytes, and answers a repeat by copying it (the TID is patched by
  * MadRpc.respond). Nothing is shared across contexts: a new context (every sweep) empties it.
  * Bounded: emptied when full. Pure; the server decides what is cacheable and sends.
  */

@@ -322,10 +322,11 @@ export class SaServer {
     this.stats.byStatus[k] = (this.stats.byStatus[k] ?? 0) + 1;
   }
 
-  /** Send a single-MAD response, remembering it while a cacheable request is being answered. */
+  /** Send a single-MAD response, remembering it while a cacheable request is being answered. Only
+   * answers with a record are kept: an error response echoes request bytes outside the key. */
   private sendSingle(m: ReceivedMad, mad: Uint8Array): void {
     const c = this.capture;
-    if (c && ((mad[4]! << 8) | mad[5]!) !== MadStatus.Busy) this.cache.put(c.ctx, m.data, c.lid, c.trusted, mad);
+    if (c && mad[4] === 0 && mad[5] === 0) this.cache.put(c.ctx, m.data, c.lid, c.trusted, mad);
     try {
       this.rpc.respond(m, mad);
     } catch (e) {
