@@ -27,6 +27,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ibsimLimitArgs } from './ibsim-limits.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dist = (p) => import(path.join(ROOT, 'dist', p));
@@ -59,7 +60,6 @@ let seq = 0;
 const { loadFabricSpec } = await dist('sim/load.js');
 const { formatIbnetdiscover } = await dist('model/ibnetdiscover.js');
 const { parseGuid2Lid } = await dist('sm/lids.js');
-const { NodeType } = await dist('wire/mad.js');
 
 /** The topology as a file ibsim reads. */
 function topoFile() {
@@ -106,12 +106,9 @@ async function startIbsim(file) {
   const sock = `ibsmbench${process.pid}_${seq++}`;
   const fifo = path.join(scratch, `${sock}.fifo`);
   spawnSync('mkfifo', [fifo]);
-  // ibsim's default limits (2048 nodes, 256 switches, 13312 ports) are raised to fit the fabric.
+  // ibsim's default limits are raised to fit the fabric.
   const f = loadFabricSpec(file);
-  const switches = f.nodes.filter((n) => n.type === NodeType.Switch).length;
-  const ports = f.nodes.reduce((a, n) => a + n.numPorts + 1, 0);
-  const limits = `-N ${Math.max(2048, f.nodes.length + 16)} -S ${Math.max(256, switches + 16)} -P ${Math.max(13312, ports * 2 + 64)}`;
-  const p = child('bash', ['-c', `exec ibsim ${limits} -s "${file}" <> "${fifo}"`], { env: { IBSIM_SOCKNAME: sock } });
+  const p = child('bash', ['-c', `exec ibsim ${ibsimLimitArgs(f).join(' ')} -s "${file}" <> "${fifo}"`], { env: { IBSIM_SOCKNAME: sock } });
   // `bash -c exec` keeps the PID: p.pid is ibsim itself.
   try {
     await until('ibsim listening', () => listening(sock), 10_000 + f.nodes.length * 5);

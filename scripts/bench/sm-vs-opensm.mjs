@@ -25,6 +25,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { ibsimLimits } from './ibsim-limits.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
@@ -331,11 +332,10 @@ async function prepareFabric(key, dir, mods) {
   }
   const sw = fabric.nodes.filter((n) => n.type === 2);
   const hosts = fabric.nodes.filter((n) => n.type !== 2);
-  const ports = fabric.nodes.reduce((a, n) => a + n.numPorts + 1, 0);
   // SMs attach at a host (as on a real cluster): the first CA of the topology file.
   const text = readFileSync(netFile, 'utf8');
   const simHost = /^(?:Ca|Hca)\s+\d+\s+"([^"]+)"/m.exec(text)?.[1];
-  const limits = { nodes: Math.max(2048, fabric.nodes.length + 16), switches: Math.max(256, sw.length + 16), ports: Math.max(13312, ports * 2 + 64) };
+  const limits = ibsimLimits(fabric);
   return { ...f, key, netFile, simHost, limits, nodes: fabric.nodes.length, switches: sw.length, hosts: hosts.length };
 }
 

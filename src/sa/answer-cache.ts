@@ -11,6 +11,7 @@
  * MadRpc.respond). Nothing is shared across contexts: a new context (every sweep) empties it.
  * Bounded: emptied when full. Pure; the server decides what is cacheable and sends.
  */
+import { readU32 } from '../wire/layout.js';
 import { SA_DATA_OFFSET } from '../wire/sa.js';
 import type { SaContext } from './types.js';
 
@@ -69,9 +70,9 @@ export class AnswerCache {
     const k = this.scratch;
     const end = Math.min(req.length, SA_DATA_OFFSET + this.recordBytes);
     let w = 0;
-    for (let i = ATTR_START; i < ATTR_END; i += 4) k[w++] = ((req[i]! << 24) | (req[i + 1]! << 16) | (req[i + 2]! << 8) | req[i + 3]!) >>> 0;
+    for (let i = ATTR_START; i < ATTR_END; i += 4) k[w++] = readU32(req, i);
     let i = MASK_START;
-    for (; i + 4 <= end; i += 4) k[w++] = ((req[i]! << 24) | (req[i + 1]! << 16) | (req[i + 2]! << 8) | req[i + 3]!) >>> 0;
+    for (; i + 4 <= end; i += 4) k[w++] = readU32(req, i);
     if (i < end) {
       // A request cut short inside a word: the missing bytes read as zeros (its length is in the key).
       let v = 0;

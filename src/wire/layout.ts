@@ -204,7 +204,8 @@ export function writeBits(b: Uint8Array, pos: number, width: number, value: numb
 // Aligned 64-bit words are read and written a 32-bit half at a time from the bytes: a DataView
 // would need `.buffer`, which V8 materialises (an allocation and a copy) for the small typed arrays
 // records are encoded into. Zero, the value most 64-bit fields hold, costs no BigInt arithmetic.
-function u32(b: Uint8Array, o: number): number {
+/** The big-endian 32-bit word at byte `o`. */
+export function readU32(b: Uint8Array, o: number): number {
   return ((b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
 }
 function put32(b: Uint8Array, o: number, v: number): void {
@@ -214,8 +215,8 @@ function put32(b: Uint8Array, o: number, v: number): void {
   b[o + 3] = v & 0xff;
 }
 function read64(b: Uint8Array, o: number): bigint {
-  const hi = u32(b, o);
-  const lo = u32(b, o + 4);
+  const hi = readU32(b, o);
+  const lo = readU32(b, o + 4);
   if (hi === 0) return lo === 0 ? 0n : BigInt(lo);
   return (BigInt(hi) << 32n) | BigInt(lo);
 }
@@ -251,7 +252,7 @@ export function writeBig(b: Uint8Array, pos: number, width: number, value: bigin
   if ((pos & 7) === 0) {
     const o = pos >>> 3;
     if (width === 64) {
-      write64(b, o, value === 0n ? 0n : value & 0xffffffffffffffffn);
+      write64(b, o, value & 0xffffffffffffffffn);
       return;
     }
     if (width === 128) {
