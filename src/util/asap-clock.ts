@@ -20,6 +20,9 @@ export class AsapClock implements Clock {
   clearTimeout(h: TimerHandle): void {
     this.v.clearTimeout(h);
   }
+  defer(fn: () => void): void {
+    this.setTimeout(fn, 0);
+  }
   private kick(): void {
     if (this.scheduled) return;
     this.scheduled = true;

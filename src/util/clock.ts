@@ -10,6 +10,9 @@ export interface Clock {
   now(): number;
   setTimeout(fn: () => void, ms: number): TimerHandle;
   clearTimeout(h: TimerHandle): void;
+  /** Run `fn` soon, after the current event-loop turn (I/O and due timers get their turn first).
+   * Every deferral in `src/` goes through this, so virtual time also orders it. */
+  defer(fn: () => void): void;
 }
 
 export class RealClock implements Clock {
@@ -33,6 +36,9 @@ export class RealClock implements Clock {
       clearTimeout(t);
       this.timers.delete(h.id);
     }
+  }
+  defer(fn: () => void): void {
+    setImmediate(fn);
   }
 }
 
@@ -65,6 +71,10 @@ export class VirtualClock implements Clock {
   }
   clearTimeout(h: TimerHandle): void {
     this.live.delete(h.id);
+  }
+  /** A zero-delay timer: runs at the current virtual time, after the timers already due. */
+  defer(fn: () => void): void {
+    this.setTimeout(fn, 0);
   }
   /** Number of pending timers. */
   get pending(): number {
