@@ -4,9 +4,10 @@ import { SA_QKEY } from './wire/sa.js';
 import { SmState } from './wire/sma.js';
 import type { NoticeSmp } from './wire/notice.js';
 import type { MadRpc } from './rpc/madrpc.js';
-import { SubnetManager, type SmOptions, type SmSnapshot, type SweepStats } from './sm/sm.js';
+import { SubnetManager, type SmOptions, type SweepStats } from './sm/sm.js';
+import { portKind, snapshotPorts, type Snapshot } from './model/snapshot.js';
 import { installSmHandlers } from './sm/handlers.js';
-import { PartitionPlan } from './sm/partitions.js';
+import { PartitionPlan } from './model/partitions.js';
 import { DEFAULT_GID_PREFIX, NodeType } from './wire/mad.js';
 import { SaEngine } from './sa/engine.js';
 import { SaServer, coreSaHandlers, type SaServerOptions } from './sa/server.js';
@@ -55,7 +56,7 @@ export class Subnet {
 
     this.sm = new SubnetManager({
       ...o,
-      multicastGroups: () => (this.ctx ? this.multicast.mftGroups(this.ctx) : []),
+      multicastGroups: (snap) => this.multicast.mftGroupsOf(snap),
       onSnapshot: (snap) => this.onSnapshot(snap),
     });
     this.multicast.onGroupsChanged(() => {
@@ -79,7 +80,7 @@ export class Subnet {
   }
 
   /** The SA's view; `now` reads the clock at each use so leases expire between sweeps. */
-  private makeContext(snap: SmSnapshot): SaContext {
+  private makeContext(snap: Snapshot): SaContext {
     const clock = this.o.clock;
     const sm = this.sm;
     const partitions = this.o.partitions ?? PartitionPlan.defaultPlan();
@@ -97,7 +98,7 @@ export class Subnet {
           const p = n?.ports[port];
           if (!n || !p) return undefined;
           const self = node === snap.discovery.smNode && port === snap.discovery.smPort;
-          return partitions.pkeysFor(p.guid, n.type === NodeType.Switch ? 'switch' : n.type === NodeType.Router ? 'router' : 'ca', self);
+          return partitions.pkeysFor(p.guid, portKind(n.type), self);
         },
         sl2vl: () => snap.routing.sl2vl,
         mft: (node) => {
@@ -112,19 +113,17 @@ export class Subnet {
     };
   }
 
-  private onSnapshot(snap: SmSnapshot): void {
+  private onSnapshot(snap: Snapshot): void {
     const ctx = this.makeContext(snap);
     this.ctx = ctx;
     this.sa?.setContext(ctx);
     // Ports that appeared or left since the last sweep: traps 64/65 to subscribers, memberships dropped.
     const now = new Map<bigint, bigint>();
-    snap.fabric.nodes.forEach((n, ni) => {
-      n.ports.forEach((p, i) => {
-        if (!p?.lid || (n.type === NodeType.Switch && i !== 0)) return;
-        const prefix = snap.discovery.nodes[ni]!.portInfo[i]?.gidPrefix || DEFAULT_GID_PREFIX;
-        now.set(p.guid, (prefix << 64n) | p.guid);
-      });
-    });
+    for (const ep of snapshotPorts(snap).endPorts) {
+      if (!ep.lid) continue;
+      const prefix = snap.discovery.nodes[ep.node]!.portInfo[ep.port]?.gidPrefix || DEFAULT_GID_PREFIX;
+      now.set(ep.guid, (prefix << 64n) | ep.guid);
+    }
     if (this.knownPorts.size) {
       for (const [g, gid] of now) if (!this.knownPorts.has(g)) void this.inform.gidInService(gid, ctx);
       for (const [g, gid] of this.knownPorts) {

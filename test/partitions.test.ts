@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parsePartitions, PartitionPlan, PartitionConfigError } from '../src/sm/partitions.js';
+import { parsePartitions, PartitionPlan, PartitionConfigError } from '../src/model/partitions.js';
 
 describe('partitions.conf', () => {
   it('defaults to full membership in 0x7fff without a file', () => {

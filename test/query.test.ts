@@ -12,7 +12,7 @@ import { MulticastManager, MC_CREATE_MASK } from '../src/sa/multicast.js';
 import { generateFabric } from '../src/sim/generators.js';
 import { assignLids } from '../src/sm/lids.js';
 import { routeWithFallback } from '../src/routing/registry.js';
-import { PartitionPlan } from '../src/sm/partitions.js';
+import { PartitionPlan } from '../src/model/partitions.js';
 import type { SaContext } from '../src/sa/types.js';
 import { isSwitch } from '../src/model/fabric.js';
 import { componentsMatch } from '../src/wire/layout.js';

@@ -5,7 +5,7 @@ import { MgmtClass, Method } from '../src/wire/mad.js';
 import { PathRecord, SA_QKEY, SaAttr, SaStatus, Selector, decodeSaMad, encodeSaMad } from '../src/wire/sa.js';
 import type { MadRpc } from '../src/rpc/madrpc.js';
 import type { ReceivedMad } from '../src/transport/types.js';
-import { parsePartitions } from '../src/sm/partitions.js';
+import { parsePartitions } from '../src/model/partitions.js';
 import { SaEngine } from '../src/sa/engine.js';
 import { coreSaHandlers, SaServer } from '../src/sa/server.js';
 import type { SaContext } from '../src/sa/types.js';

@@ -9,7 +9,7 @@ import { MadRpc } from '../src/rpc/madrpc.js';
 import { MgmtClass, Method } from '../src/wire/mad.js';
 import { SubnetManager } from '../src/sm/sm.js';
 import type { SmpClient } from '../src/sm/smp-client.js';
-import { PartitionPlan } from '../src/sm/partitions.js';
+import { PartitionPlan } from '../src/model/partitions.js';
 import type { SaContext, SaQuery, SaRequester } from '../src/sa/types.js';
 
 export interface Built {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { generateFabric } from '../src/sim/generators.js';
 import { assignLids } from '../src/sm/lids.js';
 import { routeWithFallback } from '../src/routing/registry.js';
-import { PartitionPlan } from '../src/sm/partitions.js';
+import { PartitionPlan } from '../src/model/partitions.js';
 import type { SaContext, SaQuery, SaRequester, SaAnswer } from '../src/sa/types.js';
 import { InformManager } from '../src/sa/inform.js';
 import { MulticastManager, MC_CREATE_MASK, MC_JOIN_MASK } from '../src/sa/multicast.js';

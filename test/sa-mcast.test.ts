@@ -2,11 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { generateFabric } from '../src/sim/generators.js';
 import { assignLids } from '../src/sm/lids.js';
 import { routeWithFallback } from '../src/routing/registry.js';
-import { PartitionPlan, parsePartitions } from '../src/sm/partitions.js';
+import { PartitionPlan, parsePartitions } from '../src/model/partitions.js';
 import type { SmSnapshot } from '../src/sm/sm.js';
 import type { SaContext, SaQuery, SaRequester, SaAnswer } from '../src/sa/types.js';
 import { MulticastManager, MC_CREATE_MASK, MC_JOIN_MASK, type McGroupEvent } from '../src/sa/multicast.js';
-import { computeMfts, fabricPorts, mftBlocks, MftCache, mftKeyParts, MCAST_LID_BASE, type MftPlan, type PortRef } from '../src/sa/mft.js';
+import { computeMfts, MCAST_LID_BASE, type MftPlan, type PortRef } from '../src/routing/mcast-tree.js';
+import { mftBlocks, MftCache, mftKeyParts } from '../src/sm/mft-blocks.js';
+import { indexEndPorts } from '../src/model/snapshot.js';
+
+/** A port by GUID as a bare node/port reference (what the old SA port lookup returned). */
+function fabricPorts(f: Fabric): { byGuid: { get(g: bigint): PortRef | undefined } } {
+  const idx = indexEndPorts(f);
+  return { byGuid: { get: (g) => { const e = idx.byGuid.get(g); return e && { node: e.node, port: e.port }; } } };
+}
 import { JoinState, MCMemberRecord, SaStatus, Selector, SA_DATA_SIZE } from '../src/wire/sa.js';
 import { Method } from '../src/wire/mad.js';
 import type { DeepPartial } from '../src/wire/layout.js';

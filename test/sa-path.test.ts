@@ -5,7 +5,7 @@ import type { DeepPartial } from '../src/wire/layout.js';
 import { SaEngine } from '../src/sa/engine.js';
 import { coreSaHandlers } from '../src/sa/server.js';
 import { portRate, walkPath } from '../src/sa/path.js';
-import { fabricIndex } from '../src/sa/visibility.js';
+import { snapshotPorts as fabricIndex } from '../src/model/snapshot.js';
 import type { SaAnswer, SaContext, SaRequester } from '../src/sa/types.js';
 import type { SimFabric } from '../src/sim/fabric.js';
 import { buildContext, mixedFabric, nodeByDesc, query, requester, type Built } from './sa-fixture.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { generateFabric } from '../src/sim/generators.js';
 import { assignLids } from '../src/sm/lids.js';
 import { routeWithFallback } from '../src/routing/registry.js';
-import { PartitionPlan, parsePartitions } from '../src/sm/partitions.js';
+import { PartitionPlan, parsePartitions } from '../src/model/partitions.js';
 import type { SaContext, SaQuery, SaRequester, SaAnswer } from '../src/sa/types.js';
 import { ServiceRegistry } from '../src/sa/services.js';
 import { SaStatus, ServiceRecord, SA_DATA_SIZE, SERVICE_LEASE_INFINITE } from '../src/wire/sa.js';

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { Method, NodeType } from '../src/wire/mad.js';
 import { NodeRecord, PathRecord, PKeyTableRecord, PortInfoRecord, SaAttr, SaStatus } from '../src/wire/sa.js';
-import { parsePartitions } from '../src/sm/partitions.js';
+import { parsePartitions } from '../src/model/partitions.js';
 import { SaEngine } from '../src/sa/engine.js';
 import { coreSaHandlers } from '../src/sa/server.js';
 import { pkeySet, share, shareThis } from '../src/sa/visibility.js';

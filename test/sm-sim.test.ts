@@ -15,7 +15,7 @@ import { verifyRoutes } from '../src/routing/verify.js';
 import type { LidRange } from '../src/sm/lids.js';
 import type { Fabric } from '../src/model/fabric.js';
 import { drive } from './helpers/drive.js';
-import { parsePartitions, type PartitionPlan } from '../src/sm/partitions.js';
+import { parsePartitions, type PartitionPlan } from '../src/model/partitions.js';
 
 const EX = '/usr/share/doc/ibsim-utils/net-examples';
 

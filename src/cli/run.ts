@@ -3,7 +3,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { Subnet } from '../subnet.js';
 import { smpClientOf } from '../sm/smp-client.js';
 import { formatGuid2Lid, parseGuid2Lid, type LidRange } from '../sm/lids.js';
-import { parsePartitions, PartitionPlan } from '../sm/partitions.js';
+import { parsePartitions, PartitionPlan } from '../model/partitions.js';
 import type { Logger } from '../util/log.js';
 import { openBackend } from './backend.js';
 import { renderMetrics, serveMetrics } from './metrics.js';

@@ -2,10 +2,12 @@
  *  switch-to-switch links as a CSR adjacency (one entry per directed link = one channel), and the
  *  destination LIDs with the switch port that delivers each. Built once per run; O(nodes + ports). */
 import { isSwitch, type Fabric } from '../model/fabric.js';
+import { endPorts as fabricEndPorts } from '../model/snapshot.js';
 import { NodeType } from '../wire/mad.js';
 import { RoutingNotApplicable } from './types.js';
 import { Rng } from '../util/rng.js';
 
+/** An end port with what routing needs of it (derived from model/snapshot.ts's end ports). */
 export interface EndPort {
   node: number;
   port: number;
@@ -125,30 +127,28 @@ export function indexFabric(fabric: Fabric): FabricIndex {
   const warnings: string[] = [];
   const ends: EndPort[] = [];
   let maxLid = 0;
-  nodes.forEach((n, ni) => {
-    if (isSwitch(n)) {
-      const p0 = n.ports[0];
-      if (!p0?.lid) {
+  for (const e of fabricEndPorts(fabric)) {
+    if (!e.linked) continue;
+    const n = nodes[e.node]!;
+    if (e.kind === 'switch') {
+      if (!e.lid) {
         warnings.push(`switch ${fmtGuid(n.guid)} has no LID: it is not routed to`);
-        return;
+        continue;
       }
-      ends.push({ node: ni, port: 0, guid: p0.guid, lid: p0.lid, lmc: 0, isSwitch: true, sw: swOfNode[ni]!, swPort: 0, nodeGuid: n.guid });
-      maxLid = Math.max(maxLid, p0.lid);
-      return;
+      ends.push({ node: e.node, port: 0, guid: e.guid, lid: e.lid, lmc: 0, isSwitch: true, sw: swOfNode[e.node]!, swPort: 0, nodeGuid: n.guid });
+      maxLid = Math.max(maxLid, e.lid);
+      continue;
     }
-    n.ports.forEach((p, pi) => {
-      if (pi === 0 || !p?.peer) return;
-      if (!p.lid) {
-        warnings.push(`port ${fmtGuid(p.guid)} (${n.desc || fmtGuid(n.guid)} port ${pi}) has no LID: it is not routed to`);
-        return;
-      }
-      const lmc = p.lmc ?? 0;
-      const sw = swOfNode[p.peer.node]!;
-      if (sw < 0) warnings.push(`port ${fmtGuid(p.guid)} (${n.desc || fmtGuid(n.guid)} port ${pi}) is not attached to a switch`);
-      ends.push({ node: ni, port: pi, guid: p.guid, lid: p.lid, lmc, isSwitch: false, sw, swPort: sw >= 0 ? p.peer.port : 0, nodeGuid: n.guid });
-      maxLid = Math.max(maxLid, p.lid + (1 << lmc) - 1);
-    });
-  });
+    if (!e.lid) {
+      warnings.push(`port ${fmtGuid(e.guid)} (${n.desc || fmtGuid(n.guid)} port ${e.port}) has no LID: it is not routed to`);
+      continue;
+    }
+    const peer = n.ports[e.port]!.peer!;
+    const sw = swOfNode[peer.node]!;
+    if (sw < 0) warnings.push(`port ${fmtGuid(e.guid)} (${n.desc || fmtGuid(n.guid)} port ${e.port}) is not attached to a switch`);
+    ends.push({ node: e.node, port: e.port, guid: e.guid, lid: e.lid, lmc: e.lmc, isSwitch: false, sw, swPort: sw >= 0 ? peer.port : 0, nodeGuid: n.guid });
+    maxLid = Math.max(maxLid, e.lid + (1 << e.lmc) - 1);
+  }
   const lidOwner = new Int32Array(maxLid + 1).fill(-1);
   ends.forEach((ep, i) => {
     for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) {

@@ -1,8 +1,8 @@
 /** Routing engine interfaces. Engines are pure: Fabric (with LIDs assigned) + options → tables. */
 import type { Fabric } from '../model/fabric.js';
 
-/** LFT entry meaning "no route" (the value a switch treats as drop). */
-export const NO_ROUTE = 255;
+export { NO_ROUTE, type RoutingResult } from '../model/routes.js';
+import type { RoutingResult } from '../model/routes.js';
 
 export interface RoutingOptions {
   /** LMC the end ports were given (the engine reads each port's own lid/lmc; this is informative and checked). */
@@ -13,24 +13,6 @@ export interface RoutingOptions {
   seed?: number;
   /** Virtual layers (VLs) available for dfsssp (default 8, max 15). */
   maxVls?: number;
-}
-
-export interface RoutingResult {
-  engine: string;
-  /** Switch node index (into fabric.nodes) → LFT indexed by LID: out port; 0 = the switch's own LID; 255 = no route. */
-  lfts: Map<number, Uint8Array>;
-  maxLid: number;
-  /** SL to use from source LID to destination LID (engines that layer routes for deadlock freedom). */
-  sl?: (slid: number, dlid: number) => number;
-  /** Number of VLs (layers) the routes need; 1 when absent. */
-  vlsUsed?: number;
-  /** SL→VL table (16 entries) to program identically on every switch port pair and CA port. */
-  sl2vl?: readonly number[];
-  /** True when the engine guarantees an acyclic channel-dependency graph per VL (verify checks it). */
-  deadlockFree?: boolean;
-  /** Root switch GUIDs the engine used (updn/ftree). */
-  roots?: bigint[];
-  notes: string[];
 }
 
 export interface RoutingEngine {

@@ -18,7 +18,7 @@ import { componentsMatch } from '../wire/layout.js';
 import { encodeSaMad, InformInfo, InformInfoRecord, INFORM_ALL_PRODUCERS, INFORM_ALL_TRAPS, INFORM_ALL_TYPES, INFORM_LID_RANGE_ALL, SaAttr, SaStatus, SA_DATA_SIZE } from '../wire/sa.js';
 import { Notice, NoticeType, TrapGidDetails, TrapNumber, type NoticeSmp } from '../wire/notice.js';
 import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
-import { fabricPorts } from './mft.js';
+import { snapshotPorts } from '../model/snapshot.js';
 import { hasPkey, pkeysOf, portGidOf, portOfGid, requesterPort, sharePkey } from './multicast.js';
 
 /** Sends one Report MAD to (lid, qpn); resolves when the ReportResp arrives, rejects otherwise. */
@@ -196,7 +196,7 @@ export class InformManager implements SaHandler {
   }
 
   private smGid(ctx: SaContext): bigint {
-    const ref = fabricPorts(ctx.snapshot.fabric).byGuid.get(ctx.smPortGuid);
+    const ref = snapshotPorts(ctx.snapshot).byGuid.get(ctx.smPortGuid);
     return ref ? portGidOf(ctx, ref) : ctx.smPortGuid;
   }
 
@@ -241,19 +241,19 @@ export class InformManager implements SaHandler {
   }
 
   private issuerGidOf(lid: number, ctx: SaContext): bigint {
-    const ref = fabricPorts(ctx.snapshot.fabric).byLid.get(lid);
+    const ref = snapshotPorts(ctx.snapshot).byLid(lid);
     return ref ? portGidOf(ctx, ref) : 0n;
   }
 
   private issuerVisible(s: Subscription, n: NoticeInput, ctx: SaContext): boolean {
     const sub = portOfGid(ctx, s.subscriberGid);
-    const issuer = fabricPorts(ctx.snapshot.fabric).byLid.get(n.issuerLid);
+    const issuer = snapshotPorts(ctx.snapshot).byLid(n.issuerLid);
     if (!sub || !issuer) return true;
     return sharePkey(pkeysOf(ctx, sub), pkeysOf(ctx, issuer));
   }
 
   private lidOf(s: Subscription, ctx: SaContext): number {
-    const ref = fabricPorts(ctx.snapshot.fabric).byGuid.get(s.subscriberGuid);
+    const ref = snapshotPorts(ctx.snapshot).byGuid.get(s.subscriberGuid);
     return (ref && ctx.snapshot.fabric.nodes[ref.node]!.ports[ref.port]!.lid) || s.lid;
   }
 

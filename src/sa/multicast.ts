@@ -19,7 +19,8 @@ import { DEFAULT_GID_PREFIX, Method, MadStatus } from '../wire/mad.js';
 import { JoinState, MCMemberRecord, SaAttr, SaStatus, Selector, McScope } from '../wire/sa.js';
 import { PortInfo } from '../wire/sma.js';
 import type { SaAnswer, SaContext, SaHandler, SaQuery, SaRequester } from './types.js';
-import { fabricPorts, portKindOf, MCAST_LID_BASE, MCAST_LID_MAX, type McastGroupPorts, type PortRef } from './mft.js';
+import { MCAST_LID_BASE, MCAST_LID_MAX, type McastGroupPorts } from '../routing/mcast-tree.js';
+import { portKind, snapshotPorts, type PortRef, type Snapshot } from '../model/snapshot.js';
 
 // ---------------------------------------------------------------- shared port helpers
 
@@ -29,12 +30,12 @@ const GUID_MASK = (1n << 64n) - 1n;
 
 /** The requester's port in the current snapshot (by GUID when the server resolved it, else by LID). */
 export function requesterPort(ctx: SaContext, req: SaRequester): PortRef | undefined {
-  const fp = fabricPorts(ctx.snapshot.fabric);
+  const fp = snapshotPorts(ctx.snapshot);
   if (req.portGuid !== undefined) {
     const r = fp.byGuid.get(req.portGuid);
     if (r) return r;
   }
-  return fp.byLid.get(req.lid);
+  return fp.byLid(req.lid);
 }
 
 export function portGuidOf(ctx: SaContext, ref: PortRef): bigint {
@@ -53,13 +54,13 @@ export function portGidOf(ctx: SaContext, ref: PortRef): bigint {
 
 /** The port a GID names (by its interface ID), if known. */
 export function portOfGid(ctx: SaContext, gid: bigint): PortRef | undefined {
-  return fabricPorts(ctx.snapshot.fabric).byGuid.get(gid & GUID_MASK);
+  return snapshotPorts(ctx.snapshot).byGuid.get(gid & GUID_MASK);
 }
 
 /** The P_Key table the SM programs on this port (membership bit included). */
 export function pkeysOf(ctx: SaContext, ref: PortRef): number[] {
   const guid = portGuidOf(ctx, ref);
-  return ctx.partitions.pkeysFor(guid, portKindOf(ctx.snapshot.fabric, ref), guid === ctx.smPortGuid);
+  return ctx.partitions.pkeysFor(guid, portKind(ctx.snapshot.fabric.nodes[ref.node]!.type), guid === ctx.smPortGuid);
 }
 
 /** True when `pkeys` holds `pkey`'s partition (membership ignored), as P_Key visibility needs. */
@@ -222,13 +223,18 @@ export class MulticastManager implements SaHandler {
 
   /** The groups' member ports in `ctx`'s fabric, for computeMfts. Members the fabric no longer has are skipped. */
   mftGroups(ctx: SaContext): McastGroupPorts[] {
-    const fp = fabricPorts(ctx.snapshot.fabric);
+    return this.mftGroupsOf(ctx.snapshot);
+  }
+
+  /** The groups' member ports in a snapshot (the SM's newest, which the SA may not have yet). */
+  mftGroupsOf(snap: Snapshot): McastGroupPorts[] {
+    const fp = snapshotPorts(snap);
     const out: McastGroupPorts[] = [];
     for (const g of this.groups.values()) {
       const members: PortRef[] = [];
       for (const m of g.members.values()) {
         const r = fp.byGuid.get(m.portGuid);
-        if (r) members.push(r);
+        if (r) members.push({ node: r.node, port: r.port });
       }
       out.push({ mlid: g.mlid, members });
     }

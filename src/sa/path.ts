@@ -18,7 +18,8 @@ import { MultiPathRecord, PathRecord, SaAttr, SaStatus, Selector, TraceRecord, m
 import type { PortInfo } from '../wire/sma.js';
 import { NO_ROUTE } from '../routing/types.js';
 import { SaRequestError } from './engine.js';
-import { commonPkey, fabricIndex, lidRange, pkeyView, portPkeys, shareThis, Visibility, type EndPort } from './visibility.js';
+import { commonPkey, pkeyView, portPkeys, shareThis, Visibility } from './visibility.js';
+import { lidRange, snapshotPorts, type EndPort } from '../model/snapshot.js';
 import type { SaContext, SaHandler, SaQuery } from './types.js';
 
 /** The default (and link-local) GID prefix. */
@@ -166,7 +167,7 @@ const bit = (name: string): bigint => {
 
 /** The subnet prefix: the SM port's GidPrefix (the default link-local prefix when unset). */
 function subnetPrefix(ctx: SaContext): bigint {
-  const idx = fabricIndex(ctx.snapshot);
+  const idx = snapshotPorts(ctx.snapshot);
   const sm = idx.byGuid.get(ctx.smPortGuid);
   return (sm && pinfo(ctx, sm.node, sm.port)?.gidPrefix) || DEFAULT_GID_PREFIX;
 }
@@ -181,7 +182,7 @@ function portByGid(ctx: SaContext, gid: bigint, what: string): EndPort {
   if (prefix !== DEFAULT_GID_PREFIX && prefix !== subnetPrefix(ctx)) {
     throw new SaRequestError(SaStatus.ReqInvalidGid, `${what} prefix 0x${prefix.toString(16)} is not this subnet's (no router)`);
   }
-  const ep = fabricIndex(ctx.snapshot).byGuid.get(gid & GUID_MASK);
+  const ep = snapshotPorts(ctx.snapshot).byGuid.get(gid & GUID_MASK);
   if (!ep) throw new SaRequestError(SaStatus.ReqInvalidGid, `${what}: no port with GUID 0x${(gid & GUID_MASK).toString(16)}`);
   return ep;
 }
@@ -363,7 +364,7 @@ interface Endpoints {
 function endpoints(ctx: SaContext, req: PathRequest): Endpoints {
   const { rec, mask } = req;
   const has = (b: bigint): boolean => (mask & b) === b;
-  const idx = fabricIndex(ctx.snapshot);
+  const idx = snapshotPorts(ctx.snapshot);
   let src: EndPort | undefined;
   let dst: EndPort | undefined;
   if (has(bit('sgid'))) src = portByGid(ctx, rec.sgid, 'SGID');
@@ -389,7 +390,7 @@ export function queryPaths(ctx: SaContext, q: SaQuery): Uint8Array[] {
   const get = q.method === Method.Get;
   const perPair = get ? 1 : (req.mask & bit('numbPath')) === bit('numbPath') ? req.rec.numbPath : Infinity;
   const vis = new Visibility(ctx, q.requester);
-  const idx = fabricIndex(ctx.snapshot);
+  const idx = snapshotPorts(ctx.snapshot);
   const prefix = subnetPrefix(ctx);
   const out: Uint8Array[] = [];
   for (const s of src ? [src] : idx.endPorts) {

@@ -33,7 +33,8 @@ import {
 import { GUID_BLOCK_SIZE, LFT_BLOCK_SIZE, PKEY_BLOCK_SIZE, SmState, VLARB_BLOCK_SIZE, type PortInfo } from '../wire/sma.js';
 import { NO_ROUTE } from '../routing/types.js';
 import { SaRequestError } from './engine.js';
-import { fabricIndex, portPkeys, Visibility, type EndPort, type FabricIndex } from './visibility.js';
+import { portPkeys, Visibility } from './visibility.js';
+import { snapshotPorts, type EndPort, type EndPortIndex } from '../model/snapshot.js';
 import type { SaContext, SaHandler, SaQuery } from './types.js';
 
 /** One candidate record: the device it describes (visibility) and its value. */
@@ -47,7 +48,7 @@ interface Candidate {
 /** What a record definition's enumerator sees. */
 interface Env {
   ctx: SaContext;
-  idx: FabricIndex;
+  idx: EndPortIndex;
   q: SaQuery;
   trusted: boolean;
   /** The end port named by the LID RID, when the request has it. */
@@ -85,7 +86,7 @@ function recordHandler(def: RecordDef): SaHandler {
         throw new SaRequestError(MadStatus.UnsupportedMethodAttr, `${layout.name} supports Get and GetTable only`);
       }
       if (q.data.length < layout.byteLength) throw new SaRequestError(SaStatus.ReqInvalid, `${layout.name} request shorter than a record`);
-      const idx = fabricIndex(ctx.snapshot);
+      const idx = snapshotPorts(ctx.snapshot);
       const mask = q.componentMask;
       let lidPort: EndPort | undefined;
       if (lidComp && mask & lidBit) {

@@ -18,7 +18,7 @@ import { Fifo } from '../util/fifo.js';
 import type { Logger } from '../util/log.js';
 import { AnswerCache, type AnswerCacheStats } from './answer-cache.js';
 import { responseLayout, type SaEngine } from './engine.js';
-import { fabricIndex } from './visibility.js';
+import { snapshotPorts } from '../model/snapshot.js';
 import { recordHandlers } from './records.js';
 import { pathHandlers } from './path.js';
 import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
@@ -304,7 +304,7 @@ export class SaServer {
       data: msg.data,
       requester: {
         lid: m.addr.lid,
-        portGuid: fabricIndex(ctx.snapshot).byLid(m.addr.lid)?.guid,
+        portGuid: snapshotPorts(ctx.snapshot).byLid(m.addr.lid)?.guid,
         smKey,
         trusted: smKey !== 0n && smKey === ctx.smKey,
         qpn: m.addr.qpn,

@@ -1,7 +1,7 @@
 /** The contract between the SA server (decodes requests, encodes responses, RMPP) and the SA's
  * attribute handlers (pure query logic over the SM's latest snapshot and the SA's own state). */
-import type { SmSnapshot } from '../sm/sm.js';
-import type { PartitionPlan } from '../sm/partitions.js';
+import type { Snapshot } from '../model/snapshot.js';
+import type { PartitionPlan } from '../model/partitions.js';
 
 /** What the SM knows of tables the snapshot does not carry (all optional; the SA falls back to what
  * the SM programs by default: P_Keys from the partition plan, the routing engine's SL→VL table,
@@ -56,7 +56,7 @@ export type SaAnswer =
 
 /** What a handler sees of the world. Built by the SM after every sweep. */
 export interface SaContext {
-  snapshot: SmSnapshot;
+  snapshot: Snapshot;
   partitions: PartitionPlan;
   /** The SM's port GUID and key. */
   smPortGuid: bigint;

@@ -8,66 +8,8 @@
  * A device's P_Keys are those of all its end ports (a switch: port 0).
  */
 import { NodeType } from '../wire/mad.js';
-import type { SmSnapshot } from '../sm/sm.js';
-import type { PortKind } from '../sm/partitions.js';
+import { portKind, snapshotPorts, type EndPort } from '../model/snapshot.js';
 import type { SaContext, SaRequester } from './types.js';
-
-/** An end port: a CA/router port, or a switch's port 0. */
-export interface EndPort {
-  node: number;
-  port: number;
-  guid: bigint;
-  /** Base LID (0 when none was assigned). */
-  lid: number;
-  lmc: number;
-}
-
-export interface FabricIndex {
-  /** Every end port, in node then port order. */
-  readonly endPorts: readonly EndPort[];
-  /** End ports of each node. */
-  readonly byNode: readonly (readonly EndPort[])[];
-  readonly byGuid: ReadonlyMap<bigint, EndPort>;
-  /** The end port owning a LID (any LID of its LMC range). */
-  byLid(lid: number): EndPort | undefined;
-}
-
-const indexCache = new WeakMap<SmSnapshot, FabricIndex>();
-
-/** The index of a snapshot (built once per snapshot). */
-export function fabricIndex(snapshot: SmSnapshot): FabricIndex {
-  const hit = indexCache.get(snapshot);
-  if (hit) return hit;
-  const endPorts: EndPort[] = [];
-  const byNode: EndPort[][] = [];
-  const byGuid = new Map<bigint, EndPort>();
-  const lidMap = new Map<number, EndPort>();
-  snapshot.fabric.nodes.forEach((n, ni) => {
-    const list: EndPort[] = [];
-    byNode.push(list);
-    const ports = n.type === NodeType.Switch ? [n.ports[0]] : n.ports;
-    for (const p of ports) {
-      if (!p) continue;
-      const ep: EndPort = { node: ni, port: p.num, guid: p.guid, lid: p.lid ?? 0, lmc: n.type === NodeType.Switch ? 0 : (p.lmc ?? 0) };
-      list.push(ep);
-      endPorts.push(ep);
-      if (!byGuid.has(p.guid)) byGuid.set(p.guid, ep);
-      if (ep.lid) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) lidMap.set(l, ep);
-    }
-  });
-  const idx: FabricIndex = { endPorts, byNode, byGuid, byLid: (lid) => lidMap.get(lid) };
-  indexCache.set(snapshot, idx);
-  return idx;
-}
-
-/** The LIDs of an end port's LMC range. */
-export function lidRange(ep: EndPort): [number, number] {
-  return [ep.lid, ep.lid + (1 << ep.lmc) - 1];
-}
-
-function portKind(type: number): PortKind {
-  return type === NodeType.Switch ? 'switch' : type === NodeType.Router ? 'router' : 'ca';
-}
 
 const pkeyCache = new WeakMap<SaContext, Map<string, readonly number[]>>();
 
@@ -153,7 +95,7 @@ export class PkeyView {
   device(node: number): PkeySet {
     let s = this.devices.get(node);
     if (!s) {
-      const eps = fabricIndex(this.ctx.snapshot).byNode[node] ?? [];
+      const eps = snapshotPorts(this.ctx.snapshot).byNode[node] ?? [];
       s = pkeySet(...eps.map((ep) => portPkeys(this.ctx, ep.node, ep.port)));
       this.devices.set(node, s);
     }
@@ -170,7 +112,7 @@ export function pkeyView(ctx: SaContext): PkeyView {
 
 /** The requester's end port: by GUID when the server resolved it, else by source LID. */
 export function requesterPort(ctx: SaContext, r: SaRequester): EndPort | undefined {
-  const idx = fabricIndex(ctx.snapshot);
+  const idx = snapshotPorts(ctx.snapshot);
   return (r.portGuid !== undefined ? idx.byGuid.get(r.portGuid) : undefined) ?? idx.byLid(r.lid);
 }
 

@@ -9,31 +9,11 @@ import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { NodeDescription, NodeInfo, PortInfo, SwitchInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
 import type { Fabric, FabricNode, NodeKind } from '../model/fabric.js';
+import type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 import { speedName, widthName } from '../model/rates.js';
 import type { SmpClient } from './smp-client.js';
 
-export interface DiscoveredNode {
-  /** DR path from the SM to this node (through the port it was first found on). */
-  path: number[];
-  nodeInfo: NodeInfo;
-  switchInfo?: SwitchInfo;
-  /** PortInfo by port number (switch: 0..N; CA/router: the ports reached). */
-  portInfo: (PortInfo | undefined)[];
-  /** For CAs/routers: the DR path that reaches each port. Switches: every port via `path`. */
-  portPaths: (number[] | undefined)[];
-  /** BFS depth (hops from the SM's node). */
-  depth: number;
-}
-
-export interface DiscoveryResult {
-  fabric: Fabric;
-  nodes: DiscoveredNode[];
-  /** The SM's node (always index 0) and port. */
-  smNode: number;
-  smPort: number;
-  smps: number;
-  maxDepth: number;
-}
+export type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 
 export interface DiscoveryOptions {
   /** Called after each BFS level (for progress output). */

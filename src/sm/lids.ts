@@ -6,7 +6,8 @@
  * port's range: the guid2lid map (what the operator or a previous run persisted), then the LID
  * the port already has on the wire if it is valid, aligned and free, then the lowest free aligned
  * range. The SM's own port is placed first so a cold fabric gives it LID 1. */
-import { isSwitch, type Fabric } from '../model/fabric.js';
+import type { Fabric } from '../model/fabric.js';
+import { endPorts as fabricEndPorts } from '../model/snapshot.js';
 
 export const MAX_UNICAST_LID = 0xbfff;
 
@@ -38,7 +39,8 @@ export class LidSpaceExhausted extends Error {
   override readonly name = 'LidSpaceExhausted';
 }
 
-interface EndPort {
+/** An end port as LID assignment sees it: the LMC it gets and the LID it has now. */
+interface LidPort {
   node: number;
   port: number;
   guid: bigint;
@@ -46,20 +48,12 @@ interface EndPort {
   current: number;
 }
 
-export function endPorts(fabric: Fabric, lmc: number): EndPort[] {
-  const out: EndPort[] = [];
-  fabric.nodes.forEach((n, ni) => {
-    if (isSwitch(n)) {
-      const p0 = n.ports[0];
-      if (p0) out.push({ node: ni, port: 0, guid: p0.guid, lmc: 0, current: p0.lid ?? 0 });
-      return;
-    }
-    n.ports.forEach((p, pi) => {
-      if (pi === 0 || !p?.peer) return;
-      out.push({ node: ni, port: pi, guid: p.guid, lmc, current: p.lid ?? 0 });
-    });
-  });
-  return out;
+/** The end ports that get LIDs (model/snapshot.ts's end ports that are linked: every switch's
+ * port 0, every CA/router port with a cable), with the LMC each gets (switches: 0). */
+export function endPorts(fabric: Fabric, lmc: number): LidPort[] {
+  return fabricEndPorts(fabric)
+    .filter((e) => e.linked)
+    .map((e) => ({ node: e.node, port: e.port, guid: e.guid, lmc: e.kind === 'switch' ? 0 : lmc, current: e.lid }));
 }
 
 /** Assign LIDs in place (sets port.lid and port.lmc on every end port). */

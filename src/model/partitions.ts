@@ -9,7 +9,9 @@
  * member (`Default=0x7fff : ALL=full ;`); with a file that has no rule for it, ALL=limited, SELF=full. */
 
 export type Membership = 'full' | 'limited' | 'both';
-export type PortKind = 'ca' | 'switch' | 'router';
+import type { PortKind } from './snapshot.js';
+
+export type { PortKind };
 
 export interface McastGroupSpec {
   mgid: string;

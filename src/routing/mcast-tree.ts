@@ -15,14 +15,12 @@
  * each child grafted on, parallel links matter), the ports to member CAs/routers attached to it,
  * and port 0 when the switch's own port is a member. A switch forwards to every port in the mask
  * except the one the packet came in on.
- *
- * This module also holds the fabric port lookup (GUID/LID → node and port) the SA state handlers
- * share.
  */
 import { isSwitch, type Fabric } from '../model/fabric.js';
-import { mftMod } from '../wire/modifiers.js';
-import type { PortKind } from '../sm/partitions.js';
-import { NodeType } from '../wire/mad.js';
+import { NO_ROUTE } from '../model/routes.js';
+import type { PortRef } from '../model/snapshot.js';
+
+export type { PortRef };
 
 /** First multicast LID. */
 export const MCAST_LID_BASE = 0xc000;
@@ -32,15 +30,6 @@ export const MCAST_LID_MAX = 0xfffe;
 export const MFT_BLOCK_MLIDS = 32;
 /** Ports per MFT position. */
 export const MFT_POSITION_PORTS = 16;
-/** LFT entry meaning "no route". */
-const NO_ROUTE = 255;
-
-export interface PortRef {
-  /** Index into Fabric.nodes. */
-  node: number;
-  port: number;
-}
-
 /** One group as the MFT computation needs it. */
 export interface McastGroupPorts {
   mlid: number;
@@ -68,46 +57,6 @@ export interface MftPlan {
 
 export class MftError extends Error {
   override readonly name = 'MftError';
-}
-
-// ---------------------------------------------------------------- fabric ports
-
-/** GUID/LID lookup over a fabric's end ports. */
-export interface FabricPorts {
-  byGuid: Map<bigint, PortRef>;
-  /** Every LID of an end port (base LID .. base + 2^LMC - 1) → the port. */
-  byLid: Map<number, PortRef>;
-}
-
-const portsCache = new WeakMap<Fabric, FabricPorts>();
-
-/** End ports of `fabric` by GUID and LID (cached per Fabric object; snapshots are immutable). */
-export function fabricPorts(fabric: Fabric): FabricPorts {
-  const hit = portsCache.get(fabric);
-  if (hit) return hit;
-  const byGuid = new Map<bigint, PortRef>();
-  const byLid = new Map<number, PortRef>();
-  fabric.nodes.forEach((n, ni) => {
-    n.ports.forEach((p, pi) => {
-      if (!p) return;
-      const end = isSwitch(n) ? pi === 0 : pi !== 0;
-      if (!end) return;
-      if (!byGuid.has(p.guid)) byGuid.set(p.guid, { node: ni, port: pi });
-      if (p.lid) {
-        const n2 = 1 << (p.lmc ?? 0);
-        for (let l = p.lid; l < p.lid + n2; l++) byLid.set(l, { node: ni, port: pi });
-      }
-    });
-  });
-  const out = { byGuid, byLid };
-  portsCache.set(fabric, out);
-  return out;
-}
-
-/** The partition-plan kind of a node. */
-export function portKindOf(fabric: Fabric, ref: PortRef): PortKind {
-  const t = fabric.nodes[ref.node]?.type;
-  return t === NodeType.Switch ? 'switch' : t === NodeType.Router ? 'router' : 'ca';
 }
 
 // ---------------------------------------------------------------- trees
@@ -320,81 +269,4 @@ export function computeMfts(fabric: Fabric, lfts: Lfts | undefined, groups: read
     }
   }
   return plan;
-}
-
-// ---------------------------------------------------------------- blocks
-
-/** MFT blocks of one switch: key = the MFT attribute modifier (`mftMod(block, position)`), value =
- * 32 16-bit port masks. Only blocks with a non-zero mask are present. */
-export function mftBlocks(masks: ReadonlyMap<number, bigint>): Map<number, number[]> {
-  const out = new Map<number, number[]>();
-  for (const [mlid, mask] of masks) {
-    if (mlid < MCAST_LID_BASE || mlid > MCAST_LID_MAX) throw new MftError(`MLID 0x${mlid.toString(16)} is outside the multicast range`);
-    const idx = mlid - MCAST_LID_BASE;
-    const block = Math.floor(idx / MFT_BLOCK_MLIDS);
-    const slot = idx % MFT_BLOCK_MLIDS;
-    let m = mask;
-    for (let pos = 0; m !== 0n; pos++, m >>= 16n) {
-      const bits = Number(m & 0xffffn);
-      if (!bits) continue;
-      const key = mftMod(block, pos);
-      let arr = out.get(key);
-      if (!arr) out.set(key, (arr = new Array<number>(MFT_BLOCK_MLIDS).fill(0)));
-      arr[slot] = bits;
-    }
-  }
-  return out;
-}
-
-/** The block and position of an `mftBlocks` key. */
-export function mftKeyParts(key: number): { block: number; position: number } {
-  return { block: key & 0x1ff, position: (key >>> 28) & 0xf };
-}
-
-export interface MftWrite {
-  switchGuid: bigint;
-  /** MFT attribute modifier (block | position << 28). */
-  attrMod: number;
-  block: number;
-  position: number;
-  masks: number[];
-}
-
-/**
- * What the SM believes every switch's MFT holds, by switch GUID. `diff` lists the blocks to write
- * (changed ones, and blocks that held something and are now empty, written as zeros); the SM calls
- * `commit` for each write the switch acknowledged.
- */
-export class MftCache {
-  private readonly state = new Map<bigint, Map<number, number[]>>();
-
-  diff(switchGuid: bigint, blocks: ReadonlyMap<number, number[]>): MftWrite[] {
-    const old = this.state.get(switchGuid) ?? new Map<number, number[]>();
-    const out: MftWrite[] = [];
-    const keys = new Set<number>([...blocks.keys(), ...old.keys()]);
-    for (const key of [...keys].sort((a, b) => a - b)) {
-      const want = blocks.get(key) ?? new Array<number>(MFT_BLOCK_MLIDS).fill(0);
-      const have = old.get(key);
-      if (have ? have.every((v, i) => v === want[i]) : want.every((v) => v === 0)) continue;
-      out.push({ switchGuid, attrMod: key, ...mftKeyParts(key), masks: [...want] });
-    }
-    return out;
-  }
-
-  commit(w: MftWrite): void {
-    let m = this.state.get(w.switchGuid);
-    if (!m) this.state.set(w.switchGuid, (m = new Map()));
-    if (w.masks.every((v) => v === 0)) m.delete(w.attrMod);
-    else m.set(w.attrMod, [...w.masks]);
-  }
-
-  /** The blocks written to a switch (non-empty ones), as block/position/masks. */
-  *entries(switchGuid: bigint): Iterable<{ block: number; position: number; masks: readonly number[] }> {
-    for (const [key, masks] of this.state.get(switchGuid) ?? []) yield { ...mftKeyParts(key), masks };
-  }
-
-  /** Forget a switch (it left the fabric or was reset). */
-  forget(switchGuid: bigint): void {
-    this.state.delete(switchGuid);
-  }
 }

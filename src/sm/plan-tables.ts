@@ -1,0 +1,156 @@
+/** Pure planners for the tables the SM programs: (the sweep's view, what is programmed, settings)
+ * → the SMP Sets needed. P_Key tables from the partition plan, SL2VL/VLArbitration for layered
+ * routing, LinearFDBTop and the changed LFT blocks, and the MFT blocks of the multicast trees.
+ * A planner never changes `Programmed`: the apply step records what the fabric acknowledged. */
+import { NodeType, SmpAttr } from '../wire/mad.js';
+import { LinearForwardingTable, MulticastForwardingTable, PKeyTable, SLtoVLMappingTable, SwitchInfo, VLArbitrationTable, LFT_BLOCK_SIZE, PKEY_BLOCK_SIZE } from '../wire/sma.js';
+import { lftBlockMod, pkeyBlockMod, sl2vlMod, vlArbMod, VlArbBlock } from '../wire/modifiers.js';
+import { isEndPort, type DiscoveryResult, type PortKind } from '../model/snapshot.js';
+import type { PartitionPlan } from '../model/partitions.js';
+import type { RoutingResult } from '../model/routes.js';
+import { MCAST_LID_BASE, type MftPlan } from '../routing/mcast-tree.js';
+import { mftBlocks } from './mft-blocks.js';
+import { enforces } from './plan-ports.js';
+import type { Programmed, SmpWrite } from './programmed.js';
+
+/** The switches' packet lifetime (4.096 µs × 2^n), OpenSM's default. */
+const SWITCH_LIFE_TIME = 0x12;
+
+/** Ports found in their reset state and switches found reset (LinearFDBTop 0), taken before any
+ * Set changes what the sweep knows of them: the state `Programmed` must forget. */
+export function observeResets(disc: DiscoveryResult, programmed: Programmed): void {
+  disc.fabric.nodes.forEach((n, ni) => {
+    const d = disc.nodes[ni]!;
+    if (n.type === NodeType.Switch && d.switchInfo?.linearFdbTop === 0) programmed.switchReset(n.guid, n.numPorts);
+    d.portInfo.forEach((pi, pn) => {
+      if (pi && pi.lid === 0 && isEndPort(n, pn)) programmed.portReset(`${n.guid}/${pn}`);
+    });
+  });
+}
+
+/** P_Key tables: every end port's from the partition plan; a switch port that enforces gets its
+ * neighbour's table. A table is written (all its blocks) when it differs from what is programmed. */
+export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed: Programmed, warn: (msg: string, f: Record<string, unknown>) => void): SmpWrite[] {
+  const out: SmpWrite[] = [];
+  const planned = new Set<string>();
+  const write = (key: string, path: readonly number[], port: number, pkeys: readonly number[], cap: number): void => {
+    const table = pkeys.slice(0, Math.max(cap, 1));
+    const sig = table.join(',');
+    if (planned.has(key) || programmed.pkeys.get(key) === sig) return;
+    planned.add(key);
+    const blocks = Math.max(1, Math.ceil(table.length / PKEY_BLOCK_SIZE));
+    for (let b = 0; b < blocks; b++) {
+      const block = table.slice(b * PKEY_BLOCK_SIZE, (b + 1) * PKEY_BLOCK_SIZE);
+      out.push({ path, attr: SmpAttr.PKeyTable, mod: pkeyBlockMod(b, port), data: PKeyTable.encode({ pkeys: block }), effect: { kind: 'pkeys', key, block: b, blocks, sig } });
+    }
+  };
+  disc.fabric.nodes.forEach((n, ni) => {
+    if (n.type === NodeType.Switch) return;
+    const d = disc.nodes[ni]!;
+    const kind: PortKind = n.type === NodeType.Router ? 'router' : 'ca';
+    n.ports.forEach((p, pn) => {
+      if (!p?.peer || !d.portPaths[pn]) return;
+      const self = ni === disc.smNode && pn === disc.smPort;
+      const pkeys = plan.pkeysFor(p.guid, kind, self);
+      if (pkeys.length === 0) warn('port is in no partition', { portGuid: p.guid });
+      write(`${n.guid}/${pn}`, d.portPaths[pn]!, 0, pkeys, d.nodeInfo.partitionCap);
+      const sw = disc.fabric.nodes[p.peer.node]!;
+      const sd = disc.nodes[p.peer.node]!;
+      if (enforces(disc, sw, sd, sw.ports[p.peer.port]!)) write(`${sw.guid}/${p.peer.port}`, sd.path, p.peer.port, pkeys, sd.switchInfo!.partitionEnforcementCap);
+    });
+  });
+  // The SM's own switch port 0 (an SM embedded in a switch) is an end port too.
+  const smN = disc.fabric.nodes[disc.smNode]!;
+  if (smN.type === NodeType.Switch) {
+    const d = disc.nodes[disc.smNode]!;
+    write(`${smN.guid}/0`, d.path, 0, plan.pkeysFor(smN.ports[0]!.guid, 'switch', true), d.nodeInfo.partitionCap);
+  }
+  return out;
+}
+
+/** SL2VL on every switch port pair and end port, and VLArbitration (low priority: every used VL
+ * an equal weight), when the routing layers routes on more than one VL. */
+export function planVlTables(disc: DiscoveryResult, routing: RoutingResult, programmed: Programmed): SmpWrite[] {
+  const vls = routing.vlsUsed ?? 1;
+  if (vls <= 1 || !routing.sl2vl) return [];
+  const sl2vl = SLtoVLMappingTable.encode({ vls: [...routing.sl2vl] });
+  const arbEntries = Array.from({ length: 32 }, (_, i) => (i < vls ? { vl: i, weight: 64 } : { vl: 0, weight: 0 }));
+  const vlarb = VLArbitrationTable.encode({ entries: arbEntries });
+  const sig = `${routing.sl2vl.join(',')}|${vls}`;
+  const out: SmpWrite[] = [];
+  const table = (key: string, sets: Array<[readonly number[], number, number, Uint8Array]>): void => {
+    for (const [path, attr, mod, data] of sets) out.push({ path, attr, mod, data, effect: { kind: 'vl', key, sig, parts: sets.length } });
+  };
+  disc.fabric.nodes.forEach((n, ni) => {
+    const d = disc.nodes[ni]!;
+    if (n.type === NodeType.Switch) {
+      const key = `${n.guid}/sw`;
+      if (programmed.vl.get(key) === sig) return;
+      const linked = n.ports.map((p, i) => (i > 0 && p?.peer ? i : -1)).filter((i) => i > 0);
+      const sets: Array<[readonly number[], number, number, Uint8Array]> = [];
+      if (d.switchInfo?.optimizedSlToVlMappingProgramming) {
+        sets.push([d.path, SmpAttr.SLtoVLMappingTable, sl2vlMod(0, 0, { allInputPorts: true, allOutputPorts: true }), sl2vl]);
+      } else {
+        for (const inP of [0, ...linked]) for (const outP of linked) if (inP !== outP) sets.push([d.path, SmpAttr.SLtoVLMappingTable, sl2vlMod(inP, outP), sl2vl]);
+      }
+      for (const outP of linked) sets.push([d.path, SmpAttr.VLArbitrationTable, vlArbMod(outP, VlArbBlock.LowFirst), vlarb]);
+      table(key, sets);
+      return;
+    }
+    n.ports.forEach((p, pn) => {
+      const path = d.portPaths[pn];
+      if (!p?.peer || !path) return;
+      const key = `${n.guid}/${pn}`;
+      if (programmed.vl.get(key) === sig) return;
+      table(key, [
+        [path, SmpAttr.SLtoVLMappingTable, sl2vlMod(0, 0), sl2vl],
+        [path, SmpAttr.VLArbitrationTable, vlArbMod(0, VlArbBlock.LowFirst), vlarb],
+      ]);
+    });
+  });
+  return out;
+}
+
+/** SwitchInfo (LinearFDBTop, PortStateChange cleared, LifeTimeValue) where it differs, and every LFT
+ * block whose contents differ from what is programmed. */
+export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: number, programmed: Programmed): { switchInfo: SmpWrite[]; lft: SmpWrite[] } {
+  const { fabric, nodes } = disc;
+  const switchInfo: SmpWrite[] = [];
+  const lft: SmpWrite[] = [];
+  const nBlocks = Math.floor(maxLid / LFT_BLOCK_SIZE) + 1;
+  fabric.nodes.forEach((n, ni) => {
+    if (n.type !== NodeType.Switch) return;
+    const d = nodes[ni]!;
+    const table = routing.lfts.get(ni);
+    if (!table) return;
+    const si = d.switchInfo!;
+    if (si.linearFdbTop !== maxLid || si.portStateChange || si.lifeTimeValue !== SWITCH_LIFE_TIME) {
+      const want: SwitchInfo = { ...si, linearFdbTop: maxLid, lifeTimeValue: SWITCH_LIFE_TIME };
+      switchInfo.push({ path: d.path, attr: SmpAttr.SwitchInfo, mod: 0, data: SwitchInfo.encode(want), effect: { kind: 'switchInfo', node: ni } });
+    }
+    const shadow = programmed.lftShadow(n.guid, nBlocks);
+    for (let b = 0; b < nBlocks; b++) {
+      const block = new Uint8Array(LFT_BLOCK_SIZE).fill(0xff);
+      block.set(table.subarray(b * LFT_BLOCK_SIZE, Math.min(table.length, (b + 1) * LFT_BLOCK_SIZE)));
+      if (shadow.known[b] && block.every((v, i) => v === shadow.table[b * LFT_BLOCK_SIZE + i])) continue;
+      lft.push({ path: d.path, attr: SmpAttr.LinearForwardingTable, mod: lftBlockMod(b), data: LinearForwardingTable.encode({ ports: Array.from(block) }), effect: { kind: 'lft', guid: n.guid, block: b } });
+    }
+  });
+  return { switchInfo, lft };
+}
+
+/** The MFT blocks that differ from what is programmed (emptied blocks are written as zeros), for
+ * the groups' trees; MLIDs above a switch's MulticastFDBCap are left out for that switch. */
+export function planMfts(disc: DiscoveryResult, plan: MftPlan, programmed: Programmed): SmpWrite[] {
+  const out: SmpWrite[] = [];
+  disc.fabric.nodes.forEach((n, ni) => {
+    if (n.type !== NodeType.Switch) return;
+    const d = disc.nodes[ni]!;
+    const cap = d.switchInfo?.multicastFdbCap ?? 0;
+    const masks = new Map([...(plan.bySwitch.get(ni) ?? new Map<number, bigint>())].filter(([mlid]) => mlid < MCAST_LID_BASE + cap));
+    for (const w of programmed.mft.diff(n.guid, mftBlocks(masks))) {
+      out.push({ path: d.path, attr: SmpAttr.MulticastForwardingTable, mod: w.attrMod, data: MulticastForwardingTable.encode({ portMasks: w.masks }), effect: { kind: 'mft', write: w } });
+    }
+  });
+  return out;
+}
