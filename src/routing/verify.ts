@@ -10,6 +10,7 @@
  */
 import type { Fabric } from '../model/fabric.js';
 import { bfsSwitches, fmtGuid, indexFabric, swName, type FabricIndex } from './graph.js';
+import { cdgCycles } from './cdg.js';
 import type { RoutingResult } from './types.js';
 
 export type FailureKind = 'no-lft' | 'no-route' | 'bad-port' | 'port-down' | 'loop' | 'wrong-destination' | 'not-attached';
@@ -466,118 +467,6 @@ function describe(ix: FabricIndex, kind: FailureKind, d: number, at: number, por
     case 'not-attached':
       return `LID ${d} is not attached to a switch`;
   }
-}
-
-function cdgCycles(ix: FabricIndex, vl: number, bits: Uint8Array, depStart: Float64Array, deps: number): CdgReport {
-  const n = ix.adjStart[ix.nSw]!;
-  const { adjStart, adjSw } = ix;
-  const has = (bit: number): boolean => (bits[Math.floor(bit / 8)]! & (1 << (bit % 8))) !== 0;
-  // Iterative Tarjan.
-  const index = new Int32Array(n).fill(-1);
-  const low = new Int32Array(n);
-  const onStack = new Uint8Array(n);
-  const comp = new Int32Array(n).fill(-1);
-  const sstack = new Int32Array(n);
-  const cstack = new Int32Array(n);
-  const citer = new Int32Array(n);
-  let sp = 0;
-  let idx = 0;
-  let ncomp = 0;
-  let cyclic = 0;
-  let inCycles = 0;
-  let example: number[] | undefined;
-  for (let root = 0; root < n; root++) {
-    if (index[root]! >= 0) continue;
-    let csp = 0;
-    cstack[csp] = root;
-    citer[csp] = 0;
-    csp++;
-    index[root] = low[root] = idx++;
-    sstack[sp++] = root;
-    onStack[root] = 1;
-    while (csp > 0) {
-      const v = cstack[csp - 1]!;
-      const h = adjSw[v]!;
-      const deg = adjStart[h + 1]! - adjStart[h]!;
-      let k = citer[csp - 1]!;
-      let pushed = false;
-      while (k < deg) {
-        const bit = depStart[v]! + k;
-        k++;
-        if (!has(bit)) continue;
-        const w = adjStart[h]! + k - 1;
-        if (index[w]! < 0) {
-          citer[csp - 1] = k;
-          index[w] = low[w] = idx++;
-          sstack[sp++] = w;
-          onStack[w] = 1;
-          cstack[csp] = w;
-          citer[csp] = 0;
-          csp++;
-          pushed = true;
-          break;
-        } else if (onStack[w] && index[w]! < low[v]!) low[v] = index[w]!;
-      }
-      if (pushed) continue;
-      citer[csp - 1] = k;
-      if (low[v] === index[v]) {
-        let size = 0;
-        let w: number;
-        do {
-          w = sstack[--sp]!;
-          onStack[w] = 0;
-          comp[w] = ncomp;
-          size++;
-        } while (w !== v);
-        if (size > 1) {
-          cyclic++;
-          inCycles += size;
-          if (!example) example = findCycle(ix, bits, depStart, comp, v);
-        }
-        ncomp++;
-      }
-      csp--;
-      if (csp > 0) {
-        const u = cstack[csp - 1]!;
-        if (low[v]! < low[u]!) low[u] = low[v]!;
-      }
-    }
-  }
-  const rep: CdgReport = { vl, dependencies: deps, cyclicComponents: cyclic, channelsInCycles: inCycles };
-  if (example) {
-    rep.exampleCycle = example.map((e) => {
-      let s = 0;
-      while (ix.adjStart[s + 1]! <= e) s++;
-      return `${swName(ix, s)} port ${ix.adjPort[e]}`;
-    });
-  }
-  return rep;
-}
-
-function findCycle(ix: FabricIndex, bits: Uint8Array, depStart: Float64Array, comp: Int32Array, start: number): number[] {
-  const c = comp[start]!;
-  const seenAt = new Map<number, number>();
-  const walk: number[] = [];
-  let v = start;
-  while (!seenAt.has(v)) {
-    seenAt.set(v, walk.length);
-    walk.push(v);
-    const h = ix.adjSw[v]!;
-    const deg = ix.adjStart[h + 1]! - ix.adjStart[h]!;
-    let nxt = -1;
-    for (let k = 0; k < deg; k++) {
-      const bit = depStart[v]! + k;
-      if (!(bits[Math.floor(bit / 8)]! & (1 << (bit % 8)))) continue;
-      const w = ix.adjStart[h]! + k;
-      if (comp[w] === c) {
-        nxt = w;
-        break;
-      }
-    }
-    if (nxt < 0) break;
-    v = nxt;
-  }
-  return walk.slice(seenAt.get(v) ?? 0);
 }
 
 function loadStats(load: Float64Array): LoadStats {
