@@ -2,7 +2,18 @@
  * components of the dependency graph between directed switch-to-switch channels, and one cycle
  * of each cyclic component as a readable route. */
 import { swName, type FabricIndex } from './graph.js';
-import type { CdgReport } from './verify.js';
+
+export interface CdgReport {
+  vl: number;
+  /** Distinct channel dependencies (pairs of consecutive switch-to-switch links) on this VL. */
+  dependencies: number;
+  /** Strongly connected components with a cycle (0 = deadlock-free on this VL). */
+  cyclicComponents: number;
+  /** Channels (directed links) inside those components. */
+  channelsInCycles: number;
+  /** One cycle, as "switch port N" hops, when there is one. */
+  exampleCycle?: string[];
+}
 
 export function cdgCycles(ix: FabricIndex, vl: number, bits: Uint8Array, depStart: Float64Array, deps: number): CdgReport {
   const n = ix.adjStart[ix.nSw]!;

@@ -10,7 +10,9 @@
  */
 import type { Fabric } from '../model/fabric.js';
 import { bfsSwitches, fmtGuid, indexFabric, swName, type FabricIndex } from './graph.js';
-import { cdgCycles } from './cdg.js';
+import { cdgCycles, type CdgReport } from './cdg.js';
+
+export type { CdgReport };
 import type { RoutingResult } from './types.js';
 
 export type FailureKind = 'no-lft' | 'no-route' | 'bad-port' | 'port-down' | 'loop' | 'wrong-destination' | 'not-attached';
@@ -26,18 +28,6 @@ export interface RouteFailure {
   switches: number;
   /** CA/router source ports whose route to dlid ends in this failure. */
   sources: number;
-}
-
-export interface CdgReport {
-  vl: number;
-  /** Distinct channel dependencies (pairs of consecutive switch-to-switch links) on this VL. */
-  dependencies: number;
-  /** Strongly connected components with a cycle (0 = deadlock-free on this VL). */
-  cyclicComponents: number;
-  /** Channels (directed links) inside those components. */
-  channelsInCycles: number;
-  /** One cycle, as "switch port N" hops, when there is one. */
-  exampleCycle?: string[];
 }
 
 export interface LoadStats {
