@@ -5,7 +5,7 @@
 import { NodeType, SmpAttr } from '../wire/mad.js';
 import { LinearForwardingTable, MulticastForwardingTable, PKeyTable, SLtoVLMappingTable, SwitchInfo, VLArbitrationTable, LFT_BLOCK_SIZE, PKEY_BLOCK_SIZE } from '../wire/sma.js';
 import { lftBlockMod, pkeyBlockMod, sl2vlMod, vlArbMod, VlArbBlock } from '../wire/modifiers.js';
-import { isEndPort, type DiscoveryResult, type PortKind } from '../model/snapshot.js';
+import { isEndPort, portKind, type DiscoveryResult } from '../model/snapshot.js';
 import type { PartitionPlan } from '../model/partitions.js';
 import type { RoutingResult } from '../model/routes.js';
 import { MCAST_LID_BASE, type MftPlan } from '../routing/mcast-tree.js';
@@ -47,7 +47,7 @@ export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed
   disc.fabric.nodes.forEach((n, ni) => {
     if (n.type === NodeType.Switch) return;
     const d = disc.nodes[ni]!;
-    const kind: PortKind = n.type === NodeType.Router ? 'router' : 'ca';
+    const kind = portKind(n.type);
     n.ports.forEach((p, pn) => {
       if (!p?.peer || !d.portPaths[pn]) return;
       const self = ni === disc.smNode && pn === disc.smPort;
