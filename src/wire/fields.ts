@@ -109,6 +109,8 @@ export interface Layout<V> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyLayout = Layout<any>;
 export type LayoutValue<L> = L extends Layout<infer V> ? V : never;
+/** The layout of a field table, the table's own type kept (views are generated from it). */
+export type TableLayout<T extends FieldTable> = Layout<ValueOf<T>> & { readonly fields: T };
 
 // ---------- field builders ----------
 type Opts<F> = Omit<F, 'kind' | 'bit' | 'width'>;

@@ -15,7 +15,7 @@ import { DecodeError, EncodeError, LayoutError } from './errors.js';
 import { readBig, readBits } from './bits.js';
 import { compileDecoder, makeSetter, zeroOf } from './codegen.js';
 import { dumpLine, formatValue } from './format.js';
-import type { AnyLayout, Component, DeepPartial, FieldSpec, FieldTable, Layout, ValueOf } from './fields.js';
+import type { AnyLayout, Component, DeepPartial, FieldSpec, FieldTable, TableLayout, ValueOf } from './fields.js';
 
 export * from './fields.js';
 export { readBits, writeBits, readBig, writeBig, readU32 } from './bits.js';
@@ -46,7 +46,32 @@ function checkTable(name: string, byteLength: number, fields: FieldTable): void 
   if (at !== byteLength * 8) throw new LayoutError(name, `bits ${at}..${byteLength * 8 - 1} belong to no field (a gap at the end${prev ? ` after ${prev}` : ''}; declare it reserved)`);
 }
 
-export function defineLayout<T extends FieldTable>(name: string, byteLength: number, fields: T): Layout<ValueOf<T>> {
+/**
+ * A table with one field replaced by others covering exactly its bits, in its place (the order of
+ * the table is the order of dumps and components). How a structure that refines a shared header
+ * (the DR SMP splits the common header's Status and ClassSpecific) composes it instead of
+ * restating it. Throws LayoutError when the replacement does not tile the replaced bits.
+ */
+export function spliceFields<T extends FieldTable, K extends keyof T & string, R extends FieldTable>(table: T, name: K, replacement: R): Omit<T, K> & R {
+  const old = table[name];
+  if (!old) throw new LayoutError('spliceFields', `no field ${name} to replace`);
+  const parts = Object.values(replacement).sort((a, b) => a.bit - b.bit);
+  let at = old.bit;
+  for (const f of parts) {
+    if (f.bit !== at) throw new LayoutError('spliceFields', `the replacement of ${name} (bits ${old.bit}..${old.bit + old.width - 1}) does not tile it at bit ${at}`);
+    at += f.width;
+  }
+  if (at !== old.bit + old.width) throw new LayoutError('spliceFields', `the replacement of ${name} ends at bit ${at - 1}, ${name} at ${old.bit + old.width - 1}`);
+  const out: Record<string, FieldSpec> = {};
+  for (const [k, f] of Object.entries(table)) {
+    if (k === name) Object.assign(out, replacement);
+    else if (k in replacement) throw new LayoutError('spliceFields', `field ${k} is both kept and in the replacement`);
+    else out[k] = f;
+  }
+  return out as Omit<T, K> & R;
+}
+
+export function defineLayout<T extends FieldTable>(name: string, byteLength: number, fields: T): TableLayout<T> {
   checkTable(name, byteLength, fields);
   const entries = Object.entries(fields);
 
@@ -71,7 +96,7 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
   const setterNames = liveEntries.map(([fname]) => fname);
   const setters = liveEntries.map(([fname, f]) => makeSetter(name, fname, f));
 
-  const layout: Layout<ValueOf<T>> = {
+  const layout: TableLayout<T> = {
     name,
     byteLength,
     fields,

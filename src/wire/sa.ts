@@ -30,6 +30,7 @@ import {
   type LayoutValue,
 } from './layout.js';
 import { DecodeError, EncodeError } from './errors.js';
+import { defineView, type View } from './view.js';
 import { MAD_SIZE, MadHeader, MgmtClass, Method } from './mad.js';
 import { RMPP_HEADER_OFFSET, RmppFlag, RmppHeader, RmppType, RMPP_VERSION, RMPP_NO_RESP_TIME } from './rmpp.js';
 import {
@@ -528,6 +529,9 @@ export const SaHeader = defineLayout('SaHeader', SA_HEADER_SIZE, {
   componentMask: u64(96, 64, { label: 'ComponentMask' }),
 });
 export type SaHeader = LayoutValue<typeof SaHeader>;
+/** A view of the SA header: `SaHeaderView.over(mad, SA_HEADER_OFFSET)`. */
+export const SaHeaderView = defineView(SaHeader);
+export type SaHeaderView = View<typeof SaHeader.fields>;
 
 /** The fixed 56 bytes of every SA MAD: common header, RMPP header, SA header. */
 export const SaMadHeader = defineLayout('SaMadHeader', SA_DATA_OFFSET, {
