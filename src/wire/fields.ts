@@ -110,7 +110,7 @@ export interface Layout<V> {
 export type AnyLayout = Layout<any>;
 export type LayoutValue<L> = L extends Layout<infer V> ? V : never;
 /** The layout of a field table, the table's own type kept (views are generated from it). */
-export type TableLayout<T extends FieldTable> = Layout<ValueOf<T>> & { readonly fields: T };
+export type TableLayout<T extends FieldTable> = Omit<Layout<ValueOf<T>>, 'fields'> & { readonly fields: T };
 
 // ---------- field builders ----------
 type Opts<F> = Omit<F, 'kind' | 'bit' | 'width'>;
