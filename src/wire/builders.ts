@@ -219,7 +219,7 @@ export function saRequest(init: SaRequestInit): Uint8Array {
     {
       header: { method: init.method, attrId: init.attrId, attrMod: init.attrMod ?? 0, ...(init.tid !== undefined ? { tid: init.tid } : {}) },
       sa: { smKey: init.smKey ?? 0n, componentMask: init.componentMask ?? 0n },
-      ...(init.method === Method.GetMulti ? { rmpp: saSingleSegmentRmpp(Math.min(SA_DATA_SIZE, init.recordLength ?? record.length)) } : {}),
+      ...(init.method === Method.GetMulti ? { rmpp: saSingleSegmentRmpp(init.recordLength ?? data.length) } : {}),
     },
     data,
   );

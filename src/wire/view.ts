@@ -98,6 +98,19 @@ export function defineView<T extends FieldTable>(layout: TableLayout<T>): ViewTy
       body += `get [${key}]() { ${int.get} }\nset [${key}](v) { ${int.set} }\n`;
       return;
     }
+    if ((f.kind === 'u64' || f.kind === 'gid') && f.width === 64 && (f.bit & 7) === 0) {
+      // An aligned 64-bit word: two 32-bit halves read inline; zero (most such fields) costs no BigInt.
+      const x = f.bit >>> 3;
+      const word = (k: number): string => `((b[o + ${k}] << 24) | (b[o + ${k + 1}] << 16) | (b[o + ${k + 2}] << 8) | b[o + ${k + 3}]) >>> 0`;
+      body += `get [${key}]() { const b = this.buf, o = this.offset; const hi = ${word(x)}, lo = ${word(x + 4)}; if (hi === 0) return lo === 0 ? 0n : BigInt(lo); return (BigInt(hi) << 32n) | BigInt(lo); }\n`;
+      const limit = bigLimit(64);
+      s[i] = (b, o, v) => {
+        if (typeof v !== 'bigint' || v < 0n || v >= limit) bad(i, v);
+        writeBig(b, o * 8 + f.bit, 64, v as bigint);
+      };
+      body += `set [${key}](v) { s[${i}](this.buf, this.offset, v); }\n`;
+      return;
+    }
     if (f.kind === 'uint') {
       h[i] = (b, o) => readBits(b, o * 8 + f.bit, f.width);
       s[i] = (b, o, v) => {
