@@ -35,6 +35,7 @@ beforeAll(async () => {
 function server(answerCacheSize?: number, copiesOnSend = false): { s: SaServer; sent: Uint8Array[] } {
   const sent: Uint8Array[] = [];
   const rpc = {
+    copiesOnSend,
     transport: { copiesOnSend },
     respond(req: ReceivedMad, mad: Uint8Array) {
       mad.set(req.data.subarray(8, 16), 8);

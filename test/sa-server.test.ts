@@ -91,7 +91,7 @@ function stubServer(opts: { maxQueue?: number; manual?: boolean } = {}): { serve
   const sent: Sent[] = [];
   const pending: (() => void)[] = [];
   const rpc = {
-    transport: { register: () => undefined },
+    register: () => undefined,
     onUnsolicited: () => () => undefined,
     respond(req: ReceivedMad, mad: Uint8Array) {
       mad.set(req.data.subarray(8, 16), 8);

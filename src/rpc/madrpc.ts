@@ -9,21 +9,18 @@
  * Hot path: one Pending object and one Promise per request, a Map keyed by class+low TID, and a
  * single clock timer for all deadlines (a heap, stale entries dropped lazily).
  */
-import type { Clock, TimerHandle } from '../util/clock.js';
-import { Heap } from '../util/heap.js';
-import { readBits } from '../wire/layout.js';
+import type { Clock } from '../util/clock.js';
 import { EncodeError } from '../wire/errors.js';
-import { MAD_SIZE, MgmtClass, Method, PERMISSIVE_LID, SmpDr, SmpLid, isResponse } from '../wire/mad.js';
-import type { MadAddress, ReceivedMad, Transport } from '../transport/types.js';
+import { MadHeaderView, Method, PERMISSIVE_LID, isResponse } from '../wire/mad.js';
+import { copyTid, madStatus, setTidLow, smpData, smpDr, smpLid, tidHigh, tidLow } from '../wire/builders.js';
+import type { AgentOptions, MadAddress, ReceivedMad, Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
 import { RMPP_HEADER_OFFSET, RMPP_HEADER_SIZE, RmppType, decodeRmpp, encodeRmpp, rmppData, type RmppHeader } from '../wire/rmpp.js';
-import { MadStatusError, MadTimeoutError, RpcClosedError, describeMad, type MadIdent } from './errors.js';
-import { Fifo } from '../util/fifo.js';
+import { MadStatusError, MadTimeoutError, RpcClosedError, describeMad } from './errors.js';
 import {
   RmppReceiver,
   RmppSender,
   hasRmppHeader,
-  identOf,
   newRmppStats,
   replyAddress,
   resolveRmppOptions,
@@ -35,8 +32,14 @@ import {
   type RmppOptions,
   type RmppStats,
 } from './rmpp.js';
+import { defaultDestinationKey, identFor, identOf, type DestinationKey } from './ident.js';
+import { UnsolicitedDispatch, type UnsolicitedFilter, type UnsolicitedHandler } from './dispatch.js';
+import { Pending, RequestTable, St } from './pending.js';
+import { TryDeadlines } from './timeouts.js';
 
-export type DestinationKey = string | number;
+export type { DestinationKey } from './ident.js';
+export type { UnsolicitedFilter, UnsolicitedHandler } from './dispatch.js';
+
 
 export interface MadRpcOptions {
   /** Per-try response timeout. Default 100 ms. */
@@ -70,12 +73,6 @@ export interface SmpOptions extends RequestOptions {
   mkey?: bigint;
 }
 
-export interface UnsolicitedFilter {
-  method?: number;
-  attrId?: number;
-}
-export type UnsolicitedHandler = (mad: ReceivedMad) => void;
-
 export interface MadRpcStats {
   /** MADs handed to the transport as requests (first tries and retries). */
   sent: number;
@@ -100,110 +97,9 @@ export interface MadRpcStats {
   malformed: number;
 }
 
-const enum St {
-  Queued = 0,
-  Outstanding = 1,
-  Done = 2,
-}
-
-/** Low TIDs are allocated in 1..2^30-1 (unique across classes) so Map keys stay small integers. */
-const TID_MAX = 0x3fffffff;
-
-class Pending {
-  state: St = St.Queued;
-  tries = 0;
-  transportStatus = 0;
-  rx: RmppReceiver | undefined = undefined;
-  resolve!: (m: ReceivedMad) => void;
-  reject!: (e: Error) => void;
-  constructor(
-    readonly key: number,
-    readonly mad: Uint8Array,
-    readonly addr: MadAddress,
-    readonly dest: DestinationKey,
-    readonly timeoutMs: number,
-    public retriesLeft: number,
-  ) {}
-}
-
-interface Deadline {
-  at: number;
-  p: Pending;
-  tries: number;
-}
-const deadlineLess = (a: Deadline, b: Deadline): boolean => a.at < b.at;
-
-interface DestState {
-  admitted: number;
-  waiting: Fifo<Pending> | undefined;
-}
-
-interface HandlerEntry {
-  method: number | undefined;
-  attrId: number | undefined;
-  fn: UnsolicitedHandler;
-  rank: number;
-  order: number;
-}
-
-// Byte offsets derived from the layouts (no second table).
-function byteOff(fields: Readonly<Record<string, { bit: number }>>, name: string): number {
-  const f = fields[name];
-  if (!f) throw new Error(`layout has no field ${name}`);
-  return f.bit >>> 3;
-}
-const DR = {
-  hopCount: byteOff(SmpDr.fields, 'hopCount'),
-  hopPointer: byteOff(SmpDr.fields, 'hopPointer'),
-  attrId: byteOff(SmpDr.fields, 'attrId'),
-  attrMod: byteOff(SmpDr.fields, 'attrMod'),
-  mkey: byteOff(SmpDr.fields, 'mkey'),
-  drSlid: byteOff(SmpDr.fields, 'drSlid'),
-  drDlid: byteOff(SmpDr.fields, 'drDlid'),
-  data: byteOff(SmpDr.fields, 'data'),
-  initialPath: byteOff(SmpDr.fields, 'initialPath'),
-  statusBit: SmpDr.fields['status']!.bit,
-  statusWidth: SmpDr.fields['status']!.width,
-};
-const LR = {
-  attrId: byteOff(SmpLid.fields, 'attrId'),
-  attrMod: byteOff(SmpLid.fields, 'attrMod'),
-  mkey: byteOff(SmpLid.fields, 'mkey'),
-  data: byteOff(SmpLid.fields, 'data'),
-  statusBit: SmpLid.fields['status']!.bit,
-  statusWidth: SmpLid.fields['status']!.width,
-};
-const SMP_DATA_LEN = (SmpDr.fields['data']!.width >>> 3) as number;
-const MAX_DR_HOPS = 63;
-
-function defaultDestinationKey(mad: Uint8Array, addr: MadAddress): DestinationKey {
-  if (mad[1] === MgmtClass.SubnDirected && mad.length >= MAD_SIZE) {
-    const n = Math.min(mad[DR.hopCount]!, MAX_DR_HOPS);
-    let k = 'dr:';
-    for (let i = 1; i <= n; i++) k += (i > 1 ? ',' : '') + mad[DR.initialPath + i]!;
-    return k;
-  }
-  return addr.lid;
-}
-
-function describeDest(mad: Uint8Array, addr: MadAddress): string {
-  if (mad[1] === MgmtClass.SubnDirected && mad.length >= MAD_SIZE) {
-    const n = Math.min(mad[DR.hopCount]!, MAX_DR_HOPS);
-    const ports: number[] = [0];
-    for (let i = 1; i <= n; i++) ports.push(mad[DR.initialPath + i]!);
-    return `DR path ${ports.join(',')}`;
-  }
-  return `LID ${addr.lid}`;
-}
-
-function identFor(mad: Uint8Array, addr: MadAddress): MadIdent {
-  const dv = new DataView(mad.buffer, mad.byteOffset, mad.byteLength);
-  return { mgmtClass: mad[1]!, method: mad[3]!, attrId: dv.getUint16(16), attrMod: dv.getUint32(20), destination: describeDest(mad, addr) };
-}
-
+/** The key of one RMPP transfer: class, peer LID and the full TID. */
 function rmppKey(cls: number, lid: number, mad: Uint8Array): string {
-  const dv = new DataView(mad.buffer, mad.byteOffset, mad.byteLength);
-  return `${cls}:${lid}:${dv.getUint32(8)}:${dv.getUint32(12)}`;
+  return `${cls}:${lid}:${tidHigh(mad)}:${tidLow(mad)}`;
 }
 
 export class MadRpc implements RmppHost {
@@ -211,29 +107,17 @@ export class MadRpc implements RmppHost {
   readonly rmppStats: RmppStats = newRmppStats();
   private readonly timeoutMs: number;
   private readonly retries: number;
-  private readonly window: number;
-  private readonly perDest: number;
   private readonly destKeyFn: (mad: Uint8Array, addr: MadAddress) => DestinationKey;
   private readonly mkey: bigint;
   private readonly rmppOpts: ResolvedRmppOptions | undefined;
 
-  private readonly pending = new Map<number, Pending>();
-  private readonly dests = new Map<DestinationKey, DestState>();
-  private readonly ready = new Fifo<Pending>();
-  private outstanding = 0;
-  private nextTid: number;
-
-  private readonly deadlines = new Heap<Deadline>(deadlineLess);
-  private timer: TimerHandle | undefined;
-  private timerAt = Infinity;
-
-  private readonly handlers = new Map<number, HandlerEntry[]>();
-  private handlerOrder = 0;
+  private readonly table: RequestTable;
+  private readonly deadlines: TryDeadlines;
+  private readonly unsolicited = new UnsolicitedDispatch();
 
   private readonly receivers = new Map<string, RmppReceiver>();
   private readonly senders = new Map<string, { sender: RmppSender; done: Promise<void> }>();
   private closed = false;
-  private readonly graceTurn: boolean;
 
   constructor(
     readonly transport: Transport,
@@ -242,23 +126,36 @@ export class MadRpc implements RmppHost {
   ) {
     this.timeoutMs = opts.timeoutMs ?? 100;
     this.retries = opts.retries ?? 3;
-    this.window = Math.max(1, opts.window ?? 16);
-    this.perDest = Math.max(1, opts.perDestinationWindow ?? 4);
     this.destKeyFn = opts.destinationKey ?? defaultDestinationKey;
     this.mkey = opts.mkey ?? 0n;
-    this.graceTurn = opts.graceTurn ?? true;
     this.rmppOpts = opts.rmpp === false ? undefined : resolveRmppOptions({ madSize: transport.maxMadSize, ...opts.rmpp });
-    this.nextTid = Math.min(TID_MAX, (opts.firstTid ?? 1) >>> 0) || 1;
+    this.table = new RequestTable(Math.max(1, opts.window ?? 16), Math.max(1, opts.perDestinationWindow ?? 4), opts.firstTid ?? 1, (p) => this.sendTry(p));
+    this.deadlines = new TryDeadlines(clock, opts.graceTurn ?? true, (p) => {
+      this.stats.timeouts++;
+      p.transportStatus = 0;
+      this.retryOrFail(p);
+    });
     transport.onReceive((m) => this.onReceive(m));
   }
 
   /** Requests sent and not yet answered. */
   get outstandingCount(): number {
-    return this.outstanding;
+    return this.table.outstandingCount;
   }
   /** Requests waiting for a window slot. */
   get queuedCount(): number {
-    return this.pending.size - this.outstanding;
+    return this.table.queuedCount;
+  }
+
+  /** True when a MAD handed to respond() or request() may be reused as soon as the call returns
+   * (the transport copies on send); otherwise it must stay untouched. */
+  get copiesOnSend(): boolean {
+    return this.transport.copiesOnSend === true;
+  }
+
+  /** Register an agent for a class on the transport (a server names the methods it serves). */
+  register(mgmtClass: number, classVersion: number, opts?: AgentOptions): void {
+    this.transport.register(mgmtClass, classVersion, opts);
   }
 
   // ---------------------------------------------------------------- requests
@@ -272,16 +169,12 @@ export class MadRpc implements RmppHost {
   request(mad: Uint8Array, addr: MadAddress, opts?: RequestOptions): Promise<ReceivedMad> {
     if (this.closed) return Promise.reject(new RpcClosedError('request'));
     if (mad.length < 24) return Promise.reject(new EncodeError('MadHeader', '', `a MAD needs at least 24 bytes, got ${mad.length}`));
-    let tid = this.nextTid;
-    while (this.pending.has(tid)) tid = tid >= TID_MAX ? 1 : tid + 1;
-    this.nextTid = tid >= TID_MAX ? 1 : tid + 1;
-    mad[12] = tid >>> 24;
-    mad[13] = (tid >>> 16) & 0xff;
-    mad[14] = (tid >>> 8) & 0xff;
-    mad[15] = tid & 0xff;
+    const tid = this.table.allocTid();
+    setTidLow(mad, tid);
     const p = new Pending(
       tid,
       mad,
+      MadHeaderView.over(mad).mgmtClass,
       addr,
       opts?.destination ?? this.destKeyFn(mad, addr),
       opts?.timeoutMs ?? this.timeoutMs,
@@ -291,34 +184,8 @@ export class MadRpc implements RmppHost {
       p.resolve = res;
       p.reject = rej;
     });
-    this.pending.set(p.key, p);
-    this.admit(p);
+    this.table.add(p);
     return promise;
-  }
-
-  private admit(p: Pending): void {
-    let d = this.dests.get(p.dest);
-    if (!d) {
-      d = { admitted: 0, waiting: undefined };
-      this.dests.set(p.dest, d);
-    }
-    if (d.admitted < this.perDest && !(d.waiting && d.waiting.size)) {
-      d.admitted++;
-      this.toReady(p);
-    } else {
-      (d.waiting ??= new Fifo<Pending>()).push(p);
-    }
-  }
-
-  private toReady(p: Pending): void {
-    if (this.outstanding < this.window && this.ready.size === 0) this.transmit(p);
-    else this.ready.push(p);
-  }
-
-  private transmit(p: Pending): void {
-    p.state = St.Outstanding;
-    this.outstanding++;
-    this.sendTry(p);
   }
 
   private sendTry(p: Pending): void {
@@ -332,35 +199,12 @@ export class MadRpc implements RmppHost {
       p.reject(e instanceof Error ? e : new TransportError(String(e), 'send'));
       return;
     }
-    const at = this.clock.now() + p.timeoutMs;
-    this.deadlines.push({ at, p, tries: p.tries });
-    if (at < this.timerAt) {
-      if (this.timer) this.clock.clearTimeout(this.timer);
-      this.timerAt = at;
-      this.timer = this.clock.setTimeout(this.onTimer, p.timeoutMs);
-    }
+    this.deadlines.arm(p);
   }
 
   /** Take p out of the books and let the next queued request go. */
   private settle(p: Pending): void {
-    const wasOut = p.state === St.Outstanding;
-    p.state = St.Done;
-    this.pending.delete(p.key);
-    const d = this.dests.get(p.dest);
-    if (wasOut) this.outstanding--;
-    if (d) {
-      d.admitted--;
-      const next = d.waiting?.shift();
-      if (next) {
-        d.admitted++;
-        this.ready.push(next);
-      } else if (d.admitted === 0) this.dests.delete(p.dest);
-    }
-    while (this.outstanding < this.window) {
-      const q = this.ready.shift();
-      if (!q) break;
-      this.transmit(q);
-    }
+    this.table.settle(p);
   }
 
   private retryOrFail(p: Pending): void {
@@ -375,55 +219,6 @@ export class MadRpc implements RmppHost {
     p.reject(new MadTimeoutError(identFor(p.mad, p.addr), p.tries, p.transportStatus));
   }
 
-  /** A deadline passed. After a long pause of this thread (a GC, a big synchronous step) timers run
-   * before the I/O that arrived meanwhile, so responses may be waiting unprocessed: give the event
-   * loop one turn (setImmediate runs after the poll phase) to deliver them before declaring tries
-   * timed out. Without it a stall times out a whole window of requests that were answered. */
-  private readonly onTimer = (): void => {
-    this.timer = undefined;
-    this.timerAt = Infinity;
-    if (this.graceTurn) {
-      this.timerAt = -Infinity; // an expiry is pending: rearm() must not schedule another timer
-      setImmediate(this.expire);
-      return;
-    }
-    this.expire();
-  };
-
-  private readonly expire = (): void => {
-    this.timerAt = Infinity;
-    if (this.closed) return;
-    const now = this.clock.now();
-    for (;;) {
-      const top = this.deadlines.peek();
-      if (!top) break;
-      const p = top.p;
-      const live = p.state === St.Outstanding && top.tries === p.tries && !p.rx;
-      if (live && top.at > now) break;
-      this.deadlines.pop();
-      if (!live) continue;
-      this.stats.timeouts++;
-      p.transportStatus = 0;
-      this.retryOrFail(p);
-    }
-    this.rearm();
-  };
-
-  private rearm(): void {
-    for (;;) {
-      const top = this.deadlines.peek();
-      if (!top) return;
-      const p = top.p;
-      if (p.state === St.Outstanding && top.tries === p.tries && !p.rx) break;
-      this.deadlines.pop();
-    }
-    const at = this.deadlines.peek()!.at;
-    if (at >= this.timerAt) return;
-    if (this.timer) this.clock.clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = this.clock.setTimeout(this.onTimer, Math.max(0, at - this.clock.now()));
-  }
-
   // ---------------------------------------------------------------- receiving
 
   private onReceive(m: ReceivedMad): void {
@@ -432,12 +227,12 @@ export class MadRpc implements RmppHost {
       this.stats.malformed++;
       return;
     }
-    const cls = d[1]!;
+    const h = MadHeaderView.over(d);
     if (m.status !== 0) return this.onBounce(m);
-    if (this.rmppOpts && hasRmppHeader(cls) && rmppActive(d)) return this.onRmpp(m);
-    if (isResponse(d[3]!)) {
-      const p = this.lookup(d);
-      if (!p || p.state !== St.Outstanding || p.rx) {
+    if (this.rmppOpts && hasRmppHeader(h.mgmtClass) && rmppActive(d)) return this.onRmpp(m);
+    if (isResponse(h.method)) {
+      const p = this.lookup(d, h);
+      if (!p || !p.awaiting) {
         this.stats.unmatched++;
         return;
       }
@@ -451,37 +246,23 @@ export class MadRpc implements RmppHost {
 
   /** The request a MAD answers: same low 32 TID bits (ours are all below 2^30, so the Map key
    * stays a small integer) and the same class. */
-  private lookup(d: Uint8Array): Pending | undefined {
-    if (d[12]! >= 0x40) return undefined;
-    const p = this.pending.get((d[12]! << 24) | (d[13]! << 16) | (d[14]! << 8) | d[15]!);
-    return p && p.mad[1] === d[1] ? p : undefined;
+  private lookup(d: Uint8Array, h = MadHeaderView.over(d)): Pending | undefined {
+    return this.table.lookup(tidLow(d), h.mgmtClass);
   }
 
   private onBounce(m: ReceivedMad): void {
     this.stats.bounced++;
     const d = m.data;
-    if (isResponse(d[3]!)) return; // one of our responses or RMPP segments could not be delivered
+    if (isResponse(MadHeaderView.over(d).method)) return; // one of our responses or RMPP segments could not be delivered
     const p = this.lookup(d);
-    if (!p || p.state !== St.Outstanding || p.rx) return;
+    if (!p || !p.awaiting) return;
     p.transportStatus = m.status;
     this.retryOrFail(p);
   }
 
   private dispatch(m: ReceivedMad): void {
-    const d = m.data;
-    const list = this.handlers.get(d[1]!);
-    if (list) {
-      const method = d[3]!;
-      const attrId = (d[16]! << 8) | d[17]!;
-      for (const h of list) {
-        if ((h.method === undefined || h.method === method) && (h.attrId === undefined || h.attrId === attrId)) {
-          this.stats.unsolicited++;
-          h.fn(m);
-          return;
-        }
-      }
-    }
-    this.stats.unhandled++;
+    if (this.unsolicited.dispatch(m)) this.stats.unsolicited++;
+    else this.stats.unhandled++;
   }
 
   /**
@@ -490,23 +271,7 @@ export class MadRpc implements RmppHost {
    * attribute, then class only), earliest registered first. Returns an unsubscribe function.
    */
   onUnsolicited(mgmtClass: number, handler: UnsolicitedHandler, filter: UnsolicitedFilter = {}): () => void {
-    const e: HandlerEntry = {
-      method: filter.method,
-      attrId: filter.attrId,
-      fn: handler,
-      rank: (filter.method !== undefined ? 2 : 0) + (filter.attrId !== undefined ? 1 : 0),
-      order: this.handlerOrder++,
-    };
-    const list = this.handlers.get(mgmtClass) ?? [];
-    list.push(e);
-    list.sort((a, b) => b.rank - a.rank || a.order - b.order);
-    this.handlers.set(mgmtClass, list);
-    return () => {
-      const l = this.handlers.get(mgmtClass);
-      if (!l) return;
-      const i = l.indexOf(e);
-      if (i >= 0) l.splice(i, 1);
-    };
+    return this.unsolicited.on(mgmtClass, handler, filter);
   }
 
   // ---------------------------------------------------------------- responding
@@ -514,7 +279,7 @@ export class MadRpc implements RmppHost {
   /** Send `response` answering `request`: echoes the request's full 64-bit TID into it and sends it
    * back to the requester (Q_Key 0x80010000 on GSI when the received address has none). */
   respond(request: ReceivedMad, response: Uint8Array, addr: MadAddress = request.addr): void {
-    response.set(request.data.subarray(8, 16), 8);
+    copyTid(request.data, response);
     this.stats.responsesSent++;
     this.transport.send(response, replyAddress(addr));
   }
@@ -530,10 +295,10 @@ export class MadRpc implements RmppHost {
    */
   respondRmpp(request: ReceivedMad, header: Uint8Array, payload: Uint8Array, addr: MadAddress = request.addr): Promise<void> {
     if (this.closed) return Promise.reject(new RpcClosedError('respondRmpp'));
-    const cls = header[1]!;
+    const cls = MadHeaderView.over(header).mgmtClass;
     const off = rmppDataOffset(cls);
     const hdr = header.slice(0, off);
-    hdr.set(request.data.subarray(8, 16), 8);
+    copyTid(request.data, hdr);
     const to = replyAddress(addr);
     if (!this.rmppOpts) {
       const one = new Uint8Array(off + payload.length);
@@ -594,7 +359,8 @@ export class MadRpc implements RmppHost {
       this.stats.malformed++;
       return;
     }
-    const cls = d[1]!;
+    const hv = MadHeaderView.over(d);
+    const cls = hv.mgmtClass;
     const key = rmppKey(cls, m.addr.lid, d);
     if (h.type !== RmppType.Data) {
       const s = this.senders.get(key);
@@ -606,10 +372,10 @@ export class MadRpc implements RmppHost {
     }
     const existing = this.receivers.get(key);
     if (existing) return existing.onData(m, h);
-    const rsp = isResponse(d[3]!);
+    const rsp = isResponse(hv.method);
     if (rsp) {
-      const p = this.lookup(d);
-      if (!p || p.state !== St.Outstanding || p.rx) {
+      const p = this.lookup(d, hv);
+      if (!p || !p.awaiting) {
         this.stats.unmatched++;
         return;
       }
@@ -669,51 +435,14 @@ export class MadRpc implements RmppHost {
 
   // ---------------------------------------------------------------- SMP helpers
 
-  /** Build a directed-route SMP. `path` lists the egress port of each hop (`[]` is the local port;
-   * `[1, 3]` is InitialPath 0,1,3). */
+  /** Build a directed-route SMP (see smpDr in wire/builders) with this RPC's default M_Key. */
   buildSmpDr(method: number, path: readonly number[], attrId: number, attrMod: number, data?: Uint8Array, mkey: bigint = this.mkey): Uint8Array {
-    if (path.length > MAX_DR_HOPS) throw new EncodeError('SmpDr', 'initialPath', `a directed route has at most ${MAX_DR_HOPS} hops, got ${path.length}`);
-    const b = new Uint8Array(MAD_SIZE);
-    b[0] = 1;
-    b[1] = MgmtClass.SubnDirected;
-    b[2] = 1;
-    b[3] = method;
-    b[DR.hopCount] = path.length;
-    for (let i = 0; i < path.length; i++) {
-      const port = path[i]!;
-      if (!Number.isInteger(port) || port < 0 || port > 255) throw new EncodeError('SmpDr', `initialPath[${i + 1}]`, `port ${port} is not in 0..255`);
-      b[DR.initialPath + 1 + i] = port;
-    }
-    this.writeCommon(b, DR.attrId, DR.attrMod, DR.mkey, DR.data, attrId, attrMod, mkey, data, 'SmpDr');
-    b[DR.drSlid] = b[DR.drSlid + 1] = b[DR.drDlid] = b[DR.drDlid + 1] = 0xff;
-    return b;
+    return smpDr(path, { method, attrId, attrMod, ...(data ? { data } : {}), mkey });
   }
 
-  /** Build a LID-routed SMP. */
+  /** Build a LID-routed SMP (see smpLid in wire/builders) with this RPC's default M_Key. */
   buildSmpLid(method: number, attrId: number, attrMod: number, data?: Uint8Array, mkey: bigint = this.mkey): Uint8Array {
-    const b = new Uint8Array(MAD_SIZE);
-    b[0] = 1;
-    b[1] = MgmtClass.SubnLid;
-    b[2] = 1;
-    b[3] = method;
-    this.writeCommon(b, LR.attrId, LR.attrMod, LR.mkey, LR.data, attrId, attrMod, mkey, data, 'SmpLid');
-    return b;
-  }
-
-  private writeCommon(b: Uint8Array, oAttr: number, oMod: number, oMkey: number, oData: number, attrId: number, attrMod: number, mkey: bigint, data: Uint8Array | undefined, name: string): void {
-    if (!(attrId >= 0 && attrId <= 0xffff && Number.isInteger(attrId))) throw new EncodeError(name, 'attrId', `${attrId} is not a 16-bit value`);
-    if (!(attrMod >= 0 && attrMod <= 0xffffffff && Number.isInteger(attrMod))) throw new EncodeError(name, 'attrMod', `${attrMod} is not a 32-bit value`);
-    b[oAttr] = attrId >>> 8;
-    b[oAttr + 1] = attrId & 0xff;
-    b[oMod] = attrMod >>> 24;
-    b[oMod + 1] = (attrMod >>> 16) & 0xff;
-    b[oMod + 2] = (attrMod >>> 8) & 0xff;
-    b[oMod + 3] = attrMod & 0xff;
-    if (mkey) new DataView(b.buffer).setBigUint64(oMkey, mkey);
-    if (data) {
-      if (data.length > SMP_DATA_LEN) throw new EncodeError(name, 'data', `SMP data is at most ${SMP_DATA_LEN} bytes, got ${data.length}`);
-      b.set(data, oData);
-    }
+    return smpLid({ method, attrId, attrMod, ...(data ? { data } : {}), mkey });
   }
 
   /** SubnGet over a directed route; resolves with the 64-byte SMP data of the response. */
@@ -736,18 +465,18 @@ export class MadRpc implements RmppHost {
   private async smpDr(method: number, path: readonly number[], attrId: number, attrMod: number, data: Uint8Array | undefined, opts: SmpOptions | undefined): Promise<Uint8Array> {
     const mad = this.buildSmpDr(method, path, attrId, attrMod, data, opts?.mkey ?? this.mkey);
     const r = await this.request(mad, DR_ADDR, opts);
-    const st = readBits(r.data, DR.statusBit, DR.statusWidth);
+    const st = madStatus(r.data);
     if (st !== 0) throw new MadStatusError(identFor(mad, DR_ADDR), st, r.data);
-    return r.data.subarray(DR.data, DR.data + SMP_DATA_LEN);
+    return smpData(r.data);
   }
 
   private async smpLid(method: number, lid: number, attrId: number, attrMod: number, data: Uint8Array | undefined, opts: SmpOptions | undefined): Promise<Uint8Array> {
     const mad = this.buildSmpLid(method, attrId, attrMod, data, opts?.mkey ?? this.mkey);
     const addr: MadAddress = { lid, qpn: 0 };
     const r = await this.request(mad, addr, opts);
-    const st = readBits(r.data, LR.statusBit, LR.statusWidth);
+    const st = madStatus(r.data);
     if (st !== 0) throw new MadStatusError(identFor(mad, addr), st, r.data);
-    return r.data.subarray(LR.data, LR.data + SMP_DATA_LEN);
+    return smpData(r.data);
   }
 
   // ---------------------------------------------------------------- shutdown
@@ -756,23 +485,13 @@ export class MadRpc implements RmppHost {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    if (this.timer) this.clock.clearTimeout(this.timer);
-    this.timer = undefined;
-    this.timerAt = Infinity;
-    this.deadlines.clear();
-    const all = [...this.pending.values()];
-    this.pending.clear();
-    this.ready.drain();
-    this.dests.clear();
-    this.outstanding = 0;
+    this.deadlines.close();
+    const all = this.table.clear();
     for (const r of this.receivers.values()) r.cancel();
     this.receivers.clear();
     for (const s of this.senders.values()) s.sender.cancel(new RpcClosedError('RMPP send'));
     this.senders.clear();
-    for (const p of all) {
-      p.state = St.Done;
-      p.reject(new RpcClosedError(describeMad(identFor(p.mad, p.addr))));
-    }
+    for (const p of all) p.reject(new RpcClosedError(describeMad(identFor(p.mad, p.addr))));
   }
 }
 

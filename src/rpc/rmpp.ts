@@ -12,9 +12,12 @@
  */
 import type { Clock, TimerHandle } from '../util/clock.js';
 import type { MadAddress, ReceivedMad } from '../transport/types.js';
-import { MgmtClass, METHOD_RESPONSE_BIT, MAD_SIZE } from '../wire/mad.js';
-import { RMPP_DATA_SIZE, RMPP_HEADER_OFFSET, RMPP_HEADER_SIZE, RmppFlag, RmppStatus, RmppType, decodeRmpp, encodeRmpp, rmppAck, rmppData, rmppStopOrAbort, type RmppHeader } from '../wire/rmpp.js';
+import { MadHeaderView, MgmtClass, METHOD_RESPONSE_BIT, MAD_SIZE } from '../wire/mad.js';
+import { RMPP_DATA_SIZE, RMPP_HEADER_OFFSET, RMPP_HEADER_SIZE, RmppFlag, RmppHeaderView, RmppStatus, RmppType, decodeRmpp, encodeRmpp, rmppAck, rmppData, rmppStopOrAbort, type RmppHeader } from '../wire/rmpp.js';
 import { RmppAbortError, RmppTimeoutError, type MadIdent } from './errors.js';
+import { identOf } from './ident.js';
+
+export { identOf } from './ident.js';
 
 /** Q_Key of the GSI (QP1). */
 export const GSI_QKEY = 0x80010000;
@@ -75,7 +78,7 @@ export function hasRmppHeader(mgmtClass: number): boolean {
 
 /** The RMPP flags byte's Active bit, read without decoding the header. */
 export function rmppActive(mad: Uint8Array): boolean {
-  return mad.length >= RMPP_HEADER_OFFSET + RMPP_HEADER_SIZE && (mad[RMPP_HEADER_OFFSET + 2]! & RmppFlag.Active) !== 0;
+  return mad.length >= RMPP_HEADER_OFFSET + RMPP_HEADER_SIZE && (RmppHeaderView.over(mad, RMPP_HEADER_OFFSET).flags & RmppFlag.Active) !== 0;
 }
 
 /**
@@ -83,7 +86,7 @@ export function rmppActive(mad: Uint8Array): boolean {
  * header (its RMPP header is overwritten); every segment repeats it. Always at least one segment.
  */
 export function segmentRmpp(header: Uint8Array, payload: Uint8Array, respTime?: number, madSize = MAD_SIZE): Uint8Array[] {
-  const cls = header[1]!;
+  const cls = MadHeaderView.over(header).mgmtClass;
   const off = rmppDataOffset(cls);
   if (header.length < off) throw new RangeError(`RMPP header block for class 0x${cls.toString(16)} needs ${off} bytes, got ${header.length}`);
   const size = madSize - off;
@@ -107,7 +110,7 @@ export function segmentRmpp(header: Uint8Array, payload: Uint8Array, respTime?: 
 /** Join segments (in order, 1..n) into headers + data; `lastDataLength` bytes of the last segment's data are used. */
 export function reassembleRmpp(segments: readonly Uint8Array[], lastDataLength: number, madSize = MAD_SIZE): Uint8Array {
   const first = segments[0]!;
-  const off = rmppDataOffset(first[1]!);
+  const off = rmppDataOffset(MadHeaderView.over(first).mgmtClass);
   const size = madSize - off;
   const total = (segments.length - 1) * size + lastDataLength;
   const out = new Uint8Array(off + total);
@@ -149,24 +152,19 @@ export function replyAddress(addr: MadAddress): MadAddress {
   return addr.qpn !== 0 && !addr.qkey ? { ...addr, qkey: GSI_QKEY } : addr;
 }
 
-export function identOf(mad: Uint8Array, addr: MadAddress): MadIdent {
-  const dv = new DataView(mad.buffer, mad.byteOffset, mad.byteLength);
-  return { mgmtClass: mad[1]!, method: mad[3]!, attrId: dv.getUint16(16), attrMod: dv.getUint32(20), destination: `LID ${addr.lid}` };
-}
-
 /** A control MAD (ACK/STOP/ABORT) answering `about`: its MAD and class headers, method flipped. */
-function controlMad(about: Uint8Array, hdr: RmppHeader): Uint8Array {
+function controlMad(about: Uint8Array, hdr: RmppHeader, flipMethod = true): Uint8Array {
+  const a = MadHeaderView.over(about);
   const b = new Uint8Array(MAD_SIZE);
-  b.set(about.subarray(0, rmppDataOffset(about[1]!)));
-  b[3] = about[3]! ^ METHOD_RESPONSE_BIT;
+  b.set(about.subarray(0, rmppDataOffset(a.mgmtClass)));
+  if (flipMethod) MadHeaderView.over(b).method = a.method ^ METHOD_RESPONSE_BIT;
   encodeRmpp(hdr, b);
   return b;
 }
 
 /** Sends an RMPP ABORT answering `about` (best effort). */
 export function sendAbort(host: RmppHost, about: Uint8Array, addr: MadAddress, status: number, flipMethod: boolean): void {
-  const b = controlMad(about, rmppStopOrAbort(RmppType.Abort, status));
-  if (!flipMethod) b[3] = about[3]!;
+  const b = controlMad(about, rmppStopOrAbort(RmppType.Abort, status), flipMethod);
   host.rmppStats.aborts++;
   try {
     host.sendRaw(b, replyAddress(addr));
@@ -281,12 +279,13 @@ export class RmppReceiver {
       return;
     }
     const isLast = (h.flags & RmppFlag.Last) !== 0;
-    const dataOff = rmppDataOffset(m.data[1]!);
+    const cls = MadHeaderView.over(m.data).mgmtClass;
+    const dataOff = rmppDataOffset(cls);
     // A middle segment carries a full segment of data; the last one (possibly sent short, as a
     // lone segment is) at least the data its PayloadLength names.
     if (!isLast && m.data.length < dataOff + this.dataSize) return this.protocolAbort(RmppStatus.Unspecified, `segment ${s} is only ${m.data.length} bytes`);
     if (isLast) {
-      const chdr = classHeaderLength(m.data[1]!);
+      const chdr = classHeaderLength(cls);
       const len = h.data2 - chdr;
       if (len < 0 || len > this.dataSize) {
         return this.protocolAbort(RmppStatus.InconsistentLastAndPayloadLength, `last segment ${s} has PayloadLength ${h.data2}, outside ${chdr}..${chdr + this.dataSize}`);

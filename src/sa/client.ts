@@ -9,7 +9,8 @@ import type { MadRpc, RequestOptions } from '../rpc/madrpc.js';
 import { Method, MgmtClass, SmpAttr } from '../wire/mad.js';
 import { PortInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
-import { decodeSaMad, decodeSaRecords, encodeSaMad, saSingleSegmentRmpp, SA_QKEY, SA_STATUS_NAMES, SA_DATA_SIZE, type SaMessage } from '../wire/sa.js';
+import { decodeSaMad, decodeSaRecords, SA_QKEY, SA_STATUS_NAMES, SA_DATA_SIZE, type SaMessage } from '../wire/sa.js';
+import { saRequest } from '../wire/builders.js';
 import type { DeepPartial, Layout } from '../wire/layout.js';
 import type { MadAddress } from '../transport/types.js';
 
@@ -101,15 +102,7 @@ export class SaClient {
     const rl = (reqLayout ?? layout) as unknown as Layout<R>;
     const data = new Uint8Array(Math.max(SA_DATA_SIZE, rl.byteLength));
     rl.encode(record, data, 0);
-    const multi = method === Method.GetMulti;
-    const mad = encodeSaMad(
-      {
-        header: { method, attrId, attrMod },
-        sa: { smKey: this.smKey, componentMask },
-        ...(multi ? { rmpp: saSingleSegmentRmpp(rl.byteLength) } : {}),
-      },
-      data.subarray(0, SA_DATA_SIZE),
-    );
+    const mad = saRequest({ method, attrId, attrMod, componentMask, smKey: this.smKey, record: data, recordLength: rl.byteLength });
     const rsp = await this.rpc.request(mad, this.address, this.o.request);
     const msg = decodeSaMad(rsp.data);
     if (msg.header.mgmtClass !== MgmtClass.SubnAdm) throw new SaStatusError(method, attrId, 0xffff, layout.name);

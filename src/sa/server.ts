@@ -10,8 +10,9 @@
  */
 import { DecodeError } from '../wire/errors.js';
 import { readBig } from '../wire/layout.js';
-import { MAD_SIZE, MadHeader, MadStatus, MgmtClass, Method, METHOD_RESPONSE_BIT } from '../wire/mad.js';
-import { PathRecord, SA_CLASS_VERSION, SA_DATA_OFFSET, SA_DATA_SIZE, SaAttr, SaMadHeader, SaStatus, decodeSaMad, recordStride, saSingleSegmentRmpp, type SaMessage } from '../wire/sa.js';
+import { MAD_SIZE, MadHeader, MadHeaderView, MadStatus, MgmtClass, Method, METHOD_RESPONSE_BIT } from '../wire/mad.js';
+import { PathRecord, SA_CLASS_VERSION, SA_DATA_OFFSET, SA_DATA_SIZE, SA_HEADER_OFFSET, SaAttr, SaHeader, SaMadHeader, SaStatus, decodeSaMad, recordStride, type SaMessage } from '../wire/sa.js';
+import { SA_TABLE_METHODS, responseMethod, saStatusResponse } from '../wire/builders.js';
 import type { MadRpc } from '../rpc/madrpc.js';
 import type { ReceivedMad } from '../transport/types.js';
 import { Fifo } from '../util/fifo.js';
@@ -33,7 +34,7 @@ export interface SaServerOptions {
   maxQueue?: number;
   /** Requests answered per turn of the event loop. Default 32. */
   batch?: number;
-  /** How a drain turn is scheduled (default setImmediate). */
+  /** How a drain turn is scheduled (default the RPC clock's defer). */
   schedule?: (fn: () => void) => void;
   /** Register the class 0x03 server agent on the transport (default true; false when the caller did). */
   registerAgent?: boolean;
@@ -65,29 +66,11 @@ export interface SaServerStats {
 }
 
 const ATTR_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(SaAttr).map(([k, v]) => [v, k]));
-const TABLE_METHODS: ReadonlySet<number> = new Set([Method.GetTable, Method.GetTraceTable, Method.GetMulti]);
 /** Request methods the SA serves (ReportResp, the answer to our Reports, reaches us as a response). */
 const SERVED_METHODS = [Method.Get, Method.Set, Method.GetTable, Method.Delete, Method.GetMulti, Method.GetTraceTable];
 
-/** The response method of a request method. */
-export function responseMethod(method: number): number {
-  switch (method) {
-    case Method.Get:
-    case Method.Set:
-      return Method.GetResp;
-    case Method.GetTable:
-    case Method.GetTraceTable:
-      return Method.GetTableResp;
-    case Method.GetMulti:
-      return Method.GetMultiResp;
-    case Method.Delete:
-      return Method.DeleteResp;
-    case Method.Report:
-      return Method.ReportResp;
-    default:
-      return (method | METHOD_RESPONSE_BIT) & 0xff;
-  }
-}
+/** The response method of a request method (wire/builders; re-exported where it was). */
+export { responseMethod };
 
 /** Header bytes a single-MAD response takes from its request (TID, AttributeID, AttributeModifier,
  * ComponentMask), found by encoding the echoed fields two ways: derived from SaMadHeader, never a
@@ -121,12 +104,9 @@ function writeSingleResponseHeader(mad: Uint8Array, request: Uint8Array, method:
   for (const i of ECHOED_HEADER_BYTES) mad[i] = request[i]!;
 }
 
-/** Bit offset of the SA header's SM_Key (derived from SaMadHeader like ECHOED_HEADER_BYTES). */
-const SM_KEY_BIT = (() => {
-  const a = SaMadHeader.encode({ sa: { smKey: 0n } });
-  const b = SaMadHeader.encode({ sa: { smKey: 0xffffffffffffffffn } });
-  return a.findIndex((x, i) => x !== b[i]) * 8;
-})();
+/** Bit offset of the request's SM_Key, from the SA header's table. Read with readBig rather than a
+ * second view on the cache path (measurably cheaper per request). */
+const SM_KEY_BIT = SA_HEADER_OFFSET * 8 + SaHeader.fields.smKey.bit;
 
 const HEX4 = new Map<number, string>();
 /** "0x" and four hex digits (memoised: it names counters on every answer). */
@@ -158,7 +138,7 @@ export class SaServer {
   ) {
     this.maxQueue = Math.max(1, opts.maxQueue ?? 512);
     this.batch = Math.max(1, opts.batch ?? 32);
-    this.schedule = opts.schedule ?? ((fn) => void setImmediate(fn));
+    this.schedule = opts.schedule ?? ((fn) => rpc.clock.defer(fn));
     this.cache = new AnswerCache(Math.max(0, opts.answerCacheSize ?? 32768), PathRecord.byteLength);
     this.stats = { received: 0, answered: 0, errors: 0, busy: 0, malformed: 0, invalid: 0, ignored: 0, rmppFailures: 0, byAttribute: {}, byStatus: {}, cache: this.cache.stats };
   }
@@ -166,7 +146,7 @@ export class SaServer {
   /** Register as the SA class server and start answering. */
   start(): void {
     if (this.unsubscribe) return;
-    if (this.opts.registerAgent ?? true) this.rpc.transport.register(MgmtClass.SubnAdm, SA_CLASS_VERSION, { methods: SERVED_METHODS });
+    if (this.opts.registerAgent ?? true) this.rpc.register(MgmtClass.SubnAdm, SA_CLASS_VERSION, { methods: SERVED_METHODS });
     this.unsubscribe = this.rpc.onUnsolicited(MgmtClass.SubnAdm, (m) => this.receive(m));
   }
 
@@ -228,10 +208,10 @@ export class SaServer {
     else this.draining = false;
   }
 
-  /** A zeroed buffer for a single-MAD response: the reused one when the transport copies on send
+  /** A zeroed buffer for a single-MAD response: the reused one when the RPC copies on send
    * (everything from here to send() is synchronous), else a new one. */
   private responseBuffer(): Uint8Array {
-    if (!this.rpc.transport.copiesOnSend) return new Uint8Array(MAD_SIZE);
+    if (!this.rpc.copiesOnSend) return new Uint8Array(MAD_SIZE);
     return this.scratchMad.fill(0);
   }
 
@@ -244,13 +224,14 @@ export class SaServer {
     const d = m.data;
     const ctx0 = this.ctx;
     // A repeated PathRecord Get is answered with the response already sent for it (AnswerCache).
-    if (ctx0 && d.length >= SA_DATA_OFFSET && d[0] === 1 && d[1] === MgmtClass.SubnAdm && d[2] === SA_CLASS_VERSION && d[3] === Method.Get && d[16] === SaAttr.PathRecord >>> 8 && d[17] === (SaAttr.PathRecord & 0xff)) {
+    const h = MadHeaderView.over(d);
+    if (ctx0 && d.length >= SA_DATA_OFFSET && h.attrId === SaAttr.PathRecord && h.method === Method.Get && h.mgmtClass === MgmtClass.SubnAdm && h.classVersion === SA_CLASS_VERSION && h.baseVersion === 1) {
       const smKey = readBig(d, SM_KEY_BIT, 64); // zero (the usual case) costs no BigInt work
       const trusted = smKey !== 0n && smKey === ctx0.smKey;
       const hit = this.cache.get(ctx0, d, m.addr.lid, trusted);
       if (hit) {
         this.stats.byAttribute['PathRecord'] = (this.stats.byAttribute['PathRecord'] ?? 0) + 1;
-        this.count((hit[4]! << 8) | hit[5]!);
+        this.count(MadHeaderView.over(hit).status);
         // MadRpc.respond writes the TID into the buffer: a copy, reused when the transport copies on send.
         const out = this.responseBuffer();
         out.set(hit);
@@ -326,7 +307,7 @@ export class SaServer {
    * answers with a record are kept: an error response echoes request bytes outside the key. */
   private sendSingle(m: ReceivedMad, mad: Uint8Array): void {
     const c = this.capture;
-    if (c && mad[4] === 0 && mad[5] === 0) this.cache.put(c.ctx, m.data, c.lid, c.trusted, mad);
+    if (c && MadHeaderView.over(mad).status === 0) this.cache.put(c.ctx, m.data, c.lid, c.trusted, mad);
     try {
       this.rpc.respond(m, mad);
     } catch (e) {
@@ -344,7 +325,7 @@ export class SaServer {
     const stride = layout ? recordStride(layout) : Math.ceil(Math.max(8, ...a.records.map((r) => r.length)) / 8) * 8;
     const method = a.method ?? responseMethod(header.method);
     this.count(0);
-    if (!TABLE_METHODS.has(header.method)) {
+    if (!SA_TABLE_METHODS.has(header.method)) {
       const mad = this.responseBuffer();
       writeSingleResponseHeader(mad, m.data, method, stride / 8);
       const r = a.records[0];
@@ -368,23 +349,6 @@ export class SaServer {
   /** An error (or BUSY) response: the request echoed with the status set; table methods carry an empty single-segment RMPP. */
   private answerStatus(m: ReceivedMad, status: number, record?: Uint8Array): void {
     this.count(status);
-    const req = m.data;
-    const mad = this.responseBuffer();
-    mad.set(req.subarray(0, Math.min(req.length, MAD_SIZE)));
-    const hdr = MadHeader.decode(mad, 0);
-    const table = TABLE_METHODS.has(hdr.method);
-    MadHeader.encode({ ...hdr, method: responseMethod(hdr.method), status }, mad, 0);
-    if (mad.length >= SA_DATA_OFFSET && req.length >= SA_DATA_OFFSET) {
-      // SM_Key not echoed; RMPP header: a single empty segment for table methods, none otherwise.
-      mad.fill(0, 36, 44);
-      const head = SaMadHeader.decode(mad, 0);
-      SaMadHeader.encode({ ...head, rmpp: table ? saSingleSegmentRmpp(0) : {} }, mad, 0);
-      if (table) mad.fill(0, SA_DATA_OFFSET);
-      else if (record) {
-        mad.fill(0, SA_DATA_OFFSET);
-        mad.set(record.subarray(0, SA_DATA_SIZE), SA_DATA_OFFSET);
-      }
-    }
-    this.sendSingle(m, mad);
+    this.sendSingle(m, saStatusResponse(m.data, status, record, this.responseBuffer()));
   }
 }

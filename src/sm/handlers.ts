@@ -1,6 +1,7 @@
 /** The SM's unsolicited-MAD handlers: traps (repress, then re-sweep on link/port changes) and
  * SMInfo Get from other SMs. A malformed MAD is answered where it can be and logged, never thrown. */
-import { MgmtClass, Method, SmpAttr, SMP_DATA_OFFSET } from '../wire/mad.js';
+import { MgmtClass, Method, SmpAttr, SMP_DATA_OFFSET, SMP_DATA_SIZE } from '../wire/mad.js';
+import { smpResponse, trapRepress } from '../wire/builders.js';
 import { SMInfo } from '../wire/sma.js';
 import { decodeNotice, type NoticeSmp } from '../wire/notice.js';
 import type { MadRpc } from '../rpc/madrpc.js';
@@ -15,9 +16,7 @@ export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: { portGuid:
   const offTrap = rpc.onUnsolicited(
     MgmtClass.SubnLid,
     (m: ReceivedMad) => {
-      const resp = Uint8Array.from(m.data);
-      resp[3] = Method.TrapRepress;
-      rpc.respond(m, resp);
+      rpc.respond(m, trapRepress(m.data));
       let trap: number;
       let notice: NoticeSmp;
       try {
@@ -34,10 +33,8 @@ export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: { portGuid:
     { method: Method.Trap },
   );
   const answerSmInfo = (m: ReceivedMad): void => {
-    if (m.data.length < SMP_DATA_OFFSET + 64) return;
-    const resp = Uint8Array.from(m.data);
-    resp[3] = Method.GetResp;
-    if (m.data[1] === MgmtClass.SubnDirected) resp[4] = (resp[4]! | 0x80) & 0xff; // D bit: the response direction
+    if (m.data.length < SMP_DATA_OFFSET + SMP_DATA_SIZE) return;
+    const resp = smpResponse(m.data, 0); // GetResp; a DR response also gets the D bit and keeps its path
     SMInfo.encode(sm.smInfo(o.portGuid), resp, SMP_DATA_OFFSET);
     rpc.respond(m, resp);
   };

@@ -1,7 +1,9 @@
 /** An in-memory hub of Transport endpoints for tests: MADs sent by one endpoint are delivered,
  * asynchronously and as copies, to the endpoint whose LID matches the destination (or to whatever
  * a custom `route` function picks, e.g. for directed-route SMPs to LID 0xffff). */
-import { MgmtClass, isResponse } from '../wire/mad.js';
+import { MadHeaderView, MgmtClass, isResponse } from '../wire/mad.js';
+import { setTidHigh } from '../wire/builders.js';
+import type { Clock } from '../util/clock.js';
 import type { LocalPortInfo, MadAddress, ReceiveHandler, ReceivedMad, Transport, AgentOptions } from './types.js';
 import { TransportError } from './types.js';
 
@@ -10,8 +12,11 @@ export interface LoopbackHubOptions {
   route?: (mad: Uint8Array, addr: MadAddress, from: LoopbackEndpoint) => LoopbackEndpoint | undefined;
   /** Hand undeliverable MADs back to the sender with status 110 (as ibsim does). Default true. */
   bounceUndeliverable?: boolean;
-  /** 'microtask' (default, fastest) or 'immediate' (setImmediate: lets I/O and timers interleave). */
+  /** 'microtask' (default, fastest) or 'immediate' (a deferral: lets I/O and timers interleave). */
   delivery?: 'microtask' | 'immediate';
+  /** The clock whose `defer` schedules 'immediate' delivery (so virtual time orders it too).
+   * Without one, 'immediate' delivery uses setImmediate. */
+  clock?: Clock;
 }
 
 export interface LoopbackEndpointOptions {
@@ -70,14 +75,13 @@ export class LoopbackEndpoint implements Transport {
   send(mad: Uint8Array, addr: MadAddress): void {
     if (this.closed) throw new TransportError('loopback endpoint is closed', 'send');
     if (mad.length < 24) throw new TransportError(`MAD of ${mad.length} bytes is shorter than the 24-byte header`, 'send');
-    if (!this.classes.has(mad[1]!)) {
-      throw new TransportError(`no agent registered for management class 0x${mad[1]!.toString(16)}; call register() first`, 'send');
+    const h = MadHeaderView.over(mad);
+    if (!this.classes.has(h.mgmtClass)) {
+      throw new TransportError(`no agent registered for management class 0x${h.mgmtClass.toString(16)}; call register() first`, 'send');
     }
     const copy = mad.slice();
     const hi = this.opts.tidHighBits;
-    if (hi !== undefined && !isResponse(copy[3]!)) {
-      new DataView(copy.buffer, copy.byteOffset, copy.byteLength).setUint32(8, hi >>> 0);
-    }
+    if (hi !== undefined && !isResponse(h.method)) setTidHigh(copy, hi);
     this.hub.enqueue(this, copy, addr);
   }
   onReceive(handler: ReceiveHandler): void {
@@ -121,7 +125,7 @@ export class LoopbackHub {
   /** @internal */
   enqueue(from: LoopbackEndpoint, mad: Uint8Array, addr: MadAddress): void {
     const to = this.opts.route ? this.opts.route(mad, addr, from) : this.byLid.get(addr.lid);
-    const cls = mad[1]!;
+    const cls = MadHeaderView.over(mad).mgmtClass;
     if (!to || to.isClosed) {
       if (this.opts.bounceUndeliverable ?? true) {
         this.stats.bounced++;
@@ -142,8 +146,9 @@ export class LoopbackHub {
     this.queue.push({ to, mad });
     if (this.scheduled) return;
     this.scheduled = true;
-    if (this.opts.delivery === 'immediate') setImmediate(this.drain);
-    else queueMicrotask(this.drain);
+    if (this.opts.delivery !== 'immediate') queueMicrotask(this.drain);
+    else if (this.opts.clock) this.opts.clock.defer(this.drain);
+    else setImmediate(this.drain);
   }
   private readonly drain = (): void => {
     this.scheduled = false;

@@ -25,3 +25,15 @@ export class EncodeError extends Error {
     super(`cannot encode ${structure}${field ? '.' + field : ''}: ${detail}`);
   }
 }
+
+/** A layout table that does not describe its structure (a field out of bounds, a gap, an overlap):
+ * a programming error, thrown by defineLayout when the layout is defined. */
+export class LayoutError extends Error {
+  override readonly name = 'LayoutError';
+  constructor(
+    readonly structure: string,
+    readonly detail: string,
+  ) {
+    super(`layout ${structure}: ${detail}`);
+  }
+}

@@ -1,5 +1,6 @@
 /** The MAD common header, SMP framing (LID-routed and directed-route) and the constants all classes share. */
-import { array, defineLayout, hex, reserved, u64, uint, bytes, type LayoutValue } from './layout.js';
+import { array, defineLayout, hex, reserved, spliceFields, u64, uint, bytes, type LayoutValue } from './layout.js';
+import { defineView, type View } from './view.js';
 import { DecodeError } from './errors.js';
 
 export const MAD_SIZE = 256;
@@ -74,52 +75,56 @@ export const MadHeader = defineLayout('MadHeader', 24, {
   attrMod: hex(160, 32, { label: 'AttributeModifier' }),
 });
 export type MadHeader = LayoutValue<typeof MadHeader>;
+export const MadHeaderView = defineView(MadHeader);
+export type MadHeaderView = View<typeof MadHeader.fields>;
 
-/** LID-routed SMP (class 0x01): header, M_Key, 32 reserved bytes, 64 bytes of SMP data. */
+// The fields both SMP framings add after the common header.
+const SMP_MKEY = u64(192, 64, { label: 'M_Key' });
+const SMP_DATA = bytes(512, 64, { label: 'SMPData' });
+
+/** LID-routed SMP (class 0x01): the common header, M_Key, 32 reserved bytes, 64 bytes of SMP data. */
 export const SmpLid = defineLayout('SmpLid', MAD_SIZE, {
-  baseVersion: uint(0, 8, { label: 'BaseVersion' }),
-  mgmtClass: hex(8, 8, { label: 'MgmtClass' }),
-  classVersion: uint(16, 8, { label: 'ClassVersion' }),
-  method: hex(24, 8, { label: 'Method' }),
-  status: hex(32, 16, { label: 'Status' }),
-  classSpecific: hex(48, 16, { label: 'ClassSpecific' }),
-  tid: u64(64, 64, { label: 'TransactionID' }),
-  attrId: hex(128, 16, { label: 'AttributeID' }),
-  reserved1: reserved(144, 16),
-  attrMod: hex(160, 32, { label: 'AttributeModifier' }),
-  mkey: u64(192, 64, { label: 'M_Key' }),
+  ...MadHeader.fields,
+  mkey: SMP_MKEY,
   reserved2: reserved(256, 256),
-  data: bytes(512, 64, { label: 'SMPData' }),
+  data: SMP_DATA,
   reserved3: reserved(1024, 1024),
 });
 export type SmpLid = LayoutValue<typeof SmpLid>;
+export const SmpLidView = defineView(SmpLid);
+export type SmpLidView = View<typeof SmpLid.fields>;
+
+/** The common header of a directed-route SMP: Status is the D bit and a 15-bit status, ClassSpecific
+ * the hop pointer and hop count (IBA 14.2.1.2). */
+const DR_HEADER_FIELDS = spliceFields(
+  spliceFields(MadHeader.fields, 'status', {
+    direction: uint(32, 1, { label: 'D' }),
+    status: hex(33, 15, { label: 'Status' }),
+  }),
+  'classSpecific',
+  {
+    hopPointer: uint(48, 8, { label: 'HopPointer' }),
+    hopCount: uint(56, 8, { label: 'HopCount' }),
+  },
+);
 
 /** Directed-route SMP (class 0x81). */
 export const SmpDr = defineLayout('SmpDr', MAD_SIZE, {
-  baseVersion: uint(0, 8, { label: 'BaseVersion' }),
-  mgmtClass: hex(8, 8, { label: 'MgmtClass' }),
-  classVersion: uint(16, 8, { label: 'ClassVersion' }),
-  method: hex(24, 8, { label: 'Method' }),
-  direction: uint(32, 1, { label: 'D' }),
-  status: hex(33, 15, { label: 'Status' }),
-  hopPointer: uint(48, 8, { label: 'HopPointer' }),
-  hopCount: uint(56, 8, { label: 'HopCount' }),
-  tid: u64(64, 64, { label: 'TransactionID' }),
-  attrId: hex(128, 16, { label: 'AttributeID' }),
-  reserved1: reserved(144, 16),
-  attrMod: hex(160, 32, { label: 'AttributeModifier' }),
-  mkey: u64(192, 64, { label: 'M_Key' }),
+  ...DR_HEADER_FIELDS,
+  mkey: SMP_MKEY,
   drSlid: hex(256, 16, { label: 'DrSLID' }),
   drDlid: hex(272, 16, { label: 'DrDLID' }),
   reserved2: reserved(288, 224),
-  data: bytes(512, 64, { label: 'SMPData' }),
+  data: SMP_DATA,
   initialPath: array(uint(1024, 8), 64, 8, { label: 'InitialPath' }),
   returnPath: array(uint(1536, 8), 64, 8, { label: 'ReturnPath' }),
 });
 export type SmpDr = LayoutValue<typeof SmpDr>;
+export const SmpDrView = defineView(SmpDr);
+export type SmpDrView = View<typeof SmpDr.fields>;
 
-export const SMP_DATA_OFFSET = 64;
-export const SMP_DATA_SIZE = 64;
+export const SMP_DATA_OFFSET = SMP_DATA.bit / 8;
+export const SMP_DATA_SIZE = SMP_DATA.width / 8;
 export const PERMISSIVE_LID = 0xffff;
 /** The link-local subnet prefix (fe80::/64), every port's default GID prefix. */
 export const DEFAULT_GID_PREFIX = 0xfe80000000000000n;

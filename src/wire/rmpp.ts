@@ -12,6 +12,7 @@
  */
 import { defineLayout, hex, uint, type LayoutValue } from './layout.js';
 import { DecodeError, EncodeError } from './errors.js';
+import { defineView, type View } from './view.js';
 
 /** Byte offset of the RMPP header inside a MAD. */
 export const RMPP_HEADER_OFFSET = 24;
@@ -75,6 +76,9 @@ export const RmppHeader = defineLayout('RmppHeader', RMPP_HEADER_SIZE, {
   data2: uint(64, 32, { label: 'PayloadLength/NewWindowLast' }),
 });
 export type RmppHeader = LayoutValue<typeof RmppHeader>;
+/** A view of the RMPP header: `RmppHeaderView.over(mad, RMPP_HEADER_OFFSET)`. */
+export const RmppHeaderView = defineView(RmppHeader);
+export type RmppHeaderView = View<typeof RmppHeader.fields>;
 
 /** Read the RMPP header of a MAD (bytes 24..35). Throws only DecodeError. */
 export function decodeRmpp(mad: Uint8Array): RmppHeader {

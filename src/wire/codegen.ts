@@ -1,0 +1,215 @@
+/** Code generation of the layout engine: each field's reader and writer, specialised once for its
+ * kind, width and alignment, and the decoder of a whole table (an object literal in table order). */
+import { EncodeError } from './errors.js';
+import { POW2, bigLimit, readBig, readBits, writeBig, writeBits } from './bits.js';
+import type { FieldSpec } from './fields.js';
+
+export function zeroOf(f: FieldSpec): unknown {
+  switch (f.kind) {
+    case 'uint':
+      return 0;
+    case 'u64':
+    case 'gid':
+      return 0n;
+    case 'bytes':
+      return new Uint8Array(f.width / 8);
+    case 'string':
+      return '';
+    case 'array':
+      return Array.from({ length: f.count }, () => zeroOf(f.elem));
+    case 'struct':
+      return f.layout.zero();
+    case 'reserved':
+      return undefined;
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: false });
+const utf8enc = new TextEncoder();
+
+function decodeField(name: string, fname: string, f: FieldSpec, b: Uint8Array, bitBase: number): unknown {
+  const pos = bitBase + f.bit;
+  switch (f.kind) {
+    case 'uint':
+      return readBits(b, pos, f.width);
+    case 'u64':
+    case 'gid':
+      return readBig(b, pos, f.width);
+    case 'bytes':
+      return b.slice(pos >>> 3, (pos + f.width) >>> 3);
+    case 'string': {
+      const raw = b.subarray(pos >>> 3, (pos + f.width) >>> 3);
+      const nul = raw.indexOf(0);
+      return utf8.decode(nul < 0 ? raw : raw.subarray(0, nul));
+    }
+    case 'array': {
+      // Element i sits `i * stride` bits after the first: shift the base, not a copy of the field.
+      const out: unknown[] = new Array(f.count);
+      for (let i = 0; i < f.count; i++) out[i] = decodeField(name, fname, f.elem, b, bitBase + i * f.stride);
+      return out;
+    }
+    case 'struct':
+      return f.layout.decode(b, pos >>> 3);
+    case 'reserved':
+      return undefined;
+  }
+}
+
+export function encodeField(name: string, fname: string, f: FieldSpec, v: unknown, b: Uint8Array, bitBase: number): void {
+  const pos = bitBase + f.bit;
+  switch (f.kind) {
+    case 'uint': {
+      const n = v ?? 0;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n >= POW2[f.width]!) {
+        throw new EncodeError(name, fname, `value ${String(n)} does not fit ${f.width} unsigned bits`);
+      }
+      writeBits(b, pos, f.width, n);
+      return;
+    }
+    case 'u64':
+    case 'gid': {
+      const n = v ?? 0n;
+      if (typeof n !== 'bigint' || n < 0n || n >= bigLimit(f.width)) {
+        throw new EncodeError(name, fname, `value ${String(n)} does not fit ${f.width} unsigned bits (bigint expected)`);
+      }
+      writeBig(b, pos, f.width, n);
+      return;
+    }
+    case 'bytes': {
+      const n = f.width / 8;
+      const src = (v ?? new Uint8Array(0)) as Uint8Array;
+      if (!(src instanceof Uint8Array) || src.length > n) {
+        throw new EncodeError(name, fname, `expected at most ${n} bytes`);
+      }
+      b.fill(0, pos >>> 3, (pos >>> 3) + n);
+      b.set(src, pos >>> 3);
+      return;
+    }
+    case 'string': {
+      const n = f.width / 8;
+      if (v !== undefined && typeof v !== 'string') throw new EncodeError(name, fname, 'expected a string');
+      // Too long (e.g. replacement characters from a NodeDescription that was not UTF-8 on the
+      // wire): cut at the last UTF-8 character boundary that fits, as a text field on the wire is.
+      let enc = utf8enc.encode((v as string | undefined) ?? '');
+      if (enc.length > n) {
+        let cut = n;
+        while (cut > 0 && (enc[cut]! & 0xc0) === 0x80) cut--;
+        enc = enc.subarray(0, cut);
+      }
+      b.fill(0, pos >>> 3, (pos >>> 3) + n);
+      b.set(enc, pos >>> 3);
+      return;
+    }
+    case 'array': {
+      const arr = (v ?? []) as unknown[];
+      if (!Array.isArray(arr) || arr.length > f.count) {
+        throw new EncodeError(name, fname, `expected an array of at most ${f.count} elements`);
+      }
+      let i = 0;
+      try {
+        for (; i < f.count; i++) encodeField(name, fname, f.elem, arr[i], b, bitBase + i * f.stride);
+      } catch (e) {
+        if (e instanceof EncodeError && e.field === fname) throw new EncodeError(name, `${fname}[${i}]`, e.detail);
+        throw e;
+      }
+      return;
+    }
+    case 'struct':
+      f.layout.encode((v ?? {}) as object, b, pos >>> 3);
+      return;
+    case 'reserved':
+      if (f.width <= 32) writeBits(b, pos, f.width, 0);
+      else writeBig(b, pos, f.width, 0n);
+      return;
+  }
+}
+
+export type Setter = (v: unknown, b: Uint8Array, bitBase: number) => void;
+
+/** One field's writer, specialised once for its kind, width and alignment; it validates exactly as
+ * encodeField does (and defers to it for everything but the common aligned integers). */
+export function makeSetter(name: string, fname: string, f: FieldSpec): Setter {
+  const bit = f.bit;
+  if (f.kind === 'uint' && (bit & 7) === 0 && (f.width === 8 || f.width === 16 || f.width === 32)) {
+    const o = bit >>> 3;
+    const w = f.width;
+    const limit = POW2[w]!;
+    return (v, b, base) => {
+      const n = v ?? 0;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n >= limit) {
+        throw new EncodeError(name, fname, `value ${String(n)} does not fit ${w} unsigned bits`);
+      }
+      const i = (base >>> 3) + o;
+      if (w === 8) b[i] = n;
+      else if (w === 16) {
+        b[i] = n >>> 8;
+        b[i + 1] = n & 0xff;
+      } else {
+        b[i] = n >>> 24;
+        b[i + 1] = (n >>> 16) & 0xff;
+        b[i + 2] = (n >>> 8) & 0xff;
+        b[i + 3] = n & 0xff;
+      }
+    };
+  }
+  if (f.kind === 'uint') {
+    const w = f.width;
+    const limit = POW2[w]!;
+    return (v, b, base) => {
+      const n = v ?? 0;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n >= limit) {
+        throw new EncodeError(name, fname, `value ${String(n)} does not fit ${w} unsigned bits`);
+      }
+      if (n !== 0) writeBits(b, base + bit, w, n); // the structure was zero-filled
+    };
+  }
+  if (f.kind === 'u64' || f.kind === 'gid') {
+    const w = f.width;
+    const limit = bigLimit(w);
+    return (v, b, base) => {
+      const n = v ?? 0n;
+      if (typeof n !== 'bigint' || n < 0n || n >= limit) {
+        throw new EncodeError(name, fname, `value ${String(n)} does not fit ${w} unsigned bits (bigint expected)`);
+      }
+      if (n !== 0n) writeBig(b, base + bit, w, n);
+    };
+  }
+  return (v, b, base) => encodeField(name, fname, f, v, b, base);
+}
+
+export type Getter = (b: Uint8Array, bitBase: number) => unknown;
+
+/** One field's reader, specialised once for its kind, width and alignment. */
+export function makeGetter(name: string, fname: string, f: FieldSpec): Getter {
+  const bit = f.bit;
+  if (f.kind === 'uint' && (bit & 7) === 0) {
+    const o = bit >>> 3;
+    switch (f.width) {
+      case 8:
+        return (b, base) => b[(base >>> 3) + o]!;
+      case 16:
+        return (b, base) => {
+          const i = (base >>> 3) + o;
+          return (b[i]! << 8) | b[i + 1]!;
+        };
+      case 32:
+        return (b, base) => {
+          const i = (base >>> 3) + o;
+          return b[i]! * 0x1000000 + ((b[i + 1]! << 16) | (b[i + 2]! << 8) | b[i + 3]!);
+        };
+    }
+  }
+  if (f.kind === 'uint') return (b, base) => readBits(b, base + bit, f.width);
+  if (f.kind === 'u64' || f.kind === 'gid') return (b, base) => readBig(b, base + bit, f.width);
+  return (b, base) => decodeField(name, fname, f, b, base);
+}
+
+/** The decoder of a layout: the field readers, and an object literal in table order, so every
+ * decoded value of a layout has one shape. Generated from the table once, at definition. */
+export function compileDecoder(name: string, entries: Array<[string, FieldSpec]>): (b: Uint8Array, bitBase: number) => Record<string, unknown> {
+  const live = entries.filter(([, f]) => f.kind !== 'reserved');
+  const getters = live.map(([fname, f]) => makeGetter(name, fname, f));
+  const body = `return { ${live.map(([fname], i) => `${JSON.stringify(fname)}: g[${i}](b, base)`).join(', ')} };`;
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  return new Function('g', `return function decode${name.replace(/\W/g, '')}(b, base) { ${body} };`)(getters) as (b: Uint8Array, bitBase: number) => Record<string, unknown>;
+}
