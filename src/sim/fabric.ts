@@ -43,20 +43,12 @@ import {
   type SmaHost,
 } from './sma.js';
 import { SimEndpoint, type AttachOptions, type EndpointHost } from './endpoint.js';
+import { SimFaults, type FaultConfig } from './faults.js';
+import { DropError, newTransit, portKey, type Packet, type Target, type Transit } from './packet.js';
 
 export { SimEndpoint, type AttachOptions } from './endpoint.js';
 export type { SimNode, SimPort } from './sma.js';
-
-/** Seeded fault injection: rates are probabilities per MAD (global) or per link crossing (link). */
-export interface FaultConfig {
-  dropRate?: number;
-  duplicateRate?: number;
-  /** Extra delay added to affected MADs (ms). */
-  delayMs?: number;
-  /** Probability that a MAD gets `delayMs` (+ uniform jitter); default 1 when delayMs is set. */
-  delayRate?: number;
-  delayJitterMs?: number;
-}
+export type { FaultConfig } from './faults.js';
 
 export interface SimFabricOptions {
   clock: Clock;
@@ -101,34 +93,6 @@ export interface FabricStats {
 
 export class SimFabricError extends Error {
   override readonly name = 'SimFabricError';
-}
-
-interface Packet {
-  buf: Uint8Array;
-  slid: number;
-  dlid: number;
-  sqpn: number;
-  dqpn: number;
-  /** SMP on VL15 (classes 0x01/0x81): needs only link up, not ACTIVE. */
-  vl15: boolean;
-  /** Sending endpoint and a copy of what it sent (for badPath 'status'). */
-  from?: SimEndpoint;
-  original?: Uint8Array;
-}
-
-type Target = 'sma' | 'agent';
-
-interface Transit {
-  hops: number;
-  delay: number;
-  dup: boolean;
-}
-
-class DropError {
-  constructor(
-    readonly reason: string,
-    readonly pathProblem: boolean,
-  ) {}
 }
 
 interface HeapItem {
@@ -185,18 +149,6 @@ function less(x: HeapItem, y: HeapItem): boolean {
   return x.at < y.at || (x.at === y.at && x.seq < y.seq);
 }
 
-/** mulberry32: small, fast, seedable. */
-function makeRng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface PendingTrap {
   tid: bigint;
   sends: number;
@@ -213,9 +165,7 @@ export class SimFabric implements SmaHost, EndpointHost {
   readonly stats: FabricStats = { injected: 0, delivered: 0, dropped: 0, hops: 0, smpsHandled: 0, trapsSent: 0, duplicated: 0, dropReasons: {} };
   private readonly clock: Clock;
   private readonly opts: Required<Omit<SimFabricOptions, 'clock' | 'faults' | 'trapRepeatMs'>> & { trapRepeatMs?: number };
-  private readonly rng: () => number;
-  private globalFaults: FaultConfig;
-  private readonly linkFaults = new Map<number, FaultConfig>();
+  private readonly faults: SimFaults;
   private readonly byGuid = new Map<bigint, SimNode>();
   private readonly byPortGuid = new Map<bigint, SimPort>();
   private readonly byDesc = new Map<string, SimNode>();
@@ -247,8 +197,7 @@ export class SimFabric implements SmaHost, EndpointHost {
       trapMaxSends: opts.trapMaxSends ?? 4,
       ...(opts.trapRepeatMs !== undefined ? { trapRepeatMs: opts.trapRepeatMs } : {}),
     };
-    this.rng = makeRng(this.opts.seed);
-    this.globalFaults = opts.faults ?? {};
+    this.faults = new SimFaults(this.opts.seed, opts.faults);
     this.nodes = fabric.nodes.map((fn, idx) => this.buildNode(fn, idx));
     // cable the links, then train them (a cold fabric: every cabled port comes up in INIT)
     fabric.nodes.forEach((fn, i) => {
@@ -414,16 +363,14 @@ export class SimFabric implements SmaHost, EndpointHost {
 
   /** Replace the global fault configuration. */
   setFaults(cfg: FaultConfig): void {
-    this.globalFaults = { ...cfg };
+    this.faults.setGlobal(cfg);
   }
 
   /** Faults on one link (both directions); undefined clears them. */
   setLinkFaults(ref: NodeRef, port: number, cfg: FaultConfig | undefined): void {
     const p = this.port(ref, port);
     for (const q of p.peer ? [p, p.peer] : [p]) {
-      const k = portKey(q.node.idx, q.num);
-      if (cfg) this.linkFaults.set(k, { ...cfg });
-      else this.linkFaults.delete(k);
+      this.faults.setLink(portKey(q.node.idx, q.num), cfg);
     }
   }
 
@@ -566,9 +513,9 @@ export class SimFabric implements SmaHost, EndpointHost {
       ...(this.opts.badPath === 'status' ? { original: buf.slice() } : {}),
     };
     this.stats.injected++;
-    const t: Transit = { hops: 0, delay: 0, dup: false };
+    const t = newTransit();
     try {
-      this.applyFaults(this.globalFaults, t);
+      this.faults.onInject(t);
       if (cls === MgmtClass.SubnDirected) this.walkDr(n, ep.portNum, pkt, t);
       else this.walkLid(n, ep.portNum, pkt, t);
     } catch (e) {
@@ -679,9 +626,9 @@ export class SimFabric implements SmaHost, EndpointHost {
       this.stats.trapsSent++;
       this.stats.injected++;
       const pkt: Packet = { buf: t.mad.slice(), slid: t.from.info.lid, dlid: smLid, sqpn: 0, dqpn: 0, vl15: true };
-      const tr: Transit = { hops: 0, delay: 0, dup: false };
+      const tr = newTransit();
       try {
-        this.applyFaults(this.globalFaults, tr);
+        this.faults.onInject(tr);
         this.walkLid(node, t.from.num, pkt, tr);
       } catch (e) {
         if (e instanceof DropError) this.dropped(pkt, e, tr);
@@ -709,22 +656,13 @@ export class SimFabric implements SmaHost, EndpointHost {
   // forwarding
   // =====================================================================================
 
-  private applyFaults(f: FaultConfig | undefined, t: Transit): void {
-    if (!f) return;
-    if (f.dropRate && this.rng() < f.dropRate) throw new DropError('fault', false);
-    if (f.duplicateRate && this.rng() < f.duplicateRate) t.dup = true;
-    if (f.delayMs && (f.delayRate === undefined || this.rng() < f.delayRate)) {
-      t.delay += f.delayMs + (f.delayJitterMs ? this.rng() * f.delayJitterMs : 0);
-    }
-  }
-
   /** Cross the link out of `p`; returns the receiving port. */
   private cross(p: SimPort | undefined, pkt: Packet, t: Transit): SimPort {
     if (!p || !p.peer || !linkIsUp(p)) throw new DropError('link down or no such port', true);
     if (!pkt.vl15 && (p.info.portState !== PortState.Active || p.peer.info.portState !== PortState.Active)) {
       throw new DropError('port not ACTIVE for data VLs', true);
     }
-    if (this.linkFaults.size) this.applyFaults(this.linkFaults.get(portKey(p.node.idx, p.num)), t);
+    this.faults.onCross(portKey(p.node.idx, p.num), t);
     t.hops++;
     this.stats.hops++;
     return p.peer;
@@ -917,9 +855,9 @@ export class SimFabric implements SmaHost, EndpointHost {
     this.stats.injected++;
     const isDr = getF(r.mad, Smp.mgmtClass) === MgmtClass.SubnDirected;
     const resp: Packet = { buf: r.mad, slid: mp.info.lid, dlid: pkt.slid, sqpn: 0, dqpn: pkt.sqpn, vl15: true };
-    const t: Transit = { hops: 0, delay: 0, dup: false };
+    const t = newTransit();
     try {
-      this.applyFaults(this.globalFaults, t);
+      this.faults.onInject(t);
       if (isDr) this.walkDr(node, inPort, resp, t);
       else this.walkLid(node, mp.num, resp, t);
     } catch (e) {
@@ -1010,10 +948,6 @@ export class SimFabric implements SmaHost, EndpointHost {
       if (next && !this.closed) this.arm(next.at);
     }
   }
-}
-
-function portKey(node: number, port: number): number {
-  return node * 256 + port;
 }
 
 function setTidHigh(buf: Uint8Array, tid: bigint, high: number): void {
