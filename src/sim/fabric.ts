@@ -7,9 +7,9 @@
  * Time: each MAD is walked synchronously to its destination (O(1) per hop) and its arrival is
  * scheduled on the injected clock after `hops x hopLatencyMs` (plus injected delays), so the
  * event loop is never starved and virtual-clock tests control everything. The fabric keeps one
- * clock timer for its own event heap.
+ * clock timer for its own event heap (./scheduler.ts).
  */
-import type { Clock, TimerHandle } from '../util/clock.js';
+import type { Clock } from '../util/clock.js';
 import { readBig } from '../wire/layout.js';
 import { isSwitch as fabricIsSwitch, type Fabric, type FabricNode } from '../model/fabric.js';
 import { MgmtClass, Method, NodeType, PERMISSIVE_LID, PortState, SMP_DATA_OFFSET, SmpAttr, SmpLid, isResponse } from '../wire/mad.js';
@@ -44,6 +44,7 @@ import {
 } from './sma.js';
 import { SimEndpoint, type AttachOptions, type EndpointHost } from './endpoint.js';
 import { SimFaults, type FaultConfig } from './faults.js';
+import { Scheduler, type SimEvent } from './scheduler.js';
 import { DropError, newTransit, portKey, type Packet, type Target, type Transit } from './packet.js';
 
 export { SimEndpoint, type AttachOptions } from './endpoint.js';
@@ -55,7 +56,7 @@ export interface SimFabricOptions {
   /** Seed of the fault-injection RNG (default 1). */
   seed?: number;
   /** Virtual latency per link crossing (ms); default 0.001 (1 µs). 0 delivers on the next
-   * event-loop turn (setImmediate) without the clock: the fast choice with a RealClock. */
+   * deferred turn (`clock.defer`: setImmediate on a RealClock) instead of a timer: the fast choice with a RealClock. */
   hopLatencyMs?: number;
   /** What happens to a MAD whose path is bad: silently dropped (a real fabric), or returned to
    * the sending endpoint with status 110 (ETIMEDOUT) as ibsim does. Default 'drop'. */
@@ -95,64 +96,10 @@ export class SimFabricError extends Error {
   override readonly name = 'SimFabricError';
 }
 
-interface HeapItem {
-  at: number;
-  seq: number;
-  fn: () => void;
-}
-
-/** Binary min-heap on (at, seq). */
-class EventHeap {
-  private readonly a: HeapItem[] = [];
-  get size(): number {
-    return this.a.length;
-  }
-  peek(): HeapItem | undefined {
-    return this.a[0];
-  }
-  push(it: HeapItem): void {
-    const a = this.a;
-    a.push(it);
-    let i = a.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!less(a[i]!, a[p]!)) break;
-      [a[i], a[p]] = [a[p]!, a[i]!];
-      i = p;
-    }
-  }
-  pop(): HeapItem | undefined {
-    const a = this.a;
-    const top = a[0];
-    const last = a.pop();
-    if (a.length && last) {
-      a[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < a.length && less(a[l]!, a[m]!)) m = l;
-        if (r < a.length && less(a[r]!, a[m]!)) m = r;
-        if (m === i) break;
-        [a[i], a[m]] = [a[m]!, a[i]!];
-        i = m;
-      }
-    }
-    return top;
-  }
-  clear(): void {
-    this.a.length = 0;
-  }
-}
-function less(x: HeapItem, y: HeapItem): boolean {
-  return x.at < y.at || (x.at === y.at && x.seq < y.seq);
-}
-
 interface PendingTrap {
   tid: bigint;
   sends: number;
-  timer: HeapItem | undefined;
+  timer: SimEvent | undefined;
   mad: Uint8Array;
   from: SimPort;
 }
@@ -173,12 +120,7 @@ export class SimFabric implements SmaHost, EndpointHost {
   private readonly caNames = new Map<number, string>();
   private readonly forcedSm = new Set<number>();
   private nextEndpointId = 1;
-  private readonly heap = new EventHeap();
-  private seq = 0;
-  private timer: TimerHandle | undefined;
-  private timerAt = Infinity;
-  private readonly immediate: HeapItem[] = [];
-  private immediateHandle: NodeJS.Immediate | undefined;
+  private readonly scheduler: Scheduler;
   private readonly traps = new Map<number, Map<bigint, PendingTrap>>();
   private nextTrapTid = 1n;
   private closed = false;
@@ -198,6 +140,7 @@ export class SimFabric implements SmaHost, EndpointHost {
       ...(opts.trapRepeatMs !== undefined ? { trapRepeatMs: opts.trapRepeatMs } : {}),
     };
     this.faults = new SimFaults(this.opts.seed, opts.faults);
+    this.scheduler = new Scheduler(this.clock, this.opts.hopLatencyMs === 0);
     this.nodes = fabric.nodes.map((fn, idx) => this.buildNode(fn, idx));
     // cable the links, then train them (a cold fabric: every cabled port comes up in INIT)
     fabric.nodes.forEach((fn, i) => {
@@ -385,19 +328,14 @@ export class SimFabric implements SmaHost, EndpointHost {
   /** Stop all timers and detach every endpoint. */
   close(): void {
     this.closed = true;
-    if (this.timer) this.clock.clearTimeout(this.timer);
-    this.timer = undefined;
-    this.heap.clear();
-    if (this.immediateHandle) clearImmediate(this.immediateHandle);
-    this.immediateHandle = undefined;
-    this.immediate.length = 0;
+    this.scheduler.close();
     const all = [...this.endpoints.values()].flat();
     for (const ep of all) void ep.close();
   }
 
   /** Number of scheduled fabric events (MADs in flight, trap repeats). */
   get pendingEvents(): number {
-    return this.heap.size + this.immediate.length;
+    return this.scheduler.pending;
   }
 
   // =====================================================================================
@@ -583,7 +521,7 @@ export class SimFabric implements SmaHost, EndpointHost {
     const m = this.traps.get(node.idx);
     const t = m?.get(tid);
     if (!t || !m) return;
-    if (t.timer) this.cancel(t.timer);
+    if (t.timer) this.scheduler.cancel(t.timer);
     m.delete(tid);
   }
 
@@ -892,61 +830,8 @@ export class SimFabric implements SmaHost, EndpointHost {
     ep.deliver({ data: b, addr, status: 0 });
   }
 
-  // =====================================================================================
-  // scheduler
-  // =====================================================================================
-
-  private schedule(delayMs: number, fn: () => void): HeapItem {
-    const at = this.clock.now() + Math.max(0, delayMs);
-    const it: HeapItem = { at, seq: this.seq++, fn };
-    if (delayMs <= 0 && this.opts.hopLatencyMs === 0) {
-      // zero-latency mode: next event-loop turn, independent of the clock (fast with a RealClock)
-      this.immediate.push(it);
-      this.immediateHandle ??= setImmediate(() => this.runImmediate());
-      return it;
-    }
-    this.heap.push(it);
-    if (at < this.timerAt) this.arm(at);
-    return it;
-  }
-
-  private runImmediate(): void {
-    this.immediateHandle = undefined;
-    const batch = this.immediate.splice(0);
-    try {
-      for (const it of batch) if (!this.closed) it.fn();
-    } finally {
-      if (this.immediate.length && !this.closed) this.immediateHandle ??= setImmediate(() => this.runImmediate());
-    }
-  }
-
-  private cancel(it: HeapItem): void {
-    it.fn = () => {};
-  }
-
-  private arm(at: number): void {
-    if (this.closed) return;
-    if (this.timer) this.clock.clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = this.clock.setTimeout(() => this.fire(), Math.max(0, at - this.clock.now()));
-  }
-
-  private fire(): void {
-    this.timer = undefined;
-    const limit = Math.max(this.clock.now(), this.timerAt);
-    this.timerAt = Infinity;
-    try {
-      for (;;) {
-        const top = this.heap.peek();
-        if (!top || top.at > limit) break;
-        this.heap.pop();
-        top.fn();
-      }
-    } finally {
-      // an endpoint handler that throws must not stall the fabric: re-arm, then let the error surface
-      const next = this.heap.peek();
-      if (next && !this.closed) this.arm(next.at);
-    }
+  private schedule(delayMs: number, fn: () => void): SimEvent {
+    return this.scheduler.schedule(delayMs, fn);
   }
 }
 
