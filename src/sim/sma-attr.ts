@@ -15,7 +15,7 @@ export const invalid = (): never => {
   throw new AttrError(MadStatus.InvalidField);
 };
 
-
+/** Replace the response's data area with an encoded attribute value. */
 export function writeData(resp: Uint8Array, layout: AnyLayout, value: object): void {
   resp.fill(0, SMP_DATA_OFFSET, SMP_DATA_OFFSET + SMP_DATA_SIZE);
   layout.encode(value, resp, SMP_DATA_OFFSET);

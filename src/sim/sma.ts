@@ -1,8 +1,10 @@
 /**
- * The simulated Subnet Management Agent: per-node and per-port SMA state, the port state machine
- * (IBA 7.2 as far as an SM can observe it), M_Key checking (14.2.4) and the Get/Set handlers of
- * every SMA attribute (14.2.5). Pure: no I/O and no timers; everything that leaves the node (traps,
- * link changes seen by the neighbour, SMInfo handed to an SM) is reported to an `SmaHost`.
+ * The simulated Subnet Management Agent: processSmp, the entry point for an SMP that reached a
+ * node's SMA, with the node attributes (NodeInfo, NodeDescription, LEDInfo, VendorDiag). Port and
+ * switch attributes are in ./sma-port.ts and ./sma-switch.ts, the M_Key check (14.2.4) in
+ * ./mkey.ts, node and port state in ./node.ts, the port state machine (IBA 7.2) in ./link.ts.
+ * Pure: no I/O and no timers; everything that leaves the node (traps, link changes seen by the
+ * neighbour, SMInfo handed to an SM) is reported to an `SmaHost`.
  *
  * Wire access goes through the layouts of src/wire (field offsets are never restated here).
  */
