@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { main } from '../src/cli/main.js';
 import { VirtualClock } from '../src/util/clock.js';
 import { SimFabric } from '../src/sim/fabric.js';
-import { loadFabricSpec, parseTopologyText } from '../src/sim/load.js';
+import { loadFabricSpec, parseTopologyText } from '../src/model/load.js';
 import { MadRpc } from '../src/rpc/madrpc.js';
 import { MgmtClass, NodeType } from '../src/wire/mad.js';
 import { discover } from '../src/sm/discovery.js';

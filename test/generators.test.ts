@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { checkFabric, links, type Fabric } from '../src/model/fabric.js';
 import { NodeType } from '../src/wire/mad.js';
-import { generateFabric, parseGeneratorSpec, GENERATORS } from '../src/sim/generators.js';
-import { loadFabricSpec, TopologyError } from '../src/sim/load.js';
+import { generateFabric, parseGeneratorSpec, GENERATORS } from '../src/model/generators.js';
+import { loadFabricSpec, TopologyError } from '../src/model/load.js';
 import { formatIbnetdiscover, parseIbnetdiscoverFull } from '../src/model/ibnetdiscover.js';
 import { diffFabrics, fabricToJson, parseFabricJson } from '../src/model/json.js';
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { startIbsim, runPreloaded, startPreloaded, IBSIM_EXAMPLES, type Ibsim, type PreloadedProcess } from './helpers/ibsim.js';
 import { parseIbnetdiscover } from '../src/model/ibnetdiscover.js';
 import { formatIbnetdiscover } from '../src/model/ibnetdiscover.js';
-import { loadFabricSpec } from '../src/sim/load.js';
+import { loadFabricSpec } from '../src/model/load.js';
 import { diffFabrics } from '../src/model/json.js';
 import { verifyRoutes } from '../src/routing/verify.js';
 import { NodeType } from '../src/wire/mad.js';

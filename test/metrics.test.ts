@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import { VirtualClock } from '../src/util/clock.js';
 import { SimFabric } from '../src/sim/fabric.js';
-import { loadFabricSpec } from '../src/sim/load.js';
+import { loadFabricSpec } from '../src/model/load.js';
 import { MadRpc } from '../src/rpc/madrpc.js';
 import { MgmtClass, Method } from '../src/wire/mad.js';
 import { Subnet } from '../src/subnet.js';

@@ -9,7 +9,7 @@ import { SaClient, SaNotFoundError, SaStatusError } from '../src/sa/client.js';
 import { queryMain, parseGid } from '../src/cli/query.js';
 import type { ReceivedMad, Transport } from '../src/transport/types.js';
 import { MulticastManager, MC_CREATE_MASK } from '../src/sa/multicast.js';
-import { generateFabric } from '../src/sim/generators.js';
+import { generateFabric } from '../src/model/generators.js';
 import { assignLids } from '../src/sm/lids.js';
 import { routeWithFallback } from '../src/routing/registry.js';
 import { PartitionPlan } from '../src/model/partitions.js';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Fabric } from '../src/model/fabric.js';
 import { isSwitch } from '../src/model/fabric.js';
 import { getEngine, verifyRoutes, type RoutingResult } from '../src/routing/index.js';
-import { loadFabricSpec } from '../src/sim/load.js';
+import { loadFabricSpec } from '../src/model/load.js';
 import { assignLids } from '../src/sm/lids.js';
 
 function fabric(spec: string, lmc = 0): Fabric {

@@ -3,7 +3,7 @@ import type { Fabric } from '../src/model/fabric.js';
 import { isSwitch } from '../src/model/fabric.js';
 import { getEngine, routeWithFallback, RoutingError, RoutingNotApplicable, verifyRoutes, type RoutingResult } from '../src/routing/index.js';
 import { indexFabric } from '../src/routing/graph.js';
-import { loadFabricSpec } from '../src/sim/load.js';
+import { loadFabricSpec } from '../src/model/load.js';
 import { assignLids } from '../src/sm/lids.js';
 
 function fabric(spec: string, lmc = 0): Fabric {

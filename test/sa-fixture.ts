@@ -1,7 +1,7 @@
 /** Test fixture for the SA tests: run the real SM pipeline (discovery → LIDs → PortInfo → P_Keys →
  * routing → LFTs → ACTIVE) over the in-process fabric on a virtual clock and build an SaContext. */
 import { SimFabric } from '../src/sim/fabric.js';
-import { FabricBuilder } from '../src/sim/generators.js';
+import { FabricBuilder } from '../src/model/generators.js';
 import type { Fabric } from '../src/model/fabric.js';
 import { VirtualClock } from '../src/util/clock.js';
 import { Logger, MemorySink } from '../src/util/log.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateFabric } from '../src/sim/generators.js';
+import { generateFabric } from '../src/model/generators.js';
 import { assignLids } from '../src/sm/lids.js';
 import { routeWithFallback } from '../src/routing/registry.js';
 import { PartitionPlan } from '../src/model/partitions.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SimFabric, type SimEndpoint } from '../src/sim/fabric.js';
-import { newPortInfo } from '../src/sim/sma.js';
+import { newPortInfo } from '../src/sim/node.js';
 import type { Fabric, FabricNode, FabricPort } from '../src/model/fabric.js';
 import { VirtualClock } from '../src/util/clock.js';
 import { MadStatus, MgmtClass, Method, NodeType, PERMISSIVE_LID, PhysPortState, PortState, SmpAttr, SmpDr, SmpLid, MAD_SIZE } from '../src/wire/mad.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SimFabric } from '../src/sim/fabric.js';
-import { generateFabric } from '../src/sim/generators.js';
+import { generateFabric } from '../src/model/generators.js';
 import { MadRpc, MadTimeoutError } from '../src/rpc/index.js';
 import { RealClock, VirtualClock } from '../src/util/clock.js';
 import { MgmtClass, NodeType, SmpAttr } from '../src/wire/mad.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SimFabric } from '../src/sim/fabric.js';
-import { generateFabric } from '../src/sim/generators.js';
+import { generateFabric } from '../src/model/generators.js';
 import { VirtualClock } from '../src/util/clock.js';
 import { MgmtClass, Method, NodeType, PERMISSIVE_LID, SmpAttr, SmpDr } from '../src/wire/mad.js';
 import { NodeInfo } from '../src/wire/sma.js';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../src/util/clock.js';
 import { SimFabric, type SimEndpoint } from '../src/sim/fabric.js';
-import { loadFabricSpec } from '../src/sim/load.js';
+import { loadFabricSpec } from '../src/model/load.js';
 import { MadRpc } from '../src/rpc/madrpc.js';
 import { MadHeader, MgmtClass, Method, NodeType } from '../src/wire/mad.js';
 import { JoinState, MCMemberRecord, SaAttr, SA_CLASS_VERSION, ServiceRecord } from '../src/wire/sa.js';

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { generateFabric } from '../src/sim/generators.js';
+import { generateFabric } from '../src/model/generators.js';
 import { formatIbnetdiscover, parseIbnetdiscoverFull } from '../src/model/ibnetdiscover.js';
 import { diffFabrics } from '../src/model/json.js';
 import { runPreloaded, startIbsim } from './helpers/ibsim.js';

@@ -4,10 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { checkFabric, links } from '../src/model/fabric.js';
 import { NodeType } from '../src/wire/mad.js';
-import { parseNetText, readNetFile, TopologyError } from '../src/sim/netfile.js';
+import { parseNetText, readNetFile, TopologyError } from '../src/model/netfile.js';
 import { formatIbnetdiscover, parseIbnetdiscover, parseIbnetdiscoverFull, cleanNodeDesc, ctime } from '../src/model/ibnetdiscover.js';
 import { canonicalFabric, diffFabrics, fabricToJson, parseFabricJson } from '../src/model/json.js';
-import { loadFabricSpec, parseTopologyText } from '../src/sim/load.js';
+import { loadFabricSpec, parseTopologyText } from '../src/model/load.js';
 
 const FIX = path.join(import.meta.dirname, 'fixtures/topo');
 const topoFiles = readdirSync(FIX).filter((f) => !/\.(ibnetdiscover|sh|md)$/.test(f));

@@ -22,7 +22,7 @@ const DEFAULT_SPECS = [
 ];
 
 async function one(spec) {
-  const { loadFabricSpec } = await import(path.join(dist, 'sim/load.js'));
+  const { loadFabricSpec } = await import(path.join(dist, 'model/load.js'));
   const { SimFabric } = await import(path.join(dist, 'sim/fabric.js'));
   const { MadRpc } = await import(path.join(dist, 'rpc/madrpc.js'));
   const { RealClock } = await import(path.join(dist, 'util/clock.js'));

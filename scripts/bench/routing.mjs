@@ -28,7 +28,7 @@ const opt = (name, def) => {
 
 if (args[0] === '--child') {
   const [, spec, engine, verify] = args;
-  const { loadFabricSpec } = await import(dist('sim/load.js'));
+  const { loadFabricSpec } = await import(dist('model/load.js'));
   const { assignLids } = await import(dist('sm/lids.js'));
   const { getEngine, verifyRoutes } = await import(dist('routing/index.js'));
   let t = performance.now();

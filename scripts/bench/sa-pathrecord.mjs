@@ -57,7 +57,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'ibsm-bench-sa-'));
 let seq = 0;
 
-const { loadFabricSpec } = await dist('sim/load.js');
+const { loadFabricSpec } = await dist('model/load.js');
 const { formatIbnetdiscover } = await dist('model/ibnetdiscover.js');
 const { parseGuid2Lid } = await dist('sm/lids.js');
 

@@ -398,7 +398,7 @@ function printDetail(rows) {
 async function main() {
   need();
   const mods = {
-    ...(await dist('sim/load.js')),
+    ...(await dist('model/load.js')),
     ...(await dist('model/ibnetdiscover.js')),
     ...(await dist('routing/verify.js')),
   };

@@ -6,7 +6,7 @@ import { MadRpc, type MadRpcOptions } from '../rpc/madrpc.js';
 import { RealClock, type Clock } from '../util/clock.js';
 import { AsapClock } from '../util/asap-clock.js';
 import type { Transport } from '../transport/types.js';
-import { loadFabricSpec } from '../sim/load.js';
+import { loadFabricSpec } from '../model/load.js';
 import { SimFabric } from '../sim/fabric.js';
 import { cloneFabric, type Fabric } from '../model/fabric.js';
 

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { RoutingError, routeWithFallback, engineNames, getEngine, verifyRoutes, type FallbackResult, type LoadStats, type VerifyReport } from '../routing/index.js';
 import { fmtGuid } from '../routing/graph.js';
 import { assignLids, LidSpaceExhausted } from '../sm/lids.js';
-import { loadFabricSpec, TopologyError } from '../sim/load.js';
+import { loadFabricSpec, TopologyError } from '../model/load.js';
 
 export interface CliIo {
   stdout: { write(s: string): unknown };

@@ -7,7 +7,7 @@ import { MadRpc } from '../rpc/madrpc.js';
 import { RealClock } from '../util/clock.js';
 import { AsapClock } from '../util/asap-clock.js';
 import { Logger } from '../util/log.js';
-import { loadFabricSpec } from '../sim/load.js';
+import { loadFabricSpec } from '../model/load.js';
 import { SimFabric } from '../sim/fabric.js';
 import { smpClientOf } from '../sm/smp-client.js';
 import { Subnet } from '../subnet.js';

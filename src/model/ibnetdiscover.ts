@@ -10,9 +10,10 @@
  */
 import { NodeType } from '../wire/mad.js';
 import type { Fabric, FabricNode } from './fabric.js';
-import { parseNetText, TopologyError, type ParsedTopology } from '../sim/netfile.js';
+import { parseNetText, type ParsedTopology } from './netfile.js';
+import { TopologyError } from './errors.js';
 
-export { TopologyError } from '../sim/netfile.js';
+export { TopologyError } from './errors.js';
 
 export interface IbnetdiscoverOptions {
   /** Node the discovery starts from: an index into fabric.nodes, or a node GUID. Default: node 0

@@ -10,7 +10,7 @@
  */
 import { NodeType } from '../wire/mad.js';
 import { checkFabric, type Fabric, type FabricNode, type FabricPort, type NodeKind } from './fabric.js';
-import { TopologyError } from '../sim/netfile.js';
+import { TopologyError } from './errors.js';
 
 export const FABRIC_JSON_FORMAT = 'ibsm-fabric';
 export const FABRIC_JSON_VERSION = 1;

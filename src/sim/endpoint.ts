@@ -7,9 +7,14 @@
  * high 32 bits of its TransactionID; responses coming back are matched to the endpoint by those
  * bits (match on the low 32 bits in the RPC layer). Unsolicited requests go to an endpoint that
  * registered the class and version with that method in `methods` (a server agent).
+ *
+ * `EndpointTable` is the fabric's side: the endpoints attached at each port, and which of them a
+ * MAD arriving at the port goes to.
  */
 import { TransportError, type AgentOptions, type LocalPortInfo, type MadAddress, type ReceiveHandler, type ReceivedMad, type Transport } from '../transport/types.js';
-import { MAD_SIZE } from '../wire/mad.js';
+import { MAD_SIZE, MgmtClass, Method, isResponse } from '../wire/mad.js';
+import { portKey } from './packet.js';
+import { Smp, getF, getTid } from './smp.js';
 
 export interface AttachOptions {
   /** The CA name reported in `local` (default "sim<node index>"). */
@@ -117,5 +122,82 @@ export class SimEndpoint implements Transport {
       this.host.endpointClosed(this);
     }
     return Promise.resolve();
+  }
+}
+
+/** The endpoints attached to the fabric, by port. */
+export class EndpointTable {
+  private readonly byPort = new Map<number, SimEndpoint[]>();
+  private readonly caNames = new Map<number, string>();
+  private readonly forcedSm = new Set<number>();
+  private nextId = 1;
+
+  /** A new endpoint at (node, port). */
+  add(host: EndpointHost, nodeIdx: number, portNum: number, opts: AttachOptions): SimEndpoint {
+    const ep = new SimEndpoint(host, this.nextId++, nodeIdx, portNum);
+    this.caNames.set(ep.id, opts.caName ?? `sim${nodeIdx}`);
+    const k = portKey(nodeIdx, portNum);
+    const list = this.byPort.get(k) ?? [];
+    list.push(ep);
+    this.byPort.set(k, list);
+    if (opts.isSm) this.forcedSm.add(ep.id);
+    return ep;
+  }
+
+  remove(ep: SimEndpoint): void {
+    const k = portKey(ep.nodeIdx, ep.portNum);
+    const list = this.byPort.get(k);
+    if (list) {
+      const i = list.indexOf(ep);
+      if (i >= 0) list.splice(i, 1);
+      if (!list.length) this.byPort.delete(k);
+    }
+    this.caNames.delete(ep.id);
+    this.forcedSm.delete(ep.id);
+  }
+
+  caName(ep: SimEndpoint): string | undefined {
+    return this.caNames.get(ep.id);
+  }
+
+  all(): SimEndpoint[] {
+    return [...this.byPort.values()].flat();
+  }
+
+  /** The port advertises IsSM: an endpoint there was attached with isSm, or registered an SMP
+   * class as a server of Get, Set or Trap. */
+  advertisesSm(nodeIdx: number, portNum: number): boolean {
+    return (this.byPort.get(portKey(nodeIdx, portNum)) ?? []).some((e) => this.isSmEndpoint(e));
+  }
+
+  /** An SM at the port takes SMInfo: an endpoint serving Get or Set of an SMP class. */
+  hasSm(nodeIdx: number, portNum: number): boolean {
+    return (this.byPort.get(portKey(nodeIdx, portNum)) ?? []).some((e) =>
+      [MgmtClass.SubnDirected, MgmtClass.SubnLid].some((c) => e.serves(c, 1, Method.Get) || e.serves(c, 1, Method.Set)),
+    );
+  }
+
+  /** The endpoint a MAD arriving at (node, port) goes to: a response to the endpoint whose agent id
+   * is in the TID's high 32 bits, a request to an endpoint serving its class, version and method. */
+  receiver(nodeIdx: number, portNum: number, b: Uint8Array): SimEndpoint | undefined {
+    const eps = this.byPort.get(portKey(nodeIdx, portNum));
+    if (!eps) return undefined;
+    const cls = getF(b, Smp.mgmtClass);
+    const method = getF(b, Smp.method);
+    if (isResponse(method)) {
+      const id = Number(getTid(b) >> 32n);
+      return eps.find((e) => e.id === id && e.agent(cls) !== undefined);
+    }
+    const ver = getF(b, Smp.classVersion);
+    return eps.find((e) => e.serves(cls, ver, method));
+  }
+
+  private isSmEndpoint(ep: SimEndpoint): boolean {
+    if (this.forcedSm.has(ep.id)) return true;
+    for (const cls of [MgmtClass.SubnDirected, MgmtClass.SubnLid]) {
+      const a = ep.agent(cls);
+      if (a && (a.methods.has(Method.Get) || a.methods.has(Method.Set) || a.methods.has(Method.Trap))) return true;
+    }
+    return false;
   }
 }

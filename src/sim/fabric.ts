@@ -7,63 +7,42 @@
  * Time: each MAD is walked synchronously to its destination (O(1) per hop) and its arrival is
  * scheduled on the injected clock after `hops x hopLatencyMs` (plus injected delays), so the
  * event loop is never starved and virtual-clock tests control everything. The fabric keeps one
- * clock timer for its own event heap.
+ * clock timer for its own event heap (./scheduler.ts).
+ *
+ * This class composes the parts: node state (./node.ts, ./link.ts) and the SMA (./sma.ts), the
+ * packet walkers (./walk.ts), fault injection (./faults.ts), trap origination (./traps.ts), the
+ * scheduler, and the endpoints attached at ports (./endpoint.ts).
  */
-import type { Clock, TimerHandle } from '../util/clock.js';
-import { readBig } from '../wire/layout.js';
-import { isSwitch as fabricIsSwitch, type Fabric, type FabricNode } from '../model/fabric.js';
-import { MgmtClass, Method, NodeType, PERMISSIVE_LID, PortState, SMP_DATA_OFFSET, SmpAttr, SmpLid, isResponse } from '../wire/mad.js';
+import type { Clock } from '../util/clock.js';
+import type { Fabric } from '../model/fabric.js';
+import { MgmtClass, PERMISSIVE_LID, PortState, isResponse } from '../wire/mad.js';
 import { PortCap, type PortInfo, type SwitchInfo } from '../wire/sma.js';
-import { encodeNotice, NoticeType, type TrapDetails } from '../wire/notice.js';
+import { NoticeType } from '../wire/notice.js';
 import { TransportError, type LocalPortInfo, type MadAddress } from '../transport/types.js';
-import { SwitchForwarding, isMulticastLid, MAX_LINEAR_FDB_CAP } from './forwarding.js';
-import {
-  CA_CAPABILITY_MASK,
-  SWITCH_PORT0_CAPABILITY_MASK,
-  Smp,
-  getF,
-  getTid,
-  setTid,
-  initialPathAt,
-  linkIsUp,
-  managementPort,
-  newPort,
-  portDefaults,
-  portInfoValue,
-  portOwnsLid,
-  processSmp,
-  refreshLink,
-  returnPathAt,
-  setF,
-  setReturnPathAt,
-  switchInfoValue,
-  type PortChange,
-  type SimNode,
-  type SimPort,
-  type SmaHost,
-} from './sma.js';
-import { SimEndpoint, type AttachOptions, type EndpointHost } from './endpoint.js';
+import { MAX_LINEAR_FDB_CAP } from './forwarding.js';
+import { refreshLink, type PortChange } from './link.js';
+import { buildSimNode, managementPort, portOwnsLid, type SimNode, type SimPort } from './node.js';
+import { processSmp, type SmaHost } from './sma.js';
+import { portInfoValue } from './sma-port.js';
+import { switchInfoValue } from './sma-switch.js';
+import { Smp, getF, getTid, setTidHigh } from './smp.js';
+import { EndpointTable, type AttachOptions, type EndpointHost, type SimEndpoint } from './endpoint.js';
+import { SimFaults, type FaultConfig } from './faults.js';
+import { Scheduler } from './scheduler.js';
+import { DropError, newTransit, portKey, type Packet, type Target, type Transit } from './packet.js';
+import { TrapSender } from './traps.js';
+import { Walker } from './walk.js';
 
 export { SimEndpoint, type AttachOptions } from './endpoint.js';
-export type { SimNode, SimPort } from './sma.js';
-
-/** Seeded fault injection: rates are probabilities per MAD (global) or per link crossing (link). */
-export interface FaultConfig {
-  dropRate?: number;
-  duplicateRate?: number;
-  /** Extra delay added to affected MADs (ms). */
-  delayMs?: number;
-  /** Probability that a MAD gets `delayMs` (+ uniform jitter); default 1 when delayMs is set. */
-  delayRate?: number;
-  delayJitterMs?: number;
-}
+export type { SimNode, SimPort } from './node.js';
+export type { FaultConfig } from './faults.js';
 
 export interface SimFabricOptions {
   clock: Clock;
   /** Seed of the fault-injection RNG (default 1). */
   seed?: number;
   /** Virtual latency per link crossing (ms); default 0.001 (1 µs). 0 delivers on the next
-   * event-loop turn (setImmediate) without the clock: the fast choice with a RealClock. */
+   * deferred turn (`clock.defer`: setImmediate on a RealClock) instead of a timer: the fast choice with a RealClock. */
   hopLatencyMs?: number;
   /** What happens to a MAD whose path is bad: silently dropped (a real fabric), or returned to
    * the sending endpoint with status 110 (ETIMEDOUT) as ibsim does. Default 'drop'. */
@@ -103,134 +82,21 @@ export class SimFabricError extends Error {
   override readonly name = 'SimFabricError';
 }
 
-interface Packet {
-  buf: Uint8Array;
-  slid: number;
-  dlid: number;
-  sqpn: number;
-  dqpn: number;
-  /** SMP on VL15 (classes 0x01/0x81): needs only link up, not ACTIVE. */
-  vl15: boolean;
-  /** Sending endpoint and a copy of what it sent (for badPath 'status'). */
-  from?: SimEndpoint;
-  original?: Uint8Array;
-}
-
-type Target = 'sma' | 'agent';
-
-interface Transit {
-  hops: number;
-  delay: number;
-  dup: boolean;
-}
-
-class DropError {
-  constructor(
-    readonly reason: string,
-    readonly pathProblem: boolean,
-  ) {}
-}
-
-interface HeapItem {
-  at: number;
-  seq: number;
-  fn: () => void;
-}
-
-/** Binary min-heap on (at, seq). */
-class EventHeap {
-  private readonly a: HeapItem[] = [];
-  get size(): number {
-    return this.a.length;
-  }
-  peek(): HeapItem | undefined {
-    return this.a[0];
-  }
-  push(it: HeapItem): void {
-    const a = this.a;
-    a.push(it);
-    let i = a.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!less(a[i]!, a[p]!)) break;
-      [a[i], a[p]] = [a[p]!, a[i]!];
-      i = p;
-    }
-  }
-  pop(): HeapItem | undefined {
-    const a = this.a;
-    const top = a[0];
-    const last = a.pop();
-    if (a.length && last) {
-      a[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < a.length && less(a[l]!, a[m]!)) m = l;
-        if (r < a.length && less(a[r]!, a[m]!)) m = r;
-        if (m === i) break;
-        [a[i], a[m]] = [a[m]!, a[i]!];
-        i = m;
-      }
-    }
-    return top;
-  }
-  clear(): void {
-    this.a.length = 0;
-  }
-}
-function less(x: HeapItem, y: HeapItem): boolean {
-  return x.at < y.at || (x.at === y.at && x.seq < y.seq);
-}
-
-/** mulberry32: small, fast, seedable. */
-function makeRng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-interface PendingTrap {
-  tid: bigint;
-  sends: number;
-  timer: HeapItem | undefined;
-  mad: Uint8Array;
-  from: SimPort;
-}
-
 const ETIMEDOUT = 110;
-const MAX_LID_HOPS = 64;
 
 export class SimFabric implements SmaHost, EndpointHost {
   readonly nodes: SimNode[];
   readonly stats: FabricStats = { injected: 0, delivered: 0, dropped: 0, hops: 0, smpsHandled: 0, trapsSent: 0, duplicated: 0, dropReasons: {} };
   private readonly clock: Clock;
   private readonly opts: Required<Omit<SimFabricOptions, 'clock' | 'faults' | 'trapRepeatMs'>> & { trapRepeatMs?: number };
-  private readonly rng: () => number;
-  private globalFaults: FaultConfig;
-  private readonly linkFaults = new Map<number, FaultConfig>();
+  private readonly faults: SimFaults;
   private readonly byGuid = new Map<bigint, SimNode>();
   private readonly byPortGuid = new Map<bigint, SimPort>();
   private readonly byDesc = new Map<string, SimNode>();
-  private readonly endpoints = new Map<number, SimEndpoint[]>();
-  private readonly caNames = new Map<number, string>();
-  private readonly forcedSm = new Set<number>();
-  private nextEndpointId = 1;
-  private readonly heap = new EventHeap();
-  private seq = 0;
-  private timer: TimerHandle | undefined;
-  private timerAt = Infinity;
-  private readonly immediate: HeapItem[] = [];
-  private immediateHandle: NodeJS.Immediate | undefined;
-  private readonly traps = new Map<number, Map<bigint, PendingTrap>>();
-  private nextTrapTid = 1n;
+  private readonly endpoints = new EndpointTable();
+  private readonly scheduler: Scheduler;
+  private readonly traps: TrapSender;
+  private readonly walk: Walker;
   private closed = false;
 
   constructor(fabric: Fabric, opts: SimFabricOptions) {
@@ -247,9 +113,29 @@ export class SimFabric implements SmaHost, EndpointHost {
       trapMaxSends: opts.trapMaxSends ?? 4,
       ...(opts.trapRepeatMs !== undefined ? { trapRepeatMs: opts.trapRepeatMs } : {}),
     };
-    this.rng = makeRng(this.opts.seed);
-    this.globalFaults = opts.faults ?? {};
-    this.nodes = fabric.nodes.map((fn, idx) => this.buildNode(fn, idx));
+    this.faults = new SimFaults(this.opts.seed, opts.faults);
+    const scheduler = (this.scheduler = new Scheduler(this.clock, this.opts.hopLatencyMs === 0));
+    this.walk = new Walker({
+      stats: this.stats,
+      faults: this.faults,
+      arrive: (node, port, target, pkt, t, arrivalPort) => this.arrive(node, port, target, pkt, t, arrivalPort),
+      count: (reason) => this.count(reason),
+    });
+    this.traps = new TrapSender(
+      {
+        stats: this.stats,
+        schedule: (ms, fn) => scheduler.schedule(ms, fn),
+        cancel: (ev) => scheduler.cancel(ev),
+        injectLid: (node, port, pkt) => this.inject(node, port, pkt, false),
+      },
+      this.opts,
+    );
+    this.nodes = fabric.nodes.map((fn, idx) => {
+      const node = buildSimNode(fn, idx, this.opts, this.byPortGuid);
+      if (!this.byGuid.has(fn.guid)) this.byGuid.set(fn.guid, node);
+      if (!this.byDesc.has(fn.desc)) this.byDesc.set(fn.desc, node);
+      return node;
+    });
     // cable the links, then train them (a cold fabric: every cabled port comes up in INIT)
     fabric.nodes.forEach((fn, i) => {
       fn.ports.forEach((fp, pn) => {
@@ -262,63 +148,6 @@ export class SimFabric implements SmaHost, EndpointHost {
     });
     const ignored: PortChange[] = [];
     for (const n of this.nodes) for (const p of n.ports) if (p?.peer) refreshLink(p, ignored);
-  }
-
-  private buildNode(fn: FabricNode, idx: number): SimNode {
-    const sw = fabricIsSwitch(fn);
-    const o = this.opts;
-    const node: SimNode = {
-      idx,
-      type: fn.type,
-      isSwitch: sw,
-      guid: fn.guid,
-      systemImageGuid: fn.systemImageGuid,
-      numPorts: fn.numPorts,
-      vendorId: fn.vendorId,
-      deviceId: fn.deviceId,
-      revision: 1,
-      partitionCap: o.partitionCap,
-      desc: fn.desc,
-      ports: [],
-      sw: sw
-        ? {
-            fwd: new SwitchForwarding({ linearFdbCap: o.linearFdbCap, randomFdbCap: o.randomFdbCap, multicastFdbCap: o.multicastFdbCap, numPorts: fn.numPorts }),
-            lifeTimeValue: 18,
-            portStateChange: 0,
-            enhancedPort0: o.enhancedPort0,
-            partitionEnforcementCap: o.partitionCap,
-            lidsPerPort: 0,
-          }
-        : undefined,
-      ledOn: false,
-      stats: { smpsHandled: 0, smpGets: 0, smpSets: 0, mkeyViolations: 0 },
-    };
-    const ports = node.ports as (SimPort | undefined)[];
-    const first = sw ? 0 : 1;
-    // one buffer for all P_Key tables of the node (views per port): fewer allocations at scale
-    const pkeyStore = new Uint16Array(o.partitionCap * (fn.numPorts + 1));
-    for (let pn = first; pn <= fn.numPorts; pn++) {
-      const fp = fn.ports[pn];
-      if (!fp && !sw) continue;
-      const mgmt = !sw || pn === 0;
-      const guid = fp?.guid ?? fn.guid;
-      const p = newPort({
-        node,
-        num: pn,
-        guid,
-        link: portDefaults(fp?.width, fp?.speed),
-        management: mgmt,
-        physical: !(sw && pn === 0),
-        pkeys: pkeyStore.subarray(pn * o.partitionCap, (pn + 1) * o.partitionCap),
-        guidCap: mgmt ? (sw ? 1 : 8) : 0,
-        capabilityMask: mgmt ? (sw ? SWITCH_PORT0_CAPABILITY_MASK : CA_CAPABILITY_MASK) : 0,
-      });
-      ports[pn] = p;
-      if (mgmt && !this.byPortGuid.has(guid)) this.byPortGuid.set(guid, p);
-    }
-    if (!this.byGuid.has(fn.guid)) this.byGuid.set(fn.guid, node);
-    if (!this.byDesc.has(fn.desc)) this.byDesc.set(fn.desc, node);
-    return node;
   }
 
   // =====================================================================================
@@ -414,16 +243,14 @@ export class SimFabric implements SmaHost, EndpointHost {
 
   /** Replace the global fault configuration. */
   setFaults(cfg: FaultConfig): void {
-    this.globalFaults = { ...cfg };
+    this.faults.setGlobal(cfg);
   }
 
   /** Faults on one link (both directions); undefined clears them. */
   setLinkFaults(ref: NodeRef, port: number, cfg: FaultConfig | undefined): void {
     const p = this.port(ref, port);
     for (const q of p.peer ? [p, p.peer] : [p]) {
-      const k = portKey(q.node.idx, q.num);
-      if (cfg) this.linkFaults.set(k, { ...cfg });
-      else this.linkFaults.delete(k);
+      this.faults.setLink(portKey(q.node.idx, q.num), cfg);
     }
   }
 
@@ -432,25 +259,20 @@ export class SimFabric implements SmaHost, EndpointHost {
     const p = this.port(ref, port);
     const mp = managementPort(p.node, p.num);
     if (!mp) throw new SimFabricError(`node ${p.node.idx} has no management port for port ${port}`);
-    this.sendTrap(p.node, mp, NoticeType.Urgent, { trap, value: { lid: mp.info.lid, portNum: port } });
+    this.traps.send(p.node, mp, NoticeType.Urgent, { trap, value: { lid: mp.info.lid, portNum: port } });
   }
 
   /** Stop all timers and detach every endpoint. */
   close(): void {
     this.closed = true;
-    if (this.timer) this.clock.clearTimeout(this.timer);
-    this.timer = undefined;
-    this.heap.clear();
-    if (this.immediateHandle) clearImmediate(this.immediateHandle);
-    this.immediateHandle = undefined;
-    this.immediate.length = 0;
-    const all = [...this.endpoints.values()].flat();
+    this.scheduler.close();
+    const all = this.endpoints.all();
     for (const ep of all) void ep.close();
   }
 
   /** Number of scheduled fabric events (MADs in flight, trap repeats). */
   get pendingEvents(): number {
-    return this.heap.size + this.immediate.length;
+    return this.scheduler.pending;
   }
 
   // =====================================================================================
@@ -470,13 +292,7 @@ export class SimFabric implements SmaHost, EndpointHost {
     if (n.isSwitch && pn !== 0) throw new SimFabricError(`attach to switch ${n.desc}: only port 0 has a transport layer (got port ${pn})`);
     const p = n.ports[pn];
     if (!p) throw new SimFabricError(`attach: node ${n.idx} (${n.desc}) has no port ${pn}`);
-    const ep = new SimEndpoint(this, this.nextEndpointId++, n.idx, pn);
-    this.caNames.set(ep.id, opts.caName ?? `sim${n.idx}`);
-    const k = portKey(n.idx, pn);
-    const list = this.endpoints.get(k) ?? [];
-    list.push(ep);
-    this.endpoints.set(k, list);
-    if (opts.isSm) this.forcedSm.add(ep.id);
+    const ep = this.endpoints.add(this, n.idx, pn, opts);
     this.updateIsSm(n.idx, pn);
     return ep;
   }
@@ -485,7 +301,7 @@ export class SimFabric implements SmaHost, EndpointHost {
     const n = this.nodes[ep.nodeIdx]!;
     const p = n.ports[ep.portNum]!;
     return {
-      caName: this.caNames.get(ep.id) ?? `sim${n.idx}`,
+      caName: this.endpoints.caName(ep) ?? `sim${n.idx}`,
       portNum: ep.portNum,
       nodeGuid: n.guid,
       portGuid: p.guid,
@@ -503,35 +319,18 @@ export class SimFabric implements SmaHost, EndpointHost {
 
   /** @internal EndpointHost */
   endpointClosed(ep: SimEndpoint): void {
-    const k = portKey(ep.nodeIdx, ep.portNum);
-    const list = this.endpoints.get(k);
-    if (list) {
-      const i = list.indexOf(ep);
-      if (i >= 0) list.splice(i, 1);
-      if (!list.length) this.endpoints.delete(k);
-    }
-    this.caNames.delete(ep.id);
-    this.forcedSm.delete(ep.id);
+    this.endpoints.remove(ep);
     if (!this.closed) this.updateIsSm(ep.nodeIdx, ep.portNum);
-  }
-
-  private isSmEndpoint(ep: SimEndpoint): boolean {
-    if (this.forcedSm.has(ep.id)) return true;
-    for (const cls of [MgmtClass.SubnDirected, MgmtClass.SubnLid]) {
-      const a = ep.agent(cls);
-      if (a && (a.methods.has(Method.Get) || a.methods.has(Method.Set) || a.methods.has(Method.Trap))) return true;
-    }
-    return false;
   }
 
   private updateIsSm(nodeIdx: number, portNum: number): void {
     const p = this.nodes[nodeIdx]?.ports[portNum];
     if (!p) return;
-    const sm = (this.endpoints.get(portKey(nodeIdx, portNum)) ?? []).some((e) => this.isSmEndpoint(e));
+    const sm = this.endpoints.advertisesSm(nodeIdx, portNum);
     const before = p.info.capabilityMask;
     p.info.capabilityMask = (sm ? before | PortCap.IsSM : before & ~PortCap.IsSM) >>> 0;
     if (before !== p.info.capabilityMask && p.info.masterSmLid && !p.node.isSwitch) {
-      this.sendTrap(p.node, p, NoticeType.Info, {
+      this.traps.send(p.node, p, NoticeType.Info, {
         trap: 144,
         value: { lid: p.info.lid, otherLocalChanges: 0, capabilityMask: p.info.capabilityMask, changeFlags: 0, capabilityMask2: p.info.capabilityMask2 },
       });
@@ -565,12 +364,18 @@ export class SimFabric implements SmaHost, EndpointHost {
       from: ep,
       ...(this.opts.badPath === 'status' ? { original: buf.slice() } : {}),
     };
+    this.inject(n, ep.portNum, pkt, cls === MgmtClass.SubnDirected);
+  }
+
+  /** A MAD enters the fabric at (node, port): global faults, then the walk; a loss is counted (and
+   * bounced with badPath 'status'). */
+  private inject(node: SimNode, port: number, pkt: Packet, dr: boolean): void {
     this.stats.injected++;
-    const t: Transit = { hops: 0, delay: 0, dup: false };
+    const t = newTransit();
     try {
-      this.applyFaults(this.globalFaults, t);
-      if (cls === MgmtClass.SubnDirected) this.walkDr(n, ep.portNum, pkt, t);
-      else this.walkLid(n, ep.portNum, pkt, t);
+      this.faults.onInject(t);
+      if (dr) this.walk.dr(node, port, pkt, t);
+      else this.walk.lid(node, port, pkt, t);
     } catch (e) {
       if (e instanceof DropError) this.dropped(pkt, e, t);
       else throw e;
@@ -588,9 +393,7 @@ export class SimFabric implements SmaHost, EndpointHost {
 
   /** @internal */
   hasSm(node: SimNode, port: number): boolean {
-    return (this.endpoints.get(portKey(node.idx, port)) ?? []).some((e) =>
-      [MgmtClass.SubnDirected, MgmtClass.SubnLid].some((c) => e.serves(c, 1, Method.Get) || e.serves(c, 1, Method.Set)),
-    );
+    return this.endpoints.hasSm(node.idx, port);
   }
 
   /** @internal Port state changes: switches raise PortStateChange and trap 128 (not for their own Sets). */
@@ -604,273 +407,28 @@ export class SimFabric implements SmaHost, EndpointHost {
     for (const sw of switches) {
       sw.sw!.portStateChange = 1;
       const mp = sw.ports[0]!;
-      this.sendTrap(sw, mp, NoticeType.Urgent, { trap: 128, value: { lid: mp.info.lid } });
+      this.traps.send(sw, mp, NoticeType.Urgent, { trap: 128, value: { lid: mp.info.lid } });
     }
   }
 
   /** @internal trap 256 to the SM. */
   mkeyViolation(node: SimNode, port: SimPort, req: Uint8Array, _arrivalPort: number): void {
-    const dr = getF(req, Smp.mgmtClass) === MgmtClass.SubnDirected;
-    const hc = dr ? getF(req, Smp.hopCount) : 0;
-    const path: number[] = [];
-    if (dr) for (let i = 1; i <= Math.min(hc, 30); i++) path.push(returnPathAt(req, i));
-    this.sendTrap(node, port, NoticeType.Security, {
-      trap: 256,
-      value: {
-        lid: port.info.lid,
-        drSlid: dr ? getF(req, Smp.drSlid) : 0,
-        method: getF(req, Smp.method),
-        attrId: getF(req, Smp.attrId),
-        attrMod: getF(req, Smp.attrMod),
-        mkey: readMkey(req),
-        drNotice: dr ? 1 : 0,
-        drPathTruncated: hc > 30 ? 1 : 0,
-        drHopCount: Math.min(hc, 63),
-        drReturnPath: path,
-      },
-    });
+    this.traps.mkeyViolation(node, port, req);
   }
 
   /** @internal */
   trapRepress(node: SimNode, tid: bigint): void {
-    const m = this.traps.get(node.idx);
-    const t = m?.get(tid);
-    if (!t || !m) return;
-    if (t.timer) this.cancel(t.timer);
-    m.delete(tid);
-  }
-
-  // =====================================================================================
-  // traps
-  // =====================================================================================
-
-  private sendTrap(node: SimNode, from: SimPort, type: number, details: TrapDetails): void {
-    const mad = new Uint8Array(256);
-    const tid = this.nextTrapTid++;
-    SmpLid.encode(
-      { baseVersion: 1, mgmtClass: MgmtClass.SubnLid, classVersion: 1, method: Method.Trap, tid, attrId: SmpAttr.Notice, attrMod: 0 },
-      mad,
-      0,
-    );
-    encodeNotice(
-      {
-        isGeneric: 1,
-        type,
-        producerType: node.type === NodeType.Switch ? 2 : node.type === NodeType.Router ? 3 : 1,
-        issuerLid: from.info.lid,
-        noticeToggle: 0,
-        noticeCount: 0,
-      },
-      details,
-      mad,
-      SMP_DATA_OFFSET,
-    );
-    const pending: PendingTrap = { tid, sends: 0, timer: undefined, mad, from };
-    let m = this.traps.get(node.idx);
-    if (!m) this.traps.set(node.idx, (m = new Map()));
-    m.set(tid, pending);
-    this.transmitTrap(node, pending);
-  }
-
-  private transmitTrap(node: SimNode, t: PendingTrap): void {
-    t.sends++;
-    const smLid = t.from.info.masterSmLid;
-    if (smLid) {
-      this.stats.trapsSent++;
-      this.stats.injected++;
-      const pkt: Packet = { buf: t.mad.slice(), slid: t.from.info.lid, dlid: smLid, sqpn: 0, dqpn: 0, vl15: true };
-      const tr: Transit = { hops: 0, delay: 0, dup: false };
-      try {
-        this.applyFaults(this.globalFaults, tr);
-        this.walkLid(node, t.from.num, pkt, tr);
-      } catch (e) {
-        if (e instanceof DropError) this.dropped(pkt, e, tr);
-        else throw e;
-      }
-    }
-    const m = this.traps.get(node.idx);
-    if (t.sends >= this.opts.trapMaxSends) {
-      m?.delete(t.tid);
-      return;
-    }
-    const interval = this.opts.trapRepeatMs ?? Math.max(1, 4.096e-3 * 2 ** t.from.info.subnetTimeout);
-    t.timer = this.schedule(interval, () => {
-      t.timer = undefined;
-      if (m?.get(t.tid) === t) this.transmitTrap(node, t);
-    });
+    this.traps.repress(node, tid);
   }
 
   /** Traps a node is still repeating (not yet repressed). */
   pendingTraps(ref: NodeRef): number {
-    return this.traps.get(this.node(ref).idx)?.size ?? 0;
+    return this.traps.pending(this.node(ref));
   }
 
   // =====================================================================================
-  // forwarding
+  // delivery
   // =====================================================================================
-
-  private applyFaults(f: FaultConfig | undefined, t: Transit): void {
-    if (!f) return;
-    if (f.dropRate && this.rng() < f.dropRate) throw new DropError('fault', false);
-    if (f.duplicateRate && this.rng() < f.duplicateRate) t.dup = true;
-    if (f.delayMs && (f.delayRate === undefined || this.rng() < f.delayRate)) {
-      t.delay += f.delayMs + (f.delayJitterMs ? this.rng() * f.delayJitterMs : 0);
-    }
-  }
-
-  /** Cross the link out of `p`; returns the receiving port. */
-  private cross(p: SimPort | undefined, pkt: Packet, t: Transit): SimPort {
-    if (!p || !p.peer || !linkIsUp(p)) throw new DropError('link down or no such port', true);
-    if (!pkt.vl15 && (p.info.portState !== PortState.Active || p.peer.info.portState !== PortState.Active)) {
-      throw new DropError('port not ACTIVE for data VLs', true);
-    }
-    if (this.linkFaults.size) this.applyFaults(this.linkFaults.get(portKey(p.node.idx, p.num)), t);
-    t.hops++;
-    this.stats.hops++;
-    return p.peer;
-  }
-
-  /** Directed-route forwarding (IBA 14.2.2.2/14.2.2.3 as the Linux SMI implements them). */
-  private walkDr(start: SimNode, startPort: number, pkt: Packet, t: Transit): void {
-    const b = pkt.buf;
-    if (getF(b, Smp.drSlid) !== PERMISSIVE_LID || getF(b, Smp.drDlid) !== PERMISSIVE_LID) {
-      throw new DropError('non-permissive DrSLID/DrDLID (LID-routed part of a DR SMP is not supported)', true);
-    }
-    let cur = start;
-    let inPort = -1;
-    const hc = getF(b, Smp.hopCount);
-    if (hc > 63) throw new DropError('hop count above 63', true);
-    for (;;) {
-      const d = getF(b, Smp.direction);
-      const hp = getF(b, Smp.hopPointer);
-      let exit: number;
-      if (d === 0) {
-        if (inPort < 0) {
-          if (hp !== 0) throw new DropError('outgoing DR SMP sent with a non-zero hop pointer', true);
-          setF(b, Smp.hopPointer, 1);
-          if (hc === 0) return this.arrive(cur, startPort, 'sma', pkt, t);
-          exit = initialPathAt(b, 1);
-          if (!cur.isSwitch && exit !== startPort) throw new DropError(`InitialPath[1]=${exit} is not the sending port ${startPort}`, true);
-        } else if (hp >= 1 && hp < hc) {
-          if (!cur.isSwitch) throw new DropError('DR SMP must be forwarded by a non-switch', true);
-          setReturnPathAt(b, hp, inPort);
-          setF(b, Smp.hopPointer, hp + 1);
-          exit = initialPathAt(b, hp + 1);
-        } else if (hp === hc) {
-          setReturnPathAt(b, hp, inPort);
-          setF(b, Smp.hopPointer, hc + 1);
-          return this.arrive(cur, inPort, 'sma', pkt, t);
-        } else {
-          throw new DropError(`bad hop pointer ${hp} (hop count ${hc})`, true);
-        }
-      } else if (inPort < 0) {
-        if (hc > 0 && hp === hc + 1) {
-          setF(b, Smp.hopPointer, hc);
-          exit = returnPathAt(b, hc);
-        } else if (hc === 0 && hp === 1) {
-          setF(b, Smp.hopPointer, 0);
-          return this.arrive(cur, startPort, 'agent', pkt, t);
-        } else {
-          throw new DropError(`bad hop pointer ${hp} in a returning DR SMP (hop count ${hc})`, true);
-        }
-      } else if (hp >= 2 && hp <= hc) {
-        if (!cur.isSwitch) throw new DropError('returning DR SMP must be forwarded by a non-switch', true);
-        setF(b, Smp.hopPointer, hp - 1);
-        exit = returnPathAt(b, hp - 1);
-      } else if (hp === 1) {
-        setF(b, Smp.hopPointer, 0);
-        return this.arrive(cur, inPort, 'agent', pkt, t);
-      } else {
-        throw new DropError(`bad hop pointer ${hp} in a returning DR SMP (hop count ${hc})`, true);
-      }
-      if (exit === 0 || exit > cur.numPorts) throw new DropError(`no port ${exit} on ${cur.desc}`, true);
-      const rx = this.cross(cur.ports[exit], pkt, t);
-      cur = rx.node;
-      inPort = rx.num;
-    }
-  }
-
-  /** Where a LID-routed MAD arriving at a port goes: the SMA or an agent. */
-  private lidTarget(pkt: Packet): Target {
-    if (!pkt.vl15) return 'agent';
-    const m = getF(pkt.buf, Smp.method);
-    return m === Method.Trap || (isResponse(m) && m !== Method.TrapRepress) ? 'agent' : 'sma';
-  }
-
-  /** LID routing from (node, port): a CA port or a switch's port 0. */
-  private walkLid(start: SimNode, startPort: number, pkt: Packet, t: Transit): void {
-    const dlid = pkt.dlid;
-    if (isMulticastLid(dlid)) return this.walkMulticast(start, startPort, pkt, t);
-    let cur = start;
-    let inPort = startPort;
-    let originating = true;
-    for (;;) {
-      if (cur.isSwitch) {
-        const p0 = cur.ports[0]!;
-        if (!originating && !pkt.vl15 && cur.ports[inPort]!.info.portState !== PortState.Active) {
-          throw new DropError('inbound port not ACTIVE for data VLs', true);
-        }
-        if (portOwnsLid(p0, dlid) || (dlid === PERMISSIVE_LID && pkt.vl15 && !originating)) {
-          return this.arrive(cur, 0, this.lidTarget(pkt), pkt, t, inPort);
-        }
-        const exit = cur.sw!.fwd.unicastPort(dlid);
-        if (exit === undefined || exit === 0) throw new DropError(`no route to LID ${dlid} at ${cur.desc}`, true);
-        const rx = this.cross(cur.ports[exit], pkt, t);
-        if (t.hops > MAX_LID_HOPS) throw new DropError(`LID ${dlid}: forwarding loop (more than ${MAX_LID_HOPS} hops)`, true);
-        cur = rx.node;
-        inPort = rx.num;
-      } else {
-        const p = cur.ports[inPort];
-        if (!p) throw new DropError(`no port ${inPort}`, true);
-        if (!originating) {
-          if (portOwnsLid(p, dlid) || (dlid === PERMISSIVE_LID && pkt.vl15)) return this.arrive(cur, inPort, this.lidTarget(pkt), pkt, t);
-          throw new DropError(`LID ${dlid} arrived at ${cur.desc} port ${inPort} (LID ${p.info.lid})`, true);
-        }
-        if (portOwnsLid(p, dlid)) return this.arrive(cur, inPort, this.lidTarget(pkt), pkt, t);
-        const rx = this.cross(p, pkt, t);
-        cur = rx.node;
-        inPort = rx.num;
-      }
-      originating = false;
-    }
-  }
-
-  /** Multicast: flood along the MFTs (each switch visited once), deliver at every CA port reached. */
-  private walkMulticast(start: SimNode, startPort: number, pkt: Packet, t: Transit): void {
-    const seen = new Set<number>();
-    const queue: Array<{ node: SimNode; inPort: number; tr: Transit }> = [];
-    const sendOut = (p: SimPort | undefined, tr: Transit): void => {
-      try {
-        const tt = { ...tr };
-        const rx = this.cross(p, pkt, tt);
-        queue.push({ node: rx.node, inPort: rx.num, tr: tt });
-      } catch (e) {
-        if (e instanceof DropError) this.count(e.reason);
-        else throw e;
-      }
-    };
-    if (start.isSwitch) queue.push({ node: start, inPort: startPort, tr: t });
-    else sendOut(start.ports[startPort], t);
-    let delivered = 0;
-    while (queue.length) {
-      const { node, inPort, tr } = queue.shift()!;
-      if (!node.isSwitch) {
-        if (node === start && inPort === startPort) continue;
-        this.arrive(node, inPort, 'agent', { ...pkt, buf: pkt.buf.slice() }, { ...tr });
-        delivered++;
-        continue;
-      }
-      if (seen.has(node.idx)) continue;
-      seen.add(node.idx);
-      for (const out of node.sw!.fwd.multicastPorts(pkt.dlid, inPort)) {
-        if (out === 0) {
-          this.arrive(node, 0, 'agent', { ...pkt, buf: pkt.buf.slice() }, { ...tr }, inPort);
-          delivered++;
-        } else sendOut(node.ports[out], tr);
-      }
-    }
-    if (!delivered) throw new DropError(`multicast LID 0x${pkt.dlid.toString(16)} reached no port`, true);
-  }
 
   private count(reason: string): void {
     this.stats.dropped++;
@@ -882,7 +440,7 @@ export class SimFabric implements SmaHost, EndpointHost {
     if (e.pathProblem && this.opts.badPath === 'status' && pkt.from && pkt.original && !isResponse(getF(pkt.original, Smp.method))) {
       const ep = pkt.from;
       const data = pkt.original;
-      this.schedule(this.latency(t), () => ep.deliver({ data, addr: { lid: pkt.dlid, qpn: pkt.dqpn }, status: ETIMEDOUT }));
+      this.scheduler.schedule(this.latency(t), () => ep.deliver({ data, addr: { lid: pkt.dlid, qpn: pkt.dqpn }, status: ETIMEDOUT }));
     }
   }
 
@@ -896,11 +454,11 @@ export class SimFabric implements SmaHost, EndpointHost {
       if (target === 'sma') this.atSma(node, arrivalPort, p);
       else this.atAgent(node, node.isSwitch ? 0 : port, p);
     };
-    this.schedule(this.latency(t), () => run(pkt));
+    this.scheduler.schedule(this.latency(t), () => run(pkt));
     if (t.dup) {
       this.stats.duplicated++;
       const copy = { ...pkt, buf: pkt.buf.slice() };
-      this.schedule(this.latency(t) + this.opts.hopLatencyMs, () => run(copy));
+      this.scheduler.schedule(this.latency(t) + this.opts.hopLatencyMs, () => run(copy));
     }
   }
 
@@ -914,112 +472,22 @@ export class SimFabric implements SmaHost, EndpointHost {
       this.atAgent(node, r.port, pkt);
       return;
     }
-    this.stats.injected++;
     const isDr = getF(r.mad, Smp.mgmtClass) === MgmtClass.SubnDirected;
     const resp: Packet = { buf: r.mad, slid: mp.info.lid, dlid: pkt.slid, sqpn: 0, dqpn: pkt.sqpn, vl15: true };
-    const t: Transit = { hops: 0, delay: 0, dup: false };
-    try {
-      this.applyFaults(this.globalFaults, t);
-      if (isDr) this.walkDr(node, inPort, resp, t);
-      else this.walkLid(node, mp.num, resp, t);
-    } catch (e) {
-      if (e instanceof DropError) this.dropped(resp, e, t);
-      else throw e;
-    }
+    this.inject(node, isDr ? inPort : mp.num, resp, isDr);
   }
 
   private atAgent(node: SimNode, port: number, pkt: Packet): void {
     if (this.closed) return;
-    const eps = this.endpoints.get(portKey(node.idx, port));
     const b = pkt.buf;
-    const cls = getF(b, Smp.mgmtClass);
-    const method = getF(b, Smp.method);
-    let ep: SimEndpoint | undefined;
-    if (eps) {
-      if (isResponse(method)) {
-        const id = Number(getTid(b) >> 32n);
-        ep = eps.find((e) => e.id === id && e.agent(cls) !== undefined);
-      } else {
-        const ver = getF(b, Smp.classVersion);
-        ep = eps.find((e) => e.serves(cls, ver, method));
-      }
-    }
+    const ep = this.endpoints.receiver(node.idx, port, b);
     if (!ep) {
       this.count('no agent');
       return;
     }
     this.stats.delivered++;
     const addr: MadAddress =
-      cls === MgmtClass.SubnDirected ? { lid: PERMISSIVE_LID, qpn: 0 } : { lid: pkt.slid, qpn: pkt.sqpn, qkey: 0, sl: 0, pkeyIndex: 0 };
+      getF(b, Smp.mgmtClass) === MgmtClass.SubnDirected ? { lid: PERMISSIVE_LID, qpn: 0 } : { lid: pkt.slid, qpn: pkt.sqpn, qkey: 0, sl: 0, pkeyIndex: 0 };
     ep.deliver({ data: b, addr, status: 0 });
   }
-
-  // =====================================================================================
-  // scheduler
-  // =====================================================================================
-
-  private schedule(delayMs: number, fn: () => void): HeapItem {
-    const at = this.clock.now() + Math.max(0, delayMs);
-    const it: HeapItem = { at, seq: this.seq++, fn };
-    if (delayMs <= 0 && this.opts.hopLatencyMs === 0) {
-      // zero-latency mode: next event-loop turn, independent of the clock (fast with a RealClock)
-      this.immediate.push(it);
-      this.immediateHandle ??= setImmediate(() => this.runImmediate());
-      return it;
-    }
-    this.heap.push(it);
-    if (at < this.timerAt) this.arm(at);
-    return it;
-  }
-
-  private runImmediate(): void {
-    this.immediateHandle = undefined;
-    const batch = this.immediate.splice(0);
-    try {
-      for (const it of batch) if (!this.closed) it.fn();
-    } finally {
-      if (this.immediate.length && !this.closed) this.immediateHandle ??= setImmediate(() => this.runImmediate());
-    }
-  }
-
-  private cancel(it: HeapItem): void {
-    it.fn = () => {};
-  }
-
-  private arm(at: number): void {
-    if (this.closed) return;
-    if (this.timer) this.clock.clearTimeout(this.timer);
-    this.timerAt = at;
-    this.timer = this.clock.setTimeout(() => this.fire(), Math.max(0, at - this.clock.now()));
-  }
-
-  private fire(): void {
-    this.timer = undefined;
-    const limit = Math.max(this.clock.now(), this.timerAt);
-    this.timerAt = Infinity;
-    try {
-      for (;;) {
-        const top = this.heap.peek();
-        if (!top || top.at > limit) break;
-        this.heap.pop();
-        top.fn();
-      }
-    } finally {
-      // an endpoint handler that throws must not stall the fabric: re-arm, then let the error surface
-      const next = this.heap.peek();
-      if (next && !this.closed) this.arm(next.at);
-    }
-  }
-}
-
-function portKey(node: number, port: number): number {
-  return node * 256 + port;
-}
-
-function setTidHigh(buf: Uint8Array, tid: bigint, high: number): void {
-  setTid(buf, (BigInt(high >>> 0) << 32n) | (tid & 0xffffffffn));
-}
-
-function readMkey(buf: Uint8Array): bigint {
-  return readBig(buf, Smp.mkey.bit, Smp.mkey.width);
 }

@@ -1,8 +1,10 @@
 /** A fault injector wrapping any Transport: drops, ibsim-style bounces (status 110), delays,
  * duplicates, reorders and corrupts MADs, per direction, from a seeded PRNG so a run can be
- * reproduced from its seed. Delays and reorder hold-backs use the injected clock. */
+ * reproduced from its seed. Delays and reorder hold-backs use the injected clock. The decisions
+ * are the shared fault model's (./fault-model.ts), as in the simulated fabric. */
 import type { Clock } from '../util/clock.js';
 import { Rng } from '../util/rng.js';
+import { applyCorruption, decideFaults, delayOf, reorders, type FaultRates } from './fault-model.js';
 import type { AgentOptions, LocalPortInfo, MadAddress, ReceiveHandler, ReceivedMad, Transport } from './types.js';
 
 export interface FaultSpec {
@@ -48,45 +50,59 @@ export interface FaultCounters {
 const zero = (): FaultCounters => ({ seen: 0, passed: 0, dropped: 0, bounced: 0, delayed: 0, duplicated: 0, corrupted: 0, reordered: 0 });
 const ETIMEDOUT = 110;
 
+/** A transport's FaultSpec in the shared fault model's terms. */
+function ratesOf(s: FaultSpec): FaultRates {
+  const d = s.delay;
+  const min = d ? Math.max(0, d[0]) : 0;
+  return {
+    drop: s.drop,
+    bounce: s.bounce,
+    corrupt: s.corrupt,
+    corruptFrom: s.corruptFrom,
+    duplicate: s.duplicate,
+    // a whole number of ms in [min, max]
+    delay: d && d[1] > 0 ? { ms: min, jitterMs: d[1] - min, whole: true } : undefined,
+    reorder: s.reorder,
+  };
+}
+
 class Direction {
   readonly c: FaultCounters = zero();
   private held: (() => void) | undefined;
   private readonly rng: Rng;
+  private readonly rates: FaultRates;
   constructor(
     seed: number,
     private readonly spec: FaultSpec,
     private readonly clock: Clock,
   ) {
     this.rng = new Rng(seed);
+    this.rates = ratesOf(spec);
   }
   /** Apply faults to `mad`; `deliver` gets the (possibly corrupted copy of the) bytes. */
   process(mad: Uint8Array, deliver: (b: Uint8Array) => void, bounce?: (b: Uint8Array) => void): void {
-    const s = this.spec;
-    const r = this.rng;
     this.c.seen++;
-    if (r.chance(s.drop ?? 0)) {
+    const f = decideFaults(this.rates, this.rng, mad.length, bounce !== undefined);
+    if (f.drop) {
       this.c.dropped++;
       return;
     }
-    if (bounce && r.chance(s.bounce ?? 0)) {
+    if (f.bounce) {
       this.c.bounced++;
       const copy = mad.slice();
-      queueMicrotask(() => bounce(copy));
+      queueMicrotask(() => bounce!(copy));
       return;
     }
-    let b = mad.slice();
-    if (r.chance(s.corrupt ?? 0)) {
-      const from = Math.min(s.corruptFrom ?? 0, b.length - 1);
-      const byte = from + r.int(b.length - from);
-      b[byte] = b[byte]! ^ (1 << r.int(8));
+    const b = mad.slice();
+    if (f.corrupt) {
+      applyCorruption(b, f.corrupt);
       this.c.corrupted++;
     }
-    const copies = r.chance(s.duplicate ?? 0) ? 2 : 1;
+    const copies = f.duplicate ? 2 : 1;
     if (copies === 2) this.c.duplicated++;
     for (let i = 0; i < copies; i++) {
       const bytes = i === 0 ? b : b.slice();
-      const d = s.delay;
-      const ms = d && d[1] > 0 ? r.range(Math.max(0, d[0]), d[1]) : 0;
+      const ms = delayOf(this.rates.delay, this.rng);
       if (ms > 0) {
         this.c.delayed++;
         this.clock.setTimeout(() => this.release(bytes, deliver), ms);
@@ -94,7 +110,7 @@ class Direction {
     }
   }
   private release(b: Uint8Array, deliver: (b: Uint8Array) => void): void {
-    if (!this.held && this.rng.chance(this.spec.reorder ?? 0)) {
+    if (!this.held && reorders(this.rates, this.rng)) {
       this.c.reordered++;
       let done = false;
       const go = (): void => {

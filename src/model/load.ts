@@ -4,12 +4,13 @@
  * .net file / ibnetdiscover output (one parser reads both, as ibsim does).
  */
 import { readFileSync } from 'node:fs';
-import type { Fabric } from '../model/fabric.js';
-import { parseFabricJson } from '../model/json.js';
+import type { Fabric } from './fabric.js';
+import { parseFabricJson } from './json.js';
 import { generateFabric } from './generators.js';
-import { parseNetText, TopologyError } from './netfile.js';
+import { parseNetText } from './netfile.js';
+import { TopologyError } from './errors.js';
 
-export { TopologyError } from './netfile.js';
+export { TopologyError } from './errors.js';
 export { parseGeneratorSpec, describeGenerators, GENERATORS } from './generators.js';
 
 export interface LoadOptions {

@@ -10,11 +10,10 @@
  * `mesh:3x3,hosts=2`, `random:switches=16,degree=4,hosts=2,seed=7`, `dragonfly:a=4,p=2,h=2,g=9`.
  */
 import { NodeType } from '../wire/mad.js';
-import type { Fabric, FabricNode, NodeKind } from '../model/fabric.js';
+import type { Fabric, FabricNode, NodeKind } from './fabric.js';
 import { Rng } from '../util/rng.js';
-import { initialGuids, TopologyError } from './netfile.js';
-
-const U64 = (1n << 64n) - 1n;
+import { TopologyError } from './errors.js';
+import { guidAfter, initialGuids, portGuid, U64 } from './ibsim-guids.js';
 
 /** Builds a Fabric node by node, assigning GUIDs the way ibsim does for a .net file. */
 export class FabricBuilder {
@@ -30,7 +29,7 @@ export class FabricBuilder {
     if (!Number.isInteger(numPorts) || numPorts < 1 || numPorts > 255) throw new RangeError(`node "${desc}": numPorts must be 1..255, not ${numPorts}`);
     const guid = this.guids[type];
     const sw = type === NodeType.Switch;
-    this.guids[type] = (guid + (sw ? 1n : BigInt(numPorts) + 1n)) & U64;
+    this.guids[type] = guidAfter(type, guid, numPorts);
     const node: FabricNode = {
       type,
       guid,
@@ -42,7 +41,7 @@ export class FabricBuilder {
       ports: [],
     };
     for (let p = sw ? 0 : 1; p <= numPorts; p++) {
-      node.ports[p] = sw ? { num: p, guid, ...(p === 0 ? { lid: 0, lmc: 0 } : {}) } : { num: p, guid: (guid + BigInt(p)) & U64, lid: 0, lmc: 0 };
+      node.ports[p] = sw ? { num: p, guid, ...(p === 0 ? { lid: 0, lmc: 0 } : {}) } : { num: p, guid: portGuid(type, guid, p), lid: 0, lmc: 0 };
     }
     this.nodes.push(node);
     return this.nodes.length - 1;

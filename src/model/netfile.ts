@@ -31,20 +31,11 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, resolve, isAbsolute } from 'node:path';
 import { NodeType } from '../wire/mad.js';
-import type { Fabric, FabricNode, FabricPort, NodeKind } from '../model/fabric.js';
+import type { Fabric, FabricNode, FabricPort, NodeKind } from './fabric.js';
+import { TopologyError } from './errors.js';
+import { guidAfter, initialGuids, portGuid, U64 } from './ibsim-guids.js';
 
-/** A topology file, spec or JSON document that cannot be used. `line` is 1-based (0: not about a line). */
-export class TopologyError extends Error {
-  override readonly name = 'TopologyError';
-  constructor(
-    /** File name (or "<text>", or the generator spec) the problem is in. */
-    readonly file: string,
-    readonly line: number,
-    readonly detail: string,
-  ) {
-    super(line > 0 ? `${file}:${line}: ${detail}` : `${file}: ${detail}`);
-  }
-}
+export { TopologyError } from './errors.js';
 
 /** A `do <command>` line: ibsim runs it as a console command while parsing; we only record it. */
 export interface NetCommand {
@@ -79,14 +70,6 @@ const DEFAULT_WIDTH = W_4X;
 const DEFAULT_SPEED = S_SDR;
 const MAX_INCLUDE_DEPTH = 8;
 const NODE_DESC_BYTES = 63;
-
-const FIRST_GUID: Record<NodeKind, bigint> = { [NodeType.CA]: 0x100000n, [NodeType.Switch]: 0x200000n, [NodeType.Router]: 0n };
-const U64 = (1n << 64n) - 1n;
-
-/** Where the GUID counters of a fresh ibsim start (by node type). */
-export function initialGuids(): Record<NodeKind, bigint> {
-  return { ...FIRST_GUID };
-}
 
 interface PortDecl {
   remoteId: string;
@@ -394,7 +377,7 @@ class NetParser {
     };
     this.vendId = 0;
     this.sysImgGuid = 0n;
-    this.guids[type] = (guid + (type === NodeType.Switch ? 1n : BigInt(numPorts) + 1n)) & U64;
+    this.guids[type] = guidAfter(type, guid, numPorts);
     for (let p = type === NodeType.Switch ? 0 : 1; p <= numPorts; p++) {
       node.ports[p] = { widthEna: this.width, speedEna: this.speed, extEna: this.extSpeed, lid: 0, lmc: 0 };
     }
@@ -517,7 +500,7 @@ class NetParser {
       const fn = fnodes[ni]!;
       n.ports.forEach((ps, p) => {
         if (!ps) return;
-        const fp: FabricPort = { num: p, guid: n.type === NodeType.Switch ? n.guid : (n.guid + BigInt(p)) & U64 };
+        const fp: FabricPort = { num: p, guid: portGuid(n.type, n.guid, p) };
         if (n.type !== NodeType.Switch || p === 0) {
           fp.lid = ps.lid;
           fp.lmc = ps.lmc;

@@ -1,0 +1,84 @@
+/** The port state machine of the simulated fabric (IBA 7.2 as far as an SM can observe it): link
+ * training from cable and PortPhysicalState, and logical PortState changes. */
+import { PhysPortState, PortState } from '../wire/mad.js';
+import type { SimPort } from './node.js';
+
+export interface PortChange {
+  port: SimPort;
+  /** Logical PortState before and after. */
+  from: number;
+  to: number;
+}
+
+export function linkIsUp(p: SimPort): boolean {
+  return p.info.portPhysicalState === PhysPortState.LinkUp;
+}
+
+function linkShouldBeUp(p: SimPort): boolean {
+  const q = p.peer;
+  return q !== undefined && p.cableUp && q.cableUp && !p.disabled && !q.disabled;
+}
+
+const WIDTH_ORDER = [8, 4, 2, 16, 1]; // 12x, 8x, 4x, 2x, 1x
+function highestWidth(mask: number): number {
+  for (const w of WIDTH_ORDER) if (mask & w) return w;
+  return 1;
+}
+export function highestBit(mask: number): number {
+  for (let b = 3; b >= 0; b--) if (mask & (1 << b)) return 1 << b;
+  return 0;
+}
+
+export function setLogical(p: SimPort, state: number, changes: PortChange[]): void {
+  if (p.info.portState === state) return;
+  changes.push({ port: p, from: p.info.portState, to: state });
+  p.info.portState = state;
+}
+
+function bringUp(p: SimPort, q: SimPort, changes: PortChange[]): void {
+  for (const [a, b] of [
+    [p, q],
+    [q, p],
+  ] as const) {
+    a.info.portPhysicalState = PhysPortState.LinkUp;
+    a.info.linkWidthActive = highestWidth(a.info.linkWidthEnabled & b.info.linkWidthEnabled);
+    a.info.linkSpeedActive = highestBit(a.info.linkSpeedEnabled & b.info.linkSpeedEnabled) || 1;
+    a.info.linkSpeedExtActive = highestBit(a.info.linkSpeedExtEnabled & b.info.linkSpeedExtEnabled & 0xf);
+    setLogical(a, PortState.Init, changes);
+  }
+}
+
+function bringDown(p: SimPort, changes: PortChange[]): void {
+  p.info.portPhysicalState = p.disabled ? PhysPortState.Disabled : PhysPortState.Polling;
+  if (p.info.portState !== PortState.Down) p.stats.linkDowned++;
+  setLogical(p, PortState.Down, changes);
+}
+
+/** Make a port and its neighbour consistent with cable/disable state (link training). */
+export function refreshLink(p: SimPort, changes: PortChange[]): void {
+  if (p.num === 0 && p.node.isSwitch) return;
+  const up = linkShouldBeUp(p);
+  const q = p.peer;
+  if (up && q) {
+    if (!linkIsUp(p) || !linkIsUp(q)) bringUp(p, q, changes);
+  } else {
+    if (linkIsUp(p) || p.info.portState !== PortState.Down) bringDown(p, changes);
+    else p.info.portPhysicalState = p.disabled ? PhysPortState.Disabled : PhysPortState.Polling;
+    if (q && (linkIsUp(q) || q.info.portState !== PortState.Down)) bringDown(q, changes);
+  }
+}
+
+/** SM set PortState=Down on an up link: the link retrains and both ends come back in Init. */
+export function retrain(p: SimPort, changes: PortChange[]): void {
+  const q = p.peer;
+  if (!q || !linkIsUp(p)) return;
+  // the ends pass through Down; both are observed in Init afterwards
+  for (const a of [p, q]) {
+    if (a.info.portState !== PortState.Init) {
+      changes.push({ port: a, from: a.info.portState, to: PortState.Init });
+      a.info.portState = PortState.Init;
+    } else {
+      changes.push({ port: a, from: PortState.Init, to: PortState.Init });
+    }
+  }
+}

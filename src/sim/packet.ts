@@ -1,0 +1,42 @@
+/** A MAD in flight through the simulated fabric, and what happened to it on the way. */
+import type { SimEndpoint } from './endpoint.js';
+
+export interface Packet {
+  buf: Uint8Array;
+  slid: number;
+  dlid: number;
+  sqpn: number;
+  dqpn: number;
+  /** SMP on VL15 (classes 0x01/0x81): needs only link up, not ACTIVE. */
+  vl15: boolean;
+  /** Sending endpoint and a copy of what it sent (for badPath 'status'). */
+  from?: SimEndpoint;
+  original?: Uint8Array;
+}
+
+/** Where a MAD arriving at a port goes: the node's SMA or an agent (endpoint) at the port. */
+export type Target = 'sma' | 'agent';
+
+/** Accumulated on the way: link crossings, injected delay, and whether a fault duplicated it. */
+export interface Transit {
+  hops: number;
+  delay: number;
+  dup: boolean;
+}
+
+export function newTransit(): Transit {
+  return { hops: 0, delay: 0, dup: false };
+}
+
+/** Thrown on the way when a MAD is lost; `pathProblem` says the path (not a fault) was bad. */
+export class DropError {
+  constructor(
+    readonly reason: string,
+    readonly pathProblem: boolean,
+  ) {}
+}
+
+/** A key for (node index, port number) in maps. */
+export function portKey(node: number, port: number): number {
+  return node * 256 + port;
+}

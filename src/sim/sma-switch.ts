@@ -1,0 +1,70 @@
+/** SMA attributes of switches: SwitchInfo and the linear, random and multicast forwarding tables. */
+import { SmpAttr } from '../wire/mad.js';
+import { LFT_BLOCK_SIZE, LinearForwardingTable, MulticastForwardingTable, RandomForwardingTable, SwitchInfo } from '../wire/sma.js';
+import { decodeMftMod } from '../wire/modifiers.js';
+import type { SimNode } from './node.js';
+import { invalid, reqData, unsupported, writeData, type AttrHandlers } from './sma-attr.js';
+
+export const SWITCH_HANDLERS: AttrHandlers = {
+  [SmpAttr.SwitchInfo]: (c) => {
+    const sw = c.node.sw ?? unsupported();
+    if (c.set) {
+      const v = reqData(c, SwitchInfo);
+      if (v.linearFdbTop >= sw.fwd.caps.linearFdbCap && sw.fwd.caps.linearFdbCap > 0) invalid();
+      sw.fwd.linearFdbTop = v.linearFdbTop;
+      sw.fwd.defaultPort = v.defaultPort;
+      sw.fwd.defaultMulticastPrimaryPort = v.defaultMulticastPrimaryPort;
+      sw.fwd.defaultMulticastNotPrimaryPort = v.defaultMulticastNotPrimaryPort;
+      sw.lifeTimeValue = v.lifeTimeValue;
+      if (v.portStateChange) sw.portStateChange = 0; // write 1 to clear
+      sw.fwd.multicastFdbTop = v.multicastFdbTop;
+    }
+    writeData(c.resp, SwitchInfo, switchInfoValue(c.node));
+  },
+  [SmpAttr.LinearForwardingTable]: (c) => {
+    const sw = c.node.sw ?? unsupported();
+    if (sw.fwd.caps.linearFdbCap === 0) unsupported();
+    if (c.mod > 0xffff || c.mod * LFT_BLOCK_SIZE >= sw.fwd.caps.linearFdbCap) invalid();
+    if (c.set) sw.fwd.setLftBlock(c.mod, reqData(c, LinearForwardingTable).ports);
+    writeData(c.resp, LinearForwardingTable, { ports: sw.fwd.getLftBlock(c.mod) ?? invalid() });
+  },
+  [SmpAttr.RandomForwardingTable]: (c) => {
+    const sw = c.node.sw ?? unsupported();
+    if (sw.fwd.caps.randomFdbCap === 0) unsupported();
+    if (c.mod >= sw.fwd.rftBlockCount) invalid();
+    if (c.set) sw.fwd.setRftBlock(c.mod, reqData(c, RandomForwardingTable).entries);
+    writeData(c.resp, RandomForwardingTable, { entries: sw.fwd.getRftBlock(c.mod) ?? invalid() });
+  },
+  [SmpAttr.MulticastForwardingTable]: (c) => {
+    const sw = c.node.sw ?? unsupported();
+    if (sw.fwd.caps.multicastFdbCap === 0) unsupported();
+    const { block, position } = decodeMftMod(c.mod);
+    if ((c.mod & 0x0ffffe00) !== 0 || block >= sw.fwd.mftBlockCount || position >= sw.fwd.mftPositionCount) invalid();
+    if (c.set) sw.fwd.setMftBlock(block, position, reqData(c, MulticastForwardingTable).portMasks);
+    writeData(c.resp, MulticastForwardingTable, { portMasks: sw.fwd.getMftBlock(block, position) ?? invalid() });
+  },
+};
+
+export function switchInfoValue(n: SimNode): SwitchInfo {
+  const sw = n.sw!;
+  return {
+    linearFdbCap: sw.fwd.caps.linearFdbCap,
+    randomFdbCap: sw.fwd.caps.randomFdbCap,
+    multicastFdbCap: sw.fwd.caps.multicastFdbCap,
+    linearFdbTop: sw.fwd.linearFdbTop,
+    defaultPort: sw.fwd.defaultPort,
+    defaultMulticastPrimaryPort: sw.fwd.defaultMulticastPrimaryPort,
+    defaultMulticastNotPrimaryPort: sw.fwd.defaultMulticastNotPrimaryPort,
+    lifeTimeValue: sw.lifeTimeValue,
+    portStateChange: sw.portStateChange,
+    optimizedSlToVlMappingProgramming: 0,
+    lidsPerPort: sw.lidsPerPort,
+    partitionEnforcementCap: sw.partitionEnforcementCap,
+    inboundEnforcementCap: 1,
+    outboundEnforcementCap: 1,
+    filterRawInboundCap: 0,
+    filterRawOutboundCap: 0,
+    enhancedPort0: sw.enhancedPort0 ? 1 : 0,
+    multicastFdbTop: sw.fwd.multicastFdbTop,
+  };
+}
