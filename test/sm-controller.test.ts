@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SmController, type SmAction } from '../src/sm/controller.js';
 import { VirtualClock } from '../src/util/clock.js';
 import { SimFabric } from '../src/sim/fabric.js';
-import { loadFabricSpec } from '../src/sim/load.js';
+import { loadFabricSpec } from '../src/model/load.js';
 import { MadRpc } from '../src/rpc/madrpc.js';
 import { MadHeader, MgmtClass, Method, NodeType, SmpAttr } from '../src/wire/mad.js';
 import { JoinState, MCMemberRecord, SaAttr, SA_CLASS_VERSION } from '../src/wire/sa.js';

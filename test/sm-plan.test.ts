@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../src/util/clock.js';
 import { SimFabric } from '../src/sim/fabric.js';
-import { loadFabricSpec } from '../src/sim/load.js';
+import { loadFabricSpec } from '../src/model/load.js';
 import { MadRpc } from '../src/rpc/madrpc.js';
 import { MgmtClass, Method, NodeType, SmpAttr } from '../src/wire/mad.js';
 import { SubnetManager } from '../src/sm/sm.js';
