@@ -1,7 +1,6 @@
 /** The composition root: an SM and its SA on one port, over one MadRpc. Used by `ibsm run`,
  * `ibsm query --sim` and the tests, so the wiring exists once. */
 import { SA_QKEY } from './wire/sa.js';
-import { SmState } from './wire/sma.js';
 import type { NoticeSmp } from './wire/notice.js';
 import type { MadRpc } from './rpc/madrpc.js';
 import { SubnetManager, type SmOptions, type SweepStats } from './sm/sm.js';
@@ -21,8 +20,6 @@ export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSn
   rpc: MadRpc;
   /** The SM/SA port's GUID. */
   portGuid: bigint;
-  /** SM_Key: requesters presenting it are trusted (see M_Keys, security traps). Default 0. */
-  smKey?: bigint;
   /** Serve the SA (default true). */
   sa?: boolean;
   saServer?: SaServerOptions;
@@ -58,12 +55,18 @@ export class Subnet {
       ...o,
       multicastGroups: (snap) => this.multicast.mftGroupsOf(snap),
       onSnapshot: (snap) => this.onSnapshot(snap),
+      // Only the master's SA answers; a standby's drops SA requests (OpenSM, C15-0.1.3).
+      onStateChange: (t) => {
+        this.sa?.setActive(t.to === 'master' || t.to === 'discovering');
+        o.onStateChange?.(t);
+      },
     });
     this.multicast.onGroupsChanged(() => {
       void this.sm.updateMulticast().catch((e: unknown) => log.error('multicast forwarding update failed', { error: (e as Error).message }));
     });
     this.offHandlers = installSmHandlers(rpc, this.sm, {
       portGuid: o.portGuid,
+      mkey: o.mkey,
       log,
       onNotice: (notice: NoticeSmp) => {
         if (this.ctx) void this.inform.forwardTrap(notice, this.ctx);
@@ -107,8 +110,8 @@ export class Subnet {
         },
       },
       get smInfo() {
-        const i = sm.smInfo(0n);
-        return { actCount: i.actCount, priority: i.priority, smState: SmState.Master };
+        const i = sm.smInfo();
+        return { actCount: i.actCount, priority: i.priority, smState: i.smState };
       },
     };
   }

@@ -16,6 +16,12 @@ import { Logger, MemorySink } from '../src/util/log.js';
 import { drive } from './helpers/drive.js';
 
 describe('SmController', () => {
+  /** A heavy sweep whose discovery found no other SM, then finished. */
+  const swept = (c: SmController, a: SmAction, now: number, outcome: 'ok' | 'failed' = 'ok'): void => {
+    c.handle({ type: 'discovered', remotes: [], ownPortUp: true }, now);
+    expect(c.mayProgram).toBe(true);
+    c.handle({ type: 'actionDone', action: a, outcome }, now);
+  };
   const run = (c: SmController, now: number): SmAction => {
     const a = c.poll(now);
     expect(a, 'an action is due').toBeDefined();
@@ -32,7 +38,7 @@ describe('SmController', () => {
     const h = run(c, 0);
     expect(h.type).toBe('heavySweep');
     expect(c.pollAt(), 'no timer while a sweep runs').toBeUndefined();
-    c.handle({ type: 'actionDone', action: h, outcome: 'ok' }, 200);
+    swept(c, h, 200);
     expect(c.state).toBe('master');
     expect(c.takeTransitions().map((t) => t.to)).toEqual(['discovering', 'master']);
     expect(c.poll(500)).toBeUndefined();
@@ -47,7 +53,7 @@ describe('SmController', () => {
   it('a light sweep that finds a change is followed by a heavy sweep', () => {
     const c = new SmController({ sweepIntervalMs: 1000 });
     c.handle({ type: 'start' }, 0);
-    c.handle({ type: 'actionDone', action: run(c, 0), outcome: 'ok' }, 10);
+    swept(c, run(c, 0), 10);
     const l = run(c, 1010);
     c.handle({ type: 'actionDone', action: l, outcome: 'changed' }, 1020);
     expect(run(c, 1020)).toEqual({ type: 'heavySweep', reason: 'light sweep found a change' });
@@ -56,7 +62,7 @@ describe('SmController', () => {
   it('keeps a multicast change that arrives during a light sweep and programs it right after', () => {
     const c = new SmController({ sweepIntervalMs: 1000 });
     c.handle({ type: 'start' }, 0);
-    c.handle({ type: 'actionDone', action: run(c, 0), outcome: 'ok' }, 10);
+    swept(c, run(c, 0), 10);
     const l = run(c, 1010);
     c.handle({ type: 'multicastChanged' }, 1011);
     expect(c.poll(1012), 'not while the light sweep runs').toBeUndefined();
@@ -67,7 +73,7 @@ describe('SmController', () => {
   it('never starts a heavy sweep while multicast programming runs, and drops neither', () => {
     const c = new SmController({ sweepIntervalMs: 0 });
     c.handle({ type: 'start' }, 0);
-    c.handle({ type: 'actionDone', action: run(c, 0), outcome: 'ok' }, 10);
+    swept(c, run(c, 0), 10);
     c.handle({ type: 'multicastChanged' }, 20);
     const m = run(c, 20);
     expect(m.type).toBe('programMulticast');
@@ -78,7 +84,7 @@ describe('SmController', () => {
     // The heavy sweep goes first and programs the MFTs itself: no separate multicast step after it.
     const h = run(c, 30);
     expect(h).toEqual({ type: 'heavySweep', reason: 'trap 128' });
-    c.handle({ type: 'actionDone', action: h, outcome: 'ok' }, 40);
+    swept(c, h, 40);
     expect(c.poll(40)).toBeUndefined();
     expect(c.idle).toBe(true);
   });
@@ -88,23 +94,30 @@ describe('SmController', () => {
     c.handle({ type: 'start' }, 0);
     const h = run(c, 0);
     for (let i = 0; i < 5; i++) c.handle({ type: 'sweepRequested', kind: 'heavy', reason: `trap ${i}` }, 1 + i);
-    c.handle({ type: 'actionDone', action: h, outcome: 'ok' }, 10);
+    swept(c, h, 10);
     const again = run(c, 10);
     expect(again).toEqual({ type: 'heavySweep', reason: 'trap 0' });
-    c.handle({ type: 'actionDone', action: again, outcome: 'ok' }, 20);
+    swept(c, again, 20);
     expect(c.poll(20)).toBeUndefined();
   });
 
-  it('a failed first sweep leaves it discovering, with no light sweeps and no multicast before a snapshot', () => {
+  it('a failed first sweep leaves it discovering and is retried on the sweep interval; no light sweep or multicast before a snapshot', () => {
     const c = new SmController({ sweepIntervalMs: 100 });
     c.handle({ type: 'start' }, 0);
     c.handle({ type: 'multicastChanged' }, 1);
-    c.handle({ type: 'actionDone', action: run(c, 0), outcome: 'failed' }, 5);
+    swept(c, run(c, 0), 5, 'failed');
     expect(c.state).toBe('discovering');
-    expect(c.poll(1000)).toBeUndefined();
-    expect(c.pollAt()).toBeUndefined();
-    c.handle({ type: 'sweepRequested', kind: 'light', reason: 'operator' }, 1000);
-    expect(run(c, 1000).type, 'a light sweep without a snapshot is a heavy one').toBe('heavySweep');
+    expect(c.poll(50)).toBeUndefined();
+    expect(c.pollAt()).toBe(105);
+    expect(run(c, 105)).toEqual({ type: 'heavySweep', reason: 'retry' });
+  });
+
+  it('a light sweep requested before any snapshot is a heavy one', () => {
+    const c = new SmController({ sweepIntervalMs: 0 });
+    c.handle({ type: 'start' }, 0);
+    c.handle({ type: 'actionDone', action: run(c, 0), outcome: 'failed' }, 5);
+    c.handle({ type: 'sweepRequested', kind: 'light', reason: 'operator' }, 10);
+    expect(run(c, 10).type).toBe('heavySweep');
   });
 });
 

@@ -156,6 +156,14 @@ export class SaServer {
     this.queue.clear();
   }
 
+  /** Answer requests (true) or drop them unanswered (false: this SM is not the master, and only
+   * the master's SA answers). */
+  setActive(active: boolean): void {
+    this.active = active;
+    if (!active) this.queue.clear();
+  }
+  private active = true;
+
   /** Called by the SM after each sweep. Until the first call every request is answered BUSY. */
   setContext(ctx: SaContext | undefined): void {
     this.ctx = ctx;
@@ -177,6 +185,10 @@ export class SaServer {
   /** Take one received SA MAD (what the MadRpc handler calls). */
   receive(m: ReceivedMad): void {
     this.stats.received++;
+    if (!this.active) {
+      this.stats.ignored++;
+      return;
+    }
     if (m.data.length < 24) {
       this.stats.malformed++;
       return;

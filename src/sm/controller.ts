@@ -2,7 +2,7 @@
  * `Connection`, smoltcp's `poll(now)`): events go in with the time they happened, actions come
  * out one at a time, and `pollAt()` says when the controller next wants to be asked.
  *
- *   handle(event, now)  — something happened (a request, a trap, an action finished)
+ *   handle(event, now)  — something happened (a request, a trap, an SMInfo, an action finished)
  *   poll(now)           — the next action to carry out, when nothing is running
  *   pollAt()            — when poll() will next have something without a new event
  *
@@ -10,22 +10,50 @@
  * so a change that arrives mid-sweep is never dropped: a multicast change during a light sweep is
  * programmed right after it, a trap during a heavy sweep gives one more heavy sweep.
  *
- * `SubnetManager` (sm/sm.ts) is the shell that feeds it events and carries out its actions. The
- * SMInfo states (IBA 14.4.1) live here too; this SM goes DISCOVERING → MASTER. Standby and
- * not-active are the next additions: states, the events that move between them (SMInfo received,
- * poll answered) and the actions they need (send SMInfo, poll the master). */
+ * The SMInfo states (IBA 14.4.1, OpenSM's osm_sm_state_mgr.c):
+ *   NOTACTIVE   — answers SMInfo, nothing else; a DISCOVER from the master wakes it.
+ *   DISCOVERING — sweeps to find the fabric and the other SMs; becomes MASTER when no better SM
+ *                 is there, STANDBY under a master or a better SM.
+ *   STANDBY     — polls its master's SMInfo; takes over after `pollRetries` unanswered polls, or
+ *                 at once on HANDOVER (answered with ACKNOWLEDGE).
+ *   MASTER      — configures the fabric; re-checks the known SMs on every light sweep, hands
+ *                 over to a better SM (a better master after a partition heals, a better standby
+ *                 that is current) and then stands by.
+ * Better: the higher priority, then the lower port GUID (IBA 14.4.1.2). */
+import { SmState } from '../wire/sma.js';
+import { SmInfoControl } from '../wire/modifiers.js';
 
 export type SweepKind = 'heavy' | 'light';
 
 export type SmStateName = 'notActive' | 'discovering' | 'standby' | 'master';
 
+/** Another SM as its SMInfo showed it. */
+export interface RemoteSm {
+  guid: bigint;
+  priority: number;
+  /** SMInfo SmState (wire/sma.ts SmState). */
+  state: number;
+  actCount: number;
+  smKey: bigint;
+  /** Its port's LID, when known (for LID-routed polls and trap 144). */
+  lid?: number;
+  /** The DR path to its port, when known. */
+  path?: readonly number[];
+}
+
 export type SmAction =
-  /** Discover the fabric and program it. */
+  /** Discover the fabric and the other SMs; program it when the controller says this SM masters. */
   | { type: 'heavySweep'; reason: string }
-  /** Check for changes (SwitchInfo PortStateChange, CA port states). */
+  /** Check for changes (SwitchInfo PortStateChange, CA port states and IsSM bits, known SMs). */
   | { type: 'lightSweep' }
   /** Recompute the multicast trees over the current snapshot and write the MFT blocks that differ. */
-  | { type: 'programMulticast' };
+  | { type: 'programMulticast' }
+  /** SubnSet(SMInfo) with a control modifier (HANDOVER, ACKNOWLEDGE) to another SM. */
+  | { type: 'sendSmInfo'; to: RemoteSm; control: number }
+  /** SubnGet(SMInfo) to the master this standby watches. */
+  | { type: 'pollMaster'; to: RemoteSm }
+  /** Trap 144 to the master: this SM is a standby now. */
+  | { type: 'notifyMaster'; to: RemoteSm };
 
 /** How an action ended. A light sweep that found a change says `changed`. */
 export type ActionOutcome = 'ok' | 'changed' | 'failed';
@@ -37,17 +65,83 @@ export type SmEvent =
   | { type: 'sweepRequested'; kind: SweepKind; reason: string }
   /** The SA's multicast groups changed (join, leave, group created or deleted). */
   | { type: 'multicastChanged' }
+  /** A heavy sweep's discovery is done: the other SMs it found (SMInfo read), and whether this
+   * SM's own port is up. The shell then asks `mayProgram`. */
+  | { type: 'discovered'; remotes: readonly RemoteSm[]; ownPortUp: boolean }
+  /** A light sweep re-read the known SMs (and any new IsSM port). */
+  | { type: 'smsChecked'; remotes: readonly RemoteSm[] }
+  /** A SubnSet(SMInfo) from another SM that `smInfoSetStatus` accepted. */
+  | { type: 'smInfoSet'; control: number; from: RemoteSm }
+  /** The master answered (or did not answer) a poll. */
+  | { type: 'pollAnswered'; remote: RemoteSm }
+  | { type: 'pollFailed' }
   | { type: 'actionDone'; action: SmAction; outcome: ActionOutcome };
 
 export interface ControllerOptions {
   /** Light sweep interval in ms; 0 disables light sweeps. */
   sweepIntervalMs: number;
+  /** This SM: its port GUID, priority (0-15) and SM_Key. */
+  guid?: bigint;
+  priority?: number;
+  smKey?: bigint;
+  /** A standby polls its master this often, and takes over after this many polls in a row go
+   * unanswered. */
+  pollIntervalMs?: number;
+  pollRetries?: number;
+  /** Whether a standby holds the SA state this master has (a master hands over only to a
+   * current standby). Default: every standby is current. */
+  isCurrent?: (guid: bigint) => boolean;
 }
+
+export const DEFAULT_POLL_INTERVAL_MS = 500;
+export const DEFAULT_POLL_RETRIES = 3;
 
 export interface Transition {
   from: SmStateName;
   to: SmStateName;
   reason: string;
+  /** Entering STANDBY: the SM it stands by for. */
+  master?: RemoteSm;
+}
+
+const STATE_CODE: Record<SmStateName, number> = { notActive: SmState.NotActive, discovering: SmState.Discovering, standby: SmState.Standby, master: SmState.Master };
+
+export function smStateCode(s: SmStateName): number {
+  return STATE_CODE[s];
+}
+
+/** IBA 14.4.1.2: the higher priority, then the lower GUID. */
+export function isBetter(a: { priority: number; guid: bigint }, b: { priority: number; guid: bigint }): boolean {
+  return a.priority !== b.priority ? a.priority > b.priority : a.guid < b.guid;
+}
+
+/** The best of some SMs. */
+function best(sms: readonly RemoteSm[]): RemoteSm | undefined {
+  let b: RemoteSm | undefined;
+  for (const r of sms) if (!b || isBetter(r, b)) b = r;
+  return b;
+}
+
+/** Status for a SubnSet(SMInfo) received in `state` from an SM in SmState `senderState`: 0 to
+ * accept, 7 (OpenSM's literal: invalid value) to refuse. HANDOVER, DISABLE, STANDBY and DISCOVER
+ * come only from a master; ACKNOWLEDGE only from a standby; each only where it means something. */
+export function smInfoSetStatus(state: SmStateName, control: number, senderState: number): number {
+  const ok = (() => {
+    switch (control) {
+      case SmInfoControl.Handover:
+        return senderState === SmState.Master && state !== 'notActive';
+      case SmInfoControl.Acknowledge:
+        return senderState === SmState.Standby;
+      case SmInfoControl.Disable:
+      case SmInfoControl.Standby:
+        return senderState === SmState.Master && state !== 'notActive';
+      case SmInfoControl.Discover:
+        return senderState === SmState.Master;
+      default:
+        return false;
+    }
+  })();
+  return ok ? 0 : 7;
 }
 
 export class SmController {
@@ -58,20 +152,49 @@ export class SmController {
   private nextLightAt?: number;
   private stopped = false;
   private smState: SmStateName = 'notActive';
-  /** Set once the first heavy sweep succeeded: light sweeps and multicast need a snapshot. */
+  /** Set once a heavy sweep programmed the fabric: light sweeps and multicast need a snapshot. */
   private haveSnapshot = false;
+  /** The current heavy sweep may program (decided at `discovered`). */
+  private programming = false;
+  /** Other SMs by port GUID, as last read. */
+  private readonly remotes = new Map<bigint, RemoteSm>();
+  /** STANDBY: the SM polled, when the next poll is due, polls unanswered in a row. */
+  private master?: RemoteSm;
+  private nextPollAt?: number;
+  private missed = 0;
+  private pollPending = false;
+  /** SMInfo Sets and traps to send, oldest first. */
+  private readonly outbox: SmAction[] = [];
   /** State changes not yet taken by the shell (for log lines and metrics). */
   private readonly transitions: Transition[] = [];
+  private readonly self: { guid: bigint; priority: number; smKey: bigint };
 
-  constructor(private readonly o: ControllerOptions) {}
+  constructor(private readonly o: ControllerOptions) {
+    this.self = { guid: o.guid ?? 0n, priority: o.priority ?? 0, smKey: o.smKey ?? 0n };
+  }
 
   get state(): SmStateName {
     return this.smState;
   }
 
+  /** The SM this one stands by for (STANDBY). */
+  get masterSm(): RemoteSm | undefined {
+    return this.smState === 'standby' ? this.master : undefined;
+  }
+
+  /** Other SMs as last read. */
+  get knownSms(): readonly RemoteSm[] {
+    return [...this.remotes.values()];
+  }
+
+  /** A heavy sweep whose discovery is done may go on to program the fabric. */
+  get mayProgram(): boolean {
+    return this.programming;
+  }
+
   /** True when no action is running and none is pending (due timers do not count). */
   get idle(): boolean {
-    return !this.running && this.heavyReason === undefined && !this.lightWanted && !(this.mcastWanted && this.haveSnapshot);
+    return !this.running && this.heavyReason === undefined && !this.lightWanted && !(this.mcastWanted && this.haveSnapshot) && this.outbox.length === 0 && !this.pollPending;
   }
 
   get busy(): SmAction | undefined {
@@ -90,11 +213,35 @@ export class SmController {
         this.enter('notActive', 'stopped');
         return;
       case 'sweepRequested':
+        if (this.smState !== 'master' && this.smState !== 'discovering') return; // traps and requests are a master's business
         if (ev.kind === 'heavy' || !this.haveSnapshot) this.heavyReason ??= ev.reason;
         else this.lightWanted = true;
         return;
       case 'multicastChanged':
         this.mcastWanted = true;
+        return;
+      case 'discovered':
+        this.discovered(ev.remotes, ev.ownPortUp, now);
+        return;
+      case 'smsChecked':
+        this.checked(ev.remotes);
+        return;
+      case 'smInfoSet':
+        this.smInfoSet(ev.control, ev.from, now);
+        return;
+      case 'pollAnswered':
+        this.note(ev.remote);
+        if (this.smState !== 'standby' || !this.master || ev.remote.guid !== this.master.guid) return;
+        // Alive while it is master, or a better SM we wait on (it may still be discovering).
+        if (ev.remote.state === SmState.Master || isBetter(ev.remote, this.self)) this.missed = 0;
+        else this.missed++;
+        this.master = ev.remote;
+        this.afterPoll(now);
+        return;
+      case 'pollFailed':
+        if (this.smState !== 'standby') return;
+        this.missed++;
+        this.afterPoll(now);
         return;
       case 'actionDone':
         this.done(ev.action, ev.outcome, now);
@@ -102,22 +249,158 @@ export class SmController {
     }
   }
 
+  private afterPoll(now: number): void {
+    if (this.missed > (this.o.pollRetries ?? DEFAULT_POLL_RETRIES)) {
+      const gone = this.master;
+      this.master = undefined;
+      this.nextPollAt = undefined;
+      if (gone) this.remotes.delete(gone.guid);
+      this.enter('discovering', `master 0x${(gone?.guid ?? 0n).toString(16).padStart(16, '0')} stopped answering`);
+      this.heavyReason ??= 'master lost';
+    }
+  }
+
+  private note(r: RemoteSm): void {
+    if (r.guid === this.self.guid) return;
+    this.remotes.set(r.guid, r);
+  }
+
+  /** Other SMs that count: a non-zero SM_Key other than ours means another subnet's SM. */
+  private trusted(remotes: readonly RemoteSm[]): RemoteSm[] {
+    return remotes.filter((r) => r.guid !== this.self.guid && (r.smKey === 0n || r.smKey === this.self.smKey));
+  }
+
+  private discovered(remotes: readonly RemoteSm[], ownPortUp: boolean, now: number): void {
+    this.programming = false;
+    if (!ownPortUp) {
+      // Nothing to manage through a port that is down: look again later.
+      if (this.smState === 'master') this.enter('discovering', 'own port down');
+      this.armLight(now);
+      return;
+    }
+    const others = this.trusted(remotes);
+    for (const r of others) this.note(r);
+    // The SM that just handed over may not have said STANDBY yet: it is not a master to stand by for.
+    const masters = others.filter((r) => r.state === SmState.Master && r.guid !== this.handoverFrom);
+    if (this.smState === 'discovering') {
+      // A master, or a better SM still deciding, is there: stand by for it.
+      const deciding = others.filter((r) => r.guid !== this.handoverFrom && (r.state === SmState.Discovering || r.state === SmState.Standby) && isBetter(r, this.self));
+      const lead = best(masters) ?? best(deciding);
+      if (lead) {
+        this.standBy(lead, now, lead.state === SmState.Master ? 'master found' : 'better SM found');
+        return;
+      }
+      this.programming = true;
+      return;
+    }
+    if (this.smState === 'master') {
+      const better = this.handoverTarget(others);
+      if (better) {
+        this.handOver(better, now);
+        return;
+      }
+      this.programming = true;
+    }
+  }
+
+  /** A better master (two masters after a partition heals: the worse one hands over), or a
+   * better standby that holds our SA state. */
+  private handoverTarget(others: readonly RemoteSm[]): RemoteSm | undefined {
+    const current = this.o.isCurrent ?? (() => true);
+    return best(others.filter((r) => isBetter(r, this.self) && (r.state === SmState.Master || (r.state === SmState.Standby && current(r.guid)))));
+  }
+
+  private handOver(to: RemoteSm, now: number): void {
+    this.outbox.push({ type: 'sendSmInfo', to, control: SmInfoControl.Handover });
+    this.standBy(to, now, 'handover', true);
+  }
+
+  private checked(remotes: readonly RemoteSm[]): void {
+    const others = this.trusted(remotes);
+    for (const r of others) this.note(r);
+    if (this.smState !== 'master') return;
+    // A master that appeared, or a better SM: a heavy sweep sorts it out (OpenSM does the same).
+    if (others.some((r) => r.state === SmState.Master || (r.state === SmState.Standby && isBetter(r, this.self)))) this.heavyReason ??= 'another SM found';
+  }
+
+  private smInfoSet(control: number, from: RemoteSm, now: number): void {
+    this.note(from);
+    switch (control) {
+      case SmInfoControl.Handover:
+        this.outbox.push({ type: 'sendSmInfo', to: from, control: SmInfoControl.Acknowledge });
+        if (this.smState === 'master') {
+          // Two masters met and the other one gave way: sweep to take its ports over.
+          this.heavyReason ??= 'handover';
+          return;
+        }
+        this.master = undefined;
+        this.nextPollAt = undefined;
+        this.enter('discovering', `handover from 0x${from.guid.toString(16).padStart(16, '0')}`);
+        this.handoverFrom = from.guid;
+        this.heavyReason = 'handover';
+        return;
+      case SmInfoControl.Acknowledge:
+        return;
+      case SmInfoControl.Disable:
+        this.master = undefined;
+        this.nextPollAt = undefined;
+        this.heavyReason = undefined;
+        this.lightWanted = false;
+        this.enter('notActive', 'disabled by the master');
+        return;
+      case SmInfoControl.Standby:
+        this.heavyReason = undefined;
+        this.lightWanted = false;
+        this.standBy(from, now, 'told to stand by', true);
+        return;
+      case SmInfoControl.Discover:
+        this.master = undefined;
+        this.nextPollAt = undefined;
+        this.enter('discovering', 'told to discover');
+        this.heavyReason ??= 'discover';
+        return;
+    }
+  }
+  /** HANDOVER came from this SM: the next sweep's discovery does not stand by for it. */
+  private handoverFrom?: bigint;
+
+  private standBy(master: RemoteSm, now: number, reason: string, quiet = false): void {
+    this.master = master;
+    this.missed = 0;
+    this.nextPollAt = now + (this.o.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
+    this.nextLightAt = undefined;
+    this.lightWanted = false;
+    this.mcastWanted = false;
+    const entering = this.smState !== 'standby';
+    this.enter('standby', reason, master);
+    if (entering && !quiet) this.outbox.push({ type: 'notifyMaster', to: master });
+  }
+
   private done(a: SmAction, outcome: ActionOutcome, now: number): void {
     if (this.running === a) this.running = undefined;
     switch (a.type) {
-      case 'heavySweep':
-        if (outcome !== 'failed') {
-          const first = !this.haveSnapshot;
+      case 'heavySweep': {
+        const programmed = this.programming;
+        this.programming = false;
+        this.handoverFrom = undefined;
+        if (outcome !== 'failed' && programmed) {
+          const first = !this.haveSnapshot || this.smState !== 'master';
           this.haveSnapshot = true;
-          this.enter('master', first ? 'initial sweep done' : 'sweep done');
+          this.enter('master', a.reason === 'start' ? 'no better SM' : a.reason);
           if (first) this.armLight(now);
+        } else if (this.smState === 'discovering') {
+          this.armLight(now); // retry on the sweep interval
         }
         return;
+      }
       case 'lightSweep':
         if (outcome === 'changed') this.heavyReason ??= 'light sweep found a change';
         this.armLight(now);
         return;
-      case 'programMulticast':
+      case 'pollMaster':
+        this.nextPollAt = now + (this.o.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
+        return;
+      default:
         return;
     }
   }
@@ -126,37 +409,57 @@ export class SmController {
     this.nextLightAt = this.o.sweepIntervalMs > 0 ? now + this.o.sweepIntervalMs : undefined;
   }
 
-  /** The next action to carry out, or undefined (something runs, or nothing is due). Heavy
-   * sweeps first (they also program multicast), then multicast, then a due light sweep. */
+  /** The next action to carry out, or undefined (something runs, or nothing is due). SMInfo
+   * messages first, then heavy sweeps (they also program multicast), multicast, a due light
+   * sweep; a standby only polls. */
   poll(now: number): SmAction | undefined {
     if (this.stopped || this.running) return undefined;
-    if (this.nextLightAt !== undefined && now >= this.nextLightAt && this.haveSnapshot) {
+    let a: SmAction | undefined = this.outbox.shift();
+    if (!a) a = this.smState === 'standby' ? this.pollDue(now) : this.sweepDue(now);
+    this.running = a;
+    return a;
+  }
+
+  private pollDue(now: number): SmAction | undefined {
+    if (!this.master || this.nextPollAt === undefined || now < this.nextPollAt) return undefined;
+    this.nextPollAt = undefined;
+    return { type: 'pollMaster', to: this.master };
+  }
+
+  private sweepDue(now: number): SmAction | undefined {
+    if (this.smState === 'notActive') return undefined;
+    if (this.nextLightAt !== undefined && now >= this.nextLightAt) {
       this.nextLightAt = undefined;
-      this.lightWanted = true;
+      if (this.haveSnapshot && this.smState === 'master') this.lightWanted = true;
+      else if (this.smState === 'discovering') this.heavyReason ??= 'retry';
     }
-    let a: SmAction | undefined;
     if (this.heavyReason !== undefined) {
-      a = { type: 'heavySweep', reason: this.heavyReason };
+      const a: SmAction = { type: 'heavySweep', reason: this.heavyReason };
       this.heavyReason = undefined;
       // The heavy sweep reads the groups when it programs the MFTs, and everything a light sweep
       // would look at: neither is needed after it.
       this.mcastWanted = false;
       this.lightWanted = false;
-    } else if (this.mcastWanted && this.haveSnapshot) {
-      a = { type: 'programMulticast' };
-      this.mcastWanted = false;
-    } else if (this.lightWanted) {
-      a = { type: 'lightSweep' };
-      this.lightWanted = false;
+      return a;
     }
-    this.running = a;
-    return a;
+    if (this.smState !== 'master') return undefined;
+    if (this.mcastWanted && this.haveSnapshot) {
+      this.mcastWanted = false;
+      return { type: 'programMulticast' };
+    }
+    if (this.lightWanted) {
+      this.lightWanted = false;
+      return { type: 'lightSweep' };
+    }
+    return undefined;
   }
 
-  /** When poll() will have an action without a new event (the next light sweep), if ever. */
+  /** When poll() will have an action without a new event (the next light sweep or poll), if ever. */
   pollAt(): number | undefined {
     if (this.stopped || this.running) return undefined;
-    return this.haveSnapshot ? this.nextLightAt : undefined;
+    if (this.smState === 'standby') return this.nextPollAt;
+    if (this.smState === 'notActive') return undefined;
+    return this.nextLightAt;
   }
 
   /** State changes since the last call, oldest first. */
@@ -164,9 +467,9 @@ export class SmController {
     return this.transitions.splice(0);
   }
 
-  private enter(to: SmStateName, reason: string): void {
+  private enter(to: SmStateName, reason: string, master?: RemoteSm): void {
     if (this.smState === to) return;
-    this.transitions.push({ from: this.smState, to, reason });
+    this.transitions.push({ from: this.smState, to, reason, master });
     this.smState = to;
   }
 }

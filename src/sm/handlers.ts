@@ -1,7 +1,7 @@
 /** The SM's unsolicited-MAD handlers: traps (repress, then re-sweep on link/port changes) and
- * SMInfo Get from other SMs. A malformed MAD is answered where it can be and logged, never thrown. */
-import { MgmtClass, Method, SmpAttr, SMP_DATA_OFFSET, SMP_DATA_SIZE } from '../wire/mad.js';
-import { smpResponse, trapRepress } from '../wire/builders.js';
+ * SMInfo Get and Set from other SMs. A malformed MAD is answered where it can be and logged, never thrown. */
+import { MadHeaderView, MgmtClass, Method, SmpAttr, SMP_DATA_OFFSET, SMP_DATA_SIZE } from '../wire/mad.js';
+import { readMkey, smpResponse, trapRepress } from '../wire/builders.js';
 import { SMInfo } from '../wire/sma.js';
 import { decodeNotice, type NoticeSmp } from '../wire/notice.js';
 import type { MadRpc } from '../rpc/madrpc.js';
@@ -12,7 +12,16 @@ import type { SubnetManager } from './sm.js';
 /** Traps that mean the topology or a port's state changed. */
 const RESWEEP_TRAPS = new Set([128, 129, 130, 131, 144, 145]);
 
-export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: { portGuid: bigint; log: Logger; /** Every well-formed trap, e.g. for the SA to forward to subscribers. */ onNotice?: (n: NoticeSmp) => void }): () => void {
+export interface SmHandlerOptions {
+  portGuid: bigint;
+  log: Logger;
+  /** The M_Key this SM programs: a requester presenting it is trusted with the SM_Key. */
+  mkey?: bigint;
+  /** Every well-formed trap, e.g. for the SA to forward to subscribers. */
+  onNotice?: (n: NoticeSmp) => void;
+}
+
+export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: SmHandlerOptions): () => void {
   const offTrap = rpc.onUnsolicited(
     MgmtClass.SubnLid,
     (m: ReceivedMad) => {
@@ -32,17 +41,39 @@ export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: { portGuid:
     },
     { method: Method.Trap },
   );
+  // SMInfo carries the SM_Key only to a requester that presents this SM's M_Key (OpenSM: the
+  // M_Key check passes); without an M_Key every requester passes.
+  const trusted = (m: ReceivedMad): boolean => o.mkey === undefined || o.mkey === 0n || readMkey(m.data) === o.mkey;
   const answerSmInfo = (m: ReceivedMad): void => {
     if (m.data.length < SMP_DATA_OFFSET + SMP_DATA_SIZE) return;
     const resp = smpResponse(m.data, 0); // GetResp; a DR response also gets the D bit and keeps its path
-    SMInfo.encode(sm.smInfo(o.portGuid), resp, SMP_DATA_OFFSET);
+    SMInfo.encode(sm.smInfo(o.portGuid, trusted(m)), resp, SMP_DATA_OFFSET);
     rpc.respond(m, resp);
   };
-  const offLid = rpc.onUnsolicited(MgmtClass.SubnLid, answerSmInfo, { method: Method.Get, attrId: SmpAttr.SMInfo });
-  const offDr = rpc.onUnsolicited(MgmtClass.SubnDirected, answerSmInfo, { method: Method.Get, attrId: SmpAttr.SMInfo });
+  /** SubnSet(SMInfo) from another SM: HANDOVER, ACKNOWLEDGE, DISABLE, STANDBY, DISCOVER. */
+  const setSmInfo = (m: ReceivedMad): void => {
+    if (m.data.length < SMP_DATA_OFFSET + SMP_DATA_SIZE) return;
+    let payload: SMInfo;
+    try {
+      payload = SMInfo.decode(m.data, SMP_DATA_OFFSET);
+    } catch (e) {
+      o.log.warn('malformed SMInfo Set ignored', { from: m.addr.lid, error: (e as Error).message });
+      return;
+    }
+    const h = MadHeaderView.over(m.data);
+    const control = h.attrMod;
+    const dr = h.mgmtClass === MgmtClass.SubnDirected;
+    const status = sm.smInfoSet(control, payload, dr ? {} : { lid: m.addr.lid });
+    const resp = smpResponse(m.data, status);
+    SMInfo.encode(sm.smInfo(o.portGuid, trusted(m)), resp, SMP_DATA_OFFSET);
+    rpc.respond(m, resp);
+  };
+  const offs = [MgmtClass.SubnLid, MgmtClass.SubnDirected].flatMap((cls) => [
+    rpc.onUnsolicited(cls, answerSmInfo, { method: Method.Get, attrId: SmpAttr.SMInfo }),
+    rpc.onUnsolicited(cls, setSmInfo, { method: Method.Set, attrId: SmpAttr.SMInfo }),
+  ]);
   return () => {
     offTrap();
-    offLid();
-    offDr();
+    for (const off of offs) off();
   };
 }

@@ -111,6 +111,33 @@ export function planVlTables(disc: DiscoveryResult, routing: RoutingResult, prog
   return out;
 }
 
+/** One LFT block to read back. */
+export interface LftRead {
+  path: readonly number[];
+  guid: bigint;
+  block: number;
+  /** Blocks the shadow needs (up to the new LinearFDBTop). */
+  blocks: number;
+}
+
+/** The LFT blocks to read from switches this SM has no shadow of but that hold tables (another
+ * SM programmed them, or this SM did before it restarted): reading them lets a new master write
+ * only what differs instead of every block. Blocks up to the switch's LinearFDBTop (and no
+ * further than `maxLid` needs). */
+export function planLftReads(disc: DiscoveryResult, maxLid: number, programmed: Programmed): LftRead[] {
+  const out: LftRead[] = [];
+  const blocks = Math.floor(maxLid / LFT_BLOCK_SIZE) + 1;
+  disc.fabric.nodes.forEach((n, ni) => {
+    if (n.type !== NodeType.Switch || programmed.lfts.has(n.guid)) return;
+    const d = disc.nodes[ni]!;
+    const top = d.switchInfo?.linearFdbTop ?? 0;
+    if (!top) return;
+    const held = Math.min(blocks, Math.floor(top / LFT_BLOCK_SIZE) + 1);
+    for (let b = 0; b < held; b++) out.push({ path: d.path, guid: n.guid, block: b, blocks });
+  });
+  return out;
+}
+
 /** SwitchInfo (LinearFDBTop, PortStateChange cleared, LifeTimeValue) where it differs, and every LFT
  * block whose contents differ from what is programmed. */
 export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: number, programmed: Programmed): { switchInfo: SmpWrite[]; lft: SmpWrite[] } {

@@ -60,6 +60,13 @@ export class Programmed {
     return st;
   }
 
+  /** An LFT block read back from a switch this SM had no shadow of: what it holds now. */
+  learnLft(guid: bigint, block: number, blocks: number, data: Uint8Array): void {
+    const st = this.lftShadow(guid, blocks);
+    st.table.set(data.subarray(0, LFT_BLOCK_SIZE), block * LFT_BLOCK_SIZE);
+    st.known[block] = 1;
+  }
+
   /** A switch found reset (LinearFDBTop 0): nothing written to its tables is there any more. Its
    * P_Key tables are back to the reset default. */
   switchReset(guid: bigint, ports: number): void {

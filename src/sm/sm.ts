@@ -2,7 +2,7 @@
  * controller events (requests, traps, multicast changes, finished actions), carries out the
  * actions it returns through the Sweeper (sm/sweep.ts), arms the one timer the controller asks
  * for, and keeps the latest snapshot. Talks only to an SmpClient (over MadRpc) and a Clock. */
-import { SmState, type SMInfo } from '../wire/sma.js';
+import type { SMInfo } from '../wire/sma.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { PartitionPlan } from '../model/partitions.js';
 import type { McastGroupPorts } from '../routing/mcast-tree.js';
@@ -10,7 +10,11 @@ import type { Clock, TimerHandle } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import type { LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
-import { SmController, type ActionOutcome, type SmAction, type SmEvent, type SmStateName, type SweepKind } from './controller.js';
+import { SmController, smInfoSetStatus, smStateCode, type ActionOutcome, type RemoteSm, type SmAction, type SmEvent, type SmStateName, type SweepKind, type Transition } from './controller.js';
+import { notifyMaster, pollSm, querySms, sendSmInfo, smPorts, type SmPort } from './sminfo.js';
+import type { DiscoveryResult } from '../model/snapshot.js';
+import { PortCap } from '../wire/sma.js';
+import { NodeType, PortState } from '../wire/mad.js';
 import { Sweeper, type SweepStats } from './sweep.js';
 
 export type { SweepStats } from './sweep.js';
@@ -38,8 +42,17 @@ export interface SmOptions {
   mkeyLeasePeriod?: number;
   /** Subnet prefix programmed into every end port (default fe80::/64). */
   gidPrefix?: bigint;
-  /** SM priority advertised in SMInfo. */
+  /** This SM's port GUID (its identity in SMInfo and elections). */
+  portGuid?: bigint;
+  /** SM priority advertised in SMInfo (0-15; the higher wins an election). */
   priority?: number;
+  /** SM_Key: SMs with another non-zero key are ignored; SMInfo carries it only to trusted requesters. */
+  smKey?: bigint;
+  /** A standby polls its master every pollIntervalMs and takes over after pollRetries misses. */
+  pollIntervalMs?: number;
+  pollRetries?: number;
+  /** Called on every SMInfo state change (after it is logged). */
+  onStateChange?: (t: Transition) => void;
   /** Max operational VLs (PortInfo.OperationalVLs code: 1=VL0, 2=VL0-1, 3=VL0-3, 4=VL0-7, 5=VL0-14). */
   maxOpVls?: number;
   seed?: number;
@@ -50,12 +63,7 @@ export interface SmOptions {
   onProgress?: (phase: string, detail: Record<string, number>) => void;
 }
 
-const SMINFO_STATE: Record<SmStateName, number> = {
-  notActive: SmState.NotActive,
-  discovering: SmState.Discovering,
-  standby: SmState.Standby,
-  master: SmState.Master,
-};
+const hexGuid = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
 
 /** Someone waiting for an action that starts after they asked. */
 interface Waiter {
@@ -79,7 +87,6 @@ export class SubnetManager {
   private stopped = false;
   private started = 0;
   private sweepCount = 0;
-  private actCount = 0;
   private subnetUpLogged = false;
   private lastSweep?: SweepStats;
   private lastMft = 0;
@@ -88,7 +95,7 @@ export class SubnetManager {
   readonly stats: SweepStats[] = [];
 
   constructor(private readonly o: SmOptions) {
-    this.ctl = new SmController({ sweepIntervalMs: o.sweepIntervalMs });
+    this.ctl = new SmController({ sweepIntervalMs: o.sweepIntervalMs, guid: o.portGuid, priority: o.priority, smKey: o.smKey, pollIntervalMs: o.pollIntervalMs, pollRetries: o.pollRetries });
     this.sweeper = new Sweeper(o.smp, o.clock, o.log, o);
   }
 
@@ -101,12 +108,43 @@ export class SubnetManager {
     return this.ctl.state;
   }
 
-  /** The SMInfo this SM answers with. */
-  smInfo(smPortGuid: bigint): SMInfo {
-    return { guid: smPortGuid, smKey: 0n, actCount: this.actCount, priority: this.o.priority ?? 0, smState: SMINFO_STATE[this.ctl.state] };
+  /** The SM this one stands by for, when STANDBY. */
+  get master(): RemoteSm | undefined {
+    return this.ctl.masterSm;
   }
 
-  /** Run the first heavy sweep; resolves when the subnet is up (or rejects on a fatal error). */
+  /** The other SMs as last read. */
+  get knownSms(): readonly RemoteSm[] {
+    return this.ctl.knownSms;
+  }
+
+  /** The SMInfo this SM answers with. ActCount is the SMPs it has sent (it moves with every bit of
+   * management activity, as OpenSM's does); the SM_Key goes only to a trusted requester. */
+  smInfo(smPortGuid: bigint = this.o.portGuid ?? 0n, trusted = false): SMInfo {
+    return { guid: smPortGuid, smKey: trusted ? (this.o.smKey ?? 0n) : 0n, actCount: this.o.smp.sent >>> 0, priority: this.o.priority ?? 0, smState: smStateCode(this.ctl.state) };
+  }
+
+  /** A SubnSet(SMInfo) from another SM: the status to answer with (0 accepted, 7 refused). An
+   * accepted one goes to the controller. `payload` is the SMInfo the sender put in the request. */
+  smInfoSet(control: number, payload: SMInfo, from: { lid?: number; path?: readonly number[] }): number {
+    if (this.stopped) return 7;
+    if (payload.smKey !== 0n && payload.smKey !== (this.o.smKey ?? 0n)) {
+      this.o.log.warn('SMInfo Set from an SM with another SM_Key ignored', { guid: payload.guid, lid: from.lid });
+      return 7;
+    }
+    const status = smInfoSetStatus(this.ctl.state, control, payload.smState);
+    if (status !== 0) {
+      this.o.log.warn('SMInfo Set refused', { control, guid: payload.guid, senderState: payload.smState, state: this.ctl.state });
+      return status;
+    }
+    const known = this.ctl.knownSms.find((r) => r.guid === payload.guid);
+    const remote: RemoteSm = { guid: payload.guid, priority: payload.priority, state: payload.smState, actCount: payload.actCount, smKey: payload.smKey, lid: from.lid || known?.lid, path: known?.path ?? from.path };
+    this.event({ type: 'smInfoSet', control, from: remote });
+    return 0;
+  }
+
+  /** Run the first heavy sweep; resolves when the SM has settled (the subnet is up under this SM
+   * as master, or under another SM this one stands by for), or rejects on a fatal error. */
   start(): Promise<SweepStats> {
     const p = this.wait((a) => a.type === 'heavySweep', false) as Promise<SweepStats>;
     this.event({ type: 'start' });
@@ -238,18 +276,26 @@ export class SubnetManager {
     this.timerAt = undefined;
   }
 
+  /** One log line per SMInfo state change, in the form operators' scripts match. */
   private logTransitions(): void {
-    for (const t of this.ctl.takeTransitions()) this.o.log.debug('SM state', { from: t.from, to: t.to, reason: t.reason });
+    for (const t of this.ctl.takeTransitions()) {
+      const log = this.o.log;
+      if (t.to === 'standby') log.info('entering STANDBY', { master: t.master?.guid ?? 0n, lid: t.master?.lid ?? 0, reason: t.reason });
+      else if (t.to === 'master') log.info('entering MASTER', { reason: t.reason });
+      else if (t.to === 'notActive') log.info('entering NOTACTIVE', { reason: t.reason });
+      else log.info('entering DISCOVERING', { reason: t.reason });
+      if (t.to === 'standby' && t.reason === 'handover' && t.master) log.info(`handover to ${hexGuid(t.master.guid)}`);
+      this.o.onStateChange?.(t);
+    }
   }
 
   private async execute(a: SmAction): Promise<{ outcome: ActionOutcome; value: unknown }> {
     switch (a.type) {
-      case 'heavySweep': {
-        const st = await this.heavySweep();
-        return { outcome: 'ok', value: st };
-      }
+      case 'heavySweep':
+        return { outcome: 'ok', value: await this.heavySweep() };
       case 'lightSweep': {
-        const { changed, stats } = await this.sweeper.light(this.snapshot!);
+        const { changed, stats, smPorts: sms } = await this.sweeper.light(this.snapshot!);
+        await this.checkSms(sms);
         if (changed) {
           this.o.log.info('light sweep found a change; heavy sweep follows');
         } else {
@@ -262,15 +308,70 @@ export class SubnetManager {
         this.lastMft = await this.sweeper.programMulticast(this.snapshot!);
         return { outcome: 'ok', value: this.lastMft };
       }
+      case 'pollMaster': {
+        try {
+          const r = await pollSm(this.o.smp, a.to);
+          this.ctl.handle({ type: 'pollAnswered', remote: { ...r, lid: r.lid ?? a.to.lid, path: a.to.path } }, this.o.clock.now());
+        } catch (e) {
+          this.o.log.debug('master poll unanswered', { master: a.to.guid, lid: a.to.lid, error: (e as Error).message });
+          this.ctl.handle({ type: 'pollFailed' }, this.o.clock.now());
+        }
+        return { outcome: 'ok', value: undefined };
+      }
+      case 'sendSmInfo': {
+        try {
+          await sendSmInfo(this.o.smp, a.to, a.control, this.smInfo(undefined, true));
+        } catch (e) {
+          this.o.log.warn('SMInfo Set not delivered', { to: a.to.guid, lid: a.to.lid, control: a.control, error: (e as Error).message });
+        }
+        return { outcome: 'ok', value: undefined };
+      }
+      case 'notifyMaster': {
+        try {
+          await notifyMaster(this.o.smp, a.to, this.ownLid(), PortCap.IsSM);
+        } catch (e) {
+          this.o.log.debug('trap 144 to the master not delivered', { to: a.to.guid, lid: a.to.lid, error: (e as Error).message });
+        }
+        return { outcome: 'ok', value: undefined };
+      }
     }
+  }
+
+  private ownDisc?: DiscoveryResult;
+  private ownLid(): number {
+    const d = this.snapshot?.discovery ?? this.ownDisc;
+    return d?.fabric.nodes[d.smNode]?.ports[d.smPort]?.lid ?? 0;
+  }
+
+  /** A light sweep's re-check of the other SMs: the known ones and any port newly showing IsSM. */
+  private async checkSms(fresh: readonly SmPort[]): Promise<void> {
+    const ports = new Map<bigint, SmPort>();
+    for (const r of this.ctl.knownSms) if (r.path) ports.set(r.guid, { guid: r.guid, lid: r.lid ?? 0, path: r.path });
+    for (const p of fresh) ports.set(p.guid, p);
+    if (!ports.size) return;
+    const remotes = await querySms(this.o.smp, [...ports.values()]);
+    this.ctl.handle({ type: 'smsChecked', remotes }, this.o.clock.now());
+  }
+
+  /** Between discovery and the first Set: read the other SMs' SMInfo and let the controller
+   * decide whether this SM programs the fabric. */
+  private async decide(disc: DiscoveryResult): Promise<boolean> {
+    this.ownDisc = disc;
+    const own = disc.nodes[disc.smNode]?.portInfo[disc.smPort];
+    const ownPortUp = disc.fabric.nodes[disc.smNode]?.type === NodeType.Switch || (own?.portState ?? PortState.Down) >= PortState.Init;
+    const remotes = ownPortUp ? await querySms(this.o.smp, smPorts(disc), (at, e) => this.o.log.debug('SMInfo not read', { port: at.guid, lid: at.lid, error: (e as Error).message })) : [];
+    for (const r of remotes) this.o.log.info('SM found', { guid: r.guid, lid: r.lid ?? 0, priority: r.priority, state: r.state });
+    this.ctl.handle({ type: 'discovered', remotes, ownPortUp }, this.o.clock.now());
+    this.logTransitions();
+    return this.ctl.mayProgram;
   }
 
   private async heavySweep(): Promise<SweepStats> {
     const t0 = this.o.clock.now();
     const s0 = this.o.smp.sent;
     this.sweepCount++;
-    this.actCount++;
-    const { snapshot, stats } = await this.sweeper.heavy(this.sweepCount);
+    const { snapshot, stats } = await this.sweeper.heavy(this.sweepCount, (disc) => this.decide(disc));
+    if (!snapshot) return stats; // another SM masters the fabric
     this.snapshot = snapshot;
     // Multicast forwarding for the SA's groups over the new routes.
     stats.mftBlocksWritten = this.lastMft = await this.sweeper.programMulticast(snapshot);

@@ -1,4 +1,5 @@
 import type { MadRpc } from '../rpc/madrpc.js';
+import { Method, SmpAttr } from '../wire/mad.js';
 
 /** What the SM needs from the RPC layer to talk to SMAs: directed-route and LID-routed SMP
  * Get/Set returning the 64-byte SMP data of the response. Implemented over MadRpc. */
@@ -8,6 +9,9 @@ export interface SmpClient {
   setDr(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array): Promise<Uint8Array>;
   getLid(lid: number, attrId: number, attrMod?: number): Promise<Uint8Array>;
   setLid(lid: number, attrId: number, attrMod: number, data: Uint8Array): Promise<Uint8Array>;
+  /** A LID-routed Trap (SubnTrap, attribute Notice) carrying `notice` (64 bytes of SMP data);
+   * resolves when the receiver's TrapRepress arrives. */
+  trap(lid: number, notice: Uint8Array): Promise<void>;
   /** SMPs sent so far (including retries). */
   readonly sent: number;
 }
@@ -19,6 +23,7 @@ export function smpClientOf(rpc: MadRpc): SmpClient {
     setDr: (path, attrId, attrMod, data) => rpc.smpSetDr(path, attrId, attrMod, data),
     getLid: (lid, attrId, attrMod = 0) => rpc.smpGet(lid, attrId, attrMod),
     setLid: (lid, attrId, attrMod, data) => rpc.smpSet(lid, attrId, attrMod, data),
+    trap: (lid, notice) => rpc.request(rpc.buildSmpLid(Method.Trap, SmpAttr.Notice, 0, notice), { lid, qpn: 0 }, { retries: 1 }).then(() => undefined),
     get sent() {
       return rpc.stats.sent;
     },

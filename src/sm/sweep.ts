@@ -6,8 +6,8 @@
  * Light: every switch's SwitchInfo (PortStateChange) and every CA port's state; "changed" when
  * anything moved. Multicast: the MFT blocks of the current groups over the current snapshot. */
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
-import { PortInfo, SwitchInfo } from '../wire/sma.js';
-import { portInfoMod } from '../wire/modifiers.js';
+import { PortCap, PortInfo, SwitchInfo } from '../wire/sma.js';
+import { lftBlockMod, portInfoMod } from '../wire/modifiers.js';
 import type { Snapshot } from '../model/snapshot.js';
 import { PartitionPlan } from '../model/partitions.js';
 import { routeWithFallback } from '../routing/registry.js';
@@ -17,10 +17,12 @@ import type { Logger } from '../util/log.js';
 import { discover, type DiscoveryResult } from './discovery.js';
 import { assignLids, type LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
-import { applyWrites, type ApplyHooks } from './apply.js';
+import { APPLY_WINDOW, applyWrites, type ApplyHooks } from './apply.js';
 import { Programmed, type SmpWrite } from './programmed.js';
 import { planActivation, planPortInfo, type PortSettings } from './plan-ports.js';
-import { observeResets, planLfts, planMfts, planPkeys, planVlTables } from './plan-tables.js';
+import type { SmPort } from './sminfo.js';
+import { observeResets, planLftReads, planLfts, planMfts, planPkeys, planVlTables } from './plan-tables.js';
+import { pump } from '../util/pump.js';
 
 export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   routing: string[];
@@ -73,9 +75,11 @@ export class Sweeper {
     };
   }
 
-  /** Discover and program the fabric. Returns the new snapshot (not yet multicast-programmed:
-   * `programMulticast` follows) and the stats so far. */
-  async heavy(sweep: number): Promise<{ snapshot: Snapshot; stats: SweepStats }> {
+  /** Discover the fabric, then (when `decide` says this SM masters it) program it. Returns the
+   * new snapshot (not yet multicast-programmed: `programMulticast` follows) and the stats, or only
+   * the discovery's stats when this SM does not program. `decide` is where the controller looks
+   * at the other SMs before any Set goes out. */
+  async heavy(sweep: number, decide: (disc: DiscoveryResult) => Promise<boolean>): Promise<{ snapshot?: Snapshot; stats: SweepStats }> {
     const { smp, log, s } = this;
     const t0 = this.clock.now();
     const s0 = smp.sent;
@@ -86,6 +90,10 @@ export class Sweeper {
     const fabric = disc.fabric;
     const switches = fabric.nodes.filter((n) => n.type === NodeType.Switch).length;
     log.info('discovery done', { nodes: fabric.nodes.length, switches, smps: disc.smps, depth: disc.maxDepth });
+    if (!(await decide(disc))) {
+      const stats: SweepStats = { ...emptyStats('heavy'), smps: smp.sent - s0, ms: this.clock.now() - t0, nodes: fabric.nodes.length, switches };
+      return { stats };
+    }
 
     // 2. LIDs.
     const lids = assignLids(fabric, { lmc: s.lmc, smNode: disc.smNode, smPort: disc.smPort, existing: s.guid2lid });
@@ -111,7 +119,14 @@ export class Sweeper {
     log.info('routing done', { engine: routed.result.engine, ms: Math.round(this.clock.now() - tr), vls: routed.result.vlsUsed ?? 1 });
     const vlTables = await applyWrites(smp, planVlTables(disc, routed.result, this.programmed), hooks);
 
-    // 6. LFTs: LinearFDBTop and changed blocks only.
+    // 6. LFTs: LinearFDBTop and changed blocks only (blocks of switches programmed by someone
+    // else are read first, so a takeover rewrites only what differs).
+    const reads = planLftReads(disc, lids.maxLid, this.programmed);
+    await pump(
+      reads.map((r) => () => smp.getDr(r.path, SmpAttr.LinearForwardingTable, lftBlockMod(r.block)).then((b) => this.programmed.learnLft(r.guid, r.block, r.blocks, b), () => undefined)),
+      APPLY_WINDOW,
+    );
+    if (reads.length) log.info('LFT blocks read back', { blocks: reads.length });
     const lft = planLfts(disc, routed.result, lids.maxLid, this.programmed);
     await applyWrites(smp, [...lft.switchInfo, ...lft.lft], hooks);
     const blocks = lft.lft.length;
@@ -149,12 +164,14 @@ export class Sweeper {
     return applyWrites(this.smp, planMfts(snap.discovery, plan, this.programmed), this.hooks(snap.discovery));
   }
 
-  /** Read every switch's SwitchInfo (PortStateChange) and every linked CA port's state. */
-  async light(snap: Snapshot): Promise<{ changed: boolean; stats: SweepStats }> {
+  /** Read every switch's SwitchInfo (PortStateChange) and every linked CA port's state; also
+   * which CA ports advertise an SM (a new IsSM bit is a new SM to query). */
+  async light(snap: Snapshot): Promise<{ changed: boolean; stats: SweepStats; smPorts: SmPort[] }> {
     const t0 = this.clock.now();
     const s0 = this.smp.sent;
     let changed = false;
     const { fabric, discovery } = snap;
+    const sms: SmPort[] = [];
     await Promise.all(
       fabric.nodes.map(async (n, i) => {
         const d = discovery.nodes[i]!;
@@ -168,6 +185,8 @@ export class Sweeper {
               if (!path || !n.ports[p]?.peer) continue;
               const pi = PortInfo.decode(await this.smp.getDr(path, SmpAttr.PortInfo, portInfoMod(p)));
               if (pi.portState !== PortState.Active) changed = true;
+              const own = i === discovery.smNode && p === discovery.smPort;
+              if (!own && pi.capabilityMask & PortCap.IsSM) sms.push({ guid: n.ports[p]!.guid, lid: pi.lid, path });
             }
           }
         } catch {
@@ -175,7 +194,11 @@ export class Sweeper {
         }
       }),
     );
-    const stats: SweepStats = { kind: 'light', smps: this.smp.sent - s0, ms: this.clock.now() - t0, nodes: fabric.nodes.length, switches: 0, endPorts: 0, maxLid: snap.maxLid, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0 };
-    return { changed, stats };
+    const stats: SweepStats = { ...emptyStats('light'), smps: this.smp.sent - s0, ms: this.clock.now() - t0, nodes: fabric.nodes.length, maxLid: snap.maxLid };
+    return { changed, stats, smPorts: sms };
   }
+}
+
+function emptyStats(kind: 'heavy' | 'light'): SweepStats {
+  return { kind, smps: 0, ms: 0, nodes: 0, switches: 0, endPorts: 0, maxLid: 0, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0 };
 }

@@ -1,0 +1,322 @@
+/** Several SMs on one in-process fabric, on the virtual clock: election, standby, handover both
+ * ways, failover after the master dies, two masters meeting when a partition heals, the SM's own
+ * port going down, SM_Key mismatch, and a master that hands over only to a current standby. The
+ * fabric itself is the witness: every port's MasterSMLID, its LID, the switches' LFTs. */
+import { describe, expect, it } from 'vitest';
+import { VirtualClock } from '../src/util/clock.js';
+import { SimFabric } from '../src/sim/fabric.js';
+import { loadFabricSpec } from '../src/model/load.js';
+import { MadRpc } from '../src/rpc/madrpc.js';
+import { MgmtClass, Method, NodeType, SmpAttr } from '../src/wire/mad.js';
+import { SMInfo, SmState } from '../src/wire/sma.js';
+import { SmInfoControl } from '../src/wire/modifiers.js';
+import { Subnet } from '../src/subnet.js';
+import { smpClientOf } from '../src/sm/smp-client.js';
+import { Logger, MemorySink } from '../src/util/log.js';
+import { SmController, type RemoteSm } from '../src/sm/controller.js';
+
+const SPEC = 'gen:fattree2:leaves=3,spines=2,hosts=3';
+
+interface Sm {
+  node: number;
+  guid: bigint;
+  subnet: Subnet;
+  rpc: MadRpc;
+  sink: MemorySink;
+  kill(): Promise<void>;
+}
+
+function fabric(spec = SPEC) {
+  const clock = new VirtualClock();
+  const sim = new SimFabric(loadFabricSpec(spec), { clock, seed: 5 });
+  const cas = sim.nodes.map((n, i) => (n.type !== NodeType.Switch ? i : -1)).filter((i) => i >= 0);
+  return { clock, sim, cas };
+}
+
+function startSm(f: ReturnType<typeof fabric>, node: number, priority: number, o: { smKey?: bigint; isCurrent?: boolean; sweepIntervalMs?: number } = {}): Sm {
+  const ep = f.sim.attach(node);
+  ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap, Method.Get, Method.Set] });
+  ep.register(MgmtClass.SubnDirected, 1, { methods: [Method.Get, Method.Set] });
+  const rpc = new MadRpc(ep, f.clock, { timeoutMs: 50, retries: 2, window: 64 });
+  const sink = new MemorySink();
+  const subnet = new Subnet({
+    rpc,
+    portGuid: ep.local.portGuid,
+    smp: smpClientOf(rpc),
+    clock: f.clock,
+    log: new Logger(sink, 'debug'),
+    routing: ['minhop'],
+    lmc: 0,
+    sweepIntervalMs: o.sweepIntervalMs ?? 1000,
+    priority,
+    smKey: o.smKey,
+    pollIntervalMs: 200,
+    pollRetries: 2,
+    saServer: { schedule: (fn) => queueMicrotask(fn) },
+  });
+  void subnet.start().catch(() => undefined);
+  return {
+    node,
+    guid: ep.local.portGuid,
+    subnet,
+    rpc,
+    sink,
+    kill: async () => {
+      subnet.stop();
+      rpc.close();
+      await ep.close();
+    },
+  };
+}
+
+/** Every CA port's MasterSMLID. */
+function smLids(f: ReturnType<typeof fabric>): Set<number> {
+  const out = new Set<number>();
+  for (const i of f.cas) out.add(f.sim.portInfo(i, 1).masterSmLid);
+  return out;
+}
+
+function lidOf(f: ReturnType<typeof fabric>, sm: Sm): number {
+  return f.sim.portInfo(sm.node, 1).lid;
+}
+
+function lfts(f: ReturnType<typeof fabric>): string[] {
+  return f.sim.nodes.filter((n) => n.type === NodeType.Switch).map((n) => Buffer.from(f.sim.lft(n.guid)).toString('hex'));
+}
+
+const has = (sm: Sm, text: string): boolean => sm.sink.lines.some((l) => l.includes(text));
+
+describe('SMs on one fabric', () => {
+  it('elects the higher priority; the other stands by and says so in the log, and only the master SA answers', async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[0]!, 3);
+    const b = startSm(f, f.cas[4]!, 9);
+    await f.clock.advanceAsync(3000);
+    expect(b.subnet.sm.state).toBe('master');
+    expect(a.subnet.sm.state).toBe('standby');
+    expect(a.subnet.sm.master?.guid).toBe(b.guid);
+    expect(smLids(f)).toEqual(new Set([lidOf(f, b)]));
+    expect(has(b, 'entering MASTER')).toBe(true);
+    // Started together, the standby saw the master before it had a LID: the line names it by GUID.
+    expect(a.sink.lines.some((l) => l.includes('entering STANDBY') && l.includes(`master=0x${b.guid.toString(16).padStart(16, '0')}`))).toBe(true);
+    // SMInfo read from the fabric, as another tool would: states and a live ActCount.
+    const probe = f.sim.attach(f.cas[7]!);
+    probe.register(MgmtClass.SubnDirected, 1);
+    probe.register(MgmtClass.SubnLid, 1);
+    const prpc = new MadRpc(probe, f.clock, { timeoutMs: 50 });
+    const read = async (lid: number) => SMInfo.decode(await prpc.smpGet(lid, SmpAttr.SMInfo, 0));
+    const sa = read(lidOf(f, a));
+    const sb = read(lidOf(f, b));
+    await f.clock.advanceAsync(100);
+    expect((await sa).smState).toBe(SmState.Standby);
+    expect((await sb).smState).toBe(SmState.Master);
+    expect((await sb).priority).toBe(9);
+    const act1 = (await sb).actCount;
+    await f.clock.advanceAsync(1500); // a light sweep
+    const again = read(lidOf(f, b));
+    await f.clock.advanceAsync(100);
+    expect((await again).actCount).toBeGreaterThan(act1);
+    expect(a.subnet.sa!.metrics().received, 'the standby took no SA request').toBe(0);
+    await a.kill();
+    await b.kill();
+  });
+
+  it('breaks a priority tie by the lower port GUID', async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[2]!, 5);
+    const b = startSm(f, f.cas[6]!, 5);
+    await f.clock.advanceAsync(3000);
+    const [lo, hi] = a.guid < b.guid ? [a, b] : [b, a];
+    expect(lo.subnet.sm.state).toBe('master');
+    expect(hi.subnet.sm.state).toBe('standby');
+    await a.kill();
+    await b.kill();
+  });
+
+  it('a better SM started later gets the subnet by handover, and the routes do not change', async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[0]!, 1);
+    await f.clock.advanceAsync(2000);
+    expect(a.subnet.sm.state).toBe('master');
+    const tables = lfts(f);
+    const lids = f.cas.map((i) => f.sim.portInfo(i, 1).lid);
+    const b = startSm(f, f.cas[5]!, 12);
+    await f.clock.advanceAsync(4000);
+    expect(b.subnet.sm.state).toBe('master');
+    expect(a.subnet.sm.state).toBe('standby');
+    expect(has(a, `handover to 0x${b.guid.toString(16).padStart(16, '0')}`)).toBe(true);
+    expect(smLids(f)).toEqual(new Set([lidOf(f, b)]));
+    expect(f.cas.map((i) => f.sim.portInfo(i, 1).lid), 'no LID changed').toEqual(lids);
+    expect(lfts(f), 'the new master computed the same routes').toEqual(tables);
+    const taken = b.subnet.sm.stats.find((s) => s.kind === 'heavy' && s.lftBlocksWritten >= 0 && s.portInfoSets > 0)!;
+    expect(taken.lftBlocksWritten, 'no LFT block rewritten on an unchanged fabric').toBe(0);
+    await a.kill();
+    await b.kill();
+  });
+
+  it('a worse SM started later stands by and leaves the fabric as it is', async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[0]!, 12);
+    await f.clock.advanceAsync(2000);
+    const tables = lfts(f);
+    const sent = a.rpc.stats.sent;
+    const b = startSm(f, f.cas[5]!, 1);
+    await f.clock.advanceAsync(3000);
+    expect(b.subnet.sm.state).toBe('standby');
+    expect(a.subnet.sm.state).toBe('master');
+    expect(b.sink.lines.some((l) => l.includes(`entering STANDBY master=0x${a.guid.toString(16).padStart(16, '0')} lid=${lidOf(f, a)}`))).toBe(true);
+    expect(smLids(f)).toEqual(new Set([lidOf(f, a)]));
+    expect(lfts(f)).toEqual(tables);
+    expect(b.subnet.sm.stats.filter((s) => s.portInfoSets > 0 || s.lftBlocksWritten > 0), 'the standby wrote nothing').toEqual([]);
+    expect(a.rpc.stats.sent).toBeGreaterThan(sent);
+    await a.kill();
+    await b.kill();
+  });
+
+  it('fails over when the master dies: the standby takes over within the polling budget, keeping LIDs and routes', async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[0]!, 10);
+    const b = startSm(f, f.cas[5]!, 2);
+    await f.clock.advanceAsync(3000);
+    expect(a.subnet.sm.state).toBe('master');
+    expect(b.subnet.sm.state).toBe('standby');
+    const tables = lfts(f);
+    const lids = f.cas.filter((i) => i !== a.node).map((i) => f.sim.portInfo(i, 1).lid);
+    await a.kill();
+    const t0 = f.clock.now();
+    let t = t0;
+    while (b.subnet.sm.state !== 'master' && t - t0 < 10_000) {
+      await f.clock.advanceAsync(10);
+      t = f.clock.now();
+    }
+    expect(b.subnet.sm.state).toBe('master');
+    // 200 ms polls, 2 retries: three polls unanswered (each a 3 × 50 ms timeout) and a sweep.
+    expect(t - t0).toBeLessThan(1500);
+    await f.clock.advanceAsync(500);
+    const others = f.cas.filter((i) => i !== a.node);
+    expect(new Set(others.map((i) => f.sim.portInfo(i, 1).masterSmLid))).toEqual(new Set([lidOf(f, b)]));
+    expect(others.map((i) => f.sim.portInfo(i, 1).lid)).toEqual(lids);
+    expect(lfts(f)).toEqual(tables);
+    expect(has(b, 'entering MASTER')).toBe(true);
+    await b.kill();
+  });
+
+  it('two masters after a partition heals: the worse one hands over', async () => {
+    // Two leaf switches joined only through one spine link: take it down, one SM on each side.
+    const f = fabric('gen:fattree2:leaves=2,spines=1,hosts=2');
+    const leaves = f.sim.nodes.map((n, i) => ({ n, i })).filter(({ n }) => n.type === NodeType.Switch && n.desc.startsWith('sw-l1'));
+    const leaf0 = leaves[0]!.i;
+    const up = f.sim.nodes[leaf0]!.ports.findIndex((p, k) => k > 0 && p?.peer?.node.type === NodeType.Switch);
+    f.sim.linkDown(leaf0, up);
+    const sideOf = (ca: number) => f.sim.nodes[ca]!.ports[1]!.peer!.node.idx;
+    const left = f.cas.find((c) => sideOf(c) === leaf0)!;
+    const right = f.cas.find((c) => sideOf(c) !== leaf0)!;
+    const a = startSm(f, left, 4);
+    const b = startSm(f, right, 8);
+    await f.clock.advanceAsync(2000);
+    expect([a.subnet.sm.state, b.subnet.sm.state]).toEqual(['master', 'master']);
+    f.sim.linkUp(leaf0, up);
+    await f.clock.advanceAsync(6000);
+    expect(b.subnet.sm.state).toBe('master');
+    expect(a.subnet.sm.state).toBe('standby');
+    expect(smLids(f)).toEqual(new Set([lidOf(f, b)]));
+    await a.kill();
+    await b.kill();
+  });
+
+  it('an SM whose port goes down stops managing and comes back when it is up', async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[0]!, 5, { sweepIntervalMs: 500 });
+    await f.clock.advanceAsync(2000);
+    expect(a.subnet.sm.state).toBe('master');
+    f.sim.linkDown(a.node, 1);
+    await f.clock.advanceAsync(2000);
+    expect(a.subnet.sm.state).toBe('discovering');
+    f.sim.linkUp(a.node, 1);
+    await f.clock.advanceAsync(3000);
+    expect(a.subnet.sm.state).toBe('master');
+    expect(smLids(f)).toEqual(new Set([lidOf(f, a)]));
+    await a.kill();
+  });
+
+  it('ignores an SM with another SM_Key', async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[0]!, 2, { smKey: 0x11n });
+    await f.clock.advanceAsync(2000);
+    const b = startSm(f, f.cas[5]!, 9, { smKey: 0x22n });
+    await f.clock.advanceAsync(3000);
+    expect(a.subnet.sm.state, 'no handover to an SM of another key').toBe('master');
+    expect(b.subnet.sm.state, 'it does not stand by for an SM of another key').not.toBe('standby');
+    await a.kill();
+    await b.kill();
+  });
+});
+
+describe('SmController elections', () => {
+  const remote = (guid: bigint, priority: number, state: number): RemoteSm => ({ guid, priority, state, actCount: 0, smKey: 0n, lid: Number(guid), path: [1] });
+
+  it('a master hands over only to a better standby that is current', () => {
+    for (const current of [false, true]) {
+      const c = new SmController({ sweepIntervalMs: 1000, guid: 0x20n, priority: 1, isCurrent: () => current });
+      c.handle({ type: 'start' }, 0);
+      const h = c.poll(0)!;
+      c.handle({ type: 'discovered', remotes: [], ownPortUp: true }, 1);
+      c.handle({ type: 'actionDone', action: h, outcome: 'ok' }, 2);
+      expect(c.state).toBe('master');
+      c.handle({ type: 'sweepRequested', kind: 'heavy', reason: 'trap 144' }, 3);
+      const h2 = c.poll(3)!;
+      c.handle({ type: 'discovered', remotes: [remote(0x30n, 9, SmState.Standby)], ownPortUp: true }, 4);
+      expect(c.mayProgram).toBe(!current);
+      c.handle({ type: 'actionDone', action: h2, outcome: 'ok' }, 5);
+      if (current) {
+        expect(c.poll(5)).toEqual({ type: 'sendSmInfo', to: remote(0x30n, 9, SmState.Standby), control: SmInfoControl.Handover });
+        expect(c.state).toBe('standby');
+      } else {
+        expect(c.state).toBe('master');
+        expect(c.poll(5)).toBeUndefined();
+      }
+    }
+  });
+
+  it('refuses SMInfo Sets that are not legal in its state or from the sender', async () => {
+    const { smInfoSetStatus } = await import('../src/sm/controller.js');
+    expect(smInfoSetStatus('standby', SmInfoControl.Handover, SmState.Master)).toBe(0);
+    expect(smInfoSetStatus('standby', SmInfoControl.Handover, SmState.Standby)).toBe(7);
+    expect(smInfoSetStatus('master', SmInfoControl.Acknowledge, SmState.Standby)).toBe(0);
+    expect(smInfoSetStatus('master', SmInfoControl.Acknowledge, SmState.Master)).toBe(7);
+    expect(smInfoSetStatus('standby', SmInfoControl.Disable, SmState.Master)).toBe(0);
+    expect(smInfoSetStatus('notActive', SmInfoControl.Discover, SmState.Master)).toBe(0);
+    expect(smInfoSetStatus('master', 9, SmState.Master)).toBe(7);
+  });
+
+  it('a standby takes over after its polls go unanswered; DISABLE makes it not active; DISCOVER wakes it', () => {
+    const c = new SmController({ sweepIntervalMs: 1000, guid: 0x40n, priority: 1, pollIntervalMs: 100, pollRetries: 2 });
+    c.handle({ type: 'start' }, 0);
+    const h = c.poll(0)!;
+    const m = remote(0x10n, 5, SmState.Master);
+    c.handle({ type: 'discovered', remotes: [m], ownPortUp: true }, 1);
+    expect(c.mayProgram).toBe(false);
+    c.handle({ type: 'actionDone', action: h, outcome: 'ok' }, 2);
+    expect(c.state).toBe('standby');
+    const n = c.poll(2);
+    expect(n).toEqual({ type: 'notifyMaster', to: m });
+    c.handle({ type: 'actionDone', action: n!, outcome: 'ok' }, 3);
+    let now = 3;
+    for (let i = 0; i < 3; i++) {
+      now = c.pollAt()!;
+      const p = c.poll(now)!;
+      expect(p.type).toBe('pollMaster');
+      c.handle({ type: 'pollFailed' }, now);
+      c.handle({ type: 'actionDone', action: p, outcome: 'ok' }, now);
+    }
+    expect(c.state).toBe('discovering');
+    expect(c.poll(now)).toEqual({ type: 'heavySweep', reason: 'master lost' });
+
+    const d = new SmController({ sweepIntervalMs: 1000, guid: 0x40n, priority: 1 });
+    d.handle({ type: 'start' }, 0);
+    d.handle({ type: 'smInfoSet', control: SmInfoControl.Disable, from: m }, 1);
+    expect(d.state).toBe('notActive');
+    d.handle({ type: 'smInfoSet', control: SmInfoControl.Discover, from: m }, 2);
+    expect(d.state).toBe('discovering');
+  });
+});
