@@ -125,11 +125,7 @@ describe('fault injector', () => {
     const rpc = new MadRpc(fa, clock, { timeoutMs: 20, retries: 8, window: 8 });
     let ok = 0;
     const all = Array.from({ length: 300 }, (_, i) => rpc.smpGet(2, SmpAttr.NodeInfo, i).then((d) => void (d[0] === (i & 0xff) && ok++)));
-    const done = Promise.all(all);
-    let finished = false;
-    void done.then(() => (finished = true));
-    for (let t = 0; t < 20_000 && !finished; t += 5) await clock.advanceAsync(5);
-    await done;
+    await clock.runUntil(Promise.all(all), 20_000);
     expect(ok).toBe(300);
     expect(rpc.stats.retries).toBeGreaterThan(0);
     expect(rpc.stats.timeouts).toBe(rpc.stats.retries);

@@ -20,11 +20,11 @@ import type { FaultyTransport } from '../src/transport/fault.js';
 
 const RMPP = { ackTimeoutMs: 40, retries: 12, receiveTimeoutMs: 4000, totalTimeoutMs: 120_000, lingerMs: 500, windowSize: 8 };
 
-async function runUntil<T>(clock: VirtualClock, p: Promise<T>, maxMs = 300_000, step = 5): Promise<T> {
+async function runUntil<T>(clock: VirtualClock, p: Promise<T>, maxMs = 300_000): Promise<T> {
   let done = false;
   const q = p.finally(() => (done = true));
   q.catch(() => undefined);
-  for (let t = 0; t < maxMs && !done; t += step) await clock.advanceAsync(step);
+  await clock.runUntil(() => done, maxMs).catch(() => undefined);
   await flushMicrotasks();
   if (!done) throw new Error(`not settled after ${maxMs} virtual ms`);
   return q;

@@ -59,11 +59,8 @@ async function transfer(declare: boolean, len: number): Promise<{ sent: Uint8Arr
   });
   const q = new Uint8Array(256);
   q.set([1, MgmtClass.SubnAdm, 2, Method.GetTable]);
-  let done = false;
-  const p = client.request(q, { lid: 2, qpn: 1 }).finally(() => (done = true));
-  for (let t = 0; t < 20_000 && !done; t += 5) await clock.advanceAsync(5);
+  const resp = await clock.runUntil(client.request(q, { lid: 2, qpn: 1 }), 20_000);
   await flushMicrotasks();
-  const resp = await p;
   return { sent: payload, got: resp.data.subarray(56, 56 + len) };
 }
 

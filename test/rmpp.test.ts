@@ -57,11 +57,11 @@ function pair(faults?: { seed: number } & FaultSpec, opts: { rmpp?: false } = {}
   return { hub, clock, client, server, c, s, ct, st };
 }
 
-async function runUntil<T>(clock: VirtualClock, p: Promise<T>, maxMs = 200_000, step = 5): Promise<T> {
+async function runUntil<T>(clock: VirtualClock, p: Promise<T>, maxMs = 200_000): Promise<T> {
   let done = false;
   const q = p.finally(() => (done = true));
   q.catch(() => undefined);
-  for (let t = 0; t < maxMs && !done; t += step) await clock.advanceAsync(step);
+  await clock.runUntil(() => done, maxMs).catch(() => undefined);
   await flushMicrotasks();
   if (!done) throw new Error(`not settled after ${maxMs} virtual ms`);
   return q;

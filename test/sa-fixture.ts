@@ -50,18 +50,9 @@ export async function buildContext(fabric: Fabric, opts: { lmc?: number; partiti
     sweepIntervalMs: 0,
     mkey: opts.mkey,
   });
-  let done = false;
-  let err: unknown;
-  void sm.start().then(
-    () => (done = true),
-    (e: unknown) => {
-      err = e;
-      done = true;
-    },
-  );
-  for (let i = 0; i < 100000 && !done; i++) await clock.advanceAsync(1);
-  if (err) throw err;
-  if (!done) throw new Error('SM did not finish its sweep');
+  await clock.runUntil(sm.start(), 100_000).catch((e: unknown) => {
+    throw /did not settle|deadlock/.test(String(e)) ? new Error(`SM did not finish its sweep: ${String(e)}`) : e;
+  });
   const snapshot = sm.current!;
   const smPortGuid = snapshot.fabric.nodes[snapshot.discovery.smNode]!.ports[snapshot.discovery.smPort]!.guid;
   const ctx: SaContext = { snapshot, partitions, smPortGuid, smKey: SM_KEY, now: clock.now() };

@@ -35,14 +35,7 @@ describe('SaServer over the simulated fabric', () => {
     ep.register(MgmtClass.SubnAdm, 2);
     const client = new MadRpc(ep, clock, { timeoutMs: 200, retries: 2 });
     const sa: MadAddress = { lid: ctx.snapshot.smLid, qpn: 1, qkey: SA_QKEY };
-    const ask = async (mad: Uint8Array): Promise<ReceivedMad> => {
-      let res: ReceivedMad | undefined;
-      let err: unknown;
-      client.request(mad, sa).then((r) => (res = r), (e: unknown) => (err = e));
-      for (let i = 0; i < 5000 && !res && !err; i++) await clock.advanceAsync(1);
-      if (err) throw err;
-      return res!;
-    };
+    const ask = (mad: Uint8Array): Promise<ReceivedMad> => clock.runUntil(client.request(mad, sa), 5000);
 
     // Before the SM publishes a context: BUSY.
     const busy = decodeSaMad((await ask(saRequest(Method.Get, SaAttr.ClassPortInfo, undefined, 0n))).data);

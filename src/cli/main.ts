@@ -84,7 +84,7 @@ async function discoverCmd(argv: string[], io: Io): Promise<number> {
     const res = await discover(smp, { onProgress: progress });
     if (progress) process.stderr.write('\n');
     if (values.json) io.stdout.write(fabricToJson(res.fabric) + '\n');
-    else io.stdout.write(formatIbnetdiscover(res.fabric, { sourceNode: 0, sourcePort: res.smPort }));
+    else io.stdout.write(formatIbnetdiscover(res.fabric, { sourceNode: res.smNode, sourcePort: res.smPort }));
     return 0;
   } finally {
     await be.close();

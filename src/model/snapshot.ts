@@ -99,23 +99,28 @@ export function lidRange(ep: EndPort): [number, number] {
 
 /** One node as a sweep found it: how to reach it and the attributes its SMA returned. */
 export interface DiscoveredNode {
-  /** DR path from the SM to this node (the canonical one: see sm/discovery.ts). */
+  /** DR path from the SM to this node: the lexicographically smallest shortest one (for a
+   * CA/router, to whichever of its ports is nearest; see sm/discovery.ts). */
   path: number[];
+  /** NodeInfo as read through `path`: LocalPortNum (and, for a CA/router, PortGUID) are those of
+   * the port `path` enters the node by. */
   nodeInfo: NodeInfo;
   switchInfo?: SwitchInfo;
   /** PortInfo by port number (switch: 0..N; CA/router: the ports reached). */
   portInfo: (PortInfo | undefined)[];
-  /** For CAs/routers: the DR path that reaches each port. Switches: every port via `path`. */
+  /** For CAs/routers: the DR path that reaches each port (the lexicographically smallest shortest
+   * one). Switches: index 0 only (every port is reached via `path`). */
   portPaths: (number[] | undefined)[];
   /** BFS depth (hops from the SM's node). */
   depth: number;
 }
 
 export interface DiscoveryResult {
+  /** Nodes numbered by node GUID, ascending (the same on every run and from every SM port). */
   fabric: Fabric;
   /** Parallel to `fabric.nodes`. */
   nodes: DiscoveredNode[];
-  /** The SM's node (index into `fabric.nodes`) and port. */
+  /** The SM's node (index into `fabric.nodes`: wherever its GUID sorts, not necessarily 0) and port. */
   smNode: number;
   smPort: number;
   smps: number;

@@ -4,7 +4,15 @@
  * (0..N); per CA/router port: the NodeInfo that found it and its PortInfo; NodeDescription once per
  * CA/router node; one NodeInfo probe per link (on a bipartite fabric such as a fat tree every link
  * is probed exactly once; links between two nodes at the same BFS depth may be probed from both
- * sides in the same round). Ports are only probed when their PortInfo shows the link up. */
+ * sides in the same round). Ports are only probed when their PortInfo shows the link up.
+ *
+ * The result is canonical: it depends on neither the order answers arrive in (concurrent SMPs) nor
+ * on where the SM sits, beyond what must. Nodes are numbered by node GUID (ascending), so two SMs
+ * on one fabric (master and standby) see the same node indices and so compute the same LIDs and
+ * routes. Every DR path is recomputed after the sweep from the SM's node over the discovered links
+ * (breadth-first, ports in increasing order, only out of ports whose link is up, only through
+ * switches): each node's `path` and each CA/router port's `portPaths` entry is the
+ * lexicographically smallest shortest path, whichever answer happened to find it first. */
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { NodeDescription, NodeInfo, PortInfo, SwitchInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
@@ -161,5 +169,81 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
     depth++;
   }
 
-  return { fabric, nodes, smNode: 0, smPort, smps: smp.sent - sent0, maxDepth: depth - 1 };
+  const canon = canonicalize(fabric, nodes, 0, smPort);
+  return { fabric: canon.fabric, nodes: canon.nodes, smNode: canon.smNode, smPort, smps: smp.sent - sent0, maxDepth: canon.maxDepth };
+}
+
+/** Renumber by node GUID and recompute every DR path and depth from the SM's node, so the result
+ * does not depend on which answer arrived first (see the module comment). */
+function canonicalize(fabric: Fabric, nodes: DiscoveredNode[], smOld: number, smPort: number): { fabric: Fabric; nodes: DiscoveredNode[]; smNode: number; maxDepth: number } {
+  const n = fabric.nodes.length;
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => {
+    const ga = fabric.nodes[a]!.guid;
+    const gb = fabric.nodes[b]!.guid;
+    return ga < gb ? -1 : ga > gb ? 1 : 0;
+  });
+  const newIdx = new Array<number>(n);
+  order.forEach((old, i) => (newIdx[old] = i));
+  const fnodes = order.map((old) => fabric.nodes[old]!);
+  for (const fn of fnodes) for (const p of fn.ports) if (p?.peer) p.peer = { node: newIdx[p.peer.node]!, port: p.peer.port };
+  const dnodes = order.map((old) => nodes[old]!);
+  const smNode = newIdx[smOld]!;
+
+  // Breadth-first from the SM's node; the queue holds nodes in the lexicographic order of their
+  // paths, so the first path found to a node or port is the smallest of the shortest ones.
+  const found = new Array<boolean>(n).fill(false);
+  const paths: number[][] = new Array(n);
+  const depths = new Array<number>(n).fill(0);
+  const entries = new Array<number>(n).fill(0);
+  const portPaths: (number[] | undefined)[][] = Array.from({ length: n }, () => []);
+  const sm = fnodes[smNode]!;
+  const smSwitch = sm.type === NodeType.Switch;
+  found[smNode] = true;
+  paths[smNode] = [];
+  entries[smNode] = smPort;
+  portPaths[smNode]![smSwitch ? 0 : smPort] = [];
+  const up = (i: number, p: number): boolean => (dnodes[i]!.portInfo[p]?.portState ?? PortState.Down) >= PortState.Init;
+  const queue = [smNode];
+  for (let h = 0; h < queue.length; h++) {
+    const u = queue[h]!;
+    const un = fnodes[u]!;
+    // SMPs leave a CA/router only by the SM's own port; only switches forward.
+    const exits = un.type === NodeType.Switch ? Array.from({ length: un.numPorts }, (_, k) => k + 1) : u === smNode ? [smPort] : [];
+    for (const p of exits) {
+      const peer = un.ports[p]?.peer;
+      if (!peer || !up(u, p)) continue;
+      const v = peer.node;
+      const path = [...paths[u]!, p];
+      const vSwitch = fnodes[v]!.type === NodeType.Switch;
+      if (!vSwitch && !portPaths[v]![peer.port]) portPaths[v]![peer.port] = path;
+      if (found[v]) continue;
+      found[v] = true;
+      paths[v] = path;
+      depths[v] = depths[u]! + 1;
+      entries[v] = peer.port;
+      if (vSwitch) {
+        portPaths[v]![0] = path;
+        queue.push(v);
+      }
+    }
+  }
+
+  let maxDepth = 0;
+  const out = dnodes.map((d, i): DiscoveredNode => {
+    if (!found[i]) {
+      // Unreachable over the links as recorded (cannot happen: discovery crossed them); keep what the sweep found.
+      maxDepth = Math.max(maxDepth, d.depth);
+      return d;
+    }
+    maxDepth = Math.max(maxDepth, depths[i]!);
+    const fn = fnodes[i]!;
+    const sw = fn.type === NodeType.Switch;
+    const entry = entries[i]!;
+    const nodeInfo = i === smNode ? d.nodeInfo : { ...d.nodeInfo, localPortNum: entry, portGuid: sw ? d.nodeInfo.portGuid : fn.ports[entry]!.guid };
+    const pp = portPaths[i]!;
+    // A CA port the sweep reached but this walk did not (it cannot happen either): keep the sweep's path.
+    if (!sw) d.portPaths.forEach((p, k) => p && !pp[k] && (pp[k] = p));
+    return { ...d, path: paths[i]!, nodeInfo, portPaths: pp, depth: depths[i]! };
+  });
+  return { fabric: { ...fabric, nodes: fnodes }, nodes: out, smNode, maxDepth };
 }

@@ -111,6 +111,59 @@ export class VirtualClock implements Clock {
     }
     this.t = target;
   }
+  /** Jump straight to the earliest pending timer and fire it (only it: timers it schedules, even
+   * zero-delay ones, wait for the next call). Returns false, and does nothing, if none is pending. */
+  advanceToNext(): boolean {
+    const tm = this.popDue(Infinity);
+    if (!tm) return false;
+    if (tm.at > this.t) this.t = tm.at;
+    tm.fn();
+    return true;
+  }
+
+  /** Run virtual time until `p` settles (its value or rejection is returned), or until `cond()`
+   * holds, jumping from deadline to deadline: let promise continuations and in-process work settle
+   * (a few event-loop turns), then advance straight to the next pending timer and fire the timers
+   * due at that instant, one at a time with an event-loop turn between them. Throws when more than
+   * `maxMs` of virtual time would pass (the clock is then left at start + maxMs), or when nothing is
+   * pending and the work has not finished (a deadlock: nothing could ever finish it). */
+  runUntil<T>(p: Promise<T>, maxMs?: number): Promise<T>;
+  runUntil(cond: () => boolean, maxMs?: number): Promise<void>;
+  async runUntil<T>(until: Promise<T> | (() => boolean), maxMs = 60_000): Promise<T | void> {
+    let settled = false;
+    let q: Promise<T> | undefined;
+    if (typeof until !== 'function') {
+      q = until.finally(() => (settled = true));
+      q.catch(() => undefined); // observed by the caller
+    }
+    const done = typeof until === 'function' ? until : () => settled;
+    const start = this.t;
+    const limit = start + maxMs;
+    for (;;) {
+      if (await settleUnless(done, SETTLE_TURNS)) break;
+      let next = this.nextAt();
+      if (next === undefined) {
+        // Give slow in-process chains (setImmediate hops) more turns before calling it a deadlock.
+        if (await settleUnless(done, DEADLOCK_TURNS)) break;
+        next = this.nextAt();
+        if (next === undefined) throw new Error(`deadlock: ${q ? 'the promise has not settled' : 'the condition does not hold'} at ${this.t} ms of virtual time (${this.t - start} ms in) and no timer is pending`);
+      }
+      if (next > limit) {
+        this.t = Math.max(this.t, limit);
+        throw new Error(`did not settle within ${maxMs} ms of virtual time`);
+      }
+      if (next > this.t) this.t = next;
+      // Everything due at this instant, each followed by one turn for its continuations.
+      for (;;) {
+        const tm = this.popDue(this.t);
+        if (!tm) break;
+        tm.fn();
+        await turn();
+      }
+    }
+    return q;
+  }
+
   /** Advance, letting promise continuations run between timers. */
   async advanceAsync(ms: number): Promise<void> {
     const target = this.t + ms;
@@ -126,6 +179,22 @@ export class VirtualClock implements Clock {
   }
 }
 
+/** Event-loop turns `runUntil` gives in-process work before it moves virtual time on, and before it
+ * calls a run with no pending timer a deadlock. */
+const SETTLE_TURNS = 10;
+const DEADLOCK_TURNS = 100;
+
+const turn = (): Promise<void> => new Promise<void>((r) => setImmediate(r));
+
+/** Up to `turns` event-loop turns (each drains the microtask queue), stopping early once `done()`. */
+async function settleUnless(done: () => boolean, turns: number): Promise<boolean> {
+  for (let i = 0; i < turns; i++) {
+    if (done()) return true;
+    await turn();
+  }
+  return done();
+}
+
 export async function flushMicrotasks(): Promise<void> {
-  for (let i = 0; i < 10; i++) await new Promise<void>((r) => setImmediate(r));
+  for (let i = 0; i < 10; i++) await turn();
 }

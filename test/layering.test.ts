@@ -1,0 +1,127 @@
+/** The layering of src/: every import of every file (static `import … from`, `import '…'`,
+ * `export … from`, type-only ones included, and dynamic `import('…')`), resolved to the top-level
+ * directory of src/ it lands in, must point down the stack:
+ *
+ *   util → (nothing)            wire → util                 transport → wire, util
+ *   rpc → transport, wire, util model → wire, util          routing → model, wire, util (pure: no node: builtins)
+ *   sim → model, transport, wire, util
+ *   sm → rpc, transport, model, routing, wire, util (never sa)
+ *   sa → rpc, transport, model, routing, wire, util (never sm)
+ *   root files (src/*.ts: subnet.ts, index.ts) → anything but cli
+ *   cli → anything; nothing but cli imports cli.
+ *
+ * A layer may always import itself; node builtins and npm packages are allowed except in routing.
+ * The imports are read with TypeScript's own pre-processor (comments and strings are not imports). */
+import { describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+import ts from 'typescript';
+
+const SRC = path.resolve(import.meta.dirname, '../src');
+const ROOT = '(root)';
+
+const LOWER: Record<string, readonly string[]> = {
+  util: [],
+  wire: ['util'],
+  transport: ['wire', 'util'],
+  rpc: ['transport', 'wire', 'util'],
+  model: ['wire', 'util'],
+  routing: ['model', 'wire', 'util'],
+  sim: ['model', 'transport', 'wire', 'util'],
+  sm: ['rpc', 'transport', 'model', 'routing', 'wire', 'util'],
+  sa: ['rpc', 'transport', 'model', 'routing', 'wire', 'util'],
+  [ROOT]: ['util', 'wire', 'transport', 'rpc', 'model', 'routing', 'sim', 'sm', 'sa', ROOT],
+  cli: ['util', 'wire', 'transport', 'rpc', 'model', 'routing', 'sim', 'sm', 'sa', ROOT, 'cli'],
+};
+/** Layers that may not use node builtins. */
+const PURE = new Set(['routing']);
+const BUILTINS = new Set(builtinModules);
+
+function walk(dir: string): string[] {
+  return readdirSync(dir).flatMap((e) => {
+    const p = path.join(dir, e);
+    if (statSync(p).isDirectory()) return walk(p);
+    return /\.(ts|mts|cts)$/.test(e) && !e.endsWith('.d.ts') ? [p] : [];
+  });
+}
+
+/** The layer of a path under src/ (a file directly in src/ is a root file). */
+function layerOf(abs: string): string | undefined {
+  const rel = path.relative(SRC, abs);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) return undefined; // outside src/
+  const parts = rel.split(path.sep);
+  return parts.length === 1 ? ROOT : parts[0];
+}
+
+interface Arrow {
+  file: string;
+  spec: string;
+  from: string;
+  to: string;
+}
+
+function importsOf(file: string): string[] {
+  return ts.preProcessFile(readFileSync(file, 'utf8'), true, true).importedFiles.map((f) => f.fileName);
+}
+
+/** Every offending arrow, as "file → import (from → to: why)". */
+function violations(): { arrows: Arrow[]; bad: string[] } {
+  const arrows: Arrow[] = [];
+  const bad: string[] = [];
+  for (const file of walk(SRC).sort()) {
+    const rel = path.relative(SRC, file).split(path.sep).join('/');
+    const from = layerOf(file)!;
+    if (!(from in LOWER)) {
+      bad.push(`${rel}: not in any known layer (${from}); add it to the layering`);
+      continue;
+    }
+    for (const spec of new Set(importsOf(file))) {
+      if (spec.startsWith('.') || spec.startsWith('/')) {
+        const target = path.resolve(path.dirname(file), spec);
+        const to = layerOf(target);
+        if (to === undefined) {
+          bad.push(`${rel} → ${spec}: outside src/`);
+          continue;
+        }
+        arrows.push({ file: rel, spec, from, to });
+        if (to !== from && !LOWER[from]!.includes(to)) bad.push(`${rel} → ${spec} (${from} → ${to})`);
+        continue;
+      }
+      const builtin = spec.startsWith('node:') || BUILTINS.has(spec.split('/')[0]!);
+      if (builtin && PURE.has(from)) bad.push(`${rel} → ${spec} (${from} is pure: no node builtins)`);
+      // npm packages and (elsewhere) builtins are allowed
+    }
+  }
+  return { arrows, bad };
+}
+
+describe('layering of src/', () => {
+  it('the import reader sees static, type-only, re-export and dynamic imports, and no commented-out ones', () => {
+    const seen = ts.preProcessFile(
+      [
+        "// import x from './commented.js';",
+        "import {\n  a,\n  b,\n} from './multi-line.js';",
+        "import type { T } from './type-only.js';",
+        "export * from './re-export.js';",
+        "export { c } from './named-re-export.js';",
+        "import './side-effect.js';",
+        "const m = await import('./dynamic.js');",
+        "const s = \"import('./in-a-string.js')\";",
+      ].join('\n'),
+      true,
+      true,
+    ).importedFiles.map((f) => f.fileName);
+    expect(seen).toEqual(['./multi-line.js', './type-only.js', './re-export.js', './named-re-export.js', './side-effect.js', './dynamic.js']);
+    // and on the real tree: every layer is seen importing something (the walk is not vacuous)
+    const { arrows } = violations();
+    const froms = new Set(arrows.map((a) => a.from));
+    for (const l of ['util', 'wire', 'transport', 'rpc', 'model', 'routing', 'sim', 'sm', 'sa', 'cli', ROOT]) expect(froms.has(l), l).toBe(true);
+    expect(arrows.length).toBeGreaterThan(100);
+    expect(arrows.some((a) => a.file === 'cli/main.ts' && a.spec === './route.js')).toBe(true); // a dynamic import
+  });
+
+  it('every import points down the stack', () => {
+    expect(violations().bad).toEqual([]);
+  });
+});
