@@ -6,6 +6,8 @@ import { DecodeError, EncodeError } from '../src/wire/errors.js';
 import { MadHeader, MadHeaderView, SmpDr, SmpDrView, SmpLid, SmpLidView } from '../src/wire/mad.js';
 import { RmppHeader, RmppHeaderView } from '../src/wire/rmpp.js';
 import { SaHeader, SaHeaderView, SaMadHeader } from '../src/wire/sa.js';
+import { LinearForwardingTable, SLtoVLMappingTable } from '../src/wire/sma.js';
+import { Trap256Details } from '../src/wire/notice.js';
 
 function arbField(f: FieldSpec): fc.Arbitrary<unknown> {
   switch (f.kind) {
@@ -119,6 +121,53 @@ describe('view checks', () => {
     dr.setAt('returnPath', 1, 7);
     expect(SmpDr.decode(b).returnPath[1]).toBe(7);
   });
+});
+
+describe('at/setAt on integer arrays', () => {
+  // Arrays of bytes take inline cases, others the general bit reader: both must agree with encode/decode.
+  const ARRAYS: Array<[AnyLayout, string]> = [
+    [SmpDr, 'initialPath'],
+    [SmpDr, 'returnPath'],
+    [LinearForwardingTable, 'ports'],
+    [Trap256Details, 'drReturnPath'],
+    [SLtoVLMappingTable, 'vls'],
+  ];
+  for (const [layout, field] of ARRAYS) {
+    const f = layout.fields[field]!;
+    if (f.kind !== 'array' || f.elem.kind !== 'uint') throw new Error(`${layout.name}.${field} is not an integer array`);
+    const { count } = f;
+    const max = 2 ** f.elem.width - 1;
+    const V = defineView(layout);
+    it(`${layout.name}.${field}: at reads and setAt writes one element, at any offset`, () => {
+      fc.assert(
+        fc.property(arbValue(layout), fc.nat(8), fc.nat(count - 1), fc.integer({ min: 0, max }), (value, off, i, x) => {
+          const buf = new Uint8Array(off + layout.byteLength + 8).fill(0x5a);
+          layout.encode(value, buf, off);
+          const v = V.over(buf, off) as unknown as { at(f: string, i: number): number; setAt(f: string, i: number, x: number): void };
+          const arr = value[field] as number[];
+          for (let k = 0; k < count; k++) expect(v.at(field, k)).toBe(arr[k]);
+          const before = Uint8Array.from(buf);
+          v.setAt(field, i, x);
+          expect(layout.decode(buf, off)).toEqual({ ...value, [field]: arr.map((e, k) => (k === i ? x : e)) });
+          expect(Array.from(buf.subarray(0, off))).toEqual(Array.from(before.subarray(0, off)));
+          expect(Array.from(buf.subarray(off + layout.byteLength))).toEqual(Array.from(before.subarray(off + layout.byteLength)));
+        }),
+        { numRuns: 100 },
+      );
+    });
+    it(`${layout.name}.${field}: rejects bad indices (RangeError) and values (EncodeError), writing nothing`, () => {
+      const buf = new Uint8Array(layout.byteLength);
+      const v = V.over(buf) as unknown as { at(f: string, i: unknown): number; setAt(f: string, i: unknown, x: unknown): void };
+      for (const i of [-1, count, 1.5, NaN, '1', undefined]) {
+        expect(() => v.at(field, i)).toThrow(RangeError);
+        expect(() => v.setAt(field, i, 1)).toThrow(RangeError);
+      }
+      for (const x of [-1, max + 1, 1.5, NaN, '1', 1n, undefined]) expect(() => v.setAt(field, 0, x)).toThrow(EncodeError);
+      expect(buf.every((b) => b === 0)).toBe(true);
+      expect(() => v.at('nope', 0)).toThrow(TypeError);
+      expect(() => v.setAt('nope', 0, 0)).toThrow(TypeError);
+    });
+  }
 });
 
 describe('SMP framings compose the common header', () => {

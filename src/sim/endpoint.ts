@@ -12,9 +12,9 @@
  * MAD arriving at the port goes to.
  */
 import { TransportError, type AgentOptions, type LocalPortInfo, type MadAddress, type ReceiveHandler, type ReceivedMad, type Transport } from '../transport/types.js';
-import { MAD_SIZE, MgmtClass, Method, isResponse } from '../wire/mad.js';
+import { MAD_SIZE, MadHeaderView, MgmtClass, Method, isResponse } from '../wire/mad.js';
+import { tidHigh } from '../wire/builders.js';
 import { portKey } from './packet.js';
-import { Smp, getF, getTid } from './smp.js';
 
 export interface AttachOptions {
   /** The CA name reported in `local` (default "sim<node index>"). */
@@ -92,7 +92,7 @@ export class SimEndpoint implements Transport {
     if (mad.length > MAD_SIZE) {
       throw new TransportError(`MAD of ${mad.length} bytes exceeds ${MAD_SIZE}: the simulated fabric does no RMPP, segment it first`, 'send');
     }
-    const cls = mad[1]!;
+    const cls = MadHeaderView.over(mad).mgmtClass;
     if (!this.agents.has(cls)) {
       throw new TransportError(`management class 0x${cls.toString(16).padStart(2, '0')} is not registered on this endpoint; call register() first`, 'send');
     }
@@ -182,13 +182,14 @@ export class EndpointTable {
   receiver(nodeIdx: number, portNum: number, b: Uint8Array): SimEndpoint | undefined {
     const eps = this.byPort.get(portKey(nodeIdx, portNum));
     if (!eps) return undefined;
-    const cls = getF(b, Smp.mgmtClass);
-    const method = getF(b, Smp.method);
+    const h = MadHeaderView.over(b);
+    const cls = h.mgmtClass;
+    const method = h.method;
     if (isResponse(method)) {
-      const id = Number(getTid(b) >> 32n);
+      const id = tidHigh(b);
       return eps.find((e) => e.id === id && e.agent(cls) !== undefined);
     }
-    const ver = getF(b, Smp.classVersion);
+    const ver = h.classVersion;
     return eps.find((e) => e.serves(cls, ver, method));
   }
 

@@ -15,7 +15,8 @@
  */
 import type { Clock } from '../util/clock.js';
 import type { Fabric } from '../model/fabric.js';
-import { MgmtClass, PERMISSIVE_LID, PortState, isResponse } from '../wire/mad.js';
+import { MadHeaderView, MgmtClass, PERMISSIVE_LID, PortState, isResponse } from '../wire/mad.js';
+import { setTidHigh } from '../wire/builders.js';
 import { PortCap, type PortInfo, type SwitchInfo } from '../wire/sma.js';
 import { NoticeType } from '../wire/notice.js';
 import { TransportError, type LocalPortInfo, type MadAddress } from '../transport/types.js';
@@ -25,7 +26,6 @@ import { buildSimNode, managementPort, portOwnsLid, type SimNode, type SimPort }
 import { processSmp, type SmaHost } from './sma.js';
 import { portInfoValue } from './sma-port.js';
 import { switchInfoValue } from './sma-switch.js';
-import { Smp, getF, getTid, setTidHigh } from './smp.js';
 import { EndpointTable, type AttachOptions, type EndpointHost, type SimEndpoint } from './endpoint.js';
 import { SimFaults, type FaultConfig } from './faults.js';
 import { Scheduler } from './scheduler.js';
@@ -343,13 +343,10 @@ export class SimFabric implements SmaHost, EndpointHost {
     const p = n.ports[ep.portNum]!;
     const buf = new Uint8Array(256);
     buf.set(mad);
-    const method = getF(buf, Smp.method);
-    if (!isResponse(method)) {
-      // the agent id goes into the high 32 bits of a request's TID, as the kernel does
-      const tid = getTid(buf);
-      setTidHigh(buf, tid, ep.id);
-    }
-    const cls = getF(buf, Smp.mgmtClass);
+    const h = MadHeaderView.over(buf);
+    // the agent id goes into the high 32 bits of a request's TID, as the kernel does
+    if (!isResponse(h.method)) setTidHigh(buf, ep.id);
+    const cls = h.mgmtClass;
     const vl15 = cls === MgmtClass.SubnDirected || cls === MgmtClass.SubnLid;
     if (!Number.isInteger(addr.lid) || addr.lid < 0 || addr.lid > 0xffff) {
       throw new TransportError(`destination LID ${String(addr.lid)} is out of range 0..0xffff`, 'send');
@@ -437,7 +434,7 @@ export class SimFabric implements SmaHost, EndpointHost {
 
   private dropped(pkt: Packet, e: DropError, t: Transit): void {
     this.count(e.pathProblem ? 'path' : e.reason);
-    if (e.pathProblem && this.opts.badPath === 'status' && pkt.from && pkt.original && !isResponse(getF(pkt.original, Smp.method))) {
+    if (e.pathProblem && this.opts.badPath === 'status' && pkt.from && pkt.original && !isResponse(MadHeaderView.over(pkt.original).method)) {
       const ep = pkt.from;
       const data = pkt.original;
       this.scheduler.schedule(this.latency(t), () => ep.deliver({ data, addr: { lid: pkt.dlid, qpn: pkt.dqpn }, status: ETIMEDOUT }));
@@ -472,7 +469,7 @@ export class SimFabric implements SmaHost, EndpointHost {
       this.atAgent(node, r.port, pkt);
       return;
     }
-    const isDr = getF(r.mad, Smp.mgmtClass) === MgmtClass.SubnDirected;
+    const isDr = MadHeaderView.over(r.mad).mgmtClass === MgmtClass.SubnDirected;
     const resp: Packet = { buf: r.mad, slid: mp.info.lid, dlid: pkt.slid, sqpn: 0, dqpn: pkt.sqpn, vl15: true };
     this.inject(node, isDr ? inPort : mp.num, resp, isDr);
   }
@@ -487,7 +484,7 @@ export class SimFabric implements SmaHost, EndpointHost {
     }
     this.stats.delivered++;
     const addr: MadAddress =
-      getF(b, Smp.mgmtClass) === MgmtClass.SubnDirected ? { lid: PERMISSIVE_LID, qpn: 0 } : { lid: pkt.slid, qpn: pkt.sqpn, qkey: 0, sl: 0, pkeyIndex: 0 };
+      MadHeaderView.over(b).mgmtClass === MgmtClass.SubnDirected ? { lid: PERMISSIVE_LID, qpn: 0 } : { lid: pkt.slid, qpn: pkt.sqpn, qkey: 0, sl: 0, pkeyIndex: 0 };
     ep.deliver({ data: b, addr, status: 0 });
   }
 }

@@ -2,8 +2,7 @@
 import { Method } from '../wire/mad.js';
 import type { SimNode, SimPort } from './node.js';
 import type { SmaHost } from './sma.js';
-import { readBig } from '../wire/layout.js';
-import { Smp } from './smp.js';
+import { readMkey } from '../wire/builders.js';
 
 /** M_Key check (14.2.4). Returns true when the SMP may proceed; `visible` says if PortInfo:M_Key may be shown. */
 export function checkMkey(host: SmaHost, node: SimNode, mp: SimPort, req: Uint8Array, method: number): { ok: boolean; keyMatches: boolean } {
@@ -13,7 +12,7 @@ export function checkMkey(host: SmaHost, node: SimNode, mp: SimPort, req: Uint8A
     mp.mkeyLeaseEnd = 0;
     pi.mkeyProtectBits = 0;
   }
-  const key = readBig(req, Smp.mkey.bit, 64);
+  const key = readMkey(req);
   const keyMatches = pi.mkey === 0n || key === pi.mkey;
   if (keyMatches) {
     if (method === Method.Get || method === Method.Set || method === Method.TrapRepress) mp.mkeyLeaseEnd = 0;

@@ -8,7 +8,8 @@
  *
  * Wire access goes through the layouts of src/wire (field offsets are never restated here).
  */
-import { MadStatus, Method, SmpAttr } from '../wire/mad.js';
+import { MadHeaderView, MadStatus, Method, SmpAttr } from '../wire/mad.js';
+import { smpResponse, tidOf } from '../wire/builders.js';
 import { LEDInfo, NodeDescription, NodeInfo, VendorDiag } from '../wire/sma.js';
 import { managementPort, type SimNode, type SimPort } from './node.js';
 import type { PortChange } from './link.js';
@@ -16,7 +17,6 @@ import { checkMkey } from './mkey.js';
 import { AttrError, reqData, unsupported, writeData, type AttrCtx, type AttrHandlers } from './sma-attr.js';
 import { PORT_HANDLERS } from './sma-port.js';
 import { SWITCH_HANDLERS } from './sma-switch.js';
-import { Smp, getF, getTid, makeResponse } from './smp.js';
 
 export interface SmaHost {
   now(): number;
@@ -44,30 +44,31 @@ export type SmaResult =
  * and return path are already updated by the fabric. The request buffer is not modified.
  */
 export function processSmp(host: SmaHost, node: SimNode, inPort: number, req: Uint8Array): SmaResult {
-  const method = getF(req, Smp.method);
+  const h = MadHeaderView.over(req);
+  const method = h.method;
   if (method & 0x80) return { kind: 'none', reason: 'response method' };
   if (method === Method.Trap) return { kind: 'none', reason: 'trap at SMA' };
   const mp = managementPort(node, inPort);
   if (!mp) return { kind: 'none', reason: 'no management port' };
   node.stats.smpsHandled++;
-  if (getF(req, Smp.classVersion) !== 1) return { kind: 'respond', mad: makeResponse(req, MadStatus.BadVersion) };
+  if (h.classVersion !== 1) return { kind: 'respond', mad: smpResponse(req, MadStatus.BadVersion) };
   const mk = checkMkey(host, node, mp, req, method);
   if (!mk.ok) {
     host.mkeyViolation(node, mp, req, inPort);
     return { kind: 'none', reason: 'M_Key violation' };
   }
   if (method === Method.TrapRepress) {
-    host.trapRepress(node, getTid(req));
+    host.trapRepress(node, tidOf(req));
     return { kind: 'none', reason: 'trap repress' };
   }
-  if (method !== Method.Get && method !== Method.Set) return { kind: 'respond', mad: makeResponse(req, MadStatus.UnsupportedMethod) };
-  const attr = getF(req, Smp.attrId);
+  if (method !== Method.Get && method !== Method.Set) return { kind: 'respond', mad: smpResponse(req, MadStatus.UnsupportedMethod) };
+  const attr = h.attrId;
   if (attr === SmpAttr.SMInfo) {
     if (host.hasSm(node, mp.num)) return { kind: 'sm', port: mp.num };
-    return { kind: 'respond', mad: makeResponse(req, MadStatus.UnsupportedMethodAttr) };
+    return { kind: 'respond', mad: smpResponse(req, MadStatus.UnsupportedMethodAttr) };
   }
-  const resp = makeResponse(req, 0);
-  const mod = getF(req, Smp.attrMod);
+  const resp = smpResponse(req, 0);
+  const mod = h.attrMod;
   const set = method === Method.Set;
   if (set) node.stats.smpSets++;
   else node.stats.smpGets++;
@@ -78,7 +79,7 @@ export function processSmp(host: SmaHost, node: SimNode, inPort: number, req: Ui
     else h(ctx);
     return { kind: 'respond', mad: resp };
   } catch (e) {
-    if (e instanceof AttrError) return { kind: 'respond', mad: makeResponse(req, e.status) };
+    if (e instanceof AttrError) return { kind: 'respond', mad: smpResponse(req, e.status) };
     throw e;
   }
 }

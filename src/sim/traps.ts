@@ -3,12 +3,12 @@
  * port's MasterSMLID, repeated every trap interval until the SM answers with TrapRepress or
  * `trapMaxSends` sends are done.
  */
-import { MgmtClass, Method, NodeType, SMP_DATA_OFFSET, SmpAttr, SmpLid } from '../wire/mad.js';
+import { MadHeaderView, MgmtClass, Method, NodeType, SMP_DATA_OFFSET, SmpAttr, SmpDrView } from '../wire/mad.js';
+import { readMkey, smpLid } from '../wire/builders.js';
 import { encodeNotice, NoticeType, type TrapDetails } from '../wire/notice.js';
 import type { SimNode, SimPort } from './node.js';
 import type { Packet } from './packet.js';
 import type { SimEvent } from './scheduler.js';
-import { Smp, getF, readMkey, returnPathAt } from './smp.js';
 
 /** What trap origination needs from the fabric. */
 export interface TrapHost {
@@ -45,13 +45,8 @@ export class TrapSender {
 
   /** Send a trap from `node` through its management port `from`. */
   send(node: SimNode, from: SimPort, type: number, details: TrapDetails): void {
-    const mad = new Uint8Array(256);
     const tid = this.nextTid++;
-    SmpLid.encode(
-      { baseVersion: 1, mgmtClass: MgmtClass.SubnLid, classVersion: 1, method: Method.Trap, tid, attrId: SmpAttr.Notice, attrMod: 0 },
-      mad,
-      0,
-    );
+    const mad = smpLid({ method: Method.Trap, attrId: SmpAttr.Notice, tid });
     encodeNotice(
       {
         isGeneric: 1,
@@ -74,18 +69,20 @@ export class TrapSender {
 
   /** Trap 256 (bad M_Key) for the SMP `req` that failed the check at `port`. */
   mkeyViolation(node: SimNode, port: SimPort, req: Uint8Array): void {
-    const dr = getF(req, Smp.mgmtClass) === MgmtClass.SubnDirected;
-    const hc = dr ? getF(req, Smp.hopCount) : 0;
+    const h = MadHeaderView.over(req);
+    const v = h.mgmtClass === MgmtClass.SubnDirected ? SmpDrView.over(req) : undefined;
+    const dr = v !== undefined;
+    const hc = v ? v.hopCount : 0;
     const path: number[] = [];
-    if (dr) for (let i = 1; i <= Math.min(hc, 30); i++) path.push(returnPathAt(req, i));
+    if (v) for (let i = 1; i <= Math.min(hc, 30); i++) path.push(v.at('returnPath', i));
     this.send(node, port, NoticeType.Security, {
       trap: 256,
       value: {
         lid: port.info.lid,
-        drSlid: dr ? getF(req, Smp.drSlid) : 0,
-        method: getF(req, Smp.method),
-        attrId: getF(req, Smp.attrId),
-        attrMod: getF(req, Smp.attrMod),
+        drSlid: v ? v.drSlid : 0,
+        method: h.method,
+        attrId: h.attrId,
+        attrMod: h.attrMod,
         mkey: readMkey(req),
         drNotice: dr ? 1 : 0,
         drPathTruncated: hc > 30 ? 1 : 0,

@@ -4,13 +4,12 @@
  * and O(1) per hop: it updates the DR header on the way, counts link crossings into the `Transit`
  * (with per-link faults), and ends in `host.arrive` or a thrown `DropError`.
  */
-import { Method, PERMISSIVE_LID, PortState, isResponse } from '../wire/mad.js';
+import { MadHeaderView, Method, PERMISSIVE_LID, PortState, SmpDrView, isResponse } from '../wire/mad.js';
 import { isMulticastLid } from './forwarding.js';
 import type { SimFaults } from './faults.js';
 import { linkIsUp } from './link.js';
 import { portOwnsLid, type SimNode, type SimPort } from './node.js';
 import { DropError, portKey, type Packet, type Target, type Transit } from './packet.js';
-import { Smp, getF, initialPathAt, returnPathAt, setF, setReturnPathAt } from './smp.js';
 
 const MAX_LID_HOPS = 64;
 
@@ -41,53 +40,53 @@ export class Walker {
 
   /** Directed-route forwarding (IBA 14.2.2.2/14.2.2.3 as the Linux SMI implements them). */
   dr(start: SimNode, startPort: number, pkt: Packet, t: Transit): void {
-    const b = pkt.buf;
-    if (getF(b, Smp.drSlid) !== PERMISSIVE_LID || getF(b, Smp.drDlid) !== PERMISSIVE_LID) {
+    const v = SmpDrView.over(pkt.buf);
+    if (v.drSlid !== PERMISSIVE_LID || v.drDlid !== PERMISSIVE_LID) {
       throw new DropError('non-permissive DrSLID/DrDLID (LID-routed part of a DR SMP is not supported)', true);
     }
     let cur = start;
     let inPort = -1;
-    const hc = getF(b, Smp.hopCount);
+    const hc = v.hopCount;
     if (hc > 63) throw new DropError('hop count above 63', true);
     for (;;) {
-      const d = getF(b, Smp.direction);
-      const hp = getF(b, Smp.hopPointer);
+      const d = v.direction;
+      const hp = v.hopPointer;
       let exit: number;
       if (d === 0) {
         if (inPort < 0) {
           if (hp !== 0) throw new DropError('outgoing DR SMP sent with a non-zero hop pointer', true);
-          setF(b, Smp.hopPointer, 1);
+          v.hopPointer = 1;
           if (hc === 0) return this.host.arrive(cur, startPort, 'sma', pkt, t);
-          exit = initialPathAt(b, 1);
+          exit = v.at('initialPath', 1);
           if (!cur.isSwitch && exit !== startPort) throw new DropError(`InitialPath[1]=${exit} is not the sending port ${startPort}`, true);
         } else if (hp >= 1 && hp < hc) {
           if (!cur.isSwitch) throw new DropError('DR SMP must be forwarded by a non-switch', true);
-          setReturnPathAt(b, hp, inPort);
-          setF(b, Smp.hopPointer, hp + 1);
-          exit = initialPathAt(b, hp + 1);
+          v.setAt('returnPath', hp, inPort);
+          v.hopPointer = hp + 1;
+          exit = v.at('initialPath', hp + 1);
         } else if (hp === hc) {
-          setReturnPathAt(b, hp, inPort);
-          setF(b, Smp.hopPointer, hc + 1);
+          v.setAt('returnPath', hp, inPort);
+          v.hopPointer = hc + 1;
           return this.host.arrive(cur, inPort, 'sma', pkt, t);
         } else {
           throw new DropError(`bad hop pointer ${hp} (hop count ${hc})`, true);
         }
       } else if (inPort < 0) {
         if (hc > 0 && hp === hc + 1) {
-          setF(b, Smp.hopPointer, hc);
-          exit = returnPathAt(b, hc);
+          v.hopPointer = hc;
+          exit = v.at('returnPath', hc);
         } else if (hc === 0 && hp === 1) {
-          setF(b, Smp.hopPointer, 0);
+          v.hopPointer = 0;
           return this.host.arrive(cur, startPort, 'agent', pkt, t);
         } else {
           throw new DropError(`bad hop pointer ${hp} in a returning DR SMP (hop count ${hc})`, true);
         }
       } else if (hp >= 2 && hp <= hc) {
         if (!cur.isSwitch) throw new DropError('returning DR SMP must be forwarded by a non-switch', true);
-        setF(b, Smp.hopPointer, hp - 1);
-        exit = returnPathAt(b, hp - 1);
+        v.hopPointer = hp - 1;
+        exit = v.at('returnPath', hp - 1);
       } else if (hp === 1) {
-        setF(b, Smp.hopPointer, 0);
+        v.hopPointer = 0;
         return this.host.arrive(cur, inPort, 'agent', pkt, t);
       } else {
         throw new DropError(`bad hop pointer ${hp} in a returning DR SMP (hop count ${hc})`, true);
@@ -102,7 +101,7 @@ export class Walker {
   /** Where a LID-routed MAD arriving at a port goes: the SMA or an agent. */
   private lidTarget(pkt: Packet): Target {
     if (!pkt.vl15) return 'agent';
-    const m = getF(pkt.buf, Smp.method);
+    const m = MadHeaderView.over(pkt.buf).method;
     return m === Method.Trap || (isResponse(m) && m !== Method.TrapRepress) ? 'agent' : 'sma';
   }
 

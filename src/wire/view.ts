@@ -10,7 +10,7 @@
  * with their offset, shift and mask as constants, so reading or writing one allocates nothing;
  * 64- and 128-bit fields read as a BigInt (which allocates unless zero); bytes, strings, arrays and
  * embedded structures read and write as their decoded value (a copy). `at`/`setAt` reach one
- * element of an integer array without decoding the rest.
+ * element of an integer array without decoding the rest (inline byte access for arrays of bytes).
  */
 import { DecodeError, EncodeError } from './errors.js';
 import { POW2, bigLimit, readBig, readBits, writeBig, writeBits } from './bits.js';
@@ -154,12 +154,24 @@ export function defineView<T extends FieldTable>(layout: TableLayout<T>): ViewTy
     writeBits(this.buf, this.offset * 8 + a.bit + i * a.stride, a.width, v);
   };
 
+  // Arrays of byte-aligned bytes (DR paths, LFT blocks) get inline cases: the walk of a directed
+  // route reads and writes its paths on every hop. Other arrays (and errors) take the general path.
+  let atCases = '';
+  let setAtCases = '';
+  for (const [fname, a] of arrays) {
+    if (a.width !== 8 || (a.bit & 7) !== 0 || (a.stride & 7) !== 0) continue;
+    const key = JSON.stringify(fname);
+    const idx = `o + ${a.bit >>> 3} + i${a.stride === 8 ? '' : ` * ${a.stride >>> 3}`}`;
+    const inRange = `typeof i === 'number' && (i >>> 0) === i && i < ${a.count}`;
+    atCases += `case ${key}: if (${inRange}) { const o = this.offset; return this.buf[${idx}]; } break;\n`;
+    setAtCases += `case ${key}: if (${inRange} && typeof v === 'number' && (v >>> 0) === v && v < 256) { const o = this.offset; this.buf[${idx}] = v; return; } break;\n`;
+  }
   const cls = `${name.replace(/\W/g, '')}View`;
   const src = `return class ${cls} {
     constructor(buf, offset) { this.buf = buf; this.offset = offset; }
     decode() { return layout.decode(this.buf, this.offset); }
-    at(field, i) { return at.call(this, field, i); }
-    setAt(field, i, v) { setAt.call(this, field, i, v); }
+    at(field, i) { switch (field) { ${atCases} } return at.call(this, field, i); }
+    setAt(field, i, v) { switch (field) { ${setAtCases} } setAt.call(this, field, i, v); }
     ${body}
   };`;
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
