@@ -24,6 +24,7 @@ describe('metrics', () => {
     const subnet = new Subnet({ rpc, portGuid: ep.local.portGuid, smp: smpClientOf(rpc), clock, log: new Logger(new MemorySink()), routing: ['minhop'], lmc: 0, sweepIntervalMs: 0 });
     const before = renderMetrics(subnet, rpc);
     expect(before).toMatch(/^ibsm_subnet_up 0$/m);
+    expect(before).toMatch(/^ibsm_sm_state 0$/m);
     const st = await drive(clock, subnet.start());
     const server = await serveMetrics(0, () => renderMetrics(subnet, rpc));
     try {
@@ -32,6 +33,9 @@ describe('metrics', () => {
       expect(res.status).toBe(200);
       const text = await res.text();
       expect(text).toMatch(/^ibsm_subnet_up 1$/m);
+      expect(text).toMatch(/^ibsm_sm_state 3$/m);
+      expect(text).toMatch(/^ibsm_sm_state_transitions_total\{state="master"\} 1$/m);
+      expect(text).toMatch(/^ibsm_sm_state_transitions_total\{state="standby"\} 0$/m);
       expect(text).toMatch(new RegExp(`^ibsm_last_heavy_sweep_smps ${st.smps}$`, 'm'));
       expect(text).toMatch(new RegExp(`^ibsm_table_blocks_written_total\\{table="lft"\\} ${st.lftBlocksWritten}$`, 'm'));
       expect(text).toMatch(/^ibsm_fabric_switches 5$/m);

@@ -29,8 +29,11 @@ commands:
   run [--sim <file|gen:spec> | --umad [--ca NAME] [--port N]] [--routing a,b] [--lmc N]
       [--guid2lid FILE] [--partitions FILE] [--sweep-interval S] [--config FILE] [--once]
       [--log-format text|json] [--verbose] [--mkey KEY] [--mkey-protect 0-3] [--mkey-lease S]
-      [--subnet-timeout N] [--priority N] [--seed N] [--metrics-port N] [--sa-cache N]
+      [--subnet-timeout N] [--priority N] [--sm-key KEY] [--poll-interval MS] [--poll-retries N]
+      [--seed N] [--metrics-port N] [--sa-cache N]
       the subnet manager and SA; logs "SUBNET UP" when the subnet is up
+      (--priority 0-15: the higher wins the SM election; a standby polls the master every
+       --poll-interval ms, default 500, and takes over after --poll-retries misses, default 3)
       (--sa-cache: PathRecord answers kept per sweep for repeated queries, default 32768, 0 = off)
   query <record> [filters] [--sim <file|gen:spec> | --umad [--ca NAME] [--ca-port N]] [--json]
       SA client (like saquery); on --sim the subnet is brought up in-process first
@@ -108,11 +111,14 @@ interface ConfigFile {
   mkeyLease?: number;
   subnetTimeout?: number;
   priority?: number;
+  smKey?: string;
+  pollInterval?: number;
+  pollRetries?: number;
   metricsPort?: number;
   saCache?: number;
 }
 
-const CONFIG_KEYS = new Set(['sim', 'umad', 'ca', 'port', 'routing', 'lmc', 'guid2lid', 'partitions', 'sweepInterval', 'logFormat', 'verbose', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetTimeout', 'priority', 'metricsPort', 'saCache']);
+const CONFIG_KEYS = new Set(['sim', 'umad', 'ca', 'port', 'routing', 'lmc', 'guid2lid', 'partitions', 'sweepInterval', 'logFormat', 'verbose', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetTimeout', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'metricsPort', 'saCache']);
 
 export function readConfig(file: string): ConfigFile {
   let raw: unknown;
@@ -143,6 +149,9 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
     'mkey-lease': { type: 'string' },
     'subnet-timeout': { type: 'string' },
     priority: { type: 'string' },
+    'sm-key': { type: 'string' },
+    'poll-interval': { type: 'string' },
+    'poll-retries': { type: 'string' },
     'metrics-port': { type: 'string' },
     'sa-cache': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
@@ -161,12 +170,13 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
   const routing = (Array.isArray(routingRaw) ? routingRaw : routingRaw.split(',')).map((s) => s.trim()).filter(Boolean);
   const num = (name: string, cli: string | undefined, conf: number | undefined, min: number, max: number): number | undefined =>
     cli !== undefined ? intOpt(name, cli, min, max) : conf !== undefined ? intOpt(name, String(conf), min, max) : undefined;
-  const mkeyText = values.mkey ?? cfg.mkey;
-  let mkey: bigint | undefined;
-  if (mkeyText !== undefined) {
-    if (!/^(0x[0-9a-fA-F]{1,16}|\d+)$/.test(mkeyText)) throw new UsageError(`--mkey must be a 64-bit number (e.g. 0x1234), got "${mkeyText}"`);
-    mkey = BigInt(mkeyText);
-  }
+  const key = (name: string, text: string | undefined): bigint | undefined => {
+    if (text === undefined) return undefined;
+    if (typeof text !== 'string' || !/^(0x[0-9a-fA-F]{1,16}|\d+)$/.test(text) || BigInt(text) >= 1n << 64n) throw new UsageError(`--${name} must be a 64-bit number (e.g. 0x1234), got "${text}"`);
+    return BigInt(text);
+  };
+  const mkey = key('mkey', values.mkey ?? cfg.mkey);
+  const smKey = key('sm-key', values['sm-key'] ?? cfg.smKey);
   const opts: RunOptions = {
     sim,
     umad,
@@ -185,6 +195,9 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
     mkeyLease: num('mkey-lease', values['mkey-lease'], cfg.mkeyLease, 0, 65535),
     subnetTimeout: num('subnet-timeout', values['subnet-timeout'], cfg.subnetTimeout, 0, 31),
     priority: num('priority', values.priority, cfg.priority, 0, 15),
+    smKey,
+    pollIntervalMs: num('poll-interval', values['poll-interval'], cfg.pollInterval, 10, 600_000),
+    pollRetries: num('poll-retries', values['poll-retries'], cfg.pollRetries, 0, 100),
     log: new Logger(undefined, values.verbose || cfg.verbose ? 'debug' : 'info', logFormat),
     progress: process.stderr.isTTY === true,
     metricsPort: num('metrics-port', values['metrics-port'], cfg.metricsPort, 1, 65535),

@@ -22,6 +22,10 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc): string {
   const last = heavy.at(-1);
   const snap = subnet.sm.current;
   metric('ibsm_subnet_up', 'gauge', 'Whether the first heavy sweep completed (SUBNET UP).', [[{}, snap ? 1 : 0]]);
+  const sm = subnet.sm;
+  const states = ['notActive', 'discovering', 'standby', 'master'] as const;
+  metric('ibsm_sm_state', 'gauge', 'SMInfo state of this SM (0 NOTACTIVE, 1 DISCOVERING, 2 STANDBY, 3 MASTER).', [[{}, sm.smInfo().smState]]);
+  metric('ibsm_sm_state_transitions_total', 'counter', 'SMInfo state changes, by the state entered.', states.map((s) => [{ state: s }, sm.transitions[s]]));
   metric('ibsm_sweeps_total', 'counter', 'Sweeps completed, by kind.', [
     [{ kind: 'heavy' }, heavy.length],
     [{ kind: 'light' }, stats.length - heavy.length],

@@ -27,6 +27,11 @@ export interface RunOptions {
   mkeyLease?: number;
   subnetTimeout?: number;
   priority?: number;
+  /** SM_Key (SMs with another non-zero key are ignored). */
+  smKey?: bigint;
+  /** Standby polling of the master. */
+  pollIntervalMs?: number;
+  pollRetries?: number;
   log: Logger;
   progress: boolean;
   /** Serve Prometheus metrics on 127.0.0.1:port. */
@@ -72,6 +77,9 @@ export async function runSm(o: RunOptions): Promise<number> {
     mkeyProtectBits: o.mkeyProtectBits,
     mkeyLeasePeriod: o.mkeyLease,
     priority: o.priority,
+    smKey: o.smKey,
+    pollIntervalMs: o.pollIntervalMs,
+    pollRetries: o.pollRetries,
     seed: o.seed,
     saServer: o.saCache !== undefined ? { answerCacheSize: o.saCache } : undefined,
     onProgress: o.progress

@@ -93,6 +93,8 @@ export class SubnetManager {
   private waiters: Waiter[] = [];
   private readonly subnetUpWaiters: Array<() => void> = [];
   readonly stats: SweepStats[] = [];
+  /** SMInfo state changes so far, by the state entered. */
+  readonly transitions: Record<SmStateName, number> = { notActive: 0, discovering: 0, standby: 0, master: 0 };
 
   constructor(private readonly o: SmOptions) {
     this.ctl = new SmController({ sweepIntervalMs: o.sweepIntervalMs, guid: o.portGuid, priority: o.priority, smKey: o.smKey, pollIntervalMs: o.pollIntervalMs, pollRetries: o.pollRetries });
@@ -285,6 +287,7 @@ export class SubnetManager {
       else if (t.to === 'notActive') log.info('entering NOTACTIVE', { reason: t.reason });
       else log.info('entering DISCOVERING', { reason: t.reason });
       if (t.to === 'standby' && t.reason === 'handover' && t.master) log.info(`handover to ${hexGuid(t.master.guid)}`);
+      this.transitions[t.to]++;
       this.o.onStateChange?.(t);
     }
   }
