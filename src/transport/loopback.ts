@@ -3,7 +3,7 @@
  * a custom `route` function picks, e.g. for directed-route SMPs to LID 0xffff). */
 import { MadHeaderView, MgmtClass, isResponse } from '../wire/mad.js';
 import { setTidHigh } from '../wire/builders.js';
-import type { Clock } from '../util/clock.js';
+import { RealClock, type Clock } from '../util/clock.js';
 import type { LocalPortInfo, MadAddress, ReceiveHandler, ReceivedMad, Transport, AgentOptions } from './types.js';
 import { TransportError } from './types.js';
 
@@ -15,7 +15,7 @@ export interface LoopbackHubOptions {
   /** 'microtask' (default, fastest) or 'immediate' (a deferral: lets I/O and timers interleave). */
   delivery?: 'microtask' | 'immediate';
   /** The clock whose `defer` schedules 'immediate' delivery (so virtual time orders it too).
-   * Without one, 'immediate' delivery uses setImmediate. */
+   * Without one, the real clock's (a setImmediate turn). */
   clock?: Clock;
 }
 
@@ -142,13 +142,13 @@ export class LoopbackHub {
     this.stats.delivered++;
     this.push(to, { data: mad, addr: src, status: 0 });
   }
+  private realClock?: RealClock;
   private push(to: LoopbackEndpoint, mad: ReceivedMad): void {
     this.queue.push({ to, mad });
     if (this.scheduled) return;
     this.scheduled = true;
     if (this.opts.delivery !== 'immediate') queueMicrotask(this.drain);
-    else if (this.opts.clock) this.opts.clock.defer(this.drain);
-    else setImmediate(this.drain);
+    else (this.opts.clock ?? (this.realClock ??= new RealClock())).defer(this.drain);
   }
   private readonly drain = (): void => {
     this.scheduled = false;
