@@ -13,6 +13,8 @@ import { SaServer, coreSaHandlers, type SaServerOptions } from './sa/server.js';
 import { MulticastManager } from './sa/multicast.js';
 import { ServiceRegistry } from './sa/services.js';
 import { InformManager } from './sa/inform.js';
+import { exportSaState, SyncMirror, SyncSource } from './sa/sync.js';
+import { pullSync, registerSync, serveSync } from './sa/sync-agent.js';
 import type { SaContext } from './sa/types.js';
 
 
@@ -22,6 +24,8 @@ export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSn
   portGuid: bigint;
   /** Serve the SA (default true). */
   sa?: boolean;
+  /** Keep the SA's state in step with the other ibsm SMs (sa/sync.ts; default true). */
+  saSync?: boolean;
   saServer?: SaServerOptions;
 }
 
@@ -36,6 +40,10 @@ export class Subnet {
   /** End ports of the last sweep: port GUID → GID. */
   private knownPorts = new Map<bigint, bigint>();
   private readonly offHandlers: () => void;
+  /** SA state sync: what this SM serves as master, what it mirrors as standby. */
+  readonly syncSource = new SyncSource();
+  readonly syncMirror = new SyncMirror();
+  private offSync?: () => void;
 
   constructor(private readonly o: SubnetOptions) {
     const { rpc, log } = o;
@@ -51,16 +59,35 @@ export class Subnet {
     this.engine.register(this.services);
     this.engine.register(this.inform);
 
+    const sync = o.saSync !== false && registerSync(rpc);
+    if (o.saSync !== false && !sync) log.warn('SA state sync unavailable: the transport refused its vendor class; a failover loses SA state');
     this.sm = new SubnetManager({
       ...o,
       multicastGroups: (snap) => this.multicast.mftGroupsOf(snap),
       onSnapshot: (snap) => this.onSnapshot(snap),
-      // Only the master's SA answers; a standby's drops SA requests (OpenSM, C15-0.1.3).
+      // A standby that never pulled our state is not ibsm (OpenSM): it can be handed the subnet.
+      isCurrent: (guid) => {
+        if (!this.syncSource.knows(guid)) return true;
+        this.syncSource.update(this.exportState());
+        return this.syncSource.isCurrent(guid);
+      },
+      onMasterPolled: sync ? (m) => this.pull(m) : undefined,
       onStateChange: (t) => {
+        // Only the master's SA answers; a standby's drops SA requests (OpenSM, C15-0.1.3).
         this.sa?.setActive(t.to === 'master' || t.to === 'discovering');
+        // Taking over from a master whose state we mirror: groups, services, subscriptions, LIDs.
+        if (t.from === 'standby' && t.to === 'discovering') this.restoreMirror();
         o.onStateChange?.(t);
       },
     });
+    if (sync) {
+      this.offSync = serveSync(rpc, this.syncSource, {
+        smKey: o.smKey ?? 0n,
+        active: () => this.sm.state === 'master',
+        refresh: () => this.syncSource.update(this.exportState()),
+        onError: (e, m) => log.warn('SA state not sent to a standby', { lid: m.addr.lid, error: (e as Error).message }),
+      });
+    }
     this.multicast.onGroupsChanged(() => {
       void this.sm.updateMulticast().catch((e: unknown) => log.error('multicast forwarding update failed', { error: (e as Error).message }));
     });
@@ -80,6 +107,27 @@ export class Subnet {
       this.sa = new SaServer(rpc, this.engine, { log, schedule: queueMicrotask, ...o.saServer });
       this.sa.start();
     }
+  }
+
+  /** The SA state as sync entries (with the GUID→LID map of the current snapshot). */
+  exportState(): ReturnType<typeof exportSaState> {
+    const lids = new Map<bigint, { base: number; lmc: number }>();
+    const snap = this.sm.current;
+    if (snap) for (const ep of snapshotPorts(snap).endPorts) if (ep.lid) lids.set(ep.guid, { base: ep.lid, lmc: ep.lmc });
+    return exportSaState(this.multicast, this.services, this.inform, this.o.clock.now(), lids);
+  }
+
+  private async pull(m: { guid: bigint; lid?: number }): Promise<void> {
+    if (!m.lid) return;
+    const u = await pullSync(this.o.rpc, m.lid, this.o.smKey ?? 0n, this.o.portGuid, this.syncMirror);
+    if (u.changes.length) this.o.log.debug('SA state pulled', { master: m.guid, seq: u.seq, full: u.full, changes: u.changes.length });
+  }
+
+  private restoreMirror(): void {
+    if (!this.syncMirror.entries.size) return;
+    const n = this.syncMirror.restore(this.multicast, this.services, this.inform, this.o.clock.now());
+    this.sm.adoptLids(this.syncMirror.lids());
+    this.o.log.info('SA state restored', { seq: this.syncMirror.seq, ...n });
   }
 
   /** The SA's view; `now` reads the clock at each use so leases expire between sweeps. */
@@ -145,6 +193,7 @@ export class Subnet {
   }
 
   stop(): void {
+    this.offSync?.();
     this.sm.stop();
     this.sa?.stop();
     this.offHandlers();

@@ -14,6 +14,13 @@ import { Subnet } from '../src/subnet.js';
 import { smpClientOf } from '../src/sm/smp-client.js';
 import { Logger, MemorySink } from '../src/util/log.js';
 import { SmController, type RemoteSm } from '../src/sm/controller.js';
+import { MadHeader } from '../src/wire/mad.js';
+import { InformInfo, JoinState, MCMemberRecord, SaAttr, SA_CLASS_VERSION, ServiceRecord } from '../src/wire/sa.js';
+import { MC_CREATE_MASK } from '../src/sa/multicast.js';
+import { SaClient } from '../src/sa/client.js';
+import { pullSync, registerSync } from '../src/sa/sync-agent.js';
+import { SyncMirror } from '../src/sa/sync.js';
+import { drive } from './helpers/drive.js';
 
 const SPEC = 'gen:fattree2:leaves=3,spines=2,hosts=3';
 
@@ -252,6 +259,77 @@ describe('SMs on one fabric', () => {
   });
 });
 
+describe('SA state across failover', () => {
+  it('the standby mirrors groups, services and subscriptions and has them when it takes over: same MGID and MLID, MFTs still forward', async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[0]!, 10);
+    const b = startSm(f, f.cas[5]!, 2);
+    await f.clock.advanceAsync(2000);
+    expect([a.subnet.sm.state, b.subnet.sm.state]).toEqual(['master', 'standby']);
+    // Two hosts join a group (one creates it), one registers a service and subscribes to traps.
+    const host = async (i: number) => {
+      const ep = f.sim.attach(i);
+      ep.register(MgmtClass.SubnDirected, 1);
+      ep.register(MgmtClass.SubnAdm, SA_CLASS_VERSION);
+      ep.register(0x32, 1, { methods: [Method.Send] });
+      const rpc = new MadRpc(ep, f.clock, { timeoutMs: 50 });
+      let got = 0;
+      rpc.onUnsolicited(0x32, () => got++, { method: Method.Send });
+      const sa = await drive(f.clock, SaClient.locate(rpc));
+      return { ep, rpc, sa, guid: ep.local.portGuid, got: () => got };
+    };
+    const h1 = await host(f.cas[2]!);
+    const h2 = await host(f.cas[7]!);
+    const gidOf = (g: bigint): bigint => (0xfe80000000000000n << 64n) | g;
+    const rec = { qKey: 0x1234, pKey: 0xffff, joinState: JoinState.FullMember, tClass: 0, flowLabel: 0, sl: 0 };
+    const g = await drive(f.clock, h1.sa.set(SaAttr.MCMemberRecord, MCMemberRecord, { ...rec, mgid: 0n, portGid: gidOf(h1.guid) }, MC_CREATE_MASK));
+    await drive(f.clock, h2.sa.set(SaAttr.MCMemberRecord, MCMemberRecord, { ...rec, mgid: g.mgid, portGid: gidOf(h2.guid) }, MC_CREATE_MASK));
+    const svc = { serviceId: 0x1000_0000_0000_0077n, serviceGid: gidOf(h1.guid), servicePKey: 0xffff, serviceLease: 600, serviceName: 'kept' };
+    await drive(f.clock, h1.sa.set(SaAttr.ServiceRecord, ServiceRecord, svc, ServiceRecord.mask('serviceId', 'serviceGid', 'servicePKey', 'serviceLease', 'serviceName')));
+    await drive(f.clock, h2.sa.set(SaAttr.InformInfo, InformInfo, { gid: 0n, lidRangeBegin: 0xffff, lidRangeEnd: 0, isGeneric: 1, subscribe: 1, type: 0xffff, trapNumber: 64, qpn: 1, respTimeValue: 18, producerType: 0xffffff }, 0n));
+    await f.clock.advanceAsync(1000); // the standby's polls pull the changes
+    expect(b.subnet.syncMirror.seq).toBe(a.subnet.syncSource.sequence);
+    expect(b.subnet.syncMirror.seq).toBeGreaterThan(0n);
+
+    await a.kill();
+    for (let i = 0; i < 300 && b.subnet.sm.state !== 'master'; i++) await f.clock.advanceAsync(10);
+    expect(b.subnet.sm.state).toBe('master');
+    await f.clock.advanceAsync(200);
+    expect(has(b, 'SA state restored')).toBe(true);
+    const kept = b.subnet.multicast.get(g.mgid);
+    expect(kept?.mlid, 'the group keeps its MLID').toBe(g.mlid);
+    expect([...kept!.members.keys()].sort()).toEqual([h1.guid, h2.guid].sort());
+    // Clients find the new SA through their port's MasterSMLID, as after any SM change.
+    const sa2 = await drive(f.clock, SaClient.locate(h2.rpc));
+    const found = await drive(f.clock, sa2.getTable(SaAttr.ServiceRecord, ServiceRecord, { serviceId: svc.serviceId }, ServiceRecord.mask('serviceId')));
+    expect(found.map((s) => s.serviceName)).toEqual(['kept']);
+    expect(found[0]!.serviceLease).toBeGreaterThan(590);
+    expect(b.subnet.inform.list().map((s) => [s.subscriberGuid, s.info.trapNumber])).toEqual([[h2.guid, 64]]);
+    // The MFTs forward the group under the new master.
+    const mad = MadHeader.encode({ baseVersion: 1, mgmtClass: 0x32, classVersion: 1, method: Method.Send, tid: 5n, attrId: 0x10 }, new Uint8Array(256));
+    h1.ep.send(mad, { lid: g.mlid, qpn: 0xffffff, qkey: 0x1234 });
+    await f.clock.advanceAsync(20);
+    expect(h2.got()).toBe(1);
+    await b.kill();
+  });
+
+  it('a master does not send its SA state to a requester with another SM_Key', async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[0]!, 10, { smKey: 0x77n });
+    await f.clock.advanceAsync(2000);
+    const ep = f.sim.attach(f.cas[4]!);
+    const rpc = new MadRpc(ep, f.clock, { timeoutMs: 50 });
+    registerSync(rpc);
+    const mirror = new SyncMirror();
+    const bad = pullSync(rpc, lidOf(f, a), 0x78n, ep.local.portGuid, mirror);
+    await expect(drive(f.clock, bad)).rejects.toThrow(/SM_Key differs/);
+    const good = await drive(f.clock, pullSync(rpc, lidOf(f, a), 0x77n, ep.local.portGuid, mirror));
+    expect(good.full).toBe(true);
+    expect(mirror.lids().size, 'the GUID→LID map comes along').toBeGreaterThan(0);
+    await a.kill();
+  });
+});
+
 describe('SmController elections', () => {
   const remote = (guid: bigint, priority: number, state: number): RemoteSm => ({ guid, priority, state, actCount: 0, smKey: 0n, lid: Number(guid), path: [1] });
 
@@ -298,10 +376,15 @@ describe('SmController elections', () => {
     expect(c.mayProgram).toBe(false);
     c.handle({ type: 'actionDone', action: h, outcome: 'ok' }, 2);
     expect(c.state).toBe('standby');
-    const n = c.poll(2);
+    expect(c.poll(2), 'trap 144 waits for the first answered poll').toBeUndefined();
+    const first = c.poll(c.pollAt()!)!;
+    expect(first.type).toBe('pollMaster');
+    c.handle({ type: 'pollAnswered', remote: m }, 101);
+    c.handle({ type: 'actionDone', action: first, outcome: 'ok' }, 101);
+    const n = c.poll(101);
     expect(n).toEqual({ type: 'notifyMaster', to: m });
-    c.handle({ type: 'actionDone', action: n!, outcome: 'ok' }, 3);
-    let now = 3;
+    c.handle({ type: 'actionDone', action: n!, outcome: 'ok' }, 102);
+    let now = 102;
     for (let i = 0; i < 3; i++) {
       now = c.pollAt()!;
       const p = c.poll(now)!;

@@ -73,6 +73,12 @@ export class InformManager implements SaHandler {
     return this.subs;
   }
 
+  /** Put back a subscription as another SM had it (failover); a duplicate is not added twice. */
+  restore(s: Subscription): void {
+    if (this.subs.some((x) => x.subscriberGuid === s.subscriberGuid && x.enumeration === s.enumeration)) return;
+    this.subs.push({ ...s, info: { ...s.info } });
+  }
+
   handle(q: SaQuery, ctx: SaContext): SaAnswer {
     if (q.attrId === SaAttr.InformInfo) {
       if (q.method !== Method.Set) return status(MadStatus.UnsupportedMethodAttr);

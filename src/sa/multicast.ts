@@ -524,6 +524,19 @@ export class MulticastManager implements SaHandler {
   private emit(e: McGroupEvent): void {
     for (const fn of this.listeners) fn(e);
   }
+
+  /** Put back a group as another SM had it (failover, sa/sync.ts): its MGID, MLID, parameters
+   * and members with their join states. An MGID or MLID already in use here is left as it is.
+   * Returns the members restored. */
+  restore(rec: Readonly<MCMemberRecord>, members: readonly Readonly<MCMemberRecord>[]): number {
+    if (this.groups.has(rec.mgid) || this.mlids.has(rec.mlid) || rec.mlid < MCAST_LID_BASE || rec.mlid > this.maxMlid) return 0;
+    const g: Group = { mgid: rec.mgid, mlid: rec.mlid, rec: { ...rec, portGid: 0n, joinState: 0, proxyJoin: 0 }, members: new Map() };
+    for (const m of members) g.members.set(m.portGid & GUID_MASK, { portGuid: m.portGid & GUID_MASK, portGid: m.portGid, joinState: m.joinState, proxyJoin: m.proxyJoin !== 0 });
+    this.groups.set(g.mgid, g);
+    this.mlids.add(g.mlid);
+    this.emit({ kind: 'created', mgid: g.mgid, mlid: g.mlid });
+    return g.members.size;
+  }
 }
 
 function nextRate(code: number, dir: 1 | -1): number {

@@ -141,6 +141,12 @@ export class ServiceRegistry implements SaHandler {
     return out;
   }
 
+  /** Put back a record as another SM had it (failover): its remaining lease counts from `now`. */
+  restore(rec: ServiceRecord, now: number): void {
+    const lease = rec.serviceLease >>> 0;
+    this.records.set(keyOf(rec), { rec: { ...rec }, expiresAt: lease === SERVICE_LEASE_INFINITE ? Infinity : now + lease * 1000 });
+  }
+
   private view(s: Stored, now: number): ServiceRecord {
     const lease = Number.isFinite(s.expiresAt) ? Math.max(0, Math.ceil((s.expiresAt - now) / 1000)) : SERVICE_LEASE_INFINITE;
     return { ...s.rec, serviceLease: lease };

@@ -163,6 +163,9 @@ export class SmController {
   private nextPollAt?: number;
   private missed = 0;
   private pollPending = false;
+  /** STANDBY: trap 144 goes to the master after the first answered poll (so a standby that syncs
+   * SA state has pulled it before the master considers handing over). */
+  private notifyPending = false;
   /** SMInfo Sets and traps to send, oldest first. */
   private readonly outbox: SmAction[] = [];
   /** State changes not yet taken by the shell (for log lines and metrics). */
@@ -236,6 +239,10 @@ export class SmController {
         if (ev.remote.state === SmState.Master || isBetter(ev.remote, this.self)) this.missed = 0;
         else this.missed++;
         this.master = ev.remote;
+        if (this.notifyPending) {
+          this.notifyPending = false;
+          this.outbox.push({ type: 'notifyMaster', to: ev.remote });
+        }
         this.afterPoll(now);
         return;
       case 'pollFailed':
@@ -373,7 +380,7 @@ export class SmController {
     this.mcastWanted = false;
     const entering = this.smState !== 'standby';
     this.enter('standby', reason, master);
-    if (entering && !quiet) this.outbox.push({ type: 'notifyMaster', to: master });
+    this.notifyPending = entering && !quiet;
   }
 
   private done(a: SmAction, outcome: ActionOutcome, now: number): void {

@@ -13,8 +13,9 @@ import type { SmpClient } from './smp-client.js';
 import { SmController, smInfoSetStatus, smStateCode, type ActionOutcome, type RemoteSm, type SmAction, type SmEvent, type SmStateName, type SweepKind, type Transition } from './controller.js';
 import { notifyMaster, pollSm, querySms, sendSmInfo, smPorts, type SmPort } from './sminfo.js';
 import type { DiscoveryResult } from '../model/snapshot.js';
-import { PortCap } from '../wire/sma.js';
-import { NodeType, PortState } from '../wire/mad.js';
+import { PortCap, PortInfo } from '../wire/sma.js';
+import { portInfoMod } from '../wire/modifiers.js';
+import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { Sweeper, type SweepStats } from './sweep.js';
 
 export type { SweepStats } from './sweep.js';
@@ -51,6 +52,10 @@ export interface SmOptions {
   /** A standby polls its master every pollIntervalMs and takes over after pollRetries misses. */
   pollIntervalMs?: number;
   pollRetries?: number;
+  /** Whether a standby holds this master's SA state (a master hands over only to a current one). */
+  isCurrent?: (guid: bigint) => boolean;
+  /** STANDBY: the master answered a poll (the SA pulls its state here). Awaited. */
+  onMasterPolled?: (master: RemoteSm) => Promise<void>;
   /** Called on every SMInfo state change (after it is logged). */
   onStateChange?: (t: Transition) => void;
   /** Max operational VLs (PortInfo.OperationalVLs code: 1=VL0, 2=VL0-1, 3=VL0-3, 4=VL0-7, 5=VL0-14). */
@@ -97,7 +102,7 @@ export class SubnetManager {
   readonly transitions: Record<SmStateName, number> = { notActive: 0, discovering: 0, standby: 0, master: 0 };
 
   constructor(private readonly o: SmOptions) {
-    this.ctl = new SmController({ sweepIntervalMs: o.sweepIntervalMs, guid: o.portGuid, priority: o.priority, smKey: o.smKey, pollIntervalMs: o.pollIntervalMs, pollRetries: o.pollRetries });
+    this.ctl = new SmController({ sweepIntervalMs: o.sweepIntervalMs, guid: o.portGuid, priority: o.priority, smKey: o.smKey, pollIntervalMs: o.pollIntervalMs, pollRetries: o.pollRetries, isCurrent: o.isCurrent });
     this.sweeper = new Sweeper(o.smp, o.clock, o.log, o);
   }
 
@@ -187,6 +192,11 @@ export class SubnetManager {
     const p = this.wait((a) => a.type === 'programMulticast' || a.type === 'heavySweep', false).then(() => this.lastMft);
     this.event({ type: 'multicastChanged' });
     return p;
+  }
+
+  /** LIDs to honour at the next assignment (another SM's GUID→LID map, after a failover). */
+  adoptLids(lids: ReadonlyMap<bigint, LidRange>): void {
+    this.sweeper.adoptLids(lids);
   }
 
   /** The MFT blocks this SM has written to a switch (for MulticastForwardingTableRecord). */
@@ -314,7 +324,11 @@ export class SubnetManager {
       case 'pollMaster': {
         try {
           const r = await pollSm(this.o.smp, a.to);
-          this.ctl.handle({ type: 'pollAnswered', remote: { ...r, lid: r.lid ?? a.to.lid, path: a.to.path } }, this.o.clock.now());
+          // Found before it had a LID: the master's LID is what it programmed as MasterSMLID here.
+          const lid = r.lid ?? a.to.lid ?? (await this.masterSmLidHere());
+          const remote = { ...r, lid: lid || undefined, path: a.to.path };
+          await this.o.onMasterPolled?.(remote).catch((e: unknown) => this.o.log.warn('SA state not pulled from the master', { master: remote.guid, lid: remote.lid, error: (e as Error).message }));
+          this.ctl.handle({ type: 'pollAnswered', remote }, this.o.clock.now());
         } catch (e) {
           this.o.log.debug('master poll unanswered', { master: a.to.guid, lid: a.to.lid, error: (e as Error).message });
           this.ctl.handle({ type: 'pollFailed' }, this.o.clock.now());
@@ -341,6 +355,17 @@ export class SubnetManager {
   }
 
   private ownDisc?: DiscoveryResult;
+
+  /** MasterSMLID of this SM's own port (0 when unknown). */
+  private async masterSmLidHere(): Promise<number> {
+    const d = this.ownDisc;
+    if (!d) return 0;
+    try {
+      return PortInfo.decode(await this.o.smp.getDr([], SmpAttr.PortInfo, portInfoMod(d.smPort))).masterSmLid;
+    } catch {
+      return 0;
+    }
+  }
   private ownLid(): number {
     const d = this.snapshot?.discovery ?? this.ownDisc;
     return d?.fabric.nodes[d.smNode]?.ports[d.smPort]?.lid ?? 0;

@@ -53,6 +53,12 @@ export interface SweepStats {
 
 export class Sweeper {
   readonly programmed = new Programmed();
+  /** GUID→LID entries learnt from another SM (failover); the configured guid2lid wins. */
+  private adopted?: Map<bigint, LidRange>;
+
+  adoptLids(lids: ReadonlyMap<bigint, LidRange>): void {
+    this.adopted = new Map([...lids, ...(this.s.guid2lid ?? [])]);
+  }
 
   constructor(
     private readonly smp: SmpClient,
@@ -96,7 +102,7 @@ export class Sweeper {
     }
 
     // 2. LIDs.
-    const lids = assignLids(fabric, { lmc: s.lmc, smNode: disc.smNode, smPort: disc.smPort, existing: s.guid2lid });
+    const lids = assignLids(fabric, { lmc: s.lmc, smNode: disc.smNode, smPort: disc.smPort, existing: this.adopted ?? s.guid2lid });
     const smLid = fabric.nodes[disc.smNode]!.ports[disc.smPort]!.lid!;
     s.saveGuid2Lid?.(lids.byGuid);
     log.info('LIDs assigned', { endPorts: lids.byGuid.size, maxLid: lids.maxLid, changed: lids.changed, smLid });
