@@ -26,6 +26,17 @@ describe('ibsm CLI', () => {
     expect((await cli(['run', '--sim', 'x', '--umad'])).err).toMatch(/either --sim or --umad/);
     expect((await cli(['run', '--sa-cache', 'many'])).err).toMatch(/--sa-cache must be an integer from 0 to 1000000/);
     expect((await cli(['frobnicate'])).err).toMatch(/unknown command "frobnicate"/);
+    expect((await cli(['run', '--sm-key', 'secret'])).err).toMatch(/--sm-key must be a 64-bit number/);
+    expect((await cli(['run', '--poll-retries', '200'])).err).toMatch(/--poll-retries must be an integer from 0 to 100/);
+  });
+  it('refuses an unknown routing engine before anything is sent, suggesting the close name', async () => {
+    const r = await cli(['run', '--routing', 'ftre,minhop', '--once']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/unknown routing engine "ftre" \(did you mean "ftree"\?\); known engines: .*minhop/);
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-cfg-'));
+    const cfg = path.join(dir, 'r.json');
+    writeFileSync(cfg, '{"routing": 5}');
+    expect((await cli(['run', '--config', cfg])).err).toMatch(/routing must be a comma-separated list/);
   });
   it('rejects a config file with an unknown key or bad JSON, naming the file', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-cfg-'));

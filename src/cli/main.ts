@@ -9,6 +9,7 @@ import { fabricToJson } from '../model/json.js';
 import { openBackend, DEFAULT_SIM_SPEC } from './backend.js';
 import { Logger } from '../util/log.js';
 import { runSm, type RunOptions } from './run.js';
+import { engineNames } from '../routing/registry.js';
 
 export interface Io {
   stdout: { write(s: string): unknown };
@@ -50,6 +51,23 @@ const backendOptions = {
   seed: { type: 'string' },
   attach: { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
+
+/** " (did you mean X?)" for the closest name by edit distance, when one is close. */
+function suggest(word: string, names: readonly string[]): string {
+  const dist = (a: string, b: string): number => {
+    const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+    for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+    for (let i = 1; i <= a.length; i++) for (let j = 1; j <= b.length; j++) d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    return d[a.length]![b.length]!;
+  };
+  let best: string | undefined;
+  let bd = Infinity;
+  for (const n of names) {
+    const x = dist(word, n);
+    if (x < bd) [best, bd] = [n, x];
+  }
+  return best !== undefined && bd <= 2 ? ` (did you mean "${best}"?)` : '';
+}
 
 function intOpt(name: string, v: string | undefined, min: number, max: number): number | undefined {
   if (v === undefined) return undefined;
@@ -167,7 +185,12 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
   const logFormat = values['log-format'] ?? cfg.logFormat ?? 'text';
   if (logFormat !== 'text' && logFormat !== 'json') throw new UsageError(`--log-format must be text or json, got "${logFormat}"`);
   const routingRaw = values.routing ?? cfg.routing ?? 'ftree,updn,minhop';
+  if (typeof routingRaw !== 'string' && !(Array.isArray(routingRaw) && routingRaw.every((r) => typeof r === 'string'))) throw new UsageError('routing must be a comma-separated list of engine names (or, in a config file, an array of names)');
   const routing = (Array.isArray(routingRaw) ? routingRaw : routingRaw.split(',')).map((s) => s.trim()).filter(Boolean);
+  // Checked before the first SMP: a typo must not leave a half-configured fabric behind.
+  const known = engineNames();
+  for (const r of routing) if (!known.includes(r)) throw new UsageError(`unknown routing engine "${r}"${suggest(r, known)}; known engines: ${known.join(', ')}`);
+  if (!routing.length) throw new UsageError('--routing names no engine');
   const num = (name: string, cli: string | undefined, conf: number | undefined, min: number, max: number): number | undefined =>
     cli !== undefined ? intOpt(name, cli, min, max) : conf !== undefined ? intOpt(name, String(conf), min, max) : undefined;
   const key = (name: string, text: string | undefined): bigint | undefined => {
