@@ -65,11 +65,12 @@ export class Subnet {
       ...o,
       multicastGroups: (snap) => this.multicast.mftGroupsOf(snap),
       onSnapshot: (snap) => this.onSnapshot(snap),
-      // A standby that never pulled our state is not ibsm (OpenSM): it can be handed the subnet.
-      isCurrent: (guid) => {
-        if (!this.syncSource.knows(guid)) return true;
+      // A standby that never pulls our state does not sync (OpenSM): the controller hands it the
+      // subnet after a grace period; an ibsm standby only once it is current.
+      standbySync: (guid) => {
+        if (!this.syncSource.knows(guid)) return 'unknown';
         this.syncSource.update(this.exportState());
-        return this.syncSource.isCurrent(guid);
+        return this.syncSource.isCurrent(guid) ? 'current' : 'behind';
       },
       onMasterPolled: sync ? (m) => this.pull(m) : undefined,
       onStateChange: (t) => {

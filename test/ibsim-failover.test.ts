@@ -5,6 +5,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { startIbsim, runPreloaded, startPreloaded, IBSIM_EXAMPLES, type Ibsim, type PreloadedProcess } from './helpers/ibsim.js';
+import { parseIbnetdiscover } from '../src/model/ibnetdiscover.js';
+import { NodeType } from '../src/wire/mad.js';
 
 const CLI = path.resolve('dist/cli/main.js');
 const CLIENT = path.resolve('test/fixtures/ibsim-sa-client.mjs');
@@ -43,6 +45,16 @@ async function portInfo(ib: Ibsim, host: string): Promise<{ lid: number; smLid: 
 
 const HOSTS = ['Hca1', 'Hca2', 'Hca3', 'Hca4'];
 
+/** Every CA's LID by its description, from ibnetdiscover run at Hca4 (which runs no SM: no
+ * other process may attach at an SM's node while it starts; see docs/ibsim-notes.md). */
+async function caLids(ib: Ibsim): Promise<Map<string, number>> {
+  const f = parseIbnetdiscover((await tool(ib, 'Hca4', 'ibnetdiscover', [])).out);
+  const out = new Map<string, number>();
+  for (const n of f.nodes) if (n.type !== NodeType.Switch) for (const p of n.ports) if (p?.lid) out.set(n.desc, p.lid);
+  return out;
+}
+const lidOf = async (ib: Ibsim, desc: string): Promise<number | undefined> => (await caLids(ib)).get(desc) || undefined;
+
 describe('ibsm failover on ibsim', () => {
   let ib: Ibsim | undefined;
   const procs: PreloadedProcess[] = [];
@@ -54,21 +66,22 @@ describe('ibsm failover on ibsim', () => {
   it('the standby takes over within 5 s of kill -9, with the same group (MGID, MLID), the service and every LID', async () => {
     ib = await startIbsim(NET);
     const sm = (host: string, priority: number): PreloadedProcess => {
-      const p = startPreloaded(process.execPath, [CLI, 'run', '--umad', '--priority', String(priority), '--sweep-interval', '1', '--poll-interval', '300', '--poll-retries', '3'], { ibsim: ib!, simHost: host, setIsSm: true, timeoutMs: 180_000 });
+      const p = startPreloaded(process.execPath, [CLI, 'run', '--umad', '--priority', String(priority), '--sweep-interval', '1', '--poll-interval', '300', '--poll-retries', '3'], { ibsim: ib!, simHost: host, timeoutMs: 180_000 });
       procs.push(p);
       return p;
     };
     const master = sm('Hca1', 10);
-    const a = await waitFor('the first SM to be master', async () => ((await portInfo(ib!, 'Hca3')).smLid ? await smState(ib!, 'Hca3', (await portInfo(ib!, 'Hca1')).lid) : undefined), 30_000);
-    expect(a).toEqual({ state: 'MASTER', priority: 10 });
-    const standby = sm('Hca2', 3);
-    // No other process may attach at Hca2 while the SM there starts (umad2sim: it dies with SIGSEGV).
-    await new Promise((r) => setTimeout(r, 3000));
-    const lidB = await waitFor('the second SM to stand by', async () => {
-      const b = await portInfo(ib!, 'Hca2');
-      const s = await smState(ib!, 'Hca3', b.lid);
-      return s?.state === 'STANDBY' ? b.lid : undefined;
+    const lidA = await waitFor('the first SM to be master', async () => {
+      const lid = (await portInfo(ib!, 'Hca3')).smLid;
+      return lid && (await smState(ib!, 'Hca3', lid))?.state === 'MASTER' ? lid : undefined;
     }, 30_000);
+    expect(await smState(ib, 'Hca3', lidA)).toEqual({ state: 'MASTER', priority: 10 });
+    const standby = sm('Hca2', 3);
+    // No SMInfo to the new SM's port before it has registered its agents: under umad2sim a MAD
+    // for a class a starting process has not registered yet kills it (docs/ibsim-notes.md).
+    await new Promise((r) => setTimeout(r, 3000));
+    const lidB = (await waitFor('the LID of Hca2', () => lidOf(ib!, 'Hca2'), 10_000))!;
+    await waitFor('the second SM to stand by', async () => ((await smState(ib!, 'Hca3', lidB))?.state === 'STANDBY' ? true : undefined), 30_000);
 
     // A host creates a group; another registers a service.
     const run = async (host: string, ops: unknown[]): Promise<Array<Record<string, unknown>>> => {
@@ -85,7 +98,8 @@ describe('ibsm failover on ibsim', () => {
     const mgid = /MGID\.+([0-9a-f:]+)/.exec(groupsBefore)?.[1];
     const mlid = /Mlid\.+(0x[0-9a-fA-F]+)/.exec(groupsBefore)?.[1];
     expect(mgid && mlid, groupsBefore).toBeTruthy();
-    const lidsBefore = await Promise.all(HOSTS.slice(1).map((h) => portInfo(ib!, h).then((p) => p.lid)));
+    const lidsBefore = await caLids(ib);
+    expect(lidsBefore.size).toBe(HOSTS.length);
     await new Promise((r) => setTimeout(r, 1500)); // the standby's next polls pull the new state
 
     const t0 = Date.now();
@@ -93,14 +107,17 @@ describe('ibsm failover on ibsim', () => {
     await waitFor('the standby to become master', async () => ((await smState(ib!, 'Hca3', lidB))?.state === 'MASTER' ? true : undefined), 15_000);
     const took = Date.now() - t0;
     expect(took, `took over after ${took} ms`).toBeLessThan(5000);
-    await waitFor('every port to point at the new master', async () => ((await Promise.all(HOSTS.slice(1).map((h) => portInfo(ib!, h)))).every((p) => p.smLid === lidB) ? true : undefined), 10_000);
+    await waitFor('the hosts to point at the new master', async () => ((await Promise.all(['Hca3', 'Hca4'].map((h) => portInfo(ib!, h)))).every((p) => p.smLid === lidB) ? true : undefined), 10_000);
 
     const groupsAfter = (await tool(ib, 'Hca4', 'saquery', ['-g'])).out;
     expect(groupsAfter).toContain(mgid!);
     expect(/Mlid\.+(0x[0-9a-fA-F]+)/.exec(groupsAfter)?.[1], groupsAfter).toBe(mlid);
     const services = (await tool(ib, 'Hca3', 'saquery', ['-S'])).out;
     expect(services).toContain('kept-across-failover');
-    expect(await Promise.all(HOSTS.slice(1).map((h) => portInfo(ib!, h).then((p) => p.lid))), 'no LID changed').toEqual(lidsBefore);
+    const lidsAfter = await caLids(ib);
+    lidsBefore.delete('Hca1'); // the dead master's port
+    lidsAfter.delete('Hca1');
+    expect(lidsAfter, 'no LID changed').toEqual(lidsBefore);
     await standby.stop('SIGTERM');
   }, 180_000);
 });

@@ -40,7 +40,7 @@ function fabric(spec = SPEC) {
   return { clock, sim, cas };
 }
 
-function startSm(f: ReturnType<typeof fabric>, node: number, priority: number, o: { smKey?: bigint; isCurrent?: boolean; sweepIntervalMs?: number } = {}): Sm {
+function startSm(f: ReturnType<typeof fabric>, node: number, priority: number, o: { smKey?: bigint; sweepIntervalMs?: number } = {}): Sm {
   const ep = f.sim.attach(node);
   ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap, Method.Get, Method.Set] });
   ep.register(MgmtClass.SubnDirected, 1, { methods: [Method.Get, Method.Set] });
@@ -313,6 +313,27 @@ describe('SA state across failover', () => {
     await b.kill();
   });
 
+  it('a handover to a better ibsm SM waits until it holds the SA state, and the group keeps its MLID', async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[0]!, 1);
+    await f.clock.advanceAsync(2000);
+    const ep = f.sim.attach(f.cas[3]!);
+    ep.register(MgmtClass.SubnDirected, 1);
+    ep.register(MgmtClass.SubnAdm, SA_CLASS_VERSION);
+    const rpc = new MadRpc(ep, f.clock, { timeoutMs: 50 });
+    const sa = await drive(f.clock, SaClient.locate(rpc));
+    const g = await drive(f.clock, sa.set(SaAttr.MCMemberRecord, MCMemberRecord, { mgid: 0n, portGid: (0xfe80000000000000n << 64n) | ep.local.portGuid, qKey: 1, pKey: 0xffff, joinState: JoinState.FullMember, tClass: 0, flowLabel: 0, sl: 0 }, MC_CREATE_MASK));
+    const b = startSm(f, f.cas[6]!, 12);
+    await f.clock.advanceAsync(4000);
+    expect(b.subnet.sm.state).toBe('master');
+    expect(a.subnet.sm.state).toBe('standby');
+    // B pulled before A handed over: it restored the group as A had it.
+    expect(b.sink.lines.some((l) => l.includes('SA state restored') && l.includes('groups=1'))).toBe(true);
+    expect(b.subnet.multicast.get(g.mgid)?.mlid).toBe(g.mlid);
+    await a.kill();
+    await b.kill();
+  });
+
   it('a master does not send its SA state to a requester with another SM_Key', async () => {
     const f = fabric();
     const a = startSm(f, f.cas[0]!, 10, { smKey: 0x77n });
@@ -335,7 +356,7 @@ describe('SmController elections', () => {
 
   it('a master hands over only to a better standby that is current', () => {
     for (const current of [false, true]) {
-      const c = new SmController({ sweepIntervalMs: 1000, guid: 0x20n, priority: 1, isCurrent: () => current });
+      const c = new SmController({ sweepIntervalMs: 1000, guid: 0x20n, priority: 1, standbySync: () => (current ? 'current' : 'behind') });
       c.handle({ type: 'start' }, 0);
       const h = c.poll(0)!;
       c.handle({ type: 'discovered', remotes: [], ownPortUp: true }, 1);
@@ -347,12 +368,32 @@ describe('SmController elections', () => {
       expect(c.mayProgram).toBe(!current);
       c.handle({ type: 'actionDone', action: h2, outcome: 'ok' }, 5);
       if (current) {
-        expect(c.poll(5)).toEqual({ type: 'sendSmInfo', to: remote(0x30n, 9, SmState.Standby), control: SmInfoControl.Handover });
+        const ho = c.poll(5);
+        expect(ho).toEqual({ type: 'sendSmInfo', to: remote(0x30n, 9, SmState.Standby), control: SmInfoControl.Handover });
+        expect(c.state, 'HANDOVER goes out while still master').toBe('master');
+        c.handle({ type: 'actionDone', action: ho!, outcome: 'ok' }, 6);
         expect(c.state).toBe('standby');
       } else {
         expect(c.state).toBe('master');
         expect(c.poll(5)).toBeUndefined();
       }
+    }
+  });
+
+  it('hands over to a standby that never syncs (OpenSM) only after it has been seen for three poll intervals', () => {
+    const c = new SmController({ sweepIntervalMs: 1000, guid: 0x20n, priority: 1, pollIntervalMs: 100, standbySync: () => 'unknown' });
+    c.handle({ type: 'start' }, 0);
+    const h = c.poll(0)!;
+    c.handle({ type: 'discovered', remotes: [], ownPortUp: true }, 1);
+    c.handle({ type: 'actionDone', action: h, outcome: 'ok' }, 2);
+    const osm = remote(0x30n, 9, SmState.Standby);
+    for (const [t, hands] of [[10, false], [200, false], [320, true]] as const) {
+      c.handle({ type: 'sweepRequested', kind: 'heavy', reason: 'trap 144' }, t);
+      const s = c.poll(t)!;
+      c.handle({ type: 'discovered', remotes: [osm], ownPortUp: true }, t);
+      expect(c.mayProgram, `at ${t} ms`).toBe(!hands);
+      c.handle({ type: 'actionDone', action: s, outcome: 'ok' }, t);
+      if (hands) expect(c.poll(t)).toEqual({ type: 'sendSmInfo', to: osm, control: SmInfoControl.Handover });
     }
   });
 

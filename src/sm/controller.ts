@@ -88,9 +88,11 @@ export interface ControllerOptions {
    * unanswered. */
   pollIntervalMs?: number;
   pollRetries?: number;
-  /** Whether a standby holds the SA state this master has (a master hands over only to a
-   * current standby). Default: every standby is current. */
-  isCurrent?: (guid: bigint) => boolean;
+  /** What a standby holds of this master's SA state: 'current', 'behind', or 'unknown' (it never
+   * asked: an SM that does not sync, e.g. OpenSM). A master hands over to a current standby, and
+   * to an unknown one only after it has been seen for three poll intervals (an ibsm standby has
+   * pulled by then). Default: every standby is current. */
+  standbySync?: (guid: bigint) => 'current' | 'behind' | 'unknown';
 }
 
 export const DEFAULT_POLL_INTERVAL_MS = 500;
@@ -227,13 +229,13 @@ export class SmController {
         this.discovered(ev.remotes, ev.ownPortUp, now);
         return;
       case 'smsChecked':
-        this.checked(ev.remotes);
+        this.checked(ev.remotes, now);
         return;
       case 'smInfoSet':
         this.smInfoSet(ev.control, ev.from, now);
         return;
       case 'pollAnswered':
-        this.note(ev.remote);
+        this.note(ev.remote, now);
         if (this.smState !== 'standby' || !this.master || ev.remote.guid !== this.master.guid) return;
         // Alive while it is master, or a better SM we wait on (it may still be discovering).
         if (ev.remote.state === SmState.Master || isBetter(ev.remote, this.self)) this.missed = 0;
@@ -267,10 +269,13 @@ export class SmController {
     }
   }
 
-  private note(r: RemoteSm): void {
+  private note(r: RemoteSm, now: number): void {
     if (r.guid === this.self.guid) return;
     this.remotes.set(r.guid, r);
+    if (!this.firstSeen.has(r.guid)) this.firstSeen.set(r.guid, now);
   }
+  /** When each other SM was first seen. */
+  private readonly firstSeen = new Map<bigint, number>();
 
   /** Other SMs that count: a non-zero SM_Key other than ours means another subnet's SM. */
   private trusted(remotes: readonly RemoteSm[]): RemoteSm[] {
@@ -286,7 +291,7 @@ export class SmController {
       return;
     }
     const others = this.trusted(remotes);
-    for (const r of others) this.note(r);
+    for (const r of others) this.note(r, now);
     // The SM that just handed over may not have said STANDBY yet: it is not a master to stand by for.
     const masters = others.filter((r) => r.state === SmState.Master && r.guid !== this.handoverFrom);
     if (this.smState === 'discovering') {
@@ -301,9 +306,9 @@ export class SmController {
       return;
     }
     if (this.smState === 'master') {
-      const better = this.handoverTarget(others);
+      const better = this.handoverTarget(others, now);
       if (better) {
-        this.handOver(better, now);
+        this.handOver(better);
         return;
       }
       this.programming = true;
@@ -312,26 +317,31 @@ export class SmController {
 
   /** A better master (two masters after a partition heals: the worse one hands over), or a
    * better standby that holds our SA state. */
-  private handoverTarget(others: readonly RemoteSm[]): RemoteSm | undefined {
-    const current = this.o.isCurrent ?? (() => true);
-    return best(others.filter((r) => isBetter(r, this.self) && (r.state === SmState.Master || (r.state === SmState.Standby && current(r.guid)))));
+  private handoverTarget(others: readonly RemoteSm[], now: number): RemoteSm | undefined {
+    const grace = 3 * (this.o.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
+    const ready = (r: RemoteSm): boolean => {
+      const s = this.o.standbySync?.(r.guid) ?? 'current';
+      return s === 'current' || (s === 'unknown' && now - (this.firstSeen.get(r.guid) ?? now) >= grace);
+    };
+    return best(others.filter((r) => isBetter(r, this.self) && (r.state === SmState.Master || (r.state === SmState.Standby && ready(r)))));
   }
 
-  private handOver(to: RemoteSm, now: number): void {
+  /** HANDOVER goes out while this SM still says MASTER (the receiver accepts it only from a
+   * master); it stands by once the Set is sent. */
+  private handOver(to: RemoteSm): void {
     this.outbox.push({ type: 'sendSmInfo', to, control: SmInfoControl.Handover });
-    this.standBy(to, now, 'handover', true);
   }
 
-  private checked(remotes: readonly RemoteSm[]): void {
+  private checked(remotes: readonly RemoteSm[], now: number): void {
     const others = this.trusted(remotes);
-    for (const r of others) this.note(r);
+    for (const r of others) this.note(r, now);
     if (this.smState !== 'master') return;
     // A master that appeared, or a better SM: a heavy sweep sorts it out (OpenSM does the same).
     if (others.some((r) => r.state === SmState.Master || (r.state === SmState.Standby && isBetter(r, this.self)))) this.heavyReason ??= 'another SM found';
   }
 
   private smInfoSet(control: number, from: RemoteSm, now: number): void {
-    this.note(from);
+    this.note(from, now);
     switch (control) {
       case SmInfoControl.Handover:
         this.outbox.push({ type: 'sendSmInfo', to: from, control: SmInfoControl.Acknowledge });
@@ -406,6 +416,9 @@ export class SmController {
         return;
       case 'pollMaster':
         this.nextPollAt = now + (this.o.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
+        return;
+      case 'sendSmInfo':
+        if (a.control === SmInfoControl.Handover && this.smState === 'master') this.standBy(a.to, now, 'handover', true);
         return;
       default:
         return;

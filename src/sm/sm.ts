@@ -52,8 +52,8 @@ export interface SmOptions {
   /** A standby polls its master every pollIntervalMs and takes over after pollRetries misses. */
   pollIntervalMs?: number;
   pollRetries?: number;
-  /** Whether a standby holds this master's SA state (a master hands over only to a current one). */
-  isCurrent?: (guid: bigint) => boolean;
+  /** What a standby holds of this master's SA state (see ControllerOptions.standbySync). */
+  standbySync?: (guid: bigint) => 'current' | 'behind' | 'unknown';
   /** STANDBY: the master answered a poll (the SA pulls its state here). Awaited. */
   onMasterPolled?: (master: RemoteSm) => Promise<void>;
   /** Called on every SMInfo state change (after it is logged). */
@@ -102,7 +102,7 @@ export class SubnetManager {
   readonly transitions: Record<SmStateName, number> = { notActive: 0, discovering: 0, standby: 0, master: 0 };
 
   constructor(private readonly o: SmOptions) {
-    this.ctl = new SmController({ sweepIntervalMs: o.sweepIntervalMs, guid: o.portGuid, priority: o.priority, smKey: o.smKey, pollIntervalMs: o.pollIntervalMs, pollRetries: o.pollRetries, isCurrent: o.isCurrent });
+    this.ctl = new SmController({ sweepIntervalMs: o.sweepIntervalMs, guid: o.portGuid, priority: o.priority, smKey: o.smKey, pollIntervalMs: o.pollIntervalMs, pollRetries: o.pollRetries, standbySync: o.standbySync });
     this.sweeper = new Sweeper(o.smp, o.clock, o.log, o);
   }
 
