@@ -44,6 +44,8 @@ export class Subnet {
   readonly syncSource = new SyncSource();
   readonly syncMirror = new SyncMirror();
   private offSync?: () => void;
+  /** The SA state came from the previous master (a failover or handover with sync). */
+  private restored = false;
 
   constructor(private readonly o: SubnetOptions) {
     const { rpc, log } = o;
@@ -73,6 +75,7 @@ export class Subnet {
         return this.syncSource.isCurrent(guid) ? 'current' : 'behind';
       },
       onMasterPolled: sync ? (m) => this.pull(m) : undefined,
+      stateKept: () => this.restored,
       onStateChange: (t) => {
         // Only the master's SA answers; a standby's drops SA requests (OpenSM, C15-0.1.3).
         this.sa?.setActive(t.to === 'master' || t.to === 'discovering');
@@ -129,6 +132,7 @@ export class Subnet {
     const n = this.syncMirror.restore(this.multicast, this.services, this.inform, this.o.clock.now());
     this.sm.adoptLids(this.syncMirror.lids());
     this.o.log.info('SA state restored', { seq: this.syncMirror.seq, ...n });
+    this.restored = true;
   }
 
   /** The SA's view; `now` reads the clock at each use so leases expire between sweeps. */

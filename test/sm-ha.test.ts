@@ -8,7 +8,7 @@ import { SimFabric } from '../src/sim/fabric.js';
 import { loadFabricSpec } from '../src/model/load.js';
 import { MadRpc } from '../src/rpc/madrpc.js';
 import { MgmtClass, Method, NodeType, SmpAttr } from '../src/wire/mad.js';
-import { SMInfo, SmState } from '../src/wire/sma.js';
+import { PortCap, SMInfo, SmState } from '../src/wire/sma.js';
 import { SmInfoControl } from '../src/wire/modifiers.js';
 import { Subnet } from '../src/subnet.js';
 import { smpClientOf } from '../src/sm/smp-client.js';
@@ -40,7 +40,7 @@ function fabric(spec = SPEC) {
   return { clock, sim, cas };
 }
 
-function startSm(f: ReturnType<typeof fabric>, node: number, priority: number, o: { smKey?: bigint; sweepIntervalMs?: number } = {}): Sm {
+function startSm(f: ReturnType<typeof fabric>, node: number, priority: number, o: { smKey?: bigint; sweepIntervalMs?: number; saSync?: boolean } = {}): Sm {
   const ep = f.sim.attach(node);
   ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap, Method.Get, Method.Set] });
   ep.register(MgmtClass.SubnDirected, 1, { methods: [Method.Get, Method.Set] });
@@ -57,6 +57,7 @@ function startSm(f: ReturnType<typeof fabric>, node: number, priority: number, o
     sweepIntervalMs: o.sweepIntervalMs ?? 1000,
     priority,
     smKey: o.smKey,
+    saSync: o.saSync,
     pollIntervalMs: 200,
     pollRetries: 2,
     saServer: { schedule: (fn) => queueMicrotask(fn) },
@@ -332,6 +333,26 @@ describe('SA state across failover', () => {
     expect(b.subnet.multicast.get(g.mgid)?.mlid).toBe(g.mlid);
     await a.kill();
     await b.kill();
+  });
+
+  it('ClientReregister: set by a new master whose SA lost the registrations, not after a failover that kept them', async () => {
+    for (const sync of [true, false]) {
+      const f = fabric();
+      // The hosts' ports support client reregistration (the simulated CAs do not advertise it by default).
+      for (const i of f.cas) f.sim.port(i, 1).info.capabilityMask |= PortCap.IsClientReregistrationSupported;
+      const rereg = (): number => f.cas.reduce((n, i) => n + f.sim.port(i, 1).stats.clientReregisters, 0);
+      const a = startSm(f, f.cas[0]!, 10, { saSync: sync });
+      const b = startSm(f, f.cas[5]!, 2, { saSync: sync });
+      await f.clock.advanceAsync(2000);
+      const first = rereg();
+      expect(first, 'the first master tells every client to register').toBe(f.cas.length);
+      await a.kill();
+      for (let i = 0; i < 300 && b.subnet.sm.state !== 'master'; i++) await f.clock.advanceAsync(10);
+      await f.clock.advanceAsync(500);
+      expect(b.subnet.sm.state).toBe('master');
+      expect(rereg() - first, sync ? 'the state came along: no reregistration' : 'no state: every client again').toBe(sync ? 0 : f.cas.length);
+      await b.kill();
+    }
   });
 
   it('a master does not send its SA state to a requester with another SM_Key', async () => {

@@ -2,7 +2,7 @@
  * Sets needed. One Set per port carries LID, LMC, SM LID, timeouts, MTU, VLs, M_Key, partition
  * enforcement and INIT → ARMED; a second pass after the LFTs are in takes ARMED → ACTIVE. */
 import { DEFAULT_GID_PREFIX, NodeType, PortState, SmpAttr } from '../wire/mad.js';
-import { PortInfo } from '../wire/sma.js';
+import { PortCap, PortInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
 import type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 import type { FabricNode, FabricPort } from '../model/fabric.js';
@@ -24,6 +24,9 @@ export interface PortSettings {
   mkeyProtectBits?: number;
   mkeyLeasePeriod?: number;
   maxOpVls?: number;
+  /** Set ClientReregister on every CA port that supports it (a new master whose SA does not hold
+   * the clients' registrations: they must join and register again). */
+  reregister?: boolean;
 }
 
 /** Does this switch port enforce partitions: it faces a CA/router and the switch can enforce. */
@@ -72,7 +75,7 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
           want.mkeyProtectBits = s.mkeyProtectBits ?? 0;
           want.mkeyLeasePeriod = s.mkeyLeasePeriod ?? 0;
         }
-        want.clientReregister = 0;
+        want.clientReregister = s.reregister && !sw && cur.capabilityMask & PortCap.IsClientReregistrationSupported ? 1 : 0;
       }
       if (p.peer && pn !== 0) {
         const peerInfo = nodes[p.peer.node]!.portInfo[p.peer.port];
@@ -96,6 +99,7 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
         want.partitionEnforcementOutbound = enforce;
       }
       const needs =
+        want.clientReregister === 1 ||
         want.partitionEnforcementInbound !== cur.partitionEnforcementInbound ||
         want.partitionEnforcementOutbound !== cur.partitionEnforcementOutbound ||
         want.portState !== PortState.NoChange ||

@@ -54,6 +54,9 @@ export interface SmOptions {
   pollRetries?: number;
   /** What a standby holds of this master's SA state (see ControllerOptions.standbySync). */
   standbySync?: (guid: bigint) => 'current' | 'behind' | 'unknown';
+  /** Whether the SA holds the clients' registrations from before this SM became master (a
+   * failover with the SA state kept): otherwise the first master sweep sets ClientReregister. */
+  stateKept?: () => boolean;
   /** STANDBY: the master answered a poll (the SA pulls its state here). Awaited. */
   onMasterPolled?: (master: RemoteSm) => Promise<void>;
   /** Called on every SMInfo state change (after it is logged). */
@@ -383,15 +386,20 @@ export class SubnetManager {
 
   /** Between discovery and the first Set: read the other SMs' SMInfo and let the controller
    * decide whether this SM programs the fabric. */
-  private async decide(disc: DiscoveryResult): Promise<boolean> {
+  private async decide(disc: DiscoveryResult): Promise<false | { reregister: boolean }> {
     this.ownDisc = disc;
     const own = disc.nodes[disc.smNode]?.portInfo[disc.smPort];
     const ownPortUp = disc.fabric.nodes[disc.smNode]?.type === NodeType.Switch || (own?.portState ?? PortState.Down) >= PortState.Init;
     const remotes = ownPortUp ? await querySms(this.o.smp, smPorts(disc), (at, e) => this.o.log.debug('SMInfo not read', { port: at.guid, lid: at.lid, error: (e as Error).message })) : [];
     for (const r of remotes) this.o.log.info('SM found', { guid: r.guid, lid: r.lid ?? 0, priority: r.priority, state: r.state });
     this.ctl.handle({ type: 'discovered', remotes, ownPortUp }, this.o.clock.now());
+    const first = this.ctl.state !== 'master';
     this.logTransitions();
-    return this.ctl.mayProgram;
+    if (!this.ctl.mayProgram) return false;
+    // The first sweep as master, after starting or taking over: the clients' SA registrations are
+    // gone unless the SA state came along, so they are told to register again (OpenSM does the
+    // same on its first master sweep).
+    return { reregister: first && !(this.o.stateKept?.() ?? false) };
   }
 
   private async heavySweep(): Promise<SweepStats> {

@@ -85,7 +85,7 @@ export class Sweeper {
    * new snapshot (not yet multicast-programmed: `programMulticast` follows) and the stats, or only
    * the discovery's stats when this SM does not program. `decide` is where the controller looks
    * at the other SMs before any Set goes out. */
-  async heavy(sweep: number, decide: (disc: DiscoveryResult) => Promise<boolean>): Promise<{ snapshot?: Snapshot; stats: SweepStats }> {
+  async heavy(sweep: number, decide: (disc: DiscoveryResult) => Promise<false | { reregister: boolean }>): Promise<{ snapshot?: Snapshot; stats: SweepStats }> {
     const { smp, log, s } = this;
     const t0 = this.clock.now();
     const s0 = smp.sent;
@@ -96,7 +96,8 @@ export class Sweeper {
     const fabric = disc.fabric;
     const switches = fabric.nodes.filter((n) => n.type === NodeType.Switch).length;
     log.info('discovery done', { nodes: fabric.nodes.length, switches, smps: disc.smps, depth: disc.maxDepth });
-    if (!(await decide(disc))) {
+    const go = await decide(disc);
+    if (!go) {
       const stats: SweepStats = { ...emptyStats('heavy'), smps: smp.sent - s0, ms: this.clock.now() - t0, nodes: fabric.nodes.length, switches };
       return { stats };
     }
@@ -112,7 +113,8 @@ export class Sweeper {
     const hooks = this.hooks(disc);
 
     // 3. PortInfo (LID, LMC, SM LID, timeouts, MTU, VLs, M_Key, enforcement) and INIT → ARMED.
-    const portInfoSets = await applyWrites(smp, planPortInfo(disc, { ...s, smLid }), hooks);
+    if (go.reregister) log.info('ClientReregister set on every port: the SA holds no registrations from before');
+    const portInfoSets = await applyWrites(smp, planPortInfo(disc, { ...s, smLid, reregister: go.reregister }), hooks);
     progress?.('ports', { sets: portInfoSets });
 
     // 4. P_Keys.
