@@ -7,7 +7,8 @@ import type { MadRpc } from './rpc/madrpc.js';
 import { SubnetManager, type SmOptions, type SweepStats } from './sm/sm.js';
 import { portKind, snapshotPorts, type Snapshot } from './model/snapshot.js';
 import { installSmHandlers } from './sm/handlers.js';
-import { PartitionPlan } from './model/partitions.js';
+import { PartitionPlan, partitionGroups } from './model/partitions.js';
+import { formatGid } from './wire/format.js';
 import { DEFAULT_GID_PREFIX, NodeType } from './wire/mad.js';
 import { SaEngine } from './sa/engine.js';
 import { SaServer, coreSaHandlers, type SaServerOptions } from './sa/server.js';
@@ -47,6 +48,18 @@ export class Subnet {
       onReportFailed: (sub, e) => log.warn('report not delivered', { subscriberLid: sub.lid, error: (e as Error).message }),
     });
     this.multicast = new MulticastManager({ traps: this.inform });
+    // The groups partitions.conf names (IPoIB broadcast groups, mgid= lines) exist before the SA
+    // answers its first query, as under OpenSM: IPoIB joins its broadcast group without creating it.
+    const pg = partitionGroups(o.partitions ?? PartitionPlan.defaultPlan());
+    for (const w of pg.warnings) log.warn('partitions.conf multicast group skipped', { reason: w });
+    for (const spec of pg.groups) {
+      try {
+        const g = this.multicast.createWellKnown(spec);
+        log.info('multicast group created', { mgid: formatGid(g.mgid), mlid: `0x${g.mlid.toString(16)}`, pkey: `0x${spec.pkey.toString(16)}`, from: spec.source });
+      } catch (e) {
+        log.error('multicast group not created', { mgid: formatGid(spec.mgid), from: spec.source, error: (e as Error).message });
+      }
+    }
     this.services = new ServiceRegistry();
     this.engine = new SaEngine();
     for (const h of coreSaHandlers()) this.engine.register(h);
