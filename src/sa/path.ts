@@ -382,22 +382,38 @@ function endpoints(ctx: SaContext, req: PathRequest): Endpoints {
   return { src, dst };
 }
 
+/** The most PathRecords one answer carries (16 MiB of records): a whole-world query of a larger
+ * fabric is refused with NoResources rather than holding an unbounded answer. */
+export const MAX_PATH_RECORDS = 1 << 18;
+
+/** End ports in LID order (a stable order for "every source / destination" answers). */
+const byLidCache = new WeakMap<readonly EndPort[], EndPort[]>();
+function byLid(ports: readonly EndPort[]): EndPort[] {
+  let sorted = byLidCache.get(ports);
+  if (!sorted) byLidCache.set(ports, (sorted = ports.filter((p) => p.lid).sort((a, b) => a.lid - b.lid)));
+  return sorted;
+}
+
 /** PathRecords for a query (Get: at most one). */
 export function queryPaths(ctx: SaContext, q: SaQuery): Uint8Array[] {
   const req: PathRequest = { rec: PathRecord.decode(q.data), mask: q.componentMask };
   const { src, dst } = endpoints(ctx, req);
-  if (!src && !dst) throw new SaRequestError(SaStatus.ReqInsufficientComponents, 'a PathRecord query needs a source (SGID or SLID) or a destination (DGID or DLID)');
+  // Neither end given: every path the requester may see (OpenSM's "whole world"), through RMPP.
   const get = q.method === Method.Get;
   const perPair = get ? 1 : (req.mask & bit('numbPath')) === bit('numbPath') ? req.rec.numbPath : Infinity;
   const vis = new Visibility(ctx, q.requester);
   const idx = snapshotPorts(ctx.snapshot);
   const prefix = subnetPrefix(ctx);
   const out: Uint8Array[] = [];
-  for (const s of src ? [src] : idx.endPorts) {
-    for (const d of dst ? [dst] : idx.endPorts) {
+  const all = src && dst ? [] : byLid(idx.endPorts);
+  for (const s of src ? [src] : all) {
+    for (const d of dst ? [dst] : all) {
       if (!vis.path(s, d)) continue;
       for (const r of pairPaths(ctx, req, s, d, perPair, prefix)) out.push(r);
       if (get && out.length) return out;
+      if (out.length > MAX_PATH_RECORDS) {
+        throw new SaRequestError(SaStatus.NoResources, `more than ${MAX_PATH_RECORDS} PathRecords: name a source or a destination (SLID/SGID, DLID/DGID)`);
+      }
     }
   }
   return out;
