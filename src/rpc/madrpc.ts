@@ -128,7 +128,7 @@ export class MadRpc implements RmppHost {
     this.retries = opts.retries ?? 3;
     this.destKeyFn = opts.destinationKey ?? defaultDestinationKey;
     this.mkey = opts.mkey ?? 0n;
-    this.rmppOpts = opts.rmpp === false ? undefined : resolveRmppOptions({ madSize: transport.maxMadSize, ...opts.rmpp });
+    this.rmppOpts = opts.rmpp === false ? undefined : resolveRmppOptions({ madSize: transport.maxMadSize, quietWithoutAck: transport.maxMadSize !== undefined, ...opts.rmpp });
     this.table = new RequestTable(Math.max(1, opts.window ?? 16), Math.max(1, opts.perDestinationWindow ?? 4), opts.firstTid ?? 1, (p) => this.sendTry(p));
     this.deadlines = new TryDeadlines(clock, opts.graceTurn ?? true, (p) => {
       this.stats.timeouts++;

@@ -39,6 +39,14 @@ export interface RmppOptions {
    * bytes of data; both ends must agree. Below 256 only for a link that cuts MADs short (ibsim
    * delivers 224 bytes), where both ends are ibsm. */
   madSize?: number;
+  /** Sender: when the receiver has ACKed nothing by the first ACK timeout, stop there, without
+   * resends or an ABORT, and count the transfer in `transfersUnacked`. A receiver that does no
+   * RMPP (a diag tool under umad2sim reads the first segment as the whole answer, as it reads
+   * OpenSM's) never ACKs, and resends outlive it: they reach whichever process next uses that
+   * LID and QP and match its TIDs (libibmad's TID sequence restarts in every process), which made
+   * diag tools run back to back crash. An RMPP receiver that lost the first segment retries its
+   * request. Default false; MadRpc turns it on where the transport cuts MADs short (umad2sim). */
+  quietWithoutAck?: boolean;
 }
 
 export type ResolvedRmppOptions = Required<RmppOptions>;
@@ -52,6 +60,7 @@ export function resolveRmppOptions(o: RmppOptions = {}): ResolvedRmppOptions {
     receiveTimeoutMs: o.receiveTimeoutMs ?? 2_000,
     lingerMs: o.lingerMs ?? 1_000,
     madSize: Math.min(MAD_SIZE, o.madSize ?? MAD_SIZE),
+    quietWithoutAck: o.quietWithoutAck ?? false,
   };
 }
 
@@ -142,10 +151,12 @@ export interface RmppStats {
   aborts: number;
   transfersSent: number;
   transfersReceived: number;
+  /** Sends stopped after the first window because the receiver never ACKed (quietWithoutAck). */
+  transfersUnacked: number;
 }
 
 export function newRmppStats(): RmppStats {
-  return { segmentsSent: 0, segmentsResent: 0, segmentsReceived: 0, duplicateSegments: 0, outOfWindowSegments: 0, acksSent: 0, acksReceived: 0, aborts: 0, transfersSent: 0, transfersReceived: 0 };
+  return { segmentsSent: 0, segmentsResent: 0, segmentsReceived: 0, duplicateSegments: 0, outOfWindowSegments: 0, acksSent: 0, acksReceived: 0, aborts: 0, transfersSent: 0, transfersReceived: 0, transfersUnacked: 0 };
 }
 
 export function replyAddress(addr: MadAddress): MadAddress {
@@ -344,6 +355,8 @@ export class RmppSender {
   private readonly started: number;
   private timer: TimerHandle | undefined;
   private ackDue = 0;
+  /** Any ACK received (quietWithoutAck). */
+  private acked = false;
   state: 'active' | 'done' | 'failed' = 'active';
 
   constructor(
@@ -402,6 +415,14 @@ export class RmppSender {
       this.timer = this.host.clock.setTimeout(this.onTimer, this.ackDue - now);
       return;
     }
+    if (this.o.quietWithoutAck && !this.acked) {
+      // The receiver does no RMPP: it has what it can take (the first window). No resend.
+      this.host.rmppStats.transfersUnacked++;
+      this.state = 'done';
+      this.onForget();
+      this.settle.ok();
+      return;
+    }
     if (this.retriesLeft-- <= 0) {
       return this.abort(RmppStatus.TooManyRetries, `no ACK after ${this.o.retries + 1} sends of segment ${this.lastAcked + 1}`);
     }
@@ -438,6 +459,7 @@ export class RmppSender {
     }
     if (h.type !== RmppType.Ack) return;
     this.host.rmppStats.acksReceived++;
+    this.acked = true;
     const seg = h.data1;
     const nwl = h.data2;
     if (seg > this.segs.length || seg >= this.nextToSend) {
