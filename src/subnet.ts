@@ -61,7 +61,8 @@ export class Subnet {
       }
     }
     this.services = new ServiceRegistry();
-    this.engine = new SaEngine();
+    // RespTimeValue 16 (268 ms): the SA answers within milliseconds; OpenSM's value for its 200 ms default.
+    this.engine = new SaEngine({ respTimeValue: 16 });
     for (const h of coreSaHandlers()) this.engine.register(h);
     this.engine.register(this.multicast);
     this.engine.register(this.services);
