@@ -25,6 +25,7 @@ import {
   replyAddress,
   resolveRmppOptions,
   rmppActive,
+  rmppLeftToKernel,
   rmppDataOffset,
   segmentRmpp,
   type ResolvedRmppOptions,
@@ -229,7 +230,7 @@ export class MadRpc implements RmppHost {
     }
     const h = MadHeaderView.over(d);
     if (m.status !== 0) return this.onBounce(m);
-    if (this.rmppOpts && hasRmppHeader(h.mgmtClass) && rmppActive(d)) return this.onRmpp(m);
+    if (this.rmppOpts && hasRmppHeader(h.mgmtClass) && rmppActive(d) && !rmppLeftToKernel(d)) return this.onRmpp(m);
     if (isResponse(h.method)) {
       const p = this.lookup(d, h);
       if (!p || !p.awaiting) {

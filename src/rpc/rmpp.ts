@@ -86,6 +86,13 @@ export function hasRmppHeader(mgmtClass: number): boolean {
 }
 
 /** The RMPP flags byte's Active bit, read without decoding the header. */
+/** An RMPP-active MAD without RMPP version and type: the sender left RMPP to a layer below it
+ * (OpenSM's SA answers, which a kernel would segment; umad2sim delivers them as one MAD). It is
+ * the whole answer as far as this end can have it, not a segment. */
+export function rmppLeftToKernel(mad: Uint8Array): boolean {
+  return mad.length >= RMPP_HEADER_OFFSET + RMPP_HEADER_SIZE && mad[RMPP_HEADER_OFFSET] === 0 && mad[RMPP_HEADER_OFFSET + 1] === 0;
+}
+
 export function rmppActive(mad: Uint8Array): boolean {
   return mad.length >= RMPP_HEADER_OFFSET + RMPP_HEADER_SIZE && (RmppHeaderView.over(mad, RMPP_HEADER_OFFSET).flags & RmppFlag.Active) !== 0;
 }
