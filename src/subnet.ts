@@ -16,6 +16,7 @@ import { MulticastManager } from './sa/multicast.js';
 import { ServiceRegistry } from './sa/services.js';
 import { InformManager } from './sa/inform.js';
 import type { SaContext } from './sa/types.js';
+import type { QosPolicy } from './model/qos-policy.js';
 
 
 export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSnapshot'> {
@@ -27,6 +28,8 @@ export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSn
   /** Serve the SA (default true). */
   sa?: boolean;
   saServer?: SaServerOptions;
+  /** The QoS policy (qos-policy.conf): PathRecord SLs and limits; ClassPortInfo IsQoSSupported. */
+  qos?: QosPolicy;
 }
 
 export class Subnet {
@@ -40,9 +43,13 @@ export class Subnet {
   /** End ports of the last sweep: port GUID → GID. */
   private knownPorts = new Map<bigint, bigint>();
   private readonly offHandlers: () => void;
+  private readonly qosPolicy?: QosPolicy;
+  private qosSlConflictLogged = false;
 
   constructor(private readonly o: SubnetOptions) {
     const { rpc, log } = o;
+    this.qosPolicy = o.qos?.withPartitions(o.partitions ?? PartitionPlan.defaultPlan());
+    for (const w of this.qosPolicy?.warnings ?? []) log.warn('QoS policy', { note: w });
     this.inform = new InformManager({
       send: (lid, qpn, mad) => rpc.request(mad, { lid, qpn, qkey: SA_QKEY }, { retries: 0 }).then(() => undefined),
       onReportFailed: (sub, e) => log.warn('report not delivered', { subscriberLid: sub.lid, error: (e as Error).message }),
@@ -62,7 +69,7 @@ export class Subnet {
     }
     this.services = new ServiceRegistry();
     // RespTimeValue 16 (268 ms): the SA answers within milliseconds; OpenSM's value for its 200 ms default.
-    this.engine = new SaEngine({ respTimeValue: 16 });
+    this.engine = new SaEngine({ respTimeValue: 16, qos: o.qos !== undefined });
     for (const h of coreSaHandlers()) this.engine.register(h);
     this.engine.register(this.multicast);
     this.engine.register(this.services);
@@ -101,6 +108,7 @@ export class Subnet {
     return {
       snapshot: snap,
       partitions,
+      qos: this.qosPolicy,
       smPortGuid: this.o.portGuid,
       smKey: this.o.smKey ?? 0n,
       get now() {
@@ -128,6 +136,11 @@ export class Subnet {
   }
 
   private onSnapshot(snap: Snapshot): void {
+    if (this.qosPolicy?.setsSl && snap.routing.sl && !this.qosSlConflictLogged) {
+      // A layered engine's SLs keep its routes deadlock-free: they win over the policy's.
+      this.qosSlConflictLogged = true;
+      this.o.log.warn('QoS policy SLs not used for PathRecords: the routing engine assigns SLs', { engine: snap.routing.engine });
+    }
     const ctx = this.makeContext(snap);
     this.ctx = ctx;
     this.sa?.setContext(ctx);

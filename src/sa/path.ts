@@ -19,7 +19,8 @@ import type { PortInfo } from '../wire/sma.js';
 import { NO_ROUTE } from '../routing/types.js';
 import { SaRequestError } from './engine.js';
 import { commonPkey, pkeyView, portPkeys, shareThis, Visibility } from './visibility.js';
-import { lidRange, snapshotPorts, type EndPort } from '../model/snapshot.js';
+import { lidRange, portKind, snapshotPorts, type EndPort } from '../model/snapshot.js';
+import type { QosPort } from '../model/qos-policy.js';
 import type { SaContext, SaHandler, SaQuery } from './types.js';
 
 /** The default (and link-local) GID prefix. */
@@ -209,16 +210,19 @@ interface Params {
   pktLife: number;
   pkey: number;
   sl: number;
+  qosClass: number;
 }
 
 /** Apply the request's constraints to a walked path; undefined when they cannot be met. */
 function pathParams(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort, slid: number, dlid: number, walk: { mtu: number; rate: number }): Params | undefined {
   const { rec, mask } = req;
   const has = (b: bigint): boolean => (mask & b) === b;
-  let { mtu, rate } = walk;
+  const limited = qosLimits(ctx, req, src, dst, walk);
+  let { mtu, rate } = limited;
   const loop = src.node === dst.node && src.port === dst.port;
-  // PacketLifeTime: the SA's configured value (OpenSM's packet_life_time, 0x12 by default).
-  let pktLife = loop ? 0 : (ctx.packetLifeTime ?? DEFAULT_PACKET_LIFE_TIME);
+  // PacketLifeTime: the QoS level's, else the SA's configured value (OpenSM's packet_life_time,
+  // 0x12 by default); 0 for a loopback path.
+  let pktLife = loop ? 0 : (limited.pktLife ?? ctx.packetLifeTime ?? DEFAULT_PACKET_LIFE_TIME);
 
   if (has(bit('mtuSelector') | bit('mtu'))) {
     const want = rec.mtu;
@@ -286,25 +290,63 @@ function pathParams(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort
   const view = pkeyView(ctx);
   const sk = view.port(src.node, src.port);
   const dk = view.port(dst.node, dst.port);
+  // The QoS level (qos-policy.conf) of this request: limits on MTU, rate and packet lifetime, an
+  // SL, and the P_Keys it allows. Applied before the request's selectors, as OpenSM.
+  const level = ctx.qos?.levelFor({
+    serviceId: has(bit('serviceId')) ? rec.serviceId : undefined,
+    qosClass: has(bit('qosClass')) ? rec.qosClass : undefined,
+    pkey: has(bit('pKey')) ? rec.pKey : undefined,
+    src: qosPort(ctx, src),
+    dst: qosPort(ctx, dst),
+  });
+  const levelPkey = (k: number): boolean => !level?.pkeys.length || level.pkeys.some(([a, b]) => BigInt(k & 0x7fff) >= a && BigInt(k & 0x7fff) <= b);
   let pkey: number;
   if (has(bit('pKey'))) {
-    if (!shareThis(sk, dk, rec.pKey)) return undefined;
+    if (!shareThis(sk, dk, rec.pKey) || !levelPkey(rec.pKey)) return undefined;
     pkey = rec.pKey;
   } else {
-    const k = commonPkey(portPkeys(ctx, src.node, src.port), dk, sk);
+    const mine = portPkeys(ctx, src.node, src.port);
+    const k = commonPkey(level?.pkeys.length ? mine.filter(levelPkey) : mine, dk, sk);
     if (k === undefined) return undefined;
     pkey = k;
   }
   if (has(bit('rawTraffic')) && rec.rawTraffic) pkey = 0;
 
+  // SL: a layered routing engine's (dfsssp: its SLs keep the routes deadlock-free) wins over the
+  // QoS level's; Subnet logs the conflict once per policy.
   const engineSl = ctx.snapshot.routing.sl?.(slid, dlid);
-  let sl = engineSl ?? 0;
+  let sl = engineSl ?? level?.sl ?? 0;
   if (has(bit('sl'))) {
-    if (engineSl !== undefined && engineSl !== rec.sl) return undefined;
+    if ((engineSl !== undefined || level?.sl !== undefined) && sl !== rec.sl) return undefined;
     sl = rec.sl;
   }
-  if (has(bit('qosClass')) && rec.qosClass !== 0) return undefined; // no QoS classes are configured
-  return { mtu, rate, pktLife, pkey, sl };
+  // QoS class: a request parameter the path carries back (a QoS policy matches on it).
+  const qosClass = has(bit('qosClass')) ? rec.qosClass : 0;
+  return { mtu, rate, pktLife, pkey, sl, qosClass };
+}
+
+function qosPort(ctx: SaContext, ep: EndPort): QosPort {
+  const n = ctx.snapshot.fabric.nodes[ep.node]!;
+  return { guid: ep.guid, kind: portKind(n.type), self: ep.guid === ctx.smPortGuid };
+}
+
+/** Apply a QoS level's MTU, rate and packet-lifetime limits to what the path can do. */
+function qosLimits(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort, walk: { mtu: number; rate: number }): { mtu: number; rate: number; pktLife?: number } {
+  if (!ctx.qos) return walk;
+  const { rec, mask } = req;
+  const has = (b: bigint): boolean => (mask & b) === b;
+  const level = ctx.qos.levelFor({
+    serviceId: has(bit('serviceId')) ? rec.serviceId : undefined,
+    qosClass: has(bit('qosClass')) ? rec.qosClass : undefined,
+    pkey: has(bit('pKey')) ? rec.pKey : undefined,
+    src: qosPort(ctx, src),
+    dst: qosPort(ctx, dst),
+  });
+  if (!level) return walk;
+  let { mtu, rate } = walk;
+  if (level.mtuLimit !== undefined && mtu > level.mtuLimit) mtu = level.mtuLimit;
+  if (level.rateLimit !== undefined && RATE_GBPS[level.rateLimit] !== undefined && rateCompare(rate, level.rateLimit) > 0) rate = level.rateLimit;
+  return { mtu, rate, pktLife: level.packetLife };
 }
 
 /** The PathRecords of one port pair, at most `limit`. */
@@ -339,7 +381,7 @@ function pairPaths(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort,
         reversible: reversible ? 1 : 0,
         numbPath: 0,
         pKey: p.pkey,
-        qosClass: 0,
+        qosClass: p.qosClass,
         sl: p.sl,
         mtuSelector: Selector.Exactly,
         mtu: p.mtu,
