@@ -16,7 +16,7 @@ import { MulticastManager } from './sa/multicast.js';
 import { ServiceRegistry } from './sa/services.js';
 import { InformManager } from './sa/inform.js';
 import type { SaContext } from './sa/types.js';
-import type { QosPolicy } from './model/qos-policy.js';
+import type { QosPolicy, QosVlSettings } from './model/qos-policy.js';
 
 
 export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSnapshot'> {
@@ -30,6 +30,9 @@ export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSn
   saServer?: SaServerOptions;
   /** The QoS policy (qos-policy.conf): PathRecord SLs and limits; ClassPortInfo IsQoSSupported. */
   qos?: QosPolicy;
+  /** OpenSM's qos_* VL settings for planVlTables; reaches the SM through the options spread below
+   * once the sweep passes `qosVl` to planVlTables (not wired yet: sm/sweep.ts). */
+  qosVl?: QosVlSettings;
 }
 
 export class Subnet {
