@@ -53,6 +53,13 @@ describe('ibsm query against OpenSM on ibsim', () => {
       same('PR pkey', `0x${Number(pr.recs[0]!.pKey).toString(16).toUpperCase()}`, spr!.get('pkey')?.replace(/^0x/, '0x'));
       same('PR sl', `0x${Number(pr.recs[0]!.sl).toString(16)}`, spr!.get('sl'));
 
+      // MultiPathRecord (GetMulti, an RMPP request): OpenSM's lone answer segment under umad2sim.
+      const gidOf = (guid: bigint): string => `0x${((0xfe80000000000000n << 64n) | guid).toString(16)}`;
+      const mpr = await q(['multipath', '--sgid', gidOf(a.guid), '--dgid', gidOf(b.guid)]);
+      expect(mpr.recs.length).toBeGreaterThan(0);
+      same('MPR slid', mpr.recs[0]!.slid, spr!.get('slid'));
+      same('MPR dlid', mpr.recs[0]!.dlid, spr!.get('dlid'));
+
       // SMInfoRecord: OpenSM itself.
       const smi = await q(['sminfo']);
       const [ssmi] = await sq(['SMIR', String(plan.ends[0]!.lid)]);

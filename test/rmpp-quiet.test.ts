@@ -73,3 +73,4 @@ describe('RMPP sender toward a receiver that never ACKs', () => {
     expect(settled).toMatch(/^failed: .*no ACK after 6 sends of segment 1/);
   });
 });
+

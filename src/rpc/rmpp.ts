@@ -305,14 +305,26 @@ export class RmppReceiver {
     if (isLast) {
       const chdr = classHeaderLength(cls);
       const len = h.data2 - chdr;
-      if (len < 0 || len > this.dataSize) {
-        return this.protocolAbort(RmppStatus.InconsistentLastAndPayloadLength, `last segment ${s} has PayloadLength ${h.data2}, outside ${chdr}..${chdr + this.dataSize}`);
+      // A lone segment (First|Last) from a sender using standard 256-byte segments where this end
+      // gets fewer bytes intact (OpenSM's GetMultiResp under umad2sim): keep the intact part.
+      const lone = s === 1 && (h.flags & RmppFlag.First) !== 0;
+      const max = lone ? Math.max(this.dataSize, rmppSegmentDataSize(cls)) : this.dataSize;
+      if (len < 0 || len > max) {
+        return this.protocolAbort(RmppStatus.InconsistentLastAndPayloadLength, `last segment ${s} has PayloadLength ${h.data2}, outside ${chdr}..${chdr + max}`);
       }
-      if (m.data.length < dataOff + len) return this.protocolAbort(RmppStatus.InconsistentLastAndPayloadLength, `last segment ${s} is ${m.data.length} bytes, shorter than its PayloadLength says`);
+      // (A lone segment may also arrive shorter than its PayloadLength says there: what came is it.)
+      const keep = lone ? Math.max(0, Math.min(len, this.dataSize, m.data.length - dataOff)) : len;
+      if (m.data.length < dataOff + keep) return this.protocolAbort(RmppStatus.InconsistentLastAndPayloadLength, `last segment ${s} is ${m.data.length} bytes, shorter than its PayloadLength says`);
       this.lastSeg = s;
-      this.lastDataLen = len;
+      this.lastDataLen = keep;
+      if (keep !== len) {
+        // What the caller decodes says what it holds: PayloadLength of the kept part.
+        const seg = m.data.slice();
+        new DataView(seg.buffer, seg.byteOffset, seg.byteLength).setUint32(RMPP_HEADER_OFFSET + 8, chdr + keep);
+        this.segs.set(s, seg);
+      }
     }
-    this.segs.set(s, m.data);
+    if (!this.segs.has(s)) this.segs.set(s, m.data);
     this.lastProgress = this.host.clock.now();
     while (this.segs.has(this.expected)) {
       this.ordered.push(this.segs.get(this.expected)!);
