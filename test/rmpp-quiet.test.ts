@@ -74,3 +74,41 @@ describe('RMPP sender toward a receiver that never ACKs', () => {
   });
 });
 
+
+describe('RMPP receiver, a lone segment of a standard-size sender where fewer bytes arrive', () => {
+  it('keeps the bytes that arrived and says so in PayloadLength (OpenSM GetMultiResp under umad2sim)', async () => {
+    const hub = new LoopbackHub();
+    const clock = new VirtualClock();
+    const c = hub.endpoint({ lid: CLIENT });
+    const s = hub.endpoint({ lid: SA });
+    c.register(MgmtClass.SubnAdm, 2);
+    s.register(MgmtClass.SubnAdm, 2, { methods: [Method.GetTable] });
+    const client = new MadRpc(c, clock, { timeoutMs: 100, retries: 0, rmpp: { madSize: 224 } });
+    let requests = 0;
+    s.onReceive((m) => {
+      if (m.data[25] === RmppType.Ack) return; // the client's ACK (method flipped: GetTable)
+      requests++;
+      // One DATA segment, First|Last, PayloadLength 220 (a full 256-byte segment's), 120 bytes long.
+      const rsp = new Uint8Array(120);
+      rsp.set(m.data.subarray(0, 24));
+      rsp[3] = Method.GetTableResp;
+      rsp[24] = 1; // RMPP version
+      rsp[25] = RmppType.Data;
+      rsp[26] = 0x07; // Active | First | Last
+      rsp[31] = 1; // segment 1
+      rsp[35] = 220; // PayloadLength
+      for (let i = 56; i < 120; i++) rsp[i] = i;
+      s.send(rsp, m.addr);
+    });
+    const p = client.request(saRequest(), { lid: SA, qpn: 1 });
+    let got: ReceivedMad | undefined;
+    void p.then((r) => (got = r));
+    for (let t = 0; t < 50 && !got; t += 5) await clock.advanceAsync(5);
+    await flushMicrotasks();
+    expect(requests).toBe(1);
+    expect(got).toBeDefined();
+    expect(got!.data.length).toBe(56 + 64);
+    expect(decodeRmpp(got!.data).data2).toBe(20 + 64);
+    expect(Array.from(got!.data.subarray(56, 60))).toEqual([56, 57, 58, 59]);
+  });
+});
