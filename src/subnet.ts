@@ -6,7 +6,8 @@ import type { MadRpc } from './rpc/madrpc.js';
 import { SubnetManager, type SmOptions, type SweepStats } from './sm/sm.js';
 import { portKind, snapshotPorts, type Snapshot } from './model/snapshot.js';
 import { installSmHandlers } from './sm/handlers.js';
-import { PartitionPlan } from './model/partitions.js';
+import { PartitionPlan, partitionGroups } from './model/partitions.js';
+import { formatGid } from './wire/format.js';
 import { DEFAULT_GID_PREFIX, NodeType } from './wire/mad.js';
 import { SaEngine } from './sa/engine.js';
 import { SaServer, coreSaHandlers, type SaServerOptions } from './sa/server.js';
@@ -16,6 +17,7 @@ import { InformManager } from './sa/inform.js';
 import { exportSaState, SyncMirror, SyncSource } from './sa/sync.js';
 import { pullSync, registerSync, serveSync } from './sa/sync-agent.js';
 import type { SaContext } from './sa/types.js';
+import type { QosPolicy, QosVlSettings } from './model/qos-policy.js';
 
 
 export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSnapshot'> {
@@ -27,6 +29,11 @@ export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSn
   /** Keep the SA's state in step with the other ibsm SMs (sa/sync.ts; default true). */
   saSync?: boolean;
   saServer?: SaServerOptions;
+  /** The QoS policy (qos-policy.conf): PathRecord SLs and limits; ClassPortInfo IsQoSSupported. */
+  qos?: QosPolicy;
+  /** OpenSM's qos_* VL settings for planVlTables; reaches the SM through the options spread below
+   * once the sweep passes `qosVl` to planVlTables (not wired yet: sm/sweep.ts). */
+  qosVl?: QosVlSettings;
 }
 
 export class Subnet {
@@ -46,16 +53,33 @@ export class Subnet {
   private offSync?: () => void;
   /** The SA state came from the previous master (a failover or handover with sync). */
   private restored = false;
+  private readonly qosPolicy?: QosPolicy;
+  private qosSlConflictLogged = false;
 
   constructor(private readonly o: SubnetOptions) {
     const { rpc, log } = o;
+    this.qosPolicy = o.qos?.withPartitions(o.partitions ?? PartitionPlan.defaultPlan());
+    for (const w of this.qosPolicy?.warnings ?? []) log.warn('QoS policy', { note: w });
     this.inform = new InformManager({
       send: (lid, qpn, mad) => rpc.request(mad, { lid, qpn, qkey: SA_QKEY }, { retries: 0 }).then(() => undefined),
       onReportFailed: (sub, e) => log.warn('report not delivered', { subscriberLid: sub.lid, error: (e as Error).message }),
     });
     this.multicast = new MulticastManager({ traps: this.inform });
+    // The groups partitions.conf names (IPoIB broadcast groups, mgid= lines) exist before the SA
+    // answers its first query, as under OpenSM: IPoIB joins its broadcast group without creating it.
+    const pg = partitionGroups(o.partitions ?? PartitionPlan.defaultPlan());
+    for (const w of pg.warnings) log.warn('partitions.conf multicast group skipped', { reason: w });
+    for (const spec of pg.groups) {
+      try {
+        const g = this.multicast.createWellKnown(spec);
+        log.info('multicast group created', { mgid: formatGid(g.mgid), mlid: `0x${g.mlid.toString(16)}`, pkey: `0x${spec.pkey.toString(16)}`, from: spec.source });
+      } catch (e) {
+        log.error('multicast group not created', { mgid: formatGid(spec.mgid), from: spec.source, error: (e as Error).message });
+      }
+    }
     this.services = new ServiceRegistry();
-    this.engine = new SaEngine();
+    // RespTimeValue 16 (268 ms): the SA answers within milliseconds; OpenSM's value for its 200 ms default.
+    this.engine = new SaEngine({ respTimeValue: 16, qos: o.qos !== undefined });
     for (const h of coreSaHandlers()) this.engine.register(h);
     this.engine.register(this.multicast);
     this.engine.register(this.services);
@@ -143,6 +167,7 @@ export class Subnet {
     return {
       snapshot: snap,
       partitions,
+      qos: this.qosPolicy,
       smPortGuid: this.o.portGuid,
       smKey: this.o.smKey ?? 0n,
       get now() {
@@ -170,6 +195,11 @@ export class Subnet {
   }
 
   private onSnapshot(snap: Snapshot): void {
+    if (this.qosPolicy?.setsSl && snap.routing.sl && !this.qosSlConflictLogged) {
+      // A layered engine's SLs keep its routes deadlock-free: they win over the policy's.
+      this.qosSlConflictLogged = true;
+      this.o.log.warn('QoS policy SLs not used for PathRecords: the routing engine assigns SLs', { engine: snap.routing.engine });
+    }
     const ctx = this.makeContext(snap);
     this.ctx = ctx;
     this.sa?.setContext(ctx);

@@ -194,6 +194,47 @@ describe('MulticastManager: join, leave, query', () => {
   });
 });
 
+describe('send-only members and partial leaves (OpenSM PR #43: no MLID leaked)', () => {
+  const ctx = ctxFor('gen:fattree2:leaves=4,spines=2,hosts=3');
+  const f = ctx.snapshot.fabric;
+  const cas = caPorts(f);
+  const [a, b] = [cas[0]!, cas[4]!];
+  const join = (mm: MulticastManager, r: PortRef, mgid: bigint, joinState: number): number =>
+    statusOf(mm.handle(query(Method.Set, { mgid, portGid: gidOf(f, r), joinState }, MC_JOIN_MASK, who(f, r)), ctx));
+  const leave = (mm: MulticastManager, r: PortRef, mgid: bigint, joinState: number): number =>
+    statusOf(mm.handle(query(Method.Delete, { mgid, portGid: gidOf(f, r), joinState }, MC_JOIN_MASK, who(f, r)), ctx));
+
+  it('a send-only full member keeps the group after the full member leaves; its leave frees the MLID', () => {
+    const mm = new MulticastManager();
+    const g = records(mm.handle(query(Method.Set, createRec(gidOf(f, a), JoinState.FullMember), MC_CREATE_MASK, who(f, a)), ctx))[0]!;
+    expect(join(mm, b, g.mgid, JoinState.SendOnlyFullMember)).toBe(0);
+    expect(leave(mm, a, g.mgid, JoinState.FullMember)).toBe(0);
+    expect(mm.get(g.mgid)?.members.size).toBe(1);
+    expect(leave(mm, b, g.mgid, JoinState.SendOnlyFullMember)).toBe(0);
+    expect(mm.get(g.mgid)).toBeUndefined();
+    expect(mm.mlidsInUse).toBe(0);
+  });
+
+  it('a partial leave of the send-only bit keeps the membership; the last full bit leaving frees the MLID for the next group', () => {
+    const mm = new MulticastManager();
+    const g = records(mm.handle(query(Method.Set, createRec(gidOf(f, a), JoinState.FullMember), MC_CREATE_MASK, who(f, a)), ctx))[0]!;
+    expect(join(mm, b, g.mgid, JoinState.SendOnlyNonMember)).toBe(0);
+    expect(join(mm, b, g.mgid, JoinState.FullMember)).toBe(0);
+    expect(mm.get(g.mgid)!.members.get(guidOf(f, b))!.joinState).toBe(JoinState.SendOnlyNonMember | JoinState.FullMember);
+    expect(leave(mm, b, g.mgid, JoinState.SendOnlyNonMember)).toBe(0); // partial: the full bit stays
+    expect(mm.get(g.mgid)!.members.get(guidOf(f, b))!.joinState).toBe(JoinState.FullMember);
+    expect(leave(mm, a, g.mgid, JoinState.FullMember)).toBe(0);
+    expect(mm.get(g.mgid)?.mlid).toBe(g.mlid); // b is still a full member
+    // b leaves its full bit while a send-only non-member (a again) remains: no full member, the group goes.
+    expect(join(mm, a, g.mgid, JoinState.SendOnlyNonMember)).toBe(0);
+    expect(leave(mm, b, g.mgid, JoinState.FullMember)).toBe(0);
+    expect(mm.get(g.mgid)).toBeUndefined();
+    expect(mm.mlidsInUse).toBe(0);
+    const next = records(mm.handle(query(Method.Set, createRec(gidOf(f, a), JoinState.FullMember), MC_CREATE_MASK, who(f, a)), ctx))[0]!;
+    expect(next.mlid).toBe(g.mlid);
+  });
+});
+
 // ---------------------------------------------------------------- MFT trees
 
 /** Flood one packet from `src` through the MFTs; returns deliveries per end port and fails on a loop. */

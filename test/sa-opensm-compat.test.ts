@@ -86,3 +86,25 @@ describe('SA fields as OpenSM reports them', () => {
     expect(records(ask(ctx)).length).toBe(1); // the original snapshot's walk is unaffected
   });
 });
+
+describe('ClassPortInfo as saquery -c shows it, decided bit by bit', () => {
+  it('capability mask 0x2604 and mask 2 0xB4C8 with the multicast handler; GSI Q_Keys; QoS bit only with a policy', async () => {
+    const { ClassPortInfo, SaCap2 } = await import('../src/wire/classportinfo.js');
+    const { MulticastManager } = await import('../src/sa/multicast.js');
+    const e = new SaEngine({ respTimeValue: 16 });
+    for (const h of coreSaHandlers()) e.register(h);
+    e.register(new MulticastManager());
+    const cpi = ClassPortInfo.decode(e.classPortInfo());
+    // OpenSM: 0x2602 (bit 1 Get/Set(Notice), which neither SA answers) and 0xB5E8 (alias GUIDs and
+    // multicast ServiceRecords, which ibsm does not do).
+    expect(cpi.capabilityMask.toString(16)).toBe('2604');
+    expect(cpi.capabilityMask2.toString(16)).toBe('b4c8');
+    expect(cpi.respTimeValue).toBe(0x10);
+    expect([cpi.redirectQp, cpi.redirectQKey, cpi.trapQKey]).toEqual([1, 0x80010000, 0x80010000]);
+    const q = new SaEngine({ qos: true });
+    for (const h of coreSaHandlers()) q.register(h);
+    expect(ClassPortInfo.decode(q.classPortInfo()).capabilityMask2 & SaCap2.QosSup).toBe(SaCap2.QosSup);
+    // A Get(Notice) is refused, which is why bit 1 is clear.
+    expect(e.answer(query(Method.Get, 0x0002, new Uint8Array(200), 0n, h0), ctx)).toMatchObject({ kind: 'status' });
+  });
+});

@@ -188,9 +188,21 @@ describe('PathRecord computed from the programmed LFTs', () => {
     expect(paths(ctx, 'H0 HCA-1', 'H1 HCA-1', { rawTraffic: 1 }, ['rawTraffic'])[0]!.pKey).toBe(0);
   });
 
-  it('errors: no endpoints → ReqInsufficientComponents; foreign or unknown GID → ReqInvalidGid; unknown SLID → NoRecords; Set → unsupported', () => {
+  it('no endpoints: every path the requester may see, as OpenSM (saquery -p); a Get gives one', () => {
     const ctx = b0.ctx;
-    expect(statusOf(pr(ctx, Method.GetTable, {}, []))).toBe(SaStatus.ReqInsufficientComponents);
+    const a = pr(ctx, Method.GetTable, {}, []);
+    if (a.kind !== 'records') throw new Error(`status 0x${a.status.toString(16)}`);
+    const ends = fabricIndex(ctx.snapshot).endPorts.filter((e) => e.lid);
+    const got = a.records.map((r) => PathRecord.decode(r)).map((p) => `${p.slid}>${p.dlid}`);
+    // Every ordered pair of end ports (loopback included), sources and destinations in LID order.
+    const lids = ends.map((e) => e.lid).sort((x, y) => x - y);
+    expect(got).toEqual(lids.flatMap((s) => lids.map((d) => `${s}>${d}`)));
+    const one = pr(ctx, Method.Get, {}, []);
+    expect(one.kind === 'records' && one.records.length).toBe(1);
+  });
+
+  it('errors: foreign or unknown GID → ReqInvalidGid; unknown SLID → NoRecords; Set → unsupported', () => {
+    const ctx = b0.ctx;
     expect(statusOf(pr(ctx, Method.GetTable, { sgid: (0x1234n << 64n) | 5n }, ['sgid']))).toBe(SaStatus.ReqInvalidGid);
     expect(statusOf(pr(ctx, Method.GetTable, { sgid: (PREFIX << 64n) | 0xdeadn }, ['sgid']))).toBe(SaStatus.ReqInvalidGid);
     expect(statusOf(pr(ctx, Method.GetTable, { slid: 0xbffe }, ['slid']))).toBe(SaStatus.NoRecords);

@@ -85,7 +85,10 @@ describe('SM + SA on the in-process fabric', () => {
       await drive(r.clock, m.sa.delete(SaAttr.MCMemberRecord, MCMemberRecord, { mgid: created.mgid, portGid: (GID_PREFIX << 64n) | m.guid, joinState: JoinState.FullMember }, MC_JOIN_MASK));
     }
     await r.clock.advanceAsync(50);
-    expect(r.subnet.multicast.list()).toEqual([]);
+    // Only the well-known group remains: the default partition's IPoIB broadcast group, which the
+    // SM creates at start (as OpenSM) and no leave deletes.
+    expect(r.subnet.multicast.list().filter((g) => !g.wellKnown)).toEqual([]);
+    expect(r.subnet.multicast.list().map((g) => [g.mgid.toString(16), g.members.size])).toEqual([['ff12401bffff000000000000ffffffff', 0]]);
     const before = members.map((m) => m.got);
     await send(members[0]!).catch(() => undefined);
     expect(members.map((m) => m.got)).toEqual(before);

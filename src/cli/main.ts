@@ -31,11 +31,12 @@ commands:
       [--guid2lid FILE] [--partitions FILE] [--sweep-interval S] [--config FILE] [--once]
       [--log-format text|json] [--verbose] [--mkey KEY] [--mkey-protect 0-3] [--mkey-lease S]
       [--subnet-timeout N] [--priority N] [--sm-key KEY] [--poll-interval MS] [--poll-retries N]
-      [--seed N] [--metrics-port N] [--sa-cache N]
+      [--seed N] [--metrics-port N] [--sa-cache N] [--qos-policy FILE]
       the subnet manager and SA; logs "SUBNET UP" when the subnet is up
       (--priority 0-15: the higher wins the SM election; a standby polls the master every
        --poll-interval ms, default 500, and takes over after --poll-retries misses, default 3)
       (--sa-cache: PathRecord answers kept per sweep for repeated queries, default 32768, 0 = off)
+      (--qos-policy: OpenSM's qos-policy.conf decides PathRecord SLs and MTU/rate limits)
   query <record> [filters] [--sim <file|gen:spec> | --umad [--ca NAME] [--ca-port N]] [--json]
       SA client (like saquery); on --sim the subnet is brought up in-process first
       (ibsm query --help lists the records and filters)
@@ -134,9 +135,10 @@ interface ConfigFile {
   pollRetries?: number;
   metricsPort?: number;
   saCache?: number;
+  qosPolicy?: string;
 }
 
-const CONFIG_KEYS = new Set(['sim', 'umad', 'ca', 'port', 'routing', 'lmc', 'guid2lid', 'partitions', 'sweepInterval', 'logFormat', 'verbose', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetTimeout', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'metricsPort', 'saCache']);
+const CONFIG_KEYS = new Set(['sim', 'umad', 'ca', 'port', 'routing', 'lmc', 'guid2lid', 'partitions', 'sweepInterval', 'logFormat', 'verbose', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetTimeout', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'metricsPort', 'saCache', 'qosPolicy']);
 
 export function readConfig(file: string): ConfigFile {
   let raw: unknown;
@@ -172,6 +174,7 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
     'poll-retries': { type: 'string' },
     'metrics-port': { type: 'string' },
     'sa-cache': { type: 'string' },
+    'qos-policy': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
@@ -211,6 +214,7 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
     lmc: num('lmc', values.lmc, cfg.lmc, 0, 7) ?? 0,
     guid2lidFile: values.guid2lid ?? cfg.guid2lid,
     partitionsFile: values.partitions ?? cfg.partitions,
+    qosPolicyFile: values['qos-policy'] ?? cfg.qosPolicy,
     sweepIntervalS: num('sweep-interval', values['sweep-interval'], cfg.sweepInterval, 0, 86400) ?? 10,
     once: values.once ?? false,
     mkey,

@@ -288,6 +288,11 @@ export async function queryMain(argv: string[], io: QueryIo, opts: QueryOptions)
     } else {
       for (const r of res.records) io.stdout.write(`${spec.layout.name} dump:\n${spec.layout.dump(r, '\t\t')}\n`);
     }
+    if (res.truncated) {
+      io.stderr.write(
+        `ibsm query: warning: the SA left RMPP to a kernel this path does not have (as OpenSM's SA under ibsim): only its first MAD arrived (${res.records.length} record(s) shown); the table may have more\n`,
+      );
+    }
     return 0;
   } catch (e) {
     if (e instanceof SaStatusError || e instanceof SaNotFoundError) {

@@ -4,6 +4,7 @@ import { Subnet } from '../subnet.js';
 import { smpClientOf } from '../sm/smp-client.js';
 import { formatGuid2Lid, parseGuid2Lid, type LidRange } from '../sm/lids.js';
 import { parsePartitions, PartitionPlan } from '../model/partitions.js';
+import { parseQosPolicy } from '../model/qos-policy.js';
 import type { Logger } from '../util/log.js';
 import { openBackend } from './backend.js';
 import { renderMetrics, serveMetrics } from './metrics.js';
@@ -20,6 +21,8 @@ export interface RunOptions {
   lmc: number;
   guid2lidFile?: string;
   partitionsFile?: string;
+  /** OpenSM's qos-policy.conf: PathRecord SLs and limits. */
+  qosPolicyFile?: string;
   sweepIntervalS: number;
   once: boolean;
   mkey?: bigint;
@@ -55,6 +58,7 @@ export async function runSm(o: RunOptions): Promise<number> {
     log.info('guid2lid loaded', { file: o.guid2lidFile, entries: guid2lid.size });
   }
   const partitions = o.partitionsFile ? parsePartitions(readFileSync(o.partitionsFile, 'utf8'), o.partitionsFile) : PartitionPlan.defaultPlan();
+  const qos = o.qosPolicyFile ? parseQosPolicy(readFileSync(o.qosPolicyFile, 'utf8'), o.qosPolicyFile) : undefined;
 
   const be = await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
   log.info('ibsm starting', { backend: be.kind, port: `${be.transport.local.caName}/${be.transport.local.portNum}`, portGuid: be.transport.local.portGuid, routing: o.routing.join(','), lmc: o.lmc });
@@ -71,6 +75,7 @@ export async function runSm(o: RunOptions): Promise<number> {
     guid2lid,
     saveGuid2Lid: o.guid2lidFile ? (m) => writeFileAtomic(o.guid2lidFile!, formatGuid2Lid(m)) : undefined,
     partitions,
+    qos,
     sweepIntervalMs: o.sweepIntervalS * 1000,
     subnetTimeout: o.subnetTimeout,
     mkey: o.mkey,

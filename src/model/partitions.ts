@@ -6,7 +6,7 @@
  *               and multicast groups `mgid=<gid>[,flag=value]*`, comma separated.
  *
  * As in OpenSM, the default partition 0x7fff always exists: without a file every port is a full
- * member (`Default=0x7fff : ALL=full ;`); with a file that has no rule for it, ALL=limited, SELF=full. */
+ * member and the partition carries IPoIB (`Default=0x7fff, ipoib : ALL=full ;`); with a file that has no rule for it, ALL=limited, SELF=full. */
 
 export type Membership = 'full' | 'limited' | 'both';
 import type { PortKind } from './snapshot.js';
@@ -28,7 +28,24 @@ export interface Partition {
   /** Keyword rules (ALL, ALL_CAS, ...). */
   keywords: Map<string, Membership>;
   mgroups: McastGroupSpec[];
+  /** Multicast group flags given on the partition definition (mtu, rate, sl, scope, q_key,
+   * tclass, flowlabel): the IPoIB broadcast group's parameters, inherited by its mgid= groups. */
+  groupFlags: Record<string, string>;
 }
+
+/** One `definition : members ;` statement, in file order: OpenSM creates the multicast groups
+ * statement by statement (the IPoIB broadcast group, then its mgid= lines). */
+export interface PartitionStatement {
+  pkey: number;
+  name: string;
+  line: number;
+  ipoib: boolean;
+  groupFlags: Record<string, string>;
+  mgroups: McastGroupSpec[];
+}
+
+/** Multicast group flags, on a partition definition or after an mgid=. */
+const GROUP_FLAGS = ['rate', 'mtu', 'sl', 'scope', 'q_key', 'tclass', 'flowlabel'];
 
 export class PartitionConfigError extends Error {
   override readonly name = 'PartitionConfigError';
@@ -53,11 +70,15 @@ function merge(a: Membership | undefined, b: Membership): Membership {
 }
 
 export class PartitionPlan {
-  constructor(readonly partitions: Partition[]) {}
+  constructor(
+    readonly partitions: Partition[],
+    /** The statements that defined them, in file order (default: none, so no multicast groups). */
+    readonly statements: readonly PartitionStatement[] = [],
+  ) {}
 
   /** OpenSM's behaviour without a file. */
   static defaultPlan(): PartitionPlan {
-    return parsePartitions('Default=0x7fff : ALL=full ;');
+    return parsePartitions('Default=0x7fff, ipoib : ALL=full ;');
   }
 
   /** Membership of a port in a partition, if any. */
@@ -107,6 +128,7 @@ export function parsePartitions(text: string, file = 'partitions.conf'): Partiti
   const byPkey = new Map<number, Partition>();
   const order: Partition[] = [];
   let autoPkey = 0x0001;
+  const statements: PartitionStatement[] = [];
   let pos = 0;
   const re = /;/g;
   let m: RegExpExecArray | null;
@@ -141,6 +163,7 @@ export function parsePartitions(text: string, file = 'partitions.conf'): Partiti
     }
     let indx0 = false;
     let ipoib = false;
+    const groupFlags: Record<string, string> = {};
     for (const f of flags) {
       if (!f) continue;
       const [k, v] = f.split('=').map((s) => s.trim());
@@ -148,19 +171,27 @@ export function parsePartitions(text: string, file = 'partitions.conf'): Partiti
       if (key === 'indx0') indx0 = true;
       else if (key === 'ipoib') ipoib = true;
       else if (key === 'defmember') defmember = membership(v, 'limited');
-      else if (['rate', 'mtu', 'sl', 'scope', 'q_key', 'tclass', 'flowlabel', 'mtu_limit'].includes(key)) {
-        /* IPoIB broadcast group flags: accepted */
+      else if (GROUP_FLAGS.includes(key)) {
+        if (key === 'scope') groupFlags.scope = groupFlags.scope !== undefined ? `${groupFlags.scope},${v ?? ''}` : (v ?? '');
+        else groupFlags[key] = v ?? '';
+      } else if (key === 'mtu_limit') {
+        /* accepted, as before */
       } else throw new PartitionConfigError(`${file}:${stmtLine}: unknown partition flag "${f}"`);
     }
     let part = byPkey.get(pkey);
     if (!part) {
-      part = { name: rawName ?? '', pkey, indx0, ipoib, members: new Map(), keywords: new Map(), mgroups: [] };
+      part = { name: rawName ?? '', pkey, indx0, ipoib, members: new Map(), keywords: new Map(), mgroups: [], groupFlags };
       byPkey.set(pkey, part);
       order.push(part);
     } else {
       part.indx0 ||= indx0;
+      // A later definition of the same partition brings its own IPoIB flags (OpenSM: per statement).
+      if (ipoib) part.groupFlags = groupFlags;
       part.ipoib ||= ipoib;
     }
+    const statement: PartitionStatement = { pkey, name: part.name, line: stmtLine, ipoib, groupFlags, mgroups: [] };
+    statements.push(statement);
+    const stmtGroups = statement.mgroups;
     // Properties: split on commas, but "mgid=..., flag=..." continue a group until a port specifier.
     let group: McastGroupSpec | undefined;
     for (const raw of propText.split(/[,\n]/)) {
@@ -172,10 +203,13 @@ export function parsePartitions(text: string, file = 'partitions.conf'): Partiti
         if (!v) throw new PartitionConfigError(`${file}:${stmtLine}: mgid needs a value`);
         group = { mgid: v, flags: {} };
         part.mgroups.push(group);
+        stmtGroups.push(group);
         continue;
       }
-      if (group && ['rate', 'mtu', 'sl', 'scope', 'q_key', 'tclass', 'flowlabel'].includes(key.toLowerCase())) {
-        group.flags[key.toLowerCase()] = v ?? '';
+      if (group && GROUP_FLAGS.includes(key.toLowerCase())) {
+        const fk = key.toLowerCase();
+        if (fk === 'scope' && group.flags.scope !== undefined) group.flags.scope += `,${v ?? ''}`;
+        else group.flags[fk] = v ?? '';
         continue;
       }
       group = undefined;
@@ -191,8 +225,184 @@ export function parsePartitions(text: string, file = 'partitions.conf'): Partiti
   }
   if (src.slice(pos).trim()) throw new PartitionConfigError(`${file}:${lineOf(src, pos)}: the last partition is not terminated with ';'`);
   if (!byPkey.has(DEFAULT_PKEY)) {
-    const dflt: Partition = { name: 'Default', pkey: DEFAULT_PKEY, indx0: false, ipoib: false, members: new Map(), keywords: new Map<string, Membership>([['ALL', 'limited'], ['SELF', 'full']]), mgroups: [] };
+    const dflt: Partition = { name: 'Default', pkey: DEFAULT_PKEY, indx0: false, ipoib: false, members: new Map(), keywords: new Map<string, Membership>([['ALL', 'limited'], ['SELF', 'full']]), mgroups: [], groupFlags: {} };
     order.unshift(dflt);
   }
-  return new PartitionPlan(order);
+  return new PartitionPlan(order, statements);
+}
+
+// ---------------------------------------------------------------- multicast groups
+
+/** A multicast group the SM creates from partitions.conf before the SA answers (OpenSM's
+ * "well-known" groups: never deleted by the last leave). `pkey` carries the full-member bit. */
+export interface PartitionGroup {
+  mgid: bigint;
+  pkey: number;
+  qKey: number;
+  /** MTU and rate codes (the record's selector is "exactly"). */
+  mtu: number;
+  rate: number;
+  sl: number;
+  tClass: number;
+  flowLabel: number;
+  scope: number;
+  hopLimit: number;
+  /** Where it came from, for logs: "<partition name> (line N)". */
+  source: string;
+}
+
+export interface PartitionGroupsResult {
+  groups: PartitionGroup[];
+  /** Lines or groups skipped, with the reason (OpenSM logs these and goes on). */
+  warnings: string[];
+}
+
+/** OpenSM's defaults for these groups: MTU 2048 (4), 10 Gb/s (3), SL 0, link-local scope, and
+ * the IPoIB Q_Key 0x0b1b for IP groups. */
+export const MGRP_DEFAULTS = { mtu: 4, rate: 3, sl: 0, scope: 2, ipQKey: 0x0b1b } as const;
+/** ff12:401b:ffff::ffff:ffff, the IPv4 broadcast MGID (P_Key bytes 4..5 filled per partition). */
+const IPOIB_BROADCAST = 0xff12401bffff000000000000ffffffffn;
+
+/** Parse an IPv6-text GID (as inet_pton(AF_INET6)); undefined when malformed. */
+export function parseGidText(text: string): bigint | undefined {
+  const t = text.trim();
+  if (!/^[0-9a-fA-F:]+$/.test(t) || (t.match(/::/g) ?? []).length > 1) return undefined;
+  const [head, tail] = t.includes('::') ? t.split('::') : [t, undefined];
+  const part = (s: string | undefined): string[] => (s ? s.split(':') : []);
+  const h = part(head);
+  const tl = part(tail);
+  if ([...h, ...tl].some((g) => g.length === 0 || g.length > 4)) return undefined;
+  const fill = tail === undefined ? 0 : 8 - h.length - tl.length;
+  if (fill < (tail === undefined ? 0 : 1) || h.length + tl.length + fill !== 8) return undefined;
+  let v = 0n;
+  for (const g of [...h, ...Array<string>(fill).fill('0'), ...tl]) v = (v << 16n) | BigInt(parseInt(g, 16));
+  return v;
+}
+
+interface GroupFlags {
+  mtu: number;
+  rate: number;
+  sl: number;
+  qKey: number;
+  tClass: number;
+  flowLabel: number;
+  scopes: number[];
+}
+
+/** strtoul(v, 0): decimal, 0x hex or 0 octal; NaN when not a number. */
+function num(v: string | undefined): number {
+  if (v === undefined) return NaN;
+  const s = v.trim();
+  if (/^0x[0-9a-f]+$/i.test(s)) return parseInt(s.slice(2), 16);
+  if (/^0[0-7]+$/.test(s)) return parseInt(s, 8);
+  if (/^\d+$/.test(s)) return parseInt(s, 10);
+  return NaN;
+}
+
+function applyFlags(base: GroupFlags, flags: Record<string, string>, where: string, warnings: string[]): GroupFlags {
+  const out = { ...base, scopes: [...base.scopes] };
+  const bad = (k: string, range: string): void => void warnings.push(`${where}: flag '${k}=${flags[k]}' needs ${range}: skipped`);
+  for (const [k, v] of Object.entries(flags)) {
+    const n = num(v);
+    switch (k) {
+      case 'mtu':
+        if (n >= 1 && n <= 5) out.mtu = n;
+        else bad(k, 'an MTU code 1..5');
+        break;
+      case 'rate':
+        if (n >= 2 && n <= 22) out.rate = n;
+        else bad(k, 'a rate code 2..22');
+        break;
+      case 'sl':
+        if (n >= 0 && n <= 15) out.sl = n;
+        else bad(k, 'an SL 0..15');
+        break;
+      case 'q_key':
+        if (n >= 0 && n <= 0xffffffff) out.qKey = n;
+        else bad(k, 'a 32-bit Q_Key');
+        break;
+      case 'tclass':
+        if (n >= 0 && n <= 0xff) out.tClass = n;
+        else bad(k, 'a TClass 0..255');
+        break;
+      case 'flowlabel':
+        if (n >= 0 && n <= 0xfffff) out.flowLabel = n;
+        else bad(k, 'a 20-bit FlowLabel');
+        break;
+      case 'scope':
+        for (const one of v.split(',')) {
+          const s = num(one);
+          if (s >= 1 && s <= 15) {
+            if (!out.scopes.includes(s)) out.scopes.push(s);
+          } else warnings.push(`${where}: flag 'scope=${one}' needs a scope 1..15: skipped`);
+        }
+        break;
+    }
+  }
+  return out;
+}
+
+const withScope = (mgid: bigint, scope: number): bigint => (mgid & ~(0xfn << 112n)) | (BigInt(scope & 0xf) << 112n);
+const withPkey = (mgid: bigint, pkey: number): bigint => (mgid & ~(0xffffn << 80n)) | (BigInt(pkey & 0xffff) << 80n);
+
+/**
+ * The multicast groups partitions.conf asks for, in the order OpenSM creates them (so the
+ * MLIDs, given out from 0xC000 in this order, are OpenSM's): for each statement, the IPv4
+ * broadcast group `ff12:401b:<pkey>::ffff:ffff` when it has the `ipoib` flag, then each of its
+ * `mgid=` groups. Partition-level flags (mtu, rate, sl, scope, Q_Key, TClass, FlowLabel) are the
+ * broadcast group's; an mgid= group inherits them except TClass and overrides with its own. IP
+ * groups (signature 0x401B/0x601B) take the partition's P_Key (the MGID's P_Key bytes must be 0
+ * or that P_Key), its MTU and rate, and Q_Key 0x0b1b unless given. The MGID's scope nibble is
+ * set to the group's scope, link-local (2) unless `scope` is given, one group per scope given
+ * (hop limit 0 for link-local, 0xFF otherwise): OpenSM turns `mgid=ff15::1` without a scope
+ * flag into ff12::1 the same way. As OpenSM
+ * without QoS, a partition-level `sl` is not used (`qos` true keeps it).
+ */
+export function partitionGroups(plan: PartitionPlan, opts: { qos?: boolean } = {}): PartitionGroupsResult {
+  const groups: PartitionGroup[] = [];
+  const warnings: string[] = [];
+  const seen = new Set<bigint>();
+  const add = (mgid: bigint, f: GroupFlags, pkey: number, source: string): void => {
+    for (const sc of f.scopes.length ? f.scopes : [MGRP_DEFAULTS.scope]) {
+      const g = withScope(mgid, sc);
+      if (seen.has(g)) continue;
+      seen.add(g);
+      groups.push({ mgid: g, pkey: pkey | 0x8000, qKey: f.qKey, mtu: f.mtu, rate: f.rate, sl: f.sl, tClass: f.tClass, flowLabel: f.flowLabel, scope: Number((g >> 112n) & 0xfn), hopLimit: sc === 2 ? 0 : 0xff, source });
+    }
+  };
+  for (const st of plan.statements) {
+    const where = `${st.name || st.pkey.toString(16)} (line ${st.line})`;
+    let pf = applyFlags({ mtu: MGRP_DEFAULTS.mtu, rate: MGRP_DEFAULTS.rate, sl: MGRP_DEFAULTS.sl, qKey: 0, tClass: 0, flowLabel: 0, scopes: [] }, st.groupFlags, where, warnings);
+    if (!opts.qos && pf.sl !== MGRP_DEFAULTS.sl) {
+      warnings.push(`${where}: sl=${pf.sl} not used: QoS is not enabled (SL 0)`);
+      pf = { ...pf, sl: MGRP_DEFAULTS.sl };
+    }
+    if (st.ipoib) add(withPkey(IPOIB_BROADCAST, st.pkey | 0x8000), { ...pf, qKey: pf.qKey || MGRP_DEFAULTS.ipQKey }, st.pkey, `${where} IPoIB broadcast`);
+    for (const mg of st.mgroups) {
+      const gw = `${where} mgid=${mg.mgid}`;
+      let mgid = parseGidText(mg.mgid);
+      if (mgid === undefined || mgid >> 120n !== 0xffn) {
+        warnings.push(`${gw}: not a multicast GID: skipped`);
+        continue;
+      }
+      const f = applyFlags({ ...pf, tClass: 0 }, mg.flags, gw, warnings);
+      const sig = Number((mgid >> 96n) & 0xffffn);
+      if (sig === 0x401b || sig === 0x601b) {
+        const mp = Number((mgid >> 80n) & 0xffffn);
+        if (mgid !== IPOIB_BROADCAST && mp !== 0 && mp !== st.pkey) {
+          warnings.push(`${gw}: an IP group's P_Key bytes must be 0 or the partition's 0x${st.pkey.toString(16)}, not 0x${mp.toString(16)}: skipped`);
+          continue;
+        }
+        if (f.rate !== pf.rate || f.mtu !== pf.mtu) {
+          warnings.push(`${gw}: an IP group needs the partition's rate ${pf.rate} and mtu ${pf.mtu} (given rate ${f.rate}, mtu ${f.mtu}): skipped`);
+          continue;
+        }
+        mgid = withPkey(mgid, st.pkey | 0x8000);
+        if (!f.qKey) f.qKey = MGRP_DEFAULTS.ipQKey;
+      }
+      if (seen.has(mgid)) continue;
+      add(mgid, f, st.pkey, gw);
+    }
+  }
+  return { groups, warnings };
 }

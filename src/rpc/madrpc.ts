@@ -25,6 +25,7 @@ import {
   replyAddress,
   resolveRmppOptions,
   rmppActive,
+  rmppLeftToKernel,
   rmppDataOffset,
   segmentRmpp,
   type ResolvedRmppOptions,
@@ -128,7 +129,7 @@ export class MadRpc implements RmppHost {
     this.retries = opts.retries ?? 3;
     this.destKeyFn = opts.destinationKey ?? defaultDestinationKey;
     this.mkey = opts.mkey ?? 0n;
-    this.rmppOpts = opts.rmpp === false ? undefined : resolveRmppOptions({ madSize: transport.maxMadSize, ...opts.rmpp });
+    this.rmppOpts = opts.rmpp === false ? undefined : resolveRmppOptions({ madSize: transport.maxMadSize, quietWithoutAck: transport.maxMadSize !== undefined, ...opts.rmpp });
     this.table = new RequestTable(Math.max(1, opts.window ?? 16), Math.max(1, opts.perDestinationWindow ?? 4), opts.firstTid ?? 1, (p) => this.sendTry(p));
     this.deadlines = new TryDeadlines(clock, opts.graceTurn ?? true, (p) => {
       this.stats.timeouts++;
@@ -229,7 +230,7 @@ export class MadRpc implements RmppHost {
     }
     const h = MadHeaderView.over(d);
     if (m.status !== 0) return this.onBounce(m);
-    if (this.rmppOpts && hasRmppHeader(h.mgmtClass) && rmppActive(d)) return this.onRmpp(m);
+    if (this.rmppOpts && hasRmppHeader(h.mgmtClass) && rmppActive(d) && !rmppLeftToKernel(d)) return this.onRmpp(m);
     if (isResponse(h.method)) {
       const p = this.lookup(d, h);
       if (!p || !p.awaiting) {

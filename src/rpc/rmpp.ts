@@ -39,6 +39,14 @@ export interface RmppOptions {
    * bytes of data; both ends must agree. Below 256 only for a link that cuts MADs short (ibsim
    * delivers 224 bytes), where both ends are ibsm. */
   madSize?: number;
+  /** Sender: when the receiver has ACKed nothing by the first ACK timeout, stop there, without
+   * resends or an ABORT, and count the transfer in `transfersUnacked`. A receiver that does no
+   * RMPP (a diag tool under umad2sim reads the first segment as the whole answer, as it reads
+   * OpenSM's) never ACKs, and resends outlive it: they reach whichever process next uses that
+   * LID and QP and match its TIDs (libibmad's TID sequence restarts in every process), which made
+   * diag tools run back to back crash. An RMPP receiver that lost the first segment retries its
+   * request. Default false; MadRpc turns it on where the transport cuts MADs short (umad2sim). */
+  quietWithoutAck?: boolean;
 }
 
 export type ResolvedRmppOptions = Required<RmppOptions>;
@@ -52,6 +60,7 @@ export function resolveRmppOptions(o: RmppOptions = {}): ResolvedRmppOptions {
     receiveTimeoutMs: o.receiveTimeoutMs ?? 2_000,
     lingerMs: o.lingerMs ?? 1_000,
     madSize: Math.min(MAD_SIZE, o.madSize ?? MAD_SIZE),
+    quietWithoutAck: o.quietWithoutAck ?? false,
   };
 }
 
@@ -77,6 +86,13 @@ export function hasRmppHeader(mgmtClass: number): boolean {
 }
 
 /** The RMPP flags byte's Active bit, read without decoding the header. */
+/** An RMPP-active MAD without RMPP version and type: the sender left RMPP to a layer below it
+ * (OpenSM's SA answers, which a kernel would segment; umad2sim delivers them as one MAD). It is
+ * the whole answer as far as this end can have it, not a segment. */
+export function rmppLeftToKernel(mad: Uint8Array): boolean {
+  return mad.length >= RMPP_HEADER_OFFSET + RMPP_HEADER_SIZE && mad[RMPP_HEADER_OFFSET] === 0 && mad[RMPP_HEADER_OFFSET + 1] === 0;
+}
+
 export function rmppActive(mad: Uint8Array): boolean {
   return mad.length >= RMPP_HEADER_OFFSET + RMPP_HEADER_SIZE && (RmppHeaderView.over(mad, RMPP_HEADER_OFFSET).flags & RmppFlag.Active) !== 0;
 }
@@ -142,10 +158,12 @@ export interface RmppStats {
   aborts: number;
   transfersSent: number;
   transfersReceived: number;
+  /** Sends stopped after the first window because the receiver never ACKed (quietWithoutAck). */
+  transfersUnacked: number;
 }
 
 export function newRmppStats(): RmppStats {
-  return { segmentsSent: 0, segmentsResent: 0, segmentsReceived: 0, duplicateSegments: 0, outOfWindowSegments: 0, acksSent: 0, acksReceived: 0, aborts: 0, transfersSent: 0, transfersReceived: 0 };
+  return { segmentsSent: 0, segmentsResent: 0, segmentsReceived: 0, duplicateSegments: 0, outOfWindowSegments: 0, acksSent: 0, acksReceived: 0, aborts: 0, transfersSent: 0, transfersReceived: 0, transfersUnacked: 0 };
 }
 
 export function replyAddress(addr: MadAddress): MadAddress {
@@ -287,14 +305,26 @@ export class RmppReceiver {
     if (isLast) {
       const chdr = classHeaderLength(cls);
       const len = h.data2 - chdr;
-      if (len < 0 || len > this.dataSize) {
-        return this.protocolAbort(RmppStatus.InconsistentLastAndPayloadLength, `last segment ${s} has PayloadLength ${h.data2}, outside ${chdr}..${chdr + this.dataSize}`);
+      // A lone segment (First|Last) from a sender using standard 256-byte segments where this end
+      // gets fewer bytes intact (OpenSM's GetMultiResp under umad2sim): keep the intact part.
+      const lone = s === 1 && (h.flags & RmppFlag.First) !== 0;
+      const max = lone ? Math.max(this.dataSize, rmppSegmentDataSize(cls)) : this.dataSize;
+      if (len < 0 || len > max) {
+        return this.protocolAbort(RmppStatus.InconsistentLastAndPayloadLength, `last segment ${s} has PayloadLength ${h.data2}, outside ${chdr}..${chdr + max}`);
       }
-      if (m.data.length < dataOff + len) return this.protocolAbort(RmppStatus.InconsistentLastAndPayloadLength, `last segment ${s} is ${m.data.length} bytes, shorter than its PayloadLength says`);
+      // (A lone segment may also arrive shorter than its PayloadLength says there: what came is it.)
+      const keep = lone ? Math.max(0, Math.min(len, this.dataSize, m.data.length - dataOff)) : len;
+      if (m.data.length < dataOff + keep) return this.protocolAbort(RmppStatus.InconsistentLastAndPayloadLength, `last segment ${s} is ${m.data.length} bytes, shorter than its PayloadLength says`);
       this.lastSeg = s;
-      this.lastDataLen = len;
+      this.lastDataLen = keep;
+      if (keep !== len) {
+        // What the caller decodes says what it holds: PayloadLength of the kept part.
+        const seg = m.data.slice();
+        new DataView(seg.buffer, seg.byteOffset, seg.byteLength).setUint32(RMPP_HEADER_OFFSET + 8, chdr + keep);
+        this.segs.set(s, seg);
+      }
     }
-    this.segs.set(s, m.data);
+    if (!this.segs.has(s)) this.segs.set(s, m.data);
     this.lastProgress = this.host.clock.now();
     while (this.segs.has(this.expected)) {
       this.ordered.push(this.segs.get(this.expected)!);
@@ -344,6 +374,8 @@ export class RmppSender {
   private readonly started: number;
   private timer: TimerHandle | undefined;
   private ackDue = 0;
+  /** Any ACK received (quietWithoutAck). */
+  private acked = false;
   state: 'active' | 'done' | 'failed' = 'active';
 
   constructor(
@@ -402,6 +434,14 @@ export class RmppSender {
       this.timer = this.host.clock.setTimeout(this.onTimer, this.ackDue - now);
       return;
     }
+    if (this.o.quietWithoutAck && !this.acked) {
+      // The receiver does no RMPP: it has what it can take (the first window). No resend.
+      this.host.rmppStats.transfersUnacked++;
+      this.state = 'done';
+      this.onForget();
+      this.settle.ok();
+      return;
+    }
     if (this.retriesLeft-- <= 0) {
       return this.abort(RmppStatus.TooManyRetries, `no ACK after ${this.o.retries + 1} sends of segment ${this.lastAcked + 1}`);
     }
@@ -438,6 +478,7 @@ export class RmppSender {
     }
     if (h.type !== RmppType.Ack) return;
     this.host.rmppStats.acksReceived++;
+    this.acked = true;
     const seg = h.data1;
     const nwl = h.data2;
     if (seg > this.segs.length || seg >= this.nextToSend) {

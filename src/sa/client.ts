@@ -6,6 +6,8 @@
  * SaStatusError naming the SA status.
  */
 import type { MadRpc, RequestOptions } from '../rpc/madrpc.js';
+import { rmppLeftToKernel } from '../rpc/rmpp.js';
+import { MAD_SIZE } from '../wire/mad.js';
 import { Method, MgmtClass, SmpAttr } from '../wire/mad.js';
 import { PortInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
@@ -62,6 +64,9 @@ export interface SaClientOptions {
 export interface SaResult<V> {
   records: V[];
   message: SaMessage;
+  /** The SA left RMPP to a kernel that this path does not have (OpenSM's answers under umad2sim):
+   * only the records inside the intact bytes of one MAD are here, the rest of the table is not. */
+  truncated?: boolean;
 }
 
 export class SaClient {
@@ -104,10 +109,19 @@ export class SaClient {
     rl.encode(record, data, 0);
     const mad = saRequest({ method, attrId, attrMod, componentMask, smKey: this.smKey, record: data, recordLength: rl.byteLength });
     const rsp = await this.rpc.request(mad, this.address, this.o.request);
-    const msg = decodeSaMad(rsp.data);
+    let answer = rsp.data;
+    // One MAD of a transfer the sender left to the kernel's RMPP (OpenSM): where the transport cuts
+    // MADs short, only the intact bytes hold records.
+    const cut = this.rpc.transport.maxMadSize;
+    const leftToKernel = rmppLeftToKernel(answer) && answer.length <= MAD_SIZE;
+    if (leftToKernel && cut !== undefined && answer.length > cut) answer = answer.subarray(0, cut);
+    const msg = decodeSaMad(answer);
     if (msg.header.mgmtClass !== MgmtClass.SubnAdm) throw new SaStatusError(method, attrId, 0xffff, layout.name);
     if (msg.header.status !== 0) throw new SaStatusError(method, attrId, msg.header.status, layout.name);
-    return { records: decodeSaRecords(msg, layout), message: msg };
+    const records = decodeSaRecords(msg, layout);
+    // A table of one MAD of records from such an SA may have had more.
+    const truncated = leftToKernel && (method === Method.GetTable || method === Method.GetTraceTable) && records.length > 0;
+    return { records, message: msg, ...(truncated ? { truncated } : {}) };
   }
 
   async get<V>(attrId: number, layout: Layout<V>, record: DeepPartial<V>, mask: bigint): Promise<V> {

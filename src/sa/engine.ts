@@ -9,6 +9,9 @@ import { MadStatus, Method } from '../wire/mad.js';
 import { PathRecord, SA_RECORDS, SaAttr, SaStatus } from '../wire/sa.js';
 import type { AnyLayout } from '../wire/layout.js';
 import { ClassCap, ClassPortInfo, SaCap, SaCap2 } from '../wire/classportinfo.js';
+
+/** The GSI's well-known Q_Key (QP1). */
+const GSI_QKEY = 0x80010000;
 import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
 
 /** A request the SA refuses with a specific status (SaStatus / MadStatus value). Handlers throw it. */
@@ -48,8 +51,11 @@ export function responseLayout(attrId: number): AnyLayout | undefined {
 }
 
 export interface SaEngineOptions {
-  /** ClassPortInfo.RespTimeValue (4.096 µs × 2^n); default 18 (~1 s), OpenSM's default. */
+  /** ClassPortInfo.RespTimeValue (4.096 µs × 2^n); default 18 (~1 s). `ibsm run` uses 16
+   * (268 ms), what OpenSM derives from its default 200 ms transaction timeout. */
   respTimeValue?: number;
+  /** A QoS policy decides PathRecord SLs (ClassPortInfo IsQoSSupported). */
+  qos?: boolean;
   /** Called for handler failures that are not the requester's fault (bugs): the engine answers NoResources. */
   onInternalError?: (e: unknown, q: SaQuery) => void;
 }
@@ -91,15 +97,42 @@ export class SaEngine {
     return a;
   }
 
-  /** The ClassPortInfo this SA answers with: capability bits for what is actually implemented. */
+  /**
+   * The ClassPortInfo this SA answers with: capability bits for what is actually implemented.
+   * Against OpenSM's 0x2602 / 0xB5E8: no IsTrapSupported (the SA sends Report(), not Trap()) and
+   * no IsNoticeSupported (bit 1: neither ibsm's SA nor OpenSM's answers Get/Set(Notice)); bit 2
+   * says CapabilityMask2 is meaningful. CapabilityMask2: no alias GUIDs (GUIDInfoRecord is
+   * read-only) and no multicast ServiceRecords. Redirect and trap Q_Key are the GSI's
+   * 0x80010000 and the redirect QP 1 (no redirection: ask QP1), as OpenSM.
+   */
   classPortInfo(): Uint8Array {
-    let cap: number = ClassCap.GetSet | ClassCap.CapMask2;
-    if (this.handlers.has(SaAttr.InformInfo)) cap |= ClassCap.Trap;
+    let cap: number = ClassCap.CapMask2;
+    if (this.handlers.has(SaAttr.Notice)) cap |= ClassCap.GetSet;
     if (this.handlers.has(SaAttr.MultiPathRecord)) cap |= SaCap.MultiPathSup;
     if (this.handlers.has(SaAttr.MCMemberRecord)) cap |= SaCap.UdMcastSup;
-    // PathRecord rates include the extended-speed enumerations (FDR/EDR/HDR).
-    const cap2 = this.handlers.has(SaAttr.PathRecord) ? SaCap2.ExtSpeedsSup : 0;
-    return ClassPortInfo.encode({ baseVersion: 1, classVersion: 2, capabilityMask: cap, capabilityMask2: cap2, respTimeValue: this.opts.respTimeValue ?? 18 });
+    // PortInfoRecord matches CapabilityMask and CapabilityMask2 as "every requested bit set".
+    if (this.handlers.has(SaAttr.PortInfoRecord)) cap |= SaCap.PortInfoCapMaskMatchSup;
+    let cap2 = 0;
+    if (this.handlers.has(SaAttr.PathRecord)) {
+      // PathRecord rates: the extended speeds (FDR..HDR), 2x widths and HDR's enumerations.
+      cap2 |= SaCap2.ExtSpeedsSup | SaCap2.LinkWidth2xSup | SaCap2.LinkSpeedHdrSup;
+      if (this.opts.qos) cap2 |= SaCap2.QosSup;
+    }
+    if (this.handlers.has(SaAttr.PortInfoRecord)) cap2 |= SaCap2.FullPortInfoRecSup | SaCap2.PortInfoCapMask2MatchSup;
+    // SwitchInfoRecord carries the MulticastFDBTop the switch reports.
+    if (this.handlers.has(SaAttr.SwitchInfoRecord)) cap2 |= SaCap2.McastTopSup;
+    // Join state 0x8 (send-only full member) is handled.
+    if (this.handlers.has(SaAttr.MCMemberRecord)) cap2 |= SaCap2.SendOnlyFullMemberSup;
+    return ClassPortInfo.encode({
+      baseVersion: 1,
+      classVersion: 2,
+      capabilityMask: cap,
+      capabilityMask2: cap2,
+      respTimeValue: this.opts.respTimeValue ?? 18,
+      redirectQp: 1,
+      redirectQKey: GSI_QKEY,
+      trapQKey: GSI_QKEY,
+    });
   }
 
   private dispatch(q: SaQuery, ctx: SaContext): SaAnswer {

@@ -117,6 +117,8 @@ export interface McGroup {
   /** The group's parameters (PortGID, JoinState, ProxyJoin zero; selectors "exactly"). */
   readonly rec: Readonly<MCMemberRecord>;
   readonly members: ReadonlyMap<bigint, Readonly<McMember>>;
+  /** Created from the SM's configuration; the last leave does not delete it. */
+  readonly wellKnown: boolean;
 }
 
 interface Group {
@@ -124,6 +126,8 @@ interface Group {
   mlid: number;
   rec: MCMemberRecord;
   members: Map<bigint, McMember>;
+  /** Created by the SM from its configuration (partitions.conf): kept without members. */
+  wellKnown: boolean;
 }
 
 export type McGroupEvent =
@@ -135,6 +139,20 @@ export type McGroupEvent =
 export interface McastTrapSink {
   mcGroupCreated(mgid: bigint, pkey: number, ctx: SaContext): unknown;
   mcGroupDeleted(mgid: bigint, pkey: number, ctx: SaContext): unknown;
+}
+
+/** A group the SM's configuration creates (see PartitionGroup in model/partitions.ts). */
+export interface WellKnownGroupSpec {
+  mgid: bigint;
+  pkey: number;
+  qKey: number;
+  mtu: number;
+  rate: number;
+  sl: number;
+  tClass: number;
+  flowLabel: number;
+  scope: number;
+  hopLimit: number;
 }
 
 export interface MulticastOptions {
@@ -241,11 +259,47 @@ export class MulticastManager implements SaHandler {
     return out;
   }
 
+  /**
+   * Create a group the SM's configuration names (partitions.conf: IPoIB broadcast groups and
+   * mgid= lines), before any client joins: the MLID is the lowest free one, the group is kept
+   * when its last member leaves, and a join without the create components finds it. Creating
+   * an MGID that exists already returns the existing group. Throws a RangeError when no MLID is
+   * free.
+   */
+  createWellKnown(spec: WellKnownGroupSpec): McGroup {
+    const have = this.groups.get(spec.mgid);
+    if (have) return have;
+    const mlid = this.allocMlid();
+    if (mlid === undefined) throw new RangeError(`no free MLID for multicast group ${spec.mgid.toString(16)} (0xc000..0x${this.maxMlid.toString(16)} in use)`);
+    const rec: MCMemberRecord = {
+      ...MCMemberRecord.zero(),
+      mgid: spec.mgid,
+      qKey: spec.qKey,
+      mlid,
+      mtuSelector: Selector.Exactly,
+      mtu: spec.mtu,
+      tClass: spec.tClass,
+      pKey: spec.pkey,
+      rateSelector: Selector.Exactly,
+      rate: spec.rate,
+      packetLifeTimeSelector: Selector.Exactly,
+      packetLifeTime: this.o.defaultPacketLifeTime ?? 18,
+      sl: spec.sl,
+      flowLabel: spec.flowLabel,
+      hopLimit: spec.hopLimit,
+      scope: spec.scope,
+    };
+    const g: Group = { mgid: spec.mgid, mlid, rec, members: new Map(), wellKnown: true };
+    this.groups.set(spec.mgid, g);
+    this.emit({ kind: 'created', mgid: g.mgid, mlid: g.mlid });
+    return g;
+  }
+
   /** A port left the fabric: drop its memberships (groups without full members go). */
   removePort(portGuid: bigint, ctx: SaContext): void {
     for (const g of [...this.groups.values()]) {
       if (!g.members.delete(portGuid)) continue;
-      if (!this.hasFullMember(g)) this.deleteGroup(g, ctx);
+      if (!this.hasFullMember(g) && !g.wellKnown) this.deleteGroup(g, ctx);
       else this.emit({ kind: 'membership', mgid: g.mgid, mlid: g.mlid });
     }
   }
@@ -390,7 +444,7 @@ export class MulticastManager implements SaHandler {
       hopLimit: mask & CM.hopLimit ? req.hopLimit : 0,
       scope: Number((mgid >> 112n) & 0xfn),
     };
-    const g: Group = { mgid, mlid, rec, members: new Map() };
+    const g: Group = { mgid, mlid, rec, members: new Map(), wellKnown: false };
     this.groups.set(mgid, g);
     return g;
   }
@@ -462,7 +516,7 @@ export class MulticastManager implements SaHandler {
     m.joinState &= ~bits;
     const out = this.encode(g, m, true);
     if (m.joinState === 0) g.members.delete(guid);
-    if (!this.hasFullMember(g)) this.deleteGroup(g, ctx);
+    if (!this.hasFullMember(g) && !g.wellKnown) this.deleteGroup(g, ctx);
     else this.emit({ kind: 'membership', mgid: g.mgid, mlid: g.mlid });
     return { kind: 'records', records: [out], method: Method.DeleteResp };
   }
@@ -489,7 +543,8 @@ export class MulticastManager implements SaHandler {
     const stateMask = (mask & CM.joinState ? 0xf : 0) as number;
     const scopeOk = (g: Group): boolean => !(mask & CM.scope) || r.scope === g.rec.scope;
     const out: Uint8Array[] = [];
-    for (const g of this.groups.values()) {
+    // In MGID order, as OpenSM (its groups are a map keyed by MGID): saquery -g lists the same way.
+    for (const g of [...this.groups.values()].sort((a, b) => (a.mgid < b.mgid ? -1 : a.mgid > b.mgid ? 1 : 0))) {
       if (mask & CM.mgid && r.mgid !== g.mgid) continue;
       if (!trusted && !hasPkey(reqPkeys, g.rec.pKey)) continue;
       if (!this.matchesGroup(g, r, mask) || !scopeOk(g)) continue;
@@ -529,9 +584,20 @@ export class MulticastManager implements SaHandler {
    * and members with their join states. An MGID or MLID already in use here is left as it is.
    * Returns the members restored. */
   restore(rec: Readonly<MCMemberRecord>, members: readonly Readonly<MCMemberRecord>[]): number {
-    if (this.groups.has(rec.mgid) || this.mlids.has(rec.mlid) || rec.mlid < MCAST_LID_BASE || rec.mlid > this.maxMlid) return 0;
-    const g: Group = { mgid: rec.mgid, mlid: rec.mlid, rec: { ...rec, portGid: 0n, joinState: 0, proxyJoin: 0 }, members: new Map() };
-    for (const m of members) g.members.set(m.portGid & GUID_MASK, { portGuid: m.portGid & GUID_MASK, portGid: m.portGid, joinState: m.joinState, proxyJoin: m.proxyJoin !== 0 });
+    const put = (g: Group): void => {
+      for (const m of members) g.members.set(m.portGid & GUID_MASK, { portGuid: m.portGid & GUID_MASK, portGid: m.portGid, joinState: m.joinState, proxyJoin: m.proxyJoin !== 0 });
+    };
+    const have = this.groups.get(rec.mgid);
+    if (have) {
+      // A well-known group this SM created at start (partitions.conf): the members come along.
+      if (have.mlid !== rec.mlid) return 0;
+      put(have);
+      this.emit({ kind: 'membership', mgid: have.mgid, mlid: have.mlid });
+      return members.length;
+    }
+    if (this.mlids.has(rec.mlid) || rec.mlid < MCAST_LID_BASE || rec.mlid > this.maxMlid) return 0;
+    const g: Group = { mgid: rec.mgid, mlid: rec.mlid, rec: { ...rec, portGid: 0n, joinState: 0, proxyJoin: 0 }, members: new Map(), wellKnown: false };
+    put(g);
     this.groups.set(g.mgid, g);
     this.mlids.add(g.mlid);
     this.emit({ kind: 'created', mgid: g.mgid, mlid: g.mlid });

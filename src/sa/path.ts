@@ -19,7 +19,8 @@ import type { PortInfo } from '../wire/sma.js';
 import { NO_ROUTE } from '../routing/types.js';
 import { SaRequestError } from './engine.js';
 import { commonPkey, pkeyView, portPkeys, shareThis, Visibility } from './visibility.js';
-import { lidRange, snapshotPorts, type EndPort } from '../model/snapshot.js';
+import { lidRange, portKind, snapshotPorts, type EndPort } from '../model/snapshot.js';
+import type { QosPort } from '../model/qos-policy.js';
 import type { SaContext, SaHandler, SaQuery } from './types.js';
 
 /** The default (and link-local) GID prefix. */
@@ -209,16 +210,19 @@ interface Params {
   pktLife: number;
   pkey: number;
   sl: number;
+  qosClass: number;
 }
 
 /** Apply the request's constraints to a walked path; undefined when they cannot be met. */
 function pathParams(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort, slid: number, dlid: number, walk: { mtu: number; rate: number }): Params | undefined {
   const { rec, mask } = req;
   const has = (b: bigint): boolean => (mask & b) === b;
-  let { mtu, rate } = walk;
+  const limited = qosLimits(ctx, req, src, dst, walk);
+  let { mtu, rate } = limited;
   const loop = src.node === dst.node && src.port === dst.port;
-  // PacketLifeTime: the SA's configured value (OpenSM's packet_life_time, 0x12 by default).
-  let pktLife = loop ? 0 : (ctx.packetLifeTime ?? DEFAULT_PACKET_LIFE_TIME);
+  // PacketLifeTime: the QoS level's, else the SA's configured value (OpenSM's packet_life_time,
+  // 0x12 by default); 0 for a loopback path.
+  let pktLife = loop ? 0 : (limited.pktLife ?? ctx.packetLifeTime ?? DEFAULT_PACKET_LIFE_TIME);
 
   if (has(bit('mtuSelector') | bit('mtu'))) {
     const want = rec.mtu;
@@ -286,25 +290,63 @@ function pathParams(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort
   const view = pkeyView(ctx);
   const sk = view.port(src.node, src.port);
   const dk = view.port(dst.node, dst.port);
+  // The QoS level (qos-policy.conf) of this request: limits on MTU, rate and packet lifetime, an
+  // SL, and the P_Keys it allows. Applied before the request's selectors, as OpenSM.
+  const level = ctx.qos?.levelFor({
+    serviceId: has(bit('serviceId')) ? rec.serviceId : undefined,
+    qosClass: has(bit('qosClass')) ? rec.qosClass : undefined,
+    pkey: has(bit('pKey')) ? rec.pKey : undefined,
+    src: qosPort(ctx, src),
+    dst: qosPort(ctx, dst),
+  });
+  const levelPkey = (k: number): boolean => !level?.pkeys.length || level.pkeys.some(([a, b]) => BigInt(k & 0x7fff) >= a && BigInt(k & 0x7fff) <= b);
   let pkey: number;
   if (has(bit('pKey'))) {
-    if (!shareThis(sk, dk, rec.pKey)) return undefined;
+    if (!shareThis(sk, dk, rec.pKey) || !levelPkey(rec.pKey)) return undefined;
     pkey = rec.pKey;
   } else {
-    const k = commonPkey(portPkeys(ctx, src.node, src.port), dk, sk);
+    const mine = portPkeys(ctx, src.node, src.port);
+    const k = commonPkey(level?.pkeys.length ? mine.filter(levelPkey) : mine, dk, sk);
     if (k === undefined) return undefined;
     pkey = k;
   }
   if (has(bit('rawTraffic')) && rec.rawTraffic) pkey = 0;
 
+  // SL: a layered routing engine's (dfsssp: its SLs keep the routes deadlock-free) wins over the
+  // QoS level's; Subnet logs the conflict once per policy.
   const engineSl = ctx.snapshot.routing.sl?.(slid, dlid);
-  let sl = engineSl ?? 0;
+  let sl = engineSl ?? level?.sl ?? 0;
   if (has(bit('sl'))) {
-    if (engineSl !== undefined && engineSl !== rec.sl) return undefined;
+    if ((engineSl !== undefined || level?.sl !== undefined) && sl !== rec.sl) return undefined;
     sl = rec.sl;
   }
-  if (has(bit('qosClass')) && rec.qosClass !== 0) return undefined; // no QoS classes are configured
-  return { mtu, rate, pktLife, pkey, sl };
+  // QoS class: a request parameter the path carries back (a QoS policy matches on it).
+  const qosClass = has(bit('qosClass')) ? rec.qosClass : 0;
+  return { mtu, rate, pktLife, pkey, sl, qosClass };
+}
+
+function qosPort(ctx: SaContext, ep: EndPort): QosPort {
+  const n = ctx.snapshot.fabric.nodes[ep.node]!;
+  return { guid: ep.guid, kind: portKind(n.type), self: ep.guid === ctx.smPortGuid };
+}
+
+/** Apply a QoS level's MTU, rate and packet-lifetime limits to what the path can do. */
+function qosLimits(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort, walk: { mtu: number; rate: number }): { mtu: number; rate: number; pktLife?: number } {
+  if (!ctx.qos) return walk;
+  const { rec, mask } = req;
+  const has = (b: bigint): boolean => (mask & b) === b;
+  const level = ctx.qos.levelFor({
+    serviceId: has(bit('serviceId')) ? rec.serviceId : undefined,
+    qosClass: has(bit('qosClass')) ? rec.qosClass : undefined,
+    pkey: has(bit('pKey')) ? rec.pKey : undefined,
+    src: qosPort(ctx, src),
+    dst: qosPort(ctx, dst),
+  });
+  if (!level) return walk;
+  let { mtu, rate } = walk;
+  if (level.mtuLimit !== undefined && mtu > level.mtuLimit) mtu = level.mtuLimit;
+  if (level.rateLimit !== undefined && RATE_GBPS[level.rateLimit] !== undefined && rateCompare(rate, level.rateLimit) > 0) rate = level.rateLimit;
+  return { mtu, rate, pktLife: level.packetLife };
 }
 
 /** The PathRecords of one port pair, at most `limit`. */
@@ -339,7 +381,7 @@ function pairPaths(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort,
         reversible: reversible ? 1 : 0,
         numbPath: 0,
         pKey: p.pkey,
-        qosClass: 0,
+        qosClass: p.qosClass,
         sl: p.sl,
         mtuSelector: Selector.Exactly,
         mtu: p.mtu,
@@ -382,22 +424,38 @@ function endpoints(ctx: SaContext, req: PathRequest): Endpoints {
   return { src, dst };
 }
 
+/** The most PathRecords one answer carries (16 MiB of records): a whole-world query of a larger
+ * fabric is refused with NoResources rather than holding an unbounded answer. */
+export const MAX_PATH_RECORDS = 1 << 18;
+
+/** End ports in LID order (a stable order for "every source / destination" answers). */
+const byLidCache = new WeakMap<readonly EndPort[], EndPort[]>();
+function byLid(ports: readonly EndPort[]): EndPort[] {
+  let sorted = byLidCache.get(ports);
+  if (!sorted) byLidCache.set(ports, (sorted = ports.filter((p) => p.lid).sort((a, b) => a.lid - b.lid)));
+  return sorted;
+}
+
 /** PathRecords for a query (Get: at most one). */
 export function queryPaths(ctx: SaContext, q: SaQuery): Uint8Array[] {
   const req: PathRequest = { rec: PathRecord.decode(q.data), mask: q.componentMask };
   const { src, dst } = endpoints(ctx, req);
-  if (!src && !dst) throw new SaRequestError(SaStatus.ReqInsufficientComponents, 'a PathRecord query needs a source (SGID or SLID) or a destination (DGID or DLID)');
+  // Neither end given: every path the requester may see (OpenSM's "whole world"), through RMPP.
   const get = q.method === Method.Get;
   const perPair = get ? 1 : (req.mask & bit('numbPath')) === bit('numbPath') ? req.rec.numbPath : Infinity;
   const vis = new Visibility(ctx, q.requester);
   const idx = snapshotPorts(ctx.snapshot);
   const prefix = subnetPrefix(ctx);
   const out: Uint8Array[] = [];
-  for (const s of src ? [src] : idx.endPorts) {
-    for (const d of dst ? [dst] : idx.endPorts) {
+  const all = src && dst ? [] : byLid(idx.endPorts);
+  for (const s of src ? [src] : all) {
+    for (const d of dst ? [dst] : all) {
       if (!vis.path(s, d)) continue;
       for (const r of pairPaths(ctx, req, s, d, perPair, prefix)) out.push(r);
       if (get && out.length) return out;
+      if (out.length > MAX_PATH_RECORDS) {
+        throw new SaRequestError(SaStatus.NoResources, `more than ${MAX_PATH_RECORDS} PathRecords: name a source or a destination (SLID/SGID, DLID/DGID)`);
+      }
     }
   }
   return out;
@@ -439,18 +497,71 @@ export function queryMultiPaths(ctx: SaContext, q: SaQuery): Uint8Array[] {
   const dsts = dgids.map((g) => portByGid(ctx, g, 'DGID'));
   const vis = new Visibility(ctx, q.requester);
   const prefix = subnetPrefix(ctx);
-  const lists: Uint8Array[][] = [];
-  for (const s of srcs) for (const d of dsts) if (vis.path(s, d)) lists.push(pairPaths(ctx, { rec, mask }, s, d, Infinity, prefix));
-  const out: Uint8Array[] = [];
-  for (let i = 0; out.length < limit; i++) {
+  const lists: Candidate[][] = [];
+  for (const s of srcs) for (const d of dsts) if (vis.path(s, d)) lists.push(pairPaths(ctx, { rec, mask }, s, d, Infinity, prefix).map((r) => ({ rec: r, src: s, dst: d })));
+  // Round-robin across the port pairs.
+  const order: Candidate[] = [];
+  for (let i = 0; ; i++) {
     let any = false;
     for (const l of lists) {
-      if (i < l.length && out.length < limit) {
-        out.push(l[i]!);
+      if (i < l.length) {
+        order.push(l[i]!);
         any = true;
       }
     }
     if (!any) break;
+  }
+  const indep = mmask & MPR_BITS['independenceSelector']! ? m.independenceSelector : 0;
+  const picked = indep ? independentFirst(ctx, order, indep, limit) : order.slice(0, limit);
+  return picked.map((c) => c.rec);
+}
+
+interface Candidate {
+  rec: Uint8Array;
+  src: EndPort;
+  dst: EndPort;
+}
+
+/**
+ * IndependenceSelector (MultiPathRecord): the paths chosen so that they share as little as
+ * possible, greedily: each next path is the candidate with the fewest elements in common with the
+ * paths already chosen (ties: round-robin order). 1 = links (directed switch egress ports), 2 =
+ * switches, 3 = chassis (switches by SystemImageGUID). The end ports' own first and last hops
+ * cannot differ for a single-port CA, so independence is as much as the fabric allows, not a
+ * guarantee. OpenSM ignores the selector; ibsm's reading.
+ */
+function independentFirst(ctx: SaContext, order: readonly Candidate[], selector: number, limit: number): Candidate[] {
+  const { fabric } = ctx.snapshot;
+  const elements = (c: Candidate): Set<string> => {
+    const dlid = PathRecord.decode(c.rec).dlid;
+    const w = walkPath(ctx, c.src, dlid, c.dst);
+    const out = new Set<string>();
+    if (!w.ok) return out;
+    for (const h of w.hops) {
+      const n = fabric.nodes[h.node]!;
+      if (n.type !== NodeType.Switch) continue;
+      if (selector === 1) out.add(`${h.node}:${h.outPort}`);
+      else if (selector === 3) out.add(n.systemImageGuid ? `sys:${n.systemImageGuid.toString(16)}` : `node:${h.node}`);
+      else out.add(`node:${h.node}`);
+    }
+    return out;
+  };
+  const sets = order.map(elements);
+  const used = new Set<string>();
+  const taken = new Set<number>();
+  const out: Candidate[] = [];
+  while (out.length < limit && taken.size < order.length) {
+    let best = -1;
+    let bestShared = Infinity;
+    for (let i = 0; i < order.length; i++) {
+      if (taken.has(i)) continue;
+      let shared = 0;
+      for (const e of sets[i]!) if (used.has(e)) shared++;
+      if (shared < bestShared) [best, bestShared] = [i, shared];
+    }
+    taken.add(best);
+    out.push(order[best]!);
+    for (const e of sets[best]!) used.add(e);
   }
   return out;
 }

@@ -187,7 +187,7 @@ const nodeRecord: RecordDef = {
 const portInfoRecord: RecordDef = {
   attrId: SaAttr.PortInfoRecord,
   layout: PortInfoRecord,
-  subsetPaths: ['portInfo.capabilityMask'],
+  subsetPaths: ['portInfo.capabilityMask', 'portInfo.capabilityMask2'],
   lidPath: 'endportLid',
   *candidates(env) {
     const { ctx } = env;

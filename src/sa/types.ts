@@ -2,6 +2,7 @@
  * attribute handlers (pure query logic over the SM's latest snapshot and the SA's own state). */
 import type { Snapshot } from '../model/snapshot.js';
 import type { PartitionPlan } from '../model/partitions.js';
+import type { QosPolicy } from '../model/qos-policy.js';
 
 /** What the SM knows of tables the snapshot does not carry (all optional; the SA falls back to what
  * the SM programs by default: P_Keys from the partition plan, the routing engine's SL→VL table,
@@ -69,6 +70,8 @@ export interface SaContext {
   smInfo?: SaSmInfo;
   /** PathRecord PacketLifeTime (4.096 µs × 2^n); default 0x12 as OpenSM. */
   packetLifeTime?: number;
+  /** The QoS policy (qos-policy.conf): PathRecord/MultiPathRecord SL, MTU/rate/lifetime limits. */
+  qos?: QosPolicy;
 }
 
 /** Handles one SA attribute (or several). Pure with respect to I/O: side effects only on the

@@ -8,6 +8,7 @@ import { lftBlockMod, pkeyBlockMod, sl2vlMod, vlArbMod, VlArbBlock } from '../wi
 import { isEndPort, portKind, type DiscoveryResult } from '../model/snapshot.js';
 import type { PartitionPlan } from '../model/partitions.js';
 import type { RoutingResult } from '../model/routes.js';
+import { sl2vlForPort, type QosVlSettings, type VlArbEntry } from '../model/qos-policy.js';
 import { MCAST_LID_BASE, type MftPlan } from '../routing/mcast-tree.js';
 import { mftBlocks } from './mft-blocks.js';
 import { enforces } from './plan-ports.js';
@@ -69,9 +70,13 @@ export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed
 }
 
 /** SL2VL on every switch port pair and end port, and VLArbitration (low priority: every used VL
- * an equal weight), when the routing layers routes on more than one VL. */
-export function planVlTables(disc: DiscoveryResult, routing: RoutingResult, programmed: Programmed): SmpWrite[] {
+ * an equal weight), when the routing layers routes on more than one VL. Otherwise, with QoS VL
+ * settings (OpenSM's qos_* options), the QoS tables: the SL2VL masked to each port's
+ * OperationalVLs, the high and low VLArbitration tables as configured. A layered engine's tables
+ * win over QoS (its VLs keep the routes deadlock-free). */
+export function planVlTables(disc: DiscoveryResult, routing: RoutingResult, programmed: Programmed, qos?: QosVlSettings): SmpWrite[] {
   const vls = routing.vlsUsed ?? 1;
+  if ((vls <= 1 || !routing.sl2vl) && qos) return planQosVlTables(disc, qos, programmed);
   if (vls <= 1 || !routing.sl2vl) return [];
   const sl2vl = SLtoVLMappingTable.encode({ vls: [...routing.sl2vl] });
   const arbEntries = Array.from({ length: 32 }, (_, i) => (i < vls ? { vl: i, weight: 64 } : { vl: 0, weight: 0 }));
@@ -134,6 +139,59 @@ export function planLftReads(disc: DiscoveryResult, maxLid: number, programmed: 
     if (!top) return;
     const held = Math.min(blocks, Math.floor(top / LFT_BLOCK_SIZE) + 1);
     for (let b = 0; b < held; b++) out.push({ path: d.path, guid: n.guid, block: b, blocks });
+  });
+  return out;
+}
+
+/** The QoS SL2VL and VLArbitration tables on every switch port pair and end port (see planVlTables). */
+function planQosVlTables(disc: DiscoveryResult, qos: QosVlSettings, programmed: Programmed): SmpWrite[] {
+  const out: SmpWrite[] = [];
+  const arbBlocks = (entries: readonly VlArbEntry[], cap: number | undefined, first: number): Array<[number, Uint8Array]> => {
+    if (cap === 0) return []; // the port has no such table
+    const used = entries.slice(0, cap ?? entries.length);
+    const blocks: Array<[number, Uint8Array]> = [];
+    for (let b = 0; b * 32 < Math.max(used.length, 1) && b < 2; b++) {
+      const part = used.slice(b * 32, b * 32 + 32);
+      blocks.push([first + b, VLArbitrationTable.encode({ entries: Array.from({ length: 32 }, (_, i) => part[i] ?? { vl: 0, weight: 0 }) })]);
+    }
+    return blocks;
+  };
+  const arb = (sets: Array<[readonly number[], number, number, Uint8Array]>, path: readonly number[], port: number, pi: { vlArbitrationLowCap?: number; vlArbitrationHighCap?: number } | undefined): void => {
+    for (const [blk, data] of arbBlocks(qos.vlarbLow, pi?.vlArbitrationLowCap, VlArbBlock.LowFirst)) sets.push([path, SmpAttr.VLArbitrationTable, vlArbMod(port, blk), data]);
+    for (const [blk, data] of arbBlocks(qos.vlarbHigh, pi?.vlArbitrationHighCap, VlArbBlock.HighFirst)) sets.push([path, SmpAttr.VLArbitrationTable, vlArbMod(port, blk), data]);
+  };
+  const sigOf = (sl2vl: readonly number[]): string => `qos|${sl2vl.join(',')}|${qos.vlarbHigh.map((e) => `${e.vl}:${e.weight}`).join(',')}|${qos.vlarbLow.map((e) => `${e.vl}:${e.weight}`).join(',')}`;
+  const push = (key: string, sig: string, sets: Array<[readonly number[], number, number, Uint8Array]>): void => {
+    if (programmed.vl.get(key) === sig) return;
+    for (const [path, attr, mod, data] of sets) out.push({ path, attr, mod, data, effect: { kind: 'vl', key, sig, parts: sets.length } });
+  };
+  disc.fabric.nodes.forEach((n, ni) => {
+    const d = disc.nodes[ni]!;
+    if (n.type === NodeType.Switch) {
+      const linked = n.ports.map((p, i) => (i > 0 && p?.peer ? i : -1)).filter((i) => i > 0);
+      // The egress port's OperationalVLs bound the table; one table per output port.
+      const sets: Array<[readonly number[], number, number, Uint8Array]> = [];
+      const sigs: string[] = [];
+      for (const outP of linked) {
+        const pi = d.portInfo[outP];
+        const sl2vl = sl2vlForPort(qos, pi?.operationalVls ?? 1);
+        sigs.push(sigOf(sl2vl));
+        const data = SLtoVLMappingTable.encode({ vls: sl2vl });
+        for (const inP of [0, ...linked]) if (inP !== outP) sets.push([d.path, SmpAttr.SLtoVLMappingTable, sl2vlMod(inP, outP), data]);
+        arb(sets, d.path, outP, pi);
+      }
+      push(`${n.guid}/sw`, sigs.join(';'), sets);
+      return;
+    }
+    n.ports.forEach((p, pn) => {
+      const path = d.portPaths[pn];
+      if (!p?.peer || !path) return;
+      const pi = d.portInfo[pn];
+      const sl2vl = sl2vlForPort(qos, pi?.operationalVls ?? 1);
+      const sets: Array<[readonly number[], number, number, Uint8Array]> = [[path, SmpAttr.SLtoVLMappingTable, sl2vlMod(0, 0), SLtoVLMappingTable.encode({ vls: sl2vl })]];
+      arb(sets, path, 0, pi);
+      push(`${n.guid}/${pn}`, sigOf(sl2vl), sets);
+    });
   });
   return out;
 }

@@ -64,4 +64,7 @@ export const SaCap2 = {
   CableInfoRecSup: 1 << 9,
   PortInfoCapMask2MatchSup: 1 << 10,
   PortInfoExtRecSup: 1 << 11,
+  SendOnlyFullMemberSup: 1 << 12,
+  LinkWidth2xSup: 1 << 13,
+  LinkSpeedHdrSup: 1 << 15,
 } as const;

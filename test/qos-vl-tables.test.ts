@@ -1,0 +1,51 @@
+/** The QoS SL2VL and VLArbitration tables planVlTables writes from OpenSM's qos_* settings: every
+ * switch port pair and end port, the SL2VL masked to each port's OperationalVLs, low and high
+ * VLArbitration blocks as configured, and a layered engine's tables winning over QoS. */
+import { describe, expect, it } from 'vitest';
+import { planVlTables } from '../src/sm/plan-tables.js';
+import { Programmed } from '../src/sm/programmed.js';
+import { qosVlSettings } from '../src/model/qos-policy.js';
+import { SmpAttr, NodeType } from '../src/wire/mad.js';
+import { SLtoVLMappingTable, VLArbitrationTable } from '../src/wire/sma.js';
+import { buildContext, mixedFabric } from './sa-fixture.js';
+
+describe('QoS VL tables', () => {
+  it('SL2VL per port pair masked to OperationalVLs, VLArb low and high blocks; nothing rewritten once programmed', async () => {
+    const { ctx } = await buildContext(mixedFabric());
+    const disc = ctx.snapshot.discovery;
+    // Pretend the ports operate VL0-3.
+    for (const n of disc.nodes) for (const pi of n.portInfo) if (pi) pi.operationalVls = 3;
+    const qos = qosVlSettings({ vlarbHigh: '0:8', vlarbLow: '1:4,2:4,3:4' });
+    const routing = { ...ctx.snapshot.routing, vlsUsed: 1, sl2vl: undefined };
+    const writes = planVlTables(disc, routing, new Programmed(), qos);
+    const sl2vl = writes.filter((w) => w.attr === SmpAttr.SLtoVLMappingTable);
+    const arb = writes.filter((w) => w.attr === SmpAttr.VLArbitrationTable);
+    expect(sl2vl.length).toBeGreaterThan(0);
+    for (const w of sl2vl) expect(SLtoVLMappingTable.decode(w.data).vls).toEqual([0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3]);
+    const blocks = new Set(arb.map((w) => (w.mod >>> 16) & 0xffff));
+    expect([...blocks].sort()).toEqual([1, 3]);
+    const low = arb.find((w) => ((w.mod >>> 16) & 0xffff) === 1)!;
+    expect(VLArbitrationTable.decode(low.data).entries.slice(0, 4)).toEqual([{ vl: 1, weight: 4 }, { vl: 2, weight: 4 }, { vl: 3, weight: 4 }, { vl: 0, weight: 0 }]);
+    // One SL2VL Set per CA port and per switch (in port, out port) pair.
+    const f = ctx.snapshot.fabric;
+    let want = 0;
+    for (const n of f.nodes) {
+      const linked = n.ports.filter((p, i) => i > 0 && p?.peer).length;
+      want += n.type === NodeType.Switch ? linked * linked : linked; // (0 + linked - 1 others) per output port
+    }
+    expect(sl2vl.length).toBe(want);
+    // Acknowledged: nothing to write again.
+    const p = new Programmed();
+    for (const w of writes) if (w.effect?.kind === 'vl') p.vl.set(w.effect.key, w.effect.sig);
+    expect(planVlTables(disc, routing, p, qos)).toEqual([]);
+  });
+
+  it("a layered routing engine's SL2VL wins over QoS", async () => {
+    const { ctx } = await buildContext(mixedFabric());
+    const routing = { ...ctx.snapshot.routing, vlsUsed: 2, sl2vl: [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1] };
+    const writes = planVlTables(ctx.snapshot.discovery, routing, new Programmed(), qosVlSettings());
+    const t = writes.find((w) => w.attr === SmpAttr.SLtoVLMappingTable)!;
+    expect(SLtoVLMappingTable.decode(t.data).vls).toEqual(routing.sl2vl);
+    expect(planVlTables(ctx.snapshot.discovery, { ...routing, vlsUsed: 1, sl2vl: undefined }, new Programmed())).toEqual([]); // no QoS: nothing, as before
+  });
+});
