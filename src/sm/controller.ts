@@ -48,8 +48,11 @@ export type SmAction =
   | { type: 'lightSweep' }
   /** Recompute the multicast trees over the current snapshot and write the MFT blocks that differ. */
   | { type: 'programMulticast' }
-  /** SubnSet(SMInfo) with a control modifier (HANDOVER, ACKNOWLEDGE) to another SM. */
-  | { type: 'sendSmInfo'; to: RemoteSm; control: number }
+  /** SubnSet(SMInfo) with a control modifier (HANDOVER, ACKNOWLEDGE) to another SM. `state`: the
+   * SmState the Set carries, fixed when the controller decides: a HANDOVER says MASTER although
+   * the sender stands by by the time it goes out, an ACKNOWLEDGE says STANDBY (OpenSM and ibsm
+   * refuse either otherwise). */
+  | { type: 'sendSmInfo'; to: RemoteSm; control: number; state: number }
   /** SubnGet(SMInfo) to the master this standby watches. */
   | { type: 'pollMaster'; to: RemoteSm }
   /** Trap 144 to the master: this SM is a standby now. */
@@ -311,7 +314,7 @@ export class SmController {
   }
 
   private handOver(to: RemoteSm, now: number): void {
-    this.outbox.push({ type: 'sendSmInfo', to, control: SmInfoControl.Handover });
+    this.outbox.push({ type: 'sendSmInfo', to, control: SmInfoControl.Handover, state: STATE_CODE[this.smState] });
     this.standBy(to, now, 'handover', true);
   }
 
@@ -327,7 +330,9 @@ export class SmController {
     this.note(from);
     switch (control) {
       case SmInfoControl.Handover:
-        this.outbox.push({ type: 'sendSmInfo', to: from, control: SmInfoControl.Acknowledge });
+        // ACKNOWLEDGE is a standby's answer and says STANDBY (OpenSM refuses it otherwise), also
+        // from an SM handed the subnet while still discovering (OpenSM hands over to one).
+        this.outbox.push({ type: 'sendSmInfo', to: from, control: SmInfoControl.Acknowledge, state: SmState.Standby });
         if (this.smState === 'master') {
           // Two masters met and the other one gave way: sweep to take its ports over.
           this.heavyReason ??= 'handover';
