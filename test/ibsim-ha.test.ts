@@ -12,9 +12,10 @@
  *
  * OpenSM polls its master every 10 s and declares it dead after 4 misses by default; here it is
  * given a config file with sminfo_polling_timeout 500 and polling_retry_number 3, ibsm's own
- * defaults, and a 1 s sweep interval (ibsm: --sweep-interval 1, --poll-interval 200). */
+ * defaults, force_log_flush TRUE (its log is read while it runs), and a 1 s sweep interval
+ * (ibsm: --sweep-interval 1, --poll-interval 200). Every process is stopped by PID. */
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -114,6 +115,8 @@ interface RunningSm {
   proc: PreloadedProcess;
   log(): string;
   metricsPort?: number;
+  /** Its scratch directory (removed after the test). */
+  dir: string;
 }
 
 /** ibsm run at `node` (its log on stdout); returns at once. */
@@ -122,7 +125,7 @@ async function startIbsm(ib: Ibsim, node: string, priority: number, extra: strin
   const metricsPort = await freePort();
   const args = ['run', '--umad', '--sweep-interval', '1', '--priority', String(priority), '--sm-key', '1', '--poll-interval', '200', '--guid2lid', path.join(dir, 'guid2lid'), '--metrics-port', String(metricsPort), ...extra];
   const proc = startPreloaded('bash', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, CLI, ...args], { ibsim: ib, simHost: node, cwd: dir, timeoutMs: 10 * TEST_TIMEOUT });
-  return { kind: 'ibsm', proc, log: () => proc.stdout(), metricsPort };
+  return { kind: 'ibsm', proc, log: () => proc.stdout(), metricsPort, dir };
 }
 
 /** OpenSM at `node` with a config file that shortens its polling; returns at once. */
@@ -133,7 +136,7 @@ function startOpenSm(ib: Ibsim, node: string, priority: number): RunningSm {
   writeFileSync(conf, `sminfo_polling_timeout ${OSM_POLL_MS}\npolling_retry_number ${OSM_POLL_RETRIES}\nforce_log_flush TRUE\n`);
   // -D 0x05: errors and verbose messages (state changes, the SUBNET UP box).
   const proc = startPreloaded('opensm', ['-F', conf, '-p', String(priority), '-s', '1', '-D', '0x05', '-f', logFile], { ibsim: ib, simHost: node, cwd: dir, env: { OSM_CACHE_DIR: dir, OSM_TMP_DIR: dir }, timeoutMs: 10 * TEST_TIMEOUT });
-  return { kind: 'opensm', proc, log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '') };
+  return { kind: 'opensm', proc, log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''), dir };
 }
 
 /** Stop by PID: SIGTERM, then SIGKILL (OpenSM may not leave once its ibsim is gone). */
@@ -174,6 +177,7 @@ async function withFabric(body: (ib: Ibsim, sms: RunningSm[]) => Promise<void>):
   } finally {
     for (const sm of sms) await stopSm(sm);
     await ib.stop();
+    for (const sm of sms) rmSync(sm.dir, { recursive: true, force: true });
   }
 }
 
