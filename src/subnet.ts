@@ -15,7 +15,9 @@ import { MulticastManager } from './sa/multicast.js';
 import { ServiceRegistry } from './sa/services.js';
 import { InformManager } from './sa/inform.js';
 import { exportSaState, SyncMirror, SyncSource } from './sa/sync.js';
-import { pullSync, registerSync, serveSync } from './sa/sync-agent.js';
+import { pullSync, registerSync, serveSync, SYNC_SERVICE_ID, SYNC_SERVICE_NAME } from './sa/sync-agent.js';
+import { SaClient } from './sa/client.js';
+import { SaAttr, ServiceRecord, SERVICE_LEASE_INFINITE } from './wire/sa.js';
 import type { SaContext } from './sa/types.js';
 import type { QosPolicy, QosVlSettings } from './model/qos-policy.js';
 
@@ -105,6 +107,7 @@ export class Subnet {
         this.sa?.setActive(t.to === 'master' || t.to === 'discovering');
         // Taking over from a master whose state we mirror: groups, services, subscriptions, LIDs.
         if (t.from === 'standby' && t.to === 'discovering') this.restoreMirror();
+        if (t.to === 'master' && sync) this.advertiseSync();
         o.onStateChange?.(t);
       },
     });
@@ -145,8 +148,29 @@ export class Subnet {
     return exportSaState(this.multicast, this.services, this.inform, this.o.clock.now(), lids);
   }
 
+  /** Masters known to serve pulls (true) or not (false, with when that was seen). */
+  private readonly syncCapable = new Map<bigint, { ok: boolean; at: number }>();
+
+  /** Does the master at `lid` serve SA state pulls? Its SA holds the marker ServiceRecord. */
+  private async servesSync(m: { guid: bigint; lid: number }): Promise<boolean> {
+    const now = this.o.clock.now();
+    const known = this.syncCapable.get(m.guid);
+    if (known && (known.ok || now - known.at < 10_000)) return known.ok;
+    const sa = new SaClient(this.o.rpc, { saLid: m.lid, smKey: this.o.smKey ?? 0n });
+    const recs = await sa.getTable(SaAttr.ServiceRecord, ServiceRecord, { serviceId: SYNC_SERVICE_ID }, ServiceRecord.mask('serviceId'));
+    const ok = recs.some((r) => (r.serviceGid & 0xffff_ffff_ffff_ffffn) === m.guid);
+    this.syncCapable.set(m.guid, { ok, at: now });
+    return ok;
+  }
+
+  /** As master: the marker ServiceRecord that tells standbys this SA serves pulls. */
+  private advertiseSync(): void {
+    const prefix = this.o.gidPrefix ?? DEFAULT_GID_PREFIX;
+    this.services.restore({ ...ServiceRecord.decode(new Uint8Array(ServiceRecord.byteLength)), serviceId: SYNC_SERVICE_ID, serviceGid: (prefix << 64n) | this.o.portGuid, servicePKey: 0xffff, serviceLease: SERVICE_LEASE_INFINITE, serviceName: SYNC_SERVICE_NAME }, this.o.clock.now());
+  }
+
   private async pull(m: { guid: bigint; lid?: number }): Promise<void> {
-    if (!m.lid) return;
+    if (!m.lid || !(await this.servesSync({ guid: m.guid, lid: m.lid }))) return;
     const u = await pullSync(this.o.rpc, m.lid, this.o.smKey ?? 0n, this.o.portGuid, this.syncMirror);
     if (u.changes.length) this.o.log.debug('SA state pulled', { master: m.guid, seq: u.seq, full: u.full, changes: u.changes.length });
   }

@@ -7,7 +7,8 @@ import { VirtualClock } from '../src/util/clock.js';
 import { SimFabric } from '../src/sim/fabric.js';
 import { loadFabricSpec } from '../src/model/load.js';
 import { MadRpc } from '../src/rpc/madrpc.js';
-import { MgmtClass, Method, NodeType, SmpAttr } from '../src/wire/mad.js';
+import { MadHeaderView, MgmtClass, Method, NodeType, SmpAttr, SMP_DATA_OFFSET } from '../src/wire/mad.js';
+import { smpResponse } from '../src/wire/builders.js';
 import { PortCap, SMInfo, SmState } from '../src/wire/sma.js';
 import { SmInfoControl } from '../src/wire/modifiers.js';
 import { Subnet } from '../src/subnet.js';
@@ -153,12 +154,56 @@ describe('SMs on one fabric', () => {
     expect(b.subnet.sm.state).toBe('master');
     expect(a.subnet.sm.state).toBe('standby');
     expect(has(a, `handover to 0x${b.guid.toString(16).padStart(16, '0')}`)).toBe(true);
+    // Taken by the HANDOVER (carrying SmState MASTER), not by polls going unanswered; the
+    // ACKNOWLEDGE is accepted too.
+    expect(has(b, `entering DISCOVERING reason="handover from 0x${a.guid.toString(16).padStart(16, '0')}"`)).toBe(true);
+    // (Trap 144's TrapRepress is taken by the simulated SMA of the standby's port, so that trap
+    // is logged as not delivered although the master got it; not an SMInfo Set.)
+    expect(b.sink.lines.filter((l) => /refused|SMInfo Set not|stopped answering/.test(l))).toEqual([]);
+    expect(a.sink.lines.filter((l) => /refused|SMInfo Set not/.test(l))).toEqual([]);
     expect(smLids(f)).toEqual(new Set([lidOf(f, b)]));
     expect(f.cas.map((i) => f.sim.portInfo(i, 1).lid), 'no LID changed').toEqual(lids);
     expect(lfts(f), 'the new master computed the same routes').toEqual(tables);
     const taken = b.subnet.sm.stats.find((s) => s.kind === 'heavy' && s.lftBlocksWritten >= 0 && s.portInfoSets > 0)!;
     expect(taken.lftBlocksWritten, 'no LFT block rewritten on an unchanged fabric').toBe(0);
     await a.kill();
+    await b.kill();
+  });
+
+  it('acknowledges a directed-route HANDOVER from an SM it did not know yet, with SmState STANDBY (OpenSM hands over to an SM still discovering)', async () => {
+    const f = fabric();
+    const topo = loadFabricSpec(SPEC);
+    // A stand-in for OpenSM at cas[0]: a master of priority 1 that answers SMInfo Gets and records Sets.
+    const [from, to] = [f.cas[0]!, f.cas[1]!];
+    const ep = f.sim.attach(from);
+    ep.register(MgmtClass.SubnDirected, 1, { methods: [Method.Get, Method.Set] });
+    ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap, Method.Get, Method.Set] });
+    const rpc = new MadRpc(ep, f.clock, { timeoutMs: 50, retries: 2 });
+    const self = { guid: ep.local.portGuid, smKey: 0n, actCount: 1, priority: 1, smState: SmState.Master };
+    const sets: Array<{ control: number; state: number }> = [];
+    for (const cls of [MgmtClass.SubnDirected, MgmtClass.SubnLid]) {
+      rpc.onUnsolicited(cls, (m) => {
+        const r = smpResponse(m.data, 0);
+        SMInfo.encode(self, r, SMP_DATA_OFFSET);
+        rpc.respond(m, r);
+        if (MadHeaderView.over(m.data).method === Method.Set) sets.push({ control: MadHeaderView.over(m.data).attrMod, state: SMInfo.decode(m.data, SMP_DATA_OFFSET).smState });
+      }, { attrId: SmpAttr.SMInfo });
+    }
+    const b = startSm(f, to, 9);
+    // The DR path from the stand-in to b's port: out of its port 1, then the leaf's port to b.
+    const leaf = topo.nodes[from]!.ports[1]!.peer!.node;
+    const out = topo.nodes[leaf]!.ports.findIndex((p) => p?.peer?.node === to);
+    expect(out).toBeGreaterThan(0);
+    // HANDOVER at once: b is still in its first sweep and has not read anyone's SMInfo.
+    const data = SMInfo.encode(self, new Uint8Array(64));
+    const answer = rpc.smpSetDr([1, out], SmpAttr.SMInfo, SmInfoControl.Handover, data);
+    await f.clock.advanceAsync(2000);
+    await answer;
+    expect(b.subnet.sm.state).toBe('master');
+    expect(b.sink.lines.filter((l) => /SMInfo Set not/.test(l))).toEqual([]);
+    expect(sets).toEqual([{ control: SmInfoControl.Acknowledge, state: SmState.Standby }]);
+    rpc.close();
+    await ep.close();
     await b.kill();
   });
 
@@ -389,10 +434,7 @@ describe('SmController elections', () => {
       expect(c.mayProgram).toBe(!current);
       c.handle({ type: 'actionDone', action: h2, outcome: 'ok' }, 5);
       if (current) {
-        const ho = c.poll(5);
-        expect(ho).toEqual({ type: 'sendSmInfo', to: remote(0x30n, 9, SmState.Standby), control: SmInfoControl.Handover });
-        expect(c.state, 'HANDOVER goes out while still master').toBe('master');
-        c.handle({ type: 'actionDone', action: ho!, outcome: 'ok' }, 6);
+        expect(c.poll(5)).toEqual({ type: 'sendSmInfo', to: remote(0x30n, 9, SmState.Standby), control: SmInfoControl.Handover, state: SmState.Master });
         expect(c.state).toBe('standby');
       } else {
         expect(c.state).toBe('master');
@@ -414,7 +456,7 @@ describe('SmController elections', () => {
       c.handle({ type: 'discovered', remotes: [osm], ownPortUp: true }, t);
       expect(c.mayProgram, `at ${t} ms`).toBe(!hands);
       c.handle({ type: 'actionDone', action: s, outcome: 'ok' }, t);
-      if (hands) expect(c.poll(t)).toEqual({ type: 'sendSmInfo', to: osm, control: SmInfoControl.Handover });
+      if (hands) expect(c.poll(t)).toEqual({ type: 'sendSmInfo', to: osm, control: SmInfoControl.Handover, state: SmState.Master });
     }
   });
 

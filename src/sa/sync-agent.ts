@@ -14,6 +14,12 @@ import { GSI_QKEY } from '../rpc/rmpp.js';
 import { decodeSyncUpdate, encodeSyncUpdate, type SyncMirror, type SyncSource, type SyncUpdate } from './sync.js';
 
 export const SYNC_CLASS = 0x31;
+/** A master whose SA serves pulls says so with a ServiceRecord of this ServiceID at its port GID
+ * ("IBSM" in the low bytes). A standby asks for it through the standard SA before it sends the
+ * vendor MAD: a vendor MAD toward an SM that does not know the class (OpenSM) is at best
+ * dropped, and under umad2sim it kills the receiving process. */
+export const SYNC_SERVICE_ID = 0x1000_0000_4942_534dn;
+export const SYNC_SERVICE_NAME = 'ibsm SA state sync';
 export const SYNC_CLASS_VERSION = 1;
 export const SYNC_OUI = 0x001405;
 export const SYNC_ATTR = 0xff10;

@@ -48,8 +48,11 @@ export type SmAction =
   | { type: 'lightSweep' }
   /** Recompute the multicast trees over the current snapshot and write the MFT blocks that differ. */
   | { type: 'programMulticast' }
-  /** SubnSet(SMInfo) with a control modifier (HANDOVER, ACKNOWLEDGE) to another SM. */
-  | { type: 'sendSmInfo'; to: RemoteSm; control: number }
+  /** SubnSet(SMInfo) with a control modifier (HANDOVER, ACKNOWLEDGE) to another SM. `state`: the
+   * SmState the Set carries, fixed when the controller decides: a HANDOVER says MASTER although
+   * the sender stands by by the time it goes out, an ACKNOWLEDGE says STANDBY (OpenSM and ibsm
+   * refuse either otherwise). */
+  | { type: 'sendSmInfo'; to: RemoteSm; control: number; state: number }
   /** SubnGet(SMInfo) to the master this standby watches. */
   | { type: 'pollMaster'; to: RemoteSm }
   /** Trap 144 to the master: this SM is a standby now. */
@@ -308,7 +311,7 @@ export class SmController {
     if (this.smState === 'master') {
       const better = this.handoverTarget(others, now);
       if (better) {
-        this.handOver(better);
+        this.handOver(better, now);
         return;
       }
       this.programming = true;
@@ -326,10 +329,11 @@ export class SmController {
     return best(others.filter((r) => isBetter(r, this.self) && (r.state === SmState.Master || (r.state === SmState.Standby && ready(r)))));
   }
 
-  /** HANDOVER goes out while this SM still says MASTER (the receiver accepts it only from a
-   * master); it stands by once the Set is sent. */
-  private handOver(to: RemoteSm): void {
-    this.outbox.push({ type: 'sendSmInfo', to, control: SmInfoControl.Handover });
+  /** HANDOVER carries the state fixed when it is decided (MASTER: the receiver accepts it only from
+   * a master); this SM stands by at once, as OpenSM does. */
+  private handOver(to: RemoteSm, now: number): void {
+    this.outbox.push({ type: 'sendSmInfo', to, control: SmInfoControl.Handover, state: STATE_CODE[this.smState] });
+    this.standBy(to, now, 'handover', true);
   }
 
   private checked(remotes: readonly RemoteSm[], now: number): void {
@@ -344,7 +348,9 @@ export class SmController {
     this.note(from, now);
     switch (control) {
       case SmInfoControl.Handover:
-        this.outbox.push({ type: 'sendSmInfo', to: from, control: SmInfoControl.Acknowledge });
+        // ACKNOWLEDGE is a standby's answer and says STANDBY (OpenSM refuses it otherwise), also
+        // from an SM handed the subnet while still discovering (OpenSM hands over to one).
+        this.outbox.push({ type: 'sendSmInfo', to: from, control: SmInfoControl.Acknowledge, state: SmState.Standby });
         if (this.smState === 'master') {
           // Two masters met and the other one gave way: sweep to take its ports over.
           this.heavyReason ??= 'handover';
@@ -416,9 +422,6 @@ export class SmController {
         return;
       case 'pollMaster':
         this.nextPollAt = now + (this.o.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
-        return;
-      case 'sendSmInfo':
-        if (a.control === SmInfoControl.Handover && this.smState === 'master') this.standBy(a.to, now, 'handover', true);
         return;
       default:
         return;

@@ -339,8 +339,15 @@ export class SubnetManager {
         return { outcome: 'ok', value: undefined };
       }
       case 'sendSmInfo': {
+        // An SM that sent us a directed-route Set before we knew it (OpenSM hands over to an SM
+        // still discovering) came with neither LID nor path: the sweep since then has read it.
+        const to = a.to.lid || a.to.path ? a.to : (this.ctl.knownSms.find((r) => r.guid === a.to.guid) ?? a.to);
+        if (!to.lid && !to.path) {
+          this.o.log.warn('SMInfo Set not sent: no route to the SM', { to: a.to.guid, control: a.control });
+          return { outcome: 'ok', value: undefined };
+        }
         try {
-          await sendSmInfo(this.o.smp, a.to, a.control, this.smInfo(undefined, true));
+          await sendSmInfo(this.o.smp, to, a.control, { ...this.smInfo(undefined, true), smState: a.state });
         } catch (e) {
           this.o.log.warn('SMInfo Set not delivered', { to: a.to.guid, lid: a.to.lid, control: a.control, error: (e as Error).message });
         }
