@@ -166,7 +166,7 @@ export class Subnet {
   /** As master: the marker ServiceRecord that tells standbys this SA serves pulls. */
   private advertiseSync(): void {
     const prefix = this.o.gidPrefix ?? DEFAULT_GID_PREFIX;
-    this.services.restore({ ...ServiceRecord.decode(new Uint8Array(ServiceRecord.byteLength)), serviceId: SYNC_SERVICE_ID, serviceGid: (prefix << 64n) | this.o.portGuid, servicePKey: 0xffff, serviceLease: SERVICE_LEASE_INFINITE, serviceName: SYNC_SERVICE_NAME }, this.o.clock.now());
+    this.services.restore({ ...ServiceRecord.decode(new Uint8Array(ServiceRecord.byteLength)), serviceId: SYNC_SERVICE_ID, serviceGid: (prefix << 64n) | this.o.portGuid, servicePKey: 0xffff, serviceLease: SERVICE_LEASE_INFINITE, serviceName: SYNC_SERVICE_NAME }, this.o.clock.now(), { hidden: true });
   }
 
   private async pull(m: { guid: bigint; lid?: number }): Promise<void> {

@@ -1,3 +1,53 @@
+import type { PortInfo } from '../wire/sma.js';
+
+/** PathRecord/MCMemberRecord rate enumeration → Gb/s (IB_PATH_RECORD_RATE_*). */
+export const RATE_GBPS: Readonly<Record<number, number>> = {
+  2: 2.5, 5: 5, 3: 10, 11: 14, 6: 20, 15: 25, 19: 28, 4: 30, 7: 40, 20: 50, 12: 56, 8: 60, 9: 80, 16: 100, 13: 112, 10: 120, 14: 168, 17: 200, 18: 300, 21: 400, 22: 600,
+};
+/** Rate enumerations in increasing bandwidth. */
+export const RATES_ASCENDING: readonly number[] = Object.keys(RATE_GBPS)
+  .map(Number)
+  .sort((a, b) => RATE_GBPS[a]! - RATE_GBPS[b]!);
+
+/** Lanes of each LinkWidthActive code; Gb/s per lane of each LinkSpeedActive / LinkSpeedExtActive code. */
+const LANES: Readonly<Record<number, number>> = { 1: 1, 2: 4, 4: 8, 8: 12, 16: 2 };
+const LANE_GBPS: Readonly<Record<number, number>> = { 1: 2.5, 2: 5, 4: 10 };
+const LANE_GBPS_EXT: Readonly<Record<number, number>> = { 1: 14, 2: 25, 4: 50, 8: 100 };
+
+type LinkFields = Pick<PortInfo, 'linkWidthActive' | 'linkSpeedActive' | 'linkSpeedExtActive'>;
+
+/** The rate code whose Gb/s is the largest not above `gbps` (0 below 2.5). */
+export function rateCodeFor(gbps: number): number {
+  let best = 0;
+  for (const r of RATES_ASCENDING) if (RATE_GBPS[r]! <= gbps) best = r;
+  return best;
+}
+
+/** The rate of a port's active width and speed; an unknown width counts as 1x, an unknown speed as SDR. */
+export function portRate(pi: LinkFields): number {
+  const lanes = LANES[pi.linkWidthActive] ?? 1;
+  const lane = (pi.linkSpeedExtActive && LANE_GBPS_EXT[pi.linkSpeedExtActive]) || LANE_GBPS[pi.linkSpeedActive] || 2.5;
+  return rateCodeFor(lanes * lane);
+}
+
+/** The rate of a port's active link, or 0 when the port or its width or speed is unknown. */
+export function knownPortRate(pi: LinkFields | undefined): number {
+  if (!pi) return 0;
+  const lanes = LANES[pi.linkWidthActive];
+  const lane = (pi.linkSpeedExtActive && LANE_GBPS_EXT[pi.linkSpeedExtActive]) || LANE_GBPS[pi.linkSpeedActive];
+  return lanes && lane ? rateCodeFor(lanes * lane) : 0;
+}
+
+/** Gb/s of a rate code (0 for an unknown one). */
+export function rateGbps(code: number): number {
+  return RATE_GBPS[code] ?? 0;
+}
+
+/** Compare two rate codes by bandwidth. */
+export function rateCompare(a: number, b: number): number {
+  return (RATE_GBPS[a] ?? 0) - (RATE_GBPS[b] ?? 0);
+}
+
 /** Link width/speed names as ibnetdiscover prints them ("4xSDR", "4xEDR"), from PortInfo fields. */
 
 const WIDTH: Readonly<Record<number, string>> = { 1: '1x', 2: '4x', 4: '8x', 8: '12x', 16: '2x' };

@@ -12,8 +12,6 @@
  *   it holds; PortGID, JoinState and ProxyJoin are zero unless the requester is trusted (SM_Key).
  * - Changes are reported to listeners (`onGroupsChanged`: the SM recomputes MFTs, see mft.ts) and
  *   as traps 66/67 to InformInfo subscribers (through the `traps` sink, e.g. InformManager).
- *
- * Also here: the port helpers the SA state handlers share (requester resolution, P_Keys, GIDs).
  */
 import { DEFAULT_GID_PREFIX, Method, MadStatus } from '../wire/mad.js';
 import { JoinState, MCMemberRecord, SaAttr, SaStatus, Selector, McScope } from '../wire/sa.js';
@@ -22,85 +20,11 @@ import type { SaAnswer, SaContext, SaHandler, SaQuery, SaRequester } from './typ
 import { MCAST_LID_BASE, MCAST_LID_MAX, type McastGroupPorts } from '../routing/mcast-tree.js';
 import { portKind, snapshotPorts, type PortRef, type Snapshot } from '../model/snapshot.js';
 
-// ---------------------------------------------------------------- shared port helpers
+import { hasPkey, pkeysOf, portGidOf, portGuidOf, portInfoOf, portOfGid, requesterPort, sharePkey } from './ports.js';
+import { knownPortRate as portRate, RATE_GBPS, rateGbps as gbps } from '../model/rates.js';
 
-/** Default GID prefix (fe80::/64) when a port's PortInfo is not known. */
-
+export { hasPkey, pkeysOf, portGidOf, portGuidOf, portInfoOf, portOfGid, requesterPort, sharePkey } from './ports.js';
 const GUID_MASK = (1n << 64n) - 1n;
-
-/** The requester's port in the current snapshot (by GUID when the server resolved it, else by LID). */
-export function requesterPort(ctx: SaContext, req: SaRequester): PortRef | undefined {
-  const fp = snapshotPorts(ctx.snapshot);
-  if (req.portGuid !== undefined) {
-    const r = fp.byGuid.get(req.portGuid);
-    if (r) return r;
-  }
-  return fp.byLid(req.lid);
-}
-
-export function portGuidOf(ctx: SaContext, ref: PortRef): bigint {
-  return ctx.snapshot.fabric.nodes[ref.node]!.ports[ref.port]!.guid;
-}
-
-export function portInfoOf(ctx: SaContext, ref: PortRef): PortInfo | undefined {
-  return ctx.snapshot.discovery?.nodes[ref.node]?.portInfo[ref.port];
-}
-
-/** The port's GID (its PortInfo GID prefix, else fe80::, and its GUID). */
-export function portGidOf(ctx: SaContext, ref: PortRef): bigint {
-  const prefix = portInfoOf(ctx, ref)?.gidPrefix || DEFAULT_GID_PREFIX;
-  return (prefix << 64n) | portGuidOf(ctx, ref);
-}
-
-/** The port a GID names (by its interface ID), if known. */
-export function portOfGid(ctx: SaContext, gid: bigint): PortRef | undefined {
-  return snapshotPorts(ctx.snapshot).byGuid.get(gid & GUID_MASK);
-}
-
-/** The P_Key table the SM programs on this port (membership bit included). */
-export function pkeysOf(ctx: SaContext, ref: PortRef): number[] {
-  const guid = portGuidOf(ctx, ref);
-  return ctx.partitions.pkeysFor(guid, portKind(ctx.snapshot.fabric.nodes[ref.node]!.type), guid === ctx.smPortGuid);
-}
-
-/** True when `pkeys` holds `pkey`'s partition (membership ignored), as P_Key visibility needs. */
-export function hasPkey(pkeys: readonly number[], pkey: number): boolean {
-  const base = pkey & 0x7fff;
-  return base !== 0 && pkeys.some((p) => (p & 0x7fff) === base);
-}
-
-/** True when two ports can talk: a common partition with at least one full member. */
-export function sharePkey(a: readonly number[], b: readonly number[]): boolean {
-  for (const x of a) for (const y of b) if ((x & 0x7fff) === (y & 0x7fff) && (x & 0x7fff) !== 0 && ((x | y) & 0x8000) !== 0) return true;
-  return false;
-}
-
-/** Gb/s of each PathRecord/MCMemberRecord rate code. */
-export const RATE_GBPS: Readonly<Record<number, number>> = {
-  2: 2.5, 3: 10, 4: 30, 5: 5, 6: 20, 7: 40, 8: 60, 9: 80, 10: 120, 11: 14, 12: 56, 13: 112, 14: 168, 15: 25, 16: 100, 17: 200, 18: 300, 19: 28, 20: 50, 21: 400, 22: 600,
-};
-const LANES: Readonly<Record<number, number>> = { 1: 1, 2: 4, 4: 8, 8: 12, 16: 2 };
-const LANE_GBPS: Readonly<Record<number, number>> = { 1: 2.5, 2: 5, 4: 10 };
-const LANE_EXT_GBPS: Readonly<Record<number, number>> = { 1: 14, 2: 25, 4: 50, 8: 100 };
-
-/** The rate code of a port's active link (0 when unknown). */
-export function portRate(pi: PortInfo | undefined): number {
-  if (!pi) return 0;
-  const lanes = LANES[pi.linkWidthActive];
-  const ext = (pi as PortInfo & { linkSpeedExtActive?: number }).linkSpeedExtActive ?? 0;
-  const lane = (ext && LANE_EXT_GBPS[ext]) || LANE_GBPS[pi.linkSpeedActive];
-  if (!lanes || !lane) return 0;
-  return rateCodeFor(lanes * lane);
-}
-
-/** The rate code whose Gb/s is the largest not above `gbps` (0 below 2.5). */
-export function rateCodeFor(gbps: number): number {
-  let best = 0;
-  let bestG = 0;
-  for (const [c, g] of Object.entries(RATE_GBPS)) if (g <= gbps && g > bestG) [best, bestG] = [Number(c), g];
-  return best;
-}
-const gbps = (code: number): number => RATE_GBPS[code] ?? 0;
 
 // ---------------------------------------------------------------- groups
 

@@ -28,34 +28,9 @@ import type { SaContext, SaHandler, SaQuery } from './types.js';
 const GUID_MASK = (1n << 64n) - 1n;
 const MAX_HOPS = 64;
 
-// ---------- rates ----------
+import { RATE_GBPS, RATES_ASCENDING, portRate, rateCompare } from '../model/rates.js';
 
-/** PathRecord rate enumeration → Gb/s (IB_PATH_RECORD_RATE_*). */
-export const RATE_GBPS: Readonly<Record<number, number>> = {
-  2: 2.5, 5: 5, 3: 10, 11: 14, 6: 20, 15: 25, 19: 28, 4: 30, 7: 40, 20: 50, 12: 56, 8: 60, 9: 80, 16: 100, 13: 112, 10: 120, 14: 168, 17: 200, 18: 300, 21: 400, 22: 600,
-};
-/** Rate enumerations in increasing bandwidth. */
-export const RATES_ASCENDING: readonly number[] = Object.keys(RATE_GBPS)
-  .map(Number)
-  .sort((a, b) => RATE_GBPS[a]! - RATE_GBPS[b]!);
-
-const LANES: Readonly<Record<number, number>> = { 1: 1, 2: 4, 4: 8, 8: 12, 16: 2 };
-const LANE_GBPS: Readonly<Record<number, number>> = { 1: 2.5, 2: 5, 4: 10 };
-const LANE_GBPS_EXT: Readonly<Record<number, number>> = { 1: 14, 2: 25, 4: 50, 8: 100 };
-
-/** The PathRecord rate of a port's active width and speed (the largest enumeration not above its bandwidth). */
-export function portRate(pi: Pick<PortInfo, 'linkWidthActive' | 'linkSpeedActive' | 'linkSpeedExtActive'>): number {
-  const lanes = LANES[pi.linkWidthActive] ?? 1;
-  const lane = (pi.linkSpeedExtActive && LANE_GBPS_EXT[pi.linkSpeedExtActive]) || LANE_GBPS[pi.linkSpeedActive] || 2.5;
-  const gbps = lanes * lane;
-  let best = RATES_ASCENDING[0]!;
-  for (const r of RATES_ASCENDING) if (RATE_GBPS[r]! <= gbps) best = r;
-  return best;
-}
-
-export function rateCompare(a: number, b: number): number {
-  return (RATE_GBPS[a] ?? 0) - (RATE_GBPS[b] ?? 0);
-}
+export { portRate };
 
 // ---------- walking the forwarding tables ----------
 

@@ -20,6 +20,8 @@ interface Stored {
   rec: ServiceRecord;
   /** ms on the SaContext clock; Infinity for an infinite lease. */
   expiresAt: number;
+  /** Answered only to a query naming its ServiceID (the SM's own markers), never listed. */
+  hidden?: boolean;
 }
 
 const SR_ID_MASK = ServiceRecord.mask('serviceId') | ServiceRecord.mask('serviceGid');
@@ -40,7 +42,7 @@ export class ServiceRegistry implements SaHandler {
   /** Records currently registered (expired ones purged at `now`), with their remaining lease. */
   list(now: number): ServiceRecord[] {
     this.expire(now);
-    return [...this.records.values()].map((s) => this.view(s, now));
+    return [...this.records.values()].filter((s) => !s.hidden).map((s) => this.view(s, now));
   }
 
   /** Drop every record whose lease has run out at `now`; returns how many went. */
@@ -133,7 +135,9 @@ export class ServiceRegistry implements SaHandler {
   private query(q: SaQuery, ctx: SaContext): Uint8Array[] {
     const pkeys = this.requesterPkeys(q, ctx) ?? [];
     const out: Uint8Array[] = [];
+    const byId = q.componentMask & ServiceRecord.mask('serviceId') ? ServiceRecord.decode(q.data).serviceId : undefined;
     for (const s of this.records.values()) {
+      if (s.hidden && byId !== s.rec.serviceId) continue;
       if (!q.requester.trusted && !hasPkey(pkeys, s.rec.servicePKey)) continue;
       const b = ServiceRecord.encode(this.view(s, ctx.now));
       if (componentsMatch(ServiceRecord, q.componentMask, q.data, 0, b, 0)) out.push(b);
@@ -142,9 +146,9 @@ export class ServiceRegistry implements SaHandler {
   }
 
   /** Put back a record as another SM had it (failover): its remaining lease counts from `now`. */
-  restore(rec: ServiceRecord, now: number): void {
+  restore(rec: ServiceRecord, now: number, o: { hidden?: boolean } = {}): void {
     const lease = rec.serviceLease >>> 0;
-    this.records.set(keyOf(rec), { rec: { ...rec }, expiresAt: lease === SERVICE_LEASE_INFINITE ? Infinity : now + lease * 1000 });
+    this.records.set(keyOf(rec), { rec: { ...rec }, expiresAt: lease === SERVICE_LEASE_INFINITE ? Infinity : now + lease * 1000, ...(o.hidden ? { hidden: true } : {}) });
   }
 
   private view(s: Stored, now: number): ServiceRecord {

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startIbsim, runPreloaded, startPreloaded, type Ibsim, type PreloadedProcess } from './ibsim.js';
 import { formatIbnetdiscover } from '../../src/model/ibnetdiscover.js';
-import { loadFabricSpec } from '../../src/sim/load.js';
+import { loadFabricSpec } from '../../src/model/load.js';
 import { parseGuid2Lid } from '../../src/sm/lids.js';
 import { NodeType } from '../../src/wire/mad.js';
 import type { Fabric } from '../../src/model/fabric.js';

@@ -1,0 +1,55 @@
+/** The port helpers the SA's state handlers share: the requester's port, a port's GUID, PortInfo,
+ * GID and P_Keys in the current snapshot, and P_Key matching. */
+import { DEFAULT_GID_PREFIX } from '../wire/mad.js';
+import type { PortInfo } from '../wire/sma.js';
+import { portKind, snapshotPorts, type PortRef } from '../model/snapshot.js';
+import type { SaContext, SaRequester } from './types.js';
+
+const GUID_MASK = (1n << 64n) - 1n;
+
+/** The requester's port in the current snapshot (by GUID when the server resolved it, else by LID). */
+export function requesterPort(ctx: SaContext, req: SaRequester): PortRef | undefined {
+  const fp = snapshotPorts(ctx.snapshot);
+  if (req.portGuid !== undefined) {
+    const r = fp.byGuid.get(req.portGuid);
+    if (r) return r;
+  }
+  return fp.byLid(req.lid);
+}
+
+export function portGuidOf(ctx: SaContext, ref: PortRef): bigint {
+  return ctx.snapshot.fabric.nodes[ref.node]!.ports[ref.port]!.guid;
+}
+
+export function portInfoOf(ctx: SaContext, ref: PortRef): PortInfo | undefined {
+  return ctx.snapshot.discovery?.nodes[ref.node]?.portInfo[ref.port];
+}
+
+/** The port's GID (its PortInfo GID prefix, else fe80::, and its GUID). */
+export function portGidOf(ctx: SaContext, ref: PortRef): bigint {
+  const prefix = portInfoOf(ctx, ref)?.gidPrefix || DEFAULT_GID_PREFIX;
+  return (prefix << 64n) | portGuidOf(ctx, ref);
+}
+
+/** The port a GID names (by its interface ID), if known. */
+export function portOfGid(ctx: SaContext, gid: bigint): PortRef | undefined {
+  return snapshotPorts(ctx.snapshot).byGuid.get(gid & GUID_MASK);
+}
+
+/** The P_Key table the SM programs on this port (membership bit included). */
+export function pkeysOf(ctx: SaContext, ref: PortRef): number[] {
+  const guid = portGuidOf(ctx, ref);
+  return ctx.partitions.pkeysFor(guid, portKind(ctx.snapshot.fabric.nodes[ref.node]!.type), guid === ctx.smPortGuid);
+}
+
+/** True when `pkeys` holds `pkey`'s partition (membership ignored), as P_Key visibility needs. */
+export function hasPkey(pkeys: readonly number[], pkey: number): boolean {
+  const base = pkey & 0x7fff;
+  return base !== 0 && pkeys.some((p) => (p & 0x7fff) === base);
+}
+
+/** True when two ports can talk: a common partition with at least one full member. */
+export function sharePkey(a: readonly number[], b: readonly number[]): boolean {
+  for (const x of a) for (const y of b) if ((x & 0x7fff) === (y & 0x7fff) && (x & 0x7fff) !== 0 && ((x | y) & 0x8000) !== 0) return true;
+  return false;
+}
