@@ -130,6 +130,24 @@ describe('SMs on one fabric', () => {
     await b.kill();
   });
 
+  it('three SMs: the best masters, the others stand by; when it dies the next best takes over and the third stands by for it', async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[0]!, 3);
+    const b = startSm(f, f.cas[4]!, 9);
+    const c = startSm(f, f.cas[8]!, 6);
+    await f.clock.advanceAsync(3000);
+    expect([a, b, c].map((x) => x.subnet.sm.state)).toEqual(['standby', 'master', 'standby']);
+    await b.kill();
+    for (let i = 0; i < 400 && c.subnet.sm.state !== 'master'; i++) await f.clock.advanceAsync(10);
+    await f.clock.advanceAsync(3000);
+    expect(c.subnet.sm.state).toBe('master');
+    expect(a.subnet.sm.state).toBe('standby');
+    expect(a.subnet.sm.master?.guid).toBe(c.guid);
+    expect(new Set(f.cas.filter((i) => i !== b.node).map((i) => f.sim.portInfo(i, 1).masterSmLid))).toEqual(new Set([lidOf(f, c)]));
+    await a.kill();
+    await c.kill();
+  });
+
   it('breaks a priority tie by the lower port GUID', async () => {
     const f = fabric();
     const a = startSm(f, f.cas[2]!, 5);
