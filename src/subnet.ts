@@ -33,8 +33,8 @@ export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSn
   saServer?: SaServerOptions;
   /** The QoS policy (qos-policy.conf): PathRecord SLs and limits; ClassPortInfo IsQoSSupported. */
   qos?: QosPolicy;
-  /** OpenSM's qos_* VL settings for planVlTables; reaches the SM through the options spread below
-   * once the sweep passes `qosVl` to planVlTables (not wired yet: sm/sweep.ts). */
+  /** OpenSM's qos_* VL settings: the SM programs SL2VL/VLArbitration from them (reaches the SM
+   * through the options spread below). */
   qosVl?: QosVlSettings;
 }
 

@@ -19,6 +19,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { waitFor } from './helpers/sa-compare.js';
 import { startIbsim, runPreloaded, startPreloaded, IBSIM_EXAMPLES, type Ibsim, type PreloadedProcess } from './helpers/ibsim.js';
 import { parseIbnetdiscover } from '../src/model/ibnetdiscover.js';
 import { NodeType } from '../src/wire/mad.js';
@@ -37,18 +38,6 @@ async function tool(ib: Ibsim, cmd: string, args: string[]): Promise<string> {
   return r.stdout;
 }
 
-async function waitFor(what: string, pred: () => boolean | Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      if (await pred()) return;
-    } catch {
-      /* the fabric may be mid-sweep */
-    }
-    if (Date.now() > end) throw new Error(`${what}: not reached within ${ms} ms`);
-    await sleep(100);
-  }
-}
 
 interface SmInfoSeen {
   guid: bigint;

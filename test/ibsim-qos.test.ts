@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startIbsim, IBSIM_EXAMPLES } from './helpers/ibsim.js';
+import { startIbsim, runPreloaded, IBSIM_EXAMPLES } from './helpers/ibsim.js';
 import { TIMEOUT, planOf, parseSaquery, diffRecords, saquery, startOpenSm, startIbsm, stopSa, type RunningSa } from './helpers/sa-compare.js';
 
 const FILE = path.join(IBSIM_EXAMPLES, 'net.2sw2path4hca');
@@ -18,7 +18,7 @@ qos-ulps
 end-qos-ulps
 `;
 
-async function observe(kind: 'opensm' | 'ibsm', dir: string, guid2lid?: string): Promise<{ guid2lid: string; out: Map<string, string>; log: string }> {
+async function observe(kind: 'opensm' | 'ibsm', dir: string, guid2lid?: string): Promise<{ guid2lid: string; out: Map<string, string>; tables: Map<string, string>; log: string }> {
   const ib = await startIbsim(FILE);
   let sa: RunningSa | undefined;
   const parts = path.join(dir, 'partitions.conf');
@@ -35,7 +35,19 @@ async function observe(kind: 'opensm' | 'ibsm', dir: string, guid2lid?: string):
       const args = ['-p', '--src-to-dst', `${a.lid}:${b.lid}`, ...extra];
       out.set(extra.join(' ') || '(none)', (await saquery(ib, host, args)).out);
     }
-    return { guid2lid: g2l, out, log: sa.log() };
+    // The VL tables QoS programs, read back with smpquery: a CA port and a switch port pair.
+    const sw = plan.ends.find((e) => e.switch)!;
+    const tables = new Map<string, string>();
+    for (const [name, args] of [
+      ['sl2vl CA', ['sl2vl', String(a.lid), '1']],
+      ['vlarb CA', ['vlarb', String(a.lid), '1']],
+      ['sl2vl switch 1->2', ['sl2vl', String(sw.lid), '2', '1']],
+      ['vlarb switch port 2', ['vlarb', String(sw.lid), '2']],
+    ] as const) {
+      const r = await runPreloaded('smpquery', [...args], { ibsim: ib, simHost: host, timeoutMs: 20_000 });
+      tables.set(name, r.stdout);
+    }
+    return { guid2lid: g2l, out, tables, log: sa.log() };
   } finally {
     await stopSa(sa, kind);
     await ib.stop();
@@ -76,5 +88,12 @@ describe('QoS policy on ibsim (OpenSM as the witness)', () => {
     expect(mismatches).toEqual([]);
     expect(parseSaquery(ours.out.get('--service_id 0x4000')!)[0]!.fields.get('service_id')).toBe('0x0000000000004000');
     expect(parseSaquery(ours.out.get('(none)')!)[0]!.fields.get('pkey')).toBe('0xFFFF');
+    // SL2VL and VLArbitration as QoS programs them (OpenSM's default qos_* settings): the same
+    // tables read back from the ports under both SMs, and not the reset defaults.
+    for (const [name, theirs] of osm.tables) {
+      expect(theirs, `OpenSM ${name}`).toMatch(/SL2VL|VLArb/i);
+      expect(ours.tables.get(name), name).toBe(theirs);
+    }
+    expect(ours.tables.get('sl2vl CA')).toMatch(/\|\s*0\|\s*1\|/); // SL0→VL0, SL1→VL1: not all VL0
   }, 6 * TIMEOUT);
 });

@@ -4,7 +4,7 @@ import { Subnet } from '../subnet.js';
 import { smpClientOf } from '../sm/smp-client.js';
 import { formatGuid2Lid, parseGuid2Lid, type LidRange } from '../sm/lids.js';
 import { parsePartitions, PartitionPlan } from '../model/partitions.js';
-import { parseQosPolicy } from '../model/qos-policy.js';
+import { parseQosPolicy, qosVlSettings } from '../model/qos-policy.js';
 import type { Logger } from '../util/log.js';
 import { openBackend } from './backend.js';
 import { renderMetrics, serveMetrics } from './metrics.js';
@@ -76,6 +76,8 @@ export async function runSm(o: RunOptions): Promise<number> {
     saveGuid2Lid: o.guid2lidFile ? (m) => writeFileAtomic(o.guid2lidFile!, formatGuid2Lid(m)) : undefined,
     partitions,
     qos,
+    // QoS on (as OpenSM -Q): SL2VL and VLArbitration from OpenSM's default qos_* settings.
+    qosVl: qos ? qosVlSettings() : undefined,
     sweepIntervalMs: o.sweepIntervalS * 1000,
     subnetTimeout: o.subnetTimeout,
     mkey: o.mkey,

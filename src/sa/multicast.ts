@@ -19,6 +19,7 @@ import { PortInfo } from '../wire/sma.js';
 import type { SaAnswer, SaContext, SaHandler, SaQuery, SaRequester } from './types.js';
 import { MCAST_LID_BASE, MCAST_LID_MAX, type McastGroupPorts } from '../routing/mcast-tree.js';
 import { portKind, snapshotPorts, type PortRef, type Snapshot } from '../model/snapshot.js';
+import type { PartitionGroup } from '../model/partitions.js';
 
 import { hasPkey, pkeysOf, portGidOf, portGuidOf, portInfoOf, portOfGid, requesterPort, sharePkey } from './ports.js';
 import { knownPortRate as portRate, RATE_GBPS, rateGbps as gbps } from '../model/rates.js';
@@ -65,19 +66,8 @@ export interface McastTrapSink {
   mcGroupDeleted(mgid: bigint, pkey: number, ctx: SaContext): unknown;
 }
 
-/** A group the SM's configuration creates (see PartitionGroup in model/partitions.ts). */
-export interface WellKnownGroupSpec {
-  mgid: bigint;
-  pkey: number;
-  qKey: number;
-  mtu: number;
-  rate: number;
-  sl: number;
-  tClass: number;
-  flowLabel: number;
-  scope: number;
-  hopLimit: number;
-}
+/** A group the SM's configuration creates (model/partitions.ts). */
+export type WellKnownGroupSpec = Omit<PartitionGroup, 'source'>;
 
 export interface MulticastOptions {
   /** Highest MLID to hand out (e.g. 0xC000 + the switches' MulticastFDBCap - 1). Default 0xFFFE. */

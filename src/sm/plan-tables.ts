@@ -177,7 +177,10 @@ function planQosVlTables(disc: DiscoveryResult, qos: QosVlSettings, programmed: 
         const sl2vl = sl2vlForPort(qos, pi?.operationalVls ?? 1);
         sigs.push(sigOf(sl2vl));
         const data = SLtoVLMappingTable.encode({ vls: sl2vl });
-        for (const inP of [0, ...linked]) if (inP !== outP) sets.push([d.path, SmpAttr.SLtoVLMappingTable, sl2vlMod(inP, outP), data]);
+        // Every input port, itself and unlinked ones included, as OpenSM programs them (one Set
+        // for all inputs where the switch takes it).
+        if (d.switchInfo?.optimizedSlToVlMappingProgramming) sets.push([d.path, SmpAttr.SLtoVLMappingTable, sl2vlMod(0, outP, { allInputPorts: true }), data]);
+        else for (let inP = 0; inP <= n.numPorts; inP++) sets.push([d.path, SmpAttr.SLtoVLMappingTable, sl2vlMod(inP, outP), data]);
         arb(sets, d.path, outP, pi);
       }
       push(`${n.guid}/sw`, sigs.join(';'), sets);

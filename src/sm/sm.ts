@@ -5,6 +5,7 @@
 import type { SMInfo } from '../wire/sma.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { PartitionPlan } from '../model/partitions.js';
+import type { QosVlSettings } from '../model/qos-policy.js';
 import type { McastGroupPorts } from '../routing/mcast-tree.js';
 import type { Clock, TimerHandle } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
@@ -64,6 +65,8 @@ export interface SmOptions {
   /** Max operational VLs (PortInfo.OperationalVLs code: 1=VL0, 2=VL0-1, 3=VL0-3, 4=VL0-7, 5=VL0-14). */
   maxOpVls?: number;
   seed?: number;
+  /** OpenSM's qos_* VL settings: with them the SM programs SL2VL and VLArbitration (QoS on). */
+  qosVl?: QosVlSettings;
   /** Multicast groups to forward (the SA's MCMember state), as member ports of the given snapshot. */
   multicastGroups?: (snap: SmSnapshot) => McastGroupPorts[];
   /** Called after every heavy sweep with the new snapshot (before SUBNET UP is logged). */

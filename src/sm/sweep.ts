@@ -9,6 +9,7 @@ import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { PortCap, PortInfo, SwitchInfo } from '../wire/sma.js';
 import { lftBlockMod, portInfoMod } from '../wire/modifiers.js';
 import type { Snapshot } from '../model/snapshot.js';
+import type { QosVlSettings } from '../model/qos-policy.js';
 import { PartitionPlan } from '../model/partitions.js';
 import { routeWithFallback } from '../routing/registry.js';
 import { computeMfts, type McastGroupPorts } from '../routing/mcast-tree.js';
@@ -31,6 +32,8 @@ export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   partitions?: PartitionPlan;
   seed?: number;
   multicastGroups?: (snap: Snapshot) => McastGroupPorts[];
+  /** OpenSM's qos_* VL settings: SL2VL and VLArbitration programmed from them (QoS on). */
+  qosVl?: QosVlSettings;
   onProgress?: (phase: string, detail: Record<string, number>) => void;
 }
 
@@ -125,7 +128,7 @@ export class Sweeper {
     const routed = routeWithFallback(fabric, s.routing, { lmc: s.lmc, seed: s.seed });
     for (const sk of routed.skipped) log.warn('routing engine not applicable', { engine: sk.engine, reason: sk.reason });
     log.info('routing done', { engine: routed.result.engine, ms: Math.round(this.clock.now() - tr), vls: routed.result.vlsUsed ?? 1 });
-    const vlTables = await applyWrites(smp, planVlTables(disc, routed.result, this.programmed), hooks);
+    const vlTables = await applyWrites(smp, planVlTables(disc, routed.result, this.programmed, s.qosVl), hooks);
 
     // 6. LFTs: LinearFDBTop and changed blocks only (blocks of switches programmed by someone
     // else are read first, so a takeover rewrites only what differs).
