@@ -5,40 +5,15 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readBits, writeBits, type AnyLayout, type FieldSpec } from '../src/wire/layout.js';
+import { readBits, writeBits, type AnyLayout } from '../src/wire/layout.js';
 import { DecodeError } from '../src/wire/errors.js';
+import { arbValue } from './helpers/arb.js';
 import { SMA_ATTRIBUTES, VLArbitrationEntry, RandomForwardingEntry } from '../src/wire/sma.js';
 import { Notice, NoticeSmp, TRAP_DETAILS, decodeNotice } from '../src/wire/notice.js';
 
 const LAYOUTS: AnyLayout[] = [...new Set([...Object.values(SMA_ATTRIBUTES), ...Object.values(TRAP_DETAILS), Notice, NoticeSmp, VLArbitrationEntry, RandomForwardingEntry])];
 const RUNS = { numRuns: 150 };
 
-/** An arbitrary of valid values, derived from the field table. */
-function arbField(f: FieldSpec): fc.Arbitrary<unknown> {
-  switch (f.kind) {
-    case 'uint':
-      return fc.integer({ min: 0, max: 2 ** f.width - 1 });
-    case 'u64':
-    case 'gid':
-      return fc.bigInt({ min: 0n, max: (1n << BigInt(f.width)) - 1n });
-    case 'bytes':
-      return fc.uint8Array({ minLength: f.width / 8, maxLength: f.width / 8 });
-    case 'string':
-      // printable ASCII: one byte per character, no NUL
-      return fc.string({ unit: fc.constantFrom(...'abcXYZ019 -_.:/'), maxLength: f.width / 8 });
-    case 'array':
-      return fc.array(arbField(f.elem), { minLength: f.count, maxLength: f.count });
-    case 'struct':
-      return arbValue(f.layout);
-    case 'reserved':
-      return fc.constant(undefined);
-  }
-}
-function arbValue(l: AnyLayout): fc.Arbitrary<Record<string, unknown>> {
-  const rec: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const [name, f] of Object.entries(l.fields)) if (f.kind !== 'reserved') rec[name] = arbField(f);
-  return fc.record(rec);
-}
 
 /** Bit positions of reserved fields (recursively), relative to the layout start. */
 function reservedBits(l: AnyLayout, base = 0, out: [number, number][] = []): [number, number][] {

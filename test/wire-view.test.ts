@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { readBig, readBits, type AnyLayout, type FieldSpec } from '../src/wire/layout.js';
+import { readBig, readBits, type AnyLayout } from '../src/wire/layout.js';
 import { defineView, type ViewType } from '../src/wire/view.js';
 import { DecodeError, EncodeError } from '../src/wire/errors.js';
 import { MadHeader, MadHeaderView, SmpDr, SmpDrView, SmpLid, SmpLidView } from '../src/wire/mad.js';
@@ -8,29 +8,8 @@ import { RmppHeader, RmppHeaderView } from '../src/wire/rmpp.js';
 import { SaHeader, SaHeaderView, SaMadHeader } from '../src/wire/sa.js';
 import { LinearForwardingTable, SLtoVLMappingTable } from '../src/wire/sma.js';
 import { Trap256Details } from '../src/wire/notice.js';
+import { arbValue } from './helpers/arb.js';
 
-function arbField(f: FieldSpec): fc.Arbitrary<unknown> {
-  switch (f.kind) {
-    case 'uint':
-      return fc.integer({ min: 0, max: 2 ** f.width - 1 });
-    case 'u64':
-    case 'gid':
-      return fc.bigInt({ min: 0n, max: (1n << BigInt(f.width)) - 1n });
-    case 'bytes':
-      return fc.uint8Array({ minLength: f.width / 8, maxLength: f.width / 8 });
-    case 'array':
-      return fc.array(arbField(f.elem), { minLength: f.count, maxLength: f.count });
-    case 'struct':
-      return arbValue(f.layout);
-    default:
-      throw new Error(`no arbitrary for ${f.kind}`);
-  }
-}
-function arbValue(l: AnyLayout): fc.Arbitrary<Record<string, unknown>> {
-  const rec: Record<string, fc.Arbitrary<unknown>> = {};
-  for (const [k, f] of Object.entries(l.fields)) if (f.kind !== 'reserved') rec[k] = arbField(f);
-  return fc.record(rec);
-}
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const VIEWS: Array<[string, AnyLayout, ViewType<any>]> = [
