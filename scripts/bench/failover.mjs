@@ -33,6 +33,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
+import { waitExit } from './wait-exit.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
@@ -83,16 +84,6 @@ function counts(file) {
 // ibsim and clients.
 let simCounter = 0;
 const socketUp = (name) => readFileSync('/proc/net/unix', 'utf8').includes('@' + name);
-function waitExit(child, ms) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const t = setTimeout(() => resolve(false), ms);
-    child.once('exit', () => {
-      clearTimeout(t);
-      resolve(true);
-    });
-  });
-}
 async function stopChild(child) {
   for (const sig of ['SIGTERM', 'SIGKILL']) {
     if (child.exitCode !== null || child.signalCode !== null) return;

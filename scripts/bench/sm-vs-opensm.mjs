@@ -26,6 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
+import { waitExit } from './wait-exit.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
@@ -121,17 +122,6 @@ function abstractSocketExists(name) {
       const i = l.indexOf(want);
       return i >= 0 && /^@*\s*$/.test(l.slice(i + want.length)); // the name's NUL padding shows as @
     });
-}
-
-function waitExit(child, ms) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const t = setTimeout(() => resolve(false), ms);
-    child.once('exit', () => {
-      clearTimeout(t);
-      resolve(true);
-    });
-  });
 }
 
 async function startIbsim(netFile, dir, limits) {
