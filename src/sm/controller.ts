@@ -167,7 +167,6 @@ export class SmController {
   private master?: RemoteSm;
   private nextPollAt?: number;
   private missed = 0;
-  private pollPending = false;
   /** STANDBY: trap 144 goes to the master after the first answered poll (so a standby that syncs
    * SA state has pulled it before the master considers handing over). */
   private notifyPending = false;
@@ -202,11 +201,7 @@ export class SmController {
 
   /** True when no action is running and none is pending (due timers do not count). */
   get idle(): boolean {
-    return !this.running && this.heavyReason === undefined && !this.lightWanted && !(this.mcastWanted && this.haveSnapshot) && this.outbox.length === 0 && !this.pollPending;
-  }
-
-  get busy(): SmAction | undefined {
-    return this.running;
+    return !this.running && this.heavyReason === undefined && !this.lightWanted && !(this.mcastWanted && this.haveSnapshot) && this.outbox.length === 0;
   }
 
   handle(ev: SmEvent, now: number): void {
