@@ -1,6 +1,7 @@
 /** Open an SM+SA on a backend with the options of `ibsm run` (the config keys of the option table),
  * and stop it. `ibsm run` is this plus signals, --once and the progress line. */
-import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { closeSync, existsSync, mkdirSync, fstatSync, ftruncateSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { Subnet } from '../subnet.js';
 import { smpClientOf } from '../sm/smp-client.js';
@@ -65,6 +66,12 @@ export interface SmConfig {
   leafHoqLife?: number;
 }
 
+/** The keys of SmConfig that are config-file keys (test/config.test.ts: the same as the option table's). */
+export const SM_CONFIG_KEYS = [
+  'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
+  'metricsPort', 'saCache', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
+] as const satisfies ReadonlyArray<keyof SmConfig>;
+
 export interface OpenSmOptions extends SmConfig {
   /** The logger (default: from logFormat/logFile/verbose, to stderr). */
   log?: Logger;
@@ -111,8 +118,12 @@ export function fileLogSink(file: string, maxMb = 0): LogSink & { close(): void 
 
 function withDefaults(o: OpenSmOptions): OpenSmOptions {
   const d: Record<string, unknown> = {};
+  const get = (name: string): unknown => {
+    const k = CONFIG_OPTIONS.find((x) => x.name === name)?.key;
+    return k !== undefined ? (o as Record<string, unknown>)[k] : undefined;
+  };
   for (const s of CONFIG_OPTIONS) {
-    const v = defaultOf(s);
+    const v = defaultOf(s, get as (name: string) => undefined);
     if (v !== undefined) d[s.key!] = v;
   }
   return { ...d, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) } as OpenSmOptions;
@@ -197,10 +208,12 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     closeLog = sink?.close;
     log = new Logger(sink, o.verbose ? 'debug' : 'info', o.logFormat ?? 'text');
   }
+  const g2l = o.guid2lid === 'none' ? undefined : o.guid2lid;
+  if (g2l) mkdirSync(dirname(g2l), { recursive: true });
   let guid2lid: Map<bigint, LidRange> | undefined;
-  if (o.guid2lid && existsSync(o.guid2lid)) {
-    guid2lid = parseGuid2Lid(readFileSync(o.guid2lid, 'utf8'), o.guid2lid);
-    log.info('guid2lid loaded', { file: o.guid2lid, entries: guid2lid.size });
+  if (g2l && existsSync(g2l)) {
+    guid2lid = parseGuid2Lid(readFileSync(g2l, 'utf8'), g2l);
+    log.info('guid2lid loaded', { file: g2l, entries: guid2lid.size });
   }
   const partitions = o.partitions ? parsePartitions(readFileSync(o.partitions, 'utf8'), o.partitions) : PartitionPlan.defaultPlan();
   const qos = o.qosPolicy ? parseQosPolicy(readFileSync(o.qosPolicy, 'utf8'), o.qosPolicy) : undefined;
@@ -208,7 +221,6 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
 
   const be = await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, guid: o.guid, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
   log.info('ibsm starting', { backend: be.kind, port: `${be.transport.local.caName}/${be.transport.local.portNum}`, portGuid: be.transport.local.portGuid, routing: o.routing!.join(','), lmc: o.lmc });
-  const g2l = o.guid2lid;
   const subnet = new Subnet({
     rpc: be.rpc,
     portGuid: be.transport.local.portGuid,

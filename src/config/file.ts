@@ -107,15 +107,16 @@ export interface EffectiveConfig {
 
 /** Defaults ← config file (`--config`, else /etc/ibsm/ibsm.conf if it exists) ← command line. */
 export function resolveConfig(cmd: Command, args: ParsedArgs, defaultFile: string | undefined = DEFAULT_CONFIG_FILE): EffectiveConfig {
-  const given = args.values.get('config') as string | undefined;
-  const path = given ?? (defaultFile !== undefined && existsSync(defaultFile) ? defaultFile : undefined);
+  const named = args.values.get('config') as string | undefined;
+  const path = named ?? (defaultFile !== undefined && existsSync(defaultFile) ? defaultFile : undefined);
   const file = path !== undefined ? readConfigFile(path) : undefined;
   const settings = new Map<string, Setting>();
+  const given = (name: string): OptionValue | undefined => args.values.get(name) ?? file?.values.get(name);
   for (const o of optionsOf(cmd)) {
     if (o.name === 'config') continue;
     if (args.values.has(o.name)) settings.set(o.name, { option: o, value: args.values.get(o.name), source: 'command line' });
     else if (file?.values.has(o.name)) settings.set(o.name, { option: o, value: file.values.get(o.name), source: `file ${file.file}` });
-    else settings.set(o.name, { option: o, value: defaultOf(o), source: 'default' });
+    else settings.set(o.name, { option: o, value: defaultOf(o, given), source: 'default' });
   }
   return { settings, file };
 }

@@ -20,8 +20,9 @@ export interface OptionSpec {
   readonly min?: number;
   readonly max?: number;
   readonly choices?: readonly string[];
-  /** The default; a function for defaults that depend on the host (the guid2lid cache as root). */
-  readonly default?: OptionValue | (() => OptionValue | undefined);
+  /** The default; a function for defaults that depend on the host and the other options (the
+   * guid2lid cache as root on a real HCA); `get` reads another option's value by name. */
+  readonly default?: OptionValue | ((get: (name: string) => OptionValue | undefined) => OptionValue | undefined);
   /** How the default reads in --help and the README when it is not the value itself. */
   readonly defaultText?: string;
   readonly help: string;
@@ -44,6 +45,10 @@ export const ROOT_GUID2LID_FILE = '/var/cache/opensm/guid2lid';
 export const DEFAULT_SIM_SPEC = 'gen:fattree2:leaves=8,spines=4,hosts=8';
 
 const isRoot = (): boolean => typeof process.getuid === 'function' && process.getuid() === 0;
+/** OpenSM's cache as root on a real HCA; not on a simulated fabric (--sim, or ibsim's umad2sim
+ * preload): a simulator's LIDs are not the host subnet's. */
+const guid2lidDefault = (get: (name: string) => OptionValue | undefined): string | undefined =>
+  isRoot() && get('umad') === true && !process.env.LD_PRELOAD?.includes('umad2sim') ? ROOT_GUID2LID_FILE : undefined;
 
 /** " (did you mean "X"?)" for the closest name by edit distance, when one is close. */
 export function suggest(word: string, names: readonly string[]): string {
@@ -93,9 +98,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'routing', type: 'list', arg: 'a,b,c', help: 'routing engines in order of preference', default: [...DEFAULT_FALLBACK], commands: RUN, key: 'routing', opensm: 'routing_engine', check: checkEngines },
   { name: 'lmc', type: 'int', arg: 'N', min: 0, max: 7, help: 'LMC of every CA port', default: 0, commands: [...RUN, 'route'], key: 'lmc', opensm: 'lmc' },
   { name: 'root-guid-file', type: 'string', arg: 'FILE', help: 'root switch GUIDs for updn/ftree, one per line (OpenSM root_guid_file)', commands: [...RUN, 'route'], key: 'rootGuidFile', opensm: 'root_guid_file' },
-  { name: 'guid2lid', type: 'string', arg: 'FILE', help: "persistent GUID→LID map in OpenSM's guid2lid format", default: () => (isRoot() ? ROOT_GUID2LID_FILE : undefined), defaultText: `${ROOT_GUID2LID_FILE} as root, else none`, commands: RUN, key: 'guid2lid' },
-  { name: 'partitions', type: 'string', arg: 'FILE', help: "partitions in OpenSM's partitions.conf syntax (see below)", defaultText: 'default partition with IPoIB, all full', commands: RUN, key: 'partitions', opensm: 'partition_config_file' },
-  { name: 'qos-policy', type: 'string', arg: 'FILE', help: "OpenSM's qos-policy.conf: QoS on, PathRecord SLs and MTU/rate/packet-life limits (see below)", commands: RUN, key: 'qosPolicy', opensm: 'qos_policy_file' },
+  { name: 'guid2lid', type: 'string', arg: 'FILE', help: "persistent GUID→LID map in OpenSM's guid2lid format (none: no file)", default: guid2lidDefault, defaultText: `${ROOT_GUID2LID_FILE} as root with --umad (not under ibsim), else none`, commands: RUN, key: 'guid2lid' },
+  { name: 'partitions', type: 'string', arg: 'FILE', help: "partitions in OpenSM's partitions.conf syntax; the multicast groups it names exist before the SA answers", defaultText: 'default partition with IPoIB, all full', commands: RUN, key: 'partitions', opensm: 'partition_config_file' },
+  { name: 'qos-policy', type: 'string', arg: 'FILE', help: "OpenSM's qos-policy.conf: QoS on; PathRecord SLs and MTU/rate/packet-life limits", commands: RUN, key: 'qosPolicy', opensm: 'qos_policy_file' },
   { name: 'sweep-interval', type: 'int', arg: 'S', min: 0, max: 86400, help: 'light sweep interval in seconds (0: none)', default: 10, commands: RUN, key: 'sweepInterval', opensm: 'sweep_interval' },
   { name: 'once', type: 'boolean', help: 'exit 0 after the first SUBNET UP (like opensm -o)', default: false, commands: ['run'] },
   { name: 'log-format', type: 'enum', arg: 'text|json', choices: ['text', 'json'], help: 'log line format', default: 'text', commands: RUN, key: 'logFormat' },
@@ -140,8 +145,8 @@ export function optionByName(name: string): OptionSpec | undefined {
 /** The options a config file may set (each once, by its key). */
 export const CONFIG_OPTIONS: readonly OptionSpec[] = OPTIONS.filter((o) => o.key !== undefined);
 
-export function defaultOf(o: OptionSpec): OptionValue | undefined {
-  return typeof o.default === 'function' ? o.default() : o.default;
+export function defaultOf(o: OptionSpec, get: (name: string) => OptionValue | undefined = () => undefined): OptionValue | undefined {
+  return typeof o.default === 'function' ? o.default(get) : o.default;
 }
 
 /** The default as --help and the README show it. */

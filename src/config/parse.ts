@@ -150,3 +150,16 @@ ${(Object.keys(HEADS) as Command[]).map((c) => `  ${HEADS[c].replace(/^usage: ib
 
 ibsm <command> --help lists the command's options; ibsm -V prints the version.
 `;
+
+/** The README's option table of a command (test/config.test.ts checks the README holds it). */
+export function markdownOptionTable(cmd: Command): string {
+  const esc = (s: string): string => s.replace(/\|/g, '\\|');
+  const conf = cmd === 'run';
+  const rows = optionsOf(cmd).map((o) => {
+    const cells = [`\`--${o.name}${o.arg ? ` ${esc(o.arg)}` : ''}\`${o.short ? ` (\`-${o.short}\`)` : ''}`, esc(o.help), esc(defaultText(o))];
+    if (conf) cells.push(o.key ? `\`${o.key}\`` : '', o.opensm ? `\`${o.opensm}\`` : '');
+    return `| ${cells.join(' | ')} |`;
+  });
+  const head = conf ? ['| option | meaning | default | config key | opensm.conf |', '|---|---|---|---|---|'] : ['| option | meaning | default |', '|---|---|---|'];
+  return [...head, ...rows].join('\n');
+}
