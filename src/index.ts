@@ -37,7 +37,7 @@ export { openBackend, PortNotFoundError, DEFAULT_SIM_SPEC, type Backend, type Ba
 export { snapshotPorts, type Snapshot, type EndPort, type EndPortIndex, type DiscoveryResult, type DiscoveredNode } from './model/snapshot.js';
 
 // ---- the SA client
-export { openSaClient, IbsmSaClient, type OpenSaClientOptions, type SaClientEvents } from './api/sa.js';
+export { openSaClient, IbsmSaClient, gidOf, type OpenSaClientOptions, type SaClientEvents } from './api/sa.js';
 export { SaClient, SaStatusError, SaNotFoundError, type SaClientOptions, type SaResult } from './sa/client.js';
 export {
   SaAttr,

@@ -33,6 +33,11 @@ export interface OpenSaClientOptions {
   smKey?: bigint;
 }
 
+/** The GID of a port: subnet prefix (default fe80::/64) and port GUID. */
+export function gidOf(portGuid: bigint, prefix = DEFAULT_GID_PREFIX): bigint {
+  return (prefix << 64n) | portGuid;
+}
+
 export class IbsmSaClient {
   readonly events = new TypedEmitter<SaClientEvents>();
   private readonly offReports: () => void;
@@ -65,7 +70,7 @@ export class IbsmSaClient {
 
   /** This port's GID (the subnet prefix fe80::/64 unless given). */
   portGid(prefix = DEFAULT_GID_PREFIX): bigint {
-    return (prefix << 64n) | this.rpc.transport.local.portGuid;
+    return gidOf(this.rpc.transport.local.portGuid, prefix);
   }
 
   /** Any record table: GetTable of `attrId` with the fields of `record` named by `mask` (`Layout.mask(...)`). */
