@@ -14,10 +14,17 @@ async function up(extra: Parameters<typeof openSm>[0] = {}): Promise<{ sm: IbsmS
   const sink = new MemorySink();
   const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, log: new Logger(sink, 'info'), ...extra });
   const subnetUp = sm.events.next('subnetUp');
+  const states: string[] = [];
+  sm.events.on('smStateChanged', (t) => states.push(`${t.from}->${t.to}`));
+  const sweeps: number[] = [];
+  sm.events.on('sweep', (s) => sweeps.push(s.smps));
   await sm.start();
   const e = await subnetUp;
   expect(e.snapshot).toBe(sm.snapshot);
   expect(e.stats.kind).toBe('heavy');
+  expect(states).toEqual(['notActive->discovering', 'discovering->master']);
+  expect(sweeps).toEqual([e.stats.smps]);
+  expect(sink.lines.some((l) => l.includes('SUBNET UP'))).toBe(true);
   return { sm, sink };
 }
 

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { main } from '../src/cli/main.js';
 import { CONFIG_OPTIONS, COMMANDS, OPTIONS, optionsOf, ROOT_GUID2LID_FILE } from '../src/config/options.js';
-import { markdownOptionTable, parseCommandLine } from '../src/config/parse.js';
+import { manPage, markdownOptionTable, parseCommandLine } from '../src/config/parse.js';
 import { readConfigFile, resolveConfig } from '../src/config/file.js';
 import { readOpensmConf } from '../src/config/opensm-conf.js';
 import { DEFAULT_FALLBACK } from '../src/routing/registry.js';
@@ -72,6 +72,13 @@ describe('the option table', () => {
     const runKeys = optionsOf('run').filter((o) => o.key).map((o) => o.key!);
     expect([...SM_CONFIG_KEYS].sort()).toEqual([...runKeys].sort());
     expect(CONFIG_OPTIONS.every((o) => o.commands.includes('run') || o.commands.includes('route'))).toBe(true);
+  });
+
+  it('the man page is the table\'s (npm run docs writes it)', () => {
+    const version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version as string;
+    const man = readFileSync(new URL('../docs/ibsm.8', import.meta.url), 'utf8');
+    expect(man).toBe(manPage(version));
+    for (const o of OPTIONS) expect(man, o.name).toContain(`\\-\\-${o.name.replace(/-/g, '\\-')}\\fR`);
   });
 
   it("the README's option tables are the table's", () => {

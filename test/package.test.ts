@@ -42,7 +42,7 @@ describe('the npm package', () => {
     // Stage the package's files with a fresh build (the repo's own dist/ is left alone), then pack.
     const stage = path.join(tmp, 'stage');
     mkdirSync(path.join(stage, 'scripts'), { recursive: true });
-    for (const f of ['package.json', 'README.md', 'binding.gyp', 'native']) cpSync(path.join(ROOT, f), path.join(stage, f), { recursive: true });
+    for (const f of ['package.json', 'README.md', 'binding.gyp', 'native', 'docs/ibsm.8']) cpSync(path.join(ROOT, f), path.join(stage, f), { recursive: true });
     cpSync(path.join(ROOT, 'scripts/build-native.mjs'), path.join(stage, 'scripts/build-native.mjs'));
     run(process.execPath, [TSC, '-p', path.join(ROOT, 'tsconfig.json'), '--outDir', path.join(stage, 'dist')], ROOT);
     const packed = JSON.parse(run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], stage)) as Array<{ filename: string; files: Array<{ path: string }> }>;

@@ -163,3 +163,27 @@ export function markdownOptionTable(cmd: Command): string {
   const head = conf ? ['| option | meaning | default | config key | opensm.conf |', '|---|---|---|---|---|'] : ['| option | meaning | default |', '|---|---|---|'];
   return [...head, ...rows].join('\n');
 }
+
+/** The man page (docs/ibsm.8, checked by test/config.test.ts; `npm run docs` writes it). */
+export function manPage(version: string): string {
+  const roff = (s: string): string => s.replace(/\\/g, '\\\\').replace(/-/g, '\\-').replace(/^\./gm, '\\&.');
+  const out = [
+    `.TH IBSM 8 "" "ibsm ${version}" "System Administration"`,
+    '.SH NAME',
+    'ibsm \\- InfiniBand subnet manager and subnet administrator',
+    '.SH SYNOPSIS',
+    ...(Object.keys(HEADS) as Command[]).map((c) => `.B ibsm ${c}\n${roff(HEADS[c].split('\n')[0]!.replace(`usage: ibsm ${c} `, ''))}\n.br`),
+    '.SH DESCRIPTION',
+    'Every command takes \\fB\\-h\\fR/\\fB\\-\\-help\\fR and \\fB\\-V\\fR/\\fB\\-\\-version\\fR. Exit status: 0 success, 1 a runtime failure, 2 bad usage.',
+  ];
+  for (const c of Object.keys(HEADS) as Command[]) {
+    out.push(`.SH ${c.toUpperCase()}`, roff(HEADS[c].split('\n')[1]!.trim()));
+    for (const o of optionsOf(c)) {
+      out.push('.TP', `\\fB${o.short ? `\\-${o.short}\\fR, \\fB` : ''}\\-\\-${roff(o.name)}\\fR${o.arg ? ` \\fI${roff(o.arg)}\\fR` : ''}`);
+      out.push(`${roff(o.help)} (default: ${roff(defaultText(o))})${o.key && c === 'run' ? `. Config key \\fB${o.key}\\fR${o.opensm ? `, opensm.conf \\fB${roff(o.opensm)}\\fR` : ''}.` : ''}`);
+    }
+  }
+  out.push('.SH FILES', '.TP', '/etc/ibsm/ibsm.conf', 'read by \\fBibsm run\\fR and \\fBibsm config\\fR without \\fB\\-\\-config\\fR, if it exists', '.TP', '/var/cache/opensm/guid2lid', 'the guid2lid file as root on a real HCA');
+  out.push('.SH SEE ALSO', 'opensm(8), saquery(8), ibnetdiscover(8)');
+  return out.join('\n') + '\n';
+}
