@@ -115,8 +115,9 @@ export class IbsmSaClient {
     return this.client.set<ServiceRecord>(SaAttr.ServiceRecord, ServiceRecord, rec, ServiceRecord.mask('serviceId', 'serviceGid', 'servicePKey', 'serviceLease', 'serviceName'));
   }
 
-  async deleteService(serviceId: bigint): Promise<ServiceRecord> {
-    return this.client.delete<ServiceRecord>(SaAttr.ServiceRecord, ServiceRecord, { serviceId, serviceGid: this.portGid() }, ServiceRecord.mask('serviceId', 'serviceGid'));
+  /** Delete this port's registration of a service: the record ID is ServiceID, ServiceGID and ServiceP_Key. */
+  async deleteService(serviceId: bigint, servicePKey = 0xffff): Promise<ServiceRecord> {
+    return this.client.delete<ServiceRecord>(SaAttr.ServiceRecord, ServiceRecord, { serviceId, serviceGid: this.portGid(), servicePKey }, ServiceRecord.mask('serviceId', 'serviceGid', 'servicePKey'));
   }
 
   async services(): Promise<ServiceRecord[]> {
