@@ -1,10 +1,10 @@
 /** The package API (src/index.ts) on the in-process fabric: an SM+SA opened with `ibsm run`'s
  * options, its typed events, the snapshot and routes, the SA client, the simulated fabric's faults. */
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createSimFabric, JoinState, Logger, NodeType, openSaClient, openSm, parseGuidFile, routeBetween, type IbsmSm, type PortStateChange, type TopologyChange } from '../src/index.js';
+import { createSimFabric, fileLogSink, JoinState, Logger, NodeType, openSaClient, openSm, parseGuidFile, routeBetween, type IbsmSm, type PortStateChange, type TopologyChange } from '../src/index.js';
 import { MemorySink } from '../src/util/log.js';
 
 
@@ -146,11 +146,30 @@ describe('package API', () => {
           const pn = n.ports.findIndex((p) => p?.peer);
           const pi = sim.portInfo(n.idx, pn);
           expect(pi.gidPrefix).toBe(0xfe80000000001234n);
-          expect(pi.operationalVls).toBeLessThanOrEqual(2);
+          expect(pi.operationalVls).toBe(2);
         }
       }
     } finally {
       await sm.stop();
     }
+  });
+
+  it('a log file is appended to and truncated when it passes log-max-size, as OpenSM does', () => {
+    const f = path.join(mkdtempSync(path.join(os.tmpdir(), 'ibsm-log-')), 'ibsm.log');
+    writeFileSync(f, 'before\n');
+    const sink = fileLogSink(f, 1);
+    sink.write('first');
+    expect(readFileSync(f, 'utf8')).toBe('before\nfirst\n');
+    const line = 'x'.repeat(999);
+    for (let i = 0; i < 1100; i++) sink.write(`${i} ${line}`);
+    sink.close();
+    const text = readFileSync(f, 'utf8');
+    expect(statSync(f).size).toBeLessThanOrEqual(1024 * 1024);
+    expect(text).not.toContain('before');
+    expect(text.trimEnd().split('\n').at(-1)).toBe(`1099 ${line}`);
+    const unbounded = fileLogSink(f, 0);
+    for (let i = 0; i < 1100; i++) unbounded.write(line);
+    unbounded.close();
+    expect(statSync(f).size).toBeGreaterThan(1024 * 1024);
   });
 });
