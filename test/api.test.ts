@@ -172,4 +172,22 @@ describe('package API', () => {
     unbounded.close();
     expect(statSync(f).size).toBeGreaterThan(1024 * 1024);
   });
+
+  it('a listener that throws is counted and logged; the SM carries on', async () => {
+    const sink = new MemorySink();
+    const sm = await openSm({ sim: SPEC, sweepInterval: 0, log: new Logger(sink, 'info') });
+    try {
+      sm.events.on('sweep', () => {
+        throw new Error('listener bug');
+      });
+      const up = sm.events.next('subnetUp');
+      await sm.start();
+      await up;
+      expect(sm.events.listenerErrors).toBe(1);
+      expect(sink.lines.some((l) => /event listener failed event=sweep error="listener bug"/.test(l))).toBe(true);
+      expect(sink.lines.some((l) => l.includes('SUBNET UP'))).toBe(true);
+    } finally {
+      await sm.stop();
+    }
+  });
 });

@@ -147,7 +147,7 @@ export function formatEffectiveConfig(c: EffectiveConfig): string {
       lines.push(`  // "${o.key}": unset (${s.source}: ${o.defaultText ?? 'none'})`);
       continue;
     }
-    lines.push(`  // from: ${s.source}${s.value !== undefined && typeof s.value !== 'boolean' ? ` (${formatValue(o, s.value)})` : ''}`);
+    lines.push(`  // from: ${s.source}${typeof s.value !== 'boolean' ? ` (${formatValue(o, s.value)})` : ''}`);
     lines.push(`  ${JSON.stringify(o.key)}: ${jsonOf(s.value)}${s === withValue.at(-1) ? '' : ','}`);
   }
   lines.push('}');
