@@ -140,7 +140,11 @@ export function optionLines(specs: readonly OptionSpec[]): string {
 
 /** `ibsm <cmd> --help`: the command's own options from the table. */
 export function commandHelp(cmd: Command, extra = ''): string {
-  return `${HEADS[cmd]}\n\noptions:\n${optionLines(optionsOf(cmd))}\n  -h, --help                      this help\n  -V, --version                   print the version\n${extra}`;
+  const always: OptionSpec[] = [
+    { name: 'help', short: 'h', type: 'boolean', default: false, help: 'this help', commands: [] },
+    { name: 'version', short: 'V', type: 'boolean', default: false, help: 'print the version', commands: [] },
+  ];
+  return `${HEADS[cmd]}\n\noptions:\n${optionLines([...optionsOf(cmd), ...always])}\n${extra}`;
 }
 
 export const GLOBAL_USAGE = `usage: ibsm <command> [options]
