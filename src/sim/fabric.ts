@@ -14,6 +14,8 @@
  * scheduler, and the endpoints attached at ports (./endpoint.ts).
  */
 import type { Clock } from '../util/clock.js';
+import { addCounts, processPma } from './pma.js';
+import type { PortCounterName } from '../wire/pma.js';
 import type { Fabric } from '../model/fabric.js';
 import { MadHeaderView, MgmtClass, PERMISSIVE_LID, PortState, isResponse } from '../wire/mad.js';
 import { setTidHigh } from '../wire/builders.js';
@@ -418,6 +420,11 @@ export class SimFabric implements SmaHost, EndpointHost {
     this.traps.repress(node, tid);
   }
 
+  /** Add to the PMA counters of (node, port), e.g. `{ symbolErrors: 5 }` (error injection). */
+  addPortCounts(ref: NodeRef, port: number, counts: Partial<Record<PortCounterName, number>>): void {
+    addCounts(this.port(ref, port), counts);
+  }
+
   /** Traps a node is still repeating (not yet repressed). */
   pendingTraps(ref: NodeRef): number {
     return this.traps.pending(this.node(ref));
@@ -479,6 +486,7 @@ export class SimFabric implements SmaHost, EndpointHost {
     const b = pkt.buf;
     const ep = this.endpoints.receiver(node.idx, port, b);
     if (!ep) {
+      if (MadHeaderView.over(b).mgmtClass === MgmtClass.Perf) return this.atPma(node, port, pkt);
       this.count('no agent');
       return;
     }
@@ -486,5 +494,13 @@ export class SimFabric implements SmaHost, EndpointHost {
     const addr: MadAddress =
       MadHeaderView.over(b).mgmtClass === MgmtClass.SubnDirected ? { lid: PERMISSIVE_LID, qpn: 0 } : { lid: pkt.slid, qpn: pkt.sqpn, qkey: 0, sl: 0, pkeyIndex: 0 };
     ep.deliver({ data: b, addr, status: 0 });
+  }
+
+  /** The node's PMA answers a PerfMgt request no client agent took. */
+  private atPma(node: SimNode, port: number, pkt: Packet): void {
+    const resp = processPma(node, port, pkt.buf);
+    if (!resp) return this.count('no agent');
+    const from = node.isSwitch ? node.ports[0]! : node.ports[port]!;
+    this.inject(node, from.num, { buf: resp, slid: from.info.lid, dlid: pkt.slid, sqpn: 1, dqpn: pkt.sqpn, vl15: false }, false);
   }
 }
