@@ -31,7 +31,7 @@ import {
   VLArbitrationTableRecord,
 } from '../wire/sa.js';
 import { GUID_BLOCK_SIZE, LFT_BLOCK_SIZE, PKEY_BLOCK_SIZE, SmState, VLARB_BLOCK_SIZE, type PortInfo } from '../wire/sma.js';
-import { NO_ROUTE } from '../routing/types.js';
+import { NO_ROUTE, isRftSwitch, rftBlocksOf } from '../model/routes.js';
 import { SaRequestError } from './engine.js';
 import { portPkeys, Visibility } from './visibility.js';
 import { snapshotPorts, type EndPort, type EndPortIndex } from '../model/snapshot.js';
@@ -261,7 +261,7 @@ const lftRecord: RecordDef = {
     const onlyBlock = env.rid('blockNum');
     for (const ep of switches(env)) {
       const lft = ctx.snapshot.routing.lfts.get(ep.node);
-      if (!lft || !ep.lid) continue;
+      if (!lft || !ep.lid || rftSwitch(ctx, ep.node)) continue;
       const top = Math.floor(ctx.snapshot.maxLid / LFT_BLOCK_SIZE);
       for (const b of portRange(top, onlyBlock)) {
         const ports = new Array<number>(LFT_BLOCK_SIZE);
@@ -272,13 +272,28 @@ const lftRecord: RecordDef = {
   },
 };
 
-/** The SM programs linear forwarding tables only: no switch holds a RandomForwardingTable. */
+/** A switch that forwards by its RandomForwardingTable (the SM programs RFTs there, not LFTs). */
+function rftSwitch(ctx: SaContext, node: number): boolean {
+  const si = ctx.snapshot.discovery.nodes[node]?.switchInfo;
+  return si !== undefined && isRftSwitch(si);
+}
+
+/** The RFT blocks the SM programs on switches without a linear table (the same blocks, from the
+ * same routing result). */
 const rftRecord: RecordDef = {
   attrId: SaAttr.RandomForwardingTableRecord,
   layout: RandomForwardingTableRecord,
   lidPath: 'lid',
-  candidates() {
-    return [];
+  *candidates(env) {
+    const { ctx } = env;
+    const onlyBlock = env.rid('blockNum');
+    for (const ep of switches(env)) {
+      const table = ctx.snapshot.routing.lfts.get(ep.node);
+      const si = ctx.snapshot.discovery.nodes[ep.node]?.switchInfo;
+      if (!table || !ep.lid || !si || !isRftSwitch(si)) continue;
+      const { blocks } = rftBlocksOf(table, ctx.snapshot.maxLid, si.randomFdbCap);
+      for (const b of portRange(blocks.length - 1, onlyBlock)) yield { node: ep.node, value: { lid: ep.lid, blockNum: b, rft: { entries: blocks[b]! } } };
+    }
   },
 };
 

@@ -52,6 +52,9 @@ export interface SimFabricOptions {
   /** SwitchInfo.LinearFDBCap (default 49152); 0 with randomFdbCap > 0 makes RFT switches. */
   linearFdbCap?: number;
   randomFdbCap?: number;
+  /** Switches (by node GUID) built with a RandomForwardingTable and no linear one (LinearFDBCap 0,
+   * RandomFDBCap `randomFdbCap` or 4096), whatever the caps above: fabrics mixing both kinds. */
+  rftSwitches?: ReadonlySet<bigint>;
   /** SwitchInfo.MulticastFDBCap (default 1024). */
   multicastFdbCap?: number;
   /** SwitchInfo.EnhancedPort0 (default false). */
@@ -90,7 +93,7 @@ export class SimFabric implements SmaHost, EndpointHost {
   readonly nodes: SimNode[];
   readonly stats: FabricStats = { injected: 0, delivered: 0, dropped: 0, hops: 0, smpsHandled: 0, trapsSent: 0, duplicated: 0, dropReasons: {} };
   private readonly clock: Clock;
-  private readonly opts: Required<Omit<SimFabricOptions, 'clock' | 'faults' | 'trapRepeatMs'>> & { trapRepeatMs?: number };
+  private readonly opts: Required<Omit<SimFabricOptions, 'clock' | 'faults' | 'trapRepeatMs' | 'rftSwitches'>> & { trapRepeatMs?: number };
   private readonly faults: SimFaults;
   private readonly byGuid = new Map<bigint, SimNode>();
   private readonly byPortGuid = new Map<bigint, SimPort>();
@@ -133,7 +136,8 @@ export class SimFabric implements SmaHost, EndpointHost {
       this.opts,
     );
     this.nodes = fabric.nodes.map((fn, idx) => {
-      const node = buildSimNode(fn, idx, this.opts, this.byPortGuid);
+      const caps = opts.rftSwitches?.has(fn.guid) ? { ...this.opts, linearFdbCap: 0, randomFdbCap: this.opts.randomFdbCap || 4096 } : this.opts;
+      const node = buildSimNode(fn, idx, caps, this.byPortGuid);
       if (!this.byGuid.has(fn.guid)) this.byGuid.set(fn.guid, node);
       if (!this.byDesc.has(fn.desc)) this.byDesc.set(fn.desc, node);
       return node;
