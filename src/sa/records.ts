@@ -35,7 +35,7 @@ import { NO_ROUTE, isRftSwitch, rftBlocksOf } from '../model/routes.js';
 import { SaRequestError } from './engine.js';
 import { portPkeys, Visibility } from './visibility.js';
 import { snapshotPorts, type EndPort, type EndPortIndex } from '../model/snapshot.js';
-import type { SaContext, SaHandler, SaQuery } from './types.js';
+import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
 
 /** One candidate record: the device it describes (visibility) and its value. */
 interface Candidate {
@@ -69,6 +69,8 @@ interface RecordDef {
    * saquery treat PortInfo:CapabilityMask: `saquery -s` asks for the ports with IsSM). */
   subsetPaths?: string[];
   candidates(env: Env): Iterable<Candidate>;
+  /** Set/Delete, for the records clients may change (GUIDInfoRecord). */
+  write?(q: SaQuery, ctx: SaContext): SaAnswer;
 }
 
 function recordHandler(def: RecordDef): SaHandler {
@@ -82,6 +84,7 @@ function recordHandler(def: RecordDef): SaHandler {
   return {
     attrIds: [def.attrId],
     handle(q, ctx) {
+      if ((q.method === Method.Set || q.method === Method.Delete) && def.write) return def.write(q, ctx);
       if (q.method !== Method.Get && q.method !== Method.GetTable) {
         throw new SaRequestError(MadStatus.UnsupportedMethodAttr, `${layout.name} supports Get and GetTable only`);
       }
@@ -424,6 +427,7 @@ const guidInfoRecord: RecordDef = {
   attrId: SaAttr.GUIDInfoRecord,
   layout: GUIDInfoRecord,
   lidPath: 'lid',
+  write: (q, ctx) => ctx.aliases?.modify(q, ctx) ?? { kind: 'status', status: MadStatus.UnsupportedMethodAttr },
   *candidates(env) {
     const { ctx } = env;
     const onlyBlock = env.rid('blockNum');
@@ -432,8 +436,8 @@ const guidInfoRecord: RecordDef = {
       const cap = portInfoOf(ctx, ep.node, ep.port)?.guidCap ?? 1;
       const blocks = Math.max(1, Math.ceil(cap / GUID_BLOCK_SIZE));
       for (const b of portRange(blocks - 1, onlyBlock)) {
-        // GID index 0 is the port GUID; the SM assigns no alias GUIDs.
-        const guids = new Array<bigint>(GUID_BLOCK_SIZE).fill(0n);
+        // GID index 0 is the port GUID; the others are the alias GUIDs clients set.
+        const guids = [...(ctx.aliases?.block(ep.guid, b) ?? new Array<bigint>(GUID_BLOCK_SIZE).fill(0n))];
         if (b === 0) guids[0] = ep.guid;
         yield { node: ep.node, value: { lid: ep.lid, blockNum: b, guidInfo: { guids } } };
       }
