@@ -156,7 +156,7 @@ export class Subnet {
     const lids = new Map<bigint, { base: number; lmc: number }>();
     const snap = this.sm.current;
     if (snap) for (const ep of snapshotPorts(snap).endPorts) if (ep.lid) lids.set(ep.guid, { base: ep.lid, lmc: ep.lmc });
-    return exportSaState(this.multicast, this.services, this.inform, this.o.clock.now(), lids);
+    return exportSaState(this.multicast, this.services, this.inform, this.o.clock.now(), lids, this.aliases);
   }
 
   /** Masters known to serve pulls (true) or not (false, with when that was seen). */
@@ -188,7 +188,7 @@ export class Subnet {
 
   private restoreMirror(): void {
     if (!this.syncMirror.entries.size) return;
-    const n = this.syncMirror.restore(this.multicast, this.services, this.inform, this.o.clock.now());
+    const n = this.syncMirror.restore(this.multicast, this.services, this.inform, this.o.clock.now(), this.aliases);
     this.sm.adoptLids(this.syncMirror.lids());
     this.o.log.info('SA state restored', { seq: this.syncMirror.seq, ...n });
     this.restored = true;

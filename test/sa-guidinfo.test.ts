@@ -102,3 +102,49 @@ describe('GUIDInfoRecord Set/Delete (alias GUIDs)', () => {
     subnet.stop();
   });
 });
+
+describe('alias GUIDs across failover', () => {
+  it('the standby mirrors them and, as master, still resolves them, answers them and keeps the assigned GUID of each index', async () => {
+    const clock = new VirtualClock();
+    const fabric = loadFabricSpec('gen:fattree2:leaves=2,spines=1,hosts=2');
+    const sim = new SimFabric(fabric, { clock, seed: 4 });
+    const hosts = fabric.nodes.filter((n) => n.type !== NodeType.Switch);
+    const startSm = (guid: bigint, priority: number) => {
+      const ep = sim.attach(guid);
+      ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap, Method.Get, Method.Set] });
+      ep.register(MgmtClass.SubnDirected, 1, { methods: [Method.Get, Method.Set] });
+      const rpc = new MadRpc(ep, clock, { timeoutMs: 50, retries: 2, window: 64 });
+      const subnet = new Subnet({ rpc, portGuid: ep.local.portGuid, smp: smpClientOf(rpc), clock, log: new Logger(new MemorySink(), 'debug'), routing: ['minhop'], lmc: 0, sweepIntervalMs: 1000, priority, pollIntervalMs: 200, pollRetries: 2, saServer: { schedule: (fn) => queueMicrotask(fn) } });
+      void subnet.start().catch(() => undefined);
+      return { subnet, kill: async () => (subnet.stop(), rpc.close(), await ep.close()) };
+    };
+    const a = startSm(hosts[0]!.guid, 10);
+    const b = startSm(hosts[3]!.guid, 2);
+    await clock.advanceAsync(2000);
+    expect([a.subnet.sm.state, b.subnet.sm.state]).toEqual(['master', 'standby']);
+    const cep = sim.attach(hosts[1]!.guid);
+    cep.register(MgmtClass.SubnAdm, SA_CLASS_VERSION);
+    const crpc = new MadRpc(cep, clock, { timeoutMs: 50 });
+    const lid = a.subnet.sm.current!.fabric.nodes.find((n) => n.guid === hosts[1]!.guid)!.ports[1]!.lid!;
+    const sa = await drive(clock, SaClient.locate(crpc));
+    const set = await drive(clock, sa.set(SaAttr.GUIDInfoRecord, GUIDInfoRecord, { lid, blockNum: 0, guidInfo: { guids: guids({ 3: 0x77n }) } }, MOD | idx(1, 3)));
+    const assigned = set.guidInfo.guids[1]!;
+    await clock.advanceAsync(1000); // the standby's polls pull the change
+    expect([...b.subnet.syncMirror.entries.keys()]).toContain(`a/${cep.local.portGuid.toString(16)}`);
+
+    await a.kill();
+    for (let i = 0; i < 300 && b.subnet.sm.state !== 'master'; i++) await clock.advanceAsync(10);
+    expect(b.subnet.sm.state).toBe('master');
+    await clock.advanceAsync(200);
+    const sa2 = await drive(clock, SaClient.locate(crpc));
+    const [rec] = await drive(clock, sa2.getTable(SaAttr.GUIDInfoRecord, GUIDInfoRecord, { lid }, GUIDInfoRecord.mask('lid')));
+    expect(rec!.guidInfo.guids.slice(0, 4)).toEqual([cep.local.portGuid, assigned, 0n, 0x77n]);
+    expect(sim.port(cep.local.portGuid, 1).guids.slice(0, 4)).toEqual([cep.local.portGuid, assigned, 0n, 0x77n]);
+    await drive(clock, sa2.delete(SaAttr.GUIDInfoRecord, GUIDInfoRecord, { lid, blockNum: 0 }, MOD | idx(1)));
+    const again = await drive(clock, sa2.set(SaAttr.GUIDInfoRecord, GUIDInfoRecord, { lid, blockNum: 0 }, MOD | idx(1, 2)));
+    expect(again.guidInfo.guids[1]).toBe(assigned);
+    expect(again.guidInfo.guids[2]).not.toBe(assigned); // a new index gets a GUID no port has
+    expect(again.guidInfo.guids[2]! >> 40n).toBe(0x001405n);
+    await b.kill();
+  });
+});

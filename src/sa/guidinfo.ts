@@ -51,6 +51,22 @@ export class AliasGuids implements AliasView {
     for (const [portGuid, t] of this.tables) for (let b = 0; b * GUID_BLOCK_SIZE < t.length; b++) yield { portGuid, block: b, guids: this.block(portGuid, b)! };
   }
 
+  /** Every port's table and the GUIDs assigned for its indices (what a standby keeps). */
+  *list(): IterableIterator<{ portGuid: bigint; table: readonly bigint[]; assigned: readonly bigint[] }> {
+    const ports = new Set([...this.tables.keys(), ...this.assigned.keys()]);
+    for (const portGuid of ports) yield { portGuid, table: this.tables.get(portGuid) ?? [], assigned: this.assigned.get(portGuid) ?? [] };
+  }
+
+  /** Take over a port's table and assigned GUIDs (a standby becoming master). */
+  restore(portGuid: bigint, table: readonly bigint[], assigned: readonly bigint[]): void {
+    if (table.length > 0) {
+      this.tables.set(portGuid, [...table]);
+      for (const a of table.slice(1)) if (a) this.owners.set(a, portGuid);
+    }
+    if (assigned.length > 0) this.assigned.set(portGuid, [...assigned]);
+    for (const a of assigned) if (a) this.counter = Math.max(this.counter, Number(a & 0xffffffffn));
+  }
+
   /** Forget the tables of ports no longer in the fabric (their assigned GUIDs stay theirs). */
   prune(present: ReadonlySet<bigint>): void {
     for (const [g, t] of this.tables) {
