@@ -8,12 +8,14 @@ import { portKind, snapshotPorts, type Snapshot } from './model/snapshot.js';
 import { installSmHandlers } from './sm/handlers.js';
 import { PartitionPlan, partitionGroups } from './model/partitions.js';
 import { formatGid } from './wire/format.js';
-import { DEFAULT_GID_PREFIX, NodeType } from './wire/mad.js';
+import { DEFAULT_GID_PREFIX, NodeType, SmpAttr } from './wire/mad.js';
 import { SaEngine } from './sa/engine.js';
 import { SaServer, coreSaHandlers, type SaServerOptions } from './sa/server.js';
 import { MulticastManager } from './sa/multicast.js';
 import { ServiceRegistry } from './sa/services.js';
 import { InformManager } from './sa/inform.js';
+import { AliasGuids } from './sa/guidinfo.js';
+import { GUIDInfo } from './wire/sma.js';
 import { exportSaState, SyncMirror, SyncSource } from './sa/sync.js';
 import { pullSync, registerSync, serveSync, SYNC_SERVICE_ID, SYNC_SERVICE_NAME } from './sa/sync-agent.js';
 import { SaClient } from './sa/client.js';
@@ -46,6 +48,8 @@ export class Subnet {
   readonly multicast: MulticastManager;
   readonly services: ServiceRegistry;
   readonly inform: InformManager;
+  /** Alias GUIDs clients set through GUIDInfoRecord; the SM writes them into the ports' GUIDInfo. */
+  readonly aliases: AliasGuids;
   readonly sa?: SaServer;
   private ctx?: SaContext;
   /** End ports of the last sweep: port GUID → GID. */
@@ -92,6 +96,13 @@ export class Subnet {
       }
     }
     this.services = new ServiceRegistry();
+    this.aliases = new AliasGuids({
+      onChange: (guid, block, guids) => {
+        this.writeGuidInfo(guid, block, guids);
+        // answers that resolved GIDs (the PathRecord answer cache) belong to the old aliases
+        if (this.ctx) this.sa?.setContext((this.ctx = this.makeContext(this.ctx.snapshot)));
+      },
+    });
     // RespTimeValue 16 (268 ms): the SA answers within milliseconds; OpenSM's value for its 200 ms default.
     this.engine = new SaEngine({ respTimeValue: 16, qos: o.qos !== undefined });
     for (const h of coreSaHandlers()) this.engine.register(h);
@@ -175,7 +186,7 @@ export class Subnet {
     const lids = new Map<bigint, { base: number; lmc: number }>();
     const snap = this.sm.current;
     if (snap) for (const ep of snapshotPorts(snap).endPorts) if (ep.lid) lids.set(ep.guid, { base: ep.lid, lmc: ep.lmc });
-    return exportSaState(this.multicast, this.services, this.inform, this.o.clock.now(), lids);
+    return exportSaState(this.multicast, this.services, this.inform, this.o.clock.now(), lids, this.aliases);
   }
 
   /** Masters known to serve pulls (true) or not (false, with when that was seen). */
@@ -207,7 +218,7 @@ export class Subnet {
 
   private restoreMirror(): void {
     if (!this.syncMirror.entries.size) return;
-    const n = this.syncMirror.restore(this.multicast, this.services, this.inform, this.o.clock.now());
+    const n = this.syncMirror.restore(this.multicast, this.services, this.inform, this.o.clock.now(), this.aliases);
     this.sm.adoptLids(this.syncMirror.lids());
     this.o.log.info('SA state restored', { seq: this.syncMirror.seq, ...n });
     this.restored = true;
@@ -224,6 +235,7 @@ export class Subnet {
       qos: this.qosPolicy,
       smPortGuid: this.o.portGuid,
       smKey: this.o.smKey ?? 0n,
+      aliases: this.aliases,
       get now() {
         return clock.now();
       },
@@ -281,6 +293,21 @@ export class Subnet {
       if (!isEmptyChange(change)) this.events.emit('topologyChanged', change);
       for (const c of diffPortStates(prev, snap)) this.events.emit('portStateChanged', c);
     }
+    // A port's GUIDInfo does not survive its reset: write every alias block again after a sweep.
+    this.aliases.prune(new Set(now.keys()));
+    for (const b of this.aliases.blocks()) this.writeGuidInfo(b.portGuid, b.block, b.guids);
+  }
+
+  /** SubnSet(GUIDInfo) of one block of an end port's alias GUIDs, through its DR path. */
+  private writeGuidInfo(portGuid: bigint, block: number, guids: readonly bigint[]): void {
+    const snap = this.ctx?.snapshot;
+    const ep = snap && snapshotPorts(snap).byGuid.get(portGuid);
+    if (!snap || !ep) return;
+    const d = snap.discovery.nodes[ep.node]!;
+    const path = d.portPaths[ep.port] ?? d.path;
+    this.o.smp.setDr(path, SmpAttr.GUIDInfo, block, GUIDInfo.encode({ guids: [...guids] })).catch((e: unknown) =>
+      this.o.log.warn('alias GUIDs not written', { node: snap.fabric.nodes[ep.node]!.desc, guid: portGuid, port: ep.port, lid: ep.lid, block, error: (e as Error).message }),
+    );
   }
 
   /** First heavy sweep (the SA answers from its end on). Resolves at SUBNET UP. */

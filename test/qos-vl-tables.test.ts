@@ -3,10 +3,11 @@
  * VLArbitration blocks as configured, and a layered engine's tables winning over QoS. */
 import { describe, expect, it } from 'vitest';
 import { planVlTables } from '../src/sm/plan-tables.js';
+import { planPortInfo } from '../src/sm/plan-ports.js';
 import { Programmed } from '../src/sm/programmed.js';
 import { qosVlSettings } from '../src/model/qos-policy.js';
 import { SmpAttr, NodeType } from '../src/wire/mad.js';
-import { SLtoVLMappingTable, VLArbitrationTable } from '../src/wire/sma.js';
+import { PortInfo, SLtoVLMappingTable, VLArbitrationTable } from '../src/wire/sma.js';
 import { buildContext, mixedFabric } from './sa-fixture.js';
 
 describe('QoS VL tables', () => {
@@ -50,5 +51,19 @@ describe('QoS VL tables', () => {
     const t = writes.find((w) => w.attr === SmpAttr.SLtoVLMappingTable)!;
     expect(SLtoVLMappingTable.decode(t.data).vls).toEqual(routing.sl2vl);
     expect(planVlTables(ctx.snapshot.discovery, { ...routing, vlsUsed: 1, sl2vl: undefined }, new Programmed())).toEqual([]); // no QoS: nothing, as before
+  });
+
+  it("VLHighLimit (qos_high_limit) goes to every linked port with QoS on, and is left alone without it", async () => {
+    const { ctx } = await buildContext(mixedFabric());
+    const disc = ctx.snapshot.discovery;
+    const settings = { lmc: 0, smLid: ctx.snapshot.smLid };
+    const withQos = planPortInfo(disc, { ...settings, qosVl: qosVlSettings({ highLimit: 7 }) });
+    const f = ctx.snapshot.fabric;
+    const linked = f.nodes.reduce((a, n) => a + n.ports.filter((p, k) => p && (k === 0 || p.peer)).length, 0);
+    expect(withQos.length).toBe(linked);
+    for (const w of withQos) expect(PortInfo.decode(w.data).vlHighLimit).toBe(7);
+    // the fabric holds it now: no Set wanted for it again; without QoS nothing asks for it
+    for (const w of withQos) if (w.effect.kind === 'portInfo') disc.nodes[w.effect.node]!.portInfo[w.effect.port]!.vlHighLimit = 7;
+    expect(planPortInfo(disc, { ...settings, qosVl: qosVlSettings({ highLimit: 7 }) })).toEqual(planPortInfo(disc, settings));
   });
 });

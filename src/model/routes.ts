@@ -21,3 +21,56 @@ export interface RoutingResult {
   roots?: bigint[];
   notes: string[];
 }
+
+// ---------------------------------------------------------------- random forwarding tables
+
+/** A RandomForwardingTable entry (the wire's RandomForwardingEntry, without its reserved bits). */
+export interface RftEntry {
+  lid: number;
+  valid: number;
+  lmc: number;
+  port: number;
+}
+
+export const RFT_ENTRIES_PER_BLOCK = 16;
+const INVALID_ENTRY: RftEntry = { lid: 0, valid: 0, lmc: 0, port: 0 };
+
+/** A block of 16 invalid entries (what clears a block). */
+export function emptyRftBlock(): RftEntry[] {
+  return Array.from({ length: RFT_ENTRIES_PER_BLOCK }, () => INVALID_ENTRY);
+}
+
+/** A switch that forwards unicast by its RandomForwardingTable: it has one and no linear table
+ * (IBA 18.2.4.3.2: a switch implements one of the two). */
+export function isRftSwitch(si: { linearFdbCap: number; randomFdbCap: number }): boolean {
+  return si.linearFdbCap === 0 && si.randomFdbCap > 0;
+}
+
+/** The RFT blocks that hold an LFT-shaped table (LID → port, up to `maxLid`): one valid entry per
+ * routed LID (LMC 0: the LIDs of an LMC range may leave by different ports), 16 per block, the
+ * last block padded with invalid entries. Entries beyond `cap` do not fit and are left out. */
+export function rftBlocksOf(table: Uint8Array, maxLid: number, cap: number): { blocks: RftEntry[][]; unplaced: number } {
+  const entries: RftEntry[] = [];
+  let unplaced = 0;
+  for (let lid = 1; lid <= Math.min(maxLid, table.length - 1); lid++) {
+    const port = table[lid]!;
+    if (port === NO_ROUTE) continue;
+    if (entries.length >= cap) unplaced++;
+    else entries.push({ lid, valid: 1, lmc: 0, port });
+  }
+  const blocks: RftEntry[][] = [];
+  for (let i = 0; i < entries.length; i += RFT_ENTRIES_PER_BLOCK) {
+    const b = emptyRftBlock();
+    entries.slice(i, i + RFT_ENTRIES_PER_BLOCK).forEach((e, j) => (b[j] = e));
+    blocks.push(b);
+  }
+  return { blocks, unplaced };
+}
+
+/** The LFT-shaped table (LID → port, NO_ROUTE where no valid entry) that RFT blocks express, as a
+ * verifier reads a switch's random table. */
+export function tableOfRft(blocks: readonly (readonly RftEntry[])[], maxLid: number): Uint8Array {
+  const t = new Uint8Array(maxLid + 1).fill(NO_ROUTE);
+  for (const b of blocks) for (const e of b) if (e.valid) for (let l = e.lid; l < e.lid + (1 << e.lmc) && l <= maxLid; l++) t[l] = e.port;
+  return t;
+}

@@ -18,6 +18,7 @@ import { MultiPathRecord, PathRecord, SaAttr, SaStatus, Selector, TraceRecord, m
 import type { PortInfo } from '../wire/sma.js';
 import { NO_ROUTE } from '../routing/types.js';
 import { SaRequestError } from './engine.js';
+import { portOfGid } from './ports.js';
 import { commonPkey, pkeyView, portPkeys, shareThis, Visibility } from './visibility.js';
 import { lidRange, portKind, snapshotPorts, type EndPort } from '../model/snapshot.js';
 import type { QosPort } from '../model/qos-policy.js';
@@ -158,7 +159,7 @@ function portByGid(ctx: SaContext, gid: bigint, what: string): EndPort {
   if (prefix !== DEFAULT_GID_PREFIX && prefix !== subnetPrefix(ctx)) {
     throw new SaRequestError(SaStatus.ReqInvalidGid, `${what} prefix 0x${prefix.toString(16)} is not this subnet's (no router)`);
   }
-  const ep = snapshotPorts(ctx.snapshot).byGuid.get(gid & GUID_MASK);
+  const ep = portOfGid(ctx, gid);
   if (!ep) throw new SaRequestError(SaStatus.ReqInvalidGid, `${what}: no port with GUID 0x${(gid & GUID_MASK).toString(16)}`);
   return ep;
 }

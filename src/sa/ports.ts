@@ -2,7 +2,7 @@
  * GID and P_Keys in the current snapshot, and P_Key matching. */
 import { DEFAULT_GID_PREFIX } from '../wire/mad.js';
 import type { PortInfo } from '../wire/sma.js';
-import { portKind, snapshotPorts, type PortRef } from '../model/snapshot.js';
+import { portKind, snapshotPorts, type EndPort, type PortRef } from '../model/snapshot.js';
 import type { SaContext, SaRequester } from './types.js';
 
 const GUID_MASK = (1n << 64n) - 1n;
@@ -31,9 +31,16 @@ export function portGidOf(ctx: SaContext, ref: PortRef): bigint {
   return (prefix << 64n) | portGuidOf(ctx, ref);
 }
 
-/** The port a GID names (by its interface ID), if known. */
-export function portOfGid(ctx: SaContext, gid: bigint): PortRef | undefined {
-  return snapshotPorts(ctx.snapshot).byGuid.get(gid & GUID_MASK);
+/** The port a GID names (by its interface ID: a port GUID, or an alias GUID set through
+ * GUIDInfoRecord, for which the port is given with that GUID), if known. */
+export function portOfGid(ctx: SaContext, gid: bigint): EndPort | undefined {
+  const guid = gid & GUID_MASK;
+  const idx = snapshotPorts(ctx.snapshot);
+  const ep = idx.byGuid.get(guid);
+  if (ep) return ep;
+  const base = ctx.aliases?.baseOf(guid);
+  const b = base !== undefined ? idx.byGuid.get(base) : undefined;
+  return b && { ...b, guid };
 }
 
 /** The P_Key table the SM programs on this port (membership bit included). */

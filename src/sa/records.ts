@@ -31,11 +31,11 @@ import {
   VLArbitrationTableRecord,
 } from '../wire/sa.js';
 import { GUID_BLOCK_SIZE, LFT_BLOCK_SIZE, PKEY_BLOCK_SIZE, SmState, VLARB_BLOCK_SIZE, type PortInfo } from '../wire/sma.js';
-import { NO_ROUTE } from '../routing/types.js';
+import { NO_ROUTE, isRftSwitch, rftBlocksOf } from '../model/routes.js';
 import { SaRequestError } from './engine.js';
 import { portPkeys, Visibility } from './visibility.js';
 import { snapshotPorts, type EndPort, type EndPortIndex } from '../model/snapshot.js';
-import type { SaContext, SaHandler, SaQuery } from './types.js';
+import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
 
 /** One candidate record: the device it describes (visibility) and its value. */
 interface Candidate {
@@ -69,6 +69,8 @@ interface RecordDef {
    * saquery treat PortInfo:CapabilityMask: `saquery -s` asks for the ports with IsSM). */
   subsetPaths?: string[];
   candidates(env: Env): Iterable<Candidate>;
+  /** Set/Delete, for the records clients may change (GUIDInfoRecord). */
+  write?(q: SaQuery, ctx: SaContext): SaAnswer;
 }
 
 function recordHandler(def: RecordDef): SaHandler {
@@ -82,6 +84,7 @@ function recordHandler(def: RecordDef): SaHandler {
   return {
     attrIds: [def.attrId],
     handle(q, ctx) {
+      if ((q.method === Method.Set || q.method === Method.Delete) && def.write) return def.write(q, ctx);
       if (q.method !== Method.Get && q.method !== Method.GetTable) {
         throw new SaRequestError(MadStatus.UnsupportedMethodAttr, `${layout.name} supports Get and GetTable only`);
       }
@@ -261,7 +264,7 @@ const lftRecord: RecordDef = {
     const onlyBlock = env.rid('blockNum');
     for (const ep of switches(env)) {
       const lft = ctx.snapshot.routing.lfts.get(ep.node);
-      if (!lft || !ep.lid) continue;
+      if (!lft || !ep.lid || rftSwitch(ctx, ep.node)) continue;
       const top = Math.floor(ctx.snapshot.maxLid / LFT_BLOCK_SIZE);
       for (const b of portRange(top, onlyBlock)) {
         const ports = new Array<number>(LFT_BLOCK_SIZE);
@@ -272,13 +275,28 @@ const lftRecord: RecordDef = {
   },
 };
 
-/** The SM programs linear forwarding tables only: no switch holds a RandomForwardingTable. */
+/** A switch that forwards by its RandomForwardingTable (the SM programs RFTs there, not LFTs). */
+function rftSwitch(ctx: SaContext, node: number): boolean {
+  const si = ctx.snapshot.discovery.nodes[node]?.switchInfo;
+  return si !== undefined && isRftSwitch(si);
+}
+
+/** The RFT blocks the SM programs on switches without a linear table (the same blocks, from the
+ * same routing result). */
 const rftRecord: RecordDef = {
   attrId: SaAttr.RandomForwardingTableRecord,
   layout: RandomForwardingTableRecord,
   lidPath: 'lid',
-  candidates() {
-    return [];
+  *candidates(env) {
+    const { ctx } = env;
+    const onlyBlock = env.rid('blockNum');
+    for (const ep of switches(env)) {
+      const table = ctx.snapshot.routing.lfts.get(ep.node);
+      const si = ctx.snapshot.discovery.nodes[ep.node]?.switchInfo;
+      if (!table || !ep.lid || !si || !isRftSwitch(si)) continue;
+      const { blocks } = rftBlocksOf(table, ctx.snapshot.maxLid, si.randomFdbCap);
+      for (const b of portRange(blocks.length - 1, onlyBlock)) yield { node: ep.node, value: { lid: ep.lid, blockNum: b, rft: { entries: blocks[b]! } } };
+    }
   },
 };
 
@@ -409,6 +427,7 @@ const guidInfoRecord: RecordDef = {
   attrId: SaAttr.GUIDInfoRecord,
   layout: GUIDInfoRecord,
   lidPath: 'lid',
+  write: (q, ctx) => ctx.aliases?.modify(q, ctx) ?? { kind: 'status', status: MadStatus.UnsupportedMethodAttr },
   *candidates(env) {
     const { ctx } = env;
     const onlyBlock = env.rid('blockNum');
@@ -417,8 +436,8 @@ const guidInfoRecord: RecordDef = {
       const cap = portInfoOf(ctx, ep.node, ep.port)?.guidCap ?? 1;
       const blocks = Math.max(1, Math.ceil(cap / GUID_BLOCK_SIZE));
       for (const b of portRange(blocks - 1, onlyBlock)) {
-        // GID index 0 is the port GUID; the SM assigns no alias GUIDs.
-        const guids = new Array<bigint>(GUID_BLOCK_SIZE).fill(0n);
+        // GID index 0 is the port GUID; the others are the alias GUIDs clients set.
+        const guids = [...(ctx.aliases?.block(ep.guid, b) ?? new Array<bigint>(GUID_BLOCK_SIZE).fill(0n))];
         if (b === 0) guids[0] = ep.guid;
         yield { node: ep.node, value: { lid: ep.lid, blockNum: b, guidInfo: { guids } } };
       }

@@ -1,8 +1,8 @@
 /** The SA's state kept across failover: what a master sends its standbys, in band, so that a
  * standby that takes over has the same multicast groups (MGID, MLID, parameters, every member's
  * join state), ServiceRecords (with their remaining lease), InformInfo subscriptions and GUID→LID
- * map. OpenSM has no such thing ("No SM to SM SMDB synchronization"); Cornelis opa-fm syncs in
- * band over its own vendor MAD class, which is the model here.
+ * map, and alias GUIDs. OpenSM has no such thing ("No SM to SM SMDB synchronization"); Cornelis
+ * opa-fm syncs in band over its own vendor MAD class, which is the model here.
  *
  * The state is a set of entries, each keyed and encoded with the SA's own record layouts
  * (MCMemberRecord, ServiceRecord, InformInfoRecord). The master (`SyncSource`) numbers every
@@ -15,6 +15,7 @@ import { DecodeError } from '../wire/errors.js';
 import type { MulticastManager } from './multicast.js';
 import type { ServiceRegistry } from './services.js';
 import type { InformManager, Subscription } from './inform.js';
+import type { AliasGuids } from './guidinfo.js';
 
 /** A GUID's LID range (the guid2lid map the SM persists). */
 export interface SyncLid {
@@ -22,7 +23,7 @@ export interface SyncLid {
   lmc: number;
 }
 
-const Tag = { Group: 1, Member: 2, Service: 3, Subscription: 4, Lid: 5 } as const;
+const Tag = { Group: 1, Member: 2, Service: 3, Subscription: 4, Lid: 5, Alias: 6 } as const;
 
 /** Entries of the SA state, keyed so that a change is a put or a delete. */
 export type SyncEntries = Map<string, Uint8Array>;
@@ -36,8 +37,9 @@ function tagged(tag: number, body: Uint8Array): Uint8Array {
   return out;
 }
 
-/** The SA state as entries: groups (their parameters), members, services, subscriptions, LIDs. */
-export function exportSaState(mc: MulticastManager, services: ServiceRegistry, inform: InformManager, now: number, lids?: ReadonlyMap<bigint, SyncLid>): SyncEntries {
+/** The SA state as entries: groups (their parameters), members, services, subscriptions, LIDs,
+ * alias GUIDs. */
+export function exportSaState(mc: MulticastManager, services: ServiceRegistry, inform: InformManager, now: number, lids?: ReadonlyMap<bigint, SyncLid>, aliases?: AliasGuids): SyncEntries {
   const out: SyncEntries = new Map();
   for (const g of mc.list()) {
     out.set(`g/${hex(g.mgid)}`, tagged(Tag.Group, MCMemberRecord.encode({ ...g.rec, mgid: g.mgid, mlid: g.mlid, portGid: 0n, joinState: 0, proxyJoin: 0 })));
@@ -63,6 +65,19 @@ export function exportSaState(mc: MulticastManager, services: ServiceRegistry, i
     dv.setUint16(8, r.base);
     body[10] = r.lmc;
     out.set(`l/${hex(guid)}`, tagged(Tag.Lid, body));
+  }
+  // alias GUIDs: port GUID, entry count n, n table entries, n assigned GUIDs
+  for (const a of aliases?.list() ?? []) {
+    const n = Math.max(a.table.length, a.assigned.length);
+    const body = new Uint8Array(10 + 16 * n);
+    const dv = new DataView(body.buffer);
+    dv.setBigUint64(0, a.portGuid);
+    dv.setUint16(8, n);
+    for (let i = 0; i < n; i++) {
+      dv.setBigUint64(10 + 8 * i, a.table[i] ?? 0n);
+      dv.setBigUint64(10 + 8 * (n + i), a.assigned[i] ?? 0n);
+    }
+    out.set(`a/${hex(a.portGuid)}`, tagged(Tag.Alias, body));
   }
   return out;
 }
@@ -149,10 +164,11 @@ export class SyncMirror {
   }
 
   /** Put the state into the SA's managers (this SM has just become master). Returns counts. */
-  restore(mc: MulticastManager, services: ServiceRegistry, inform: InformManager, now: number): { groups: number; members: number; services: number; subscriptions: number } {
+  restore(mc: MulticastManager, services: ServiceRegistry, inform: InformManager, now: number, aliases?: AliasGuids): { groups: number; members: number; services: number; subscriptions: number; aliasPorts: number } {
     const groups = new Map<bigint, { rec: MCMemberRecord; members: MCMemberRecord[] }>();
     const svcs: ServiceRecord[] = [];
     const subs: Subscription[] = [];
+    let aliasPorts = 0;
     for (const v of this.entries.values()) {
       const body = v.subarray(1);
       switch (v[0]) {
@@ -181,6 +197,16 @@ export class SyncMirror {
         }
         case Tag.Lid:
           break;
+        case Tag.Alias: {
+          const dv = new DataView(body.buffer, body.byteOffset, body.byteLength);
+          const n = dv.getUint16(8);
+          if (body.length < 10 + 16 * n) throw new DecodeError('SaSync', 'alias', 0, `alias entry of ${body.length} bytes for ${n} GUIDs`);
+          const at = (i: number): bigint => dv.getBigUint64(10 + 8 * i);
+          const table = Array.from({ length: n }, (_, i) => at(i));
+          aliases?.restore(dv.getBigUint64(0), table.some((g) => g) ? table : [], Array.from({ length: n }, (_, i) => at(n + i)));
+          aliasPorts++;
+          break;
+        }
         default:
           throw new DecodeError('SaSync', 'tag', 0, `unknown entry tag ${v[0]}`);
       }
@@ -189,7 +215,7 @@ export class SyncMirror {
     for (const g of groups.values()) members += mc.restore(g.rec, g.members);
     for (const s of svcs) services.restore(s, now);
     for (const s of subs) inform.restore(s);
-    return { groups: groups.size, members, services: svcs.length, subscriptions: subs.length };
+    return { groups: groups.size, members, services: svcs.length, subscriptions: subs.length, aliasPorts };
   }
 
   /** The GUID→LID map in the mirrored state. */

@@ -72,6 +72,18 @@ export interface SaContext {
   packetLifeTime?: number;
   /** The QoS policy (qos-policy.conf): PathRecord/MultiPathRecord SL, MTU/rate/lifetime limits. */
   qos?: QosPolicy;
+  /** Alias GUIDs (GUIDInfoRecord Set/Delete; sa/guidinfo.ts). */
+  aliases?: AliasView;
+}
+
+/** What the SA's handlers see of alias GUIDs. */
+export interface AliasView {
+  /** The port GUID an alias GUID belongs to. */
+  baseOf(alias: bigint): bigint | undefined;
+  /** One GUIDInfo block of a port (8 GUIDs), when the port has an alias table. */
+  block(portGuid: bigint, block: number): readonly bigint[] | undefined;
+  /** GUIDInfoRecord Set/Delete. */
+  modify(q: SaQuery, ctx: SaContext): SaAnswer;
 }
 
 /** Handles one SA attribute (or several). Pure with respect to I/O: side effects only on the

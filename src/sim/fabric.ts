@@ -14,6 +14,8 @@
  * scheduler, and the endpoints attached at ports (./endpoint.ts).
  */
 import type { Clock } from '../util/clock.js';
+import { addCounts, processPma } from './pma.js';
+import type { PortCounterName } from '../wire/pma.js';
 import type { Fabric } from '../model/fabric.js';
 import { MadHeaderView, MgmtClass, PERMISSIVE_LID, PortState, isResponse } from '../wire/mad.js';
 import { setTidHigh } from '../wire/builders.js';
@@ -50,6 +52,9 @@ export interface SimFabricOptions {
   /** SwitchInfo.LinearFDBCap (default 49152); 0 with randomFdbCap > 0 makes RFT switches. */
   linearFdbCap?: number;
   randomFdbCap?: number;
+  /** Switches (by node GUID) built with a RandomForwardingTable and no linear one (LinearFDBCap 0,
+   * RandomFDBCap `randomFdbCap` or 4096), whatever the caps above: fabrics mixing both kinds. */
+  rftSwitches?: ReadonlySet<bigint>;
   /** SwitchInfo.MulticastFDBCap (default 1024). */
   multicastFdbCap?: number;
   /** SwitchInfo.EnhancedPort0 (default false). */
@@ -88,7 +93,7 @@ export class SimFabric implements SmaHost, EndpointHost {
   readonly nodes: SimNode[];
   readonly stats: FabricStats = { injected: 0, delivered: 0, dropped: 0, hops: 0, smpsHandled: 0, trapsSent: 0, duplicated: 0, dropReasons: {} };
   private readonly clock: Clock;
-  private readonly opts: Required<Omit<SimFabricOptions, 'clock' | 'faults' | 'trapRepeatMs'>> & { trapRepeatMs?: number };
+  private readonly opts: Required<Omit<SimFabricOptions, 'clock' | 'faults' | 'trapRepeatMs' | 'rftSwitches'>> & { trapRepeatMs?: number };
   private readonly faults: SimFaults;
   private readonly byGuid = new Map<bigint, SimNode>();
   private readonly byPortGuid = new Map<bigint, SimPort>();
@@ -131,7 +136,8 @@ export class SimFabric implements SmaHost, EndpointHost {
       this.opts,
     );
     this.nodes = fabric.nodes.map((fn, idx) => {
-      const node = buildSimNode(fn, idx, this.opts, this.byPortGuid);
+      const caps = opts.rftSwitches?.has(fn.guid) ? { ...this.opts, linearFdbCap: 0, randomFdbCap: this.opts.randomFdbCap || 4096 } : this.opts;
+      const node = buildSimNode(fn, idx, caps, this.byPortGuid);
       if (!this.byGuid.has(fn.guid)) this.byGuid.set(fn.guid, node);
       if (!this.byDesc.has(fn.desc)) this.byDesc.set(fn.desc, node);
       return node;
@@ -418,6 +424,11 @@ export class SimFabric implements SmaHost, EndpointHost {
     this.traps.repress(node, tid);
   }
 
+  /** Add to the PMA counters of (node, port), e.g. `{ symbolErrors: 5 }` (error injection). */
+  addPortCounts(ref: NodeRef, port: number, counts: Partial<Record<PortCounterName, number>>): void {
+    addCounts(this.port(ref, port), counts);
+  }
+
   /** Traps a node is still repeating (not yet repressed). */
   pendingTraps(ref: NodeRef): number {
     return this.traps.pending(this.node(ref));
@@ -479,6 +490,7 @@ export class SimFabric implements SmaHost, EndpointHost {
     const b = pkt.buf;
     const ep = this.endpoints.receiver(node.idx, port, b);
     if (!ep) {
+      if (MadHeaderView.over(b).mgmtClass === MgmtClass.Perf) return this.atPma(node, port, pkt);
       this.count('no agent');
       return;
     }
@@ -486,5 +498,13 @@ export class SimFabric implements SmaHost, EndpointHost {
     const addr: MadAddress =
       MadHeaderView.over(b).mgmtClass === MgmtClass.SubnDirected ? { lid: PERMISSIVE_LID, qpn: 0 } : { lid: pkt.slid, qpn: pkt.sqpn, qkey: 0, sl: 0, pkeyIndex: 0 };
     ep.deliver({ data: b, addr, status: 0 });
+  }
+
+  /** The node's PMA answers a PerfMgt request no client agent took. */
+  private atPma(node: SimNode, port: number, pkt: Packet): void {
+    const resp = processPma(node, port, pkt.buf);
+    if (!resp) return this.count('no agent');
+    const from = node.isSwitch ? node.ports[0]! : node.ports[port]!;
+    this.inject(node, from.num, { buf: resp, slid: from.info.lid, dlid: pkt.slid, sqpn: 1, dqpn: pkt.sqpn, vl15: false }, false);
   }
 }

@@ -28,12 +28,8 @@ export interface ForwardingCaps {
   numPorts: number;
 }
 
-export interface RftEntry {
-  lid: number;
-  valid: number;
-  lmc: number;
-  port: number;
-}
+export type { RftEntry } from '../model/routes.js';
+import type { RftEntry } from '../model/routes.js';
 
 export class SwitchForwarding {
   readonly caps: ForwardingCaps;

@@ -1,5 +1,6 @@
 /** Per-node and per-port state of the simulated SMAs, and building it from a Fabric node. */
 import { PhysPortState, PortState } from '../wire/mad.js';
+import { newPmaCounters, type PmaCounters } from './pma.js';
 import { PortCap, type PortInfo, type VLArbitrationEntry } from '../wire/sma.js';
 import { isSwitch as fabricIsSwitch, type FabricNode, type NodeKind } from '../model/fabric.js';
 import { SwitchForwarding } from './forwarding.js';
@@ -9,6 +10,8 @@ export interface PortStats {
   /** Times the link of this port went down. */
   linkDowned: number;
   clientReregisters: number;
+  /** What the node's PMA counts for this port. */
+  pma: PmaCounters;
 }
 
 export interface SimPort {
@@ -213,7 +216,7 @@ export function newPort(o: NewPortOptions): SimPort {
     vlarb: [undefined, undefined, undefined, undefined],
     guids,
     mkeyLeaseEnd: 0,
-    stats: { linkDowned: 0, clientReregisters: 0 },
+    stats: { linkDowned: 0, clientReregisters: 0, pma: newPmaCounters() },
   };
 }
 

@@ -5,6 +5,7 @@
  * (with per-link faults), and ends in `host.arrive` or a thrown `DropError`.
  */
 import { MadHeaderView, Method, PERMISSIVE_LID, PortState, SmpDrView, isResponse } from '../wire/mad.js';
+import { countPacket } from './pma.js';
 import { isMulticastLid } from './forwarding.js';
 import type { SimFaults } from './faults.js';
 import { linkIsUp } from './link.js';
@@ -35,6 +36,7 @@ export class Walker {
     this.host.faults.onCross(portKey(p.node.idx, p.num), t);
     t.hops++;
     this.host.stats.hops++;
+    countPacket(p, p.peer);
     return p.peer;
   }
 

@@ -1,6 +1,6 @@
 /** Pure planners for ports: (the sweep's view of every port, the SM's settings) → the PortInfo
- * Sets needed. One Set per port carries LID, LMC, SM LID, timeouts, MTU, VLs, M_Key, partition
- * enforcement and INIT → ARMED; a second pass after the LFTs are in takes ARMED → ACTIVE. */
+ * Sets needed. One Set per port carries LID, LMC, SM LID, timeouts, MTU, VLs, VLHighLimit, M_Key,
+ * partition enforcement and INIT → ARMED; a second pass after the LFTs are in takes ARMED → ACTIVE. */
 import { DEFAULT_GID_PREFIX, NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { PortCap, PortInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
@@ -27,6 +27,8 @@ export interface PortSettings {
   /** HOQLife of switch ports toward switches / toward CAs and routers (defaults OpenSM's). */
   hoqLife?: number;
   leafHoqLife?: number;
+  /** QoS on: VLHighLimit on every linked port (OpenSM's qos_high_limit), with the VL tables. */
+  qosVl?: { highLimit: number };
   /** Set ClientReregister on every CA port that supports it (a new master whose SA does not hold
    * the clients' registrations: they must join and register again). */
   reregister?: boolean;
@@ -94,6 +96,7 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
         want.hoqLife = fabric.nodes[p.peer.node]!.type === NodeType.Switch ? (s.hoqLife ?? HOQ_LIFE_SWITCH) : (s.leafHoqLife ?? HOQ_LIFE_LEAF);
         want.vlStallCount = VL_STALL_COUNT;
       }
+      if (s.qosVl && (pn === 0 || p.peer)) want.vlHighLimit = s.qosVl.highLimit;
       // Never echo a NeighborMTU above what the port can do (the SMA would reject the whole Set).
       if (cur.mtuCap) want.neighborMtu = Math.min(want.neighborMtu || cur.mtuCap, cur.mtuCap);
       if (sw && pn !== 0) {
@@ -112,6 +115,7 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
         want.gidPrefix !== cur.gidPrefix ||
         want.hoqLife !== cur.hoqLife ||
         want.vlStallCount !== cur.vlStallCount ||
+        want.vlHighLimit !== cur.vlHighLimit ||
         want.operationalVls !== cur.operationalVls;
       if (!needs) return;
       out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data: PortInfo.encode(want), effect: { kind: 'portInfo', node: ni, port: pn } });

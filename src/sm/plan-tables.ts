@@ -3,11 +3,11 @@
  * routing, LinearFDBTop and the changed LFT blocks, and the MFT blocks of the multicast trees.
  * A planner never changes `Programmed`: the apply step records what the fabric acknowledged. */
 import { NodeType, SmpAttr } from '../wire/mad.js';
-import { LinearForwardingTable, MulticastForwardingTable, PKeyTable, SLtoVLMappingTable, SwitchInfo, VLArbitrationTable, LFT_BLOCK_SIZE, PKEY_BLOCK_SIZE } from '../wire/sma.js';
+import { LinearForwardingTable, MulticastForwardingTable, PKeyTable, RandomForwardingTable, SLtoVLMappingTable, SwitchInfo, VLArbitrationTable, LFT_BLOCK_SIZE, PKEY_BLOCK_SIZE } from '../wire/sma.js';
 import { lftBlockMod, pkeyBlockMod, sl2vlMod, vlArbMod, VlArbBlock } from '../wire/modifiers.js';
 import { isEndPort, portKind, type DiscoveryResult } from '../model/snapshot.js';
 import type { PartitionPlan } from '../model/partitions.js';
-import type { RoutingResult } from '../model/routes.js';
+import { emptyRftBlock, isRftSwitch, rftBlocksOf, type RoutingResult } from '../model/routes.js';
 import { sl2vlForPort, type QosVlSettings, type VlArbEntry } from '../model/qos-policy.js';
 import { MCAST_LID_BASE, type MftPlan } from '../routing/mcast-tree.js';
 import { mftBlocks } from './mft-blocks.js';
@@ -17,12 +17,15 @@ import type { Programmed, SmpWrite } from './programmed.js';
 /** The switches' packet lifetime (4.096 µs × 2^n), OpenSM's default. */
 const SWITCH_LIFE_TIME = 0x12;
 
-/** Ports found in their reset state and switches found reset (LinearFDBTop 0), taken before any
+/** Ports found in their reset state and switches found reset (LinearFDBTop 0, or no LID on an
+ * RFT switch), taken before any
  * Set changes what the sweep knows of them: the state `Programmed` must forget. */
 export function observeResets(disc: DiscoveryResult, programmed: Programmed): void {
   disc.fabric.nodes.forEach((n, ni) => {
     const d = disc.nodes[ni]!;
-    if (n.type === NodeType.Switch && d.switchInfo?.linearFdbTop === 0) programmed.switchReset(n.guid, n.numPorts);
+    // an RFT switch has no LinearFDBTop: its reset shows as port 0 without a LID
+    const si = d.switchInfo;
+    if (n.type === NodeType.Switch && si && (isRftSwitch(si) ? d.portInfo[0]?.lid === 0 : si.linearFdbTop === 0)) programmed.switchReset(n.guid, n.numPorts);
     d.portInfo.forEach((pi, pn) => {
       if (pi && pi.lid === 0 && isEndPort(n, pn)) programmed.portReset(`${n.guid}/${pn}`);
     });
@@ -212,9 +215,14 @@ export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: 
     const table = routing.lfts.get(ni);
     if (!table) return;
     const si = d.switchInfo!;
-    if (si.linearFdbTop !== maxLid || si.portStateChange || si.lifeTimeValue !== lifeTime) {
+    const rft = isRftSwitch(si);
+    if ((!rft && si.linearFdbTop !== maxLid) || si.portStateChange || si.lifeTimeValue !== lifeTime) {
       const want: SwitchInfo = { ...si, linearFdbTop: maxLid, lifeTimeValue: lifeTime };
       switchInfo.push({ path: d.path, attr: SmpAttr.SwitchInfo, mod: 0, data: SwitchInfo.encode(want), effect: { kind: 'switchInfo', node: ni } });
+    }
+    if (rft) {
+      lft.push(...planRft(n.guid, d.path, table, maxLid, si.randomFdbCap, programmed));
+      return;
     }
     const shadow = programmed.lftShadow(n.guid, nBlocks);
     for (let b = 0; b < nBlocks; b++) {
@@ -225,6 +233,22 @@ export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: 
     }
   });
   return { switchInfo, lft };
+}
+
+/** The RFT blocks of a switch that forwards by its RandomForwardingTable: the routed LIDs as
+ * entries, 16 a block; blocks whose contents differ from what is programmed, and blocks written
+ * before that now hold nothing, as invalid entries. LIDs past RandomFDBCap are left unrouted. */
+function planRft(guid: bigint, path: readonly number[], table: Uint8Array, maxLid: number, cap: number, programmed: Programmed): SmpWrite[] {
+  const { blocks } = rftBlocksOf(table, maxLid, cap);
+  const had = programmed.rfts.get(guid) ?? [];
+  const out: SmpWrite[] = [];
+  for (let b = 0; b < Math.max(blocks.length, had.length); b++) {
+    const entries = blocks[b] ?? emptyRftBlock();
+    const sig = entries.map((e) => (e.valid ? `${e.lid}:${e.lmc}:${e.port}` : '-')).join(',');
+    if (had[b] === sig || (had[b] === undefined && b >= blocks.length)) continue;
+    out.push({ path, attr: SmpAttr.RandomForwardingTable, mod: b, data: RandomForwardingTable.encode({ entries }), effect: { kind: 'rft', guid, block: b, sig } });
+  }
+  return out;
 }
 
 /** The MFT blocks that differ from what is programmed (emptied blocks are written as zeros), for

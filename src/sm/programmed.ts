@@ -14,6 +14,7 @@ export type WriteEffect =
   | { kind: 'pkeys'; key: string; block: number; blocks: number; sig: string }
   | { kind: 'vl'; key: string; sig: string; parts: number }
   | { kind: 'lft'; guid: bigint; block: number }
+  | { kind: 'rft'; guid: bigint; block: number; sig: string }
   | { kind: 'mft'; write: MftWrite };
 
 /** One SMP Set a planner asks for. `data` is the encoded attribute. */
@@ -37,6 +38,8 @@ export const RESET_PKEY_SIG = String(0xffff);
 export class Programmed {
   /** LFT contents by switch GUID. */
   readonly lfts = new Map<bigint, LftShadow>();
+  /** RFT blocks by switch GUID: each block's contents as a comparable signature. */
+  readonly rfts = new Map<bigint, string[]>();
   /** P_Key tables by port key (`<node guid>/<port>`), as a comparable signature. */
   readonly pkeys = new Map<string, string>();
   /** SL2VL/VLArb programming done for a VL layout, by port key (`<guid>/<port>` or `<guid>/sw`). */
@@ -71,6 +74,7 @@ export class Programmed {
    * P_Key tables are back to the reset default. */
   switchReset(guid: bigint, ports: number): void {
     this.lfts.delete(guid);
+    this.rfts.delete(guid);
     this.mft.forget(guid);
     this.vl.delete(`${guid}/sw`);
     for (let p = 0; p <= ports; p++) this.pkeys.set(`${guid}/${p}`, RESET_PKEY_SIG);
@@ -91,6 +95,12 @@ export class Programmed {
         if (!st || e.block >= st.known.length) return;
         st.table.set(w.data.subarray(0, LFT_BLOCK_SIZE), e.block * LFT_BLOCK_SIZE);
         st.known[e.block] = 1;
+        return;
+      }
+      case 'rft': {
+        let st = this.rfts.get(e.guid);
+        if (!st) this.rfts.set(e.guid, (st = []));
+        st[e.block] = e.sig;
         return;
       }
       case 'mft':

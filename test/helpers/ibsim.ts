@@ -182,6 +182,8 @@ export interface PreloadedProcess {
   readonly pid: number;
   /** Everything written to stdout so far. */
   stdout(): string;
+  /** Everything written to stderr so far. */
+  stderr(): string;
   /** Wait until stdout has a line for which `pred` is true; returns that line. */
   waitForLine(pred: (line: string) => boolean, timeoutMs: number): Promise<string>;
   /** Resolves when the process has exited (killed by PID on timeout). */
@@ -240,6 +242,7 @@ export function startPreloaded(cmd: string, args: readonly string[], opts: RunOp
   return {
     pid,
     stdout: () => stdout,
+    stderr: () => stderr,
     done,
     waitForLine: (pred, timeoutMs) =>
       new Promise<string>((resolve, reject) => {
