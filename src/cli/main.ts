@@ -33,6 +33,8 @@ commands:
       [--subnet-timeout N] [--priority N] [--sm-key KEY] [--poll-interval MS] [--poll-retries N]
       [--seed N] [--metrics-port N] [--sa-cache N] [--qos-policy FILE]
       the subnet manager and SA; logs "SUBNET UP" when the subnet is up
+      (SMPs lost or refused are retried; what still fails is logged, counted and left for the next
+       sweep: nothing the fabric does ends it; no engine of --routing applies: updn, and an ERROR)
       (--priority 0-15: the higher wins the SM election; a standby polls the master every
        --poll-interval ms, default 500, and takes over after --poll-retries misses, default 3)
       (--sa-cache: PathRecord answers kept per sweep for repeated queries, default 32768, 0 = off)

@@ -11,14 +11,15 @@ import { lftBlockMod, portInfoMod } from '../wire/modifiers.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { QosVlSettings } from '../model/qos-policy.js';
 import { PartitionPlan } from '../model/partitions.js';
-import { routeWithFallback } from '../routing/registry.js';
+import { routeWithFallback, type FallbackResult } from '../routing/registry.js';
+import { RoutingNotApplicable } from '../routing/types.js';
 import { computeMfts, type McastGroupPorts } from '../routing/mcast-tree.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import { discover, type DiscoveryResult } from './discovery.js';
+import { discover, type DiscoveryResult, type DiscoverySkip } from './discovery.js';
 import { assignLids, type LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
-import { APPLY_WINDOW, applyWrites, type ApplyHooks } from './apply.js';
+import { APPLY_WINDOW, applyAll, type ApplyHooks } from './apply.js';
 import { Programmed, type SmpWrite } from './programmed.js';
 import { planActivation, planPortInfo, type PortSettings } from './plan-ports.js';
 import type { SmPort } from './sminfo.js';
@@ -52,7 +53,20 @@ export interface SweepStats {
   mftBlocksWritten: number;
   activated: number;
   engine?: string;
+  /** Nodes left out of this sweep (they could not be read), links not probed, and writes that
+   * failed: the next sweep tries them again. */
+  skippedNodes: number;
+  skippedLinks: number;
+  failedWrites: number;
 }
+
+/** The engine that always applies and is deadlock-free: routes with it when none of the
+ * configured chain applies (an irregular tree after a cable failure under `--routing ftree`). */
+export const FINAL_FALLBACK_ENGINE = 'updn';
+/** The stable code of the ERROR logged when the configured chain gave way to the final fallback. */
+export const ROUTING_FALLBACK_CODE = 'IBSM_ROUTING_FALLBACK';
+/** Log lines per sweep for SMPs given up (then one summary line). */
+const FAILURE_LOG_LINES = 20;
 
 export class Sweeper {
   readonly programmed = new Programmed();
@@ -72,7 +86,7 @@ export class Sweeper {
 
   /** Apply hooks for a sweep's view `disc`: PortInfo/SwitchInfo answers update it, table writes
    * update what is programmed. */
-  private hooks(disc: DiscoveryResult): ApplyHooks {
+  private hooks(disc: DiscoveryResult, onFail?: (w: SmpWrite, e: unknown) => void): ApplyHooks {
     return {
       ok: (w: SmpWrite, resp: Uint8Array) => {
         const e = w.effect;
@@ -80,8 +94,36 @@ export class Sweeper {
         else if (e.kind === 'switchInfo') disc.nodes[e.node]!.switchInfo = SwitchInfo.decode(resp); // what the switch holds now (the SA reports it)
         else this.programmed.record(w);
       },
-      failed: (w: SmpWrite) => this.programmed.failed(w),
+      failed: (w: SmpWrite, e: unknown) => {
+        this.programmed.failed(w);
+        onFail?.(w, e);
+      },
     };
+  }
+
+  /** Where a write went, for a log line an operator can act on. */
+  private static target(disc: DiscoveryResult, w: SmpWrite): Record<string, unknown> {
+    const e = w.effect;
+    const ni = e.kind === 'portInfo' || e.kind === 'switchInfo' ? e.node : disc.fabric.nodes.findIndex((n) => n.guid === (e.kind === 'lft' ? e.guid : e.kind === 'mft' ? e.write.switchGuid : undefined));
+    const n = ni >= 0 ? disc.fabric.nodes[ni] : undefined;
+    const port = e.kind === 'portInfo' ? e.port : 0;
+    const lid = n ? (n.ports[n.type === NodeType.Switch ? 0 : port]?.lid ?? 0) : 0;
+    return { node: n?.desc ?? '', guid: n?.guid ?? 0n, port, lid, path: w.path.join(',') };
+  }
+
+  /** Route with the configured chain; when none of it applies, with the final fallback (and an
+   * ERROR with a stable code naming the engines and their reasons). */
+  private route(disc: DiscoveryResult): FallbackResult {
+    const { s, log } = this;
+    const opts = { lmc: s.lmc, seed: s.seed };
+    try {
+      return routeWithFallback(disc.fabric, s.routing, opts);
+    } catch (e) {
+      if (!(e instanceof RoutingNotApplicable) || s.routing.length === 1 && s.routing[0] === FINAL_FALLBACK_ENGINE) throw e;
+      log.error(`${ROUTING_FALLBACK_CODE}: no engine of the routing chain applies; routing with ${FINAL_FALLBACK_ENGINE}`, { code: ROUTING_FALLBACK_CODE, chain: s.routing.join(','), reasons: e.reason });
+      const r = routeWithFallback(disc.fabric, [FINAL_FALLBACK_ENGINE], opts);
+      return { ...r, skipped: [] };
+    }
   }
 
   /** Discover the fabric, then (when `decide` says this SM masters it) program it. Returns the
@@ -94,14 +136,32 @@ export class Sweeper {
     const s0 = smp.sent;
     const progress = s.onProgress;
 
-    // 1. Discovery.
-    const disc = await discover(smp, { onProgress: (p) => progress?.('discover', p) });
+    // 1. Discovery. What cannot be read is left out of this sweep (logged, counted).
+    const skips: DiscoverySkip[] = [];
+    const disc = await discover(smp, {
+      onProgress: (p) => progress?.('discover', p),
+      onSkip: (sk) => {
+        skips.push(sk);
+        if (skips.length <= FAILURE_LOG_LINES)
+          log.warn(sk.kind === 'node' ? 'node left out of this sweep: it could not be read' : 'link left out of this sweep: its far side could not be read', {
+            node: sk.desc,
+            guid: sk.guid,
+            ...(sk.port !== undefined ? { port: sk.port } : {}),
+            lid: sk.lid,
+            path: sk.path.join(','),
+            error: (sk.error as Error).message,
+          });
+      },
+    });
+    if (skips.length > FAILURE_LOG_LINES) log.warn('more nodes and links left out of this sweep', { more: skips.length - FAILURE_LOG_LINES });
+    const skippedNodes = skips.filter((k) => k.kind === 'node').length;
+    const skippedLinks = skips.length - skippedNodes;
     const fabric = disc.fabric;
     const switches = fabric.nodes.filter((n) => n.type === NodeType.Switch).length;
     log.info('discovery done', { nodes: fabric.nodes.length, switches, smps: disc.smps, depth: disc.maxDepth });
     const go = await decide(disc);
     if (!go) {
-      const stats: SweepStats = { ...emptyStats('heavy'), smps: smp.sent - s0, ms: this.clock.now() - t0, nodes: fabric.nodes.length, switches };
+      const stats: SweepStats = { ...emptyStats('heavy'), smps: smp.sent - s0, ms: this.clock.now() - t0, nodes: fabric.nodes.length, switches, skippedNodes, skippedLinks };
       return { stats };
     }
 
@@ -113,22 +173,26 @@ export class Sweeper {
 
     // What reset switches and ports no longer hold, before any Set changes what we know of them.
     observeResets(disc, this.programmed);
-    const hooks = this.hooks(disc);
+    let failedWrites = 0;
+    const hooks = this.hooks(disc, (w, e) => {
+      if (++failedWrites <= FAILURE_LOG_LINES) log.warn('SMP write failed; left for the next sweep', { ...Sweeper.target(disc, w), attr: w.attr, mod: w.mod, error: (e as Error).message });
+    });
+    const apply = async (writes: readonly SmpWrite[]): Promise<number> => (await applyAll(smp, writes, hooks)).ok;
 
     // 3. PortInfo (LID, LMC, SM LID, timeouts, MTU, VLs, M_Key, enforcement) and INIT → ARMED.
     if (go.reregister) log.info('ClientReregister set on every port: the SA holds no registrations from before');
-    const portInfoSets = await applyWrites(smp, planPortInfo(disc, { ...s, smLid, reregister: go.reregister }), hooks);
+    const portInfoSets = await apply(planPortInfo(disc, { ...s, smLid, reregister: go.reregister }));
     progress?.('ports', { sets: portInfoSets });
 
     // 4. P_Keys.
-    const pkeyBlocks = await applyWrites(smp, planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), this.programmed, (m, f) => log.warn(m, f)), hooks);
+    const pkeyBlocks = await apply(planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), this.programmed, (m, f) => log.warn(m, f)));
 
     // 5. Routing, then the SL2VL / VLArbitration tables the routes need (layered engines).
     const tr = this.clock.now();
-    const routed = routeWithFallback(fabric, s.routing, { lmc: s.lmc, seed: s.seed });
+    const routed = this.route(disc);
     for (const sk of routed.skipped) log.warn('routing engine not applicable', { engine: sk.engine, reason: sk.reason });
     log.info('routing done', { engine: routed.result.engine, ms: Math.round(this.clock.now() - tr), vls: routed.result.vlsUsed ?? 1 });
-    const vlTables = await applyWrites(smp, planVlTables(disc, routed.result, this.programmed, s.qosVl), hooks);
+    const vlTables = await apply(planVlTables(disc, routed.result, this.programmed, s.qosVl));
 
     // 6. LFTs: LinearFDBTop and changed blocks only (blocks of switches programmed by someone
     // else are read first, so a takeover rewrites only what differs).
@@ -139,12 +203,13 @@ export class Sweeper {
     );
     if (reads.length) log.info('LFT blocks read back', { blocks: reads.length });
     const lft = planLfts(disc, routed.result, lids.maxLid, this.programmed);
-    await applyWrites(smp, [...lft.switchInfo, ...lft.lft], hooks);
+    await apply([...lft.switchInfo, ...lft.lft]);
     const blocks = lft.lft.length;
     progress?.('lft', { blocks });
 
     // 7. ARMED → ACTIVE.
-    const activated = await applyWrites(smp, planActivation(disc), hooks);
+    const activated = await apply(planActivation(disc));
+    if (failedWrites > FAILURE_LOG_LINES) log.warn('more SMP writes failed in this sweep', { more: failedWrites - FAILURE_LOG_LINES });
 
     const snapshot: Snapshot = { fabric, discovery: disc, routing: routed.result, maxLid: lids.maxLid, smLid, sweep };
     const stats: SweepStats = {
@@ -162,17 +227,27 @@ export class Sweeper {
       mftBlocksWritten: 0,
       activated,
       engine: routed.result.engine,
+      skippedNodes,
+      skippedLinks,
+      failedWrites,
     };
     return { snapshot, stats };
   }
 
   /** Compute every group's spanning tree over `snap` and write the MFT blocks that differ from
    * what is programmed. Returns blocks written. */
+  /** MFT writes that failed at the last programMulticast. */
+  mftFailed = 0;
+
   async programMulticast(snap: Snapshot): Promise<number> {
     const groups = this.s.multicastGroups?.(snap) ?? [];
     const plan = computeMfts(snap.fabric, snap.routing.lfts, groups);
     for (const note of plan.notes) this.log.debug('multicast', { note });
-    return applyWrites(this.smp, planMfts(snap.discovery, plan, this.programmed), this.hooks(snap.discovery));
+    const failed: string[] = [];
+    const r = await applyAll(this.smp, planMfts(snap.discovery, plan, this.programmed), this.hooks(snap.discovery, (w, e) => failed.push(`${JSON.stringify(Sweeper.target(snap.discovery, w), (_k, v) => (typeof v === 'bigint' ? `0x${v.toString(16)}` : v))}: ${(e as Error).message}`)));
+    if (failed.length) this.log.warn('MFT blocks not written; left for the next update', { blocks: failed.length, first: failed[0] });
+    this.mftFailed = failed.length;
+    return r.ok + failed.length;
   }
 
   /** Read every switch's SwitchInfo (PortStateChange) and every linked CA port's state; also
@@ -211,5 +286,5 @@ export class Sweeper {
 }
 
 function emptyStats(kind: 'heavy' | 'light'): SweepStats {
-  return { kind, smps: 0, ms: 0, nodes: 0, switches: 0, endPorts: 0, maxLid: 0, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0 };
+  return { kind, smps: 0, ms: 0, nodes: 0, switches: 0, endPorts: 0, maxLid: 0, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0, skippedNodes: 0, skippedLinks: 0, failedWrites: 0 };
 }
