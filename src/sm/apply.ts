@@ -28,7 +28,7 @@ export interface ApplyResult {
 export async function applyAll(smp: SmpClient, writes: readonly SmpWrite[], hooks: ApplyHooks, window = APPLY_WINDOW): Promise<ApplyResult> {
   const res: ApplyResult = { ok: 0, failed: [] };
   const jobs = writes.map((w) => () =>
-    smp.setDr(w.path, w.attr, w.mod, w.data).then(
+    smp.setDr(w.path, w.attr, w.mod, w.data, w.mkey).then(
       (resp) => {
         res.ok++;
         hooks.ok(w, resp);
@@ -47,7 +47,7 @@ export async function applyAll(smp: SmpClient, writes: readonly SmpWrite[], hook
  * in flight settle (no new ones start after a failure). */
 export async function applyWrites(smp: SmpClient, writes: readonly SmpWrite[], hooks: ApplyHooks, window = APPLY_WINDOW): Promise<number> {
   const jobs = writes.map((w) => () =>
-    smp.setDr(w.path, w.attr, w.mod, w.data).then(
+    smp.setDr(w.path, w.attr, w.mod, w.data, w.mkey).then(
       (resp) => hooks.ok(w, resp),
       (e: unknown) => {
         hooks.failed(w, e);

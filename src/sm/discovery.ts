@@ -33,7 +33,9 @@ export interface DiscoveryOptions {
 
 /** What discovery left out, and why. */
 export interface DiscoverySkip {
-  kind: 'node' | 'link';
+  /** node: unreadable; link: its far side unreadable; duplicate: the far side answers with the
+   * GUID of a node found already, elsewhere (two nodes with one GUID): the second is left out. */
+  kind: 'node' | 'link' | 'duplicate';
   /** The node read (kind node) or the node whose port was probed (kind link). */
   guid: bigint;
   desc: string;
@@ -42,6 +44,8 @@ export interface DiscoverySkip {
   /** The node's LID as it reported it (0 when unknown). */
   lid: number;
   path: readonly number[];
+  /** kind duplicate: the path the node with that GUID was found at first. */
+  first?: readonly number[];
   error: unknown;
 }
 
@@ -173,6 +177,12 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
       return nidx;
     }
     const kn = fabric.nodes[known]!;
+    // The port it answered through is linked elsewhere already: another node with the same GUID.
+    const there = kn.ports[rp]?.peer;
+    if (there && (there.node !== idx || there.port !== p)) {
+      opts.onSkip?.({ kind: 'duplicate', guid: ni.nodeGuid, desc: kn.desc, port: rp, lid: nodeLid(known), path, first: nodes[known]!.path, error: new DiscoveryError(`two nodes answer with GUID 0x${ni.nodeGuid.toString(16).padStart(16, '0')}`) });
+      return undefined;
+    }
     if (kn.type === NodeType.Switch) {
       if (!kn.ports[rp]!.peer) link(idx, p, known, rp);
       return undefined;

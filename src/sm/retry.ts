@@ -86,11 +86,11 @@ export class RetryingSmp implements SmpClient {
   getLid(lid: number, attrId: number, attrMod = 0): Promise<Uint8Array> {
     return this.get(() => this.inner.getLid(lid, attrId, attrMod));
   }
-  setDr(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array): Promise<Uint8Array> {
+  setDr(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array, mkey?: bigint): Promise<Uint8Array> {
     return this.set(
       attrId,
       data,
-      () => this.inner.setDr(path, attrId, attrMod, data),
+      () => this.inner.setDr(path, attrId, attrMod, data, mkey),
       () => this.inner.getDr(path, attrId, attrMod),
     );
   }

@@ -349,7 +349,7 @@ export class SubnetManager {
     switch (a.type) {
       case 'heavySweep': {
         const st = await this.heavySweep();
-        const left = st.skippedNodes + st.skippedLinks + st.failedWrites + this.sweeper.mftFailed;
+        const left = st.skippedNodes + st.skippedLinks + st.failedWrites + st.stuckPorts + this.sweeper.mftFailed;
         return { outcome: left > 0 && this.snapshot ? 'incomplete' : 'ok', value: st };
       }
       case 'lightSweep': {

@@ -58,6 +58,10 @@ export interface SweepStats {
   skippedNodes: number;
   skippedLinks: number;
   failedWrites: number;
+  /** Ports told INIT → ARMED that answered still in INIT (stuck): left for the next sweep. */
+  stuckPorts: number;
+  /** Nodes left out because they answer with the GUID of another node. */
+  duplicateGuids: number;
 }
 
 /** The engine that always applies and is deadlock-free: routes with it when none of the
@@ -101,6 +105,39 @@ export class Sweeper {
     };
   }
 
+  /** Ports whose INIT → ARMED Set (of `writes`, the acknowledged ones) was acknowledged but that
+   * still report INIT: one line each (bounded), counted. */
+  private reportStuck(disc: DiscoveryResult, writes: readonly SmpWrite[]): number {
+    let n = 0;
+    for (const w of writes) {
+      const e = w.effect;
+      if (e.kind !== 'portInfo' || PortInfo.decode(w.data).portState !== PortState.Armed) continue;
+      if (disc.nodes[e.node]!.portInfo[e.port]?.portState !== PortState.Init) continue;
+      if (++n <= FAILURE_LOG_LINES) this.log.warn('port stuck in INIT: told to ARM, it stays in INIT; left for the next sweep', Sweeper.target(disc, w));
+    }
+    if (n > FAILURE_LOG_LINES) this.log.warn('more ports stuck in INIT', { more: n - FAILURE_LOG_LINES });
+    return n;
+  }
+
+  /** Nodes (by DR path) whose management port shows an M_Key that is not this SM's, readable
+   * because its protection is off (never set, or its lease expired, IBA 14.2.4.2): their Sets
+   * present that key. */
+  private foreignKeys(disc: DiscoveryResult): Map<string, bigint> {
+    const out = new Map<string, bigint>();
+    const mine = this.s.mkey ?? 0n;
+    disc.fabric.nodes.forEach((n, ni) => {
+      const d = disc.nodes[ni]!;
+      const sw = n.type === NodeType.Switch;
+      d.portPaths.forEach((path, pn) => {
+        const pi = d.portInfo[sw ? 0 : pn];
+        if (!path || !pi || pi.mkeyProtectBits !== 0 || pi.mkey === 0n || pi.mkey === mine) return;
+        out.set(path.join(','), pi.mkey);
+        this.log.info("port's M_Key read from its PortInfo (protection off): its Sets present it", { node: n.desc, guid: n.guid, port: pn, lid: pi.lid });
+      });
+    });
+    return out;
+  }
+
   /** Where a write went, for a log line an operator can act on. */
   private static target(disc: DiscoveryResult, w: SmpWrite): Record<string, unknown> {
     const e = w.effect;
@@ -142,6 +179,10 @@ export class Sweeper {
       onProgress: (p) => progress?.('discover', p),
       onSkip: (sk) => {
         skips.push(sk);
+        if (sk.kind === 'duplicate') {
+          log.error('duplicate GUID: a second node answers with the GUID of a node found already; it is left out', { guid: sk.guid, node: sk.desc, port: sk.port ?? 0, path: sk.path.join(','), first: (sk.first ?? []).join(',') });
+          return;
+        }
         if (skips.length <= FAILURE_LOG_LINES)
           log.warn(sk.kind === 'node' ? 'node left out of this sweep: it could not be read' : 'link left out of this sweep: its far side could not be read', {
             node: sk.desc,
@@ -155,7 +196,8 @@ export class Sweeper {
     });
     if (skips.length > FAILURE_LOG_LINES) log.warn('more nodes and links left out of this sweep', { more: skips.length - FAILURE_LOG_LINES });
     const skippedNodes = skips.filter((k) => k.kind === 'node').length;
-    const skippedLinks = skips.length - skippedNodes;
+    const skippedLinks = skips.filter((k) => k.kind === 'link').length;
+    const duplicates = skips.length - skippedNodes - skippedLinks;
     const fabric = disc.fabric;
     const switches = fabric.nodes.filter((n) => n.type === NodeType.Switch).length;
     log.info('discovery done', { nodes: fabric.nodes.length, switches, smps: disc.smps, depth: disc.maxDepth });
@@ -174,15 +216,28 @@ export class Sweeper {
     // What reset switches and ports no longer hold, before any Set changes what we know of them.
     observeResets(disc, this.programmed);
     let failedWrites = 0;
+    const failed = new Set<SmpWrite>();
     const hooks = this.hooks(disc, (w, e) => {
-      if (++failedWrites <= FAILURE_LOG_LINES) log.warn('SMP write failed; left for the next sweep', { ...Sweeper.target(disc, w), attr: w.attr, mod: w.mod, error: (e as Error).message });
+      failed.add(w);
+      if (++failedWrites > FAILURE_LOG_LINES) return;
+      // The M_Key lives on the management port (a switch's port 0, a CA's own port).
+      const ef = w.effect;
+      const mp = ef.kind === 'portInfo' ? disc.nodes[ef.node]!.portInfo[disc.fabric.nodes[ef.node]!.type === NodeType.Switch ? 0 : ef.port] : undefined;
+      // (An M_Key not ours reads as 0 when protected.)
+      if (mp && mp.mkeyProtectBits > 0 && !(s.mkey && mp.mkey === s.mkey))
+        log.warn('port protected by an M_Key this SM does not know: its Sets are refused; left out until the M_Key lease expires', { ...Sweeper.target(disc, w), protectBits: mp.mkeyProtectBits, leaseS: mp.mkeyLeasePeriod });
+      else log.warn('SMP write failed; left for the next sweep', { ...Sweeper.target(disc, w), attr: w.attr, mod: w.mod, error: (e as Error).message });
     });
-    const apply = async (writes: readonly SmpWrite[]): Promise<number> => (await applyAll(smp, writes, hooks)).ok;
+    const keys = this.foreignKeys(disc);
+    const keyed = (writes: readonly SmpWrite[]): readonly SmpWrite[] => (keys.size ? writes.map((w) => (keys.has(w.path.join(',')) ? { ...w, mkey: keys.get(w.path.join(',')) } : w)) : writes);
+    const apply = async (writes: readonly SmpWrite[]): Promise<number> => (await applyAll(smp, keyed(writes), hooks)).ok;
 
     // 3. PortInfo (LID, LMC, SM LID, timeouts, MTU, VLs, M_Key, enforcement) and INIT → ARMED.
     if (go.reregister) log.info('ClientReregister set on every port: the SA holds no registrations from before');
-    const portInfoSets = await apply(planPortInfo(disc, { ...s, smLid, reregister: go.reregister }));
+    const piWrites = planPortInfo(disc, { ...s, smLid, reregister: go.reregister });
+    const portInfoSets = await apply(piWrites);
     progress?.('ports', { sets: portInfoSets });
+    const stuckPorts = this.reportStuck(disc, piWrites.filter((w) => !failed.has(w)));
 
     // 4. P_Keys.
     const pkeyBlocks = await apply(planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), this.programmed, (m, f) => log.warn(m, f)));
@@ -230,6 +285,8 @@ export class Sweeper {
       skippedNodes,
       skippedLinks,
       failedWrites,
+      stuckPorts,
+      duplicateGuids: duplicates,
     };
     return { snapshot, stats };
   }
@@ -286,5 +343,5 @@ export class Sweeper {
 }
 
 function emptyStats(kind: 'heavy' | 'light'): SweepStats {
-  return { kind, smps: 0, ms: 0, nodes: 0, switches: 0, endPorts: 0, maxLid: 0, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0, skippedNodes: 0, skippedLinks: 0, failedWrites: 0 };
+  return { kind, smps: 0, ms: 0, nodes: 0, switches: 0, endPorts: 0, maxLid: 0, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0, skippedNodes: 0, skippedLinks: 0, failedWrites: 0, stuckPorts: 0, duplicateGuids: 0 };
 }

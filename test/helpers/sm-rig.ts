@@ -6,7 +6,7 @@ import { SimFabric, type SimFabricOptions } from '../../src/sim/fabric.js';
 import { MadRpc, type MadRpcOptions } from '../../src/rpc/madrpc.js';
 import { MgmtClass, Method, NodeType, PortState } from '../../src/wire/mad.js';
 import { SubnetManager, type SmOptions } from '../../src/sm/sm.js';
-import { smpClientOf } from '../../src/sm/smp-client.js';
+import { smpClientOf, type SmpClient } from '../../src/sm/smp-client.js';
 import { installSmHandlers } from '../../src/sm/handlers.js';
 import { Logger, MemorySink } from '../../src/util/log.js';
 import { verifyRoutes, type VerifyReport } from '../../src/routing/verify.js';
@@ -22,7 +22,7 @@ export interface SmRig {
   lines(s: string): string[];
 }
 
-export function smRig(fabric: Fabric, o: { sm?: Partial<SmOptions>; rpc?: MadRpcOptions; sim?: Partial<SimFabricOptions>; attach?: number } = {}): SmRig {
+export function smRig(fabric: Fabric, o: { sm?: Partial<SmOptions>; rpc?: MadRpcOptions; sim?: Partial<SimFabricOptions>; attach?: number; wrapSmp?: (s: SmpClient) => SmpClient } = {}): SmRig {
   const clock = new VirtualClock();
   const sim = new SimFabric(fabric, { clock, seed: 7, ...o.sim });
   const ep = sim.attach(o.attach ?? 0);
@@ -30,7 +30,7 @@ export function smRig(fabric: Fabric, o: { sm?: Partial<SmOptions>; rpc?: MadRpc
   ep.register(MgmtClass.SubnDirected, 1);
   const rpc = new MadRpc(ep, clock, { timeoutMs: 50, retries: 3, window: 64, perDestinationWindow: 8, ...o.rpc });
   const sink = new MemorySink();
-  const sm = new SubnetManager({ smp: smpClientOf(rpc), clock, log: new Logger(sink, 'debug'), routing: ['ftree', 'updn', 'minhop'], lmc: 0, sweepIntervalMs: 0, ...o.sm });
+  const sm = new SubnetManager({ smp: (o.wrapSmp ?? ((x) => x))(smpClientOf(rpc)), clock, log: new Logger(sink, 'debug'), routing: ['ftree', 'updn', 'minhop'], lmc: 0, sweepIntervalMs: 0, ...o.sm });
   installSmHandlers(rpc, sm, { portGuid: ep.local.portGuid, log: new Logger(sink, 'debug') });
   return { clock, sim, rpc, sm, sink, lines: (s) => sink.lines.filter((l) => l.includes(s)) };
 }
