@@ -136,9 +136,11 @@ export class SubnetManager {
     return this.retrying.failures;
   }
 
-  /** Nodes the last heavy sweep left out (ibsm_sweep_skipped_nodes). */
+  /** Nodes the last heavy sweep left out: unreadable, behind a link it could not probe, or with
+   * another node's GUID (ibsm_sweep_skipped_nodes). */
   get skippedNodes(): number {
-    return this.lastHeavy?.skippedNodes ?? 0;
+    const h = this.lastHeavy;
+    return h ? h.skippedNodes + h.skippedLinks + h.duplicateGuids : 0;
   }
   private lastHeavy?: SweepStats;
 
