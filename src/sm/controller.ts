@@ -58,9 +58,9 @@ export type SmAction =
   /** Trap 144 to the master: this SM is a standby now. */
   | { type: 'notifyMaster'; to: RemoteSm };
 
-/** How an action ended. A light sweep that found a change says `changed`. */
-/** How an action ended. `incomplete`: a heavy sweep programmed the fabric but left some nodes,
- * links or writes out (they failed); the next sweep due is a heavy one, to try them again. */
+/** How an action ended. A light sweep that found a change says `changed`. `incomplete`: a heavy
+ * sweep programmed the fabric but left some nodes, links or writes out (they failed); the next
+ * sweep due is a heavy one, to try them again. */
 export type ActionOutcome = 'ok' | 'changed' | 'failed' | 'incomplete';
 
 /** When light sweeps are off, a sweep that left something out is tried again after this long. */

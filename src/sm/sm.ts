@@ -473,8 +473,8 @@ export class SubnetManager {
     this.stats.push(stats);
     this.lastSweep = stats;
     this.lastHeavy = stats;
-    const left = { skippedNodes: stats.skippedNodes, skippedLinks: stats.skippedLinks, failedWrites: stats.failedWrites };
-    if (stats.skippedNodes + stats.skippedLinks + stats.failedWrites > 0) this.o.log.warn('heavy sweep left some of the fabric out; the next sweep tries again', left);
+    const left = { skippedNodes: stats.skippedNodes, skippedLinks: stats.skippedLinks, failedWrites: stats.failedWrites, stuckPorts: stats.stuckPorts, duplicateGuids: stats.duplicateGuids };
+    if (Object.values(left).some((v) => v > 0)) this.o.log.warn('heavy sweep left some of the fabric out; the next sweep tries again', left);
     if (!this.subnetUpLogged) {
       this.subnetUpLogged = true;
       this.o.log.info('SUBNET UP', { nodes: stats.nodes, switches: stats.switches, endPorts: stats.endPorts, smps: stats.smps, ms: Math.round(stats.ms), engine: stats.engine });

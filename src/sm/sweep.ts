@@ -258,8 +258,8 @@ export class Sweeper {
     );
     if (reads.length) log.info('LFT blocks read back', { blocks: reads.length });
     const lft = planLfts(disc, routed.result, lids.maxLid, this.programmed);
-    await apply([...lft.switchInfo, ...lft.lft]);
-    const blocks = lft.lft.length;
+    const lftRes = await applyAll(smp, keyed([...lft.switchInfo, ...lft.lft]), hooks);
+    const blocks = lft.lft.length - lftRes.failed.filter((f) => f.write.effect.kind === 'lft').length;
     progress?.('lft', { blocks });
 
     // 7. ARMED → ACTIVE.
@@ -291,20 +291,20 @@ export class Sweeper {
     return { snapshot, stats };
   }
 
-  /** Compute every group's spanning tree over `snap` and write the MFT blocks that differ from
-   * what is programmed. Returns blocks written. */
   /** MFT writes that failed at the last programMulticast. */
   mftFailed = 0;
 
+  /** Compute every group's spanning tree over `snap` and write the MFT blocks that differ from
+   * what is programmed. Returns blocks sent (written or failed). */
   async programMulticast(snap: Snapshot): Promise<number> {
     const groups = this.s.multicastGroups?.(snap) ?? [];
     const plan = computeMfts(snap.fabric, snap.routing.lfts, groups);
     for (const note of plan.notes) this.log.debug('multicast', { note });
-    const failed: string[] = [];
-    const r = await applyAll(this.smp, planMfts(snap.discovery, plan, this.programmed), this.hooks(snap.discovery, (w, e) => failed.push(`${JSON.stringify(Sweeper.target(snap.discovery, w), (_k, v) => (typeof v === 'bigint' ? `0x${v.toString(16)}` : v))}: ${(e as Error).message}`)));
-    if (failed.length) this.log.warn('MFT blocks not written; left for the next update', { blocks: failed.length, first: failed[0] });
-    this.mftFailed = failed.length;
-    return r.ok + failed.length;
+    const r = await applyAll(this.smp, planMfts(snap.discovery, plan, this.programmed), this.hooks(snap.discovery));
+    const first = r.failed[0];
+    if (first) this.log.warn('MFT blocks not written; left for the next update', { blocks: r.failed.length, ...Sweeper.target(snap.discovery, first.write), error: (first.error as Error).message });
+    this.mftFailed = r.failed.length;
+    return r.ok + r.failed.length;
   }
 
   /** Read every switch's SwitchInfo (PortStateChange) and every linked CA port's state; also
