@@ -123,6 +123,22 @@ describe('the SM carries on through fabric failures', () => {
     expect(r.rpc.stats.sent / clean.rpc.stats.sent).toBeGreaterThan(1.2);
   });
 
+  it('loss that goes on after SUBNET UP: light sweeps keep their pace and find nothing changed (no heavy sweep from lost SMPs)', async () => {
+    const f = loadFabricSpec('gen:fattree2:leaves=4,spines=2,hosts=6');
+    const at = firstCa(f);
+    const r = smRig(f, { attach: at, sm: { sweepIntervalMs: 100 } });
+    r.sim.setLinkFaults(at, 1, { dropRate: 0.2 });
+    await drive(r.clock, r.sm.start());
+    const t0 = r.clock.now();
+    await r.clock.runUntil(() => r.clock.now() - t0 >= 5000, 20_000);
+    const light = r.sm.stats.filter((s) => s.kind === 'light').length;
+    expect(light).toBeGreaterThanOrEqual(15); // every 100 ms plus the sweep's own time (lost SMPs wait out a 50 ms timeout)
+    expect(r.sm.stats.filter((s) => s.kind === 'heavy')).toHaveLength(1);
+    r.sim.setLinkFaults(at, 1, undefined);
+    checkFabric(r);
+    r.sm.stop();
+  });
+
   it('a first sweep that fails as a whole does not end the SM: it sweeps again and start() resolves once the fabric answers', async () => {
     const f = loadFabricSpec('gen:fattree2:leaves=2,spines=1,hosts=2');
     const r = smRig(f);
