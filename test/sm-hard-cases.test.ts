@@ -111,6 +111,21 @@ describe('hard cases on the in-process fabric', () => {
     r.sm.stop();
   });
 
+  it('two switches with the same GUID: the second is left out (an error for each port it was reached by); the rest comes up', async () => {
+    const f = loadFabricSpec(spec);
+    const a = f.nodes.findIndex((n) => n.desc.startsWith('sw-l1-1'));
+    const b = f.nodes.findIndex((n) => n.desc.startsWith('sw-l1-3'));
+    f.nodes[b]!.guid = f.nodes[a]!.guid;
+    for (const p of f.nodes[b]!.ports) if (p) p.guid = f.nodes[a]!.ports[0]!.guid;
+    const r = smRig(f);
+    const st = await r.clock.runUntil(r.sm.start(), 30_000);
+    expect(st.duplicateGuids).toBe(2); // reached from both spines
+    expect(r.lines('duplicate GUID')).toHaveLength(2);
+    expect(r.sm.current!.fabric.nodes.filter((n) => n.guid === f.nodes[a]!.guid)).toHaveLength(1);
+    checkFabric(r);
+    r.sm.stop();
+  });
+
   it('two ports found with the same LID: one keeps it, the other gets a new one; LIDs unique, routes complete', async () => {
     const f = loadFabricSpec(spec);
     const [a, b] = [cas(f)[0]!, cas(f)[3]!];
