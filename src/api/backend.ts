@@ -77,7 +77,8 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
     if (o.sa && !o.sm) t.register(MgmtClass.SubnAdm, SA_CLASS_VERSION, o.reports ? { methods: [Method.Report] } : {});
     // Clients read their own PortInfo (SM LID) with a hop-0 SMP.
     if (!o.sm) t.register(MgmtClass.SubnDirected, 1);
-    const rpc = new MadRpc(t, clock, { timeoutMs: 200, retries: 3, window: 64, perDestinationWindow: 8, ...o.rpc });
+    // An SM's timeouts follow the measured round trips, backed off per retry (src/rpc/rto.ts).
+    const rpc = new MadRpc(t, clock, { timeoutMs: 200, retries: 3, window: 64, perDestinationWindow: 8, ...(o.sm ? { adaptiveTimeout: true } : {}), ...o.rpc });
     return {
       kind: 'umad',
       transport: t,

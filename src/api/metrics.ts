@@ -44,6 +44,8 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc): string {
     [{ table: 'sl2vl_vlarb' }, sum((s) => s.vlTablesWritten)],
   ]);
   metric('ibsm_portinfo_sets_total', 'counter', 'PortInfo Sets sent by heavy sweeps.', [[{}, sum((s) => s.portInfoSets)]]);
+  metric('ibsm_smp_failures_total', 'counter', 'SMPs the sweeps gave up after every retry (the node or port waits for the next sweep), by reason.', Object.entries(sm.smpFailures).map(([reason, n]) => [{ reason }, n]));
+  metric('ibsm_sweep_skipped_nodes', 'gauge', "Nodes (or links to nodes) the last heavy sweep left out: unreadable, or answering with another node's GUID.", [[{}, sm.skippedNodes]]);
   const r = rpc.stats;
   metric('ibsm_mads_sent_total', 'counter', 'Requests handed to the transport (first tries and retries).', [[{}, r.sent]]);
   metric('ibsm_mad_retries_total', 'counter', 'Request retries.', [[{}, r.retries]]);

@@ -120,7 +120,7 @@ function unknownOption(cmd: Command, given: string, specs: readonly OptionSpec[]
 const HEADS: Record<Command, string> = {
   discover: 'usage: ibsm discover [options]\n  directed-route sweep; prints the topology in ibnetdiscover\'s format (or JSON)',
   route: 'usage: ibsm route <topology file | gen:<kind>:<params>> [options]\n  run a routing engine offline and print the verifier\'s figures',
-  run: 'usage: ibsm run [options]\n  the subnet manager and SA; logs "SUBNET UP" when the subnet is up',
+  run: 'usage: ibsm run [options]\n  the subnet manager and SA; logs "SUBNET UP" when the subnet is up\n  (SMPs lost or refused are retried; what still fails is logged, counted and left for the next sweep:\n  nothing the fabric does ends it; when no engine of --routing applies: updn, and an ERROR)',
   query: 'usage: ibsm query <record> [filters] [options]\n  SA client (like saquery); on --sim the subnet is brought up in-process first',
   config: 'usage: ibsm config [options]\n  print the effective configuration (each value with where it came from) in the form --config reads',
 };

@@ -37,14 +37,20 @@ import { defaultDestinationKey, identFor, identOf, type DestinationKey } from '.
 import { UnsolicitedDispatch, type UnsolicitedFilter, type UnsolicitedHandler } from './dispatch.js';
 import { Pending, RequestTable, St } from './pending.js';
 import { TryDeadlines } from './timeouts.js';
+import { RtoEstimator, type RtoOptions } from './rto.js';
 
 export type { DestinationKey } from './ident.js';
 export type { UnsolicitedFilter, UnsolicitedHandler } from './dispatch.js';
 
 
 export interface MadRpcOptions {
-  /** Per-try response timeout. Default 100 ms. */
+  /** Per-try response timeout (with `adaptiveTimeout`: the first try's, until a round trip was
+   * measured). Default 100 ms. */
   timeoutMs?: number;
+  /** Timeouts from measured round trips (RFC 6298 SRTT/RTTVAR, Karn's rule) with the timeout
+   * doubled at each retry of a request (src/rpc/rto.ts). Off by default: every try waits
+   * `timeoutMs`. A request given its own `timeoutMs` keeps it. */
+  adaptiveTimeout?: boolean | Omit<RtoOptions, 'initialMs'>;
   /** Extra tries after the first. Default 3. */
   retries?: number;
   /** Most requests outstanding at once. Default 16. */
@@ -80,7 +86,8 @@ export interface MadRpcStats {
   retries: number;
   /** Tries that expired without a response. */
   timeouts: number;
-  /** Tries the transport handed back with a non-zero status. */
+  /** Tries the transport handed back with a non-zero status (the request, or its answer: ibsim
+   * hands back an answer it lost on the way with status 110). */
   bounced: number;
   /** Requests rejected after all tries (timeouts or undeliverable). */
   failed: number;
@@ -111,6 +118,8 @@ export class MadRpc implements RmppHost {
   private readonly destKeyFn: (mad: Uint8Array, addr: MadAddress) => DestinationKey;
   private readonly mkey: bigint;
   private readonly rmppOpts: ResolvedRmppOptions | undefined;
+  /** The adaptive timeout, when on. */
+  readonly rto: RtoEstimator | undefined;
 
   private readonly table: RequestTable;
   private readonly deadlines: TryDeadlines;
@@ -129,6 +138,7 @@ export class MadRpc implements RmppHost {
     this.retries = opts.retries ?? 3;
     this.destKeyFn = opts.destinationKey ?? defaultDestinationKey;
     this.mkey = opts.mkey ?? 0n;
+    if (opts.adaptiveTimeout) this.rto = new RtoEstimator({ ...(opts.adaptiveTimeout === true ? {} : opts.adaptiveTimeout), initialMs: this.timeoutMs });
     this.rmppOpts = opts.rmpp === false ? undefined : resolveRmppOptions({ madSize: transport.maxMadSize, quietWithoutAck: transport.maxMadSize !== undefined, ...opts.rmpp });
     this.table = new RequestTable(Math.max(1, opts.window ?? 16), Math.max(1, opts.perDestinationWindow ?? 4), opts.firstTid ?? 1, (p) => this.sendTry(p));
     this.deadlines = new TryDeadlines(clock, opts.graceTurn ?? true, (p) => {
@@ -180,6 +190,7 @@ export class MadRpc implements RmppHost {
       opts?.destination ?? this.destKeyFn(mad, addr),
       opts?.timeoutMs ?? this.timeoutMs,
       opts?.retries ?? this.retries,
+      this.rto !== undefined && opts?.timeoutMs === undefined,
     );
     const promise = new Promise<ReceivedMad>((res, rej) => {
       p.resolve = res;
@@ -192,6 +203,8 @@ export class MadRpc implements RmppHost {
   private sendTry(p: Pending): void {
     p.tries++;
     this.stats.sent++;
+    if (p.adaptive) p.timeoutMs = this.rto!.forTry(p.tries);
+    p.sentAt = this.clock.now();
     try {
       this.transport.send(p.mad, p.addr);
     } catch (e) {
@@ -238,6 +251,7 @@ export class MadRpc implements RmppHost {
         return;
       }
       this.stats.responses++;
+      if (p.adaptive && p.tries === 1) this.rto!.sample(this.clock.now() - p.sentAt);
       this.settle(p);
       p.resolve(m);
       return;
@@ -254,7 +268,9 @@ export class MadRpc implements RmppHost {
   private onBounce(m: ReceivedMad): void {
     this.stats.bounced++;
     const d = m.data;
-    if (isResponse(MadHeaderView.over(d).method)) return; // one of our responses or RMPP segments could not be delivered
+    // A response handed back: one of ours (or an RMPP segment) that could not be delivered, or the
+    // answer to one of our requests lost on its way back (ibsim's `Error`: the SMA has acted on
+    // the request, see docs/ibsim-notes.md). The latter is a lost answer: try again.
     const p = this.lookup(d);
     if (!p || !p.awaiting) return;
     p.transportStatus = m.status;

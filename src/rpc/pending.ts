@@ -30,9 +30,14 @@ export class Pending {
     readonly mgmtClass: number,
     readonly addr: MadAddress,
     readonly dest: DestinationKey,
-    readonly timeoutMs: number,
+    /** This try's timeout (MadRpc sets it per try when timeouts are adaptive). */
+    public timeoutMs: number,
     public retriesLeft: number,
+    /** The timeout follows MadRpc's RTO estimate (no per-request timeout was given). */
+    readonly adaptive = false,
   ) {}
+  /** When the latest try went out. */
+  sentAt = 0;
   /** Sent, waiting for its response, and not being received by RMPP. */
   get awaiting(): boolean {
     return this.state === St.Outstanding && !this.rx;

@@ -247,6 +247,11 @@ export class SimFabric implements SmaHost, EndpointHost {
     if (changes.length) this.portsChanged(changes, undefined);
   }
 
+  /** A port that accepts PortInfo Sets but stays in INIT (true), or behaves again (false). */
+  setStuckInit(ref: NodeRef, port: number, stuck: boolean): void {
+    this.port(ref, port).stuckInit = stuck;
+  }
+
   /** Replace the global fault configuration. */
   setFaults(cfg: FaultConfig): void {
     this.faults.setGlobal(cfg);

@@ -35,6 +35,8 @@ export interface SimPort {
   guids: bigint[];
   /** Virtual time at which the M_Key lease expires (0 = not counting). */
   mkeyLeaseEnd: number;
+  /** A fault: the port accepts PortInfo Sets but never leaves INIT (its logical state stays). */
+  stuckInit?: boolean;
   stats: PortStats;
 }
 

@@ -164,7 +164,7 @@ function setPortInfo(c: AttrCtx, p: SimPort): void {
   if (v.portState === PortState.Down) {
     if (physical) retrain(p, changes);
     else setLogical(p, PortState.Init, changes);
-  } else if (v.portState === PortState.Armed || v.portState === PortState.Active) {
+  } else if ((v.portState === PortState.Armed || v.portState === PortState.Active) && !p.stuckInit) {
     setLogical(p, v.portState, changes);
   }
   if (changes.length) c.host.portsChanged(changes, c.node);

@@ -15,11 +15,39 @@ export interface ApplyHooks {
   failed(w: SmpWrite, error: unknown): void;
 }
 
+/** What one apply step did. */
+export interface ApplyResult {
+  /** Writes acknowledged. */
+  ok: number;
+  /** Writes that failed, with their errors (each also went to `hooks.failed`). */
+  failed: Array<{ write: SmpWrite; error: unknown }>;
+}
+
+/** Send every write in `writes`, whatever happens to the others; resolves when all settled. A
+ * failure goes to `hooks.failed` and into the result: the sweep carries on without it. */
+export async function applyAll(smp: SmpClient, writes: readonly SmpWrite[], hooks: ApplyHooks, window = APPLY_WINDOW): Promise<ApplyResult> {
+  const res: ApplyResult = { ok: 0, failed: [] };
+  const jobs = writes.map((w) => () =>
+    smp.setDr(w.path, w.attr, w.mod, w.data, w.mkey).then(
+      (resp) => {
+        res.ok++;
+        hooks.ok(w, resp);
+      },
+      (error: unknown) => {
+        res.failed.push({ write: w, error });
+        hooks.failed(w, error);
+      },
+    ),
+  );
+  await pump(jobs, window);
+  return res;
+}
+
 /** Send `writes`; resolves with how many were sent. Rejects with the first error after the writes
  * in flight settle (no new ones start after a failure). */
 export async function applyWrites(smp: SmpClient, writes: readonly SmpWrite[], hooks: ApplyHooks, window = APPLY_WINDOW): Promise<number> {
   const jobs = writes.map((w) => () =>
-    smp.setDr(w.path, w.attr, w.mod, w.data).then(
+    smp.setDr(w.path, w.attr, w.mod, w.data, w.mkey).then(
       (resp) => hooks.ok(w, resp),
       (e: unknown) => {
         hooks.failed(w, e);

@@ -58,8 +58,13 @@ export type SmAction =
   /** Trap 144 to the master: this SM is a standby now. */
   | { type: 'notifyMaster'; to: RemoteSm };
 
-/** How an action ended. A light sweep that found a change says `changed`. */
-export type ActionOutcome = 'ok' | 'changed' | 'failed';
+/** How an action ended. A light sweep that found a change says `changed`. `incomplete`: a heavy
+ * sweep programmed the fabric but left some nodes, links or writes out (they failed); the next
+ * sweep due is a heavy one, to try them again. */
+export type ActionOutcome = 'ok' | 'changed' | 'failed' | 'incomplete';
+
+/** When light sweeps are off, a sweep that left something out is tried again after this long. */
+export const RETRY_SWEEP_MS = 10_000;
 
 export type SmEvent =
   | { type: 'start' }
@@ -155,6 +160,8 @@ export class SmController {
   private lightWanted = false;
   private mcastWanted = false;
   private nextLightAt?: number;
+  /** The last heavy sweep left something out (or failed): the next one due is heavy. */
+  private retryHeavy = false;
   private stopped = false;
   private smState: SmStateName = 'notActive';
   /** Set once a heavy sweep programmed the fabric: light sweeps and multicast need a snapshot. */
@@ -405,9 +412,13 @@ export class SmController {
           const first = !this.haveSnapshot || this.smState !== 'master';
           this.haveSnapshot = true;
           this.enter('master', a.reason === 'start' ? 'no better SM' : a.reason);
-          if (first) this.armLight(now);
+          if (first || this.nextLightAt === undefined) this.armLight(now);
+          if (outcome === 'incomplete') this.retryLater(now);
         } else if (this.smState === 'discovering') {
-          this.armLight(now); // retry on the sweep interval
+          // Retry on the sweep interval (after RETRY_SWEEP_MS without light sweeps).
+          this.nextLightAt = now + (this.o.sweepIntervalMs > 0 ? this.o.sweepIntervalMs : RETRY_SWEEP_MS);
+        } else if (outcome === 'failed' && this.smState === 'master') {
+          this.retryLater(now);
         }
         return;
       }
@@ -421,6 +432,12 @@ export class SmController {
       default:
         return;
     }
+  }
+
+  /** The next sweep due is a heavy one; without light sweeps, one is due after RETRY_SWEEP_MS. */
+  private retryLater(now: number): void {
+    this.retryHeavy = true;
+    this.nextLightAt ??= now + (this.o.sweepIntervalMs > 0 ? this.o.sweepIntervalMs : RETRY_SWEEP_MS);
   }
 
   private armLight(now: number): void {
@@ -448,12 +465,14 @@ export class SmController {
     if (this.smState === 'notActive') return undefined;
     if (this.nextLightAt !== undefined && now >= this.nextLightAt) {
       this.nextLightAt = undefined;
-      if (this.haveSnapshot && this.smState === 'master') this.lightWanted = true;
+      if (this.retryHeavy && this.smState === 'master') this.heavyReason ??= 'retry what the last sweep left out';
+      else if (this.haveSnapshot && this.smState === 'master') this.lightWanted = true;
       else if (this.smState === 'discovering') this.heavyReason ??= 'retry';
     }
     if (this.heavyReason !== undefined) {
       const a: SmAction = { type: 'heavySweep', reason: this.heavyReason };
       this.heavyReason = undefined;
+      this.retryHeavy = false;
       // The heavy sweep reads the groups when it programs the MFTs, and everything a light sweep
       // would look at: neither is needed after it.
       this.mcastWanted = false;

@@ -26,6 +26,27 @@ export type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 export interface DiscoveryOptions {
   /** Called after each BFS level (for progress output). */
   onProgress?: (p: { depth: number; nodes: number; switches: number; smps: number }) => void;
+  /** A node that could not be read (left out of this sweep), or a port whose far side could not
+   * be probed (its link left out). The sweep logs and counts it; the next sweep tries again. */
+  onSkip?: (s: DiscoverySkip) => void;
+}
+
+/** What discovery left out, and why. */
+export interface DiscoverySkip {
+  /** node: unreadable; link: its far side unreadable; duplicate: the far side answers with the
+   * GUID of a node found already, elsewhere (two nodes with one GUID): the second is left out. */
+  kind: 'node' | 'link' | 'duplicate';
+  /** The node read (kind node) or the node whose port was probed (kind link). */
+  guid: bigint;
+  desc: string;
+  /** kind link: the port probed. */
+  port?: number;
+  /** The node's LID as it reported it (0 when unknown). */
+  lid: number;
+  path: readonly number[];
+  /** kind duplicate: the path the node with that GUID was found at first. */
+  first?: readonly number[];
+  error: unknown;
 }
 
 export class DiscoveryError extends Error {
@@ -85,8 +106,28 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
   addNode(local, [], 0);
   const smPort = local.nodeType === NodeType.Switch ? 0 : local.localPortNum;
 
-  /** Read a node's details; returns the ports to probe. */
+  /** Nodes whose details could not be read: left out of this sweep (no probe goes through them). */
+  const skipped = new Set<number>();
+  const nodeLid = (idx: number): number => {
+    const n = fabric.nodes[idx]!;
+    const d = nodes[idx]!;
+    return d.portInfo[n.type === NodeType.Switch ? 0 : d.nodeInfo.localPortNum]?.lid ?? 0;
+  };
+
+  /** Read a node's details; returns the ports to probe. A node that cannot be read is left out. */
   const readNode = async (idx: number): Promise<number[]> => {
+    try {
+      return await readNodeOnce(idx);
+    } catch (error) {
+      if (idx === 0) throw error; // the SM's own node: nothing to sweep without it
+      skipped.add(idx);
+      const n = fabric.nodes[idx]!;
+      opts.onSkip?.({ kind: 'node', guid: n.guid, desc: n.desc, lid: nodeLid(idx), path: nodes[idx]!.path, error });
+      return [];
+    }
+  };
+
+  const readNodeOnce = async (idx: number): Promise<number[]> => {
     const d = nodes[idx]!;
     const n = fabric.nodes[idx]!;
     const jobs: Promise<unknown>[] = [];
@@ -94,7 +135,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
     if (n.type === NodeType.Switch) {
       jobs.push(smp.getDr(d.path, SmpAttr.SwitchInfo, 0).then((b) => (d.switchInfo = SwitchInfo.decode(b))));
       for (let p = 0; p <= n.numPorts; p++) jobs.push(getPortInfo(d.path, p).then((pi) => applyPortInfo(idx, p, pi)));
-      await Promise.all(jobs);
+      await settleAll(jobs);
       const probe: number[] = [];
       for (let p = 1; p <= n.numPorts; p++) {
         const pi = d.portInfo[p]!;
@@ -104,7 +145,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
     }
     const entry = d.nodeInfo.localPortNum;
     jobs.push(getPortInfo(d.path, entry).then((pi) => applyPortInfo(idx, entry, pi)));
-    await Promise.all(jobs);
+    await settleAll(jobs);
     // Only the SM's own CA is left through its port; other CAs/routers do not forward SMPs.
     if (idx === 0 && d.portInfo[entry]!.portState >= PortState.Init) return [entry];
     return [];
@@ -120,7 +161,13 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
     if (fabric.nodes[idx]!.ports[p]!.peer) return undefined; // linked from the other side meanwhile
     const path = [...nodes[idx]!.path, p];
     if (path.length > MAX_HOPS) throw new DiscoveryError(`fabric deeper than ${MAX_HOPS} hops at node 0x${fabric.nodes[idx]!.guid.toString(16)}`);
-    const ni = await getNodeInfo(path);
+    let ni: NodeInfo;
+    try {
+      ni = await getNodeInfo(path);
+    } catch (error) {
+      opts.onSkip?.({ kind: 'link', guid: fabric.nodes[idx]!.guid, desc: fabric.nodes[idx]!.desc, port: p, lid: nodeLid(idx), path, error });
+      return undefined;
+    }
     if (fabric.nodes[idx]!.ports[p]!.peer) return undefined;
     const known = byGuid.get(ni.nodeGuid);
     const rp = ni.nodeType === NodeType.Switch ? ni.localPortNum : ni.localPortNum;
@@ -130,6 +177,12 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
       return nidx;
     }
     const kn = fabric.nodes[known]!;
+    // The port it answered through is linked elsewhere already: another node with the same GUID.
+    const there = kn.ports[rp]?.peer;
+    if (there && (there.node !== idx || there.port !== p)) {
+      opts.onSkip?.({ kind: 'duplicate', guid: ni.nodeGuid, desc: kn.desc, port: rp, lid: nodeLid(known), path, first: nodes[known]!.path, error: new DiscoveryError(`two nodes answer with GUID 0x${ni.nodeGuid.toString(16).padStart(16, '0')}`) });
+      return undefined;
+    }
     if (kn.type === NodeType.Switch) {
       if (!kn.ports[rp]!.peer) link(idx, p, known, rp);
       return undefined;
@@ -139,7 +192,12 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
       kn.ports[rp] = { num: rp, guid: ni.portGuid };
       nodes[known]!.portPaths[rp] = path;
       link(idx, p, known, rp);
-      applyPortInfo(known, rp, await getPortInfo(path, rp));
+      try {
+        applyPortInfo(known, rp, await getPortInfo(path, rp));
+      } catch (error) {
+        skipped.add(known); // a CA port we cannot read: the CA waits for the next sweep
+        opts.onSkip?.({ kind: 'node', guid: kn.guid, desc: kn.desc, lid: nodeLid(known), path, error });
+      }
     } else if (!kn.ports[rp]!.peer) {
       link(idx, p, known, rp);
     }
@@ -169,8 +227,38 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
     depth++;
   }
 
-  const canon = canonicalize(fabric, nodes, 0, smPort);
+  const kept = skipped.size ? leaveOut(fabric, nodes, skipped) : { fabric, nodes };
+  const canon = canonicalize(kept.fabric, kept.nodes, 0, smPort);
   return { fabric: canon.fabric, nodes: canon.nodes, smNode: canon.smNode, smPort, smps: smp.sent - sent0, maxDepth: canon.maxDepth };
+}
+
+/** Every job settled; rejects with the first failure (after all settled, so none is left
+ * running into the next BFS level). */
+async function settleAll(jobs: Promise<unknown>[]): Promise<void> {
+  const rs = await Promise.allSettled(jobs);
+  for (const r of rs) if (r.status === 'rejected') throw r.reason;
+}
+
+/** The fabric without the nodes in `out` (and without the links to them). Node 0 stays first. */
+function leaveOut(fabric: Fabric, nodes: DiscoveredNode[], out: ReadonlySet<number>): { fabric: Fabric; nodes: DiscoveredNode[] } {
+  const idx = new Map<number, number>();
+  const fnodes: FabricNode[] = [];
+  const dnodes: DiscoveredNode[] = [];
+  fabric.nodes.forEach((n, i) => {
+    if (out.has(i)) return;
+    idx.set(i, fnodes.length);
+    fnodes.push(n);
+    dnodes.push(nodes[i]!);
+  });
+  for (const n of fnodes) {
+    for (const p of n.ports) {
+      if (!p?.peer) continue;
+      const to = idx.get(p.peer.node);
+      if (to === undefined) delete p.peer;
+      else p.peer = { node: to, port: p.peer.port };
+    }
+  }
+  return { fabric: { ...fabric, nodes: fnodes }, nodes: dnodes };
 }
 
 /** Renumber by node GUID and recompute every DR path and depth from the SM's node, so the result

@@ -8,6 +8,8 @@ import type { MadRpc } from '../rpc/madrpc.js';
 import type { ReceivedMad } from '../transport/types.js';
 import type { Logger } from '../util/log.js';
 import type { SubnetManager } from './sm.js';
+import { snapshotPorts } from '../model/snapshot.js';
+import { TrapDamper } from './trap-damper.js';
 
 /** Traps that mean the topology or a port's state changed. */
 const RESWEEP_TRAPS = new Set([128, 129, 130, 131, 144, 145]);
@@ -17,15 +19,30 @@ export interface SmHandlerOptions {
   log: Logger;
   /** The M_Key this SM programs: a requester presenting it is trusted with the SM_Key. */
   mkey?: bigint;
-  /** Every well-formed trap, e.g. for the SA to forward to subscribers. */
+  /** Every well-formed trap, e.g. for the SA to forward to subscribers (not those of a damped
+   * trap storm). */
   onNotice?: (n: NoticeSmp) => void;
+  /** Trap storm damping (sm/trap-damper.ts). */
+  damping?: { windowMs?: number; limit?: number };
 }
 
 export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: SmHandlerOptions): () => void {
+  const damper = new TrapDamper(o.damping);
+  /** Who is behind a LID, as the last snapshot knows it. */
+  const whoIs = (lid: number): Record<string, unknown> => {
+    const snap = sm.current;
+    const ep = snap ? snapshotPorts(snap).byLid(lid) : undefined;
+    const n = ep && snap!.fabric.nodes[ep.node];
+    return n ? { node: n.desc, guid: ep!.guid, port: ep!.port, lid } : { lid };
+  };
   const offTrap = rpc.onUnsolicited(
     MgmtClass.SubnLid,
     (m: ReceivedMad) => {
+      // Every trap is repressed (IBA 13.4.9), a storm's included: the SMA stops repeating it.
       rpc.respond(m, trapRepress(m.data));
+      const verdict = damper.admit(m.addr.lid, rpc.clock.now());
+      if (verdict === 'storm') o.log.warn('trap storm: traps from this port damped (repressed, not logged, no sweep) until it calms down', { ...whoIs(m.addr.lid), limit: damper.limit, windowMs: damper.windowMs });
+      if (verdict !== 'pass') return;
       let trap: number;
       let notice: NoticeSmp;
       try {

@@ -124,7 +124,8 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
   return out;
 }
 
-/** ARMED → ACTIVE for every linked port that reports ARMED. */
+/** ARMED → ACTIVE for every linked port that reports ARMED and whose peer is ARMED or ACTIVE (a
+ * port whose peer is stuck in INIT cannot go ACTIVE: the SMA would refuse). */
 export function planActivation(disc: DiscoveryResult): SmpWrite[] {
   const { fabric, nodes } = disc;
   const out: SmpWrite[] = [];
@@ -135,6 +136,8 @@ export function planActivation(disc: DiscoveryResult): SmpWrite[] {
       const cur = d.portInfo[pn];
       const path = portPath(n, d, pn);
       if (!cur || !path || cur.portState !== PortState.Armed) return;
+      const peer = nodes[p.peer.node]!.portInfo[p.peer.port];
+      if (peer && peer.portState < PortState.Armed) return;
       const want = { ...asSet(cur), portState: PortState.Active };
       out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data: PortInfo.encode(want), effect: { kind: 'portInfo', node: ni, port: pn } });
     });

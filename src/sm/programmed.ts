@@ -24,6 +24,8 @@ export interface SmpWrite {
   mod: number;
   data: Uint8Array;
   effect: WriteEffect;
+  /** The M_Key to present, when not the SM's own (a port's key read from its PortInfo). */
+  mkey?: bigint;
 }
 
 /** What the SM believes a switch's LFT holds: the table it wrote and which 64-entry blocks are known. */

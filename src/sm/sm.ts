@@ -18,6 +18,9 @@ import { PortCap, PortInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { Sweeper, type SweepStats } from './sweep.js';
+import { RetryingSmp, isFabricFailure, type SmpFailureReason, type SmpRetryOptions } from './retry.js';
+import { DiscoveryError } from './discovery.js';
+import { RoutingError } from '../routing/types.js';
 
 export type { SweepStats } from './sweep.js';
 /** The snapshot of a heavy sweep (model/snapshot.ts). */
@@ -80,6 +83,14 @@ export interface SmOptions {
   onProgress?: (phase: string, detail: Record<string, number>) => void;
   /** Called after every sweep (heavy or light) with its figures. */
   onSweep?: (stats: SweepStats) => void;
+  /** The sweep's own SMP retries above MadRpc's (sm/retry.ts). */
+  smpRetry?: SmpRetryOptions;
+}
+
+/** A failure of the fabric (a lost or refused SMP, a fabric no engine routes, a node that cannot
+ * be read): the SM logs it and sweeps again; anything else is local and fatal. */
+function fabricCaused(e: unknown): boolean {
+  return isFabricFailure(e) || e instanceof DiscoveryError || e instanceof RoutingError;
 }
 
 const hexGuid = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
@@ -100,6 +111,9 @@ export class SubnetManager {
   private snapshot?: Snapshot;
   private readonly ctl: SmController;
   private readonly sweeper: Sweeper;
+  private readonly retrying: RetryingSmp;
+  /** Heavy sweeps that failed as a whole (the fabric's doing; the SM swept again). */
+  failedSweeps = 0;
   private timer?: TimerHandle;
   private timerAt?: number;
   private running = false;
@@ -117,12 +131,26 @@ export class SubnetManager {
 
   constructor(private readonly o: SmOptions) {
     this.ctl = new SmController({ sweepIntervalMs: o.sweepIntervalMs, guid: o.portGuid, priority: o.priority, smKey: o.smKey, pollIntervalMs: o.pollIntervalMs, pollRetries: o.pollRetries, standbySync: o.standbySync });
-    this.sweeper = new Sweeper(o.smp, o.clock, o.log, o);
+    this.retrying = new RetryingSmp(o.smp, o.clock, o.smpRetry);
+    this.sweeper = new Sweeper(this.retrying, o.clock, o.log, o);
   }
 
   get current(): Snapshot | undefined {
     return this.snapshot;
   }
+
+  /** SMPs the sweeps gave up after every retry, by reason (ibsm_smp_failures_total). */
+  get smpFailures(): Readonly<Record<SmpFailureReason, number>> {
+    return this.retrying.failures;
+  }
+
+  /** Nodes the last heavy sweep left out: unreadable, behind a link it could not probe, or with
+   * another node's GUID (ibsm_sweep_skipped_nodes). */
+  get skippedNodes(): number {
+    const h = this.lastHeavy;
+    return h ? h.skippedNodes + h.skippedLinks + h.duplicateGuids : 0;
+  }
+  private lastHeavy?: SweepStats;
 
   /** The SMInfo state the controller is in. */
   get state(): SmStateName {
@@ -252,10 +280,21 @@ export class SubnetManager {
 
   private finish(a: SmAction, seq: number, outcome: ActionOutcome, value: unknown, error: unknown): void {
     this.running = false;
-    if (error !== undefined) this.o.log.error(`${a.type === 'lightSweep' ? 'light sweep' : a.type === 'heavySweep' ? 'sweep' : 'multicast forwarding update'} failed`, { error: (error as Error).message });
+    const survived = error !== undefined && fabricCaused(error);
+    if (error !== undefined) {
+      const what = a.type === 'lightSweep' ? 'light sweep' : a.type === 'heavySweep' ? 'sweep' : 'multicast forwarding update';
+      if (survived) this.o.log.error(`${what} failed; the SM carries on and sweeps again`, { error: (error as Error).message });
+      else this.o.log.error(`${what} failed`, { error: (error as Error).message });
+      if (survived && a.type === 'heavySweep') this.failedSweeps++;
+    }
     this.ctl.handle({ type: 'actionDone', action: a, outcome }, this.o.clock.now());
     for (const w of [...this.waiters]) {
       if (w.after >= seq || !w.accepts(a)) continue;
+      // The fabric failed this action: whoever waits for it waits for the next one.
+      if (survived) {
+        w.after = this.started;
+        continue;
+      }
       if (error !== undefined) {
         this.drop(w);
         w.reject(error);
@@ -318,8 +357,11 @@ export class SubnetManager {
 
   private async execute(a: SmAction): Promise<{ outcome: ActionOutcome; value: unknown }> {
     switch (a.type) {
-      case 'heavySweep':
-        return { outcome: 'ok', value: await this.heavySweep() };
+      case 'heavySweep': {
+        const st = await this.heavySweep();
+        const left = st.skippedNodes + st.skippedLinks + st.failedWrites + st.stuckPorts + this.sweeper.mftFailed;
+        return { outcome: left > 0 && this.snapshot ? 'incomplete' : 'ok', value: st };
+      }
       case 'lightSweep': {
         const { changed, stats, smPorts: sms } = await this.sweeper.light(this.snapshot!);
         await this.checkSms(sms);
@@ -425,7 +467,11 @@ export class SubnetManager {
     const t0 = this.o.clock.now();
     const s0 = this.o.smp.sent;
     this.sweepCount++;
+    const rt = this.retrying;
+    const r0 = { recovered: rt.recovered, foundDone: rt.foundDone, failed: rt.failures.timeout + rt.failures.status };
     const { snapshot, stats } = await this.sweeper.heavy(this.sweepCount, (disc) => this.decide(disc));
+    const retried = { recovered: rt.recovered - r0.recovered, setsFoundDone: rt.foundDone - r0.foundDone, givenUp: rt.failures.timeout + rt.failures.status - r0.failed };
+    if (retried.recovered + retried.setsFoundDone + retried.givenUp > 0) this.o.log.info('SMP retries in this sweep', retried);
     if (!snapshot) return stats; // another SM masters the fabric
     this.snapshot = snapshot;
     // Multicast forwarding for the SA's groups over the new routes.
@@ -436,6 +482,9 @@ export class SubnetManager {
     this.stats.push(stats);
     this.lastSweep = stats;
     this.o.onSweep?.(stats);
+    this.lastHeavy = stats;
+    const left = { skippedNodes: stats.skippedNodes, skippedLinks: stats.skippedLinks, failedWrites: stats.failedWrites, stuckPorts: stats.stuckPorts, duplicateGuids: stats.duplicateGuids };
+    if (Object.values(left).some((v) => v > 0)) this.o.log.warn('heavy sweep left some of the fabric out; the next sweep tries again', left);
     if (!this.subnetUpLogged) {
       this.subnetUpLogged = true;
       this.o.log.info('SUBNET UP', { nodes: stats.nodes, switches: stats.switches, endPorts: stats.endPorts, smps: stats.smps, ms: Math.round(stats.ms), engine: stats.engine });

@@ -6,7 +6,8 @@ import { Method, SmpAttr } from '../wire/mad.js';
 export interface SmpClient {
   /** `path`: egress port at each hop from the SM's node (empty: the SM's own node). */
   getDr(path: readonly number[], attrId: number, attrMod?: number): Promise<Uint8Array>;
-  setDr(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array): Promise<Uint8Array>;
+  /** `mkey`: the M_Key to present instead of the RPC's (a port whose own key the SM learnt). */
+  setDr(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array, mkey?: bigint): Promise<Uint8Array>;
   getLid(lid: number, attrId: number, attrMod?: number): Promise<Uint8Array>;
   setLid(lid: number, attrId: number, attrMod: number, data: Uint8Array): Promise<Uint8Array>;
   /** A LID-routed Trap (SubnTrap, attribute Notice) carrying `notice` (64 bytes of SMP data);
@@ -20,7 +21,7 @@ export interface SmpClient {
 export function smpClientOf(rpc: MadRpc): SmpClient {
   return {
     getDr: (path, attrId, attrMod = 0) => rpc.smpGetDr(path, attrId, attrMod),
-    setDr: (path, attrId, attrMod, data) => rpc.smpSetDr(path, attrId, attrMod, data),
+    setDr: (path, attrId, attrMod, data, mkey) => rpc.smpSetDr(path, attrId, attrMod, data, mkey !== undefined ? { mkey } : undefined),
     getLid: (lid, attrId, attrMod = 0) => rpc.smpGet(lid, attrId, attrMod),
     setLid: (lid, attrId, attrMod, data) => rpc.smpSet(lid, attrId, attrMod, data),
     trap: (lid, notice) => rpc.request(rpc.buildSmpLid(Method.Trap, SmpAttr.Notice, 0, notice), { lid, qpn: 0 }, { retries: 1 }).then(() => undefined),

@@ -11,14 +11,15 @@ import { lftBlockMod, portInfoMod } from '../wire/modifiers.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { QosVlSettings } from '../model/qos-policy.js';
 import { PartitionPlan } from '../model/partitions.js';
-import { routeWithFallback } from '../routing/registry.js';
+import { routeWithFallback, type FallbackResult } from '../routing/registry.js';
+import { RoutingNotApplicable } from '../routing/types.js';
 import { computeMfts, type McastGroupPorts } from '../routing/mcast-tree.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import { discover, type DiscoveryResult } from './discovery.js';
+import { discover, type DiscoveryResult, type DiscoverySkip } from './discovery.js';
 import { assignLids, type LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
-import { APPLY_WINDOW, applyWrites, type ApplyHooks } from './apply.js';
+import { APPLY_WINDOW, applyAll, type ApplyHooks } from './apply.js';
 import { Programmed, type SmpWrite } from './programmed.js';
 import { planActivation, planPortInfo, type PortSettings } from './plan-ports.js';
 import type { SmPort } from './sminfo.js';
@@ -56,7 +57,24 @@ export interface SweepStats {
   mftBlocksWritten: number;
   activated: number;
   engine?: string;
+  /** Nodes left out of this sweep (they could not be read), links not probed, and writes that
+   * failed: the next sweep tries them again. */
+  skippedNodes: number;
+  skippedLinks: number;
+  failedWrites: number;
+  /** Ports told INIT → ARMED that answered still in INIT (stuck): left for the next sweep. */
+  stuckPorts: number;
+  /** Nodes left out because they answer with the GUID of another node. */
+  duplicateGuids: number;
 }
+
+/** The engine that always applies and is deadlock-free: routes with it when none of the
+ * configured chain applies (an irregular tree after a cable failure under `--routing ftree`). */
+export const FINAL_FALLBACK_ENGINE = 'updn';
+/** The stable code of the ERROR logged when the configured chain gave way to the final fallback. */
+export const ROUTING_FALLBACK_CODE = 'IBSM_ROUTING_FALLBACK';
+/** Log lines per sweep for SMPs given up (then one summary line). */
+const FAILURE_LOG_LINES = 20;
 
 export class Sweeper {
   readonly programmed = new Programmed();
@@ -76,7 +94,7 @@ export class Sweeper {
 
   /** Apply hooks for a sweep's view `disc`: PortInfo/SwitchInfo answers update it, table writes
    * update what is programmed. */
-  private hooks(disc: DiscoveryResult): ApplyHooks {
+  private hooks(disc: DiscoveryResult, onFail?: (w: SmpWrite, e: unknown) => void): ApplyHooks {
     return {
       ok: (w: SmpWrite, resp: Uint8Array) => {
         const e = w.effect;
@@ -84,8 +102,69 @@ export class Sweeper {
         else if (e.kind === 'switchInfo') disc.nodes[e.node]!.switchInfo = SwitchInfo.decode(resp); // what the switch holds now (the SA reports it)
         else this.programmed.record(w);
       },
-      failed: (w: SmpWrite) => this.programmed.failed(w),
+      failed: (w: SmpWrite, e: unknown) => {
+        this.programmed.failed(w);
+        onFail?.(w, e);
+      },
     };
+  }
+
+  /** Ports whose INIT → ARMED Set (of `writes`, the acknowledged ones) was acknowledged but that
+   * still report INIT: one line each (bounded), counted. */
+  private reportStuck(disc: DiscoveryResult, writes: readonly SmpWrite[]): number {
+    let n = 0;
+    for (const w of writes) {
+      const e = w.effect;
+      if (e.kind !== 'portInfo' || PortInfo.decode(w.data).portState !== PortState.Armed) continue;
+      if (disc.nodes[e.node]!.portInfo[e.port]?.portState !== PortState.Init) continue;
+      if (++n <= FAILURE_LOG_LINES) this.log.warn('port stuck in INIT: told to ARM, it stays in INIT; left for the next sweep', Sweeper.target(disc, w));
+    }
+    if (n > FAILURE_LOG_LINES) this.log.warn('more ports stuck in INIT', { more: n - FAILURE_LOG_LINES });
+    return n;
+  }
+
+  /** Nodes (by DR path) whose management port shows an M_Key that is not this SM's, readable
+   * because its protection is off (never set, or its lease expired, IBA 14.2.4.2): their Sets
+   * present that key. */
+  private foreignKeys(disc: DiscoveryResult): Map<string, bigint> {
+    const out = new Map<string, bigint>();
+    const mine = this.s.mkey ?? 0n;
+    disc.fabric.nodes.forEach((n, ni) => {
+      const d = disc.nodes[ni]!;
+      const sw = n.type === NodeType.Switch;
+      d.portPaths.forEach((path, pn) => {
+        const pi = d.portInfo[sw ? 0 : pn];
+        if (!path || !pi || pi.mkeyProtectBits !== 0 || pi.mkey === 0n || pi.mkey === mine) return;
+        out.set(path.join(','), pi.mkey);
+        this.log.info("port's M_Key read from its PortInfo (protection off): its Sets present it", { node: n.desc, guid: n.guid, port: pn, lid: pi.lid });
+      });
+    });
+    return out;
+  }
+
+  /** Where a write went, for a log line an operator can act on. */
+  private static target(disc: DiscoveryResult, w: SmpWrite): Record<string, unknown> {
+    const e = w.effect;
+    const ni = e.kind === 'portInfo' || e.kind === 'switchInfo' ? e.node : disc.fabric.nodes.findIndex((n) => n.guid === (e.kind === 'lft' ? e.guid : e.kind === 'mft' ? e.write.switchGuid : undefined));
+    const n = ni >= 0 ? disc.fabric.nodes[ni] : undefined;
+    const port = e.kind === 'portInfo' ? e.port : 0;
+    const lid = n ? (n.ports[n.type === NodeType.Switch ? 0 : port]?.lid ?? 0) : 0;
+    return { node: n?.desc ?? '', guid: n?.guid ?? 0n, port, lid, path: w.path.join(',') };
+  }
+
+  /** Route with the configured chain; when none of it applies, with the final fallback (and an
+   * ERROR with a stable code naming the engines and their reasons). */
+  private route(disc: DiscoveryResult): FallbackResult {
+    const { s, log } = this;
+    const opts = { ...s.routingOptions, lmc: s.lmc, seed: s.seed };
+    try {
+      return routeWithFallback(disc.fabric, s.routing, opts);
+    } catch (e) {
+      if (!(e instanceof RoutingNotApplicable) || s.routing.length === 1 && s.routing[0] === FINAL_FALLBACK_ENGINE) throw e;
+      log.error(`${ROUTING_FALLBACK_CODE}: no engine of the routing chain applies; routing with ${FINAL_FALLBACK_ENGINE}`, { code: ROUTING_FALLBACK_CODE, chain: s.routing.join(','), reasons: e.reason });
+      const r = routeWithFallback(disc.fabric, [FINAL_FALLBACK_ENGINE], opts);
+      return { ...r, skipped: [] };
+    }
   }
 
   /** Discover the fabric, then (when `decide` says this SM masters it) program it. Returns the
@@ -98,14 +177,37 @@ export class Sweeper {
     const s0 = smp.sent;
     const progress = s.onProgress;
 
-    // 1. Discovery.
-    const disc = await discover(smp, { onProgress: (p) => progress?.('discover', p) });
+    // 1. Discovery. What cannot be read is left out of this sweep (logged, counted).
+    const skips: DiscoverySkip[] = [];
+    const disc = await discover(smp, {
+      onProgress: (p) => progress?.('discover', p),
+      onSkip: (sk) => {
+        skips.push(sk);
+        if (sk.kind === 'duplicate') {
+          log.error('duplicate GUID: a second node answers with the GUID of a node found already; it is left out', { guid: sk.guid, node: sk.desc, port: sk.port ?? 0, path: sk.path.join(','), first: (sk.first ?? []).join(',') });
+          return;
+        }
+        if (skips.length <= FAILURE_LOG_LINES)
+          log.warn(sk.kind === 'node' ? 'node left out of this sweep: it could not be read' : 'link left out of this sweep: its far side could not be read', {
+            node: sk.desc,
+            guid: sk.guid,
+            ...(sk.port !== undefined ? { port: sk.port } : {}),
+            lid: sk.lid,
+            path: sk.path.join(','),
+            error: (sk.error as Error).message,
+          });
+      },
+    });
+    if (skips.length > FAILURE_LOG_LINES) log.warn('more nodes and links left out of this sweep', { more: skips.length - FAILURE_LOG_LINES });
+    const skippedNodes = skips.filter((k) => k.kind === 'node').length;
+    const skippedLinks = skips.filter((k) => k.kind === 'link').length;
+    const duplicates = skips.length - skippedNodes - skippedLinks;
     const fabric = disc.fabric;
     const switches = fabric.nodes.filter((n) => n.type === NodeType.Switch).length;
     log.info('discovery done', { nodes: fabric.nodes.length, switches, smps: disc.smps, depth: disc.maxDepth });
     const go = await decide(disc);
     if (!go) {
-      const stats: SweepStats = { ...emptyStats('heavy'), smps: smp.sent - s0, ms: this.clock.now() - t0, nodes: fabric.nodes.length, switches };
+      const stats: SweepStats = { ...emptyStats('heavy'), smps: smp.sent - s0, ms: this.clock.now() - t0, nodes: fabric.nodes.length, switches, skippedNodes, skippedLinks };
       return { stats };
     }
 
@@ -117,22 +219,39 @@ export class Sweeper {
 
     // What reset switches and ports no longer hold, before any Set changes what we know of them.
     observeResets(disc, this.programmed);
-    const hooks = this.hooks(disc);
+    let failedWrites = 0;
+    const failed = new Set<SmpWrite>();
+    const hooks = this.hooks(disc, (w, e) => {
+      failed.add(w);
+      if (++failedWrites > FAILURE_LOG_LINES) return;
+      // The M_Key lives on the management port (a switch's port 0, a CA's own port).
+      const ef = w.effect;
+      const mp = ef.kind === 'portInfo' ? disc.nodes[ef.node]!.portInfo[disc.fabric.nodes[ef.node]!.type === NodeType.Switch ? 0 : ef.port] : undefined;
+      // (An M_Key not ours reads as 0 when protected.)
+      if (mp && mp.mkeyProtectBits > 0 && !(s.mkey && mp.mkey === s.mkey))
+        log.warn('port protected by an M_Key this SM does not know: its Sets are refused; left out until the M_Key lease expires', { ...Sweeper.target(disc, w), protectBits: mp.mkeyProtectBits, leaseS: mp.mkeyLeasePeriod });
+      else log.warn('SMP write failed; left for the next sweep', { ...Sweeper.target(disc, w), attr: w.attr, mod: w.mod, error: (e as Error).message });
+    });
+    const keys = this.foreignKeys(disc);
+    const keyed = (writes: readonly SmpWrite[]): readonly SmpWrite[] => (keys.size ? writes.map((w) => (keys.has(w.path.join(',')) ? { ...w, mkey: keys.get(w.path.join(',')) } : w)) : writes);
+    const apply = async (writes: readonly SmpWrite[]): Promise<number> => (await applyAll(smp, keyed(writes), hooks)).ok;
 
     // 3. PortInfo (LID, LMC, SM LID, timeouts, MTU, VLs, M_Key, enforcement) and INIT → ARMED.
     if (go.reregister) log.info('ClientReregister set on every port: the SA holds no registrations from before');
-    const portInfoSets = await applyWrites(smp, planPortInfo(disc, { ...s, smLid, reregister: go.reregister }), hooks);
+    const piWrites = planPortInfo(disc, { ...s, smLid, reregister: go.reregister });
+    const portInfoSets = await apply(piWrites);
     progress?.('ports', { sets: portInfoSets });
+    const stuckPorts = this.reportStuck(disc, piWrites.filter((w) => !failed.has(w)));
 
     // 4. P_Keys.
-    const pkeyBlocks = await applyWrites(smp, planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), this.programmed, (m, f) => log.warn(m, f)), hooks);
+    const pkeyBlocks = await apply(planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), this.programmed, (m, f) => log.warn(m, f)));
 
     // 5. Routing, then the SL2VL / VLArbitration tables the routes need (layered engines).
     const tr = this.clock.now();
-    const routed = routeWithFallback(fabric, s.routing, { ...s.routingOptions, lmc: s.lmc, seed: s.seed });
+    const routed = this.route(disc);
     for (const sk of routed.skipped) log.warn('routing engine not applicable', { engine: sk.engine, reason: sk.reason });
     log.info('routing done', { engine: routed.result.engine, ms: Math.round(this.clock.now() - tr), vls: routed.result.vlsUsed ?? 1 });
-    const vlTables = await applyWrites(smp, planVlTables(disc, routed.result, this.programmed, s.qosVl), hooks);
+    const vlTables = await apply(planVlTables(disc, routed.result, this.programmed, s.qosVl));
 
     // 6. LFTs: LinearFDBTop and changed blocks only (blocks of switches programmed by someone
     // else are read first, so a takeover rewrites only what differs).
@@ -143,12 +262,13 @@ export class Sweeper {
     );
     if (reads.length) log.info('LFT blocks read back', { blocks: reads.length });
     const lft = planLfts(disc, routed.result, lids.maxLid, this.programmed, s.packetLife);
-    await applyWrites(smp, [...lft.switchInfo, ...lft.lft], hooks);
-    const blocks = lft.lft.length;
+    const lftRes = await applyAll(smp, keyed([...lft.switchInfo, ...lft.lft]), hooks);
+    const blocks = lft.lft.length - lftRes.failed.filter((f) => f.write.effect.kind === 'lft').length;
     progress?.('lft', { blocks });
 
     // 7. ARMED → ACTIVE.
-    const activated = await applyWrites(smp, planActivation(disc), hooks);
+    const activated = await apply(planActivation(disc));
+    if (failedWrites > FAILURE_LOG_LINES) log.warn('more SMP writes failed in this sweep', { more: failedWrites - FAILURE_LOG_LINES });
 
     const snapshot: Snapshot = { fabric, discovery: disc, routing: routed.result, maxLid: lids.maxLid, smLid, sweep };
     const stats: SweepStats = {
@@ -166,17 +286,29 @@ export class Sweeper {
       mftBlocksWritten: 0,
       activated,
       engine: routed.result.engine,
+      skippedNodes,
+      skippedLinks,
+      failedWrites,
+      stuckPorts,
+      duplicateGuids: duplicates,
     };
     return { snapshot, stats };
   }
 
+  /** MFT writes that failed at the last programMulticast. */
+  mftFailed = 0;
+
   /** Compute every group's spanning tree over `snap` and write the MFT blocks that differ from
-   * what is programmed. Returns blocks written. */
+   * what is programmed. Returns blocks sent (written or failed). */
   async programMulticast(snap: Snapshot): Promise<number> {
     const groups = this.s.multicastGroups?.(snap) ?? [];
     const plan = computeMfts(snap.fabric, snap.routing.lfts, groups);
     for (const note of plan.notes) this.log.debug('multicast', { note });
-    return applyWrites(this.smp, planMfts(snap.discovery, plan, this.programmed), this.hooks(snap.discovery));
+    const r = await applyAll(this.smp, planMfts(snap.discovery, plan, this.programmed), this.hooks(snap.discovery));
+    const first = r.failed[0];
+    if (first) this.log.warn('MFT blocks not written; left for the next update', { blocks: r.failed.length, ...Sweeper.target(snap.discovery, first.write), error: (first.error as Error).message });
+    this.mftFailed = r.failed.length;
+    return r.ok + r.failed.length;
   }
 
   /** Read every switch's SwitchInfo (PortStateChange) and every linked CA port's state; also
@@ -215,5 +347,5 @@ export class Sweeper {
 }
 
 function emptyStats(kind: 'heavy' | 'light'): SweepStats {
-  return { kind, smps: 0, ms: 0, nodes: 0, switches: 0, endPorts: 0, maxLid: 0, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0 };
+  return { kind, smps: 0, ms: 0, nodes: 0, switches: 0, endPorts: 0, maxLid: 0, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0, skippedNodes: 0, skippedLinks: 0, failedWrites: 0, stuckPorts: 0, duplicateGuids: 0 };
 }

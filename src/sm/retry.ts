@@ -1,0 +1,160 @@
+/** The sweep's SMP retries, above MadRpc's own: an SMP that still timed out after MadRpc's tries,
+ * or that came back BUSY, is tried again after a backoff (doubling, on the injected clock), a few
+ * rounds. A Set whose answer was lost may have taken effect, so its retry can be refused (the
+ * INIT→ARMED PortInfo Set retried on a port that is Armed already: MAD status 0x1c): a Set that
+ * fails is followed by a Get of the same attribute, and when the SMA already holds what the Set
+ * asked for, the Set is done (its answer is the Get's). What still fails is counted by reason and
+ * thrown to the sweep, which leaves that node or port out of this sweep.
+ *
+ * Only fabric failures are retried (MadTimeoutError, MadStatusError); anything else (a closed RPC,
+ * a transport error: local problems) goes straight up. */
+import { MadStatusError, MadTimeoutError } from '../rpc/errors.js';
+import { PortState, SmpAttr } from '../wire/mad.js';
+import { PortInfo } from '../wire/sma.js';
+import type { Clock } from '../util/clock.js';
+import type { SmpClient } from './smp-client.js';
+
+/** Why an SMP was given up: no answer, or an error status the SMA stood by. */
+export type SmpFailureReason = 'timeout' | 'status';
+
+export interface SmpRetryOptions {
+  /** Rounds of retries after MadRpc gave up (default 3). */
+  rounds?: number;
+  /** Pause before the first round (default 20 ms), doubled at each further one. */
+  backoffMs?: number;
+}
+
+/** MAD status bit 0: the SMA is busy; try again later. */
+const BUSY = 0x1;
+
+/** An SMP failure the sweep survives (the fabric's, not ours). */
+export function isFabricFailure(e: unknown): e is MadTimeoutError | MadStatusError {
+  return e instanceof MadTimeoutError || e instanceof MadStatusError;
+}
+
+/** Does `current` (what a Get of the attribute returns now) already hold what the Set `wanted`
+ * asked for? PortInfo: the state asked for (or beyond it) and the fields an SM sets; any other
+ * attribute: the same bytes. */
+export function alreadyThere(attr: number, wanted: Uint8Array, current: Uint8Array): boolean {
+  if (attr === SmpAttr.PortInfo) {
+    const w = PortInfo.decode(wanted);
+    const c = PortInfo.decode(current);
+    if (w.portState !== PortState.NoChange && c.portState < w.portState) return false;
+    return (
+      c.lid === w.lid &&
+      c.lmc === w.lmc &&
+      c.masterSmLid === w.masterSmLid &&
+      c.gidPrefix === w.gidPrefix &&
+      c.neighborMtu === w.neighborMtu &&
+      c.operationalVls === w.operationalVls &&
+      c.partitionEnforcementInbound === w.partitionEnforcementInbound &&
+      c.partitionEnforcementOutbound === w.partitionEnforcementOutbound
+    );
+  }
+  if (wanted.length !== current.length) return false;
+  for (let i = 0; i < wanted.length; i++) if (wanted[i] !== current[i]) return false;
+  return true;
+}
+
+/** An SmpClient that retries fabric failures (see the module comment). */
+export class RetryingSmp implements SmpClient {
+  /** SMPs given up, by reason. */
+  readonly failures: Record<SmpFailureReason, number> = { timeout: 0, status: 0 };
+  /** SMPs that succeeded only after a retry round. */
+  recovered = 0;
+  /** Sets found done by the Get after them (the answer was lost, the retry refused). */
+  foundDone = 0;
+  private readonly rounds: number;
+  private readonly backoffMs: number;
+
+  constructor(
+    private readonly inner: SmpClient,
+    private readonly clock: Clock,
+    o: SmpRetryOptions = {},
+  ) {
+    this.rounds = o.rounds ?? 3;
+    this.backoffMs = o.backoffMs ?? 20;
+  }
+
+  get sent(): number {
+    return this.inner.sent;
+  }
+
+  getDr(path: readonly number[], attrId: number, attrMod = 0): Promise<Uint8Array> {
+    return this.get(() => this.inner.getDr(path, attrId, attrMod));
+  }
+  getLid(lid: number, attrId: number, attrMod = 0): Promise<Uint8Array> {
+    return this.get(() => this.inner.getLid(lid, attrId, attrMod));
+  }
+  setDr(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array, mkey?: bigint): Promise<Uint8Array> {
+    return this.set(
+      attrId,
+      data,
+      () => this.inner.setDr(path, attrId, attrMod, data, mkey),
+      () => this.inner.getDr(path, attrId, attrMod),
+    );
+  }
+  setLid(lid: number, attrId: number, attrMod: number, data: Uint8Array): Promise<Uint8Array> {
+    return this.set(
+      attrId,
+      data,
+      () => this.inner.setLid(lid, attrId, attrMod, data),
+      () => this.inner.getLid(lid, attrId, attrMod),
+    );
+  }
+  trap(lid: number, notice: Uint8Array): Promise<void> {
+    return this.inner.trap(lid, notice);
+  }
+
+  private async get(op: () => Promise<Uint8Array>): Promise<Uint8Array> {
+    try {
+      return await this.retry(op);
+    } catch (e) {
+      this.count(e);
+      throw e;
+    }
+  }
+
+  private async set(attr: number, data: Uint8Array, op: () => Promise<Uint8Array>, read: () => Promise<Uint8Array>): Promise<Uint8Array> {
+    try {
+      return await this.retry(op);
+    } catch (e) {
+      if (!isFabricFailure(e)) throw e;
+      // The Set may have landed (its answer lost); a refused retry may mean "already there".
+      let cur: Uint8Array | undefined;
+      try {
+        cur = await this.retry(read);
+      } catch {
+        /* unreadable: the Set's failure stands */
+      }
+      if (cur && alreadyThere(attr, data, cur)) {
+        this.foundDone++;
+        return cur;
+      }
+      this.count(e);
+      throw e;
+    }
+  }
+
+  /** `op`, tried again after a doubling pause while it times out or the SMA says BUSY. */
+  private async retry(op: () => Promise<Uint8Array>): Promise<Uint8Array> {
+    let wait = this.backoffMs;
+    for (let round = 0; ; round++) {
+      try {
+        const r = await op();
+        if (round > 0) this.recovered++;
+        return r;
+      } catch (e) {
+        const again = e instanceof MadTimeoutError || (e instanceof MadStatusError && (e.status & BUSY) !== 0);
+        if (!again || round >= this.rounds) throw e;
+      }
+      await new Promise<void>((r) => this.clock.setTimeout(r, wait));
+      wait *= 2;
+    }
+  }
+
+  private count(e: unknown): void {
+    if (e instanceof MadTimeoutError) this.failures.timeout++;
+    else if (e instanceof MadStatusError) this.failures.status++;
+  }
+}
