@@ -352,7 +352,13 @@ export class InformManager implements SaHandler {
       const r = await this.sendReport(d.lid, d.qpn, job.data);
       if (!r.ok) {
         const suppressed = this.failLog.note(k, this.o.now?.() ?? ctx.now);
-        if (suppressed !== undefined) this.o.onReportFailed?.(d.sub, r.error, suppressed);
+        if (suppressed !== undefined) {
+          try {
+            this.o.onReportFailed?.(d.sub, r.error, suppressed);
+          } catch {
+            /* a logging callback must not stop this destination's Reports */
+          }
+        }
       }
       job.done(r.ok);
     }
