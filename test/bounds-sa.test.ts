@@ -5,6 +5,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { MgmtClass, Method, NodeType } from '../src/wire/mad.js';
 import { InformInfo, INFORM_ALL_PRODUCERS, INFORM_ALL_TYPES, JoinState, MCMemberRecord, NodeRecord, SaAttr, SaStatus, ServiceRecord, SA_QKEY, decodeSaMad } from '../src/wire/sa.js';
 import { saRequest } from '../src/wire/builders.js';
+import { encodeRmpp, rmppData } from '../src/wire/rmpp.js';
 import { MC_CREATE_MASK } from '../src/sa/multicast.js';
 import { SaStatusError } from '../src/sa/client.js';
 import { DEFAULT_SA_LIMITS } from '../src/sa/limits.js';
@@ -205,6 +206,36 @@ describe('a GetTable flood that never ACKs', () => {
     expect(lines.length).toBeLessThanOrEqual(2 * eps.length);
     if (process.env.BOUNDS_PRINT) console.log(`GetTable flood: heap +${((heap1 - heap0) / MB).toFixed(2)} MB over 8,000 requests, max ${maxActive.v} RMPP senders, ${st.rmppRefused} refused, ${lines.length} log lines`);
     expect(heap1 - heap0, `heap growth ${((heap1 - heap0) / MB).toFixed(1)} MB`).toBeLessThan(8 * MB);
+    r.subnet.stop();
+  });
+});
+
+describe('multi-segment requests that never finish', () => {
+  it('a peer reassembles at most 16 requests at once; the rest are dropped and counted; the SA answers it again afterwards', async () => {
+    const r = await bringUp('gen:fattree2:leaves=2,spines=1,hosts=2');
+    const ep = r.sim.attach(r.cas[1]!);
+    ep.register(MgmtClass.SubnAdm, 2);
+    const smLid = r.subnet.sm.current!.smLid;
+    // The first of three segments of a GetMulti, 5,000 times with new TIDs; the rest never comes.
+    for (let i = 0; i < 5000; i++) {
+      const mad = saRequest({ method: Method.GetMulti, attrId: SaAttr.MultiPathRecord, tid: BigInt(0x100000 + i), record: new Uint8Array(200) });
+      encodeRmpp(rmppData(1, true, false, 3 * 220), mad);
+      ep.send(mad, { lid: smLid, qpn: 1, qkey: SA_QKEY });
+      if (i % 100 === 99) await r.clock.advanceAsync(1);
+    }
+    expect(r.rpc.peerRmppRefused).toBeGreaterThan(4900);
+    expect(r.rpc.peerRmppRefused).toBeLessThanOrEqual(5000 - 16);
+    // The reassemblies time out; then the same port is served again.
+    await r.clock.advanceAsync(15_000);
+    const before = r.rpc.peerRmppRefused;
+    const c = await client(r, r.cas[1]!);
+    const nodes = await drive(r.clock, c.sa.getTable(SaAttr.NodeRecord, NodeRecord, {}, 0n));
+    expect(nodes).toHaveLength(r.sim.nodes.length);
+    const mad = saRequest({ method: Method.GetMulti, attrId: SaAttr.MultiPathRecord, tid: 0x999999n, record: new Uint8Array(200) });
+    encodeRmpp(rmppData(1, true, false, 3 * 220), mad);
+    ep.send(mad, { lid: smLid, qpn: 1, qkey: SA_QKEY });
+    await r.clock.advanceAsync(1);
+    expect(r.rpc.peerRmppRefused).toBe(before);
     r.subnet.stop();
   });
 });
