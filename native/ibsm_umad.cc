@@ -6,6 +6,12 @@
 // event loop takes many MADs per wake-up. A batch is one Buffer with the MAD bytes back to back
 // and one Uint32Array with RECORD.stride words per MAD (indices exported as RECORD).
 //
+// Sends never block the event loop: send() copies the MAD into a bounded queue and a sender
+// thread per port calls umad_send (which blocks when the device, or umad2sim's socket to ibsim,
+// is full). A full queue drops the MAD (counted, send() returns false), as a lost MAD; send errors
+// of the sender thread are counted (sendStats()). At close a sender stuck in umad_send is left
+// behind with its own state (and the port left open) rather than blocking the main thread.
+//
 // This file parses no MAD and keeps no process-wide state: everything lives in the per-port
 // object or the per-environment instance data. Every failure is thrown as an Error carrying
 // `errno` and `call` (the libibumad function that failed).
@@ -21,6 +27,8 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <deque>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -60,6 +68,8 @@ constexpr int kRecvTimeoutMs = 50;      // how long a stop request may wait
 constexpr uint32_t kMaxPending = 4096;  // MADs waiting for JS before the receiver pauses
 constexpr int kMaxMadLength = 1 << 20;  // largest (RMPP-reassembled) MAD accepted
 constexpr size_t kDefaultMadLength = 256;
+constexpr uint32_t kDefaultSendQueue = 4096;  // MADs waiting for the sender before send() drops
+constexpr int kSenderStopWaitMs = 1000;       // how long close waits for a sender stuck in umad_send
 
 Napi::Error UmadError(Napi::Env env, const char* call, int err, const std::string& what) {
   std::string msg = std::string(call) + "(" + what + ") failed: " + std::strerror(err) + " (errno " +
@@ -86,6 +96,59 @@ uint32_t ArgU32(const Napi::CallbackInfo& info, size_t i, const char* name) {
 }
 
 class UmadPort;
+
+// The send queue, shared by the port (main thread) and its sender thread: a sender stuck in
+// umad_send at close keeps it alive after the port object is gone.
+struct SendQueue {
+  struct Item {
+    std::vector<uint8_t> umad;  // umad header + MAD
+    int agent;
+    int len;
+    int timeoutMs;
+    int retries;
+  };
+  explicit SendQueue(int port, uint32_t maxQueued) : portid(port), max(maxQueued) {}
+  const int portid;
+  const uint32_t max;
+  std::mutex mu;
+  std::condition_variable work;  // an item or stop
+  std::condition_variable done;  // the sender has finished
+  std::deque<Item> q;
+  std::vector<std::vector<uint8_t>> spare;  // buffers for reuse
+  bool stop = false;
+  bool finished = false;
+  int sending = 0;  // 1 while the sender is inside umad_send
+  double sent = 0, dropped = 0, errors = 0;
+  int lastErrno = 0;
+
+  static void Loop(std::shared_ptr<SendQueue> s) {
+    std::unique_lock<std::mutex> lk(s->mu);
+    for (;;) {
+      s->work.wait(lk, [&] { return s->stop || !s->q.empty(); });
+      if (s->stop) break;  // what is still queued at close is dropped
+      Item it = std::move(s->q.front());
+      s->q.pop_front();
+      s->sending = 1;
+      lk.unlock();
+      errno = 0;
+      int r = umad_send(s->portid, it.agent, it.umad.data(), it.len, it.timeoutMs, it.retries);
+      int e = r < 0 ? ErrnoOf(r) : 0;
+      lk.lock();
+      s->sending = 0;
+      if (r < 0) {
+        s->errors++;
+        s->lastErrno = e;
+      } else {
+        s->sent++;
+      }
+      if (s->spare.size() < 64) s->spare.push_back(std::move(it.umad));
+    }
+    s->dropped += static_cast<double>(s->q.size());
+    s->q.clear();
+    s->finished = true;
+    s->done.notify_all();
+  }
+};
 
 // The thread-safe function's context. It can outlive the port object at environment teardown
 // (finalizers run in no guaranteed order), so the port clears `port` when it is destroyed.
@@ -179,6 +242,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
                            InstanceMethod<&UmadPort::Register>("register"),
                            InstanceMethod<&UmadPort::Unregister>("unregister"),
                            InstanceMethod<&UmadPort::Send>("send"),
+                           InstanceMethod<&UmadPort::SendStats>("sendStats"),
                            InstanceMethod<&UmadPort::OpenIssm>("openIssm"),
                            InstanceMethod<&UmadPort::CloseIssm>("closeIssm"),
                            InstanceMethod<&UmadPort::Close>("close"),
@@ -187,7 +251,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
                        });
   }
 
-  // new UmadPort(caName: string | null, portNum: number, onBatch: Function, smi: boolean)
+  // new UmadPort(caName: string | null, portNum: number, onBatch: Function, smi: boolean, sendQueue?: number)
   explicit UmadPort(const Napi::CallbackInfo& info) : Napi::ObjectWrap<UmadPort>(info) {
     Napi::Env env = info.Env();
     inst_ = env.GetInstanceData<Instance>();
@@ -195,6 +259,8 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     portNum_ = static_cast<int>(ArgU32(info, 1, "portNum"));
     if (!info[2].IsFunction()) throw Napi::TypeError::New(env, "onBatch must be a function");
     bool smi = info[3].ToBoolean();
+    uint32_t sendQueue = info[4].IsNumber() ? info[4].As<Napi::Number>().Uint32Value() : kDefaultSendQueue;
+    if (sendQueue == 0) throw Napi::RangeError::New(env, "sendQueue must be at least 1");
     const char* ca = caName_.empty() ? nullptr : caName_.c_str();
     umad_init();
     errno = 0;
@@ -211,7 +277,6 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     if (id < 0) throw UmadError(env, call, ErrnoOf(id), PortName(caName_, portNum_));
     portid_ = id;
     umadSize_ = umad_size();  // only meaningful after the first open
-    sendBuf_.resize(umadSize_ + kDefaultMadLength);
     link_ = new Link{this};
     try {
       tsfn_ = Tsfn::New(env, info[2].As<Napi::Function>(), "ibsm-umad-recv", 0, 1, link_, OnTsfnFinalize,
@@ -227,6 +292,8 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     Ref();  // an open port stays alive until its receiver has finished
     inst_->open.insert(this);
     thread_ = std::thread(&UmadPort::ReceiveLoop, this);
+    sendq_ = std::make_shared<SendQueue>(portid_, sendQueue);
+    sender_ = std::thread(&SendQueue::Loop, sendq_);
   }
 
   ~UmadPort() override {
@@ -234,10 +301,31 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     if (link_) link_->port = nullptr;
   }
 
-  // Stop the receiver and close everything, synchronously (at most one receive timeout).
+  // Stop the receiver and the sender and close everything, synchronously (at most one receive
+  // timeout, and kSenderStopWaitMs for a sender stuck in umad_send: then it is left behind with
+  // the port open, since closing a port under a running umad_send is not safe).
   void Shutdown() {
     StopAndJoin();
-    ClosePort();
+    ClosePort(StopSender());
+  }
+
+  // True when no sender runs any more (stopped and joined, or never started).
+  bool StopSender() {
+    if (!sender_.joinable()) return !senderLeft_;
+    bool finished;
+    {
+      std::unique_lock<std::mutex> lk(sendq_->mu);
+      sendq_->stop = true;
+      sendq_->work.notify_all();
+      finished = sendq_->done.wait_for(lk, std::chrono::milliseconds(kSenderStopWaitMs), [&] { return sendq_->finished; });
+    }
+    if (finished) {
+      sender_.join();
+      return true;
+    }
+    sender_.detach();
+    senderLeft_ = true;
+    return false;
   }
 
  private:
@@ -294,7 +382,8 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   }
 
   // send(agentId, data, lid, qpn, qkey, sl, pkeyIndex, timeoutMs, retries,
-  //      grh?: {dgid: Uint8Array(16), sgidIndex, hopLimit, trafficClass, flowLabel})
+  //      grh?: {dgid: Uint8Array(16), sgidIndex, hopLimit, trafficClass, flowLabel}): boolean
+  // Queues the MAD for the sender thread; false when the queue was full (the MAD is dropped).
   Napi::Value Send(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     uint32_t agent = ArgU32(info, 0, "agentId");
@@ -307,9 +396,20 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     size_t n = data.ByteLength();
     if (n == 0 || n > static_cast<size_t>(kMaxMadLength))
       throw Napi::RangeError::New(env, "MAD length " + std::to_string(n) + " is out of range");
-    if (sendBuf_.size() < umadSize_ + n) sendBuf_.resize(umadSize_ + n);
-    void* umad = sendBuf_.data();
-    std::memset(umad, 0, umadSize_);
+    std::vector<uint8_t> buf;
+    {
+      std::lock_guard<std::mutex> lk(sendq_->mu);
+      if (sendq_->q.size() >= sendq_->max) {
+        sendq_->dropped++;
+        return Napi::Boolean::New(env, false);
+      }
+      if (!sendq_->spare.empty()) {
+        buf = std::move(sendq_->spare.back());
+        sendq_->spare.pop_back();
+      }
+    }
+    buf.assign(umadSize_ + n, 0);
+    void* umad = buf.data();
     std::memcpy(umad_get_mad(umad), data.Data(), n);
     umad_set_addr(umad, static_cast<int>(lid), static_cast<int>(qpn), static_cast<int>(sl), static_cast<int>(qkey));
     umad_set_pkey(umad, static_cast<int>(pkeyIndex));
@@ -327,15 +427,30 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
       umad_set_grh(umad, &a);  // host-order fields; does not set the source GID index
       umad_get_mad_addr(umad)->gid_index = static_cast<uint8_t>(g.Get("sgidIndex").As<Napi::Number>().Uint32Value());
     }
-    errno = 0;
-    int r = umad_send(portid_, static_cast<int>(agent), umad, static_cast<int>(n), static_cast<int>(timeoutMs),
-                      static_cast<int>(retries));
-    if (r < 0) {
-      char what[64];
-      std::snprintf(what, sizeof what, "agent %u to LID 0x%x QPN %u", agent, lid, qpn);
-      throw UmadError(env, "umad_send", ErrnoOf(r), what);
+    bool wake;
+    {
+      std::lock_guard<std::mutex> lk(sendq_->mu);
+      // Only this thread adds and the sender only takes: the bound checked above still holds.
+      wake = sendq_->q.empty();
+      sendq_->q.push_back(SendQueue::Item{std::move(buf), static_cast<int>(agent), static_cast<int>(n),
+                                          static_cast<int>(timeoutMs), static_cast<int>(retries)});
     }
-    return env.Undefined();
+    if (wake) sendq_->work.notify_one();
+    return Napi::Boolean::New(env, true);
+  }
+
+  // sendStats(): { queued, sending, sent, dropped, errors, lastErrno } since the port was opened.
+  Napi::Value SendStats(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    Napi::Object o = Napi::Object::New(env);
+    std::lock_guard<std::mutex> lk(sendq_->mu);
+    o.Set("queued", static_cast<double>(sendq_->q.size()));
+    o.Set("sending", sendq_->sending);
+    o.Set("sent", sendq_->sent);
+    o.Set("dropped", sendq_->dropped);
+    o.Set("errors", sendq_->errors);
+    o.Set("lastErrno", sendq_->lastErrno);
+    return o;
   }
 
   Napi::Value OpenIssm(const Napi::CallbackInfo& info) {
@@ -400,14 +515,15 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     if (thread_.joinable()) thread_.join();
   }
 
-  // Main thread only, after the receiver has stopped.
-  void ClosePort() {
+  // Main thread only, after the receiver has stopped; `closeUmad` false leaves the umad port to a
+  // sender still inside umad_send (the port counts as closed all the same).
+  void ClosePort(bool closeUmad = true) {
     if (issmFd_ >= 0) {
       ibsm_issm_close(issmFd_);
       issmFd_ = -1;
     }
     if (portid_ >= 0) {
-      umad_close_port(portid_);
+      if (closeUmad) umad_close_port(portid_);
       portid_ = -1;
       inst_->open.erase(this);  // only while open: at teardown the instance data may be gone later
     }
@@ -550,7 +666,9 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   int portid_ = -1;
   int issmFd_ = -1;
   size_t umadSize_ = 0;
-  std::vector<uint8_t> sendBuf_;  // main thread only: umad_send copies it before returning
+  std::shared_ptr<SendQueue> sendq_;
+  std::thread sender_;
+  bool senderLeft_ = false;  // a sender stuck in umad_send was detached at close
 
   std::thread thread_;
   std::atomic<bool> stop_{false};

@@ -23,6 +23,7 @@ import { SaAttr, ServiceRecord, SERVICE_LEASE_INFINITE } from './wire/sa.js';
 import type { SaContext } from './sa/types.js';
 import type { QosPolicy, QosVlSettings } from './model/qos-policy.js';
 import { diffPortStates, diffTopology, isEmptyChange, TypedEmitter, type SubnetEvents } from './events.js';
+import type { SaLimits } from './sa/limits.js';
 
 const SA_ATTR_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(SaAttr).map(([k, v]) => [v, k]));
 
@@ -35,6 +36,8 @@ export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSn
   /** Keep the SA's state in step with the other ibsm SMs (sa/sync.ts; default true). */
   saSync?: boolean;
   saServer?: SaServerOptions;
+  /** Bounds on the SA state a requester can grow (sa/limits.ts; defaults there). */
+  saLimits?: Partial<SaLimits>;
   /** The QoS policy (qos-policy.conf): PathRecord SLs and limits; ClassPortInfo IsQoSSupported. */
   qos?: QosPolicy;
   /** OpenSM's qos_* VL settings: the SM programs SL2VL/VLArbitration from them (reaches the SM
@@ -76,9 +79,11 @@ export class Subnet {
     for (const w of this.qosPolicy?.warnings ?? []) log.warn('QoS policy', { note: w });
     this.inform = new InformManager({
       send: (lid, qpn, mad) => rpc.request(mad, { lid, qpn, qkey: SA_QKEY }, { retries: 0 }).then(() => undefined),
-      onReportFailed: (sub, e) => log.warn('report not delivered', { subscriberLid: sub.lid, error: (e as Error).message }),
+      onReportFailed: (sub, e, suppressed) => log.warn('report not delivered', { subscriberLid: sub.lid, error: (e as Error).message, failedSinceLastLog: suppressed }),
+      limits: o.saLimits,
+      now: () => o.clock.now(),
     });
-    this.multicast = new MulticastManager({ traps: this.inform });
+    this.multicast = new MulticastManager({ traps: this.inform, limits: o.saLimits });
     this.multicast.onGroupsChanged((e) => {
       if (e.kind === 'created') this.events.emit('multicastGroupCreated', { mgid: e.mgid, mlid: e.mlid });
       else if (e.kind === 'deleted') this.events.emit('multicastGroupDeleted', { mgid: e.mgid, mlid: e.mlid });
@@ -95,7 +100,7 @@ export class Subnet {
         log.error('multicast group not created', { mgid: formatGid(spec.mgid), from: spec.source, error: (e as Error).message });
       }
     }
-    this.services = new ServiceRegistry();
+    this.services = new ServiceRegistry({ limits: o.saLimits });
     this.aliases = new AliasGuids({
       onChange: (guid, block, guids) => {
         this.writeGuidInfo(guid, block, guids);
@@ -151,9 +156,7 @@ export class Subnet {
         onError: (e, m) => log.warn('SA state not sent to a standby', { lid: m.addr.lid, error: (e as Error).message }),
       });
     }
-    this.multicast.onGroupsChanged(() => {
-      void this.sm.updateMulticast().catch((e: unknown) => log.error('multicast forwarding update failed', { error: (e as Error).message }));
-    });
+    this.multicast.onGroupsChanged(() => this.multicastChanged());
     this.offHandlers = installSmHandlers(rpc, this.sm, {
       portGuid: o.portGuid,
       mkey: o.mkey,
@@ -171,6 +174,7 @@ export class Subnet {
       this.sa = new SaServer(rpc, this.engine, {
         log,
         schedule: queueMicrotask,
+        limits: o.saLimits,
         ...o.saServer,
         onServed: (e) => {
           o.saServer?.onServed?.(e);
@@ -179,6 +183,28 @@ export class Subnet {
       });
       this.sa.start();
     }
+  }
+
+  /** Group changes batched into MFT updates: at most one running and one pending (a flood of
+   * joins costs one update per round, not one per join). */
+  private mcastRunning = false;
+  private mcastPending = false;
+  private multicastChanged(): void {
+    if (this.mcastRunning) {
+      this.mcastPending = true;
+      return;
+    }
+    this.mcastRunning = true;
+    void this.sm
+      .updateMulticast()
+      .catch((e: unknown) => this.o.log.error('multicast forwarding update failed', { error: (e as Error).message }))
+      .finally(() => {
+        this.mcastRunning = false;
+        if (this.mcastPending) {
+          this.mcastPending = false;
+          this.multicastChanged();
+        }
+      });
   }
 
   /** The SA state as sync entries (with the GUID→LID map of the current snapshot). */

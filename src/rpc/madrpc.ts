@@ -67,6 +67,9 @@ export interface MadRpcOptions {
   firstTid?: number;
   /** Let the event loop deliver what arrived before expiring tries (default true; see onTimer). */
   graceTurn?: boolean;
+  /** Multi-segment requests from one peer LID being reassembled at once (default 16); a first
+   * segment beyond it is dropped and counted in `peerRmppRefused` (the peer retries its request). */
+  maxPeerRmppPerLid?: number;
 }
 
 export interface RequestOptions {
@@ -128,6 +131,11 @@ export class MadRpc implements RmppHost {
   private readonly receivers = new Map<string, RmppReceiver>();
   private readonly senders = new Map<string, { sender: RmppSender; done: Promise<void> }>();
   private closed = false;
+  /** Peer-initiated RMPP reassemblies per peer LID (bounded by maxPeerRmppPerLid). */
+  private readonly peerRx = new Map<number, number>();
+  private readonly maxPeerRx: number;
+  /** First segments of peer requests dropped: that peer had maxPeerRmppPerLid transfers running. */
+  peerRmppRefused = 0;
 
   constructor(
     readonly transport: Transport,
@@ -139,6 +147,7 @@ export class MadRpc implements RmppHost {
     this.destKeyFn = opts.destinationKey ?? defaultDestinationKey;
     this.mkey = opts.mkey ?? 0n;
     if (opts.adaptiveTimeout) this.rto = new RtoEstimator({ ...(opts.adaptiveTimeout === true ? {} : opts.adaptiveTimeout), initialMs: this.timeoutMs });
+    this.maxPeerRx = Math.max(1, opts.maxPeerRmppPerLid ?? 16);
     this.rmppOpts = opts.rmpp === false ? undefined : resolveRmppOptions({ madSize: transport.maxMadSize, quietWithoutAck: transport.maxMadSize !== undefined, ...opts.rmpp });
     this.table = new RequestTable(Math.max(1, opts.window ?? 16), Math.max(1, opts.perDestinationWindow ?? 4), opts.firstTid ?? 1, (p) => this.sendTry(p));
     this.deadlines = new TryDeadlines(clock, opts.graceTurn ?? true, (p) => {
@@ -435,6 +444,13 @@ export class MadRpc implements RmppHost {
       this.rmppStats.outOfWindowSegments++;
       return;
     }
+    const lid = m.addr.lid;
+    const running = this.peerRx.get(lid) ?? 0;
+    if (running >= this.maxPeerRx) {
+      this.peerRmppRefused++;
+      return;
+    }
+    this.peerRx.set(lid, running + 1);
     const rx: RmppReceiver = new RmppReceiver(
       this,
       this.rmppOpts!,
@@ -444,6 +460,9 @@ export class MadRpc implements RmppHost {
       { ok: (whole) => this.dispatch(whole), fail: () => undefined },
       () => {
         if (this.receivers.get(key) === rx) this.receivers.delete(key);
+        const n = (this.peerRx.get(lid) ?? 1) - 1;
+        if (n > 0) this.peerRx.set(lid, n);
+        else this.peerRx.delete(lid);
       },
     );
     this.receivers.set(key, rx);
@@ -506,6 +525,7 @@ export class MadRpc implements RmppHost {
     const all = this.table.clear();
     for (const r of this.receivers.values()) r.cancel();
     this.receivers.clear();
+    this.peerRx.clear();
     for (const s of this.senders.values()) s.sender.cancel(new RpcClosedError('RMPP send'));
     this.senders.clear();
     for (const p of all) p.reject(new RpcClosedError(describeMad(identFor(p.mad, p.addr))));

@@ -12,6 +12,12 @@
  *   resolves on ReportResp) or `attempts` tries failed. Traps 64/65 come from the SM after sweeps
  *   (`gidInService`, `gidOutOfService`, which also drops the departed port's subscriptions), 66/67
  *   from MulticastManager, others are forwarded SMA traps (`forwardTrap`).
+ * - Bounded (sa/limits.ts): a port holds at most `subscriptionsPerRequester` subscriptions
+ *   (ERR_NO_RESOURCES beyond; a repeated Set is the same subscription, found by key, not by a
+ *   scan); a notice goes once to each destination (LID, QPN) however many of its subscriptions
+ *   match; one Report in flight per destination with a short queue behind it (oldest dropped,
+ *   counted); a failed Report is counted, and reported to `onReportFailed` once per destination
+ *   per interval.
  */
 import { MadStatus, Method } from '../wire/mad.js';
 import { componentsMatch } from '../wire/layout.js';
@@ -20,6 +26,8 @@ import { Notice, NoticeType, TrapGidDetails, TrapNumber, type NoticeSmp } from '
 import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
 import { snapshotPorts } from '../model/snapshot.js';
 import { hasPkey, pkeysOf, portGidOf, portOfGid, requesterPort, sharePkey } from './multicast.js';
+import { Fifo } from '../util/fifo.js';
+import { RateLimitedLog, resolveSaLimits, type SaLimits } from './limits.js';
 
 /** Sends one Report MAD to (lid, qpn); resolves when the ReportResp arrives, rejects otherwise. */
 export type ReportSender = (lid: number, qpn: number, mad: Uint8Array) => Promise<void>;
@@ -28,8 +36,13 @@ export interface InformOptions {
   send: ReportSender;
   /** Tries per Report (default 4). */
   attempts?: number;
-  /** Called when a Report could not be delivered after every try. */
-  onReportFailed?: (sub: Subscription, error: unknown) => void;
+  /** Called when a Report could not be delivered after every try: at most once per subscriber
+   * destination per `logIntervalMs`, with how many failures were not reported since. */
+  onReportFailed?: (sub: Subscription, error: unknown, suppressed: number) => void;
+  /** Bounds (subscriptionsPerRequester, reportsQueuedPerSubscriber, logIntervalMs); sa/limits.ts. */
+  limits?: Partial<SaLimits>;
+  /** The time for the failure rate limit (default: the SaContext's now). */
+  now?: () => number;
 }
 
 export interface Subscription {
@@ -51,6 +64,21 @@ export interface InformStats {
   reportsSent: number;
   reportTries: number;
   reportsFailed: number;
+  /** Reports not sent: the subscriber's queue was full (the oldest waiting one goes). */
+  reportsDropped: number;
+  /** Notices matched by several subscriptions of one destination, sent to it once. */
+  reportsCoalesced: number;
+  /** Subscriptions refused with ERR_NO_RESOURCES (the requester's bound). */
+  subscriptionsRefused: number;
+}
+
+/** One destination of Reports (LID, QPN): one Report in flight, a bounded queue behind it. */
+interface Destination {
+  lid: number;
+  qpn: number;
+  sub: Subscription;
+  busy: boolean;
+  queue: Fifo<{ data: Uint8Array; done: (ok: boolean) => void }>;
 }
 
 /** Class Manager (the SM/SA) as a notice producer. */
@@ -64,19 +92,49 @@ export type NoticeInput = Omit<Notice, 'issuerGid' | 'dataDetails'> & { issuerGi
 
 export class InformManager implements SaHandler {
   readonly attrIds = [SaAttr.InformInfo, SaAttr.InformInfoRecord] as const;
-  private readonly subs: Subscription[] = [];
-  readonly stats: InformStats = { reportsSent: 0, reportTries: 0, reportsFailed: 0 };
+  /** Subscriptions per subscriber port GUID, keyed by what identifies one (subscriptionKey). */
+  private readonly byPort = new Map<bigint, Map<string, Subscription>>();
+  private count = 0;
+  /** Report destinations with a Report in flight or waiting (removed when idle). */
+  private readonly dests = new Map<string, Destination>();
+  private readonly limits: SaLimits;
+  private readonly failLog: RateLimitedLog;
+  readonly stats: InformStats = { reportsSent: 0, reportTries: 0, reportsFailed: 0, reportsDropped: 0, reportsCoalesced: 0, subscriptionsRefused: 0 };
 
-  constructor(private readonly o: InformOptions) {}
+  constructor(private readonly o: InformOptions) {
+    this.limits = resolveSaLimits(o.limits);
+    this.failLog = new RateLimitedLog(this.limits.logIntervalMs);
+  }
 
   list(): readonly Subscription[] {
-    return this.subs;
+    const out: Subscription[] = [];
+    for (const m of this.byPort.values()) for (const s of m.values()) out.push(s);
+    return out;
+  }
+
+  /** Subscriptions stored. */
+  get size(): number {
+    return this.count;
+  }
+
+  /** Report destinations with work (in flight or queued): bounded by the subscribers. */
+  get pendingDestinations(): number {
+    return this.dests.size;
   }
 
   /** Put back a subscription as another SM had it (failover); a duplicate is not added twice. */
   restore(s: Subscription): void {
-    if (this.subs.some((x) => x.subscriberGuid === s.subscriberGuid && x.enumeration === s.enumeration)) return;
-    this.subs.push({ ...s, info: { ...s.info } });
+    const m = this.byPort.get(s.subscriberGuid);
+    if (m) for (const x of m.values()) if (x.enumeration === s.enumeration) return;
+    this.store({ ...s, info: { ...s.info } });
+  }
+
+  private store(s: Subscription): void {
+    let m = this.byPort.get(s.subscriberGuid);
+    if (!m) this.byPort.set(s.subscriberGuid, (m = new Map()));
+    const k = subscriptionKey(s.info);
+    if (!m.has(k)) this.count++;
+    m.set(k, s);
   }
 
   handle(q: SaQuery, ctx: SaContext): SaAnswer {
@@ -114,21 +172,35 @@ export class InformManager implements SaHandler {
     const security = info.isGeneric === 1 && (info.type === NoticeType.Security || SECURITY_TRAPS.has(info.trapNumber));
     if (security && !q.requester.trusted) return echo(SaStatus.ReqDenied);
 
-    const i = this.subs.findIndex((s) => s.subscriberGuid === guid && sameSubscription(s.info, info));
+    // Indexed: the requester's own subscriptions, by what identifies one (a duplicate is one).
+    const mine = this.byPort.get(guid);
+    const k = subscriptionKey(info);
+    const have = mine?.get(k);
     if (info.subscribe) {
-      const enumeration = i >= 0 ? this.subs[i]!.enumeration : this.freeEnum(guid);
-      const sub: Subscription = { subscriberGid, subscriberGuid: guid, lid: q.requester.lid, enumeration, info: { ...info } };
-      if (i >= 0) this.subs[i] = sub;
-      else this.subs.push(sub);
+      if (!have && (mine?.size ?? 0) >= this.limits.subscriptionsPerRequester) {
+        this.stats.subscriptionsRefused++;
+        return echo(SaStatus.NoResources);
+      }
+      const enumeration = have ? have.enumeration : this.freeEnum(mine);
+      this.store({ subscriberGid, subscriberGuid: guid, lid: q.requester.lid, enumeration, info: { ...info } });
     } else {
-      if (i < 0) return status(SaStatus.ReqInvalid, InformInfo.encode({ ...info, subscribe: 0 }));
-      this.subs.splice(i, 1);
+      if (!have) return status(SaStatus.ReqInvalid, InformInfo.encode({ ...info, subscribe: 0 }));
+      this.unstore(guid, k);
     }
     return { kind: 'records', records: [InformInfo.encode(info)], method: Method.GetResp };
   }
 
-  private freeEnum(guid: bigint): number {
-    const used = new Set(this.subs.filter((s) => s.subscriberGuid === guid).map((s) => s.enumeration));
+  private unstore(guid: bigint, k: string): void {
+    const m = this.byPort.get(guid);
+    if (!m?.delete(k)) return;
+    this.count--;
+    if (m.size === 0) this.byPort.delete(guid);
+  }
+
+  private freeEnum(mine: Map<string, Subscription> | undefined): number {
+    if (!mine) return 0;
+    const used = new Set<number>();
+    for (const s of mine.values()) used.add(s.enumeration);
     let e = 0;
     while (used.has(e)) e++;
     return e;
@@ -138,8 +210,8 @@ export class InformManager implements SaHandler {
     const reqPort = requesterPort(ctx, q.requester);
     const mine = reqPort ? ctx.snapshot.fabric.nodes[reqPort.node]!.ports[reqPort.port]!.guid : undefined;
     const out: Uint8Array[] = [];
-    for (const s of this.subs) {
-      if (!q.requester.trusted && s.subscriberGuid !== mine) continue;
+    const pool = q.requester.trusted ? this.list() : mine !== undefined ? [...(this.byPort.get(mine)?.values() ?? [])] : [];
+    for (const s of pool) {
       const b = InformInfoRecord.encode({ subscriberGid: s.subscriberGid, enumeration: s.enumeration, informInfo: s.info });
       if (componentsMatch(InformInfoRecord, q.componentMask, q.data, 0, b, 0)) out.push(b);
     }
@@ -148,14 +220,11 @@ export class InformManager implements SaHandler {
 
   /** Remove every subscription of a port (it left the fabric). Returns how many went. */
   removeSubscriber(portGuid: bigint): number {
-    let n = 0;
-    for (let i = this.subs.length - 1; i >= 0; i--) {
-      if (this.subs[i]!.subscriberGuid === portGuid) {
-        this.subs.splice(i, 1);
-        n++;
-      }
-    }
-    return n;
+    const m = this.byPort.get(portGuid);
+    if (!m) return 0;
+    this.byPort.delete(portGuid);
+    this.count -= m.size;
+    return m.size;
   }
 
   // ------------------------------------------------------------ reports
@@ -220,10 +289,17 @@ export class InformManager implements SaHandler {
 
   /** The subscriptions a notice matches (GID / LID range of the issuer, trap/type/producer or vendor IDs). */
   matching(n: NoticeInput, issuerGid: bigint): Subscription[] {
-    return this.subs.filter((s) => matches(s.info, n, issuerGid));
+    const out: Subscription[] = [];
+    for (const m of this.byPort.values()) for (const s of m.values()) if (matches(s.info, n, issuerGid)) out.push(s);
+    return out;
   }
 
-  /** Report `notice` to every matching subscriber. Resolves when every Report was acknowledged or gave up. */
+  /**
+   * Report `notice` to every matching subscriber: one Report per destination (LID, QPN) however
+   * many of its subscriptions match, one Report in flight per destination and at most
+   * `reportsQueuedPerSubscriber` waiting behind it (the oldest waiting one is dropped). Resolves
+   * when every Report was acknowledged, gave up or was dropped (counted as failed).
+   */
   async notify(notice: NoticeInput, ctx: SaContext, visible: (s: Subscription) => boolean = (s) => this.issuerVisible(s, notice, ctx)): Promise<NotifyResult> {
     const issuerGid = notice.issuerGid ?? this.issuerGidOf(notice.issuerLid, ctx);
     const subs = this.matching(notice, issuerGid).filter(visible);
@@ -235,15 +311,59 @@ export class InformManager implements SaHandler {
     };
     const data = Notice.encode(full);
     const res: NotifyResult = { matched: subs.length, delivered: 0, failed: 0 };
+    const once = new Map<string, { s: Subscription; lid: number }>();
+    for (const s of subs) {
+      const lid = this.lidOf(s, ctx);
+      const k = `${lid}/${s.info.qpn}`;
+      if (once.has(k)) this.stats.reportsCoalesced++;
+      else once.set(k, { s, lid });
+    }
     await Promise.all(
-      subs.map(async (s) => {
-        const lid = this.lidOf(s, ctx);
-        const ok = await this.sendReport(s, lid, data);
-        if (ok) res.delivered++;
-        else res.failed++;
-      }),
+      [...once].map(
+        ([k, { s, lid }]) =>
+          new Promise<void>((resolve) =>
+            this.enqueue(k, s, lid, data, (ok) => {
+              if (ok) res.delivered++;
+              else res.failed++;
+              resolve();
+            }, ctx),
+          ),
+      ),
     );
     return res;
+  }
+
+  private enqueue(k: string, s: Subscription, lid: number, data: Uint8Array, done: (ok: boolean) => void, ctx: SaContext): void {
+    let d = this.dests.get(k);
+    if (!d) this.dests.set(k, (d = { lid, qpn: s.info.qpn, sub: s, busy: false, queue: new Fifo() }));
+    d.sub = s;
+    if (d.queue.size >= this.limits.reportsQueuedPerSubscriber) {
+      this.stats.reportsDropped++;
+      d.queue.shift()!.done(false);
+    }
+    d.queue.push({ data, done });
+    if (!d.busy) void this.pump(k, d, ctx);
+  }
+
+  /** Send a destination's Reports one at a time until its queue is empty, then forget it. */
+  private async pump(k: string, d: Destination, ctx: SaContext): Promise<void> {
+    d.busy = true;
+    for (let job = d.queue.shift(); job; job = d.queue.shift()) {
+      const r = await this.sendReport(d.lid, d.qpn, job.data);
+      if (!r.ok) {
+        const suppressed = this.failLog.note(k, this.o.now?.() ?? ctx.now);
+        if (suppressed !== undefined) {
+          try {
+            this.o.onReportFailed?.(d.sub, r.error, suppressed);
+          } catch {
+            /* a logging callback must not stop this destination's Reports */
+          }
+        }
+      }
+      job.done(r.ok);
+    }
+    d.busy = false;
+    this.dests.delete(k);
   }
 
   private issuerGidOf(lid: number, ctx: SaContext): bigint {
@@ -263,7 +383,7 @@ export class InformManager implements SaHandler {
     return (ref && ctx.snapshot.fabric.nodes[ref.node]!.ports[ref.port]!.lid) || s.lid;
   }
 
-  private async sendReport(s: Subscription, lid: number, notice: Uint8Array): Promise<boolean> {
+  private async sendReport(lid: number, qpn: number, notice: Uint8Array): Promise<{ ok: boolean; error?: unknown }> {
     const attempts = Math.max(1, this.o.attempts ?? 4);
     this.stats.reportsSent++;
     let last: unknown;
@@ -271,15 +391,14 @@ export class InformManager implements SaHandler {
       this.stats.reportTries++;
       const mad = encodeSaMad({ header: { method: Method.Report, attrId: SaAttr.Notice } }, padTo(notice, SA_DATA_SIZE));
       try {
-        await this.o.send(lid, s.info.qpn, mad);
-        return true;
+        await this.o.send(lid, qpn, mad);
+        return { ok: true };
       } catch (e) {
         last = e;
       }
     }
     this.stats.reportsFailed++;
-    this.o.onReportFailed?.(s, last);
-    return false;
+    return { ok: false, error: last };
   }
 }
 
@@ -290,18 +409,10 @@ function padTo(b: Uint8Array, n: number): Uint8Array {
   return out;
 }
 
-/** Same subscription (what identifies it for replace/unsubscribe): everything but Subscribe and RespTimeValue. */
-function sameSubscription(a: InformInfo, b: InformInfo): boolean {
-  return (
-    a.gid === b.gid &&
-    a.lidRangeBegin === b.lidRangeBegin &&
-    a.lidRangeEnd === b.lidRangeEnd &&
-    a.isGeneric === b.isGeneric &&
-    a.type === b.type &&
-    a.trapNumber === b.trapNumber &&
-    a.qpn === b.qpn &&
-    a.producerType === b.producerType
-  );
+/** What identifies a subscription of one port (replace/unsubscribe; a duplicate Set is the same
+ * one): everything but Subscribe and RespTimeValue. */
+function subscriptionKey(a: InformInfo): string {
+  return `${a.gid.toString(16)}/${a.lidRangeBegin}/${a.lidRangeEnd}/${a.isGeneric}/${a.type}/${a.trapNumber}/${a.qpn}/${a.producerType}`;
 }
 
 /** Does a subscription want this notice? */

@@ -4,7 +4,9 @@
  * - SubnAdmSet = join, creating the group when its MGID is unknown (or zero: the SA assigns one,
  *   ff1<scope>:a01b:<P_Key>:<low 48 bits of the SM port GUID>:<counter>) and the create
  *   components are present (MGID, PortGID, JoinState, Q_Key, TClass, P_Key, FlowLabel, SL); the
- *   creator must be a full member. The MLID is the lowest free one from 0xC000.
+ *   creator must be a full member. The MLID is the lowest free one from 0xC000, below the cap
+ *   (sa/limits.ts maxGroups, 1,024 as OpenSM, and the switches' smallest MulticastFDBCap);
+ *   beyond it, or beyond the creator's `groupsPerRequester`, a create is ERR_NO_RESOURCES.
  * - Join states are bits (full 0x1, non-member 0x2, send-only non-member 0x4, send-only full
  *   0x8) merged per port. SubnAdmDelete = leave: the given bits are cleared, the member goes when
  *   none remain, the group goes (and its MLID is freed) when no full member remains.
@@ -20,6 +22,7 @@ import type { SaAnswer, SaContext, SaHandler, SaQuery, SaRequester } from './typ
 import { MCAST_LID_BASE, MCAST_LID_MAX, type McastGroupPorts } from '../routing/mcast-tree.js';
 import { portKind, snapshotPorts, type PortRef, type Snapshot } from '../model/snapshot.js';
 import type { PartitionGroup } from '../model/partitions.js';
+import { KeyCounter, requesterKey, resolveSaLimits, type SaLimits } from './limits.js';
 
 import { hasPkey, pkeysOf, portGidOf, portGuidOf, portInfoOf, portOfGid, requesterPort, sharePkey } from './ports.js';
 import { knownPortRate as portRate, RATE_GBPS, rateGbps as gbps } from '../model/rates.js';
@@ -53,6 +56,8 @@ interface Group {
   members: Map<bigint, McMember>;
   /** Created by the SM from its configuration (partitions.conf): kept without members. */
   wellKnown: boolean;
+  /** Who created it (requesterKey), counted against groupsPerRequester. */
+  creator?: string;
 }
 
 export type McGroupEvent =
@@ -70,8 +75,11 @@ export interface McastTrapSink {
 export type WellKnownGroupSpec = Omit<PartitionGroup, 'source'>;
 
 export interface MulticastOptions {
-  /** Highest MLID to hand out (e.g. 0xC000 + the switches' MulticastFDBCap - 1). Default 0xFFFE. */
+  /** Highest MLID to hand out. Default 0xC000 + maxGroups - 1 (sa/limits.ts: 1,024 groups, as
+   * OpenSM); a snapshot's switches bound it further by their smallest MulticastFDBCap. */
   maxMlid?: number;
+  /** Bounds (maxGroups, groupsPerRequester); sa/limits.ts. */
+  limits?: Partial<SaLimits>;
   traps?: McastTrapSink;
   /** PacketLifeTime of a group whose creator does not give one. Default 18 (as the subnet timeout). */
   defaultPacketLifeTime?: number;
@@ -129,10 +137,38 @@ export class MulticastManager implements SaHandler {
   private readonly listeners = new Set<(e: McGroupEvent) => void>();
   private mgidCounter = 1;
   private readonly maxMlid: number;
+  private readonly limits: SaLimits;
+  private readonly perCreator = new KeyCounter();
+  /** Creates refused with ERR_NO_RESOURCES: no MLID free under the cap, or the creator's bound. */
+  readonly stats = { refusedNoMlid: 0, refusedPerRequester: 0 };
 
   constructor(private readonly o: MulticastOptions = {}) {
-    this.maxMlid = Math.min(MCAST_LID_MAX, o.maxMlid ?? MCAST_LID_MAX);
+    this.limits = resolveSaLimits(o.limits);
+    this.maxMlid = Math.min(MCAST_LID_MAX, o.maxMlid ?? MCAST_LID_MAX, MCAST_LID_BASE + this.limits.maxGroups - 1);
     if (this.maxMlid < MCAST_LID_BASE) throw new RangeError(`maxMlid 0x${this.maxMlid.toString(16)} is below 0xc000`);
+  }
+
+  /** The highest MLID a create may take over `snap`: the configured bound, and 0xC000 + the
+   * smallest MulticastFDBCap of the snapshot's switches - 1 (a switch with no MFT, cap 0, forwards
+   * no multicast at all and does not count). */
+  mlidLimit(snap: Snapshot | undefined): number {
+    if (!snap) return this.maxMlid;
+    let lim = FDB_LIMITS.get(snap);
+    if (lim === undefined) {
+      let cap = Infinity;
+      for (const d of snap.discovery.nodes) {
+        const c = d?.switchInfo?.multicastFdbCap;
+        if (c) cap = Math.min(cap, c);
+      }
+      lim = Number.isFinite(cap) ? MCAST_LID_BASE + cap - 1 : MCAST_LID_MAX;
+      FDB_LIMITS.set(snap, lim);
+    }
+    return Math.min(this.maxMlid, lim);
+  }
+
+  /** Requester ports that created groups still existing (for the bounds' metrics and tests). */
+  get creators(): number {
+    return this.perCreator.keys;
   }
 
   /** Listen for group changes (the SM recomputes and writes MFTs). Returns an unsubscribe function. */
@@ -270,8 +306,15 @@ export class MulticastManager implements SaHandler {
       if (!(joinState & JoinState.FullMember)) return status(SaStatus.ReqInvalid);
       if ((mask & MC_CREATE_MASK) !== MC_CREATE_MASK) return status(SaStatus.ReqInsufficientComponents);
       if (!hasPkey(portPkeys, req.pKey)) return status(SaStatus.ReqInvalid);
+      const creator = requesterKey(q.requester);
+      if (this.perCreator.get(creator) >= this.limits.groupsPerRequester) {
+        this.stats.refusedPerRequester++;
+        return status(SaStatus.NoResources);
+      }
       const made = this.create(mask, req, pi, ctx);
       if (typeof made === 'number') return status(made);
+      made.creator = creator;
+      this.perCreator.inc(creator);
       g = made;
       created = true;
     } else {
@@ -338,8 +381,11 @@ export class MulticastManager implements SaHandler {
       }
       if (!RATE_GBPS[rate] || (pRate && gbps(rate) > gbps(pRate))) return SaStatus.ReqInvalid;
     }
-    const mlid = this.allocMlid();
-    if (mlid === undefined) return SaStatus.NoResources;
+    const mlid = this.allocMlid(this.mlidLimit(ctx.snapshot));
+    if (mlid === undefined) {
+      this.stats.refusedNoMlid++;
+      return SaStatus.NoResources;
+    }
     const rec: MCMemberRecord = {
       ...MCMemberRecord.zero(),
       mgid,
@@ -374,8 +420,8 @@ export class MulticastManager implements SaHandler {
     return undefined;
   }
 
-  private allocMlid(): number | undefined {
-    for (let l = MCAST_LID_BASE; l <= this.maxMlid; l++) {
+  private allocMlid(limit = this.maxMlid): number | undefined {
+    for (let l = MCAST_LID_BASE; l <= limit; l++) {
       if (!this.mlids.has(l)) {
         this.mlids.add(l);
         return l;
@@ -443,6 +489,7 @@ export class MulticastManager implements SaHandler {
   private deleteGroup(g: Group, ctx: SaContext): void {
     this.groups.delete(g.mgid);
     this.mlids.delete(g.mlid);
+    if (g.creator !== undefined) this.perCreator.dec(g.creator);
     this.emit({ kind: 'deleted', mgid: g.mgid, mlid: g.mlid });
     this.o.traps?.mcGroupDeleted(g.mgid, g.rec.pKey, ctx);
   }
@@ -518,6 +565,9 @@ export class MulticastManager implements SaHandler {
     return g.members.size;
   }
 }
+
+/** Per snapshot: 0xC000 + its switches' smallest MulticastFDBCap - 1 (snapshots never change). */
+const FDB_LIMITS = new WeakMap<Snapshot, number>();
 
 function nextRate(code: number, dir: 1 | -1): number {
   const g = gbps(code);

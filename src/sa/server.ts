@@ -6,7 +6,9 @@
  * full TID echoed: GetResp/DeleteResp with one record, GetTableResp/GetMultiResp with the records
  * packed AttributeOffset×8 bytes apart and segmented with RMPP (MadRpc's sender, or the kernel's).
  * Requests wait in a bounded queue drained a batch at a time; overflow is answered BUSY, as is any
- * request before the SM has published its first context.
+ * request before the SM has published its first context. RMPP transfers are bounded per requester
+ * LID and in all (sa/limits.ts): beyond, a table answer is ERR_NO_RESOURCES; refusals and failed
+ * transfers are counted and logged once per requester per interval.
  */
 import { DecodeError } from '../wire/errors.js';
 import { readBig } from '../wire/layout.js';
@@ -23,6 +25,7 @@ import { snapshotPorts } from '../model/snapshot.js';
 import { recordHandlers } from './records.js';
 import { pathHandlers } from './path.js';
 import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
+import { KeyCounter, RateLimitedLog, resolveSaLimits, type SaLimits } from './limits.js';
 
 /** The handlers of the SA core: every record of the snapshot, PathRecord, MultiPathRecord, TraceRecord. */
 export function coreSaHandlers(): SaHandler[] {
@@ -42,6 +45,8 @@ export interface SaServerOptions {
   answerCacheSize?: number;
   /** Called for every answer sent (the request's attribute and method, the requester, the status). */
   onServed?: (e: { attrId: number; method: number; lid: number; status: number }) => void;
+  /** Bounds (rmppPerRequester, rmppTotal, logIntervalMs); sa/limits.ts. */
+  limits?: Partial<SaLimits>;
   log?: Logger;
 }
 
@@ -59,6 +64,12 @@ export interface SaServerStats {
   ignored: number;
   /** RMPP transfers that failed (timeout / abort by the requester). */
   rmppFailures: number;
+  /** Table answers refused ERR_NO_RESOURCES: the requester (or all) had too many RMPP transfers running. */
+  rmppRefused: number;
+  /** RMPP transfers running now. */
+  rmppActive: number;
+  /** Single-MAD responses the transport refused. */
+  sendFailures: number;
   /** Requests per attribute name. */
   byAttribute: Record<string, number>;
   /** PathRecord Gets answered from / missing in the answer cache. */
@@ -131,6 +142,10 @@ export class SaServer {
   private capture: { ctx: SaContext; lid: number; trusted: boolean } | undefined;
   /** The one single-MAD response buffer, used when the transport copies on send. */
   private readonly scratchMad = new Uint8Array(MAD_SIZE);
+  private readonly limits: SaLimits;
+  /** RMPP transfers running per requester LID. */
+  private readonly rmppByLid = new KeyCounter();
+  private readonly rmppLog: RateLimitedLog;
   readonly stats: SaServerStats;
 
   constructor(
@@ -142,7 +157,14 @@ export class SaServer {
     this.batch = Math.max(1, opts.batch ?? 32);
     this.schedule = opts.schedule ?? ((fn) => rpc.clock.defer(fn));
     this.cache = new AnswerCache(Math.max(0, opts.answerCacheSize ?? 32768), PathRecord.byteLength);
-    this.stats = { received: 0, answered: 0, errors: 0, busy: 0, malformed: 0, invalid: 0, ignored: 0, rmppFailures: 0, byAttribute: {}, byStatus: {}, cache: this.cache.stats };
+    this.limits = resolveSaLimits(opts.limits);
+    this.rmppLog = new RateLimitedLog(this.limits.logIntervalMs);
+    this.stats = { received: 0, answered: 0, errors: 0, busy: 0, malformed: 0, invalid: 0, ignored: 0, rmppFailures: 0, rmppRefused: 0, rmppActive: 0, sendFailures: 0, byAttribute: {}, byStatus: {}, cache: this.cache.stats };
+  }
+
+  /** The RPC clock's time (for the log rate limits; 0 for an RPC without a clock, as in unit stubs). */
+  private now(): number {
+    return (this.rpc.clock as typeof this.rpc.clock | undefined)?.now() ?? 0;
   }
 
   /** Register as the SA class server and start answering. */
@@ -329,7 +351,9 @@ export class SaServer {
     try {
       this.rpc.respond(m, mad);
     } catch (e) {
-      this.opts.log?.warn('SA response could not be sent', { lid: m.addr.lid, error: (e as Error).message });
+      this.stats.sendFailures++;
+      const suppressed = this.rmppLog.note(`send:${m.addr.lid}`, this.now());
+      if (suppressed !== undefined) this.opts.log?.warn('SA response could not be sent', { lid: m.addr.lid, error: (e as Error).message, failedSinceLastLog: suppressed });
     }
   }
 
@@ -342,6 +366,17 @@ export class SaServer {
     const layout = responseLayout(header.attrId);
     const stride = layout ? recordStride(layout) : Math.ceil(Math.max(8, ...a.records.map((r) => r.length)) / 8) * 8;
     const method = a.method ?? responseMethod(header.method);
+    const lid = String(m.addr.lid);
+    if (SA_TABLE_METHODS.has(header.method)) {
+      // Bounded RMPP senders: a requester that never ACKs holds at most rmppPerRequester of them.
+      if (this.rmppByLid.get(lid) >= this.limits.rmppPerRequester || this.stats.rmppActive >= this.limits.rmppTotal) {
+        this.stats.rmppRefused++;
+        const suppressed = this.rmppLog.note(`refused:${lid}`, this.now());
+        if (suppressed !== undefined) this.opts.log?.warn('SA table answer refused: too many RMPP transfers running', { lid: m.addr.lid, running: this.rmppByLid.get(lid), total: this.stats.rmppActive, refusedSinceLastLog: suppressed, refused: this.stats.rmppRefused });
+        this.answerStatus(m, SaStatus.NoResources);
+        return;
+      }
+    }
     this.count(0, m);
     if (!SA_TABLE_METHODS.has(header.method)) {
       const mad = this.responseBuffer();
@@ -358,10 +393,19 @@ export class SaServer {
       sa: { smKey: 0n, attributeOffset: stride / 8, componentMask: msg.sa.componentMask },
       rmpp: {},
     });
-    this.rpc.respondRmpp(m, hdr, payload).catch((e: unknown) => {
-      this.stats.rmppFailures++;
-      this.opts.log?.warn('SA RMPP response failed', { lid: m.addr.lid, attr: ATTR_NAMES[header.attrId] ?? hex4(header.attrId), records: a.records.length, error: (e as Error).message });
-    });
+    this.rmppByLid.inc(lid);
+    this.stats.rmppActive++;
+    this.rpc
+      .respondRmpp(m, hdr, payload)
+      .catch((e: unknown) => {
+        this.stats.rmppFailures++;
+        const suppressed = this.rmppLog.note(`failed:${lid}`, this.now());
+        if (suppressed !== undefined) this.opts.log?.warn('SA RMPP response failed', { lid: m.addr.lid, attr: ATTR_NAMES[header.attrId] ?? hex4(header.attrId), records: a.records.length, error: (e as Error).message, failedSinceLastLog: suppressed, failed: this.stats.rmppFailures });
+      })
+      .finally(() => {
+        this.rmppByLid.dec(lid);
+        this.stats.rmppActive--;
+      });
   }
 
   /** An error (or BUSY) response: the request echoed with the status set; table methods carry an empty single-segment RMPP. */

@@ -1,6 +1,6 @@
 /** The SM's unsolicited-MAD handlers: traps (repress, then re-sweep on link/port changes) and
  * SMInfo Get and Set from other SMs. A malformed MAD is answered where it can be and logged, never thrown. */
-import { MadHeaderView, MgmtClass, Method, SmpAttr, SMP_DATA_OFFSET, SMP_DATA_SIZE } from '../wire/mad.js';
+import { MadHeaderView, MgmtClass, Method, SmpAttr, SMP_DATA_OFFSET, MAD_SIZE } from '../wire/mad.js';
 import { readMkey, smpResponse, trapRepress } from '../wire/builders.js';
 import { SMInfo } from '../wire/sma.js';
 import { decodeNotice, type NoticeSmp } from '../wire/notice.js';
@@ -62,14 +62,14 @@ export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: SmHandlerOp
   // M_Key check passes); without an M_Key every requester passes.
   const trusted = (m: ReceivedMad): boolean => o.mkey === undefined || o.mkey === 0n || readMkey(m.data) === o.mkey;
   const answerSmInfo = (m: ReceivedMad): void => {
-    if (m.data.length < SMP_DATA_OFFSET + SMP_DATA_SIZE) return;
+    if (m.data.length < MAD_SIZE) return; // an SMP is 256 bytes; the response is built over the request
     const resp = smpResponse(m.data, 0); // GetResp; a DR response also gets the D bit and keeps its path
     SMInfo.encode(sm.smInfo(o.portGuid, trusted(m)), resp, SMP_DATA_OFFSET);
     rpc.respond(m, resp);
   };
   /** SubnSet(SMInfo) from another SM: HANDOVER, ACKNOWLEDGE, DISABLE, STANDBY, DISCOVER. */
   const setSmInfo = (m: ReceivedMad): void => {
-    if (m.data.length < SMP_DATA_OFFSET + SMP_DATA_SIZE) return;
+    if (m.data.length < MAD_SIZE) return; // an SMP is 256 bytes; the response is built over the request
     let payload: SMInfo;
     try {
       payload = SMInfo.decode(m.data, SMP_DATA_OFFSET);

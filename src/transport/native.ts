@@ -70,7 +70,9 @@ export interface NativeUmadPort {
     timeoutMs: number,
     retries: number,
     grh?: NativeGrh | null,
-  ): void;
+  ): boolean | void;
+  /** The send queue's counters (the addon sends from its own thread; a full queue drops). */
+  sendStats?(): NativeSendStats;
   openIssm(): void;
   closeIssm(): void;
   /** Stops the receiver thread (within one receive timeout, off the event loop) and closes the port. */
@@ -78,6 +80,18 @@ export interface NativeUmadPort {
   /** The same, blocking; for process exit only. */
   closeSync(): void;
   readonly isOpen: boolean;
+}
+
+/** What the addon's sender thread did: MADs waiting, in umad_send, sent, dropped (queue full, or still queued
+ * at close), refused by umad_send (errors, the last one's errno). */
+export interface NativeSendStats {
+  queued: number;
+  /** 1 while the sender thread is inside umad_send (blocked there when the peer is full). */
+  sending: number;
+  sent: number;
+  dropped: number;
+  errors: number;
+  lastErrno: number;
 }
 
 /** Word indices of one MAD's record in a batch's metadata array. `gid` is the first of 4 words. */
@@ -109,7 +123,8 @@ export interface NativeSmiGsiPair {
 }
 
 export interface NativeUmad {
-  UmadPort: new (caName: string | null, portNum: number, onBatch: NativeBatchCallback, smi: boolean) => NativeUmadPort;
+  /** `sendQueue`: MADs the port's sender thread may have waiting before send() drops (default 4096). */
+  UmadPort: new (caName: string | null, portNum: number, onBatch: NativeBatchCallback, smi: boolean, sendQueue?: number) => NativeUmadPort;
   listCas(): NativeCaInfo[];
   /** The SMI/GSI device pair for a CA port (newer libibumad only); null when not split or unsupported. */
   smiGsiPair(caName: string | null, portNum: number): NativeSmiGsiPair | null;

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
  * SMI and GSI devices (newer rdma-core), classes 0x01/0x81 go through the SMI device and every
  * other class through the GSI device. */
 import { readFileSync } from 'node:fs';
-import { loadNative, toTransportError, type NativeCaInfo, type NativeGrh, type NativeRecordLayout, type NativeUmad, type NativeUmadError, type NativeUmadPort } from './native.js';
+import { loadNative, toTransportError, type NativeCaInfo, type NativeGrh, type NativeRecordLayout, type NativeSendStats, type NativeUmad, type NativeUmadError, type NativeUmadPort } from './native.js';
 import {
   TransportError,
   type AgentOptions,
@@ -45,6 +45,10 @@ export interface UmadOptions {
    * response; a response arriving after it is dropped by the kernel. Retries stay in the RPC layer
    * (the kernel's retries are always 0). ibsim ignores it. Default DEFAULT_REQUEST_TIMEOUT_MS. */
   requestTimeoutMs?: number;
+  /** MADs waiting for the addon's sender thread per port before a send is dropped (counted in
+   * sendStats()). send() never blocks the event loop: a full device or ibsim socket fills this
+   * queue instead. Default 4096. */
+  sendQueue?: number;
 }
 
 export interface UmadPortListing extends LocalPortInfo {
@@ -202,7 +206,7 @@ export class UmadTransport implements Transport {
   /** Under ibsim (the umad2sim preload) only the first 224 bytes of a MAD arrive intact (found by
    * experiment, both directions); RMPP segments are sized to fit. Real HCAs carry all 256. */
   readonly maxMadSize = process.env.LD_PRELOAD?.includes('umad2sim') ? IBSIM_MAD_BYTES : undefined;
-  /** The addon copies the MAD into its send buffer before umad_send() returns. */
+  /** The addon copies the MAD into its send queue before send() returns. */
   readonly copiesOnSend = true;
   private readonly smi: NativeUmadPort;
   private readonly gsi: NativeUmadPort;
@@ -235,15 +239,15 @@ export class UmadTransport implements Transport {
     const pair = n.features.smiGsiPairs ? n.smiGsiPair(port.caName, port.portNum) : null;
     try {
       if (pair && pair.smiName && pair.gsiName && pair.smiName !== pair.gsiName) {
-        this.smi = new n.UmadPort(pair.smiName, pair.smiPort, onBatch, true);
+        this.smi = new n.UmadPort(pair.smiName, pair.smiPort, onBatch, true, opts.sendQueue);
         try {
-          this.gsi = new n.UmadPort(pair.gsiName, pair.gsiPort, onBatch, false);
+          this.gsi = new n.UmadPort(pair.gsiName, pair.gsiPort, onBatch, false, opts.sendQueue);
         } catch (e) {
           this.smi.closeSync();
           throw e;
         }
       } else {
-        this.smi = this.gsi = new n.UmadPort(port.caName, port.portNum, onBatch, false);
+        this.smi = this.gsi = new n.UmadPort(port.caName, port.portNum, onBatch, false, opts.sendQueue);
       }
     } catch (e) {
       throw toTransportError(e, `opening ${port.caName} port ${port.portNum}`);
@@ -318,11 +322,35 @@ export class UmadTransport implements Transport {
     const isRequest = (method & METHOD_RESPONSE_BIT) === 0 && method !== METHOD_TRAP_REPRESS;
     // A Q_Key of 0 means "the default": none on QP0, the well-known GSI Q_Key elsewhere.
     const qkey = addr.qkey || (addr.qpn === 0 ? 0 : GSI_QKEY);
+    let queued: boolean | void;
     try {
-      agent.port.send(agent.id, mad, addr.lid, addr.qpn, qkey >>> 0, addr.sl ?? 0, addr.pkeyIndex ?? 0, isRequest ? this.requestTimeoutMs : 0, 0, grh);
+      queued = agent.port.send(agent.id, mad, addr.lid, addr.qpn, qkey >>> 0, addr.sl ?? 0, addr.pkeyIndex ?? 0, isRequest ? this.requestTimeoutMs : 0, 0, grh);
     } catch (e) {
       throw toTransportError(e, 'sending a MAD');
     }
+    // A full send queue drops the MAD as the fabric would lose it: the RPC layer's timeouts cover it.
+    if (queued === false) this.sendsDropped++;
+  }
+
+  private sendsDropped = 0;
+
+  /** The addon's send counters over this transport's port(s): sent by its sender thread, waiting,
+   * dropped (queue full or left at close) and refused by umad_send (with the last errno). */
+  sendStats(): NativeSendStats {
+    const ports = this.smi === this.gsi ? [this.smi] : [this.smi, this.gsi];
+    const out: NativeSendStats = { queued: 0, sending: 0, sent: 0, dropped: 0, errors: 0, lastErrno: 0 };
+    for (const p of ports) {
+      const s = p.sendStats?.();
+      if (!s) continue;
+      out.queued += s.queued;
+      out.sending += s.sending;
+      out.sent += s.sent;
+      out.dropped += s.dropped;
+      out.errors += s.errors;
+      out.lastErrno = s.lastErrno || out.lastErrno;
+    }
+    if (!ports.some((p) => p.sendStats)) out.dropped = this.sendsDropped;
+    return out;
   }
 
   onReceive(handler: ReceiveHandler): void {

@@ -1,0 +1,77 @@
+/** Issue #11 item 5: no send can block the event loop. On ibsim, stopped (SIGSTOP) so it reads
+ * nothing: umad2sim's socket fills and umad_send blocks in the addon's sender thread, while the
+ * process's event loop keeps running, the send queue stays at its bound and the excess is dropped
+ * and counted; once ibsim resumes, the queue drains. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { requireIbsim, runNodePreloaded, startIbsim, type Ibsim } from './helpers/ibsim.js';
+
+const FLOOD = fileURLToPath(new URL('./fixtures/umad-send-flood.mjs', import.meta.url));
+const TOPOLOGY = `
+Switch 8 "S1"
+[1] "H1"[1]
+[2] "H2"[1]
+
+Hca 1 "H1"
+[1] "S1"[1]
+
+Hca 1 "H2"
+[1] "S1"[2]
+`;
+
+let ibsim: Ibsim | undefined;
+let dir: string | undefined;
+
+beforeAll(async () => {
+  requireIbsim();
+  dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-bounds-umad-'));
+  const net = path.join(dir, 'one-switch.net');
+  writeFileSync(net, TOPOLOGY);
+  ibsim = await startIbsim(net);
+});
+
+afterAll(async () => {
+  if (ibsim) {
+    try {
+      process.kill(ibsim.pid, 'SIGCONT');
+    } catch {
+      /* gone */
+    }
+    await ibsim.stop();
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+interface SendStats {
+  queued: number;
+  sending: number;
+  sent: number;
+  dropped: number;
+  errors: number;
+}
+
+describe('umad send under a stalled peer', () => {
+  it('20,000 sends to a stopped ibsim all return, the event loop runs, the queue holds its bound and drops the rest', async () => {
+    const count = 20_000;
+    const sendQueue = 1024;
+    const r = await runNodePreloaded(FLOOD, [JSON.stringify({ ibsimPid: ibsim!.pid, count, sendQueue })], { ibsim: ibsim!, timeoutMs: 60_000 });
+    expect(r.timedOut, r.stderr).toBe(false);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { returned: number; loopTicksWhileStopped: number; whileStopped: SendStats; afterResume: SendStats };
+    expect(out.returned).toBe(count);
+    // Timers fired while the socket was full: the main thread was not inside a blocking send.
+    expect(out.loopTicksWhileStopped).toBeGreaterThan(0);
+    const s = out.whileStopped;
+    expect(s.queued).toBe(sendQueue);
+    expect(s.dropped).toBeGreaterThan(0);
+    expect(s.sending, 'the sender thread is blocked inside umad_send').toBe(1);
+    expect(s.sent + s.sending + s.queued + s.dropped + s.errors).toBe(count);
+    // Resumed: what was queued went out.
+    expect(out.afterResume.queued).toBe(0);
+    expect(out.afterResume.sent + out.afterResume.errors).toBe(s.sent + s.sending + s.queued + s.errors);
+    expect(out.afterResume.dropped).toBe(s.dropped);
+  });
+});
