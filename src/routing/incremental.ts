@@ -1,0 +1,429 @@
+/** Incremental re-routing (pure): after a local change of the fabric (a link down or back up),
+ * keep every (switch, destination LID) entry whose route still reaches its destination and
+ * re-route only the destinations whose routes crossed what failed.
+ *
+ * Per destination LID the LFT entries of all switches form an in-tree toward the switch that
+ * delivers the LID. For each LID, in order:
+ *  1. the intact routing's column (the last full re-route, remembered by the caller) is used as it
+ *     was when every switch's route in it works again: a link that comes back restores exactly the
+ *     intact tables, with no churn in between;
+ *  2. otherwise the previous column is kept where it works; the switches whose route is broken (a
+ *     dead port, a loop, a path through another broken switch) are re-routed by a multi-source
+ *     shortest-path search from the intact part of the tree: each broken switch takes, among its
+ *     neighbours closest to the destination, the port with the fewest CA destinations so far (the
+ *     balancing of OpenSM's minhop). Every broken switch points to a strictly closer switch and
+ *     the kept part does not cross a broken one, so the result is loop-free by construction.
+ * The result is then verified (routing/verify.ts: reachability, loops, the CDG per VL when the
+ * engine claimed deadlock freedom) and its busiest link compared with the intact fabric's; when a
+ * guarantee does not hold the caller falls back to a full re-route of its engine chain.
+ *
+ * Tables are matched by switch GUID, so nodes that left the fabric (a host whose cable went down)
+ * do not confuse the numbering. */
+import type { Fabric } from '../model/fabric.js';
+import { indexEndPorts } from '../model/snapshot.js';
+import { indexFabric, fmtGuid, type FabricIndex } from './graph.js';
+import { NO_ROUTE, RoutingNotApplicable, type RoutingResult } from './types.js';
+import { verifyRoutes, type VerifyReport } from './verify.js';
+
+/** The routing of the intact fabric (the last full re-route) and its busiest link. */
+export interface IntactRouting {
+  readonly fabric: Fabric;
+  readonly routing: RoutingResult;
+  /** CA-to-CA routes on the busiest directed switch-to-switch link (verify's linkLoad.max). */
+  readonly busiestLink: number;
+}
+
+/** Remember a full re-route as the intact routing (verifies it once for its busiest link). */
+export function intactRouting(fabric: Fabric, routing: RoutingResult): IntactRouting {
+  const rep = verifyRoutes(fabric, routing, { stretch: false, cdg: false });
+  return { fabric, routing, busiestLink: rep.linkLoad.max };
+}
+
+export interface IncrementalOptions {
+  /** The routing to return to where it works again, and the balance reference. */
+  intact?: IntactRouting;
+  /** The busiest link may carry at most this many times the intact busiest link (default 1.2). */
+  balanceFactor?: number;
+}
+
+export interface IncrementalStats {
+  /** (switch, LID) entries that differ from the previous tables. */
+  changedEntries: number;
+  /** LIDs whose column was repaired (some switch's route was broken). */
+  reroutedLids: number;
+  /** LIDs whose column went back to the intact routing's. */
+  restoredLids: number;
+  /** Busiest link after, and the intact reference (0 when no intact routing was given). */
+  busiestLink: number;
+  intactBusiestLink: number;
+}
+
+export type IncrementalOutcome =
+  | { ok: true; result: RoutingResult; stats: IncrementalStats; report: VerifyReport }
+  | { ok: false; reason: string; stats?: IncrementalStats; report?: VerifyReport };
+
+const UNKNOWN = 0;
+const BUSY = 1;
+const GOOD = 2;
+const BROKEN = 3;
+
+/** Tables of `r` by switch node GUID. */
+function tablesByGuid(f: Fabric, r: RoutingResult): Map<bigint, Uint8Array> {
+  const m = new Map<bigint, Uint8Array>();
+  for (const [ni, t] of r.lfts) {
+    const n = f.nodes[ni];
+    if (n) m.set(n.guid, t);
+  }
+  return m;
+}
+
+/** Port GUID owning each LID in `f`. */
+function lidGuids(f: Fabric): Map<number, bigint> {
+  const m = new Map<number, bigint>();
+  for (const ep of indexEndPorts(f).endPorts) if (ep.lid && ep.linked) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) m.set(l, ep.guid);
+  return m;
+}
+
+/**
+ * Re-route `fabric` from `prev` (the tables programmed over `prevFabric`). Returns the new routing
+ * or why the guarantees cannot be kept (the caller then runs its full engine chain).
+ */
+export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: IncrementalOptions = {}): IncrementalOutcome {
+  let ix: FabricIndex;
+  try {
+    ix = indexFabric(fabric);
+  } catch (e) {
+    if (e instanceof RoutingNotApplicable) return { ok: false, reason: e.reason };
+    throw e;
+  }
+  const { nSw, adjStart, adjSw, adjPort, adjReverse, portEntry, ends, lidOwner, maxLid } = ix;
+  const W = ix.maxPorts + 1;
+  const prevBy = tablesByGuid(prevFabric, prev);
+  const prevT: Uint8Array[] = [];
+  for (let s = 0; s < nSw; s++) {
+    const t = prevBy.get(ix.swGuid[s]!);
+    if (!t) return { ok: false, reason: `switch ${fmtGuid(ix.swGuid[s]!)} has no previous table (new switch)` };
+    prevT.push(t);
+  }
+  const intact = opts.intact;
+  let intactT: (Uint8Array | undefined)[] | undefined;
+  let intactLids: Map<number, bigint> | undefined;
+  if (intact) {
+    const by = tablesByGuid(intact.fabric, intact.routing);
+    intactT = ix.swGuid.map((g) => by.get(g));
+    intactLids = lidGuids(intact.fabric);
+  }
+  const prevLids = lidGuids(prevFabric);
+
+  const tables = Array.from({ length: nSw }, () => new Uint8Array(maxLid + 1).fill(NO_ROUTE));
+  const col = new Uint8Array(nSw);
+  const caCount = ix.caCount;
+  /** Follow column `col` from switch `s` toward T, calling `f` with each channel crossed; stops at
+   * T, a port that leads to no switch, or after nSw hops (a loop). */
+  const follow = (s: number, T: number, f: (e: number) => void): void => {
+    for (let hop = 0; s !== T && hop < nSw; hop++) {
+      const p = col[s]!;
+      const e = p > 0 && p < W ? portEntry[s * W + p]! : -1;
+      if (e < 0) return;
+      f(e);
+      s = adjSw[e]!;
+    }
+  };
+  // CA-to-CA routes per directed channel, as the tables being built have them (the verifier's
+  // linkLoad), and CA destination LIDs per switch port (OpenSM's minhop balance counters).
+  const load = new Float64Array(adjStart[nSw]!);
+  const counters = new Int32Array(nSw * W);
+  /** Add (sign +1) or remove (-1) the routes of the CA sources of column `col` toward T. */
+  const account = (T: number, sign: number): void => {
+    for (let s = 0; s < nSw; s++) {
+      const p = col[s]!;
+      if (s !== T && p > 0 && p < W && portEntry[s * W + p]! >= 0) counters[s * W + p]! += sign;
+      const w = caCount[s]!;
+      if (w && s !== T) follow(s, T, (e) => (load[e]! += sign * w));
+    }
+  };
+  const prevCol = (l: number, owner: bigint): void => {
+    const same = prevLids.get(l) === owner;
+    for (let s = 0; s < nSw; s++) col[s] = same && l < prevT[s]!.length ? prevT[s]![l]! : NO_ROUTE;
+  };
+  for (let l = 1; l <= maxLid; l++) {
+    const o = lidOwner[l]!;
+    if (o < 0 || ends[o]!.isSwitch || ends[o]!.sw < 0) continue;
+    prevCol(l, ends[o]!.guid);
+    account(ends[o]!.sw, 1);
+  }
+
+  const state = new Uint8Array(nSw);
+  const dist = new Int32Array(nSw);
+  const stack = new Int32Array(nSw + 1);
+  /** Follow column `col` toward T from every switch; fills state (GOOD/BROKEN) and dist; returns
+   * the number of broken switches. */
+  const walk = (T: number): number => {
+    state.fill(UNKNOWN);
+    state[T] = GOOD;
+    dist[T] = 0;
+    let broken = 0;
+    for (let s0 = 0; s0 < nSw; s0++) {
+      if (state[s0] !== UNKNOWN) continue;
+      let sp = 0;
+      let s = s0;
+      let end: number;
+      for (;;) {
+        state[s] = BUSY;
+        stack[sp++] = s;
+        const p = col[s]!;
+        const e = p > 0 && p < W ? portEntry[s * W + p]! : -1;
+        if (e < 0) {
+          end = BROKEN;
+          break;
+        }
+        const nx = adjSw[e]!;
+        if (state[nx] === UNKNOWN) {
+          s = nx;
+          continue;
+        }
+        end = state[nx] === GOOD ? GOOD : BROKEN; // BUSY: a loop
+        if (end === GOOD) dist[s] = dist[nx]! + 1;
+        break;
+      }
+      for (let k = sp - 1; k >= 0; k--) {
+        const u = stack[k]!;
+        state[u] = end;
+        if (end === GOOD && k < sp - 1) dist[u] = dist[stack[k + 1]!]! + 1;
+        if (end === BROKEN) broken++;
+      }
+    }
+    return broken;
+  };
+
+  /** A switch LID's column (management traffic, no weight in the link load): only the switches
+   * whose own entry is dead move, each along the shortest detour to a switch whose route works
+   * (the switches on the detour move with it); the switches behind them keep their entries.
+   * False (nothing changed) when the detours do not give a working column. */
+  const bfsFrom = new Int32Array(nSw);
+  const bfsQueue = new Int32Array(nSw);
+  const bfsPrev = new Int32Array(nSw);
+  const detour = (T: number): boolean => {
+    const dead: number[] = [];
+    for (let s = 0; s < nSw; s++) {
+      const p = col[s]!;
+      if (state[s] === BROKEN && !(p > 0 && p < W && portEntry[s * W + p]! >= 0)) dead.push(s);
+    }
+    const saved = Uint8Array.from(col);
+    for (const u of dead) {
+      if (state[u] === GOOD) continue;
+      bfsFrom.fill(-1);
+      bfsFrom[u] = u;
+      let head = 0;
+      let tail = 0;
+      bfsQueue[tail++] = u;
+      let found = -1;
+      while (head < tail && found < 0) {
+        const x = bfsQueue[head++]!;
+        for (let e = adjStart[x]!; e < adjStart[x + 1]!; e++) {
+          const y = adjSw[e]!;
+          if (bfsFrom[y]! >= 0) continue;
+          bfsFrom[y] = e; // reached by channel e (x → y)
+          bfsPrev[y] = x;
+          if (state[y] === GOOD) {
+            found = y;
+            break;
+          }
+          bfsQueue[tail++] = y;
+        }
+      }
+      if (found < 0) {
+        col.set(saved);
+        walk(T);
+        return false;
+      }
+      for (let y = found; y !== u; ) {
+        const x = bfsPrev[y]!;
+        col[x] = adjPort[bfsFrom[y]!]!;
+        state[x] = GOOD;
+        y = x;
+      }
+    }
+    if (walk(T) === 0) return true;
+    col.set(saved);
+    walk(T);
+    return false;
+  };
+
+  // The repair's bucket queue (by distance to T) and scratch.
+  const buckets: number[][] = [];
+  const fixed = new Uint8Array(nSw);
+  const tent = new Int32Array(nSw);
+  const upstream = new Float64Array(nSw);
+  const cands: number[] = [];
+  let changedEntries = 0;
+  let reroutedLids = 0;
+  let restoredLids = 0;
+  for (let l = 1; l <= maxLid; l++) {
+    const o = lidOwner[l]!;
+    if (o < 0) continue;
+    const ep = ends[o]!;
+    const T = ep.sw;
+    if (T < 0) continue;
+    const isCa = !ep.isSwitch;
+    const sign = isCa ? 1 : 0;
+    // 1. The intact column, where its owner is the same port and every route in it works.
+    let useIntact = false;
+    if (intactT && intactLids!.get(l) === ep.guid && intactT.every((t) => t !== undefined && l < t.length) && intactT[T]![l] === ep.swPort) {
+      for (let s = 0; s < nSw; s++) col[s] = intactT[s]![l]!;
+      useIntact = walk(T) === 0;
+    }
+    if (useIntact) {
+      let differs = false;
+      for (let s = 0; s < nSw; s++) if ((l < prevT[s]!.length ? prevT[s]![l] : NO_ROUTE) !== col[s]) differs = true;
+      if (differs) {
+        restoredLids++;
+        if (sign) {
+          prevCol(l, ep.guid);
+          account(T, -1);
+          for (let s = 0; s < nSw; s++) col[s] = intactT![s]![l]!;
+          account(T, 1);
+        }
+      }
+    } else {
+      // 2. The previous column where it works; repair the rest.
+      prevCol(l, ep.guid);
+      col[T] = ep.swPort;
+      const brokenCount = walk(T);
+      if (brokenCount > 0 && !isCa && detour(T)) {
+        reroutedLids++;
+      } else if (brokenCount > 0) {
+        reroutedLids++;
+        // CA sources whose route passed each switch (an estimate of what will come through it),
+        // and the broken part's routes out of the load.
+        upstream.fill(0);
+        for (let s = 0; s < nSw; s++) {
+          const w = caCount[s]!;
+          if (!w) continue;
+          upstream[s]! += w;
+          follow(s, T, (e) => (upstream[adjSw[e]!]! += w));
+        }
+        for (let s = 0; s < nSw; s++) {
+          if (state[s] !== BROKEN) continue;
+          const p = col[s]!;
+          if (sign && p > 0 && p < W && portEntry[s * W + p]! >= 0) counters[s * W + p]!--;
+          const w = caCount[s]! * sign;
+          if (w) follow(s, T, (e) => (load[e]! -= w));
+        }
+        fixed.fill(0);
+        tent.fill(0x7fffffff);
+        buckets.length = 0;
+        // Good switches are final at their distance; the broken ones start from their good
+        // neighbours, then from each other as they are fixed.
+        for (let s = 0; s < nSw; s++) {
+          if (state[s] === GOOD) {
+            tent[s] = dist[s]!;
+            fixed[s] = 1;
+          }
+        }
+        for (let s = 0; s < nSw; s++) {
+          if (state[s] === GOOD) continue;
+          for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
+            const v = adjSw[e]!;
+            if (fixed[v] && tent[v]! + 1 < tent[s]!) tent[s] = tent[v]! + 1;
+          }
+          if (tent[s]! < 0x7fffffff) (buckets[tent[s]!] ??= []).push(s);
+        }
+        for (let d = 0; d < buckets.length; d++) {
+          const b = buckets[d];
+          if (!b) continue;
+          for (let k = 0; k < b.length; k++) {
+            const u = b[k]!;
+            if (fixed[u] || tent[u] !== d) continue;
+            {
+              // A broken switch: among its fixed neighbours at distance d-1, the one whose path
+              // to T has the least loaded link once this switch's traffic is on it.
+              cands.length = 0;
+              for (let e = adjStart[u]!; e < adjStart[u + 1]!; e++) {
+                const v = adjSw[e]!;
+                if (fixed[v] && tent[v] === d - 1) cands.push(e);
+              }
+              const w = upstream[u]! * sign;
+              let best = -1;
+              let bestCost = Infinity;
+              let bestSum = Infinity;
+              let bestCount = 0;
+              // Ties rotate with the switch and the LID, so that switches alike spread.
+              const rot = (u + l) % cands.length;
+              for (let c = 0; c < cands.length; c++) {
+                const e = cands[(c + rot) % cands.length]!;
+                let worst = load[e]! + w;
+                let sum = worst;
+                follow(adjSw[e]!, T, (f) => {
+                  worst = Math.max(worst, load[f]! + w);
+                  sum += load[f]!;
+                });
+                const cnt = counters[u * W + adjPort[e]!]!;
+                if (worst < bestCost || (worst === bestCost && (sum < bestSum || (sum === bestSum && cnt < bestCount)))) {
+                  best = e;
+                  bestCost = worst;
+                  bestSum = sum;
+                  bestCount = cnt;
+                }
+              }
+              col[u] = adjPort[best]!;
+              counters[u * W + col[u]!]! += sign;
+              const own = caCount[u]! * sign;
+              if (own) follow(u, T, (f) => (load[f]! += own));
+              state[u] = GOOD;
+            }
+            fixed[u] = 1;
+            // Relax the broken switches that can reach u (the reverse of u's channels).
+            for (let e = adjStart[u]!; e < adjStart[u + 1]!; e++) {
+              const v = adjSw[e]!;
+              if (fixed[v] || adjReverse[e]! < 0) continue;
+              if (d + 1 < tent[v]!) {
+                tent[v] = d + 1;
+                (buckets[d + 1] ??= []).push(v);
+              }
+            }
+          }
+        }
+        // Switches that cannot reach T at all keep no route.
+        for (let s = 0; s < nSw; s++) if (state[s] !== GOOD) col[s] = NO_ROUTE;
+
+      }
+    }
+    for (let s = 0; s < nSw; s++) {
+      tables[s]![l] = col[s]!;
+      if ((l < prevT[s]!.length ? prevT[s]![l] : NO_ROUTE) !== col[s]) changedEntries++;
+    }
+  }
+  for (const e of ends) if (e.isSwitch && e.sw >= 0) tables[e.sw]![e.lid] = 0;
+  // Entries of LIDs that left the fabric count as changed where they held a route.
+  for (let s = 0; s < nSw; s++) {
+    const t = prevT[s]!;
+    for (let l = 1; l < t.length; l++) if ((l > maxLid || lidOwner[l]! < 0) && t[l] !== NO_ROUTE) changedEntries++;
+  }
+
+  const lfts = new Map<number, Uint8Array>();
+  tables.forEach((t, s) => lfts.set(ix.swNode[s]!, t));
+  const roots = prev.roots;
+  const result: RoutingResult = {
+    engine: prev.engine,
+    lfts,
+    maxLid,
+    ...(prev.sl ? { sl: prev.sl } : {}),
+    ...(prev.vlsUsed !== undefined ? { vlsUsed: prev.vlsUsed } : {}),
+    ...(prev.sl2vl ? { sl2vl: prev.sl2vl } : {}),
+    ...(prev.deadlockFree !== undefined ? { deadlockFree: prev.deadlockFree } : {}),
+    ...(roots ? { roots } : {}),
+    notes: [...ix.warnings, `incremental: ${reroutedLids} LIDs re-routed, ${restoredLids} restored, ${changedEntries} entries changed`],
+  };
+  const report = verifyRoutes(fabric, result, { stretch: false, requireDeadlockFree: prev.deadlockFree === true });
+  const stats: IncrementalStats = { changedEntries, reroutedLids, restoredLids, busiestLink: report.linkLoad.max, intactBusiestLink: intact?.busiestLink ?? 0 };
+  if (!report.ok) {
+    const why = report.loopEntries ? `${report.loopEntries} looping entries` : report.unreachablePairs || report.unreachableFromSwitches ? `${report.unreachablePairs} CA pairs and ${report.unreachableFromSwitches} switch routes unreachable` : 'channel-dependency cycles (not deadlock-free)';
+    return { ok: false, reason: `incremental re-route rejected: ${why}`, stats, report };
+  }
+  const factor = opts.balanceFactor ?? 1.2;
+  if (intact && intact.busiestLink > 0 && report.linkLoad.max > factor * intact.busiestLink) {
+    return { ok: false, reason: `incremental re-route rejected: busiest link ${report.linkLoad.max} routes > ${factor} × intact ${intact.busiestLink}`, stats, report };
+  }
+  return { ok: true, result, stats, report };
+}
