@@ -18,6 +18,7 @@ import { PortCap, PortInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { Sweeper, type SweepStats } from './sweep.js';
+import { LocalSweeper } from './local-sweep.js';
 
 export type { SweepStats } from './sweep.js';
 /** The snapshot of a heavy sweep (model/snapshot.ts). */
@@ -58,6 +59,9 @@ export interface SmOptions {
   /** Whether the SA holds the clients' registrations from before this SM became master (a
    * failover with the SA state kept): otherwise the first master sweep sets ClientReregister. */
   stateKept?: () => boolean;
+  /** Re-explore and re-route a local change (a trap, a light sweep's finding) without a full
+   * heavy sweep (sm/local-sweep.ts); default true. */
+  localSweeps?: boolean;
   /** STANDBY: the master answered a poll (the SA pulls its state here). Awaited. */
   onMasterPolled?: (master: RemoteSm) => Promise<void>;
   /** Called on every SMInfo state change (after it is logged). */
@@ -92,6 +96,7 @@ export class SubnetManager {
   private snapshot?: Snapshot;
   private readonly ctl: SmController;
   private readonly sweeper: Sweeper;
+  private readonly local: LocalSweeper;
   private timer?: TimerHandle;
   private timerAt?: number;
   private running = false;
@@ -110,6 +115,7 @@ export class SubnetManager {
   constructor(private readonly o: SmOptions) {
     this.ctl = new SmController({ sweepIntervalMs: o.sweepIntervalMs, guid: o.portGuid, priority: o.priority, smKey: o.smKey, pollIntervalMs: o.pollIntervalMs, pollRetries: o.pollRetries, standbySync: o.standbySync });
     this.sweeper = new Sweeper(o.smp, o.clock, o.log, o);
+    this.local = new LocalSweeper(o.smp, o.clock, o.log, o, this.sweeper);
   }
 
   get current(): Snapshot | undefined {
@@ -304,6 +310,7 @@ export class SubnetManager {
       else log.info('entering DISCOVERING', { reason: t.reason });
       if (t.to === 'standby' && t.reason === 'handover' && t.master) log.info(`handover to ${hexGuid(t.master.guid)}`);
       this.transitions[t.to]++;
+      if (t.to !== 'master') this.local.forget();
       this.o.onStateChange?.(t);
     }
   }
@@ -416,8 +423,11 @@ export class SubnetManager {
     const t0 = this.o.clock.now();
     const s0 = this.o.smp.sent;
     this.sweepCount++;
-    const { snapshot, stats } = await this.sweeper.heavy(this.sweepCount, (disc) => this.decide(disc));
+    // A change around a few ports is re-explored and re-routed locally (sm/local-sweep.ts).
+    const local = this.snapshot && this.ctl.state === 'master' && this.o.localSweeps !== false ? await this.local.sweep(this.snapshot, this.sweepCount) : undefined;
+    const { snapshot, stats } = local ?? (await this.sweeper.heavy(this.sweepCount, (disc) => this.decide(disc)));
     if (!snapshot) return stats; // another SM masters the fabric
+    if (!local) this.local.remember(snapshot);
     this.snapshot = snapshot;
     // Multicast forwarding for the SA's groups over the new routes.
     stats.mftBlocksWritten = this.lastMft = await this.sweeper.programMulticast(snapshot);

@@ -52,6 +52,8 @@ export interface SweepStats {
   mftBlocksWritten: number;
   activated: number;
   engine?: string;
+  /** A local sweep's routes (sm/local-sweep.ts): incremental, or the chain in full. */
+  reroute?: 'incremental' | 'full';
 }
 
 export class Sweeper {
@@ -72,7 +74,7 @@ export class Sweeper {
 
   /** Apply hooks for a sweep's view `disc`: PortInfo/SwitchInfo answers update it, table writes
    * update what is programmed. */
-  private hooks(disc: DiscoveryResult): ApplyHooks {
+  hooks(disc: DiscoveryResult): ApplyHooks {
     return {
       ok: (w: SmpWrite, resp: Uint8Array) => {
         const e = w.effect;
