@@ -129,6 +129,7 @@ export class LocalSweeper {
       vlTables = await applyWrites(this.smp, planVlTables(disc, routing, programmed, s.qosVl), hooks);
       await applyWrites(this.smp, [...lft.switchInfo, ...lft.lft], hooks);
       lftBlocks = lft.lft.length;
+      for (const w of lft.lft) if (w.effect.kind === 'lft') this.log.debug('LFT block written', { guid: w.effect.guid, block: w.effect.block });
       activated = await applyWrites(this.smp, planActivation(disc), hooks);
     } catch (e) {
       this.log.warn('local sweep: a write failed; full heavy sweep follows', { error: (e as Error).message });
