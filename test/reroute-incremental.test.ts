@@ -6,7 +6,8 @@ import { cloneFabric, isSwitch, type Fabric } from '../src/model/fabric.js';
 import { loadFabricSpec } from '../src/model/load.js';
 import { assignLids } from '../src/sm/lids.js';
 import { routeWithFallback, verifyRoutes, type RoutingResult } from '../src/routing/index.js';
-import { intactRouting, rerouteIncremental } from '../src/routing/incremental.js';
+import { intactRouting, rerouteIncremental, singleVlCdg } from '../src/routing/incremental.js';
+import { indexFabric } from '../src/routing/graph.js';
 
 const CHAIN = ['ftree', 'updn', 'minhop'];
 
@@ -150,4 +151,29 @@ describe('incremental re-routing', () => {
     expect(inc.ok).toBe(false);
     if (!inc.ok) expect(inc.reason).toMatch(/busiest link \d+ routes > 1.2 × intact \d+/);
   });
+});
+
+describe('the one-VL channel-dependency check of incremental re-routing', () => {
+  for (const [spec, engine, cyclic] of [
+    ['gen:torus:4x4,hosts=1', 'minhop', true],
+    ['gen:torus:4x4,hosts=1', 'updn', false],
+    ['gen:fattree3:radix=8', 'ftree', false],
+    ['gen:random:switches=16,degree=4,hosts=2,seed=3', 'minhop', true],
+  ] as const) {
+    it(`agrees with the verifier on ${engine} over ${spec} (${cyclic ? 'cycles' : 'none'})`, () => {
+      const f = fabric(spec);
+      const r = routeWithFallback(f, [engine], { lmc: 0 }).result;
+      const ix = indexFabric(f);
+      const cm = new Uint8Array((ix.maxLid + 1) * ix.nSw).fill(255);
+      for (let s = 0; s < ix.nSw; s++) {
+        const t = r.lfts.get(ix.swNode[s]!)!;
+        for (let l = 0; l <= ix.maxLid; l++) cm[l * ix.nSw + s] = t[l] ?? 255;
+      }
+      const v = verifyRoutes(f, r, { stretch: false });
+      const ours = singleVlCdg(ix, cm);
+      expect(v.deadlockFree).toBe(!cyclic);
+      expect(ours.cyclicComponents === 0).toBe(v.deadlockFree);
+      expect(ours.dependencies).toBe(v.cdg[0]!.dependencies);
+    });
+  }
 });

@@ -20,10 +20,12 @@
  * Tables are matched by switch GUID, so nodes that left the fabric (a host whose cable went down)
  * do not confuse the numbering. */
 import type { Fabric } from '../model/fabric.js';
+import { NodeType } from '../wire/mad.js';
 import { indexEndPorts } from '../model/snapshot.js';
 import { indexFabric, fmtGuid, type FabricIndex } from './graph.js';
 import { NO_ROUTE, RoutingNotApplicable, type RoutingResult } from './types.js';
 import { verifyRoutes, type VerifyReport } from './verify.js';
+import { cdgCycles, type CdgReport } from './cdg.js';
 
 /** The routing of the intact fabric (the last full re-route) and its busiest link. */
 export interface IntactRouting {
@@ -59,7 +61,7 @@ export interface IncrementalStats {
 }
 
 export type IncrementalOutcome =
-  | { ok: true; result: RoutingResult; stats: IncrementalStats; report: VerifyReport }
+  | { ok: true; result: RoutingResult; stats: IncrementalStats; report?: VerifyReport }
   | { ok: false; reason: string; stats?: IncrementalStats; report?: VerifyReport };
 
 const UNKNOWN = 0;
@@ -115,7 +117,58 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
   }
   const prevLids = lidGuids(prevFabric);
 
-  const tables = Array.from({ length: nSw }, () => new Uint8Array(maxLid + 1).fill(NO_ROUTE));
+  // The columns that can need work: an entry on a port that no longer leads where it led, a LID
+  // whose owner changed, a column where the intact routing differs from the previous one. Every
+  // other column is the previous one as it was.
+  const touch = new Uint8Array(maxLid + 1);
+  const prevIdx = new Map(prevFabric.nodes.map((n, i) => [n.guid, i]));
+  const deadPort = new Uint8Array(W);
+  for (let s = 0; s < nSw; s++) {
+    const was = prevFabric.nodes[prevIdx.get(ix.swGuid[s]!)!]!;
+    const cur = fabric.nodes[ix.swNode[s]!]!;
+    deadPort.fill(0);
+    let any = false;
+    for (let p = 1; p < was.ports.length && p < W; p++) {
+      const a = was.ports[p]?.peer;
+      if (!a || prevFabric.nodes[a.node]!.type !== NodeType.Switch) continue; // a CA leaving changes its LID's owner
+      const b = cur.ports[p]?.peer;
+      if (!b || fabric.nodes[b.node]!.guid !== prevFabric.nodes[a.node]!.guid || b.port !== a.port) {
+        deadPort[p] = 1;
+        any = true;
+      }
+    }
+    if (!any) continue;
+    const t = prevT[s]!;
+    for (let l = 1; l < t.length && l <= maxLid; l++) if (t[l]! < W && deadPort[t[l]!]) touch[l] = 1;
+  }
+  for (let l = 1; l <= maxLid; l++) {
+    const o = lidOwner[l]!;
+    if (prevLids.get(l) !== (o >= 0 ? ends[o]!.guid : undefined)) touch[l] = 1;
+  }
+  if (intactT && intact!.routing !== prev) {
+    for (let s = 0; s < nSw; s++) {
+      const it = intactT[s];
+      const t = prevT[s]!;
+      if (!it) continue;
+      for (let l = 1; l <= maxLid; l++) if ((it[l] ?? NO_ROUTE) !== (t[l] ?? NO_ROUTE)) touch[l] = 1;
+    }
+  }
+
+  // Column-major copies (LID × switch): a destination's column is contiguous.
+  const toColumns = (rows: readonly (Uint8Array | undefined)[]): Uint8Array => {
+    const m = new Uint8Array((maxLid + 1) * nSw).fill(NO_ROUTE);
+    for (let s = 0; s < nSw; s++) {
+      const t = rows[s];
+      if (!t) continue;
+      const n = Math.min(t.length, maxLid + 1);
+      for (let l = 0; l < n; l++) m[l * nSw + s] = t[l]!;
+    }
+    return m;
+  };
+  const prevCM = toColumns(prevT);
+  const intactCM = intactT && intactT.every((t) => t !== undefined) ? toColumns(intactT) : undefined;
+  /** The tables being built, column-major; the previous ones to start with. */
+  const outCM = Uint8Array.from(prevCM);
   const col = new Uint8Array(nSw);
   const caCount = ix.caCount;
   /** Follow column `col` from switch `s` toward T, calling `f` with each channel crossed; stops at
@@ -144,14 +197,22 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
   };
   const prevCol = (l: number, owner: bigint): void => {
     const same = prevLids.get(l) === owner;
-    for (let s = 0; s < nSw; s++) col[s] = same && l < prevT[s]!.length ? prevT[s]![l]! : NO_ROUTE;
+    if (same) col.set(prevCM.subarray(l * nSw, l * nSw + nSw));
+    else col.fill(NO_ROUTE);
   };
-  for (let l = 1; l <= maxLid; l++) {
-    const o = lidOwner[l]!;
-    if (o < 0 || ends[o]!.isSwitch || ends[o]!.sw < 0) continue;
-    prevCol(l, ends[o]!.guid);
-    account(ends[o]!.sw, 1);
-  }
+  /** The loads and counters of the tables as they stand (computed once, when a repair first
+   * needs them; a column restored before that is already in `tables`). */
+  let loaded = false;
+  const ensureLoads = (): void => {
+    if (loaded) return;
+    loaded = true;
+    for (let l = 1; l <= maxLid; l++) {
+      const o = lidOwner[l]!;
+      if (o < 0 || ends[o]!.isSwitch || ends[o]!.sw < 0) continue;
+      col.set(outCM.subarray(l * nSw, l * nSw + nSw));
+      account(ends[o]!.sw, 1);
+    }
+  };
 
   const state = new Uint8Array(nSw);
   const dist = new Int32Array(nSw);
@@ -259,9 +320,15 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
   let changedEntries = 0;
   let reroutedLids = 0;
   let restoredLids = 0;
+  /** Touched columns kept as they were (the intact one did not work, the previous one does). */
+  let keptLids = 0;
   for (let l = 1; l <= maxLid; l++) {
     const o = lidOwner[l]!;
-    if (o < 0) continue;
+    if (o < 0) {
+      if (touch[l]) outCM.fill(NO_ROUTE, l * nSw, l * nSw + nSw);
+      continue;
+    }
+    if (!touch[l]) continue;
     const ep = ends[o]!;
     const T = ep.sw;
     if (T < 0) continue;
@@ -269,27 +336,29 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
     const sign = isCa ? 1 : 0;
     // 1. The intact column, where its owner is the same port and every route in it works.
     let useIntact = false;
-    if (intactT && intactLids!.get(l) === ep.guid && intactT.every((t) => t !== undefined && l < t.length) && intactT[T]![l] === ep.swPort) {
-      for (let s = 0; s < nSw; s++) col[s] = intactT[s]![l]!;
+    if (intactCM && intactLids!.get(l) === ep.guid && intactCM[l * nSw + T] === ep.swPort) {
+      col.set(intactCM.subarray(l * nSw, l * nSw + nSw));
       useIntact = walk(T) === 0;
     }
     if (useIntact) {
       let differs = false;
-      for (let s = 0; s < nSw; s++) if ((l < prevT[s]!.length ? prevT[s]![l] : NO_ROUTE) !== col[s]) differs = true;
+      for (let s = 0, b = l * nSw; s < nSw; s++) if (prevCM[b + s] !== col[s]) differs = true;
       if (differs) {
         restoredLids++;
-        if (sign) {
+        if (sign && loaded) {
           prevCol(l, ep.guid);
           account(T, -1);
-          for (let s = 0; s < nSw; s++) col[s] = intactT![s]![l]!;
+          col.set(intactCM!.subarray(l * nSw, l * nSw + nSw));
           account(T, 1);
         }
       }
     } else {
       // 2. The previous column where it works; repair the rest.
+      ensureLoads();
       prevCol(l, ep.guid);
       col[T] = ep.swPort;
       const brokenCount = walk(T);
+      if (brokenCount === 0) keptLids++;
       if (brokenCount > 0 && !isCa && detour(T)) {
         reroutedLids++;
       } else if (brokenCount > 0) {
@@ -389,11 +458,11 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
 
       }
     }
-    for (let s = 0; s < nSw; s++) {
-      tables[s]![l] = col[s]!;
-      if ((l < prevT[s]!.length ? prevT[s]![l] : NO_ROUTE) !== col[s]) changedEntries++;
-    }
+    outCM.set(col, l * nSw);
+    for (let s = 0, b = l * nSw; s < nSw; s++) if (prevCM[b + s] !== col[s]) changedEntries++;
   }
+  const tables = Array.from({ length: nSw }, () => new Uint8Array(maxLid + 1));
+  for (let l = 0; l <= maxLid; l++) for (let s = 0, b = l * nSw; s < nSw; s++) tables[s]![l] = outCM[b + s]!;
   for (const e of ends) if (e.isSwitch && e.sw >= 0) tables[e.sw]![e.lid] = 0;
   // Entries of LIDs that left the fabric count as changed where they held a route.
   for (let s = 0; s < nSw; s++) {
@@ -415,15 +484,88 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
     ...(roots ? { roots } : {}),
     notes: [...ix.warnings, `incremental: ${reroutedLids} LIDs re-routed, ${restoredLids} restored, ${changedEntries} entries changed`],
   };
-  const report = verifyRoutes(fabric, result, { stretch: false, requireDeadlockFree: prev.deadlockFree === true });
-  const stats: IncrementalStats = { changedEntries, reroutedLids, restoredLids, busiestLink: report.linkLoad.max, intactBusiestLink: intact?.busiestLink ?? 0 };
-  if (!report.ok) {
-    const why = report.loopEntries ? `${report.loopEntries} looping entries` : report.unreachablePairs || report.unreachableFromSwitches ? `${report.unreachablePairs} CA pairs and ${report.unreachableFromSwitches} switch routes unreachable` : 'channel-dependency cycles (not deadlock-free)';
-    return { ok: false, reason: `incremental re-route rejected: ${why}`, stats, report };
-  }
+  // Guarantees. Every column touched was walked to its destination from every switch that can
+  // reach it (or repaired until it was); the others are the previous ones over links that are
+  // still there: loop-free and complete by construction. Back to the intact routing (every
+  // touched column restored), the intact routing's verification holds. Otherwise the link load is
+  // the one maintained above and, where the engine claimed deadlock freedom, the channel
+  // dependencies are checked again (routing/verify.ts).
   const factor = opts.balanceFactor ?? 1.2;
-  if (intact && intact.busiestLink > 0 && report.linkLoad.max > factor * intact.busiestLink) {
-    return { ok: false, reason: `incremental re-route rejected: busiest link ${report.linkLoad.max} routes > ${factor} × intact ${intact.busiestLink}`, stats, report };
+  const backToIntact = intactCM !== undefined && reroutedLids === 0 && keptLids === 0;
+  let busiestLink = intact?.busiestLink ?? 0;
+  if (!backToIntact) {
+    ensureLoads();
+    busiestLink = 0;
+    for (const v of load) if (v > busiestLink) busiestLink = v;
   }
-  return { ok: true, result, stats, report };
+  const stats: IncrementalStats = { changedEntries, reroutedLids, restoredLids, busiestLink, intactBusiestLink: intact?.busiestLink ?? 0 };
+  let report: VerifyReport | undefined;
+  if (!backToIntact && prev.deadlockFree === true && !prev.sl && (prev.vlsUsed ?? 1) <= 1) {
+    // One VL: the channel dependencies of the CA sources' routes, checked for cycles.
+    const cdg = singleVlCdg(ix, outCM);
+    if (cdg.cyclicComponents > 0) return { ok: false, reason: `incremental re-route rejected: channel-dependency cycles (not deadlock-free): ${cdg.exampleCycle?.join(' → ') ?? ''}`, stats };
+  } else if (!backToIntact && prev.deadlockFree === true) {
+    report = verifyRoutes(fabric, result, { stretch: false, requireDeadlockFree: true });
+    if (!report.ok) {
+      const why = report.loopEntries ? `${report.loopEntries} looping entries` : report.unreachablePairs || report.unreachableFromSwitches ? `${report.unreachablePairs} CA pairs and ${report.unreachableFromSwitches} switch routes unreachable` : 'channel-dependency cycles (not deadlock-free)';
+      return { ok: false, reason: `incremental re-route rejected: ${why}`, stats, report };
+    }
+  }
+  if (intact && intact.busiestLink > 0 && busiestLink > factor * intact.busiestLink) {
+    return { ok: false, reason: `incremental re-route rejected: busiest link ${busiestLink} routes > ${factor} × intact ${intact.busiestLink}`, stats, ...(report ? { report } : {}) };
+  }
+  return { ok: true, result, stats, ...(report ? { report } : {}) };
+}
+
+/** The channel-dependency graph of one VL for column-major tables `cm` (LID × switch): a
+ * dependency from channel (u → n) to (n → m) wherever a CA source's route toward some LID crosses
+ * u, n and m in turn (the verifier's definition), and its cyclic components (routing/cdg.ts). */
+export function singleVlCdg(ix: FabricIndex, cm: Uint8Array): CdgReport {
+  const { nSw, adjStart, adjSw, portEntry, ends, lidOwner, maxLid, caCount } = ix;
+  const W = ix.maxPorts + 1;
+  const nEntries = adjStart[nSw]!;
+  const depStart = new Float64Array(nEntries + 1);
+  for (let e = 0; e < nEntries; e++) depStart[e + 1] = depStart[e]! + (adjStart[adjSw[e]! + 1]! - adjStart[adjSw[e]!]!);
+  const bits = new Uint8Array(Math.ceil(depStart[nEntries]! / 8) + 1);
+  let deps = 0;
+  const sources: number[] = [];
+  for (let s = 0; s < nSw; s++) if (caCount[s]! > 0) sources.push(s);
+  const used = new Uint8Array(nSw);
+  const entry = (u: number, base: number): number => {
+    const p = cm[base + u]!;
+    return p > 0 && p < W ? portEntry[u * W + p]! : -1;
+  };
+  for (let l = 1; l <= maxLid; l++) {
+    const o = lidOwner[l]!;
+    if (o < 0) continue;
+    const T = ends[o]!.sw;
+    if (T < 0) continue;
+    const base = l * nSw;
+    used.fill(0);
+    for (const s0 of sources) {
+      for (let u = s0, hop = 0; u !== T && !used[u] && hop < nSw; hop++) {
+        used[u] = 1;
+        const e = entry(u, base);
+        if (e < 0) break;
+        u = adjSw[e]!;
+      }
+    }
+    for (let u = 0; u < nSw; u++) {
+      if (!used[u] || u === T) continue;
+      const e = entry(u, base);
+      if (e < 0) continue;
+      const n = adjSw[e]!;
+      if (n === T) continue;
+      const e2 = entry(n, base);
+      if (e2 < 0) continue;
+      const bit = depStart[e]! + (e2 - adjStart[n]!);
+      const byte = Math.floor(bit / 8);
+      const bv = 1 << (bit % 8);
+      if (!(bits[byte]! & bv)) {
+        bits[byte] = bits[byte]! | bv;
+        deps++;
+      }
+    }
+  }
+  return cdgCycles(ix, 0, bits, depStart, deps);
 }
