@@ -12,8 +12,8 @@
  *    remembered intact routing (the last full heavy sweep's) where it works again; when its
  *    guarantees do not hold, the configured engine chain re-routes the new fabric in full.
  * 4. The same planners as a heavy sweep over the new view: only what differs is written (PortInfo
- *    of the ports that came up, the LFT blocks whose entries changed, SwitchInfo to clear
- *    PortStateChange), then ARMED → ACTIVE.
+ *    of the ports read in this sweep that need it, such as those that came up; the LFT blocks whose
+ *    entries changed; SwitchInfo to clear PortStateChange), then ARMED → ACTIVE.
  * The change is not local, and `sweep` returns undefined for a full heavy sweep, when no switch
  * flags a change but a light sweep finds a port to set up or another SM, when a switch does
  * not answer, a switch was reset (LinearFDBTop differs), a port leads to a node the snapshot does
@@ -35,6 +35,7 @@ import { applyWrites } from './apply.js';
 import { planActivation, planPortInfo } from './plan-ports.js';
 import { planLfts, planPkeys, planVlTables } from './plan-tables.js';
 import type { SmpClient } from './smp-client.js';
+import type { SmpWrite } from './programmed.js';
 import type { Sweeper, SweepSettings, SweepStats } from './sweep.js';
 
 /** Link changes a local sweep handles before it calls for a full heavy sweep. */
@@ -78,7 +79,7 @@ export class LocalSweeper {
     if (!this.intact) return undefined;
     const t0 = this.clock.now();
     const s0 = this.smp.sent;
-    let view: { disc: DiscoveryResult; changes: number; flagged: number };
+    let view: { disc: DiscoveryResult; changes: number; flagged: number; fresh: Set<string> };
     try {
       view = await this.explore(prev);
     } catch (e) {
@@ -124,13 +125,16 @@ export class LocalSweeper {
       const lft = planLfts(disc, routing, prev.maxLid, programmed);
       // LFTs first on a link that went down (nothing else to set up); a link that came up gets
       // its PortInfo first and is activated after the tables are in.
-      portInfoSets = await applyWrites(this.smp, planPortInfo(disc, { ...s, smLid: prev.smLid }), hooks);
+      // Only the ports read in this sweep: the rest of the view holds what the SMAs answered to
+      // earlier Sets, which some SMAs (ibsim) do not word as their Gets do.
+      const fresh = (w: SmpWrite): boolean => w.effect.kind !== 'portInfo' || view.fresh.has(`${fabric.nodes[w.effect.node]!.guid}/${w.effect.port}`);
+      portInfoSets = await applyWrites(this.smp, planPortInfo(disc, { ...s, smLid: prev.smLid }).filter(fresh), hooks);
       pkeyBlocks = await applyWrites(this.smp, planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), programmed, (m, f) => this.log.warn(m, f)), hooks);
       vlTables = await applyWrites(this.smp, planVlTables(disc, routing, programmed, s.qosVl), hooks);
       await applyWrites(this.smp, [...lft.switchInfo, ...lft.lft], hooks);
       lftBlocks = lft.lft.length;
       for (const w of lft.lft) if (w.effect.kind === 'lft') this.log.debug('LFT block written', { guid: w.effect.guid, block: w.effect.block });
-      activated = await applyWrites(this.smp, planActivation(disc), hooks);
+      activated = await applyWrites(this.smp, planActivation(disc).filter(fresh), hooks);
     } catch (e) {
       this.log.warn('local sweep: a write failed; full heavy sweep follows', { error: (e as Error).message });
       return undefined;
@@ -159,7 +163,7 @@ export class LocalSweeper {
 
   /** Level by level from the SM: SwitchInfo of every switch, the ports of the flagged ones, the
    * link changes applied to a copy of the previous view. Throws NotLocal. */
-  private async explore(prev: Snapshot): Promise<{ disc: DiscoveryResult; changes: number; flagged: number }> {
+  private async explore(prev: Snapshot): Promise<{ disc: DiscoveryResult; changes: number; flagged: number; fresh: Set<string> }> {
     const pd = prev.discovery;
     const fabric = cloneFabric(prev.fabric);
     let nodes: DiscoveredNode[] = pd.nodes.map((d) => ({ ...d, portInfo: [...d.portInfo], portPaths: [...d.portPaths] }));
@@ -169,6 +173,8 @@ export class LocalSweeper {
     fabric.nodes.forEach((n, i) => n.type === NodeType.Switch && unchecked.add(i));
     let changes = 0;
     let flagged = 0;
+    /** Ports read in this sweep, as `<node guid>/<port>`. */
+    const fresh = new Set<string>();
     let reach = reachable(fabric, nodes, pd.smNode);
     while (unchecked.size) {
       let depth = Infinity;
@@ -197,6 +203,7 @@ export class LocalSweeper {
             const up = pi.portState >= PortState.Init;
             const was = d.portInfo[p];
             d.portInfo[p] = pi;
+            fresh.add(`${n.guid}/${p}`);
             if (up) {
               fp.width = widthName(pi.linkWidthActive);
               fp.speed = speedName(pi.linkSpeedActive, pi.linkSpeedExtActive);
@@ -229,9 +236,11 @@ export class LocalSweeper {
               }
               const kpi = PortInfo.decode(await this.smp.getDr(path, SmpAttr.PortInfo, portInfoMod(rp)));
               nodes[k]!.portInfo[rp] = kpi;
+              fresh.add(`${fabric.nodes[k]!.guid}/${rp}`);
             }
           }
           d.portInfo[0] = infos[0]!;
+          fresh.add(`${n.guid}/0`);
         }),
       );
       if (changes > this.maxChanges) throw new NotLocal(`${changes} links changed (more than ${this.maxChanges})`);
@@ -245,7 +254,7 @@ export class LocalSweeper {
     }
     if (!changes) {
       const disc: DiscoveryResult = { ...pd, fabric, nodes, smps: 0 };
-      return { disc, changes, flagged };
+      return { disc, changes, flagged, fresh };
     }
     // Drop what is no longer reachable, renumber (GUID order is kept), recompute the paths.
     const keep = fabric.nodes.map((_, i) => i).filter((i) => reach[i]);
@@ -256,7 +265,7 @@ export class LocalSweeper {
     const kept: Fabric = { nodes: keep.map((i) => fabric.nodes[i]!) };
     const canon = canonicalize(kept, keep.map((i) => nodes[i]!), newIdx[pd.smNode]!, pd.smPort);
     const disc: DiscoveryResult = { fabric: canon.fabric, nodes: canon.nodes, smNode: canon.smNode, smPort: pd.smPort, smps: 0, maxDepth: canon.maxDepth };
-    return { disc, changes, flagged };
+    return { disc, changes, flagged, fresh };
   }
 }
 
