@@ -155,6 +155,37 @@ describe('local sweep and incremental re-routing on the in-process fabric', () =
     await linkDownAndBack('gen:fattree3:radix=10', 'sw-l2-5', 'sw-l3-');
   }, 300_000);
 
+  it('when the incremental re-route cannot keep the balance (2 spines), the engine chain re-routes in full', async () => {
+    const r = rig('gen:fattree2:leaves=4,spines=2,hosts=8');
+    await drive(r.clock, r.sm.start());
+    const f0 = r.sm.current!.fabric;
+    const a = f0.nodes.findIndex((n) => n.desc === 'sw-l1-1');
+    const pa = f0.nodes[a]!.ports.findIndex((p, i) => i > 0 && p?.peer && isSwitch(f0.nodes[p.peer.node]!));
+    const s = await sweepAfter(r, () => r.sim.linkDown(f0.nodes[a]!.guid, pa));
+    expect(s.reroute).toBe('full');
+    expect(r.sink.lines.some((l) => /incremental re-route not possible; full re-route reason=.*busiest link/.test(l))).toBe(true);
+    const f1 = r.sm.current!.fabric;
+    expect(verifyRoutes(f1, simLfts(r, f1), { stretch: false }).ok).toBe(true);
+    r.sm.stop();
+  });
+
+  it('a port that comes up to a node the last sweep did not have: a full heavy sweep takes the node in', async () => {
+    const r = rig('gen:fattree2:leaves=4,spines=3,hosts=4');
+    const topo = loadFabricSpec('gen:fattree2:leaves=4,spines=3,hosts=4');
+    const host = topo.nodes.findIndex((n) => n.type !== NodeType.Switch);
+    r.sim.linkDown(topo.nodes[host]!.guid, 1);
+    await drive(r.clock, r.sm.start());
+    expect(r.sm.current!.fabric.nodes.some((n) => n.guid === topo.nodes[host]!.guid)).toBe(false);
+    const s = await sweepAfter(r, () => r.sim.linkUp(topo.nodes[host]!.guid, 1));
+    expect(s.reroute).toBeUndefined();
+    expect(r.sink.lines.some((l) => /local sweep: change not local, full heavy sweep follows reason=.*not in the last sweep/.test(l))).toBe(true);
+    const f1 = r.sm.current!.fabric;
+    expect(f1.nodes.some((n) => n.guid === topo.nodes[host]!.guid)).toBe(true);
+    expect(r.sim.portInfo(topo.nodes[host]!.guid, 1).portState).toBe(PortState.Active);
+    expect(verifyRoutes(f1, simLfts(r, f1), { stretch: false }).ok).toBe(true);
+    r.sm.stop();
+  });
+
   it('a host cable down: the host leaves the snapshot, its LID every table; nothing else is rewritten', async () => {
     const r = rig('gen:fattree2:leaves=4,spines=3,hosts=4');
     await drive(r.clock, r.sm.start());
