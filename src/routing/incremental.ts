@@ -38,7 +38,46 @@ export interface IntactRouting {
 /** Remember a full re-route as the intact routing (verifies it once for its busiest link). */
 export function intactRouting(fabric: Fabric, routing: RoutingResult): IntactRouting {
   const rep = verifyRoutes(fabric, routing, { stretch: false, cdg: false });
+  columnsOf(fabric, routing); // ready for the re-routes to come
   return { fabric, routing, busiestLink: rep.linkLoad.max };
+}
+
+/** A routing's tables column-major (LID × switch, switches in `guids` order): a destination's
+ * column is contiguous. Kept per routing result (results are never changed). */
+interface Columns {
+  guids: bigint[];
+  cm: Uint8Array;
+  maxLid: number;
+}
+const columnsCache = new WeakMap<RoutingResult, Columns>();
+
+function columnsOf(f: Fabric, r: RoutingResult): Columns {
+  let c = columnsCache.get(r);
+  if (c) return c;
+  const rows = [...r.lfts].filter(([ni]) => f.nodes[ni]).sort((a, b) => a[0] - b[0]);
+  const n = rows.length;
+  const maxLid = r.maxLid;
+  const cm = new Uint8Array((maxLid + 1) * n).fill(NO_ROUTE);
+  rows.forEach(([, t], s) => {
+    const len = Math.min(t.length, maxLid + 1);
+    for (let l = 0; l < len; l++) cm[l * n + s] = t[l]!;
+  });
+  columnsCache.set(r, (c = { guids: rows.map(([ni]) => f.nodes[ni]!.guid), cm, maxLid }));
+  return c;
+}
+
+/** Reads columns of `c` in the switch order `guids` (a copy when the orders agree, else a gather). */
+function columnReader(c: Columns, guids: readonly bigint[]): (l: number, out: Uint8Array) => void {
+  const n = guids.length;
+  const same = c.guids.length === n && c.guids.every((g, i) => g === guids[i]);
+  const at = new Map(c.guids.map((g, i) => [g, i]));
+  const map = Int32Array.from(guids, (g) => at.get(g) ?? -1);
+  const w = c.guids.length;
+  return (l, out) => {
+    if (l > c.maxLid) out.fill(NO_ROUTE);
+    else if (same) out.set(c.cm.subarray(l * n, l * n + n));
+    else for (let s = 0; s < n; s++) out[s] = map[s]! < 0 ? NO_ROUTE : c.cm[l * w + map[s]!]!;
+  };
 }
 
 export interface IncrementalOptions {
@@ -154,21 +193,18 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
     }
   }
 
-  // Column-major copies (LID × switch): a destination's column is contiguous.
-  const toColumns = (rows: readonly (Uint8Array | undefined)[]): Uint8Array => {
-    const m = new Uint8Array((maxLid + 1) * nSw).fill(NO_ROUTE);
-    for (let s = 0; s < nSw; s++) {
-      const t = rows[s];
-      if (!t) continue;
-      const n = Math.min(t.length, maxLid + 1);
-      for (let l = 0; l < n; l++) m[l * nSw + s] = t[l]!;
-    }
-    return m;
-  };
-  const prevCM = toColumns(prevT);
-  const intactCM = intactT && intactT.every((t) => t !== undefined) ? toColumns(intactT) : undefined;
+  // Column-major (LID × switch) views of the previous and the intact tables.
+  const readPrev = columnReader(columnsOf(prevFabric, prev), ix.swGuid);
+  const readIntact = intactT && intactT.every((t) => t !== undefined) ? columnReader(columnsOf(intact!.fabric, intact!.routing), ix.swGuid) : undefined;
+  const pcol = new Uint8Array(nSw);
+  const icol = new Uint8Array(nSw);
   /** The tables being built, column-major; the previous ones to start with. */
-  const outCM = Uint8Array.from(prevCM);
+  const outCM = new Uint8Array((maxLid + 1) * nSw);
+  {
+    const pc = columnsOf(prevFabric, prev);
+    if (pc.maxLid === maxLid && pc.guids.length === nSw && pc.guids.every((g, i) => g === ix.swGuid[i])) outCM.set(pc.cm);
+    else for (let l = 0; l <= maxLid; l++) readPrev(l, outCM.subarray(l * nSw, l * nSw + nSw));
+  }
   const col = new Uint8Array(nSw);
   const caCount = ix.caCount;
   /** Follow column `col` from switch `s` toward T, calling `f` with each channel crossed; stops at
@@ -197,7 +233,7 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
   };
   const prevCol = (l: number, owner: bigint): void => {
     const same = prevLids.get(l) === owner;
-    if (same) col.set(prevCM.subarray(l * nSw, l * nSw + nSw));
+    if (same) readPrev(l, col);
     else col.fill(NO_ROUTE);
   };
   /** The loads and counters of the tables as they stand (computed once, when a repair first
@@ -330,25 +366,26 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
     }
     if (!touch[l]) continue;
     const ep = ends[o]!;
+    readPrev(l, pcol);
     const T = ep.sw;
     if (T < 0) continue;
     const isCa = !ep.isSwitch;
     const sign = isCa ? 1 : 0;
     // 1. The intact column, where its owner is the same port and every route in it works.
     let useIntact = false;
-    if (intactCM && intactLids!.get(l) === ep.guid && intactCM[l * nSw + T] === ep.swPort) {
-      col.set(intactCM.subarray(l * nSw, l * nSw + nSw));
+    if (readIntact && intactLids!.get(l) === ep.guid && (readIntact(l, icol), icol[T] === ep.swPort)) {
+      col.set(icol);
       useIntact = walk(T) === 0;
     }
     if (useIntact) {
       let differs = false;
-      for (let s = 0, b = l * nSw; s < nSw; s++) if (prevCM[b + s] !== col[s]) differs = true;
+      for (let s = 0; s < nSw; s++) if (pcol[s] !== col[s]) differs = true;
       if (differs) {
         restoredLids++;
         if (sign && loaded) {
           prevCol(l, ep.guid);
           account(T, -1);
-          col.set(intactCM!.subarray(l * nSw, l * nSw + nSw));
+          col.set(icol);
           account(T, 1);
         }
       }
@@ -459,11 +496,15 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
       }
     }
     outCM.set(col, l * nSw);
-    for (let s = 0, b = l * nSw; s < nSw; s++) if (prevCM[b + s] !== col[s]) changedEntries++;
+    for (let s = 0; s < nSw; s++) if (pcol[s] !== col[s]) changedEntries++;
   }
   const tables = Array.from({ length: nSw }, () => new Uint8Array(maxLid + 1));
   for (let l = 0; l <= maxLid; l++) for (let s = 0, b = l * nSw; s < nSw; s++) tables[s]![l] = outCM[b + s]!;
-  for (const e of ends) if (e.isSwitch && e.sw >= 0) tables[e.sw]![e.lid] = 0;
+  for (const e of ends) {
+    if (!e.isSwitch || e.sw < 0) continue;
+    tables[e.sw]![e.lid] = 0;
+    outCM[e.lid * nSw + e.sw] = 0;
+  }
   // Entries of LIDs that left the fabric count as changed where they held a route.
   for (let s = 0; s < nSw; s++) {
     const t = prevT[s]!;
@@ -484,6 +525,7 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
     ...(roots ? { roots } : {}),
     notes: [...ix.warnings, `incremental: ${reroutedLids} LIDs re-routed, ${restoredLids} restored, ${changedEntries} entries changed`],
   };
+  columnsCache.set(result, { guids: [...ix.swGuid], cm: outCM, maxLid });
   // Guarantees. Every column touched was walked to its destination from every switch that can
   // reach it (or repaired until it was); the others are the previous ones over links that are
   // still there: loop-free and complete by construction. Back to the intact routing (every
@@ -491,7 +533,7 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
   // the one maintained above and, where the engine claimed deadlock freedom, the channel
   // dependencies are checked again (routing/verify.ts).
   const factor = opts.balanceFactor ?? 1.2;
-  const backToIntact = intactCM !== undefined && reroutedLids === 0 && keptLids === 0;
+  const backToIntact = readIntact !== undefined && reroutedLids === 0 && keptLids === 0;
   let busiestLink = intact?.busiestLink ?? 0;
   if (!backToIntact) {
     ensureLoads();

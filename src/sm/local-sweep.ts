@@ -127,14 +127,17 @@ export class LocalSweeper {
       // its PortInfo first and is activated after the tables are in.
       // Only the ports read in this sweep: the rest of the view holds what the SMAs answered to
       // earlier Sets, which some SMAs (ibsim) do not word as their Gets do.
+      // (The planners see the other nodes without ports, so they skip them.)
+      const freshNodes = new Set([...view.fresh].map((k) => k.slice(0, k.indexOf('/'))));
+      const sub: DiscoveryResult = { ...disc, fabric: { nodes: fabric.nodes.map((n) => (freshNodes.has(String(n.guid)) ? n : { ...n, ports: [] })) } };
       const fresh = (w: SmpWrite): boolean => w.effect.kind !== 'portInfo' || view.fresh.has(`${fabric.nodes[w.effect.node]!.guid}/${w.effect.port}`);
-      portInfoSets = await applyWrites(this.smp, planPortInfo(disc, { ...s, smLid: prev.smLid }).filter(fresh), hooks);
+      portInfoSets = await applyWrites(this.smp, planPortInfo(sub, { ...s, smLid: prev.smLid }).filter(fresh), hooks);
       pkeyBlocks = await applyWrites(this.smp, planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), programmed, (m, f) => this.log.warn(m, f)), hooks);
       vlTables = await applyWrites(this.smp, planVlTables(disc, routing, programmed, s.qosVl), hooks);
       await applyWrites(this.smp, [...lft.switchInfo, ...lft.lft], hooks);
       lftBlocks = lft.lft.length;
       for (const w of lft.lft) if (w.effect.kind === 'lft') this.log.debug('LFT block written', { guid: w.effect.guid, block: w.effect.block });
-      activated = await applyWrites(this.smp, planActivation(disc).filter(fresh), hooks);
+      activated = await applyWrites(this.smp, planActivation(sub).filter(fresh), hooks);
     } catch (e) {
       this.log.warn('local sweep: a write failed; full heavy sweep follows', { error: (e as Error).message });
       return undefined;
@@ -176,6 +179,7 @@ export class LocalSweeper {
     /** Ports read in this sweep, as `<node guid>/<port>`. */
     const fresh = new Set<string>();
     let reach = reachable(fabric, nodes, pd.smNode);
+    let lastCanon: ReturnType<typeof canonicalize> | undefined;
     while (unchecked.size) {
       let depth = Infinity;
       for (const i of unchecked) depth = Math.min(depth, nodes[i]!.depth);
@@ -247,6 +251,7 @@ export class LocalSweeper {
       if (changed) {
         // Paths over the links as they are now, before the next level is asked.
         const canon = canonicalize(fabric, nodes, pd.smNode, pd.smPort);
+        lastCanon = canon;
         nodes = canon.nodes;
         reach = reachable(fabric, nodes, pd.smNode);
         for (const i of [...unchecked]) if (!reach[i]) unchecked.delete(i);
@@ -256,8 +261,10 @@ export class LocalSweeper {
       const disc: DiscoveryResult = { ...pd, fabric, nodes, smps: 0 };
       return { disc, changes, flagged, fresh };
     }
-    // Drop what is no longer reachable, renumber (GUID order is kept), recompute the paths.
+    // Drop what is no longer reachable, renumber (GUID order is kept), recompute the paths (the
+    // paths are already those of the links as they are when nothing is dropped).
     const keep = fabric.nodes.map((_, i) => i).filter((i) => reach[i]);
+    if (keep.length === fabric.nodes.length && lastCanon) return { disc: { fabric: lastCanon.fabric, nodes: lastCanon.nodes, smNode: lastCanon.smNode, smPort: pd.smPort, smps: 0, maxDepth: lastCanon.maxDepth }, changes, flagged, fresh };
     const newIdx = new Int32Array(fabric.nodes.length).fill(-1);
     keep.forEach((old, k) => (newIdx[old] = k));
     for (const i of keep) for (const p of fabric.nodes[i]!.ports) if (p?.peer) p.peer = reach[p.peer.node] ? { node: newIdx[p.peer.node]!, port: p.peer.port } : undefined;
