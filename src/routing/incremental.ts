@@ -402,10 +402,12 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
         reroutedLids++;
         // CA sources whose route passed each switch (an estimate of what will come through it),
         // and the broken part's routes out of the load.
+        // (Only broken switches need it, and only broken sources reach them: whatever routes
+        // through a broken switch is broken.)
         upstream.fill(0);
         for (let s = 0; s < nSw; s++) {
           const w = caCount[s]!;
-          if (!w) continue;
+          if (!w || state[s] !== BROKEN) continue;
           upstream[s]! += w;
           follow(s, T, (e) => (upstream[adjSw[e]!]! += w));
         }
