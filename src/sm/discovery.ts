@@ -263,7 +263,7 @@ function leaveOut(fabric: Fabric, nodes: DiscoveredNode[], out: ReadonlySet<numb
 
 /** Renumber by node GUID and recompute every DR path and depth from the SM's node, so the result
  * does not depend on which answer arrived first (see the module comment). */
-function canonicalize(fabric: Fabric, nodes: DiscoveredNode[], smOld: number, smPort: number): { fabric: Fabric; nodes: DiscoveredNode[]; smNode: number; maxDepth: number } {
+export function canonicalize(fabric: Fabric, nodes: DiscoveredNode[], smOld: number, smPort: number): { fabric: Fabric; nodes: DiscoveredNode[]; smNode: number; maxDepth: number } {
   const n = fabric.nodes.length;
   const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => {
     const ga = fabric.nodes[a]!.guid;

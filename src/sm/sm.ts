@@ -21,6 +21,7 @@ import { Sweeper, type SweepStats } from './sweep.js';
 import { RetryingSmp, isFabricFailure, type SmpFailureReason, type SmpRetryOptions } from './retry.js';
 import { DiscoveryError } from './discovery.js';
 import { RoutingError } from '../routing/types.js';
+import { LocalSweeper } from './local-sweep.js';
 
 export type { SweepStats } from './sweep.js';
 /** The snapshot of a heavy sweep (model/snapshot.ts). */
@@ -61,6 +62,9 @@ export interface SmOptions {
   /** Whether the SA holds the clients' registrations from before this SM became master (a
    * failover with the SA state kept): otherwise the first master sweep sets ClientReregister. */
   stateKept?: () => boolean;
+  /** Re-explore and re-route a local change (a trap, a light sweep's finding) without a full
+   * heavy sweep (sm/local-sweep.ts); default true. */
+  localSweeps?: boolean;
   /** STANDBY: the master answered a poll (the SA pulls its state here). Awaited. */
   onMasterPolled?: (master: RemoteSm) => Promise<void>;
   /** Called on every SMInfo state change (after it is logged). */
@@ -114,6 +118,7 @@ export class SubnetManager {
   private readonly retrying: RetryingSmp;
   /** Heavy sweeps that failed as a whole (the fabric's doing; the SM swept again). */
   failedSweeps = 0;
+  private readonly local: LocalSweeper;
   private timer?: TimerHandle;
   private timerAt?: number;
   private running = false;
@@ -133,6 +138,7 @@ export class SubnetManager {
     this.ctl = new SmController({ sweepIntervalMs: o.sweepIntervalMs, guid: o.portGuid, priority: o.priority, smKey: o.smKey, pollIntervalMs: o.pollIntervalMs, pollRetries: o.pollRetries, standbySync: o.standbySync });
     this.retrying = new RetryingSmp(o.smp, o.clock, o.smpRetry);
     this.sweeper = new Sweeper(this.retrying, o.clock, o.log, o);
+    this.local = new LocalSweeper(this.retrying, o.clock, o.log, o, this.sweeper);
   }
 
   get current(): Snapshot | undefined {
@@ -351,6 +357,7 @@ export class SubnetManager {
       else log.info('entering DISCOVERING', { reason: t.reason });
       if (t.to === 'standby' && t.reason === 'handover' && t.master) log.info(`handover to ${hexGuid(t.master.guid)}`);
       this.transitions[t.to]++;
+      if (t.to !== 'master') this.local.forget();
       this.o.onStateChange?.(t);
     }
   }
@@ -469,10 +476,13 @@ export class SubnetManager {
     this.sweepCount++;
     const rt = this.retrying;
     const r0 = { recovered: rt.recovered, foundDone: rt.foundDone, failed: rt.failures.timeout + rt.failures.status };
-    const { snapshot, stats } = await this.sweeper.heavy(this.sweepCount, (disc) => this.decide(disc));
+    // A change around a few ports is re-explored and re-routed locally (sm/local-sweep.ts).
+    const local = this.snapshot && this.ctl.state === 'master' && this.o.localSweeps !== false ? await this.local.sweep(this.snapshot, this.sweepCount) : undefined;
+    const { snapshot, stats } = local ?? (await this.sweeper.heavy(this.sweepCount, (disc) => this.decide(disc)));
     const retried = { recovered: rt.recovered - r0.recovered, setsFoundDone: rt.foundDone - r0.foundDone, givenUp: rt.failures.timeout + rt.failures.status - r0.failed };
     if (retried.recovered + retried.setsFoundDone + retried.givenUp > 0) this.o.log.info('SMP retries in this sweep', retried);
     if (!snapshot) return stats; // another SM masters the fabric
+    if (!local) this.local.remember(snapshot);
     this.snapshot = snapshot;
     // Multicast forwarding for the SA's groups over the new routes.
     stats.mftBlocksWritten = this.lastMft = await this.sweeper.programMulticast(snapshot);

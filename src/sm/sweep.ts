@@ -66,6 +66,8 @@ export interface SweepStats {
   stuckPorts: number;
   /** Nodes left out because they answer with the GUID of another node. */
   duplicateGuids: number;
+  /** A local sweep's routes (sm/local-sweep.ts): incremental, or the chain in full. */
+  reroute?: 'incremental' | 'full';
 }
 
 /** The engine that always applies and is deadlock-free: routes with it when none of the
@@ -94,7 +96,7 @@ export class Sweeper {
 
   /** Apply hooks for a sweep's view `disc`: PortInfo/SwitchInfo answers update it, table writes
    * update what is programmed. */
-  private hooks(disc: DiscoveryResult, onFail?: (w: SmpWrite, e: unknown) => void): ApplyHooks {
+  hooks(disc: DiscoveryResult, onFail?: (w: SmpWrite, e: unknown) => void): ApplyHooks {
     return {
       ok: (w: SmpWrite, resp: Uint8Array) => {
         const e = w.effect;
@@ -154,7 +156,8 @@ export class Sweeper {
 
   /** Route with the configured chain; when none of it applies, with the final fallback (and an
    * ERROR with a stable code naming the engines and their reasons). */
-  private route(disc: DiscoveryResult): FallbackResult {
+  /** The configured chain (with its routing options), or the final fallback when none applies. */
+  route(disc: DiscoveryResult): FallbackResult {
     const { s, log } = this;
     const opts = { ...s.routingOptions, lmc: s.lmc, seed: s.seed };
     try {

@@ -1,0 +1,615 @@
+/** Incremental re-routing (pure): after a local change of the fabric (a link down or back up),
+ * keep every (switch, destination LID) entry whose route still reaches its destination and
+ * re-route only the destinations whose routes crossed what failed.
+ *
+ * Per destination LID the LFT entries of all switches form an in-tree toward the switch that
+ * delivers the LID. For each LID, in order:
+ *  1. the intact routing's column (the last full re-route, remembered by the caller) is used as it
+ *     was when every switch's route in it works again: a link that comes back restores exactly the
+ *     intact tables, with no churn in between;
+ *  2. otherwise the previous column is kept where it works; the switches whose route is broken (a
+ *     dead port, a loop, a path through another broken switch) are re-routed by a multi-source
+ *     shortest-path search from the intact part of the tree: each broken switch takes, among its
+ *     neighbours closest to the destination, the port with the fewest CA destinations so far (the
+ *     balancing of OpenSM's minhop). Every broken switch points to a strictly closer switch and
+ *     the kept part does not cross a broken one, so the result is loop-free by construction.
+ * The result is then verified (routing/verify.ts: reachability, loops, the CDG per VL when the
+ * engine claimed deadlock freedom) and its busiest link compared with the intact fabric's; when a
+ * guarantee does not hold the caller falls back to a full re-route of its engine chain.
+ *
+ * Tables are matched by switch GUID, so nodes that left the fabric (a host whose cable went down)
+ * do not confuse the numbering. */
+import type { Fabric } from '../model/fabric.js';
+import { NodeType } from '../wire/mad.js';
+import { indexEndPorts } from '../model/snapshot.js';
+import { indexFabric, fmtGuid, type FabricIndex } from './graph.js';
+import { NO_ROUTE, RoutingNotApplicable, type RoutingResult } from './types.js';
+import { verifyRoutes, type VerifyReport } from './verify.js';
+import { cdgCycles, type CdgReport } from './cdg.js';
+
+/** The routing of the intact fabric (the last full re-route) and its busiest link. */
+export interface IntactRouting {
+  readonly fabric: Fabric;
+  readonly routing: RoutingResult;
+  /** CA-to-CA routes on the busiest directed switch-to-switch link (verify's linkLoad.max). */
+  readonly busiestLink: number;
+}
+
+/** Remember a full re-route as the intact routing (verifies it once for its busiest link). */
+export function intactRouting(fabric: Fabric, routing: RoutingResult): IntactRouting {
+  const rep = verifyRoutes(fabric, routing, { stretch: false, cdg: false });
+  columnsOf(fabric, routing); // ready for the re-routes to come
+  return { fabric, routing, busiestLink: rep.linkLoad.max };
+}
+
+/** A routing's tables column-major (LID × switch, switches in `guids` order): a destination's
+ * column is contiguous. Kept per routing result (results are never changed). */
+interface Columns {
+  guids: bigint[];
+  cm: Uint8Array;
+  maxLid: number;
+}
+const columnsCache = new WeakMap<RoutingResult, Columns>();
+
+function columnsOf(f: Fabric, r: RoutingResult): Columns {
+  let c = columnsCache.get(r);
+  if (c) return c;
+  const rows = [...r.lfts].filter(([ni]) => f.nodes[ni]).sort((a, b) => a[0] - b[0]);
+  const n = rows.length;
+  const maxLid = r.maxLid;
+  const cm = new Uint8Array((maxLid + 1) * n).fill(NO_ROUTE);
+  rows.forEach(([, t], s) => {
+    const len = Math.min(t.length, maxLid + 1);
+    for (let l = 0; l < len; l++) cm[l * n + s] = t[l]!;
+  });
+  columnsCache.set(r, (c = { guids: rows.map(([ni]) => f.nodes[ni]!.guid), cm, maxLid }));
+  return c;
+}
+
+/** Reads columns of `c` in the switch order `guids` (a copy when the orders agree, else a gather). */
+function columnReader(c: Columns, guids: readonly bigint[]): (l: number, out: Uint8Array) => void {
+  const n = guids.length;
+  const same = c.guids.length === n && c.guids.every((g, i) => g === guids[i]);
+  const at = new Map(c.guids.map((g, i) => [g, i]));
+  const map = Int32Array.from(guids, (g) => at.get(g) ?? -1);
+  const w = c.guids.length;
+  return (l, out) => {
+    if (l > c.maxLid) out.fill(NO_ROUTE);
+    else if (same) out.set(c.cm.subarray(l * n, l * n + n));
+    else for (let s = 0; s < n; s++) out[s] = map[s]! < 0 ? NO_ROUTE : c.cm[l * w + map[s]!]!;
+  };
+}
+
+export interface IncrementalOptions {
+  /** The routing to return to where it works again, and the balance reference. */
+  intact?: IntactRouting;
+  /** The busiest link may carry at most this many times the intact busiest link (default 1.2). */
+  balanceFactor?: number;
+}
+
+export interface IncrementalStats {
+  /** (switch, LID) entries that differ from the previous tables. */
+  changedEntries: number;
+  /** LIDs whose column was repaired (some switch's route was broken). */
+  reroutedLids: number;
+  /** LIDs whose column went back to the intact routing's. */
+  restoredLids: number;
+  /** Busiest link after, and the intact reference (0 when no intact routing was given). */
+  busiestLink: number;
+  intactBusiestLink: number;
+}
+
+export type IncrementalOutcome =
+  | { ok: true; result: RoutingResult; stats: IncrementalStats; report?: VerifyReport }
+  | { ok: false; reason: string; stats?: IncrementalStats; report?: VerifyReport };
+
+const UNKNOWN = 0;
+const BUSY = 1;
+const GOOD = 2;
+const BROKEN = 3;
+
+/** Tables of `r` by switch node GUID. */
+function tablesByGuid(f: Fabric, r: RoutingResult): Map<bigint, Uint8Array> {
+  const m = new Map<bigint, Uint8Array>();
+  for (const [ni, t] of r.lfts) {
+    const n = f.nodes[ni];
+    if (n) m.set(n.guid, t);
+  }
+  return m;
+}
+
+/** Port GUID owning each LID in `f`. */
+function lidGuids(f: Fabric): Map<number, bigint> {
+  const m = new Map<number, bigint>();
+  for (const ep of indexEndPorts(f).endPorts) if (ep.lid && ep.linked) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) m.set(l, ep.guid);
+  return m;
+}
+
+/**
+ * Re-route `fabric` from `prev` (the tables programmed over `prevFabric`). Returns the new routing
+ * or why the guarantees cannot be kept (the caller then runs its full engine chain).
+ */
+export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: IncrementalOptions = {}): IncrementalOutcome {
+  let ix: FabricIndex;
+  try {
+    ix = indexFabric(fabric);
+  } catch (e) {
+    if (e instanceof RoutingNotApplicable) return { ok: false, reason: e.reason };
+    throw e;
+  }
+  const { nSw, adjStart, adjSw, adjPort, adjReverse, portEntry, ends, lidOwner, maxLid } = ix;
+  const W = ix.maxPorts + 1;
+  const prevBy = tablesByGuid(prevFabric, prev);
+  const prevT: Uint8Array[] = [];
+  for (let s = 0; s < nSw; s++) {
+    const t = prevBy.get(ix.swGuid[s]!);
+    if (!t) return { ok: false, reason: `switch ${fmtGuid(ix.swGuid[s]!)} has no previous table (new switch)` };
+    prevT.push(t);
+  }
+  const intact = opts.intact;
+  let intactT: (Uint8Array | undefined)[] | undefined;
+  let intactLids: Map<number, bigint> | undefined;
+  if (intact) {
+    const by = tablesByGuid(intact.fabric, intact.routing);
+    intactT = ix.swGuid.map((g) => by.get(g));
+    intactLids = lidGuids(intact.fabric);
+  }
+  const prevLids = lidGuids(prevFabric);
+
+  // The columns that can need work: an entry on a port that no longer leads where it led, a LID
+  // whose owner changed, a column where the intact routing differs from the previous one. Every
+  // other column is the previous one as it was.
+  const touch = new Uint8Array(maxLid + 1);
+  const prevIdx = new Map(prevFabric.nodes.map((n, i) => [n.guid, i]));
+  const deadPort = new Uint8Array(W);
+  for (let s = 0; s < nSw; s++) {
+    const was = prevFabric.nodes[prevIdx.get(ix.swGuid[s]!)!]!;
+    const cur = fabric.nodes[ix.swNode[s]!]!;
+    deadPort.fill(0);
+    let any = false;
+    for (let p = 1; p < was.ports.length && p < W; p++) {
+      const a = was.ports[p]?.peer;
+      if (!a || prevFabric.nodes[a.node]!.type !== NodeType.Switch) continue; // a CA leaving changes its LID's owner
+      const b = cur.ports[p]?.peer;
+      if (!b || fabric.nodes[b.node]!.guid !== prevFabric.nodes[a.node]!.guid || b.port !== a.port) {
+        deadPort[p] = 1;
+        any = true;
+      }
+    }
+    if (!any) continue;
+    const t = prevT[s]!;
+    for (let l = 1; l < t.length && l <= maxLid; l++) if (t[l]! < W && deadPort[t[l]!]) touch[l] = 1;
+  }
+  for (let l = 1; l <= maxLid; l++) {
+    const o = lidOwner[l]!;
+    if (prevLids.get(l) !== (o >= 0 ? ends[o]!.guid : undefined)) touch[l] = 1;
+  }
+  if (intactT && intact!.routing !== prev) {
+    for (let s = 0; s < nSw; s++) {
+      const it = intactT[s];
+      const t = prevT[s]!;
+      if (!it) continue;
+      for (let l = 1; l <= maxLid; l++) if ((it[l] ?? NO_ROUTE) !== (t[l] ?? NO_ROUTE)) touch[l] = 1;
+    }
+  }
+
+  // Column-major (LID × switch) views of the previous and the intact tables.
+  const readPrev = columnReader(columnsOf(prevFabric, prev), ix.swGuid);
+  const readIntact = intactT && intactT.every((t) => t !== undefined) ? columnReader(columnsOf(intact!.fabric, intact!.routing), ix.swGuid) : undefined;
+  const pcol = new Uint8Array(nSw);
+  const icol = new Uint8Array(nSw);
+  /** The tables being built, column-major; the previous ones to start with. */
+  const outCM = new Uint8Array((maxLid + 1) * nSw);
+  {
+    const pc = columnsOf(prevFabric, prev);
+    if (pc.maxLid === maxLid && pc.guids.length === nSw && pc.guids.every((g, i) => g === ix.swGuid[i])) outCM.set(pc.cm);
+    else for (let l = 0; l <= maxLid; l++) readPrev(l, outCM.subarray(l * nSw, l * nSw + nSw));
+  }
+  const col = new Uint8Array(nSw);
+  const caCount = ix.caCount;
+  /** Follow column `col` from switch `s` toward T, calling `f` with each channel crossed; stops at
+   * T, a port that leads to no switch, or after nSw hops (a loop). */
+  const follow = (s: number, T: number, f: (e: number) => void): void => {
+    for (let hop = 0; s !== T && hop < nSw; hop++) {
+      const p = col[s]!;
+      const e = p > 0 && p < W ? portEntry[s * W + p]! : -1;
+      if (e < 0) return;
+      f(e);
+      s = adjSw[e]!;
+    }
+  };
+  // CA-to-CA routes per directed channel, as the tables being built have them (the verifier's
+  // linkLoad), and CA destination LIDs per switch port (OpenSM's minhop balance counters).
+  const load = new Float64Array(adjStart[nSw]!);
+  const counters = new Int32Array(nSw * W);
+  /** Add (sign +1) or remove (-1) the routes of the CA sources of column `col` toward T. */
+  const account = (T: number, sign: number): void => {
+    for (let s = 0; s < nSw; s++) {
+      const p = col[s]!;
+      if (s !== T && p > 0 && p < W && portEntry[s * W + p]! >= 0) counters[s * W + p]! += sign;
+      const w = caCount[s]!;
+      if (w && s !== T) follow(s, T, (e) => (load[e]! += sign * w));
+    }
+  };
+  const prevCol = (l: number, owner: bigint): void => {
+    const same = prevLids.get(l) === owner;
+    if (same) readPrev(l, col);
+    else col.fill(NO_ROUTE);
+  };
+  /** The loads and counters of the tables as they stand (computed once, when a repair first
+   * needs them; a column restored before that is already in `tables`). */
+  let loaded = false;
+  const ensureLoads = (): void => {
+    if (loaded) return;
+    loaded = true;
+    for (let l = 1; l <= maxLid; l++) {
+      const o = lidOwner[l]!;
+      if (o < 0 || ends[o]!.isSwitch || ends[o]!.sw < 0) continue;
+      col.set(outCM.subarray(l * nSw, l * nSw + nSw));
+      account(ends[o]!.sw, 1);
+    }
+  };
+
+  const state = new Uint8Array(nSw);
+  const dist = new Int32Array(nSw);
+  const stack = new Int32Array(nSw + 1);
+  /** Follow column `col` toward T from every switch; fills state (GOOD/BROKEN) and dist; returns
+   * the number of broken switches. */
+  const walk = (T: number): number => {
+    state.fill(UNKNOWN);
+    state[T] = GOOD;
+    dist[T] = 0;
+    let broken = 0;
+    for (let s0 = 0; s0 < nSw; s0++) {
+      if (state[s0] !== UNKNOWN) continue;
+      let sp = 0;
+      let s = s0;
+      let end: number;
+      for (;;) {
+        state[s] = BUSY;
+        stack[sp++] = s;
+        const p = col[s]!;
+        const e = p > 0 && p < W ? portEntry[s * W + p]! : -1;
+        if (e < 0) {
+          end = BROKEN;
+          break;
+        }
+        const nx = adjSw[e]!;
+        if (state[nx] === UNKNOWN) {
+          s = nx;
+          continue;
+        }
+        end = state[nx] === GOOD ? GOOD : BROKEN; // BUSY: a loop
+        if (end === GOOD) dist[s] = dist[nx]! + 1;
+        break;
+      }
+      for (let k = sp - 1; k >= 0; k--) {
+        const u = stack[k]!;
+        state[u] = end;
+        if (end === GOOD && k < sp - 1) dist[u] = dist[stack[k + 1]!]! + 1;
+        if (end === BROKEN) broken++;
+      }
+    }
+    return broken;
+  };
+
+  /** A switch LID's column (management traffic, no weight in the link load): only the switches
+   * whose own entry is dead move, each along the shortest detour to a switch whose route works
+   * (the switches on the detour move with it); the switches behind them keep their entries.
+   * False (nothing changed) when the detours do not give a working column. */
+  const bfsFrom = new Int32Array(nSw);
+  const bfsQueue = new Int32Array(nSw);
+  const bfsPrev = new Int32Array(nSw);
+  const detour = (T: number): boolean => {
+    const dead: number[] = [];
+    for (let s = 0; s < nSw; s++) {
+      const p = col[s]!;
+      if (state[s] === BROKEN && !(p > 0 && p < W && portEntry[s * W + p]! >= 0)) dead.push(s);
+    }
+    const saved = Uint8Array.from(col);
+    for (const u of dead) {
+      if (state[u] === GOOD) continue;
+      bfsFrom.fill(-1);
+      bfsFrom[u] = u;
+      let head = 0;
+      let tail = 0;
+      bfsQueue[tail++] = u;
+      let found = -1;
+      while (head < tail && found < 0) {
+        const x = bfsQueue[head++]!;
+        for (let e = adjStart[x]!; e < adjStart[x + 1]!; e++) {
+          const y = adjSw[e]!;
+          if (bfsFrom[y]! >= 0) continue;
+          bfsFrom[y] = e; // reached by channel e (x → y)
+          bfsPrev[y] = x;
+          if (state[y] === GOOD) {
+            found = y;
+            break;
+          }
+          bfsQueue[tail++] = y;
+        }
+      }
+      if (found < 0) {
+        col.set(saved);
+        walk(T);
+        return false;
+      }
+      for (let y = found; y !== u; ) {
+        const x = bfsPrev[y]!;
+        col[x] = adjPort[bfsFrom[y]!]!;
+        state[x] = GOOD;
+        y = x;
+      }
+    }
+    if (walk(T) === 0) return true;
+    col.set(saved);
+    walk(T);
+    return false;
+  };
+
+  // The repair's bucket queue (by distance to T) and scratch.
+  const buckets: number[][] = [];
+  const fixed = new Uint8Array(nSw);
+  const tent = new Int32Array(nSw);
+  const upstream = new Float64Array(nSw);
+  const cands: number[] = [];
+  let changedEntries = 0;
+  let reroutedLids = 0;
+  let restoredLids = 0;
+  /** Touched columns kept as they were (the intact one did not work, the previous one does). */
+  let keptLids = 0;
+  for (let l = 1; l <= maxLid; l++) {
+    const o = lidOwner[l]!;
+    if (o < 0) {
+      if (touch[l]) outCM.fill(NO_ROUTE, l * nSw, l * nSw + nSw);
+      continue;
+    }
+    if (!touch[l]) continue;
+    const ep = ends[o]!;
+    readPrev(l, pcol);
+    const T = ep.sw;
+    if (T < 0) continue;
+    const isCa = !ep.isSwitch;
+    const sign = isCa ? 1 : 0;
+    // 1. The intact column, where its owner is the same port and every route in it works.
+    let useIntact = false;
+    if (readIntact && intactLids!.get(l) === ep.guid && (readIntact(l, icol), icol[T] === ep.swPort)) {
+      col.set(icol);
+      useIntact = walk(T) === 0;
+    }
+    if (useIntact) {
+      let differs = false;
+      for (let s = 0; s < nSw; s++) if (pcol[s] !== col[s]) differs = true;
+      if (differs) {
+        restoredLids++;
+        if (sign && loaded) {
+          prevCol(l, ep.guid);
+          account(T, -1);
+          col.set(icol);
+          account(T, 1);
+        }
+      }
+    } else {
+      // 2. The previous column where it works; repair the rest.
+      ensureLoads();
+      prevCol(l, ep.guid);
+      col[T] = ep.swPort;
+      const brokenCount = walk(T);
+      if (brokenCount === 0) keptLids++;
+      if (brokenCount > 0 && !isCa && detour(T)) {
+        reroutedLids++;
+      } else if (brokenCount > 0) {
+        reroutedLids++;
+        // CA sources whose route passed each switch (an estimate of what will come through it),
+        // and the broken part's routes out of the load.
+        // (Only broken switches need it, and only broken sources reach them: whatever routes
+        // through a broken switch is broken.)
+        upstream.fill(0);
+        for (let s = 0; s < nSw; s++) {
+          const w = caCount[s]!;
+          if (!w || state[s] !== BROKEN) continue;
+          upstream[s]! += w;
+          follow(s, T, (e) => (upstream[adjSw[e]!]! += w));
+        }
+        for (let s = 0; s < nSw; s++) {
+          if (state[s] !== BROKEN) continue;
+          const p = col[s]!;
+          if (sign && p > 0 && p < W && portEntry[s * W + p]! >= 0) counters[s * W + p]!--;
+          const w = caCount[s]! * sign;
+          if (w) follow(s, T, (e) => (load[e]! -= w));
+        }
+        fixed.fill(0);
+        tent.fill(0x7fffffff);
+        buckets.length = 0;
+        // Good switches are final at their distance; the broken ones start from their good
+        // neighbours, then from each other as they are fixed.
+        for (let s = 0; s < nSw; s++) {
+          if (state[s] === GOOD) {
+            tent[s] = dist[s]!;
+            fixed[s] = 1;
+          }
+        }
+        for (let s = 0; s < nSw; s++) {
+          if (state[s] === GOOD) continue;
+          for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
+            const v = adjSw[e]!;
+            if (fixed[v] && tent[v]! + 1 < tent[s]!) tent[s] = tent[v]! + 1;
+          }
+          if (tent[s]! < 0x7fffffff) (buckets[tent[s]!] ??= []).push(s);
+        }
+        for (let d = 0; d < buckets.length; d++) {
+          const b = buckets[d];
+          if (!b) continue;
+          for (let k = 0; k < b.length; k++) {
+            const u = b[k]!;
+            if (fixed[u] || tent[u] !== d) continue;
+            {
+              // A broken switch: among its fixed neighbours at distance d-1, the one whose path
+              // to T has the least loaded link once this switch's traffic is on it.
+              cands.length = 0;
+              for (let e = adjStart[u]!; e < adjStart[u + 1]!; e++) {
+                const v = adjSw[e]!;
+                if (fixed[v] && tent[v] === d - 1) cands.push(e);
+              }
+              const w = upstream[u]! * sign;
+              let best = -1;
+              let bestCost = Infinity;
+              let bestSum = Infinity;
+              let bestCount = 0;
+              // Ties rotate with the switch and the LID, so that switches alike spread.
+              const rot = (u + l) % cands.length;
+              for (let c = 0; c < cands.length; c++) {
+                const e = cands[(c + rot) % cands.length]!;
+                let worst = load[e]! + w;
+                let sum = worst;
+                follow(adjSw[e]!, T, (f) => {
+                  worst = Math.max(worst, load[f]! + w);
+                  sum += load[f]!;
+                });
+                const cnt = counters[u * W + adjPort[e]!]!;
+                if (worst < bestCost || (worst === bestCost && (sum < bestSum || (sum === bestSum && cnt < bestCount)))) {
+                  best = e;
+                  bestCost = worst;
+                  bestSum = sum;
+                  bestCount = cnt;
+                }
+              }
+              col[u] = adjPort[best]!;
+              counters[u * W + col[u]!]! += sign;
+              const own = caCount[u]! * sign;
+              if (own) follow(u, T, (f) => (load[f]! += own));
+              state[u] = GOOD;
+            }
+            fixed[u] = 1;
+            // Relax the broken switches that can reach u (the reverse of u's channels).
+            for (let e = adjStart[u]!; e < adjStart[u + 1]!; e++) {
+              const v = adjSw[e]!;
+              if (fixed[v] || adjReverse[e]! < 0) continue;
+              if (d + 1 < tent[v]!) {
+                tent[v] = d + 1;
+                (buckets[d + 1] ??= []).push(v);
+              }
+            }
+          }
+        }
+        // Switches that cannot reach T at all keep no route.
+        for (let s = 0; s < nSw; s++) if (state[s] !== GOOD) col[s] = NO_ROUTE;
+
+      }
+    }
+    outCM.set(col, l * nSw);
+    for (let s = 0; s < nSw; s++) if (pcol[s] !== col[s]) changedEntries++;
+  }
+  const tables = Array.from({ length: nSw }, () => new Uint8Array(maxLid + 1));
+  for (let l = 0; l <= maxLid; l++) for (let s = 0, b = l * nSw; s < nSw; s++) tables[s]![l] = outCM[b + s]!;
+  for (const e of ends) {
+    if (!e.isSwitch || e.sw < 0) continue;
+    tables[e.sw]![e.lid] = 0;
+    outCM[e.lid * nSw + e.sw] = 0;
+  }
+  // Entries of LIDs that left the fabric count as changed where they held a route.
+  for (let s = 0; s < nSw; s++) {
+    const t = prevT[s]!;
+    for (let l = 1; l < t.length; l++) if ((l > maxLid || lidOwner[l]! < 0) && t[l] !== NO_ROUTE) changedEntries++;
+  }
+
+  const lfts = new Map<number, Uint8Array>();
+  tables.forEach((t, s) => lfts.set(ix.swNode[s]!, t));
+  const roots = prev.roots;
+  const result: RoutingResult = {
+    engine: prev.engine,
+    lfts,
+    maxLid,
+    ...(prev.sl ? { sl: prev.sl } : {}),
+    ...(prev.vlsUsed !== undefined ? { vlsUsed: prev.vlsUsed } : {}),
+    ...(prev.sl2vl ? { sl2vl: prev.sl2vl } : {}),
+    ...(prev.deadlockFree !== undefined ? { deadlockFree: prev.deadlockFree } : {}),
+    ...(roots ? { roots } : {}),
+    notes: [...ix.warnings, `incremental: ${reroutedLids} LIDs re-routed, ${restoredLids} restored, ${changedEntries} entries changed`],
+  };
+  columnsCache.set(result, { guids: [...ix.swGuid], cm: outCM, maxLid });
+  // Guarantees. Every column touched was walked to its destination from every switch that can
+  // reach it (or repaired until it was); the others are the previous ones over links that are
+  // still there: loop-free and complete by construction. Back to the intact routing (every
+  // touched column restored), the intact routing's verification holds. Otherwise the link load is
+  // the one maintained above and, where the engine claimed deadlock freedom, the channel
+  // dependencies are checked again (routing/verify.ts).
+  const factor = opts.balanceFactor ?? 1.2;
+  const backToIntact = readIntact !== undefined && reroutedLids === 0 && keptLids === 0;
+  let busiestLink = intact?.busiestLink ?? 0;
+  if (!backToIntact) {
+    ensureLoads();
+    busiestLink = 0;
+    for (const v of load) if (v > busiestLink) busiestLink = v;
+  }
+  const stats: IncrementalStats = { changedEntries, reroutedLids, restoredLids, busiestLink, intactBusiestLink: intact?.busiestLink ?? 0 };
+  let report: VerifyReport | undefined;
+  if (!backToIntact && prev.deadlockFree === true && !prev.sl && (prev.vlsUsed ?? 1) <= 1) {
+    // One VL: the channel dependencies of the CA sources' routes, checked for cycles.
+    const cdg = singleVlCdg(ix, outCM);
+    if (cdg.cyclicComponents > 0) return { ok: false, reason: `incremental re-route rejected: channel-dependency cycles (not deadlock-free): ${cdg.exampleCycle?.join(' → ') ?? ''}`, stats };
+  } else if (!backToIntact && prev.deadlockFree === true) {
+    report = verifyRoutes(fabric, result, { stretch: false, requireDeadlockFree: true });
+    if (!report.ok) {
+      const why = report.loopEntries ? `${report.loopEntries} looping entries` : report.unreachablePairs || report.unreachableFromSwitches ? `${report.unreachablePairs} CA pairs and ${report.unreachableFromSwitches} switch routes unreachable` : 'channel-dependency cycles (not deadlock-free)';
+      return { ok: false, reason: `incremental re-route rejected: ${why}`, stats, report };
+    }
+  }
+  if (intact && intact.busiestLink > 0 && busiestLink > factor * intact.busiestLink) {
+    return { ok: false, reason: `incremental re-route rejected: busiest link ${busiestLink} routes > ${factor} × intact ${intact.busiestLink}`, stats, ...(report ? { report } : {}) };
+  }
+  return { ok: true, result, stats, ...(report ? { report } : {}) };
+}
+
+/** The channel-dependency graph of one VL for column-major tables `cm` (LID × switch): a
+ * dependency from channel (u → n) to (n → m) wherever a CA source's route toward some LID crosses
+ * u, n and m in turn (the verifier's definition), and its cyclic components (routing/cdg.ts). */
+export function singleVlCdg(ix: FabricIndex, cm: Uint8Array): CdgReport {
+  const { nSw, adjStart, adjSw, portEntry, ends, lidOwner, maxLid, caCount } = ix;
+  const W = ix.maxPorts + 1;
+  const nEntries = adjStart[nSw]!;
+  const depStart = new Float64Array(nEntries + 1);
+  for (let e = 0; e < nEntries; e++) depStart[e + 1] = depStart[e]! + (adjStart[adjSw[e]! + 1]! - adjStart[adjSw[e]!]!);
+  const bits = new Uint8Array(Math.ceil(depStart[nEntries]! / 8) + 1);
+  let deps = 0;
+  const sources: number[] = [];
+  for (let s = 0; s < nSw; s++) if (caCount[s]! > 0) sources.push(s);
+  const used = new Uint8Array(nSw);
+  const entry = (u: number, base: number): number => {
+    const p = cm[base + u]!;
+    return p > 0 && p < W ? portEntry[u * W + p]! : -1;
+  };
+  for (let l = 1; l <= maxLid; l++) {
+    const o = lidOwner[l]!;
+    if (o < 0) continue;
+    const T = ends[o]!.sw;
+    if (T < 0) continue;
+    const base = l * nSw;
+    used.fill(0);
+    for (const s0 of sources) {
+      for (let u = s0, hop = 0; u !== T && !used[u] && hop < nSw; hop++) {
+        used[u] = 1;
+        const e = entry(u, base);
+        if (e < 0) break;
+        u = adjSw[e]!;
+      }
+    }
+    for (let u = 0; u < nSw; u++) {
+      if (!used[u] || u === T) continue;
+      const e = entry(u, base);
+      if (e < 0) continue;
+      const n = adjSw[e]!;
+      if (n === T) continue;
+      const e2 = entry(n, base);
+      if (e2 < 0) continue;
+      const bit = depStart[e]! + (e2 - adjStart[n]!);
+      const byte = Math.floor(bit / 8);
+      const bv = 1 << (bit % 8);
+      if (!(bits[byte]! & bv)) {
+        bits[byte] = bits[byte]! | bv;
+        deps++;
+      }
+    }
+  }
+  return cdgCycles(ix, 0, bits, depStart, deps);
+}

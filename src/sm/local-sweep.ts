@@ -1,0 +1,304 @@
+/** The local sweep: when a trap or a light sweep shows a port change, re-explore only around it
+ * and re-route only what it broke, instead of a full heavy sweep.
+ *
+ * 1. Every switch of the last snapshot is asked for its SwitchInfo, level by level from the SM
+ *    (so a switch's DR path is recomputed over the links found so far before it is used); only the
+ *    switches with PortStateChange set have their ports read again. A port that lost its link is
+ *    unlinked on both sides; a port that came up is probed (NodeInfo through it) and linked when
+ *    the far side is a node of the snapshot. Nodes no longer reachable (a host whose cable went)
+ *    are dropped. DR paths are recomputed canonically (sm/discovery.ts `canonicalize`).
+ * 2. The new fabric is the previous one plus these changes; LIDs stay as they were.
+ * 3. Routing: `rerouteIncremental` (routing/incremental.ts) from the previous tables, back to the
+ *    remembered intact routing (the last full heavy sweep's) where it works again; when its
+ *    guarantees do not hold, the configured engine chain re-routes the new fabric in full.
+ * 4. The same planners as a heavy sweep over the new view: only what differs is written (PortInfo
+ *    of the ports read in this sweep that need it, such as those that came up; the LFT blocks whose
+ *    entries changed; SwitchInfo to clear PortStateChange), then ARMED → ACTIVE.
+ * The change is not local, and `sweep` returns undefined for a full heavy sweep, when no switch
+ * flags a change but a light sweep finds a port to set up or another SM, when a switch does
+ * not answer, a switch was reset (LinearFDBTop differs), a port leads to a node the snapshot does
+ * not have, a link changed peers, more than `maxChanges` links changed or any write failed. */
+import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
+import { NodeInfo, PortInfo, SwitchInfo } from '../wire/sma.js';
+import { portInfoMod } from '../wire/modifiers.js';
+import { cloneFabric, type Fabric } from '../model/fabric.js';
+import { speedName, widthName } from '../model/rates.js';
+import { indexEndPorts, type DiscoveredNode, type DiscoveryResult, type Snapshot } from '../model/snapshot.js';
+import { PartitionPlan } from '../model/partitions.js';
+import type { RoutingResult } from '../model/routes.js';
+import { intactRouting, rerouteIncremental, type IntactRouting } from '../routing/incremental.js';
+import type { Clock } from '../util/clock.js';
+import type { Logger } from '../util/log.js';
+import { canonicalize } from './discovery.js';
+import { applyWrites } from './apply.js';
+import { planActivation, planPortInfo } from './plan-ports.js';
+import { planLfts, planPkeys, planVlTables } from './plan-tables.js';
+import type { SmpClient } from './smp-client.js';
+import type { SmpWrite } from './programmed.js';
+import type { Sweeper, SweepSettings, SweepStats } from './sweep.js';
+
+/** Link changes a local sweep handles before it calls for a full heavy sweep. */
+export const LOCAL_MAX_CHANGES = 16;
+
+/** Why a change is not local (the caller runs a full heavy sweep). */
+class NotLocal extends Error {
+  override readonly name = 'NotLocal';
+}
+
+const hex = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
+
+export class LocalSweeper {
+  private intact?: IntactRouting;
+
+  constructor(
+    private readonly smp: SmpClient,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly s: SweepSettings,
+    private readonly sweeper: Sweeper,
+    private readonly maxChanges = LOCAL_MAX_CHANGES,
+  ) {}
+
+  /** A full heavy sweep published `snap`: its routing is the intact one to return to, and local
+   * sweeps may build on it. */
+  remember(snap: Snapshot): void {
+    this.intact = intactRouting(snap.fabric, snap.routing);
+  }
+
+  /** The SMInfo state changed (this SM stood by, took over...): what it programmed may not be what
+   * the fabric holds, so the next sweep is a full heavy one. */
+  forget(): void {
+    this.intact = undefined;
+  }
+
+  /** Re-explore around the changes since `prev` and program them; undefined when the change is
+   * not local (the caller runs a full heavy sweep). With no switch flagging a change, a light
+   * sweep decides: nothing changed (the snapshot stays) or a full heavy sweep. */
+  async sweep(prev: Snapshot, sweep: number): Promise<{ snapshot: Snapshot; stats: SweepStats } | undefined> {
+    if (!this.intact) return undefined;
+    const t0 = this.clock.now();
+    const s0 = this.smp.sent;
+    let view: { disc: DiscoveryResult; changes: number; flagged: number; fresh: Set<string> };
+    try {
+      view = await this.explore(prev);
+    } catch (e) {
+      this.log.info('local sweep: change not local, full heavy sweep follows', { reason: (e as Error).message });
+      return undefined;
+    }
+    if (!view.flagged) {
+      const light = await this.sweeper.light(prev);
+      // A port state or another SM (trap 144, a new IsSM port): the heavy sweep's discovery and
+      // SM election handle those.
+      if (light.changed || light.smPorts.length) {
+        this.log.info('local sweep: no switch flags a change; ports or SMs need a full heavy sweep', { smPorts: light.smPorts.length });
+        return undefined;
+      }
+      return { snapshot: prev, stats: { ...light.stats, kind: 'heavy', smps: this.smp.sent - s0, ms: this.clock.now() - t0, switches: countSwitches(prev.fabric) } };
+    }
+    const { disc } = view;
+    const fabric = disc.fabric;
+
+    // Routing: incremental from the previous tables, else the configured chain in full.
+    const tr = this.clock.now();
+    let routing: RoutingResult;
+    let how: 'incremental' | 'full';
+    const inc = rerouteIncremental(prev.fabric, prev.routing, fabric, { intact: this.intact });
+    if (inc.ok) {
+      routing = inc.result;
+      how = 'incremental';
+      this.log.info('incremental re-route', { ...inc.stats, busiestLink: inc.stats.busiestLink, ms: Math.round(this.clock.now() - tr) });
+    } else {
+      this.log.warn('incremental re-route not possible; full re-route', { reason: inc.reason });
+      const routed = this.sweeper.route(disc);
+      for (const sk of routed.skipped) this.log.warn('routing engine not applicable', { engine: sk.engine, reason: sk.reason });
+      routing = routed.result;
+      how = 'full';
+    }
+
+    // Programming: the heavy sweep's planners over the new view write only what differs.
+    const s = this.s;
+    const programmed = this.sweeper.programmed;
+    const hooks = this.sweeper.hooks(disc);
+    let portInfoSets: number, pkeyBlocks: number, vlTables: number, lftBlocks: number, activated: number;
+    try {
+      const lft = planLfts(disc, routing, prev.maxLid, programmed, s.packetLife);
+      // LFTs first on a link that went down (nothing else to set up); a link that came up gets
+      // its PortInfo first and is activated after the tables are in.
+      // Only the ports read in this sweep: the rest of the view holds what the SMAs answered to
+      // earlier Sets, which some SMAs (ibsim) do not word as their Gets do.
+      // (The planners see the other nodes without ports, so they skip them.)
+      const freshNodes = new Set([...view.fresh].map((k) => k.slice(0, k.indexOf('/'))));
+      const sub: DiscoveryResult = { ...disc, fabric: { nodes: fabric.nodes.map((n) => (freshNodes.has(String(n.guid)) ? n : { ...n, ports: [] })) } };
+      const fresh = (w: SmpWrite): boolean => w.effect.kind !== 'portInfo' || view.fresh.has(`${fabric.nodes[w.effect.node]!.guid}/${w.effect.port}`);
+      portInfoSets = await applyWrites(this.smp, planPortInfo(sub, { ...s, smLid: prev.smLid }).filter(fresh), hooks);
+      pkeyBlocks = await applyWrites(this.smp, planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), programmed, (m, f) => this.log.warn(m, f)), hooks);
+      vlTables = await applyWrites(this.smp, planVlTables(disc, routing, programmed, s.qosVl), hooks);
+      await applyWrites(this.smp, [...lft.switchInfo, ...lft.lft], hooks);
+      lftBlocks = lft.lft.length;
+      for (const w of lft.lft) if (w.effect.kind === 'lft') this.log.debug('LFT block written', { guid: w.effect.guid, block: w.effect.block });
+      activated = await applyWrites(this.smp, planActivation(sub).filter(fresh), hooks);
+    } catch (e) {
+      this.log.warn('local sweep: a write failed; full heavy sweep follows', { error: (e as Error).message });
+      return undefined;
+    }
+    const snapshot: Snapshot = { fabric, discovery: disc, routing, maxLid: prev.maxLid, smLid: prev.smLid, sweep };
+    const stats: SweepStats = {
+      kind: 'heavy',
+      smps: this.smp.sent - s0,
+      ms: this.clock.now() - t0,
+      nodes: fabric.nodes.length,
+      switches: countSwitches(fabric),
+      endPorts: indexEndPorts(fabric).endPorts.filter((e) => e.linked && e.lid).length,
+      maxLid: prev.maxLid,
+      lftBlocksWritten: lftBlocks,
+      portInfoSets,
+      pkeyBlocksWritten: pkeyBlocks,
+      vlTablesWritten: vlTables,
+      mftBlocksWritten: 0,
+      activated,
+      skippedNodes: 0,
+      skippedLinks: 0,
+      failedWrites: 0,
+      stuckPorts: 0,
+      duplicateGuids: 0,
+      engine: routing.engine,
+      reroute: how,
+    };
+    this.log.info('local sweep done', { links: view.changes, switchesFlagged: view.flagged, reroute: how, lftBlocks, smps: stats.smps, ms: Math.round(stats.ms) });
+    return { snapshot, stats };
+  }
+
+  /** Level by level from the SM: SwitchInfo of every switch, the ports of the flagged ones, the
+   * link changes applied to a copy of the previous view. Throws NotLocal. */
+  private async explore(prev: Snapshot): Promise<{ disc: DiscoveryResult; changes: number; flagged: number; fresh: Set<string> }> {
+    const pd = prev.discovery;
+    const fabric = cloneFabric(prev.fabric);
+    let nodes: DiscoveredNode[] = pd.nodes.map((d) => ({ ...d, portInfo: [...d.portInfo], portPaths: [...d.portPaths] }));
+    const byGuid = new Map(fabric.nodes.map((n, i) => [n.guid, i]));
+    const name = (i: number): string => `${hex(fabric.nodes[i]!.guid)} "${fabric.nodes[i]!.desc}"`;
+    const unchecked = new Set<number>();
+    fabric.nodes.forEach((n, i) => n.type === NodeType.Switch && unchecked.add(i));
+    let changes = 0;
+    let flagged = 0;
+    /** Ports read in this sweep, as `<node guid>/<port>`. */
+    const fresh = new Set<string>();
+    let reach = reachable(fabric, nodes, pd.smNode);
+    let lastCanon: ReturnType<typeof canonicalize> | undefined;
+    while (unchecked.size) {
+      let depth = Infinity;
+      for (const i of unchecked) depth = Math.min(depth, nodes[i]!.depth);
+      const batch = [...unchecked].filter((i) => nodes[i]!.depth === depth);
+      let changed = false;
+      await Promise.all(
+        batch.map(async (i) => {
+          unchecked.delete(i);
+          const d = nodes[i]!;
+          let si: SwitchInfo;
+          try {
+            si = SwitchInfo.decode(await this.smp.getDr(d.path, SmpAttr.SwitchInfo, 0));
+          } catch (e) {
+            throw new NotLocal(`switch ${name(i)} did not answer SwitchInfo (${(e as Error).message})`);
+          }
+          if (si.linearFdbTop !== prev.maxLid) throw new NotLocal(`switch ${name(i)} holds LinearFDBTop ${si.linearFdbTop}, not ${prev.maxLid} (reset?)`);
+          d.switchInfo = si;
+          if (!si.portStateChange) return;
+          flagged++;
+          const n = fabric.nodes[i]!;
+          const infos = await Promise.all(Array.from({ length: n.numPorts + 1 }, (_, p) => this.smp.getDr(d.path, SmpAttr.PortInfo, portInfoMod(p)).then((b) => PortInfo.decode(b))));
+          for (let p = 1; p <= n.numPorts; p++) {
+            const pi = infos[p]!;
+            const fp = n.ports[p]!;
+            const up = pi.portState >= PortState.Init;
+            const was = d.portInfo[p];
+            d.portInfo[p] = pi;
+            fresh.add(`${n.guid}/${p}`);
+            if (up) {
+              fp.width = widthName(pi.linkWidthActive);
+              fp.speed = speedName(pi.linkSpeedActive, pi.linkSpeedExtActive);
+            }
+            if (fp.peer && !up) {
+              const q = fp.peer;
+              fabric.nodes[q.node]!.ports[q.port]!.peer = undefined;
+              fp.peer = undefined;
+              changes++;
+              changed = true;
+              this.log.info('link down', { node: n.desc, guid: n.guid, port: p, peer: fabric.nodes[q.node]!.desc, peerGuid: fabric.nodes[q.node]!.guid, peerPort: q.port });
+            } else if (up && (!fp.peer || (pi.portState !== PortState.Active && was?.portState === PortState.Active))) {
+              // Came up, or retrained (it was ACTIVE): who is there now?
+              const path = [...d.path, p];
+              const ni = NodeInfo.decode(await this.smp.getDr(path, SmpAttr.NodeInfo, 0));
+              const k = byGuid.get(ni.nodeGuid);
+              if (k === undefined || reach[k] === 0) throw new NotLocal(`switch ${name(i)} port ${p} leads to node ${hex(ni.nodeGuid)}, not in the last sweep`);
+              const rp = ni.localPortNum;
+              const kp = fabric.nodes[k]!.ports[rp];
+              if (!kp) throw new NotLocal(`switch ${name(i)} port ${p} leads to port ${rp} of ${name(k)}, not in the last sweep`);
+              if (fp.peer) {
+                if (fp.peer.node !== k || fp.peer.port !== rp) throw new NotLocal(`switch ${name(i)} port ${p} now leads to ${name(k)} port ${rp}`);
+              } else {
+                if (kp.peer) throw new NotLocal(`switch ${name(i)} port ${p} leads to ${name(k)} port ${rp}, linked elsewhere`);
+                fp.peer = { node: k, port: rp };
+                kp.peer = { node: i, port: p };
+                changes++;
+                changed = true;
+                this.log.info('link up', { node: n.desc, guid: n.guid, port: p, peer: fabric.nodes[k]!.desc, peerGuid: fabric.nodes[k]!.guid, peerPort: rp });
+              }
+              const kpi = PortInfo.decode(await this.smp.getDr(path, SmpAttr.PortInfo, portInfoMod(rp)));
+              nodes[k]!.portInfo[rp] = kpi;
+              fresh.add(`${fabric.nodes[k]!.guid}/${rp}`);
+            }
+          }
+          d.portInfo[0] = infos[0]!;
+          fresh.add(`${n.guid}/0`);
+        }),
+      );
+      if (changes > this.maxChanges) throw new NotLocal(`${changes} links changed (more than ${this.maxChanges})`);
+      if (changed) {
+        // Paths over the links as they are now, before the next level is asked.
+        const canon = canonicalize(fabric, nodes, pd.smNode, pd.smPort);
+        lastCanon = canon;
+        nodes = canon.nodes;
+        reach = reachable(fabric, nodes, pd.smNode);
+        for (const i of [...unchecked]) if (!reach[i]) unchecked.delete(i);
+      }
+    }
+    if (!changes) {
+      const disc: DiscoveryResult = { ...pd, fabric, nodes, smps: 0 };
+      return { disc, changes, flagged, fresh };
+    }
+    // Drop what is no longer reachable, renumber (GUID order is kept), recompute the paths (the
+    // paths are already those of the links as they are when nothing is dropped).
+    const keep = fabric.nodes.map((_, i) => i).filter((i) => reach[i]);
+    if (keep.length === fabric.nodes.length && lastCanon) return { disc: { fabric: lastCanon.fabric, nodes: lastCanon.nodes, smNode: lastCanon.smNode, smPort: pd.smPort, smps: 0, maxDepth: lastCanon.maxDepth }, changes, flagged, fresh };
+    const newIdx = new Int32Array(fabric.nodes.length).fill(-1);
+    keep.forEach((old, k) => (newIdx[old] = k));
+    for (const i of keep) for (const p of fabric.nodes[i]!.ports) if (p?.peer) p.peer = reach[p.peer.node] ? { node: newIdx[p.peer.node]!, port: p.peer.port } : undefined;
+    for (let i = 0; i < fabric.nodes.length; i++) if (!reach[i]) this.log.info('node gone', { node: fabric.nodes[i]!.desc, guid: fabric.nodes[i]!.guid });
+    const kept: Fabric = { nodes: keep.map((i) => fabric.nodes[i]!) };
+    const canon = canonicalize(kept, keep.map((i) => nodes[i]!), newIdx[pd.smNode]!, pd.smPort);
+    const disc: DiscoveryResult = { fabric: canon.fabric, nodes: canon.nodes, smNode: canon.smNode, smPort: pd.smPort, smps: 0, maxDepth: canon.maxDepth };
+    return { disc, changes, flagged, fresh };
+  }
+}
+
+function countSwitches(f: Fabric): number {
+  return f.nodes.filter((n) => n.type === NodeType.Switch).length;
+}
+
+/** Nodes reachable from the SM's node over links that are up (SMPs leave a CA only from the SM's). */
+function reachable(fabric: Fabric, nodes: readonly DiscoveredNode[], smNode: number): Uint8Array {
+  const seen = new Uint8Array(fabric.nodes.length);
+  seen[smNode] = 1;
+  const queue = [smNode];
+  for (let h = 0; h < queue.length; h++) {
+    const u = queue[h]!;
+    const n = fabric.nodes[u]!;
+    if (n.type !== NodeType.Switch && u !== smNode) continue;
+    n.ports.forEach((p, pn) => {
+      if (!p?.peer || seen[p.peer.node]) return;
+      if ((nodes[u]!.portInfo[pn]?.portState ?? PortState.Down) < PortState.Init) return;
+      seen[p.peer.node] = 1;
+      queue.push(p.peer.node);
+    });
+  }
+  return seen;
+}
