@@ -22,7 +22,9 @@ import { SaClient } from './sa/client.js';
 import { SaAttr, ServiceRecord, SERVICE_LEASE_INFINITE } from './wire/sa.js';
 import type { SaContext } from './sa/types.js';
 import type { QosPolicy, QosVlSettings } from './model/qos-policy.js';
+import { diffPortStates, diffTopology, isEmptyChange, TypedEmitter, type SubnetEvents } from './events.js';
 
+const SA_ATTR_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(SaAttr).map(([k, v]) => [v, k]));
 
 export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSnapshot'> {
   rpc: MadRpc;
@@ -61,9 +63,15 @@ export class Subnet {
   private restored = false;
   private readonly qosPolicy?: QosPolicy;
   private qosSlConflictLogged = false;
+  /** Typed events (events.ts): subnet up, sweeps, topology and port-state changes, traps, SM
+   * state, multicast groups, SA requests. */
+  readonly events = new TypedEmitter<SubnetEvents>();
+  private prevSnapshot?: Snapshot;
+  private upEmitted = false;
 
   constructor(private readonly o: SubnetOptions) {
     const { rpc, log } = o;
+    this.events.onListenerError = (ev, e) => log.warn('event listener failed', { event: String(ev), error: (e as Error).message });
     this.qosPolicy = o.qos?.withPartitions(o.partitions ?? PartitionPlan.defaultPlan());
     for (const w of this.qosPolicy?.warnings ?? []) log.warn('QoS policy', { note: w });
     this.inform = new InformManager({
@@ -71,6 +79,10 @@ export class Subnet {
       onReportFailed: (sub, e) => log.warn('report not delivered', { subscriberLid: sub.lid, error: (e as Error).message }),
     });
     this.multicast = new MulticastManager({ traps: this.inform });
+    this.multicast.onGroupsChanged((e) => {
+      if (e.kind === 'created') this.events.emit('multicastGroupCreated', { mgid: e.mgid, mlid: e.mlid });
+      else if (e.kind === 'deleted') this.events.emit('multicastGroupDeleted', { mgid: e.mgid, mlid: e.mlid });
+    });
     // The groups partitions.conf names (IPoIB broadcast groups, mgid= lines) exist before the SA
     // answers its first query, as under OpenSM: IPoIB joins its broadcast group without creating it.
     const pg = partitionGroups(o.partitions ?? PartitionPlan.defaultPlan());
@@ -120,6 +132,15 @@ export class Subnet {
         if (t.from === 'standby' && t.to === 'discovering') this.restoreMirror();
         if (t.to === 'master' && sync) this.advertiseSync();
         o.onStateChange?.(t);
+        this.events.emit('smStateChanged', t);
+      },
+      onSweep: (stats) => {
+        o.onSweep?.(stats);
+        this.events.emit('sweep', stats);
+        if (stats.kind === 'heavy' && !this.upEmitted && this.sm.current) {
+          this.upEmitted = true;
+          this.events.emit('subnetUp', { stats, snapshot: this.sm.current });
+        }
       },
     });
     if (sync) {
@@ -138,6 +159,7 @@ export class Subnet {
       mkey: o.mkey,
       log,
       onNotice: (notice: NoticeSmp) => {
+        this.events.emit('trap', notice);
         if (this.ctx) void this.inform.forwardTrap(notice, this.ctx);
       },
     });
@@ -146,7 +168,15 @@ export class Subnet {
     if (o.sa !== false) {
       // Answer in the same event-loop turn the requests arrived in (a microtask after the receive
       // batch): a setImmediate per batch added a loop turn to every SA round trip.
-      this.sa = new SaServer(rpc, this.engine, { log, schedule: queueMicrotask, ...o.saServer });
+      this.sa = new SaServer(rpc, this.engine, {
+        log,
+        schedule: queueMicrotask,
+        ...o.saServer,
+        onServed: (e) => {
+          o.saServer?.onServed?.(e);
+          if (this.events.listenerCount('saRequest')) this.events.emit('saRequest', { ...e, attribute: SA_ATTR_NAMES[e.attrId] ?? `0x${e.attrId.toString(16).padStart(4, '0')}` });
+        },
+      });
       this.sa.start();
     }
   }
@@ -256,6 +286,13 @@ export class Subnet {
       }
     }
     this.knownPorts = now;
+    const prev = this.prevSnapshot;
+    this.prevSnapshot = snap;
+    if (prev) {
+      const change = diffTopology(prev, snap);
+      if (!isEmptyChange(change)) this.events.emit('topologyChanged', change);
+      for (const c of diffPortStates(prev, snap)) this.events.emit('portStateChanged', c);
+    }
     // A port's GUIDInfo does not survive its reset: write every alias block again after a sweep.
     this.aliases.prune(new Set(now.keys()));
     for (const b of this.aliases.blocks()) this.writeGuidInfo(b.portGuid, b.block, b.guids);

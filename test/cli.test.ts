@@ -36,7 +36,7 @@ describe('ibsm CLI', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-cfg-'));
     const cfg = path.join(dir, 'r.json');
     writeFileSync(cfg, '{"routing": 5}');
-    expect((await cli(['run', '--config', cfg])).err).toMatch(/routing must be a comma-separated list/);
+    expect((await cli(['run', '--config', cfg])).err).toMatch(/"routing" must be a comma-separated list of names \(or an array of names\), got 5 \(a number\)/);
   });
   it('rejects a config file with an unknown key or bad JSON, naming the file', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-cfg-'));

@@ -45,7 +45,7 @@ describe('ibsm route', () => {
     const bad = await run(['gen:torus:3x3', '--engine', 'nope']);
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/unknown routing engine "nope"; known engines: minhop, updn, ftree, dfsssp/);
-    expect((await run(['gen:torus:3x3', '--lmc', '9'])).err).toMatch(/--lmc must be 0..7/);
+    expect((await run(['gen:torus:3x3', '--lmc', '9'])).err).toMatch(/--lmc must be an integer from 0 to 7, got "9"/);
     expect((await run(['gen:torus:3x3', '--roots', 'xyz'])).err).toMatch(/not a GUID/);
     const nf = await run(['/nonexistent/topo.net']);
     expect(nf.code).toBe(2);

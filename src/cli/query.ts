@@ -1,8 +1,11 @@
 /** `ibsm query <record> [filters] [--json]`: an SA client like saquery. The caller (cli/main.ts)
- * injects how to open a MadRpc and where the SA is; backend flags (--sim, --umad, --ca, --ca-port,
- * --seed, --attach, --sa-lid, --smkey) are collected and handed to `openRpc`.
+ * injects how to open a MadRpc and where the SA is; backend options (--sim, --umad, --ca, --ca-port,
+ * --seed, --attach) are handed to `openRpc`. Options come from the one table (config/options.ts);
+ * the record filters are this file's RECORDS.
  * Exit status: 0 answered (even with no records), 1 the SA or the transport failed, 2 bad usage. */
 import type { MadRpc } from '../rpc/madrpc.js';
+import { commandHelp, parseCommandLine, UsageError } from '../config/parse.js';
+import { suggest, type OptionSpec } from '../config/options.js';
 import { SaClient, SaNotFoundError, SaStatusError } from '../sa/client.js';
 import { formatGid, formatHex, type AnyLayout, type FieldSpec, type Layout } from '../wire/layout.js';
 import { Method } from '../wire/mad.js';
@@ -16,8 +19,15 @@ export interface QueryIo {
   stderr: { write(s: string): unknown };
 }
 
-/** Backend flags seen on the command line (values as given; boolean flags as true). */
-export type BackendArgs = Record<string, string | true>;
+/** Where the query goes (the backend options of the command line). */
+export interface BackendArgs {
+  sim?: string;
+  umad?: boolean;
+  ca?: string;
+  caPort?: number;
+  seed?: number;
+  attach?: string;
+}
 
 export interface QuerySession {
   rpc: MadRpc;
@@ -28,10 +38,6 @@ export interface QuerySession {
 
 export interface QueryOptions {
   openRpc: (backend: BackendArgs) => Promise<QuerySession>;
-}
-
-class UsageError extends Error {
-  override readonly name = 'UsageError';
 }
 
 type Filters = Map<string, string[]>;
@@ -149,16 +155,18 @@ function setGids(b: Built, all: string[], which: 'sgid' | 'dgid'): void {
   b.mask |= MultiPathRecord.mask('gids', 'sgidCount', 'dgidCount');
 }
 
-const BACKEND_VALUE_FLAGS = new Set(['sim', 'ca', 'ca-port', 'seed', 'attach', 'sa-lid', 'smkey']);
-const BACKEND_BOOL_FLAGS = new Set(['umad']);
+/** Every filter of every record, as options of the one parser (checked against the record after). */
+const FILTER_OPTIONS: OptionSpec[] = [...new Set(RECORDS.flatMap((r) => Object.keys(r.filters)))].map((name) => ({ name, type: 'string', arg: 'VALUE', help: 'filter', commands: ['query'], repeat: true }));
 
 function usage(): string {
   const lines = RECORDS.map((r) => `  ${r.names[0]!.padEnd(11)} ${r.names[1]!.padEnd(32)} ${Object.keys(r.filters).map((f) => `--${f}`).join(' ')}`);
-  return `usage: ibsm query <record> [filters] [--json] [--sim SPEC | --umad [--ca NAME] [--ca-port N]] [--sa-lid LID] [--smkey KEY]
-records (name, SA attribute, filters):
+  return commandHelp(
+    'query',
+    `records (name, SA attribute, filters):
 ${lines.join('\n')}
 Numbers are decimal or 0x hex; GIDs fe80::... or 0x + 32 hex digits. --sgid/--dgid repeat for multipath.
-`;
+`,
+  );
 }
 
 interface Parsed {
@@ -166,47 +174,30 @@ interface Parsed {
   filters: Filters;
   json: boolean;
   backend: BackendArgs;
+  saLid?: number;
+  smKey?: bigint;
 }
 
 function parse(argv: string[]): Parsed | 'help' {
-  let spec: RecordSpec | undefined;
+  const p = parseCommandLine('query', argv, FILTER_OPTIONS);
+  if (p.help) return 'help';
+  const [name, extra] = p.positionals;
+  if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}" (one record name only)`);
+  if (name === undefined) throw new UsageError('which record? e.g. "ibsm query nodes"');
+  const spec = RECORDS.find((r) => r.names.some((n) => n.toLowerCase() === name.toLowerCase()));
+  if (!spec) throw new UsageError(`unknown record "${name}"; one of: ${RECORDS.map((r) => r.names[0]).join(', ')}${suggest(name, RECORDS.flatMap((r) => r.names))}`);
   const filters: Filters = new Map();
   const backend: BackendArgs = {};
-  let json = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === '-h' || arg === '--help') return 'help';
-    if (arg === '--json') {
-      json = true;
-      continue;
-    }
-    if (arg.startsWith('--')) {
-      const eq = arg.indexOf('=');
-      const name = arg.slice(2, eq > 0 ? eq : undefined);
-      if (BACKEND_BOOL_FLAGS.has(name)) {
-        backend[name] = true;
-        continue;
-      }
-      const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
-      if (value === undefined) throw new UsageError(`--${name} needs a value`);
-      if (BACKEND_VALUE_FLAGS.has(name)) {
-        backend[name] = value;
-        continue;
-      }
-      const list = filters.get(name) ?? [];
-      list.push(value);
-      filters.set(name, list);
-      continue;
-    }
-    if (spec) throw new UsageError(`unexpected argument "${arg}" (one record name only)`);
-    spec = RECORDS.find((r) => r.names.some((n) => n.toLowerCase() === arg.toLowerCase()));
-    if (!spec) throw new UsageError(`unknown record "${arg}"; one of: ${RECORDS.map((r) => r.names[0]).join(', ')}`);
+  for (const [k, v] of p.values) {
+    if (FILTER_OPTIONS.some((f) => f.name === k)) {
+      if (!spec.filters[k]) throw new UsageError(`${spec.names[1]} has no filter --${k} (filters: ${Object.keys(spec.filters).map((f) => `--${f}`).join(' ') || 'none'})`);
+      filters.set(k, v as string[]);
+    } else if (k === 'sim' || k === 'ca' || k === 'attach') backend[k] = v as string;
+    else if (k === 'umad') backend.umad = v as boolean;
+    else if (k === 'ca-port') backend.caPort = v as number;
+    else if (k === 'seed') backend.seed = v as number;
   }
-  if (!spec) throw new UsageError('which record? e.g. "ibsm query nodes"');
-  for (const name of filters.keys()) {
-    if (!spec.filters[name]) throw new UsageError(`${spec.names[1]} has no filter --${name} (filters: ${Object.keys(spec.filters).map((f) => `--${f}`).join(' ') || 'none'})`);
-  }
-  return { spec, filters, json, backend };
+  return { spec, filters, json: p.values.get('json') === true, backend, saLid: p.values.get('sa-lid') as number | undefined, smKey: p.values.get('smkey') as bigint | undefined };
 }
 
 /** Build the request record and component mask from the filters. */
@@ -258,18 +249,16 @@ export async function queryMain(argv: string[], io: QueryIo, opts: QueryOptions)
     p = r;
   } catch (e) {
     if (e instanceof UsageError) {
-      io.stderr.write(`ibsm query: ${e.message}\n${usage()}`);
+      io.stderr.write(`ibsm query: ${e.message}\n(ibsm query --help lists the records, filters and options)\n`);
       return 2;
     }
     throw e;
   }
   let built: Built;
-  let saLidArg: number | undefined;
-  let smKey: bigint | undefined;
+  const saLidArg = p.saLid;
+  const smKey = p.smKey;
   try {
     built = buildQuery(p.spec, p.filters);
-    if (typeof p.backend['sa-lid'] === 'string') saLidArg = num('--sa-lid', p.backend['sa-lid'], 0xbfff);
-    if (typeof p.backend['smkey'] === 'string') smKey = big('--smkey', p.backend['smkey']);
   } catch (e) {
     if (e instanceof UsageError) {
       io.stderr.write(`ibsm query: ${e.message}\n`);

@@ -1,29 +1,19 @@
-/** `ibsm route <topology file | gen:spec> --engine NAME[,NAME...] [--lmc N] [--roots GUID,..] [--seed N] [--max-vls N] [--json]`
+/** `ibsm route <topology file | gen:spec> [--engine NAME[,NAME...]] [--lmc N] [--roots GUID,..] [--root-guid-file FILE] [--seed N] [--max-vls N] [--json]`
  *  Load a fabric, assign LIDs, route it, verify the tables and print the figures.
  *  Exit status: 0 routes verified, 1 verification failed, 2 bad usage / cannot load / cannot route. */
 import { performance } from 'node:perf_hooks';
-import { RoutingError, routeWithFallback, engineNames, getEngine, verifyRoutes, type FallbackResult, type LoadStats, type VerifyReport } from '../routing/index.js';
+import { readFileSync } from 'node:fs';
+import { RoutingError, routeWithFallback, engineNames, verifyRoutes, type FallbackResult, type LoadStats, type VerifyReport } from '../routing/index.js';
 import { fmtGuid } from '../routing/graph.js';
 import { assignLids, LidSpaceExhausted } from '../sm/lids.js';
 import { loadFabricSpec, TopologyError } from '../model/load.js';
+import { commandHelp, parseCommandLine, UsageError } from '../config/parse.js';
+import { defaultOf, optionByName } from '../config/options.js';
+import { GuidFileError, parseGuidFile } from '../api/sm.js';
 
 export interface CliIo {
   stdout: { write(s: string): unknown };
   stderr: { write(s: string): unknown };
-}
-
-const USAGE = `usage: ibsm route <topology file | gen:<kind>:<params>> [options]
-  --engine NAME[,NAME...]  routing engine, or an ordered fallback list (default ftree,updn,minhop)
-                           engines: ${'{ENGINES}'}
-  --lmc N                  LMC for CA ports, 0..7 (default 0)
-  --roots GUID[,GUID...]   root switches for updn/ftree (a CA port GUID means its switch)
-  --seed N                 seed for generators and for randomised tie-breaks
-  --max-vls N              virtual layers dfsssp may use (default 8)
-  --json                   print the result as JSON
-`;
-
-class UsageError extends Error {
-  override readonly name = 'UsageError';
 }
 
 interface Args {
@@ -36,68 +26,30 @@ interface Args {
   json: boolean;
 }
 
-function parseIntArg(flag: string, v: string | undefined, min: number, max: number): number {
-  if (v === undefined || !/^\d+$/.test(v)) throw new UsageError(`${flag} needs an integer ${min}..${max}${v === undefined ? '' : `, got "${v}"`}`);
-  const n = Number(v);
-  if (n < min || n > max) throw new UsageError(`${flag} must be ${min}..${max}, got ${n}`);
-  return n;
-}
-
 function parseArgs(argv: string[]): Args | 'help' {
-  let spec: string | undefined;
-  const a: Omit<Args, 'spec'> = { engines: ['ftree', 'updn', 'minhop'], lmc: 0, json: false };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const eq = arg.indexOf('=');
-    const flag = arg.startsWith('--') && eq > 0 ? arg.slice(0, eq) : arg;
-    const inline = arg.startsWith('--') && eq > 0 ? arg.slice(eq + 1) : undefined;
-    const value = (): string | undefined => inline ?? argv[++i];
-    switch (flag) {
-      case '-h':
-      case '--help':
-        return 'help';
-      case '--engine':
-      case '-e': {
-        const v = value();
-        if (!v) throw new UsageError('--engine needs a name');
-        a.engines = v.split(',').map((s) => s.trim()).filter(Boolean);
-        for (const e of a.engines) getEngine(e);
-        break;
-      }
-      case '--lmc':
-        a.lmc = parseIntArg('--lmc', value(), 0, 7);
-        break;
-      case '--seed':
-        a.seed = parseIntArg('--seed', value(), 0, 2 ** 32 - 1);
-        break;
-      case '--max-vls':
-        a.maxVls = parseIntArg('--max-vls', value(), 1, 15);
-        break;
-      case '--roots': {
-        const v = value();
-        if (!v) throw new UsageError('--roots needs GUIDs, e.g. --roots 0x0002c90000000001,0x0002c90000000002');
-        a.roots = v.split(',').map((g) => {
-          const t = g.trim();
-          if (!/^(0x)?[0-9a-fA-F]{1,16}$/.test(t)) throw new UsageError(`--roots: "${t}" is not a GUID (hex, e.g. 0x0002c90000000001)`);
-          return BigInt(t.startsWith('0x') ? t : '0x' + t);
-        });
-        break;
-      }
-      case '--json':
-        a.json = true;
-        break;
-      default:
-        if (arg.startsWith('-')) throw new UsageError(`unknown option ${arg}`);
-        if (spec !== undefined) throw new UsageError(`only one topology may be given (got "${spec}" and "${arg}")`);
-        spec = arg;
+  const p = parseCommandLine('route', argv);
+  if (p.help) return 'help';
+  if (p.positionals.length > 1) throw new UsageError(`only one topology may be given (got "${p.positionals[0]}" and "${p.positionals[1]}")`, 'route');
+  const spec = p.positionals[0];
+  if (spec === undefined) throw new UsageError('missing the topology: a file (ibnetdiscover, ibsim .net or JSON) or gen:<kind>:<params>', 'route');
+  const v = <T>(name: string): T | undefined => (p.values.get(name) ?? defaultOf(optionByName(name)!)) as T | undefined;
+  const guid = (g: string): bigint => BigInt(g.startsWith('0x') ? g : '0x' + g);
+  const rootFile = v<string>('root-guid-file');
+  let roots = v<string[]>('roots')?.map(guid);
+  if (rootFile !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(rootFile, 'utf8');
+    } catch (e) {
+      throw new UsageError(`--root-guid-file: cannot read ${rootFile} (${(e as Error).message})`, 'route');
     }
+    roots = [...(roots ?? []), ...parseGuidFile(text, rootFile)];
   }
-  if (spec === undefined) throw new UsageError('missing the topology: a file (ibnetdiscover, ibsim .net or JSON) or gen:<kind>:<params>');
-  return { spec, ...a };
+  return { spec, engines: v<string[]>('engine')!, lmc: v<number>('lmc')!, roots, seed: v<number>('seed'), maxVls: v<number>('max-vls'), json: v<boolean>('json') ?? false };
 }
 
 export async function routeMain(argv: string[], io: CliIo): Promise<number> {
-  const usage = USAGE.replace('{ENGINES}', engineNames().join(', '));
+  const usage = commandHelp('route', `engines: ${engineNames().join(', ')}\n`);
   let args: Args;
   try {
     const p = parseArgs(argv);
@@ -108,7 +60,11 @@ export async function routeMain(argv: string[], io: CliIo): Promise<number> {
     args = p;
   } catch (e) {
     if (e instanceof UsageError || e instanceof RoutingError) {
-      io.stderr.write(`ibsm route: ${e.message}\n${usage}`);
+      io.stderr.write(`ibsm route: ${e.message}\n(ibsm route --help lists its options)\n`);
+      return 2;
+    }
+    if (e instanceof GuidFileError) {
+      io.stderr.write(`ibsm route: ${e.message}\n`);
       return 2;
     }
     throw e;

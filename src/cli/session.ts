@@ -11,23 +11,19 @@ import { loadFabricSpec } from '../model/load.js';
 import { SimFabric } from '../sim/fabric.js';
 import { smpClientOf } from '../sm/smp-client.js';
 import { Subnet } from '../subnet.js';
-import { openBackend, parseNodeRef, DEFAULT_SIM_SPEC } from './backend.js';
+import { openBackend, parseNodeRef, DEFAULT_SIM_SPEC } from '../api/backend.js';
 import type { BackendArgs, QuerySession } from './query.js';
-
-function str(a: BackendArgs, k: string): string | undefined {
-  const v = a[k];
-  return typeof v === 'string' ? v : undefined;
-}
+import { UsageError } from '../config/parse.js';
 
 export async function openQuerySession(args: BackendArgs): Promise<QuerySession> {
-  const seed = str(args, 'seed') !== undefined ? Number(str(args, 'seed')) : undefined;
+  const seed = args.seed;
   if (args.umad) {
-    const port = str(args, 'ca-port');
-    const be = await openBackend({ umad: true, ca: str(args, 'ca'), port: port !== undefined ? Number(port) : undefined, sa: true });
+    if (args.sim !== undefined) throw new UsageError('give either --sim or --umad, not both', 'query');
+    const be = await openBackend({ umad: true, ca: args.ca, port: args.caPort, sa: true });
     return { rpc: be.rpc, close: () => be.close() };
   }
   const clock = new RealClock();
-  const fabric = loadFabricSpec(str(args, 'sim') ?? DEFAULT_SIM_SPEC, { seed });
+  const fabric = loadFabricSpec(args.sim ?? DEFAULT_SIM_SPEC, { seed });
   const sim = new SimFabric(fabric, { clock: new AsapClock(), seed });
   const smEp = sim.attach(0);
   smEp.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap, Method.Get, Method.Set] });
@@ -46,7 +42,7 @@ export async function openQuerySession(args: BackendArgs): Promise<QuerySession>
   });
   await subnet.start();
   // The client: --attach, else the first CA port that is not the SM's.
-  const attach = str(args, 'attach');
+  const attach = args.attach;
   const client = attach !== undefined ? parseNodeRef(attach) : sim.nodes.findIndex((n, i) => i !== 0 && n.type !== NodeType.Switch);
   if (client === -1) throw new Error('the simulated fabric has no CA to send the query from; name a node with --attach');
   const cEp = sim.attach(client);

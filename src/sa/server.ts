@@ -40,6 +40,8 @@ export interface SaServerOptions {
   registerAgent?: boolean;
   /** PathRecord Get answers kept per SA context for repeats (see AnswerCache). Default 32768; 0 disables. */
   answerCacheSize?: number;
+  /** Called for every answer sent (the request's attribute and method, the requester, the status). */
+  onServed?: (e: { attrId: number; method: number; lid: number; status: number }) => void;
   log?: Logger;
 }
 
@@ -243,7 +245,7 @@ export class SaServer {
       const hit = this.cache.get(ctx0, d, m.addr.lid, trusted);
       if (hit) {
         this.stats.byAttribute['PathRecord'] = (this.stats.byAttribute['PathRecord'] ?? 0) + 1;
-        this.count(MadHeaderView.over(hit).status);
+        this.count(MadHeaderView.over(hit).status, m);
         // MadRpc.respond writes the TID into the buffer: a copy, reused when the transport copies on send.
         const out = this.responseBuffer();
         out.set(hit);
@@ -308,7 +310,11 @@ export class SaServer {
     this.respond(m, msg, a);
   }
 
-  private count(status: number): void {
+  private count(status: number, m: ReceivedMad): void {
+    if (this.opts.onServed) {
+      const h = MadHeaderView.over(m.data);
+      this.opts.onServed({ attrId: h.attrId, method: h.method, lid: m.addr.lid, status });
+    }
     this.stats.answered++;
     if (status) this.stats.errors++;
     const k = hex4(status);
@@ -336,7 +342,7 @@ export class SaServer {
     const layout = responseLayout(header.attrId);
     const stride = layout ? recordStride(layout) : Math.ceil(Math.max(8, ...a.records.map((r) => r.length)) / 8) * 8;
     const method = a.method ?? responseMethod(header.method);
-    this.count(0);
+    this.count(0, m);
     if (!SA_TABLE_METHODS.has(header.method)) {
       const mad = this.responseBuffer();
       writeSingleResponseHeader(mad, m.data, method, stride / 8);
@@ -360,7 +366,7 @@ export class SaServer {
 
   /** An error (or BUSY) response: the request echoed with the status set; table methods carry an empty single-segment RMPP. */
   private answerStatus(m: ReceivedMad, status: number, record?: Uint8Array): void {
-    this.count(status);
+    this.count(status, m);
     this.sendSingle(m, saStatusResponse(m.data, status, record, this.responseBuffer()));
   }
 }

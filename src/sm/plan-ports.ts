@@ -24,6 +24,9 @@ export interface PortSettings {
   mkeyProtectBits?: number;
   mkeyLeasePeriod?: number;
   maxOpVls?: number;
+  /** HOQLife of switch ports toward switches / toward CAs and routers (defaults OpenSM's). */
+  hoqLife?: number;
+  leafHoqLife?: number;
   /** QoS on: VLHighLimit on every linked port (OpenSM's qos_high_limit), with the VL tables. */
   qosVl?: { highLimit: number };
   /** Set ClientReregister on every CA port that supports it (a new master whose SA does not hold
@@ -90,7 +93,7 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
       // Head-of-queue lifetime and VL stall count on switch ports, OpenSM's defaults: packets
       // toward an end port may wait less (leaf 0x10) than toward another switch (0x12).
       if (sw && pn !== 0 && p.peer) {
-        want.hoqLife = fabric.nodes[p.peer.node]!.type === NodeType.Switch ? HOQ_LIFE_SWITCH : HOQ_LIFE_LEAF;
+        want.hoqLife = fabric.nodes[p.peer.node]!.type === NodeType.Switch ? (s.hoqLife ?? HOQ_LIFE_SWITCH) : (s.leafHoqLife ?? HOQ_LIFE_LEAF);
         want.vlStallCount = VL_STALL_COUNT;
       }
       if (s.qosVl && (pn === 0 || p.peer)) want.vlHighLimit = s.qosVl.highLimit;

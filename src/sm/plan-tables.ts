@@ -204,7 +204,7 @@ function planQosVlTables(disc: DiscoveryResult, qos: QosVlSettings, programmed: 
 
 /** SwitchInfo (LinearFDBTop, PortStateChange cleared, LifeTimeValue) where it differs, and every LFT
  * block whose contents differ from what is programmed. */
-export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: number, programmed: Programmed): { switchInfo: SmpWrite[]; lft: SmpWrite[] } {
+export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: number, programmed: Programmed, lifeTime = SWITCH_LIFE_TIME): { switchInfo: SmpWrite[]; lft: SmpWrite[] } {
   const { fabric, nodes } = disc;
   const switchInfo: SmpWrite[] = [];
   const lft: SmpWrite[] = [];
@@ -216,8 +216,8 @@ export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: 
     if (!table) return;
     const si = d.switchInfo!;
     const rft = isRftSwitch(si);
-    if ((!rft && si.linearFdbTop !== maxLid) || si.portStateChange || si.lifeTimeValue !== SWITCH_LIFE_TIME) {
-      const want: SwitchInfo = { ...si, linearFdbTop: maxLid, lifeTimeValue: SWITCH_LIFE_TIME };
+    if ((!rft && si.linearFdbTop !== maxLid) || si.portStateChange || si.lifeTimeValue !== lifeTime) {
+      const want: SwitchInfo = { ...si, linearFdbTop: maxLid, lifeTimeValue: lifeTime };
       switchInfo.push({ path: d.path, attr: SmpAttr.SwitchInfo, mod: 0, data: SwitchInfo.encode(want), effect: { kind: 'switchInfo', node: ni } });
     }
     if (rft) {

@@ -64,6 +64,12 @@ export interface SmOptions {
   onStateChange?: (t: Transition) => void;
   /** Max operational VLs (PortInfo.OperationalVLs code: 1=VL0, 2=VL0-1, 3=VL0-3, 4=VL0-7, 5=VL0-14). */
   maxOpVls?: number;
+  /** HOQLife toward switches / toward end ports, SwitchInfo LifeTimeValue (OpenSM's head_of_queue_lifetime, leaf_head_of_queue_lifetime, packet_life_time). */
+  hoqLife?: number;
+  leafHoqLife?: number;
+  packetLife?: number;
+  /** Routing options beyond LMC and seed (configured root switches). */
+  routingOptions?: { roots?: readonly bigint[] };
   seed?: number;
   /** OpenSM's qos_* VL settings: with them the SM programs SL2VL and VLArbitration (QoS on). */
   qosVl?: QosVlSettings;
@@ -72,6 +78,8 @@ export interface SmOptions {
   /** Called after every heavy sweep with the new snapshot (before SUBNET UP is logged). */
   onSnapshot?: (snap: SmSnapshot) => void;
   onProgress?: (phase: string, detail: Record<string, number>) => void;
+  /** Called after every sweep (heavy or light) with its figures. */
+  onSweep?: (stats: SweepStats) => void;
 }
 
 const hexGuid = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
@@ -320,6 +328,7 @@ export class SubnetManager {
         } else {
           this.stats.push(stats);
           this.lastSweep = stats;
+          this.o.onSweep?.(stats);
         }
         return { outcome: changed ? 'changed' : 'ok', value: stats };
       }
@@ -426,6 +435,7 @@ export class SubnetManager {
     this.o.onSnapshot?.(snapshot);
     this.stats.push(stats);
     this.lastSweep = stats;
+    this.o.onSweep?.(stats);
     if (!this.subnetUpLogged) {
       this.subnetUpLogged = true;
       this.o.log.info('SUBNET UP', { nodes: stats.nodes, switches: stats.switches, endPorts: stats.endPorts, smps: stats.smps, ms: Math.round(stats.ms), engine: stats.engine });

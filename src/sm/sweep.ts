@@ -27,6 +27,10 @@ import { pump } from '../util/pump.js';
 
 export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   routing: string[];
+  /** Routing options beyond LMC and seed (configured root switches). */
+  routingOptions?: { roots?: readonly bigint[] };
+  /** SwitchInfo LifeTimeValue (default 0x12, as OpenSM's packet_life_time). */
+  packetLife?: number;
   guid2lid?: ReadonlyMap<bigint, LidRange>;
   saveGuid2Lid?: (map: ReadonlyMap<bigint, LidRange>) => void;
   partitions?: PartitionPlan;
@@ -125,7 +129,7 @@ export class Sweeper {
 
     // 5. Routing, then the SL2VL / VLArbitration tables the routes need (layered engines).
     const tr = this.clock.now();
-    const routed = routeWithFallback(fabric, s.routing, { lmc: s.lmc, seed: s.seed });
+    const routed = routeWithFallback(fabric, s.routing, { ...s.routingOptions, lmc: s.lmc, seed: s.seed });
     for (const sk of routed.skipped) log.warn('routing engine not applicable', { engine: sk.engine, reason: sk.reason });
     log.info('routing done', { engine: routed.result.engine, ms: Math.round(this.clock.now() - tr), vls: routed.result.vlsUsed ?? 1 });
     const vlTables = await applyWrites(smp, planVlTables(disc, routed.result, this.programmed, s.qosVl), hooks);
@@ -138,7 +142,7 @@ export class Sweeper {
       APPLY_WINDOW,
     );
     if (reads.length) log.info('LFT blocks read back', { blocks: reads.length });
-    const lft = planLfts(disc, routed.result, lids.maxLid, this.programmed);
+    const lft = planLfts(disc, routed.result, lids.maxLid, this.programmed, s.packetLife);
     await applyWrites(smp, [...lft.switchInfo, ...lft.lft], hooks);
     const blocks = lft.lft.length;
     progress?.('lft', { blocks });

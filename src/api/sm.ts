@@ -1,0 +1,268 @@
+/** Open an SM+SA on a backend with the options of `ibsm run` (the config keys of the option table),
+ * and stop it. `ibsm run` is this plus signals, --once and the progress line. */
+import { dirname } from 'node:path';
+import { closeSync, existsSync, mkdirSync, fstatSync, ftruncateSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { Subnet } from '../subnet.js';
+import { smpClientOf } from '../sm/smp-client.js';
+import { formatGuid2Lid, parseGuid2Lid, type LidRange } from '../sm/lids.js';
+import type { SweepStats } from '../sm/sweep.js';
+import { parsePartitions, PartitionPlan } from '../model/partitions.js';
+import { parseQosPolicy, qosVlSettings } from '../model/qos-policy.js';
+import type { Fabric } from '../model/fabric.js';
+import type { Snapshot } from '../model/snapshot.js';
+import type { SimFabric } from '../sim/fabric.js';
+import { Logger, type LogSink } from '../util/log.js';
+import { CONFIG_OPTIONS, defaultOf } from '../config/options.js';
+import type { SubnetEvents, TypedEmitter } from '../events.js';
+import { openBackend, type Backend } from './backend.js';
+import { routeBetween, type PortSpec, type Route } from './route.js';
+import { renderMetrics, serveMetrics } from './metrics.js';
+
+/** What `ibsm run` takes, by config-file key (`ibsm config` lists them). */
+export interface SmConfig {
+  /** The in-process fabric: a topology file, a generator spec (gen:...) or a Fabric. Default the embedded fat tree. */
+  sim?: string | Fabric;
+  /** Run on a real HCA (or ibsim) through libibumad instead. */
+  umad?: boolean;
+  ca?: string;
+  port?: number;
+  /** The SM port by port GUID (opensm -g). */
+  guid?: bigint;
+  /** Where the SM attaches on the simulated fabric (node index, GUID or description). */
+  attach?: string;
+  seed?: number;
+  /** Routing engines in order of preference. */
+  routing?: string[];
+  lmc?: number;
+  /** Root switch GUIDs for updn/ftree: a file of GUIDs (OpenSM root_guid_file) ... */
+  rootGuidFile?: string;
+  /** ... or the GUIDs themselves. */
+  roots?: bigint[];
+  guid2lid?: string;
+  partitions?: string;
+  qosPolicy?: string;
+  /** Light sweep interval, seconds (0: none). */
+  sweepInterval?: number;
+  logFormat?: 'text' | 'json';
+  logFile?: string;
+  logMaxSize?: number;
+  verbose?: boolean;
+  metricsPort?: number;
+  saCache?: number;
+  priority?: number;
+  smKey?: bigint;
+  /** Standby polling of the master, ms. */
+  pollInterval?: number;
+  pollRetries?: number;
+  mkey?: bigint;
+  mkeyProtectBits?: number;
+  mkeyLease?: number;
+  subnetPrefix?: bigint;
+  subnetTimeout?: number;
+  maxOpVls?: number;
+  packetLife?: number;
+  hoqLife?: number;
+  leafHoqLife?: number;
+}
+
+/** The keys of SmConfig that are config-file keys (test/config.test.ts: the same as the option table's). */
+export const SM_CONFIG_KEYS = [
+  'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
+  'metricsPort', 'saCache', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
+] as const satisfies ReadonlyArray<keyof SmConfig>;
+
+export interface OpenSmOptions extends SmConfig {
+  /** The logger (default: from logFormat/logFile/verbose, to stderr). */
+  log?: Logger;
+  onProgress?: (phase: string, detail: Record<string, number>) => void;
+}
+
+/** A GUID file that does not parse: the message names the file and line. */
+export class GuidFileError extends Error {
+  override readonly name = 'GuidFileError';
+}
+
+/** A GUID file (OpenSM's root_guid_file, cn_guid_file ...): one GUID per line, `#` comments. */
+export function parseGuidFile(text: string, file: string): bigint[] {
+  const out: bigint[] = [];
+  text.split('\n').forEach((l, i) => {
+    const t = l.replace(/#.*/, '').trim();
+    if (!t) return;
+    if (!/^(0x)?[0-9a-fA-F]{1,16}$/.test(t)) throw new GuidFileError(`${file}:${i + 1}: "${t}" is not a GUID (hex, e.g. 0x0002c90000000001)`);
+    out.push(BigInt(t.startsWith('0x') || t.startsWith('0X') ? t : `0x${t}`));
+  });
+  return out;
+}
+
+/** A log sink appending to a file, truncated when it passes maxMb (OpenSM's log_max_size). */
+export function fileLogSink(file: string, maxMb = 0): LogSink & { close(): void } {
+  const fd = openSync(file, 'a');
+  let size = fstatSync(fd).size;
+  return {
+    write(line: string) {
+      const s = line + '\n';
+      try {
+        if (maxMb > 0 && size + s.length > maxMb * 1024 * 1024) {
+          ftruncateSync(fd, 0);
+          size = 0;
+        }
+        size += writeSync(fd, s);
+      } catch {
+        /* a full disk must not stop the SM */
+      }
+    },
+    close: () => closeSync(fd),
+  };
+}
+
+function withDefaults(o: OpenSmOptions): OpenSmOptions {
+  const d: Record<string, unknown> = {};
+  const get = (name: string): unknown => {
+    const k = CONFIG_OPTIONS.find((x) => x.name === name)?.key;
+    return k !== undefined ? (o as Record<string, unknown>)[k] : undefined;
+  };
+  for (const s of CONFIG_OPTIONS) {
+    const v = defaultOf(s, get as (name: string) => undefined);
+    if (v !== undefined) d[s.key!] = v;
+  }
+  return { ...d, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) } as OpenSmOptions;
+}
+
+function writeFileAtomic(path: string, text: string): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, path);
+}
+
+/** A running SM+SA. */
+export class IbsmSm {
+  private metrics?: Server;
+  private stopped = false;
+  constructor(
+    readonly subnet: Subnet,
+    readonly backend: Backend,
+    readonly log: Logger,
+    private readonly closeLog?: () => void,
+  ) {}
+
+  /** Typed events (see docs/api.md for every payload). */
+  get events(): TypedEmitter<SubnetEvents> {
+    return this.subnet.events;
+  }
+
+  /** The simulated fabric the SM runs on (with its fault controls), when the backend is one. */
+  get sim(): SimFabric | undefined {
+    return this.backend.sim;
+  }
+
+  /** The last heavy sweep's snapshot: fabric (nodes, ports, links, LIDs), discovery, routing. */
+  get snapshot(): Snapshot | undefined {
+    return this.subnet.sm.current;
+  }
+
+  /** Every sweep so far, with its figures. */
+  get sweeps(): readonly SweepStats[] {
+    return this.subnet.sm.stats;
+  }
+
+  /** The first heavy sweep; resolves at SUBNET UP (or when another SM masters the subnet). */
+  start(): Promise<SweepStats> {
+    return this.subnet.start();
+  }
+
+  /** Resolves at SUBNET UP (at once if it was). */
+  whenUp(): Promise<void> {
+    return this.subnet.sm.whenUp();
+  }
+
+  /** The route between two ports in the current snapshot, hop by hop through the programmed LFTs. */
+  route(from: PortSpec, to: PortSpec): Route {
+    const snap = this.snapshot;
+    if (!snap) throw new Error('no route yet: the subnet is not up');
+    return routeBetween(snap, from, to);
+  }
+
+  /** @internal */
+  async serveMetrics(port: number): Promise<void> {
+    this.metrics = await serveMetrics(port, () => renderMetrics(this.subnet, this.backend.rpc));
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.subnet.stop();
+    this.metrics?.close();
+    await this.backend.close();
+    this.closeLog?.();
+  }
+}
+
+/** Open the backend and build the SM+SA on it (files read and checked first); `start()` sweeps. */
+export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
+  const o = withDefaults(options);
+  let closeLog: (() => void) | undefined;
+  let log = o.log;
+  if (!log) {
+    const sink = o.logFile ? fileLogSink(o.logFile, o.logMaxSize) : undefined;
+    closeLog = sink?.close;
+    log = new Logger(sink, o.verbose ? 'debug' : 'info', o.logFormat ?? 'text');
+  }
+  const g2l = o.guid2lid === 'none' ? undefined : o.guid2lid;
+  if (g2l) mkdirSync(dirname(g2l), { recursive: true });
+  let guid2lid: Map<bigint, LidRange> | undefined;
+  if (g2l && existsSync(g2l)) {
+    guid2lid = parseGuid2Lid(readFileSync(g2l, 'utf8'), g2l);
+    log.info('guid2lid loaded', { file: g2l, entries: guid2lid.size });
+  }
+  const partitions = o.partitions ? parsePartitions(readFileSync(o.partitions, 'utf8'), o.partitions) : PartitionPlan.defaultPlan();
+  const qos = o.qosPolicy ? parseQosPolicy(readFileSync(o.qosPolicy, 'utf8'), o.qosPolicy) : undefined;
+  const roots = [...(o.roots ?? []), ...(o.rootGuidFile ? parseGuidFile(readFileSync(o.rootGuidFile, 'utf8'), o.rootGuidFile) : [])];
+
+  const be = await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, guid: o.guid, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
+  log.info('ibsm starting', { backend: be.kind, port: `${be.transport.local.caName}/${be.transport.local.portNum}`, portGuid: be.transport.local.portGuid, routing: o.routing!.join(','), lmc: o.lmc });
+  const subnet = new Subnet({
+    rpc: be.rpc,
+    portGuid: be.transport.local.portGuid,
+    smp: smpClientOf(be.rpc),
+    clock: be.clock,
+    log,
+    routing: o.routing!,
+    routingOptions: roots.length ? { roots } : undefined,
+    lmc: o.lmc!,
+    guid2lid,
+    saveGuid2Lid: g2l ? (m) => writeFileAtomic(g2l, formatGuid2Lid(m)) : undefined,
+    partitions,
+    qos,
+    // QoS on (as OpenSM -Q): SL2VL and VLArbitration from OpenSM's default qos_* settings.
+    qosVl: qos ? qosVlSettings() : undefined,
+    sweepIntervalMs: o.sweepInterval! * 1000,
+    subnetTimeout: o.subnetTimeout,
+    gidPrefix: o.subnetPrefix,
+    maxOpVls: o.maxOpVls,
+    packetLife: o.packetLife,
+    hoqLife: o.hoqLife,
+    leafHoqLife: o.leafHoqLife,
+    mkey: o.mkey,
+    mkeyProtectBits: o.mkeyProtectBits,
+    mkeyLeasePeriod: o.mkeyLease,
+    priority: o.priority,
+    smKey: o.smKey,
+    pollIntervalMs: o.pollInterval,
+    pollRetries: o.pollRetries,
+    seed: o.seed,
+    saServer: { answerCacheSize: o.saCache },
+    onProgress: o.onProgress,
+  });
+  const sm = new IbsmSm(subnet, be, log, closeLog);
+  if (o.metricsPort !== undefined) {
+    try {
+      await sm.serveMetrics(o.metricsPort);
+      log.info('metrics served', { url: `http://127.0.0.1:${o.metricsPort}/metrics` });
+    } catch (e) {
+      await sm.stop();
+      throw new Error(`cannot serve metrics on 127.0.0.1:${o.metricsPort}: ${(e as Error).message}`);
+    }
+  }
+  return sm;
+}

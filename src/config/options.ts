@@ -1,0 +1,166 @@
+/** The one option table: every option of every `ibsm` command, with its type, default, help, the
+ * key it has in ibsm's config file and the opensm.conf key it maps from. The argv parser
+ * (config/parse.ts), `--help`, the config-file check (config/file.ts), `ibsm config` and the
+ * README's option tables (checked by test/config.test.ts) are all derived from it. */
+import { DEFAULT_FALLBACK, engineNames } from '../routing/registry.js';
+
+export type Command = 'run' | 'discover' | 'route' | 'query' | 'config';
+export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config'];
+
+export type OptionType = 'boolean' | 'string' | 'int' | 'key64' | 'list' | 'enum';
+export type OptionValue = boolean | string | number | bigint | string[];
+
+export interface OptionSpec {
+  /** Long name (`--name`). */
+  readonly name: string;
+  readonly short?: string;
+  readonly type: OptionType;
+  /** What the value looks like in --help (FILE, N, KEY, ...). */
+  readonly arg?: string;
+  readonly min?: number;
+  readonly max?: number;
+  readonly choices?: readonly string[];
+  /** The default; a function for defaults that depend on the host and the other options (the
+   * guid2lid cache as root on a real HCA); `get` reads another option's value by name. */
+  readonly default?: OptionValue | ((get: (name: string) => OptionValue | undefined) => OptionValue | undefined);
+  /** How the default reads in --help and the README when it is not the value itself. */
+  readonly defaultText?: string;
+  readonly help: string;
+  readonly commands: readonly Command[];
+  /** The key in ibsm's config file; absent: command line only. */
+  readonly key?: string;
+  /** The opensm.conf key it maps from (config/opensm-conf.ts converts the value). */
+  readonly opensm?: string;
+  /** The option may repeat (values collected in order). */
+  readonly repeat?: boolean;
+  /** Extra check of a parsed value: the problem, or undefined. */
+  readonly check?: (v: OptionValue) => string | undefined;
+}
+
+/** The configuration file read when `--config` is not given (only if it exists). */
+export const DEFAULT_CONFIG_FILE = '/etc/ibsm/ibsm.conf';
+/** OpenSM's guid2lid cache: ibsm's default when running as root, so LIDs survive restarts. */
+export const ROOT_GUID2LID_FILE = '/var/cache/opensm/guid2lid';
+/** The embedded default fabric: a 2-level fat tree, 8 leaves × 8 hosts, 4 spines. */
+export const DEFAULT_SIM_SPEC = 'gen:fattree2:leaves=8,spines=4,hosts=8';
+
+const isRoot = (): boolean => typeof process.getuid === 'function' && process.getuid() === 0;
+/** OpenSM's cache as root on a real HCA; not on a simulated fabric (--sim, or ibsim's umad2sim
+ * preload): a simulator's LIDs are not the host subnet's. */
+const guid2lidDefault = (get: (name: string) => OptionValue | undefined): string | undefined =>
+  isRoot() && get('umad') === true && !process.env.LD_PRELOAD?.includes('umad2sim') ? ROOT_GUID2LID_FILE : undefined;
+
+/** " (did you mean "X"?)" for the closest name by edit distance, when one is close. */
+export function suggest(word: string, names: readonly string[]): string {
+  const dist = (a: string, b: string): number => {
+    const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+    for (let j = 1; j <= b.length; j++) d[0]![j] = j;
+    for (let i = 1; i <= a.length; i++) for (let j = 1; j <= b.length; j++) d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    return d[a.length]![b.length]!;
+  };
+  let best: string | undefined;
+  let bd = Infinity;
+  for (const n of names) {
+    const x = dist(word, n);
+    if (x < bd) [best, bd] = [n, x];
+  }
+  return best !== undefined && bd <= Math.max(2, Math.floor(word.length / 4)) ? ` (did you mean "${best}"?)` : '';
+}
+
+/** Routing engine names, checked against the registry. */
+function checkEngines(v: OptionValue): string | undefined {
+  const list = v as string[];
+  if (!list.length) return 'names no engine';
+  const known = engineNames();
+  for (const r of list) if (!known.includes(r)) return `unknown routing engine "${r}"${suggest(r, known)}; known engines: ${known.join(', ')}`;
+  return undefined;
+}
+
+const BACKEND: readonly Command[] = ['run', 'discover', 'config'];
+const RUN: readonly Command[] = ['run', 'config'];
+
+export const OPTIONS: readonly OptionSpec[] = [
+  // ---- backend
+  { name: 'sim', type: 'string', arg: '<file|gen:spec>', help: 'run on the in-process simulated fabric: a topology file or a generator spec', defaultText: DEFAULT_SIM_SPEC, commands: [...BACKEND, 'query'], key: 'sim' },
+  { name: 'umad', type: 'boolean', help: 'run on a real HCA (or ibsim under the umad2sim preload) through libibumad', commands: [...BACKEND, 'query'], key: 'umad', default: false },
+  { name: 'ca', type: 'string', arg: 'NAME', help: 'the HCA to use with --umad', defaultText: 'the first with an active port', commands: [...BACKEND, 'query'], key: 'ca' },
+  { name: 'port', type: 'int', arg: 'N', min: 1, max: 254, help: 'the HCA port to use with --umad', defaultText: 'the first active port', commands: BACKEND, key: 'port' },
+  { name: 'ca-port', type: 'int', arg: 'N', min: 1, max: 254, help: 'the HCA port to query from with --umad', defaultText: 'the first active port', commands: ['query'] },
+  { name: 'guid', type: 'key64', arg: 'GUID', help: 'use the local port with this port GUID (as opensm -g); 0 means the default port', commands: BACKEND, key: 'guid', opensm: 'guid' },
+  { name: 'attach', type: 'string', arg: 'NODE', help: 'where to attach on the simulated fabric: node index, GUID or description', defaultText: 'the first node (query: the first other CA)', commands: [...BACKEND, 'query'], key: 'attach' },
+  { name: 'seed', type: 'int', arg: 'N', min: 0, max: 2 ** 31, help: 'seed for generators, simulated faults and randomised routing tie-breaks', commands: [...BACKEND, 'route', 'query'], key: 'seed' },
+  { name: 'config', type: 'string', arg: 'FILE', help: "config file: ibsm's JSON (as `ibsm config` prints) or OpenSM's opensm.conf; the command line wins", defaultText: `${DEFAULT_CONFIG_FILE} if it exists`, commands: RUN },
+  // ---- route
+  { name: 'engine', short: 'e', type: 'list', arg: 'NAME[,NAME...]', help: 'routing engine, or an ordered fallback list', default: [...DEFAULT_FALLBACK], commands: ['route'], check: checkEngines },
+  { name: 'roots', type: 'list', arg: 'GUID[,GUID...]', help: 'root switches for updn/ftree (a CA port GUID means its switch)', commands: ['route'], check: checkGuids },
+  { name: 'max-vls', type: 'int', arg: 'N', min: 1, max: 15, help: 'virtual layers dfsssp may use', default: 8, commands: ['route'] },
+  // ---- run
+  { name: 'routing', type: 'list', arg: 'a,b,c', help: 'routing engines in order of preference', default: [...DEFAULT_FALLBACK], commands: RUN, key: 'routing', opensm: 'routing_engine', check: checkEngines },
+  { name: 'lmc', type: 'int', arg: 'N', min: 0, max: 7, help: 'LMC of every CA port', default: 0, commands: [...RUN, 'route'], key: 'lmc', opensm: 'lmc' },
+  { name: 'root-guid-file', type: 'string', arg: 'FILE', help: 'root switch GUIDs for updn/ftree, one per line (OpenSM root_guid_file)', commands: [...RUN, 'route'], key: 'rootGuidFile', opensm: 'root_guid_file' },
+  { name: 'guid2lid', type: 'string', arg: 'FILE', help: "persistent GUID→LID map in OpenSM's guid2lid format (none: no file)", default: guid2lidDefault, defaultText: `${ROOT_GUID2LID_FILE} as root with --umad (not under ibsim), else none`, commands: RUN, key: 'guid2lid' },
+  { name: 'partitions', type: 'string', arg: 'FILE', help: "partitions in OpenSM's partitions.conf syntax; the multicast groups it names exist before the SA answers", defaultText: 'default partition with IPoIB, all full', commands: RUN, key: 'partitions', opensm: 'partition_config_file' },
+  { name: 'qos-policy', type: 'string', arg: 'FILE', help: "OpenSM's qos-policy.conf: QoS on; PathRecord SLs and MTU/rate/packet-life limits", commands: RUN, key: 'qosPolicy', opensm: 'qos_policy_file' },
+  { name: 'sweep-interval', type: 'int', arg: 'S', min: 0, max: 86400, help: 'light sweep interval in seconds (0: none)', default: 10, commands: RUN, key: 'sweepInterval', opensm: 'sweep_interval' },
+  { name: 'once', type: 'boolean', help: 'exit 0 after the first SUBNET UP (like opensm -o)', default: false, commands: ['run'] },
+  { name: 'log-format', type: 'enum', arg: 'text|json', choices: ['text', 'json'], help: 'log line format', default: 'text', commands: RUN, key: 'logFormat' },
+  { name: 'log-file', type: 'string', arg: 'FILE', help: 'append the log to FILE instead of stderr', defaultText: 'stderr', commands: RUN, key: 'logFile', opensm: 'log_file' },
+  { name: 'log-max-size', type: 'int', arg: 'MB', min: 0, max: 1 << 20, help: 'truncate the log file when it grows past this many MB (0: never), as OpenSM does', default: 0, commands: RUN, key: 'logMaxSize', opensm: 'log_max_size' },
+  { name: 'verbose', short: 'v', type: 'boolean', help: 'debug logging', default: false, commands: RUN, key: 'verbose' },
+  { name: 'metrics-port', type: 'int', arg: 'N', min: 1, max: 65535, help: 'serve Prometheus metrics on 127.0.0.1:N (/metrics)', defaultText: 'off', commands: RUN, key: 'metricsPort' },
+  { name: 'sa-cache', type: 'int', arg: 'N', min: 0, max: 1_000_000, help: 'PathRecord answers the SA keeps for repeated queries; emptied at every heavy sweep (0: off)', default: 32768, commands: RUN, key: 'saCache' },
+  { name: 'priority', type: 'int', arg: 'N', min: 0, max: 15, help: 'SM priority in SMInfo: the higher wins the election, ties go to the lower port GUID', default: 0, commands: RUN, key: 'priority', opensm: 'sm_priority' },
+  { name: 'sm-key', type: 'key64', arg: 'KEY', help: 'SM_Key; another SM with a different non-zero key is ignored', default: 0n, commands: RUN, key: 'smKey', opensm: 'sm_key' },
+  { name: 'poll-interval', type: 'int', arg: 'MS', min: 10, max: 600_000, help: "a standby polls its master's SMInfo this often", default: 500, commands: RUN, key: 'pollInterval', opensm: 'sminfo_polling_timeout' },
+  { name: 'poll-retries', type: 'int', arg: 'N', min: 0, max: 100, help: 'unanswered polls in a row after which a standby takes over', default: 3, commands: RUN, key: 'pollRetries', opensm: 'polling_retry_number' },
+  { name: 'mkey', type: 'key64', arg: 'KEY', help: 'M_Key programmed into every port', defaultText: 'none', commands: RUN, key: 'mkey', opensm: 'm_key' },
+  { name: 'mkey-protect', type: 'int', arg: '0-3', min: 0, max: 3, help: 'M_Key protect bits', default: 0, commands: RUN, key: 'mkeyProtectBits', opensm: 'm_key_protection_level' },
+  { name: 'mkey-lease', type: 'int', arg: 'S', min: 0, max: 65535, help: 'M_Key lease period in seconds (0: infinite)', default: 0, commands: RUN, key: 'mkeyLease', opensm: 'm_key_lease_period' },
+  { name: 'subnet-prefix', type: 'key64', arg: 'PREFIX', help: 'subnet prefix (GID prefix) programmed into every port', default: 0xfe80000000000000n, commands: RUN, key: 'subnetPrefix', opensm: 'subnet_prefix' },
+  { name: 'subnet-timeout', type: 'int', arg: 'N', min: 0, max: 31, help: 'PortInfo SubnetTimeout (4.096 µs × 2^N)', default: 18, commands: RUN, key: 'subnetTimeout', opensm: 'subnet_timeout' },
+  { name: 'max-op-vls', type: 'int', arg: 'N', min: 1, max: 5, help: 'max operational VLs (1: VL0, 2: VL0-1, 3: VL0-3, 4: VL0-7, 5: VL0-14)', default: 5, commands: RUN, key: 'maxOpVls', opensm: 'max_op_vls' },
+  { name: 'packet-life', type: 'int', arg: 'N', min: 0, max: 31, help: 'SwitchInfo LifeTimeValue: how long a packet may live in a switch (4.096 µs × 2^N)', default: 0x12, commands: RUN, key: 'packetLife', opensm: 'packet_life_time' },
+  { name: 'hoq-life', type: 'int', arg: 'N', min: 0, max: 31, help: 'PortInfo HOQLife of switch ports toward switches (4.096 µs × 2^N)', default: 0x12, commands: RUN, key: 'hoqLife', opensm: 'head_of_queue_lifetime' },
+  { name: 'leaf-hoq-life', type: 'int', arg: 'N', min: 0, max: 31, help: 'PortInfo HOQLife of switch ports toward CAs and routers', default: 0x10, commands: RUN, key: 'leafHoqLife', opensm: 'leaf_head_of_queue_lifetime' },
+  // ---- query
+  { name: 'sa-lid', type: 'int', arg: 'LID', min: 0, max: 0xbfff, help: "the SA's LID", defaultText: 'the SM LID in the local PortInfo', commands: ['query'] },
+  { name: 'smkey', type: 'key64', arg: 'KEY', help: 'SM_Key sent with the query (trusted requests)', defaultText: '0', commands: ['query'] },
+  // ---- output
+  { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query'] },
+];
+
+function checkGuids(v: OptionValue): string | undefined {
+  for (const g of v as string[]) if (!/^(0x)?[0-9a-fA-F]{1,16}$/.test(g)) return `"${g}" is not a GUID (hex, e.g. 0x0002c90000000001)`;
+  return undefined;
+}
+
+export function optionsOf(cmd: Command): OptionSpec[] {
+  return OPTIONS.filter((o) => o.commands.includes(cmd));
+}
+
+export function optionByName(name: string): OptionSpec | undefined {
+  return OPTIONS.find((o) => o.name === name);
+}
+
+/** The options a config file may set (each once, by its key). */
+export const CONFIG_OPTIONS: readonly OptionSpec[] = OPTIONS.filter((o) => o.key !== undefined);
+
+export function defaultOf(o: OptionSpec, get: (name: string) => OptionValue | undefined = () => undefined): OptionValue | undefined {
+  return typeof o.default === 'function' ? o.default(get) : o.default;
+}
+
+/** The default as --help and the README show it. */
+export function defaultText(o: OptionSpec): string {
+  if (o.defaultText !== undefined) return o.defaultText;
+  const d = typeof o.default === 'function' ? undefined : o.default;
+  if (d === undefined) return 'none';
+  if (typeof d === 'boolean') return d ? 'on' : 'off';
+  return formatValue(o, d);
+}
+
+/** A value as the command line writes it. */
+export function formatValue(o: OptionSpec, v: OptionValue): string {
+  if (typeof v === 'bigint') return o.name === 'subnet-prefix' || o.name === 'guid' || v > 0xffffn ? `0x${v.toString(16).padStart(16, '0')}` : `0x${v.toString(16)}`;
+  if (Array.isArray(v)) return v.join(',');
+  return String(v);
+}

@@ -1,0 +1,193 @@
+/** The one command-line parser of every `ibsm` command, and `--help` per command, both from the
+ * option table (config/options.ts). */
+import { defaultText, optionsOf, OPTIONS, suggest, type Command, type OptionSpec, type OptionValue } from './options.js';
+
+/** Bad usage: a wrong option, value or config file. The command exits 2 with the message. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+  constructor(
+    message: string,
+    /** The command whose usage to print after the message. */
+    readonly command?: Command,
+  ) {
+    super(message);
+  }
+}
+
+/** A value given as text (command line, opensm.conf) → typed, checked against the spec. `what`
+ * names it in errors (`--lmc`, `opensm.conf line 12: lmc`). */
+export function parseValue(o: OptionSpec, text: string, what = `--${o.name}`): OptionValue {
+  switch (o.type) {
+    case 'boolean':
+      if (/^(true|yes|on|1)$/i.test(text)) return true;
+      if (/^(false|no|off|0)$/i.test(text)) return false;
+      throw new UsageError(`${what} must be true or false, got "${text}"`);
+    case 'string':
+      if (text === '') throw new UsageError(`${what} needs a value`);
+      return text;
+    case 'int': {
+      const n = /^0x[0-9a-f]+$/i.test(text) ? parseInt(text, 16) : /^\d+$/.test(text) ? Number(text) : NaN;
+      return checkInt(o, n, what, `"${text}"`);
+    }
+    case 'key64':
+      if (!/^(0x[0-9a-fA-F]{1,16}|\d+)$/.test(text) || BigInt(text) >= 1n << 64n) throw new UsageError(`${what} must be a 64-bit number (e.g. 0x1234), got "${text}"`);
+      return BigInt(text);
+    case 'enum':
+      if (!o.choices!.includes(text)) throw new UsageError(`${what} must be one of ${o.choices!.join(', ')}, got "${text}"${suggest(text, o.choices!)}`);
+      return text;
+    case 'list': {
+      const list = text.split(',').map((s) => s.trim()).filter(Boolean);
+      return checked(o, list, what);
+    }
+  }
+}
+
+export function checkInt(o: OptionSpec, n: number, what: string, shown: string): number {
+  if (!Number.isInteger(n) || n < (o.min ?? 0) || n > (o.max ?? Number.MAX_SAFE_INTEGER)) throw new UsageError(`${what} must be an integer from ${o.min ?? 0} to ${o.max}, got ${shown}`);
+  return n;
+}
+
+export function checked(o: OptionSpec, v: OptionValue, what: string): OptionValue {
+  const why = o.check?.(v);
+  if (why) throw new UsageError(`${what}: ${why}`);
+  return v;
+}
+
+export interface ParsedArgs {
+  /** Options given, by long name (repeatable ones as string[]). */
+  values: Map<string, OptionValue>;
+  positionals: string[];
+  help: boolean;
+  version: boolean;
+}
+
+/** Parse a command's arguments. `extra` adds command-specific options (ibsm query's filters). */
+export function parseCommandLine(cmd: Command, argv: readonly string[], extra: readonly OptionSpec[] = []): ParsedArgs {
+  const specs = [...optionsOf(cmd), ...extra];
+  const byLong = new Map(specs.map((o) => [o.name, o]));
+  const byShort = new Map(specs.filter((o) => o.short).map((o) => [o.short!, o]));
+  const out: ParsedArgs = { values: new Map(), positionals: [], help: false, version: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '-h' || arg === '--help') {
+      out.help = true;
+      continue;
+    }
+    if (arg === '-V' || arg === '--version') {
+      out.version = true;
+      continue;
+    }
+    if (arg === '--') {
+      out.positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!arg.startsWith('-') || arg === '-') {
+      out.positionals.push(arg);
+      continue;
+    }
+    let o: OptionSpec | undefined;
+    let inline: string | undefined;
+    if (arg.startsWith('--')) {
+      const eq = arg.indexOf('=');
+      const name = arg.slice(2, eq > 0 ? eq : undefined);
+      if (eq > 0) inline = arg.slice(eq + 1);
+      o = byLong.get(name);
+      if (!o) throw unknownOption(cmd, `--${name}`, specs);
+    } else {
+      o = byShort.get(arg.slice(1));
+      if (!o) throw unknownOption(cmd, arg, specs);
+    }
+    let v: OptionValue;
+    if (o.type === 'boolean') v = inline === undefined ? true : parseValue(o, inline);
+    else {
+      const text = inline ?? argv[++i];
+      if (text === undefined) throw new UsageError(`--${o.name} needs a value (${o.arg ?? 'VALUE'})`, cmd);
+      v = parseValue(o, text);
+    }
+    if (o.repeat) out.values.set(o.name, [...((out.values.get(o.name) as string[] | undefined) ?? []), String(v)]);
+    else out.values.set(o.name, v);
+  }
+  return out;
+}
+
+function unknownOption(cmd: Command, given: string, specs: readonly OptionSpec[]): UsageError {
+  const names = specs.map((o) => `--${o.name}`);
+  const elsewhere = OPTIONS.find((o) => `--${o.name}` === given);
+  const where = elsewhere ? ` (it is an option of ibsm ${elsewhere.commands.join(', ibsm ')})` : suggest(given, names);
+  return new UsageError(`unknown option ${given} for ibsm ${cmd}${where}`, cmd);
+}
+
+const HEADS: Record<Command, string> = {
+  discover: 'usage: ibsm discover [options]\n  directed-route sweep; prints the topology in ibnetdiscover\'s format (or JSON)',
+  route: 'usage: ibsm route <topology file | gen:<kind>:<params>> [options]\n  run a routing engine offline and print the verifier\'s figures',
+  run: 'usage: ibsm run [options]\n  the subnet manager and SA; logs "SUBNET UP" when the subnet is up',
+  query: 'usage: ibsm query <record> [filters] [options]\n  SA client (like saquery); on --sim the subnet is brought up in-process first',
+  config: 'usage: ibsm config [options]\n  print the effective configuration (each value with where it came from) in the form --config reads',
+};
+
+/** One line per option: `  --name ARG   help (default: x)`. */
+export function optionLines(specs: readonly OptionSpec[]): string {
+  const left = specs.map((o) => `  ${o.short ? `-${o.short}, ` : ''}--${o.name}${o.arg ? ` ${o.arg}` : ''}`);
+  const w = Math.min(34, Math.max(...left.map((l) => l.length)) + 2);
+  return specs
+    .map((o, i) => {
+      const d = o.type === 'boolean' && o.default === false ? '' : ` (default: ${defaultText(o)})`;
+      const l = left[i]!;
+      return l.length >= w ? `${l}\n${' '.repeat(w)}${o.help}${d}` : `${l.padEnd(w)}${o.help}${d}`;
+    })
+    .join('\n');
+}
+
+/** `ibsm <cmd> --help`: the command's own options from the table. */
+export function commandHelp(cmd: Command, extra = ''): string {
+  const always: OptionSpec[] = [
+    { name: 'help', short: 'h', type: 'boolean', default: false, help: 'this help', commands: [] },
+    { name: 'version', short: 'V', type: 'boolean', default: false, help: 'print the version', commands: [] },
+  ];
+  return `${HEADS[cmd]}\n\noptions:\n${optionLines([...optionsOf(cmd), ...always])}\n${extra}`;
+}
+
+export const GLOBAL_USAGE = `usage: ibsm <command> [options]
+
+commands:
+${(Object.keys(HEADS) as Command[]).map((c) => `  ${HEADS[c].replace(/^usage: ibsm /, '').replace('\n  ', '\n      ')}`).join('\n')}
+
+ibsm <command> --help lists the command's options; ibsm -V prints the version.
+`;
+
+/** The README's option table of a command (test/config.test.ts checks the README holds it). */
+export function markdownOptionTable(cmd: Command): string {
+  const esc = (s: string): string => s.replace(/\|/g, '\\|');
+  const conf = cmd === 'run';
+  const rows = optionsOf(cmd).map((o) => {
+    const cells = [`\`--${o.name}${o.arg ? ` ${esc(o.arg)}` : ''}\`${o.short ? ` (\`-${o.short}\`)` : ''}`, esc(o.help), esc(defaultText(o))];
+    if (conf) cells.push(o.key ? `\`${o.key}\`` : '', o.opensm ? `\`${o.opensm}\`` : '');
+    return `| ${cells.join(' | ')} |`;
+  });
+  const head = conf ? ['| option | meaning | default | config key | opensm.conf |', '|---|---|---|---|---|'] : ['| option | meaning | default |', '|---|---|---|'];
+  return [...head, ...rows].join('\n');
+}
+
+/** The man page (docs/ibsm.8, checked by test/config.test.ts; `npm run docs` writes it). */
+export function manPage(version: string): string {
+  const roff = (s: string): string => s.replace(/\\/g, '\\\\').replace(/-/g, '\\-').replace(/^\./gm, '\\&.');
+  const out = [
+    `.TH IBSM 8 "" "ibsm ${version}" "System Administration"`,
+    '.SH NAME',
+    'ibsm \\- InfiniBand subnet manager and subnet administrator',
+    '.SH SYNOPSIS',
+    ...(Object.keys(HEADS) as Command[]).map((c) => `.B ibsm ${c}\n${roff(HEADS[c].split('\n')[0]!.replace(`usage: ibsm ${c} `, ''))}\n.br`),
+    '.SH DESCRIPTION',
+    'Every command takes \\fB\\-h\\fR/\\fB\\-\\-help\\fR and \\fB\\-V\\fR/\\fB\\-\\-version\\fR. Exit status: 0 success, 1 a runtime failure, 2 bad usage.',
+  ];
+  for (const c of Object.keys(HEADS) as Command[]) {
+    out.push(`.SH ${c.toUpperCase()}`, roff(HEADS[c].split('\n')[1]!.trim()));
+    for (const o of optionsOf(c)) {
+      out.push('.TP', `\\fB${o.short ? `\\-${o.short}\\fR, \\fB` : ''}\\-\\-${roff(o.name)}\\fR${o.arg ? ` \\fI${roff(o.arg)}\\fR` : ''}`);
+      out.push(`${roff(o.help)} (default: ${roff(defaultText(o))})${o.key && c === 'run' ? `. Config key \\fB${o.key}\\fR${o.opensm ? `, opensm.conf \\fB${roff(o.opensm)}\\fR` : ''}.` : ''}`);
+    }
+  }
+  out.push('.SH FILES', '.TP', '/etc/ibsm/ibsm.conf', 'read by \\fBibsm run\\fR and \\fBibsm config\\fR without \\fB\\-\\-config\\fR, if it exists', '.TP', '/var/cache/opensm/guid2lid', 'the guid2lid file as root on a real HCA');
+  out.push('.SH SEE ALSO', 'opensm(8), saquery(8), ibnetdiscover(8)');
+  return out.join('\n') + '\n';
+}

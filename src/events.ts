@@ -1,0 +1,218 @@
+/** The events of a running SM+SA (Subnet.events), their payloads, and the pure diff of two
+ * snapshots that yields the topology and port-state events. */
+import type { Snapshot } from './model/snapshot.js';
+import type { Fabric } from './model/fabric.js';
+import type { SweepStats } from './sm/sweep.js';
+import type { Transition } from './sm/controller.js';
+import type { NoticeSmp } from './wire/notice.js';
+import { NodeType, PortState } from './wire/mad.js';
+
+/** A node by GUID, with its NodeDescription. */
+export interface NodeRef {
+  guid: bigint;
+  description: string;
+  type: 'switch' | 'ca' | 'router';
+}
+
+/** A port: its node (GUID, description), number, port GUID and base LID where it has one. */
+export interface PortRef {
+  nodeGuid: bigint;
+  nodeDescription: string;
+  portNum: number;
+  portGuid: bigint;
+  lid?: number;
+}
+
+export interface LinkRef {
+  a: PortRef;
+  b: PortRef;
+}
+
+export interface TopologyChange {
+  /** Heavy sweep number of the new snapshot. */
+  sweep: number;
+  nodesAdded: NodeRef[];
+  nodesRemoved: NodeRef[];
+  /** Physical ports (of nodes present before and after) that gained or lost their link, and the
+   * ports of added/removed nodes. */
+  portsAdded: PortRef[];
+  portsRemoved: PortRef[];
+  linksAdded: LinkRef[];
+  linksRemoved: LinkRef[];
+}
+
+export type PortStateName = 'NoChange' | 'Down' | 'Init' | 'Armed' | 'Active';
+const STATE_NAMES: Record<number, PortStateName> = { [PortState.NoChange]: 'NoChange', [PortState.Down]: 'Down', [PortState.Init]: 'Init', [PortState.Armed]: 'Armed', [PortState.Active]: 'Active' };
+
+export interface PortStateChange {
+  port: PortRef;
+  from: PortStateName;
+  to: PortStateName;
+  sweep: number;
+}
+
+export interface SaRequestServed {
+  /** SA attribute name (PathRecord, MCMemberRecord, ...) or its hex ID. */
+  attribute: string;
+  attrId: number;
+  method: number;
+  /** Requester LID. */
+  lid: number;
+  /** MAD/SA status of the answer (0: records sent). */
+  status: number;
+}
+
+export interface MulticastGroupEvent {
+  mgid: bigint;
+  mlid: number;
+}
+
+/** Every event and its payload. */
+export interface SubnetEvents {
+  /** The first heavy sweep as master completed (the log line SUBNET UP). */
+  subnetUp: { stats: SweepStats; snapshot: Snapshot };
+  /** A sweep finished (heavy or light), with its figures. */
+  sweep: SweepStats;
+  /** A heavy sweep found nodes, ports or links that came or went since the previous one. */
+  topologyChanged: TopologyChange;
+  /** A port's state differs from the previous heavy sweep's. */
+  portStateChanged: PortStateChange;
+  /** A trap (Notice) reached the SM. */
+  trap: NoticeSmp;
+  /** The SM's SMInfo state changed (NOTACTIVE, DISCOVERING, STANDBY, MASTER). */
+  smStateChanged: Transition;
+  multicastGroupCreated: MulticastGroupEvent;
+  multicastGroupDeleted: MulticastGroupEvent;
+  /** The SA answered a request. */
+  saRequest: SaRequestServed;
+}
+
+type Listener<T> = (payload: T) => void;
+
+/** A small typed event emitter. A listener that throws does not stop the others or the SM. */
+export class TypedEmitter<E extends object> {
+  private readonly listeners = new Map<keyof E, Set<Listener<never>>>();
+  /** Listener errors (they are also handed to `onListenerError`). */
+  listenerErrors = 0;
+  onListenerError?: (event: keyof E, e: unknown) => void;
+
+  on<K extends keyof E>(event: K, fn: Listener<E[K]>): () => void {
+    let s = this.listeners.get(event);
+    if (!s) this.listeners.set(event, (s = new Set()));
+    s.add(fn as Listener<never>);
+    return () => this.off(event, fn);
+  }
+
+  off<K extends keyof E>(event: K, fn: Listener<E[K]>): void {
+    this.listeners.get(event)?.delete(fn as Listener<never>);
+  }
+
+  once<K extends keyof E>(event: K, fn: Listener<E[K]>): () => void {
+    const off = this.on(event, (p) => {
+      off();
+      fn(p);
+    });
+    return off;
+  }
+
+  /** The next event of this name (that `filter` accepts). */
+  next<K extends keyof E>(event: K, filter: (p: E[K]) => boolean = () => true): Promise<E[K]> {
+    return new Promise((resolve) => {
+      const off = this.on(event, (p) => {
+        if (!filter(p)) return;
+        off();
+        resolve(p);
+      });
+    });
+  }
+
+  listenerCount(event: keyof E): number {
+    return this.listeners.get(event)?.size ?? 0;
+  }
+
+  emit<K extends keyof E>(event: K, payload: E[K]): void {
+    const s = this.listeners.get(event);
+    if (!s) return;
+    for (const fn of [...s]) {
+      try {
+        (fn as Listener<E[K]>)(payload);
+      } catch (e) {
+        this.listenerErrors++;
+        this.onListenerError?.(event, e);
+      }
+    }
+  }
+}
+
+function kindOf(t: number): NodeRef['type'] {
+  return t === NodeType.Switch ? 'switch' : t === NodeType.Router ? 'router' : 'ca';
+}
+
+function portRef(f: Fabric, node: number, port: number): PortRef {
+  const n = f.nodes[node]!;
+  const p = n.ports[port]!;
+  // A switch's ports share its LID (port 0's).
+  const lid = n.type === NodeType.Switch ? n.ports[0]?.lid : p.lid;
+  return { nodeGuid: n.guid, nodeDescription: n.desc, portNum: port, portGuid: p.guid, ...(lid ? { lid } : {}) };
+}
+
+const key = (guid: bigint, port: number): string => `${guid}/${port}`;
+
+/** What came and went between two snapshots, matched by node GUID and port number. */
+export function diffTopology(prev: Snapshot, next: Snapshot): TopologyChange {
+  const a = prev.fabric;
+  const b = next.fabric;
+  const nodesA = new Map(a.nodes.map((n, i) => [n.guid, i]));
+  const nodesB = new Map(b.nodes.map((n, i) => [n.guid, i]));
+  const ref = (f: Fabric, i: number): NodeRef => ({ guid: f.nodes[i]!.guid, description: f.nodes[i]!.desc, type: kindOf(f.nodes[i]!.type) });
+  const linkSet = (f: Fabric): Map<string, LinkRef> => {
+    const m = new Map<string, LinkRef>();
+    f.nodes.forEach((n, ni) =>
+      n.ports.forEach((p, pi) => {
+        if (!p?.peer) return;
+        const x = key(n.guid, pi);
+        const y = key(f.nodes[p.peer.node]!.guid, p.peer.port);
+        if (x < y) m.set(`${x}-${y}`, { a: portRef(f, ni, pi), b: portRef(f, p.peer.node, p.peer.port) });
+      }),
+    );
+    return m;
+  };
+  const linked = (f: Fabric): Map<string, PortRef> => {
+    const m = new Map<string, PortRef>();
+    f.nodes.forEach((n, ni) => n.ports.forEach((p, pi) => p && (p.peer || pi === 0) && m.set(key(n.guid, pi), portRef(f, ni, pi))));
+    return m;
+  };
+  const la = linkSet(a);
+  const lb = linkSet(b);
+  const pa = linked(a);
+  const pb = linked(b);
+  return {
+    sweep: next.sweep,
+    nodesAdded: [...nodesB].filter(([g]) => !nodesA.has(g)).map(([, i]) => ref(b, i)),
+    nodesRemoved: [...nodesA].filter(([g]) => !nodesB.has(g)).map(([, i]) => ref(a, i)),
+    portsAdded: [...pb].filter(([k]) => !pa.has(k)).map(([, p]) => p),
+    portsRemoved: [...pa].filter(([k]) => !pb.has(k)).map(([, p]) => p),
+    linksAdded: [...lb].filter(([k]) => !la.has(k)).map(([, l]) => l),
+    linksRemoved: [...la].filter(([k]) => !lb.has(k)).map(([, l]) => l),
+  };
+}
+
+export function isEmptyChange(c: TopologyChange): boolean {
+  return !c.nodesAdded.length && !c.nodesRemoved.length && !c.portsAdded.length && !c.portsRemoved.length && !c.linksAdded.length && !c.linksRemoved.length;
+}
+
+/** Ports whose discovered PortState differs between two snapshots (ports seen in both). */
+export function diffPortStates(prev: Snapshot, next: Snapshot): PortStateChange[] {
+  const before = new Map<string, number>();
+  prev.discovery.nodes.forEach((d, ni) => d.portInfo.forEach((pi, pn) => pi && before.set(key(prev.fabric.nodes[ni]!.guid, pn), pi.portState)));
+  const out: PortStateChange[] = [];
+  next.discovery.nodes.forEach((d, ni) =>
+    d.portInfo.forEach((pi, pn) => {
+      if (!pi || !next.fabric.nodes[ni]!.ports[pn]) return;
+      const was = before.get(key(next.fabric.nodes[ni]!.guid, pn));
+      if (was === undefined || was === pi.portState) return;
+      out.push({ port: portRef(next.fabric, ni, pn), from: STATE_NAMES[was] ?? 'NoChange', to: STATE_NAMES[pi.portState] ?? 'NoChange', sweep: next.sweep });
+    }),
+  );
+  return out;
+}
