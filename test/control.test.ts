@@ -17,6 +17,7 @@ function target(): ControlTarget & { sweeps: boolean[] } {
     resweep: async (heavy) => (sweeps.push(heavy), { kind: heavy ? 'heavy' : 'light' }),
     reroute: async () => ({ rerouted: true }),
     dump: (what) => `dump of ${what}\n`,
+    topo: (format) => `picture as ${format}\n`,
   };
 }
 
@@ -34,6 +35,7 @@ describe('control socket', () => {
       expect(t.sweeps).toEqual([true, false]);
       expect(await controlRequest(sock, { cmd: 'reroute' })).toEqual({ rerouted: true });
       expect(await controlRequest(sock, { cmd: 'dump', what: 'lfts' })).toBe('dump of lfts\n');
+      expect(await controlRequest(sock, { cmd: 'topo', format: 'dot' })).toBe('picture as dot\n');
       await expect(controlRequest(sock, { cmd: 'dump', what: 'nope' } as never)).rejects.toThrow(/dump what\? one of lfts, mfts, topology, lids/);
       await expect(controlRequest(sock, { cmd: 'halt' } as never)).rejects.toThrow(/unknown command "halt"/);
       // a second SM on the same path is refused; the first keeps serving

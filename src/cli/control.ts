@@ -2,7 +2,7 @@
  * The local control socket of a running SM (`ibsm run --control-socket PATH`): a unix socket of
  * mode 0600 (its owner only: root on a real host), never a network port. One JSON request per
  * line (`{"cmd":"status"}`, `{"cmd":"resweep","heavy":true}`, `{"cmd":"reroute"}`,
- * `{"cmd":"dump","what":"lfts"}`), one JSON answer per line (`{"ok":true,"result":…}` or
+ * `{"cmd":"dump","what":"lfts"}`, `{"cmd":"topo","format":"svg"}`), one JSON answer per line (`{"ok":true,"result":…}` or
  * `{"ok":false,"error":"…"}`). Requests are bounded in size and connections in number; a bad
  * request is answered with an error, never fatal.
  */
@@ -11,14 +11,16 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { dirname } from 'node:path';
 import type { Logger } from '../util/log.js';
 
-export const DEFAULT_CONTROL_SOCKET = '/run/ibsm/ibsm.sock';
 const MAX_REQUEST = 64 * 1024;
 const MAX_CONNECTIONS = 16;
 
 export const DUMPS = ['lfts', 'mfts', 'topology', 'lids'] as const;
 export type DumpKind = (typeof DUMPS)[number];
 
-export type ControlRequest = { cmd: 'status' } | { cmd: 'resweep'; heavy?: boolean } | { cmd: 'reroute' } | { cmd: 'dump'; what: DumpKind };
+export const TOPO_FORMATS = ['dot', 'svg', 'json'] as const;
+export type TopoFormat = (typeof TOPO_FORMATS)[number];
+
+export type ControlRequest = { cmd: 'status' } | { cmd: 'resweep'; heavy?: boolean } | { cmd: 'reroute' } | { cmd: 'dump'; what: DumpKind } | { cmd: 'topo'; format: TopoFormat };
 
 /** What the running SM offers the socket. */
 export interface ControlTarget {
@@ -26,6 +28,8 @@ export interface ControlTarget {
   resweep(heavy: boolean): Promise<unknown>;
   reroute(): Promise<unknown>;
   dump(what: DumpKind): string;
+  /** The picture of the fabric (view/topology.ts). */
+  topo(format: TopoFormat): string;
 }
 
 export class ControlError extends Error {
@@ -49,8 +53,11 @@ function parseRequest(line: string): ControlRequest {
     case 'dump':
       if (typeof r.what !== 'string' || !(DUMPS as readonly string[]).includes(r.what)) throw new ControlError(`dump what? one of ${DUMPS.join(', ')}`);
       return { cmd: 'dump', what: r.what as DumpKind };
+    case 'topo':
+      if (typeof r.format !== 'string' || !(TOPO_FORMATS as readonly string[]).includes(r.format)) throw new ControlError(`topo format? one of ${TOPO_FORMATS.join(', ')}`);
+      return { cmd: 'topo', format: r.format as TopoFormat };
     default:
-      throw new ControlError(`unknown command ${JSON.stringify(r?.cmd)}; commands: status, resweep, reroute, dump`);
+      throw new ControlError(`unknown command ${JSON.stringify(r?.cmd)}; commands: status, resweep, reroute, dump, topo`);
   }
 }
 
@@ -64,6 +71,8 @@ async function answer(target: ControlTarget, req: ControlRequest): Promise<unkno
       return target.reroute();
     case 'dump':
       return target.dump(req.what);
+    case 'topo':
+      return target.topo(req.format);
   }
 }
 
