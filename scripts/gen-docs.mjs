@@ -3,11 +3,12 @@
 // <!-- options:CMD --> markers) and the man page docs/ibsm.8. Run `npm run build` first.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { markdownOptionTable, manPage } from '../dist/config/parse.js';
+import { COMMANDS } from '../dist/config/options.js';
 
 const root = new URL('..', import.meta.url);
 const version = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).version;
 let readme = readFileSync(new URL('README.md', root), 'utf8');
-for (const cmd of ['discover', 'route', 'run', 'query']) {
+for (const cmd of COMMANDS.filter((c) => c !== 'config')) {
   readme = readme.replace(new RegExp(`(<!-- options:${cmd} -->\\n)[\\s\\S]*?(\\n<!-- /options -->)`), (_m, a, b) => a + markdownOptionTable(cmd) + b);
 }
 writeFileSync(new URL('README.md', root), readme);

@@ -2,13 +2,16 @@
 import { createServer, type Server } from 'node:http';
 import type { Subnet } from '../subnet.js';
 import type { MadRpc } from '../rpc/madrpc.js';
+import type { PerfMgr } from '../sm/perfmgr.js';
+import { COUNTER_NAMES, counterMetricName } from '../sm/perf-counters.js';
+import { PortCounters } from '../wire/pma.js';
 
 function esc(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
 /** The metrics text: counters and gauges of the SM, the RPC layer and the SA. */
-export function renderMetrics(subnet: Subnet, rpc: MadRpc): string {
+export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr): string {
   const out: string[] = [];
   const metric = (name: string, type: 'counter' | 'gauge', help: string, samples: Array<[Record<string, string>, number]>): void => {
     out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -64,6 +67,17 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc): string {
     ]);
   }
   metric('ibsm_multicast_groups', 'gauge', 'Multicast groups the SA holds.', [[{}, subnet.multicast.list().length]]);
+  if (perf) {
+    metric('ibsm_perfmgr_sweeps_total', 'counter', 'PerfMgr sweeps done.', [[{}, perf.totals.sweeps]]);
+    metric('ibsm_perfmgr_mads_total', 'counter', 'PMA queries the PerfMgr sent.', [[{}, perf.totals.mads]]);
+    metric('ibsm_perfmgr_port_failures_total', 'counter', 'Port readings that failed (the PMA did not answer or refused).', [[{}, perf.totals.failures]]);
+    const ports = [...perf.monitored()];
+    const labels = (p: (typeof ports)[number]): Record<string, string> => ({ node_guid: `0x${p.nodeGuid.toString(16).padStart(16, '0')}`, port_num: String(p.portNum), node_desc: p.nodeDesc });
+    for (const name of COUNTER_NAMES) {
+      const unit = name === 'xmitData' || name === 'rcvData' ? ' (in 4-octet words, as the PMA counts)' : '';
+      metric(`ibsm_port_${counterMetricName(name)}_total`, 'counter', `${PortCounters.fields[name].label} of each port, 64-bit total since the PerfMgr first read it${unit}.`, ports.map((p) => [labels(p), Number(p.counters.totals[name])]));
+    }
+  }
   return out.join('\n') + '\n';
 }
 

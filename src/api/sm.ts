@@ -18,6 +18,8 @@ import type { SubnetEvents, TypedEmitter } from '../events.js';
 import { openBackend, type Backend } from './backend.js';
 import { routeBetween, type PortSpec, type Route } from './route.js';
 import { renderMetrics, serveMetrics } from './metrics.js';
+import { PerfMgr } from '../sm/perfmgr.js';
+import type { TimerHandle } from '../util/clock.js';
 
 /** What `ibsm run` takes, by config-file key (`ibsm config` lists them). */
 export interface SmConfig {
@@ -64,12 +66,28 @@ export interface SmConfig {
   packetLife?: number;
   hoqLife?: number;
   leafHoqLife?: number;
+  /** QoS on without a policy file (opensm -Q); the qos* values set its VL tables. */
+  qos?: boolean;
+  qosMaxVls?: number;
+  qosHighLimit?: number;
+  /** "vl:weight,..." */
+  qosVlarbHigh?: string;
+  qosVlarbLow?: string;
+  /** 16 VLs, comma separated. */
+  qosSl2vl?: string;
+  /** PerfMgr: sweep every linked port's counters through the PMAs. */
+  perfmgr?: boolean;
+  /** PerfMgr sweep interval, seconds. */
+  perfmgrInterval?: number;
+  /** The control socket `ibsm run` serves (cli/control.ts); none when absent. */
+  controlSocket?: string;
 }
 
 /** The keys of SmConfig that are config-file keys (test/config.test.ts: the same as the option table's). */
 export const SM_CONFIG_KEYS = [
   'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
   'metricsPort', 'saCache', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
+  'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket',
 ] as const satisfies ReadonlyArray<keyof SmConfig>;
 
 export interface OpenSmOptions extends SmConfig {
@@ -95,11 +113,22 @@ export function parseGuidFile(text: string, file: string): bigint[] {
   return out;
 }
 
-/** A log sink appending to a file, truncated when it passes maxMb (OpenSM's log_max_size). */
-export function fileLogSink(file: string, maxMb = 0): LogSink & { close(): void } {
-  const fd = openSync(file, 'a');
+/** A log sink appending to a file, truncated when it passes maxMb (OpenSM's log_max_size);
+ * `reopen` opens the path again (after logrotate moved the file away). */
+export function fileLogSink(file: string, maxMb = 0): LogSink & { close(): void; reopen(): void } {
+  let fd = openSync(file, 'a');
   let size = fstatSync(fd).size;
   return {
+    reopen() {
+      try {
+        const next = openSync(file, 'a');
+        closeSync(fd);
+        fd = next;
+        size = fstatSync(fd).size;
+      } catch {
+        /* keep writing where we were */
+      }
+    },
     write(line: string) {
       const s = line + '\n';
       try {
@@ -139,12 +168,20 @@ function writeFileAtomic(path: string, text: string): void {
 export class IbsmSm {
   private metrics?: Server;
   private stopped = false;
+  /** The performance manager, when on (`perfmgr`). */
+  readonly perf?: PerfMgr;
+  private perfTimer?: TimerHandle;
   constructor(
     readonly subnet: Subnet,
     readonly backend: Backend,
     readonly log: Logger,
     private readonly closeLog?: () => void,
-  ) {}
+    private readonly perfIntervalMs?: number,
+    /** Reopen the log file (SIGUSR1, after logrotate moved it). */
+    readonly reopenLog?: () => void,
+  ) {
+    if (perfIntervalMs !== undefined) this.perf = new PerfMgr({ rpc: backend.rpc, log });
+  }
 
   /** Typed events (see docs/api.md for every payload). */
   get events(): TypedEmitter<SubnetEvents> {
@@ -166,9 +203,25 @@ export class IbsmSm {
     return this.subnet.sm.stats;
   }
 
-  /** The first heavy sweep; resolves at SUBNET UP (or when another SM masters the subnet). */
-  start(): Promise<SweepStats> {
-    return this.subnet.start();
+  /** The first heavy sweep; resolves at SUBNET UP (or when another SM masters the subnet). The
+   * PerfMgr's sweeps start after it. */
+  async start(): Promise<SweepStats> {
+    const stats = await this.subnet.start();
+    if (this.perf) this.schedulePerf(0);
+    return stats;
+  }
+
+  /** A PerfMgr sweep of the current fabric now (while this SM is master), then the next in an interval. */
+  private schedulePerf(ms: number): void {
+    if (this.stopped || !this.perf) return;
+    this.perfTimer = this.backend.clock.setTimeout(() => {
+      const snap = this.subnet.sm.current;
+      const run = snap && this.subnet.sm.state === 'master' ? this.perf!.sweep(snap.fabric) : Promise.resolve(undefined);
+      void run
+        .then((st) => st && this.log.debug('PerfMgr sweep done', { ...st }))
+        .catch((e: unknown) => this.log.warn('PerfMgr sweep failed', { error: (e as Error).message }))
+        .finally(() => this.schedulePerf(this.perfIntervalMs!));
+    }, ms);
   }
 
   /** Resolves at SUBNET UP (at once if it was). */
@@ -185,12 +238,13 @@ export class IbsmSm {
 
   /** @internal */
   async serveMetrics(port: number): Promise<void> {
-    this.metrics = await serveMetrics(port, () => renderMetrics(this.subnet, this.backend.rpc));
+    this.metrics = await serveMetrics(port, () => renderMetrics(this.subnet, this.backend.rpc, this.perf));
   }
 
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    if (this.perfTimer) this.backend.clock.clearTimeout(this.perfTimer);
     this.subnet.stop();
     this.metrics?.close();
     await this.backend.close();
@@ -202,10 +256,12 @@ export class IbsmSm {
 export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   const o = withDefaults(options);
   let closeLog: (() => void) | undefined;
+  let reopenLog: (() => void) | undefined;
   let log = o.log;
   if (!log) {
     const sink = o.logFile ? fileLogSink(o.logFile, o.logMaxSize) : undefined;
     closeLog = sink?.close;
+    reopenLog = sink?.reopen;
     log = new Logger(sink, o.verbose ? 'debug' : 'info', o.logFormat ?? 'text');
   }
   const g2l = o.guid2lid === 'none' ? undefined : o.guid2lid;
@@ -217,6 +273,8 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   }
   const partitions = o.partitions ? parsePartitions(readFileSync(o.partitions, 'utf8'), o.partitions) : PartitionPlan.defaultPlan();
   const qos = o.qosPolicy ? parseQosPolicy(readFileSync(o.qosPolicy, 'utf8'), o.qosPolicy) : undefined;
+  // QoS on (a policy file, or --qos as opensm -Q): SL2VL, VLArbitration and VLHighLimit from the qos-* settings.
+  const qosVl = qos || o.qos ? qosVlSettings({ maxVls: o.qosMaxVls, highLimit: o.qosHighLimit, vlarbHigh: o.qosVlarbHigh, vlarbLow: o.qosVlarbLow, sl2vl: o.qosSl2vl }) : undefined;
   const roots = [...(o.roots ?? []), ...(o.rootGuidFile ? parseGuidFile(readFileSync(o.rootGuidFile, 'utf8'), o.rootGuidFile) : [])];
 
   const be = await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, guid: o.guid, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
@@ -234,8 +292,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     saveGuid2Lid: g2l ? (m) => writeFileAtomic(g2l, formatGuid2Lid(m)) : undefined,
     partitions,
     qos,
-    // QoS on (as OpenSM -Q): SL2VL and VLArbitration from OpenSM's default qos_* settings.
-    qosVl: qos ? qosVlSettings() : undefined,
+    qosVl,
     sweepIntervalMs: o.sweepInterval! * 1000,
     subnetTimeout: o.subnetTimeout,
     gidPrefix: o.subnetPrefix,
@@ -254,7 +311,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     saServer: { answerCacheSize: o.saCache },
     onProgress: o.onProgress,
   });
-  const sm = new IbsmSm(subnet, be, log, closeLog);
+  const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrInterval! * 1000 : undefined, reopenLog);
   if (o.metricsPort !== undefined) {
     try {
       await sm.serveMetrics(o.metricsPort);

@@ -102,6 +102,19 @@ export async function main(argv: string[], io: Io): Promise<number> {
         return await runCmd(rest, io);
       case 'config':
         return configCmd(rest, io);
+      case 'status':
+      case 'resweep':
+      case 'reroute':
+      case 'dump': {
+        if (rest.includes('--help') || rest.includes('-h')) return help(io, cmd);
+        const { controlMain } = await import('./ops.js');
+        return await controlMain(cmd, rest, io);
+      }
+      case 'topo': {
+        if (rest.includes('--help') || rest.includes('-h')) return help(io, cmd);
+        const { topoMain } = await import('./ops.js');
+        return await topoMain(rest, io);
+      }
       case 'query': {
         const { queryMain } = await import('./query.js');
         const { openQuerySession } = await import('./session.js');
@@ -117,7 +130,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       case '-V':
         return version(io);
       default:
-        throw new UsageError(`unknown command "${cmd}" (commands: discover, route, run, query, config)`);
+        throw new UsageError(`unknown command "${cmd}" (commands: ${COMMANDS.join(', ')})`);
     }
   } catch (e) {
     if (e instanceof UsageError) {

@@ -2,6 +2,9 @@
  * progress line, --once and signals. */
 import { openSm, type OpenSmOptions } from '../api/sm.js';
 import { setting, type EffectiveConfig } from '../config/file.js';
+import type { Server } from 'node:net';
+import { serveControl } from './control.js';
+import { controlTargetOf } from './ops.js';
 
 /** The effective configuration as the API's options (the config keys are the option names there). */
 export function smOptionsOf(c: EffectiveConfig): OpenSmOptions {
@@ -46,6 +49,30 @@ export async function runSm(c: EffectiveConfig): Promise<number> {
     await stop('--once');
     return 0;
   }
+  // The control socket: a busy or unwritable default path is not a reason to stop managing the
+  // fabric (logged); a path the operator gave is (a bad configuration).
+  const socketPath = setting<string>(c, 'control-socket');
+  let control: Server | undefined;
+  if (socketPath && socketPath !== 'none') {
+    try {
+      control = await serveControl(socketPath, controlTargetOf(sm), log);
+      log.info('control socket served', { path: socketPath });
+    } catch (e) {
+      if (c.settings.get('control-socket')?.source !== 'default') {
+        await stop('error');
+        throw new Error(`cannot serve the control socket ${socketPath}: ${(e as Error).message}`);
+      }
+      log.warn('control socket not served', { path: socketPath, error: (e as Error).message });
+    }
+  }
+  // As OpenSM: SIGHUP sweeps the whole fabric again; SIGUSR1 reopens the log file (logrotate).
+  const onHup = (): void => sm.subnet.sm.requestHeavySweep('SIGHUP');
+  const onUsr1 = (): void => {
+    sm.reopenLog?.();
+    log.info('log file reopened', { signal: 'SIGUSR1' });
+  };
+  process.on('SIGHUP', onHup);
+  process.on('SIGUSR1', onUsr1);
   await new Promise<void>((resolve) => {
     const onSig = (sig: string): void => {
       void stop(sig).then(resolve);
@@ -53,5 +80,8 @@ export async function runSm(c: EffectiveConfig): Promise<number> {
     process.once('SIGINT', () => onSig('SIGINT'));
     process.once('SIGTERM', () => onSig('SIGTERM'));
   });
+  process.off('SIGHUP', onHup);
+  process.off('SIGUSR1', onUsr1);
+  await new Promise((r) => (control ? control.close(r) : r(undefined)));
   return 0;
 }

@@ -13,8 +13,8 @@ export interface OpensmConf {
   ignored: string[];
 }
 
-/** Keys that steer the mapping of others without an option of their own. */
-const STEERING = new Set(['qos']);
+/** Values with which opensm.conf says "not set, use the default" (osm_subnet.c). */
+const UNSET: Readonly<Record<string, string>> = { qos_max_vls: '0', qos_high_limit: '-1' };
 
 export function readOpensmConf(text: string, file: string): OpensmConf {
   const raw = new Map<string, { value: string; line: number }>();
@@ -34,12 +34,11 @@ export function readOpensmConf(text: string, file: string): OpensmConf {
   for (const [key, { value, line }] of raw) {
     const o = OPTIONS.find((x) => x.opensm === key);
     if (!o) {
-      if (STEERING.has(key)) mapped.push(key);
-      else ignored.push(key);
+      ignored.push(key);
       continue;
     }
     mapped.push(key);
-    if (value === '(null)') continue;
+    if (value === '(null)' || UNSET[key] === value) continue;
     const v = parseValue(o, value, `${file}:${line}: ${key}`);
     if (key === 'guid' && v === 0n) continue; // 0: the default port, as in OpenSM
     if (key === 'qos_policy_file' && !qosOn) {

@@ -3,9 +3,12 @@
  * (config/parse.ts), `--help`, the config-file check (config/file.ts), `ibsm config` and the
  * README's option tables (checked by test/config.test.ts) are all derived from it. */
 import { DEFAULT_FALLBACK, engineNames } from '../routing/registry.js';
+import { QOS_VL_DEFAULTS, qosVlSettings } from '../model/qos-policy.js';
 
-export type Command = 'run' | 'discover' | 'route' | 'query' | 'config';
-export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config'];
+export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'dump' | 'topo';
+export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'dump', 'topo'];
+/** The commands that talk to a running SM through its control socket. */
+export const CONTROL_COMMANDS: readonly Command[] = ['status', 'resweep', 'reroute', 'dump', 'topo'];
 
 export type OptionType = 'boolean' | 'string' | 'int' | 'key64' | 'list' | 'enum';
 export type OptionValue = boolean | string | number | bigint | string[];
@@ -41,6 +44,8 @@ export interface OptionSpec {
 export const DEFAULT_CONFIG_FILE = '/etc/ibsm/ibsm.conf';
 /** OpenSM's guid2lid cache: ibsm's default when running as root, so LIDs survive restarts. */
 export const ROOT_GUID2LID_FILE = '/var/cache/opensm/guid2lid';
+/** The control socket of `ibsm run` on a real HCA, and where the client commands look. */
+export const DEFAULT_CONTROL_SOCKET = '/run/ibsm/ibsm.sock';
 /** The embedded default fabric: a 2-level fat tree, 8 leaves × 8 hosts, 4 spines. */
 export const DEFAULT_SIM_SPEC = 'gen:fattree2:leaves=8,spines=4,hosts=8';
 
@@ -49,6 +54,11 @@ const isRoot = (): boolean => typeof process.getuid === 'function' && process.ge
  * preload): a simulator's LIDs are not the host subnet's. */
 const guid2lidDefault = (get: (name: string) => OptionValue | undefined): string | undefined =>
   isRoot() && get('umad') === true && !process.env.LD_PRELOAD?.includes('umad2sim') ? ROOT_GUID2LID_FILE : undefined;
+
+/** The control socket by default on a real HCA only (not on a simulated fabric or under ibsim,
+ * where several SMs share a host). */
+const controlSocketDefault = (get: (name: string) => OptionValue | undefined): string | undefined =>
+  get('umad') === true && !process.env.LD_PRELOAD?.includes('umad2sim') ? DEFAULT_CONTROL_SOCKET : undefined;
 
 /** " (did you mean "X"?)" for the closest name by edit distance, when one is close. */
 export function suggest(word: string, names: readonly string[]): string {
@@ -81,10 +91,10 @@ const RUN: readonly Command[] = ['run', 'config'];
 
 export const OPTIONS: readonly OptionSpec[] = [
   // ---- backend
-  { name: 'sim', type: 'string', arg: '<file|gen:spec>', help: 'run on the in-process simulated fabric: a topology file or a generator spec', defaultText: DEFAULT_SIM_SPEC, commands: [...BACKEND, 'query'], key: 'sim' },
-  { name: 'umad', type: 'boolean', help: 'run on a real HCA (or ibsim under the umad2sim preload) through libibumad', commands: [...BACKEND, 'query'], key: 'umad', default: false },
-  { name: 'ca', type: 'string', arg: 'NAME', help: 'the HCA to use with --umad', defaultText: 'the first with an active port', commands: [...BACKEND, 'query'], key: 'ca' },
-  { name: 'port', type: 'int', arg: 'N', min: 1, max: 254, help: 'the HCA port to use with --umad', defaultText: 'the first active port', commands: BACKEND, key: 'port' },
+  { name: 'sim', type: 'string', arg: '<file|gen:spec>', help: 'run on the in-process simulated fabric: a topology file or a generator spec', defaultText: DEFAULT_SIM_SPEC, commands: [...BACKEND, 'query', 'topo'], key: 'sim' },
+  { name: 'umad', type: 'boolean', help: 'run on a real HCA (or ibsim under the umad2sim preload) through libibumad', commands: [...BACKEND, 'query', 'topo'], key: 'umad', default: false },
+  { name: 'ca', type: 'string', arg: 'NAME', help: 'the HCA to use with --umad', defaultText: 'the first with an active port', commands: [...BACKEND, 'query', 'topo'], key: 'ca' },
+  { name: 'port', type: 'int', arg: 'N', min: 1, max: 254, help: 'the HCA port to use with --umad', defaultText: 'the first active port', commands: [...BACKEND, 'topo'], key: 'port' },
   { name: 'ca-port', type: 'int', arg: 'N', min: 1, max: 254, help: 'the HCA port to query from with --umad', defaultText: 'the first active port', commands: ['query'] },
   { name: 'guid', type: 'key64', arg: 'GUID', help: 'use the local port with this port GUID (as opensm -g); 0 means the default port', commands: BACKEND, key: 'guid', opensm: 'guid' },
   { name: 'attach', type: 'string', arg: 'NODE', help: 'where to attach on the simulated fabric: node index, GUID or description', defaultText: 'the first node (query: the first other CA)', commands: [...BACKEND, 'query'], key: 'attach' },
@@ -122,12 +132,37 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'packet-life', type: 'int', arg: 'N', min: 0, max: 31, help: 'SwitchInfo LifeTimeValue: how long a packet may live in a switch (4.096 µs × 2^N)', default: 0x12, commands: RUN, key: 'packetLife', opensm: 'packet_life_time' },
   { name: 'hoq-life', type: 'int', arg: 'N', min: 0, max: 31, help: 'PortInfo HOQLife of switch ports toward switches (4.096 µs × 2^N)', default: 0x12, commands: RUN, key: 'hoqLife', opensm: 'head_of_queue_lifetime' },
   { name: 'leaf-hoq-life', type: 'int', arg: 'N', min: 0, max: 31, help: 'PortInfo HOQLife of switch ports toward CAs and routers', default: 0x10, commands: RUN, key: 'leafHoqLife', opensm: 'leaf_head_of_queue_lifetime' },
+  { name: 'qos', type: 'boolean', help: "QoS on without a policy file: SL2VL, VLArbitration and VLHighLimit programmed from the qos-* settings (as opensm -Q); --qos-policy turns it on too", default: false, commands: RUN, key: 'qos', opensm: 'qos' },
+  { name: 'qos-max-vls', type: 'int', arg: 'N', min: 1, max: 15, help: 'QoS: VLs the SL2VL and VLArbitration tables use', default: 15, commands: RUN, key: 'qosMaxVls', opensm: 'qos_max_vls' },
+  { name: 'qos-high-limit', type: 'int', arg: 'N', min: 0, max: 255, help: 'QoS: PortInfo VLHighLimit (high-priority VLArbitration bytes before a low one may go)', default: 0, commands: RUN, key: 'qosHighLimit', opensm: 'qos_high_limit' },
+  { name: 'qos-vlarb-high', type: 'string', arg: 'VL:W,...', help: 'QoS: the high-priority VLArbitration table', default: QOS_VL_DEFAULTS.vlarbHigh, commands: RUN, key: 'qosVlarbHigh', opensm: 'qos_vlarb_high', check: checkQos('vlarbHigh') },
+  { name: 'qos-vlarb-low', type: 'string', arg: 'VL:W,...', help: 'QoS: the low-priority VLArbitration table', default: QOS_VL_DEFAULTS.vlarbLow, commands: RUN, key: 'qosVlarbLow', opensm: 'qos_vlarb_low', check: checkQos('vlarbLow') },
+  { name: 'qos-sl2vl', type: 'string', arg: 'VL,...', help: 'QoS: the SL→VL table, 16 VLs', default: QOS_VL_DEFAULTS.sl2vl, commands: RUN, key: 'qosSl2vl', opensm: 'qos_sl2vl', check: checkQos('sl2vl') },
+  { name: 'perfmgr', type: 'boolean', help: "PerfMgr on: every linked port's PortCounters read through the PMAs, 64-bit totals, error counters that rise logged with the port, Prometheus series per port", default: false, commands: RUN, key: 'perfmgr', opensm: 'perfmgr' },
+  { name: 'perfmgr-interval', type: 'int', arg: 'S', min: 1, max: 86400, help: 'PerfMgr sweep interval in seconds', default: 180, commands: RUN, key: 'perfmgrInterval', opensm: 'perfmgr_sweep_time_s' },
+  { name: 'control-socket', type: 'string', arg: 'PATH', help: 'the local control socket (unix, mode 0600) that ibsm status, resweep, reroute, dump and topo use (none: off)', default: controlSocketDefault, defaultText: `${DEFAULT_CONTROL_SOCKET} with --umad (not under ibsim), else none`, commands: RUN, key: 'controlSocket' },
+  // ---- the client commands of a running SM
+  { name: 'socket', type: 'string', arg: 'PATH', help: "the running SM's control socket", default: DEFAULT_CONTROL_SOCKET, commands: CONTROL_COMMANDS },
+  { name: 'heavy', type: 'boolean', help: 'a heavy sweep (rediscover the fabric) instead of a light one', default: false, commands: ['resweep'] },
+  { name: 'format', type: 'enum', arg: 'dot|svg|json', choices: ['dot', 'svg', 'json'], help: 'the picture: Graphviz DOT, SVG, or JSON', default: 'svg', commands: ['topo'] },
   // ---- query
   { name: 'sa-lid', type: 'int', arg: 'LID', min: 0, max: 0xbfff, help: "the SA's LID", defaultText: 'the SM LID in the local PortInfo', commands: ['query'] },
   { name: 'smkey', type: 'key64', arg: 'KEY', help: 'SM_Key sent with the query (trusted requests)', defaultText: '0', commands: ['query'] },
   // ---- output
-  { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query'] },
+  { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query', 'status', 'resweep', 'reroute', 'dump'] },
 ];
+
+/** A qos-* table text, checked by the one parser of them. */
+function checkQos(which: 'vlarbHigh' | 'vlarbLow' | 'sl2vl'): (v: OptionValue) => string | undefined {
+  return (v) => {
+    try {
+      qosVlSettings({ [which]: v as string });
+      return undefined;
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+}
 
 function checkGuids(v: OptionValue): string | undefined {
   for (const g of v as string[]) if (!/^(0x)?[0-9a-fA-F]{1,16}$/.test(g)) return `"${g}" is not a GUID (hex, e.g. 0x0002c90000000001)`;

@@ -123,6 +123,11 @@ const HEADS: Record<Command, string> = {
   run: 'usage: ibsm run [options]\n  the subnet manager and SA; logs "SUBNET UP" when the subnet is up\n  (SMPs lost or refused are retried; what still fails is logged, counted and left for the next sweep:\n  nothing the fabric does ends it; when no engine of --routing applies: updn, and an ERROR)',
   query: 'usage: ibsm query <record> [filters] [options]\n  SA client (like saquery); on --sim the subnet is brought up in-process first',
   config: 'usage: ibsm config [options]\n  print the effective configuration (each value with where it came from) in the form --config reads',
+  status: 'usage: ibsm status [options]\n  the running SM: role, sweeps, fabric size, last change, routing and its figures, SA request rate, PerfMgr errors',
+  resweep: 'usage: ibsm resweep [--heavy] [options]\n  ask the running SM for a light (or heavy) sweep now; prints its figures',
+  reroute: 'usage: ibsm reroute [options]\n  ask the running SM to route the whole fabric again (a full heavy sweep) and program what changed',
+  dump: 'usage: ibsm dump lfts|mfts|topology|lids [options]\n  the running SM\'s tables as text: LFTs and MFTs as ibroute prints them, the topology as ibnetdiscover, LIDs as guid2lid',
+  topo: 'usage: ibsm topo [--format dot|svg|json] [--sim <file|gen:spec> | --umad | --socket PATH]\n  a picture of the fabric: switches by tier, hosts grouped, links coloured by routes per link, down links marked',
 };
 
 /** One line per option: `  --name ARG   help (default: x)`. */

@@ -1,0 +1,163 @@
+/**
+ * The local control socket of a running SM (`ibsm run --control-socket PATH`): a unix socket of
+ * mode 0600 (its owner only: root on a real host), never a network port. One JSON request per
+ * line (`{"cmd":"status"}`, `{"cmd":"resweep","heavy":true}`, `{"cmd":"reroute"}`,
+ * `{"cmd":"dump","what":"lfts"}`, `{"cmd":"topo","format":"svg"}`), one JSON answer per line (`{"ok":true,"result":…}` or
+ * `{"ok":false,"error":"…"}`). Requests are bounded in size and connections in number; a bad
+ * request is answered with an error, never fatal.
+ */
+import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { dirname } from 'node:path';
+import type { Logger } from '../util/log.js';
+
+const MAX_REQUEST = 64 * 1024;
+const MAX_CONNECTIONS = 16;
+
+export const DUMPS = ['lfts', 'mfts', 'topology', 'lids'] as const;
+export type DumpKind = (typeof DUMPS)[number];
+
+export const TOPO_FORMATS = ['dot', 'svg', 'json'] as const;
+export type TopoFormat = (typeof TOPO_FORMATS)[number];
+
+export type ControlRequest = { cmd: 'status' } | { cmd: 'resweep'; heavy?: boolean } | { cmd: 'reroute' } | { cmd: 'dump'; what: DumpKind } | { cmd: 'topo'; format: TopoFormat };
+
+/** What the running SM offers the socket. */
+export interface ControlTarget {
+  status(): unknown;
+  resweep(heavy: boolean): Promise<unknown>;
+  reroute(): Promise<unknown>;
+  dump(what: DumpKind): string;
+  /** The picture of the fabric (view/topology.ts). */
+  topo(format: TopoFormat): string;
+}
+
+export class ControlError extends Error {
+  override readonly name = 'ControlError';
+}
+
+function parseRequest(line: string): ControlRequest {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    throw new ControlError('request is not JSON');
+  }
+  const r = v as Record<string, unknown>;
+  switch (r?.cmd) {
+    case 'status':
+    case 'reroute':
+      return { cmd: r.cmd };
+    case 'resweep':
+      return { cmd: 'resweep', heavy: r.heavy === true };
+    case 'dump':
+      if (typeof r.what !== 'string' || !(DUMPS as readonly string[]).includes(r.what)) throw new ControlError(`dump what? one of ${DUMPS.join(', ')}`);
+      return { cmd: 'dump', what: r.what as DumpKind };
+    case 'topo':
+      if (typeof r.format !== 'string' || !(TOPO_FORMATS as readonly string[]).includes(r.format)) throw new ControlError(`topo format? one of ${TOPO_FORMATS.join(', ')}`);
+      return { cmd: 'topo', format: r.format as TopoFormat };
+    default:
+      throw new ControlError(`unknown command ${JSON.stringify(r?.cmd)}; commands: status, resweep, reroute, dump, topo`);
+  }
+}
+
+async function answer(target: ControlTarget, req: ControlRequest): Promise<unknown> {
+  switch (req.cmd) {
+    case 'status':
+      return target.status();
+    case 'resweep':
+      return target.resweep(req.heavy === true);
+    case 'reroute':
+      return target.reroute();
+    case 'dump':
+      return target.dump(req.what);
+    case 'topo':
+      return target.topo(req.format);
+  }
+}
+
+const json = (v: unknown): string => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `0x${x.toString(16).padStart(16, '0')}` : x));
+
+/** Listen on `path` (its directory made if needed; a stale socket replaced, a live one refused). */
+export async function serveControl(path: string, target: ControlTarget, log: Logger): Promise<Server> {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
+  if (existsSync(path)) {
+    const live = await new Promise<boolean>((res) => {
+      const s = createConnection(path);
+      s.once('connect', () => (s.destroy(), res(true)));
+      s.once('error', () => res(false));
+    });
+    if (live) throw new ControlError(`another ibsm serves the control socket ${path}; give another --control-socket`);
+    unlinkSync(path);
+  }
+  const server = createServer((sock: Socket) => {
+    let buf = '';
+    let chain = Promise.resolve();
+    sock.setEncoding('utf8');
+    sock.on('error', () => sock.destroy());
+    sock.on('data', (d: string) => {
+      buf += d;
+      if (buf.length > MAX_REQUEST) {
+        sock.end(json({ ok: false, error: `request longer than ${MAX_REQUEST} bytes` }) + '\n');
+        return;
+      }
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, nl).trim();
+        buf = buf.slice(nl + 1);
+        if (!line) continue;
+        chain = chain.then(async () => {
+          let reply: string;
+          try {
+            reply = json({ ok: true, result: await answer(target, parseRequest(line)) });
+          } catch (e) {
+            reply = json({ ok: false, error: (e as Error).message });
+          }
+          if (!sock.destroyed) sock.write(reply + '\n');
+        });
+      }
+    });
+  });
+  server.maxConnections = MAX_CONNECTIONS;
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej);
+    server.listen(path, () => res());
+  });
+  chmodSync(path, 0o600);
+  server.on('error', (e) => log.warn('control socket error', { path, error: e.message }));
+  server.on('close', () => {
+    try {
+      unlinkSync(path);
+    } catch {
+      /* gone */
+    }
+  });
+  return server;
+}
+
+/** Send one request to a running SM and return its result (throws ControlError with what to do). */
+export function controlRequest(path: string, req: ControlRequest, timeoutMs = 30_000): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const s = createConnection(path);
+    let buf = '';
+    const timer = setTimeout(() => (s.destroy(), reject(new ControlError(`no answer from ${path} within ${timeoutMs} ms`))), timeoutMs);
+    s.setEncoding('utf8');
+    s.once('connect', () => s.write(json(req) + '\n'));
+    s.on('data', (d: string) => {
+      buf += d;
+      const nl = buf.indexOf('\n');
+      if (nl < 0) return;
+      clearTimeout(timer);
+      s.end();
+      const r = JSON.parse(buf.slice(0, nl)) as { ok: boolean; result?: unknown; error?: string };
+      if (r.ok) resolve(r.result);
+      else reject(new ControlError(r.error ?? 'the SM refused the request'));
+    });
+    s.once('error', (e: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      if (e.code === 'EACCES' || e.code === 'EPERM') reject(new ControlError(`permission denied on the control socket ${path}: it is its owner's only (mode 0600); run as the SM's user (root)`));
+      else if (e.code === 'ENOENT' || e.code === 'ECONNREFUSED') reject(new ControlError(`no ibsm listens on ${path}: start \`ibsm run\` (with --control-socket) or give --socket PATH`));
+      else reject(new ControlError(`control socket ${path}: ${e.message}`));
+    });
+  });
+}

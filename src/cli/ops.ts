@@ -1,0 +1,177 @@
+/**
+ * Operating a running SM: what its control socket answers (`controlTargetOf`), and the client
+ * commands `ibsm status | resweep | reroute | dump | topo`.
+ */
+import type { IbsmSm } from '../api/sm.js';
+import type { Fabric } from '../model/fabric.js';
+import { isSwitch } from '../model/fabric.js';
+import { formatIbnetdiscover } from '../model/ibnetdiscover.js';
+import { loadFabricSpec } from '../model/load.js';
+import { snapshotPorts, type Snapshot } from '../model/snapshot.js';
+import { DEFAULT_FALLBACK, routeWithFallback } from '../routing/registry.js';
+import { verifyRoutes, type VerifyReport } from '../routing/verify.js';
+import { assignLids, formatGuid2Lid, type LidRange } from '../sm/lids.js';
+import { ERROR_COUNTERS } from '../sm/perf-counters.js';
+import { dumpLfts, dumpMfts, type MftEntries } from '../view/dumps.js';
+import { topologyDot, topologyJson, topologySvg, topologyView, type TopologyView } from '../view/topology.js';
+import { openBackend } from '../api/backend.js';
+import { discover } from '../sm/discovery.js';
+import { smpClientOf } from '../sm/smp-client.js';
+import { parseCommandLine, UsageError } from '../config/parse.js';
+import { DEFAULT_CONTROL_SOCKET, type Command } from '../config/options.js';
+import { controlRequest, DUMPS, type ControlTarget, type DumpKind, type TopoFormat } from './control.js';
+
+interface Io {
+  stdout: { write(s: string): unknown };
+}
+
+const MCAST_BASE = 0xc000;
+
+/** A switch's MFT as MLID → ports, from the blocks the SM programmed. */
+function mftOf(sm: IbsmSm, guid: bigint): MftEntries {
+  const entries = new Map<number, number[]>();
+  for (const b of sm.subnet.sm.mftEntries(guid)) {
+    b.masks.forEach((mask, i) => {
+      if (!mask) return;
+      const mlid = MCAST_BASE + b.block * 32 + i;
+      const ports = entries.get(mlid) ?? [];
+      for (let bit = 0; bit < 16; bit++) if (mask & (1 << bit)) ports.push(b.position * 16 + bit);
+      entries.set(mlid, ports.sort((x, y) => x - y));
+    });
+  }
+  return { guid, entries };
+}
+
+export function renderTopology(v: TopologyView, format: TopoFormat): string {
+  return format === 'dot' ? topologyDot(v) : format === 'svg' ? topologySvg(v) : JSON.stringify(topologyJson(v), null, 1) + '\n';
+}
+
+/** What the control socket of `sm` answers. */
+export function controlTargetOf(sm: IbsmSm): ControlTarget {
+  const started = Date.now();
+  let lastChange: { at: string; sweep: number; nodesAdded: number; nodesRemoved: number; linksAdded: number; linksRemoved: number } | undefined;
+  sm.events.on('topologyChanged', (c) => {
+    lastChange = { at: new Date().toISOString(), sweep: c.sweep, nodesAdded: c.nodesAdded.length, nodesRemoved: c.nodesRemoved.length, linksAdded: c.linksAdded.length, linksRemoved: c.linksRemoved.length };
+  });
+  let reference: Fabric | undefined;
+  const verified = new WeakMap<Snapshot, VerifyReport>();
+  let saSample = { at: started, received: 0 };
+  const snapshot = (): Snapshot => {
+    const s = sm.snapshot;
+    if (!s) throw new Error('the subnet is not up yet');
+    reference ??= s.fabric;
+    return s;
+  };
+  return {
+    status() {
+      const snap = sm.snapshot;
+      const stats = sm.sweeps;
+      const heavy = stats.filter((s) => s.kind === 'heavy').length;
+      let routing: unknown;
+      if (snap) {
+        let r = verified.get(snap);
+        if (!r) verified.set(snap, (r = verifyRoutes(snap.fabric, snap.routing, { stretch: false })));
+        routing = { engine: snap.routing.engine, deadlockFree: r.deadlockFree, vlsUsed: r.vlsUsed, unreachablePairs: r.unreachablePairs, loops: r.loopEntries, routesPerLink: { max: r.linkLoad.max, mean: Number(r.linkLoad.mean.toFixed(1)) } };
+      }
+      const sa = sm.subnet.sa?.stats;
+      const now = Date.now();
+      const rate = sa ? (sa.received - saSample.received) / Math.max(0.001, (now - saSample.at) / 1000) : 0;
+      if (sa) saSample = { at: now, received: sa.received };
+      const perf = sm.perf;
+      const errorPorts = perf
+        ? [...perf.monitored()].filter((p) => [...ERROR_COUNTERS].some((n) => p.counters.totals[n] > 0n)).slice(0, 20).map((p) => ({ node: p.nodeDesc, guid: p.nodeGuid, port: p.portNum, lid: p.lid, errors: Object.fromEntries([...ERROR_COUNTERS].filter((n) => p.counters.totals[n] > 0n).map((n) => [n, Number(p.counters.totals[n])])) }))
+        : undefined;
+      return {
+        role: sm.subnet.sm.state,
+        uptimeSeconds: Math.round((now - started) / 1000),
+        sweeps: { heavy, light: stats.length - heavy },
+        fabric: snap ? { nodes: snap.fabric.nodes.length, switches: snap.fabric.nodes.filter(isSwitch).length, endPorts: snapshotPorts(snap).endPorts.filter((e) => e.lid).length, maxLid: snap.maxLid } : undefined,
+        lastChange,
+        routing,
+        sa: sa ? { requests: sa.received, requestsPerSecond: Number(rate.toFixed(1)), errors: sa.errors } : undefined,
+        perfmgr: perf ? { sweeps: perf.totals.sweeps, portFailures: perf.totals.failures, portsWithErrors: errorPorts } : undefined,
+      };
+    },
+    resweep: (heavy) => sm.subnet.sm.sweep(heavy ? 'heavy' : 'light'),
+    reroute: () => sm.subnet.sm.sweep('heavy'),
+    dump(what: DumpKind) {
+      const snap = snapshot();
+      switch (what) {
+        case 'lfts':
+          return dumpLfts(snap.fabric, snap.routing.lfts, snap.maxLid);
+        case 'mfts':
+          return dumpMfts(snap.fabric, snap.fabric.nodes.filter(isSwitch).map((n) => mftOf(sm, n.guid)));
+        case 'topology':
+          return formatIbnetdiscover(snap.fabric, { sourceNode: snap.discovery.smNode, sourcePort: snap.discovery.smPort });
+        case 'lids': {
+          const m = new Map<bigint, LidRange>();
+          for (const e of snapshotPorts(snap).endPorts) if (e.lid) m.set(e.guid, { base: e.lid, lmc: e.lmc });
+          return formatGuid2Lid(m);
+        }
+      }
+    },
+    topo(format) {
+      const snap = snapshot();
+      return renderTopology(topologyView(snap.fabric, { lfts: snap.routing.lfts, reference }), format);
+    },
+  };
+}
+
+/** `ibsm status | resweep | reroute | dump`: one request to the running SM's control socket. */
+export async function controlMain(cmd: Exclude<Command, 'run' | 'discover' | 'route' | 'query' | 'config' | 'topo'>, argv: string[], io: Io): Promise<number> {
+  const args = parseCommandLine(cmd, argv);
+  const socket = (args.values.get('socket') as string | undefined) ?? DEFAULT_CONTROL_SOCKET;
+  const json = args.values.get('json') === true;
+  let result: unknown;
+  if (cmd === 'dump') {
+    const what = args.positionals[0];
+    if (!what || !(DUMPS as readonly string[]).includes(what)) throw new UsageError(`dump what? one of ${DUMPS.join(', ')}`, 'dump');
+    result = await controlRequest(socket, { cmd: 'dump', what: what as DumpKind });
+    io.stdout.write(json ? JSON.stringify({ [what]: result }) + '\n' : String(result));
+    return 0;
+  }
+  if (args.positionals.length) throw new UsageError(`unexpected argument "${args.positionals[0]}"`, cmd);
+  result = await controlRequest(socket, cmd === 'resweep' ? { cmd, heavy: args.values.get('heavy') === true } : { cmd });
+  io.stdout.write(json ? JSON.stringify(result) + '\n' : textOf(result));
+  return 0;
+}
+
+/** A JSON answer as indented "key: value" lines. */
+function textOf(v: unknown, indent = ''): string {
+  if (v === null || typeof v !== 'object') return `${indent}${String(v)}\n`;
+  return Object.entries(v as Record<string, unknown>)
+    .filter(([, x]) => x !== undefined)
+    .map(([k, x]) => (x !== null && typeof x === 'object' ? `${indent}${k}:\n${textOf(x, indent + '  ')}` : `${indent}${k}: ${String(x)}\n`))
+    .join('');
+}
+
+/** `ibsm topo`: the running SM's picture (its socket), or one made here from --sim or --umad. */
+export async function topoMain(argv: string[], io: Io): Promise<number> {
+  const args = parseCommandLine('topo', argv);
+  if (args.positionals.length) throw new UsageError(`unexpected argument "${args.positionals[0]}"`, 'topo');
+  const format = (args.values.get('format') as TopoFormat | undefined) ?? 'svg';
+  const sim = args.values.get('sim') as string | undefined;
+  const umad = args.values.get('umad') === true;
+  if (sim !== undefined && umad) throw new UsageError('give either --sim or --umad, not both', 'topo');
+  if (sim !== undefined) {
+    // offline: the fabric routed with the default chain, as `ibsm route` does
+    const f = loadFabricSpec(sim);
+    assignLids(f, { lmc: 0 });
+    const routed = routeWithFallback(f, DEFAULT_FALLBACK, { lmc: 0 });
+    io.stdout.write(renderTopology(topologyView(f, { lfts: routed.result.lfts }), format));
+    return 0;
+  }
+  if (umad) {
+    const be = await openBackend({ umad: true, ca: args.values.get('ca') as string | undefined, port: args.values.get('port') as number | undefined });
+    try {
+      const res = await discover(smpClientOf(be.rpc), {});
+      io.stdout.write(renderTopology(topologyView(res.fabric), format));
+    } finally {
+      await be.close();
+    }
+    return 0;
+  }
+  const socket = (args.values.get('socket') as string | undefined) ?? DEFAULT_CONTROL_SOCKET;
+  io.stdout.write(String(await controlRequest(socket, { cmd: 'topo', format })));
+  return 0;
+}
