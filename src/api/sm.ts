@@ -81,6 +81,14 @@ export interface SmConfig {
   perfmgrInterval?: number;
   /** The control socket `ibsm run` serves (cli/control.ts); none when absent. */
   controlSocket?: string;
+  /** The SA's bounds per requester (sa/limits.ts). */
+  saServicesPerPort?: number;
+  saSubscriptionsPerPort?: number;
+  saReportsQueued?: number;
+  saGroupsPerPort?: number;
+  saMaxGroups?: number;
+  saRmppPerPort?: number;
+  saRmppTotal?: number;
 }
 
 /** The keys of SmConfig that are config-file keys (test/config.test.ts: the same as the option table's). */
@@ -88,6 +96,7 @@ export const SM_CONFIG_KEYS = [
   'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
   'metricsPort', 'saCache', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
   'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket',
+  'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal',
 ] as const satisfies ReadonlyArray<keyof SmConfig>;
 
 export interface OpenSmOptions extends SmConfig {
@@ -309,6 +318,15 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     pollRetries: o.pollRetries,
     seed: o.seed,
     saServer: { answerCacheSize: o.saCache },
+    saLimits: {
+      servicesPerRequester: o.saServicesPerPort,
+      subscriptionsPerRequester: o.saSubscriptionsPerPort,
+      reportsQueuedPerSubscriber: o.saReportsQueued,
+      groupsPerRequester: o.saGroupsPerPort,
+      maxGroups: o.saMaxGroups,
+      rmppPerRequester: o.saRmppPerPort,
+      rmppTotal: o.saRmppTotal,
+    },
     onProgress: o.onProgress,
   });
   const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrInterval! * 1000 : undefined, reopenLog);

@@ -4,6 +4,7 @@
  * README's option tables (checked by test/config.test.ts) are all derived from it. */
 import { DEFAULT_FALLBACK, engineNames } from '../routing/registry.js';
 import { QOS_VL_DEFAULTS, qosVlSettings } from '../model/qos-policy.js';
+import { DEFAULT_SA_LIMITS } from '../sa/limits.js';
 
 export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'dump' | 'topo';
 export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'dump', 'topo'];
@@ -141,6 +142,14 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'perfmgr', type: 'boolean', help: "PerfMgr on: every linked port's PortCounters read through the PMAs, 64-bit totals, error counters that rise logged with the port, Prometheus series per port", default: false, commands: RUN, key: 'perfmgr', opensm: 'perfmgr' },
   { name: 'perfmgr-interval', type: 'int', arg: 'S', min: 1, max: 86400, help: 'PerfMgr sweep interval in seconds', default: 180, commands: RUN, key: 'perfmgrInterval', opensm: 'perfmgr_sweep_time_s' },
   { name: 'control-socket', type: 'string', arg: 'PATH', help: 'the local control socket (unix, mode 0600) that ibsm status, resweep, reroute, dump and topo use (none: off)', default: controlSocketDefault, defaultText: `${DEFAULT_CONTROL_SOCKET} with --umad (not under ibsim), else none`, commands: RUN, key: 'controlSocket' },
+  // ---- the SA's bounds on what one client can grow (sa/limits.ts; beyond them ERR_NO_RESOURCES)
+  { name: 'sa-services-per-port', type: 'int', arg: 'N', min: 1, max: 1_000_000, help: 'ServiceRecords one port may hold registered', default: DEFAULT_SA_LIMITS.servicesPerRequester, commands: RUN, key: 'saServicesPerPort' },
+  { name: 'sa-subscriptions-per-port', type: 'int', arg: 'N', min: 1, max: 1_000_000, help: 'InformInfo subscriptions of one port (a repeated Set is the same one)', default: DEFAULT_SA_LIMITS.subscriptionsPerRequester, commands: RUN, key: 'saSubscriptionsPerPort' },
+  { name: 'sa-reports-queued', type: 'int', arg: 'N', min: 1, max: 10_000, help: 'Reports waiting per destination behind the one in flight (the oldest is dropped)', default: DEFAULT_SA_LIMITS.reportsQueuedPerSubscriber, commands: RUN, key: 'saReportsQueued' },
+  { name: 'sa-groups-per-port', type: 'int', arg: 'N', min: 1, max: 16_384, help: 'multicast groups one port may have created (that still exist)', default: DEFAULT_SA_LIMITS.groupsPerRequester, commands: RUN, key: 'saGroupsPerPort' },
+  { name: 'sa-max-groups', type: 'int', arg: 'N', min: 1, max: 16_384, help: "multicast groups (MLIDs from 0xC000) in all; the switches' smallest MulticastFDBCap bounds it further", default: DEFAULT_SA_LIMITS.maxGroups, commands: RUN, key: 'saMaxGroups' },
+  { name: 'sa-rmpp-per-port', type: 'int', arg: 'N', min: 1, max: 1024, help: 'RMPP answers (GetTable, GetMulti) running to one LID', default: DEFAULT_SA_LIMITS.rmppPerRequester, commands: RUN, key: 'saRmppPerPort' },
+  { name: 'sa-rmpp-total', type: 'int', arg: 'N', min: 1, max: 65_536, help: 'RMPP answers running in all', default: DEFAULT_SA_LIMITS.rmppTotal, commands: RUN, key: 'saRmppTotal' },
   // ---- the client commands of a running SM
   { name: 'socket', type: 'string', arg: 'PATH', help: "the running SM's control socket", default: DEFAULT_CONTROL_SOCKET, commands: CONTROL_COMMANDS },
   { name: 'heavy', type: 'boolean', help: 'a heavy sweep (rediscover the fabric) instead of a light one', default: false, commands: ['resweep'] },
