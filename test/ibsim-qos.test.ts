@@ -96,4 +96,46 @@ describe('QoS policy on ibsim (OpenSM as the witness)', () => {
     }
     expect(ours.tables.get('sl2vl CA')).toMatch(/\|\s*0\|\s*1\|/); // SL0→VL0, SL1→VL1: not all VL0
   }, 6 * TIMEOUT);
+
+  it('the qos_* VL settings of one opensm.conf, given to both SMs: SL2VL, VLArbitration and VLHighLimit read back equal', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-qos-conf-'));
+    const conf = path.join(dir, 'opensm.conf');
+    // not OpenSM's defaults: every table and the high limit differ from what -Q alone programs
+    writeFileSync(conf, ['qos TRUE', 'qos_max_vls 4', 'qos_high_limit 7', 'qos_vlarb_high 0:8,1:16', 'qos_vlarb_low 2:4,3:32,1:2', 'qos_sl2vl 3,2,1,0,3,2,1,0,3,2,1,0,3,2,1,15', ''].join('\n'));
+    const read = async (kind: 'opensm' | 'ibsm', g2l?: string): Promise<{ guid2lid: string; tables: Map<string, string> }> => {
+      const ib = await startIbsim(FILE);
+      let sa: RunningSa | undefined;
+      try {
+        sa = kind === 'opensm' ? await startOpenSm(ib, ['-F', conf]) : await startIbsm(ib, g2l!, ['--config', conf]);
+        const guid2lid = readFileSync(sa.guid2lid, 'utf8');
+        const plan = planOf(FILE, guid2lid);
+        const a = plan.ends.find((e) => !e.switch)!;
+        const sw = plan.ends.find((e) => e.switch)!;
+        const host = plan.caHosts.at(-1)!;
+        const tables = new Map<string, string>();
+        for (const [name, args] of [
+          ['sl2vl CA', ['sl2vl', String(a.lid), '1']],
+          ['vlarb CA', ['vlarb', String(a.lid), '1']],
+          ['sl2vl switch 1->2', ['sl2vl', String(sw.lid), '2', '1']],
+          ['vlarb switch port 2', ['vlarb', String(sw.lid), '2']],
+          ['VLHighLimit CA', ['portinfo', String(a.lid), '1']],
+          ['VLHighLimit switch port 2', ['portinfo', String(sw.lid), '2']],
+        ] as const) {
+          const r = await runPreloaded('smpquery', [...args], { ibsim: ib, simHost: host, timeoutMs: 20_000 });
+          tables.set(name, name.startsWith('VLHighLimit') ? (/VLHighLimit:\.*(\d+)/.exec(r.stdout)?.[1] ?? r.stdout) : r.stdout);
+        }
+        return { guid2lid, tables };
+      } finally {
+        await stopSa(sa, kind);
+        await ib.stop();
+      }
+    };
+    const osm = await read('opensm');
+    const g2l = path.join(dir, 'guid2lid');
+    writeFileSync(g2l, osm.guid2lid);
+    const ours = await read('ibsm', g2l);
+    expect(osm.tables.get('VLHighLimit CA'), 'OpenSM took the file').toBe('7');
+    expect(osm.tables.get('sl2vl CA')).toMatch(/\|\s*3\|\s*2\|\s*1\|\s*0\|/); // SL0→VL3: the file's table
+    for (const [name, theirs] of osm.tables) expect(ours.tables.get(name), name).toBe(theirs);
+  }, 6 * TIMEOUT);
 });

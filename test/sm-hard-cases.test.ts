@@ -183,6 +183,27 @@ describe('hard cases on the in-process fabric', () => {
     r.sm.stop();
   });
 
+  it('a port that takes an M_Key the SM does not know after SUBNET UP: its bad-M_Key trap about our TrapRepress is not repressed again (no trap loop)', async () => {
+    const f = loadFabricSpec(spec);
+    const host = cas(f)[2]!;
+    const r = smRig(f, { sm: { sweepIntervalMs: 0 } });
+    await r.clock.runUntil(r.sm.start(), 30_000);
+    const info = r.sim.port(host, 1).info;
+    expect(info.masterSmLid).toBeGreaterThan(0); // its traps reach the SM
+    info.mkey = 0x4321n;
+    info.mkeyProtectBits = 1;
+    const t0 = r.sim.stats.trapsSent;
+    // the port reports something (a trap the SM represses); the repress carries no M_Key the port takes
+    r.sim.raiseTrap(host, 1, 129);
+    const start = r.clock.now();
+    await r.clock.runUntil(() => r.clock.now() - start > 2000, 10_000);
+    const traps = r.sim.stats.trapsSent - t0;
+    expect(traps).toBeGreaterThan(1); // the trap, then the bad-M_Key trap about the refused repress
+    expect(traps).toBeLessThan(50); // each repeated a few times on the port's own schedule, not 1 µs apart forever
+    expect(r.lines('TrapRepress refused for a bad M_Key').length).toBeGreaterThan(0);
+    r.sm.stop();
+  });
+
   it("the SM's own port goes down and comes back: no crash, DISCOVERING while down, MASTER and the fabric up again after", async () => {
     const f = loadFabricSpec(spec);
     const at = firstCa(f);

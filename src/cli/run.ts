@@ -66,7 +66,7 @@ export async function runSm(c: EffectiveConfig): Promise<number> {
     }
   }
   // As OpenSM: SIGHUP sweeps the whole fabric again; SIGUSR1 reopens the log file (logrotate).
-  const onHup = (): void => sm.subnet.sm.requestHeavySweep('SIGHUP');
+  const onHup = (): void => sm.subnet.sm.requestHeavySweep('SIGHUP', true);
   const onUsr1 = (): void => {
     sm.reopenLog?.();
     log.info('log file reopened', { signal: 'SIGUSR1' });

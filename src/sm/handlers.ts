@@ -3,7 +3,7 @@
 import { MadHeaderView, MgmtClass, Method, SmpAttr, SMP_DATA_OFFSET, MAD_SIZE } from '../wire/mad.js';
 import { readMkey, smpResponse, trapRepress } from '../wire/builders.js';
 import { SMInfo } from '../wire/sma.js';
-import { decodeNotice, type NoticeSmp } from '../wire/notice.js';
+import { decodeNotice, TrapNumber, type NoticeSmp } from '../wire/notice.js';
 import type { MadRpc } from '../rpc/madrpc.js';
 import type { ReceivedMad } from '../transport/types.js';
 import type { Logger } from '../util/log.js';
@@ -38,20 +38,30 @@ export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: SmHandlerOp
   const offTrap = rpc.onUnsolicited(
     MgmtClass.SubnLid,
     (m: ReceivedMad) => {
-      // Every trap is repressed (IBA 13.4.9), a storm's included: the SMA stops repeating it.
-      rpc.respond(m, trapRepress(m.data));
+      let trap = -1;
+      let notice: NoticeSmp | undefined;
+      let decodeError: unknown;
+      let refusedRepress = false;
+      try {
+        const d = decodeNotice(m.data, SMP_DATA_OFFSET, 'smp');
+        notice = d.notice;
+        trap = notice.isGeneric ? notice.trapNumber : -1;
+        // A bad-M_Key trap about a TrapRepress: the port refuses our repress (its M_Key is not
+        // ours), so another repress would only be refused and trapped again, 1 µs later, forever.
+        refusedRepress = d.details?.trap === TrapNumber.BadMKey && d.details.value.method === Method.TrapRepress;
+      } catch (e) {
+        decodeError = e;
+      }
+      // Every other trap is repressed (IBA 13.4.9), a storm's included: the SMA stops repeating it.
+      if (!refusedRepress) rpc.respond(m, trapRepress(m.data));
       const verdict = damper.admit(m.addr.lid, rpc.clock.now());
       if (verdict === 'storm') o.log.warn('trap storm: traps from this port damped (repressed, not logged, no sweep) until it calms down', { ...whoIs(m.addr.lid), limit: damper.limit, windowMs: damper.windowMs });
       if (verdict !== 'pass') return;
-      let trap: number;
-      let notice: NoticeSmp;
-      try {
-        notice = decodeNotice(m.data, SMP_DATA_OFFSET, 'smp').notice;
-        trap = notice.isGeneric ? notice.trapNumber : -1;
-      } catch (e) {
-        o.log.warn('malformed trap ignored', { from: m.addr.lid, error: (e as Error).message });
+      if (!notice) {
+        o.log.warn('malformed trap ignored', { from: m.addr.lid, error: (decodeError as Error).message });
         return;
       }
+      if (refusedRepress) o.log.warn('TrapRepress refused for a bad M_Key: not repressed again (the port repeats its trap on its own schedule)', whoIs(m.addr.lid));
       o.log.info('trap received', { trap, from: m.addr.lid });
       o.onNotice?.(notice);
       if (RESWEEP_TRAPS.has(trap)) sm.requestHeavySweep(`trap ${trap} from LID ${m.addr.lid}`);

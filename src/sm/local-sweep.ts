@@ -115,6 +115,8 @@ export class LocalSweeper {
       how = 'full';
     }
 
+    this.log.info('routing done', { engine: routing.engine, ms: Math.round(this.clock.now() - tr), vls: routing.vlsUsed ?? 1, incremental: how === 'incremental' });
+
     // Programming: the heavy sweep's planners over the new view write only what differs.
     const s = this.s;
     const programmed = this.sweeper.programmed;

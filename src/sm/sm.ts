@@ -218,20 +218,25 @@ export class SubnetManager {
     this.waiters = [];
   }
 
-  /** A trap or an operator asks for a heavy sweep; coalesced with one pending. */
-  requestHeavySweep(reason: string): void {
+  /** A trap or an operator asks for a heavy sweep; coalesced with one pending. A trap's may be a
+   * local sweep (sm/local-sweep.ts); `full` (an operator's: SIGHUP) rediscovers the whole fabric. */
+  requestHeavySweep(reason: string, full = false): void {
     if (this.stopped) return;
     this.o.log.info('heavy sweep requested', { reason });
+    if (full) this.fullWanted = true;
     this.event({ type: 'sweepRequested', kind: 'heavy', reason });
   }
 
   /** Ask for a sweep; resolves with the stats of the last sweep once it (and the heavy sweep a
-   * light one finds it needs) is done. */
+   * light one finds it needs) is done. A heavy one asked for here is a full heavy sweep. */
   sweep(kind: SweepKind): Promise<SweepStats> {
     const p = this.wait((a) => a.type === 'heavySweep' || a.type === 'lightSweep', true) as Promise<SweepStats>;
+    if (kind === 'heavy') this.fullWanted = true;
     this.event({ type: 'sweepRequested', kind, reason: 'requested' });
     return p;
   }
+  /** The next heavy sweep must be a full one: asked for, or the last one left part of the fabric out. */
+  private fullWanted = false;
 
   /** The multicast groups changed (join/leave): reprogram the MFTs as soon as the SM is idle
    * (right after a sweep under way). Resolves with the MFT blocks written. */
@@ -367,6 +372,7 @@ export class SubnetManager {
       case 'heavySweep': {
         const st = await this.heavySweep();
         const left = st.skippedNodes + st.skippedLinks + st.failedWrites + st.stuckPorts + this.sweeper.mftFailed;
+        if (left > 0) this.fullWanted = true; // what was left out is looked for in the whole fabric
         return { outcome: left > 0 && this.snapshot ? 'incomplete' : 'ok', value: st };
       }
       case 'lightSweep': {
@@ -476,8 +482,11 @@ export class SubnetManager {
     this.sweepCount++;
     const rt = this.retrying;
     const r0 = { recovered: rt.recovered, foundDone: rt.foundDone, failed: rt.failures.timeout + rt.failures.status };
-    // A change around a few ports is re-explored and re-routed locally (sm/local-sweep.ts).
-    const local = this.snapshot && this.ctl.state === 'master' && this.o.localSweeps !== false ? await this.local.sweep(this.snapshot, this.sweepCount) : undefined;
+    // A change around a few ports is re-explored and re-routed locally (sm/local-sweep.ts),
+    // unless a full sweep is wanted.
+    const full = this.fullWanted;
+    this.fullWanted = false;
+    const local = !full && this.snapshot && this.ctl.state === 'master' && this.o.localSweeps !== false ? await this.local.sweep(this.snapshot, this.sweepCount) : undefined;
     const { snapshot, stats } = local ?? (await this.sweeper.heavy(this.sweepCount, (disc) => this.decide(disc)));
     const retried = { recovered: rt.recovered - r0.recovered, setsFoundDone: rt.foundDone - r0.foundDone, givenUp: rt.failures.timeout + rt.failures.status - r0.failed };
     if (retried.recovered + retried.setsFoundDone + retried.givenUp > 0) this.o.log.info('SMP retries in this sweep', retried);
