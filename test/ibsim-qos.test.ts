@@ -97,7 +97,7 @@ describe('QoS policy on ibsim (OpenSM as the witness)', () => {
     expect(ours.tables.get('sl2vl CA')).toMatch(/\|\s*0\|\s*1\|/); // SL0→VL0, SL1→VL1: not all VL0
   }, 6 * TIMEOUT);
 
-  it('the qos_* VL settings of one opensm.conf, given to both SMs: SL2VL, VLArbitration and VLHighLimit read back equal', async () => {
+  it('the qos_* VL settings of one opensm.conf, given to both SMs: SL2VL and VLArbitration read back equal', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-qos-conf-'));
     const conf = path.join(dir, 'opensm.conf');
     // not OpenSM's defaults: every table and the high limit differ from what -Q alone programs
@@ -118,11 +118,9 @@ describe('QoS policy on ibsim (OpenSM as the witness)', () => {
           ['vlarb CA', ['vlarb', String(a.lid), '1']],
           ['sl2vl switch 1->2', ['sl2vl', String(sw.lid), '2', '1']],
           ['vlarb switch port 2', ['vlarb', String(sw.lid), '2']],
-          ['VLHighLimit CA', ['portinfo', String(a.lid), '1']],
-          ['VLHighLimit switch port 2', ['portinfo', String(sw.lid), '2']],
         ] as const) {
           const r = await runPreloaded('smpquery', [...args], { ibsim: ib, simHost: host, timeoutMs: 20_000 });
-          tables.set(name, name.startsWith('VLHighLimit') ? (/VLHighLimit:\.*(\d+)/.exec(r.stdout)?.[1] ?? r.stdout) : r.stdout);
+          tables.set(name, r.stdout);
         }
         return { guid2lid, tables };
       } finally {
@@ -134,7 +132,9 @@ describe('QoS policy on ibsim (OpenSM as the witness)', () => {
     const g2l = path.join(dir, 'guid2lid');
     writeFileSync(g2l, osm.guid2lid);
     const ours = await read('ibsm', g2l);
-    expect(osm.tables.get('VLHighLimit CA'), 'OpenSM took the file').toBe('7');
+    // (VLHighLimit is not compared: ibsim's SMA keeps 0 whatever either SM sets; the in-process
+    // fabric holds it, test/qos-vl-tables.test.ts)
+    expect(osm.tables.get('vlarb CA'), 'OpenSM took the file').toMatch(/WEIGHT: \|0x8 \|0x10\|/);
     expect(osm.tables.get('sl2vl CA')).toMatch(/\|\s*3\|\s*2\|\s*1\|\s*0\|/); // SL0→VL3: the file's table
     for (const [name, theirs] of osm.tables) expect(ours.tables.get(name), name).toBe(theirs);
   }, 6 * TIMEOUT);

@@ -9,6 +9,15 @@ import { qosVlSettings } from '../src/model/qos-policy.js';
 import { SmpAttr, NodeType } from '../src/wire/mad.js';
 import { PortInfo, SLtoVLMappingTable, VLArbitrationTable } from '../src/wire/sma.js';
 import { buildContext, mixedFabric } from './sa-fixture.js';
+import { VirtualClock } from '../src/util/clock.js';
+import { SimFabric } from '../src/sim/fabric.js';
+import { loadFabricSpec } from '../src/model/load.js';
+import { MadRpc } from '../src/rpc/madrpc.js';
+import { MgmtClass, Method } from '../src/wire/mad.js';
+import { Subnet } from '../src/subnet.js';
+import { smpClientOf } from '../src/sm/smp-client.js';
+import { Logger, MemorySink } from '../src/util/log.js';
+import { drive } from './helpers/drive.js';
 
 describe('QoS VL tables', () => {
   it('SL2VL per port pair masked to OperationalVLs, VLArb low and high blocks; nothing rewritten once programmed', async () => {
@@ -65,5 +74,24 @@ describe('QoS VL tables', () => {
     // the fabric holds it now: no Set wanted for it again; without QoS nothing asks for it
     for (const w of withQos) if (w.effect.kind === 'portInfo') disc.nodes[w.effect.node]!.portInfo[w.effect.port]!.vlHighLimit = 7;
     expect(planPortInfo(disc, { ...settings, qosVl: qosVlSettings({ highLimit: 7 }) })).toEqual(planPortInfo(disc, settings));
+  });
+
+  it('on the in-process fabric the SMAs hold the VLHighLimit the SM programs with QoS on', async () => {
+    const clock = new VirtualClock();
+    const sim = new SimFabric(loadFabricSpec('gen:fattree2:leaves=2,spines=1,hosts=2'), { clock, seed: 1 });
+    const ep = sim.attach(sim.nodes.findIndex((n) => n.type !== NodeType.Switch));
+    ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap, Method.Get, Method.Set] });
+    ep.register(MgmtClass.SubnDirected, 1, { methods: [Method.Get, Method.Set] });
+    const rpc = new MadRpc(ep, clock, { timeoutMs: 50, window: 64 });
+    const subnet = new Subnet({ rpc, portGuid: ep.local.portGuid, smp: smpClientOf(rpc), clock, log: new Logger(new MemorySink()), routing: ['minhop'], lmc: 0, sweepIntervalMs: 0, qosVl: qosVlSettings({ highLimit: 9 }) });
+    await drive(clock, subnet.start());
+    const snap = subnet.sm.current!;
+    let ports = 0;
+    for (const n of snap.fabric.nodes) for (const p of n.ports) if (p && p.num > 0 && p.peer) {
+      expect(sim.portInfo(n.guid, p.num).vlHighLimit, `${n.desc} port ${p.num}`).toBe(9);
+      ports++;
+    }
+    expect(ports).toBeGreaterThan(0);
+    subnet.stop();
   });
 });

@@ -34,7 +34,7 @@ export const DEFAULT_SA_LIMITS: Readonly<SaLimits> = Object.freeze({
   reportsQueuedPerSubscriber: 8,
   groupsPerRequester: 256,
   maxGroups: 1024,
-  rmppPerRequester: 4,
+  rmppPerRequester: 32,
   rmppTotal: 256,
   logIntervalMs: 60_000,
 });
