@@ -3,16 +3,16 @@
  * of Nue (Domke, Hoefler, Matsuoka, HPDC 2016; our implementation).
  *
  * Routes are chosen on the channel dependency graph (CDG) so that every VL's CDG is acyclic by
- * construction, not layered afterwards:
- *  - VL 0 is the escape layer: up/down routes from one central root (any connected fabric has one
- *    for every pair, and their dependencies never form a cycle on one VL).
- *  - VLs 1..maxVls−1 each keep an acyclic CDG with a dynamic topological order (acyclic.ts).
- *    A destination (a group of LIDs of one switch) is routed on one of them by a hop-by-hop
- *    search from its switch outward: each switch, in order of hop distance, takes the least loaded
- *    link (accumulated routes per link along the path) toward an already routed neighbour whose
- *    dependency can be added without closing a cycle. A destination that cannot reach every
- *    switch this way on a VL is taken back and tried on the next; one that fits none uses VL 0.
- *  - Switch LIDs (management traffic only) use VL 0.
+ * construction, not layered afterwards. Each VL keeps an acyclic CDG with a dynamic topological
+ * order (acyclic.ts). A destination (a group of LIDs of one switch) is routed on one VL by a
+ * hop-by-hop search outward from its switch: each switch, in order of hop distance, takes the
+ * least loaded link (accumulated routes per link along the path) toward an already routed
+ * neighbour whose dependency can be added without closing a cycle. A destination that cannot
+ * reach every switch this way on a VL is taken back and tried on the next.
+ * Escape paths (as in Nue): VL 0 holds the dependencies of a BFS spanning tree's routes from the
+ * start; a destination that fits no VL is routed along the tree on VL 0, so a connected fabric is
+ * never refused, whatever the VL count. Switch LIDs of switches without CAs (management traffic
+ * only) also take the tree.
  * The SL of a route is the VL of its destination LID (SL i → VL i on every port).
  * Destinations with many LIDs are split into groups routed one after the other (each LID its own
  * group when the fabric is small enough; fewer groups keep large fabrics near-linear), so the
@@ -128,7 +128,7 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
     if (compSize.length > 1) notes.push(`the switches form ${compSize.length} disconnected parts: routes stay within each part`);
   }
 
-  // ---- escape layer (VL 0): up/down from one root per component ----
+  // ---- escape paths: a BFS spanning tree from one central root per component ----
   const roots: number[] = opts.roots && opts.roots.length > 0 ? resolveRoots(ix, 'nue', opts.roots).slice(0, 1) : [centralSwitch(ix)];
   for (let c = 0; c < compSize.length; c++) {
     if (roots.some((r) => comp[r] === c)) continue;
@@ -137,31 +137,30 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
       break;
     }
   }
-  const rank = new Int32Array(nSw).fill(-1);
+  const rootDist = new Int32Array(nSw).fill(-1);
+  /** Tree channel from each switch to its parent (−1 at a root). */
+  const treeUp = new Int32Array(nSw).fill(-1);
+  const isTree = new Uint8Array(nE);
   {
     const q = new Int32Array(nSw);
     let h = 0;
     let t = 0;
     for (const r of roots) {
-      rank[r] = 0;
+      rootDist[r] = 0;
       q[t++] = r;
     }
     while (h < t) {
       const s = q[h++]!;
       for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
         const r = adjSw[e]!;
-        if (rank[r]! < 0) {
-          rank[r] = rank[s]! + 1;
-          q[t++] = r;
-        }
+        const back = ix.adjReverse[e]!;
+        if (rootDist[r]! >= 0 || back < 0) continue;
+        rootDist[r] = rootDist[s]! + 1;
+        treeUp[r] = back;
+        isTree[e] = 1;
+        isTree[back] = 1;
+        q[t++] = r;
       }
-    }
-  }
-  const isUp = new Uint8Array(nE);
-  for (let s = 0; s < nSw; s++) {
-    for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
-      const r = adjSw[e]!;
-      isUp[e] = rank[r]! < rank[s]! || (rank[r] === rank[s] && swGuid[r]! < swGuid[s]!) ? 1 : 0;
     }
   }
 
@@ -193,72 +192,39 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
     }
   };
 
-  // Escape routes toward T: down-only distances, then up toward the nearest switch that has them.
-  const dDown = new Int32Array(nSw);
-  const eff = new Int32Array(nSw);
-  const bq = new Int32Array(nSw);
+  // Escape routes toward T: the spanning tree's unique paths (BFS from T over tree channels).
+  const tq = new Int32Array(nSw);
+  const tSeen = new Int32Array(nSw).fill(-1);
+  let tEpoch = 0;
   const routeEscape = (u: Unit): void => {
     const T = u.T;
-    dDown.fill(-1);
-    dDown[T] = 0;
+    const ep = ++tEpoch;
+    settled.length = 0;
     let h = 0;
     let t = 0;
-    bq[t++] = T;
+    tq[t++] = T;
+    tSeen[T] = ep;
     while (h < t) {
-      const x = bq[h++]!;
+      const x = tq[h++]!;
+      settled.push(x);
       for (let e = adjStart[x]!; e < adjStart[x + 1]!; e++) {
-        if (!isUp[e]) continue; // x→y up ⇔ y→x down
+        if (!isTree[e]) continue;
         const y = adjSw[e]!;
-        if (dDown[y]! < 0) {
-          dDown[y] = dDown[x]! + 1;
-          bq[t++] = y;
-        }
+        if (tSeen[y] === ep) continue;
+        tSeen[y] = ep;
+        outCh[y] = ix.adjReverse[e]!;
+        tq[t++] = y;
       }
     }
-    // Multi-source BFS from every switch with a down route, by distance (bucket queue).
-    eff.set(dDown);
-    const buckets: number[][] = [];
-    for (let i = 0; i < t; i++) (buckets[dDown[bq[i]!]!] ??= []).push(bq[i]!);
-    const order: number[] = [];
-    for (let b = 0; b < buckets.length; b++) {
-      for (const x of buckets[b] ?? []) {
-        if (eff[x] !== b) continue;
-        order.push(x);
-        for (let e = adjStart[x]!; e < adjStart[x + 1]!; e++) {
-          if (isUp[e]) continue; // y→x up ⇔ x→y down
-          const y = adjSw[e]!;
-          if (eff[y]! < 0) {
-            eff[y] = b + 1;
-            (buckets[b + 1] ??= []).push(y);
-          }
-        }
-      }
-    }
-    settled.length = 0;
-    for (const s of order) {
-      if (s === T) {
-        settled.push(s);
-        continue;
-      }
-      const down = dDown[s]! >= 0;
-      let best = -1;
-      for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
-        const y = adjSw[e]!;
-        const ok = down ? !isUp[e] && dDown[y] === dDown[s]! - 1 : isUp[e] && eff[y] === eff[s]! - 1;
-        if (ok && (best < 0 || load[e]! < load[best]!)) best = e;
-      }
-      if (best < 0) continue; // cannot happen in a connected component with its root
-      outCh[s] = best;
-      settled.push(s);
-    }
-    // settled is in increasing eff order (T first), so parents precede children.
   };
 
-  // ---- free layers (VL 1..maxVls−1) ----
-  const depStart = depStarts(ix);
-  // Each free layer starts from the up/down order of its own root (roots spread by farthest-point
+  // ---- layers (VL 0..maxVls−1) ----
+  // Layer 0 holds every dependency of the escape paths from the start (they form no cycle: the
+  // tree's routes are up/down from its root), so a destination that fits no layer can always use
+  // them. Every layer starts from the up/down order of its own root (roots spread by farthest-point
   // sampling), and destinations try the layers of the nearest roots first: their shortest-path
   // trees then mostly agree with the layer's order, which keeps the cycle checks short.
+  const depStart = depStarts(ix);
   const layers: AcyclicCdg[] = [];
   const layerDist: Int32Array[] = [];
   {
@@ -282,18 +248,30 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
     }
     for (let s = 0; s < nSw; s++) if (height[s]! < 0) height[s] = 0;
     const minD = new Int32Array(nSw).fill(0x7fffffff);
-    let r = roots[0]!;
+    const far = (d: Int32Array): number => {
+      for (let s = 0; s < nSw; s++) if (d[s]! >= 0 && d[s]! < minD[s]!) minD[s] = d[s]!;
+      let f = 0;
+      for (let s = 1; s < nSw; s++) if (minD[s]! > minD[f]!) f = s;
+      return f;
+    };
+    const esc = new AcyclicCdg(ix, depStart, SEARCH_LIMIT, updnOrder(ix, new Int32Array(nSw), rootDist));
+    for (let s = 0; s < nSw; s++) {
+      for (let a = adjStart[s]!; a < adjStart[s + 1]!; a++) {
+        if (!isTree[a]) continue;
+        const x = adjSw[a]!;
+        for (let b = adjStart[x]!; b < adjStart[x + 1]!; b++) if (isTree[b] && adjSw[b] !== s) esc.addOrdered(a, b);
+      }
+    }
+    layers.push(esc);
+    layerDist.push(rootDist);
+    let r = far(rootDist);
     for (let v = 1; v < maxVls; v++) {
       const d = new Int32Array(nSw);
       bfsSwitches(ix, r, d, q);
+      for (let s = 0; s < nSw; s++) if (d[s]! < 0) d[s] = nSw;
       layerDist.push(d);
       layers.push(new AcyclicCdg(ix, depStart, SEARCH_LIMIT, updnOrder(ix, height, d)));
-      let far = r;
-      for (let s = 0; s < nSw; s++) {
-        if (d[s]! >= 0 && d[s]! < minD[s]!) minD[s] = d[s]!;
-        if (minD[s]! > minD[far]! || (minD[s] === minD[far] && s < far && minD[s]! > 0)) far = s;
-      }
-      r = far;
+      r = far(d);
     }
   }
   const lev = new Int32Array(nSw);
@@ -411,7 +389,7 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
     if (l.length > 0) caSw++;
     maxLidsPerSw = Math.max(maxLidsPerSw, l.length);
   }
-  const groups = layers.length === 0 ? maxLidsPerSw : Math.max(1, Math.min(maxLidsPerSw, Math.floor(SEARCH_BUDGET / Math.max(1, caSw * nE))));
+  const groups = Math.max(1, Math.min(maxLidsPerSw, Math.floor(SEARCH_BUDGET / Math.max(1, caSw * nE))));
   const swLid = new Int32Array(nSw);
   for (const ep of ends) if (ep.isSwitch && ep.sw >= 0) swLid[ep.sw] = ep.lid;
   const units: Unit[] = [];
@@ -425,31 +403,35 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
       units.push({ T, lids: own > 0 ? [...lids, own] : lids, caLids: lids.length });
     }
   }
+  // Layers by the distance of their root to the destination (ties in rotation), layer 0 last: its
+  // escape dependencies leave it the least room.
   const layerOrder = (T: number, rot: number): number[] => {
-    const idx = layers.map((_, i) => i);
-    const n = idx.length;
-    return idx.sort((a, b) => layerDist[a]![T]! - layerDist[b]![T]! || ((a - rot) % n + n) % n - (((b - rot) % n) + n) % n);
+    const n = layers.length - 1;
+    const idx = Array.from({ length: n }, (_, i) => i + 1);
+    const r = (a: number): number => (((a - 1 - rot) % n) + n) % n;
+    idx.sort((a, b) => layerDist[a]![T]! - layerDist[b]![T]! || r(a) - r(b));
+    idx.push(0);
+    return idx;
   };
   const perVl = new Array<number>(maxVls).fill(0);
   let escaped = 0;
   let rot = 0;
   for (const u of units) {
     let done = false;
-    const pref = layerOrder(u.T, rot);
+    const pref = layerOrder(u.T, rot++);
     for (let k = 0; k < pref.length && !done; k++) {
-      const v = pref[k]! + 1;
-      if (routeOnLayer(u, layers[v - 1]!)) {
+      const v = pref[k]!;
+      if (routeOnLayer(u, layers[v]!)) {
         commit(u, v);
         perVl[v]!++;
         done = true;
       }
     }
-    rot++;
     if (done) continue;
     routeEscape(u);
     commit(u, 0);
     perVl[0]!++;
-    if (layers.length > 0) escaped++;
+    escaped++;
   }
   // Switch LIDs ride with their switch's first CA group; those of switches without CAs
   // (management traffic only) use the escape layer.
@@ -462,8 +444,8 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
 
   let vlsUsed = 1;
   for (let v = 0; v < maxVls; v++) if (perVl[v]! > 0) vlsUsed = Math.max(vlsUsed, v + 1);
-  notes.push(`escape layer VL 0: up/down from ${roots.map((r) => swName(ix, r)).join(', ')}`);
-  notes.push(`${units.length} destination group(s) (${groups} per switch at most): ${perVl.map((n, v) => `VL ${v}: ${n}`).filter((_, v) => v < vlsUsed).join(', ')}${escaped > 0 ? `; ${escaped} fitted no free layer and use the escape layer` : ''}`);
+  notes.push(`escape paths on VL 0: spanning tree from ${roots.map((r) => swName(ix, r)).join(', ')}`);
+  notes.push(`${units.length} destination group(s) (${groups} per switch at most): ${perVl.map((n, v) => `VL ${v}: ${n}`).filter((_, v) => v < vlsUsed).join(', ')}${escaped > 0 ? `; ${escaped} fitted no layer and use the escape paths` : ''}`);
   const L = ix.maxLid + 1;
   return {
     engine: 'nue',
