@@ -7,3 +7,4 @@ export { routeUpdn, updn, detectRoots } from './updn.js';
 export { routeFtree, ftree } from './ftree.js';
 export { routeDfsssp, dfsssp } from './dfsssp.js';
 export { routeNue, nue } from './nue.js';
+export { routeTorus, torus, torusShape, type TorusShape } from './torus.js';
