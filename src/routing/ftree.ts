@@ -136,8 +136,18 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
   const ix = indexFabric(fabric);
   const shape = fatTreeShape(ix, opts.roots);
   const { nSw, adjSw, adjPort, adjRemotePort, adjReverse, ends } = ix;
-  const { level, up, down } = shape;
+  const { level } = shape;
   const nE = ix.adjStart[nSw]!;
+  // Up and down entries of each switch as flat arrays (the hot loops below run once per destination switch).
+  const csr = (lists: number[][]): { start: Int32Array; list: Int32Array } => {
+    const start = new Int32Array(nSw + 1);
+    for (let x = 0; x < nSw; x++) start[x + 1] = start[x]! + lists[x]!.length;
+    const list = new Int32Array(start[nSw]!);
+    for (let x = 0; x < nSw; x++) list.set(lists[x]!, start[x]!);
+    return { start, list };
+  };
+  const { start: upStart, list: upList } = csr(shape.up);
+  const { start: downStart, list: downList } = csr(shape.down);
   const lfts = emptyLfts(ix);
   // Switches by level, and each switch's position in its level (the rotation offset).
   const byLevel: number[][] = Array.from({ length: shape.levels }, () => []);
@@ -166,8 +176,8 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     queue[t++] = T;
     while (h < t) {
       const s = queue[h++]!;
-      for (const e of up[s]!) {
-        const p = adjSw[e]!;
+      for (let j = upStart[s]!; j < upStart[s + 1]!; j++) {
+        const p = adjSw[upList[j]!]!;
         if (ancStamp[p] !== ep) {
           ancStamp[p] = ep;
           dist[p] = dist[s]! + 1;
@@ -180,8 +190,8 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
       for (const s of byLevel[l]!) {
         if (ancStamp[s] === ep) continue;
         let best = -1;
-        for (const e of up[s]!) {
-          const dp = dist[adjSw[e]!]!;
+        for (let j = upStart[s]!; j < upStart[s + 1]!; j++) {
+          const dp = dist[adjSw[upList[j]!]!]!;
           if (dp >= 0 && (best < 0 || dp < best)) best = dp;
         }
         if (best < 0) deferred.push(s);
@@ -193,9 +203,12 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
       candStart[s] = k;
       if (s === T || dist[s]! < 0) continue;
       const want = dist[s]! - 1;
-      for (const e of ancStamp[s] === ep ? down[s]! : up[s]!) {
+      const anc = ancStamp[s] === ep;
+      const [st, li] = anc ? [downStart, downList] : [upStart, upList];
+      for (let j = st[s]!; j < st[s + 1]!; j++) {
+        const e = li[j]!;
         const r = adjSw[e]!;
-        if (dist[r] === want && (ancStamp[s] !== ep || ancStamp[r] === ep)) cand[k++] = e;
+        if (dist[r] === want && (!anc || ancStamp[r] === ep)) cand[k++] = e;
       }
     }
     candStart[nSw] = k;
@@ -207,22 +220,26 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
    *  them) take a shortest path through routed switches (down, then up). */
   const fallbackPort = new Uint8Array(nSw);
   const fallback = (deferred: number[]): void => {
-    const buckets: number[][] = [];
-    for (let x = 0; x < nSw; x++) if (dist[x]! >= 0) (buckets[dist[x]!] ??= []).push(x);
-    const pending = new Set(deferred);
-    for (let b = 0; b < buckets.length && pending.size > 0; b++) {
-      for (const x of buckets[b] ?? []) {
-        for (let e = ix.adjStart[x]!; e < ix.adjStart[x + 1]!; e++) {
-          const y = adjSw[e]!;
-          const back = adjReverse[e]!;
-          if (dist[y]! >= 0 || back < 0) continue;
-          fallbackPort[y] = adjPort[back]!;
-          dist[y] = b + 1;
-          pending.delete(y);
+    // Rounds: a pending switch next to one with a route takes it (one hop longer), so every
+    // route still ends at T without a loop.
+    let pending = deferred;
+    while (pending.length > 0) {
+      const left: number[] = [];
+      for (const y of pending) {
+        let best = -1;
+        for (let e = ix.adjStart[y]!; e < ix.adjStart[y + 1]!; e++) {
+          const x = adjSw[e]!;
+          if (dist[x]! >= 0 && (best < 0 || dist[x]! < dist[adjSw[best]!]!)) best = e;
+        }
+        if (best < 0) left.push(y);
+        else {
+          fallbackPort[y] = adjPort[best]!;
+          dist[y] = dist[adjSw[best]!]! + 1;
           downUpRoutes++;
-          (buckets[b + 1] ??= []).push(y);
         }
       }
+      if (left.length === pending.length) break; // not connected: left without a route
+      pending = left;
     }
   };
 
@@ -293,8 +310,9 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     if (W > 0) return cand[a + seq[seqStart[s]! + ((i + sigma[s]!) % W)]!]!;
     return cand[a + ((i + sigma[s]!) % (candStart[s + 1]! - a))]!;
   };
-  const routeLid = (d: number, T: number, deliverPort: number, deferred: number[] | undefined): void => {
-    const i = index++;
+  /** Route one LID; CA LIDs advance the destination index, switch LIDs (no data traffic) do not. */
+  const routeLid = (d: number, T: number, deliverPort: number, deferred: number[] | undefined, ca = true): void => {
+    const i = ca ? index++ : index;
     lfts[T]![d] = deliverPort;
     for (let s = 0; s < nSw; s++) if (s !== T && candStart[s + 1]! > candStart[s]!) lfts[s]![d] = adjPort[pick(s, i)]!;
     if (deferred) for (const s of deferred) lfts[s]![d] = fallbackPort[s]!;
@@ -319,13 +337,15 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
       const ep = ends[ei]!;
       for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) routeLid(l, leaf, ep.swPort, deferred.length > 0 ? deferred : undefined);
     }
+    const own = eps.find((ei) => ends[ei]!.isSwitch);
+    if (own !== undefined) routeLid(ends[own]!.lid, leaf, 0, deferred.length > 0 ? deferred : undefined, false);
   }
   // Switch LIDs.
   for (const ep of ends) {
-    if (!ep.isSwitch || ep.sw < 0) continue;
+    if (!ep.isSwitch || ep.sw < 0 || (level[ep.sw] === 0 && ix.caCount[ep.sw]! > 0)) continue;
     const deferred = prepare(ep.sw);
     if (deferred.length > 0) fallback(deferred);
-    routeLid(ep.lid, ep.sw, 0, deferred.length > 0 ? deferred : undefined);
+    routeLid(ep.lid, ep.sw, 0, deferred.length > 0 ? deferred : undefined, false);
   }
 
   const notes = [...ix.warnings];
