@@ -159,18 +159,26 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
   // every other switch goes up to a parent one hop nearer along up/down routes. Shared by all
   // LIDs delivered by T.
   const ancStamp = new Int32Array(nSw).fill(-1);
+  /** Switches with an up/down route to T (stamped with T's epoch), listed in `rList`. */
+  const inR = new Int32Array(nSw).fill(-1);
+  const rList: number[] = [];
   const dist = new Int32Array(nSw);
-  const candStart = new Int32Array(nSw + 1);
+  const candLo = new Int32Array(nSw);
+  const candHi = new Int32Array(nSw);
   const cand = new Int32Array(nE + nSw);
   const queue = new Int32Array(nSw);
+  const byLev: number[][] = Array.from({ length: shape.levels }, () => []);
   let tEpoch = 0;
   let downUpRoutes = 0;
-  /** Fill candidates; false when some switch has no up/down route (it gets one in `fallback`). */
-  const prepare = (T: number): number[] => {
+  /** Distances and candidates toward T, for T's ancestors and the switches below them (the only
+   *  ones with up/down routes to T); cost in proportion to that part of the tree. */
+  const prepare = (T: number): void => {
     const ep = ++tEpoch;
     dist.fill(-1);
     dist[T] = 0;
     ancStamp[T] = ep;
+    inR[T] = ep;
+    rList.length = 0;
     let h = 0;
     let t = 0;
     queue[t++] = T;
@@ -180,40 +188,58 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
         const p = adjSw[upList[j]!]!;
         if (ancStamp[p] !== ep) {
           ancStamp[p] = ep;
+          inR[p] = ep;
           dist[p] = dist[s]! + 1;
           queue[t++] = p;
+          rList.push(p);
         }
       }
     }
-    const deferred: number[] = [];
+    // Everything below T and its ancestors, by a BFS down.
+    for (const l of byLev) l.length = 0;
+    h = 0;
+    while (h < t) {
+      const x = queue[h++]!;
+      for (let j = downStart[x]!; j < downStart[x + 1]!; j++) {
+        const c = adjSw[downList[j]!]!;
+        if (inR[c] === ep) continue;
+        inR[c] = ep;
+        queue[t++] = c;
+        rList.push(c);
+        byLev[level[c]!]!.push(c);
+      }
+    }
     for (let l = shape.levels - 1; l >= 0; l--) {
-      for (const s of byLevel[l]!) {
-        if (ancStamp[s] === ep) continue;
+      for (const s of byLev[l]!) {
         let best = -1;
         for (let j = upStart[s]!; j < upStart[s + 1]!; j++) {
           const dp = dist[adjSw[upList[j]!]!]!;
           if (dp >= 0 && (best < 0 || dp < best)) best = dp;
         }
-        if (best < 0) deferred.push(s);
-        else dist[s] = best + 1;
+        dist[s] = best + 1; // best ≥ 0: s was reached from a parent that has a distance
       }
     }
     let k = 0;
-    for (let s = 0; s < nSw; s++) {
-      candStart[s] = k;
-      if (s === T || dist[s]! < 0) continue;
+    for (const s of rList) {
+      candLo[s] = k;
       const want = dist[s]! - 1;
       const anc = ancStamp[s] === ep;
-      const [st, li] = anc ? [downStart, downList] : [upStart, upList];
+      const st = anc ? downStart : upStart;
+      const li = anc ? downList : upList;
       for (let j = st[s]!; j < st[s + 1]!; j++) {
         const e = li[j]!;
         const r = adjSw[e]!;
         if (dist[r] === want && (!anc || ancStamp[r] === ep)) cand[k++] = e;
       }
+      candHi[s] = k;
     }
-    candStart[nSw] = k;
     buildWeights();
-    return deferred;
+  };
+  /** Switches without an up/down route to T (after prepare). */
+  const outside = (): number[] => {
+    const out: number[] = [];
+    for (let s = 0; s < nSw; s++) if (inR[s] !== tEpoch) out.push(s);
+    return out;
   };
 
   /** Switch LIDs only: switches with no up/down route (other top switches, and switches below only
@@ -255,7 +281,8 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
   // (a spine that lost a core): there the rotation is weighted by each candidate's own number of
   // candidates, interleaved (smooth weighted round robin), so traffic follows capacity.
   const weighted = shape.irregular.length > 0;
-  const seqStart = new Int32Array(nSw + 1);
+  const seqLo = new Int32Array(nSw);
+  const seqHi = new Int32Array(nSw);
   let seq = new Uint8Array(0);
   const buildWeights = (): void => {
     if (!weighted) return;
@@ -263,17 +290,17 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     let total = 0;
     const w: number[] = [];
     const cur: number[] = [];
-    for (let s = 0; s < nSw; s++) {
-      seqStart[s] = total;
-      const a = candStart[s]!;
-      const n = candStart[s + 1]! - a;
+    for (const s of rList) {
+      seqLo[s] = seqHi[s] = total;
+      const a = candLo[s]!;
+      const n = candHi[s]! - a;
       if (n < 2) continue;
       w.length = 0;
       let g = 0;
       let same = true;
       for (let k = 0; k < n; k++) {
         const r = adjSw[cand[a + k]!]!;
-        const c = Math.max(1, candStart[r + 1]! - candStart[r]!);
+        const c = Math.max(1, inR[r] === tEpoch ? candHi[r]! - candLo[r]! : 1);
         w.push(c);
         g = gcd(g, c);
         if (c !== w[0]) same = false;
@@ -295,8 +322,8 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
       }
       parts.push(out);
       total += W;
+      seqHi[s] = total;
     }
-    seqStart[nSw] = total;
     seq = new Uint8Array(total);
     let off = 0;
     for (const p of parts) {
@@ -305,17 +332,32 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     }
   };
   const pick = (s: number, i: number): number => {
-    const a = candStart[s]!;
-    const W = seqStart[s + 1]! - seqStart[s]!;
-    if (W > 0) return cand[a + seq[seqStart[s]! + ((i + sigma[s]!) % W)]!]!;
-    return cand[a + ((i + sigma[s]!) % (candStart[s + 1]! - a))]!;
+    const a = candLo[s]!;
+    const W = weighted ? seqHi[s]! - seqLo[s]! : 0;
+    if (W > 0) return cand[a + seq[seqLo[s]! + ((i + sigma[s]!) % W)]!]!;
+    return cand[a + ((i + sigma[s]!) % (candHi[s]! - a))]!;
   };
-  /** Route one LID; CA LIDs advance the destination index, switch LIDs (no data traffic) do not. */
-  const routeLid = (d: number, T: number, deliverPort: number, deferred: number[] | undefined, ca = true): void => {
-    const i = ca ? index++ : index;
-    lfts[T]![d] = deliverPort;
-    for (let s = 0; s < nSw; s++) if (s !== T && candStart[s + 1]! > candStart[s]!) lfts[s]![d] = adjPort[pick(s, i)]!;
-    if (deferred) for (const s of deferred) lfts[s]![d] = fallbackPort[s]!;
+  /** Route the LIDs of T (lids[j] delivered on ports[j]); CA LIDs take consecutive destination
+   *  indices, a switch LID (no data traffic) the next one without advancing. Switch by switch,
+   *  so each table is written in LID order. Switches outside T's up/down part copy their entry for
+   *  `copyFrom` (a CA LID whose route reaches that part), or take the fallback port. */
+  const routeLids = (T: number, lids: number[], ports: number[], caCount: number, copyFrom: number, fallbackOf: number[] | undefined): void => {
+    const i0 = index;
+    index += caCount;
+    const n = lids.length;
+    for (let j = 0; j < n; j++) lfts[T]![lids[j]!] = ports[j]!;
+    for (const s of rList) {
+      if (candHi[s]! <= candLo[s]!) continue;
+      const t = lfts[s]!;
+      for (let j = 0; j < n; j++) t[lids[j]!] = adjPort[pick(s, i0 + j)]!;
+    }
+    if (copyFrom >= 0) {
+      for (let s = 0; s < nSw; s++) {
+        if (inR[s] === tEpoch) continue;
+        const t = lfts[s]!;
+        for (let j = 0; j < n; j++) t[lids[j]!] = t[copyFrom]!;
+      }
+    } else if (fallbackOf) for (const s of fallbackOf) for (let j = 0; j < n; j++) lfts[s]![lids[j]!] = fallbackPort[s]!;
   };
 
   // CA destinations: leaves in switch order, ports in the leaf's port order.
@@ -325,27 +367,51 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     eps.sort((a, b) => ends[a]!.swPort - ends[b]!.swPort);
     const cas = eps.filter((ei) => !ends[ei]!.isSwitch);
     if (cas.length === 0) continue;
-    const deferred = prepare(leaf);
+    prepare(leaf);
     // A switch without an up/down route to the leaf is never on a CA's route to it (no switch
     // picks it as a next hop); one with CAs of its own means the tree is cut.
+    const deferred = rList.length + 1 < nSw ? outside() : [];
     const cut = deferred.find((s) => ix.caCount[s]! > 0);
     if (cut !== undefined) {
       throw NA(`switch ${swName(ix, cut)} has no up/down route to leaf ${swName(ix, leaf)}: its ancestors do not reach that leaf going down, so this is not a fat tree`);
     }
     if (deferred.length > 0) fallback(deferred);
+    const lids: number[] = [];
+    const ports: number[] = [];
     for (const ei of cas) {
       const ep = ends[ei]!;
-      for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) routeLid(l, leaf, ep.swPort, deferred.length > 0 ? deferred : undefined);
+      for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) {
+        lids.push(l);
+        ports.push(ep.swPort);
+      }
     }
+    const caLids = lids.length;
     const own = eps.find((ei) => ends[ei]!.isSwitch);
-    if (own !== undefined) routeLid(ends[own]!.lid, leaf, 0, deferred.length > 0 ? deferred : undefined, false);
+    if (own !== undefined) {
+      lids.push(ends[own]!.lid);
+      ports.push(0);
+    }
+    routeLids(leaf, lids, ports, caLids, -1, deferred.length > 0 ? deferred : undefined);
   }
-  // Switch LIDs.
+  // Switch LIDs of the other switches (management traffic): switches without an up/down route
+  // follow their route to a CA below T (whose route joins T's part and stays in it).
+  const firstCaLid = new Int32Array(nSw).fill(-1);
+  for (const ep of ends) if (!ep.isSwitch && ep.sw >= 0 && firstCaLid[ep.sw]! < 0) firstCaLid[ep.sw] = ep.lid;
   for (const ep of ends) {
     if (!ep.isSwitch || ep.sw < 0 || (level[ep.sw] === 0 && ix.caCount[ep.sw]! > 0)) continue;
-    const deferred = prepare(ep.sw);
-    if (deferred.length > 0) fallback(deferred);
-    routeLid(ep.lid, ep.sw, 0, deferred.length > 0 ? deferred : undefined, false);
+    prepare(ep.sw);
+    let copyFrom = -1;
+    for (const s of rList) if (firstCaLid[s]! >= 0) {
+      copyFrom = firstCaLid[s]!;
+      break;
+    }
+    let fb: number[] | undefined;
+    if (copyFrom < 0 && rList.length + 1 < nSw) {
+      fb = outside();
+      fallback(fb);
+    }
+    if (copyFrom >= 0) downUpRoutes += nSw - rList.length - 1;
+    routeLids(ep.sw, [ep.lid], [0], 0, copyFrom, fb);
   }
 
   const notes = [...ix.warnings];
