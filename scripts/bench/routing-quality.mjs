@@ -15,6 +15,10 @@
 //     --no-sl                           skip the PathRecord SL read-back (deadlock freedom then
 //                                       only for one-VL engines)
 //     --keep                            keep the scratch directory
+// Deadlock freedom of multi-VL tables needs every pair's SL: when the SA's PathRecord GetTable
+// by source LID does not return every destination, the column shows "?SL n%" (the share of CA
+// pairs whose SL was read) instead of a verdict. One-VL tables (SL2VL maps every SL to one VL)
+// need no SLs.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -131,8 +135,8 @@ function osmTime(line) {
 }
 
 /** OpenSM options for an engine: nue and dfsssp get 8 VLs, torus-2QoS a torus config. */
-function osmOptions(engine, fab, dir, mods) {
-  const lines = ['max_op_vls 8', 'nue_max_num_vls 8'];
+function osmOptions(engine, fab, dir) {
+  const lines = ['max_op_vls 8', 'nue_max_num_vls 8', 'force_log_flush TRUE'];
   if (engine === 'torus-2QoS' && fab.dims) {
     const byDesc = new Map(fab.fabric.nodes.map((n) => [n.desc, n.guid]));
     const g = (c) => '0x' + byDesc.get(`sw-${c.join('-')}`).toString(16).padStart(16, '0');
@@ -142,10 +146,11 @@ function osmOptions(engine, fab, dir, mods) {
   }
   const file = path.join(dir, `opensm-${engine}.conf`);
   writeFileSync(file, lines.join('\n') + '\n');
-  void mods;
   return file;
 }
 
+/** Start one SM, wait for SUBNET UP, read everything back while it (and its SA) still runs,
+ *  then stop it by PID (SIGTERM, then SIGKILL: OpenSM may need it). */
 async function runSm(kind, engine, sim, fab, dir, mods) {
   const cache = path.join(dir, `${kind}-${engine}.cache`);
   mkdirSync(cache, { recursive: true });
@@ -153,36 +158,48 @@ async function runSm(kind, engine, sim, fab, dir, mods) {
   const env = clientEnv(sim, fab.simHost, { OSM_CACHE_DIR: cache, OSM_TMP_DIR: cache });
   const [cmd, args] =
     kind === 'ibsm'
-      ? [process.execPath, [path.join(distDir, 'cli/main.js'), 'run', '--umad', '--once', '--routing', engine === 'default' ? mods.DEFAULT_FALLBACK.join(',') : engine, '--guid2lid', path.join(cache, 'guid2lid'), '--verbose']]
-      : ['opensm', ['-o', '-R', engine, '-F', osmOptions(engine, fab, dir, mods), '-f', osmLog, '-D', '0x43', '--dump_files_dir', cache]];
+      ? [process.execPath, [path.join(distDir, 'cli/main.js'), 'run', '--umad', '--routing', engine === 'default' ? mods.DEFAULT_FALLBACK.join(',') : engine, '--guid2lid', path.join(cache, 'guid2lid'), '--sweep-interval', '0']]
+      : ['opensm', ['-R', engine, '-F', osmOptions(engine, fab, dir), '-f', osmLog, '-s', '0', '--dump_files_dir', cache]];
   const child = spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@"', 'bash', cmd, ...args], { env, cwd: cache, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
   child.stderr.setEncoding('utf8').on('data', (d) => (out += d));
-  const killer = setTimeout(() => {
-    try {
-      process.kill(child.pid, 'SIGKILL');
-    } catch {}
-  }, 900_000);
-  const [code, signal] = await new Promise((r) => child.once('close', (c, s) => r([c, s])));
-  clearTimeout(killer);
-  const r = { sm: kind, engine, code, signal };
+  const logText = () => (kind === 'ibsm' ? out : existsSync(osmLog) ? readFileSync(osmLog, 'utf8') : '');
+  const deadline = Date.now() + 900_000;
+  while (!logText().includes('SUBNET UP') && child.exitCode === null && child.signalCode === null && Date.now() < deadline) await sleep(200);
+  const text = logText();
+  const r = { sm: kind, engine, up: text.includes('SUBNET UP') };
   if (kind === 'ibsm') {
-    const line = out.split('\n').find((l) => l.includes('routing done'));
+    const line = text.split('\n').find((l) => l.includes('routing done'));
     r.used = /engine=(\S+)/.exec(line ?? '')?.[1];
     r.routeMs = Number(/ ms=(\d+)/.exec(line ?? '')?.[1]);
-    r.up = out.includes('SUBNET UP');
-    r.errors = out.split('\n').filter((l) => /\berror\b|ERR/i.test(l)).slice(0, 3);
+    r.errors = text.split('\n').filter((l) => /\berror\b|ERR/i.test(l)).slice(0, 3);
   } else {
-    const text = existsSync(osmLog) ? readFileSync(osmLog, 'utf8') : '';
     const lines = text.split('\n');
-    const start = lines.find((l) => /osm_ucast_mgr_process|ucast_mgr_route|Starting .* routing/i.test(l));
-    const done = lines.find((l) => /tables configured/.test(l));
-    r.used = /: (\S+) tables configured/.exec(done ?? '')?.[1];
-    if (start && done) r.routeMs = osmTime(done) - osmTime(start);
-    r.up = text.includes('SUBNET UP');
+    const done = lines.findIndex((l) => /tables configured/.test(l));
+    // The unicast manager's first line before "tables configured" (the engine's own start line).
+    let start = -1;
+    for (let i = done - 1; i >= 0; i--) if (/ucast_mgr|osm_ucast|routing engine|build_lid_matrices/i.test(lines[i])) start = i;
+    r.used = /: (\S+) tables configured/.exec(lines[done] ?? '')?.[1] ?? /(\S+) tables configured/.exec(lines[done] ?? '')?.[1];
+    if (start >= 0 && done >= 0) r.routeMs = osmTime(lines[done]) - osmTime(lines[start]);
     r.errors = lines.filter((l) => / ERR /.test(l)).slice(0, 3).map((l) => l.replace(/^.*? ERR /, 'ERR '));
   }
+  try {
+    if (r.up) r.rb = await readBack(sim, fab, dir, mods);
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(child.pid, 'SIGTERM');
+      } catch {}
+      if (!(await waitExit(child, 5000))) {
+        try {
+          process.kill(child.pid, 'SIGKILL');
+        } catch {}
+        await waitExit(child, 5000);
+      }
+    }
+  }
+  if (!r.up) r.errors = [...(r.errors ?? []), ...out.trim().split('\n').slice(-2)];
   return r;
 }
 
@@ -215,11 +232,15 @@ async function readBack(sim, fab, dir, mods) {
   let sl2vl;
   const sw0 = switches[0];
   const q = await runClient('smpquery', ['sl2vl', String(sw0.lid), '1', '2'], env, dir);
-  const m = /ports: in\s+1, out\s+2:\s*((?:\s+\d+){16})/.exec(q.out) ?? /\|\s*((?:\s*\d+){16})\s*\|?\s*$/m.exec(q.out);
-  if (m) sl2vl = m[1].trim().split(/\s+/).map(Number);
+  const rows = [...q.out.matchAll(/ports: in\s+(\d+), out\s+(\d+):\s*\|((?:\s*\d+\|){16})/g)];
+  const m = rows.find((x) => x[1] !== '0' && x[1] !== x[2]);
+  if (m) sl2vl = m[3].split('|').map((x) => x.trim()).filter((x) => x !== '').map(Number);
+  if (flag('--debug')) console.log(`smpquery sl2vl:\n${q.out}${q.err}`);
   // SLs per (source LID, destination LID): one PathRecord GetTable per source port.
   let sl;
   let slErrors = 0;
+  let slError = '';
+  let slCoverage = 0;
   if (withSl) {
     const caLids = [];
     for (const n of fabric.nodes) if (n.type !== 2) for (const p of n.ports) if (p?.lid) caLids.push(p.lid);
@@ -229,23 +250,27 @@ async function readBack(sim, fab, dir, mods) {
       for (let s = srcQueue.shift(); s !== undefined; s = srcQueue.shift()) {
         const r = await runClient('saquery', ['-p', '--slid', String(s)], env, dir, 120_000);
         if (r.code !== 0) {
-          slErrors++;
+          if (slErrors++ === 0) slError = (r.err || r.out).trim().split('\n').slice(-2).join(' ');
           continue;
         }
+        if (flag('--debug') && s === caLids[0]) console.log(`saquery -p --slid ${s}: ${r.out.split('PathRecord dump:').length - 1} records, slid ${s}: ${(r.out.match(new RegExp(`slid\\.+${s}\\b`, 'g')) ?? []).length}, sl values ${[...new Set([...r.out.matchAll(/\bsl\.+(\S+)/g)].map((x) => x[1]))].join(' ')}`);
         const row = new Map();
         for (const rec of r.out.split(/PathRecord dump:/).slice(1)) {
-          const dl = /dlid\.+0x([0-9a-f]+)/i.exec(rec);
-          const sv = /sl\.+(\d+)/i.exec(rec);
-          if (dl && sv) row.set(parseInt(dl[1], 16), Number(sv[1]));
+          const dl = /dlid\.+(0x[0-9a-f]+|\d+)/i.exec(rec);
+          const sv = /\bsl\.+(0x[0-9a-f]+|\d+)/i.exec(rec);
+          if (dl && sv) row.set(Number(dl[1]), Number(sv[1]));
         }
         table.set(s, row);
       }
     };
     await Promise.all([prWorker(), prWorker(), prWorker(), prWorker()]);
     sl = (s, dl) => table.get(s)?.get(dl) ?? 0;
+    let have = 0;
+    for (const s of caLids) for (const d of caLids) if (s !== d && table.get(s)?.has(d)) have++;
+    slCoverage = caLids.length > 1 ? have / (caLids.length * (caLids.length - 1)) : 1;
   }
   const v = mods.verifyRoutes(fabric, lfts, { stretch: false, ...(sl ? { sl } : {}), ...(sl2vl ? { sl2vl } : {}) });
-  return { v, errors, slErrors, sl2vl };
+  return { v, errors, slErrors, slError, sl2vl, slCoverage, multiVl: !!sl2vl && new Set(sl2vl).size > 1 };
 }
 
 const fmt = (x, d = 0) => (x === undefined || x === null || Number.isNaN(x) ? '-' : typeof x === 'number' ? x.toFixed(d) : String(x));
@@ -274,7 +299,6 @@ async function main() {
         const sim = await startIbsim(netFile, dir, fab.limits);
         try {
           const r = await runSm(kind, engine, sim, fab, dir, mods);
-          if (r.up) r.rb = await readBack(sim, fab, dir, mods);
           rows.push(r);
           process.stderr.write(`   [${key}] ${kind}/${engine}: used ${r.used ?? '-'}, max ${fmt(r.rb?.v?.linkLoad.max)}, df ${r.rb?.v?.deadlockFree}\n`);
         } finally {
@@ -287,10 +311,11 @@ async function main() {
       line(['SM', 'engine', 'used', 'max r/l', 'mean r/l', 'VLs', 'deadlock', 'reach', 'route ms']);
       for (const r of rows) {
         const v = r.rb?.v;
-        line([r.sm, r.engine, r.up ? (r.used ?? '?') : 'no SUBNET UP', fmt(v?.linkLoad.max), fmt(v?.linkLoad.mean, 1), fmt(v?.vlsUsed), v ? (v.deadlockFree ? 'free' : 'CYCLES') : '-', v ? (v.unreachablePairs || v.loopEntries ? `fail:${v.unreachablePairs}` : 'ok') : '-', fmt(r.routeMs)]);
+        line([r.sm, r.engine, r.up ? (r.used ?? '?') : 'no SUBNET UP', fmt(v?.linkLoad.max), fmt(v?.linkLoad.mean, 1), fmt(v?.vlsUsed), v ? (r.rb.multiVl && r.rb.slCoverage < 1 ? `?SL ${(100 * r.rb.slCoverage).toFixed(0)}%` : v.deadlockFree ? 'free' : 'CYCLES') : '-', v ? (v.unreachablePairs || v.loopEntries ? `fail:${v.unreachablePairs}` : 'ok') : '-', fmt(r.routeMs)]);
         for (const e of r.errors ?? []) console.log(`        ${e}`);
         if (r.rb?.errors?.length) console.log(`        ${r.rb.errors.length} LFT read errors, e.g. ${r.rb.errors[0]}`);
-        if (r.rb?.slErrors) console.log(`        ${r.rb.slErrors} PathRecord queries failed (their SLs taken as 0)`);
+        if (flag('--debug')) console.log(`        sl2vl ${r.rb?.sl2vl?.join(',')}; ${JSON.stringify(v?.cdg?.map((c) => [c.vl, c.cyclicComponents]))}`);
+        if (r.rb?.slErrors) console.log(`        ${r.rb.slErrors} PathRecord queries failed (their SLs taken as 0), e.g. ${r.rb.slError}`);
       }
     }
   } finally {
