@@ -19,15 +19,16 @@ const SPEC = 'gen:fattree2:leaves=6,spines=3,hosts=8';
 
 async function waitFor(pred: () => Promise<boolean>, ms: number): Promise<void> {
   const end = Date.now() + ms;
-  while (!(await pred())) {
+  // a tool that cannot reach a switch yet (its route crossed the link just cut) is "not yet"
+  while (!(await pred().catch(() => false))) {
     if (Date.now() > end) throw new Error(`condition not met within ${ms} ms`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
-describe('no engine of the chain applies after a cable failure', () => {
+describe('a single routing engine after a cable failure', () => {
   it(
-    '--routing ftree, one leaf-to-spine Unlink: updn routes, ERROR IBSM_ROUTING_FALLBACK, no LFT entry into the dead port (ibroute)',
+    '--routing ftree, one leaf-to-spine Unlink: ftree routes the degraded tree, no LFT entry into the dead port (ibroute), every port ACTIVE',
     async () => {
       const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-fallback-'));
       const file = path.join(dir, 'fattree.net');
@@ -65,8 +66,10 @@ describe('no engine of the chain applies after a cable failure', () => {
         if (sm) {
           const r = await sm.stop('SIGTERM');
           expect(r.code).toBe(0);
-          expect(r.stderr).toMatch(/ error .*IBSM_ROUTING_FALLBACK: no engine of the routing chain applies; routing with updn .*chain=ftree .*reasons=".*ftree: /);
-          expect(r.stderr).toMatch(/routing done engine=updn/);
+          // ftree routes the tree that lost a cable itself (degraded trees are fat trees to it):
+          // no fallback needed, and no route into the dead link (checked above)
+          expect(r.stderr).not.toMatch(/IBSM_ROUTING_FALLBACK/);
+          expect(r.stderr).not.toMatch(/routing done engine=(?!ftree)/);
         }
         await ib.stop();
       }

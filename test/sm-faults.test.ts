@@ -10,7 +10,7 @@ import { MgmtClass, Method, NodeType, PortState, SmpAttr } from '../src/wire/mad
 import { PortInfo } from '../src/wire/sma.js';
 import { RetryingSmp, alreadyThere } from '../src/sm/retry.js';
 import type { SmpClient } from '../src/sm/smp-client.js';
-import { ROUTING_FALLBACK_CODE } from '../src/sm/sweep.js';
+import { FINAL_FALLBACK_ENGINE, ROUTING_FALLBACK_CODE } from '../src/sm/sweep.js';
 import { drive } from './helpers/drive.js';
 import { checkFabric, smRig } from './helpers/sm-rig.js';
 import type { Fabric } from '../src/model/fabric.js';
@@ -180,21 +180,31 @@ describe('the SM carries on through fabric failures', () => {
     r.sm.stop();
   });
 
-  it('--routing ftree on a fat tree that lost a leaf-to-spine link: routes with updn, logs the ERROR with its code, no table points into the dead port', async () => {
+  it('--routing ftree on a fat tree that lost a leaf-to-spine link: ftree routes the degraded tree, no table points into the dead port', async () => {
     const f = loadFabricSpec('gen:fattree2:leaves=4,spines=2,hosts=3');
     const leaf = f.nodes.find((n) => n.desc.startsWith('sw-l1-1'))!;
     const up = leaf.ports.findIndex((p, i) => i > 0 && p?.peer && f.nodes[p.peer.node]!.type === NodeType.Switch);
     const r = smRig(f, { sm: { routing: ['ftree'] } });
     r.sim.linkDown(leaf.guid, up);
     const st = await drive(r.clock, r.sm.start());
-    expect(st.engine).toBe('updn');
+    expect(st.engine).toBe('ftree');
+    expect(r.sink.lines.some((l) => l.includes(ROUTING_FALLBACK_CODE))).toBe(false);
+    checkFabric(r);
+    const lft = r.sim.lft(leaf.guid);
+    expect(lft.includes(up)).toBe(false);
+    r.sm.stop();
+  });
+
+  it('--routing ftree on a fabric that is no tree (a torus): routes with the deadlock-free fallback, logs the ERROR with its code', async () => {
+    const f = loadFabricSpec('gen:torus:3x3,hosts=1');
+    const r = smRig(f, { sm: { routing: ['ftree'] } });
+    const st = await drive(r.clock, r.sm.start());
+    expect(st.engine).toBe(FINAL_FALLBACK_ENGINE);
     const err = r.sink.lines.find((l) => l.includes(ROUTING_FALLBACK_CODE))!;
     expect(err).toMatch(/ error /);
     expect(err).toContain('chain=ftree');
     expect(err).toMatch(/reasons=".*ftree/);
     checkFabric(r);
-    const lft = r.sim.lft(leaf.guid);
-    expect(lft.includes(up)).toBe(false);
     r.sm.stop();
   });
 });

@@ -2,7 +2,12 @@
 // Routing benchmark: time and peak memory per engine on generated fat trees of ~10,000 and
 // ~50,000 end ports, plus the verifier's time. Prints figures; asserts nothing.
 //
-//   npm run build && node scripts/bench/routing.mjs [--engines minhop,updn,ftree,dfsssp] [--sizes 10k,50k] [--no-verify]
+//   npm run build && node scripts/bench/routing.mjs [--engines ftree,nue,torus,dfsssp,updn,minhop] [--sizes 10k,50k,SPEC] [--no-verify]
+//
+// Goals (issue 17): at 46,080 end ports ftree < 2 s, the deadlock-free engines (nue, dfsssp, updn)
+// < 15 s, verification < 5 s; at 11,664 the deadlock-free engines < 3 s. "route ms" is wall
+// time, "CPU ms" the process's user+system time for the same call (they differ when the machine
+// is shared; the load average is printed). Other sizes: any spec, e.g. gen:torus:12x12x12,hosts=8.
 //
 // Each (size, engine) runs in its own child process so peak RSS is per run.
 import { spawnSync } from 'node:child_process';
@@ -37,8 +42,18 @@ if (args[0] === '--child') {
   const loadMs = performance.now() - t;
   const before = process.memoryUsage();
   t = performance.now();
-  const res = getEngine(engine).route(fabric, { lmc: 0 });
+  const c0 = process.cpuUsage();
+  let res;
+  try {
+    res = getEngine(engine).route(fabric, { lmc: 0 });
+  } catch (err) {
+    if (err?.name !== 'RoutingNotApplicable') throw err;
+    process.stdout.write(JSON.stringify({ notApplicable: err.message }));
+    process.exit(0);
+  }
   const routeMs = performance.now() - t;
+  const cpu = process.cpuUsage(c0);
+  const routeCpuMs = (cpu.user + cpu.system) / 1000;
   const after = process.memoryUsage();
   const out = {
     switches: fabric.nodes.filter((n) => n.type === 2).length,
@@ -46,13 +61,17 @@ if (args[0] === '--child') {
     maxLid: res.maxLid,
     loadMs,
     routeMs,
+    routeCpuMs,
     heapDeltaMB: (after.heapUsed + after.arrayBuffers - before.heapUsed - before.arrayBuffers) / 2 ** 20,
     vls: res.vlsUsed ?? 1,
   };
   if (verify === '1') {
     t = performance.now();
+    const c1 = process.cpuUsage();
     const v = verifyRoutes(fabric, res);
     out.verifyMs = performance.now() - t;
+    const vc = process.cpuUsage(c1);
+    out.verifyCpuMs = (vc.user + vc.system) / 1000;
     out.ok = v.ok;
     out.maxLinkLoad = v.linkLoad.max;
     out.meanLinkLoad = v.linkLoad.mean;
@@ -64,21 +83,27 @@ if (args[0] === '--child') {
   process.exit(0);
 }
 
-const engines = opt('--engines', 'minhop,updn,ftree,dfsssp').split(',');
-const sizes = opt('--sizes', '10k,50k').split(',');
+const engines = opt('--engines', 'ftree,nue,torus,dfsssp,updn,minhop').split(',');
+// Comma-separated; a generator spec's own commas do not split (a new item starts at a size name or gen:).
+const sizes = opt('--sizes', '10k,50k').split(/,(?=10k(?:,|$)|50k(?:,|$)|gen:)/);
 const verify = !args.includes('--no-verify');
 const fmt = (n, d = 0) => (n === undefined ? '-' : n.toFixed(d));
-console.log(`routing benchmark (node ${process.version}); one child process per run`);
-console.log(['size', 'engine', 'switches', 'end ports', 'route ms', 'heap+buf MB', 'peak RSS MB', 'VLs', 'verify ms', 'ok', 'max/mean routes per link'].join(' | '));
+const { loadavg } = await import('node:os');
+console.log(`routing benchmark (node ${process.version}); one child process per run; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+console.log(['size', 'engine', 'switches', 'end ports', 'route ms', 'CPU ms', 'heap+buf MB', 'peak RSS MB', 'VLs', 'verify ms', 'verify CPU ms', 'ok', 'deadlock-free', 'max/mean routes per link'].join(' | '));
 for (const size of sizes) {
   const spec = SIZES[size] ?? size;
   for (const engine of engines) {
     const r = spawnSync(process.execPath, ['--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', spec, engine, verify ? '1' : '0'], { encoding: 'utf8', maxBuffer: 1 << 20 });
     if (r.status !== 0) {
-      console.log(`${size} | ${engine} | failed: ${(r.stderr || r.stdout).trim().split('\n').slice(-3).join(' ')}`);
+      console.log(`${size} | ${engine} | failed: ${((r.stderr || r.stdout).split('\n').find((l) => /Error/.test(l)) ?? (r.stderr || r.stdout).trim().split('\n').pop()).trim()}`);
       continue;
     }
     const o = JSON.parse(r.stdout);
-    console.log([size, engine, o.switches, o.endPorts, fmt(o.routeMs), fmt(o.heapDeltaMB), fmt(o.peakRssMB), o.vls, fmt(o.verifyMs), o.ok ?? '-', o.maxLinkLoad !== undefined ? `${o.maxLinkLoad}/${fmt(o.meanLinkLoad, 1)}` : '-'].join(' | '));
+    if (o.notApplicable) {
+      console.log(`${size} | ${engine} | not applicable: ${o.notApplicable}`);
+      continue;
+    }
+    console.log([size, engine, o.switches, o.endPorts, fmt(o.routeMs), fmt(o.routeCpuMs), fmt(o.heapDeltaMB), fmt(o.peakRssMB), o.vls, fmt(o.verifyMs), fmt(o.verifyCpuMs), o.ok ?? '-', o.deadlockFree ?? '-', o.maxLinkLoad !== undefined ? `${o.maxLinkLoad}/${fmt(o.meanLinkLoad, 1)}` : '-'].join(' | '));
   }
 }

@@ -1,23 +1,26 @@
 /**
- * ftree: fat-tree routing (the OpenSM ftree idea, our implementation).
+ * ftree: fat-tree routing (the OpenSM ftree idea, our implementation), balanced to the optimum
+ * on regular trees and routed, not refused, when degraded.
  *
  * Topology check: leaves are the switches with CAs (or, with configured roots, the switches
  * farthest from them); every switch gets a level (leaves 0); every switch-to-switch link must join
- * adjacent levels; every non-top switch needs up links; switches of one level must have the same
- * number of up- and down-going port groups (ports to one remote switch) of the same size, as
- * OpenSM requires. Otherwise RoutingNotApplicable.
+ * adjacent levels; every non-top switch needs up links; every switch with CAs must reach every
+ * leaf by an up/down route. Otherwise RoutingNotApplicable. Levels whose switches differ in their
+ * up/down links (a link or switch missing) are routed and noted (OpenSM: "not a fat tree").
  *
- * Routing, per destination LID (leaves in order, their CA ports in port order):
- *  - main path: from the destination's leaf go up, each time through the up port whose link has
- *    carried the fewest destinations down so far; the top switch reached is this destination's
- *    root. Destinations with the same index on different leaves thus take the same spine, and the
- *    hosts of one leaf take distinct spines (optimal for shift patterns on full trees).
- *  - every ancestor of the leaf routes down (main-path switches along the main path);
- *  - every other switch routes up, to a parent at the least distance, preferring parents whose
- *    route joins the main path, then the up port with the fewest up-going routes.
- * All CA-to-CA routes are up then down: no credit loops. Routes between top switches (switch
- * LIDs only, management traffic) go down then up, as no up/down path exists between them.
- * LMC > 0: each LID of a port is routed as its own destination, so they take different roots.
+ * Routing, per destination leaf T: the ancestors of T (switches that reach it going down) may go
+ * down to a child one hop nearer, every other switch up to a parent one hop nearer (up/down, so
+ * no credit loops on one VL). Per destination LID i (leaves in order, their ports in port order,
+ * the LIDs of a port consecutive), a switch at position σ in its level takes its candidate
+ * (i + σ) mod count. So one switch deals its destinations evenly over its up links, and the
+ * routes to one destination leave the switches of a level over every up link in turn: they
+ * arrive over every link into the destination's leaf, and each level above carries its share
+ * (OpenSM's ftree sends all routes to one destination down one link into its leaf). On the
+ * generators' trees this meets the lower bound (test/helpers/fat-tree-bound.ts). LMC > 0: the
+ * LIDs of a port leave every switch over different links. In a degraded tree the rotation is
+ * weighted by how many candidates each next hop has, so traffic follows the remaining capacity.
+ * Switches without CAs that have no up/down route (between top switches, around a missing link)
+ * go down then up; no CA route uses them.
  */
 import type { Fabric } from '../model/fabric.js';
 import { emptyLfts, indexFabric, lftMap, resolveRoots, swName, type FabricIndex } from './graph.js';
@@ -26,6 +29,11 @@ import { RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type Rou
 
 const NA = (reason: string): RoutingNotApplicable => new RoutingNotApplicable('ftree', reason);
 
+function gcd(a: number, b: number): number {
+  while (b) [a, b] = [b, a % b];
+  return a;
+}
+
 export interface FatTreeShape {
   /** Level per switch: 0 = leaf, top = levels - 1. */
   level: Int32Array;
@@ -33,6 +41,8 @@ export interface FatTreeShape {
   /** Per switch, adjacency entries going up / down (port order). */
   up: number[][];
   down: number[][];
+  /** Where levels differ in their up/down links (a degraded tree), a few examples; empty when regular. */
+  irregular: string[];
 }
 
 /** Detect and check the fat tree; throws RoutingNotApplicable with the first rule broken. */
@@ -101,31 +111,24 @@ export function fatTreeShape(ix: FabricIndex, roots?: readonly bigint[]): FatTre
     up.push(u);
     down.push(d);
   }
-  // Regularity per level: number of up/down port groups and ports per group.
-  const groups = (s: number, entries: number[]): number[] => {
-    const m = new Map<number, number>();
-    for (const e of entries) m.set(adjSw[e]!, (m.get(adjSw[e]!) ?? 0) + 1);
-    return [...m.values()];
-  };
+  // Regularity per level (OpenSM refuses irregular trees; here they are routed, and said so).
+  const groups = (entries: number[]): number => new Set(entries.map((e) => adjSw[e]!)).size;
+  const irregular: string[] = [];
   for (const dir of ['up', 'down'] as const) {
-    const seen = new Map<number, { s: number; groups: number; sizes: string }>();
+    const seen = new Map<number, { s: number; groups: number; ports: number }>();
     for (let s = 0; s < nSw; s++) {
       const l = level[s]!;
       if ((dir === 'up' && l === top) || (dir === 'down' && l === 0)) continue;
-      const g = groups(s, dir === 'up' ? up[s]! : down[s]!);
-      const sizes = [...new Set(g)].sort((a, b) => a - b).join('/');
+      const list = dir === 'up' ? up[s]! : down[s]!;
+      const g = groups(list);
       const ref = seen.get(l);
-      if (!ref) {
-        seen.set(l, { s, groups: g.length, sizes });
-        continue;
+      if (!ref) seen.set(l, { s, groups: g, ports: list.length });
+      else if ((ref.groups !== g || ref.ports !== list.length) && irregular.length < 3) {
+        irregular.push(`level ${l}: switch ${swName(ix, s)} has ${list.length} ${dir}-going port(s) to ${g} switch(es), switch ${swName(ix, ref.s)} ${ref.ports} to ${ref.groups}`);
       }
-      if (ref.groups !== g.length || ref.sizes !== sizes) {
-        throw NA(`level ${l} is irregular: switch ${swName(ix, s)} has ${g.length} ${dir}-going port group(s) of ${sizes} port(s), switch ${swName(ix, ref.s)} has ${ref.groups} of ${ref.sizes}`);
-      }
-      if (sizes.includes('/')) throw NA(`switch ${swName(ix, s)} has ${dir}-going port groups of different sizes (${sizes})`);
     }
   }
-  return { level, levels, up, down };
+  return { level, levels, up, down, irregular };
 }
 
 export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult {
@@ -133,218 +136,288 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
   const ix = indexFabric(fabric);
   const shape = fatTreeShape(ix, opts.roots);
   const { nSw, adjSw, adjPort, adjRemotePort, adjReverse, ends } = ix;
-  const { level, up, down } = shape;
+  const { level } = shape;
   const nE = ix.adjStart[nSw]!;
+  // Up and down entries of each switch as flat arrays (the hot loops below run once per destination switch).
+  const csr = (lists: number[][]): { start: Int32Array; list: Int32Array } => {
+    const start = new Int32Array(nSw + 1);
+    for (let x = 0; x < nSw; x++) start[x + 1] = start[x]! + lists[x]!.length;
+    const list = new Int32Array(start[nSw]!);
+    for (let x = 0; x < nSw; x++) list.set(lists[x]!, start[x]!);
+    return { start, list };
+  };
+  const { start: upStart, list: upList } = csr(shape.up);
+  const { start: downStart, list: downList } = csr(shape.down);
   const lfts = emptyLfts(ix);
-  const downCnt = new Int32Array(nE); // on an up entry s→p: destinations routed down p→s
-  const upCnt = new Int32Array(nE); // on an up entry s→p: routes going up through it
-
-  // Up-going port groups: entries of one switch to the same parent share a group counter.
-  const upGroup = new Int32Array(nE).fill(-1);
-  let nGroups = 0;
-  for (let sw = 0; sw < nSw; sw++) {
-    const first = new Map<number, number>();
-    for (const e of up[sw]!) {
-      const p = adjSw[e]!;
-      let g = first.get(p);
-      if (g === undefined) first.set(p, (g = nGroups++));
-      upGroup[e] = g;
-    }
-  }
-  const groupDown = new Int32Array(nGroups);
-
-  // Switches by level, top first.
+  // Switches by level, and each switch's position in its level (the rotation offset).
   const byLevel: number[][] = Array.from({ length: shape.levels }, () => []);
-  for (let s = 0; s < nSw; s++) byLevel[level[s]!]!.push(s);
+  const sigma = new Int32Array(nSw);
+  for (let s = 0; s < nSw; s++) sigma[s] = byLevel[level[s]!]!.push(s) - 1;
 
-  // ---- per destination switch T: ancestors, distances, and a baseline port on every switch ----
-  // (the route a switch takes when no main-path preference applies: ancestors go down toward T,
-  // others up to a parent at the least distance). Shared by all LIDs delivered by T.
+  // ---- per destination switch T: distances and every switch's candidate ports ----
+  // Ancestors of T (switches that reach it going down) may go down to a child one hop nearer;
+  // every other switch goes up to a parent one hop nearer along up/down routes. Shared by all
+  // LIDs delivered by T.
   const ancStamp = new Int32Array(nSw).fill(-1);
+  /** Switches with an up/down route to T (stamped with T's epoch), listed in `rList`. */
+  const inR = new Int32Array(nSw).fill(-1);
+  const rList: number[] = [];
   const dist = new Int32Array(nSw);
-  const basePort = new Uint8Array(nSw);
+  const candLo = new Int32Array(nSw);
+  const candHi = new Int32Array(nSw);
+  const cand = new Int32Array(nE + nSw);
   const queue = new Int32Array(nSw);
+  const byLev: number[][] = Array.from({ length: shape.levels }, () => []);
   let tEpoch = 0;
-  let preparedFor = -1;
   let downUpRoutes = 0;
-  const prepare = (T: number, forCa: boolean): void => {
-    if (preparedFor === T) return;
-    preparedFor = T;
+  /** Distances and candidates toward T, for T's ancestors and the switches below them (the only
+   *  ones with up/down routes to T); cost in proportion to that part of the tree. */
+  const prepare = (T: number): void => {
     const ep = ++tEpoch;
-    basePort.fill(255);
     dist.fill(-1);
     dist[T] = 0;
     ancStamp[T] = ep;
+    inR[T] = ep;
+    rList.length = 0;
     let h = 0;
     let t = 0;
     queue[t++] = T;
     while (h < t) {
       const s = queue[h++]!;
-      for (const e of up[s]!) {
-        const p = adjSw[e]!;
+      for (let j = upStart[s]!; j < upStart[s + 1]!; j++) {
+        const p = adjSw[upList[j]!]!;
         if (ancStamp[p] !== ep) {
           ancStamp[p] = ep;
+          inR[p] = ep;
           dist[p] = dist[s]! + 1;
           queue[t++] = p;
+          rList.push(p);
         }
       }
     }
-    for (let i = 1; i < t; i++) {
-      const a = queue[i]!;
-      for (const f of down[a]!) {
-        const c = adjSw[f]!;
-        if (ancStamp[c] === ep && dist[c] === dist[a]! - 1) {
-          basePort[a] = adjPort[f]!;
-          break;
-        }
+    // Everything below T and its ancestors, by a BFS down.
+    for (const l of byLev) l.length = 0;
+    h = 0;
+    while (h < t) {
+      const x = queue[h++]!;
+      for (let j = downStart[x]!; j < downStart[x + 1]!; j++) {
+        const c = adjSw[downList[j]!]!;
+        if (inR[c] === ep) continue;
+        inR[c] = ep;
+        queue[t++] = c;
+        rList.push(c);
+        byLev[level[c]!]!.push(c);
       }
     }
-    const deferred: number[] = [];
     for (let l = shape.levels - 1; l >= 0; l--) {
-      for (const s of byLevel[l]!) {
-        if (ancStamp[s] === ep) continue;
+      for (const s of byLev[l]!) {
         let best = -1;
-        for (const e of up[s]!) {
-          const dp = dist[adjSw[e]!]!;
-          if (dp >= 0 && (best < 0 || dp < dist[adjSw[best]!]!)) best = e;
+        for (let j = upStart[s]!; j < upStart[s + 1]!; j++) {
+          const dp = dist[adjSw[upList[j]!]!]!;
+          if (dp >= 0 && (best < 0 || dp < best)) best = dp;
         }
-        if (best < 0) {
-          deferred.push(s);
-          continue;
-        }
-        basePort[s] = adjPort[best]!;
-        dist[s] = dist[adjSw[best]!]! + 1;
+        dist[s] = best + 1; // best ≥ 0: s was reached from a parent that has a distance
       }
     }
-    if (deferred.length === 0) return;
-    if (forCa) {
-      throw NA(`switch ${swName(ix, deferred[0]!)} has no up/down route to leaf ${swName(ix, T)}: its ancestors do not reach that leaf going down, so this is not a fat tree`);
+    let k = 0;
+    for (const s of rList) {
+      candLo[s] = k;
+      const want = dist[s]! - 1;
+      const anc = ancStamp[s] === ep;
+      const st = anc ? downStart : upStart;
+      const li = anc ? downList : upList;
+      for (let j = st[s]!; j < st[s + 1]!; j++) {
+        const e = li[j]!;
+        const r = adjSw[e]!;
+        if (dist[r] === want && (!anc || ancStamp[r] === ep)) cand[k++] = e;
+      }
+      candHi[s] = k;
     }
-    // Switch LIDs only: remaining switches (other top switches, and switches below only them) take a
-    // shortest path through routed switches (down, then up): BFS seeded with every routed switch.
-    const buckets: number[][] = [];
-    for (let x = 0; x < nSw; x++) if (dist[x]! >= 0) (buckets[dist[x]!] ??= []).push(x);
-    for (let b = 0; b < buckets.length; b++) {
-      for (const x of buckets[b] ?? []) {
-        for (let e = ix.adjStart[x]!; e < ix.adjStart[x + 1]!; e++) {
-          const y = adjSw[e]!;
-          const back = adjReverse[e]!;
-          if (dist[y]! >= 0 || back < 0) continue;
-          basePort[y] = adjPort[back]!;
-          dist[y] = b + 1;
+    buildWeights();
+  };
+  /** Switches without an up/down route to T (after prepare). */
+  const outside = (): number[] => {
+    const out: number[] = [];
+    for (let s = 0; s < nSw; s++) if (inR[s] !== tEpoch) out.push(s);
+    return out;
+  };
+
+  /** Switch LIDs only: switches with no up/down route (other top switches, and switches below only
+   *  them) take a shortest path through routed switches (down, then up). */
+  const fallbackPort = new Uint8Array(nSw);
+  const fallback = (deferred: number[]): void => {
+    // Rounds: a pending switch next to one with a route takes it (one hop longer), so every
+    // route still ends at T without a loop.
+    let pending = deferred;
+    while (pending.length > 0) {
+      const left: number[] = [];
+      for (const y of pending) {
+        let best = -1;
+        for (let e = ix.adjStart[y]!; e < ix.adjStart[y + 1]!; e++) {
+          const x = adjSw[e]!;
+          if (dist[x]! >= 0 && (best < 0 || dist[x]! < dist[adjSw[best]!]!)) best = e;
+        }
+        if (best < 0) left.push(y);
+        else {
+          fallbackPort[y] = adjPort[best]!;
+          dist[y] = dist[adjSw[best]!]! + 1;
           downUpRoutes++;
-          (buckets[b + 1] ??= []).push(y);
         }
       }
+      if (left.length === pending.length) break; // not connected: left without a route
+      pending = left;
     }
   };
 
-  // ---- per destination LID ----
-  let caLeaves = 0;
-  for (const s of byLevel[0]!) if (ix.caCount[s]! > 0) caLeaves++;
-  const flagStamp = new Int32Array(nSw).fill(-1);
-  const candE = new Int32Array(nSw);
-  const flaggedAt: number[][] = Array.from({ length: shape.levels }, () => []);
-  const mainAt = new Int32Array(shape.levels);
-  let dEpoch = 0;
-  let slowDests = 0;
-
-  const routeDest = (d: number, T: number, deliverPort: number, count: boolean): void => {
-    prepare(T, count);
-    const ep = ++dEpoch;
-    const aep = tEpoch;
-    for (let s = 0; s < nSw; s++) lfts[s]![d] = basePort[s]!;
-    lfts[T]![d] = deliverPort;
-    // Main path.
-    mainAt.fill(-1);
-    let cur = T;
-    flagStamp[T] = ep;
-    mainAt[level[T]!] = T;
-    while (up[cur]!.length > 0) {
-      // Least loaded port group (parallel links to one parent), then least loaded port in it.
-      let best = -1;
-      for (const e of up[cur]!) {
-        if (best < 0) best = e;
-        else {
-          const g = groupDown[upGroup[e]!]!;
-          const gb = groupDown[upGroup[best]!]!;
-          if (g < gb || (g === gb && downCnt[e]! < downCnt[best]!)) best = e;
+  // ---- per destination LID: rotate through the candidates ----
+  // Destination i at switch s takes candidate (i + position of s in its level) mod count. One
+  // switch spreads its destinations evenly over its up links; one destination is reached from the
+  // switches of a level over every up link in turn, so its routes arrive over every link into
+  // its leaf and the levels above carry the same share (the leaf-to-leaf shift of OpenSM's ftree
+  // sends all of them down one link). LIDs of one port (LMC) are consecutive destinations, so
+  // they leave every switch over different links.
+  let index = 0;
+  // In a degraded tree the candidates of a switch may lead to parents with fewer onward links
+  // (a spine that lost a core): there the rotation is weighted by each candidate's own number of
+  // candidates, interleaved (smooth weighted round robin), so traffic follows capacity.
+  const weighted = shape.irregular.length > 0;
+  const seqLo = new Int32Array(nSw);
+  const seqHi = new Int32Array(nSw);
+  let seq = new Uint8Array(0);
+  const buildWeights = (): void => {
+    if (!weighted) return;
+    const parts: Uint8Array[] = [];
+    let total = 0;
+    const w: number[] = [];
+    const cur: number[] = [];
+    for (const s of rList) {
+      seqLo[s] = seqHi[s] = total;
+      const a = candLo[s]!;
+      const n = candHi[s]! - a;
+      if (n < 2) continue;
+      w.length = 0;
+      let g = 0;
+      let same = true;
+      for (let k = 0; k < n; k++) {
+        const r = adjSw[cand[a + k]!]!;
+        const c = Math.max(1, inR[r] === tEpoch ? candHi[r]! - candLo[r]! : 1);
+        w.push(c);
+        g = gcd(g, c);
+        if (c !== w[0]) same = false;
+      }
+      if (same) continue;
+      let W = 0;
+      for (let k = 0; k < n; k++) W += (w[k]! /= g);
+      const out = new Uint8Array(W);
+      cur.length = 0;
+      for (let k = 0; k < n; k++) cur.push(0);
+      for (let j = 0; j < W; j++) {
+        let best = 0;
+        for (let k = 0; k < n; k++) {
+          cur[k]! += w[k]!;
+          if (cur[k]! > cur[best]!) best = k;
         }
+        cur[best]! -= W;
+        out[j] = best;
       }
-      if (count) {
-        downCnt[best]!++;
-        groupDown[upGroup[best]!]!++;
-      }
-      const p = adjSw[best]!;
-      lfts[p]![d] = adjRemotePort[best]!;
-      flagStamp[p] = ep;
-      mainAt[level[p]!] = p;
-      cur = p;
+      parts.push(out);
+      total += W;
+      seqHi[s] = total;
     }
-    // Non-ancestors below flagged switches join the main path: top-down, each takes the least used
-    // up link to a flagged parent at its least distance.
-    let flaggedLeaves = 0;
-    for (let l = shape.levels - 1; l >= 1; l--) {
-      const below = flaggedAt[l - 1]!;
-      below.length = 0;
-      const pushFrom = (p: number): void => {
-        for (const f of down[p]!) {
-          const c = adjSw[f]!;
-          if (ancStamp[c] === aep || dist[c] !== dist[p]! + 1) continue;
-          const u = adjReverse[f]!;
-          if (flagStamp[c] !== ep) {
-            flagStamp[c] = ep;
-            candE[c] = u;
-            below.push(c);
-          } else if (upCnt[u]! < upCnt[candE[c]!]! || (upCnt[u] === upCnt[candE[c]!] && u < candE[c]!)) candE[c] = u;
-        }
-      };
-      if (mainAt[l]! >= 0) pushFrom(mainAt[l]!);
-      for (const p of flaggedAt[l]!) pushFrom(p);
-      for (const c of below) {
-        const u = candE[c]!;
-        lfts[c]![d] = adjPort[u]!;
-        if (count) upCnt[u]!++;
-        if (l - 1 === 0 && ix.caCount[c]! > 0) flaggedLeaves++;
-      }
+    seq = new Uint8Array(total);
+    let off = 0;
+    for (const p of parts) {
+      seq.set(p, off);
+      off += p.length;
     }
-    flaggedAt[shape.levels - 1]!.length = 0;
-    if (!count || flaggedLeaves >= caLeaves - (ix.caCount[T]! > 0 ? 1 : 0)) return;
-    // Irregular case: some leaves with CAs do not reach the main path at their least distance.
-    // Their up routes carry CA traffic, so balance them by up-link load (top-down).
-    slowDests++;
-    for (let l = shape.levels - 2; l >= 0; l--) {
-      for (const s of byLevel[l]!) {
-        if (ancStamp[s] === aep || flagStamp[s] === ep) continue;
-        let best = -1;
-        for (const e of up[s]!) {
-          if (dist[adjSw[e]!] !== dist[s]! - 1) continue;
-          if (best < 0 || upCnt[e]! < upCnt[best]!) best = e;
-        }
-        if (best < 0) continue;
-        lfts[s]![d] = adjPort[best]!;
-        upCnt[best]!++;
-      }
+  };
+  const pick = (s: number, i: number): number => {
+    const a = candLo[s]!;
+    const W = weighted ? seqHi[s]! - seqLo[s]! : 0;
+    if (W > 0) return cand[a + seq[seqLo[s]! + ((i + sigma[s]!) % W)]!]!;
+    return cand[a + ((i + sigma[s]!) % (candHi[s]! - a))]!;
+  };
+  /** Route the LIDs of T (lids[j] delivered on ports[j]); CA LIDs take consecutive destination
+   *  indices, a switch LID (no data traffic) the next one without advancing. Switch by switch,
+   *  so each table is written in LID order. Switches outside T's up/down part copy their entry for
+   *  `copyFrom` (a CA LID whose route reaches that part), or take the fallback port. */
+  const routeLids = (T: number, lids: number[], ports: number[], caCount: number, copyFrom: number, fallbackOf: number[] | undefined): void => {
+    const i0 = index;
+    index += caCount;
+    const n = lids.length;
+    for (let j = 0; j < n; j++) lfts[T]![lids[j]!] = ports[j]!;
+    for (const s of rList) {
+      if (candHi[s]! <= candLo[s]!) continue;
+      const t = lfts[s]!;
+      for (let j = 0; j < n; j++) t[lids[j]!] = adjPort[pick(s, i0 + j)]!;
     }
+    if (copyFrom >= 0) {
+      for (let s = 0; s < nSw; s++) {
+        if (inR[s] === tEpoch) continue;
+        const t = lfts[s]!;
+        for (let j = 0; j < n; j++) t[lids[j]!] = t[copyFrom]!;
+      }
+    } else if (fallbackOf) for (const s of fallbackOf) for (let j = 0; j < n; j++) lfts[s]![lids[j]!] = fallbackPort[s]!;
   };
 
   // CA destinations: leaves in switch order, ports in the leaf's port order.
   for (const leaf of byLevel[0]!) {
     const eps: number[] = [];
-    for (let i = ix.endsStart[leaf]!; i < ix.endsStart[leaf + 1]!; i++) if (!ends[ix.endsOfSw[i]!]!.isSwitch) eps.push(ix.endsOfSw[i]!);
+    for (let i = ix.endsStart[leaf]!; i < ix.endsStart[leaf + 1]!; i++) eps.push(ix.endsOfSw[i]!);
     eps.sort((a, b) => ends[a]!.swPort - ends[b]!.swPort);
-    for (const ei of eps) {
-      const ep = ends[ei]!;
-      for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) routeDest(l, leaf, ep.swPort, true);
+    const cas = eps.filter((ei) => !ends[ei]!.isSwitch);
+    if (cas.length === 0) continue;
+    prepare(leaf);
+    // A switch without an up/down route to the leaf is never on a CA's route to it (no switch
+    // picks it as a next hop); one with CAs of its own means the tree is cut.
+    const deferred = rList.length + 1 < nSw ? outside() : [];
+    const cut = deferred.find((s) => ix.caCount[s]! > 0);
+    if (cut !== undefined) {
+      throw NA(`switch ${swName(ix, cut)} has no up/down route to leaf ${swName(ix, leaf)}: its ancestors do not reach that leaf going down, so this is not a fat tree`);
     }
+    if (deferred.length > 0) fallback(deferred);
+    const lids: number[] = [];
+    const ports: number[] = [];
+    for (const ei of cas) {
+      const ep = ends[ei]!;
+      for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) {
+        lids.push(l);
+        ports.push(ep.swPort);
+      }
+    }
+    const caLids = lids.length;
+    const own = eps.find((ei) => ends[ei]!.isSwitch);
+    if (own !== undefined) {
+      lids.push(ends[own]!.lid);
+      ports.push(0);
+    }
+    routeLids(leaf, lids, ports, caLids, -1, deferred.length > 0 ? deferred : undefined);
   }
-  // Switch LIDs.
-  for (const ep of ends) if (ep.isSwitch && ep.sw >= 0) routeDest(ep.lid, ep.sw, 0, false);
+  // Switch LIDs of the other switches (management traffic): switches without an up/down route
+  // follow their route to a CA below T (whose route joins T's part and stays in it).
+  const firstCaLid = new Int32Array(nSw).fill(-1);
+  for (const ep of ends) if (!ep.isSwitch && ep.sw >= 0 && firstCaLid[ep.sw]! < 0) firstCaLid[ep.sw] = ep.lid;
+  for (const ep of ends) {
+    if (!ep.isSwitch || ep.sw < 0 || (level[ep.sw] === 0 && ix.caCount[ep.sw]! > 0)) continue;
+    prepare(ep.sw);
+    let copyFrom = -1;
+    for (const s of rList) if (firstCaLid[s]! >= 0) {
+      copyFrom = firstCaLid[s]!;
+      break;
+    }
+    let fb: number[] | undefined;
+    if (copyFrom < 0 && rList.length + 1 < nSw) {
+      fb = outside();
+      fallback(fb);
+    }
+    if (copyFrom >= 0) downUpRoutes += nSw - rList.length - 1;
+    routeLids(ep.sw, [ep.lid], [0], 0, copyFrom, fb);
+  }
 
   const notes = [...ix.warnings];
   notes.push(`fat tree: ${shape.levels} levels, ${byLevel.map((b, l) => `level ${l}: ${b.length}`).join(', ')} switches`);
-  if (slowDests > 0) notes.push(`${slowDests} destination(s) needed load-balanced up routes off the main path (the tree is not fully populated)`);
-  if (downUpRoutes > 0) notes.push(`${downUpRoutes} switch-to-switch routes between top-level switches go down then up (no up/down path exists; switch management traffic only)`);
+  if (shape.irregular.length > 0) notes.push(`the tree is irregular (degraded): ${shape.irregular.join('; ')}`);
+  if (downUpRoutes > 0) notes.push(`${downUpRoutes} routes from switches without CAs go down then up (no up/down path exists, e.g. between top-level switches or around a missing link; no CA route uses them)`);
   return {
     engine: 'ftree',
     lfts: lftMap(ix, lfts),

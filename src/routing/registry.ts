@@ -3,13 +3,21 @@ import type { Fabric } from '../model/fabric.js';
 import { dfsssp } from './dfsssp.js';
 import { ftree } from './ftree.js';
 import { minhop } from './minhop.js';
+import { nue } from './nue.js';
+import { torus } from './torus.js';
 import { RoutingError, RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
 import { updn } from './updn.js';
 
-const engines = new Map<string, RoutingEngine>([minhop, updn, ftree, dfsssp].map((e) => [e.name, e]));
+const engines = new Map<string, RoutingEngine>([minhop, updn, ftree, dfsssp, torus, nue].map((e) => [e.name, e]));
 
-/** Default order: the most specific engine first, minhop last (always applies). */
-export const DEFAULT_FALLBACK: readonly string[] = ['ftree', 'updn', 'minhop'];
+/** The deadlock-free engine that applies to every fabric (any connected topology, any VL count
+ *  1..15): the last resort when a configured chain fails, so no chain ends in routes that can
+ *  deadlock. */
+export const DEADLOCK_FREE_FALLBACK = 'nue';
+
+/** Default order: the most specific engines first (fat trees, then tori and meshes), then the
+ *  deadlock-free engine that always applies. Every engine in it is deadlock-free. */
+export const DEFAULT_FALLBACK: readonly string[] = ['ftree', 'torus', DEADLOCK_FREE_FALLBACK];
 
 export function engineNames(): string[] {
   return [...engines.keys()];

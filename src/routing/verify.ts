@@ -185,6 +185,7 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
   let aboveShortest = 0;
 
   const totalSources = caEnds.length;
+  let bfsFor = -1;
 
   const checkLid = (d: number, T: number, owner: number): void => {
     lids++;
@@ -297,7 +298,11 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
     }
     if (lidLooped) loopLids++;
 
-    if (doStretch) bfsSwitches(ix, T, dist, queue);
+    // One BFS per destination switch (its LIDs are checked one after the other).
+    if (doStretch && bfsFor !== T) {
+      bfsSwitches(ix, T, dist, queue);
+      bfsFor = T;
+    }
 
     // Sources at each switch, VL masks.
     for (let s = 0; s < nSw; s++) {

@@ -11,7 +11,7 @@ import { lftBlockMod, portInfoMod } from '../wire/modifiers.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { QosVlSettings } from '../model/qos-policy.js';
 import { PartitionPlan } from '../model/partitions.js';
-import { routeWithFallback, type FallbackResult } from '../routing/registry.js';
+import { DEADLOCK_FREE_FALLBACK, routeWithFallback, type FallbackResult } from '../routing/registry.js';
 import { RoutingNotApplicable } from '../routing/types.js';
 import { computeMfts, type McastGroupPorts } from '../routing/mcast-tree.js';
 import type { Clock } from '../util/clock.js';
@@ -70,9 +70,9 @@ export interface SweepStats {
   reroute?: 'incremental' | 'full';
 }
 
-/** The engine that always applies and is deadlock-free: routes with it when none of the
- * configured chain applies (an irregular tree after a cable failure under `--routing ftree`). */
-export const FINAL_FALLBACK_ENGINE = 'updn';
+/** The engine that always applies and is deadlock-free (routing/registry.ts: nue): routes with it
+ * when none of the configured chain applies (e.g. `--routing ftree` on a fabric that is no tree). */
+export const FINAL_FALLBACK_ENGINE = DEADLOCK_FREE_FALLBACK;
 /** The stable code of the ERROR logged when the configured chain gave way to the final fallback. */
 export const ROUTING_FALLBACK_CODE = 'IBSM_ROUTING_FALLBACK';
 /** Log lines per sweep for SMPs given up (then one summary line). */

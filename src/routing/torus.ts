@@ -1,0 +1,327 @@
+/**
+ * torus: dimension-order routing on tori and meshes, deadlock-free with datelines (the idea of
+ * OpenSM's torus-2QoS and dor; our implementation). Detected from the graph alone, no
+ * configuration.
+ *
+ * Detection: a torus or mesh is a Cartesian product of rings and lines. Two links at a switch
+ * belong to one dimension when they span no 4-cycle; opposite links of a 4-cycle belong to one
+ * dimension. The classes of that relation are the dimensions (a ring of 4 is two dimensions of
+ * 2, which it is: C4 = K2 × K2). Contracting the links of all other dimensions gives each
+ * switch's coordinate in a dimension, which must be a line or a ring. The result is checked
+ * exactly: coordinates one-to-one with the grid, every link one step in one dimension, no link
+ * missing; anything else is RoutingNotApplicable (the next engine routes it).
+ *
+ * Routes: dimensions in order, each by its shortest way round (ties between the two ways of an
+ * even ring alternate by the other coordinates, for balance); parallel links to one neighbour
+ * are dealt by LID. Deadlock freedom: routes cross dimensions only upward, so a dependency cycle
+ * could only go round one ring; a route's segment in a ring of n ≥ 4 is at most n/2 hops, and the
+ * segments that cross the ring's dateline (between coordinate n−1 and 0) never cover the
+ * dependency opposite it, so routes that cross and routes that do not are each acyclic on their
+ * own VL. The VL of a route has one bit per ring (set when the route crosses that ring's
+ * dateline), so the SL2VL table is uniform: SL i → VL i. With fewer VLs than 2^rings the rings
+ * left without a bit are routed as lines (never over their wrap-around link). Rings of 3 need no
+ * bit (their segments are one hop).
+ */
+import type { Fabric } from '../model/fabric.js';
+import { emptyLfts, indexFabric, lftMap, swName, type FabricIndex } from './graph.js';
+import { checkLmc } from './minhop.js';
+import { identitySl2Vl, RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
+
+const NA = (reason: string): RoutingNotApplicable => new RoutingNotApplicable('torus', reason);
+
+export interface TorusShape {
+  /** Size of each dimension. */
+  dims: number[];
+  /** Whether each dimension is a ring (wrap-around link) rather than a line. */
+  ring: boolean[];
+  /** coord[s * D + i]: coordinate of switch s in dimension i. */
+  coord: Int32Array;
+}
+
+class UnionFind {
+  readonly p: Int32Array;
+  constructor(n: number) {
+    this.p = Int32Array.from({ length: n }, (_, i) => i);
+  }
+  find(x: number): number {
+    const p = this.p;
+    while (p[x] !== x) {
+      p[x] = p[p[x]!]!;
+      x = p[x]!;
+    }
+    return x;
+  }
+  union(a: number, b: number): void {
+    const x = this.find(a);
+    const y = this.find(b);
+    if (x !== y) this.p[Math.max(x, y)] = Math.min(x, y);
+  }
+}
+
+/** Detect the grid; throws RoutingNotApplicable naming the first thing that is not a torus or mesh. */
+export function torusShape(ix: FabricIndex): TorusShape {
+  try {
+    return detect(ix);
+  } catch (err) {
+    if (err instanceof RoutingNotApplicable) throw NA(`not a torus or mesh: ${err.reason}`);
+    throw err;
+  }
+}
+
+function detect(ix: FabricIndex): TorusShape {
+  const { nSw, adjStart, adjSw } = ix;
+  if (nSw < 2) throw NA(`${nSw} switch(es): a torus or mesh needs at least 2`);
+  // Distinct neighbour switches.
+  const nbr: number[][] = [];
+  const maxDeg = 2 * Math.floor(Math.log2(nSw));
+  for (let s = 0; s < nSw; s++) {
+    const set = new Set<number>();
+    for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) if (adjSw[e] !== s) set.add(adjSw[e]!);
+    const l = [...set].sort((a, b) => a - b);
+    if (l.length === 0) throw NA(`switch ${swName(ix, s)} has no links to other switches`);
+    if (l.length > maxDeg) throw NA(`switch ${swName(ix, s)} has ${l.length} neighbour switches; a torus or mesh of ${nSw} switches has at most ${maxDeg}`);
+    nbr.push(l);
+  }
+  // Simple edges and their ids.
+  const edgeId = new Map<number, number>();
+  const ends: number[] = [];
+  for (let s = 0; s < nSw; s++) for (const t of nbr[s]!) if (s < t) {
+    edgeId.set(s * nSw + t, ends.length / 2);
+    ends.push(s, t);
+  }
+  const nEdges = ends.length / 2;
+  const eid = (a: number, b: number): number => edgeId.get(a < b ? a * nSw + b : b * nSw + a)!;
+  const uf = new UnionFind(nEdges);
+  const mark = new Int32Array(nSw).fill(-1);
+  for (let x = 0; x < nSw; x++) {
+    const N = nbr[x]!;
+    for (let i = 0; i < N.length; i++) {
+      const a = N[i]!;
+      for (const y of nbr[a]!) mark[y] = a;
+      for (let j = i + 1; j < N.length; j++) {
+        const b = N[j]!;
+        let square = false;
+        for (const y of nbr[b]!) {
+          if (y === x || mark[y] !== a) continue;
+          square = true;
+          uf.union(eid(x, a), eid(b, y));
+          uf.union(eid(x, b), eid(a, y));
+        }
+        if (!square) uf.union(eid(x, a), eid(x, b));
+      }
+    }
+  }
+  const classOf = new Int32Array(nEdges);
+  const classIdx = new Map<number, number>();
+  for (let e = 0; e < nEdges; e++) {
+    const r = uf.find(e);
+    let c = classIdx.get(r);
+    if (c === undefined) classIdx.set(r, (c = classIdx.size));
+    classOf[e] = c;
+  }
+  const D = classIdx.size;
+  if (D > Math.log2(nSw) + 1e-9) throw NA(`its links fall into ${D} dimension classes, more than a grid of ${nSw} switches can have`);
+  const dims: number[] = [];
+  const ring: boolean[] = [];
+  const coord = new Int32Array(nSw * D);
+  for (let c = 0; c < D; c++) {
+    // Coordinate in dimension c: components of the links of the other dimensions.
+    const vuf = new UnionFind(nSw);
+    for (let e = 0; e < nEdges; e++) if (classOf[e] !== c) vuf.union(ends[2 * e]!, ends[2 * e + 1]!);
+    const compIdx = new Map<number, number>();
+    const compOf = new Int32Array(nSw);
+    for (let s = 0; s < nSw; s++) {
+      const r = vuf.find(s);
+      let k = compIdx.get(r);
+      if (k === undefined) compIdx.set(r, (k = compIdx.size));
+      compOf[s] = k;
+    }
+    const n = compIdx.size;
+    const qn: Set<number>[] = Array.from({ length: n }, () => new Set());
+    for (let e = 0; e < nEdges; e++) {
+      if (classOf[e] !== c) continue;
+      const a = compOf[ends[2 * e]!]!;
+      const b = compOf[ends[2 * e + 1]!]!;
+      if (a === b) throw NA(`a link of dimension ${c} joins switches that the other dimensions already join: not a grid`);
+      qn[a]!.add(b);
+      qn[b]!.add(a);
+    }
+    let qEdges = 0;
+    for (const q of qn) {
+      if (q.size > 2) throw NA(`dimension ${c} is not a line or ring (a position has ${q.size} neighbours)`);
+      qEdges += q.size;
+    }
+    qEdges /= 2;
+    const isRing = n >= 3 && qEdges === n;
+    if (!isRing && qEdges !== n - 1) throw NA(`dimension ${c} (${n} positions, ${qEdges} steps) is neither a line nor a ring`);
+    let start = 0;
+    if (!isRing) while (qn[start]!.size !== 1 && start < n - 1) start++;
+    const pos = new Int32Array(n).fill(-1);
+    let prev = -1;
+    let cur = start;
+    for (let k = 0; k < n; k++) {
+      if (cur < 0 || pos[cur]! >= 0) throw NA(`dimension ${c} is not connected as a line or ring`);
+      pos[cur] = k;
+      let nx = -1;
+      for (const y of qn[cur]!) if (y !== prev && pos[y]! < 0) {
+        nx = y;
+        break;
+      }
+      prev = cur;
+      cur = nx;
+    }
+    for (let s = 0; s < nSw; s++) coord[s * D + c] = pos[compOf[s]!]!;
+    dims.push(n);
+    ring.push(isRing);
+  }
+  // Exact check: a bijection onto the grid, every link one step in its own dimension, none missing.
+  let total = 1;
+  for (const n of dims) total *= n;
+  if (total !== nSw) throw NA(`coordinates ${dims.join('×')} = ${total} positions for ${nSw} switches`);
+  const seen = new Set<number>();
+  const flat = (s: number): number => {
+    let k = 0;
+    for (let i = D - 1; i >= 0; i--) k = k * dims[i]! + coord[s * D + i]!;
+    return k;
+  };
+  for (let s = 0; s < nSw; s++) {
+    const k = flat(s);
+    if (seen.has(k)) throw NA(`two switches get the same grid position (${swName(ix, s)})`);
+    seen.add(k);
+  }
+  let expected = 0;
+  for (let i = 0; i < D; i++) expected += (nSw / dims[i]!) * (ring[i] ? dims[i]! : dims[i]! - 1);
+  if (expected !== nEdges) throw NA(`a ${dims.join('×')} grid has ${expected} switch pairs linked, this fabric ${nEdges}`);
+  for (let e = 0; e < nEdges; e++) {
+    const a = ends[2 * e]!;
+    const b = ends[2 * e + 1]!;
+    let diff = 0;
+    for (let i = 0; i < D; i++) {
+      const d = Math.abs(coord[a * D + i]! - coord[b * D + i]!);
+      if (d === 0) continue;
+      if (d === 1 || (ring[i] && d === dims[i]! - 1)) diff++;
+      else diff += 2;
+    }
+    if (diff !== 1) throw NA(`link ${swName(ix, a)} – ${swName(ix, b)} is not one step in one dimension`);
+  }
+  return { dims, ring, coord };
+}
+
+export function routeTorus(fabric: Fabric, opts: RoutingOptions): RoutingResult {
+  checkLmc('torus', opts);
+  const maxVls = opts.maxVls ?? 8;
+  if (!Number.isInteger(maxVls) || maxVls < 1 || maxVls > 15) throw NA(`maxVls must be 1..15, got ${maxVls}`);
+  const ix = indexFabric(fabric);
+  const { nSw, adjStart, adjSw, adjPort, ends } = ix;
+  const shape = torusShape(ix);
+  const { dims, ring, coord } = shape;
+  const D = dims.length;
+  // Rings that need a dateline bit (n ≥ 4), largest first, as many as the VLs allow.
+  const bitOf = new Int32Array(D).fill(-1);
+  const wantBits = dims.map((n, i) => i).filter((i) => ring[i] && dims[i]! >= 4).sort((a, b) => dims[b]! - dims[a]! || a - b);
+  const haveBits = Math.floor(Math.log2(maxVls));
+  wantBits.slice(0, haveBits).forEach((i, b) => (bitOf[i] = b));
+  const asLine = wantBits.slice(haveBits);
+  /** Whether routes may use the wrap-around link of dimension i. */
+  const wraps = dims.map((n, i) => ring[i]! && (n === 3 || bitOf[i]! >= 0));
+
+  // Channels from each switch one step in each dimension and direction (parallel links kept).
+  const step: number[][] = Array.from({ length: nSw * D * 2 }, () => []);
+  for (let s = 0; s < nSw; s++) {
+    for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
+      const t = adjSw[e]!;
+      for (let i = 0; i < D; i++) {
+        const a = coord[s * D + i]!;
+        const b = coord[t * D + i]!;
+        if (a === b) continue;
+        const plus = ring[i] ? b === (a + 1) % dims[i]! : b > a;
+        step[(s * D + i) * 2 + (plus ? 0 : 1)]!.push(e);
+        break;
+      }
+    }
+  }
+
+  /** Direction (+1 or −1) from coordinate a to b ≠ a in dimension i, at a switch whose other
+   *  coordinates sum to `other`. */
+  const dir = (i: number, a: number, b: number, other: number): number => {
+    const n = dims[i]!;
+    if (!wraps[i]) return b > a ? 1 : -1;
+    const fwd = (b - a + n) % n;
+    if (2 * fwd < n) return 1;
+    if (2 * fwd > n) return -1;
+    return (other + b) % 2 === 0 ? 1 : -1;
+  };
+
+  const lfts = emptyLfts(ix);
+  const tc = new Int32Array(D);
+  for (let T = 0; T < nSw; T++) {
+    const lids: number[] = [];
+    const deliver: number[] = [];
+    for (let k = ix.endsStart[T]!; k < ix.endsStart[T + 1]!; k++) {
+      const ep = ends[ix.endsOfSw[k]!]!;
+      for (let d = ep.lid; d < ep.lid + (1 << ep.lmc); d++) {
+        lids.push(d);
+        deliver.push(ep.swPort);
+      }
+    }
+    if (lids.length === 0) continue;
+    for (let i = 0; i < D; i++) tc[i] = coord[T * D + i]!;
+    for (let j = 0; j < lids.length; j++) lfts[T]![lids[j]!] = deliver[j]!;
+    for (let s = 0; s < nSw; s++) {
+      if (s === T) continue;
+      let i = 0;
+      while (coord[s * D + i] === tc[i]) i++;
+      let other = 0;
+      for (let j = 0; j < D; j++) if (j !== i) other += coord[s * D + j]!;
+      const d = dir(i, coord[s * D + i]!, tc[i]!, other);
+      const chans = step[(s * D + i) * 2 + (d > 0 ? 0 : 1)]!;
+      if (chans.length === 0) throw NA(`switch ${swName(ix, s)} has no link in dimension ${i} direction ${d > 0 ? '+' : '−'}`);
+      const lft = lfts[s]!;
+      for (let j = 0; j < lids.length; j++) lft[lids[j]!] = adjPort[chans[(lids[j]! >> 0) % chans.length]!]!;
+    }
+  }
+
+  // SL: one bit per dateline ring the route crosses, from the two switches' coordinates.
+  const L = ix.maxLid + 1;
+  const lidSw = new Int32Array(L).fill(-1);
+  for (const ep of ends) if (ep.sw >= 0) for (let d = ep.lid; d < ep.lid + (1 << ep.lmc); d++) lidSw[d] = ep.sw;
+  const bitDims = wantBits.slice(0, haveBits);
+  const sl = (slid: number, dlid: number): number => {
+    if (bitDims.length === 0 || slid < 0 || slid >= L || dlid < 0 || dlid >= L) return 0;
+    const S = lidSw[slid]!;
+    const T = lidSw[dlid]!;
+    if (S < 0 || T < 0 || S === T) return 0;
+    let v = 0;
+    for (const i of bitDims) {
+      const a = coord[S * D + i]!;
+      const b = coord[T * D + i]!;
+      if (a === b) continue;
+      // At the start of segment i: dimensions before i are at T's coordinates, after i at S's.
+      let other = 0;
+      for (let j = 0; j < D; j++) if (j !== i) other += j < i ? coord[T * D + j]! : coord[S * D + j]!;
+      const d = dir(i, a, b, other);
+      if ((d > 0 && b < a) || (d < 0 && b > a)) v |= 1 << bitOf[i]!;
+    }
+    return v;
+  };
+  const vlsUsed = 1 << bitDims.length;
+  const notes = [...ix.warnings];
+  notes.push(`${dims.map((n, i) => `${n}${ring[i] ? '' : ' (line)'}`).join(' × ')} ${ring.some((r) => r) ? 'torus' : 'mesh'}; ${vlsUsed} VL(s): dateline bit for ring(s) ${bitDims.map((i) => `dimension ${i}`).join(', ') || 'none'}`);
+  if (asLine.length > 0) notes.push(`${asLine.length} ring(s) routed as lines (not over their wrap-around link): ${maxVls} VL(s) give ${haveBits} dateline bit(s) for ${wantBits.length} ring(s) of 4 or more`);
+  return {
+    engine: 'torus',
+    lfts: lftMap(ix, lfts),
+    maxLid: ix.maxLid,
+    sl,
+    vlsUsed,
+    sl2vl: identitySl2Vl(vlsUsed),
+    deadlockFree: true,
+    notes,
+  };
+}
+
+export const torus: RoutingEngine = {
+  name: 'torus',
+  description: 'tori and meshes (detected): dimension-order routes, deadlock-free with one dateline VL bit per ring (SL i → VL i)',
+  route: routeTorus,
+};
