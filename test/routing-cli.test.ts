@@ -44,7 +44,7 @@ describe('ibsm route', () => {
     expect((await run([])).code).toBe(2);
     const bad = await run(['gen:torus:3x3', '--engine', 'nope']);
     expect(bad.code).toBe(2);
-    expect(bad.err).toMatch(/unknown routing engine "nope"; known engines: minhop, updn, ftree, dfsssp/);
+    expect(bad.err).toMatch(/unknown routing engine "nope"( \(did you mean "nue"\?\))?; known engines: minhop, updn, ftree, dfsssp, torus, nue/);
     expect((await run(['gen:torus:3x3', '--lmc', '9'])).err).toMatch(/--lmc must be an integer from 0 to 7, got "9"/);
     expect((await run(['gen:torus:3x3', '--roots', 'xyz'])).err).toMatch(/not a GUID/);
     const nf = await run(['/nonexistent/topo.net']);

@@ -41,6 +41,9 @@ export interface SmConfig {
   rootGuidFile?: string;
   /** ... or the GUIDs themselves. */
   roots?: bigint[];
+  /** ftree's compute nodes and I/O nodes: files of port GUIDs (OpenSM cn_guid_file, io_guid_file). */
+  cnGuidFile?: string;
+  ioGuidFile?: string;
   guid2lid?: string;
   partitions?: string;
   qosPolicy?: string;
@@ -93,7 +96,7 @@ export interface SmConfig {
 
 /** The keys of SmConfig that are config-file keys (test/config.test.ts: the same as the option table's). */
 export const SM_CONFIG_KEYS = [
-  'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
+  'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
   'metricsPort', 'saCache', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
   'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket',
   'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal',
@@ -285,6 +288,8 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   // QoS on (a policy file, or --qos as opensm -Q): SL2VL, VLArbitration and VLHighLimit from the qos-* settings.
   const qosVl = qos || o.qos ? qosVlSettings({ maxVls: o.qosMaxVls, highLimit: o.qosHighLimit, vlarbHigh: o.qosVlarbHigh, vlarbLow: o.qosVlarbLow, sl2vl: o.qosSl2vl }) : undefined;
   const roots = [...(o.roots ?? []), ...(o.rootGuidFile ? parseGuidFile(readFileSync(o.rootGuidFile, 'utf8'), o.rootGuidFile) : [])];
+  const cnGuids = o.cnGuidFile ? parseGuidFile(readFileSync(o.cnGuidFile, 'utf8'), o.cnGuidFile) : undefined;
+  const ioGuids = o.ioGuidFile ? parseGuidFile(readFileSync(o.ioGuidFile, 'utf8'), o.ioGuidFile) : undefined;
 
   const be = await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, guid: o.guid, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
   log.info('ibsm starting', { backend: be.kind, port: `${be.transport.local.caName}/${be.transport.local.portNum}`, portGuid: be.transport.local.portGuid, routing: o.routing!.join(','), lmc: o.lmc });
@@ -295,7 +300,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     clock: be.clock,
     log,
     routing: o.routing!,
-    routingOptions: roots.length ? { roots } : undefined,
+    routingOptions: { ...(roots.length ? { roots } : {}), ...(cnGuids ? { cnGuids } : {}), ...(ioGuids ? { ioGuids } : {}) },
     lmc: o.lmc!,
     guid2lid,
     saveGuid2Lid: g2l ? (m) => writeFileAtomic(g2l, formatGuid2Lid(m)) : undefined,

@@ -21,6 +21,8 @@ interface Args {
   engines: string[];
   lmc: number;
   roots?: bigint[];
+  cnGuids?: bigint[];
+  ioGuids?: bigint[];
   seed?: number;
   maxVls?: number;
   json: boolean;
@@ -34,18 +36,22 @@ function parseArgs(argv: string[]): Args | 'help' {
   if (spec === undefined) throw new UsageError('missing the topology: a file (ibnetdiscover, ibsim .net or JSON) or gen:<kind>:<params>', 'route');
   const v = <T>(name: string): T | undefined => (p.values.get(name) ?? defaultOf(optionByName(name)!)) as T | undefined;
   const guid = (g: string): bigint => BigInt(g.startsWith('0x') ? g : '0x' + g);
-  const rootFile = v<string>('root-guid-file');
-  let roots = v<string[]>('roots')?.map(guid);
-  if (rootFile !== undefined) {
+  /** The GUIDs of a --*-guid-file option, if given. */
+  const guidFile = (name: string): bigint[] | undefined => {
+    const file = v<string>(name);
+    if (file === undefined) return undefined;
     let text: string;
     try {
-      text = readFileSync(rootFile, 'utf8');
+      text = readFileSync(file, 'utf8');
     } catch (e) {
-      throw new UsageError(`--root-guid-file: cannot read ${rootFile} (${(e as Error).message})`, 'route');
+      throw new UsageError(`--${name}: cannot read ${file} (${(e as Error).message})`, 'route');
     }
-    roots = [...(roots ?? []), ...parseGuidFile(text, rootFile)];
-  }
-  return { spec, engines: v<string[]>('engine')!, lmc: v<number>('lmc')!, roots, seed: v<number>('seed'), maxVls: v<number>('max-vls'), json: v<boolean>('json') ?? false };
+    return parseGuidFile(text, file);
+  };
+  const fromFile = guidFile('root-guid-file');
+  let roots = v<string[]>('roots')?.map(guid);
+  if (fromFile) roots = [...(roots ?? []), ...fromFile];
+  return { spec, engines: v<string[]>('engine')!, lmc: v<number>('lmc')!, roots, cnGuids: guidFile('cn-guid-file'), ioGuids: guidFile('io-guid-file'), seed: v<number>('seed'), maxVls: v<number>('max-vls'), json: v<boolean>('json') ?? false };
 }
 
 export async function routeMain(argv: string[], io: CliIo): Promise<number> {
@@ -88,6 +94,8 @@ export async function routeMain(argv: string[], io: CliIo): Promise<number> {
     routed = routeWithFallback(fabric, args.engines, {
       lmc: args.lmc,
       ...(args.roots ? { roots: args.roots } : {}),
+      ...(args.cnGuids ? { cnGuids: args.cnGuids } : {}),
+      ...(args.ioGuids ? { ioGuids: args.ioGuids } : {}),
       ...(args.seed !== undefined ? { seed: args.seed } : {}),
       ...(args.maxVls !== undefined ? { maxVls: args.maxVls } : {}),
     });

@@ -360,39 +360,55 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     } else if (fallbackOf) for (const s of fallbackOf) for (let j = 0; j < n; j++) lfts[s]![lids[j]!] = fallbackPort[s]!;
   };
 
-  // CA destinations: leaves in switch order, ports in the leaf's port order.
-  for (const leaf of byLevel[0]!) {
-    const eps: number[] = [];
-    for (let i = ix.endsStart[leaf]!; i < ix.endsStart[leaf + 1]!; i++) eps.push(ix.endsOfSw[i]!);
-    eps.sort((a, b) => ends[a]!.swPort - ends[b]!.swPort);
-    const cas = eps.filter((ei) => !ends[ei]!.isSwitch);
-    if (cas.length === 0) continue;
-    prepare(leaf);
-    // A switch without an up/down route to the leaf is never on a CA's route to it (no switch
-    // picks it as a next hop); one with CAs of its own means the tree is cut.
-    const deferred = rList.length + 1 < nSw ? outside() : [];
-    const cut = deferred.find((s) => ix.caCount[s]! > 0);
-    if (cut !== undefined) {
-      throw NA(`switch ${swName(ix, cut)} has no up/down route to leaf ${swName(ix, leaf)}: its ancestors do not reach that leaf going down, so this is not a fat tree`);
-    }
-    if (deferred.length > 0) fallback(deferred);
-    const lids: number[] = [];
-    const ports: number[] = [];
-    for (const ei of cas) {
-      const ep = ends[ei]!;
-      for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) {
-        lids.push(l);
-        ports.push(ep.swPort);
+  // CA destinations: leaves in switch order, ports in the leaf's port order. With compute nodes
+  // named (cn/io GUID files), the CNs first, then the other CAs in a second round with their own
+  // rotation: each group is balanced on its own, the I/O traffic does not shift the CNs' routes.
+  const cnSet = opts.cnGuids?.length ? new Set(opts.cnGuids) : undefined;
+  const ioSet = opts.ioGuids?.length ? new Set(opts.ioGuids) : undefined;
+  const isCn = (ei: number): boolean => {
+    const g = ends[ei]!.guid;
+    return cnSet ? cnSet.has(g) : !ioSet?.has(g);
+  };
+  const groups: Array<(ei: number) => boolean> = cnSet || ioSet ? [isCn, (ei) => !isCn(ei)] : [() => true];
+  const ownDone = new Set<number>();
+  const routeGroup = (inGroup: (ei: number) => boolean): void => {
+    index = 0;
+    for (const leaf of byLevel[0]!) {
+      const eps: number[] = [];
+      for (let i = ix.endsStart[leaf]!; i < ix.endsStart[leaf + 1]!; i++) eps.push(ix.endsOfSw[i]!);
+      eps.sort((a, b) => ends[a]!.swPort - ends[b]!.swPort);
+      const cas = eps.filter((ei) => !ends[ei]!.isSwitch && inGroup(ei));
+      if (cas.length === 0) continue;
+      prepare(leaf);
+      // A switch without an up/down route to the leaf is never on a CA's route to it (no switch
+      // picks it as a next hop); one with CAs of its own means the tree is cut.
+      const deferred = rList.length + 1 < nSw ? outside() : [];
+      const cut = deferred.find((s) => ix.caCount[s]! > 0);
+      if (cut !== undefined) {
+        throw NA(`switch ${swName(ix, cut)} has no up/down route to leaf ${swName(ix, leaf)}: its ancestors do not reach that leaf going down, so this is not a fat tree`);
       }
+      if (deferred.length > 0) fallback(deferred);
+      const lids: number[] = [];
+      const ports: number[] = [];
+      for (const ei of cas) {
+        const ep = ends[ei]!;
+        for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) {
+          lids.push(l);
+          ports.push(ep.swPort);
+        }
+      }
+      const caLids = lids.length;
+      // the leaf's own LID goes with the first group that has CAs there
+      const own = ownDone.has(leaf) ? undefined : eps.find((ei) => ends[ei]!.isSwitch);
+      ownDone.add(leaf);
+      if (own !== undefined) {
+        lids.push(ends[own]!.lid);
+        ports.push(0);
+      }
+      routeLids(leaf, lids, ports, caLids, -1, deferred.length > 0 ? deferred : undefined);
     }
-    const caLids = lids.length;
-    const own = eps.find((ei) => ends[ei]!.isSwitch);
-    if (own !== undefined) {
-      lids.push(ends[own]!.lid);
-      ports.push(0);
-    }
-    routeLids(leaf, lids, ports, caLids, -1, deferred.length > 0 ? deferred : undefined);
-  }
+  };
+  for (const g of groups) routeGroup(g);
   // Switch LIDs of the other switches (management traffic): switches without an up/down route
   // follow their route to a CA below T (whose route joins T's part and stays in it).
   const firstCaLid = new Int32Array(nSw).fill(-1);
@@ -415,6 +431,7 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
   }
 
   const notes = [...ix.warnings];
+  if (groups.length > 1) notes.push(`compute nodes balanced first: ${ends.filter((e, i) => !e.isSwitch && isCn(i)).length} CN ports, ${ends.filter((e, i) => !e.isSwitch && !isCn(i)).length} other CA ports after them`);
   notes.push(`fat tree: ${shape.levels} levels, ${byLevel.map((b, l) => `level ${l}: ${b.length}`).join(', ')} switches`);
   if (shape.irregular.length > 0) notes.push(`the tree is irregular (degraded): ${shape.irregular.join('; ')}`);
   if (downUpRoutes > 0) notes.push(`${downUpRoutes} routes from switches without CAs go down then up (no up/down path exists, e.g. between top-level switches or around a missing link; no CA route uses them)`);

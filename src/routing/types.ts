@@ -13,6 +13,12 @@ export interface RoutingOptions {
   seed?: number;
   /** Virtual layers (VLs) available for dfsssp (default 8, max 15). */
   maxVls?: number;
+  /** ftree: compute-node port GUIDs (OpenSM's cn_guid_file). CN destinations are balanced among
+   * themselves first; the other CAs (I/O nodes, `ioGuids` or every CA not a CN) after them, with
+   * their own rotation, so they do not disturb the CNs' balance. */
+  cnGuids?: readonly bigint[];
+  /** ftree: I/O-node port GUIDs (OpenSM's io_guid_file); without cnGuids every other CA is a CN. */
+  ioGuids?: readonly bigint[];
 }
 
 export interface RoutingEngine {

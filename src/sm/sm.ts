@@ -20,7 +20,7 @@ import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { Sweeper, type SweepStats } from './sweep.js';
 import { RetryingSmp, isFabricFailure, type SmpFailureReason, type SmpRetryOptions } from './retry.js';
 import { DiscoveryError } from './discovery.js';
-import { RoutingError } from '../routing/types.js';
+import { RoutingError, type RoutingOptions } from '../routing/types.js';
 import { LocalSweeper } from './local-sweep.js';
 
 export type { SweepStats } from './sweep.js';
@@ -76,7 +76,7 @@ export interface SmOptions {
   leafHoqLife?: number;
   packetLife?: number;
   /** Routing options beyond LMC and seed (configured root switches). */
-  routingOptions?: { roots?: readonly bigint[] };
+  routingOptions?: Pick<RoutingOptions, 'roots' | 'cnGuids' | 'ioGuids'>;
   seed?: number;
   /** OpenSM's qos_* VL settings: with them the SM programs SL2VL and VLArbitration (QoS on). */
   qosVl?: QosVlSettings;

@@ -12,7 +12,7 @@ import type { Snapshot } from '../model/snapshot.js';
 import type { QosVlSettings } from '../model/qos-policy.js';
 import { PartitionPlan } from '../model/partitions.js';
 import { DEADLOCK_FREE_FALLBACK, routeWithFallback, type FallbackResult } from '../routing/registry.js';
-import { RoutingNotApplicable } from '../routing/types.js';
+import { RoutingNotApplicable, type RoutingOptions } from '../routing/types.js';
 import { computeMfts, type McastGroupPorts } from '../routing/mcast-tree.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
@@ -29,7 +29,7 @@ import { pump } from '../util/pump.js';
 export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   routing: string[];
   /** Routing options beyond LMC and seed (configured root switches). */
-  routingOptions?: { roots?: readonly bigint[] };
+  routingOptions?: Pick<RoutingOptions, 'roots' | 'cnGuids' | 'ioGuids'>;
   /** SwitchInfo LifeTimeValue (default 0x12, as OpenSM's packet_life_time). */
   packetLife?: number;
   guid2lid?: ReadonlyMap<bigint, LidRange>;
