@@ -451,9 +451,9 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
     engine: 'nue',
     lfts: lftMap(ix, lfts),
     maxLid: ix.maxLid,
-    sl: (_slid: number, dlid: number): number => (dlid >= 0 && dlid < L ? vlOf[dlid]! : 0),
+    // Routes on one VL need no SLs: the engine leaves them (and QoS's) alone then.
+    ...(vlsUsed > 1 ? { sl: (_slid: number, dlid: number): number => (dlid >= 0 && dlid < L ? vlOf[dlid]! : 0), sl2vl: identitySl2Vl(vlsUsed) } : {}),
     vlsUsed,
-    sl2vl: identitySl2Vl(vlsUsed),
     deadlockFree: true,
     roots: roots.map((r) => swGuid[r]!),
     notes,
