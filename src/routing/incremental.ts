@@ -83,6 +83,9 @@ function columnReader(c: Columns, guids: readonly bigint[]): (l: number, out: Ui
 export interface IncrementalOptions {
   /** The routing to return to where it works again, and the balance reference. */
   intact?: IntactRouting;
+  /** Switch LIDs (management traffic) repaired by the shortest detour from where their route
+   * broke (default); false: repaired as CA destinations are. */
+  detourSwitchLids?: boolean;
   /** The busiest link may carry at most this many times the intact busiest link (default 1.2). */
   balanceFactor?: number;
 }
@@ -130,6 +133,14 @@ function lidGuids(f: Fabric): Map<number, bigint> {
  * or why the guarantees cannot be kept (the caller then runs its full engine chain).
  */
 export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: IncrementalOptions = {}): IncrementalOutcome {
+  const first = reroute(prevFabric, prev, fabric, opts);
+  // A switch LID's detour may turn down then up where CA routes run (an ftree whose switch-LID
+  // routes differ from its CA routes): repaired as CA destinations are, the routes stay up/down.
+  if (first.ok || opts.detourSwitchLids === false || !first.reason.includes('channel-dependency cycles')) return first;
+  return reroute(prevFabric, prev, fabric, { ...opts, detourSwitchLids: false });
+}
+
+function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: IncrementalOptions): IncrementalOutcome {
   let ix: FabricIndex;
   try {
     ix = indexFabric(fabric);
@@ -396,7 +407,7 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
       col[T] = ep.swPort;
       const brokenCount = walk(T);
       if (brokenCount === 0) keptLids++;
-      if (brokenCount > 0 && !isCa && detour(T)) {
+      if (brokenCount > 0 && !isCa && opts.detourSwitchLids !== false && detour(T)) {
         reroutedLids++;
       } else if (brokenCount > 0) {
         reroutedLids++;
