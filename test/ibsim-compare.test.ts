@@ -56,7 +56,7 @@ async function observe(kind: 'opensm' | 'ibsm', guid2lid?: string): Promise<{ gu
   const ib: Ibsim = await startIbsim(FILE);
   let sa: RunningSa | undefined;
   try {
-    sa = kind === 'opensm' ? await startOpenSm(ib) : await startIbsm(ib, guid2lid!);
+    sa = kind === 'opensm' ? await startOpenSm(ib) : await startIbsm(ib, guid2lid!, ['--routing', 'minhop']) /* OpenSM's default engine: the same tables to compare */;
     const g2l = readFileSync(sa.guid2lid, 'utf8');
     const plan = planOf(FILE, g2l);
     const cas = plan.ends.filter((e) => !e.switch);

@@ -63,7 +63,7 @@ describe('incremental re-routing on ibsim, witnessed by ibroute', () => {
   it(
     'a leaf-spine Unlink changes only the routes that crossed it, ReLink restores the intact tables',
     async () => {
-      const topo = loadFabricSpec('gen:fattree2:leaves=8,spines=8,hosts=4');
+      const topo = loadFabricSpec('gen:fattree2:leaves=8,spines=8,hosts=5');
       const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-reroute-'));
       const file = path.join(dir, 'fattree.net');
       writeFileSync(file, formatIbnetdiscover(topo, { timestamp: 'x' }));

@@ -312,9 +312,9 @@ export function routeTorus(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     engine: 'torus',
     lfts: lftMap(ix, lfts),
     maxLid: ix.maxLid,
-    sl,
+    // Routes on one VL (no ring needs a dateline) need no SLs: QoS's apply then.
+    ...(vlsUsed > 1 ? { sl, sl2vl: identitySl2Vl(vlsUsed) } : {}),
     vlsUsed,
-    sl2vl: identitySl2Vl(vlsUsed),
     deadlockFree: true,
     notes,
   };
