@@ -59,4 +59,24 @@ describe('metrics', () => {
       subnet.stop();
     }
   });
+
+  it('ibsm_subnet_up follows the current state: 0 when the SM loses the fabric, 1 again when it is back', async () => {
+    const clock = new VirtualClock();
+    const sim = new SimFabric(loadFabricSpec('gen:fattree2:leaves=3,spines=2,hosts=2'), { clock });
+    const at = sim.nodes.findIndex((n) => n.type !== 2);
+    const ep = sim.attach(at);
+    ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap, Method.Get, Method.Set] });
+    ep.register(MgmtClass.SubnDirected, 1, { methods: [Method.Get, Method.Set] });
+    const rpc = new MadRpc(ep, clock, { timeoutMs: 50 });
+    const subnet = new Subnet({ rpc, portGuid: ep.local.portGuid, smp: smpClientOf(rpc), clock, log: new Logger(new MemorySink()), routing: ['minhop'], lmc: 0, sweepIntervalMs: 200 });
+    await drive(clock, subnet.start());
+    expect(renderMetrics(subnet, rpc)).toMatch(/^ibsm_subnet_up 1$/m);
+    sim.linkDown(at, 1);
+    await clock.runUntil(() => subnet.sm.state === 'discovering', 10_000);
+    expect(renderMetrics(subnet, rpc)).toMatch(/^ibsm_subnet_up 0$/m);
+    sim.linkUp(at, 1);
+    await clock.runUntil(() => subnet.sm.state === 'master', 10_000);
+    expect(renderMetrics(subnet, rpc)).toMatch(/^ibsm_subnet_up 1$/m);
+    subnet.stop();
+  });
 });

@@ -24,7 +24,10 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr): stri
   const heavy = stats.filter((s) => s.kind === 'heavy');
   const last = heavy.at(-1);
   const snap = subnet.sm.current;
-  metric('ibsm_subnet_up', 'gauge', 'Whether the first heavy sweep completed (SUBNET UP).', [[{}, snap ? 1 : 0]]);
+  // Up while this SM masters a swept subnet, or stands by under a live master; 0 before the
+  // first SUBNET UP and whenever it lost the fabric (its port down: DISCOVERING again).
+  const up = (subnet.sm.state === 'master' && snap !== undefined) || subnet.sm.state === 'standby';
+  metric('ibsm_subnet_up', 'gauge', 'Whether the subnet is up as this SM sees it now: master of a swept subnet, or standby under a live master.', [[{}, up ? 1 : 0]]);
   const sm = subnet.sm;
   const states = ['notActive', 'discovering', 'standby', 'master'] as const;
   metric('ibsm_sm_state', 'gauge', 'SMInfo state of this SM (0 NOTACTIVE, 1 DISCOVERING, 2 STANDBY, 3 MASTER).', [[{}, sm.smInfo().smState]]);
