@@ -3,8 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { Subnet } from '../subnet.js';
 import type { MadRpc } from '../rpc/madrpc.js';
 import type { PerfMgr } from '../sm/perfmgr.js';
-import { COUNTER_NAMES, counterMetricName } from '../sm/perf-counters.js';
-import { PortCounters } from '../wire/pma.js';
+import { counterMetricName } from '../sm/perf-counters.js';
+import { PORT_COUNTER_NAMES, PortCounters } from '../wire/pma.js';
 
 function esc(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
@@ -76,7 +76,7 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr): stri
     metric('ibsm_perfmgr_port_failures_total', 'counter', 'Port readings that failed (the PMA did not answer or refused).', [[{}, perf.totals.failures]]);
     const ports = [...perf.monitored()];
     const labels = (p: (typeof ports)[number]): Record<string, string> => ({ node_guid: `0x${p.nodeGuid.toString(16).padStart(16, '0')}`, port_num: String(p.portNum), node_desc: p.nodeDesc });
-    for (const name of COUNTER_NAMES) {
+    for (const name of PORT_COUNTER_NAMES) {
       const unit = name === 'xmitData' || name === 'rcvData' ? ' (in 4-octet words, as the PMA counts)' : '';
       metric(`ibsm_port_${counterMetricName(name)}_total`, 'counter', `${PortCounters.fields[name].label} of each port, 64-bit total since the PerfMgr first read it${unit}.`, ports.map((p) => [labels(p), Number(p.counters.totals[name])]));
     }

@@ -9,9 +9,6 @@ import { ClassPortInfo } from '../wire/classportinfo.js';
 import { METHOD_RESPONSE_BIT, MadHeaderView, MadStatus, Method, isResponse } from '../wire/mad.js';
 import {
   ALL_PORTS,
-  COUNTER_SELECT2_QP1_DROPPED,
-  COUNTER_SELECT2_XMIT_WAIT,
-  COUNTER_SELECT_FIELDS,
   PORT_COUNTER_NAMES,
   PMA_CLASS_VERSION,
   PmaAttr,
@@ -19,6 +16,7 @@ import {
   PortCounters,
   PortCountersExtended,
   pmaData,
+  selectedCounters,
   type PortCounterName,
 } from '../wire/pma.js';
 import type { SimNode, SimPort } from './node.js';
@@ -67,15 +65,10 @@ function hardware(p: SimPort, name: PortCounterName): number {
 
 function clear(p: SimPort, counterSelect: number, counterSelect2: number): void {
   const c = p.stats.pma;
-  const reset = (name: PortCounterName): void => {
+  for (const name of selectedCounters(counterSelect, counterSelect2)) {
     const i = INDEX[name];
     c.base[i] = (name === 'linkDowned' ? p.stats.linkDowned : 0) + c.total[i]!;
-  };
-  COUNTER_SELECT_FIELDS.forEach((name, bit) => {
-    if (counterSelect & (1 << bit)) reset(name);
-  });
-  if (counterSelect2 & COUNTER_SELECT2_XMIT_WAIT) reset('xmitWait');
-  if (counterSelect2 & COUNTER_SELECT2_QP1_DROPPED) reset('qp1Dropped');
+  }
 }
 
 export const PMA_CAPABILITY = PmaCap.AllPortSelect | PmaCap.ExtendedWidth | PmaCap.XmitWait;

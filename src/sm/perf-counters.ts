@@ -7,32 +7,30 @@
  * PortCountersExtended's 64-bit data counters, where the PMA has them, replace the narrow ones.
  */
 import {
-  COUNTER_SELECT2_QP1_DROPPED,
-  COUNTER_SELECT2_XMIT_WAIT,
-  COUNTER_SELECT_FIELDS,
+  counterSelectOf,
   PORT_COUNTER_NAMES,
+  selectedCounters,
   PortCounters,
   type PortCounterName,
   type PortCountersExtended,
 } from '../wire/pma.js';
 
-export const COUNTER_NAMES = PORT_COUNTER_NAMES;
 export type CounterName = PortCounterName;
 
 /** The counters that count errors (a rise is logged); the rest count traffic. */
-export const ERROR_COUNTERS: ReadonlySet<CounterName> = new Set(COUNTER_NAMES.slice(0, 13));
+export const ERROR_COUNTERS: ReadonlySet<CounterName> = new Set(PORT_COUNTER_NAMES.slice(0, 13));
 
 /** The data counters PortCountersExtended carries 64 bits wide. */
 const EXTENDED = ['xmitData', 'rcvData', 'xmitPkts', 'rcvPkts'] as const;
 const isExtended = (n: CounterName): n is (typeof EXTENDED)[number] => (EXTENDED as readonly string[]).includes(n);
 
 /** The bit width of each hardware counter, from the one PortCounters table. */
-const WIDTH: Readonly<Record<CounterName, number>> = Object.fromEntries(COUNTER_NAMES.map((n) => [n, PortCounters.fields[n].width])) as Record<CounterName, number>;
+const WIDTH: Readonly<Record<CounterName, number>> = Object.fromEntries(PORT_COUNTER_NAMES.map((n) => [n, PortCounters.fields[n].width])) as Record<CounterName, number>;
 
 export type CounterValues = Record<CounterName, bigint>;
 
 export function zeroCounters(): CounterValues {
-  return Object.fromEntries(COUNTER_NAMES.map((n) => [n, 0n])) as CounterValues;
+  return Object.fromEntries(PORT_COUNTER_NAMES.map((n) => [n, 0n])) as CounterValues;
 }
 
 /** What the PerfMgr knows of one port. */
@@ -78,7 +76,7 @@ export function accumulate(prev: PortCounterState | undefined, r: Reading): Accu
   const saturated: CounterName[] = [];
   let counterSelect = 0;
   let counterSelect2 = 0;
-  for (const name of COUNTER_NAMES) {
+  for (const name of PORT_COUNTER_NAMES) {
     const { value, width } = readingOf(r, name);
     const max = (1n << BigInt(width)) - 1n;
     let d = value - last[name];
@@ -92,9 +90,9 @@ export function accumulate(prev: PortCounterState | undefined, r: Reading): Accu
     if (width === 64) continue;
     if (value === max) saturated.push(name);
     if (value > max >> 1n) {
-      const bit = COUNTER_SELECT_FIELDS.indexOf(name);
-      if (bit >= 0) counterSelect |= 1 << bit;
-      else counterSelect2 |= name === 'xmitWait' ? COUNTER_SELECT2_XMIT_WAIT : COUNTER_SELECT2_QP1_DROPPED;
+      const sel = counterSelectOf(name);
+      counterSelect |= sel.counterSelect;
+      counterSelect2 |= sel.counterSelect2;
     }
   }
   return { state: { totals, last, samples: (prev?.samples ?? 0) + 1 }, delta, clearedByOther, saturated, clear: { counterSelect, counterSelect2 } };
@@ -103,11 +101,7 @@ export function accumulate(prev: PortCounterState | undefined, r: Reading): Accu
 /** The state after the PMA acknowledged a clear of the counters in `clear`. */
 export function cleared(s: PortCounterState, clear: { counterSelect: number; counterSelect2: number }): PortCounterState {
   const last = { ...s.last };
-  COUNTER_SELECT_FIELDS.forEach((f, bit) => {
-    if (clear.counterSelect & (1 << bit)) last[f] = 0n;
-  });
-  if (clear.counterSelect2 & COUNTER_SELECT2_XMIT_WAIT) last.xmitWait = 0n;
-  if (clear.counterSelect2 & COUNTER_SELECT2_QP1_DROPPED) last.qp1Dropped = 0n;
+  for (const name of selectedCounters(clear.counterSelect, clear.counterSelect2)) last[name] = 0n;
   return { ...s, last };
 }
 

@@ -6,7 +6,7 @@
  * (`IB_PC_DATA_OFFS` = 64).
  */
 import { defineLayout, hex, reserved, u64, uint, type LayoutValue } from './layout.js';
-import { MadHeader, MAD_SIZE, Method, MgmtClass } from './mad.js';
+import { MadHeader, MAD_SIZE, MgmtClass } from './mad.js';
 
 export const PMA_CLASS_VERSION = 1;
 /** Where the attribute data starts in a PerfMgt MAD. */
@@ -95,28 +95,28 @@ export const PORT_COUNTER_NAMES = [
 ] as const satisfies readonly (keyof PortCounters)[];
 export type PortCounterName = (typeof PORT_COUNTER_NAMES)[number];
 
-/** The PortCounters fields a CounterSelect bit clears (IBA 16.1.3.5, in bit order 0..15). */
-export const COUNTER_SELECT_FIELDS: readonly PortCounterName[] = [
-  'symbolErrors',
-  'linkErrorRecovery',
-  'linkDowned',
-  'rcvErrors',
-  'rcvRemotePhysErrors',
-  'rcvSwitchRelayErrors',
-  'xmitDiscards',
-  'xmitConstraintErrors',
-  'rcvConstraintErrors',
-  'localLinkIntegrityErrors',
-  'excessiveBufferOverruns',
-  'vl15Dropped',
-  'xmitData',
-  'rcvData',
-  'xmitPkts',
-  'rcvPkts',
-];
 /** CounterSelect2 bit 0 clears PortXmitWait (bit 1: QP1Dropped). */
 export const COUNTER_SELECT2_XMIT_WAIT = 0x01;
 export const COUNTER_SELECT2_QP1_DROPPED = 0x02;
+const SELECT2: Partial<Record<PortCounterName, number>> = { xmitWait: COUNTER_SELECT2_XMIT_WAIT, qp1Dropped: COUNTER_SELECT2_QP1_DROPPED };
+
+/** The PortCounters fields a CounterSelect bit clears, in bit order 0..15 (IBA 16.1.3.5): every
+ * counter but the two CounterSelect2 clears. */
+export const COUNTER_SELECT_FIELDS: readonly PortCounterName[] = PORT_COUNTER_NAMES.filter((n) => SELECT2[n] === undefined);
+
+/** The CounterSelect / CounterSelect2 bits that clear a counter. */
+export function counterSelectOf(name: PortCounterName): { counterSelect: number; counterSelect2: number } {
+  const bit = COUNTER_SELECT_FIELDS.indexOf(name);
+  return bit >= 0 ? { counterSelect: 1 << bit, counterSelect2: 0 } : { counterSelect: 0, counterSelect2: SELECT2[name]! };
+}
+
+/** The counters a PortCounters Set with these selects clears. */
+export function selectedCounters(counterSelect: number, counterSelect2: number): PortCounterName[] {
+  return PORT_COUNTER_NAMES.filter((n) => {
+    const sel = counterSelectOf(n);
+    return (sel.counterSelect & counterSelect) !== 0 || (sel.counterSelect2 & counterSelect2) !== 0;
+  });
+}
 
 /** A PerfMgt request MAD (256 bytes): header, 40 reserved bytes, the attribute at offset 64. */
 export function pmaRequest(method: number, attrId: number, data?: Uint8Array, attrMod = 0): Uint8Array {
@@ -130,5 +130,3 @@ export function pmaRequest(method: number, attrId: number, data?: Uint8Array, at
 export function pmaData(mad: Uint8Array): Uint8Array {
   return mad.subarray(PMA_DATA_OFFSET);
 }
-
-export const PMA_METHODS = { get: Method.Get, set: Method.Set } as const;
