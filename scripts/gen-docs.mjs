@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Writes what is generated from the option table: the README's option tables (between the
-// <!-- options:CMD --> markers) and the man page docs/ibsm.8. Run `npm run build` first.
+// Writes what is generated from the tables: the README's option tables (between the
+// <!-- options:CMD --> markers), the man page docs/ibsm.8 and docs/log-codes.md. Run `npm run build` first.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { markdownOptionTable, manPage } from '../dist/config/parse.js';
 import { COMMANDS } from '../dist/config/options.js';
@@ -13,3 +13,6 @@ for (const cmd of COMMANDS.filter((c) => c !== 'config')) {
 }
 writeFileSync(new URL('README.md', root), readme);
 writeFileSync(new URL('docs/ibsm.8', root), manPage(version));
+// docs/log-codes.md from the table of stable log codes (src/util/log-codes.ts).
+const { logCodesMarkdown } = await import('../dist/util/log-codes.js');
+writeFileSync(new URL('docs/log-codes.md', root), logCodesMarkdown());

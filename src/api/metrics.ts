@@ -1,23 +1,235 @@
-/** Prometheus text metrics for `ibsm run --metrics-port N` (served on 127.0.0.1 only). */
+/** Prometheus text metrics for `ibsm run --metrics-listen ADDR:PORT` (or `--metrics-port N`, on
+ * 127.0.0.1): the SM, the RPC layer, the SA, the PerfMgr's port counters, duration histograms
+ * (sweeps, SA requests, SMP round trips), route-verification figures, and the process and Node
+ * runtime metrics prom-client would give (custom code: no dependency). */
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readdirSync } from 'node:fs';
+import { monitorEventLoopDelay, PerformanceObserver, constants as perfConstants, type IntervalHistogram } from 'node:perf_hooks';
 import type { Subnet } from '../subnet.js';
 import type { MadRpc } from '../rpc/madrpc.js';
 import type { PerfMgr } from '../sm/perfmgr.js';
+import type { Snapshot } from '../model/snapshot.js';
+import type { SweepStats } from '../sm/sweep.js';
+import { verifyRoutes, type VerifyReport } from '../routing/verify.js';
 import { counterMetricName } from '../sm/perf-counters.js';
 import { PORT_COUNTER_NAMES, PortCounters } from '../wire/pma.js';
+import { Method, MgmtClass } from '../wire/mad.js';
+import { SaAttr } from '../wire/sa.js';
+
+/** The metrics endpoint cannot listen where it was told (address in use, not local, ...). */
+export class MetricsListenError extends Error {
+  override readonly name = 'MetricsListenError';
+}
+
+/** `ADDR:PORT` of --metrics-listen: an IPv4 address or host name, or `[IPv6]`, and a port (0: any free). */
+export function parseListen(spec: string): { host: string; port: number } {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(spec.trim());
+  const port = m ? Number(m[3]) : NaN;
+  if (!m || port > 65535) throw new MetricsListenError(`"${spec}" is not ADDR:PORT (e.g. 0.0.0.0:9464, 127.0.0.1:9464 or [::]:9464)`);
+  return { host: m[1] ?? m[2]!, port };
+}
+
+/** Bucket upper bounds, seconds. */
+const SWEEP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+const SA_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25];
+const RTT_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+const GC_BUCKETS = [0.001, 0.01, 0.1, 1, 2, 5];
+
+/** A Prometheus histogram: counts per bucket (not cumulative until rendered), sum, count. An
+ * observation allocates nothing. */
+export class Histogram {
+  readonly counts: Float64Array;
+  sum = 0;
+  count = 0;
+  constructor(readonly bounds: readonly number[]) {
+    this.counts = new Float64Array(bounds.length);
+  }
+  observe(v: number): void {
+    this.sum += v;
+    this.count++;
+    const b = this.bounds;
+    for (let i = 0; i < b.length; i++) {
+      if (v <= b[i]!) {
+        this.counts[i]!++;
+        return;
+      }
+    }
+  }
+}
+
+const METHOD_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(Method).map(([k, v]) => [v, k]));
+const SA_ATTR_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(SaAttr).map(([k, v]) => [v, k]));
+const hex4 = (n: number): string => `0x${n.toString(16).padStart(4, '0')}`;
+
+/** Process and Node runtime figures (prom-client's default metric names). */
+class RuntimeMetrics {
+  private readonly lag: IntervalHistogram = monitorEventLoopDelay({ resolution: 10 });
+  private readonly gc = new Map<string, Histogram>();
+  private readonly gcObserver?: PerformanceObserver;
+  readonly startTime = Math.round((Date.now() - process.uptime() * 1000) / 1000);
+  constructor() {
+    this.lag.enable();
+    const kinds: Record<number, string> = {
+      [perfConstants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+      [perfConstants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+      [perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+      [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+    };
+    for (const k of Object.values(kinds)) this.gc.set(k, new Histogram(GC_BUCKETS));
+    try {
+      this.gcObserver = new PerformanceObserver((list) => {
+        for (const e of list.getEntries()) {
+          const kind = kinds[(e as { detail?: { kind?: number } }).detail?.kind ?? -1];
+          if (kind) this.gc.get(kind)!.observe(e.duration / 1000);
+        }
+      });
+      this.gcObserver.observe({ entryTypes: ['gc'] });
+    } catch {
+      /* no gc entries on this runtime: the histogram stays empty */
+    }
+  }
+  render(m: MetricWriter): void {
+    const cpu = process.cpuUsage();
+    m.metric('process_cpu_user_seconds_total', 'counter', 'User CPU time spent, seconds.', [[{}, cpu.user / 1e6]]);
+    m.metric('process_cpu_system_seconds_total', 'counter', 'System CPU time spent, seconds.', [[{}, cpu.system / 1e6]]);
+    m.metric('process_cpu_seconds_total', 'counter', 'User and system CPU time spent, seconds.', [[{}, (cpu.user + cpu.system) / 1e6]]);
+    m.metric('process_resident_memory_bytes', 'gauge', 'Resident memory size, bytes.', [[{}, process.memoryUsage.rss()]]);
+    m.metric('process_start_time_seconds', 'gauge', 'Start time of the process since the Unix epoch, seconds.', [[{}, this.startTime]]);
+    let fds: number | undefined;
+    try {
+      fds = readdirSync('/proc/self/fd').length;
+    } catch {
+      /* not Linux */
+    }
+    if (fds !== undefined) m.metric('process_open_fds', 'gauge', 'Open file descriptors.', [[{}, fds]]);
+    const mem = process.memoryUsage();
+    m.metric('nodejs_heap_size_total_bytes', 'gauge', 'Process heap size from Node.js, bytes.', [[{}, mem.heapTotal]]);
+    m.metric('nodejs_heap_size_used_bytes', 'gauge', 'Process heap size used from Node.js, bytes.', [[{}, mem.heapUsed]]);
+    m.metric('nodejs_external_memory_bytes', 'gauge', 'Node.js external memory size, bytes.', [[{}, mem.external]]);
+    // monitorEventLoopDelay: nanoseconds, since the last scrape (reset after each).
+    const l = this.lag;
+    const s = (ns: number): number => (Number.isFinite(ns) ? ns / 1e9 : 0);
+    m.metric('nodejs_eventloop_lag_seconds', 'gauge', 'Mean event loop delay since the last scrape, seconds.', [[{}, s(l.mean)]]);
+    m.metric('nodejs_eventloop_lag_p50_seconds', 'gauge', 'Median event loop delay since the last scrape, seconds.', [[{}, s(l.percentile(50))]]);
+    m.metric('nodejs_eventloop_lag_p99_seconds', 'gauge', '99th percentile event loop delay since the last scrape, seconds.', [[{}, s(l.percentile(99))]]);
+    m.metric('nodejs_eventloop_lag_max_seconds', 'gauge', 'Highest event loop delay since the last scrape, seconds.', [[{}, s(l.max)]]);
+    l.reset();
+    m.histogram('nodejs_gc_duration_seconds', 'Garbage collection pauses by kind, seconds.', [...this.gc].map(([kind, h]) => [{ kind }, h]));
+    m.metric('nodejs_version_info', 'gauge', 'Node.js version.', [[{ version: process.version }, 1]]);
+  }
+  close(): void {
+    this.lag.disable();
+    this.gcObserver?.disconnect();
+  }
+}
+
+/** Duration histograms fed by the SM, the SA and MadRpc (hooks set at construction, so the first
+ * sweep counts), the route verification of the current snapshot, and the runtime figures. */
+export class SmMetrics {
+  readonly sweepSeconds: Record<SweepStats['kind'], Histogram> = { heavy: new Histogram(SWEEP_BUCKETS), light: new Histogram(SWEEP_BUCKETS) };
+  readonly smpRttSeconds = new Histogram(RTT_BUCKETS);
+  /** By method, then attribute ID (numbers: no key strings built per request). */
+  readonly saSeconds = new Map<number, Map<number, Histogram>>();
+  private readonly runtime = new RuntimeMetrics();
+  private verified?: { snap: Snapshot; report: VerifyReport };
+  private readonly unhook: Array<() => void> = [];
+
+  constructor(
+    readonly subnet: Subnet,
+    readonly rpc: MadRpc,
+    readonly perf?: PerfMgr,
+  ) {
+    this.unhook.push(subnet.events.on('sweep', (st) => this.sweepSeconds[st.kind].observe(st.ms / 1000)));
+    rpc.onRoundTrip = (ms, cls) => {
+      if (cls === MgmtClass.SubnDirected || cls === MgmtClass.SubnLid) this.smpRttSeconds.observe(ms / 1000);
+    };
+    this.unhook.push(() => (rpc.onRoundTrip = undefined));
+    const sa = subnet.sa;
+    if (sa) {
+      sa.onTimed = (method, attrId, ms) => {
+        let byAttr = this.saSeconds.get(method);
+        if (!byAttr) this.saSeconds.set(method, (byAttr = new Map()));
+        let h = byAttr.get(attrId);
+        if (!h) byAttr.set(attrId, (h = new Histogram(SA_BUCKETS)));
+        h.observe(ms / 1000);
+      };
+      this.unhook.push(() => (sa.onTimed = undefined));
+    }
+  }
+
+  /** The verification of the current snapshot's routes (computed once per snapshot). */
+  verification(): VerifyReport | undefined {
+    const snap = this.subnet.sm.current;
+    if (!snap) return undefined;
+    if (this.verified?.snap !== snap) this.verified = { snap, report: verifyRoutes(snap.fabric, snap.routing, { stretch: false }) };
+    return this.verified.report;
+  }
+
+  render(): string {
+    return renderMetrics(this.subnet, this.rpc, this.perf, this);
+  }
+
+  /** @internal what renderMetrics adds from here. */
+  write(m: MetricWriter): void {
+    m.histogram('ibsm_sweep_duration_seconds', 'Duration of sweeps, by kind (heavy includes local sweeps), seconds.', (['heavy', 'light'] as const).map((k) => [{ kind: k }, this.sweepSeconds[k]]));
+    const sa: Array<[Record<string, string>, Histogram]> = [];
+    for (const [method, byAttr] of this.saSeconds) for (const [attr, h] of byAttr) sa.push([{ method: METHOD_NAMES[method] ?? hex4(method), attribute: SA_ATTR_NAMES[attr] ?? hex4(attr) }, h]);
+    m.histogram('ibsm_sa_request_duration_seconds', 'Time to answer an SA request (from taking it off the queue to its response handed to the transport), by method and attribute, seconds.', sa);
+    m.histogram('ibsm_smp_rtt_seconds', 'Round-trip time of SMPs answered at their first try, seconds.', [[{}, this.smpRttSeconds]]);
+    const v = this.verification();
+    if (v) {
+      m.metric('ibsm_routes_per_link_max', 'gauge', 'CA-to-CA routes on the busiest directed switch-to-switch link (current routes).', [[{}, v.linkLoad.max]]);
+      m.metric('ibsm_routes_per_link_mean', 'gauge', 'Mean CA-to-CA routes per directed switch-to-switch link (current routes).', [[{}, v.linkLoad.mean]]);
+      m.metric('ibsm_cdg_cycles', 'gauge', 'Strongly connected components with a cycle in the channel dependency graph, by VL (0: deadlock-free on that VL).', v.cdg.map((c) => [{ vl: String(c.vl) }, c.cyclicComponents]));
+      m.metric('ibsm_routes_deadlock_free', 'gauge', 'Whether the current routes are free of channel-dependency cycles on every VL.', [[{}, v.deadlockFree ? 1 : 0]]);
+      m.metric('ibsm_routes_unreachable_pairs', 'gauge', '(CA port, destination LID) pairs the current routes do not deliver.', [[{}, v.unreachablePairs]]);
+      m.metric('ibsm_route_loop_entries', 'gauge', '(switch, LID) pairs whose route loops in the current tables.', [[{}, v.loopEntries]]);
+      m.metric('ibsm_routing_engine_info', 'gauge', 'The routing engine of the current routes.', [[{ engine: this.subnet.sm.current!.routing.engine }, 1]]);
+    }
+    this.runtime.render(m);
+  }
+
+  close(): void {
+    for (const u of this.unhook.splice(0)) u();
+    this.runtime.close();
+  }
+}
+
+/** Writes the Prometheus text exposition format. */
+interface MetricWriter {
+  metric(name: string, type: 'counter' | 'gauge', help: string, samples: Array<[Record<string, string>, number]>): void;
+  histogram(name: string, help: string, series: Array<[Record<string, string>, Histogram]>): void;
+}
 
 function esc(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 }
 
-/** The metrics text: counters and gauges of the SM, the RPC layer and the SA. */
-export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr): string {
+const labelText = (labels: Record<string, string>): string => Object.entries(labels).map(([k, x]) => `${k}="${esc(x)}"`).join(',');
+
+/** The metrics text: counters and gauges of the SM, the RPC layer and the SA; with `extra` (the
+ * SmMetrics an SM serves with) the histograms, route verification and runtime metrics too. */
+export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra?: SmMetrics): string {
   const out: string[] = [];
   const metric = (name: string, type: 'counter' | 'gauge', help: string, samples: Array<[Record<string, string>, number]>): void => {
     out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     for (const [labels, v] of samples) {
-      const l = Object.entries(labels).map(([k, x]) => `${k}="${esc(x)}"`).join(',');
+      const l = labelText(labels);
       out.push(`${name}${l ? `{${l}}` : ''} ${v}`);
+    }
+  };
+  const histogram = (name: string, help: string, series: Array<[Record<string, string>, Histogram]>): void => {
+    out.push(`# HELP ${name} ${help}`, `# TYPE ${name} histogram`);
+    for (const [labels, h] of series) {
+      const l = labelText(labels);
+      const sep = l ? `${l},` : '';
+      let cum = 0;
+      h.bounds.forEach((b, i) => {
+        cum += h.counts[i]!;
+        out.push(`${name}_bucket{${sep}le="${b}"} ${cum}`);
+      });
+      out.push(`${name}_bucket{${sep}le="+Inf"} ${h.count}`, `${name}_sum${l ? `{${l}}` : ''} ${h.sum}`, `${name}_count${l ? `{${l}}` : ''} ${h.count}`);
     }
   };
   const stats = subnet.sm.stats;
@@ -81,11 +293,19 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr): stri
       metric(`ibsm_port_${counterMetricName(name)}_total`, 'counter', `${PortCounters.fields[name].label} of each port, 64-bit total since the PerfMgr first read it${unit}.`, ports.map((p) => [labels(p), Number(p.counters.totals[name])]));
     }
   }
+  extra?.write({ metric, histogram });
   return out.join('\n') + '\n';
 }
 
-/** Serve /metrics on 127.0.0.1:port. Resolves once listening. */
-export function serveMetrics(port: number, render: () => string): Promise<Server> {
+/** The URL a listening metrics server answers on (an unspecified address shown as it is). */
+export function metricsUrl(server: Server): string {
+  const a = server.address() as AddressInfo;
+  return `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/metrics`;
+}
+
+/** Serve /metrics on host:port (default 127.0.0.1). Resolves once listening; rejects with a
+ * MetricsListenError naming the address. */
+export function serveMetrics(port: number, render: () => string, host = '127.0.0.1'): Promise<Server> {
   const server = createServer((req, res) => {
     if (req.method !== 'GET' || (req.url !== '/metrics' && req.url !== '/')) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: GET /metrics\n');
@@ -101,9 +321,10 @@ export function serveMetrics(port: number, render: () => string): Promise<Server
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(body);
   });
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      server.off('error', reject);
+    const fail = (e: Error): void => reject(new MetricsListenError(`cannot serve metrics on ${host.includes(':') ? `[${host}]` : host}:${port}: ${e.message}`));
+    server.once('error', fail);
+    server.listen(port, host, () => {
+      server.off('error', fail);
       resolve(server);
     });
   });

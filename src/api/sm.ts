@@ -17,7 +17,7 @@ import { CONFIG_OPTIONS, defaultOf } from '../config/options.js';
 import type { SubnetEvents, TypedEmitter } from '../events.js';
 import { openBackend, type Backend } from './backend.js';
 import { routeBetween, type PortSpec, type Route } from './route.js';
-import { renderMetrics, serveMetrics } from './metrics.js';
+import { metricsUrl, parseListen, serveMetrics, SmMetrics } from './metrics.js';
 import { PerfMgr } from '../sm/perfmgr.js';
 import type { TimerHandle } from '../util/clock.js';
 
@@ -54,6 +54,8 @@ export interface SmConfig {
   logMaxSize?: number;
   verbose?: boolean;
   metricsPort?: number;
+  /** Where to serve the metrics, ADDR:PORT (metricsPort N is 127.0.0.1:N). */
+  metricsListen?: string;
   saCache?: number;
   priority?: number;
   smKey?: bigint;
@@ -97,7 +99,7 @@ export interface SmConfig {
 /** The keys of SmConfig that are config-file keys (test/config.test.ts: the same as the option table's). */
 export const SM_CONFIG_KEYS = [
   'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
-  'metricsPort', 'saCache', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
+  'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
   'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket',
   'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal',
 ] as const satisfies ReadonlyArray<keyof SmConfig>;
@@ -179,6 +181,7 @@ function writeFileAtomic(path: string, text: string): void {
 /** A running SM+SA. */
 export class IbsmSm {
   private metrics?: Server;
+  private metricsData?: SmMetrics;
   private stopped = false;
   /** The performance manager, when on (`perfmgr`). */
   readonly perf?: PerfMgr;
@@ -248,9 +251,11 @@ export class IbsmSm {
     return routeBetween(snap, from, to);
   }
 
-  /** @internal */
-  async serveMetrics(port: number): Promise<void> {
-    this.metrics = await serveMetrics(port, () => renderMetrics(this.subnet, this.backend.rpc, this.perf));
+  /** @internal Serve the metrics; resolves with their URL. */
+  async serveMetrics(port: number, host = '127.0.0.1'): Promise<string> {
+    const data = (this.metricsData = new SmMetrics(this.subnet, this.backend.rpc, this.perf));
+    this.metrics = await serveMetrics(port, () => data.render(), host);
+    return metricsUrl(this.metrics);
   }
 
   async stop(): Promise<void> {
@@ -259,6 +264,7 @@ export class IbsmSm {
     if (this.perfTimer) this.backend.clock.clearTimeout(this.perfTimer);
     this.subnet.stop();
     this.metrics?.close();
+    this.metricsData?.close();
     await this.backend.close();
     this.closeLog?.();
   }
@@ -335,13 +341,13 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     onProgress: o.onProgress,
   });
   const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrInterval! * 1000 : undefined, reopenLog);
-  if (o.metricsPort !== undefined) {
+  if (o.metricsListen !== undefined || o.metricsPort !== undefined) {
     try {
-      await sm.serveMetrics(o.metricsPort);
-      log.info('metrics served', { url: `http://127.0.0.1:${o.metricsPort}/metrics` });
+      const at = o.metricsListen !== undefined ? parseListen(o.metricsListen) : { host: '127.0.0.1', port: o.metricsPort! };
+      log.info('metrics served', { url: await sm.serveMetrics(at.port, at.host) });
     } catch (e) {
       await sm.stop();
-      throw new Error(`cannot serve metrics on 127.0.0.1:${o.metricsPort}: ${(e as Error).message}`);
+      throw e; // a MetricsListenError naming the address
     }
   }
   return sm;

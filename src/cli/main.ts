@@ -10,7 +10,8 @@ import { openBackend } from '../api/backend.js';
 import { commandHelp, GLOBAL_USAGE, parseCommandLine, UsageError } from '../config/parse.js';
 import { formatEffectiveConfig, resolveConfig, setting, type EffectiveConfig } from '../config/file.js';
 import { COMMANDS, type Command } from '../config/options.js';
-import { runSm } from './run.js';
+import { logFatal, logFormatOfArgv, runIoOf, runSm } from './run.js';
+import { Logger } from '../util/log.js';
 
 export { UsageError };
 
@@ -59,13 +60,22 @@ export function runConfig(argv: string[], cmd: 'run' | 'config' = 'run', default
   if (args.positionals.length) throw new UsageError(`unexpected argument "${args.positionals[0]}"`, cmd);
   const config = defaultFile === undefined ? resolveConfig(cmd, args) : resolveConfig(cmd, args, defaultFile);
   checkBackend(config);
+  if (setting(config, 'metrics-port') !== undefined && setting(config, 'metrics-listen') !== undefined) throw new UsageError('give either --metrics-port or --metrics-listen, not both', cmd);
   return { config, help: false };
 }
 
 async function runCmd(argv: string[], io: Io): Promise<number> {
-  const r = runConfig(argv);
+  let r: ReturnType<typeof runConfig>;
+  try {
+    r = runConfig(argv);
+  } catch (e) {
+    // A configuration refused ends the process too: with --log-format json, as a JSON log line
+    // with its code (scripts read one format); in text, as the usage message below.
+    if (!(e instanceof UsageError) || logFormatOfArgv(argv) !== 'json') throw e;
+    return logFatal(new Logger({ write: (l) => void io.stderr.write(l + '\n') }, 'info', 'json'), e, 'start', false, runIoOf(io));
+  }
   if (r.help) return help(io, 'run');
-  return runSm(r.config);
+  return runSm(r.config, runIoOf(io));
 }
 
 function configCmd(argv: string[], io: Io): number {

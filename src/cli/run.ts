@@ -1,8 +1,10 @@
 /** `ibsm run`: the SM daemon — the API's openSm with the effective configuration, plus the
- * progress line, --once and signals. */
-import { openSm, type OpenSmOptions } from '../api/sm.js';
+ * logger (stderr, a TTY with the progress line, or --log-file), --once, signals, and fatal errors
+ * logged in the configured format with their code. */
+import { fileLogSink, openSm, type IbsmSm, type OpenSmOptions } from '../api/sm.js';
 import { setting, type EffectiveConfig } from '../config/file.js';
 import type { Server } from 'node:net';
+import { Logger, ProgressTty, stderrSink, type LogSink } from '../util/log.js';
 import { serveControl } from './control.js';
 import { controlTargetOf } from './ops.js';
 
@@ -13,19 +15,119 @@ export function smOptionsOf(c: EffectiveConfig): OpenSmOptions {
   return o as OpenSmOptions;
 }
 
-export async function runSm(c: EffectiveConfig): Promise<number> {
-  const progress = process.stderr.isTTY === true;
-  let lastProgress = '';
-  const sm = await openSm({
-    ...smOptionsOf(c),
-    onProgress: progress
-      ? (phase, d) => {
-          const line = `\r${phase}: ${Object.entries(d).map(([k, v]) => `${k}=${v}`).join(' ')}`;
-          if (line !== lastProgress) process.stderr.write((lastProgress = line) + '\x1b[K');
-        }
-      : undefined,
-  });
-  const log = sm.log;
+/** Where the process writes: stderr for fatal errors when the log goes to a file. */
+export interface RunIo {
+  stderr: { write(s: string): unknown };
+  /** Whether stderr is a terminal (the progress line is drawn there). */
+  isTTY: boolean;
+}
+
+const processIo: RunIo = { stderr: process.stderr, isTTY: process.stderr.isTTY === true };
+
+/** The RunIo of a command's io: a TTY only when it is the process's own stderr. */
+export function runIoOf(io: { stderr: { write(s: string): unknown } }): RunIo {
+  return { stderr: io.stderr, isTTY: io.stderr === process.stderr && process.stderr.isTTY === true };
+}
+
+/** The log format asked for on the command line, read before the configuration is checked (so a
+ * configuration refused is reported in that format too). */
+export function logFormatOfArgv(argv: readonly string[]): 'text' | 'json' {
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') break;
+    if (a === '--log-format=json' || (a === '--log-format' && argv[i + 1] === 'json')) return 'json';
+  }
+  return 'text';
+}
+
+/** A fatal error's message (with its stable code) by what failed, and the exit status. */
+function fatalOf(e: unknown, phase: 'start' | 'sweep' | 'control'): { msg: string; exit: number } {
+  const name = (e as Error | undefined)?.name ?? '';
+  const sys = (e as NodeJS.ErrnoException | undefined)?.syscall;
+  if (phase === 'control') return { msg: 'control socket not available; ibsm stops', exit: 1 };
+  if (name === 'MetricsListenError') return { msg: 'metrics address not available; ibsm stops', exit: 1 };
+  if (['UsageError', 'PartitionConfigError', 'QosPolicyError', 'TopologyError', 'GuidFileError', 'Guid2LidError'].includes(name) || sys === 'open' || sys === 'read')
+    return { msg: 'configuration refused; ibsm stops', exit: name === 'UsageError' ? 2 : 1 };
+  if (['PortNotFoundError', 'TransportError', 'SimFabricError'].includes(name)) return { msg: 'no usable device; ibsm stops', exit: 1 };
+  if (phase === 'sweep') return { msg: 'first sweep failed; ibsm stops', exit: 1 };
+  return { msg: 'fatal error; ibsm stops', exit: 1 };
+}
+
+/** Log an error that ends the process through `log` (its format, its code); when the log goes to
+ * a file, say it on stderr too, so whoever started ibsm sees why it stopped. Returns the exit status. */
+export function logFatal(log: Logger, e: unknown, phase: 'start' | 'sweep' | 'control', toFile: boolean, io: RunIo = processIo): number {
+  const f = fatalOf(e, phase);
+  const err = e as Error;
+  const fields = { error: err?.message ?? String(e), errorType: err?.name ?? 'Error' };
+  switch (f.msg) {
+    case 'configuration refused; ibsm stops':
+      log.error('configuration refused; ibsm stops', fields);
+      break;
+    case 'metrics address not available; ibsm stops':
+      log.error('metrics address not available; ibsm stops', fields);
+      break;
+    case 'no usable device; ibsm stops':
+      log.error('no usable device; ibsm stops', fields);
+      break;
+    case 'first sweep failed; ibsm stops':
+      log.error('first sweep failed; ibsm stops', fields);
+      break;
+    case 'control socket not available; ibsm stops':
+      log.error('control socket not available; ibsm stops', fields);
+      break;
+    default:
+      log.error('fatal error; ibsm stops', fields);
+  }
+  if (toFile) io.stderr.write(`ibsm: ${fields.errorType !== 'Error' ? fields.errorType + ': ' : ''}${fields.error}\n`);
+  if (process.env.IBSM_DEBUG && err?.stack) io.stderr.write(`${err.stack}\n`);
+  return f.exit;
+}
+
+/** The logger of `ibsm run`: --log-file (with its size limit and reopen), else stderr; on a TTY
+ * the progress line lives under the log lines. */
+export function runLogger(c: EffectiveConfig, io: RunIo = processIo): { log: Logger; tty?: ProgressTty; file?: ReturnType<typeof fileLogSink> } {
+  const format = setting<'text' | 'json'>(c, 'log-format') ?? 'text';
+  const level = setting<boolean>(c, 'verbose') ? 'debug' : 'info';
+  const path = setting<string>(c, 'log-file');
+  if (path) {
+    const file = fileLogSink(path, setting<number>(c, 'log-max-size') ?? 0);
+    return { log: new Logger(file, level, format), file };
+  }
+  const tty = io.isTTY ? new ProgressTty((s) => io.stderr.write(s)) : undefined;
+  const sink: LogSink = tty ?? sinkOf(io);
+  return { log: new Logger(sink, level, format), tty };
+}
+
+/** Log lines to `io`'s stderr: the process's is written synchronously (util/log.ts). */
+function sinkOf(io: RunIo): LogSink {
+  return io.stderr === process.stderr ? stderrSink : { write: (l) => void io.stderr.write(l + '\n') };
+}
+
+export async function runSm(c: EffectiveConfig, io: RunIo = processIo): Promise<number> {
+  let out: ReturnType<typeof runLogger>;
+  try {
+    out = runLogger(c, io);
+  } catch (e) {
+    // The log file cannot be opened: said on stderr, in the configured format.
+    return logFatal(new Logger(sinkOf(io), 'info', setting<'text' | 'json'>(c, 'log-format') ?? 'text'), e, 'start', false, io);
+  }
+  const { log, tty, file } = out;
+  const fatal = (e: unknown, phase: 'start' | 'sweep' | 'control'): number => {
+    tty?.end();
+    const code = logFatal(log, e, phase, file !== undefined, io);
+    file?.close();
+    return code;
+  };
+  let sm: IbsmSm;
+  try {
+    sm = await openSm({
+      ...smOptionsOf(c),
+      log,
+      onProgress: tty ? (phase, d) => tty.progress(`${phase}: ${Object.entries(d).map(([k, v]) => `${k}=${v}`).join(' ')}`) : undefined,
+    });
+  } catch (e) {
+    return fatal(e, 'start');
+  }
   if (c.file) log.info('configuration read', { file: c.file.file, format: c.file.format });
   for (const n of c.file?.notes ?? []) log.warn('configuration', { file: c.file!.file, note: n });
 
@@ -40,13 +142,13 @@ export async function runSm(c: EffectiveConfig): Promise<number> {
   try {
     await sm.start();
   } catch (e) {
-    log.error('first sweep failed', { error: (e as Error).message });
     await stop('error');
-    throw e;
+    return fatal(e, 'sweep');
   }
-  if (progress) process.stderr.write('\n');
+  tty?.end();
   if (setting(c, 'once')) {
     await stop('--once');
+    file?.close();
     return 0;
   }
   // The control socket: a busy or unwritable default path is not a reason to stop managing the
@@ -60,7 +162,7 @@ export async function runSm(c: EffectiveConfig): Promise<number> {
     } catch (e) {
       if (c.settings.get('control-socket')?.source !== 'default') {
         await stop('error');
-        throw new Error(`cannot serve the control socket ${socketPath}: ${(e as Error).message}`);
+        return fatal(new Error(`cannot serve the control socket ${socketPath}: ${(e as Error).message}`), 'control');
       }
       log.warn('control socket not served', { path: socketPath, error: (e as Error).message });
     }
@@ -68,7 +170,7 @@ export async function runSm(c: EffectiveConfig): Promise<number> {
   // As OpenSM: SIGHUP sweeps the whole fabric again; SIGUSR1 reopens the log file (logrotate).
   const onHup = (): void => sm.subnet.sm.requestHeavySweep('SIGHUP', true);
   const onUsr1 = (): void => {
-    sm.reopenLog?.();
+    file?.reopen();
     log.info('log file reopened', { signal: 'SIGUSR1' });
   };
   process.on('SIGHUP', onHup);
@@ -83,5 +185,6 @@ export async function runSm(c: EffectiveConfig): Promise<number> {
   process.off('SIGHUP', onHup);
   process.off('SIGUSR1', onUsr1);
   await new Promise((r) => (control ? control.close(r) : r(undefined)));
+  file?.close();
   return 0;
 }

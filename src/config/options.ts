@@ -5,6 +5,7 @@
 import { DEFAULT_FALLBACK, engineNames } from '../routing/registry.js';
 import { QOS_VL_DEFAULTS, qosVlSettings } from '../model/qos-policy.js';
 import { DEFAULT_SA_LIMITS } from '../sa/limits.js';
+import { parseListen } from '../api/metrics.js';
 
 export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'dump' | 'topo';
 export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'dump', 'topo'];
@@ -119,7 +120,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'log-format', type: 'enum', arg: 'text|json', choices: ['text', 'json'], help: 'log line format', default: 'text', commands: RUN, key: 'logFormat' },
   { name: 'log-file', type: 'string', arg: 'FILE', help: 'append the log to FILE instead of stderr', defaultText: 'stderr', commands: RUN, key: 'logFile', opensm: 'log_file' },
   { name: 'log-max-size', type: 'int', arg: 'MB', min: 0, max: 1 << 20, help: 'truncate the log file when it grows past this many MB (0: never), as OpenSM does', default: 0, commands: RUN, key: 'logMaxSize', opensm: 'log_max_size' },
-  { name: 'verbose', short: 'v', type: 'boolean', help: 'debug logging', default: false, commands: RUN, key: 'verbose' },
+  { name: 'verbose', short: 'v', type: 'boolean', help: 'debug logging: per-phase detail of every sweep (discovery, LIDs, routing with its verification figures, tables written, ports armed and activated)', default: false, commands: RUN, key: 'verbose' },
   { name: 'metrics-port', type: 'int', arg: 'N', min: 1, max: 65535, help: 'serve Prometheus metrics on 127.0.0.1:N (/metrics)', defaultText: 'off', commands: RUN, key: 'metricsPort' },
   { name: 'sa-cache', type: 'int', arg: 'N', min: 0, max: 1_000_000, help: 'PathRecord answers the SA keeps for repeated queries; emptied at every heavy sweep (0: off)', default: 32768, commands: RUN, key: 'saCache' },
   { name: 'priority', type: 'int', arg: 'N', min: 0, max: 15, help: 'SM priority in SMInfo: the higher wins the election, ties go to the lower port GUID', default: 0, commands: RUN, key: 'priority', opensm: 'sm_priority' },
@@ -144,6 +145,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'perfmgr', type: 'boolean', help: "PerfMgr on: every linked port's PortCounters read through the PMAs, 64-bit totals, error counters that rise logged with the port, Prometheus series per port", default: false, commands: RUN, key: 'perfmgr', opensm: 'perfmgr' },
   { name: 'perfmgr-interval', type: 'int', arg: 'S', min: 1, max: 86400, help: 'PerfMgr sweep interval in seconds', default: 180, commands: RUN, key: 'perfmgrInterval', opensm: 'perfmgr_sweep_time_s' },
   { name: 'control-socket', type: 'string', arg: 'PATH', help: 'the local control socket (unix, mode 0600) that ibsm status, resweep, reroute, dump and topo use (none: off)', default: controlSocketDefault, defaultText: `${DEFAULT_CONTROL_SOCKET} with --umad (not under ibsim), else none`, commands: RUN, key: 'controlSocket' },
+  // ---- where the metrics are served (issue 14; --metrics-port above is 127.0.0.1:N)
+  { name: 'metrics-listen', type: 'string', arg: 'ADDR:PORT', help: 'serve Prometheus metrics on ADDR:PORT (/metrics), e.g. 0.0.0.0:9464 or [::]:9464; excludes --metrics-port', defaultText: 'off', commands: RUN, key: 'metricsListen', check: checkListen },
   // ---- the SA's bounds on what one client can grow (sa/limits.ts; beyond them ERR_NO_RESOURCES)
   { name: 'sa-services-per-port', type: 'int', arg: 'N', min: 1, max: 1_000_000, help: 'ServiceRecords one port may hold registered', default: DEFAULT_SA_LIMITS.servicesPerRequester, commands: RUN, key: 'saServicesPerPort' },
   { name: 'sa-subscriptions-per-port', type: 'int', arg: 'N', min: 1, max: 1_000_000, help: 'InformInfo subscriptions of one port (a repeated Set is the same one)', default: DEFAULT_SA_LIMITS.subscriptionsPerRequester, commands: RUN, key: 'saSubscriptionsPerPort' },
@@ -173,6 +176,15 @@ function checkQos(which: 'vlarbHigh' | 'vlarbLow' | 'sl2vl'): (v: OptionValue) =
       return (e as Error).message;
     }
   };
+}
+
+function checkListen(v: OptionValue): string | undefined {
+  try {
+    parseListen(v as string);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
 }
 
 function checkGuids(v: OptionValue): string | undefined {

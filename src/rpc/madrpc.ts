@@ -136,6 +136,9 @@ export class MadRpc implements RmppHost {
   private readonly maxPeerRx: number;
   /** First segments of peer requests dropped: that peer had maxPeerRmppPerLid transfers running. */
   peerRmppRefused = 0;
+  /** Observer of round trips (ms, management class) of requests answered at their first try
+   * (Karn's rule: a retried request's answer may belong to any try); the metrics' SMP histogram. */
+  onRoundTrip?: (ms: number, mgmtClass: number) => void;
 
   constructor(
     readonly transport: Transport,
@@ -260,7 +263,11 @@ export class MadRpc implements RmppHost {
         return;
       }
       this.stats.responses++;
-      if (p.adaptive && p.tries === 1) this.rto!.sample(this.clock.now() - p.sentAt);
+      if (p.tries === 1 && (p.adaptive || this.onRoundTrip)) {
+        const rtt = this.clock.now() - p.sentAt;
+        if (p.adaptive) this.rto!.sample(rtt);
+        this.onRoundTrip?.(rtt, h.mgmtClass);
+      }
       this.settle(p);
       p.resolve(m);
       return;

@@ -97,8 +97,6 @@ function fabricCaused(e: unknown): boolean {
   return isFabricFailure(e) || e instanceof DiscoveryError || e instanceof RoutingError;
 }
 
-const hexGuid = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
-
 /** Someone waiting for an action that starts after they asked. */
 interface Waiter {
   /** Actions started before the request do not count. */
@@ -293,9 +291,16 @@ export class SubnetManager {
     this.running = false;
     const survived = error !== undefined && fabricCaused(error);
     if (error !== undefined) {
-      const what = a.type === 'lightSweep' ? 'light sweep' : a.type === 'heavySweep' ? 'sweep' : 'multicast forwarding update';
-      if (survived) this.o.log.error(`${what} failed; the SM carries on and sweeps again`, { error: (error as Error).message });
-      else this.o.log.error(`${what} failed`, { error: (error as Error).message });
+      const f = { error: (error as Error).message };
+      const log = this.o.log;
+      if (a.type === 'heavySweep') {
+        if (survived) log.error('sweep failed; the SM carries on and sweeps again', f);
+        else log.error('sweep failed', f);
+      } else if (a.type === 'lightSweep') {
+        if (survived) log.error('light sweep failed; the SM carries on and sweeps again', f);
+        else log.error('light sweep failed', f);
+      } else if (survived) log.error('multicast forwarding update failed; the SM carries on and sweeps again', f);
+      else log.error('multicast forwarding update failed', f);
       if (survived && a.type === 'heavySweep') this.failedSweeps++;
     }
     this.ctl.handle({ type: 'actionDone', action: a, outcome }, this.o.clock.now());
@@ -360,7 +365,7 @@ export class SubnetManager {
       else if (t.to === 'master') log.info('entering MASTER', { reason: t.reason });
       else if (t.to === 'notActive') log.info('entering NOTACTIVE', { reason: t.reason });
       else log.info('entering DISCOVERING', { reason: t.reason });
-      if (t.to === 'standby' && t.reason === 'handover' && t.master) log.info(`handover to ${hexGuid(t.master.guid)}`);
+      if (t.to === 'standby' && t.reason === 'handover' && t.master) log.info('handover to another SM', { master: t.master.guid });
       this.transitions[t.to]++;
       if (t.to !== 'master') this.local.forget();
       this.o.onStateChange?.(t);
@@ -384,6 +389,7 @@ export class SubnetManager {
           this.stats.push(stats);
           this.lastSweep = stats;
           this.o.onSweep?.(stats);
+          this.o.log.debug('sweep done', { kind: 'light', smps: stats.smps, ms: Math.round(stats.ms * 10) / 10 });
         }
         return { outcome: changed ? 'changed' : 'ok', value: stats };
       }
@@ -502,6 +508,7 @@ export class SubnetManager {
     this.lastSweep = stats;
     this.o.onSweep?.(stats);
     this.lastHeavy = stats;
+    this.o.log.debug('sweep done', { kind: 'heavy', sweep: this.sweepCount, local: local !== undefined, smps: stats.smps, ms: Math.round(stats.ms * 10) / 10 });
     const left = { skippedNodes: stats.skippedNodes, skippedLinks: stats.skippedLinks, failedWrites: stats.failedWrites, stuckPorts: stats.stuckPorts, duplicateGuids: stats.duplicateGuids };
     if (Object.values(left).some((v) => v > 0)) this.o.log.warn('heavy sweep left some of the fabric out; the next sweep tries again', left);
     if (!this.subnetUpLogged) {

@@ -16,6 +16,7 @@ import { RoutingNotApplicable, type RoutingOptions } from '../routing/types.js';
 import { computeMfts, type McastGroupPorts } from '../routing/mcast-tree.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
+import { logCodeOf } from '../util/log-codes.js';
 import { discover, type DiscoveryResult, type DiscoverySkip } from './discovery.js';
 import { assignLids, type LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
@@ -25,6 +26,10 @@ import { planActivation, planPortInfo, type PortSettings } from './plan-ports.js
 import type { SmPort } from './sminfo.js';
 import { observeResets, planLftReads, planLfts, planMfts, planPkeys, planVlTables } from './plan-tables.js';
 import { pump } from '../util/pump.js';
+import { verifyRoutes } from '../routing/verify.js';
+
+/** Milliseconds to one decimal, for the --verbose phase lines. */
+const ms1 = (ms: number): number => Math.round(ms * 10) / 10;
 
 export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   routing: string[];
@@ -73,8 +78,9 @@ export interface SweepStats {
 /** The engine that always applies and is deadlock-free (routing/registry.ts: nue): routes with it
  * when none of the configured chain applies (e.g. `--routing ftree` on a fabric that is no tree). */
 export const FINAL_FALLBACK_ENGINE = DEADLOCK_FREE_FALLBACK;
-/** The stable code of the ERROR logged when the configured chain gave way to the final fallback. */
-export const ROUTING_FALLBACK_CODE = 'IBSM_ROUTING_FALLBACK';
+/** The ERROR logged when the configured chain gave way to the final fallback, and its stable code. */
+const ROUTING_FALLBACK_MSG = 'no engine of the routing chain applies; routing with the final fallback';
+export const ROUTING_FALLBACK_CODE = logCodeOf(ROUTING_FALLBACK_MSG)!;
 /** Log lines per sweep for SMPs given up (then one summary line). */
 const FAILURE_LOG_LINES = 20;
 
@@ -164,7 +170,7 @@ export class Sweeper {
       return routeWithFallback(disc.fabric, s.routing, opts);
     } catch (e) {
       if (!(e instanceof RoutingNotApplicable) || s.routing.length === 1 && s.routing[0] === FINAL_FALLBACK_ENGINE) throw e;
-      log.error(`${ROUTING_FALLBACK_CODE}: no engine of the routing chain applies; routing with ${FINAL_FALLBACK_ENGINE}`, { code: ROUTING_FALLBACK_CODE, chain: s.routing.join(','), reasons: e.reason });
+      log.error(ROUTING_FALLBACK_MSG, { engine: FINAL_FALLBACK_ENGINE, chain: s.routing.join(','), reasons: e.reason });
       const r = routeWithFallback(disc.fabric, [FINAL_FALLBACK_ENGINE], opts);
       return { ...r, skipped: [] };
     }
@@ -208,6 +214,13 @@ export class Sweeper {
     const fabric = disc.fabric;
     const switches = fabric.nodes.filter((n) => n.type === NodeType.Switch).length;
     log.info('discovery done', { nodes: fabric.nodes.length, switches, smps: disc.smps, depth: disc.maxDepth });
+    const verbose = log.enabled('debug');
+    if (verbose) {
+      let ports = 0;
+      let linked = 0;
+      for (const n of fabric.nodes) for (const p of n.ports) if (p) (ports++, p.peer && linked++);
+      log.debug('sweep phase: discovery', { sweep, nodes: fabric.nodes.length, switches, ports, links: linked / 2, smps: disc.smps, depth: disc.maxDepth, skippedNodes, skippedLinks, ms: ms1(this.clock.now() - t0) });
+    }
     const go = await decide(disc);
     if (!go) {
       const stats: SweepStats = { ...emptyStats('heavy'), smps: smp.sent - s0, ms: this.clock.now() - t0, nodes: fabric.nodes.length, switches, skippedNodes, skippedLinks };
@@ -215,10 +228,12 @@ export class Sweeper {
     }
 
     // 2. LIDs.
+    const tl = this.clock.now();
     const lids = assignLids(fabric, { lmc: s.lmc, smNode: disc.smNode, smPort: disc.smPort, existing: this.adopted ?? s.guid2lid });
     const smLid = fabric.nodes[disc.smNode]!.ports[disc.smPort]!.lid!;
     s.saveGuid2Lid?.(lids.byGuid);
     log.info('LIDs assigned', { endPorts: lids.byGuid.size, maxLid: lids.maxLid, changed: lids.changed, smLid });
+    if (verbose) log.debug('sweep phase: LIDs', { sweep, endPorts: lids.byGuid.size, maxLid: lids.maxLid, changed: lids.changed, smLid, lmc: s.lmc, ms: ms1(this.clock.now() - tl) });
 
     // What reset switches and ports no longer hold, before any Set changes what we know of them.
     observeResets(disc, this.programmed);
@@ -241,6 +256,7 @@ export class Sweeper {
 
     // 3. PortInfo (LID, LMC, SM LID, timeouts, MTU, VLs, M_Key, enforcement) and INIT → ARMED.
     if (go.reregister) log.info('ClientReregister set on every port: the SA holds no registrations from before');
+    const tp = this.clock.now();
     const piWrites = planPortInfo(disc, { ...s, smLid, reregister: go.reregister });
     const portInfoSets = await apply(piWrites);
     progress?.('ports', { sets: portInfoSets });
@@ -248,12 +264,38 @@ export class Sweeper {
 
     // 4. P_Keys.
     const pkeyBlocks = await apply(planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), this.programmed, (m, f) => log.warn(m, f)));
+    if (verbose) {
+      const armed = piWrites.filter((w) => !failed.has(w) && PortInfo.decode(w.data).portState === PortState.Armed).length;
+      log.debug('sweep phase: ports', { sweep, portInfoPlanned: piWrites.length, portInfoSets, armed, stuckPorts, pkeyBlocks, reregister: go.reregister, ms: ms1(this.clock.now() - tp) });
+    }
 
     // 5. Routing, then the SL2VL / VLArbitration tables the routes need (layered engines).
     const tr = this.clock.now();
     const routed = this.route(disc);
     for (const sk of routed.skipped) log.warn('routing engine not applicable', { engine: sk.engine, reason: sk.reason });
-    log.info('routing done', { engine: routed.result.engine, ms: Math.round(this.clock.now() - tr), vls: routed.result.vlsUsed ?? 1 });
+    const routeMs = this.clock.now() - tr;
+    log.info('routing done', { engine: routed.result.engine, ms: Math.round(routeMs), vls: routed.result.vlsUsed ?? 1 });
+    if (verbose) {
+      const tv = this.clock.now();
+      const v = verifyRoutes(fabric, routed.result, { stretch: false });
+      log.debug('sweep phase: routing', {
+        sweep,
+        engine: routed.result.engine,
+        skipped: routed.skipped.map((k) => k.engine).join(',') || 'none',
+        ms: ms1(routeMs),
+        vls: v.vlsUsed,
+        verified: v.ok,
+        deadlockFree: v.deadlockFree,
+        unreachablePairs: v.unreachablePairs,
+        loops: v.loopEntries,
+        cdgCycles: v.cdg.reduce((a, c) => a + c.cyclicComponents, 0),
+        hopsMax: v.hops.max,
+        routesPerLinkMax: v.linkLoad.max,
+        routesPerLinkMean: Math.round(v.linkLoad.mean * 10) / 10,
+        verifyMs: ms1(this.clock.now() - tv),
+      });
+    }
+    const tt = this.clock.now();
     const vlTables = await apply(planVlTables(disc, routed.result, this.programmed, s.qosVl));
 
     // 6. LFTs: LinearFDBTop and changed blocks only (blocks of switches programmed by someone
@@ -268,9 +310,13 @@ export class Sweeper {
     const lftRes = await applyAll(smp, keyed([...lft.switchInfo, ...lft.lft]), hooks);
     const blocks = lft.lft.length - lftRes.failed.filter((f) => f.write.effect.kind === 'lft').length;
     progress?.('lft', { blocks });
+    if (verbose) log.debug('sweep phase: forwarding tables', { sweep, vlTables, switchInfo: lft.switchInfo.length, lftBlocksRead: reads.length, lftBlocksPlanned: lft.lft.length, lftBlocks: blocks, lftFailed: lft.lft.length - blocks, maxLid: lids.maxLid, ms: ms1(this.clock.now() - tt) });
 
     // 7. ARMED → ACTIVE.
-    const activated = await apply(planActivation(disc));
+    const ta = this.clock.now();
+    const activation = planActivation(disc);
+    const activated = await apply(activation);
+    if (verbose) log.debug('sweep phase: activation', { sweep, planned: activation.length, activated, ms: ms1(this.clock.now() - ta) });
     if (failedWrites > FAILURE_LOG_LINES) log.warn('more SMP writes failed in this sweep', { more: failedWrites - FAILURE_LOG_LINES });
 
     const snapshot: Snapshot = { fabric, discovery: disc, routing: routed.result, maxLid: lids.maxLid, smLid, sweep };
@@ -304,6 +350,7 @@ export class Sweeper {
   /** Compute every group's spanning tree over `snap` and write the MFT blocks that differ from
    * what is programmed. Returns blocks sent (written or failed). */
   async programMulticast(snap: Snapshot): Promise<number> {
+    const t0 = this.clock.now();
     const groups = this.s.multicastGroups?.(snap) ?? [];
     const plan = computeMfts(snap.fabric, snap.routing.lfts, groups);
     for (const note of plan.notes) this.log.debug('multicast', { note });
@@ -311,6 +358,7 @@ export class Sweeper {
     const first = r.failed[0];
     if (first) this.log.warn('MFT blocks not written; left for the next update', { blocks: r.failed.length, ...Sweeper.target(snap.discovery, first.write), error: (first.error as Error).message });
     this.mftFailed = r.failed.length;
+    if (this.log.enabled('debug')) this.log.debug('sweep phase: multicast', { sweep: snap.sweep, groups: groups.length, mftBlocks: r.ok, mftFailed: r.failed.length, ms: ms1(this.clock.now() - t0) });
     return r.ok + r.failed.length;
   }
 
@@ -345,6 +393,7 @@ export class Sweeper {
       }),
     );
     const stats: SweepStats = { ...emptyStats('light'), smps: this.smp.sent - s0, ms: this.clock.now() - t0, nodes: fabric.nodes.length, maxLid: snap.maxLid };
+    if (this.log.enabled('debug')) this.log.debug('sweep phase: light sweep', { nodes: fabric.nodes.length, smps: stats.smps, changed, smPorts: sms.length, ms: ms1(stats.ms) });
     return { changed, stats, smPorts: sms };
   }
 }

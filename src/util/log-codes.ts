@@ -1,0 +1,187 @@
+/** The stable log codes: one row per log message (the `msg` argument exactly as written at the
+ * call site), with its level and a one-line meaning. The Logger prints the code of a message
+ * (text: a column after the level; JSON: a "code" field); docs/log-codes.md is generated from
+ * this table (`npm run docs`), and test/log-codes.test.ts checks that every message in src/ has a
+ * row, every row is used, and the document is current.
+ *
+ * The rule: a code, once given, keeps its meaning. A message reworded keeps its code; a message
+ * removed leaves its code unused (never given to another); a new message takes the next free code
+ * of its area. Areas by thousands, like OpenSM's ERR numbers. */
+import type { Level } from './log.js';
+
+export interface LogCode {
+  code: string;
+  level: Level;
+  msg: string;
+  meaning: string;
+}
+
+/** The areas, by the first digit of the number. */
+export const LOG_AREAS: ReadonlyArray<{ digit: string; area: string }> = [
+  { digit: '1', area: 'SM state and sweeps' },
+  { digit: '2', area: 'Discovery, LIDs and programming the fabric' },
+  { digit: '3', area: 'Traps' },
+  { digit: '4', area: 'Routing' },
+  { digit: '5', area: 'SA, multicast, QoS and SA state sync' },
+  { digit: '6', area: 'RPC' },
+  { digit: '7', area: 'PerfMgr' },
+  { digit: '8', area: 'Operator: process, control socket, signals, metrics' },
+  { digit: '9', area: 'Configuration and fatal errors' },
+];
+
+export const LOG_CODES: readonly LogCode[] = [
+  // ---- 1: SM state and sweeps
+  { code: 'IBSM-1001', level: 'info', msg: 'SUBNET UP', meaning: 'The first heavy sweep as master finished: every reachable port is ACTIVE and routed.' },
+  { code: 'IBSM-1002', level: 'info', msg: 'heavy sweep done; subnet up', meaning: 'A later heavy sweep finished and the subnet is up.' },
+  { code: 'IBSM-1003', level: 'info', msg: 'heavy sweep requested', meaning: 'A trap, a light sweep, a signal or an operator asked for a heavy sweep (reason given).' },
+  { code: 'IBSM-1004', level: 'info', msg: 'light sweep found a change; heavy sweep follows', meaning: 'A switch flags PortStateChange or a CA port is not ACTIVE: the fabric is swept again.' },
+  { code: 'IBSM-1005', level: 'warn', msg: 'heavy sweep left some of the fabric out; the next sweep tries again', meaning: 'Nodes, links or writes failed in this sweep (counts given); the next sweep retries them.' },
+  { code: 'IBSM-1006', level: 'error', msg: 'sweep failed; the SM carries on and sweeps again', meaning: "A heavy sweep failed because of the fabric (lost SMPs, unroutable): the SM keeps running and sweeps again." },
+  { code: 'IBSM-1007', level: 'error', msg: 'sweep failed', meaning: 'A heavy sweep failed for a local reason: the SM cannot go on (see the error).' },
+  { code: 'IBSM-1008', level: 'error', msg: 'light sweep failed; the SM carries on and sweeps again', meaning: 'A light sweep failed because of the fabric; the SM carries on.' },
+  { code: 'IBSM-1009', level: 'error', msg: 'light sweep failed', meaning: 'A light sweep failed for a local reason.' },
+  { code: 'IBSM-1010', level: 'error', msg: 'multicast forwarding update failed; the SM carries on and sweeps again', meaning: 'Writing the MFTs failed because of the fabric; the SM carries on.' },
+  { code: 'IBSM-1011', level: 'error', msg: 'multicast forwarding update failed', meaning: 'Reprogramming the MFTs after a join, a leave or a sweep failed (error given).' },
+  { code: 'IBSM-1020', level: 'info', msg: 'entering MASTER', meaning: 'This SM became the master SM of the subnet.' },
+  { code: 'IBSM-1021', level: 'info', msg: 'entering STANDBY', meaning: 'Another SM masters the subnet (GUID, LID given); this one polls it.' },
+  { code: 'IBSM-1022', level: 'info', msg: 'entering DISCOVERING', meaning: 'This SM is discovering the subnet (at start, or after losing it).' },
+  { code: 'IBSM-1023', level: 'info', msg: 'entering NOTACTIVE', meaning: 'This SM stopped taking part (disabled by another SM, or stopped).' },
+  { code: 'IBSM-1024', level: 'info', msg: 'handover to another SM', meaning: 'This master handed the subnet over to a better SM (its GUID given).' },
+  { code: 'IBSM-1025', level: 'info', msg: 'SM found', meaning: 'Discovery found another SM port (GUID, LID, priority, state).' },
+  { code: 'IBSM-1026', level: 'debug', msg: 'SMInfo not read', meaning: "Another SM port did not answer a SMInfo Get; it is looked at again next sweep." },
+  { code: 'IBSM-1027', level: 'debug', msg: 'master poll unanswered', meaning: 'A standby polled its master and got no answer (after the configured misses it takes over).' },
+  { code: 'IBSM-1028', level: 'debug', msg: 'trap 144 to the master not delivered', meaning: "A standby's notice to the master that it is an SM got no answer." },
+  { code: 'IBSM-1029', level: 'warn', msg: 'SMInfo Set from an SM with another SM_Key ignored', meaning: 'An SM with a different non-zero SM_Key tried to control this one; ignored.' },
+  { code: 'IBSM-1030', level: 'warn', msg: 'SMInfo Set refused', meaning: 'A SMInfo Set not valid in this state (IBA 14.4.1) was refused with status 7.' },
+  { code: 'IBSM-1031', level: 'warn', msg: 'SMInfo Set not delivered', meaning: 'A handover / acknowledge SMInfo Set to another SM got no answer.' },
+  { code: 'IBSM-1032', level: 'warn', msg: 'SMInfo Set not sent: no route to the SM', meaning: 'Another SM must be told something but neither its LID nor a path to it is known.' },
+  { code: 'IBSM-1033', level: 'warn', msg: 'SA state not pulled from the master', meaning: "A standby could not copy the master's SA state this poll; it tries again." },
+  { code: 'IBSM-1034', level: 'info', msg: 'SMP retries in this sweep', meaning: 'Some SMPs needed retries in this sweep (recovered, Sets found done, given up).' },
+  { code: 'IBSM-1101', level: 'debug', msg: 'sweep phase: discovery', meaning: '--verbose: nodes, switches, ports, SMPs and time of the discovery phase.' },
+  { code: 'IBSM-1102', level: 'debug', msg: 'sweep phase: LIDs', meaning: '--verbose: end ports, highest LID, LIDs changed and time of the LID assignment.' },
+  { code: 'IBSM-1103', level: 'debug', msg: 'sweep phase: ports', meaning: '--verbose: PortInfo Sets written, ports told INIT to ARMED, P_Key blocks, time.' },
+  { code: 'IBSM-1104', level: 'debug', msg: 'sweep phase: routing', meaning: '--verbose: the engine, its time and the verification figures of its routes.' },
+  { code: 'IBSM-1105', level: 'debug', msg: 'sweep phase: forwarding tables', meaning: '--verbose: SwitchInfo, LFT blocks read and written, SL2VL/VLArb tables, time.' },
+  { code: 'IBSM-1106', level: 'debug', msg: 'sweep phase: activation', meaning: '--verbose: ports told ARMED to ACTIVE and time.' },
+  { code: 'IBSM-1107', level: 'debug', msg: 'sweep phase: multicast', meaning: '--verbose: multicast groups, MFT blocks written and failed, time.' },
+  { code: 'IBSM-1108', level: 'debug', msg: 'sweep phase: light sweep', meaning: '--verbose: nodes read, SMPs, whether anything changed, time.' },
+  { code: 'IBSM-1109', level: 'debug', msg: 'sweep done', meaning: '--verbose: one sweep finished (kind, SMPs, time).' },
+  { code: 'IBSM-1201', level: 'info', msg: 'local sweep done', meaning: 'A change around a few ports was re-explored and re-routed locally.' },
+  { code: 'IBSM-1202', level: 'info', msg: 'local sweep: change not local, full heavy sweep follows', meaning: 'The local sweep found more than it can handle; the whole fabric is swept.' },
+  { code: 'IBSM-1203', level: 'info', msg: 'local sweep: no switch flags a change; ports or SMs need a full heavy sweep', meaning: 'No switch reports a port change, so a full heavy sweep looks for what moved.' },
+  { code: 'IBSM-1204', level: 'warn', msg: 'local sweep: a write failed; full heavy sweep follows', meaning: 'A write of a local sweep failed; a full heavy sweep follows.' },
+  // ---- 2: discovery, LIDs, programming
+  { code: 'IBSM-2001', level: 'info', msg: 'discovery done', meaning: 'Discovery finished: nodes, switches, SMPs, depth.' },
+  { code: 'IBSM-2002', level: 'warn', msg: 'node left out of this sweep: it could not be read', meaning: 'A node did not answer (node, GUID, LID, path given); the next sweep tries again.' },
+  { code: 'IBSM-2003', level: 'warn', msg: 'link left out of this sweep: its far side could not be read', meaning: 'The far side of a port did not answer (node, GUID, port, path given).' },
+  { code: 'IBSM-2004', level: 'warn', msg: 'more nodes and links left out of this sweep', meaning: 'More than 20 nodes/links were left out: the rest are counted here, not listed.' },
+  { code: 'IBSM-2005', level: 'error', msg: 'duplicate GUID: a second node answers with the GUID of a node found already; it is left out', meaning: 'Two nodes share a GUID (both paths given): fix the hardware; the second is not managed.' },
+  { code: 'IBSM-2006', level: 'info', msg: 'link down', meaning: 'A link went down (both ends named: node, GUID, port).' },
+  { code: 'IBSM-2007', level: 'info', msg: 'link up', meaning: 'A link came up (both ends named).' },
+  { code: 'IBSM-2008', level: 'info', msg: 'node gone', meaning: 'A node is no longer reachable (node, GUID).' },
+  { code: 'IBSM-2020', level: 'info', msg: 'LIDs assigned', meaning: 'LIDs assigned: end ports, highest LID, how many changed, the SM LID.' },
+  { code: 'IBSM-2030', level: 'warn', msg: 'SMP write failed; left for the next sweep', meaning: 'A Set was not acknowledged after every retry (node, GUID, port, LID, attribute given).' },
+  { code: 'IBSM-2031', level: 'warn', msg: 'more SMP writes failed in this sweep', meaning: 'More than 20 writes failed: the rest are counted here.' },
+  { code: 'IBSM-2032', level: 'warn', msg: 'port protected by an M_Key this SM does not know: its Sets are refused; left out until the M_Key lease expires', meaning: 'Configure --mkey with that M_Key, or wait for its lease to expire.' },
+  { code: 'IBSM-2033', level: 'info', msg: "port's M_Key read from its PortInfo (protection off): its Sets present it", meaning: "A port holds another M_Key but does not protect it: this SM's Sets carry that key." },
+  { code: 'IBSM-2034', level: 'warn', msg: 'port stuck in INIT: told to ARM, it stays in INIT; left for the next sweep', meaning: 'The port acknowledged INIT to ARMED but stays INIT (a link or firmware problem).' },
+  { code: 'IBSM-2035', level: 'warn', msg: 'more ports stuck in INIT', meaning: 'More than 20 ports stuck: the rest are counted here.' },
+  { code: 'IBSM-2036', level: 'info', msg: 'ClientReregister set on every port: the SA holds no registrations from before', meaning: 'First master sweep: clients are told to register again with the SA.' },
+  { code: 'IBSM-2037', level: 'warn', msg: 'port is in no partition', meaning: 'partitions.conf gives the port no P_Key: it cannot talk to anyone.' },
+  { code: 'IBSM-2040', level: 'info', msg: 'LFT blocks read back', meaning: 'LFT blocks of switches programmed by someone else were read before writing.' },
+  { code: 'IBSM-2041', level: 'debug', msg: 'LFT block written', meaning: 'A local sweep wrote one LFT block (switch GUID, block).' },
+  { code: 'IBSM-2042', level: 'warn', msg: 'MFT blocks not written; left for the next update', meaning: 'MFT blocks were not acknowledged (first switch named); the next update retries.' },
+  { code: 'IBSM-2043', level: 'debug', msg: 'multicast', meaning: 'A note of the multicast tree computation (e.g. a member not reachable).' },
+  { code: 'IBSM-2044', level: 'warn', msg: 'alias GUIDs not written', meaning: 'A GUIDInfo block of alias GUIDs was not written to the port (node, port, LID given).' },
+  // ---- 3: traps
+  { code: 'IBSM-3001', level: 'info', msg: 'trap received', meaning: 'A trap arrived (number, source LID; details in the fields).' },
+  { code: 'IBSM-3002', level: 'warn', msg: 'malformed trap ignored', meaning: 'A trap that does not decode was dropped (source LID given).' },
+  { code: 'IBSM-3003', level: 'warn', msg: 'trap storm: traps from this port damped (repressed, not logged, no sweep) until it calms down', meaning: 'A port sends traps faster than the limit: they are repressed and ignored for a while.' },
+  { code: 'IBSM-3004', level: 'warn', msg: 'TrapRepress refused for a bad M_Key: not repressed again (the port repeats its trap on its own schedule)', meaning: 'The port refused TrapRepress: its M_Key is not the one this SM presents.' },
+  { code: 'IBSM-3005', level: 'warn', msg: 'malformed SMInfo Set ignored', meaning: 'A SMInfo Set that does not decode was dropped.' },
+  // ---- 4: routing
+  { code: 'IBSM-4001', level: 'info', msg: 'routing done', meaning: 'Routes computed: engine, time, VLs used.' },
+  { code: 'IBSM-4002', level: 'warn', msg: 'routing engine not applicable', meaning: 'An engine of the chain does not apply to this fabric (reason given); the next is tried.' },
+  { code: 'IBSM-4003', level: 'error', msg: 'no engine of the routing chain applies; routing with the final fallback', meaning: 'No configured engine applies (reasons given): the deadlock-free fallback routes instead.' },
+  { code: 'IBSM-4010', level: 'info', msg: 'incremental re-route', meaning: 'Only the routes through the changed links were recomputed (figures given).' },
+  { code: 'IBSM-4011', level: 'warn', msg: 'incremental re-route not possible; full re-route', meaning: 'The incremental re-route could not keep the routes valid (reason given): the engine routes all.' },
+  // ---- 5: SA
+  { code: 'IBSM-5001', level: 'error', msg: 'SA request failed', meaning: 'Answering one SA request threw; it was answered with NO_RESOURCES and the SA carries on.' },
+  { code: 'IBSM-5002', level: 'warn', msg: 'SA RMPP response failed', meaning: 'A multi-MAD SA answer was not acknowledged by the requester (LID given).' },
+  { code: 'IBSM-5003', level: 'warn', msg: 'SA response could not be sent', meaning: 'The transport refused an SA answer (requester LID given).' },
+  { code: 'IBSM-5004', level: 'warn', msg: 'SA table answer refused: too many RMPP transfers running', meaning: 'The RMPP bounds (--sa-rmpp-per-port, --sa-rmpp-total) were reached; the requester retries.' },
+  { code: 'IBSM-5005', level: 'warn', msg: 'report not delivered', meaning: 'An InformInfo Report was not acknowledged by its subscriber (LID given).' },
+  { code: 'IBSM-5010', level: 'info', msg: 'multicast group created', meaning: 'A multicast group of partitions.conf exists (MGID, MLID, P_Key).' },
+  { code: 'IBSM-5011', level: 'error', msg: 'multicast group not created', meaning: 'A multicast group of partitions.conf could not be created (error given).' },
+  { code: 'IBSM-5012', level: 'warn', msg: 'partitions.conf multicast group skipped', meaning: 'A multicast group line of partitions.conf was not used (reason given).' },
+  { code: 'IBSM-5020', level: 'warn', msg: 'QoS policy', meaning: 'A note on the QoS policy file (a part not used).' },
+  { code: 'IBSM-5021', level: 'warn', msg: 'QoS policy SLs not used for PathRecords: the routing engine assigns SLs', meaning: 'The layered routing engine needs its own SLs: the QoS policy SLs are not used.' },
+  { code: 'IBSM-5030', level: 'warn', msg: 'SA state sync unavailable: the transport refused its vendor class; a failover loses SA state', meaning: 'No SA state sync with standbys: after a failover clients register again.' },
+  { code: 'IBSM-5031', level: 'warn', msg: 'SA state not sent to a standby', meaning: 'A standby asked for the SA state and the answer failed (LID given).' },
+  { code: 'IBSM-5032', level: 'debug', msg: 'SA state pulled', meaning: "A standby copied changes of the master's SA state." },
+  { code: 'IBSM-5033', level: 'info', msg: 'SA state restored', meaning: 'After taking over, the SA state copied from the old master was restored.' },
+  // ---- 6: RPC and events
+  { code: 'IBSM-6001', level: 'warn', msg: 'event listener failed', meaning: 'A listener of the API events threw; the SM carries on.' },
+  // ---- 7: PerfMgr
+  { code: 'IBSM-7001', level: 'debug', msg: 'PerfMgr sweep done', meaning: '--verbose: a PerfMgr sweep finished (ports, MADs, time).' },
+  { code: 'IBSM-7002', level: 'warn', msg: 'PerfMgr sweep failed', meaning: 'A PerfMgr sweep failed as a whole (error given); the next one follows.' },
+  { code: 'IBSM-7003', level: 'warn', msg: 'PerfMgr sweep: ports not read', meaning: "Some ports' PMAs did not answer this PerfMgr sweep (counts given)." },
+  { code: 'IBSM-7004', level: 'debug', msg: 'PMA query failed', meaning: "One port's PMA did not answer (node, port, LID given)." },
+  { code: 'IBSM-7005', level: 'warn', msg: 'port error counters rose', meaning: 'Error counters of the port rose since the last read (counter+delta given).' },
+  // ---- 8: operator
+  { code: 'IBSM-8001', level: 'info', msg: 'ibsm starting', meaning: 'The SM starts on the given port (backend, port GUID, routing chain, LMC).' },
+  { code: 'IBSM-8002', level: 'info', msg: 'ibsm stopping', meaning: 'The SM stops (the signal or reason given).' },
+  { code: 'IBSM-8003', level: 'info', msg: 'log file reopened', meaning: 'SIGUSR1: the log file was opened again (after logrotate).' },
+  { code: 'IBSM-8010', level: 'info', msg: 'control socket served', meaning: 'The control socket listens (path given).' },
+  { code: 'IBSM-8011', level: 'warn', msg: 'control socket not served', meaning: 'The default control socket path is not usable; the SM runs without it.' },
+  { code: 'IBSM-8012', level: 'warn', msg: 'control socket error', meaning: 'The control socket server reported an error.' },
+  { code: 'IBSM-8020', level: 'info', msg: 'metrics served', meaning: 'Prometheus metrics are served (URL given).' },
+  // ---- 9: configuration and fatal errors
+  { code: 'IBSM-9001', level: 'info', msg: 'configuration read', meaning: 'The config file was read (file, format).' },
+  { code: 'IBSM-9002', level: 'warn', msg: 'configuration', meaning: 'A note on the config file (an opensm.conf key not used, ...).' },
+  { code: 'IBSM-9003', level: 'info', msg: 'guid2lid loaded', meaning: 'The persistent GUID-to-LID file was read (entries given).' },
+  { code: 'IBSM-9101', level: 'error', msg: 'configuration refused; ibsm stops', meaning: 'An option, the config file or a file it names is wrong (the error says which); exit 2.' },
+  { code: 'IBSM-9102', level: 'error', msg: 'metrics address not available; ibsm stops', meaning: 'The --metrics-listen / --metrics-port address is in use or not local; exit 1.' },
+  { code: 'IBSM-9103', level: 'error', msg: 'no usable device; ibsm stops', meaning: 'No HCA port (or simulated fabric) to run on: check --ca/--port/--guid; exit 1.' },
+  { code: 'IBSM-9104', level: 'error', msg: 'first sweep failed; ibsm stops', meaning: 'The first sweep failed for a local reason (error given); exit 1.' },
+  { code: 'IBSM-9105', level: 'error', msg: 'fatal error; ibsm stops', meaning: 'Any other error that ends the process (error given); exit 1.' },
+  { code: 'IBSM-9106', level: 'error', msg: 'control socket not available; ibsm stops', meaning: 'The --control-socket path given cannot be served; exit 1.' },
+];
+
+const BY_MSG = new Map<string, LogCode>(LOG_CODES.map((c) => [c.msg, c]));
+
+/** The code of a log message, when it has one. */
+export function logCodeOf(msg: string): string | undefined {
+  return BY_MSG.get(msg)?.code;
+}
+
+/** The row of a code (IBSM-NNNN). */
+export function logCode(code: string): LogCode | undefined {
+  return LOG_CODES.find((c) => c.code === code);
+}
+
+/** docs/log-codes.md: the table as Markdown, grouped by area (`npm run docs` writes it). */
+export function logCodesMarkdown(): string {
+  const out = [
+    '# ibsm log codes',
+    '',
+    '<!-- generated from src/util/log-codes.ts by `npm run docs`; do not edit -->',
+    '',
+    'Every log line carries a stable code: in text logs the column after the level',
+    '(`2026-01-01T00:00:00.000Z warn  IBSM-3003 trap storm: ...`), in JSON logs the `"code"` field.',
+    'Scripts should match the code, not the wording.',
+    '',
+    'The rule: a code, once given, keeps its meaning. A message reworded keeps its code; a message',
+    'removed leaves its code unused (never given to another); a new message takes the next free',
+    'code of its area. The first digit is the area, like OpenSM\'s ERR numbers.',
+    '',
+  ];
+  for (const { digit, area } of LOG_AREAS) {
+    const rows = LOG_CODES.filter((c) => c.code.startsWith(`IBSM-${digit}`));
+    if (!rows.length) continue;
+    out.push(`## ${digit}xxx: ${area}`, '', '| code | level | message | meaning |', '|---|---|---|---|');
+    for (const c of rows) out.push(`| ${c.code} | ${c.level} | ${c.msg.replace(/\|/g, '\\|')} | ${c.meaning.replace(/\|/g, '\\|')} |`);
+    out.push('');
+  }
+  return out.join('\n');
+}

@@ -1,0 +1,137 @@
+/** Logs an operator can act on (issue 14 item 2): fatal errors in the configured format with
+ * their code (the real `ibsm` process), and --verbose's per-phase lines of every sweep. */
+import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { createServer, type Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Logger, MemorySink } from '../src/util/log.js';
+import { openSm } from '../src/index.js';
+import { NodeType, PortState } from '../src/wire/mad.js';
+
+const CLI = path.resolve('dist/cli/main.js');
+const SPEC = 'gen:fattree2:leaves=3,spines=2,hosts=2';
+
+function ibsm(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.on('error', reject);
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const jsonLines = (s: string): Array<Record<string, unknown>> =>
+  s
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('fatal errors in the configured format', () => {
+  it('metrics port in use, --log-format json: a JSON error line with its code, exit 1, nothing else on stderr', async () => {
+    const busy: Server = await new Promise((r) => {
+      const s = createServer().listen(0, '127.0.0.1', () => r(s));
+    });
+    try {
+      const port = (busy.address() as AddressInfo).port;
+      const r = await ibsm(['run', '--sim', SPEC, '--metrics-port', String(port), '--log-format', 'json', '--once']);
+      expect(r.code).toBe(1);
+      const lines = jsonLines(r.stderr); // every line is JSON (throws otherwise)
+      const fatal = lines.find((l) => l.level === 'error')!;
+      expect(fatal).toMatchObject({ code: 'IBSM-9102', msg: 'metrics address not available; ibsm stops', errorType: 'MetricsListenError' });
+      expect(fatal.error).toContain(`127.0.0.1:${port}`);
+      expect(fatal.error).toMatch(/EADDRINUSE/);
+      expect(lines.at(-1)).toBe(fatal); // the last word before the exit
+      expect(lines.every((l) => typeof l.code === 'string' && /^IBSM-\d{4}$/.test(l.code as string))).toBe(true);
+      // the same in text: the code in its column
+      const t = await ibsm(['run', '--sim', SPEC, '--metrics-listen', `127.0.0.1:${port}`, '--once']);
+      expect(t.code).toBe(1);
+      expect(t.stderr).toMatch(new RegExp(`^\\S+ error IBSM-9102 metrics address not available; ibsm stops error="cannot serve metrics on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`, 'm'));
+    } finally {
+      busy.close();
+    }
+  });
+
+  it('a bad configuration with --log-format json: a JSON line with its code, exit 2', async () => {
+    const r = await ibsm(['run', '--lmc', '9', '--log-format', 'json']);
+    expect(r.code).toBe(2);
+    const [line, ...rest] = jsonLines(r.stderr);
+    expect(rest).toEqual([]);
+    expect(line).toMatchObject({ level: 'error', code: 'IBSM-9101', msg: 'configuration refused; ibsm stops', errorType: 'UsageError' });
+    expect(line!.error).toMatch(/--lmc must be an integer from 0 to 7/);
+    // a file the configuration names that does not parse: the file and line named, exit 1
+    const m = await ibsm(['run', '--sim', SPEC, '--partitions', '/nonexistent/partitions.conf', '--log-format=json', '--once']);
+    expect(m.code).toBe(1);
+    expect(jsonLines(m.stderr).find((l) => l.level === 'error')).toMatchObject({ code: 'IBSM-9101', msg: 'configuration refused; ibsm stops' });
+    // both metrics options: refused before anything starts
+    const both = await ibsm(['run', '--metrics-port', '9', '--metrics-listen', '0.0.0.0:9']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/give either --metrics-port or --metrics-listen, not both/);
+  });
+});
+
+describe('--verbose', () => {
+  it('per-phase debug lines of every sweep, with codes, whose figures are the sweep\'s', async () => {
+    const sink = new MemorySink();
+    const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, routing: ['minhop'], log: new Logger(sink, 'debug', 'json') });
+    try {
+      const st = await sm.start();
+      const lines = sink.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      const phase = (msg: string): Record<string, unknown> => {
+        const l = lines.filter((x) => x.msg === msg);
+        expect(l.length, msg).toBe(1);
+        expect(l[0]!.level).toBe('debug');
+        expect(l[0]!.code, msg).toMatch(/^IBSM-11\d\d$/);
+        return l[0]!;
+      };
+      const snap = sm.snapshot!;
+      const sim = sm.sim!;
+      const d = phase('sweep phase: discovery');
+      expect(d).toMatchObject({ sweep: 1, nodes: sim.nodes.length, switches: sim.nodes.filter((n) => n.type === NodeType.Switch).length });
+      expect(d.ms as number).toBeGreaterThanOrEqual(0);
+      const lids = phase('sweep phase: LIDs');
+      expect(lids).toMatchObject({ endPorts: st.endPorts, maxLid: snap.maxLid, smLid: snap.smLid });
+      const ports = phase('sweep phase: ports');
+      expect(ports.portInfoSets).toBe(st.portInfoSets);
+      const r = phase('sweep phase: routing');
+      expect(r).toMatchObject({ engine: 'minhop', verified: true, deadlockFree: true, unreachablePairs: 0, loops: 0, cdgCycles: 0 });
+      expect(r.routesPerLinkMax as number).toBeGreaterThan(0);
+      const t = phase('sweep phase: forwarding tables');
+      expect(t.lftBlocks).toBe(st.lftBlocksWritten);
+      expect(t.switchInfo).toBe(d.switches);
+      const a = phase('sweep phase: activation');
+      expect(a.activated).toBe(st.activated);
+      // Independent witness: the ports the simulated fabric holds ACTIVE (both ends of every link).
+      let active = 0;
+      sim.nodes.forEach((n, i) => {
+        for (let p = 1; p < n.ports.length; p++) if (n.ports[p] && sim.portInfo(i, p).portState === PortState.Active) active++;
+      });
+      expect(ports.armed).toBe(active);
+      expect(a.activated).toBe(active);
+      phase('sweep phase: multicast');
+      expect(phase('sweep done')).toMatchObject({ kind: 'heavy', smps: st.smps });
+      // A light sweep has its line too.
+      await sm.subnet.sm.sweep('light');
+      const light = sink.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'sweep phase: light sweep');
+      expect(light).toHaveLength(1);
+      expect(light[0]).toMatchObject({ code: 'IBSM-1108', nodes: sim.nodes.length, changed: false });
+    } finally {
+      await sm.stop();
+    }
+  });
+
+  it('without --verbose no phase line is written', async () => {
+    const sink = new MemorySink();
+    const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, routing: ['minhop'], log: new Logger(sink, 'info') });
+    try {
+      await sm.start();
+      expect(sink.lines.filter((l) => l.includes('sweep phase'))).toEqual([]);
+      expect(sink.lines.some((l) => / info  IBSM-1001 SUBNET UP /.test(l))).toBe(true);
+    } finally {
+      await sm.stop();
+    }
+  });
+});
