@@ -7,6 +7,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Logger, MemorySink } from '../src/util/log.js';
 import { openSm } from '../src/index.js';
+import { runConfig } from '../src/cli/main.js';
+import { runSm } from '../src/cli/run.js';
 import { NodeType, PortState } from '../src/wire/mad.js';
 
 const CLI = path.resolve('dist/cli/main.js');
@@ -66,12 +68,66 @@ describe('fatal errors in the configured format', () => {
     const m = await ibsm(['run', '--sim', SPEC, '--partitions', '/nonexistent/partitions.conf', '--log-format=json', '--once']);
     expect(m.code).toBe(1);
     expect(jsonLines(m.stderr).find((l) => l.level === 'error')).toMatchObject({ code: 'IBSM-9101', msg: 'configuration refused; ibsm stops' });
+    // no device: an HCA that is not there (on a machine without HCAs: none at all)
+    const d = await ibsm(['run', '--umad', '--ca', 'ibsm-test-no-such-ca', '--guid2lid', 'none', '--log-format', 'json', '--once']);
+    expect(d.code).toBe(1);
+    expect(jsonLines(d.stderr).find((l) => l.level === 'error')).toMatchObject({ code: 'IBSM-9103', msg: 'no usable device; ibsm stops' });
     // both metrics options: refused before anything starts
     const both = await ibsm(['run', '--metrics-port', '9', '--metrics-listen', '0.0.0.0:9']);
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/give either --metrics-port or --metrics-listen, not both/);
   });
 });
+
+describe('ibsm run on a terminal', () => {
+  it('the progress line is cleared before each log line and drawn again under it', async () => {
+    const out: string[] = [];
+    const io = { stderr: { write: (s: string) => out.push(s) }, isTTY: true };
+    const { config } = runConfig(['--sim', SPEC, '--routing', 'minhop', '--sweep-interval', '0', '--once', '--verbose']);
+    expect(await runSm(config, io)).toBe(0);
+    const all = out.join('');
+    const progress = out.filter((s) => s.startsWith('\r') && !s.startsWith('\r\x1b[K'));
+    expect(progress.length).toBeGreaterThan(1); // the progress line was drawn
+    // Every log line written while a progress line showed cleared it first.
+    const logWrites = out.filter((s) => /IBSM-\d{4}/.test(s));
+    expect(logWrites.length).toBeGreaterThan(5);
+    const first = out.indexOf(progress[0]!);
+    const end = out.indexOf('\n', first); // SUBNET UP: the progress line is left as it is
+    expect(end).toBeGreaterThan(first);
+    const during = out.slice(first, end).filter((s) => /IBSM-\d{4}/.test(s));
+    expect(during.length).toBeGreaterThan(3);
+    for (const w of during) expect(w.startsWith('\r\x1b[K'), w).toBe(true);
+    for (const w of out.slice(end).filter((s) => /IBSM-\d{4}/.test(s))) expect(w.startsWith('\r'), w).toBe(false);
+    // On the screen every log line stands alone: it starts with its time stamp.
+    const screen = render(all).filter((l) => l.includes('IBSM-'));
+    expect(screen.length).toBe(logWrites.length);
+    for (const l of screen) expect(l).toMatch(/^\d{4}-\d\d-\d\dT\S+Z (debug|info |warn |error) IBSM-\d{4} /);
+    expect(screen.some((l) => l.includes('IBSM-1101 sweep phase: discovery'))).toBe(true);
+  });
+});
+
+/** What a terminal shows: \r to column 0, ESC[K erases to the end of the line, \n next line. */
+function render(s: string): string[] {
+  const lines: string[] = [''];
+  let col = 0;
+  for (let i = 0; i < s.length; i++) {
+    const ch = s[i]!;
+    const row = lines.length - 1;
+    if (ch === '\r') col = 0;
+    else if (ch === '\n') {
+      lines.push('');
+      col = 0;
+    } else if (ch === '\x1b' && s.startsWith('[K', i + 1)) {
+      lines[row] = lines[row]!.slice(0, col);
+      i += 2;
+    } else {
+      const l = lines[row]!;
+      lines[row] = l.slice(0, col) + ch + l.slice(col + 1);
+      col++;
+    }
+  }
+  return lines;
+}
 
 describe('--verbose', () => {
   it('per-phase debug lines of every sweep, with codes, whose figures are the sweep\'s', async () => {
