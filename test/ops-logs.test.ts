@@ -5,6 +5,8 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import os from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, renameSync } from 'node:fs';
 import { Logger, MemorySink } from '../src/util/log.js';
 import { openSm } from '../src/index.js';
 import { runConfig } from '../src/cli/main.js';
@@ -76,6 +78,47 @@ describe('fatal errors in the configured format', () => {
     const both = await ibsm(['run', '--metrics-port', '9', '--metrics-listen', '0.0.0.0:9']);
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/give either --metrics-port or --metrics-listen, not both/);
+  });
+});
+
+describe('the log file', () => {
+  it('SIGUSR1 reopens --log-file after logrotate moved it; a fatal error goes to the file and to stderr', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-logfile-'));
+    const log = path.join(dir, 'ibsm.log');
+    const p = spawn(process.execPath, [CLI, 'run', '--sim', SPEC, '--sweep-interval', '0', '--guid2lid', 'none', '--log-file', log], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    p.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<number | null>((r) => p.on('close', r));
+    const waitFor = async (what: string, f: () => boolean): Promise<void> => {
+      for (let i = 0; i < 300 && !f(); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(f(), what).toBe(true);
+    };
+    const read = (f: string): string => (existsSync(f) ? readFileSync(f, 'utf8') : '');
+    try {
+      await waitFor('SUBNET UP in the log file', () => / IBSM-1001 SUBNET UP /.test(read(log)));
+      renameSync(log, `${log}.1`);
+      p.kill('SIGUSR1');
+      await waitFor('the reopened file', () => / IBSM-8003 log file reopened signal=SIGUSR1/.test(read(log)));
+      expect(read(`${log}.1`)).not.toMatch(/log file reopened/);
+      p.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(read(log)).toMatch(/ IBSM-8002 ibsm stopping reason=SIGTERM/);
+      expect(stderr).toBe('');
+    } finally {
+      p.kill('SIGKILL');
+    }
+    const busy: Server = await new Promise((r) => {
+      const s = createServer().listen(0, '127.0.0.1', () => r(s));
+    });
+    try {
+      const port = (busy.address() as AddressInfo).port;
+      const r = await ibsm(['run', '--sim', SPEC, '--metrics-port', String(port), '--log-file', log, '--once']);
+      expect(r.code).toBe(1);
+      expect(read(log)).toMatch(/ error IBSM-9102 metrics address not available; ibsm stops /);
+      expect(r.stderr).toMatch(new RegExp(`^ibsm: MetricsListenError: cannot serve metrics on 127\\.0\\.0\\.1:${port}`, 'm'));
+    } finally {
+      busy.close();
+    }
   });
 });
 

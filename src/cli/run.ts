@@ -84,16 +84,17 @@ export function logFatal(log: Logger, e: unknown, phase: 'start' | 'sweep' | 'co
 }
 
 /** The logger of `ibsm run`: --log-file (with its size limit and reopen), else stderr; on a TTY
- * the progress line lives under the log lines. */
+ * the progress line lives under the log lines (with a log file, alone on the terminal). */
 export function runLogger(c: EffectiveConfig, io: RunIo = processIo): { log: Logger; tty?: ProgressTty; file?: ReturnType<typeof fileLogSink> } {
   const format = setting<'text' | 'json'>(c, 'log-format') ?? 'text';
   const level = setting<boolean>(c, 'verbose') ? 'debug' : 'info';
   const path = setting<string>(c, 'log-file');
+  // The progress line is drawn on a terminal whether the log goes there or to a file.
+  const tty = io.isTTY ? new ProgressTty((s) => io.stderr.write(s)) : undefined;
   if (path) {
     const file = fileLogSink(path, setting<number>(c, 'log-max-size') ?? 0);
-    return { log: new Logger(file, level, format), file };
+    return { log: new Logger(file, level, format), file, tty };
   }
-  const tty = io.isTTY ? new ProgressTty((s) => io.stderr.write(s)) : undefined;
   const sink: LogSink = tty ?? sinkOf(io);
   return { log: new Logger(sink, level, format), tty };
 }
