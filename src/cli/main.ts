@@ -11,7 +11,7 @@ import { commandHelp, GLOBAL_USAGE, parseCommandLine, UsageError } from '../conf
 import { formatEffectiveConfig, resolveConfig, setting, type EffectiveConfig } from '../config/file.js';
 import { COMMANDS, type Command } from '../config/options.js';
 import { logFatal, logFormatOfArgv, runIoOf, runSm } from './run.js';
-import { Logger } from '../util/log.js';
+import { Logger, ProgressTty } from '../util/log.js';
 
 export { UsageError };
 
@@ -42,9 +42,14 @@ async function discoverCmd(argv: string[], io: Io): Promise<number> {
   });
   try {
     const smp = smpClientOf(be.rpc);
-    const progress = process.stderr.isTTY ? (p: { nodes: number; smps: number }) => process.stderr.write(`\rdiscovering: ${p.nodes} nodes, ${p.smps} SMPs`) : undefined;
-    const res = await discover(smp, { onProgress: progress });
-    if (progress) process.stderr.write('\n');
+    // On a terminal: the progress line, ended before anything else is written (an error included).
+    const tty = io.stderr === process.stderr && process.stderr.isTTY ? new ProgressTty((s) => io.stderr.write(s)) : undefined;
+    let res: Awaited<ReturnType<typeof discover>>;
+    try {
+      res = await discover(smp, { onProgress: tty ? (p) => tty.progress(`discovering: ${p.nodes} nodes, ${p.smps} SMPs`) : undefined });
+    } finally {
+      tty?.end();
+    }
     if (setting(c, 'json')) io.stdout.write(fabricToJson(res.fabric) + '\n');
     else io.stdout.write(formatIbnetdiscover(res.fabric, { sourceNode: res.smNode, sourcePort: res.smPort }));
     return 0;
