@@ -101,6 +101,16 @@ describe('log codes', () => {
     expect(JSON.parse(js.lines[0]!)).toEqual({ time: '2026-01-02T03:04:05.000Z', level: 'info', code: 'IBSM-1001', msg: 'SUBNET UP', nodes: 3 });
     expect(JSON.parse(js.lines[1]!).code).toBeNull();
   });
+
+  it('a field named in the message in braces is said there (the "handover to <guid>" contract); the code stays', () => {
+    const sink = new MemorySink();
+    const now = (): Date => new Date('2026-01-02T03:04:05.000Z');
+    new Logger(sink, 'info', 'text', {}, now).info('handover to {master}', { master: 0x2c9n, lid: 4 });
+    expect(sink.lines[0]).toBe('2026-01-02T03:04:05.000Z info  IBSM-1024 handover to 0x00000000000002c9 lid=4');
+    const js = new MemorySink();
+    new Logger(js, 'info', 'json', {}, now).info('handover to {master}', { master: 0x2c9n });
+    expect(JSON.parse(js.lines[0]!)).toMatchObject({ code: 'IBSM-1024', msg: 'handover to 0x00000000000002c9', master: '0x00000000000002c9' });
+  });
 });
 
 describe('TTY progress line', () => {

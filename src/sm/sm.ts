@@ -365,7 +365,7 @@ export class SubnetManager {
       else if (t.to === 'master') log.info('entering MASTER', { reason: t.reason });
       else if (t.to === 'notActive') log.info('entering NOTACTIVE', { reason: t.reason });
       else log.info('entering DISCOVERING', { reason: t.reason });
-      if (t.to === 'standby' && t.reason === 'handover' && t.master) log.info('handover to another SM', { master: t.master.guid });
+      if (t.to === 'standby' && t.reason === 'handover' && t.master) log.info('handover to {master}', { master: t.master.guid });
       this.transitions[t.to]++;
       if (t.to !== 'master') this.local.forget();
       this.o.onStateChange?.(t);

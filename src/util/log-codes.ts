@@ -46,7 +46,7 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-1021', level: 'info', msg: 'entering STANDBY', meaning: 'Another SM masters the subnet (GUID, LID given); this one polls it.' },
   { code: 'IBSM-1022', level: 'info', msg: 'entering DISCOVERING', meaning: 'This SM is discovering the subnet (at start, or after losing it).' },
   { code: 'IBSM-1023', level: 'info', msg: 'entering NOTACTIVE', meaning: 'This SM stopped taking part (disabled by another SM, or stopped).' },
-  { code: 'IBSM-1024', level: 'info', msg: 'handover to another SM', meaning: 'This master handed the subnet over to a better SM (its GUID given).' },
+  { code: 'IBSM-1024', level: 'info', msg: 'handover to {master}', meaning: 'This master handed the subnet over to a better SM, whose port GUID the line names.' },
   { code: 'IBSM-1025', level: 'info', msg: 'SM found', meaning: 'Discovery found another SM port (GUID, LID, priority, state).' },
   { code: 'IBSM-1026', level: 'debug', msg: 'SMInfo not read', meaning: "Another SM port did not answer a SMInfo Get; it is looked at again next sweep." },
   { code: 'IBSM-1027', level: 'debug', msg: 'master poll unanswered', meaning: 'A standby polled its master and got no answer (after the configured misses it takes over).' },

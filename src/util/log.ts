@@ -22,6 +22,9 @@ export const stderrSink: LogSink = {
   },
 };
 
+const hex64 = (v: bigint): string => '0x' + v.toString(16).padStart(16, '0');
+const plain = (v: unknown): string => (typeof v === 'bigint' ? hex64(v) : String(v));
+
 /** Width of the code column of text lines ("IBSM-1001"). */
 const CODE_WIDTH = 9;
 
@@ -46,14 +49,19 @@ export class Logger {
     if (!this.enabled(level)) return;
     const all = { ...this.fields, ...fields };
     const code = logCodeOf(msg);
+    // A message may name a field in braces ("handover to {master}"): the line says the value
+    // there (a contract of some lines); the code is still looked up by the constant text.
+    const used = new Set<string>();
+    const text = msg.includes('{') ? msg.replace(/\{(\w+)\}/g, (m, k: string) => (k in all ? (used.add(k), plain(all[k])) : m)) : msg;
     if (this.format === 'json') {
-      this.sink.write(JSON.stringify({ time: this.now().toISOString(), level, code: code ?? null, msg, ...all, ...(code ? { code } : {}) }, (_k, v) => (typeof v === 'bigint' ? '0x' + v.toString(16).padStart(16, '0') : v)));
+      this.sink.write(JSON.stringify({ time: this.now().toISOString(), level, code: code ?? null, msg: text, ...all, ...(code ? { code } : {}) }, (_k, v) => (typeof v === 'bigint' ? hex64(v) : v)));
       return;
     }
     const kv = Object.entries(all)
-      .map(([k, v]) => `${k}=${typeof v === 'bigint' ? '0x' + v.toString(16).padStart(16, '0') : typeof v === 'string' && /\s/.test(v) ? JSON.stringify(v) : String(v)}`)
+      .filter(([k]) => !used.has(k))
+      .map(([k, v]) => `${k}=${typeof v === 'string' && /\s/.test(v) ? JSON.stringify(v) : plain(v)}`)
       .join(' ');
-    this.sink.write(`${this.now().toISOString()} ${level.padEnd(5)} ${(code ?? '-').padEnd(CODE_WIDTH)} ${msg}${kv ? ' ' + kv : ''}`);
+    this.sink.write(`${this.now().toISOString()} ${level.padEnd(5)} ${(code ?? '-').padEnd(CODE_WIDTH)} ${text}${kv ? ' ' + kv : ''}`);
   }
   debug(msg: string, f?: Record<string, unknown>): void {
     this.log('debug', msg, f);
