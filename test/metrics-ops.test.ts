@@ -6,6 +6,7 @@ import { openSaClient, openSm, type IbsmSm } from '../src/index.js';
 import { Histogram, parseListen } from '../src/api/metrics.js';
 import { verifyRoutes } from '../src/routing/verify.js';
 import { NodeType } from '../src/wire/mad.js';
+import { STATS_KEPT } from '../src/sm/sm.js';
 
 const SPEC = 'gen:fattree2:leaves=3,spines=2,hosts=2';
 
@@ -116,6 +117,25 @@ describe('metrics endpoint', () => {
       expect(pr[0]![1].count).toBe(3);
       // the same requests the SA counted
       expect(prCount.value).toBe(samples(text, 'ibsm_sa_requests_total').find((s) => s.labels.attribute === 'PathRecord')!.value);
+    } finally {
+      await sm.stop();
+    }
+  });
+
+  it('the sweep history is bounded while the sweep counters keep counting (a daemon of months)', async () => {
+    const { sm, url } = await openWithMetrics('127.0.0.1:0');
+    try {
+      await sm.start();
+      const n = 2 * STATS_KEPT + 10;
+      for (let i = 0; i < n; i++) await sm.subnet.sm.sweep('light');
+      expect(sm.sweeps.length).toBeLessThanOrEqual(2 * STATS_KEPT);
+      expect(sm.sweeps.length).toBeGreaterThanOrEqual(STATS_KEPT);
+      expect(sm.subnet.sm.sweepsDone.light).toBe(n);
+      const text = await (await fetch(url)).text();
+      expect(samples(text, 'ibsm_sweeps_total').find((s) => s.labels.kind === 'light')!.value).toBe(n);
+      expect(histogram(text, 'ibsm_sweep_duration_seconds').get(JSON.stringify([['kind', 'light']]))!.count).toBe(n);
+      // the LFT blocks written by the first sweep still count although its stats were dropped
+      expect(samples(text, 'ibsm_table_blocks_written_total').find((s) => s.labels.table === 'lft')!.value).toBeGreaterThan(0);
     } finally {
       await sm.stop();
     }

@@ -232,9 +232,7 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
       out.push(`${name}_bucket{${sep}le="+Inf"} ${h.count}`, `${name}_sum${l ? `{${l}}` : ''} ${h.sum}`, `${name}_count${l ? `{${l}}` : ''} ${h.count}`);
     }
   };
-  const stats = subnet.sm.stats;
-  const heavy = stats.filter((s) => s.kind === 'heavy');
-  const last = heavy.at(-1);
+  const last = subnet.sm.lastHeavySweep;
   const snap = subnet.sm.current;
   // Up while this SM masters a swept subnet, or stands by under a live master; 0 before the
   // first SUBNET UP and whenever it lost the fabric (its port down: DISCOVERING again).
@@ -245,8 +243,8 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
   metric('ibsm_sm_state', 'gauge', 'SMInfo state of this SM (0 NOTACTIVE, 1 DISCOVERING, 2 STANDBY, 3 MASTER).', [[{}, sm.smInfo().smState]]);
   metric('ibsm_sm_state_transitions_total', 'counter', 'SMInfo state changes, by the state entered.', states.map((s) => [{ state: s }, sm.transitions[s]]));
   metric('ibsm_sweeps_total', 'counter', 'Sweeps completed, by kind.', [
-    [{ kind: 'heavy' }, heavy.length],
-    [{ kind: 'light' }, stats.length - heavy.length],
+    [{ kind: 'heavy' }, subnet.sm.sweepsDone.heavy],
+    [{ kind: 'light' }, subnet.sm.sweepsDone.light],
   ]);
   metric('ibsm_fabric_nodes', 'gauge', 'Nodes found by the last heavy sweep.', [[{}, last?.nodes ?? 0]]);
   metric('ibsm_fabric_switches', 'gauge', 'Switches found by the last heavy sweep.', [[{}, last?.switches ?? 0]]);
@@ -254,14 +252,14 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
   metric('ibsm_max_lid', 'gauge', 'Highest unicast LID assigned.', [[{}, last?.maxLid ?? 0]]);
   metric('ibsm_last_heavy_sweep_seconds', 'gauge', 'Duration of the last heavy sweep.', [[{}, (last?.ms ?? 0) / 1000]]);
   metric('ibsm_last_heavy_sweep_smps', 'gauge', 'SMPs sent by the last heavy sweep.', [[{}, last?.smps ?? 0]]);
-  const sum = (f: (s: (typeof stats)[number]) => number): number => heavy.reduce((a, s) => a + f(s), 0);
+  const w = subnet.sm.written;
   metric('ibsm_table_blocks_written_total', 'counter', 'Forwarding and partition table blocks written, by table.', [
-    [{ table: 'lft' }, sum((s) => s.lftBlocksWritten)],
-    [{ table: 'mft' }, sum((s) => s.mftBlocksWritten)],
-    [{ table: 'pkey' }, sum((s) => s.pkeyBlocksWritten)],
-    [{ table: 'sl2vl_vlarb' }, sum((s) => s.vlTablesWritten)],
+    [{ table: 'lft' }, w.lftBlocksWritten],
+    [{ table: 'mft' }, w.mftBlocksWritten],
+    [{ table: 'pkey' }, w.pkeyBlocksWritten],
+    [{ table: 'sl2vl_vlarb' }, w.vlTablesWritten],
   ]);
-  metric('ibsm_portinfo_sets_total', 'counter', 'PortInfo Sets sent by heavy sweeps.', [[{}, sum((s) => s.portInfoSets)]]);
+  metric('ibsm_portinfo_sets_total', 'counter', 'PortInfo Sets sent by heavy sweeps.', [[{}, w.portInfoSets]]);
   metric('ibsm_smp_failures_total', 'counter', 'SMPs the sweeps gave up after every retry (the node or port waits for the next sweep), by reason.', Object.entries(sm.smpFailures).map(([reason, n]) => [{ reason }, n]));
   metric('ibsm_sweep_skipped_nodes', 'gauge', "Nodes (or links to nodes) the last heavy sweep left out: unreadable, or answering with another node's GUID.", [[{}, sm.skippedNodes]]);
   const r = rpc.stats;

@@ -213,7 +213,8 @@ export class IbsmSm {
     return this.subnet.sm.current;
   }
 
-  /** Every sweep so far, with its figures. */
+  /** The latest sweeps with their figures, oldest first (the last 1,024 to 2,048; totals in
+   * `subnet.sm.sweepsDone`). */
   get sweeps(): readonly SweepStats[] {
     return this.subnet.sm.stats;
   }

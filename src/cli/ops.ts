@@ -65,8 +65,7 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
   return {
     status() {
       const snap = sm.snapshot;
-      const stats = sm.sweeps;
-      const heavy = stats.filter((s) => s.kind === 'heavy').length;
+      const done = sm.subnet.sm.sweepsDone;
       let routing: unknown;
       if (snap) {
         let r = verified.get(snap);
@@ -84,7 +83,7 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
       return {
         role: sm.subnet.sm.state,
         uptimeSeconds: Math.round((now - started) / 1000),
-        sweeps: { heavy, light: stats.length - heavy },
+        sweeps: { heavy: done.heavy, light: done.light },
         fabric: snap ? { nodes: snap.fabric.nodes.length, switches: snap.fabric.nodes.filter(isSwitch).length, endPorts: snapshotPorts(snap).endPorts.filter((e) => e.lid).length, maxLid: snap.maxLid } : undefined,
         lastChange,
         routing,

@@ -97,6 +97,11 @@ function fabricCaused(e: unknown): boolean {
   return isFabricFailure(e) || e instanceof DiscoveryError || e instanceof RoutingError;
 }
 
+/** Sweep stats kept for inspection (the API's `stats`, tests); older ones are dropped. */
+export const STATS_KEPT = 1024;
+const WRITTEN_TOTALS = ['lftBlocksWritten', 'mftBlocksWritten', 'pkeyBlocksWritten', 'vlTablesWritten', 'portInfoSets'] as const;
+type WrittenTotal = (typeof WRITTEN_TOTALS)[number];
+
 /** Someone waiting for an action that starts after they asked. */
 interface Waiter {
   /** Actions started before the request do not count. */
@@ -128,7 +133,13 @@ export class SubnetManager {
   private lastMft = 0;
   private waiters: Waiter[] = [];
   private readonly subnetUpWaiters: Array<() => void> = [];
+  /** The stats of the latest sweeps, oldest first: at most STATS_KEPT..2×STATS_KEPT of them (a
+   * daemon sweeping every few seconds for months must not grow); totals are in `sweepsDone`. */
   readonly stats: SweepStats[] = [];
+  /** Sweeps completed since start, by kind (ibsm_sweeps_total). */
+  readonly sweepsDone: Record<SweepStats['kind'], number> = { heavy: 0, light: 0 };
+  /** What heavy sweeps wrote since start (the ibsm_*_total counters). */
+  readonly written: Record<WrittenTotal, number> = { lftBlocksWritten: 0, mftBlocksWritten: 0, pkeyBlocksWritten: 0, vlTablesWritten: 0, portInfoSets: 0 };
   /** SMInfo state changes so far, by the state entered. */
   readonly transitions: Record<SmStateName, number> = { notActive: 0, discovering: 0, standby: 0, master: 0 };
 
@@ -155,6 +166,20 @@ export class SubnetManager {
     return h ? h.skippedNodes + h.skippedLinks + h.duplicateGuids : 0;
   }
   private lastHeavy?: SweepStats;
+  /** The last heavy sweep's stats (the fabric's size as last seen). */
+  get lastHeavySweep(): SweepStats | undefined {
+    return this.lastHeavy;
+  }
+
+  private record(stats: SweepStats): void {
+    this.sweepsDone[stats.kind]++;
+    if (stats.kind === 'heavy') for (const k of WRITTEN_TOTALS) this.written[k] += stats[k];
+    this.stats.push(stats);
+    if (this.stats.length > 2 * STATS_KEPT) this.stats.splice(0, this.stats.length - STATS_KEPT);
+    this.lastSweep = stats;
+    if (stats.kind === 'heavy') this.lastHeavy = stats;
+    this.o.onSweep?.(stats);
+  }
 
   /** The SMInfo state the controller is in. */
   get state(): SmStateName {
@@ -386,9 +411,7 @@ export class SubnetManager {
         if (changed) {
           this.o.log.info('light sweep found a change; heavy sweep follows');
         } else {
-          this.stats.push(stats);
-          this.lastSweep = stats;
-          this.o.onSweep?.(stats);
+          this.record(stats);
           this.o.log.debug('sweep done', { kind: 'light', smps: stats.smps, ms: Math.round(stats.ms * 10) / 10 });
         }
         return { outcome: changed ? 'changed' : 'ok', value: stats };
@@ -504,10 +527,7 @@ export class SubnetManager {
     stats.ms = this.o.clock.now() - t0;
     stats.smps = this.o.smp.sent - s0;
     this.o.onSnapshot?.(snapshot);
-    this.stats.push(stats);
-    this.lastSweep = stats;
-    this.o.onSweep?.(stats);
-    this.lastHeavy = stats;
+    this.record(stats);
     this.o.log.debug('sweep done', { kind: 'heavy', sweep: this.sweepCount, local: local !== undefined, smps: stats.smps, ms: Math.round(stats.ms * 10) / 10 });
     const left = { skippedNodes: stats.skippedNodes, skippedLinks: stats.skippedLinks, failedWrites: stats.failedWrites, stuckPorts: stats.stuckPorts, duplicateGuids: stats.duplicateGuids };
     if (Object.values(left).some((v) => v > 0)) this.o.log.warn('heavy sweep left some of the fabric out; the next sweep tries again', left);
