@@ -81,6 +81,7 @@ export class WebFeed {
     this.offs.push(
       ev.on('subnetUp', (e) => this.push('subnetUp', `SUBNET UP: ${e.stats.nodes} nodes, ${e.stats.switches} switches, ${e.stats.endPorts} end ports, max LID ${e.stats.maxLid}`)),
       ev.on('sweep', (s) => {
+        this.reference ??= src.subnet.sm.current?.fabric;
         this.lastSweepAt = this.wallNow().toISOString();
         this.changed();
         if (s.kind === 'heavy' && (s.skippedNodes || s.failedWrites || s.skippedLinks)) this.push('sweep', `heavy sweep incomplete: ${s.skippedNodes} nodes and ${s.skippedLinks} links left out, ${s.failedWrites} writes failed`);

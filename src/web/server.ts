@@ -7,7 +7,8 @@
  *   /api/topology.svg   the fabric picture of the current snapshot (view/topology.ts)
  *   /api/topology.json  the same picture as data
  *   /api/events         Server-Sent Events: `update` with the feed's version after every change
- *                       (coalesced to one per pushIntervalMs); at most maxClients streams at once
+ *                       (coalesced to one per pushIntervalMs); at most maxClients streams at once,
+ *                       each closed when it stops reading (64 KiB unread)
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createHash } from 'node:crypto';
@@ -53,7 +54,16 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
     pushTimer = undefined;
     lastPush = Date.now();
     const msg = `event: update\ndata: ${JSON.stringify({ version: feed.version })}\n\n`;
-    for (const s of streams) s.write(msg);
+    for (const s of streams) write(s, msg);
+  };
+  /** A stream that does not read what it is sent is closed before its buffer grows past 64 KiB. */
+  const write = (s: ServerResponse, msg: string): void => {
+    if (s.writableLength > 65_536) {
+      streams.delete(s);
+      s.destroy();
+      return;
+    }
+    s.write(msg);
   };
   const offChange = feed.onChange(() => {
     if (pushTimer || streams.size === 0) return;
@@ -61,7 +71,7 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
     pushTimer.unref();
   });
   const heartbeat = setInterval(() => {
-    for (const s of streams) s.write(': alive\n\n');
+    for (const s of streams) write(s, ': alive\n\n');
   }, o.heartbeatMs ?? 15_000);
   heartbeat.unref();
 
