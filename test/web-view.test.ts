@@ -165,6 +165,25 @@ describe('live web view', () => {
     }
   });
 
+  it('the events kept are bounded: the newest, in order, the oldest dropped', async () => {
+    const { sm } = await open({ web: undefined });
+    const feed = new WebFeed({ subnet: sm.subnet, clock: sm.backend.clock }, { ringSize: 10 });
+    try {
+      const v0 = feed.version;
+      for (let i = 0; i < 1000; i++) sm.subnet.events.emit('multicastGroupCreated', { mgid: BigInt(i), mlid: 0xc000 + i });
+      const ev = feed.events();
+      expect(ev).toHaveLength(10);
+      expect(feed.eventsSeen).toBe(1000);
+      expect(ev[0]!.text).toContain(`MLID 0x${(0xc000 + 999).toString(16)}`);
+      expect(ev[9]!.text).toContain(`MLID 0x${(0xc000 + 990).toString(16)}`);
+      expect(feed.version).toBe(v0 + 1000);
+      expect((feed.state() as { events: unknown[] }).events).toHaveLength(10);
+    } finally {
+      feed.close();
+      await sm.stop();
+    }
+  });
+
   it('--web takes ADDR:PORT; a port in use stops openSm with a message naming the address', async () => {
     expect(parseCommandLine('run', ['--web', '0.0.0.0:8080']).values.get('web')).toBe('0.0.0.0:8080');
     expect(parseListenAddress('[::1]:0')).toEqual({ host: '::1', port: 0 });
