@@ -15,6 +15,7 @@ import { chromium } from 'playwright-core';
 import { openSm, Logger, type IbsmSm } from '../src/index.js';
 import { MemorySink } from '../src/util/log.js';
 import { parseCommandLine } from '../src/config/parse.js';
+import { parseIbsmConfig } from '../src/config/file.js';
 import { parseListenAddress } from '../src/util/listen.js';
 import { WebFeed } from '../src/web/feed.js';
 import { serveWeb } from '../src/web/server.js';
@@ -189,6 +190,8 @@ describe('live web view', () => {
     expect(parseListenAddress('[::1]:0')).toEqual({ host: '::1', port: 0 });
     expect(() => parseCommandLine('run', ['--web', '8080'])).toThrow(/"8080" is not ADDR:PORT/);
     expect(() => parseCommandLine('run', ['--web', 'localhost:70000'])).toThrow(/out of range/);
+    expect(parseIbsmConfig('{ "web": "[::]:8080" }', 'ibsm.json').get('web')).toBe('[::]:8080');
+    expect(() => parseIbsmConfig('{ "web": "everywhere" }', 'ibsm.json')).toThrow(/"everywhere" is not ADDR:PORT/);
     const busy: Server = createServer();
     await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
     const port = (busy.address() as AddressInfo).port;
