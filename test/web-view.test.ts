@@ -7,7 +7,7 @@
  * event streams; a port in use refused with a message. */
 import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -130,6 +130,13 @@ describe('live web view', () => {
       const json = (await (await fetch(url + 'api/topology.json')).json()) as { nodes: unknown[] };
       expect(json.nodes).toHaveLength(sm.sim!.nodes.length);
       expect((await fetch(url + 'nope')).status).toBe(404);
+      // bound to 127.0.0.1: a request for another name (a DNS name rebound to it) is refused
+      const port = new URL(url).port;
+      const asked = (host: string): Promise<number> =>
+        new Promise((resolve, reject) => request({ host: '127.0.0.1', port, path: '/api/state', headers: { host } }, (r) => (r.resume(), resolve(r.statusCode!))).on('error', reject).end());
+      expect(await asked('evil.example:' + port)).toBe(403);
+      expect(await asked('localhost:' + port)).toBe(200);
+      expect(await asked('127.0.0.1:' + port)).toBe(200);
     } finally {
       await sm.stop();
     }

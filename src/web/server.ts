@@ -1,6 +1,7 @@
 /**
  * The live web view's HTTP server (`ibsm run --web ADDR:PORT`): node:http, read-only. GET (and
- * HEAD) only, anything else 405; no endpoint acts on the SM.
+ * HEAD) only, anything else 405; no endpoint acts on the SM. Bound to a loopback address it answers
+ * only requests for a loopback name (403 otherwise: no DNS rebinding from a browser).
  *
  *   /                   the page (page.ts)
  *   /api/state          the SM, fabric, port states, link load, PerfMgr counters, last events (JSON)
@@ -39,6 +40,8 @@ export interface WebServer {
 }
 
 const CSP = `default-src 'none'; script-src 'sha256-${createHash('sha256').update(PAGE_SCRIPT).digest('base64')}'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+/** A Host header (or an address) naming this machine's loopback. */
+const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\]|\[::ffff:127(\.\d{1,3}){3}\])(:\d+)?$/i;
 const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' };
 
 /** Serve the feed on `listen`. Resolves once listening; rejects (EADDRINUSE, EACCES...) if it cannot. */
@@ -47,6 +50,7 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
   const pushInterval = o.pushIntervalMs ?? 250;
   const streams = new Set<ServerResponse>();
   const page = pageHtml();
+  const loopback = LOOPBACK_HOST.test(listen.host.includes(':') ? `[${listen.host}]` : listen.host);
   let pushTimer: NodeJS.Timeout | undefined;
   let lastPush = 0;
 
@@ -84,6 +88,12 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
     const head = req.method === 'HEAD';
     if (req.method !== 'GET' && !head) {
       send(res, 405, 'text/plain; charset=utf-8', `method ${req.method} not allowed: the web view is read-only (GET only)\n`, false, { allow: 'GET, HEAD' });
+      return;
+    }
+    // bound to loopback, only a loopback name may be asked for: a web page elsewhere cannot read
+    // the fabric through a DNS name rebound to 127.0.0.1
+    if (loopback && !LOOPBACK_HOST.test(req.headers.host ?? '')) {
+      send(res, 403, 'text/plain; charset=utf-8', `the web view listens on ${listen.host}: ask for it as localhost, 127.0.0.1 or [::1], not "${req.headers.host ?? ''}"\n`, head);
       return;
     }
     const path = (req.url ?? '/').split('?')[0];
