@@ -1,7 +1,7 @@
 /** The one page of the live web view: HTML, CSS and the script inline (no external assets). The
- * script only reads: it loads /api/state and /api/topology.svg, again on every `update` the
- * server pushes on /api/events (Server-Sent Events), or every few seconds while that stream is
- * down. It builds every table with textContent (a node description is never markup). The page
+ * script only reads: it loads /api/state (and /api/topology.svg when the snapshot changed), again
+ * on every `update` the server pushes on /api/events (Server-Sent Events), or every few seconds
+ * while that stream is down. It builds every table with textContent (a node description is never markup). The page
  * has no form, no button and no input: nothing on it acts on the SM. */
 
 export const PAGE_SCRIPT = `
@@ -57,15 +57,20 @@ function picture(svgText) {
   if (svg.nodeName !== 'svg') return;
   box.replaceChildren(document.importNode(svg, true));
 }
-let busy = false, again = false, shown = -1;
+let busy = false, again = false, shown = -1, pictured = '';
 async function refresh() {
   if (busy) { again = true; return; }
   busy = true;
   try {
     const s = await (await fetch('api/state', { cache: 'no-store' })).json();
     if (s.version !== shown) {
-      const r = await fetch('api/topology.svg', { cache: 'no-store' });
-      picture(r.ok ? await r.text() : '');
+      // the picture changes with the snapshot only (a heavy sweep): not fetched again for a light one
+      const snap = s.fabric ? s.fabric.sweep + '/' + s.fabric.linksDown : '';
+      if (snap !== pictured || !snap) {
+        const r = await fetch('api/topology.svg', { cache: 'no-store' });
+        picture(r.ok ? await r.text() : '');
+        pictured = snap;
+      }
       render(s);
       shown = s.version;
     }
