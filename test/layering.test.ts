@@ -8,8 +8,9 @@
  *   sm → rpc, transport, model, routing, wire, util (never sa)
  *   sa → rpc, transport, model, routing, wire, util (never sm)
  *   view → model, wire, util (pure: pictures of the fabric)
+ *   web (the live web view's server) → everything below api but config
  *   root files (src/*.ts: subnet.ts, events.ts, index.ts) → anything but cli
- *   config (the option table, parser, config files), api (the package's API) → anything but cli
+ *   config (the option table, parser, config files), api (the package's API) → anything but cli (config not web)
  *   cli → anything; nothing but cli imports cli.
  *
  * A layer may always import itself; node builtins and npm packages are allowed except in routing.
@@ -34,10 +35,11 @@ const LOWER: Record<string, readonly string[]> = {
   sm: ['rpc', 'transport', 'model', 'routing', 'wire', 'util'],
   sa: ['rpc', 'transport', 'model', 'routing', 'wire', 'util'],
   view: ['model', 'wire', 'util'],
+  web: ['util', 'wire', 'transport', 'rpc', 'model', 'routing', 'sim', 'sm', 'sa', 'view', ROOT],
   [ROOT]: ['util', 'wire', 'transport', 'rpc', 'model', 'routing', 'sim', 'sm', 'sa', 'view', ROOT, 'config', 'api'],
   config: ['util', 'wire', 'transport', 'rpc', 'model', 'routing', 'sim', 'sm', 'sa', 'view', ROOT, 'api'],
-  api: ['util', 'wire', 'transport', 'rpc', 'model', 'routing', 'sim', 'sm', 'sa', 'view', ROOT, 'config'],
-  cli: ['util', 'wire', 'transport', 'rpc', 'model', 'routing', 'sim', 'sm', 'sa', 'view', ROOT, 'config', 'api', 'cli'],
+  api: ['util', 'wire', 'transport', 'rpc', 'model', 'routing', 'sim', 'sm', 'sa', 'view', ROOT, 'config', 'web'],
+  cli: ['util', 'wire', 'transport', 'rpc', 'model', 'routing', 'sim', 'sm', 'sa', 'view', ROOT, 'config', 'api', 'web', 'cli'],
 };
 /** Layers that may not use node builtins. */
 const PURE = new Set(['routing', 'view']);

@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { Logger, MemorySink } from '../src/util/log.js';
 import { openSaClient, openSm, type IbsmSm } from '../src/index.js';
-import { Histogram, parseListen } from '../src/api/metrics.js';
+import { Histogram } from '../src/api/metrics.js';
+import { parseListenAddress as parseListen } from '../src/util/listen.js';
 import { verifyRoutes } from '../src/routing/verify.js';
 import { NodeType } from '../src/wire/mad.js';
 import { STATS_KEPT } from '../src/sm/sm.js';
@@ -192,7 +193,7 @@ describe('metrics endpoint', () => {
     expect(parseListen('0.0.0.0:9464')).toEqual({ host: '0.0.0.0', port: 9464 });
     expect(parseListen('[::]:0')).toEqual({ host: '::', port: 0 });
     expect(parseListen('localhost:1')).toEqual({ host: 'localhost', port: 1 });
-    for (const bad of ['9464', '0.0.0.0', ':9464', '1.2.3.4:70000', '::1:9464']) expect(() => parseListen(bad), bad).toThrow(/is not ADDR:PORT/);
+    for (const bad of ['9464', '0.0.0.0', ':9464', '1.2.3.4:70000', '::1:9464']) expect(() => parseListen(bad), bad).toThrow(/is not ADDR:PORT|out of range/);
     const h = new Histogram([0.1, 1]);
     for (const v of [0.05, 0.1, 0.5, 2]) h.observe(v);
     expect([...h.counts]).toEqual([2, 1]);

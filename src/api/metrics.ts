@@ -23,12 +23,6 @@ export class MetricsListenError extends Error {
 }
 
 /** `ADDR:PORT` of --metrics-listen: an IPv4 address or host name, or `[IPv6]`, and a port (0: any free). */
-export function parseListen(spec: string): { host: string; port: number } {
-  const m = /^(?:\[([0-9a-fA-F:.]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(spec.trim());
-  const port = m ? Number(m[3]) : NaN;
-  if (!m || port > 65535) throw new MetricsListenError(`"${spec}" is not ADDR:PORT (e.g. 0.0.0.0:9464, 127.0.0.1:9464 or [::]:9464)`);
-  return { host: m[1] ?? m[2]!, port };
-}
 
 /** Bucket upper bounds, seconds. */
 const SWEEP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];

@@ -17,9 +17,12 @@ import { CONFIG_OPTIONS, defaultOf } from '../config/options.js';
 import type { SubnetEvents, TypedEmitter } from '../events.js';
 import { openBackend, type Backend } from './backend.js';
 import { routeBetween, type PortSpec, type Route } from './route.js';
-import { metricsUrl, parseListen, serveMetrics, SmMetrics } from './metrics.js';
+import { metricsUrl, serveMetrics, SmMetrics } from './metrics.js';
 import { PerfMgr } from '../sm/perfmgr.js';
 import type { TimerHandle } from '../util/clock.js';
+import { parseListenAddress } from '../util/listen.js';
+import { WebFeed } from '../web/feed.js';
+import { serveWeb, type WebServer } from '../web/server.js';
 
 /** What `ibsm run` takes, by config-file key (`ibsm config` lists them). */
 export interface SmConfig {
@@ -86,6 +89,8 @@ export interface SmConfig {
   perfmgrInterval?: number;
   /** The control socket `ibsm run` serves (cli/control.ts); none when absent. */
   controlSocket?: string;
+  /** The read-only live web view on ADDR:PORT (src/web); off when absent. */
+  web?: string;
   /** The SA's bounds per requester (sa/limits.ts). */
   saServicesPerPort?: number;
   saSubscriptionsPerPort?: number;
@@ -100,7 +105,7 @@ export interface SmConfig {
 export const SM_CONFIG_KEYS = [
   'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
   'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
-  'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket',
+  'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket', 'web',
   'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal',
 ] as const satisfies ReadonlyArray<keyof SmConfig>;
 
@@ -186,6 +191,7 @@ export class IbsmSm {
   /** The performance manager, when on (`perfmgr`). */
   readonly perf?: PerfMgr;
   private perfTimer?: TimerHandle;
+  private web?: { feed: WebFeed; server: WebServer };
   constructor(
     readonly subnet: Subnet,
     readonly backend: Backend,
@@ -234,7 +240,7 @@ export class IbsmSm {
       const snap = this.subnet.sm.current;
       const run = snap && this.subnet.sm.state === 'master' ? this.perf!.sweep(snap.fabric) : Promise.resolve(undefined);
       void run
-        .then((st) => st && this.log.debug('PerfMgr sweep done', { ...st }))
+        .then((st) => st && (this.log.debug('PerfMgr sweep done', { ...st }), this.web?.feed.perfSwept()))
         .catch((e: unknown) => this.log.warn('PerfMgr sweep failed', { error: (e as Error).message }))
         .finally(() => this.schedulePerf(this.perfIntervalMs!));
     }, ms);
@@ -259,9 +265,27 @@ export class IbsmSm {
     return metricsUrl(this.metrics);
   }
 
+  /** The live web view's URL (`web`), once served. */
+  get webUrl(): string | undefined {
+    return this.web?.server.url;
+  }
+
+  /** @internal */
+  async serveWeb(listen: string): Promise<void> {
+    const feed = new WebFeed({ subnet: this.subnet, perf: this.perf, clock: this.backend.clock });
+    try {
+      this.web = { feed, server: await serveWeb(feed, parseListenAddress(listen), { log: this.log }) };
+    } catch (e) {
+      feed.close();
+      throw e;
+    }
+  }
+
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.web?.feed.close();
+    await this.web?.server.close();
     if (this.perfTimer) this.backend.clock.clearTimeout(this.perfTimer);
     this.subnet.stop();
     this.metrics?.close();
@@ -344,11 +368,20 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrInterval! * 1000 : undefined, reopenLog);
   if (o.metricsListen !== undefined || o.metricsPort !== undefined) {
     try {
-      const at = o.metricsListen !== undefined ? parseListen(o.metricsListen) : { host: '127.0.0.1', port: o.metricsPort! };
+      const at = o.metricsListen !== undefined ? parseListenAddress(o.metricsListen) : { host: '127.0.0.1', port: o.metricsPort! };
       log.info('metrics served', { url: await sm.serveMetrics(at.port, at.host) });
     } catch (e) {
       await sm.stop();
       throw e; // a MetricsListenError naming the address
+    }
+  }
+  if (o.web !== undefined) {
+    try {
+      await sm.serveWeb(o.web);
+      log.info('web view served', { url: sm.webUrl });
+    } catch (e) {
+      await sm.stop();
+      throw new Error(`cannot serve the web view on ${o.web}: ${(e as Error).message}`);
     }
   }
   return sm;

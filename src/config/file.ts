@@ -30,7 +30,7 @@ export function checkJsonValue(o: OptionSpec, v: unknown, file: string): OptionV
       return v;
     case 'string':
       if (typeof v !== 'string' || v === '') throw bad(`a non-empty string (${o.arg ?? 'text'})`);
-      return v;
+      return checked(o, v, where);
     case 'int':
       if (typeof v !== 'number') throw bad(`an integer from ${o.min ?? 0} to ${o.max}`);
       return checkInt(o, v, where, describe(v));

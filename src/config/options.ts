@@ -5,7 +5,7 @@
 import { DEFAULT_FALLBACK, engineNames } from '../routing/registry.js';
 import { QOS_VL_DEFAULTS, qosVlSettings } from '../model/qos-policy.js';
 import { DEFAULT_SA_LIMITS } from '../sa/limits.js';
-import { parseListen } from '../api/metrics.js';
+import { parseListenAddress } from '../util/listen.js';
 
 export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'dump' | 'topo';
 export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'dump', 'topo'];
@@ -147,6 +147,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'control-socket', type: 'string', arg: 'PATH', help: 'the local control socket (unix, mode 0600) that ibsm status, resweep, reroute, dump and topo use (none: off)', default: controlSocketDefault, defaultText: `${DEFAULT_CONTROL_SOCKET} with --umad (not under ibsim), else none`, commands: RUN, key: 'controlSocket' },
   // ---- where the metrics are served (issue 14; --metrics-port above is 127.0.0.1:N)
   { name: 'metrics-listen', type: 'string', arg: 'ADDR:PORT', help: 'serve Prometheus metrics on ADDR:PORT (/metrics), e.g. 0.0.0.0:9464 or [::]:9464; excludes --metrics-port', defaultText: 'off', commands: RUN, key: 'metricsListen', check: checkListen },
+  // ---- the live web view (src/web)
+  { name: 'web', type: 'string', arg: 'ADDR:PORT', help: 'serve the read-only live web view on ADDR:PORT (e.g. 127.0.0.1:8080; [::1]:8080; port 0: any free port): the fabric picture updated on every sweep, port states, per-link load, PerfMgr counters with rates, the SM state and the last events; GET only, nothing on it acts on the SM', defaultText: 'off', commands: RUN, key: 'web', check: checkListen },
   // ---- the SA's bounds on what one client can grow (sa/limits.ts; beyond them ERR_NO_RESOURCES)
   { name: 'sa-services-per-port', type: 'int', arg: 'N', min: 1, max: 1_000_000, help: 'ServiceRecords one port may hold registered', default: DEFAULT_SA_LIMITS.servicesPerRequester, commands: RUN, key: 'saServicesPerPort' },
   { name: 'sa-subscriptions-per-port', type: 'int', arg: 'N', min: 1, max: 1_000_000, help: 'InformInfo subscriptions of one port (a repeated Set is the same one)', default: DEFAULT_SA_LIMITS.subscriptionsPerRequester, commands: RUN, key: 'saSubscriptionsPerPort' },
@@ -178,9 +180,10 @@ function checkQos(which: 'vlarbHigh' | 'vlarbLow' | 'sl2vl'): (v: OptionValue) =
   };
 }
 
+/** An ADDR:PORT, checked by the one parser of them. */
 function checkListen(v: OptionValue): string | undefined {
   try {
-    parseListen(v as string);
+    parseListenAddress(v as string);
     return undefined;
   } catch (e) {
     return (e as Error).message;

@@ -24,7 +24,7 @@ export function parseValue(o: OptionSpec, text: string, what = `--${o.name}`): O
       throw new UsageError(`${what} must be true or false, got "${text}"`);
     case 'string':
       if (text === '') throw new UsageError(`${what} needs a value`);
-      return text;
+      return checked(o, text, what);
     case 'int': {
       const n = /^0x[0-9a-f]+$/i.test(text) ? parseInt(text, 16) : /^\d+$/.test(text) ? Number(text) : NaN;
       return checkInt(o, n, what, `"${text}"`);

@@ -136,6 +136,9 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-8011', level: 'warn', msg: 'control socket not served', meaning: 'The default control socket path is not usable; the SM runs without it.' },
   { code: 'IBSM-8012', level: 'warn', msg: 'control socket error', meaning: 'The control socket server reported an error.' },
   { code: 'IBSM-8020', level: 'info', msg: 'metrics served', meaning: 'Prometheus metrics are served (URL given).' },
+  { code: 'IBSM-8030', level: 'info', msg: 'web view served', meaning: 'The read-only live web view is served (URL given).' },
+  { code: 'IBSM-8031', level: 'warn', msg: 'web view request failed', meaning: 'One web view request could not be answered (URL and error given); the view goes on.' },
+  { code: 'IBSM-8032', level: 'warn', msg: 'web view server error', meaning: 'The web view server reported an error (a broken connection); the SM goes on.' },
   // ---- 9: configuration and fatal errors
   { code: 'IBSM-9001', level: 'info', msg: 'configuration read', meaning: 'The config file was read (file, format).' },
   { code: 'IBSM-9002', level: 'warn', msg: 'configuration', meaning: 'A note on the config file (an opensm.conf key not used, ...).' },

@@ -182,7 +182,8 @@ export function topologyDot(v: TopologyView): string {
 }
 
 /** SVG with a layered layout: the top tier at the top, hosts as small squares in a row under
- * their switch; every node is a shape with a <title> naming it; links coloured by load. */
+ * their switch; every node is a shape with a <title> naming it and its GUID in data-guid; links
+ * coloured by load. */
 export function topologySvg(v: TopologyView): string {
   const SW_W = 90;
   const SW_H = 26;
@@ -239,9 +240,9 @@ export function topologySvg(v: TopologyView): string {
     const p = pos.get(n.id)!;
     const title = `<title>${xmlEscape(n.desc)} 0x${n.id}${n.lid ? ` LID ${n.lid}` : ''}</title>`;
     if (n.kind === 'switch') {
-      out.push(`<g class="node switch" id="n${n.id}"><rect x="${p.x.toFixed(1)}" y="${p.y.toFixed(1)}" width="${p.w}" height="${p.h}" rx="3" fill="#dde7f5" stroke="#34495e"/>${title}<text x="${(p.x + p.w / 2).toFixed(1)}" y="${(p.y + p.h / 2 + 3).toFixed(1)}" text-anchor="middle">${xmlEscape(n.desc.slice(0, 16))}</text></g>`);
+      out.push(`<g class="node switch" id="n${n.id}" data-guid="0x${n.id}"><rect x="${p.x.toFixed(1)}" y="${p.y.toFixed(1)}" width="${p.w}" height="${p.h}" rx="3" fill="#dde7f5" stroke="#34495e"/>${title}<text x="${(p.x + p.w / 2).toFixed(1)}" y="${(p.y + p.h / 2 + 3).toFixed(1)}" text-anchor="middle">${xmlEscape(n.desc.slice(0, 16))}</text></g>`);
     } else {
-      out.push(`<g class="node ${n.kind}" id="n${n.id}"><rect x="${p.x.toFixed(1)}" y="${p.y.toFixed(1)}" width="${p.w}" height="${p.h}" fill="#7fb77e" stroke="#2e5e2d"/>${title}</g>`);
+      out.push(`<g class="node ${n.kind}" id="n${n.id}" data-guid="0x${n.id}"><rect x="${p.x.toFixed(1)}" y="${p.y.toFixed(1)}" width="${p.w}" height="${p.h}" fill="#7fb77e" stroke="#2e5e2d"/>${title}</g>`);
     }
   }
   out.push('</svg>');

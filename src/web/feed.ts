@@ -1,0 +1,328 @@
+/**
+ * What the live web view shows, gathered from a running SM without touching it: the SM state and
+ * sweeps, the fabric picture (view/topology.ts) of the current snapshot with links down against
+ * the first one, port states, routes per link, PerfMgr counters with rates between its last two
+ * sweeps, and the last events (the Subnet's typed events, in a bounded ring). Everything it
+ * returns is JSON-safe (GUIDs as 0x… strings). Read-only: it has no way to act on the SM.
+ */
+import type { Subnet } from '../subnet.js';
+import type { PerfMgr } from '../sm/perfmgr.js';
+import { ERROR_COUNTERS, type CounterName, type CounterValues } from '../sm/perf-counters.js';
+import type { Fabric } from '../model/fabric.js';
+import { isSwitch } from '../model/fabric.js';
+import { snapshotPorts, type Snapshot } from '../model/snapshot.js';
+import { topologyJson, topologySvg, topologyView, type TopologyView, type ViewLink } from '../view/topology.js';
+import { PORT_STATE_NAMES } from '../wire/mad.js';
+import { PHYS_PORT_STATE_NAMES } from '../wire/sma.js';
+import { TrapNumber } from '../wire/notice.js';
+import type { LinkRef, PortRef } from '../events.js';
+
+export interface WebSource {
+  subnet: Subnet;
+  perf?: PerfMgr;
+  /** The SM's clock (virtual on the in-process fabric): PerfMgr rates are per second of it. */
+  clock: { now(): number };
+}
+
+export interface WebFeedOptions {
+  /** Events kept (the oldest dropped); default 200. */
+  ringSize?: number;
+  /** Rows of each table (ports not active, links, counters); default 200. */
+  maxRows?: number;
+  /** Wall-clock time of events (tests pass their own). */
+  wallNow?: () => Date;
+}
+
+export interface WebEvent {
+  /** Wall-clock time, ISO 8601. */
+  at: string;
+  kind: string;
+  text: string;
+}
+
+const hex = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
+const portText = (p: PortRef): string => `${p.nodeDescription} ${hex(p.nodeGuid)} port ${p.portNum}${p.lid ? ` LID ${p.lid}` : ''}`;
+const linkText = (l: LinkRef): string => `${portText(l.a)} ↔ ${portText(l.b)}`;
+const TRAP_NAMES: Record<number, string> = Object.fromEntries(Object.entries(TrapNumber).map(([k, v]) => [v, k]));
+
+/** One PerfMgr sample: the backend clock time and each port's totals. */
+interface PerfSample {
+  at: number;
+  totals: Map<string, CounterValues>;
+}
+
+const RATE_COUNTERS = ['xmitData', 'rcvData', 'xmitPkts', 'rcvPkts'] as const;
+
+export class WebFeed {
+  /** Bumped on every change a page should show (a sweep, an event, a PerfMgr sweep). */
+  version = 0;
+  private readonly ring: WebEvent[] = [];
+  private readonly ringSize: number;
+  private readonly maxRows: number;
+  private readonly wallNow: () => Date;
+  private readonly offs: Array<() => void> = [];
+  private readonly listeners = new Set<() => void>();
+  private reference?: Fabric;
+  private cabled?: { fabric?: Fabric; ports: Set<string> };
+  private readonly views = new WeakMap<Snapshot, TopologyView>();
+  private readonly svgs = new WeakMap<Snapshot, string>();
+  private perfSamples: PerfSample[] = [];
+  private lastSweepAt?: string;
+  eventsSeen = 0;
+
+  constructor(
+    private readonly src: WebSource,
+    o: WebFeedOptions = {},
+  ) {
+    this.ringSize = o.ringSize ?? 200;
+    this.maxRows = o.maxRows ?? 200;
+    this.wallNow = o.wallNow ?? (() => new Date());
+    const ev = src.subnet.events;
+    this.offs.push(
+      ev.on('subnetUp', (e) => this.push('subnetUp', `SUBNET UP: ${e.stats.nodes} nodes, ${e.stats.switches} switches, ${e.stats.endPorts} end ports, max LID ${e.stats.maxLid}`)),
+      ev.on('sweep', (s) => {
+        this.reference ??= src.subnet.sm.current?.fabric;
+        this.lastSweepAt = this.wallNow().toISOString();
+        this.changed();
+        if (s.kind === 'heavy' && (s.skippedNodes || s.failedWrites || s.skippedLinks)) this.push('sweep', `heavy sweep incomplete: ${s.skippedNodes} nodes and ${s.skippedLinks} links left out, ${s.failedWrites} writes failed`);
+      }),
+      ev.on('topologyChanged', (c) => {
+        for (const n of c.nodesAdded) this.push('nodeAdded', `node added: ${n.description} ${hex(n.guid)} (${n.type})`);
+        for (const n of c.nodesRemoved) this.push('nodeRemoved', `node removed: ${n.description} ${hex(n.guid)} (${n.type})`);
+        for (const l of c.linksRemoved) this.push('linkDown', `link down: ${linkText(l)}`);
+        for (const l of c.linksAdded) this.push('linkUp', `link up: ${linkText(l)}`);
+      }),
+      ev.on('portStateChanged', (c) => this.push('portState', `port ${c.from} → ${c.to}: ${portText(c.port)}`)),
+      ev.on('trap', (t) => this.push('trap', `trap ${t.trapNumber}${TRAP_NAMES[t.trapNumber] ? ` (${TRAP_NAMES[t.trapNumber]})` : ''} from LID ${t.issuerLid}`)),
+      ev.on('smStateChanged', (t) => this.push('smState', `SM ${t.from} → ${t.to}: ${t.reason}`)),
+      ev.on('multicastGroupCreated', (g) => this.push('multicast', `multicast group created: MGID ${g.mgid.toString(16)} MLID 0x${g.mlid.toString(16)}`)),
+      ev.on('multicastGroupDeleted', (g) => this.push('multicast', `multicast group deleted: MGID ${g.mgid.toString(16)} MLID 0x${g.mlid.toString(16)}`)),
+    );
+  }
+
+  /** Call `fn` after every change (the server pushes it to the pages); returns the unsubscribe. */
+  onChange(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** A PerfMgr sweep finished: keep its totals (the last two give the rates). */
+  perfSwept(): void {
+    const perf = this.src.perf;
+    if (!perf) return;
+    const totals = new Map<string, CounterValues>();
+    for (const p of perf.monitored()) totals.set(`${p.nodeGuid}:${p.portNum}`, p.counters.totals);
+    this.perfSamples = [...this.perfSamples.slice(-1), { at: this.src.clock.now(), totals }];
+    this.changed();
+  }
+
+  /** The events kept, newest first. */
+  events(): WebEvent[] {
+    return [...this.ring].reverse();
+  }
+
+  close(): void {
+    for (const off of this.offs.splice(0)) off();
+    this.listeners.clear();
+  }
+
+  private push(kind: string, text: string): void {
+    this.eventsSeen++;
+    this.ring.push({ at: this.wallNow().toISOString(), kind, text });
+    if (this.ring.length > this.ringSize) this.ring.splice(0, this.ring.length - this.ringSize);
+    this.changed();
+  }
+
+  private changed(): void {
+    this.version++;
+    for (const fn of [...this.listeners]) {
+      try {
+        fn();
+      } catch {
+        /* a page's listener must not stop the SM */
+      }
+    }
+  }
+
+  /** The picture of the current snapshot (built once per snapshot), links down against the first. */
+  view(): TopologyView | undefined {
+    const snap = this.src.subnet.sm.current;
+    if (!snap) return undefined;
+    this.reference ??= snap.fabric;
+    let v = this.views.get(snap);
+    if (!v) this.views.set(snap, (v = topologyView(snap.fabric, { lfts: snap.routing.lfts, reference: this.reference === snap.fabric ? undefined : this.reference })));
+    return v;
+  }
+
+  svg(): string | undefined {
+    const snap = this.src.subnet.sm.current;
+    const v = this.view();
+    if (!snap || !v) return undefined;
+    let s = this.svgs.get(snap);
+    if (!s) this.svgs.set(snap, (s = topologySvg(v)));
+    return s;
+  }
+
+  topologyJson(): unknown {
+    const v = this.view();
+    return v ? topologyJson(v) : undefined;
+  }
+
+  /** Everything the page shows but the picture. */
+  state(): Record<string, unknown> {
+    const subnet = this.src.subnet;
+    const sm = subnet.sm;
+    const snap = sm.current;
+    const stats = sm.stats;
+    const heavy = stats.filter((s) => s.kind === 'heavy').length;
+    const last = stats.at(-1);
+    const info = sm.smInfo();
+    return {
+      version: this.version,
+      generatedAt: this.wallNow().toISOString(),
+      sm: {
+        state: sm.state,
+        guid: hex(info.guid),
+        priority: info.priority,
+        lid: snap?.smLid,
+        engine: snap?.routing.engine,
+        sweeps: { heavy, light: stats.length - heavy },
+        lastSweep: last ? { kind: last.kind, ms: last.ms, smps: last.smps, at: this.lastSweepAt } : undefined,
+        saRequests: subnet.sa?.stats.received ?? 0,
+      },
+      fabric: snap ? this.fabricOf(snap) : undefined,
+      ports: snap ? this.portsOf(snap) : undefined,
+      links: this.linksOf(),
+      perf: this.perfOf(),
+      events: this.events(),
+    };
+  }
+
+  private fabricOf(snap: Snapshot): Record<string, unknown> {
+    const f = snap.fabric;
+    const v = this.view()!;
+    return {
+      sweep: snap.sweep,
+      nodes: f.nodes.length,
+      switches: f.nodes.filter(isSwitch).length,
+      endPorts: snapshotPorts(snap).endPorts.filter((e) => e.lid).length,
+      maxLid: snap.maxLid,
+      links: v.links.filter((l) => !l.down).length,
+      linksDown: v.links.filter((l) => l.down).length,
+    };
+  }
+
+  private portsOf(snap: Snapshot): Record<string, unknown> {
+    const byState: Record<string, number> = {};
+    const notActive: unknown[] = [];
+    let total = 0;
+    let unlinked = 0;
+    this.view();
+    const cabled = this.cabledPorts();
+    snap.discovery.nodes.forEach((d, ni) => {
+      const node = snap.fabric.nodes[ni]!;
+      d.portInfo.forEach((pi, pn) => {
+        if (!pi || pn === 0 && isSwitch(node)) return;
+        const fp = node.ports[pn];
+        total++;
+        const state = PORT_STATE_NAMES[pi.portState] ?? String(pi.portState);
+        byState[state] = (byState[state] ?? 0) + 1;
+        // a port that never had a cable (an unused switch port) is not news
+        if (!fp?.peer && !cabled.has(`${node.guid}:${pn}`)) unlinked++;
+        else if (state !== 'Active' && notActive.length < this.maxRows)
+          notActive.push({
+            node: node.desc,
+            guid: hex(node.guid),
+            port: pn,
+            lid: isSwitch(node) ? node.ports[0]?.lid : fp?.lid,
+            state,
+            phys: PHYS_PORT_STATE_NAMES[pi.portPhysicalState] ?? String(pi.portPhysicalState),
+            ...(fp?.peer ? { peer: `${snap.fabric.nodes[fp.peer.node]!.desc} port ${fp.peer.port}` } : {}),
+          });
+      });
+    });
+    return { total, byState, unlinked, notActive };
+  }
+
+  /** The ports that had a cable in the reference fabric, as "guid:port". */
+  private cabledPorts(): Set<string> {
+    if (this.cabled && this.cabled.fabric === this.reference) return this.cabled.ports;
+    const ports = new Set<string>();
+    for (const n of this.reference?.nodes ?? []) for (const p of n.ports) if (p?.peer && p.num > 0) ports.add(`${n.guid}:${p.num}`);
+    this.cabled = { fabric: this.reference, ports };
+    return ports;
+  }
+
+  private linksOf(): Record<string, unknown> | undefined {
+    const v = this.view();
+    if (!v) return undefined;
+    const desc = new Map(v.nodes.map((n) => [n.id, n.desc]));
+    const rate = this.rates();
+    const row = (l: ViewLink): Record<string, unknown> => {
+      const end = (e: ViewLink['a']): Record<string, unknown> => ({ node: desc.get(e.node) ?? e.node, guid: `0x${e.node}`, port: e.port });
+      const ra = rate.get(`${BigInt(`0x${l.a.node}`)}:${l.a.port}`);
+      const rb = rate.get(`${BigInt(`0x${l.b.node}`)}:${l.b.port}`);
+      const bytes = ra || rb ? { bytesPerSecond: { ab: ra ? ra.xmitData * 4 : rb!.rcvData * 4, ba: rb ? rb.xmitData * 4 : ra!.rcvData * 4 } } : {};
+      return { a: end(l.a), b: end(l.b), width: l.width, speed: l.speed, routes: l.routes, ...(l.down ? { down: true } : {}), ...bytes };
+    };
+    const up = v.links.filter((l) => !l.down);
+    return {
+      maxRoutes: v.maxRoutes,
+      meanRoutes: up.length ? Number((up.reduce((a, l) => a + l.routes, 0) / up.length).toFixed(1)) : 0,
+      busiest: [...up].sort((x, y) => y.routes - x.routes).slice(0, Math.min(25, this.maxRows)).map(row),
+      down: v.links.filter((l) => l.down).slice(0, this.maxRows).map(row),
+    };
+  }
+
+  /** Per second of the SM's clock, between the last two PerfMgr sweeps, by "guid:port". */
+  private rates(): Map<string, Record<(typeof RATE_COUNTERS)[number] | 'errors', number>> {
+    const out = new Map<string, Record<(typeof RATE_COUNTERS)[number] | 'errors', number>>();
+    const [a, b] = this.perfSamples;
+    if (!a || !b || b.at <= a.at) return out;
+    const dt = (b.at - a.at) / 1000;
+    for (const [k, now] of b.totals) {
+      const was = a.totals.get(k);
+      if (!was) continue;
+      const r = Object.fromEntries(RATE_COUNTERS.map((n) => [n, Number(now[n] - was[n]) / dt])) as Record<(typeof RATE_COUNTERS)[number], number>;
+      let errs = 0n;
+      for (const n of ERROR_COUNTERS) errs += now[n] - was[n];
+      out.set(k, { ...r, errors: Number(errs) / dt });
+    }
+    return out;
+  }
+
+  private perfOf(): Record<string, unknown> | undefined {
+    const perf = this.src.perf;
+    if (!perf) return undefined;
+    const rate = this.rates();
+    const ports = [...perf.monitored()].map((p) => {
+      const k = `${p.nodeGuid}:${p.portNum}`;
+      const errors = Object.fromEntries([...ERROR_COUNTERS].filter((n) => p.counters.totals[n] > 0n).map((n) => [n, Number(p.counters.totals[n])])) as Partial<Record<CounterName, number>>;
+      const r = rate.get(k);
+      return {
+        node: p.nodeDesc,
+        guid: hex(p.nodeGuid),
+        port: p.portNum,
+        lid: p.lid,
+        xmitBytes: Number(p.counters.totals.xmitData) * 4,
+        rcvBytes: Number(p.counters.totals.rcvData) * 4,
+        xmitPkts: Number(p.counters.totals.xmitPkts),
+        rcvPkts: Number(p.counters.totals.rcvPkts),
+        errors,
+        ...(r ? { rates: { xmitBytesPerSecond: r.xmitData * 4, rcvBytesPerSecond: r.rcvData * 4, xmitPktsPerSecond: r.xmitPkts, rcvPktsPerSecond: r.rcvPkts, errorsPerSecond: r.errors } } : {}),
+      };
+    });
+    const withErrors = ports.filter((p) => Object.keys(p.errors).length > 0);
+    const traffic = (p: (typeof ports)[number]): number => (p.rates ? p.rates.xmitBytesPerSecond + p.rates.rcvBytesPerSecond : p.xmitBytes + p.rcvBytes);
+    const busiest = ports.filter((p) => !Object.keys(p.errors).length).sort((x, y) => traffic(y) - traffic(x));
+    return {
+      sweeps: perf.totals.sweeps,
+      mads: perf.totals.mads,
+      failures: perf.totals.failures,
+      monitored: ports.length,
+      portsWithErrors: withErrors.length,
+      rateSeconds: this.perfSamples.length === 2 ? (this.perfSamples[1]!.at - this.perfSamples[0]!.at) / 1000 : undefined,
+      ports: [...withErrors, ...busiest].slice(0, this.maxRows),
+    };
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * The live web view's HTTP server (`ibsm run --web ADDR:PORT`): node:http, read-only. GET (and
+ * HEAD) only, anything else 405; no endpoint acts on the SM. Bound to a loopback address it answers
+ * only requests for a loopback name (403 otherwise: no DNS rebinding from a browser).
+ *
+ *   /                   the page (page.ts)
+ *   /api/state          the SM, fabric, port states, link load, PerfMgr counters, last events (JSON)
+ *   /api/topology.svg   the fabric picture of the current snapshot (view/topology.ts)
+ *   /api/topology.json  the same picture as data
+ *   /api/events         Server-Sent Events: `update` with the feed's version after every change
+ *                       (coalesced to one per pushIntervalMs); at most maxClients streams at once,
+ *                       each closed when it stops reading (64 KiB unread)
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createHash } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../util/log.js';
+import { urlHost, type ListenAddress } from '../util/listen.js';
+import type { WebFeed } from './feed.js';
+import { PAGE_SCRIPT, pageHtml } from './page.js';
+
+export interface WebServerOptions {
+  log?: Logger;
+  /** Event streams open at once (beyond: 503); default 32. */
+  maxClients?: number;
+  /** Least wall time between two pushes, ms; default 250. */
+  pushIntervalMs?: number;
+  /** A comment line on idle streams every so often (proxies close silent ones), ms; default 15 s. */
+  heartbeatMs?: number;
+}
+
+export interface WebServer {
+  readonly server: Server;
+  /** Where it listens, with the port the system chose for port 0. */
+  readonly address: ListenAddress;
+  readonly url: string;
+  /** Event streams open now. */
+  streams(): number;
+  close(): Promise<void>;
+}
+
+const CSP = `default-src 'none'; script-src 'sha256-${createHash('sha256').update(PAGE_SCRIPT).digest('base64')}'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
+/** A Host header (or an address) naming this machine's loopback. */
+const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\]|\[::ffff:127(\.\d{1,3}){3}\])(:\d+)?$/i;
+const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' };
+
+/** Serve the feed on `listen`. Resolves once listening; rejects (EADDRINUSE, EACCES...) if it cannot. */
+export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptions = {}): Promise<WebServer> {
+  const maxClients = o.maxClients ?? 32;
+  const pushInterval = o.pushIntervalMs ?? 250;
+  const streams = new Set<ServerResponse>();
+  const page = pageHtml();
+  const loopback = LOOPBACK_HOST.test(listen.host.includes(':') ? `[${listen.host}]` : listen.host);
+  let pushTimer: NodeJS.Timeout | undefined;
+  let lastPush = 0;
+
+  const push = (): void => {
+    pushTimer = undefined;
+    lastPush = Date.now();
+    const msg = `event: update\ndata: ${JSON.stringify({ version: feed.version })}\n\n`;
+    for (const s of streams) write(s, msg);
+  };
+  /** A stream that does not read what it is sent is closed before its buffer grows past 64 KiB. */
+  const write = (s: ServerResponse, msg: string): void => {
+    if (s.writableLength > 65_536) {
+      streams.delete(s);
+      s.destroy();
+      return;
+    }
+    s.write(msg);
+  };
+  const offChange = feed.onChange(() => {
+    if (pushTimer || streams.size === 0) return;
+    pushTimer = setTimeout(push, Math.max(0, lastPush + pushInterval - Date.now()));
+    pushTimer.unref();
+  });
+  const heartbeat = setInterval(() => {
+    for (const s of streams) write(s, ': alive\n\n');
+  }, o.heartbeatMs ?? 15_000);
+  heartbeat.unref();
+
+  const send = (res: ServerResponse, status: number, type: string, body: string, head: boolean, extra: Record<string, string> = {}): void => {
+    res.writeHead(status, { ...COMMON_HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(body), ...extra });
+    res.end(head ? undefined : body);
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
+    const head = req.method === 'HEAD';
+    if (req.method !== 'GET' && !head) {
+      send(res, 405, 'text/plain; charset=utf-8', `method ${req.method} not allowed: the web view is read-only (GET only)\n`, false, { allow: 'GET, HEAD' });
+      return;
+    }
+    // bound to loopback, only a loopback name may be asked for: a web page elsewhere cannot read
+    // the fabric through a DNS name rebound to 127.0.0.1
+    if (loopback && !LOOPBACK_HOST.test(req.headers.host ?? '')) {
+      send(res, 403, 'text/plain; charset=utf-8', `the web view listens on ${listen.host}: ask for it as localhost, 127.0.0.1 or [::1], not "${req.headers.host ?? ''}"\n`, head);
+      return;
+    }
+    const path = (req.url ?? '/').split('?')[0];
+    switch (path) {
+      case '/':
+      case '/index.html':
+        send(res, 200, 'text/html; charset=utf-8', page, head, { 'content-security-policy': CSP });
+        return;
+      case '/favicon.ico':
+        res.writeHead(204, COMMON_HEADERS).end();
+        return;
+      case '/api/state':
+        send(res, 200, 'application/json', JSON.stringify(feed.state()), head);
+        return;
+      case '/api/topology.svg': {
+        const svg = feed.svg();
+        if (svg === undefined) send(res, 503, 'text/plain; charset=utf-8', 'the subnet is not up yet\n', head);
+        else send(res, 200, 'image/svg+xml', svg, head);
+        return;
+      }
+      case '/api/topology.json': {
+        const v = feed.topologyJson();
+        if (v === undefined) send(res, 503, 'text/plain; charset=utf-8', 'the subnet is not up yet\n', head);
+        else send(res, 200, 'application/json', JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `0x${x.toString(16).padStart(16, '0')}` : x)), head);
+        return;
+      }
+      case '/api/events': {
+        if (streams.size >= maxClients) {
+          send(res, 503, 'text/plain; charset=utf-8', `too many event streams (${maxClients}); the page polls instead\n`, head, { 'retry-after': '10' });
+          return;
+        }
+        res.writeHead(200, { ...COMMON_HEADERS, 'content-type': 'text/event-stream', connection: 'keep-alive' });
+        if (head) {
+          res.end();
+          return;
+        }
+        res.write(`retry: 3000\nevent: update\ndata: ${JSON.stringify({ version: feed.version })}\n\n`);
+        streams.add(res);
+        req.socket.setTimeout(0);
+        res.on('close', () => streams.delete(res));
+        return;
+      }
+      default:
+        send(res, 404, 'text/plain; charset=utf-8', 'not found: GET /, /api/state, /api/topology.svg, /api/topology.json, /api/events\n', head);
+    }
+  };
+
+  const server = createServer((req, res) => {
+    try {
+      handle(req, res);
+    } catch (e) {
+      o.log?.warn('web view request failed', { url: req.url, error: (e as Error).message });
+      if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', `the web view failed: ${(e as Error).message}\n`, false);
+      else res.destroy();
+    }
+  });
+  server.maxConnections = maxClients * 4;
+  server.on('clientError', (_e, socket) => socket.destroy());
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listen.port, listen.host, () => {
+      server.off('error', reject);
+      server.on('error', (e) => o.log?.warn('web view server error', { error: e.message }));
+      const a = server.address() as AddressInfo;
+      const address = { host: listen.host, port: a.port };
+      resolve({
+        server,
+        address,
+        url: `http://${urlHost(listen.host)}:${a.port}/`,
+        streams: () => streams.size,
+        close: () =>
+          new Promise<void>((done) => {
+            offChange();
+            clearInterval(heartbeat);
+            if (pushTimer) clearTimeout(pushTimer);
+            for (const s of streams) s.end();
+            streams.clear();
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}
