@@ -103,6 +103,8 @@ export const SM_CONFIG_KEYS = [
 ] as const satisfies ReadonlyArray<keyof SmConfig>;
 
 export interface OpenSmOptions extends SmConfig {
+  /** Run on this backend instead of opening one (the SMs of a multi-subnet fabric: api/subnets.ts). */
+  backend?: Backend;
   /** The logger (default: from logFormat/logFile/verbose, to stderr). */
   log?: Logger;
   onProgress?: (phase: string, detail: Record<string, number>) => void;
@@ -291,7 +293,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   const cnGuids = o.cnGuidFile ? parseGuidFile(readFileSync(o.cnGuidFile, 'utf8'), o.cnGuidFile) : undefined;
   const ioGuids = o.ioGuidFile ? parseGuidFile(readFileSync(o.ioGuidFile, 'utf8'), o.ioGuidFile) : undefined;
 
-  const be = await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, guid: o.guid, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
+  const be = o.backend ?? await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, guid: o.guid, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
   log.info('ibsm starting', { backend: be.kind, port: `${be.transport.local.caName}/${be.transport.local.portNum}`, portGuid: be.transport.local.portGuid, routing: o.routing!.join(','), lmc: o.lmc });
   const subnet = new Subnet({
     rpc: be.rpc,
