@@ -134,7 +134,7 @@ export function isMultiSubnet(fabric: Fabric): boolean {
 
 /**
  * The router-selection hash: FNV-1a over the 16 bytes of the SGID and the 8 bytes of the DGID's
- * prefix. A router with several equal next hops to a prefix, and an SA with several routers to a
+ * prefix, then murmur3's finaliser. A router with several equal next hops to a prefix, and an SA with several routers to a
  * prefix, pick choice `routerHash(sgid, prefix) % n` of them in node-GUID order, so every packet
  * of one source towards one subnet takes the same routers (its SA requests included).
  */
@@ -148,6 +148,12 @@ export function routerHash(sgid: bigint, dgidPrefix: bigint): number {
   };
   eat(sgid, 16);
   eat(dgidPrefix, 8);
+  // murmur3's finaliser: FNV's low bits follow the parity of the input bytes (GUIDs two apart)
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
   return h >>> 0;
 }
 
