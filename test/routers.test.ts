@@ -130,3 +130,206 @@ describe('routers: every cross-subnet pair resolves through a-g, validates, and 
     });
   }
 });
+
+describe('routers: failures and refusals', () => {
+  it('a router taken down mid-run is not offered after the next sweep; paths through the other router still deliver', async () => {
+    const net = await up('gen:subnets:count=2,shape=line,routers=2,leaves=2,spines=1,hosts=3');
+    try {
+      const hs = hosts(net);
+      const ps = pairs(net, 100);
+      // the router the first pair's P1 goes through
+      const first = await checkPair(net, ps[0]![0], ps[0]![1]);
+      const victim = routerAt(net, ps[0]![0].subnet, first.p1.dlid)!;
+      // only its side in the destination's subnet fails: the source's SM sees nothing of it
+      const vn = net.sim.node(victim);
+      const farPort = vn.ports.findIndex((p, i) => i > 0 && net.subnetOf(vn.idx, i) === net.subnets[ps[0]![1].subnet]);
+      net.sim.linkDown(victim, farPort);
+      await net.resweep();
+      for (const s of net.subnets) {
+        const seen = s.routers.filter((r) => r.desc === victim);
+        // the destination's SM no longer has the port; the source's still has it but it reaches nothing
+        for (const r of seen) expect(r.reach).toEqual([]);
+      }
+      for (const [a, b] of ps) {
+        const r = await checkPair(net, a, b);
+        expect(routerAt(net, a.subnet, r.p1.dlid)).not.toBe(victim);
+        expect(r.attempts.every((t) => routerAt(net, a.subnet, t.p1.dlid) !== victim)).toBe(true);
+      }
+      // the router comes back: offered again after the next sweep
+      net.sim.linkUp(victim, farPort);
+      await net.resweep();
+      const used = new Set<string>();
+      for (const [a, b] of ps) used.add(routerAt(net, a.subnet, (await checkPair(net, a, b)).p1.dlid)!);
+      expect(used.has(victim)).toBe(true);
+      expect(hs.length).toBe(10);
+    } finally {
+      await net.stop();
+    }
+  });
+
+  it('a DGID prefix no router reaches gets ERR_INVALID_GID from the SA (never silence)', async () => {
+    const { SaClient, SaStatusError } = await import('../src/sa/client.js');
+    const { PathRecord, SaAttr, SaStatus } = await import('../src/wire/sa.js');
+    const net = await up('gen:subnets:count=2,shape=line,routers=1,leaves=2,spines=1,hosts=2');
+    try {
+      const [a] = hosts(net);
+      const c = net.client(a!.node);
+      const sa = new SaClient(c.rpc, { saLid: c.subnet.sm.snapshot!.smLid });
+      const dgid = (0xfec0_0000_0000_0009n << 64n) | 0x1234n;
+      const err = await sa.getTable(SaAttr.PathRecord, PathRecord, { sgid: a!.gid, dgid }, PathRecord.mask('sgid') | PathRecord.mask('dgid')).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SaStatusError);
+      expect((err as InstanceType<typeof SaStatusError>).status & 0xff00).toBe(SaStatus.ReqInvalidGid);
+      const err2 = await resolveInterSubnetPath(c.rpc, { saLid: c.subnet.sm.snapshot!.smLid, sgid: a!.gid, dgid }).catch((e: unknown) => e);
+      expect((err2 as InstanceType<typeof SaStatusError>).status & 0xff00).toBe(SaStatus.ReqInvalidGid);
+      // a known prefix but no such port there: the remote SA says invalid GID; no P1 validates
+      const err3 = await resolveInterSubnetPath(c.rpc, { saLid: c.subnet.sm.snapshot!.smLid, sgid: a!.gid, dgid: (net.subnets[1]!.part.prefix << 64n) | 0x77n }).catch((e: unknown) => e);
+      expect(String((err3 as Error).message)).toMatch(/invalid GID|ERR_INVALID_GID|0x0500/i);
+      await c.close();
+    } finally {
+      await net.stop();
+    }
+  });
+
+  it('P_Keys across subnets: a requester outside the partition gets no path, members do', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const { generateFabric } = await import('../src/model/generators.js');
+    const spec = 'gen:subnets:count=2,shape=line,routers=1,leaves=2,spines=1,hosts=2';
+    const f = generateFabric(spec);
+    const guid = (d: string): string => '0x' + f.nodes.find((n) => n.desc === d)!.ports[1]!.guid.toString(16).padStart(16, '0');
+    const dir = mkdtempSync(join(tmpdir(), 'ibsm-routers-'));
+    const file = join(dir, 'partitions.conf');
+    writeFileSync(file, `Default=0x7fff, ipoib : ALL=limited, SELF=full, ALL_SWITCHES=full ;\nBlue=0x0001 : ${guid('s0-host-1 HCA-1')}=full, ${guid('s1-host-1 HCA-1')}=full, ALL_ROUTERS=full ;\n`);
+    const net = await up(spec, { partitions: file });
+    try {
+      const hs = hosts(net);
+      const h = (d: string): Host => hs.find((x) => x.desc === d)!;
+      // members of Blue on both sides: resolved, validated, delivered; the paths carry Blue's key
+      const r = await checkPair(net, h('s0-host-1 HCA-1'), h('s1-host-1 HCA-1'));
+      expect(r.p1.pKey & 0x7fff).toBe(0x0001);
+      expect(r.p2!.pKey & 0x7fff).toBe(0x0001);
+      // a requester outside Blue: no path from the local SA
+      const out = net.client('s0-host-2 HCA-1');
+      const e1 = await resolveInterSubnetPath(out.rpc, { saLid: out.subnet.sm.snapshot!.smLid, sgid: out.gid, dgid: h('s1-host-1 HCA-1').gid }).catch((e: unknown) => e);
+      expect((e1 as Error).name).toBe('InterSubnetPathError');
+      await out.close();
+      // a member towards a destination outside Blue: P1 exists (its SA cannot know), the remote SA has no P2
+      const m = net.client('s0-host-1 HCA-1');
+      const e2 = await resolveInterSubnetPath(m.rpc, { saLid: m.subnet.sm.snapshot!.smLid, sgid: m.gid, dgid: h('s1-host-2 HCA-1').gid }).catch((e: unknown) => e);
+      expect((e2 as Error).name).toBe('InterSubnetPathError');
+      expect(String((e2 as Error).message)).toMatch(/remote SA/);
+      await m.close();
+    } finally {
+      await net.stop();
+    }
+  });
+
+  it('the remote SA unreachable: P1 alone, flagged (the stop-gap case)', async () => {
+    const net = await up('gen:subnets:count=2,shape=line,routers=1,leaves=2,spines=1,hosts=2');
+    try {
+      const hs = hosts(net);
+      const a = hs.find((x) => x.subnet === 0)!;
+      const b = hs.find((x) => x.subnet === 1)!;
+      net.subnets[1]!.sm.subnet.sa!.setActive(false);
+      const c = net.client(a.node);
+      const r = await resolveInterSubnetPath(c.rpc, { saLid: c.subnet.sm.snapshot!.smLid, sgid: a.gid, dgid: b.gid, request: { timeoutMs: 50, retries: 0 } });
+      expect(r.remoteSa).toBe('unreachable');
+      expect(r.p2).toBeUndefined();
+      expect(r.valid).toBe(false);
+      expect(r.p1.dgid).toBe(b.gid);
+      expect(routerAt(net, 0, r.p1.dlid)).toBe('router-0-1-0');
+      // P1 alone still gets a packet there (the routers know the way)
+      const fwd = await sendProbe(net.sim, a.node, 1, { slid: r.p1.slid, dlid: r.p1.dlid, sgid: r.p1.sgid, dgid: r.p1.dgid });
+      expect(fwd.arrived && fwd.desc).toBe(b.desc);
+      await c.close();
+    } finally {
+      await net.stop();
+    }
+  });
+});
+
+describe('--prefix-routes: OpenSM prefix-routes.conf, its documented behaviour', () => {
+  async function withRoutes(lines: string): Promise<{ ask(dgid: bigint, sgid?: bigint): Promise<Array<{ dlid: number; hopLimit: number; dgid: bigint }> | number>; lidOf(d: string): number; guidOf(d: string): bigint; close(): Promise<void> }> {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const { openSm } = await import('../src/api/sm.js');
+    const { attachSim } = await import('../src/api/backend.js');
+    const { SaClient, SaStatusError } = await import('../src/sa/client.js');
+    const { PathRecord, SaAttr } = await import('../src/wire/sa.js');
+    const file = join(mkdtempSync(join(tmpdir(), 'ibsm-prefix-routes-')), 'prefix-routes.conf');
+    writeFileSync(file, lines);
+    // one subnet managed (the routers' other sides have no SM: no router reports a prefix)
+    const sm = await openSm({ sim: 'gen:subnets:count=3,shape=star,routers=2,leaves=2,spines=1,hosts=1', attach: 's0-host-0 HCA-1', sweepInterval: 0, guid2lid: 'none', log: quiet(), prefixRoutes: file });
+    await sm.start();
+    const sim = sm.sim!;
+    const c = attachSim(sim, sm.backend.simFabric!, 's0-host-1 HCA-1', undefined, { sa: true }, false);
+    const sa = new SaClient(c.rpc, { saLid: sm.snapshot!.smLid });
+    const me = (0xfe80_0000_0000_0000n << 64n) | c.transport.local.portGuid;
+    return {
+      async ask(dgid, sgid = me) {
+        try {
+          return await sa.getTable(SaAttr.PathRecord, PathRecord, { sgid, dgid }, PathRecord.mask('sgid') | PathRecord.mask('dgid'));
+        } catch (e) {
+          if (e instanceof SaStatusError) return e.status;
+          throw e;
+        }
+      },
+      lidOf: (d) => sim.portInfo(d, 1).lid,
+      guidOf: (d) => sim.node(d).ports[1]!.guid,
+      async close() {
+        await c.close();
+        await sm.stop();
+      },
+    };
+  }
+  const P1 = 0xfec0_0000_0000_0001n;
+  const P2 = 0xfec0_0000_0000_0002n;
+  const g = (p: bigint, guid: bigint): bigint => (p << 64n) | guid;
+
+  it('"* *": any off-subnet DGID gets a path to the first available router, HopLimit 255, the DGID as asked', async () => {
+    const t = await withRoutes('# every prefix to any router\n*\t*\n');
+    try {
+      for (const p of [P1, P2, 0x1234n]) {
+        const r = await t.ask(g(p, 0x42n));
+        expect(Array.isArray(r)).toBe(true);
+        const recs = r as Exclude<typeof r, number>;
+        expect(recs.length).toBe(1);
+        expect(recs[0]!.dlid).toBe(t.lidOf('router-0-1-0'));
+        expect(recs[0]!.hopLimit).toBe(255);
+        expect(recs[0]!.dgid).toBe(g(p, 0x42n));
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('first match wins; a repeated prefix falls to its first available router; no match fails the query with ERR_INVALID_GID', async () => {
+    // guids: router-0-2-1 port 1 for P2; P1 names a GUID no router has, then router-0-1-1
+    const { generateFabric } = await import('../src/model/generators.js');
+    const f = generateFabric('gen:subnets:count=3,shape=star,routers=2,leaves=2,spines=1,hosts=1');
+    const rg = (d: string): string => f.nodes.find((n) => n.desc === d)!.ports[1]!.guid.toString(16);
+    const t = await withRoutes(`0x${P2.toString(16)} 0x${rg('router-0-2-1')}\n${P1.toString(16)} 0xdeadbeef  # not a router here\n${P1.toString(16)} ${rg('router-0-1-1')}\n${P2.toString(16)} *\n`);
+    try {
+      const at = async (p: bigint): Promise<number> => {
+        const r = await t.ask(g(p, 7n));
+        return typeof r === 'number' ? -r : r[0]!.dlid;
+      };
+      expect(await at(P2)).toBe(t.lidOf('router-0-2-1'));
+      expect(await at(P1)).toBe(t.lidOf('router-0-1-1'));
+      expect(await at(0xfec0_0000_0000_0003n)).toBe(-0x0500);
+      // a foreign SGID is refused as OpenSM does (the stop-gap knows no way back)
+      expect(await t.ask(g(0xfe80_0000_0000_0000n, t.guidOf('s0-host-0 HCA-1')), g(P1, 9n))).toBe(0x0500);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('a prefix-routes line that does not parse stops the SM before the first SMP, naming the file and line', async () => {
+    const { parsePrefixRoutes } = await import('../src/sa/prefix-routes.js');
+    expect(() => parsePrefixRoutes('fec0::1 0x1\n', 'p.conf')).toThrow(/p\.conf:1: prefix "fec0::1" is not a 64-bit hex number or \*/);
+    expect(() => parsePrefixRoutes('\n* \n', 'p.conf')).toThrow(/p\.conf:2: expected "<prefix> <router port GUID>"/);
+    expect(parsePrefixRoutes('# c\n0xfec0000000000001 *  # x\n* 0x10\n', 'p.conf')).toEqual([{ prefix: 0xfec0000000000001n, line: 2 }, { guid: 0x10n, line: 3 }]);
+  });
+});

@@ -20,6 +20,8 @@ import { routeBetween, type PortSpec, type Route } from './route.js';
 import { renderMetrics, serveMetrics } from './metrics.js';
 import { PerfMgr } from '../sm/perfmgr.js';
 import type { TimerHandle } from '../util/clock.js';
+import { parsePrefixRoutes } from '../sa/prefix-routes.js';
+import { interSubnetPaths } from '../sa/inter-subnet.js';
 
 /** What `ibsm run` takes, by config-file key (`ibsm config` lists them). */
 export interface SmConfig {
@@ -92,6 +94,8 @@ export interface SmConfig {
   saMaxGroups?: number;
   saRmppPerPort?: number;
   saRmppTotal?: number;
+  /** OpenSM's prefix-routes.conf (sa/prefix-routes.ts): off-subnet DGIDs through the named router ports. */
+  prefixRoutes?: string;
 }
 
 /** The keys of SmConfig that are config-file keys (test/config.test.ts: the same as the option table's). */
@@ -99,7 +103,7 @@ export const SM_CONFIG_KEYS = [
   'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
   'metricsPort', 'saCache', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
   'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket',
-  'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal',
+  'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal', 'prefixRoutes',
 ] as const satisfies ReadonlyArray<keyof SmConfig>;
 
 export interface OpenSmOptions extends SmConfig {
@@ -292,6 +296,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   const roots = [...(o.roots ?? []), ...(o.rootGuidFile ? parseGuidFile(readFileSync(o.rootGuidFile, 'utf8'), o.rootGuidFile) : [])];
   const cnGuids = o.cnGuidFile ? parseGuidFile(readFileSync(o.cnGuidFile, 'utf8'), o.cnGuidFile) : undefined;
   const ioGuids = o.ioGuidFile ? parseGuidFile(readFileSync(o.ioGuidFile, 'utf8'), o.ioGuidFile) : undefined;
+  const prefixRoutes = o.prefixRoutes ? parsePrefixRoutes(readFileSync(o.prefixRoutes, 'utf8'), o.prefixRoutes) : undefined;
 
   const be = o.backend ?? await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, guid: o.guid, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
   log.info('ibsm starting', { backend: be.kind, port: `${be.transport.local.caName}/${be.transport.local.portNum}`, portGuid: be.transport.local.portGuid, routing: o.routing!.join(','), lmc: o.lmc });
@@ -336,6 +341,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     },
     onProgress: o.onProgress,
   });
+  if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));
   const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrInterval! * 1000 : undefined, reopenLog);
   if (o.metricsPort !== undefined) {
     try {

@@ -17,7 +17,8 @@ import { Logger } from '../util/log.js';
 import { smpClientOf } from '../sm/smp-client.js';
 import { RouterTables } from '../sm/router-tables.js';
 import { interSubnetPaths } from '../sa/inter-subnet.js';
-import type { PrefixRoute } from '../sa/prefix-routes.js';
+import { parsePrefixRoutes, type PrefixRoute } from '../sa/prefix-routes.js';
+import { readFileSync } from 'node:fs';
 import { attachSim, type Backend } from './backend.js';
 import { openSm, type IbsmSm, type OpenSmOptions } from './sm.js';
 
@@ -29,8 +30,8 @@ export function formatPrefix(prefix: bigint): string {
 export interface SubnetsOptions extends Omit<OpenSmOptions, 'sim' | 'backend' | 'attach' | 'guid' | 'umad' | 'subnetPrefix' | 'prefixRoutes'> {
   /** A topology file or generator spec (gen:subnets:...), or the fabric. */
   sim: string | Fabric;
-  /** OpenSM prefix-routes.conf lines every SA uses for prefixes no router reports. */
-  prefixRoutes?: readonly PrefixRoute[];
+  /** OpenSM's prefix-routes.conf, which every SA uses for prefixes no router reports. */
+  prefixRoutes?: string;
 }
 
 /** One subnet: its part of the fabric, its SM+SA, what it knows of its routers. */
@@ -91,7 +92,7 @@ export class IbsmSubnets {
     const snap = s.sm.snapshot;
     if (!snap || s.sm.subnet.sm.state !== 'master') return;
     this.setRouters(s, await s.tables.program(snap));
-    for (const o of this.subnets) if (o !== s) this.setRouters(o, await o.tables.refresh(o.routers));
+    for (const o of this.subnets) if (o !== s) this.setRouters(o, await o.tables.refresh(o.routers, o.sm.snapshot));
   }
 
   private setRouters(s: RunningSubnet, views: RouterPortView[]): void {
@@ -102,7 +103,7 @@ export class IbsmSubnets {
   /** Read every subnet's routers again. */
   async refreshAll(): Promise<void> {
     const run = this.chain.then(async () => {
-      for (const s of this.subnets) this.setRouters(s, await s.tables.refresh(s.routers));
+      for (const s of this.subnets) this.setRouters(s, await s.tables.refresh(s.routers, s.sm.snapshot));
     });
     this.chain = run.catch(() => undefined);
     await run;
@@ -164,6 +165,7 @@ export class IbsmSubnets {
 /** Build the fabric, one SM+SA per subnet (each with its prefix), not started. */
 export async function openSubnets(o: SubnetsOptions): Promise<IbsmSubnets> {
   const fabric = typeof o.sim === 'object' ? o.sim : loadFabricSpec(o.sim, { seed: o.seed });
+  const prefixRoutes = o.prefixRoutes ? parsePrefixRoutes(readFileSync(o.prefixRoutes, 'utf8'), o.prefixRoutes) : undefined;
   const parts = subnetsOf(fabric);
   if (!parts.length) throw new Error('the fabric has no subnet with a CA to run an SM on');
   const sim = new SimFabric(cloneFabric(fabric), { clock: new AsapClock(), seed: o.seed });
@@ -173,8 +175,8 @@ export async function openSubnets(o: SubnetsOptions): Promise<IbsmSubnets> {
     const log = base.child({ prefix: formatPrefix(part.prefix) });
     const backend = attachSim(sim, fabric, part.smNode, undefined, { sm: true, sa: true, ...(o.mkey !== undefined ? { rpc: { mkey: o.mkey } } : {}) }, false);
     // one guid2lid file and one metrics port cannot serve several SMs: none here
-    const sm = await openSm({ ...o, sim: undefined, backend, log, subnetPrefix: part.prefix, guid2lid: 'none', metricsPort: part.index === 0 ? o.metricsPort : undefined });
+    const sm = await openSm({ ...o, sim: undefined, backend, log, subnetPrefix: part.prefix, guid2lid: 'none', prefixRoutes: undefined, metricsPort: part.index === 0 ? o.metricsPort : undefined });
     subnets.push({ part, sm, tables: new RouterTables({ smp: smpClientOf(backend.rpc), log }), routers: [] });
   }
-  return new IbsmSubnets(sim, fabric, subnets, base, o.prefixRoutes);
+  return new IbsmSubnets(sim, fabric, subnets, base, prefixRoutes);
 }

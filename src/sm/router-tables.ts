@@ -76,10 +76,13 @@ export class RouterTables {
     return views;
   }
 
-  /** Read a router port's view again (its ports and the prefixes it reaches), without writing. */
-  async refresh(views: readonly RouterPortView[]): Promise<RouterPortView[]> {
+  /** Read the router ports' views again (their ports and the prefixes they reach), without
+   * writing; a port the snapshot no longer has (or with another LID) is dropped unread. */
+  async refresh(views: readonly RouterPortView[], snap: Snapshot | undefined): Promise<RouterPortView[]> {
     const out: RouterPortView[] = [];
+    const idx = snap ? snapshotPorts(snap) : undefined;
     for (const v of views) {
+      if (idx?.byGuid.get(v.portGuid)?.lid !== v.lid) continue;
       try {
         out.push(await this.read(v.lid, v.nodeGuid, v.desc, v.portGuid, v.portNum, v.ports.length));
       } catch (e) {
