@@ -333,3 +333,57 @@ describe('--prefix-routes: OpenSM prefix-routes.conf, its documented behaviour',
     expect(parsePrefixRoutes('# c\n0xfec0000000000001 *  # x\n* 0x10\n', 'p.conf')).toEqual([{ prefix: 0xfec0000000000001n, line: 2 }, { guid: 0x10n, line: 3 }]);
   });
 });
+
+describe('the CLI across subnets', () => {
+  async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+    const { main } = await import('../src/cli/main.js');
+    let out = '';
+    let err = '';
+    const code = await main(args, { stdout: { write: (s: string) => (out += s) }, stderr: { write: (s: string) => (err += s) } });
+    return { code, out, err };
+  }
+  const SPEC = 'gen:subnets:count=3,shape=line,routers=2,leaves=2,spines=1,hosts=2';
+
+  it('ibsm run --sim gen:subnets: one SUBNET UP line per subnet, each with its prefix', async () => {
+    const { mkdtempSync, readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const file = join(mkdtempSync(join(tmpdir(), 'ibsm-run-subnets-')), 'ibsm.log');
+    const r = await cli(['run', '--sim', SPEC, '--once', '--log-file', file, '--control-socket', 'none']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const up = readFileSync(file, 'utf8').split('\n').filter((l) => / SUBNET UP /.test(l));
+    expect(up).toHaveLength(3);
+    for (const [i, l] of up.sort().entries()) expect(l).toMatch(new RegExp(`info  SUBNET UP prefix=fec0:0000:0000:000${i} nodes=\\d+ switches=3 endPorts=\\d+ smps=\\d+ ms=\\d+ engine=\\w+$`));
+  });
+
+  it('ibsm query path --sgid <local> --dgid <remote> --send: P1, P2, the validation, the hops both ways', async () => {
+    const { generateFabric } = await import('../src/model/generators.js');
+    const f = generateFabric(SPEC);
+    const guidOf = (d: string): bigint => f.nodes.find((n) => n.desc === d)!.ports[1]!.guid;
+    const gid = (s: number, d: string): string => `0x${(((0xfec0_0000_0000_0000n + BigInt(s)) << 64n) | guidOf(d)).toString(16)}`;
+    const r = await cli(['query', 'path', '--sim', SPEC, '--sgid', gid(0, 's0-host-1 HCA-1'), '--dgid', gid(2, 's2-host-3 HCA-1'), '--send']);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^P1 \(local SA, LID \d+\):\nPathRecord dump:/);
+    expect(r.out).toMatch(/\nP2 \(remote SA fec0:0000:0000:0002:0200:0000:0000:0002 through the router at LID \d+\):\nPathRecord dump:/);
+    expect(r.out).toMatch(/\nvalidation: ok: /);
+    expect(r.out).toMatch(/\nsend P1: arrived at s2-host-3 HCA-1 port 1 \(SLID \d+ DLID \d+ HopLimit 253\), \d+ link\(s\)\n/);
+    expect(r.out).toMatch(/\nsend P2: arrived at s0-host-1 HCA-1 port 1 \(SLID \d+ DLID \d+ HopLimit 253\), \d+ link\(s\)\n/);
+    // the hops cross a router 0-1 and a router 1-2 each way
+    const [, fwd, back] = r.out.split(/\nsend P\d: /);
+    for (const part of [fwd!, back!]) {
+      expect(part).toMatch(/\n {2}router-0-1-\d port \d/);
+      expect(part).toMatch(/\n {2}router-1-2-\d port \d/);
+    }
+    const j = await cli(['query', 'path', '--sim', SPEC, '--sgid', gid(0, 's0-host-1 HCA-1'), '--dgid', gid(2, 's2-host-3 HCA-1'), '--json']);
+    expect(j.code).toBe(0);
+    const o = JSON.parse(j.out) as { valid: boolean; p1: { sgid: string; dgid: string }; p2: { sgid: string }; saRequests: number };
+    expect(o.valid).toBe(true);
+    expect(BigInt(o.p1.dgid)).toBe(BigInt(gid(2, 's2-host-3 HCA-1')));
+    expect(BigInt(o.p2.sgid)).toBe(BigInt(gid(2, 's2-host-3 HCA-1')));
+    expect(o.saRequests).toBeGreaterThanOrEqual(3);
+    // --send without two subnets is a usage error
+    expect((await cli(['query', 'path', '--sim', SPEC, '--send'])).code).toBe(2);
+  });
+});

@@ -20,7 +20,7 @@ import { interSubnetPaths } from '../sa/inter-subnet.js';
 import { parsePrefixRoutes, type PrefixRoute } from '../sa/prefix-routes.js';
 import { readFileSync } from 'node:fs';
 import { attachSim, type Backend } from './backend.js';
-import { openSm, type IbsmSm, type OpenSmOptions } from './sm.js';
+import { fileLogSink, openSm, type IbsmSm, type OpenSmOptions } from './sm.js';
 
 /** A subnet prefix as the first four groups of a GID (fec0:0000:0000:0001). */
 export function formatPrefix(prefix: bigint): string {
@@ -62,6 +62,7 @@ export class IbsmSubnets {
     readonly subnets: RunningSubnet[],
     readonly log: Logger,
     private readonly prefixRoutes: readonly PrefixRoute[] | undefined,
+    private readonly closeLog?: () => void,
   ) {
     subnets.forEach((s, i) => {
       s.sm.events.on('sweep', (st) => {
@@ -159,6 +160,7 @@ export class IbsmSubnets {
     this.stopped = true;
     for (const s of this.subnets) await s.sm.stop();
     this.sim.close();
+    this.closeLog?.();
   }
 }
 
@@ -169,7 +171,8 @@ export async function openSubnets(o: SubnetsOptions): Promise<IbsmSubnets> {
   const parts = subnetsOf(fabric);
   if (!parts.length) throw new Error('the fabric has no subnet with a CA to run an SM on');
   const sim = new SimFabric(cloneFabric(fabric), { clock: new AsapClock(), seed: o.seed });
-  const base = o.log ?? new Logger(undefined, o.verbose ? 'debug' : 'info', o.logFormat ?? 'text');
+  const sink = !o.log && o.logFile ? fileLogSink(o.logFile, o.logMaxSize) : undefined;
+  const base = o.log ?? new Logger(sink, o.verbose ? 'debug' : 'info', o.logFormat ?? 'text');
   const subnets: RunningSubnet[] = [];
   for (const part of parts) {
     const log = base.child({ prefix: formatPrefix(part.prefix) });
@@ -178,5 +181,5 @@ export async function openSubnets(o: SubnetsOptions): Promise<IbsmSubnets> {
     const sm = await openSm({ ...o, sim: undefined, backend, log, subnetPrefix: part.prefix, guid2lid: 'none', prefixRoutes: undefined, metricsPort: part.index === 0 ? o.metricsPort : undefined });
     subnets.push({ part, sm, tables: new RouterTables({ smp: smpClientOf(backend.rpc), log }), routers: [] });
   }
-  return new IbsmSubnets(sim, fabric, subnets, base, prefixRoutes);
+  return new IbsmSubnets(sim, fabric, subnets, base, prefixRoutes, sink?.close);
 }

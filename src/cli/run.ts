@@ -5,6 +5,9 @@ import { setting, type EffectiveConfig } from '../config/file.js';
 import type { Server } from 'node:net';
 import { serveControl } from './control.js';
 import { controlTargetOf } from './ops.js';
+import { loadFabricSpec } from '../model/load.js';
+import { isMultiSubnet } from '../model/subnets.js';
+import { runSubnets } from './run-subnets.js';
 
 /** The effective configuration as the API's options (the config keys are the option names there). */
 export function smOptionsOf(c: EffectiveConfig): OpenSmOptions {
@@ -14,6 +17,12 @@ export function smOptionsOf(c: EffectiveConfig): OpenSmOptions {
 }
 
 export async function runSm(c: EffectiveConfig): Promise<number> {
+  // several subnets joined by routers on the in-process fabric: one SM+SA per subnet (cli/run-subnets.ts)
+  const simSpec = setting<string>(c, 'sim');
+  if (simSpec !== undefined && !setting(c, 'umad')) {
+    const fabric = loadFabricSpec(simSpec, { seed: setting<number>(c, 'seed') });
+    if (isMultiSubnet(fabric)) return runSubnets(c, fabric);
+  }
   const progress = process.stderr.isTTY === true;
   let lastProgress = '';
   const sm = await openSm({

@@ -159,6 +159,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'heavy', type: 'boolean', help: 'a heavy sweep (rediscover the fabric) instead of a light one', default: false, commands: ['resweep'] },
   { name: 'format', type: 'enum', arg: 'dot|svg|json', choices: ['dot', 'svg', 'json'], help: 'the picture: Graphviz DOT, SVG, or JSON', default: 'svg', commands: ['topo'] },
   // ---- query
+  { name: 'send', type: 'boolean', help: 'query path between two subnets on the in-process fabric: inject a test packet each way with P1 and P2 and print the hops', default: false, commands: ['query'] },
   { name: 'sa-lid', type: 'int', arg: 'LID', min: 0, max: 0xbfff, help: "the SA's LID", defaultText: 'the SM LID in the local PortInfo', commands: ['query'] },
   { name: 'smkey', type: 'key64', arg: 'KEY', help: 'SM_Key sent with the query (trusted requests)', defaultText: '0', commands: ['query'] },
   // ---- output
