@@ -131,6 +131,25 @@ describe('routers: every cross-subnet pair resolves through a-g, validates, and 
   }
 });
 
+describe('routers: topology files', () => {
+  it('a topology file with Router records is run as its subnets (JSON written from the generator, read back)', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const { generateFabric } = await import('../src/model/generators.js');
+    const { fabricToJson } = await import('../src/model/json.js');
+    const file = join(mkdtempSync(join(tmpdir(), 'ibsm-routers-topo-')), 'fabric.json');
+    writeFileSync(file, fabricToJson(generateFabric('gen:subnets:count=2,shape=line,routers=2,leaves=2,spines=1,hosts=2')));
+    const net = await up(file);
+    try {
+      expect(net.subnets.map((s) => s.routers.length)).toEqual([2, 2]);
+      for (const [a, b] of pairs(net, 6)) await checkPair(net, a, b);
+    } finally {
+      await net.stop();
+    }
+  });
+});
+
 describe('routers: failures and refusals', () => {
   it('a router taken down mid-run is not offered after the next sweep; paths through the other router still deliver', async () => {
     const net = await up('gen:subnets:count=2,shape=line,routers=2,leaves=2,spines=1,hosts=3');
