@@ -150,6 +150,43 @@ describe('routers: topology files', () => {
   });
 });
 
+describe('routers: MultiPathRecord across subnets', () => {
+  it('GetMulti with remote DGIDs: one path per router per pair, round robin, NumbPath honoured', async () => {
+    const { SaClient } = await import('../src/sa/client.js');
+    const { MultiPathRecord, PathRecord, SaAttr } = await import('../src/wire/sa.js');
+    const { Method } = await import('../src/wire/mad.js');
+    const net = await up('gen:subnets:count=2,shape=line,routers=2,leaves=2,spines=1,hosts=2');
+    try {
+      const hs = hosts(net);
+      const a = hs.find((x) => x.subnet === 0)!;
+      const ds = hs.filter((x) => x.subnet === 1).slice(0, 2);
+      const c = net.client(a.node);
+      const sa = new SaClient(c.rpc, { saLid: c.subnet.sm.snapshot!.smLid });
+      const mask = (names: string[]): bigint => names.reduce((m, n) => m | MultiPathRecord.mask(n), 0n);
+      const ask = async (numb?: number) =>
+        (await sa.request(Method.GetMulti, SaAttr.MultiPathRecord, PathRecord, { sgidCount: 1, dgidCount: 2, gids: [a.gid, ...ds.map((d) => d.gid)], ...(numb ? { numbPath: numb } : {}) } as never, mask(['sgidCount', 'dgidCount', ...(numb ? ['numbPath'] : [])]), MultiPathRecord as never)).records;
+      const all = await ask();
+      // 2 destinations x 2 routers, round robin across the pairs
+      expect(all.map((r) => [r.dgid, routerAt(net, 0, r.dlid)])).toEqual([
+        [ds[0]!.gid, expect.stringMatching(/^router-0-1-/)],
+        [ds[1]!.gid, expect.stringMatching(/^router-0-1-/)],
+        [ds[0]!.gid, expect.stringMatching(/^router-0-1-/)],
+        [ds[1]!.gid, expect.stringMatching(/^router-0-1-/)],
+      ]);
+      expect(new Set(all.filter((r) => r.dgid === ds[0]!.gid).map((r) => r.dlid)).size).toBe(2);
+      for (const r of all) {
+        expect(r.sgid).toBe(a.gid);
+        expect(r.slid).toBe(a.lid);
+        expect(r.hopLimit).toBe(255);
+      }
+      expect(await ask(3)).toHaveLength(3);
+      await c.close();
+    } finally {
+      await net.stop();
+    }
+  });
+});
+
 describe('routers: failures and refusals', () => {
   it('a router taken down mid-run is not offered after the next sweep; paths through the other router still deliver', async () => {
     const net = await up('gen:subnets:count=2,shape=line,routers=2,leaves=2,spines=1,hosts=3');

@@ -25,7 +25,7 @@
  * ERR_INVALID_GID. Pure.
  */
 import { DEFAULT_GID_PREFIX, Method } from '../wire/mad.js';
-import { PathRecord, SaAttr, SaStatus } from '../wire/sa.js';
+import { MultiPathRecord, PathRecord, SaAttr, SaStatus, multiPathGids, type PathRecord as PathRecordValue } from '../wire/sa.js';
 import { snapshotPorts, type EndPort } from '../model/snapshot.js';
 import { routerHash, type RouterPortView } from '../model/subnets.js';
 import { SaRequestError } from './engine.js';
@@ -99,9 +99,59 @@ function rotate<T>(xs: readonly T[], k: number): T[] {
 }
 
 function answer(ctx: SaContext, q: SaQuery, o: InterSubnetOptions): Uint8Array[] | undefined {
+  if (q.attrId === SaAttr.MultiPathRecord) return multiPath(ctx, q, o);
   if (q.attrId !== SaAttr.PathRecord) return undefined;
   const rec = PathRecord.decode(q.data);
-  const mask = q.componentMask;
+  const vis = new Visibility(ctx, q.requester);
+  return pathAnswer(ctx, o, vis, rec, q.componentMask, q.method === Method.Get);
+}
+
+/** MultiPathRecord with an off-subnet SGID or DGID: each SGID x DGID pair by the PathRecord rules,
+ * round-robin across the pairs, up to NumbPath. */
+function multiPath(ctx: SaContext, q: SaQuery, o: InterSubnetOptions): Uint8Array[] | undefined {
+  const m = MultiPathRecord.decode(q.data);
+  const { sgids, dgids } = multiPathGids(m);
+  const own = subnetPrefix(ctx);
+  const foreign = (g: bigint): boolean => g >> 64n !== own && g >> 64n !== DEFAULT_GID_PREFIX && g >> 120n !== 0xffn;
+  if (!sgids.some(foreign) && !dgids.some(foreign)) return undefined;
+  const mbit = (f: string): bigint => 1n << BigInt(MultiPathRecord.components.find((c) => c.path === f)!.index);
+  let mask = B_SGID | B_DGID;
+  const rec = PathRecord.zero();
+  for (const f of ['rawTraffic', 'flowLabel', 'hopLimit', 'tClass', 'reversible', 'pKey', 'qosClass', 'sl', 'mtuSelector', 'mtu', 'rateSelector', 'rate', 'packetLifeTimeSelector', 'packetLifeTime'] as const) {
+    if (q.componentMask & mbit(f)) {
+      mask |= PathRecord.mask(f);
+      (rec as Record<string, unknown>)[f] = m[f];
+    }
+  }
+  const limit = q.componentMask & mbit('numbPath') ? m.numbPath : Infinity;
+  const vis = new Visibility(ctx, q.requester);
+  const lists: Uint8Array[][] = [];
+  for (const sgid of sgids)
+    for (const dgid of dgids) {
+      const inter = pathAnswer(ctx, o, vis, { ...rec, sgid, dgid }, mask, false);
+      if (inter) lists.push(inter);
+      else {
+        // a pair inside this subnet, as path.ts answers it
+        const s = portOfGid(ctx, sgid);
+        const d = portOfGid(ctx, dgid);
+        lists.push(s && d && vis.path(s, d) ? pairPaths(ctx, { rec, mask: mask & ~(B_SGID | B_DGID) }, s, d, Infinity, own) : []);
+      }
+    }
+  const out: Uint8Array[] = [];
+  for (let i = 0; out.length < limit; i++) {
+    let any = false;
+    for (const l of lists) {
+      if (i < l.length && out.length < limit) {
+        out.push(l[i]!);
+        any = true;
+      }
+    }
+    if (!any) break;
+  }
+  return out;
+}
+
+function pathAnswer(ctx: SaContext, o: InterSubnetOptions, vis: Visibility, rec: PathRecordValue, mask: bigint, get: boolean): Uint8Array[] | undefined {
   const has = (b: bigint): boolean => (mask & b) === b;
   const own = subnetPrefix(ctx);
   const local = (gid: bigint): boolean => gid >> 64n === own || gid >> 64n === DEFAULT_GID_PREFIX;
@@ -109,14 +159,12 @@ function answer(ctx: SaContext, q: SaQuery, o: InterSubnetOptions): Uint8Array[]
   const remoteD = has(B_DGID) && !local(rec.dgid) && rec.dgid >> 120n !== 0xffn;
   if (!remoteS && !remoteD) return undefined;
   if (remoteS && remoteD) throw new SaRequestError(SaStatus.ReqInvalidGid, `neither SGID nor DGID is in this subnet (prefix ${hex(own)})`);
-  const vis = new Visibility(ctx, q.requester);
   let sgid = rec.sgid;
   if (!has(B_SGID)) {
     // OpenSM: an absent SGID is the requester's port
     if (!vis.requester) throw new SaRequestError(SaStatus.ReqInvalidGid, 'no SGID and the requester is not known in this subnet');
     sgid = (own << 64n) | vis.requester.guid;
   }
-  const get = q.method === Method.Get;
   const perPair = get ? 1 : has(B_NUMB) && rec.numbPath ? rec.numbPath : Infinity;
   const out: Uint8Array[] = [];
   const finish = (r: Uint8Array, dgid: bigint, sgidOut?: bigint): Uint8Array => {

@@ -454,6 +454,8 @@ const SHARED_FIELDS = ['rawTraffic', 'flowLabel', 'hopLimit', 'tClass', 'reversi
 
 /** PathRecords for every SGID × DGID pair of a MultiPathRecord, round-robin across pairs, up to NumbPath in all. */
 export function queryMultiPaths(ctx: SaContext, q: SaQuery): Uint8Array[] {
+  const inter = ctx.interSubnet?.answer(ctx, q);
+  if (inter) return inter;
   const m = MultiPathRecord.decode(q.data);
   const mmask = q.componentMask;
   const { sgids, dgids } = multiPathGids(m);
