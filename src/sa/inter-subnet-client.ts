@@ -1,9 +1,9 @@
 /**
  * The client side of inter-subnet paths (docs/routers.md; the a-g sequence of ../shared/seeds/004):
  *
- * a. PathRecord GetTable to the local SA, SGID = the local port, DGID = the remote one;
- * b. its records: one path per router towards the DGID's subnet (the SA's preferred first);
- * c. take the next P1;
+ * a. PathRecord Get to the local SA, SGID = the local port, DGID = the remote one;
+ * b. its record: a path to the SA's preferred router towards the DGID's subnet;
+ * c. take the next P1 (after the first: a GetTable, one path per router, once);
  * d. PathRecord Get to the remote SA (`<DGID prefix>:0x0200000000000002`, sent with a GRH to
  *    P1's DLID, the router), formatted from P1: SGID, DGID, SLID, DLID, TClass, FlowLabel, SL, P_Key;
  * e/f. its answer is P2 (relative to the remote subnet: the remote port to the router there);
@@ -16,7 +16,7 @@
  */
 import type { MadRpc, RequestOptions } from '../rpc/madrpc.js';
 import { MadTimeoutError } from '../rpc/errors.js';
-import { PathRecord, SaAttr, type PathRecord as PathRecordValue } from '../wire/sa.js';
+import { PathRecord, SaAttr, SaStatus, type PathRecord as PathRecordValue } from '../wire/sa.js';
 import { SA_WELL_KNOWN_GUID } from '../wire/router.js';
 import { SaClient, SaStatusError } from './client.js';
 
@@ -79,12 +79,32 @@ export async function resolveInterSubnetPath(rpc: MadRpc, o: InterSubnetPathOpti
   const sent0 = rpc.stats.sent;
   let saRequests = 0;
   const local = new SaClient(rpc, { saLid: o.saLid, smKey: o.smKey, request: o.request });
-  // a, b
+  // a, b: the SA's preferred P1 with a Get (one MAD each way); the other routers' P1s (a GetTable)
+  // only when that one does not validate
+  const ask = { sgid: o.sgid, dgid: o.dgid, ...(o.pkey !== undefined ? { pKey: o.pkey } : {}) };
+  const askMask = P1_ASK | (o.pkey !== undefined ? PathRecord.mask('pKey') : 0n);
   saRequests++;
-  const p1s = await local.getTable(SaAttr.PathRecord, PathRecord, { sgid: o.sgid, dgid: o.dgid, ...(o.pkey !== undefined ? { pKey: o.pkey } : {}) }, P1_ASK | (o.pkey !== undefined ? PathRecord.mask('pKey') : 0n));
-  if (!p1s.length) throw new InterSubnetPathError('the local SA has no path towards the DGID (no router reaches its subnet, or no shared partition)', []);
+  let first: PathRecordValue;
+  try {
+    first = await local.get<PathRecordValue>(SaAttr.PathRecord, PathRecord, ask, askMask);
+  } catch (e) {
+    if (e instanceof SaStatusError && (e.status & 0xff00) === SaStatus.NoRecords) throw new InterSubnetPathError('the local SA has no path towards the DGID (no router reaches its subnet, or no shared partition)', []);
+    throw e;
+  }
+  const p1s: PathRecordValue[] = [first];
+  let more = false;
   const attempts: InterSubnetAttempt[] = [];
-  for (const p1 of p1s) {
+  for (let k = 0; ; k++) {
+    if (k === p1s.length) {
+      // c again: the other routers' P1s, once
+      if (more) break;
+      more = true;
+      saRequests++;
+      const all = await local.getTable<PathRecordValue>(SaAttr.PathRecord, PathRecord, ask, askMask);
+      for (const r of all) if (!p1s.some((p) => p.dlid === r.dlid && p.slid === r.slid)) p1s.push(r);
+      if (k === p1s.length) break;
+    }
+    const p1 = p1s[k]!;
     // c, d
     const remote = new SaClient(rpc, { saLid: p1.dlid, smKey: o.smKey, request: o.request, grh: { dgid: saGidOf(o.dgid), hopLimit: p1.hopLimit || 0xff, trafficClass: p1.tClass, flowLabel: p1.flowLabel } });
     let p2: PathRecordValue;
