@@ -98,6 +98,83 @@ function pairs(net: IbsmSubnets, max: number, seed = 7): Array<[Host, Host]> {
   return out;
 }
 
+describe('the simulated router', () => {
+  it('drops what it cannot forward, each drop counted by its reason; its own GID is delivered to it', async () => {
+    const net = await up('gen:subnets:count=2,shape=line,routers=1,leaves=2,spines=1,hosts=2');
+    try {
+      const [a] = hosts(net);
+      const b = hosts(net).find((h) => h.subnet === 1)!;
+      const r = net.subnets[0]!.routers[0]!;
+      const p1 = net.subnets[1]!.part.prefix;
+      const before = { ...net.sim.stats.dropReasons };
+      const lost = async (h: Parameters<typeof sendProbe>[3]): Promise<string> => {
+        const x = await sendProbe(net.sim, a!.node, 1, h);
+        return x.arrived ? `arrived at ${x.desc}` : x.reason;
+      };
+      expect(await lost({ dlid: r.lid, dgid: b.gid, hopLimit: 1 })).toBe('router: HopLimit exhausted');
+      expect(await lost({ dlid: r.lid, dgid: (0xfec0_0000_0000_0042n << 64n) | 1n })).toBe('router: no route to the DGID prefix');
+      expect(await lost({ dlid: r.lid, dgid: (p1 << 64n) | 0xabcdefn })).toBe('router: DGID not in its GID table');
+      for (const k of ['router: HopLimit exhausted', 'router: no route to the DGID prefix', 'router: DGID not in its GID table']) expect((net.sim.stats.dropReasons[k] ?? 0) - (before[k] ?? 0)).toBe(1);
+      // the router's own port GID in the other subnet: for the router itself
+      expect(await lost({ dlid: r.lid, dgid: (p1 << 64n) | r.ports[1]!.portGuid })).toBe('arrived at router-0-1-0');
+      // no GRH: a packet for the router's LID stops there
+      expect(await lost({ dlid: r.lid })).toBe('arrived at router-0-1-0');
+      // HopLimit 2 is enough for one router: it arrives with 1
+      const ok = await sendProbe(net.sim, a!.node, 1, { dlid: r.lid, dgid: b.gid, hopLimit: 2 });
+      expect(ok.arrived && ok.hopLimit).toBe(1);
+    } finally {
+      await net.stop();
+    }
+  });
+
+  it('its vendor attributes: RouterLidTable as written (the last-block bit ends the table), RouterPortInfo per port, directed routes not through it', async () => {
+    const { RouterAttr, RouterLidTable, RouterPortInfo, RouterPrefixTable, ROUTER_LAST_BLOCK, SA_WELL_KNOWN_GUID } = await import('../src/wire/router.js');
+    const { RouterTables } = await import('../src/sm/router-tables.js');
+    const { smpClientOf } = await import('../src/sm/smp-client.js');
+    const net = await up('gen:subnets:count=2,shape=line,routers=1,leaves=2,spines=1,hosts=2');
+    try {
+      const s = net.subnets[0]!;
+      const smp = smpClientOf(s.sm.backend.rpc);
+      const r = s.routers[0]!;
+      const snap = s.sm.snapshot!;
+      const blocks = RouterTables.blocksOf(snap);
+      // what the SM wrote reads back block by block, the SA's GUID mapped to the SM's LID
+      const read = [];
+      for (let b = 0; b < blocks.length; b++) read.push(...RouterLidTable.decode(await smp.getLid(r.lid, RouterAttr.RouterLidTable, b)).entries);
+      expect(read.filter((e) => e.valid)).toEqual(blocks.flat().filter((e) => e.valid));
+      expect(read.find((e) => e.guid === SA_WELL_KNOWN_GUID)?.lid).toBe(snap.smLid);
+      const pi = RouterPortInfo.decode(await smp.getLid(r.lid, RouterAttr.RouterPortInfo, 0));
+      expect(pi.portNum).toBe(r.portNum);
+      expect(pi.gidPrefix).toBe(s.part.prefix);
+      expect(pi.lidTableEntries).toBe(blocks.flat().filter((e) => e.valid).length);
+      const pt = RouterPrefixTable.decode(await smp.getLid(r.lid, RouterAttr.RouterPrefixTable, 0));
+      expect(pt.entries.filter((e) => e.valid).map((e) => e.prefix)).toEqual([net.subnets[1]!.part.prefix]);
+      // one block written with the last-block bit: the table is that block
+      const one = { entries: [{ guid: 0x1234n, lid: 77, sl: 3, valid: 1 }, ...[0, 0, 0].map(() => ({ guid: 0n, lid: 0, sl: 0, valid: 0 }))] };
+      await smp.setLid(r.lid, RouterAttr.RouterLidTable, ROUTER_LAST_BLOCK >>> 0, RouterLidTable.encode(one as never));
+      expect(RouterPortInfo.decode(await smp.getLid(r.lid, RouterAttr.RouterPortInfo, 0)).lidTableEntries).toBe(1);
+      // the router now drops what it no longer knows: the next sweep's programming restores it
+      const b = hosts(net).find((h) => h.subnet === 0 && h.node !== s.part.smNode)!;
+      const back = await sendProbe(net.sim, net.subnets[1]!.part.smNode, 1, { dlid: net.subnets[1]!.routers[0]!.lid, dgid: b.gid });
+      expect(back.arrived ? 'arrived' : back.reason).toBe('router: DGID not in its GID table');
+      // directed route: a path through the router is refused by the fabric (the SMP is lost)
+      const rn = net.sim.node('router-0-1-0');
+      const { MadTimeoutError } = await import('../src/rpc/errors.js');
+      const path = snap.discovery.nodes[snap.fabric.nodes.findIndex((n) => n.guid === rn.guid)]?.path;
+      expect(path).toBeDefined();
+      // the path to the router answers (NodeInfo: a router, the port in this subnet) ...
+      const { NodeInfo } = await import('../src/wire/sma.js');
+      const ni = NodeInfo.decode(await s.sm.backend.rpc.smpGetDr(path!, 0x0011, 0));
+      expect([ni.nodeType, ni.nodeGuid, ni.portGuid]).toEqual([NodeType.Router, rn.guid, r.portGuid]);
+      // ... one hop further, through the router, nothing does
+      const through = await s.sm.backend.rpc.smpGetDr([...path!, 2], 0x0011, 0, undefined, { timeoutMs: 50, retries: 0 }).catch((e: unknown) => e);
+      expect(through).toBeInstanceOf(MadTimeoutError);
+    } finally {
+      await net.stop();
+    }
+  });
+});
+
 describe('routers: every cross-subnet pair resolves through a-g, validates, and delivers both ways', () => {
   for (const spec of [
     'gen:subnets:count=2,shape=line,routers=1,leaves=2,spines=1,hosts=2',
