@@ -300,6 +300,27 @@ describe('routers: failures and refusals', () => {
     }
   });
 
+  it('a router whose cables are pulled is dropped by the SMs on their own (traps, heavy sweeps, router tables): the SAs stop offering it', async () => {
+    const net = await up('gen:subnets:count=2,shape=line,routers=2,leaves=2,spines=1,hosts=3');
+    try {
+      const victim = 'router-0-1-0';
+      net.sim.linkDown(victim, 1);
+      net.sim.linkDown(victim, 2);
+      const gone = (): boolean => net.subnets.every((s) => !s.routers.some((r) => r.desc === victim));
+      for (let i = 0; i < 500 && !gone(); i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        await net.settled();
+      }
+      expect(gone()).toBe(true);
+      for (const [a, b] of pairs(net, 20)) {
+        const r = await checkPair(net, a, b);
+        expect(routerAt(net, a.subnet, r.p1.dlid)).toBe('router-0-1-1');
+      }
+    } finally {
+      await net.stop();
+    }
+  });
+
   it('a DGID prefix no router reaches gets ERR_INVALID_GID from the SA (never silence)', async () => {
     const { SaClient, SaStatusError } = await import('../src/sa/client.js');
     const { PathRecord, SaAttr, SaStatus } = await import('../src/wire/sa.js');
