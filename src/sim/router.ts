@@ -37,6 +37,8 @@ export class RouterState {
   /** Per port: the blocks as the SM wrote them, and the GUID → {LID, SL} index they imply. */
   readonly blocks = new Map<number, RouterLidEntry[][]>();
   readonly lids = new Map<number, Map<bigint, LidTarget>>();
+  /** Bumped by every table write (the routes among routers depend on the tables' contents). */
+  version = 0;
   constructor(readonly node: SimNode) {}
 
   setBlock(port: number, block: number, entries: RouterLidEntry[], last: boolean): void {
@@ -44,6 +46,7 @@ export class RouterState {
     if (!bl) this.blocks.set(port, (bl = []));
     bl[block] = entries.map((e) => ({ ...e }));
     if (last) bl.length = block + 1;
+    this.version++;
     const idx = new Map<bigint, LidTarget>();
     for (const b of bl) for (const e of b ?? []) if (e.valid && e.lid) idx.set(e.guid, { lid: e.lid, sl: e.sl });
     this.lids.set(port, idx);
@@ -93,10 +96,10 @@ export class RouterPlane {
     return [...this.states.values()];
   }
 
-  /** The prefix routes of every router, recomputed when a router port or table changed. */
+  /** The prefix routes of every router, recomputed when a router port or table changed (a signature of every router's table version and usable ports). */
   private table(node: SimNode): Map<bigint, PrefixRoute> {
     const sig = this.routers
-      .map((r) => r.node.ports.map((p) => (usable(p) ? `${p.num}:${p.info.gidPrefix}:${p.info.lid}:${r.entries(p.num)}` : '-')).join(','))
+      .map((r) => `${r.version}/` + r.node.ports.map((p) => (usable(p) ? `${p.num}:${p.info.gidPrefix}:${p.info.lid}` : '-')).join(','))
       .join(';');
     if (sig !== this.signature) {
       this.signature = sig;
