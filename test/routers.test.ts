@@ -153,6 +153,11 @@ describe('the simulated router', () => {
       const one = { entries: [{ guid: 0x1234n, lid: 77, sl: 3, valid: 1 }, ...[0, 0, 0].map(() => ({ guid: 0n, lid: 0, sl: 0, valid: 0 }))] };
       await smp.setLid(r.lid, RouterAttr.RouterLidTable, ROUTER_LAST_BLOCK >>> 0, RouterLidTable.encode(one as never));
       expect(RouterPortInfo.decode(await smp.getLid(r.lid, RouterAttr.RouterPortInfo, 0)).lidTableEntries).toBe(1);
+      // the router forwards by it: DLID and SL from the entry (LID 77 does not exist here: lost past the router)
+      const via = await sendProbe(net.sim, net.subnets[1]!.part.smNode, 1, { dlid: net.subnets[1]!.routers[0]!.lid, dgid: (s.part.prefix << 64n) | 0x1234n });
+      expect(via.arrived).toBe(false);
+      const out = via.hops.find((h) => h.desc === 'router-0-1-0');
+      expect(out && [out.port, out.slid, out.dlid, out.sl]).toEqual([r.portNum, r.lid, 77, 3]);
       // the router now drops what it no longer knows: the next sweep's programming restores it
       const b = hosts(net).find((h) => h.subnet === 0 && h.node !== s.part.smNode)!;
       const back = await sendProbe(net.sim, net.subnets[1]!.part.smNode, 1, { dlid: net.subnets[1]!.routers[0]!.lid, dgid: b.gid });

@@ -511,7 +511,7 @@ export class SimFabric implements SmaHost, EndpointHost {
       }
       if (f.kind === 'forward') {
         const grh = { ...pkt.grh, hopLimit: pkt.grh.hopLimit - 1 };
-        return this.inject(node, f.egress.num, { ...pkt, slid: f.slid, dlid: f.dlid, grh }, false);
+        return this.inject(node, f.egress.num, { ...pkt, slid: f.slid, dlid: f.dlid, sl: f.sl, grh }, false);
       }
     }
     if (pkt.probe) return pkt.probe.arrived(node.idx, port, pkt);

@@ -27,11 +27,13 @@ export class RouterTables {
 
   constructor(private readonly o: { smp: SmpClient; log: Logger }) {}
 
-  /** The blocks this subnet's routers get: every end port with a LID, and the SA's GUID. */
-  static blocksOf(snap: Snapshot): RouterLidEntry[][] {
+  /** The blocks a router port (at `fromLid`) of this subnet gets: every end port with a LID, and
+   * the SA's GUID; the SL of each is the routing engine's from the router port (0 without one). */
+  static blocksOf(snap: Snapshot, fromLid = 0): RouterLidEntry[][] {
     const entries: RouterLidEntry[] = [];
-    for (const ep of snapshotPorts(snap).endPorts) if (ep.lid) entries.push({ guid: ep.guid, lid: ep.lid, sl: 0, valid: 1 } as RouterLidEntry);
-    if (snap.smLid) entries.push({ guid: SA_WELL_KNOWN_GUID, lid: snap.smLid, sl: 0, valid: 1 } as RouterLidEntry);
+    const sl = (dlid: number): number => (fromLid ? (snap.routing.sl?.(fromLid, dlid) ?? 0) : 0);
+    for (const ep of snapshotPorts(snap).endPorts) if (ep.lid) entries.push({ guid: ep.guid, lid: ep.lid, sl: sl(ep.lid), valid: 1 } as RouterLidEntry);
+    if (snap.smLid) entries.push({ guid: SA_WELL_KNOWN_GUID, lid: snap.smLid, sl: sl(snap.smLid), valid: 1 } as RouterLidEntry);
     entries.sort((a, b) => (a.guid < b.guid ? -1 : a.guid > b.guid ? 1 : 0));
     const zero = { guid: 0n, lid: 0, sl: 0, valid: 0 } as RouterLidEntry;
     const blocks: RouterLidEntry[][] = [];
@@ -47,12 +49,13 @@ export class RouterTables {
   async program(snap: Snapshot): Promise<RouterPortView[]> {
     const { smp, log } = this.o;
     const stats: RouterTableStats = { routerPorts: 0, blocksWritten: 0, failures: 0 };
-    const blocks = RouterTables.blocksOf(snap);
-    const keys = blocks.map((b) => b.map((e) => `${e.guid}:${e.lid}:${e.sl}:${e.valid}`).join(','));
     const views: RouterPortView[] = [];
+    const plain = snap.routing.sl ? undefined : RouterTables.blocksOf(snap);
     for (const ep of snapshotPorts(snap).endPorts) {
       const node = snap.fabric.nodes[ep.node]!;
       if (node.type !== NodeType.Router || !ep.lid) continue;
+      const blocks = plain ?? RouterTables.blocksOf(snap, ep.lid);
+      const keys = blocks.map((b) => b.map((e) => `${e.guid}:${e.lid}:${e.sl}:${e.valid}`).join(','));
       stats.routerPorts++;
       try {
         const had = this.written.get(ep.guid) ?? [];
