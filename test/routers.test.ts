@@ -98,6 +98,37 @@ function pairs(net: IbsmSubnets, max: number, seed = 7): Array<[Host, Host]> {
   return out;
 }
 
+describe('gen:subnets and the split into subnets', () => {
+  it('builds N fat trees and R routers per neighbouring pair for line, ring and star; subnetsOf finds them', async () => {
+    const { generateFabric } = await import('../src/model/generators.js');
+    const { subnetsOf, isMultiSubnet, subnetPairs } = await import('../src/model/subnets.js');
+    expect(subnetPairs(4, 'line')).toEqual([[0, 1], [1, 2], [2, 3]]);
+    expect(subnetPairs(4, 'ring')).toEqual([[0, 1], [1, 2], [2, 3], [3, 0]]);
+    expect(subnetPairs(2, 'ring')).toEqual([[0, 1]]);
+    expect(subnetPairs(4, 'star')).toEqual([[0, 1], [0, 2], [0, 3]]);
+    for (const [shape, count, routers, want] of [['line', 3, 2, 4], ['ring', 4, 1, 4], ['star', 4, 2, 6]] as const) {
+      const f = generateFabric(`gen:subnets:count=${count},shape=${shape},routers=${routers},leaves=3,spines=2,hosts=2`);
+      const rs = f.nodes.filter((n) => n.type === NodeType.Router);
+      expect(rs).toHaveLength(want);
+      const parts = subnetsOf(f);
+      expect(parts).toHaveLength(count);
+      for (const p of parts) {
+        // 2 spines + 3 leaves + 6 hosts, no router inside
+        expect(p.nodes).toHaveLength(11);
+        expect(f.nodes[p.smNode]!.desc).toBe(`s${p.index}-host-0 HCA-1`);
+      }
+      // every router port sits in exactly one subnet, the two ports of a router in two different ones
+      for (const r of rs) {
+        const sides = parts.filter((p) => p.routerPorts.some((x) => f.nodes[x.node] === r)).map((p) => p.index);
+        expect(sides).toHaveLength(2);
+      }
+      expect(isMultiSubnet(f)).toBe(true);
+    }
+    expect(isMultiSubnet(generateFabric('gen:fattree2:radix=4'))).toBe(false);
+    expect(() => generateFabric('gen:subnets:shape=mesh')).toThrow(/shape=mesh: one of line, ring, star/);
+  });
+});
+
 describe('the simulated router', () => {
   it('drops what it cannot forward, each drop counted by its reason; its own GID is delivered to it', async () => {
     const net = await up('gen:subnets:count=2,shape=line,routers=1,leaves=2,spines=1,hosts=2');
