@@ -19,14 +19,14 @@ export function smOptionsOf(c: EffectiveConfig): OpenSmOptions {
 export async function runSm(c: EffectiveConfig): Promise<number> {
   // several subnets joined by routers on the in-process fabric: one SM+SA per subnet (cli/run-subnets.ts)
   const simSpec = setting<string>(c, 'sim');
-  if (simSpec !== undefined && !setting(c, 'umad')) {
-    const fabric = loadFabricSpec(simSpec, { seed: setting<number>(c, 'seed') });
-    if (isMultiSubnet(fabric)) return runSubnets(c, fabric);
-  }
+  const fabric = simSpec !== undefined && !setting(c, 'umad') ? loadFabricSpec(simSpec, { seed: setting<number>(c, 'seed') }) : undefined;
+  if (fabric && isMultiSubnet(fabric)) return runSubnets(c, fabric);
   const progress = process.stderr.isTTY === true;
   let lastProgress = '';
   const sm = await openSm({
     ...smOptionsOf(c),
+    // the fabric loaded above, not loaded again
+    ...(fabric ? { sim: fabric } : {}),
     onProgress: progress
       ? (phase, d) => {
           const line = `\r${phase}: ${Object.entries(d).map(([k, v]) => `${k}=${v}`).join(' ')}`;
