@@ -263,6 +263,54 @@ describe('routers: topology files', () => {
   });
 });
 
+describe('routers: an ibsim .net file with an Rt record', () => {
+  it('two one-switch subnets joined by a router: every pair resolves and delivers', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const file = join(mkdtempSync(join(tmpdir(), 'ibsm-routers-net-')), 'two.net');
+    writeFileSync(file, NET);
+    const net = await up(file);
+    try {
+      expect(net.subnets.map((s) => s.routers.map((r) => r.desc))).toEqual([['R-1'], ['R-1']]);
+      expect(net.subnets[0]!.routers[0]!.nodeGuid).toBe(0x0002c90000000100n);
+      const ps = pairs(net, 10);
+      expect(ps).toHaveLength(2);
+      for (const [a, b] of ps) await checkPair(net, a, b);
+    } finally {
+      await net.stop();
+    }
+  });
+});
+
+const NET = `Switch 3 "sw-a"
+[1] "H-a1"[1]
+[2] "H-a2"[1]
+[3] "R-1"[1]
+
+Switch 3 "sw-b"
+[1] "H-b1"[1]
+[2] "H-b2"[1]
+[3] "R-1"[2]
+
+Hca 1 "H-a1"
+[1] "sw-a"[1]
+
+Hca 1 "H-a2"
+[1] "sw-a"[2]
+
+Hca 1 "H-b1"
+[1] "sw-b"[1]
+
+Hca 1 "H-b2"
+[1] "sw-b"[2]
+
+rtguid=0x0002c90000000100
+Rt 2 "R-1"
+[1] "sw-a"[3]
+[2] "sw-b"[3]
+`;
+
 describe('routers: MultiPathRecord across subnets', () => {
   it('GetMulti with remote DGIDs: one path per router per pair, round robin, NumbPath honoured', async () => {
     const { SaClient } = await import('../src/sa/client.js');
