@@ -16,9 +16,10 @@
  *    injected with P1 arrive by the router P2 names.
  * 4. The SA answers at `<prefix>:0x0200000000000002` (the routers map that GUID to its LID).
  *
- * Several routers to one prefix: the fewest router hops, then `routerHash(SGID, prefix)` picks
- * among them in node-GUID order (the choice the simulated routers make for their next hops);
- * GetTable lists the others after it. P_Keys: the source (or destination), the router port and the
+ * Several routers to one prefix: the fewest router hops, then a hash picks among them in node-GUID
+ * order, the one the simulated routers use for their next hops (`routerHash(SGID, DGID prefix)`):
+ * for P1 `routerHash(DGID, this prefix)`, the router the destination's packets come back by, so
+ * that P2 validates; GetTable lists the others after it. P_Keys: the source (or destination), the router port and the
  * requester share the partition (sa/visibility.ts), the requested P_Key is one they share. A prefix
  * no router reaches: the `--prefix-routes` lines (OpenSM's stop-gap: the router port the first
  * matching line names, HopLimit 255; a remote SGID then gets ERR_INVALID_GID, as OpenSM), else
@@ -184,7 +185,8 @@ function pathAnswer(ctx: SaContext, o: InterSubnetOptions, vis: Visibility, rec:
     }
     if (!cands.length) throw new SaRequestError(SaStatus.ReqInvalidGid, `DGID prefix ${hex(prefix)}: no router of this subnet reaches it`);
     const req: PathRequest = { rec, mask: mask & ~B_DGID };
-    for (const r of rotate(cands, routerHash(sgid, prefix))) {
+    // the router the destination's packets come back by (the routers' own choice for them), so P2 validates
+    for (const r of rotate(cands, routerHash(rec.dgid, own))) {
       if (!vis.path(src, r.ep)) continue;
       for (const p of pairPaths(ctx, req, src, r.ep, perPair, own)) out.push(finish(p, rec.dgid));
       if (get && out.length) break;
