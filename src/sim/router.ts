@@ -182,7 +182,8 @@ export class RouterPlane {
   forward(node: SimNode, pkt: Packet): Forwarded {
     const st = this.states.get(node);
     const g = pkt.grh;
-    if (!st || !g) return { kind: 'local' };
+    // no GRH, or a multicast DGID (routers here do not forward multicast): the router's own
+    if (!st || !g || g.dgid >> 120n === 0xffn) return { kind: 'local' };
     const guid = g.dgid & GUID_MASK;
     const prefix = g.dgid >> 64n;
     if (node.ports.some((p) => p && p.guid === guid && (p.info.gidPrefix === prefix || prefix === 0xfe80000000000000n))) return { kind: 'local' };
