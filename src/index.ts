@@ -39,6 +39,12 @@ export { snapshotPorts, type Snapshot, type EndPort, type EndPortIndex, type Dis
 // ---- the SA client
 export { openSaClient, IbsmSaClient, gidOf, type OpenSaClientOptions, type SaClientEvents } from './api/sa.js';
 export { SaClient, SaStatusError, SaNotFoundError, type SaClientOptions, type SaResult } from './sa/client.js';
+// Routing between subnets through IB routers (docs/routers.md)
+export { openSubnets, IbsmSubnets, formatPrefix, type SubnetsOptions, type RunningSubnet, type SubnetClient } from './api/subnets.js';
+export { resolveInterSubnetPath, InterSubnetPathError, saGidOf, type InterSubnetPath, type InterSubnetPathOptions, type InterSubnetAttempt } from './sa/inter-subnet-client.js';
+export { parsePrefixRoutes, matchPrefixRoute, PrefixRoutesError, type PrefixRoute } from './sa/prefix-routes.js';
+export { subnetsOf, isMultiSubnet, subnetPrefixOf, routerHash, type SubnetPart, type RouterPortView } from './model/subnets.js';
+export { sendProbe, type ProbeHeader, type ProbeResult, type ProbeHop } from './sim/probe.js';
 export {
   SaAttr,
   SaStatus,

@@ -153,7 +153,7 @@ describe('config files', () => {
       expect(osm.mapped, o.opensm).toContain(o.opensm);
       const v = lines.get(o.opensm!)!;
       // qos_max_vls 0 and qos_high_limit -1 are OpenSM's "not set": the default applies
-      if (v === '(null)' || (o.opensm === 'guid' && BigInt(v) === 0n) || o.opensm === 'qos_policy_file' || o.opensm === 'partition_config_file') continue;
+      if (v === '(null)' || (o.opensm === 'guid' && BigInt(v) === 0n) || o.opensm === 'qos_policy_file' || o.opensm === 'partition_config_file' || o.opensm === 'prefix_routes_file') continue;
       if ((o.opensm === 'qos_max_vls' && v === '0') || (o.opensm === 'qos_high_limit' && v === '-1')) {
         expect(osm.values.has(o.name), o.opensm).toBe(false);
         continue;

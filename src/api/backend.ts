@@ -101,6 +101,13 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
     at = ni;
     atPort = fabric.nodes[ni]!.type === 2 ? 0 : fabric.nodes[ni]!.ports.findIndex((p) => p?.guid === o.guid);
   }
+  return attachSim(sim, fabric, at, atPort, o, true);
+}
+
+/** A backend at one port of a simulated fabric (`ownsSim`: closing it closes the fabric too; an
+ * in-process fabric of several subnets has one backend per SM on one fabric: api/subnets.ts). */
+export function attachSim(sim: SimFabric, fabric: Fabric, at: number | bigint | string, atPort: number | undefined, o: Pick<BackendOptions, 'sm' | 'sa' | 'reports' | 'rpc'>, ownsSim: boolean): Backend {
+  const clock = new RealClock();
   const ep = sim.attach(at, atPort);
   ep.register(MgmtClass.SubnLid, 1, o.sm ? { methods: [0x05, 0x01, 0x02] } : {});
   ep.register(MgmtClass.SubnDirected, 1, o.sm ? { methods: [0x01, 0x02] } : {});
@@ -117,8 +124,7 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
     async close() {
       rpc.close();
       await ep.close();
-      sim.close();
+      if (ownsSim) sim.close();
     },
   };
 }
-

@@ -23,6 +23,8 @@ import type { TimerHandle } from '../util/clock.js';
 import { parseListenAddress } from '../util/listen.js';
 import { WebFeed } from '../web/feed.js';
 import { serveWeb, type WebServer } from '../web/server.js';
+import { parsePrefixRoutes } from '../sa/prefix-routes.js';
+import { interSubnetPaths } from '../sa/inter-subnet.js';
 
 /** What `ibsm run` takes, by config-file key (`ibsm config` lists them). */
 export interface SmConfig {
@@ -99,6 +101,8 @@ export interface SmConfig {
   saMaxGroups?: number;
   saRmppPerPort?: number;
   saRmppTotal?: number;
+  /** OpenSM's prefix-routes.conf (sa/prefix-routes.ts): off-subnet DGIDs through the named router ports. */
+  prefixRoutes?: string;
 }
 
 /** The keys of SmConfig that are config-file keys (test/config.test.ts: the same as the option table's). */
@@ -106,10 +110,12 @@ export const SM_CONFIG_KEYS = [
   'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
   'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
   'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket', 'web',
-  'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal',
+  'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal', 'prefixRoutes',
 ] as const satisfies ReadonlyArray<keyof SmConfig>;
 
 export interface OpenSmOptions extends SmConfig {
+  /** Run on this backend instead of opening one (the SMs of a multi-subnet fabric: api/subnets.ts). */
+  backend?: Backend;
   /** The logger (default: from logFormat/logFile/verbose, to stderr). */
   log?: Logger;
   onProgress?: (phase: string, detail: Record<string, number>) => void;
@@ -321,8 +327,9 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   const roots = [...(o.roots ?? []), ...(o.rootGuidFile ? parseGuidFile(readFileSync(o.rootGuidFile, 'utf8'), o.rootGuidFile) : [])];
   const cnGuids = o.cnGuidFile ? parseGuidFile(readFileSync(o.cnGuidFile, 'utf8'), o.cnGuidFile) : undefined;
   const ioGuids = o.ioGuidFile ? parseGuidFile(readFileSync(o.ioGuidFile, 'utf8'), o.ioGuidFile) : undefined;
+  const prefixRoutes = o.prefixRoutes ? parsePrefixRoutes(readFileSync(o.prefixRoutes, 'utf8'), o.prefixRoutes) : undefined;
 
-  const be = await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, guid: o.guid, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
+  const be = o.backend ?? await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, guid: o.guid, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
   log.info('ibsm starting', { backend: be.kind, port: `${be.transport.local.caName}/${be.transport.local.portNum}`, portGuid: be.transport.local.portGuid, routing: o.routing!.join(','), lmc: o.lmc });
   const subnet = new Subnet({
     rpc: be.rpc,
@@ -365,6 +372,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     },
     onProgress: o.onProgress,
   });
+  if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));
   const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrInterval! * 1000 : undefined, reopenLog);
   if (o.metricsListen !== undefined || o.metricsPort !== undefined) {
     try {

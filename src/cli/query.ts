@@ -5,6 +5,7 @@
  * Exit status: 0 answered (even with no records), 1 the SA or the transport failed, 2 bad usage. */
 import type { MadRpc } from '../rpc/madrpc.js';
 import { commandHelp, parseCommandLine, UsageError } from '../config/parse.js';
+import { isInterSubnetQuery, queryInterSubnet } from './query-inter-subnet.js';
 import { suggest, type OptionSpec } from '../config/options.js';
 import { SaClient, SaNotFoundError, SaStatusError } from '../sa/client.js';
 import { formatGid, formatHex, type AnyLayout, type FieldSpec, type Layout } from '../wire/layout.js';
@@ -173,6 +174,7 @@ interface Parsed {
   spec: RecordSpec;
   filters: Filters;
   json: boolean;
+  send: boolean;
   backend: BackendArgs;
   saLid?: number;
   smKey?: bigint;
@@ -197,7 +199,7 @@ function parse(argv: string[]): Parsed | 'help' {
     else if (k === 'ca-port') backend.caPort = v as number;
     else if (k === 'seed') backend.seed = v as number;
   }
-  return { spec, filters, json: p.values.get('json') === true, backend, saLid: p.values.get('sa-lid') as number | undefined, smKey: p.values.get('smkey') as bigint | undefined };
+  return { spec, filters, json: p.values.get('json') === true, send: p.values.get('send') === true, backend, saLid: p.values.get('sa-lid') as number | undefined, smKey: p.values.get('smkey') as bigint | undefined };
 }
 
 /** Build the request record and component mask from the filters. */
@@ -265,6 +267,20 @@ export async function queryMain(argv: string[], io: QueryIo, opts: QueryOptions)
       return 2;
     }
     throw e;
+  }
+  // a path between two subnets: the a-g sequence through the routers (cli/query-inter-subnet.ts)
+  const rec = built.record as { sgid?: bigint; dgid?: bigint };
+  if (p.spec.attrId === SaAttr.PathRecord && isInterSubnetQuery(rec.sgid, rec.dgid)) {
+    try {
+      return await queryInterSubnet({ sgid: rec.sgid!, dgid: rec.dgid!, json: p.json, send: p.send, backend: p.backend, saLid: saLidArg, smKey }, io, opts.openRpc);
+    } catch (e) {
+      io.stderr.write(`ibsm query: ${(e as Error).message}\n`);
+      return e instanceof UsageError ? 2 : 1;
+    }
+  }
+  if (p.send) {
+    io.stderr.write('ibsm query: --send needs a path between two subnets (--sgid and --dgid of different prefixes)\n');
+    return 2;
   }
   let session: QuerySession | undefined;
   try {

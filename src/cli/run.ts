@@ -7,6 +7,9 @@ import type { Server } from 'node:net';
 import { Logger, ProgressTty, stderrSink, type LogSink } from '../util/log.js';
 import { serveControl } from './control.js';
 import { controlTargetOf } from './ops.js';
+import { loadFabricSpec } from '../model/load.js';
+import { isMultiSubnet } from '../model/subnets.js';
+import { runSubnets } from './run-subnets.js';
 
 /** The effective configuration as the API's options (the config keys are the option names there). */
 export function smOptionsOf(c: EffectiveConfig): OpenSmOptions {
@@ -121,8 +124,14 @@ export async function runSm(c: EffectiveConfig, io: RunIo = processIo): Promise<
   };
   let sm: IbsmSm;
   try {
+    // Several subnets joined by routers on the in-process fabric: one SM+SA per subnet
+    // (cli/run-subnets.ts). The fabric is loaded once, here.
+    const simSpec = setting<string>(c, 'sim');
+    const fabric = simSpec !== undefined && !setting(c, 'umad') ? loadFabricSpec(simSpec, { seed: setting<number>(c, 'seed') }) : undefined;
+    if (fabric && isMultiSubnet(fabric)) return await runSubnets(c, fabric, log);
     sm = await openSm({
       ...smOptionsOf(c),
+      ...(fabric ? { sim: fabric } : {}),
       log,
       onProgress: tty ? (phase, d) => tty.progress(`${phase}: ${Object.entries(d).map(([k, v]) => `${k}=${v}`).join(' ')}`) : undefined,
     });

@@ -45,8 +45,8 @@ export function readOpensmConf(text: string, file: string): OpensmConf {
       notes.push(`qos_policy_file ${value} not used: qos is FALSE`);
       continue;
     }
-    if ((key === 'partition_config_file' || key === 'qos_policy_file') && !existsSync(value)) {
-      notes.push(`${key} ${value} does not exist: ${key === 'partition_config_file' ? 'the default partition' : 'no QoS policy'}, as in OpenSM`);
+    if ((key === 'partition_config_file' || key === 'qos_policy_file' || key === 'prefix_routes_file') && !existsSync(value)) {
+      notes.push(`${key} ${value} does not exist: ${key === 'partition_config_file' ? 'the default partition' : key === 'qos_policy_file' ? 'no QoS policy' : 'no prefix routes'}, as in OpenSM`);
       continue;
     }
     values.set(o.name, v);

@@ -130,6 +130,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'mkey', type: 'key64', arg: 'KEY', help: 'M_Key programmed into every port', defaultText: 'none', commands: RUN, key: 'mkey', opensm: 'm_key' },
   { name: 'mkey-protect', type: 'int', arg: '0-3', min: 0, max: 3, help: 'M_Key protect bits', default: 0, commands: RUN, key: 'mkeyProtectBits', opensm: 'm_key_protection_level' },
   { name: 'mkey-lease', type: 'int', arg: 'S', min: 0, max: 65535, help: 'M_Key lease period in seconds (0: infinite)', default: 0, commands: RUN, key: 'mkeyLease', opensm: 'm_key_lease_period' },
+  // routing between subnets (docs/routers.md)
+  { name: 'prefix-routes', type: 'string', arg: 'FILE', help: "OpenSM's prefix-routes.conf: the local router port for off-subnet DGIDs no router reports (prefix and router port GUID per line, * for either, first match wins)", defaultText: 'none: off-subnet DGIDs only through the routers the SM programs', commands: RUN, key: 'prefixRoutes', opensm: 'prefix_routes_file' },
   { name: 'subnet-prefix', type: 'key64', arg: 'PREFIX', help: 'subnet prefix (GID prefix) programmed into every port', default: 0xfe80000000000000n, commands: RUN, key: 'subnetPrefix', opensm: 'subnet_prefix' },
   { name: 'subnet-timeout', type: 'int', arg: 'N', min: 0, max: 31, help: 'PortInfo SubnetTimeout (4.096 µs × 2^N)', default: 18, commands: RUN, key: 'subnetTimeout', opensm: 'subnet_timeout' },
   { name: 'max-op-vls', type: 'int', arg: 'N', min: 1, max: 5, help: 'max operational VLs (1: VL0, 2: VL0-1, 3: VL0-3, 4: VL0-7, 5: VL0-14)', default: 5, commands: RUN, key: 'maxOpVls', opensm: 'max_op_vls' },
@@ -162,6 +164,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'heavy', type: 'boolean', help: 'a heavy sweep (rediscover the fabric) instead of a light one', default: false, commands: ['resweep'] },
   { name: 'format', type: 'enum', arg: 'dot|svg|json', choices: ['dot', 'svg', 'json'], help: 'the picture: Graphviz DOT, SVG, or JSON', default: 'svg', commands: ['topo'] },
   // ---- query
+  { name: 'send', type: 'boolean', help: 'query path between two subnets on the in-process fabric: inject a test packet each way with P1 and P2 and print the hops', default: false, commands: ['query'] },
   { name: 'sa-lid', type: 'int', arg: 'LID', min: 0, max: 0xbfff, help: "the SA's LID", defaultText: 'the SM LID in the local PortInfo', commands: ['query'] },
   { name: 'smkey', type: 'key64', arg: 'KEY', help: 'SM_Key sent with the query (trusted requests)', defaultText: '0', commands: ['query'] },
   // ---- output

@@ -14,6 +14,7 @@ import type { Fabric, FabricNode, NodeKind } from './fabric.js';
 import { Rng } from '../util/rng.js';
 import { TopologyError } from './errors.js';
 import { guidAfter, initialGuids, portGuid, U64 } from './ibsim-guids.js';
+import { subnetsFabric } from './subnets.js';
 
 /** Builds a Fabric node by node, assigning GUIDs the way ibsim does for a .net file. */
 export class FabricBuilder {
@@ -438,6 +439,20 @@ export const GENERATORS: readonly GeneratorDef[] = [
     ],
     examples: ['gen:dragonfly:a=4,p=2,h=2', 'gen:dragonfly:a=4,p=2,h=2,g=5'],
     build: dragonfly,
+  },
+  {
+    kind: 'subnets',
+    summary: 'several two-level fat trees (subnets) joined by two-port IB routers (model/subnets.ts)',
+    params: [
+      { name: 'count', description: 'subnets (default 2)' },
+      { name: 'shape', description: 'line, ring or star: which subnets are neighbours (default line)' },
+      { name: 'routers', description: 'routers between each pair of neighbours (default 1)' },
+      { name: 'leaves', description: 'leaf switches per subnet (default 2)' },
+      { name: 'spines', description: 'spine switches per subnet (default 1)' },
+      { name: 'hosts', description: 'hosts per leaf (default 2)' },
+    ],
+    examples: ['gen:subnets:count=3,shape=ring,routers=2,leaves=2,spines=1,hosts=2'],
+    build: (a) => subnetsFabric(a),
   },
 ];
 

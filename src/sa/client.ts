@@ -14,7 +14,7 @@ import { portInfoMod } from '../wire/modifiers.js';
 import { decodeSaMad, decodeSaRecords, SA_QKEY, SA_STATUS_NAMES, SA_DATA_SIZE, type SaMessage } from '../wire/sa.js';
 import { saRequest } from '../wire/builders.js';
 import type { DeepPartial, Layout } from '../wire/layout.js';
-import type { MadAddress } from '../transport/types.js';
+import type { GrhAddress, MadAddress } from '../transport/types.js';
 
 const METHOD_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(Method).map(([k, v]) => [v, k]));
 
@@ -59,6 +59,8 @@ export interface SaClientOptions {
   /** Per-request RPC options (timeout, retries). */
   request?: RequestOptions;
   pkeyIndex?: number;
+  /** Send with a GRH (an SA in another subnet, through a router: saLid is then the router's LID). */
+  grh?: GrhAddress;
 }
 
 export interface SaResult<V> {
@@ -99,7 +101,7 @@ export class SaClient {
   }
 
   private get address(): MadAddress {
-    return { lid: this.saLid, qpn: 1, qkey: SA_QKEY, pkeyIndex: this.o.pkeyIndex ?? 0 };
+    return { lid: this.saLid, qpn: 1, qkey: SA_QKEY, pkeyIndex: this.o.pkeyIndex ?? 0, ...(this.o.grh ? { grh: this.o.grh } : {}) };
   }
 
   /** Send one SA request and decode the answer's records with `layout` (the request record uses `reqLayout`, default the same). */

@@ -143,7 +143,7 @@ const bit = (name: string): bigint => {
 };
 
 /** The subnet prefix: the SM port's GidPrefix (the default link-local prefix when unset). */
-function subnetPrefix(ctx: SaContext): bigint {
+export function subnetPrefix(ctx: SaContext): bigint {
   const idx = snapshotPorts(ctx.snapshot);
   const sm = idx.byGuid.get(ctx.smPortGuid);
   return (sm && pinfo(ctx, sm.node, sm.port)?.gidPrefix) || DEFAULT_GID_PREFIX;
@@ -326,7 +326,7 @@ function qosLimits(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort,
 }
 
 /** The PathRecords of one port pair, at most `limit`. */
-function pairPaths(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort, limit: number, prefix: bigint): Uint8Array[] {
+export function pairPaths(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort, limit: number, prefix: bigint): Uint8Array[] {
   const { rec, mask } = req;
   const has = (b: bigint): boolean => (mask & b) === b;
   const out: Uint8Array[] = [];
@@ -414,6 +414,8 @@ function byLid(ports: readonly EndPort[]): EndPort[] {
 
 /** PathRecords for a query (Get: at most one). */
 export function queryPaths(ctx: SaContext, q: SaQuery): Uint8Array[] {
+  const inter = ctx.interSubnet?.answer(ctx, q);
+  if (inter) return inter;
   const req: PathRequest = { rec: PathRecord.decode(q.data), mask: q.componentMask };
   const { src, dst } = endpoints(ctx, req);
   // Neither end given: every path the requester may see (OpenSM's "whole world"), through RMPP.
@@ -452,6 +454,8 @@ const SHARED_FIELDS = ['rawTraffic', 'flowLabel', 'hopLimit', 'tClass', 'reversi
 
 /** PathRecords for every SGID × DGID pair of a MultiPathRecord, round-robin across pairs, up to NumbPath in all. */
 export function queryMultiPaths(ctx: SaContext, q: SaQuery): Uint8Array[] {
+  const inter = ctx.interSubnet?.answer(ctx, q);
+  if (inter) return inter;
   const m = MultiPathRecord.decode(q.data);
   const mmask = q.componentMask;
   const { sgids, dgids } = multiPathGids(m);

@@ -193,8 +193,16 @@ export class SaServer {
 
   /** Called by the SM after each sweep. Until the first call every request is answered BUSY. */
   setContext(ctx: SaContext | undefined): void {
-    this.ctx = ctx;
+    this.ctx = ctx && this.interSubnet ? { ...ctx, interSubnet: this.interSubnet } : ctx;
   }
+
+  /** The inter-subnet answers (sa/inter-subnet.ts) every context gets from now on; a new view
+   * starts a new context (and answer cache). */
+  setInterSubnet(v: SaContext['interSubnet']): void {
+    this.interSubnet = v;
+    if (this.ctx) this.ctx = { ...this.ctx, interSubnet: v };
+  }
+  private interSubnet?: SaContext['interSubnet'];
 
   get context(): SaContext | undefined {
     return this.ctx;

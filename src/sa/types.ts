@@ -74,6 +74,13 @@ export interface SaContext {
   qos?: QosPolicy;
   /** Alias GUIDs (GUIDInfoRecord Set/Delete; sa/guidinfo.ts). */
   aliases?: AliasView;
+  /** Paths to and from other subnets through routers (sa/inter-subnet.ts); absent: one subnet. */
+  interSubnet?: InterSubnetPaths;
+}
+
+/** Answers PathRecord queries with an off-subnet SGID or DGID; undefined: not such a query. */
+export interface InterSubnetPaths {
+  answer(ctx: SaContext, q: SaQuery): Uint8Array[] | undefined;
 }
 
 /** What the SA's handlers see of alias GUIDs. */

@@ -17,7 +17,7 @@ import type { Clock } from '../util/clock.js';
 import { addCounts, processPma } from './pma.js';
 import type { PortCounterName } from '../wire/pma.js';
 import type { Fabric } from '../model/fabric.js';
-import { MadHeaderView, MgmtClass, PERMISSIVE_LID, PortState, isResponse } from '../wire/mad.js';
+import { MadHeaderView, MgmtClass, NodeType, PERMISSIVE_LID, PortState, isResponse } from '../wire/mad.js';
 import { setTidHigh } from '../wire/builders.js';
 import { PortCap, type PortInfo, type SwitchInfo } from '../wire/sma.js';
 import { NoticeType } from '../wire/notice.js';
@@ -34,6 +34,7 @@ import { Scheduler } from './scheduler.js';
 import { DropError, newTransit, portKey, type Packet, type Target, type Transit } from './packet.js';
 import { TrapSender } from './traps.js';
 import { Walker } from './walk.js';
+import { RouterPlane } from './router.js';
 
 export { SimEndpoint, type AttachOptions } from './endpoint.js';
 export type { SimNode, SimPort } from './node.js';
@@ -103,6 +104,8 @@ export class SimFabric implements SmaHost, EndpointHost {
   private readonly traps: TrapSender;
   private readonly walk: Walker;
   private closed = false;
+  /** The routers and their tables (sim/router.ts). */
+  readonly routers: RouterPlane;
 
   constructor(fabric: Fabric, opts: SimFabricOptions) {
     this.clock = opts.clock;
@@ -152,6 +155,7 @@ export class SimFabric implements SmaHost, EndpointHost {
         a.peer = b;
       });
     });
+    this.routers = new RouterPlane(this.nodes);
     const ignored: PortChange[] = [];
     for (const n of this.nodes) for (const p of n.ports) if (p?.peer) refreshLink(p, ignored);
   }
@@ -371,6 +375,7 @@ export class SimFabric implements SmaHost, EndpointHost {
       vl15,
       from: ep,
       ...(this.opts.badPath === 'status' ? { original: buf.slice() } : {}),
+      ...(addr.grh ? { grh: { sgid: (p.info.gidPrefix << 64n) | p.guid, dgid: addr.grh.dgid, hopLimit: addr.grh.hopLimit ?? 0xff, trafficClass: addr.grh.trafficClass ?? 0, flowLabel: addr.grh.flowLabel ?? 0 } } : {}),
     };
     this.inject(n, ep.portNum, pkt, cls === MgmtClass.SubnDirected);
   }
@@ -448,7 +453,13 @@ export class SimFabric implements SmaHost, EndpointHost {
     this.stats.dropReasons[reason] = (this.stats.dropReasons[reason] ?? 0) + 1;
   }
 
+  /** A packet (a test packet: sim/probe.ts) enters the fabric at (node, port), LID-routed. */
+  injectPacket(ref: NodeRef, port: number, pkt: Packet): void {
+    this.inject(this.node(ref), port, pkt, false);
+  }
+
   private dropped(pkt: Packet, e: DropError, t: Transit): void {
+    pkt.probe?.lost(e.reason);
     this.count(e.pathProblem ? 'path' : e.reason);
     if (e.pathProblem && this.opts.badPath === 'status' && pkt.from && pkt.original && !isResponse(MadHeaderView.over(pkt.original).method)) {
       const ep = pkt.from;
@@ -492,6 +503,18 @@ export class SimFabric implements SmaHost, EndpointHost {
 
   private atAgent(node: SimNode, port: number, pkt: Packet): void {
     if (this.closed) return;
+    if (pkt.grh && node.type === NodeType.Router) {
+      const f = this.routers.forward(node, pkt);
+      if (f.kind === 'drop') {
+        pkt.probe?.lost(f.reason);
+        return this.count(f.reason);
+      }
+      if (f.kind === 'forward') {
+        const grh = { ...pkt.grh, hopLimit: pkt.grh.hopLimit - 1 };
+        return this.inject(node, f.egress.num, { ...pkt, slid: f.slid, dlid: f.dlid, sl: f.sl, grh }, false);
+      }
+    }
+    if (pkt.probe) return pkt.probe.arrived(node.idx, port, pkt);
     const b = pkt.buf;
     const ep = this.endpoints.receiver(node.idx, port, b);
     if (!ep) {
@@ -501,7 +524,9 @@ export class SimFabric implements SmaHost, EndpointHost {
     }
     this.stats.delivered++;
     const addr: MadAddress =
-      MadHeaderView.over(b).mgmtClass === MgmtClass.SubnDirected ? { lid: PERMISSIVE_LID, qpn: 0 } : { lid: pkt.slid, qpn: pkt.sqpn, qkey: 0, sl: 0, pkeyIndex: 0 };
+      MadHeaderView.over(b).mgmtClass === MgmtClass.SubnDirected
+        ? { lid: PERMISSIVE_LID, qpn: 0 }
+        : { lid: pkt.slid, qpn: pkt.sqpn, qkey: 0, sl: 0, pkeyIndex: 0, ...(pkt.grh ? { grh: { dgid: pkt.grh.sgid, hopLimit: 0xff, trafficClass: pkt.grh.trafficClass, flowLabel: pkt.grh.flowLabel } } : {}) };
     ep.deliver({ data: b, addr, status: 0 });
   }
 

@@ -12,6 +12,28 @@ export interface Packet {
   /** Sending endpoint and a copy of what it sent (for badPath 'status'). */
   from?: SimEndpoint;
   original?: Uint8Array;
+  /** The LRH's SL where it matters (test packets, and what a router sets from its table). */
+  sl?: number;
+  /** The GRH, when the packet carries one (inter-subnet traffic through routers: sim/router.ts). */
+  grh?: PacketGrh;
+  /** A test packet (sim/probe.ts): records the ports it leaves by, reports arrival or loss. */
+  probe?: ProbeSink;
+}
+
+/** GRH fields the simulated routers read and rewrite. */
+export interface PacketGrh {
+  sgid: bigint;
+  dgid: bigint;
+  hopLimit: number;
+  trafficClass: number;
+  flowLabel: number;
+}
+
+/** Where a test packet reports: each link crossing (the port it left by), arrival, loss. */
+export interface ProbeSink {
+  hops: Array<{ node: number; port: number; slid: number; dlid: number; sl: number }>;
+  arrived(node: number, port: number, pkt: Packet): void;
+  lost(reason: string): void;
 }
 
 /** Where a MAD arriving at a port goes: the node's SMA or an agent (endpoint) at the port. */

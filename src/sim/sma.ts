@@ -8,7 +8,7 @@
  *
  * Wire access goes through the layouts of src/wire (field offsets are never restated here).
  */
-import { MadHeaderView, MadStatus, Method, SmpAttr } from '../wire/mad.js';
+import { MadHeaderView, MadStatus, Method, NodeType, SmpAttr } from '../wire/mad.js';
 import { smpResponse, tidOf } from '../wire/builders.js';
 import { LEDInfo, NodeDescription, NodeInfo, VendorDiag } from '../wire/sma.js';
 import { managementPort, type SimNode, type SimPort } from './node.js';
@@ -17,6 +17,7 @@ import { checkMkey } from './mkey.js';
 import { AttrError, reqData, unsupported, writeData, type AttrCtx, type AttrHandlers } from './sma-attr.js';
 import { PORT_HANDLERS } from './sma-port.js';
 import { SWITCH_HANDLERS } from './sma-switch.js';
+import { ROUTER_HANDLERS, type RouterPlane } from './router.js';
 
 export interface SmaHost {
   now(): number;
@@ -30,6 +31,8 @@ export interface SmaHost {
   trapRepress(node: SimNode, tid: bigint): void;
   /** ClientReregister was set on a CA port. */
   clientReregister?(port: SimPort): void;
+  /** The fabric's routers (their vendor attributes: sim/router.ts). */
+  readonly routers?: RouterPlane;
 }
 
 export type SmaResult =
@@ -74,7 +77,7 @@ export function processSmp(host: SmaHost, node: SimNode, inPort: number, req: Ui
   else node.stats.smpGets++;
   try {
     const ctx: AttrCtx = { host, node, inPort, mp, mod, set, req, resp, keyMatches: mk.keyMatches };
-    const h = HANDLERS[attr];
+    const h = HANDLERS[attr] ?? (node.type === NodeType.Router ? ROUTER_HANDLERS[attr] : undefined);
     if (!h) unsupported();
     else h(ctx);
     return { kind: 'respond', mad: resp };

@@ -37,6 +37,7 @@ export class Walker {
     t.hops++;
     this.host.stats.hops++;
     countPacket(p, p.peer);
+    pkt.probe?.hops.push({ node: p.node.idx, port: p.num, slid: pkt.slid, dlid: pkt.dlid, sl: pkt.sl ?? 0 });
     return p.peer;
   }
 

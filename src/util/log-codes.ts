@@ -105,6 +105,12 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-4003', level: 'error', msg: 'no engine of the routing chain applies; routing with the final fallback', meaning: 'No configured engine applies (reasons given): the deadlock-free fallback routes instead.' },
   { code: 'IBSM-4010', level: 'info', msg: 'incremental re-route', meaning: 'Only the routes through the changed links were recomputed (figures given).' },
   { code: 'IBSM-4011', level: 'warn', msg: 'incremental re-route not possible; full re-route', meaning: 'The incremental re-route could not keep the routes valid (reason given): the engine routes all.' },
+  // between subnets, through routers (docs/routers.md)
+  { code: 'IBSM-4101', level: 'info', msg: 'subnets found', meaning: 'The in-process fabric has several subnets joined by routers: one SM+SA runs per subnet (counts given).' },
+  { code: 'IBSM-4102', level: 'info', msg: 'router tables written', meaning: "Every subnet's SM wrote its part of the routers' tables after the first sweeps (router ports given)." },
+  { code: 'IBSM-4103', level: 'warn', msg: 'router tables not written', meaning: "A router port did not take this subnet's GID->LID table (router named); tried again after the next heavy sweep." },
+  { code: 'IBSM-4104', level: 'warn', msg: 'router not read', meaning: 'What a router port reaches could not be read (router named); the SA does not offer it until it is read.' },
+  { code: 'IBSM-4105', level: 'warn', msg: 'router tables failed', meaning: "Programming one subnet's routers failed (prefix given); the SM carries on and tries after the next heavy sweep." },
   // ---- 5: SA
   { code: 'IBSM-5001', level: 'error', msg: 'SA request failed', meaning: 'Answering one SA request threw; it was answered with NO_RESOURCES and the SA carries on.' },
   { code: 'IBSM-5002', level: 'warn', msg: 'SA RMPP response failed', meaning: 'A multi-MAD SA answer was not acknowledged by the requester (LID given).' },
