@@ -13,7 +13,7 @@
  */
 import { DecodeError, EncodeError, LayoutError } from './errors.js';
 import { readBig, readBits } from './bits.js';
-import { compileDecoder, makeSetter, zeroOf } from './codegen.js';
+import { compileDecoder, compileEncoder, zeroOf } from './codegen.js';
 import { dumpLine, formatValue } from './format.js';
 import type { AnyLayout, Component, DeepPartial, FieldSpec, FieldTable, TableLayout, ValueOf } from './fields.js';
 
@@ -91,10 +91,8 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
   }
 
   const decodeAll = compileDecoder(name, entries);
-  // Reserved fields need no setter: encode zero-fills the structure first.
-  const liveEntries = entries.filter(([, f]) => f.kind !== 'reserved');
-  const setterNames = liveEntries.map(([fname]) => fname);
-  const setters = liveEntries.map(([fname, f]) => makeSetter(name, fname, f));
+  // Reserved fields need no writer: encode zero-fills the structure first.
+  const encodeAll = compileEncoder(name, entries);
 
   const layout: TableLayout<T> = {
     name,
@@ -114,9 +112,7 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
         throw new EncodeError(name, '', `buffer of ${b.length} bytes cannot hold ${byteLength} bytes at offset ${offset}`);
       }
       b.fill(0, offset, offset + byteLength);
-      const v = (value ?? {}) as Record<string, unknown>;
-      const base = offset * 8;
-      for (let i = 0; i < setters.length; i++) setters[i]!(v[setterNames[i]!], b, base);
+      encodeAll((value ?? {}) as Record<string, unknown>, b, offset);
       return b;
     },
     zero(): ValueOf<T> {
