@@ -146,6 +146,17 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
   return layout;
 }
 
+/** Where an array of byte-wide integers packed one a byte sits (the ports of an LFT block, a DR
+ * path): its encoded form is its bytes, so it can be copied in and out as bytes. Throws
+ * LayoutError when the field is not such an array. */
+export function byteArrayOf(layout: AnyLayout, field: string): { offset: number; count: number } {
+  const f = (layout.fields as Record<string, FieldSpec>)[field];
+  if (!f || f.kind !== 'array' || f.elem.kind !== 'uint' || f.elem.width !== 8 || f.stride !== 8 || (f.elem.bit & 7) !== 0) {
+    throw new LayoutError(layout.name, `field ${field} is not an array of bytes`);
+  }
+  return { offset: f.elem.bit >>> 3, count: f.count };
+}
+
 /** True when the components selected by `mask` are bit-identical in two encoded records. */
 export function componentsMatch(layout: AnyLayout, mask: bigint, a: Uint8Array, aOff: number, b: Uint8Array, bOff: number): boolean {
   for (const c of layout.components) {
