@@ -20,6 +20,8 @@
 //     --large SPEC                  the large fabric (default gen:fattree3:radix=24, see README)
 //     --sms ibsm,opensm             which SMs
 //     --dist DIR                    a built dist/ (default: this repo's dist)
+//     --cli FILE                    the ibsm command run (default: DIR/bundle/ibsm.js, the esbuild
+//                                   bundle of npm run build, else DIR/cli/main.js)
 //     --timeout S                   per SM run (default 600)
 //     --detail                      print both SMs' per-attribute send counts
 //     --keep                        keep the scratch directory
@@ -43,6 +45,7 @@ const opt = (name, def) => {
 };
 const flag = (name) => argv.includes(name);
 const distDir = path.resolve(opt('--dist', path.join(here, '../../dist')));
+const cliFile = path.resolve(opt('--cli', existsSync(path.join(distDir, 'bundle/ibsm.js')) ? path.join(distDir, 'bundle/ibsm.js') : path.join(distDir, 'cli/main.js')));
 const engines = opt('--engines', 'minhop,updn,ftree,dfsssp').split(',').filter(Boolean);
 const sms = opt('--sms', 'ibsm,opensm').split(',').filter(Boolean);
 const timeoutMs = Number(opt('--timeout', '600')) * 1000;
@@ -233,7 +236,7 @@ async function runSm(kind, engine, sim, simHost, shim, dir) {
   const env = clientEnv(sim, simHost, { UMAD_COUNT_FILE: counts, LD_PRELOAD: `${shim} ${UMAD2SIM}`, OSM_CACHE_DIR: cache, OSM_TMP_DIR: cache });
   const [cmd, args] =
     kind === 'ibsm'
-      ? [process.execPath, [path.join(distDir, 'cli/main.js'), 'run', '--umad', '--once', '--routing', engine === 'minhop' ? 'minhop' : `${engine},minhop`, '--guid2lid', path.join(cache, 'guid2lid')]]
+      ? [process.execPath, [cliFile, 'run', '--umad', '--once', '--routing', engine === 'minhop' ? 'minhop' : `${engine},minhop`, '--guid2lid', path.join(cache, 'guid2lid')]]
       : ['opensm', ['-o', '-R', engine, '-F', '/dev/null', '-f', osmLog, '--dump_files_dir', cache]];
   // OpenSM appends to its log: start from an empty one, or an earlier run's SUBNET UP line is found.
   rmSync(osmLog, { force: true });
@@ -461,7 +464,7 @@ async function main() {
   };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-sm-bench-'));
   const shim = buildShim(dir);
-  console.log(`ibsm vs OpenSM on ibsim (fresh ibsim per run; counts from the umad_send shim; scratch ${dir})`);
+  console.log(`ibsm vs OpenSM on ibsim (fresh ibsim per run; counts from the umad_send shim; ibsm is ${path.relative(process.cwd(), cliFile) || cliFile}; scratch ${dir})`);
   console.log('UP ms: process start to the SUBNET UP log line; SM ms: ibsm\'s own ms=; 1st SMP: process start to the first umad_send; UP→exit: SUBNET UP to exit;');
   console.log('CPU ms: user + system at exit (every thread); µs/SMP: CPU ms per SMP sent; drops: sends returned with an error status; RSS: peak;');
   console.log('max/mean r/l: verifier routes per directed switch-to-switch link, on LFTs read back with ibroute;');

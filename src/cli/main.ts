@@ -1,16 +1,12 @@
 #!/usr/bin/env node
 /** The `ibsm` command: every command's options come from the one table (config/options.ts) through
- * the one parser (config/parse.ts). */
+ * the one parser (config/parse.ts). What a command needs beyond parsing its options (the SM, SA,
+ * routing engines, simulator, discovery) is imported when that command runs, so start-up only
+ * loads the option table and the parser. */
 import { readFileSync, realpathSync } from 'node:fs';
-import { discover } from '../sm/discovery.js';
-import { smpClientOf } from '../sm/smp-client.js';
-import { formatIbnetdiscover } from '../model/ibnetdiscover.js';
-import { fabricToJson } from '../model/json.js';
-import { openBackend } from '../api/backend.js';
 import { commandHelp, GLOBAL_USAGE, parseCommandLine, UsageError } from '../config/parse.js';
 import { formatEffectiveConfig, resolveConfig, setting, type EffectiveConfig } from '../config/file.js';
 import { COMMANDS, type Command } from '../config/options.js';
-import { runSm } from './run.js';
 
 export { UsageError };
 
@@ -30,6 +26,13 @@ async function discoverCmd(argv: string[], io: Io): Promise<number> {
   if (args.positionals.length) throw new UsageError(`unexpected argument "${args.positionals[0]}"`, 'discover');
   const c = resolveConfig('discover', args, undefined);
   checkBackend(c);
+  const [{ discover }, { smpClientOf }, { formatIbnetdiscover }, { fabricToJson }, { openBackend }] = await Promise.all([
+    import('../sm/discovery.js'),
+    import('../sm/smp-client.js'),
+    import('../model/ibnetdiscover.js'),
+    import('../model/json.js'),
+    import('../api/backend.js'),
+  ]);
   const be = await openBackend({
     sim: setting<string>(c, 'sim'),
     umad: setting<boolean>(c, 'umad'),
@@ -65,6 +68,7 @@ export function runConfig(argv: string[], cmd: 'run' | 'config' = 'run', default
 async function runCmd(argv: string[], io: Io): Promise<number> {
   const r = runConfig(argv);
   if (r.help) return help(io, 'run');
+  const { runSm } = await import('./run.js');
   return runSm(r.config);
 }
 

@@ -90,9 +90,10 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
     }
   }
 
-  const decodeAll = compileDecoder(name, entries);
+  // Generated on first use: start-up defines every layout but a command uses few of them.
+  let decodeAll: ((b: Uint8Array, bitBase: number) => Record<string, unknown>) | undefined;
   // Reserved fields need no writer: encode zero-fills the structure first.
-  const encodeAll = compileEncoder(name, entries);
+  let encodeAll: ((v: Record<string, unknown>, b: Uint8Array, o: number) => void) | undefined;
 
   const layout: TableLayout<T> = {
     name,
@@ -104,7 +105,7 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
       if (!Number.isInteger(offset) || offset < 0 || offset + byteLength > buf.length) {
         throw new DecodeError(name, '', offset, `needs ${byteLength} bytes, ${Math.max(0, buf.length - offset)} available`);
       }
-      return decodeAll(buf, offset * 8) as ValueOf<T>;
+      return (decodeAll ??= compileDecoder(name, entries))(buf, offset * 8) as ValueOf<T>;
     },
     encode(value: DeepPartial<ValueOf<T>>, buf?: Uint8Array, offset = 0): Uint8Array {
       const b = buf ?? new Uint8Array(offset + byteLength);
@@ -112,7 +113,7 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
         throw new EncodeError(name, '', `buffer of ${b.length} bytes cannot hold ${byteLength} bytes at offset ${offset}`);
       }
       b.fill(0, offset, offset + byteLength);
-      encodeAll((value ?? {}) as Record<string, unknown>, b, offset);
+      (encodeAll ??= compileEncoder(name, entries))((value ?? {}) as Record<string, unknown>, b, offset);
       return b;
     },
     zero(): ValueOf<T> {

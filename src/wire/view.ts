@@ -59,8 +59,25 @@ function intAccessors(f: UintField, idx: number): { get: string; set: string } |
 
 /** Generate the view class of a layout from its field table. */
 export function defineView<T extends FieldTable>(layout: TableLayout<T>): ViewType<T> {
-  const name = layout.name;
   const size = layout.byteLength;
+  const name = layout.name;
+  // Generated on first use: start-up defines every view but a command uses few of them.
+  let Cls: (new (buf: Uint8Array, offset: number) => View<T>) | undefined;
+  return {
+    layout,
+    over(buf: Uint8Array, offset = 0): View<T> {
+      if (!(buf instanceof Uint8Array)) throw new DecodeError(name, '', offset, 'input is not a byte array');
+      if (!Number.isInteger(offset) || offset < 0 || offset + size > buf.length) {
+        throw new DecodeError(name, '', offset, `needs ${size} bytes, ${Math.max(0, buf.length - offset)} available`);
+      }
+      return new (Cls ??= viewClass(layout))(buf, offset);
+    },
+  };
+}
+
+/** The view class of a layout, generated from its field table. */
+function viewClass<T extends FieldTable>(layout: TableLayout<T>): new (buf: Uint8Array, offset: number) => View<T> {
+  const name = layout.name;
   const live = Object.entries(layout.fields as FieldTable).filter((e): e is [string, Exclude<FieldSpec, ReservedField>] => e[1].kind !== 'reserved');
   // Closures for what is not generated inline: h[i] reads, s[i] writes field i.
   const h: Array<(b: Uint8Array, o: number) => unknown> = [];
@@ -155,16 +172,5 @@ export function defineView<T extends FieldTable>(layout: TableLayout<T>): ViewTy
     ${body}
   };`;
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
-  const Cls = new Function('h', 's', 'bad', 'layout', 'at', 'setAt', src)(h, s, bad, layout, at, setAt) as new (buf: Uint8Array, offset: number) => View<T>;
-
-  return {
-    layout,
-    over(buf: Uint8Array, offset = 0): View<T> {
-      if (!(buf instanceof Uint8Array)) throw new DecodeError(name, '', offset, 'input is not a byte array');
-      if (!Number.isInteger(offset) || offset < 0 || offset + size > buf.length) {
-        throw new DecodeError(name, '', offset, `needs ${size} bytes, ${Math.max(0, buf.length - offset)} available`);
-      }
-      return new Cls(buf, offset);
-    },
-  };
+  return new Function('h', 's', 'bad', 'layout', 'at', 'setAt', src)(h, s, bad, layout, at, setAt) as new (buf: Uint8Array, offset: number) => View<T>;
 }
