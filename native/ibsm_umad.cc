@@ -78,6 +78,7 @@ constexpr int kMaxMadLength = 1 << 20;  // largest (RMPP-reassembled) MAD accept
 constexpr size_t kDefaultMadLength = 256;
 constexpr uint32_t kDefaultSendQueue = 4096;  // MADs waiting for the sender before send() drops
 constexpr int kSenderStopWaitMs = 1000;       // how long close waits for a sender stuck in umad_send
+constexpr size_t kDeferredWakeAt = 32;        // queued MADs that wake the sender before flush()
 
 Napi::Error UmadError(Napi::Env env, const char* call, int err, const std::string& what) {
   std::string msg = std::string(call) + "(" + what + ") failed: " + std::strerror(err) + " (errno " +
@@ -251,6 +252,8 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
                            InstanceMethod<&UmadPort::Unregister>("unregister"),
                            InstanceMethod<&UmadPort::Send>("send"),
                            InstanceMethod<&UmadPort::SendStats>("sendStats"),
+                           InstanceMethod<&UmadPort::Flush>("flush"),
+                           InstanceMethod<&UmadPort::SetDeferWake>("setDeferWake"),
                            InstanceMethod<&UmadPort::OpenIssm>("openIssm"),
                            InstanceMethod<&UmadPort::CloseIssm>("closeIssm"),
                            InstanceMethod<&UmadPort::Close>("close"),
@@ -436,16 +439,39 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
       umad_set_grh(umad, &a);  // host-order fields; does not set the source GID index
       umad_get_mad_addr(umad)->gid_index = static_cast<uint8_t>(g.Get("sgidIndex").As<Napi::Number>().Uint32Value());
     }
-    bool wake;
+    size_t queued;
     {
       std::lock_guard<std::mutex> lk(sendq_->mu);
       // Only this thread adds and the sender only takes: the bound checked above still holds.
-      wake = sendq_->q.empty();
+      if (sendq_->q.empty()) wakeOwed_ = true;  // the sender may be asleep
       sendq_->q.push_back(SendQueue::Item{std::move(buf), static_cast<int>(agent), static_cast<int>(n),
                                           static_cast<int>(timeoutMs), static_cast<int>(retries)});
+      queued = sendq_->q.size();
     }
-    if (wake) sendq_->work.notify_one();
+    // Deferred, the wake-up waits for flush() unless a long burst has queued kDeferredWakeAt MADs:
+    // then the sender starts on them while the burst goes on.
+    if (wakeOwed_ && (!deferWake_ || queued >= kDeferredWakeAt)) FlushWake();
     return Napi::Boolean::New(env, true);
+  }
+
+  // setDeferWake(on): with it on, send() leaves the sender thread asleep and flush() wakes it once
+  // for all the MADs queued since (one wake-up per burst of sends instead of one per MAD).
+  Napi::Value SetDeferWake(const Napi::CallbackInfo& info) {
+    deferWake_ = info[0].ToBoolean();
+    if (!deferWake_) FlushWake();
+    return info.Env().Undefined();
+  }
+
+  // flush(): wake the sender thread for what send() queued while wake-ups were deferred.
+  Napi::Value Flush(const Napi::CallbackInfo& info) {
+    FlushWake();
+    return info.Env().Undefined();
+  }
+
+  void FlushWake() {
+    if (!wakeOwed_ || !sendq_) return;
+    wakeOwed_ = false;
+    sendq_->work.notify_one();
   }
 
   // sendStats(): { queued, sending, sent, dropped, errors, lastErrno } since the port was opened.
@@ -701,6 +727,8 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   std::shared_ptr<SendQueue> sendq_;
   std::thread sender_;
   bool senderLeft_ = false;  // a sender stuck in umad_send was detached at close
+  bool deferWake_ = false;   // main thread only: send() defers the sender's wake-up to flush()
+  bool wakeOwed_ = false;    // main thread only: MADs were queued since the sender last was woken
 
   std::thread thread_;
   std::atomic<bool> stop_{false};
