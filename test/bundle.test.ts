@@ -17,9 +17,11 @@ describe('the bundled ibsm command', () => {
     const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string> };
     expect(path.resolve(ROOT, pkg.bin.ibsm!)).toBe(BUNDLE);
     const src = readFileSync(BUNDLE, 'utf8');
-    expect(src.startsWith('#!/usr/bin/env node')).toBe(true);
+    expect(src.split('\n')[0]).toBe('#!/usr/bin/env -S node --max-semi-space-size=4');
     expect(src, 'no import of another file of the package').not.toMatch(/from\s+["']\.\.?\//);
     expect(run(['--version']).trim()).toBe(`ibsm ${pkg.version}`);
+    // run as the installed command is, through its shebang (and its V8 flag)
+    expect(execFileSync(BUNDLE, ['--version'], { encoding: 'utf8', timeout: 60_000 }).trim()).toBe(`ibsm ${pkg.version}`);
     const up = spawnSync(process.execPath, [BUNDLE, 'run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
     expect(up.status, up.stderr).toBe(0);
     expect(up.stdout + up.stderr).toMatch(/SUBNET UP nodes=7 switches=3 endPorts=7 /);

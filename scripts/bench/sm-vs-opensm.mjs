@@ -21,7 +21,8 @@
 //     --sms ibsm,opensm             which SMs
 //     --dist DIR                    a built dist/ (default: this repo's dist)
 //     --cli FILE                    the ibsm command run (default: DIR/bundle/ibsm.js, the esbuild
-//                                   bundle of npm run build, else DIR/cli/main.js)
+//                                   bundle of npm run build, run as the installed bin is, through
+//                                   its shebang; else node DIR/cli/main.js)
 //     --timeout S                   per SM run (default 600)
 //     --detail                      print both SMs' per-attribute send counts
 //     --keep                        keep the scratch directory
@@ -236,7 +237,7 @@ async function runSm(kind, engine, sim, simHost, shim, dir) {
   const env = clientEnv(sim, simHost, { UMAD_COUNT_FILE: counts, LD_PRELOAD: `${shim} ${UMAD2SIM}`, OSM_CACHE_DIR: cache, OSM_TMP_DIR: cache });
   const [cmd, args] =
     kind === 'ibsm'
-      ? [process.execPath, [cliFile, 'run', '--umad', '--once', '--routing', engine === 'minhop' ? 'minhop' : `${engine},minhop`, '--guid2lid', path.join(cache, 'guid2lid')]]
+      ? [cliFile.endsWith('bundle/ibsm.js') ? cliFile : process.execPath, [...(cliFile.endsWith('bundle/ibsm.js') ? [] : [cliFile]), 'run', '--umad', '--once', '--routing', engine === 'minhop' ? 'minhop' : `${engine},minhop`, '--guid2lid', path.join(cache, 'guid2lid')]]
       : ['opensm', ['-o', '-R', engine, '-F', '/dev/null', '-f', osmLog, '--dump_files_dir', cache]];
   // OpenSM appends to its log: start from an empty one, or an earlier run's SUBNET UP line is found.
   rmSync(osmLog, { force: true });
