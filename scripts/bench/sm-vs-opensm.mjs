@@ -20,7 +20,7 @@
 //     --large SPEC                  the large fabric (default gen:fattree3:radix=24, see README)
 //     --sms ibsm,opensm             which SMs
 //     --dist DIR                    a built dist/ (default: this repo's dist)
-//     --cli FILE                    the ibsm command run (default: DIR/bundle/ibsm.js, the esbuild
+//     --cli FILE                    the ibsm command run (default: DIR/bundle/ibsm.cjs, the esbuild
 //                                   bundle of npm run build, run as the installed bin is, through
 //                                   its shebang; else node DIR/cli/main.js)
 //     --timeout S                   per SM run (default 600)
@@ -46,7 +46,9 @@ const opt = (name, def) => {
 };
 const flag = (name) => argv.includes(name);
 const distDir = path.resolve(opt('--dist', path.join(here, '../../dist')));
-const cliFile = path.resolve(opt('--cli', existsSync(path.join(distDir, 'bundle/ibsm.js')) ? path.join(distDir, 'bundle/ibsm.js') : path.join(distDir, 'cli/main.js')));
+const cliFile = path.resolve(opt('--cli', existsSync(path.join(distDir, 'bundle/ibsm.cjs')) ? path.join(distDir, 'bundle/ibsm.cjs') : path.join(distDir, 'cli/main.js')));
+// The bin runs as the installed command does, through its shebang (and its V8 flags).
+const cliIsBin = cliFile.endsWith(path.join('bundle', 'ibsm.cjs'));
 const engines = opt('--engines', 'minhop,updn,ftree,dfsssp').split(',').filter(Boolean);
 const sms = opt('--sms', 'ibsm,opensm').split(',').filter(Boolean);
 const timeoutMs = Number(opt('--timeout', '600')) * 1000;
@@ -237,7 +239,7 @@ async function runSm(kind, engine, sim, simHost, shim, dir) {
   const env = clientEnv(sim, simHost, { UMAD_COUNT_FILE: counts, LD_PRELOAD: `${shim} ${UMAD2SIM}`, OSM_CACHE_DIR: cache, OSM_TMP_DIR: cache });
   const [cmd, args] =
     kind === 'ibsm'
-      ? [cliFile.endsWith('bundle/ibsm.js') ? cliFile : process.execPath, [...(cliFile.endsWith('bundle/ibsm.js') ? [] : [cliFile]), 'run', '--umad', '--once', '--routing', engine === 'minhop' ? 'minhop' : `${engine},minhop`, '--guid2lid', path.join(cache, 'guid2lid')]]
+      ? [cliIsBin ? cliFile : process.execPath, [...(cliIsBin ? [] : [cliFile]), 'run', '--umad', '--once', '--routing', engine === 'minhop' ? 'minhop' : `${engine},minhop`, '--guid2lid', path.join(cache, 'guid2lid')]]
       : ['opensm', ['-o', '-R', engine, '-F', '/dev/null', '-f', osmLog, '--dump_files_dir', cache]];
   // OpenSM appends to its log: start from an empty one, or an earlier run's SUBNET UP line is found.
   rmSync(osmLog, { force: true });

@@ -158,7 +158,9 @@ export function readVersion(): string {
 }
 
 const isMain = process.argv[1] !== undefined && new URL(import.meta.url).pathname === realpathSync(process.argv[1]);
+// No top-level await: the bundle (scripts/build-bundle.mjs) is CommonJS, for V8's code cache.
 if (isMain) {
-  const code = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr });
-  process.exitCode = code;
+  void main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr }).then((code) => {
+    process.exitCode = code;
+  });
 }
