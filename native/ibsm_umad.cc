@@ -20,6 +20,9 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <infiniband/umad.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -64,12 +67,18 @@ enum RecordField : uint32_t {
   R_STRIDE
 };
 
-constexpr int kRecvTimeoutMs = 50;      // how long a stop request may wait
+constexpr int kRecvTimeoutMs = 50;      // the receiver's wait when a stop request wakes it at once
+// umad2sim (ibsim's LD_PRELOAD library, umad fds from 1024 up) waits on its own queue for a poll
+// that names a umad fd and ignores the other fds: there the wake-up fd cannot end the wait, so
+// the wait is this short and a stop waits at most this long.
+constexpr int kRecvTimeoutSimMs = 2;
+constexpr int kUmad2simFirstFd = 1024;
 constexpr uint32_t kMaxPending = 4096;  // MADs waiting for JS before the receiver pauses
 constexpr int kMaxMadLength = 1 << 20;  // largest (RMPP-reassembled) MAD accepted
 constexpr size_t kDefaultMadLength = 256;
 constexpr uint32_t kDefaultSendQueue = 4096;  // MADs waiting for the sender before send() drops
 constexpr int kSenderStopWaitMs = 1000;       // how long close waits for a sender stuck in umad_send
+constexpr size_t kDeferredWakeAt = 32;        // queued MADs that wake the sender before flush()
 
 Napi::Error UmadError(Napi::Env env, const char* call, int err, const std::string& what) {
   std::string msg = std::string(call) + "(" + what + ") failed: " + std::strerror(err) + " (errno " +
@@ -243,6 +252,8 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
                            InstanceMethod<&UmadPort::Unregister>("unregister"),
                            InstanceMethod<&UmadPort::Send>("send"),
                            InstanceMethod<&UmadPort::SendStats>("sendStats"),
+                           InstanceMethod<&UmadPort::Flush>("flush"),
+                           InstanceMethod<&UmadPort::SetDeferWake>("setDeferWake"),
                            InstanceMethod<&UmadPort::OpenIssm>("openIssm"),
                            InstanceMethod<&UmadPort::CloseIssm>("closeIssm"),
                            InstanceMethod<&UmadPort::Close>("close"),
@@ -289,6 +300,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
       throw;
     }
     tsfnLive_ = true;
+    wakeFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // -1: the receiver falls back to short waits
     Ref();  // an open port stays alive until its receiver has finished
     inst_->open.insert(this);
     thread_ = std::thread(&UmadPort::ReceiveLoop, this);
@@ -301,8 +313,8 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     if (link_) link_->port = nullptr;
   }
 
-  // Stop the receiver and the sender and close everything, synchronously (at most one receive
-  // timeout, and kSenderStopWaitMs for a sender stuck in umad_send: then it is left behind with
+  // Stop the receiver and the sender and close everything, synchronously (the receiver is woken,
+  // and kSenderStopWaitMs for a sender stuck in umad_send: then it is left behind with
   // the port open, since closing a port under a running umad_send is not safe).
   void Shutdown() {
     StopAndJoin();
@@ -427,16 +439,39 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
       umad_set_grh(umad, &a);  // host-order fields; does not set the source GID index
       umad_get_mad_addr(umad)->gid_index = static_cast<uint8_t>(g.Get("sgidIndex").As<Napi::Number>().Uint32Value());
     }
-    bool wake;
+    size_t queued;
     {
       std::lock_guard<std::mutex> lk(sendq_->mu);
       // Only this thread adds and the sender only takes: the bound checked above still holds.
-      wake = sendq_->q.empty();
+      if (sendq_->q.empty()) wakeOwed_ = true;  // the sender may be asleep
       sendq_->q.push_back(SendQueue::Item{std::move(buf), static_cast<int>(agent), static_cast<int>(n),
                                           static_cast<int>(timeoutMs), static_cast<int>(retries)});
+      queued = sendq_->q.size();
     }
-    if (wake) sendq_->work.notify_one();
+    // Deferred, the wake-up waits for flush() unless a long burst has queued kDeferredWakeAt MADs:
+    // then the sender starts on them while the burst goes on.
+    if (wakeOwed_ && (!deferWake_ || queued >= kDeferredWakeAt)) FlushWake();
     return Napi::Boolean::New(env, true);
+  }
+
+  // setDeferWake(on): with it on, send() leaves the sender thread asleep and flush() wakes it once
+  // for all the MADs queued since (one wake-up per burst of sends instead of one per MAD).
+  Napi::Value SetDeferWake(const Napi::CallbackInfo& info) {
+    deferWake_ = info[0].ToBoolean();
+    if (!deferWake_) FlushWake();
+    return info.Env().Undefined();
+  }
+
+  // flush(): wake the sender thread for what send() queued while wake-ups were deferred.
+  Napi::Value Flush(const Napi::CallbackInfo& info) {
+    FlushWake();
+    return info.Env().Undefined();
+  }
+
+  void FlushWake() {
+    if (!wakeOwed_ || !sendq_) return;
+    wakeOwed_ = false;
+    sendq_->work.notify_one();
   }
 
   // sendStats(): { queued, sending, sent, dropped, errors, lastErrno } since the port was opened.
@@ -480,8 +515,8 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
 
   Napi::Value IsOpen(const Napi::CallbackInfo& info) { return Napi::Boolean::New(info.Env(), portid_ >= 0); }
 
-  // close(): Promise<void>. The receiver finishes its current wait (at most kRecvTimeoutMs), the
-  // thread-safe function drains, and its finalizer closes the port on the main thread.
+  // close(): Promise<void>. The wake-up eventfd ends the receiver's wait at once (under umad2sim
+  // within kRecvTimeoutSimMs), the thread-safe function drains, and its finalizer closes the port on the main thread.
   Napi::Value Close(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     Napi::Promise::Deferred d = Napi::Promise::Deferred::New(env);
@@ -496,7 +531,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     return p;
   }
 
-  // closeSync(): for process exit; blocks for at most one receive timeout.
+  // closeSync(): for process exit; blocks until the receiver has left its wait (see close()).
   Napi::Value CloseSync(const Napi::CallbackInfo& info) {
     Shutdown();
     return info.Env().Undefined();
@@ -508,6 +543,11 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
       stop_.store(true);
     }
     drained_.notify_all();
+    if (wakeFd_ >= 0) {
+      uint64_t one = 1;
+      ssize_t w = write(wakeFd_, &one, sizeof one);  // ends the receiver's poll
+      (void)w;
+    }
   }
 
   void StopAndJoin() {
@@ -518,6 +558,10 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   // Main thread only, after the receiver has stopped; `closeUmad` false leaves the umad port to a
   // sender still inside umad_send (the port counts as closed all the same).
   void ClosePort(bool closeUmad = true) {
+    if (wakeFd_ >= 0 && !thread_.joinable()) {
+      close(wakeFd_);
+      wakeFd_ = -1;
+    }
     if (issmFd_ >= 0) {
       ibsm_issm_close(issmFd_);
       issmFd_ = -1;
@@ -529,12 +573,25 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     }
   }
 
+  // The receiver waits in poll() on the umad fd and the wake-up eventfd, so a stop request
+  // (RequestStop writes the eventfd) ends the wait at once; then umad_recv reads without waiting.
   void ReceiveLoop() {
     std::vector<uint8_t> buf(umadSize_ + kDefaultMadLength);
     int transientErrors = 0;
+    const int umadFd = umad_get_fd(portid_);
+    const int waitMs = umadFd >= kUmad2simFirstFd ? kRecvTimeoutSimMs : kRecvTimeoutMs;
     while (!stop_.load(std::memory_order_relaxed)) {
+      struct pollfd fds[2] = {{umadFd, POLLIN, 0}, {wakeFd_, POLLIN, 0}};
+      int n = umadFd >= 0 ? poll(fds, wakeFd_ >= 0 ? 2 : 1, waitMs) : 1;
+      if (stop_.load(std::memory_order_relaxed)) break;
+      if (n == 0) continue;
+      if (n < 0 || !(fds[0].revents & POLLIN)) {
+        // EINTR, or umad2sim's -1 without errno: try again (backing off if it persists).
+        if (n < 0 && ++transientErrors > 100) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        continue;
+      }
       int len = static_cast<int>(buf.size() - umadSize_);
-      int r = umad_recv(portid_, buf.data(), &len, kRecvTimeoutMs);
+      int r = umad_recv(portid_, buf.data(), &len, umadFd >= 0 ? 0 : kRecvTimeoutMs);
       if (r >= 0) {
         transientErrors = 0;
         if (!Deliver(buf.data(), len)) break;
@@ -665,10 +722,13 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   int portNum_ = 0;
   int portid_ = -1;
   int issmFd_ = -1;
+  int wakeFd_ = -1;  // eventfd the receiver polls with the umad fd; written to stop it
   size_t umadSize_ = 0;
   std::shared_ptr<SendQueue> sendq_;
   std::thread sender_;
   bool senderLeft_ = false;  // a sender stuck in umad_send was detached at close
+  bool deferWake_ = false;   // main thread only: send() defers the sender's wake-up to flush()
+  bool wakeOwed_ = false;    // main thread only: MADs were queued since the sender last was woken
 
   std::thread thread_;
   std::atomic<bool> stop_{false};

@@ -17,6 +17,7 @@ import { applyWrites } from '../src/sm/apply.js';
 import { planActivation, planPortInfo } from '../src/sm/plan-ports.js';
 import { observeResets, planLfts, planPkeys } from '../src/sm/plan-tables.js';
 import { PartitionPlan } from '../src/model/partitions.js';
+import { LinearForwardingTable } from '../src/wire/sma.js';
 import type { Snapshot } from '../src/model/snapshot.js';
 
 async function upSnapshot(): Promise<{ snap: Snapshot; smp: SmpClient; clock: VirtualClock }> {
@@ -57,6 +58,14 @@ describe('SM planners', () => {
     const first = planLfts(snap.discovery, snap.routing, snap.maxLid, p);
     expect(first.lft.length).toBe(switches * blocks);
     expect(first.switchInfo, 'LinearFDBTop is already right').toEqual([]);
+    // Each block is the routing table's entries (255 past its end), as the attribute decodes it.
+    for (const w of first.lft) {
+      if (w.effect.kind !== 'lft') continue;
+      const { guid, block } = w.effect;
+      const table = snap.routing.lfts.get(snap.fabric.nodes.findIndex((n) => n.guid === guid))!;
+      const want = Array.from({ length: 64 }, (_, i) => table[block * 64 + i] ?? 255);
+      expect(LinearForwardingTable.decode(w.data).ports).toEqual(want);
+    }
     expect(planLfts(snap.discovery, snap.routing, snap.maxLid, p).lft.length, 'planning alone records nothing').toBe(switches * blocks);
     for (const w of first.lft) p.record(w);
     expect(planLfts(snap.discovery, snap.routing, snap.maxLid, p).lft).toEqual([]);

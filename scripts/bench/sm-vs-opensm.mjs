@@ -5,17 +5,24 @@
 // fallback (--routing E,minhop), and the "used" column shows which engine routed.
 //
 // For every fabric × engine × SM: time from process start to SUBNET UP (both SMs' own log
-// timestamps), SMPs sent, LFT blocks set and PortInfo sets (counted for both SMs by the same
-// umad_send shim, scripts/bench/umad-count.c, built here with cc), peak RSS, and the route
-// verifier's figures (dist/routing/verify.js) on the LFTs read back from the switches with ibroute
-// after the SM has exited. Prints one table per fabric and asserts nothing.
+// timestamps), to the first umad_send and from SUBNET UP to exit, SMPs sent, LFT blocks set and
+// PortInfo sets, CPU time (user + system) and peak RSS (counted for both SMs by the same umad_send
+// shim, scripts/bench/umad-count.c, built here with cc), and the route verifier's figures
+// (dist/routing/verify.js) on the LFTs read back from the switches with ibroute after the SM has
+// exited (ibroute skips the last block when the top LID is a multiple of 64: that block is read
+// with smpdump). Each SM runs --runs times, interleaved (ibsm, OpenSM, ibsm, ...); the table shows
+// the median of every figure, the routes are verified after the first run. Asserts nothing.
 //
 //   npm run build && node scripts/bench/sm-vs-opensm.mjs [options]
-//     --fabrics small,400,large     which fabrics (default: all three)
+//     --fabrics small,400,ft3-large,torus,rrg   which fabrics (default: these five; also large, lid64)
+//     --runs N                      runs per SM and engine (default 3; the median is shown)
 //     --engines minhop,updn,ftree,dfsssp
 //     --large SPEC                  the large fabric (default gen:fattree3:radix=24, see README)
 //     --sms ibsm,opensm             which SMs
 //     --dist DIR                    a built dist/ (default: this repo's dist)
+//     --cli FILE                    the ibsm command run (default: DIR/bundle/ibsm.cjs, the esbuild
+//                                   bundle of npm run build, run as the installed bin is, through
+//                                   its shebang; else node DIR/cli/main.js)
 //     --timeout S                   per SM run (default 600)
 //     --detail                      print both SMs' per-attribute send counts
 //     --keep                        keep the scratch directory
@@ -39,25 +46,34 @@ const opt = (name, def) => {
 };
 const flag = (name) => argv.includes(name);
 const distDir = path.resolve(opt('--dist', path.join(here, '../../dist')));
+const cliFile = path.resolve(opt('--cli', existsSync(path.join(distDir, 'bundle/ibsm.cjs')) ? path.join(distDir, 'bundle/ibsm.cjs') : path.join(distDir, 'cli/main.js')));
+// The bin runs as the installed command does, through its shebang (and its V8 flags).
+const cliIsBin = cliFile.endsWith(path.join('bundle', 'ibsm.cjs'));
 const engines = opt('--engines', 'minhop,updn,ftree,dfsssp').split(',').filter(Boolean);
 const sms = opt('--sms', 'ibsm,opensm').split(',').filter(Boolean);
 const timeoutMs = Number(opt('--timeout', '600')) * 1000;
 const LARGE = opt('--large', 'gen:fattree3:radix=24');
+const runs = Math.max(1, Number(opt('--runs', '3')));
 
 // ibsim's default limits (2048 nodes, 256 switches, 13312 ports) are raised for every fabric.
 const FABRICS = {
   small: { label: `small: ibsim example net.2sw2path4hca`, source: path.join(EXAMPLES, 'net.2sw2path4hca') },
   400: { label: '~400 hosts: gen:fattree3:radix=12', source: 'gen:fattree3:radix=12' },
   large: { label: `large: ${LARGE}`, source: LARGE },
+  'ft3-large': { label: 'ft3-large: gen:fattree3:pods=8,leaves=16,spines=8,cores=32,hosts=12', source: 'gen:fattree3:pods=8,leaves=16,spines=8,cores=32,hosts=12' },
+  torus: { label: 'torus 6x6x6: gen:torus:6x6x6,hosts=4', source: 'gen:torus:6x6x6,hosts=4' },
+  rrg: { label: 'rrg-200: gen:random:switches=200,degree=8,hosts=8,seed=1', source: 'gen:random:switches=200,degree=8,hosts=8,seed=1' },
+  // 60 hosts and 4 switches: LIDs 1..64, the top LID a multiple of 64 (ibroute's skipped block).
+  lid64: { label: 'lid64: gen:fattree2:leaves=2,spines=2,hosts=30', source: 'gen:fattree2:leaves=2,spines=2,hosts=30' },
 };
-const fabricKeys = opt('--fabrics', 'small,400,large').split(',').filter(Boolean);
+const fabricKeys = opt('--fabrics', 'small,400,ft3-large,torus,rrg').split(',').filter(Boolean);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const dist = (p) => import(pathToFileURL(path.join(distDir, p)).href);
 
 function need() {
   const missing = [];
-  for (const c of ['ibsim', 'ibroute', 'ibnetdiscover', 'cc', ...(sms.includes('opensm') ? ['opensm'] : [])]) {
+  for (const c of ['ibsim', 'ibroute', 'ibnetdiscover', 'smpdump', 'cc', ...(sms.includes('opensm') ? ['opensm'] : [])]) {
     if (spawnSync('bash', ['-c', `command -v ${c}`]).status !== 0) missing.push(c);
   }
   if (!existsSync(UMAD2SIM)) missing.push(UMAD2SIM);
@@ -95,6 +111,8 @@ function readCounts(file) {
     sendErrors: Number(b.readBigUInt64LE(16)),
     badStatus: Number(b.readBigUInt64LE(24)),
     maxRssKB: Number(b.readBigUInt64LE(40)),
+    firstSendUs: Number(b.readBigUInt64LE(48)),
+    cpuUs: Number(b.readBigUInt64LE(56)),
     smps,
     lftSets: get(0x81, 0x02, 0x19) + get(0x01, 0x02, 0x19),
     portInfoSets: get(0x81, 0x02, 0x15) + get(0x01, 0x02, 0x15),
@@ -221,7 +239,7 @@ async function runSm(kind, engine, sim, simHost, shim, dir) {
   const env = clientEnv(sim, simHost, { UMAD_COUNT_FILE: counts, LD_PRELOAD: `${shim} ${UMAD2SIM}`, OSM_CACHE_DIR: cache, OSM_TMP_DIR: cache });
   const [cmd, args] =
     kind === 'ibsm'
-      ? [process.execPath, [path.join(distDir, 'cli/main.js'), 'run', '--umad', '--once', '--routing', engine === 'minhop' ? 'minhop' : `${engine},minhop`, '--guid2lid', path.join(cache, 'guid2lid')]]
+      ? [cliIsBin ? cliFile : process.execPath, [...(cliIsBin ? [] : [cliFile]), 'run', '--umad', '--once', '--routing', engine === 'minhop' ? 'minhop' : `${engine},minhop`, '--guid2lid', path.join(cache, 'guid2lid')]]
       : ['opensm', ['-o', '-R', engine, '-F', '/dev/null', '-f', osmLog, '--dump_files_dir', cache]];
   // OpenSM appends to its log: start from an empty one, or an earlier run's SUBNET UP line is found.
   rmSync(osmLog, { force: true });
@@ -248,6 +266,11 @@ async function runSm(kind, engine, sim, simHost, shim, dir) {
   clearTimeout(killer);
   const c = readCounts(counts);
   const r = { sm: kind, engine, code, signal, exitMs: tEnd - t0, counts: c, rssMB: ((c?.maxRssKB || hwm) / 1024) };
+  if (c?.firstSendUs) r.firstSmpMs = c.firstSendUs / 1000 - t0;
+  if (c?.cpuUs) {
+    r.cpuMs = c.cpuUs / 1000;
+    if (c.smps) r.usPerSmp = c.cpuUs / c.smps;
+  }
   if (kind === 'ibsm') {
     const line = out.split('\n').find((l) => l.includes('SUBNET UP'));
     if (line) {
@@ -266,6 +289,7 @@ async function runSm(kind, engine, sim, simHost, shim, dir) {
     r.used = m?.[1];
     r.tail = text.split('\n').filter((l) => / ERR |SUBNET UP|failed|fall/i.test(l)).slice(-4).join('\n');
   }
+  if (r.upMs !== undefined) r.exitAfterUpMs = r.exitMs - r.upMs;
   return r;
 }
 
@@ -282,6 +306,8 @@ async function verifyFabric(sim, simHost, dir, mods) {
   });
   const lfts = new Map();
   const errors = [];
+  let patched = 0;
+  const maxLid = fabric.nodes.reduce((a, n) => n.ports.reduce((b, p) => Math.max(b, p?.lid ?? 0), a), 0);
   const queue = switches.slice();
   const worker = async () => {
     for (let s = queue.shift(); s; s = queue.shift()) {
@@ -295,6 +321,20 @@ async function verifyFabric(sim, simHost, dir, mods) {
         continue;
       }
       const entries = [...r.out.matchAll(/^0x([0-9a-f]+) (\d+)/gim)].map((m) => [parseInt(m[1], 16), Number(m[2])]);
+      // ibroute reads blocks up to top/64 exclusive: with the top LID a multiple of 64 the last
+      // block (that one LID) is never read. Read it with smpdump (raw LinearForwardingTable).
+      if (maxLid % 64 === 0 && !entries.some(([l]) => l >= maxLid)) {
+        const block = maxLid / 64;
+        const d = await runClient('smpdump', ['-L', String(s.lid), '0x19', String(block)], env, dir);
+        const bytes = lftBytesOfSmpdump(d.out);
+        if (d.code !== 0 || !bytes) errors.push(`smpdump LFT block ${block} of ${s.lid}: ${(d.err || d.out).trim().split('\n').pop()}`);
+        else {
+          patched++;
+          bytes.forEach((p, i) => {
+            if (p !== 255 && block * 64 + i <= maxLid) entries.push([block * 64 + i, p]);
+          });
+        }
+      }
       const top = entries.reduce((a, [l]) => Math.max(a, l), 0);
       const t = new Uint8Array(top + 1).fill(255);
       for (const [l, p] of entries) t[l] = p;
@@ -304,7 +344,15 @@ async function verifyFabric(sim, simHost, dir, mods) {
   // ibsim serves at most 10 clients; 4 readers keep well under that on 2 cores.
   await Promise.all([worker(), worker(), worker(), worker()]);
   const v = mods.verifyRoutes(fabric, lfts, { stretch: false });
-  return { v, errors, switches: switches.length };
+  return { v, errors, switches: switches.length, patched };
+}
+
+/** The 64 port bytes of one LinearForwardingTable block in smpdump's dump (lines of 16-bit hex
+ * words, "20ff ffff ..."); undefined if absent. */
+function lftBytesOfSmpdump(text) {
+  const bytes = [];
+  for (const m of text.matchAll(/^\s*((?:[0-9a-f]{4}\s+)*[0-9a-f]{4})\s*$/gim)) for (const h of m[1].split(/\s+/)) bytes.push(parseInt(h.slice(0, 2), 16), parseInt(h.slice(2), 16));
+  return bytes.length >= 64 ? bytes.slice(0, 64) : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -341,9 +389,9 @@ function reach(v) {
 }
 
 function printTable(fab, rows) {
-  console.log(`\n== ${fab.label}: ${fab.hosts} hosts, ${fab.switches} switches (SMs attached at ${fab.simHost ?? 'the first node'})`);
-  const head = ['SM', 'engine', 'used', 'UP ms', 'SM ms', 'exit ms', 'SMPs', 'LFT sets', 'PI sets', 'drops', 'RSS MB', 'max r/l', 'mean r/l', 'reach'];
-  const w = [7, 7, 7, 8, 7, 8, 8, 8, 7, 6, 7, 8, 9, 9];
+  console.log(`\n== ${fab.label}: ${fab.hosts} hosts, ${fab.switches} switches (SMs attached at ${fab.simHost ?? 'the first node'}; median of ${runs} run${runs > 1 ? 's' : ''})`);
+  const head = ['SM', 'engine', 'used', 'UP ms', 'SM ms', '1st SMP', 'UP→exit', 'CPU ms', 'µs/SMP', 'SMPs', 'LFT sets', 'PI sets', 'drops', 'RSS MB', 'max r/l', 'mean r/l', 'reach'];
+  const w = [7, 7, 7, 8, 7, 8, 8, 8, 7, 8, 8, 7, 6, 7, 8, 9, 9];
   const line = (cells) => console.log(cells.map((c, i) => (i < 3 ? String(c).padEnd(w[i]) : String(c).padStart(w[i]))).join(' '));
   line(head);
   for (const r of rows) {
@@ -354,7 +402,10 @@ function printTable(fab, rows) {
       r.code === 0 ? (r.used ?? '?') : `exit ${r.code ?? r.signal}`,
       fmt(r.upMs),
       fmt(r.smMs),
-      fmt(r.exitMs),
+      fmt(r.firstSmpMs),
+      fmt(r.exitAfterUpMs),
+      fmt(r.cpuMs),
+      fmt(r.usPerSmp, 1),
       fmt(r.counts?.smps),
       fmt(r.counts?.lftSets),
       fmt(r.counts?.portInfoSets),
@@ -371,9 +422,31 @@ function printTable(fab, rows) {
     if (!a || !b) continue;
     const ratio = (x, y) => (x && y ? (x / y).toFixed(2) : '-');
     console.log(
-      `   ${e}: OpenSM/ibsm  UP time ${ratio(b.upMs, a.upMs)}x   SMPs ${ratio(b.counts?.smps, a.counts?.smps)}x   LFT sets ${ratio(b.counts?.lftSets, a.counts?.lftSets)}x   RSS ${ratio(b.rssMB, a.rssMB)}x   max routes/link ${ratio(b.verify?.v?.linkLoad.max, a.verify?.v?.linkLoad.max)}x`,
+      `   ${e}: ibsm/OpenSM  UP time ${ratio(a.upMs, b.upMs)}x   CPU ${ratio(a.cpuMs, b.cpuMs)}x   CPU/SMP ${ratio(a.usPerSmp, b.usPerSmp)}x   RSS ${ratio(a.rssMB, b.rssMB)}x   SMPs ${ratio(a.counts?.smps, b.counts?.smps)}x   LFT sets ${ratio(a.counts?.lftSets, b.counts?.lftSets)}x   max routes/link ${ratio(a.verify?.v?.linkLoad.max, b.verify?.v?.linkLoad.max)}x`,
     );
   }
+}
+
+/** One row of medians from the runs of one SM and engine (counts and the routes: the first run's). */
+function medianRow(list) {
+  const ok = list.filter((r) => r.upMs !== undefined);
+  const use = ok.length ? ok : list;
+  const med = (k) => {
+    const xs = use.map((r) => r[k]).filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
+    return xs.length ? (xs.length % 2 ? xs[(xs.length - 1) / 2] : (xs[xs.length / 2 - 1] + xs[xs.length / 2]) / 2) : undefined;
+  };
+  const first = use[0];
+  const row = { ...first, verify: list.find((r) => r.verify)?.verify };
+  for (const k of ['upMs', 'smMs', 'firstSmpMs', 'exitAfterUpMs', 'exitMs', 'cpuMs', 'usPerSmp', 'rssMB']) row[k] = med(k);
+  if (first.counts) {
+    row.counts = { ...first.counts };
+    for (const k of ['smps', 'lftSets', 'portInfoSets', 'badStatus', 'sendErrors']) {
+      const xs = use.map((r) => r.counts?.[k]).filter((x) => x !== undefined).sort((a, b) => a - b);
+      row.counts[k] = xs[(xs.length - 1) >> 1];
+    }
+  }
+  if (list.some((r) => r.code !== 0)) row.code = list.find((r) => r.code !== 0).code ?? row.code;
+  return row;
 }
 
 function printDetail(rows) {
@@ -394,8 +467,9 @@ async function main() {
   };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-sm-bench-'));
   const shim = buildShim(dir);
-  console.log(`ibsm vs OpenSM on ibsim (fresh ibsim per run; counts from the umad_send shim; scratch ${dir})`);
-  console.log('UP ms: process start to the SUBNET UP log line; SM ms: ibsm\'s own ms=; exit ms: start to exit; drops: sends returned with an error status;');
+  console.log(`ibsm vs OpenSM on ibsim (fresh ibsim per run; counts from the umad_send shim; ibsm is ${path.relative(process.cwd(), cliFile) || cliFile}; scratch ${dir})`);
+  console.log('UP ms: process start to the SUBNET UP log line; SM ms: ibsm\'s own ms=; 1st SMP: process start to the first umad_send; UP→exit: SUBNET UP to exit;');
+  console.log('CPU ms: user + system at exit (every thread); µs/SMP: CPU ms per SMP sent; drops: sends returned with an error status; RSS: peak;');
   console.log('max/mean r/l: verifier routes per directed switch-to-switch link, on LFTs read back with ibroute;');
   console.log('reach: ok = every CA pair and every switch reaches every LID; sw:N = CA pairs ok, N (switch, LID) routes fail; fail:N = N CA pairs unreachable.');
   try {
@@ -403,28 +477,33 @@ async function main() {
       const fab = await prepareFabric(key, dir, mods);
       const rows = [];
       for (const engine of engines) {
-        for (const smKind of sms) {
-          let sim;
-          try {
-            sim = await startIbsim(fab.netFile, dir, fab.limits);
-          } catch (e) {
-            console.log(`${fab.label}: ${e.message}`);
-            break;
-          }
-          try {
-            const r = await runSm(smKind, engine, sim, fab.simHost, shim, dir);
-            if (r.code === 0 || r.upMs !== undefined) r.verify = await verifyFabric(sim, fab.simHost, dir, mods);
-            if (r.code !== 0 || r.upMs === undefined) console.log(`   ${smKind}/${engine} exit ${r.code ?? r.signal}:\n${r.tail}`);
-            if (r.verify?.errors?.length) console.log(`   ${smKind}/${engine}: ${r.verify.errors.length} LFT read errors, e.g. ${r.verify.errors[0]}`);
-            const v = r.verify?.v;
-            if (v && !v.ok && v.failures[0]) console.log(`   ${smKind}/${engine}: ${v.failureGroups} route failure groups, e.g. ${v.failures[0].kind} to LID ${v.failures[0].dlid} at ${v.failures[0].at}: ${v.failures[0].detail} (${v.failures[0].switches} switches)`);
-            if (r.verify?.error) console.log(`   ${smKind}/${engine}: ${r.verify.error}`);
-            rows.push(r);
-            process.stderr.write(`   [${fab.key}] ${smKind}/${engine}: up ${fmt(r.upMs)} ms, ${fmt(r.counts?.smps)} SMPs, max routes/link ${fmt(r.verify?.v?.linkLoad.max)}\n`);
-          } finally {
-            await sim.stop();
+        const byKind = new Map(sms.map((k) => [k, []]));
+        for (let run = 0; run < runs; run++) {
+          for (const smKind of sms) {
+            let sim;
+            try {
+              sim = await startIbsim(fab.netFile, dir, fab.limits);
+            } catch (e) {
+              console.log(`${fab.label}: ${e.message}`);
+              break;
+            }
+            try {
+              const r = await runSm(smKind, engine, sim, fab.simHost, shim, dir);
+              if (run === 0 && (r.code === 0 || r.upMs !== undefined)) r.verify = await verifyFabric(sim, fab.simHost, dir, mods);
+              if (r.code !== 0 || r.upMs === undefined) console.log(`   ${smKind}/${engine} exit ${r.code ?? r.signal}:\n${r.tail}`);
+              if (r.verify?.errors?.length) console.log(`   ${smKind}/${engine}: ${r.verify.errors.length} LFT read errors, e.g. ${r.verify.errors[0]}`);
+              if (r.verify?.patched) console.log(`   ${smKind}/${engine}: top LID a multiple of 64: the last LFT block of ${r.verify.patched} switches read with smpdump (ibroute skips it)`);
+              const v = r.verify?.v;
+              if (v && !v.ok && v.failures[0]) console.log(`   ${smKind}/${engine}: ${v.failureGroups} route failure groups, e.g. ${v.failures[0].kind} to LID ${v.failures[0].dlid} at ${v.failures[0].at}: ${v.failures[0].detail} (${v.failures[0].switches} switches)`);
+              if (r.verify?.error) console.log(`   ${smKind}/${engine}: ${r.verify.error}`);
+              byKind.get(smKind).push(r);
+              process.stderr.write(`   [${fab.key}] ${smKind}/${engine} run ${run + 1}: up ${fmt(r.upMs)} ms, first SMP ${fmt(r.firstSmpMs)} ms, exit ${fmt(r.exitAfterUpMs)} ms after UP, ${fmt(r.counts?.smps)} SMPs, CPU ${fmt(r.cpuMs)} ms, RSS ${fmt(r.rssMB, 1)} MB\n`);
+            } finally {
+              await sim.stop();
+            }
           }
         }
+        for (const k of sms) if (byKind.get(k).length) rows.push(medianRow(byKind.get(k)));
       }
       printTable(fab, rows);
       if (flag('--detail')) printDetail(rows);

@@ -8,11 +8,13 @@
  *
  * The counters live in a file named by $UMAD_COUNT_FILE, mmap()ed MAP_SHARED, so the figures are
  * on disk whatever way the process ends (exit, SIGTERM, SIGKILL): there is no exit hook to miss.
- * At exit (destructor) it also stores the peak RSS (getrusage ru_maxrss) into the header.
+ * At exit (destructor) it also stores the peak RSS (getrusage ru_maxrss) and the CPU time used
+ * (user + system) into the header; the first umad_send stamps its wall-clock time.
  *
  * File layout (little endian, all fields 64-bit):
  *   [0] magic 0x31544e43444d4155 ("UAMDCNT1")  [1] slots  [2] send errors  [3] recv with status != 0
- *   [4] total sends  [5] peak RSS kB (0 until exit)  [6..7] reserved
+ *   [4] total sends  [5] peak RSS kB (0 until exit)  [6] first umad_send, µs since the epoch
+ *   [7] CPU µs, user + system (0 until exit)
  *   then `slots` entries of { key, count }: key = 1 + (class << 24 | method << 16 | attrId), 0 = empty.
  *
  * build: cc -shared -fPIC -O2 -o umad-count.so umad-count.c -ldl
@@ -28,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAGIC 0x31544e43444d4155ULL
@@ -85,8 +88,10 @@ __attribute__((constructor)) static void init(void)
 __attribute__((destructor)) static void fini(void)
 {
 	struct rusage ru;
-	if (table && getrusage(RUSAGE_SELF, &ru) == 0)
+	if (table && getrusage(RUSAGE_SELF, &ru) == 0) {
 		table[5] = (uint64_t)ru.ru_maxrss;
+		table[7] = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u + (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+	}
 }
 
 static void count(uint32_t key)
@@ -119,7 +124,11 @@ int umad_send(int portid, int agentid, void *umad, int length, int timeout_ms, i
 		/* MAD common header: [1] class, [3] method, [16..17] attribute ID (big endian). */
 		uint32_t key = (uint32_t)mad[1] << 24 | (uint32_t)mad[3] << 16 | (uint32_t)mad[16] << 8 | mad[17];
 		count(key);
-		__atomic_add_fetch(&table[4], 1, __ATOMIC_RELAXED);
+		if (__atomic_add_fetch(&table[4], 1, __ATOMIC_RELAXED) == 1) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			table[6] = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+		}
 	}
 	int rc = real_send(portid, agentid, umad, length, timeout_ms, retries);
 	if (rc < 0 && table)

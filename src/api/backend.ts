@@ -6,8 +6,7 @@ import { MadRpc, type MadRpcOptions } from '../rpc/madrpc.js';
 import { RealClock, type Clock } from '../util/clock.js';
 import { AsapClock } from '../util/asap-clock.js';
 import type { Transport } from '../transport/types.js';
-import { loadFabricSpec } from '../model/load.js';
-import { SimFabric } from '../sim/fabric.js';
+import type { SimFabric } from '../sim/fabric.js';
 import { cloneFabric, type Fabric } from '../model/fabric.js';
 import { DEFAULT_SIM_SPEC } from '../config/options.js';
 
@@ -90,6 +89,8 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
       },
     };
   }
+  // The simulator and the topology loaders are loaded only for the in-process fabric.
+  const [{ loadFabricSpec }, { SimFabric }] = await Promise.all([import('../model/load.js'), import('../sim/fabric.js')]);
   const fabric = typeof o.sim === 'object' ? o.sim : loadFabricSpec(o.sim ?? DEFAULT_SIM_SPEC, { seed: o.seed });
   // The simulator takes ownership of its Fabric; keep the loaded one pristine for comparisons.
   const sim = new SimFabric(cloneFabric(fabric), { clock: new AsapClock(), seed: o.seed });

@@ -1,16 +1,12 @@
 #!/usr/bin/env node
 /** The `ibsm` command: every command's options come from the one table (config/options.ts) through
- * the one parser (config/parse.ts). */
+ * the one parser (config/parse.ts). What a command needs beyond parsing its options (the SM, SA,
+ * routing engines, simulator, discovery) is imported when that command runs, so start-up only
+ * loads the option table and the parser. */
 import { readFileSync, realpathSync } from 'node:fs';
-import { discover } from '../sm/discovery.js';
-import { smpClientOf } from '../sm/smp-client.js';
-import { formatIbnetdiscover } from '../model/ibnetdiscover.js';
-import { fabricToJson } from '../model/json.js';
-import { openBackend } from '../api/backend.js';
 import { commandHelp, GLOBAL_USAGE, parseCommandLine, UsageError } from '../config/parse.js';
 import { formatEffectiveConfig, resolveConfig, setting, type EffectiveConfig } from '../config/file.js';
 import { COMMANDS, type Command } from '../config/options.js';
-import { logFatal, logFormatOfArgv, runIoOf, runSm } from './run.js';
 import { Logger, ProgressTty } from '../util/log.js';
 
 export { UsageError };
@@ -31,6 +27,13 @@ async function discoverCmd(argv: string[], io: Io): Promise<number> {
   if (args.positionals.length) throw new UsageError(`unexpected argument "${args.positionals[0]}"`, 'discover');
   const c = resolveConfig('discover', args, undefined);
   checkBackend(c);
+  const [{ discover }, { smpClientOf }, { formatIbnetdiscover }, { fabricToJson }, { openBackend }] = await Promise.all([
+    import('../sm/discovery.js'),
+    import('../sm/smp-client.js'),
+    import('../model/ibnetdiscover.js'),
+    import('../model/json.js'),
+    import('../api/backend.js'),
+  ]);
   const be = await openBackend({
     sim: setting<string>(c, 'sim'),
     umad: setting<boolean>(c, 'umad'),
@@ -76,10 +79,12 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
   } catch (e) {
     // A configuration refused ends the process too: with --log-format json, as a JSON log line
     // with its code (scripts read one format); in text, as the usage message below.
+    const { logFatal, logFormatOfArgv, runIoOf } = await import('./run.js');
     if (!(e instanceof UsageError) || logFormatOfArgv(argv) !== 'json') throw e;
     return logFatal(new Logger({ write: (l) => void io.stderr.write(l + '\n') }, 'info', 'json'), e, 'start', false, runIoOf(io));
   }
   if (r.help) return help(io, 'run');
+  const { runSm, runIoOf } = await import('./run.js');
   return runSm(r.config, runIoOf(io));
 }
 
@@ -169,7 +174,9 @@ export function readVersion(): string {
 }
 
 const isMain = process.argv[1] !== undefined && new URL(import.meta.url).pathname === realpathSync(process.argv[1]);
+// No top-level await: the bundle (scripts/build-bundle.mjs) is CommonJS, for V8's code cache.
 if (isMain) {
-  const code = await main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr });
-  process.exitCode = code;
+  void main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr }).then((code) => {
+    process.exitCode = code;
+  });
 }

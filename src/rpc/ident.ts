@@ -11,11 +11,21 @@ function isDr(mad: Uint8Array): boolean {
   return mad.length >= MAD_SIZE && MadHeaderView.over(mad).mgmtClass === MgmtClass.SubnDirected;
 }
 
-/** The per-destination window key: the DR path (egress ports) for class 0x81, else the LID. */
+/** Paths up to this many hops get a number as their key (no string built per SMP). */
+const NUMERIC_DR_HOPS = 6;
+
+/** The per-destination window key: the DR path (egress ports) for class 0x81, else the LID. A
+ * path of up to 6 hops is a negative number (hop count, then each port, in base 256: distinct for
+ * distinct paths, never a LID); a longer one a string. */
 export function defaultDestinationKey(mad: Uint8Array, addr: MadAddress): DestinationKey {
   if (isDr(mad)) {
     const v = SmpDrView.over(mad);
     const n = Math.min(v.hopCount, MAX_DR_HOPS);
+    if (n <= NUMERIC_DR_HOPS) {
+      let key = n;
+      for (let i = 1; i <= n; i++) key = key * 256 + v.at('initialPath', i);
+      return -1 - key;
+    }
     let k = 'dr:';
     for (let i = 1; i <= n; i++) k += (i > 1 ? ',' : '') + v.at('initialPath', i);
     return k;

@@ -14,6 +14,7 @@
  * scheduler, and the endpoints attached at ports (./endpoint.ts).
  */
 import type { Clock } from '../util/clock.js';
+import { allocBytes } from '../util/slab.js';
 import { addCounts, processPma } from './pma.js';
 import type { PortCounterName } from '../wire/pma.js';
 import type { Fabric } from '../model/fabric.js';
@@ -356,7 +357,7 @@ export class SimFabric implements SmaHost, EndpointHost {
   endpointSend(ep: SimEndpoint, mad: Uint8Array, addr: MadAddress): void {
     const n = this.nodes[ep.nodeIdx]!;
     const p = n.ports[ep.portNum]!;
-    const buf = new Uint8Array(256);
+    const buf = allocBytes(256);
     buf.set(mad);
     const h = MadHeaderView.over(buf);
     // the agent id goes into the high 32 bits of a request's TID, as the kernel does

@@ -1,6 +1,7 @@
 /** Per-node and per-port state of the simulated SMAs, and building it from a Fabric node. */
 import { PhysPortState, PortState } from '../wire/mad.js';
-import { newPmaCounters, type PmaCounters } from './pma.js';
+import type { PmaCounters } from './pma.js';
+import { PORT_COUNTER_NAMES } from '../wire/pma.js';
 import { PortCap, type PortInfo, type VLArbitrationEntry } from '../wire/sma.js';
 import { isSwitch as fabricIsSwitch, type FabricNode, type NodeKind } from '../model/fabric.js';
 import { SwitchForwarding } from './forwarding.js';
@@ -147,6 +148,8 @@ export interface NewPortOptions {
   physical: boolean;
   /** The port's P_Key table (zeroed; entry 0 is set to the default full-member key here). */
   pkeys: Uint16Array;
+  /** The port's PMA counters (zeroed): totals and the values at the last clear. */
+  pma: PmaCounters;
   guidCap: number;
   capabilityMask: number;
 }
@@ -218,7 +221,7 @@ export function newPort(o: NewPortOptions): SimPort {
     vlarb: [undefined, undefined, undefined, undefined],
     guids,
     mkeyLeaseEnd: 0,
-    stats: { linkDowned: 0, clientReregisters: 0, pma: newPmaCounters() },
+    stats: { linkDowned: 0, clientReregisters: 0, pma: o.pma },
   };
 }
 
@@ -263,8 +266,11 @@ export function buildSimNode(fn: FabricNode, idx: number, o: NodeOptions, byPort
   };
   const ports = node.ports as (SimPort | undefined)[];
   const first = sw ? 0 : 1;
-  // one buffer for all P_Key tables of the node (views per port): fewer allocations at scale
+  // one buffer for all P_Key tables of the node and one for all its PMA counters (views per port):
+  // a typed array of its own has an off-heap store each, which matters with 70,000 ports
   const pkeyStore = new Uint16Array(o.partitionCap * (fn.numPorts + 1));
+  const nc = PORT_COUNTER_NAMES.length;
+  const pmaStore = new Float64Array(2 * nc * (fn.numPorts + 1));
   for (let pn = first; pn <= fn.numPorts; pn++) {
     const fp = fn.ports[pn];
     if (!fp && !sw) continue;
@@ -278,6 +284,7 @@ export function buildSimNode(fn: FabricNode, idx: number, o: NodeOptions, byPort
       management: mgmt,
       physical: !(sw && pn === 0),
       pkeys: pkeyStore.subarray(pn * o.partitionCap, (pn + 1) * o.partitionCap),
+      pma: { total: pmaStore.subarray(2 * nc * pn, 2 * nc * pn + nc), base: pmaStore.subarray(2 * nc * pn + nc, 2 * nc * (pn + 1)) },
       guidCap: mgmt ? (sw ? 1 : 8) : 0,
       capabilityMask: mgmt ? (sw ? SWITCH_PORT0_CAPABILITY_MASK : CA_CAPABILITY_MASK) : 0,
     });

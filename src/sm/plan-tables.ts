@@ -12,7 +12,7 @@ import { sl2vlForPort, type QosVlSettings, type VlArbEntry } from '../model/qos-
 import { MCAST_LID_BASE, type MftPlan } from '../routing/mcast-tree.js';
 import { mftBlocks } from './mft-blocks.js';
 import { enforces } from './plan-ports.js';
-import type { Programmed, SmpWrite } from './programmed.js';
+import { LFT_PORTS, type Programmed, type SmpWrite } from './programmed.js';
 
 /** The switches' packet lifetime (4.096 µs × 2^n), OpenSM's default. */
 const SWITCH_LIFE_TIME = 0x12;
@@ -226,13 +226,25 @@ export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: 
     }
     const shadow = programmed.lftShadow(n.guid, nBlocks);
     for (let b = 0; b < nBlocks; b++) {
-      const block = new Uint8Array(LFT_BLOCK_SIZE).fill(0xff);
-      block.set(table.subarray(b * LFT_BLOCK_SIZE, Math.min(table.length, (b + 1) * LFT_BLOCK_SIZE)));
-      if (shadow.known[b] && block.every((v, i) => v === shadow.table[b * LFT_BLOCK_SIZE + i])) continue;
-      lft.push({ path: d.path, attr: SmpAttr.LinearForwardingTable, mod: lftBlockMod(b), data: LinearForwardingTable.encode({ ports: Array.from(block) }), effect: { kind: 'lft', guid: n.guid, block: b } });
+      // Straight from the routing table's bytes (entries past its end are 255, no route), compared
+      // with the shadow in place; only a block to write gets its 64-byte attribute.
+      const lo = b * LFT_BLOCK_SIZE;
+      const hi = Math.min(table.length, lo + LFT_BLOCK_SIZE);
+      if (shadow.known[b] && sameLftBlock(table, lo, hi, shadow.table)) continue;
+      const data = new Uint8Array(LinearForwardingTable.byteLength);
+      data.fill(0xff, LFT_PORTS.offset, LFT_PORTS.offset + LFT_BLOCK_SIZE);
+      if (hi > lo) data.set(table.subarray(lo, hi), LFT_PORTS.offset);
+      lft.push({ path: d.path, attr: SmpAttr.LinearForwardingTable, mod: lftBlockMod(b), data, effect: { kind: 'lft', guid: n.guid, block: b } });
     }
   });
   return { switchInfo, lft };
+}
+
+/** True when the block at `lo` of `table` (255 from `hi` on) is what the shadow holds there. */
+function sameLftBlock(table: Uint8Array, lo: number, hi: number, shadow: Uint8Array): boolean {
+  for (let i = lo; i < hi; i++) if (table[i] !== shadow[i]) return false;
+  for (let i = Math.max(lo, hi); i < lo + LFT_BLOCK_SIZE; i++) if (shadow[i] !== 0xff) return false;
+  return true;
 }
 
 /** The RFT blocks of a switch that forwards by its RandomForwardingTable: the routed LIDs as

@@ -3,7 +3,8 @@
  * Planners (sm/plan-*.ts) compare what a sweep wants with this state and return `SmpWrite`s; the
  * apply step (sm/apply.ts) sends them and calls `record` for each one the SMA acknowledged, so
  * this state only ever holds what a switch or port confirmed. Nothing here does I/O. */
-import { LFT_BLOCK_SIZE } from '../wire/sma.js';
+import { byteArrayOf } from '../wire/layout.js';
+import { LFT_BLOCK_SIZE, LinearForwardingTable } from '../wire/sma.js';
 import { MftCache, type MftWrite } from './mft-blocks.js';
 
 /** What a write changes once acknowledged. PortInfo and SwitchInfo answers update the sweep's
@@ -27,6 +28,9 @@ export interface SmpWrite {
   /** The M_Key to present, when not the SM's own (a port's key read from its PortInfo). */
   mkey?: bigint;
 }
+
+/** Where an LFT block's 64 ports sit in the encoded LinearForwardingTable (from its field table). */
+export const LFT_PORTS = byteArrayOf(LinearForwardingTable, 'ports');
 
 /** What the SM believes a switch's LFT holds: the table it wrote and which 64-entry blocks are known. */
 export interface LftShadow {
@@ -68,7 +72,7 @@ export class Programmed {
   /** An LFT block read back from a switch this SM had no shadow of: what it holds now. */
   learnLft(guid: bigint, block: number, blocks: number, data: Uint8Array): void {
     const st = this.lftShadow(guid, blocks);
-    st.table.set(data.subarray(0, LFT_BLOCK_SIZE), block * LFT_BLOCK_SIZE);
+    st.table.set(data.subarray(LFT_PORTS.offset, LFT_PORTS.offset + LFT_BLOCK_SIZE), block * LFT_BLOCK_SIZE);
     st.known[block] = 1;
   }
 
@@ -95,7 +99,7 @@ export class Programmed {
       case 'lft': {
         const st = this.lfts.get(e.guid);
         if (!st || e.block >= st.known.length) return;
-        st.table.set(w.data.subarray(0, LFT_BLOCK_SIZE), e.block * LFT_BLOCK_SIZE);
+        st.table.set(w.data.subarray(LFT_PORTS.offset, LFT_PORTS.offset + LFT_BLOCK_SIZE), e.block * LFT_BLOCK_SIZE);
         st.known[e.block] = 1;
         return;
       }

@@ -73,9 +73,13 @@ export interface NativeUmadPort {
   ): boolean | void;
   /** The send queue's counters (the addon sends from its own thread; a full queue drops). */
   sendStats?(): NativeSendStats;
+  /** With deferral on, send() queues without waking the sender thread; flush() wakes it once for
+   * everything queued since. */
+  setDeferWake?(on: boolean): void;
+  flush?(): void;
   openIssm(): void;
   closeIssm(): void;
-  /** Stops the receiver thread (within one receive timeout, off the event loop) and closes the port. */
+  /** Stops the receiver thread (woken at once, off the event loop) and closes the port. */
   close(): Promise<void>;
   /** The same, blocking; for process exit only. */
   closeSync(): void;

@@ -255,7 +255,17 @@ export class UmadTransport implements Transport {
     openTransports.add(this);
     installExitHook();
     this.issmPending = opts.issm === true;
+    // One wake-up of the sender thread per burst of sends (the rest of this turn of the event
+    // loop), not one per MAD: a window of SMPs goes out on one wake-up.
+    for (const p of new Set([this.smi, this.gsi])) p.setDeferWake?.(true);
   }
+
+  private flushQueued = false;
+  private readonly flushSends = (): void => {
+    this.flushQueued = false;
+    this.smi.flush?.();
+    if (this.gsi !== this.smi) this.gsi.flush?.();
+  };
 
   private get isClosed(): boolean {
     return this.closing !== undefined;
@@ -330,6 +340,10 @@ export class UmadTransport implements Transport {
     }
     // A full send queue drops the MAD as the fabric would lose it: the RPC layer's timeouts cover it.
     if (queued === false) this.sendsDropped++;
+    else if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(this.flushSends);
+    }
   }
 
   private sendsDropped = 0;

@@ -4,6 +4,7 @@
  * route), the response to a request with a status (SMP and SA), TrapRepress, SA requests, and the
  * TID helpers. Each returns new bytes (or writes a buffer it is handed) and does no I/O.
  */
+import { allocBytes, copyBytes } from '../util/slab.js';
 import { EncodeError } from './errors.js';
 import { readBig, readU32, writeBig, writeBits } from './bits.js';
 import type { AnyLayout } from './fields.js';
@@ -120,7 +121,7 @@ function writeSmp(b: Uint8Array, v: { baseVersion: number; mgmtClass: number; cl
 /** A LID-routed SMP (class 0x01). Throws EncodeError. */
 export function smpLid(init: SmpInit): Uint8Array {
   checkSmp(SmpLid.name, init);
-  const b = new Uint8Array(MAD_SIZE);
+  const b = allocBytes(MAD_SIZE);
   writeSmp(b, SmpLidView.over(b), MgmtClass.SubnLid, init);
   return b;
 }
@@ -133,7 +134,7 @@ export function smpLid(init: SmpInit): Uint8Array {
 export function smpDr(path: readonly number[], init: SmpInit): Uint8Array {
   if (path.length > MAX_DR_HOPS) throw new EncodeError(SmpDr.name, 'initialPath', `a directed route has at most ${MAX_DR_HOPS} hops, got ${path.length}`);
   checkSmp(SmpDr.name, init);
-  const b = new Uint8Array(MAD_SIZE);
+  const b = allocBytes(MAD_SIZE);
   const v = SmpDrView.over(b);
   for (let i = 0; i < path.length; i++) {
     const port = path[i]!;
@@ -174,7 +175,7 @@ export function smpData(smp: Uint8Array): Uint8Array {
  * data area is left as the request had it, for the responder to fill.
  */
 export function smpResponse(req: Uint8Array, status = 0): Uint8Array {
-  const r = req.slice();
+  const r = copyBytes(req);
   if (r[1] === MgmtClass.SubnDirected) {
     const v = SmpDrView.over(r);
     v.method = Method.GetResp;

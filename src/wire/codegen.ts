@@ -204,12 +204,115 @@ export function makeGetter(name: string, fname: string, f: FieldSpec): Getter {
   return (b, base) => decodeField(name, fname, f, b, base);
 }
 
-/** The decoder of a layout: the field readers, and an object literal in table order, so every
- * decoded value of a layout has one shape. Generated from the table once, at definition. */
+/** Where an unsigned field of up to 32 bits sits in the bytes, when it spans at most 4 of them:
+ * its first byte (from the structure's start), how many bytes it touches, how far its last bit is
+ * from the end of its last byte, and its mask. Undefined when it needs the general bit reader. */
+export interface IntPlacement {
+  readonly byte: number;
+  readonly span: number;
+  readonly shift: number;
+  readonly mask: number;
+  /** The field is exactly its bytes (no shift, no neighbours). */
+  readonly whole: boolean;
+}
+
+export function intPlacement(f: { bit: number; width: number }): IntPlacement | undefined {
+  if (f.width > 32) return undefined;
+  const byte = f.bit >>> 3;
+  const end = f.bit + f.width;
+  const last = (end - 1) >>> 3;
+  const span = last - byte + 1;
+  if (span > 4) return undefined;
+  const shift = (last + 1) * 8 - end;
+  return { byte, span, shift, mask: POW2[f.width]! - 1, whole: shift === 0 && f.width === span * 8 };
+}
+
+/** The source of an expression reading the bytes a placement spans, as one unsigned number: `b`
+ * names the bytes, `o` the byte offset of the structure. */
+export function spanReadSource(p: IntPlacement, b = 'b', o = 'o'): string {
+  const parts: string[] = [];
+  for (let k = 0; k < p.span; k++) {
+    const sh = (p.span - 1 - k) * 8;
+    parts.push(sh ? `(${b}[${o} + ${p.byte + k}] << ${sh})` : `${b}[${o} + ${p.byte + k}]`);
+  }
+  const raw = parts.join(' | ');
+  return p.span === 4 ? `((${raw}) >>> 0)` : raw;
+}
+
+/** The source of an expression reading the field itself. */
+export function intReadSource(p: IntPlacement, b = 'b', o = 'o'): string {
+  const raw = spanReadSource(p, b, o);
+  return p.whole ? `(${raw})` : `(((${raw}) >>> ${p.shift}) & ${p.mask})`;
+}
+
+/** The source of statements writing the number in variable `x` (the whole span: the field shifted
+ * into place, merged with its neighbours as the caller needs) over the bytes a placement spans. */
+export function spanWriteSource(p: IntPlacement, x: string, b = 'b', o = 'o'): string {
+  const w: string[] = [];
+  for (let k = 0; k < p.span; k++) {
+    const sh = (p.span - 1 - k) * 8;
+    w.push(`${b}[${o} + ${p.byte + k}] = ${sh ? `(${x} >>> ${sh}) & 255` : `${x} & 255`};`);
+  }
+  return w.join(' ');
+}
+
+/** The decoder of a layout: an object literal in table order (so every decoded value of a layout
+ * has one shape), integer fields read inline with their offsets, shifts and masks as constants,
+ * the other kinds through their readers. Generated from the table once, at definition. */
 export function compileDecoder(name: string, entries: Array<[string, FieldSpec]>): (b: Uint8Array, bitBase: number) => Record<string, unknown> {
   const live = entries.filter(([, f]) => f.kind !== 'reserved');
   const getters = live.map(([fname, f]) => makeGetter(name, fname, f));
-  const body = `return { ${live.map(([fname], i) => `${JSON.stringify(fname)}: g[${i}](b, base)`).join(', ')} };`;
+  const props = live.map(([fname, f], i) => {
+    const p = f.kind === 'uint' ? intPlacement(f) : undefined;
+    return `${JSON.stringify(fname)}: ${p ? intReadSource(p) : `g[${i}](b, base)`}`;
+  });
+  const body = `const o = base >>> 3; return { ${props.join(', ')} };`;
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
   return new Function('g', `return function decode${name.replace(/\W/g, '')}(b, base) { ${body} };`)(getters) as (b: Uint8Array, bitBase: number) => Record<string, unknown>;
+}
+
+/** The encoder of a layout, into bytes the caller has zero-filled: integer fields (and arrays of
+ * byte-aligned integers) validated and written inline, exactly as their setters validate and
+ * write them, the other kinds through their setters. `v` is the value, `o` the byte offset. */
+export function compileEncoder(name: string, entries: Array<[string, FieldSpec]>): (v: Record<string, unknown>, b: Uint8Array, o: number) => void {
+  const live = entries.filter(([, f]) => f.kind !== 'reserved');
+  const setters: Setter[] = [];
+  const fnames = live.map(([fname]) => fname);
+  const widths = live.map(([, f]) => (f.kind === 'array' ? f.elem.width : f.width));
+  const bad = (i: number, v: unknown, elem?: number): never => {
+    throw new EncodeError(name, elem === undefined ? fnames[i]! : `${fnames[i]}[${elem}]`, `value ${String(v)} does not fit ${widths[i]} unsigned bits`);
+  };
+  const badArray = (i: number): never => {
+    const f = live[i]![1] as { count: number };
+    throw new EncodeError(name, fnames[i]!, `expected an array of at most ${f.count} elements`);
+  };
+  const stmts: string[] = [];
+  live.forEach(([fname, f], i) => {
+    const get = `v[${JSON.stringify(fname)}]`;
+    const p = f.kind === 'uint' ? intPlacement(f) : undefined;
+    if (p) {
+      const check = `if (typeof x !== 'number' || (x >>> 0) !== x || x > ${p.mask}) bad(${i}, x);`;
+      const put = p.whole ? spanWriteSource(p, 'x') : `x = ${spanReadSource(p)} | ${p.shift ? `(x * ${POW2[p.shift]})` : 'x'}; ${spanWriteSource(p, 'x')}`;
+      stmts.push(`x = ${get}; if (x != null) { ${check} if (x !== 0) { ${put} } }`);
+      return;
+    }
+    if (f.kind === 'array' && f.elem.kind === 'uint' && (f.stride & 7) === 0) {
+      const e = intPlacement(f.elem);
+      if (e && e.whole) {
+        const step = f.stride >>> 3;
+        const ep: IntPlacement = { ...e, byte: 0 };
+        stmts.push(
+          `a = ${get}; if (a != null) { if (!Array.isArray(a) || a.length > ${f.count}) badArray(${i}); ` +
+            `for (let k = 0, q = o + ${e.byte}; k < ${f.count}; k++, q += ${step}) { x = a[k]; if (x == null) continue; ` +
+            `if (typeof x !== 'number' || (x >>> 0) !== x || x > ${e.mask}) bad(${i}, x, k); ${spanWriteSource(ep, 'x', 'b', 'q')} } }`,
+        );
+        return;
+      }
+    }
+    setters[i] = makeSetter(name, fname, f);
+    stmts.push(`s[${i}](${get}, b, o * 8);`);
+  });
+  const src = `return function encode${name.replace(/\W/g, '')}(v, b, o) { let x, a; ${stmts.join('\n')} };`;
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  return new Function('s', 'bad', 'badArray', src)(setters, bad, badArray) as (v: Record<string, unknown>, b: Uint8Array, o: number) => void;
 }

@@ -13,7 +13,7 @@
  */
 import { DecodeError, EncodeError, LayoutError } from './errors.js';
 import { readBig, readBits } from './bits.js';
-import { compileDecoder, makeSetter, zeroOf } from './codegen.js';
+import { compileDecoder, compileEncoder, zeroOf } from './codegen.js';
 import { dumpLine, formatValue } from './format.js';
 import type { AnyLayout, Component, DeepPartial, FieldSpec, FieldTable, TableLayout, ValueOf } from './fields.js';
 
@@ -90,11 +90,10 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
     }
   }
 
-  const decodeAll = compileDecoder(name, entries);
-  // Reserved fields need no setter: encode zero-fills the structure first.
-  const liveEntries = entries.filter(([, f]) => f.kind !== 'reserved');
-  const setterNames = liveEntries.map(([fname]) => fname);
-  const setters = liveEntries.map(([fname, f]) => makeSetter(name, fname, f));
+  // Generated on first use: start-up defines every layout but a command uses few of them.
+  let decodeAll: ((b: Uint8Array, bitBase: number) => Record<string, unknown>) | undefined;
+  // Reserved fields need no writer: encode zero-fills the structure first.
+  let encodeAll: ((v: Record<string, unknown>, b: Uint8Array, o: number) => void) | undefined;
 
   const layout: TableLayout<T> = {
     name,
@@ -106,7 +105,7 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
       if (!Number.isInteger(offset) || offset < 0 || offset + byteLength > buf.length) {
         throw new DecodeError(name, '', offset, `needs ${byteLength} bytes, ${Math.max(0, buf.length - offset)} available`);
       }
-      return decodeAll(buf, offset * 8) as ValueOf<T>;
+      return (decodeAll ??= compileDecoder(name, entries))(buf, offset * 8) as ValueOf<T>;
     },
     encode(value: DeepPartial<ValueOf<T>>, buf?: Uint8Array, offset = 0): Uint8Array {
       const b = buf ?? new Uint8Array(offset + byteLength);
@@ -114,9 +113,7 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
         throw new EncodeError(name, '', `buffer of ${b.length} bytes cannot hold ${byteLength} bytes at offset ${offset}`);
       }
       b.fill(0, offset, offset + byteLength);
-      const v = (value ?? {}) as Record<string, unknown>;
-      const base = offset * 8;
-      for (let i = 0; i < setters.length; i++) setters[i]!(v[setterNames[i]!], b, base);
+      (encodeAll ??= compileEncoder(name, entries))((value ?? {}) as Record<string, unknown>, b, offset);
       return b;
     },
     zero(): ValueOf<T> {
@@ -148,6 +145,17 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
     },
   };
   return layout;
+}
+
+/** Where an array of byte-wide integers packed one a byte sits (the ports of an LFT block, a DR
+ * path): its encoded form is its bytes, so it can be copied in and out as bytes. Throws
+ * LayoutError when the field is not such an array. */
+export function byteArrayOf(layout: AnyLayout, field: string): { offset: number; count: number } {
+  const f = (layout.fields as Record<string, FieldSpec>)[field];
+  if (!f || f.kind !== 'array' || f.elem.kind !== 'uint' || f.elem.width !== 8 || f.stride !== 8 || (f.elem.bit & 7) !== 0) {
+    throw new LayoutError(layout.name, `field ${field} is not an array of bytes`);
+  }
+  return { offset: f.elem.bit >>> 3, count: f.count };
 }
 
 /** True when the components selected by `mask` are bit-identical in two encoded records. */

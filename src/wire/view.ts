@@ -14,7 +14,7 @@
  */
 import { DecodeError, EncodeError } from './errors.js';
 import { POW2, bigLimit, readBig, readBits, writeBig, writeBits } from './bits.js';
-import { encodeField, makeGetter } from './codegen.js';
+import { encodeField, intPlacement, intReadSource, makeGetter, spanReadSource, spanWriteSource } from './codegen.js';
 import type { ArrayField, FieldSpec, FieldTable, ReservedField, TableLayout, UintField, ValueOf } from './fields.js';
 
 type UintArrayKeys<T extends FieldTable> = {
@@ -46,41 +46,38 @@ export interface ViewType<T extends FieldTable> {
 }
 
 /** The source of a getter and a setter for an integer field of up to 32 bits spanning at most 4
- * bytes, or undefined when it needs the general bit reader. */
-function intAccessors(fname: string, f: UintField, idx: number): { get: string; set: string } | undefined {
-  const fb = f.bit >>> 3;
-  const end = f.bit + f.width;
-  const lb = (end - 1) >>> 3;
-  const span = lb - fb + 1;
-  if (span > 4) return undefined;
-  const shift = (lb + 1) * 8 - end;
-  const mask = POW2[f.width]! - 1;
-  const at = (k: number): string => `b[o + ${fb + k}]`;
-  const parts: string[] = [];
-  for (let k = 0; k < span; k++) parts.push((span - 1 - k) * 8 ? `(${at(k)} << ${(span - 1 - k) * 8})` : at(k));
-  let raw = parts.join(' | ');
-  if (span === 4) raw = `((${raw}) >>> 0)`;
-  const whole = shift === 0 && f.width === span * 8;
-  const get = whole ? `return ${raw};` : `return (${raw} >>> ${shift}) & ${mask};`;
-  const check = `if (typeof v !== 'number' || (v >>> 0) !== v || v > ${mask}) bad(${idx}, v);`;
-  const writes = (x: string): string => {
-    const w: string[] = [];
-    for (let k = 0; k < span; k++) {
-      const sh = (span - 1 - k) * 8;
-      w.push(`${at(k)} = ${sh ? `(${x} >>> ${sh}) & 255` : `${x} & 255`};`);
-    }
-    return w.join(' ');
-  };
-  const set = whole
-    ? `${check} const b = this.buf, o = this.offset; ${writes('v')}`
-    : `${check} const b = this.buf, o = this.offset; const x = ((${raw}) & ${~(mask * POW2[shift]!) | 0}) | (v << ${shift}); ${writes('x')}`;
-  return { get: `const b = this.buf, o = this.offset; ${get}`, set };
+ * bytes (codegen's placement), or undefined when it needs the general bit reader. */
+function intAccessors(f: UintField, idx: number): { get: string; set: string } | undefined {
+  const p = intPlacement(f);
+  if (!p) return undefined;
+  const check = `if (typeof v !== 'number' || (v >>> 0) !== v || v > ${p.mask}) bad(${idx}, v);`;
+  const set = p.whole
+    ? `${check} const b = this.buf, o = this.offset; ${spanWriteSource(p, 'v')}`
+    : `${check} const b = this.buf, o = this.offset; const x = ((${spanReadSource(p)}) & ${~(p.mask * POW2[p.shift]!) | 0}) | (v << ${p.shift}); ${spanWriteSource(p, 'x')}`;
+  return { get: `const b = this.buf, o = this.offset; return ${intReadSource(p)};`, set };
 }
 
 /** Generate the view class of a layout from its field table. */
 export function defineView<T extends FieldTable>(layout: TableLayout<T>): ViewType<T> {
-  const name = layout.name;
   const size = layout.byteLength;
+  const name = layout.name;
+  // Generated on first use: start-up defines every view but a command uses few of them.
+  let Cls: (new (buf: Uint8Array, offset: number) => View<T>) | undefined;
+  return {
+    layout,
+    over(buf: Uint8Array, offset = 0): View<T> {
+      if (!(buf instanceof Uint8Array)) throw new DecodeError(name, '', offset, 'input is not a byte array');
+      if (!Number.isInteger(offset) || offset < 0 || offset + size > buf.length) {
+        throw new DecodeError(name, '', offset, `needs ${size} bytes, ${Math.max(0, buf.length - offset)} available`);
+      }
+      return new (Cls ??= viewClass(layout))(buf, offset);
+    },
+  };
+}
+
+/** The view class of a layout, generated from its field table. */
+function viewClass<T extends FieldTable>(layout: TableLayout<T>): new (buf: Uint8Array, offset: number) => View<T> {
+  const name = layout.name;
   const live = Object.entries(layout.fields as FieldTable).filter((e): e is [string, Exclude<FieldSpec, ReservedField>] => e[1].kind !== 'reserved');
   // Closures for what is not generated inline: h[i] reads, s[i] writes field i.
   const h: Array<(b: Uint8Array, o: number) => unknown> = [];
@@ -93,7 +90,7 @@ export function defineView<T extends FieldTable>(layout: TableLayout<T>): ViewTy
   let body = '';
   live.forEach(([fname, f], i) => {
     const key = JSON.stringify(fname);
-    const int = f.kind === 'uint' ? intAccessors(fname, f, i) : undefined;
+    const int = f.kind === 'uint' ? intAccessors(f, i) : undefined;
     if (int) {
       body += `get [${key}]() { ${int.get} }\nset [${key}](v) { ${int.set} }\n`;
       return;
@@ -175,16 +172,5 @@ export function defineView<T extends FieldTable>(layout: TableLayout<T>): ViewTy
     ${body}
   };`;
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
-  const Cls = new Function('h', 's', 'bad', 'layout', 'at', 'setAt', src)(h, s, bad, layout, at, setAt) as new (buf: Uint8Array, offset: number) => View<T>;
-
-  return {
-    layout,
-    over(buf: Uint8Array, offset = 0): View<T> {
-      if (!(buf instanceof Uint8Array)) throw new DecodeError(name, '', offset, 'input is not a byte array');
-      if (!Number.isInteger(offset) || offset < 0 || offset + size > buf.length) {
-        throw new DecodeError(name, '', offset, `needs ${size} bytes, ${Math.max(0, buf.length - offset)} available`);
-      }
-      return new Cls(buf, offset);
-    },
-  };
+  return new Function('h', 's', 'bad', 'layout', 'at', 'setAt', src)(h, s, bad, layout, at, setAt) as new (buf: Uint8Array, offset: number) => View<T>;
 }

@@ -1,0 +1,42 @@
+/** The bundled command (scripts/build-bundle.mjs → dist/bundle/): one CommonJS file with V8's code
+ * cache and the bin that runs it, which the package names. The bin runs every command path it was
+ * built from — the version read relative to the bundle, `run` on the simulated fabric (the SM, SA
+ * and simulator evaluated on demand inside the file) and `discover` — and V8 accepts the cache
+ * when the bin runs through its shebang, rejects it (and compiles afresh) without its flags. */
+import { describe, expect, it } from 'vitest';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const BIN = path.join(ROOT, 'dist/bundle/ibsm.cjs');
+const CODE = path.join(ROOT, 'dist/bundle/main.cjs');
+const run = (args: string[], env: Record<string, string> = {}) => spawnSync(BIN, args, { cwd: ROOT, encoding: 'utf8', timeout: 120_000, env: { ...process.env, ...env } });
+
+describe('the bundled ibsm command', () => {
+  it('builds one file and its code cache, the bin the package names; runs version, run --once and discover', () => {
+    execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-bundle.mjs')], { cwd: ROOT, stdio: 'pipe', timeout: 180_000 });
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string> };
+    expect(path.resolve(ROOT, pkg.bin.ibsm!)).toBe(BIN);
+    expect(readFileSync(BIN, 'utf8').split('\n')[0]).toBe('#!/usr/bin/env -S node --max-semi-space-size=4');
+    expect(readFileSync(CODE, 'utf8'), 'no require of another file of the package').not.toMatch(/require\(["']\.\.?\//);
+
+    const v = run(['--version'], { IBSM_CODE_CACHE: 'report' });
+    expect(v.stdout.trim()).toBe(`ibsm ${pkg.version}`);
+    expect(v.stderr).toContain('ibsm: code cache accepted');
+    // without the shebang's flags V8 rejects the cache, and the command still runs
+    const plain = spawnSync(process.execPath, [BIN, '--version'], { encoding: 'utf8', env: { ...process.env, IBSM_CODE_CACHE: 'report' } });
+    expect(plain.stdout.trim()).toBe(`ibsm ${pkg.version}`);
+    expect(plain.stderr).toContain('ibsm: code cache rejected');
+
+    const up = run(['run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once']);
+    expect(up.status, up.stderr).toBe(0);
+    expect(up.stdout + up.stderr).toMatch(/SUBNET UP nodes=7 switches=3 endPorts=7 /);
+    const topo = run(['discover', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2']);
+    expect(topo.status, topo.stderr).toBe(0);
+    expect(topo.stdout.match(/^Switch\s/gm)?.length).toBe(3);
+    expect(topo.stdout.match(/^Ca\s/gm)?.length).toBe(4);
+    // a usage error exits 2 through the bin as through dist/cli/main.js
+    expect(run(['run', '--no-such-option']).status).toBe(2);
+  }, 240_000);
+});
