@@ -7,6 +7,7 @@ import { loadFabricSpec } from '../src/model/load.js';
 import { assignLids } from '../src/sm/lids.js';
 import { routeWithFallback, verifyRoutes, type RoutingResult } from '../src/routing/index.js';
 import { intactRouting, rerouteIncremental, singleVlCdg } from '../src/routing/incremental.js';
+import { pathChanges } from '../src/routing/incremental-changes.js';
 import { indexFabric } from '../src/routing/graph.js';
 
 const CHAIN = ['ftree', 'updn', 'minhop'];
@@ -73,6 +74,36 @@ function lidsUsing(f: Fabric, r: RoutingResult, ni: number, pn: number): Set<num
   return out;
 }
 
+/** Every switch's path toward every LID, hop by hop as "guid:port" (an independent witness of
+ * pathChanges): undefined where the switch has no route. */
+function paths(f: Fabric, r: RoutingResult): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [s] of r.lfts) {
+    for (let lid = 1; lid <= r.maxLid; lid++) {
+      const hops: string[] = [];
+      let at = s;
+      for (let hop = 0; hop < 64; hop++) {
+        const p = r.lfts.get(at)?.[lid] ?? 255;
+        hops.push(`${f.nodes[at]!.guid}:${p}`);
+        if (p === 0 || p === 255) break;
+        const nx = f.nodes[at]!.ports[p]?.peer;
+        if (!nx || !isSwitch(f.nodes[nx.node]!)) break;
+        at = nx.node;
+      }
+      if (r.lfts.get(s)![lid] !== 255) out.set(`${f.nodes[s]!.guid}/${lid}`, hops.join(' '));
+    }
+  }
+  return out;
+}
+
+function pathsChanged(fa: Fabric, a: RoutingResult, fb: Fabric, b: RoutingResult): number {
+  const pa = paths(fa, a);
+  const pb = paths(fb, b);
+  let n = 0;
+  for (const k of new Set([...pa.keys(), ...pb.keys()])) if (pa.get(k) !== pb.get(k)) n++;
+  return n;
+}
+
 function check(spec: string, link: (f: Fabric) => [number, number], o: { blocks?: boolean } = {}): void {
   const f = fabric(spec);
   const full = routeWithFallback(f, CHAIN, { lmc: 0 }).result;
@@ -100,6 +131,15 @@ function check(spec: string, link: (f: Fabric) => [number, number], o: { blocks?
   const allBlocks = [...full.lfts.values()].reduce((a, t) => a + Math.ceil(t.length / 64), 0);
   if (o.blocks !== false) expect(incBlocks).toBeLessThan(0.1 * allBlocks);
   expect(incBlocks).toBeLessThanOrEqual(fullBlocks);
+  // SlimUpdate: far fewer (switch, destination) path changes than the full re-route of the same
+  // engine (at least 80 % fewer), counted by pathChanges and by the witness above alike.
+  const incPaths = pathChanges(f, full, broken, inc.result);
+  const fullPaths = pathChanges(f, full, broken, fullAfter);
+  expect(incPaths.changed).toBe(pathsChanged(f, full, broken, inc.result));
+  expect(fullPaths.changed).toBe(pathsChanged(f, full, broken, fullAfter));
+  expect(fullAfter.engine).toBe(full.engine);
+  expect(incPaths.changed).toBeGreaterThan(0);
+  expect(incPaths.changed).toBeLessThanOrEqual(0.2 * fullPaths.changed);
   // Balance within 1.2× of the intact busiest link.
   expect(v.linkLoad.max).toBeLessThanOrEqual(1.2 * intact.busiestLink);
   expect(inc.stats.busiestLink).toBe(v.linkLoad.max);
@@ -120,6 +160,10 @@ function check(spec: string, link: (f: Fabric) => [number, number], o: { blocks?
 describe('incremental re-routing', () => {
   it('2-level fat tree, one leaf-spine link down and back', () => {
     check('gen:fattree2:radix=36', (f) => uplink(f, 'sw-l1-3', 'sw-l2-'));
+  }, 60_000);
+
+  it('2-level fat tree of 432 hosts (12 spines), one leaf-spine link down and back: under 10 % of the blocks', () => {
+    check('gen:fattree2:leaves=24,spines=12,hosts=18', (f) => uplink(f, 'sw-l1-3', 'sw-l2-'));
   }, 60_000);
 
   it('3-level fat tree, one core link down and back', () => {
