@@ -6,8 +6,10 @@ import { cloneFabric, isSwitch, type Fabric } from '../src/model/fabric.js';
 import { loadFabricSpec } from '../src/model/load.js';
 import { assignLids } from '../src/sm/lids.js';
 import { routeWithFallback, verifyRoutes, type RoutingResult } from '../src/routing/index.js';
-import { intactRouting, rerouteIncremental, singleVlCdg } from '../src/routing/incremental.js';
+import { intactRouting, rehearse, rerouteIncremental, singleVlCdg } from '../src/routing/incremental.js';
 import { pathChanges } from '../src/routing/incremental-changes.js';
+import { cachedLoads, computeLoads } from '../src/routing/incremental-load.js';
+import { columnReader, columnsOf } from '../src/routing/incremental-columns.js';
 import { indexFabric } from '../src/routing/graph.js';
 
 const CHAIN = ['ftree', 'updn', 'minhop'];
@@ -144,6 +146,9 @@ function check(spec: string, link: (f: Fabric) => [number, number], o: { blocks?
   expect(v.linkLoad.max).toBeLessThanOrEqual(1.2 * intact.busiestLink);
   expect(inc.stats.busiestLink).toBe(v.linkLoad.max);
 
+  // The load kept for the next re-route is the one of the new tables, followed from scratch.
+  expectLoadsKept(broken, inc.result);
+
   // Again on the same broken fabric: nothing moves (no churn).
   const again = rerouteIncremental(broken, inc.result, broken, { intact });
   if (!again.ok) throw new Error(again.reason);
@@ -155,6 +160,28 @@ function check(spec: string, link: (f: Fabric) => [number, number], o: { blocks?
   if (!back.ok) throw new Error(back.reason);
   for (const [s, t] of full.lfts) expect(Array.from(back.result.lfts.get(s)!), `switch ${f.nodes[s]!.desc}`).toEqual(Array.from(t));
   expect(back.stats.restoredLids).toBe(changedLids.size);
+  expectLoadsKept(f, back.result);
+}
+
+function expectLoadsKept(f: Fabric, r: RoutingResult): void {
+  const kept = cachedLoads(r);
+  expect(kept, 'a load kept with the result').toBeDefined();
+  const ix = indexFabric(f);
+  const fresh = computeLoads(ix, columnReader(columnsOf(f, r), ix.swGuid));
+  // Per channel by (switch GUID, port): the kept index may be another fabric's (the intact one).
+  const byKey = (l: { ix: typeof ix; load: Float64Array; counters: Int32Array }): Map<string, number> => {
+    const m = new Map<string, number>();
+    for (let s = 0; s < l.ix.nSw; s++) {
+      for (let e = l.ix.adjStart[s]!; e < l.ix.adjStart[s + 1]!; e++) {
+        const p = l.ix.adjPort[e]!;
+        m.set(`${l.ix.swGuid[s]}/${p}`, l.load[e]!);
+        m.set(`${l.ix.swGuid[s]}/${p}/n`, l.counters[s * (l.ix.maxPorts + 1) + p]!);
+      }
+    }
+    return m;
+  };
+  const a = byKey(kept!);
+  for (const [k, v] of byKey(fresh)) expect(a.get(k) ?? 0, k).toBe(v);
 }
 
 describe('incremental re-routing', () => {
@@ -172,6 +199,18 @@ describe('incremental re-routing', () => {
 
   it('3-level fat tree (small), one core link down and back: balance kept', () => {
     check('gen:fattree3:radix=8', (f) => uplink(f, 'sw-l2-5', 'sw-l3-'), { blocks: false });
+  });
+
+  it('the rehearsal (run once the SM is idle) re-routes a leaf uplink down and back to the intact tables', () => {
+    const f = fabric('gen:fattree2:leaves=6,spines=3,hosts=4');
+    const full = routeWithFallback(f, CHAIN, { lmc: 0 }).result;
+    const out = rehearse(intactRouting(f, full));
+    expect(out.map((o) => o.ok)).toEqual([true, true]);
+    const [down, back] = out;
+    if (!down?.ok || !back?.ok) throw new Error('rehearsal failed');
+    expect(down.stats.reroutedLids).toBeGreaterThan(0);
+    expect(back.stats.restoredLids).toBe(down.stats.reroutedLids);
+    for (const [s, t] of full.lfts) expect(Array.from(back.result.lfts.get(s)!)).toEqual(Array.from(t));
   });
 
   it('a host link down: its LID leaves every table, nothing else changes', () => {

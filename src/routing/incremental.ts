@@ -19,13 +19,14 @@
  *
  * Tables are matched by switch GUID, so nodes that left the fabric (a host whose cable went down)
  * do not confuse the numbering. */
-import type { Fabric } from '../model/fabric.js';
+import { cloneFabric, type Fabric } from '../model/fabric.js';
 import { NodeType } from '../wire/mad.js';
 import { indexFabric, fmtGuid, type FabricIndex } from './graph.js';
 import { NO_ROUTE, RoutingNotApplicable, type RoutingResult } from './types.js';
 import { verifyRoutes, type VerifyReport } from './verify.js';
 import { columnReader, columnsOf, keepColumns, lidGuids, tablesByGuid } from './incremental-columns.js';
 import { singleVlCdg } from './incremental-cdg.js';
+import { cachedLoads, computeLoads, keepLoads, remapLoads } from './incremental-load.js';
 
 export { singleVlCdg };
 
@@ -40,8 +41,29 @@ export interface IntactRouting {
 /** Remember a full re-route as the intact routing (verifies it once for its busiest link). */
 export function intactRouting(fabric: Fabric, routing: RoutingResult): IntactRouting {
   const rep = verifyRoutes(fabric, routing, { stretch: false, cdg: false });
-  columnsOf(fabric, routing); // ready for the re-routes to come
+  // Ready for the re-routes to come: its columns and its load.
+  const ix = indexFabric(fabric);
+  keepLoads(routing, computeLoads(ix, columnReader(columnsOf(fabric, routing), ix.swGuid)));
   return { fabric, routing, busiestLink: rep.linkLoad.max };
+}
+
+/** A rehearsal of the re-routes to come, on copies (nothing is kept): one switch-to-switch link
+ * of a switch with CAs goes down and comes back. The first run of the re-routing code is several
+ * times slower than the next ones (the JavaScript engine optimizes what has run); run once the SM
+ * is idle, the re-route of a real failure runs at full speed. Returns the rehearsal's outcomes. */
+export function rehearse(intact: IntactRouting): IncrementalOutcome[] {
+  const f = intact.fabric;
+  const sw = f.nodes.findIndex((n) => n.type === NodeType.Switch && n.ports.some((p) => p?.peer && f.nodes[p.peer.node]!.type !== NodeType.Switch) && n.ports.some((p) => p?.peer && f.nodes[p.peer.node]!.type === NodeType.Switch));
+  if (sw < 0) return [];
+  const pn = f.nodes[sw]!.ports.findIndex((p, i) => i > 0 && p?.peer && f.nodes[p.peer.node]!.type === NodeType.Switch);
+  const broken = cloneFabric(f);
+  const peer = broken.nodes[sw]!.ports[pn]!.peer!;
+  broken.nodes[sw]!.ports[pn]!.peer = undefined;
+  broken.nodes[peer.node]!.ports[peer.port]!.peer = undefined;
+  // Whatever the balance (a small fabric may lose half its uplinks): the code is what runs.
+  const down = rerouteIncremental(f, intact.routing, broken, { intact, balanceFactor: Infinity });
+  if (!down.ok) return [down];
+  return [down, rerouteIncremental(broken, down.result, f, { intact, balanceFactor: Infinity })];
 }
 
 export interface IncrementalOptions {
@@ -216,14 +238,17 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
     else col.fill(NO_ROUTE);
   };
   /** The loads and counters of the tables as they stand (computed once, when a repair first
-   * needs them; a column restored before that is already in `tables`). */
+   * needs them; a column restored before that is already in `tables`): the previous routing's
+   * kept load without the touched columns, and the touched columns as they stand. */
   let loaded = false;
   const ensureLoads = (): void => {
     if (loaded) return;
     loaded = true;
+    const kept = cachedLoads(prev);
+    if (kept) remapLoads(kept, columnReader(columnsOf(prevFabric, prev), kept.ix.swGuid), touch, ix, load, counters);
     for (let l = 1; l <= maxLid; l++) {
       const o = lidOwner[l]!;
-      if (o < 0 || ends[o]!.isSwitch || ends[o]!.sw < 0) continue;
+      if ((kept && !touch[l]) || o < 0 || ends[o]!.isSwitch || ends[o]!.sw < 0) continue;
       col.set(outCM.subarray(l * nSw, l * nSw + nSw));
       account(ends[o]!.sw, 1);
     }
@@ -567,8 +592,10 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
     }
     for (let s = 0; s < nSw; s++) if (pcol[s] !== col[s]) changedEntries++;
   }
-  const tables = Array.from({ length: nSw }, () => new Uint8Array(maxLid + 1));
-  for (let l = 0; l <= maxLid; l++) for (let s = 0, b = l * nSw; s < nSw; s++) tables[s]![l] = outCM[b + s]!;
+  // The tables: the previous ones where every column is (copied), the touched columns written.
+  const copy = prevT.every((t) => t.length === maxLid + 1);
+  const tables = Array.from({ length: nSw }, (_, s) => (copy ? prevT[s]!.slice() : new Uint8Array(maxLid + 1)));
+  for (let l = 0; l <= maxLid; l++) if (!copy || touch[l]) for (let s = 0, b = l * nSw; s < nSw; s++) tables[s]![l] = outCM[b + s]!;
   for (const e of ends) {
     if (!e.isSwitch || e.sw < 0) continue;
     tables[e.sw]![e.lid] = 0;
@@ -625,5 +652,7 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
   if (intact && intact.busiestLink > 0 && busiestLink > factor * intact.busiestLink) {
     return done({ ok: false, reason: `incremental re-route rejected: busiest link ${busiestLink} routes > ${factor} × intact ${intact.busiestLink}`, stats, ...(report ? { report } : {}) });
   }
+  if (loaded) keepLoads(result, { ix, load, counters });
+  else if (backToIntact && cachedLoads(intact!.routing)) keepLoads(result, cachedLoads(intact!.routing)!);
   return done({ ok: true, result, stats, ...(report ? { report } : {}) });
 }

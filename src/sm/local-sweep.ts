@@ -26,7 +26,7 @@ import { speedName, widthName } from '../model/rates.js';
 import { indexEndPorts, type DiscoveredNode, type DiscoveryResult, type Snapshot } from '../model/snapshot.js';
 import { PartitionPlan } from '../model/partitions.js';
 import type { RoutingResult } from '../model/routes.js';
-import { intactRouting, rerouteIncremental, type IntactRouting } from '../routing/incremental.js';
+import { intactRouting, rehearse, rerouteIncremental, type IntactRouting } from '../routing/incremental.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { canonicalize } from './discovery.js';
@@ -59,9 +59,27 @@ export class LocalSweeper {
     private readonly maxChanges = LOCAL_MAX_CHANGES,
   ) {}
 
+  /** A heavy sweep's snapshot whose intact routing is still to be prepared. */
+  private pending?: Snapshot;
+
   /** A full heavy sweep published `snap`: its routing is the intact one to return to, and local
-   * sweeps may build on it. */
+   * sweeps may build on it. Prepared once the SM is idle (its load, and a rehearsal of a re-route
+   * so that the first real one runs at full speed: routing/incremental.ts `rehearse`), or by the
+   * next local sweep if that comes first. */
   remember(snap: Snapshot): void {
+    this.intact = undefined;
+    this.pending = snap;
+    this.clock.defer(() => {
+      if (this.pending !== snap) return;
+      this.prepare(snap);
+      const t = this.clock.now();
+      const r = rehearse(this.intact!);
+      this.log.debug('incremental re-route rehearsed', { outcomes: r.map((o) => (o.ok ? 'ok' : o.reason)).join('; '), ms: Math.round(this.clock.now() - t) });
+    });
+  }
+
+  private prepare(snap: Snapshot): void {
+    this.pending = undefined;
     this.intact = intactRouting(snap.fabric, snap.routing);
   }
 
@@ -69,12 +87,14 @@ export class LocalSweeper {
    * the fabric holds, so the next sweep is a full heavy one. */
   forget(): void {
     this.intact = undefined;
+    this.pending = undefined;
   }
 
   /** Re-explore around the changes since `prev` and program them; undefined when the change is
    * not local (the caller runs a full heavy sweep). With no switch flagging a change, a light
    * sweep decides: nothing changed (the snapshot stays) or a full heavy sweep. */
   async sweep(prev: Snapshot, sweep: number): Promise<{ snapshot: Snapshot; stats: SweepStats } | undefined> {
+    if (this.pending) this.prepare(this.pending);
     if (!this.intact) return undefined;
     const t0 = this.clock.now();
     const s0 = this.smp.sent;
