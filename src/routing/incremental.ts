@@ -190,7 +190,7 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
       const it = intactT[s];
       const t = prevT[s]!;
       if (!it) continue;
-      for (let l = 1; l <= maxLid; l++) if ((it[l] ?? NO_ROUTE) !== (t[l] ?? NO_ROUTE)) touch[l] = 1;
+      markDiffering(it, t, maxLid, touch);
     }
   }
 
@@ -590,22 +590,21 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
         if (e >= 0) switchLidSwitches.add(adjSw[e]!);
       }
     }
-    for (let s = 0; s < nSw; s++) if (pcol[s] !== col[s]) changedEntries++;
+    changedEntries += countDiffering(pcol, col);
   }
   // The tables: the previous ones where every column is (copied), the touched columns written.
   const copy = prevT.every((t) => t.length === maxLid + 1);
   const tables = Array.from({ length: nSw }, (_, s) => (copy ? prevT[s]!.slice() : new Uint8Array(maxLid + 1)));
-  for (let l = 0; l <= maxLid; l++) if (!copy || touch[l]) for (let s = 0, b = l * nSw; s < nSw; s++) tables[s]![l] = outCM[b + s]!;
+  for (let l = 0; l <= maxLid; l++) if (!copy || touch[l]) writeColumn(tables, outCM, l);
   for (const e of ends) {
     if (!e.isSwitch || e.sw < 0) continue;
     tables[e.sw]![e.lid] = 0;
     outCM[e.lid * nSw + e.sw] = 0;
   }
   // Entries of LIDs that left the fabric count as changed where they held a route.
-  for (let s = 0; s < nSw; s++) {
-    const t = prevT[s]!;
-    for (let l = 1; l < t.length; l++) if ((l > maxLid || lidOwner[l]! < 0) && t[l] !== NO_ROUTE) changedEntries++;
-  }
+  const gone: number[] = [];
+  for (let l = 1, top = Math.max(maxLid, ...prevT.map((t) => t.length - 1)); l <= top; l++) if (l > maxLid || lidOwner[l]! < 0) gone.push(l);
+  for (const t of prevT) for (const l of gone) if (l < t.length && t[l] !== NO_ROUTE) changedEntries++;
 
   const lfts = new Map<number, Uint8Array>();
   tables.forEach((t, s) => lfts.set(ix.swNode[s]!, t));
@@ -655,4 +654,24 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
   if (loaded) keepLoads(result, { ix, load, counters });
   else if (backToIntact && cachedLoads(intact!.routing)) keepLoads(result, cachedLoads(intact!.routing)!);
   return done({ ok: true, result, stats, ...(report ? { report } : {}) });
+}
+
+// Small loops of the re-route on their own (optimized after a few calls, where the long one-shot
+// re-route would run them unoptimized).
+
+/** Mark the LIDs whose entry differs between two tables of a switch. */
+function markDiffering(a: Uint8Array, b: Uint8Array, maxLid: number, touch: Uint8Array): void {
+  for (let l = 1; l <= maxLid; l++) if ((a[l] ?? NO_ROUTE) !== (b[l] ?? NO_ROUTE)) touch[l] = 1;
+}
+
+function countDiffering(a: Uint8Array, b: Uint8Array): number {
+  let n = 0;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) n++;
+  return n;
+}
+
+/** Column l of column-major `cm` into the row-major tables. */
+function writeColumn(tables: Uint8Array[], cm: Uint8Array, l: number): void {
+  const n = tables.length;
+  for (let s = 0, b = l * n; s < n; s++) tables[s]![l] = cm[b + s]!;
 }
