@@ -378,16 +378,10 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
         const p = col[s]!;
         if (state[s] === BROKEN && !(p > 0 && p < W && portEntry[s * W + p]! >= 0)) u = s;
       }
-      if (u < 0) return walk(T) === 0 || undo();
-      // The CA sources whose route reaches u (all of them broken, u's own included).
-      let w = caCount[u]!;
-      for (let s = 0; s < nSw; s++) {
-        const c = caCount[s]!;
-        if (!c || s === u || state[s] !== BROKEN) continue;
-        let through = false;
-        follow(s, T, (e) => (through ||= adjSw[e] === u));
-        if (through) w += c;
-      }
+      if (u < 0) return undo(); // broken by a loop, not by a dead entry
+      // The CA sources whose route ends at u (all of them broken, u's own included).
+      let w = 0;
+      for (let s = 0; s < nSw; s++) if (caCount[s]! && state[s] === BROKEN && routeEnd(col, s, T, ix) === u) w += caCount[s]!;
       let best = -1;
       let bestCost = Infinity;
       let bestSum = Infinity;
@@ -420,7 +414,7 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
       follow(adjSw[best]!, T, (f) => (load[f]! += w));
       moved.push({ u, e: best, w });
       detours++;
-      walk(T);
+      if (walk(T) === 0) return true;
     }
     return undo();
   };
@@ -674,4 +668,17 @@ function countDiffering(a: Uint8Array, b: Uint8Array): number {
 function writeColumn(tables: Uint8Array[], cm: Uint8Array, l: number): void {
   const n = tables.length;
   for (let s = 0, b = l * n; s < n; s++) tables[s]![l] = cm[b + s]!;
+}
+
+/** The switch where the route of column `col` from s stops: T, a switch whose entry leads to no
+ * switch, or where it loops (after nSw hops). */
+function routeEnd(col: Uint8Array, s: number, T: number, ix: FabricIndex): number {
+  const W = ix.maxPorts + 1;
+  for (let hop = 0; s !== T && hop < ix.nSw; hop++) {
+    const p = col[s]!;
+    const e = p > 0 && p < W ? ix.portEntry[s * W + p]! : -1;
+    if (e < 0) return s;
+    s = ix.adjSw[e]!;
+  }
+  return s;
 }

@@ -204,6 +204,14 @@ function planQosVlTables(disc: DiscoveryResult, qos: QosVlSettings, programmed: 
 
 /** SwitchInfo (LinearFDBTop, PortStateChange cleared, LifeTimeValue) where it differs, and every LFT
  * block whose contents differ from what is programmed. */
+/** Whether block b of `table` (0xff past its end) is what `shadow` holds (no allocation: every
+ * block of every switch is compared in every sweep). */
+function sameLftBlock(table: Uint8Array, shadow: ArrayLike<number>, b: number): boolean {
+  const lo = b * LFT_BLOCK_SIZE;
+  for (let i = lo; i < lo + LFT_BLOCK_SIZE; i++) if ((i < table.length ? table[i]! : 0xff) !== shadow[i]) return false;
+  return true;
+}
+
 export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: number, programmed: Programmed, lifeTime = SWITCH_LIFE_TIME): { switchInfo: SmpWrite[]; lft: SmpWrite[] } {
   const { fabric, nodes } = disc;
   const switchInfo: SmpWrite[] = [];
@@ -226,9 +234,9 @@ export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: 
     }
     const shadow = programmed.lftShadow(n.guid, nBlocks);
     for (let b = 0; b < nBlocks; b++) {
+      if (shadow.known[b] && sameLftBlock(table, shadow.table, b)) continue;
       const block = new Uint8Array(LFT_BLOCK_SIZE).fill(0xff);
       block.set(table.subarray(b * LFT_BLOCK_SIZE, Math.min(table.length, (b + 1) * LFT_BLOCK_SIZE)));
-      if (shadow.known[b] && block.every((v, i) => v === shadow.table[b * LFT_BLOCK_SIZE + i])) continue;
       lft.push({ path: d.path, attr: SmpAttr.LinearForwardingTable, mod: lftBlockMod(b), data: LinearForwardingTable.encode({ ports: Array.from(block) }), effect: { kind: 'lft', guid: n.guid, block: b } });
     }
   });
