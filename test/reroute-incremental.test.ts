@@ -9,6 +9,7 @@ import { routeWithFallback, verifyRoutes, type RoutingResult } from '../src/rout
 import { intactRouting, rehearse, rerouteIncremental, singleVlCdg } from '../src/routing/incremental.js';
 import { pathChanges } from '../src/routing/incremental-changes.js';
 import { cachedLoads, computeLoads } from '../src/routing/incremental-load.js';
+import { cachedDeps } from '../src/routing/incremental-cdg.js';
 import { columnReader, columnsOf } from '../src/routing/incremental-columns.js';
 import { indexFabric } from '../src/routing/graph.js';
 
@@ -182,6 +183,12 @@ function expectLoadsKept(f: Fabric, r: RoutingResult): void {
   };
   const a = byKey(kept!);
   for (const [k, v] of byKey(fresh)) expect(a.get(k) ?? 0, k).toBe(v);
+  // The channel dependencies kept (for the next one-VL deadlock check) are those of the tables:
+  // as many as the verifier counts.
+  const deps = cachedDeps(r);
+  expect(deps, 'channel dependencies kept with the result').toBeDefined();
+  expect(deps!.counts.every((c) => c >= 0)).toBe(true);
+  expect(deps!.counts.filter((c) => c > 0).length).toBe(verifyRoutes(f, r, { stretch: false }).cdg[0]!.dependencies);
 }
 
 describe('incremental re-routing', () => {

@@ -58,9 +58,14 @@ export function tablesByGuid(f: Fabric, r: RoutingResult): Map<bigint, Uint8Arra
   return m;
 }
 
-/** Port GUID owning each LID in `f`. */
+/** Port GUID owning each LID in `f` (kept per fabric: re-routes read it for the previous and the
+ * intact fabric, snapshots that do not change once published). */
 export function lidGuids(f: Fabric): Map<number, bigint> {
-  const m = new Map<number, bigint>();
+  let m = lidCache.get(f);
+  if (m) return m;
+  m = new Map<number, bigint>();
   for (const ep of indexEndPorts(f).endPorts) if (ep.lid && ep.linked) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) m.set(l, ep.guid);
+  lidCache.set(f, m);
   return m;
 }
+const lidCache = new WeakMap<Fabric, Map<number, bigint>>();

@@ -24,8 +24,9 @@ import { NodeType } from '../wire/mad.js';
 import { indexFabric, fmtGuid, type FabricIndex } from './graph.js';
 import { NO_ROUTE, RoutingNotApplicable, type RoutingResult } from './types.js';
 import { verifyRoutes, type VerifyReport } from './verify.js';
+import type { CdgReport } from './cdg.js';
 import { columnReader, columnsOf, keepColumns, lidGuids, tablesByGuid } from './incremental-columns.js';
-import { singleVlCdg } from './incremental-cdg.js';
+import { cachedDeps, depCounts, incrementalCdg, keepDeps, singleVlCdg, type DepCounts } from './incremental-cdg.js';
 import { cachedLoads, computeLoads, keepLoads, remapLoads } from './incremental-load.js';
 
 export { singleVlCdg };
@@ -43,7 +44,9 @@ export function intactRouting(fabric: Fabric, routing: RoutingResult): IntactRou
   const rep = verifyRoutes(fabric, routing, { stretch: false, cdg: false });
   // Ready for the re-routes to come: its columns and its load.
   const ix = indexFabric(fabric);
-  keepLoads(routing, computeLoads(ix, columnReader(columnsOf(fabric, routing), ix.swGuid)));
+  const read = columnReader(columnsOf(fabric, routing), ix.swGuid);
+  keepLoads(routing, computeLoads(ix, read));
+  if (routing.deadlockFree === true && !routing.sl && (routing.vlsUsed ?? 1) <= 1) keepDeps(routing, depCounts(ix, read));
   return { fabric, routing, busiestLink: rep.linkLoad.max };
 }
 
@@ -631,9 +634,16 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
   }
   const stats: IncrementalStats = { changedEntries, reroutedLids, restoredLids, busiestLink, intactBusiestLink: intact?.busiestLink ?? 0 };
   let report: VerifyReport | undefined;
+  let deps: DepCounts | undefined;
   if (!backToIntact && prev.deadlockFree === true && !prev.sl && (prev.vlsUsed ?? 1) <= 1) {
     // One VL: the channel dependencies of the CA sources' routes, checked for cycles.
-    const cdg = singleVlCdg(ix, outCM);
+    const kept = cachedDeps(prev);
+    let cdg: CdgReport;
+    if (kept) {
+      const inc = incrementalCdg(kept, columnReader(columnsOf(prevFabric, prev), kept.ix.swGuid), touch, ix, outCM);
+      cdg = inc.report;
+      deps = inc.deps;
+    } else cdg = singleVlCdg(ix, outCM);
     if (cdg.cyclicComponents > 0) return done({ ok: false, reason: `incremental re-route rejected: channel-dependency cycles (not deadlock-free): ${cdg.exampleCycle?.join(' → ') ?? ''}`, stats });
   } else if (!backToIntact && prev.deadlockFree === true) {
     report = verifyRoutes(fabric, result, { stretch: false, requireDeadlockFree: true });
@@ -645,8 +655,14 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
   if (intact && intact.busiestLink > 0 && busiestLink > factor * intact.busiestLink) {
     return done({ ok: false, reason: `incremental re-route rejected: busiest link ${busiestLink} routes > ${factor} × intact ${intact.busiestLink}`, stats, ...(report ? { report } : {}) });
   }
+  // What the next re-route starts from: this one's load and dependencies (the intact ones when
+  // back to the intact tables).
+  const intactLoads = backToIntact ? cachedLoads(intact!.routing) : undefined;
+  const intactDeps = backToIntact ? cachedDeps(intact!.routing) : undefined;
   if (loaded) keepLoads(result, { ix, load, counters });
-  else if (backToIntact && cachedLoads(intact!.routing)) keepLoads(result, cachedLoads(intact!.routing)!);
+  else if (intactLoads) keepLoads(result, intactLoads);
+  if (deps) keepDeps(result, deps);
+  else if (intactDeps) keepDeps(result, intactDeps);
   return done({ ok: true, result, stats, ...(report ? { report } : {}) });
 }
 

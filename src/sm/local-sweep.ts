@@ -98,7 +98,7 @@ export class LocalSweeper {
     if (!this.intact) return undefined;
     const t0 = this.clock.now();
     const s0 = this.smp.sent;
-    let view: { disc: DiscoveryResult; changes: number; flagged: number; fresh: Set<string> };
+    let view: { disc: DiscoveryResult; changes: number; ups: number; flagged: number; fresh: Set<string> };
     try {
       view = await this.explore(prev);
     } catch (e) {
@@ -135,29 +135,39 @@ export class LocalSweeper {
       how = 'full';
     }
 
-    this.log.info('routing done', { engine: routing.engine, ms: Math.round(this.clock.now() - tr), vls: routing.vlsUsed ?? 1, incremental: how === 'incremental' });
+    const routedAt = this.clock.now();
+    this.log.info('routing done', { engine: routing.engine, ms: Math.round(routedAt - tr), vls: routing.vlsUsed ?? 1, incremental: how === 'incremental' });
 
     // Programming: the heavy sweep's planners over the new view write only what differs.
     const s = this.s;
     const programmed = this.sweeper.programmed;
     const hooks = this.sweeper.hooks(disc);
     let portInfoSets: number, pkeyBlocks: number, vlTables: number, lftBlocks: number, activated: number;
+    /** When the last LFT block was acknowledged (the phases are logged with the sweep). */
+    let tablesAt = 0;
     try {
       const lft = planLfts(disc, routing, prev.maxLid, programmed, s.packetLife);
-      // LFTs first on a link that went down (nothing else to set up); a link that came up gets
-      // its PortInfo first and is activated after the tables are in.
       // Only the ports read in this sweep: the rest of the view holds what the SMAs answered to
       // earlier Sets, which some SMAs (ibsim) do not word as their Gets do.
       // (The planners see the other nodes without ports, so they skip them.)
       const freshNodes = new Set([...view.fresh].map((k) => k.slice(0, k.indexOf('/'))));
       const sub: DiscoveryResult = { ...disc, fabric: { nodes: fabric.nodes.map((n) => (freshNodes.has(String(n.guid)) ? n : { ...n, ports: [] })) } };
       const fresh = (w: SmpWrite): boolean => w.effect.kind !== 'portInfo' || view.fresh.has(`${fabric.nodes[w.effect.node]!.guid}/${w.effect.port}`);
+      const tables = async (): Promise<number> => {
+        await applyWrites(this.smp, [...lft.switchInfo, ...lft.lft], hooks);
+        for (const w of lft.lft) if (w.effect.kind === 'lft') this.log.debug('LFT block written', { guid: w.effect.guid, block: w.effect.block });
+        tablesAt = this.clock.now();
+        return lft.lft.length;
+      };
+      // Links that only went down: the new routes first (nothing else to set up, and every
+      // moment counts while traffic is sent into the dead ports). A link that came up gets its
+      // PortInfo first and is activated after the tables are in.
+      const downOnly = view.ups === 0;
+      lftBlocks = downOnly ? await tables() : 0;
       portInfoSets = await applyWrites(this.smp, planPortInfo(sub, { ...s, smLid: prev.smLid }).filter(fresh), hooks);
       pkeyBlocks = await applyWrites(this.smp, planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), programmed, (m, f) => this.log.warn(m, f)), hooks);
       vlTables = await applyWrites(this.smp, planVlTables(disc, routing, programmed, s.qosVl), hooks);
-      await applyWrites(this.smp, [...lft.switchInfo, ...lft.lft], hooks);
-      lftBlocks = lft.lft.length;
-      for (const w of lft.lft) if (w.effect.kind === 'lft') this.log.debug('LFT block written', { guid: w.effect.guid, block: w.effect.block });
+      if (!downOnly) lftBlocks = await tables();
       activated = await applyWrites(this.smp, planActivation(sub).filter(fresh), hooks);
     } catch (e) {
       this.log.warn('local sweep: a write failed; full heavy sweep follows', { error: (e as Error).message });
@@ -186,13 +196,15 @@ export class LocalSweeper {
       engine: routing.engine,
       reroute: how,
     };
-    this.log.info('local sweep done', { links: view.changes, switchesFlagged: view.flagged, reroute: how, lftBlocks, smps: stats.smps, ms: Math.round(stats.ms) });
+    // Phases, from the sweep's start: exploration done, routes computed, LFT blocks acknowledged.
+    const at = (t: number): number => Math.round(t - t0);
+    this.log.info('local sweep done', { links: view.changes, switchesFlagged: view.flagged, reroute: how, lftBlocks, smps: stats.smps, ms: Math.round(stats.ms), exploredMs: at(tr), routedMs: at(routedAt), tablesMs: at(tablesAt) });
     return { snapshot, stats };
   }
 
   /** Level by level from the SM: SwitchInfo of every switch, the ports of the flagged ones, the
    * link changes applied to a copy of the previous view. Throws NotLocal. */
-  private async explore(prev: Snapshot): Promise<{ disc: DiscoveryResult; changes: number; flagged: number; fresh: Set<string> }> {
+  private async explore(prev: Snapshot): Promise<{ disc: DiscoveryResult; changes: number; ups: number; flagged: number; fresh: Set<string> }> {
     const pd = prev.discovery;
     const fabric = cloneFabric(prev.fabric);
     let nodes: DiscoveredNode[] = pd.nodes.map((d) => ({ ...d, portInfo: [...d.portInfo], portPaths: [...d.portPaths] }));
@@ -201,6 +213,7 @@ export class LocalSweeper {
     const unchecked = new Set<number>();
     fabric.nodes.forEach((n, i) => n.type === NodeType.Switch && unchecked.add(i));
     let changes = 0;
+    let ups = 0;
     let flagged = 0;
     /** Ports read in this sweep, as `<node guid>/<port>`. */
     const fresh = new Set<string>();
@@ -261,6 +274,7 @@ export class LocalSweeper {
                 fp.peer = { node: k, port: rp };
                 kp.peer = { node: i, port: p };
                 changes++;
+                ups++;
                 changed = true;
                 this.log.info('link up', { node: n.desc, guid: n.guid, port: p, peer: fabric.nodes[k]!.desc, peerGuid: fabric.nodes[k]!.guid, peerPort: rp });
               }
@@ -285,12 +299,12 @@ export class LocalSweeper {
     }
     if (!changes) {
       const disc: DiscoveryResult = { ...pd, fabric, nodes, smps: 0 };
-      return { disc, changes, flagged, fresh };
+      return { disc, changes, ups, flagged, fresh };
     }
     // Drop what is no longer reachable, renumber (GUID order is kept), recompute the paths (the
     // paths are already those of the links as they are when nothing is dropped).
     const keep = fabric.nodes.map((_, i) => i).filter((i) => reach[i]);
-    if (keep.length === fabric.nodes.length && lastCanon) return { disc: { fabric: lastCanon.fabric, nodes: lastCanon.nodes, smNode: lastCanon.smNode, smPort: pd.smPort, smps: 0, maxDepth: lastCanon.maxDepth }, changes, flagged, fresh };
+    if (keep.length === fabric.nodes.length && lastCanon) return { disc: { fabric: lastCanon.fabric, nodes: lastCanon.nodes, smNode: lastCanon.smNode, smPort: pd.smPort, smps: 0, maxDepth: lastCanon.maxDepth }, changes, ups, flagged, fresh };
     const newIdx = new Int32Array(fabric.nodes.length).fill(-1);
     keep.forEach((old, k) => (newIdx[old] = k));
     for (const i of keep) for (const p of fabric.nodes[i]!.ports) if (p?.peer) p.peer = reach[p.peer.node] ? { node: newIdx[p.peer.node]!, port: p.peer.port } : undefined;
@@ -298,7 +312,7 @@ export class LocalSweeper {
     const kept: Fabric = { nodes: keep.map((i) => fabric.nodes[i]!) };
     const canon = canonicalize(kept, keep.map((i) => nodes[i]!), newIdx[pd.smNode]!, pd.smPort);
     const disc: DiscoveryResult = { fabric: canon.fabric, nodes: canon.nodes, smNode: canon.smNode, smPort: pd.smPort, smps: 0, maxDepth: canon.maxDepth };
-    return { disc, changes, flagged, fresh };
+    return { disc, changes, ups, flagged, fresh };
   }
 }
 
