@@ -19,9 +19,9 @@
  * not answer, a switch was reset (LinearFDBTop differs), a port leads to a node the snapshot does
  * not have, a link changed peers, more than `maxChanges` links changed or any write failed. */
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
-import { NodeInfo, PortInfo, SwitchInfo } from '../wire/sma.js';
+import { NodeDescription, NodeInfo, PortInfo, SwitchInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
-import { cloneFabric, type Fabric } from '../model/fabric.js';
+import { cloneFabric, type Fabric, type FabricNode, type NodeKind } from '../model/fabric.js';
 import { speedName, widthName } from '../model/rates.js';
 import { indexEndPorts, type DiscoveredNode, type DiscoveryResult, type Snapshot } from '../model/snapshot.js';
 import { PartitionPlan } from '../model/partitions.js';
@@ -30,6 +30,7 @@ import { intactRouting, rehearse, rerouteIncremental, type IntactRouting } from 
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { canonicalize } from './discovery.js';
+import { MAX_UNICAST_LID } from './lids.js';
 import { applyWrites } from './apply.js';
 import { planActivation, planPortInfo } from './plan-ports.js';
 import { planLfts, planPkeys, planVlTables } from './plan-tables.js';
@@ -117,6 +118,9 @@ export class LocalSweeper {
     }
     const { disc } = view;
     const fabric = disc.fabric;
+    // The top LID: the previous one, or above it when a node taken in got a LID past it.
+    let maxLid = prev.maxLid;
+    for (const n of fabric.nodes) for (const p of n.ports) if (p?.lid && p.lid > maxLid) maxLid = p.lid;
 
     // Routing: incremental from the previous tables, else the configured chain in full.
     const tr = this.clock.now();
@@ -146,7 +150,7 @@ export class LocalSweeper {
     /** When the last LFT block was acknowledged (the phases are logged with the sweep). */
     let tablesAt = 0;
     try {
-      const lft = planLfts(disc, routing, prev.maxLid, programmed, s.packetLife);
+      const lft = planLfts(disc, routing, maxLid, programmed, s.packetLife);
       // Only the ports read in this sweep: the rest of the view holds what the SMAs answered to
       // earlier Sets, which some SMAs (ibsim) do not word as their Gets do.
       // (The planners see the other nodes without ports, so they skip them.)
@@ -173,7 +177,7 @@ export class LocalSweeper {
       this.log.warn('local sweep: a write failed; full heavy sweep follows', { error: (e as Error).message });
       return undefined;
     }
-    const snapshot: Snapshot = { fabric, discovery: disc, routing, maxLid: prev.maxLid, smLid: prev.smLid, sweep };
+    const snapshot: Snapshot = { fabric, discovery: disc, routing, maxLid, smLid: prev.smLid, sweep };
     const stats: SweepStats = {
       kind: 'heavy',
       smps: this.smp.sent - s0,
@@ -181,7 +185,7 @@ export class LocalSweeper {
       nodes: fabric.nodes.length,
       switches: countSwitches(fabric),
       endPorts: indexEndPorts(fabric).endPorts.filter((e) => e.linked && e.lid).length,
-      maxLid: prev.maxLid,
+      maxLid,
       lftBlocksWritten: lftBlocks,
       portInfoSets,
       pkeyBlocksWritten: pkeyBlocks,
@@ -202,6 +206,37 @@ export class LocalSweeper {
     return { snapshot, stats };
   }
 
+  private newEndNode(ni: NodeInfo, path: number[], depth: number, fabric: Fabric, nodes: DiscoveredNode[]): Promise<number> {
+    return newEndNodeOf(this.smp, ni, path, depth, fabric, nodes);
+  }
+
+  /** LIDs for the end ports taken in (LMC 0): the one the intact fabric gave the port if it is
+   * free, else the lowest LID that no port has now or had in the intact fabric (above the top
+   * when none is free below: the tables grow by as many LIDs as nodes are taken in). */
+  private giveLids(fabric: Fabric, nodes: FabricNode[], prev: Snapshot): void {
+    const used = new Set<number>();
+    for (const n of fabric.nodes) for (const p of n.ports) if (p?.lid) used.add(p.lid);
+    const intactLid = new Map<bigint, number>();
+    for (const n of this.intact?.fabric.nodes ?? []) for (const p of n.ports) if (p?.lid && n.type !== NodeType.Switch) intactLid.set(p.guid, p.lid);
+    const reserved = new Set(intactLid.values());
+    let next = 1;
+    for (const n of nodes) {
+      for (const p of n.ports) {
+        if (!p) continue;
+        let lid = intactLid.get(p.guid);
+        if (lid === undefined || used.has(lid)) {
+          // Past the top only by as many LIDs as nodes are taken in (LinearFDBTop grows with it).
+          while (used.has(next) || reserved.has(next)) next++;
+          if (next > MAX_UNICAST_LID) throw new NotLocal(`no free unicast LID for port ${hex(p.guid)} of ${hex(n.guid)} "${n.desc}"`);
+          lid = next;
+        }
+        p.lid = lid;
+        p.lmc = 0;
+        used.add(lid);
+      }
+    }
+  }
+
   /** Level by level from the SM: SwitchInfo of every switch, the ports of the flagged ones, the
    * link changes applied to a copy of the previous view. Throws NotLocal. */
   private async explore(prev: Snapshot): Promise<{ disc: DiscoveryResult; changes: number; ups: number; flagged: number; fresh: Set<string> }> {
@@ -215,6 +250,9 @@ export class LocalSweeper {
     let changes = 0;
     let ups = 0;
     let flagged = 0;
+    /** Nodes taken in that the last sweep did not have (CAs and routers). */
+    const added: number[] = [];
+    const adding = new Map<bigint, Promise<number>>();
     /** Ports read in this sweep, as `<node guid>/<port>`. */
     const fresh = new Set<string>();
     let reach = reachable(fabric, nodes, pd.smNode);
@@ -262,7 +300,21 @@ export class LocalSweeper {
               // Came up, or retrained (it was ACTIVE): who is there now?
               const path = [...d.path, p];
               const ni = NodeInfo.decode(await this.smp.getDr(path, SmpAttr.NodeInfo, 0));
-              const k = byGuid.get(ni.nodeGuid);
+              let k = byGuid.get(ni.nodeGuid);
+              if (k === undefined && ni.nodeType !== NodeType.Switch && added.length < this.maxChanges && (this.s.lmc ?? 0) === 0) {
+                // A CA or router the last sweep did not have (a host cabled, or back): it is a leaf
+                // (SMPs do not go through it), so it is taken in here; a new switch may lead
+                // anywhere, so it takes a full heavy sweep.
+                // (Two switch ports finding the same new node wait for one reading of it.)
+                let found = adding.get(ni.nodeGuid);
+                if (!found) adding.set(ni.nodeGuid, (found = this.newEndNode(ni, path, d.depth + 1, fabric, nodes)));
+                k = await found;
+                byGuid.set(ni.nodeGuid, k);
+                if (!added.includes(k)) added.push(k);
+                reach = reachable(fabric, nodes, pd.smNode);
+                reach[k] = 1;
+                this.log.info('node found', { node: fabric.nodes[k]!.desc, guid: ni.nodeGuid, port: ni.localPortNum, via: n.desc, viaGuid: n.guid, viaPort: p });
+              }
               if (k === undefined || reach[k] === 0) throw new NotLocal(`switch ${name(i)} port ${p} leads to node ${hex(ni.nodeGuid)}, not in the last sweep`);
               const rp = ni.localPortNum;
               const kp = fabric.nodes[k]!.ports[rp];
@@ -275,7 +327,7 @@ export class LocalSweeper {
                 kp.peer = { node: i, port: p };
                 changes++;
                 ups++;
-                changed = true;
+                if (!added.includes(k)) changed = true; // a CA taken in is on no switch's path
                 this.log.info('link up', { node: n.desc, guid: n.guid, port: p, peer: fabric.nodes[k]!.desc, peerGuid: fabric.nodes[k]!.guid, peerPort: rp });
               }
               const kpi = PortInfo.decode(await this.smp.getDr(path, SmpAttr.PortInfo, portInfoMod(rp)));
@@ -288,6 +340,7 @@ export class LocalSweeper {
         }),
       );
       if (changes > this.maxChanges) throw new NotLocal(`${changes} links changed (more than ${this.maxChanges})`);
+      if (changed && added.length) throw new NotLocal('nodes taken in while switch links changed: a full heavy sweep renumbers the fabric');
       if (changed) {
         // Paths over the links as they are now, before the next level is asked.
         const canon = canonicalize(fabric, nodes, pd.smNode, pd.smPort);
@@ -297,6 +350,7 @@ export class LocalSweeper {
         for (const i of [...unchecked]) if (!reach[i]) unchecked.delete(i);
       }
     }
+    if (added.length) this.giveLids(fabric, added.map((k) => fabric.nodes[k]!), prev);
     if (!changes) {
       const disc: DiscoveryResult = { ...pd, fabric, nodes, smps: 0 };
       return { disc, changes, ups, flagged, fresh };
@@ -304,7 +358,7 @@ export class LocalSweeper {
     // Drop what is no longer reachable, renumber (GUID order is kept), recompute the paths (the
     // paths are already those of the links as they are when nothing is dropped).
     const keep = fabric.nodes.map((_, i) => i).filter((i) => reach[i]);
-    if (keep.length === fabric.nodes.length && lastCanon) return { disc: { fabric: lastCanon.fabric, nodes: lastCanon.nodes, smNode: lastCanon.smNode, smPort: pd.smPort, smps: 0, maxDepth: lastCanon.maxDepth }, changes, ups, flagged, fresh };
+    if (keep.length === fabric.nodes.length && lastCanon && !added.length) return { disc: { fabric: lastCanon.fabric, nodes: lastCanon.nodes, smNode: lastCanon.smNode, smPort: pd.smPort, smps: 0, maxDepth: lastCanon.maxDepth }, changes, ups, flagged, fresh };
     const newIdx = new Int32Array(fabric.nodes.length).fill(-1);
     keep.forEach((old, k) => (newIdx[old] = k));
     for (const i of keep) for (const p of fabric.nodes[i]!.ports) if (p?.peer) p.peer = reach[p.peer.node] ? { node: newIdx[p.peer.node]!, port: p.peer.port } : undefined;
@@ -314,6 +368,21 @@ export class LocalSweeper {
     const disc: DiscoveryResult = { fabric: canon.fabric, nodes: canon.nodes, smNode: canon.smNode, smPort: pd.smPort, smps: 0, maxDepth: canon.maxDepth };
     return { disc, changes, ups, flagged, fresh };
   }
+}
+
+/** A CA or router found through `path` (its NodeDescription and the PortInfo of the port it
+ * answered by are read): appended to the view (canonicalize renumbers it). */
+async function newEndNodeOf(smp: SmpClient, ni: NodeInfo, path: number[], depth: number, fabric: Fabric, nodes: DiscoveredNode[]): Promise<number> {
+  const rp = ni.localPortNum;
+  const [desc, pi] = await Promise.all([smp.getDr(path, SmpAttr.NodeDescription, 0).then((b) => NodeDescription.decode(b).description), smp.getDr(path, SmpAttr.PortInfo, portInfoMod(rp)).then((b) => PortInfo.decode(b))]);
+  const node: FabricNode = { type: ni.nodeType as NodeKind, guid: ni.nodeGuid, systemImageGuid: ni.systemImageGuid, desc, numPorts: ni.numPorts, vendorId: ni.vendorId, deviceId: ni.deviceId, ports: new Array(ni.numPorts + 1).fill(undefined) };
+  node.ports[rp] = { num: rp, guid: ni.portGuid, lid: 0, lmc: 0, width: widthName(pi.linkWidthActive), speed: speedName(pi.linkSpeedActive, pi.linkSpeedExtActive) };
+  const d: DiscoveredNode = { path, nodeInfo: ni, portInfo: [], portPaths: [], depth };
+  d.portInfo[rp] = pi;
+  d.portPaths[rp] = path;
+  fabric.nodes.push(node);
+  nodes.push(d);
+  return fabric.nodes.length - 1;
 }
 
 function countSwitches(f: Fabric): number {
