@@ -3,6 +3,7 @@
  * that left the fabric do not confuse the numbering). */
 import type { Fabric } from '../model/fabric.js';
 import { indexEndPorts } from '../model/snapshot.js';
+import type { FabricIndex } from './graph.js';
 import { NO_ROUTE, type RoutingResult } from './types.js';
 
 /** A routing's tables column-major (LID × switch, switches in `guids` order): a destination's
@@ -69,3 +70,36 @@ export function lidGuids(f: Fabric): Map<number, bigint> {
   return m;
 }
 const lidCache = new WeakMap<Fabric, Map<number, bigint>>();
+
+// Small loops of the re-route on their own (optimized after a few calls, where the long one-shot
+// re-route would run them unoptimized).
+
+/** Mark the LIDs whose entry differs between two tables of a switch. */
+export function markDiffering(a: Uint8Array, b: Uint8Array, maxLid: number, touch: Uint8Array): void {
+  for (let l = 1; l <= maxLid; l++) if ((a[l] ?? NO_ROUTE) !== (b[l] ?? NO_ROUTE)) touch[l] = 1;
+}
+
+export function countDiffering(a: Uint8Array, b: Uint8Array): number {
+  let n = 0;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) n++;
+  return n;
+}
+
+/** Column l of column-major `cm` into the row-major tables. */
+export function writeColumn(tables: Uint8Array[], cm: Uint8Array, l: number): void {
+  const n = tables.length;
+  for (let s = 0, b = l * n; s < n; s++) tables[s]![l] = cm[b + s]!;
+}
+
+/** The switch where the route of column `col` from s stops: T, a switch whose entry leads to no
+ * switch, or where it loops (after nSw hops). */
+export function routeEnd(col: Uint8Array, s: number, T: number, ix: FabricIndex): number {
+  const W = ix.maxPorts + 1;
+  for (let hop = 0; s !== T && hop < ix.nSw; hop++) {
+    const p = col[s]!;
+    const e = p > 0 && p < W ? ix.portEntry[s * W + p]! : -1;
+    if (e < 0) return s;
+    s = ix.adjSw[e]!;
+  }
+  return s;
+}

@@ -7,7 +7,10 @@
  *  1. the intact routing's column (the last full re-route, remembered by the caller) is used as it
  *     was when every switch's route in it works again: a link that comes back restores exactly the
  *     intact tables, with no churn in between;
- *  2. otherwise the previous column is kept where it works; the switches whose route is broken (a
+ *  2. otherwise the previous column is kept where it works; where only switches whose own entry
+ *     is dead need to move (a detour to a neighbour whose route works, the switches behind them
+ *     keeping their entries) and the busiest link stays within the bound, they alone move;
+ *  3. otherwise the switches whose route is broken (a
  *     dead port, a loop, a path through another broken switch) are re-routed by a multi-source
  *     shortest-path search from the intact part of the tree: each broken switch takes, among its
  *     neighbours closest to the destination, the port with the fewest CA destinations so far (the
@@ -19,86 +22,20 @@
  *
  * Tables are matched by switch GUID, so nodes that left the fabric (a host whose cable went down)
  * do not confuse the numbering. */
-import { cloneFabric, type Fabric } from '../model/fabric.js';
+import type { Fabric } from '../model/fabric.js';
 import { NodeType } from '../wire/mad.js';
 import { indexFabric, fmtGuid, type FabricIndex } from './graph.js';
 import { NO_ROUTE, RoutingNotApplicable, type RoutingResult } from './types.js';
 import { verifyRoutes, type VerifyReport } from './verify.js';
 import type { CdgReport } from './cdg.js';
-import { columnReader, columnsOf, keepColumns, lidGuids, tablesByGuid } from './incremental-columns.js';
-import { cachedDeps, depCounts, incrementalCdg, keepDeps, singleVlCdg, type DepCounts } from './incremental-cdg.js';
-import { cachedLoads, computeLoads, keepLoads, remapLoads } from './incremental-load.js';
+import { columnReader, columnsOf, countDiffering, keepColumns, lidGuids, markDiffering, routeEnd, tablesByGuid, writeColumn } from './incremental-columns.js';
+import { cachedDeps, incrementalCdg, keepDeps, singleVlCdg, type DepCounts } from './incremental-cdg.js';
+import { cachedLoads, keepLoads, remapLoads } from './incremental-load.js';
+import type { IncrementalOptions, IncrementalOutcome, IncrementalStats } from './incremental-types.js';
 
 export { singleVlCdg };
-
-/** The routing of the intact fabric (the last full re-route) and its busiest link. */
-export interface IntactRouting {
-  readonly fabric: Fabric;
-  readonly routing: RoutingResult;
-  /** CA-to-CA routes on the busiest directed switch-to-switch link (verify's linkLoad.max). */
-  readonly busiestLink: number;
-}
-
-/** Remember a full re-route as the intact routing (verifies it once for its busiest link). */
-export function intactRouting(fabric: Fabric, routing: RoutingResult): IntactRouting {
-  const rep = verifyRoutes(fabric, routing, { stretch: false, cdg: false });
-  // Ready for the re-routes to come: its columns and its load.
-  const ix = indexFabric(fabric);
-  const read = columnReader(columnsOf(fabric, routing), ix.swGuid);
-  keepLoads(routing, computeLoads(ix, read));
-  if (routing.deadlockFree === true && !routing.sl && (routing.vlsUsed ?? 1) <= 1) keepDeps(routing, depCounts(ix, read));
-  return { fabric, routing, busiestLink: rep.linkLoad.max };
-}
-
-/** A rehearsal of the re-routes to come, on copies (nothing is kept): one switch-to-switch link
- * of a switch with CAs goes down and comes back. The first run of the re-routing code is several
- * times slower than the next ones (the JavaScript engine optimizes what has run); run once the SM
- * is idle, the re-route of a real failure runs at full speed. Returns the rehearsal's outcomes. */
-export function rehearse(intact: IntactRouting): IncrementalOutcome[] {
-  const f = intact.fabric;
-  const sw = f.nodes.findIndex((n) => n.type === NodeType.Switch && n.ports.some((p) => p?.peer && f.nodes[p.peer.node]!.type !== NodeType.Switch) && n.ports.some((p) => p?.peer && f.nodes[p.peer.node]!.type === NodeType.Switch));
-  if (sw < 0) return [];
-  const pn = f.nodes[sw]!.ports.findIndex((p, i) => i > 0 && p?.peer && f.nodes[p.peer.node]!.type === NodeType.Switch);
-  const broken = cloneFabric(f);
-  const peer = broken.nodes[sw]!.ports[pn]!.peer!;
-  broken.nodes[sw]!.ports[pn]!.peer = undefined;
-  broken.nodes[peer.node]!.ports[peer.port]!.peer = undefined;
-  // Whatever the balance (a small fabric may lose half its uplinks): the code is what runs.
-  const down = rerouteIncremental(f, intact.routing, broken, { intact, balanceFactor: Infinity });
-  if (!down.ok) return [down];
-  return [down, rerouteIncremental(broken, down.result, f, { intact, balanceFactor: Infinity })];
-}
-
-export interface IncrementalOptions {
-  /** The routing to return to where it works again, and the balance reference. */
-  intact?: IntactRouting;
-  /** Switch LIDs (management traffic) repaired by the shortest detour from where their route
-   * broke (default); false: repaired as CA destinations are. */
-  detourSwitchLids?: boolean;
-  /** CA LIDs first tried the same way, each switch whose own entry is dead moving to a neighbour
-   * whose route works (the switches behind it keep their entries), when the busiest link of the
-   * detour stays within `balanceFactor` of the intact one (default); false: every switch whose
-   * route is broken is re-routed. */
-  detourCaLids?: boolean;
-  /** The busiest link may carry at most this many times the intact busiest link (default 1.2). */
-  balanceFactor?: number;
-}
-
-export interface IncrementalStats {
-  /** (switch, LID) entries that differ from the previous tables. */
-  changedEntries: number;
-  /** LIDs whose column was repaired (some switch's route was broken). */
-  reroutedLids: number;
-  /** LIDs whose column went back to the intact routing's. */
-  restoredLids: number;
-  /** Busiest link after, and the intact reference (0 when no intact routing was given). */
-  busiestLink: number;
-  intactBusiestLink: number;
-}
-
-export type IncrementalOutcome =
-  | { ok: true; result: RoutingResult; stats: IncrementalStats; report?: VerifyReport }
-  | { ok: false; reason: string; stats?: IncrementalStats; report?: VerifyReport };
+export type { IntactRouting, IncrementalOptions, IncrementalOutcome, IncrementalStats } from './incremental-types.js';
+export { intactRouting, rehearse } from './incremental-intact.js';
 
 const UNKNOWN = 0;
 const BUSY = 1;
@@ -110,9 +47,6 @@ const BROKEN = 3;
  * or why the guarantees cannot be kept (the caller then runs its full engine chain).
  */
 export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: IncrementalOptions = {}): IncrementalOutcome {
-  // A detour may turn down then up where other routes run (an ftree whose switch-LID routes
-  // differ from its CA routes, two detours that meet): repaired in full instead, the routes stay
-  // as the engine shaped them. Detours of CA LIDs go first, then those of switch LIDs.
   // Detours turn down then up; two of them (a switch LID's detour, a CA LID's) can close a
   // channel-dependency cycle: tried again with switch LIDs repaired in full, then without CA
   // detours, then without any.
@@ -664,37 +598,4 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
   if (deps) keepDeps(result, deps);
   else if (intactDeps) keepDeps(result, intactDeps);
   return done({ ok: true, result, stats, ...(report ? { report } : {}) });
-}
-
-// Small loops of the re-route on their own (optimized after a few calls, where the long one-shot
-// re-route would run them unoptimized).
-
-/** Mark the LIDs whose entry differs between two tables of a switch. */
-function markDiffering(a: Uint8Array, b: Uint8Array, maxLid: number, touch: Uint8Array): void {
-  for (let l = 1; l <= maxLid; l++) if ((a[l] ?? NO_ROUTE) !== (b[l] ?? NO_ROUTE)) touch[l] = 1;
-}
-
-function countDiffering(a: Uint8Array, b: Uint8Array): number {
-  let n = 0;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) n++;
-  return n;
-}
-
-/** Column l of column-major `cm` into the row-major tables. */
-function writeColumn(tables: Uint8Array[], cm: Uint8Array, l: number): void {
-  const n = tables.length;
-  for (let s = 0, b = l * n; s < n; s++) tables[s]![l] = cm[b + s]!;
-}
-
-/** The switch where the route of column `col` from s stops: T, a switch whose entry leads to no
- * switch, or where it loops (after nSw hops). */
-function routeEnd(col: Uint8Array, s: number, T: number, ix: FabricIndex): number {
-  const W = ix.maxPorts + 1;
-  for (let hop = 0; s !== T && hop < ix.nSw; hop++) {
-    const p = col[s]!;
-    const e = p > 0 && p < W ? ix.portEntry[s * W + p]! : -1;
-    if (e < 0) return s;
-    s = ix.adjSw[e]!;
-  }
-  return s;
 }
