@@ -2,7 +2,9 @@
  * tools: `ibroute` on every switch before, after the unlink and after the relink. Only the LIDs
  * whose routes crossed the cable change, the routes stay complete, loop-free and deadlock-free, the
  * busiest link stays within 1.2× of the intact one, the relink restores the intact tables exactly,
- * and the SM never rediscovers the whole fabric (one "discovery done" in its log). */
+ * and the SM never rediscovers the whole fabric (one "discovery done" in its log). Then a host's
+ * cable down and back: the local sweep takes the host in again (ibnetdiscover shows its LID as
+ * before, smpquery its port Active) and the tables are the intact ones exactly. */
 import { describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -149,6 +151,26 @@ describe('incremental re-routing on ibsim, witnessed by ibroute', () => {
           return [...t].every(([s, x]) => x.every((p, l) => p === before.get(s)![l]));
         }, 60_000);
 
+        // A host's cable down (the host leaves every table) and back: the local sweep takes the
+        // host in again with its LID, and the tables are the intact ones exactly.
+        const leaf5 = lidded.nodes.findIndex((n) => n.desc === 'sw-l1-5');
+        const hostPort = lidded.nodes[leaf5]!.ports.findIndex((p, i) => i > 0 && p?.peer && !isSwitch(lidded.nodes[p.peer.node]!));
+        const host = lidded.nodes[lidded.nodes[leaf5]!.ports[hostPort]!.peer!.node]!;
+        const hostLid = lidOf.get(host.guid)!;
+        const leaf5Name = `S-${lidded.nodes[leaf5]!.guid.toString(16).padStart(16, '0')}`;
+        await ib.console(`Unlink "${leaf5Name}"[${hostPort}]`);
+        await waitFor(async () => [...(await lfts(ib, lidded, lidOf, maxLid)).values()].every((t) => t[hostLid] === 255), 60_000);
+        await ib.console(`ReLink "${leaf5Name}"[${hostPort}]`);
+        await waitFor(async () => {
+          const t = await lfts(ib, lidded, lidOf, maxLid);
+          return [...t].every(([s, x]) => x.every((p, l) => p === before.get(s)![l]));
+        }, 60_000);
+        const disc = await tool(ib, 'ibnetdiscover', []);
+        const hostId = host.guid.toString(16).padStart(16, '0');
+        expect(disc).toMatch(new RegExp(`^Ca\\s+\\d+\\s+"H-${hostId}"[^\\n]*\\n\\[1\\]\\([0-9a-f]+\\)\\s+"S-[0-9a-f]{16}"\\[${hostPort}\\]\\s*# lid ${hostLid} lmc`, 'm'));
+
+        expect(await tool(ib, 'smpquery', ['portinfo', String(hostLid), '1'])).toMatch(/^LinkState:\.+Active$/m);
+
         const r = await sm.stop('SIGTERM');
         sm = undefined;
         expect(r.code).toBe(0);
@@ -158,8 +180,9 @@ describe('incremental re-routing on ibsim, witnessed by ibroute', () => {
         // The whole fabric was discovered once: the changes were explored locally.
         expect(log.match(/discovery done/g)?.length).toBe(1);
         const local = [...log.matchAll(/local sweep done.*?reroute=(\w+) lftBlocks=(\d+)/g)].filter((m) => Number(m[2]) > 0);
-        expect(local.map((m) => m[1])).toEqual(['incremental', 'incremental']);
-        expect(local.map((m) => Number(m[2]))).toEqual([blocks, blocks]);
+        expect(local.map((m) => m[1])).toEqual(['incremental', 'incremental', 'incremental', 'incremental']);
+        expect(local.slice(0, 2).map((m) => Number(m[2]))).toEqual([blocks, blocks]);
+        expect(log).toMatch(/node found node=.* guid=0x/);
       } finally {
         if (sm) await sm.stop('SIGKILL');
         await ib.stop();

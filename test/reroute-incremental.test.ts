@@ -6,7 +6,11 @@ import { cloneFabric, isSwitch, type Fabric } from '../src/model/fabric.js';
 import { loadFabricSpec } from '../src/model/load.js';
 import { assignLids } from '../src/sm/lids.js';
 import { routeWithFallback, verifyRoutes, type RoutingResult } from '../src/routing/index.js';
-import { intactRouting, rerouteIncremental, singleVlCdg } from '../src/routing/incremental.js';
+import { intactRouting, rehearse, rerouteIncremental, singleVlCdg } from '../src/routing/incremental.js';
+import { pathChanges } from '../src/routing/incremental-changes.js';
+import { cachedLoads, computeLoads } from '../src/routing/incremental-load.js';
+import { cachedDeps } from '../src/routing/incremental-cdg.js';
+import { columnReader, columnsOf } from '../src/routing/incremental-columns.js';
 import { indexFabric } from '../src/routing/graph.js';
 
 const CHAIN = ['ftree', 'updn', 'minhop'];
@@ -73,6 +77,36 @@ function lidsUsing(f: Fabric, r: RoutingResult, ni: number, pn: number): Set<num
   return out;
 }
 
+/** Every switch's path toward every LID, hop by hop as "guid:port" (an independent witness of
+ * pathChanges): undefined where the switch has no route. */
+function paths(f: Fabric, r: RoutingResult): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const [s] of r.lfts) {
+    for (let lid = 1; lid <= r.maxLid; lid++) {
+      const hops: string[] = [];
+      let at = s;
+      for (let hop = 0; hop < 64; hop++) {
+        const p = r.lfts.get(at)?.[lid] ?? 255;
+        hops.push(`${f.nodes[at]!.guid}:${p}`);
+        if (p === 0 || p === 255) break;
+        const nx = f.nodes[at]!.ports[p]?.peer;
+        if (!nx || !isSwitch(f.nodes[nx.node]!)) break;
+        at = nx.node;
+      }
+      if (r.lfts.get(s)![lid] !== 255) out.set(`${f.nodes[s]!.guid}/${lid}`, hops.join(' '));
+    }
+  }
+  return out;
+}
+
+function pathsChanged(fa: Fabric, a: RoutingResult, fb: Fabric, b: RoutingResult): number {
+  const pa = paths(fa, a);
+  const pb = paths(fb, b);
+  let n = 0;
+  for (const k of new Set([...pa.keys(), ...pb.keys()])) if (pa.get(k) !== pb.get(k)) n++;
+  return n;
+}
+
 function check(spec: string, link: (f: Fabric) => [number, number], o: { blocks?: boolean } = {}): void {
   const f = fabric(spec);
   const full = routeWithFallback(f, CHAIN, { lmc: 0 }).result;
@@ -100,9 +134,21 @@ function check(spec: string, link: (f: Fabric) => [number, number], o: { blocks?
   const allBlocks = [...full.lfts.values()].reduce((a, t) => a + Math.ceil(t.length / 64), 0);
   if (o.blocks !== false) expect(incBlocks).toBeLessThan(0.1 * allBlocks);
   expect(incBlocks).toBeLessThanOrEqual(fullBlocks);
+  // SlimUpdate: far fewer (switch, destination) path changes than the full re-route of the same
+  // engine (at least 80 % fewer), counted by pathChanges and by the witness above alike.
+  const incPaths = pathChanges(f, full, broken, inc.result);
+  const fullPaths = pathChanges(f, full, broken, fullAfter);
+  expect(incPaths.changed).toBe(pathsChanged(f, full, broken, inc.result));
+  expect(fullPaths.changed).toBe(pathsChanged(f, full, broken, fullAfter));
+  expect(fullAfter.engine).toBe(full.engine);
+  expect(incPaths.changed).toBeGreaterThan(0);
+  expect(incPaths.changed).toBeLessThanOrEqual(0.2 * fullPaths.changed);
   // Balance within 1.2× of the intact busiest link.
   expect(v.linkLoad.max).toBeLessThanOrEqual(1.2 * intact.busiestLink);
   expect(inc.stats.busiestLink).toBe(v.linkLoad.max);
+
+  // The load kept for the next re-route is the one of the new tables, followed from scratch.
+  expectLoadsKept(broken, inc.result);
 
   // Again on the same broken fabric: nothing moves (no churn).
   const again = rerouteIncremental(broken, inc.result, broken, { intact });
@@ -115,11 +161,43 @@ function check(spec: string, link: (f: Fabric) => [number, number], o: { blocks?
   if (!back.ok) throw new Error(back.reason);
   for (const [s, t] of full.lfts) expect(Array.from(back.result.lfts.get(s)!), `switch ${f.nodes[s]!.desc}`).toEqual(Array.from(t));
   expect(back.stats.restoredLids).toBe(changedLids.size);
+  expectLoadsKept(f, back.result);
+}
+
+function expectLoadsKept(f: Fabric, r: RoutingResult): void {
+  const kept = cachedLoads(r);
+  expect(kept, 'a load kept with the result').toBeDefined();
+  const ix = indexFabric(f);
+  const fresh = computeLoads(ix, columnReader(columnsOf(f, r), ix.swGuid));
+  // Per channel by (switch GUID, port): the kept index may be another fabric's (the intact one).
+  const byKey = (l: { ix: typeof ix; load: Float64Array; counters: Int32Array }): Map<string, number> => {
+    const m = new Map<string, number>();
+    for (let s = 0; s < l.ix.nSw; s++) {
+      for (let e = l.ix.adjStart[s]!; e < l.ix.adjStart[s + 1]!; e++) {
+        const p = l.ix.adjPort[e]!;
+        m.set(`${l.ix.swGuid[s]}/${p}`, l.load[e]!);
+        m.set(`${l.ix.swGuid[s]}/${p}/n`, l.counters[s * (l.ix.maxPorts + 1) + p]!);
+      }
+    }
+    return m;
+  };
+  const a = byKey(kept!);
+  for (const [k, v] of byKey(fresh)) expect(a.get(k) ?? 0, k).toBe(v);
+  // The channel dependencies kept (for the next one-VL deadlock check) are those of the tables:
+  // as many as the verifier counts.
+  const deps = cachedDeps(r);
+  expect(deps, 'channel dependencies kept with the result').toBeDefined();
+  expect(deps!.counts.every((c) => c >= 0)).toBe(true);
+  expect(deps!.counts.filter((c) => c > 0).length).toBe(verifyRoutes(f, r, { stretch: false }).cdg[0]!.dependencies);
 }
 
 describe('incremental re-routing', () => {
   it('2-level fat tree, one leaf-spine link down and back', () => {
     check('gen:fattree2:radix=36', (f) => uplink(f, 'sw-l1-3', 'sw-l2-'));
+  }, 60_000);
+
+  it('2-level fat tree of 432 hosts (12 spines), one leaf-spine link down and back: under 10 % of the blocks', () => {
+    check('gen:fattree2:leaves=24,spines=12,hosts=18', (f) => uplink(f, 'sw-l1-3', 'sw-l2-'));
   }, 60_000);
 
   it('3-level fat tree, one core link down and back', () => {
@@ -128,6 +206,18 @@ describe('incremental re-routing', () => {
 
   it('3-level fat tree (small), one core link down and back: balance kept', () => {
     check('gen:fattree3:radix=8', (f) => uplink(f, 'sw-l2-5', 'sw-l3-'), { blocks: false });
+  });
+
+  it('the rehearsal (run once the SM is idle) re-routes a leaf uplink down and back to the intact tables', () => {
+    const f = fabric('gen:fattree2:leaves=6,spines=3,hosts=4');
+    const full = routeWithFallback(f, CHAIN, { lmc: 0 }).result;
+    const out = rehearse(intactRouting(f, full));
+    expect(out.map((o) => o.ok)).toEqual([true, true]);
+    const [down, back] = out;
+    if (!down?.ok || !back?.ok) throw new Error('rehearsal failed');
+    expect(down.stats.reroutedLids).toBeGreaterThan(0);
+    expect(back.stats.restoredLids).toBe(down.stats.reroutedLids);
+    for (const [s, t] of full.lfts) expect(Array.from(back.result.lfts.get(s)!)).toEqual(Array.from(t));
   });
 
   it('a host link down: its LID leaves every table, nothing else changes', () => {

@@ -169,19 +169,73 @@ describe('local sweep and incremental re-routing on the in-process fabric', () =
     r.sm.stop();
   });
 
-  it('a port that comes up to a node the last sweep did not have: a full heavy sweep takes the node in', async () => {
+  it('a port that comes up to a CA the last sweep did not have: the local sweep takes it in (LID, routes, ACTIVE)', async () => {
     const r = rig('gen:fattree2:leaves=4,spines=3,hosts=4');
     const topo = loadFabricSpec('gen:fattree2:leaves=4,spines=3,hosts=4');
     const host = topo.nodes.findIndex((n) => n.type !== NodeType.Switch);
     r.sim.linkDown(topo.nodes[host]!.guid, 1);
     await drive(r.clock, r.sm.start());
     expect(r.sm.current!.fabric.nodes.some((n) => n.guid === topo.nodes[host]!.guid)).toBe(false);
+    const maxLid = r.sm.current!.maxLid;
     const s = await sweepAfter(r, () => r.sim.linkUp(topo.nodes[host]!.guid, 1));
+    expect(s.reroute).toBe('incremental');
+    expect(r.sink.lines.some((l) => /node found node=.*guid=0x/.test(l))).toBe(true);
+    const f1 = r.sm.current!.fabric;
+    const n1 = f1.nodes.find((n) => n.guid === topo.nodes[host]!.guid)!;
+    expect(n1).toBeDefined();
+    const lid = n1.ports[1]!.lid!;
+    // Every LID up to the top was taken: the new one is past it, and the top (every switch's
+    // LinearFDBTop) grows to it.
+    expect(lid).toBe(maxLid + 1);
+    expect(r.sm.current!.maxLid).toBe(lid);
+    for (const n of f1.nodes) if (isSwitch(n)) expect(r.sim.switchInfo(n.guid).linearFdbTop, n.desc).toBe(lid);
+    // The SMA holds the LID given, its port is ACTIVE, every switch routes to it (the verifier
+    // over the simulated switches' own tables).
+    expect(r.sim.portInfo(topo.nodes[host]!.guid, 1).lid).toBe(lid);
+    expect(r.sim.portInfo(topo.nodes[host]!.guid, 1).portState).toBe(PortState.Active);
+    const v = verifyRoutes(f1, simLfts(r, f1), { stretch: false, requireDeadlockFree: true });
+    expect(v.failures).toEqual([]);
+    expect(v.ok).toBe(true);
+    // No LID another port has.
+    const lids = f1.nodes.flatMap((n) => n.ports.filter((p) => p?.lid).map((p) => p!.lid));
+    expect(new Set(lids).size).toBe(lids.length);
+    r.sm.stop();
+  });
+
+  it('a host cable down and back: the host returns with its LID, the tables are the intact ones exactly', async () => {
+    const r = rig('gen:fattree2:leaves=4,spines=3,hosts=4');
+    await drive(r.clock, r.sm.start());
+    const f0 = r.sm.current!.fabric;
+    const host = f0.nodes.findIndex((n, i) => n.type !== NodeType.Switch && n.ports[1]?.peer && i !== r.sm.current!.discovery.smNode);
+    const guid = f0.nodes[host]!.guid;
+    const lid = f0.nodes[host]!.ports[1]!.lid!;
+    const before = byGuid(f0, simLfts(r, f0));
+    const down = await sweepAfter(r, () => r.sim.linkDown(guid, 1));
+    expect(down.reroute).toBe('incremental');
+    const up = await sweepAfter(r, () => r.sim.linkUp(guid, 1));
+    expect(up.reroute).toBe('incremental');
+    const f2 = r.sm.current!.fabric;
+    expect(f2.nodes.find((n) => n.guid === guid)!.ports[1]!.lid).toBe(lid);
+    expect(r.sim.portInfo(guid, 1).portState).toBe(PortState.Active);
+    const back = diff(before, byGuid(f2, simLfts(r, f2)), r.sm.current!.maxLid);
+    expect(back.blocks, 'LFT blocks that differ from the intact tables').toBe(0);
+    expect(up.lftBlocksWritten).toBe(down.lftBlocksWritten);
+    r.sm.stop();
+  });
+
+  it('a port that comes up to a switch the last sweep did not have: a full heavy sweep takes it in', async () => {
+    const r = rig('gen:fattree2:leaves=4,spines=3,hosts=4');
+    const topo = loadFabricSpec('gen:fattree2:leaves=4,spines=3,hosts=4');
+    const spine = topo.nodes.findIndex((n) => n.desc.startsWith('sw-l2-'));
+    const ports = topo.nodes[spine]!.ports.map((p, i) => (i > 0 && p?.peer ? i : 0)).filter((i) => i > 0);
+    for (const p of ports) r.sim.linkDown(topo.nodes[spine]!.guid, p);
+    await drive(r.clock, r.sm.start());
+    expect(r.sm.current!.fabric.nodes.some((n) => n.guid === topo.nodes[spine]!.guid)).toBe(false);
+    const s = await sweepAfter(r, () => r.sim.linkUp(topo.nodes[spine]!.guid, ports[0]!));
     expect(s.reroute).toBeUndefined();
     expect(r.sink.lines.some((l) => /local sweep: change not local, full heavy sweep follows reason=.*not in the last sweep/.test(l))).toBe(true);
     const f1 = r.sm.current!.fabric;
-    expect(f1.nodes.some((n) => n.guid === topo.nodes[host]!.guid)).toBe(true);
-    expect(r.sim.portInfo(topo.nodes[host]!.guid, 1).portState).toBe(PortState.Active);
+    expect(f1.nodes.some((n) => n.guid === topo.nodes[spine]!.guid)).toBe(true);
     expect(verifyRoutes(f1, simLfts(r, f1), { stretch: false }).ok).toBe(true);
     r.sm.stop();
   });

@@ -13,19 +13,27 @@
 //                 LFTs read back with ibroute from every switch, before / after the unlink /
 //                 after the relink; "reach" ok when every CA pair and switch reaches every LID
 //   intact        after the relink, whether every switch holds the tables it held before
-// Below the table: the LFT blocks a full re-route with ibsm's default chain would write on the
-// broken fabric (computed offline from the tables read before), for the "< 10 %" comparison.
-// Asserts nothing. Goals: < 300 ms, < 10 % of the full re-route's blocks, busiest link ≤ 1.2×.
+//   path changes  SlimUpdate's measure (dist/routing/incremental-changes.js): (switch, LID) pairs
+//                 whose path changed, tables read back before vs after the unlink
+// Each SM's unlink and relink are repeated --repeat times on the same ibsim (ms, blocks, SMPs:
+// the median, every run in brackets); the tables are read back and verified after the first.
+// Below the table: the LFT blocks and path changes of a full re-route with ibsm's default chain
+// on the broken fabric (computed offline from the tables read before), for the "< 10 %" and
+// "80 % fewer path changes" comparisons.
+// Asserts nothing. Goals: < 300 ms, < 10 % of the blocks, busiest link ≤ 1.2×.
 //
 //   npx tsc -p tsconfig.json && node scripts/bench/faults-reroute.mjs [options]
 //     --fabric SPEC     default gen:fattree3:radix=16 (1,024 hosts, 320 switches)
-//     --link SW         the switch whose first uplink to a core is cut (default sw-l2-5)
+//     --link SW         the switch whose first uplink is cut (default sw-l2-5)
+//     --to PREFIX       ...to a switch whose description starts with PREFIX (default sw-l3-: a
+//                       core; sw-l2- for a leaf-spine link of a 2-level tree)
 //     --sms LIST        ibsm,opensm
 //     --opensm-routing  OpenSM's -R (default: its own default, minhop)
 //     --settle S        quiet time that ends an event (default 3)
+//     --repeat N        unlink/relink events per SM (default 3)
 //     --keep            keep the scratch directory
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,9 +51,11 @@ const opt = (name, def) => {
 const distDir = path.resolve(here, '../../dist');
 const SPEC = opt('--fabric', 'gen:fattree3:radix=16');
 const LINK_SW = opt('--link', 'sw-l2-5');
+const TO = opt('--to', 'sw-l3-');
 const SMS = opt('--sms', 'ibsm,opensm').split(',').filter(Boolean);
 const OSM_ROUTING = opt('--opensm-routing', '');
 const SETTLE_MS = Number(opt('--settle', '3')) * 1000;
+const REPEAT = Math.max(1, Number(opt('--repeat', '3')));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 for (const c of ['ibsim', 'ibroute', 'ibnetdiscover', 'cc', ...(SMS.includes('opensm') ? ['opensm'] : [])]) {
@@ -57,6 +67,7 @@ const { loadFabricSpec } = await mod('model/load.js');
 const { formatIbnetdiscover, parseIbnetdiscover } = await mod('model/ibnetdiscover.js');
 const { verifyRoutes, routeWithFallback, DEFAULT_FALLBACK } = await mod('routing/index.js');
 const { cloneFabric } = await mod('model/fabric.js');
+const { pathChanges } = await mod('routing/incremental-changes.js');
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-faults-reroute-'));
 const shim = path.join(dir, 'umad-count.so');
@@ -185,7 +196,11 @@ function startSm(kind, sim, host, tag) {
   }
   const child = spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@" 2>&1', 'bash', cmd, ...args], { env: env(sim, host, extra), cwd: cache, stdio: ['ignore', 'pipe', 'ignore'] });
   let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+  // ibsm's log kept in the scratch directory too (--keep), for the timeline of an event.
+  child.stdout.setEncoding('utf8').on('data', (d) => {
+    out += d;
+    if (!logFile) appendFileSync(path.join(cache, 'ibsm.log'), d);
+  });
   const log = () => (logFile ? (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '') : out);
   return { kind, child, log, counts: () => counts(countFile) };
 }
@@ -218,8 +233,8 @@ const simHost = /^(?:Ca|Hca)\s+\d+\s+"([^"]+)"/m.exec(text)?.[1];
 const limits = ibsimLimits(topo);
 const cutNode = topo.nodes.find((n) => n.desc === LINK_SW);
 if (!cutNode) throw new Error(`no switch "${LINK_SW}" in ${SPEC}`);
-const cutPort = cutNode.ports.findIndex((p, i) => i > 0 && p?.peer && topo.nodes[p.peer.node].type === 2 && topo.nodes[p.peer.node].desc.startsWith('sw-l3-'));
-if (cutPort < 0) throw new Error(`${LINK_SW} has no link to a core switch (sw-l3-*)`);
+const cutPort = cutNode.ports.findIndex((p, i) => i > 0 && p?.peer && topo.nodes[p.peer.node].type === 2 && topo.nodes[p.peer.node].desc.startsWith(TO));
+if (cutPort < 0) throw new Error(`${LINK_SW} has no link to a switch ${TO}*`);
 const cutName = `S-${cutNode.guid.toString(16).padStart(16, '0')}`;
 const cutPeer = topo.nodes[cutNode.ports[cutPort].peer.node].desc;
 const hosts = topo.nodes.filter((n) => n.type !== 2).length;
@@ -257,19 +272,29 @@ for (const kind of SMS) {
       broken.nodes[ni].ports[cutPort].peer = undefined;
       broken.nodes[pr.node].ports[pr.port].peer = undefined;
       const full = routeWithFallback(broken, DEFAULT_FALLBACK, { lmc: 0 });
-      fullRef = { engine: full.engine, blocks: blocksDiffer(byGuid(before.fabric, before.lfts), byGuid(broken, full.result.lfts)), all: allBlocks, max: verifyRoutes(broken, full.result, { stretch: false }).linkLoad.max };
+      fullRef = { engine: full.engine, blocks: blocksDiffer(byGuid(before.fabric, before.lfts), byGuid(broken, full.result.lfts)), all: allBlocks, max: verifyRoutes(broken, full.result, { stretch: false }).linkLoad.max, paths: pathChanges(before.fabric, { lfts: before.lfts }, broken, full.result) };
     }
-    row.down = await event(sim, sm, `Unlink "${cutName}"[${cutPort}]`);
-    const down = await readBack(sim);
-    const vd = verifyRoutes(down.fabric, down.lfts, { stretch: false });
-    row.afterDown = vd.linkLoad.max;
-    row.reachDown = vd.ok ? 'ok' : `fail:${vd.unreachablePairs}`;
-    row.up = await event(sim, sm, `ReLink "${cutName}"[${cutPort}]`);
-    const up = await readBack(sim);
-    const vu = verifyRoutes(up.fabric, up.lfts, { stretch: false });
-    row.afterUp = vu.linkLoad.max;
-    row.reachUp = vu.ok ? 'ok' : `fail:${vu.unreachablePairs}`;
-    row.intact = blocksDiffer(byGuid(before.fabric, before.lfts), byGuid(up.fabric, up.lfts)) === 0 ? 'yes' : 'no';
+    row.downs = [];
+    row.ups = [];
+    for (let k = 0; k < REPEAT; k++) {
+      row.downs.push(await event(sim, sm, `Unlink "${cutName}"[${cutPort}]`));
+      if (k === 0) {
+        const down = await readBack(sim);
+        const vd = verifyRoutes(down.fabric, down.lfts, { stretch: false });
+        row.afterDown = vd.linkLoad.max;
+        row.reachDown = vd.ok ? 'ok' : `fail:${vd.unreachablePairs}`;
+        row.paths = pathChanges(before.fabric, { lfts: before.lfts }, down.fabric, { lfts: down.lfts });
+      }
+      row.ups.push(await event(sim, sm, `ReLink "${cutName}"[${cutPort}]`));
+      if (k === 0) {
+        const up = await readBack(sim);
+        const vu = verifyRoutes(up.fabric, up.lfts, { stretch: false });
+        row.afterUp = vu.linkLoad.max;
+        row.reachUp = vu.ok ? 'ok' : `fail:${vu.unreachablePairs}`;
+        row.intact = blocksDiffer(byGuid(before.fabric, before.lfts), byGuid(up.fabric, up.lfts)) === 0 ? 'yes' : 'no';
+        row.pathsBack = pathChanges(before.fabric, { lfts: before.lfts }, up.fabric, { lfts: up.lfts });
+      }
+    }
     if (kind === 'ibsm') row.note = [...sm.log().matchAll(/^.*(?:local sweep done|incremental re-route|discovery done|trap received|link (?:down|up) ).*$/gm)].map((m) => m[0]).slice(-12).join(' | ');
   } catch (e) {
     row.error = e.message;
@@ -281,19 +306,29 @@ for (const kind of SMS) {
 }
 
 const f = (x, d = 0) => (x === undefined ? '-' : typeof x === 'number' ? x.toFixed(d) : String(x));
-const hdr = ['SM', 'event', 'ms to routes', 'LFT blocks', '% of all', 'SMPs', 'max r/l before', 'max r/l after', 'ratio', 'reach', 'intact'];
+const median = (xs) => {
+  const v = xs.filter((x) => x !== undefined).sort((a, b) => a - b);
+  return v.length ? v[(v.length - 1) >> 1] : undefined;
+};
+/** "median [each run]" of one field of the events. */
+const runs = (evs, k) => `${f(median(evs.map((e) => e[k])))}${evs.length > 1 ? ` [${evs.map((e) => f(e[k])).join(' ')}]` : ''}`;
+const hdr = ['SM', 'event', 'ms to routes', 'LFT blocks', '% of all', 'SMPs', 'max r/l before', 'max r/l after', 'ratio', 'reach', 'intact', 'path changes'];
 const lines = [hdr];
 for (const r of rows) {
   if (r.error) {
     lines.push([r.kind, 'error', r.error]);
     continue;
   }
-  lines.push([r.kind, 'unlink', f(r.down.ms), f(r.down.lft), f((100 * r.down.lft) / r.allBlocks, 1), f(r.down.smps), f(r.before), f(r.afterDown), f(r.afterDown / r.before, 2), r.reachDown, '']);
-  lines.push([r.kind, 'relink', f(r.up.ms), f(r.up.lft), f((100 * r.up.lft) / r.allBlocks, 1), f(r.up.smps), f(r.before), f(r.afterUp), f(r.afterUp / r.before, 2), r.reachUp, r.intact]);
+  const pc = (p) => (p ? `${p.changed} of ${p.pairs}` : '-');
+  lines.push([r.kind, 'unlink', runs(r.downs, 'ms'), runs(r.downs, 'lft'), f((100 * median(r.downs.map((e) => e.lft))) / r.allBlocks, 1), runs(r.downs, 'smps'), f(r.before), f(r.afterDown), f(r.afterDown / r.before, 2), r.reachDown, '', pc(r.paths)]);
+  lines.push([r.kind, 'relink', runs(r.ups, 'ms'), runs(r.ups, 'lft'), f((100 * median(r.ups.map((e) => e.lft))) / r.allBlocks, 1), runs(r.ups, 'smps'), f(r.before), f(r.afterUp), f(r.afterUp / r.before, 2), r.reachUp, r.intact, pc(r.pathsBack)]);
 }
 const w = hdr.map((_, i) => Math.max(...lines.map((l) => String(l[i] ?? '').length)));
 for (const l of lines) console.log(l.map((c, i) => String(c ?? '').padEnd(w[i])).join('  '));
-if (fullRef) console.log(`full re-route of the broken fabric with ${DEFAULT_FALLBACK.join(',')} (offline, engine ${fullRef.engine}): ${fullRef.blocks} of ${fullRef.all} LFT blocks differ from the intact tables; busiest link ${fullRef.max}`);
+if (fullRef) {
+  console.log(`full re-route of the broken fabric with ${DEFAULT_FALLBACK.join(',')} (offline, engine ${fullRef.engine}): ${fullRef.blocks} of ${fullRef.all} LFT blocks differ from the intact tables; busiest link ${fullRef.max}; ${fullRef.paths.changed} of ${fullRef.paths.pairs} (switch, LID) paths change`);
+  for (const r of rows) if (r.paths) console.log(`SlimUpdate: ${r.kind}'s re-route changes ${r.paths.changed} paths, ${f(100 * (1 - r.paths.changed / fullRef.paths.changed), 1)} % fewer than the full re-route's ${fullRef.paths.changed}`);
+}
 for (const r of rows) if (r.failBefore) console.log(`${r.kind}: routes read back before the unlink fail: ${r.failBefore}`);
 for (const r of rows) if (r.note) console.log(`${r.kind} log:\n  ${r.note.split(' | ').join('\n  ')}`);
 if (argv.includes('--keep')) console.log(`scratch: ${dir}`);

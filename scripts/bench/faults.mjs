@@ -13,8 +13,10 @@
 // not come up; it keeps sweeping) and is stopped by PID once its log says SUBNET UP (or at the
 // timeout).
 //
-// Part 2, a core link down and back up on a 1,000+ host fat tree: see the marked place below
-// (the re-routing work adds it).
+// Part 2, a core link down and back up on a 1,000+ host fat tree (default the 1,024-host ft3):
+// faults-reroute.mjs run with the same SMs, its table printed here (time from the Unlink to the
+// last LFT block the SM sent, LFT blocks written, SMPs, routes per link max before and after,
+// path changes; the same for the ReLink).
 //
 // Prints one table; asserts nothing.
 //
@@ -23,6 +25,9 @@
 //     --loss LIST       loss rates in % (default 0,1,5,10,20)
 //     --sms ibsm,opensm which SMs
 //     --timeout S       per SM run (default 120)
+//     --parts LIST      loss,link (default both)
+//     --link-fabric S   part 2's fabric (default gen:fattree3:radix=16)
+//     --repeat N        part 2's unlink/relink events per SM (default 3)
 //     --keep            keep the scratch directory
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -282,10 +287,15 @@ async function lossPart(netFile, simHost, limits) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Part 2: LINK DOWN / UP ON A 1,000+ HOST FAT TREE — the re-routing work adds it here.
-// (time from the Unlink to the new routes in the switches, LFT blocks written, routes per link
-// max before and after; the same for the ReLink.)
-// async function linkPart(...) { ... }
+// Part 2: LINK DOWN / UP ON A 1,000+ HOST FAT TREE (faults-reroute.mjs, same SMs).
+function linkPart() {
+  const args = [path.join(here, 'faults-reroute.mjs'), '--fabric', opt('--link-fabric', 'gen:fattree3:radix=16'), '--sms', SMS.join(','), '--repeat', opt('--repeat', '3'), ...(flag('--keep') ? ['--keep'] : [])];
+  console.log('\nA core link down and back up (faults-reroute.mjs)');
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+    child.once('close', (code) => (code === 0 ? resolve() : reject(new Error(`faults-reroute.mjs exited with ${code}`))));
+  });
+}
 // ---------------------------------------------------------------------------------------------
 
 async function main() {
@@ -299,7 +309,9 @@ async function main() {
   console.log('SUBNET UP ms: process start to the SM\'s SUBNET UP log line; sweeps: heavy sweeps until then (ibsm: discoveries; OpenSM: LFT configurations logged);');
   console.log('dropped: PortRcvErrors of the SM\'s port (ibsim counts each MAD it dropped there); links ACTIVE: iblinkinfo, each link from both ends;');
   console.log('routes: ibroute on every switch, verified ("ok": every CA pair and switch reaches every LID, loop-free). Tools run after the loss is off.');
-  await lossPart(netFile, simHost, ibsimLimits(fabric));
+  const parts = opt('--parts', 'loss,link').split(',');
+  if (parts.includes('loss')) await lossPart(netFile, simHost, ibsimLimits(fabric));
+  if (parts.includes('link')) await linkPart();
 }
 
 try {

@@ -7,7 +7,10 @@
  *  1. the intact routing's column (the last full re-route, remembered by the caller) is used as it
  *     was when every switch's route in it works again: a link that comes back restores exactly the
  *     intact tables, with no churn in between;
- *  2. otherwise the previous column is kept where it works; the switches whose route is broken (a
+ *  2. otherwise the previous column is kept where it works; where only switches whose own entry
+ *     is dead need to move (a detour to a neighbour whose route works, the switches behind them
+ *     keeping their entries) and the busiest link stays within the bound, they alone move;
+ *  3. otherwise the switches whose route is broken (a
  *     dead port, a loop, a path through another broken switch) are re-routed by a multi-source
  *     shortest-path search from the intact part of the tree: each broken switch takes, among its
  *     neighbours closest to the destination, the port with the fewest CA destinations so far (the
@@ -21,131 +24,55 @@
  * do not confuse the numbering. */
 import type { Fabric } from '../model/fabric.js';
 import { NodeType } from '../wire/mad.js';
-import { indexEndPorts } from '../model/snapshot.js';
 import { indexFabric, fmtGuid, type FabricIndex } from './graph.js';
 import { NO_ROUTE, RoutingNotApplicable, type RoutingResult } from './types.js';
 import { verifyRoutes, type VerifyReport } from './verify.js';
-import { cdgCycles, type CdgReport } from './cdg.js';
+import type { CdgReport } from './cdg.js';
+import { columnReader, columnsOf, countDiffering, keepColumns, lidGuids, markDiffering, routeEnd, tablesByGuid, writeColumn } from './incremental-columns.js';
+import { cachedDeps, incrementalCdg, keepDeps, singleVlCdg, type DepCounts } from './incremental-cdg.js';
+import { cachedLoads, keepLoads, remapLoads } from './incremental-load.js';
+import type { IncrementalOptions, IncrementalOutcome, IncrementalStats } from './incremental-types.js';
 
-/** The routing of the intact fabric (the last full re-route) and its busiest link. */
-export interface IntactRouting {
-  readonly fabric: Fabric;
-  readonly routing: RoutingResult;
-  /** CA-to-CA routes on the busiest directed switch-to-switch link (verify's linkLoad.max). */
-  readonly busiestLink: number;
-}
-
-/** Remember a full re-route as the intact routing (verifies it once for its busiest link). */
-export function intactRouting(fabric: Fabric, routing: RoutingResult): IntactRouting {
-  const rep = verifyRoutes(fabric, routing, { stretch: false, cdg: false });
-  columnsOf(fabric, routing); // ready for the re-routes to come
-  return { fabric, routing, busiestLink: rep.linkLoad.max };
-}
-
-/** A routing's tables column-major (LID × switch, switches in `guids` order): a destination's
- * column is contiguous. Kept per routing result (results are never changed). */
-interface Columns {
-  guids: bigint[];
-  cm: Uint8Array;
-  maxLid: number;
-}
-const columnsCache = new WeakMap<RoutingResult, Columns>();
-
-function columnsOf(f: Fabric, r: RoutingResult): Columns {
-  let c = columnsCache.get(r);
-  if (c) return c;
-  const rows = [...r.lfts].filter(([ni]) => f.nodes[ni]).sort((a, b) => a[0] - b[0]);
-  const n = rows.length;
-  const maxLid = r.maxLid;
-  const cm = new Uint8Array((maxLid + 1) * n).fill(NO_ROUTE);
-  rows.forEach(([, t], s) => {
-    const len = Math.min(t.length, maxLid + 1);
-    for (let l = 0; l < len; l++) cm[l * n + s] = t[l]!;
-  });
-  columnsCache.set(r, (c = { guids: rows.map(([ni]) => f.nodes[ni]!.guid), cm, maxLid }));
-  return c;
-}
-
-/** Reads columns of `c` in the switch order `guids` (a copy when the orders agree, else a gather). */
-function columnReader(c: Columns, guids: readonly bigint[]): (l: number, out: Uint8Array) => void {
-  const n = guids.length;
-  const same = c.guids.length === n && c.guids.every((g, i) => g === guids[i]);
-  const at = new Map(c.guids.map((g, i) => [g, i]));
-  const map = Int32Array.from(guids, (g) => at.get(g) ?? -1);
-  const w = c.guids.length;
-  return (l, out) => {
-    if (l > c.maxLid) out.fill(NO_ROUTE);
-    else if (same) out.set(c.cm.subarray(l * n, l * n + n));
-    else for (let s = 0; s < n; s++) out[s] = map[s]! < 0 ? NO_ROUTE : c.cm[l * w + map[s]!]!;
-  };
-}
-
-export interface IncrementalOptions {
-  /** The routing to return to where it works again, and the balance reference. */
-  intact?: IntactRouting;
-  /** Switch LIDs (management traffic) repaired by the shortest detour from where their route
-   * broke (default); false: repaired as CA destinations are. */
-  detourSwitchLids?: boolean;
-  /** The busiest link may carry at most this many times the intact busiest link (default 1.2). */
-  balanceFactor?: number;
-}
-
-export interface IncrementalStats {
-  /** (switch, LID) entries that differ from the previous tables. */
-  changedEntries: number;
-  /** LIDs whose column was repaired (some switch's route was broken). */
-  reroutedLids: number;
-  /** LIDs whose column went back to the intact routing's. */
-  restoredLids: number;
-  /** Busiest link after, and the intact reference (0 when no intact routing was given). */
-  busiestLink: number;
-  intactBusiestLink: number;
-}
-
-export type IncrementalOutcome =
-  | { ok: true; result: RoutingResult; stats: IncrementalStats; report?: VerifyReport }
-  | { ok: false; reason: string; stats?: IncrementalStats; report?: VerifyReport };
+export { singleVlCdg };
+export type { IntactRouting, IncrementalOptions, IncrementalOutcome, IncrementalStats } from './incremental-types.js';
+export { intactRouting, rehearse } from './incremental-intact.js';
 
 const UNKNOWN = 0;
 const BUSY = 1;
 const GOOD = 2;
 const BROKEN = 3;
 
-/** Tables of `r` by switch node GUID. */
-function tablesByGuid(f: Fabric, r: RoutingResult): Map<bigint, Uint8Array> {
-  const m = new Map<bigint, Uint8Array>();
-  for (const [ni, t] of r.lfts) {
-    const n = f.nodes[ni];
-    if (n) m.set(n.guid, t);
-  }
-  return m;
-}
-
-/** Port GUID owning each LID in `f`. */
-function lidGuids(f: Fabric): Map<number, bigint> {
-  const m = new Map<number, bigint>();
-  for (const ep of indexEndPorts(f).endPorts) if (ep.lid && ep.linked) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) m.set(l, ep.guid);
-  return m;
-}
-
 /**
  * Re-route `fabric` from `prev` (the tables programmed over `prevFabric`). Returns the new routing
  * or why the guarantees cannot be kept (the caller then runs its full engine chain).
  */
 export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: IncrementalOptions = {}): IncrementalOutcome {
-  const first = reroute(prevFabric, prev, fabric, opts);
-  // A switch LID's detour may turn down then up where CA routes run (an ftree whose switch-LID
-  // routes differ from its CA routes): repaired as CA destinations are, the routes stay up/down.
-  if (first.ok || opts.detourSwitchLids === false || !first.reason.includes('channel-dependency cycles')) return first;
-  return reroute(prevFabric, prev, fabric, { ...opts, detourSwitchLids: false });
+  // Detours turn down then up; two of them (a switch LID's detour, a CA LID's) can close a
+  // channel-dependency cycle: tried again with switch LIDs repaired in full, then without CA
+  // detours, then without any.
+  let out = reroute(prevFabric, prev, fabric, opts);
+  const cyclic = (o: Outcome): boolean => !o.ok && o.reason.includes('channel-dependency cycles');
+  if (cyclic(out) && out.detours > 0 && opts.detourSwitchLids !== false) out = reroute(prevFabric, prev, fabric, { ...opts, detourSwitchLids: false });
+  if (cyclic(out) && out.detours > 0) out = reroute(prevFabric, prev, fabric, { ...opts, detourCaLids: false });
+  if (cyclic(out) && opts.detourSwitchLids !== false) out = reroute(prevFabric, prev, fabric, { ...opts, detourCaLids: false, detourSwitchLids: false });
+  const { detours: _d, switchLidSwitches: _s, ...outcome } = out;
+  return outcome as IncrementalOutcome;
+  return out;
 }
 
-function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: IncrementalOptions): IncrementalOutcome {
+/** An outcome and what a retry needs: the CA detours taken, the switches whose entries toward
+ * switch LIDs changed (and the switches they now lead to). */
+type Outcome = IncrementalOutcome & { detours: number; switchLidSwitches: Set<number> };
+
+function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: IncrementalOptions): Outcome {
+  const done = (o: IncrementalOutcome): Outcome => ({ ...o, detours, switchLidSwitches });
+  let detours = 0;
+  const switchLidSwitches = new Set<number>();
   let ix: FabricIndex;
   try {
     ix = indexFabric(fabric);
   } catch (e) {
-    if (e instanceof RoutingNotApplicable) return { ok: false, reason: e.reason };
+    if (e instanceof RoutingNotApplicable) return done({ ok: false, reason: e.reason });
     throw e;
   }
   const { nSw, adjStart, adjSw, adjPort, adjReverse, portEntry, ends, lidOwner, maxLid } = ix;
@@ -154,7 +81,7 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
   const prevT: Uint8Array[] = [];
   for (let s = 0; s < nSw; s++) {
     const t = prevBy.get(ix.swGuid[s]!);
-    if (!t) return { ok: false, reason: `switch ${fmtGuid(ix.swGuid[s]!)} has no previous table (new switch)` };
+    if (!t) return done({ ok: false, reason: `switch ${fmtGuid(ix.swGuid[s]!)} has no previous table (new switch)` });
     prevT.push(t);
   }
   const intact = opts.intact;
@@ -200,7 +127,7 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
       const it = intactT[s];
       const t = prevT[s]!;
       if (!it) continue;
-      for (let l = 1; l <= maxLid; l++) if ((it[l] ?? NO_ROUTE) !== (t[l] ?? NO_ROUTE)) touch[l] = 1;
+      markDiffering(it, t, maxLid, touch);
     }
   }
 
@@ -248,14 +175,17 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
     else col.fill(NO_ROUTE);
   };
   /** The loads and counters of the tables as they stand (computed once, when a repair first
-   * needs them; a column restored before that is already in `tables`). */
+   * needs them; a column restored before that is already in `tables`): the previous routing's
+   * kept load without the touched columns, and the touched columns as they stand. */
   let loaded = false;
   const ensureLoads = (): void => {
     if (loaded) return;
     loaded = true;
+    const kept = cachedLoads(prev);
+    if (kept) remapLoads(kept, columnReader(columnsOf(prevFabric, prev), kept.ix.swGuid), touch, ix, load, counters);
     for (let l = 1; l <= maxLid; l++) {
       const o = lidOwner[l]!;
-      if (o < 0 || ends[o]!.isSwitch || ends[o]!.sw < 0) continue;
+      if ((kept && !touch[l]) || o < 0 || ends[o]!.isSwitch || ends[o]!.sw < 0) continue;
       col.set(outCM.subarray(l * nSw, l * nSw + nSw));
       account(ends[o]!.sw, 1);
     }
@@ -358,6 +288,74 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
     return false;
   };
 
+  /** A CA LID's column: each switch whose own entry is dead moves to the neighbour whose working
+   * route (not through it) has the least loaded link once the traffic that reached the switch is
+   * on it; the switches behind it keep their entries. False, with the column, loads and counters
+   * as they were, when a dead switch has no working neighbour or the detour's busiest link would
+   * carry more than `balanceFactor` times the intact busiest link. */
+  const detourLimit = (opts.balanceFactor ?? 1.2) * (opts.intact?.busiestLink ?? Infinity);
+  const caDetour = (T: number): boolean => {
+    const saved = Uint8Array.from(col);
+    const moved: { u: number; e: number; w: number }[] = [];
+    const undo = (): false => {
+      for (let k = moved.length - 1; k >= 0; k--) {
+        const { u, e, w } = moved[k]!;
+        counters[u * W + adjPort[e]!]!--;
+        load[e]! -= w;
+        follow(adjSw[e]!, T, (f) => (load[f]! -= w));
+      }
+      detours -= moved.length;
+      col.set(saved);
+      walk(T);
+      return false;
+    };
+    for (let guard = 0; guard < nSw; guard++) {
+      let u = -1;
+      for (let s = 0; s < nSw && u < 0; s++) {
+        const p = col[s]!;
+        if (state[s] === BROKEN && !(p > 0 && p < W && portEntry[s * W + p]! >= 0)) u = s;
+      }
+      if (u < 0) return undo(); // broken by a loop, not by a dead entry
+      // The CA sources whose route ends at u (all of them broken, u's own included).
+      let w = 0;
+      for (let s = 0; s < nSw; s++) if (caCount[s]! && state[s] === BROKEN && routeEnd(col, s, T, ix) === u) w += caCount[s]!;
+      let best = -1;
+      let bestCost = Infinity;
+      let bestSum = Infinity;
+      for (let e = adjStart[u]!; e < adjStart[u + 1]!; e++) {
+        const v = adjSw[e]!;
+        if (state[v] !== GOOD) continue;
+        {
+          // Not up into a switch where a switch LID's route changed (it may come down there and
+          // up again: with this detour's turn, a cycle).
+          const p = col[v]!;
+          const f = p > 0 && p < W ? portEntry[v * W + p]! : -1;
+          if (f >= 0 && switchLidSwitches.has(adjSw[f]!)) continue;
+        }
+        let worst = load[e]! + w;
+        let sum = worst;
+        follow(v, T, (f) => {
+          worst = Math.max(worst, load[f]! + w);
+          sum += load[f]!;
+        });
+        if (worst < bestCost || (worst === bestCost && sum < bestSum)) {
+          best = e;
+          bestCost = worst;
+          bestSum = sum;
+        }
+      }
+      if (best < 0 || bestCost > detourLimit) return undo();
+      col[u] = adjPort[best]!;
+      counters[u * W + col[u]!]!++;
+      load[best]! += w;
+      follow(adjSw[best]!, T, (f) => (load[f]! += w));
+      moved.push({ u, e: best, w });
+      detours++;
+      if (walk(T) === 0) return true;
+    }
+    return undo();
+  };
+
   // The repair's bucket queue (by distance to T) and scratch.
   const buckets: number[][] = [];
   const fixed = new Uint8Array(nSw);
@@ -369,7 +367,10 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
   let restoredLids = 0;
   /** Touched columns kept as they were (the intact one did not work, the previous one does). */
   let keptLids = 0;
-  for (let l = 1; l <= maxLid; l++) {
+  // Switch LIDs first: the CA detours that follow know where their routes changed.
+  const order: number[] = [];
+  for (let pass = 0; pass < 2; pass++) for (let l = 1; l <= maxLid; l++) if ((lidOwner[l]! >= 0 && ends[lidOwner[l]!]!.isSwitch) === (pass === 0)) order.push(l);
+  for (const l of order) {
     const o = lidOwner[l]!;
     if (o < 0) {
       if (touch[l]) outCM.fill(NO_ROUTE, l * nSw, l * nSw + nSw);
@@ -408,6 +409,8 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
       const brokenCount = walk(T);
       if (brokenCount === 0) keptLids++;
       if (brokenCount > 0 && !isCa && opts.detourSwitchLids !== false && detour(T)) {
+        reroutedLids++;
+      } else if (brokenCount > 0 && isCa && opts.detourCaLids !== false && caDetour(T)) {
         reroutedLids++;
       } else if (brokenCount > 0) {
         reroutedLids++;
@@ -509,20 +512,30 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
       }
     }
     outCM.set(col, l * nSw);
-    for (let s = 0; s < nSw; s++) if (pcol[s] !== col[s]) changedEntries++;
+    if (!isCa) {
+      for (let s = 0; s < nSw; s++) {
+        if (pcol[s] === col[s]) continue;
+        switchLidSwitches.add(s);
+        const p = col[s]!;
+        const e = p > 0 && p < W ? portEntry[s * W + p]! : -1;
+        if (e >= 0) switchLidSwitches.add(adjSw[e]!);
+      }
+    }
+    changedEntries += countDiffering(pcol, col);
   }
-  const tables = Array.from({ length: nSw }, () => new Uint8Array(maxLid + 1));
-  for (let l = 0; l <= maxLid; l++) for (let s = 0, b = l * nSw; s < nSw; s++) tables[s]![l] = outCM[b + s]!;
+  // The tables: the previous ones where every column is (copied), the touched columns written.
+  const copy = prevT.every((t) => t.length === maxLid + 1);
+  const tables = Array.from({ length: nSw }, (_, s) => (copy ? prevT[s]!.slice() : new Uint8Array(maxLid + 1)));
+  for (let l = 0; l <= maxLid; l++) if (!copy || touch[l]) writeColumn(tables, outCM, l);
   for (const e of ends) {
     if (!e.isSwitch || e.sw < 0) continue;
     tables[e.sw]![e.lid] = 0;
     outCM[e.lid * nSw + e.sw] = 0;
   }
   // Entries of LIDs that left the fabric count as changed where they held a route.
-  for (let s = 0; s < nSw; s++) {
-    const t = prevT[s]!;
-    for (let l = 1; l < t.length; l++) if ((l > maxLid || lidOwner[l]! < 0) && t[l] !== NO_ROUTE) changedEntries++;
-  }
+  const gone: number[] = [];
+  for (let l = 1, top = Math.max(maxLid, ...prevT.map((t) => t.length - 1)); l <= top; l++) if (l > maxLid || lidOwner[l]! < 0) gone.push(l);
+  for (const t of prevT) for (const l of gone) if (l < t.length && t[l] !== NO_ROUTE) changedEntries++;
 
   const lfts = new Map<number, Uint8Array>();
   tables.forEach((t, s) => lfts.set(ix.swNode[s]!, t));
@@ -538,7 +551,7 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
     ...(roots ? { roots } : {}),
     notes: [...ix.warnings, `incremental: ${reroutedLids} LIDs re-routed, ${restoredLids} restored, ${changedEntries} entries changed`],
   };
-  columnsCache.set(result, { guids: [...ix.swGuid], cm: outCM, maxLid });
+  keepColumns(result, { guids: [...ix.swGuid], cm: outCM, maxLid });
   // Guarantees. Every column touched was walked to its destination from every switch that can
   // reach it (or repaired until it was); the others are the previous ones over links that are
   // still there: loop-free and complete by construction. Back to the intact routing (every
@@ -555,72 +568,34 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
   }
   const stats: IncrementalStats = { changedEntries, reroutedLids, restoredLids, busiestLink, intactBusiestLink: intact?.busiestLink ?? 0 };
   let report: VerifyReport | undefined;
+  let deps: DepCounts | undefined;
   if (!backToIntact && prev.deadlockFree === true && !prev.sl && (prev.vlsUsed ?? 1) <= 1) {
     // One VL: the channel dependencies of the CA sources' routes, checked for cycles.
-    const cdg = singleVlCdg(ix, outCM);
-    if (cdg.cyclicComponents > 0) return { ok: false, reason: `incremental re-route rejected: channel-dependency cycles (not deadlock-free): ${cdg.exampleCycle?.join(' → ') ?? ''}`, stats };
+    const kept = cachedDeps(prev);
+    let cdg: CdgReport;
+    if (kept) {
+      const inc = incrementalCdg(kept, columnReader(columnsOf(prevFabric, prev), kept.ix.swGuid), touch, ix, outCM);
+      cdg = inc.report;
+      deps = inc.deps;
+    } else cdg = singleVlCdg(ix, outCM);
+    if (cdg.cyclicComponents > 0) return done({ ok: false, reason: `incremental re-route rejected: channel-dependency cycles (not deadlock-free): ${cdg.exampleCycle?.join(' → ') ?? ''}`, stats });
   } else if (!backToIntact && prev.deadlockFree === true) {
     report = verifyRoutes(fabric, result, { stretch: false, requireDeadlockFree: true });
     if (!report.ok) {
       const why = report.loopEntries ? `${report.loopEntries} looping entries` : report.unreachablePairs || report.unreachableFromSwitches ? `${report.unreachablePairs} CA pairs and ${report.unreachableFromSwitches} switch routes unreachable` : 'channel-dependency cycles (not deadlock-free)';
-      return { ok: false, reason: `incremental re-route rejected: ${why}`, stats, report };
+      return done({ ok: false, reason: `incremental re-route rejected: ${why}`, stats, report });
     }
   }
   if (intact && intact.busiestLink > 0 && busiestLink > factor * intact.busiestLink) {
-    return { ok: false, reason: `incremental re-route rejected: busiest link ${busiestLink} routes > ${factor} × intact ${intact.busiestLink}`, stats, ...(report ? { report } : {}) };
+    return done({ ok: false, reason: `incremental re-route rejected: busiest link ${busiestLink} routes > ${factor} × intact ${intact.busiestLink}`, stats, ...(report ? { report } : {}) });
   }
-  return { ok: true, result, stats, ...(report ? { report } : {}) };
-}
-
-/** The channel-dependency graph of one VL for column-major tables `cm` (LID × switch): a
- * dependency from channel (u → n) to (n → m) wherever a CA source's route toward some LID crosses
- * u, n and m in turn (the verifier's definition), and its cyclic components (routing/cdg.ts). */
-export function singleVlCdg(ix: FabricIndex, cm: Uint8Array): CdgReport {
-  const { nSw, adjStart, adjSw, portEntry, ends, lidOwner, maxLid, caCount } = ix;
-  const W = ix.maxPorts + 1;
-  const nEntries = adjStart[nSw]!;
-  const depStart = new Float64Array(nEntries + 1);
-  for (let e = 0; e < nEntries; e++) depStart[e + 1] = depStart[e]! + (adjStart[adjSw[e]! + 1]! - adjStart[adjSw[e]!]!);
-  const bits = new Uint8Array(Math.ceil(depStart[nEntries]! / 8) + 1);
-  let deps = 0;
-  const sources: number[] = [];
-  for (let s = 0; s < nSw; s++) if (caCount[s]! > 0) sources.push(s);
-  const used = new Uint8Array(nSw);
-  const entry = (u: number, base: number): number => {
-    const p = cm[base + u]!;
-    return p > 0 && p < W ? portEntry[u * W + p]! : -1;
-  };
-  for (let l = 1; l <= maxLid; l++) {
-    const o = lidOwner[l]!;
-    if (o < 0) continue;
-    const T = ends[o]!.sw;
-    if (T < 0) continue;
-    const base = l * nSw;
-    used.fill(0);
-    for (const s0 of sources) {
-      for (let u = s0, hop = 0; u !== T && !used[u] && hop < nSw; hop++) {
-        used[u] = 1;
-        const e = entry(u, base);
-        if (e < 0) break;
-        u = adjSw[e]!;
-      }
-    }
-    for (let u = 0; u < nSw; u++) {
-      if (!used[u] || u === T) continue;
-      const e = entry(u, base);
-      if (e < 0) continue;
-      const n = adjSw[e]!;
-      if (n === T) continue;
-      const e2 = entry(n, base);
-      if (e2 < 0) continue;
-      const bit = depStart[e]! + (e2 - adjStart[n]!);
-      const byte = Math.floor(bit / 8);
-      const bv = 1 << (bit % 8);
-      if (!(bits[byte]! & bv)) {
-        bits[byte] = bits[byte]! | bv;
-        deps++;
-      }
-    }
-  }
-  return cdgCycles(ix, 0, bits, depStart, deps);
+  // What the next re-route starts from: this one's load and dependencies (the intact ones when
+  // back to the intact tables).
+  const intactLoads = backToIntact ? cachedLoads(intact!.routing) : undefined;
+  const intactDeps = backToIntact ? cachedDeps(intact!.routing) : undefined;
+  if (loaded) keepLoads(result, { ix, load, counters });
+  else if (intactLoads) keepLoads(result, intactLoads);
+  if (deps) keepDeps(result, deps);
+  else if (intactDeps) keepDeps(result, intactDeps);
+  return done({ ok: true, result, stats, ...(report ? { report } : {}) });
 }

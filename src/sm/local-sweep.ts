@@ -19,17 +19,18 @@
  * not answer, a switch was reset (LinearFDBTop differs), a port leads to a node the snapshot does
  * not have, a link changed peers, more than `maxChanges` links changed or any write failed. */
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
-import { NodeInfo, PortInfo, SwitchInfo } from '../wire/sma.js';
+import { NodeDescription, NodeInfo, PortInfo, SwitchInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
-import { cloneFabric, type Fabric } from '../model/fabric.js';
+import { cloneFabric, type Fabric, type FabricNode, type NodeKind } from '../model/fabric.js';
 import { speedName, widthName } from '../model/rates.js';
 import { indexEndPorts, type DiscoveredNode, type DiscoveryResult, type Snapshot } from '../model/snapshot.js';
 import { PartitionPlan } from '../model/partitions.js';
 import type { RoutingResult } from '../model/routes.js';
-import { intactRouting, rerouteIncremental, type IntactRouting } from '../routing/incremental.js';
+import { intactRouting, rehearse, rerouteIncremental, type IntactRouting } from '../routing/incremental.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { canonicalize } from './discovery.js';
+import { MAX_UNICAST_LID } from './lids.js';
 import { applyWrites } from './apply.js';
 import { planActivation, planPortInfo } from './plan-ports.js';
 import { planLfts, planPkeys, planVlTables } from './plan-tables.js';
@@ -59,9 +60,27 @@ export class LocalSweeper {
     private readonly maxChanges = LOCAL_MAX_CHANGES,
   ) {}
 
+  /** A heavy sweep's snapshot whose intact routing is still to be prepared. */
+  private pending?: Snapshot;
+
   /** A full heavy sweep published `snap`: its routing is the intact one to return to, and local
-   * sweeps may build on it. */
+   * sweeps may build on it. Prepared once the SM is idle (its load, and a rehearsal of a re-route
+   * so that the first real one runs at full speed: routing/incremental.ts `rehearse`), or by the
+   * next local sweep if that comes first. */
   remember(snap: Snapshot): void {
+    this.intact = undefined;
+    this.pending = snap;
+    this.clock.defer(() => {
+      if (this.pending !== snap) return;
+      this.prepare(snap);
+      const t = this.clock.now();
+      const r = rehearse(this.intact!);
+      this.log.debug('incremental re-route rehearsed', { outcomes: r.map((o) => (o.ok ? 'ok' : o.reason)).join('; '), ms: Math.round(this.clock.now() - t) });
+    });
+  }
+
+  private prepare(snap: Snapshot): void {
+    this.pending = undefined;
     this.intact = intactRouting(snap.fabric, snap.routing);
   }
 
@@ -69,16 +88,18 @@ export class LocalSweeper {
    * the fabric holds, so the next sweep is a full heavy one. */
   forget(): void {
     this.intact = undefined;
+    this.pending = undefined;
   }
 
   /** Re-explore around the changes since `prev` and program them; undefined when the change is
    * not local (the caller runs a full heavy sweep). With no switch flagging a change, a light
    * sweep decides: nothing changed (the snapshot stays) or a full heavy sweep. */
   async sweep(prev: Snapshot, sweep: number): Promise<{ snapshot: Snapshot; stats: SweepStats } | undefined> {
+    if (this.pending) this.prepare(this.pending);
     if (!this.intact) return undefined;
     const t0 = this.clock.now();
     const s0 = this.smp.sent;
-    let view: { disc: DiscoveryResult; changes: number; flagged: number; fresh: Set<string> };
+    let view: { disc: DiscoveryResult; changes: number; ups: number; flagged: number; fresh: Set<string> };
     try {
       view = await this.explore(prev);
     } catch (e) {
@@ -97,6 +118,9 @@ export class LocalSweeper {
     }
     const { disc } = view;
     const fabric = disc.fabric;
+    // The top LID: the previous one, or above it when a node taken in got a LID past it.
+    let maxLid = prev.maxLid;
+    for (const n of fabric.nodes) for (const p of n.ports) if (p?.lid && p.lid > maxLid) maxLid = p.lid;
 
     // Routing: incremental from the previous tables, else the configured chain in full.
     const tr = this.clock.now();
@@ -115,35 +139,45 @@ export class LocalSweeper {
       how = 'full';
     }
 
-    this.log.info('routing done', { engine: routing.engine, ms: Math.round(this.clock.now() - tr), vls: routing.vlsUsed ?? 1, incremental: how === 'incremental' });
+    const routedAt = this.clock.now();
+    this.log.info('routing done', { engine: routing.engine, ms: Math.round(routedAt - tr), vls: routing.vlsUsed ?? 1, incremental: how === 'incremental' });
 
     // Programming: the heavy sweep's planners over the new view write only what differs.
     const s = this.s;
     const programmed = this.sweeper.programmed;
     const hooks = this.sweeper.hooks(disc);
     let portInfoSets: number, pkeyBlocks: number, vlTables: number, lftBlocks: number, activated: number;
+    /** When the last LFT block was acknowledged (the phases are logged with the sweep). */
+    let tablesAt = 0;
     try {
-      const lft = planLfts(disc, routing, prev.maxLid, programmed, s.packetLife);
-      // LFTs first on a link that went down (nothing else to set up); a link that came up gets
-      // its PortInfo first and is activated after the tables are in.
+      const lft = planLfts(disc, routing, maxLid, programmed, s.packetLife);
       // Only the ports read in this sweep: the rest of the view holds what the SMAs answered to
       // earlier Sets, which some SMAs (ibsim) do not word as their Gets do.
       // (The planners see the other nodes without ports, so they skip them.)
       const freshNodes = new Set([...view.fresh].map((k) => k.slice(0, k.indexOf('/'))));
       const sub: DiscoveryResult = { ...disc, fabric: { nodes: fabric.nodes.map((n) => (freshNodes.has(String(n.guid)) ? n : { ...n, ports: [] })) } };
       const fresh = (w: SmpWrite): boolean => w.effect.kind !== 'portInfo' || view.fresh.has(`${fabric.nodes[w.effect.node]!.guid}/${w.effect.port}`);
+      const tables = async (): Promise<number> => {
+        await applyWrites(this.smp, [...lft.switchInfo, ...lft.lft], hooks);
+        for (const w of lft.lft) if (w.effect.kind === 'lft') this.log.debug('LFT block written', { guid: w.effect.guid, block: w.effect.block });
+        tablesAt = this.clock.now();
+        return lft.lft.length;
+      };
+      // Links that only went down: the new routes first (nothing else to set up, and every
+      // moment counts while traffic is sent into the dead ports). A link that came up gets its
+      // PortInfo first and is activated after the tables are in.
+      const downOnly = view.ups === 0;
+      lftBlocks = downOnly ? await tables() : 0;
       portInfoSets = await applyWrites(this.smp, planPortInfo(sub, { ...s, smLid: prev.smLid }).filter(fresh), hooks);
       pkeyBlocks = await applyWrites(this.smp, planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), programmed, (m, f) => this.log.warn(m, f)), hooks);
       vlTables = await applyWrites(this.smp, planVlTables(disc, routing, programmed, s.qosVl), hooks);
-      await applyWrites(this.smp, [...lft.switchInfo, ...lft.lft], hooks);
-      lftBlocks = lft.lft.length;
-      for (const w of lft.lft) if (w.effect.kind === 'lft') this.log.debug('LFT block written', { guid: w.effect.guid, block: w.effect.block });
+      if (!downOnly) lftBlocks = await tables();
       activated = await applyWrites(this.smp, planActivation(sub).filter(fresh), hooks);
     } catch (e) {
       this.log.warn('local sweep: a write failed; full heavy sweep follows', { error: (e as Error).message });
       return undefined;
     }
-    const snapshot: Snapshot = { fabric, discovery: disc, routing, maxLid: prev.maxLid, smLid: prev.smLid, sweep };
+    const snapshot: Snapshot = { fabric, discovery: disc, routing, maxLid, smLid: prev.smLid, sweep };
     const stats: SweepStats = {
       kind: 'heavy',
       smps: this.smp.sent - s0,
@@ -151,7 +185,7 @@ export class LocalSweeper {
       nodes: fabric.nodes.length,
       switches: countSwitches(fabric),
       endPorts: indexEndPorts(fabric).endPorts.filter((e) => e.linked && e.lid).length,
-      maxLid: prev.maxLid,
+      maxLid,
       lftBlocksWritten: lftBlocks,
       portInfoSets,
       pkeyBlocksWritten: pkeyBlocks,
@@ -166,13 +200,46 @@ export class LocalSweeper {
       engine: routing.engine,
       reroute: how,
     };
-    this.log.info('local sweep done', { links: view.changes, switchesFlagged: view.flagged, reroute: how, lftBlocks, smps: stats.smps, ms: Math.round(stats.ms) });
+    // Phases, from the sweep's start: exploration done, routes computed, LFT blocks acknowledged.
+    const at = (t: number): number => Math.round(t - t0);
+    this.log.info('local sweep done', { links: view.changes, switchesFlagged: view.flagged, reroute: how, lftBlocks, smps: stats.smps, ms: Math.round(stats.ms), exploredMs: at(tr), routedMs: at(routedAt), tablesMs: at(tablesAt) });
     return { snapshot, stats };
+  }
+
+  private newEndNode(ni: NodeInfo, path: number[], depth: number, fabric: Fabric, nodes: DiscoveredNode[]): Promise<number> {
+    return newEndNodeOf(this.smp, ni, path, depth, fabric, nodes);
+  }
+
+  /** LIDs for the end ports taken in (LMC 0): the one the intact fabric gave the port if it is
+   * free, else the lowest LID that no port has now or had in the intact fabric (above the top
+   * when none is free below: the tables grow by as many LIDs as nodes are taken in). */
+  private giveLids(fabric: Fabric, nodes: FabricNode[], prev: Snapshot): void {
+    const used = new Set<number>();
+    for (const n of fabric.nodes) for (const p of n.ports) if (p?.lid) used.add(p.lid);
+    const intactLid = new Map<bigint, number>();
+    for (const n of this.intact?.fabric.nodes ?? []) for (const p of n.ports) if (p?.lid && n.type !== NodeType.Switch) intactLid.set(p.guid, p.lid);
+    const reserved = new Set(intactLid.values());
+    let next = 1;
+    for (const n of nodes) {
+      for (const p of n.ports) {
+        if (!p) continue;
+        let lid = intactLid.get(p.guid);
+        if (lid === undefined || used.has(lid)) {
+          // Past the top only by as many LIDs as nodes are taken in (LinearFDBTop grows with it).
+          while (used.has(next) || reserved.has(next)) next++;
+          if (next > MAX_UNICAST_LID) throw new NotLocal(`no free unicast LID for port ${hex(p.guid)} of ${hex(n.guid)} "${n.desc}"`);
+          lid = next;
+        }
+        p.lid = lid;
+        p.lmc = 0;
+        used.add(lid);
+      }
+    }
   }
 
   /** Level by level from the SM: SwitchInfo of every switch, the ports of the flagged ones, the
    * link changes applied to a copy of the previous view. Throws NotLocal. */
-  private async explore(prev: Snapshot): Promise<{ disc: DiscoveryResult; changes: number; flagged: number; fresh: Set<string> }> {
+  private async explore(prev: Snapshot): Promise<{ disc: DiscoveryResult; changes: number; ups: number; flagged: number; fresh: Set<string> }> {
     const pd = prev.discovery;
     const fabric = cloneFabric(prev.fabric);
     let nodes: DiscoveredNode[] = pd.nodes.map((d) => ({ ...d, portInfo: [...d.portInfo], portPaths: [...d.portPaths] }));
@@ -181,7 +248,11 @@ export class LocalSweeper {
     const unchecked = new Set<number>();
     fabric.nodes.forEach((n, i) => n.type === NodeType.Switch && unchecked.add(i));
     let changes = 0;
+    let ups = 0;
     let flagged = 0;
+    /** Nodes taken in that the last sweep did not have (CAs and routers). */
+    const added: number[] = [];
+    const adding = new Map<bigint, Promise<number>>();
     /** Ports read in this sweep, as `<node guid>/<port>`. */
     const fresh = new Set<string>();
     let reach = reachable(fabric, nodes, pd.smNode);
@@ -229,7 +300,21 @@ export class LocalSweeper {
               // Came up, or retrained (it was ACTIVE): who is there now?
               const path = [...d.path, p];
               const ni = NodeInfo.decode(await this.smp.getDr(path, SmpAttr.NodeInfo, 0));
-              const k = byGuid.get(ni.nodeGuid);
+              let k = byGuid.get(ni.nodeGuid);
+              if (k === undefined && ni.nodeType !== NodeType.Switch && added.length < this.maxChanges && (this.s.lmc ?? 0) === 0) {
+                // A CA or router the last sweep did not have (a host cabled, or back): it is a leaf
+                // (SMPs do not go through it), so it is taken in here; a new switch may lead
+                // anywhere, so it takes a full heavy sweep.
+                // (Two switch ports finding the same new node wait for one reading of it.)
+                let found = adding.get(ni.nodeGuid);
+                if (!found) adding.set(ni.nodeGuid, (found = this.newEndNode(ni, path, d.depth + 1, fabric, nodes)));
+                k = await found;
+                byGuid.set(ni.nodeGuid, k);
+                if (!added.includes(k)) added.push(k);
+                reach = reachable(fabric, nodes, pd.smNode);
+                reach[k] = 1;
+                this.log.info('node found', { node: fabric.nodes[k]!.desc, guid: ni.nodeGuid, port: ni.localPortNum, via: n.desc, viaGuid: n.guid, viaPort: p });
+              }
               if (k === undefined || reach[k] === 0) throw new NotLocal(`switch ${name(i)} port ${p} leads to node ${hex(ni.nodeGuid)}, not in the last sweep`);
               const rp = ni.localPortNum;
               const kp = fabric.nodes[k]!.ports[rp];
@@ -241,7 +326,8 @@ export class LocalSweeper {
                 fp.peer = { node: k, port: rp };
                 kp.peer = { node: i, port: p };
                 changes++;
-                changed = true;
+                ups++;
+                if (!added.includes(k)) changed = true; // a CA taken in is on no switch's path
                 this.log.info('link up', { node: n.desc, guid: n.guid, port: p, peer: fabric.nodes[k]!.desc, peerGuid: fabric.nodes[k]!.guid, peerPort: rp });
               }
               const kpi = PortInfo.decode(await this.smp.getDr(path, SmpAttr.PortInfo, portInfoMod(rp)));
@@ -254,6 +340,7 @@ export class LocalSweeper {
         }),
       );
       if (changes > this.maxChanges) throw new NotLocal(`${changes} links changed (more than ${this.maxChanges})`);
+      if (changed && added.length) throw new NotLocal('nodes taken in while switch links changed: a full heavy sweep renumbers the fabric');
       if (changed) {
         // Paths over the links as they are now, before the next level is asked.
         const canon = canonicalize(fabric, nodes, pd.smNode, pd.smPort);
@@ -263,14 +350,15 @@ export class LocalSweeper {
         for (const i of [...unchecked]) if (!reach[i]) unchecked.delete(i);
       }
     }
+    if (added.length) this.giveLids(fabric, added.map((k) => fabric.nodes[k]!), prev);
     if (!changes) {
       const disc: DiscoveryResult = { ...pd, fabric, nodes, smps: 0 };
-      return { disc, changes, flagged, fresh };
+      return { disc, changes, ups, flagged, fresh };
     }
     // Drop what is no longer reachable, renumber (GUID order is kept), recompute the paths (the
     // paths are already those of the links as they are when nothing is dropped).
     const keep = fabric.nodes.map((_, i) => i).filter((i) => reach[i]);
-    if (keep.length === fabric.nodes.length && lastCanon) return { disc: { fabric: lastCanon.fabric, nodes: lastCanon.nodes, smNode: lastCanon.smNode, smPort: pd.smPort, smps: 0, maxDepth: lastCanon.maxDepth }, changes, flagged, fresh };
+    if (keep.length === fabric.nodes.length && lastCanon && !added.length) return { disc: { fabric: lastCanon.fabric, nodes: lastCanon.nodes, smNode: lastCanon.smNode, smPort: pd.smPort, smps: 0, maxDepth: lastCanon.maxDepth }, changes, ups, flagged, fresh };
     const newIdx = new Int32Array(fabric.nodes.length).fill(-1);
     keep.forEach((old, k) => (newIdx[old] = k));
     for (const i of keep) for (const p of fabric.nodes[i]!.ports) if (p?.peer) p.peer = reach[p.peer.node] ? { node: newIdx[p.peer.node]!, port: p.peer.port } : undefined;
@@ -278,8 +366,23 @@ export class LocalSweeper {
     const kept: Fabric = { nodes: keep.map((i) => fabric.nodes[i]!) };
     const canon = canonicalize(kept, keep.map((i) => nodes[i]!), newIdx[pd.smNode]!, pd.smPort);
     const disc: DiscoveryResult = { fabric: canon.fabric, nodes: canon.nodes, smNode: canon.smNode, smPort: pd.smPort, smps: 0, maxDepth: canon.maxDepth };
-    return { disc, changes, flagged, fresh };
+    return { disc, changes, ups, flagged, fresh };
   }
+}
+
+/** A CA or router found through `path` (its NodeDescription and the PortInfo of the port it
+ * answered by are read): appended to the view (canonicalize renumbers it). */
+async function newEndNodeOf(smp: SmpClient, ni: NodeInfo, path: number[], depth: number, fabric: Fabric, nodes: DiscoveredNode[]): Promise<number> {
+  const rp = ni.localPortNum;
+  const [desc, pi] = await Promise.all([smp.getDr(path, SmpAttr.NodeDescription, 0).then((b) => NodeDescription.decode(b).description), smp.getDr(path, SmpAttr.PortInfo, portInfoMod(rp)).then((b) => PortInfo.decode(b))]);
+  const node: FabricNode = { type: ni.nodeType as NodeKind, guid: ni.nodeGuid, systemImageGuid: ni.systemImageGuid, desc, numPorts: ni.numPorts, vendorId: ni.vendorId, deviceId: ni.deviceId, ports: new Array(ni.numPorts + 1).fill(undefined) };
+  node.ports[rp] = { num: rp, guid: ni.portGuid, lid: 0, lmc: 0, width: widthName(pi.linkWidthActive), speed: speedName(pi.linkSpeedActive, pi.linkSpeedExtActive) };
+  const d: DiscoveredNode = { path, nodeInfo: ni, portInfo: [], portPaths: [], depth };
+  d.portInfo[rp] = pi;
+  d.portPaths[rp] = path;
+  fabric.nodes.push(node);
+  nodes.push(d);
+  return fabric.nodes.length - 1;
 }
 
 function countSwitches(f: Fabric): number {

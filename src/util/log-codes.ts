@@ -70,6 +70,7 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-1202', level: 'info', msg: 'local sweep: change not local, full heavy sweep follows', meaning: 'The local sweep found more than it can handle; the whole fabric is swept.' },
   { code: 'IBSM-1203', level: 'info', msg: 'local sweep: no switch flags a change; ports or SMs need a full heavy sweep', meaning: 'No switch reports a port change, so a full heavy sweep looks for what moved.' },
   { code: 'IBSM-1204', level: 'warn', msg: 'local sweep: a write failed; full heavy sweep follows', meaning: 'A write of a local sweep failed; a full heavy sweep follows.' },
+  { code: 'IBSM-1205', level: 'info', msg: 'node found', meaning: 'A local sweep took in a host the last sweep did not have (node, GUID, port, and the switch port it hangs off given).' },
   // ---- 2: discovery, LIDs, programming
   { code: 'IBSM-2001', level: 'info', msg: 'discovery done', meaning: 'Discovery finished: nodes, switches, SMPs, depth.' },
   { code: 'IBSM-2002', level: 'warn', msg: 'node left out of this sweep: it could not be read', meaning: 'A node did not answer (node, GUID, LID, path given); the next sweep tries again.' },
@@ -105,6 +106,7 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-4003', level: 'error', msg: 'no engine of the routing chain applies; routing with the final fallback', meaning: 'No configured engine applies (reasons given): the deadlock-free fallback routes instead.' },
   { code: 'IBSM-4010', level: 'info', msg: 'incremental re-route', meaning: 'Only the routes through the changed links were recomputed (figures given).' },
   { code: 'IBSM-4011', level: 'warn', msg: 'incremental re-route not possible; full re-route', meaning: 'The incremental re-route could not keep the routes valid (reason given): the engine routes all.' },
+  { code: 'IBSM-4012', level: 'debug', msg: 'incremental re-route rehearsed', meaning: 'While idle after a heavy sweep, a dry re-route (a link down and back, on copies) warmed the re-route code (outcomes and ms given).' },
   // between subnets, through routers (docs/routers.md)
   { code: 'IBSM-4101', level: 'info', msg: 'subnets found', meaning: 'The in-process fabric has several subnets joined by routers: one SM+SA runs per subnet (counts given).' },
   { code: 'IBSM-4102', level: 'info', msg: 'router tables written', meaning: "Every subnet's SM wrote its part of the routers' tables after the first sweeps (router ports given)." },
