@@ -263,6 +263,7 @@ export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult
     lfts: lftMap(ix, lfts),
     maxLid,
     sl,
+    slBySourceSwitch: true,
     vlsUsed,
     sl2vl: identitySl2Vl(vlsUsed),
     deadlockFree: true,
