@@ -487,8 +487,9 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
     const d0 = chunkLid[0]!;
     for (let s = 0; s < nSw; s++) {
       const t = lft[s];
-      if (t && d0 + k <= t.length) col.set(t.subarray(d0, d0 + k), s * COLS);
-      else for (let j = 0; j < k; j++) col[s * COLS + j] = t && d0 + j < t.length ? t[d0 + j]! : 255;
+      const o = s * COLS;
+      if (t && d0 + k <= t.length) for (let j = 0; j < k; j++) col[o + j] = t[d0 + j]!;
+      else for (let j = 0; j < k; j++) col[o + j] = t && d0 + j < t.length ? t[d0 + j]! : 255;
     }
     for (let j = 0; j < k; j++) checkLid(d0 + j, T, chunkOwner[j]!, j);
     chunkLid.length = 0;
