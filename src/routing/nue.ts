@@ -380,6 +380,13 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
   let next: number[] = [];
   const touched: number[] = [];
 
+  /** Among links of equal cost, a preference that rotates with the switch and the LIDs routed so
+   *  far (on a fat tree the costs tie everywhere: the lowest port would send every destination
+   *  the same way). */
+  const tieRank = (s: number, e: number): number => {
+    const a = adjStart[s]!;
+    return (e - a + spread + s) % (adjStart[s + 1]! - a);
+  };
   /** Route unit u on free layer g, or take back what it added and return false. */
   const routeOnLayer = (u: Unit, g: AcyclicCdg): boolean => {
     const T = u.T;
@@ -410,7 +417,7 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
             touched.push(s);
             bestE[s] = r;
             bestC[s] = c;
-          } else if (c < bestC[s]! || (c === bestC[s] && r < bestE[s]!)) {
+          } else if (c < bestC[s]! || (c === bestC[s] && tieRank(s, r) < tieRank(s, bestE[s]!))) {
             bestE[s] = r;
             bestC[s] = c;
           }
