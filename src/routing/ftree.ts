@@ -469,6 +469,17 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
   // follow their route to a CA below T (whose route joins T's part and stays in it).
   const firstCaLid = new Int32Array(nSw).fill(-1);
   for (const ep of ends) if (!ep.isSwitch && ep.sw >= 0 && firstCaLid[ep.sw]! < 0) firstCaLid[ep.sw] = ep.lid;
+  const SW_BUF = 64;
+  const swBuf = new Uint8Array(SW_BUF * nSw);
+  const swBufLid = new Int32Array(SW_BUF);
+  let swBufN = 0;
+  const flushSwBuf = (): void => {
+    for (let x = 0; x < nSw; x++) {
+      const t = lfts[x]!;
+      for (let k = 0; k < swBufN; k++) t[swBufLid[k]!] = swBuf[k * nSw + x]!;
+    }
+    swBufN = 0;
+  };
   for (const ep of ends) {
     if (!ep.isSwitch || ep.sw < 0 || (level[ep.sw] === 0 && ix.caCount[ep.sw]! > 0)) continue;
     prepare(ep.sw);
@@ -483,8 +494,22 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
       fallback(fb);
     }
     if (copyFrom >= 0) downUpRoutes += nSw - nR - 1;
-    routeLids(ep.sw, [ep.lid], [0], 0, copyFrom, fb);
+    // As routeLids(ep.sw, [ep.lid], [0], 0, copyFrom, fb), into a buffer written out 64 LIDs at a
+    // time, switch by switch (one byte per table per LID would touch a cache line of every table).
+    const o = swBufN * nSw;
+    swBuf.fill(255, o, o + nSw);
+    swBuf[o + ep.sw] = 0;
+    for (let i = 0; i < nR; i++) {
+      const x = rList[i]!;
+      if (candHi[x]! > candLo[x]!) swBuf[o + x] = adjPort[pick(x, index)]!;
+    }
+    if (copyFrom >= 0) {
+      for (let x = 0; x < nSw; x++) if (inR[x] !== tEpoch) swBuf[o + x] = lfts[x]![copyFrom]!;
+    } else if (fb) for (const x of fb) swBuf[o + x] = fallbackPort[x]!;
+    swBufLid[swBufN++] = ep.lid;
+    if (swBufN === SW_BUF) flushSwBuf();
   }
+  flushSwBuf();
 
   const notes = [...ix.warnings];
   if (groups.length > 1) notes.push(`compute nodes balanced first: ${ends.filter((e, i) => !e.isSwitch && isCn(i)).length} CN ports, ${ends.filter((e, i) => !e.isSwitch && !isCn(i)).length} other CA ports after them`);
