@@ -382,7 +382,8 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     const n = lids.length;
     for (let j = 0; j < n; j++) lfts[T]![lids[j]!] = ports[j]!;
     const l0 = lids[0]!;
-    const contiguous = lids[n - 1] === l0 + n - 1;
+    // LIDs l0 .. l0+m-1 are consecutive (the CA LIDs usually are; the leaf's own LID at the end may not be).
+    const m = lids[n - 1] === l0 + n - 1 ? n : n > 1 && lids[n - 2] === l0 + n - 2 ? n - 1 : 0;
     for (let i = 0; i < nR; i++) {
       const s = rList[i]!;
       const a = candLo[s]!;
@@ -395,16 +396,13 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
       }
       // pick(s, i0 + j) without the division per entry.
       let r = (i0 + sigma[s]!) % nc;
-      if (contiguous) {
-        for (let j = 0; j < n; j++) {
-          t[l0 + j] = candPort[a + r]!;
-          if (++r === nc) r = 0;
-        }
-      } else {
-        for (let j = 0; j < n; j++) {
-          t[lids[j]!] = candPort[a + r]!;
-          if (++r === nc) r = 0;
-        }
+      for (let j = 0; j < m; j++) {
+        t[l0 + j] = candPort[a + r]!;
+        if (++r === nc) r = 0;
+      }
+      for (let j = m; j < n; j++) {
+        t[lids[j]!] = candPort[a + r]!;
+        if (++r === nc) r = 0;
       }
     }
     if (copyFrom >= 0) {
