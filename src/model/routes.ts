@@ -11,6 +11,8 @@ export interface RoutingResult {
   maxLid: number;
   /** SL to use from source LID to destination LID (engines that layer routes for deadlock freedom). */
   sl?: (slid: number, dlid: number) => number;
+  /** `sl` depends only on the switch the source port is attached to (and the destination LID). */
+  slBySourceSwitch?: boolean;
   /** Number of VLs (layers) the routes need; 1 when absent. */
   vlsUsed?: number;
   /** SL→VL table (16 entries) to program identically on every switch port pair and CA port. */

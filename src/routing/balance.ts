@@ -39,6 +39,11 @@ export function fillForDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[]
   for (let i = 0; i < nL; i++) lftT[scratch.lid[i]!] = ends[scratch.end[i]!]!.swPort;
 
   const cands: number[] = [];
+  const W1 = ix.maxPorts + 1;
+  const wPort = new Int32Array(W1);
+  const wCount = new Int32Array(W1);
+  const wByCount = new Int32Array(W1);
+  const wActive = new Int32Array(W1);
   const anyLmc = scratch.end.some((e) => ends[e]!.lmc > 0);
   for (let s = 0; s < ix.nSw; s++) {
     if (s === T) continue;
@@ -63,19 +68,57 @@ export function fillForDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[]
       continue;
     }
     if (!anyLmc) {
-      for (let i = 0; i < nL; i++) {
-        let best = -1;
-        let bestC = 0x7fffffff;
-        for (let k = 0; k < nc; k++) {
-          const p = adjPort[cands[(k + rot) % nc]!]!;
-          const c = counters[base + p]!;
-          if (c < bestC) {
-            bestC = c;
-            best = p;
-          }
+      // Each LID takes the least used port, ties to the first in rotation order; a CA LID then
+      // adds one to it. The same choices without a scan per LID (water filling): at level v the
+      // ports whose count was ≤ v are taken in rotation order, one LID each, then level v + 1.
+      let lo = 0x7fffffff;
+      let hi = -1;
+      for (let k = 0; k < nc; k++) {
+        const p = adjPort[cands[(k + rot) % nc]!]!;
+        wPort[k] = p;
+        const c = counters[base + p]!;
+        wCount[k] = c;
+        wByCount[k] = k;
+        if (c < lo) lo = c;
+        if (c > hi) hi = c;
+      }
+      // By count, then rotation order (insertion sort: nc is a switch's port count; nothing to
+      // do when the counts are all equal, as on a regular fabric).
+      for (let a = 1; a < nc && lo !== hi; a++) {
+        const x = wByCount[a]!;
+        let b = a;
+        while (b > 0 && (wCount[wByCount[b - 1]!]! > wCount[x]! || (wCount[wByCount[b - 1]!]! === wCount[x]! && wByCount[b - 1]! > x))) {
+          wByCount[b] = wByCount[b - 1]!;
+          b--;
         }
-        lft[scratch.lid[i]!] = best;
-        if (!ends[scratch.end[i]!]!.isSwitch) counters[base + best]!++;
+        wByCount[b] = x;
+      }
+      let v = wCount[wByCount[0]!]!;
+      let nA = 0; // active ports (count ≤ v), in rotation order, in wActive[0 .. nA-1]
+      let next = 0; // next in wByCount to activate
+      const activate = (): void => {
+        while (next < nc && wCount[wByCount[next]!]! <= v) {
+          const x = wByCount[next++]!;
+          let b = nA++;
+          while (b > 0 && wActive[b - 1]! > x) {
+            wActive[b] = wActive[b - 1]!;
+            b--;
+          }
+          wActive[b] = x;
+        }
+      };
+      activate();
+      let pos = 0;
+      for (let i = 0; i < nL; i++) {
+        const p = wPort[wActive[pos]!]!;
+        lft[scratch.lid[i]!] = p;
+        if (ends[scratch.end[i]!]!.isSwitch) continue;
+        counters[base + p]!++;
+        if (++pos === nA) {
+          v++;
+          activate();
+          pos = 0;
+        }
       }
       continue;
     }

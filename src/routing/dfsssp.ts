@@ -36,28 +36,53 @@ export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult
   const cost = new Float64Array(nSw);
   const choice = new Int32Array(nSw);
   const acc = new Float64Array(nSw);
+  const candLo = new Int32Array(nSw + 1);
+  const candE = new Int32Array(nE);
+  const candR = new Int32Array(nE);
+  let portBuf = new Uint8Array(0);
   for (let T = 0; T < nSw; T++) {
     if (ix.endsStart[T + 1]! === ix.endsStart[T]!) continue;
     bfsSwitches(ix, T, dist, order); // order = BFS queue: increasing distance
     let reach = 0;
     for (let s = 0; s < nSw; s++) if (dist[s]! >= 0) reach++;
+    // Every reached switch's links one hop nearer to T (the same for all of T's LIDs).
+    let nc = 0;
+    for (let k = 1; k < reach; k++) {
+      const s = order[k]!;
+      const want = dist[s]! - 1;
+      candLo[k] = nc;
+      for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
+        const r = adjSw[e]!;
+        if (dist[r] !== want) continue;
+        candE[nc] = e;
+        candR[nc++] = r;
+      }
+    }
+    candLo[reach] = nc;
+    let nLid = 0;
+    for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) {
+      const ep = ends[ix.endsOfSw[i]!]!;
+      nLid += 1 << ep.lmc;
+    }
+    if (portBuf.length < nLid * nSw) portBuf = new Uint8Array(nLid * nSw);
+    let j = -1;
     for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) {
       const ei = ix.endsOfSw[i]!;
       const ep = ends[ei]!;
       for (let d = ep.lid; d < ep.lid + (1 << ep.lmc); d++) {
+        j++;
         lfts[T]![d] = ep.swPort;
         cost[T] = 0;
         choice[T] = -1;
+        const pb = j * nSw;
         for (let k = 1; k < reach; k++) {
           const s = order[k]!;
-          const ds = dist[s]!;
           let best = -1;
           let bestC = Infinity;
           let ties = 0;
-          for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
-            const r = adjSw[e]!;
-            if (dist[r] !== ds - 1) continue;
-            const c = weight[e]! + cost[r]!;
+          for (let q = candLo[k]!, end = candLo[k + 1]!; q < end; q++) {
+            const e = candE[q]!;
+            const c = weight[e]! + cost[candR[q]!]!;
             if (c < bestC) {
               bestC = c;
               best = e;
@@ -69,7 +94,7 @@ export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult
           }
           cost[s] = bestC;
           choice[s] = best;
-          lfts[s]![d] = adjPort[best]!;
+          portBuf[pb + s] = adjPort[best]!;
         }
         if (ep.isSwitch) continue;
         // Usage update: CA sources behind each switch (farthest first).
@@ -80,6 +105,16 @@ export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult
           weight[e]! += acc[s]!;
           acc[adjSw[e]!]! += acc[s]!;
         }
+      }
+    }
+    // The LFT entries of T's LIDs, switch by switch (T's LIDs are near each other in every table).
+    for (let k = 1; k < reach; k++) {
+      const s = order[k]!;
+      const t = lfts[s]!;
+      let jj = 0;
+      for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) {
+        const ep = ends[ix.endsOfSw[i]!]!;
+        for (let d = ep.lid; d < ep.lid + (1 << ep.lmc); d++) t[d] = portBuf[jj++ * nSw + s]!;
       }
     }
   }
@@ -263,6 +298,7 @@ export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult
     lfts: lftMap(ix, lfts),
     maxLid,
     sl,
+    slBySourceSwitch: true,
     vlsUsed,
     sl2vl: identitySl2Vl(vlsUsed),
     deadlockFree: true,

@@ -148,6 +148,10 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
   };
   const { start: upStart, list: upList } = csr(shape.up);
   const { start: downStart, list: downList } = csr(shape.down);
+  // The switch and port each up/down entry leads to (one load less in the loops over them).
+  const upSw = upList.map((e) => adjSw[e]!);
+  const upPort = Uint8Array.from(upList, (e) => adjPort[e]!);
+  const downSw = downList.map((e) => adjSw[e]!);
   const lfts = emptyLfts(ix);
   // Switches by level, and each switch's position in its level (the rotation offset).
   const byLevel: number[][] = Array.from({ length: shape.levels }, () => []);
@@ -159,15 +163,19 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
   // every other switch goes up to a parent one hop nearer along up/down routes. Shared by all
   // LIDs delivered by T.
   const ancStamp = new Int32Array(nSw).fill(-1);
-  /** Switches with an up/down route to T (stamped with T's epoch), listed in `rList`. */
+  /** Switches with an up/down route to T (stamped with T's epoch), listed in `rList[0 .. nR-1]`:
+   *  T's ancestors first (nearest first), then the switches below them, by level from the top. */
   const inR = new Int32Array(nSw).fill(-1);
-  const rList: number[] = [];
+  const rList = new Int32Array(nSw);
+  let nR = 0;
   const dist = new Int32Array(nSw);
   const candLo = new Int32Array(nSw);
   const candHi = new Int32Array(nSw);
   const cand = new Int32Array(nE + nSw);
+  const candPort = new Uint8Array(nE + nSw);
   const queue = new Int32Array(nSw);
-  const byLev: number[][] = Array.from({ length: shape.levels }, () => []);
+  const belowList = new Int32Array(nSw);
+  const levelCount = new Int32Array(shape.levels + 1);
   let tEpoch = 0;
   let downUpRoutes = 0;
   /** Distances and candidates toward T, for T's ancestors and the switches below them (the only
@@ -178,59 +186,85 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     dist[T] = 0;
     ancStamp[T] = ep;
     inR[T] = ep;
-    rList.length = 0;
+    nR = 0;
     let h = 0;
     let t = 0;
     queue[t++] = T;
     while (h < t) {
       const s = queue[h++]!;
-      for (let j = upStart[s]!; j < upStart[s + 1]!; j++) {
-        const p = adjSw[upList[j]!]!;
+      const ds = dist[s]! + 1;
+      for (let j = upStart[s]!, end = upStart[s + 1]!; j < end; j++) {
+        const p = upSw[j]!;
         if (ancStamp[p] !== ep) {
           ancStamp[p] = ep;
           inR[p] = ep;
-          dist[p] = dist[s]! + 1;
+          dist[p] = ds;
           queue[t++] = p;
-          rList.push(p);
+          rList[nR++] = p;
         }
       }
     }
-    // Everything below T and its ancestors, by a BFS down.
-    for (const l of byLev) l.length = 0;
+    const nAnc = nR;
+    // Everything below T and its ancestors, by a BFS down; then by level, top first.
+    let nBelow = 0;
+    levelCount.fill(0);
     h = 0;
     while (h < t) {
       const x = queue[h++]!;
-      for (let j = downStart[x]!; j < downStart[x + 1]!; j++) {
-        const c = adjSw[downList[j]!]!;
+      for (let j = downStart[x]!, end = downStart[x + 1]!; j < end; j++) {
+        const c = downSw[j]!;
         if (inR[c] === ep) continue;
         inR[c] = ep;
         queue[t++] = c;
-        rList.push(c);
-        byLev[level[c]!]!.push(c);
+        belowList[nBelow++] = c;
+        levelCount[level[c]! + 1]!++;
       }
     }
-    for (let l = shape.levels - 1; l >= 0; l--) {
-      for (const s of byLev[l]!) {
-        let best = -1;
-        for (let j = upStart[s]!; j < upStart[s + 1]!; j++) {
-          const dp = dist[adjSw[upList[j]!]!]!;
-          if (dp >= 0 && (best < 0 || dp < best)) best = dp;
-        }
-        dist[s] = best + 1; // best ≥ 0: s was reached from a parent that has a distance
-      }
+    // Counting sort by level, highest level first.
+    for (let l = shape.levels - 1, off = nAnc; l >= 0; l--) {
+      const c = levelCount[l + 1]!;
+      levelCount[l + 1] = off;
+      off += c;
     }
+    for (let i = 0; i < nBelow; i++) {
+      const c = belowList[i]!;
+      rList[levelCount[level[c]! + 1]!++] = c;
+    }
+    nR = nAnc + nBelow;
+    // Ancestors: down to children one hop nearer that are ancestors too (or T).
     let k = 0;
-    for (const s of rList) {
+    for (let i = 0; i < nAnc; i++) {
+      const s = rList[i]!;
       candLo[s] = k;
       const want = dist[s]! - 1;
-      const anc = ancStamp[s] === ep;
-      const st = anc ? downStart : upStart;
-      const li = anc ? downList : upList;
-      for (let j = st[s]!; j < st[s + 1]!; j++) {
-        const e = li[j]!;
+      for (let j = downStart[s]!, end = downStart[s + 1]!; j < end; j++) {
+        const e = downList[j]!;
         const r = adjSw[e]!;
-        if (dist[r] === want && (!anc || ancStamp[r] === ep)) cand[k++] = e;
+        if (dist[r] === want && ancStamp[r] === ep) {
+          candPort[k] = adjPort[e]!;
+          cand[k++] = e;
+        }
       }
+      candHi[s] = k;
+    }
+    // The others, parents before children: up to the nearest parents (distance and candidates in one scan).
+    for (let i = nAnc; i < nR; i++) {
+      const s = rList[i]!;
+      candLo[s] = k;
+      let best = -1;
+      for (let j = upStart[s]!, end = upStart[s + 1]!; j < end; j++) {
+        const dp = dist[upSw[j]!]!;
+        if (dp < 0) continue;
+        if (best < 0 || dp < best) {
+          best = dp;
+          k = candLo[s]!;
+        }
+        if (dp === best) {
+          candPort[k] = upPort[j]!;
+          cand[k++] = upList[j]!;
+        }
+      }
+      dist[s] = best + 1; // best ≥ 0: s was reached from a parent that has a distance
       candHi[s] = k;
     }
     buildWeights();
@@ -290,7 +324,8 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     let total = 0;
     const w: number[] = [];
     const cur: number[] = [];
-    for (const s of rList) {
+    for (let i = 0; i < nR; i++) {
+      const s = rList[i]!;
       seqLo[s] = seqHi[s] = total;
       const a = candLo[s]!;
       const n = candHi[s]! - a;
@@ -346,10 +381,29 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     index += caCount;
     const n = lids.length;
     for (let j = 0; j < n; j++) lfts[T]![lids[j]!] = ports[j]!;
-    for (const s of rList) {
-      if (candHi[s]! <= candLo[s]!) continue;
+    const l0 = lids[0]!;
+    // LIDs l0 .. l0+m-1 are consecutive (the CA LIDs usually are; the leaf's own LID at the end may not be).
+    const m = lids[n - 1] === l0 + n - 1 ? n : n > 1 && lids[n - 2] === l0 + n - 2 ? n - 1 : 0;
+    for (let i = 0; i < nR; i++) {
+      const s = rList[i]!;
+      const a = candLo[s]!;
+      const nc = candHi[s]! - a;
+      if (nc <= 0) continue;
       const t = lfts[s]!;
-      for (let j = 0; j < n; j++) t[lids[j]!] = adjPort[pick(s, i0 + j)]!;
+      if (weighted && seqHi[s]! > seqLo[s]!) {
+        for (let j = 0; j < n; j++) t[lids[j]!] = adjPort[pick(s, i0 + j)]!;
+        continue;
+      }
+      // pick(s, i0 + j) without the division per entry.
+      let r = (i0 + sigma[s]!) % nc;
+      for (let j = 0; j < m; j++) {
+        t[l0 + j] = candPort[a + r]!;
+        if (++r === nc) r = 0;
+      }
+      for (let j = m; j < n; j++) {
+        t[lids[j]!] = candPort[a + r]!;
+        if (++r === nc) r = 0;
+      }
     }
     if (copyFrom >= 0) {
       for (let s = 0; s < nSw; s++) {
@@ -382,7 +436,7 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
       prepare(leaf);
       // A switch without an up/down route to the leaf is never on a CA's route to it (no switch
       // picks it as a next hop); one with CAs of its own means the tree is cut.
-      const deferred = rList.length + 1 < nSw ? outside() : [];
+      const deferred = nR + 1 < nSw ? outside() : [];
       const cut = deferred.find((s) => ix.caCount[s]! > 0);
       if (cut !== undefined) {
         throw NA(`switch ${swName(ix, cut)} has no up/down route to leaf ${swName(ix, leaf)}: its ancestors do not reach that leaf going down, so this is not a fat tree`);
@@ -413,22 +467,47 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
   // follow their route to a CA below T (whose route joins T's part and stays in it).
   const firstCaLid = new Int32Array(nSw).fill(-1);
   for (const ep of ends) if (!ep.isSwitch && ep.sw >= 0 && firstCaLid[ep.sw]! < 0) firstCaLid[ep.sw] = ep.lid;
+  const SW_BUF = 64;
+  const swBuf = new Uint8Array(SW_BUF * nSw);
+  const swBufLid = new Int32Array(SW_BUF);
+  let swBufN = 0;
+  const flushSwBuf = (): void => {
+    for (let x = 0; x < nSw; x++) {
+      const t = lfts[x]!;
+      for (let k = 0; k < swBufN; k++) t[swBufLid[k]!] = swBuf[k * nSw + x]!;
+    }
+    swBufN = 0;
+  };
   for (const ep of ends) {
     if (!ep.isSwitch || ep.sw < 0 || (level[ep.sw] === 0 && ix.caCount[ep.sw]! > 0)) continue;
     prepare(ep.sw);
     let copyFrom = -1;
-    for (const s of rList) if (firstCaLid[s]! >= 0) {
-      copyFrom = firstCaLid[s]!;
+    for (let i = 0; i < nR; i++) if (firstCaLid[rList[i]!]! >= 0) {
+      copyFrom = firstCaLid[rList[i]!]!;
       break;
     }
     let fb: number[] | undefined;
-    if (copyFrom < 0 && rList.length + 1 < nSw) {
+    if (copyFrom < 0 && nR + 1 < nSw) {
       fb = outside();
       fallback(fb);
     }
-    if (copyFrom >= 0) downUpRoutes += nSw - rList.length - 1;
-    routeLids(ep.sw, [ep.lid], [0], 0, copyFrom, fb);
+    if (copyFrom >= 0) downUpRoutes += nSw - nR - 1;
+    // As routeLids(ep.sw, [ep.lid], [0], 0, copyFrom, fb), into a buffer written out 64 LIDs at a
+    // time, switch by switch (one byte per table per LID would touch a cache line of every table).
+    const o = swBufN * nSw;
+    swBuf.fill(255, o, o + nSw);
+    swBuf[o + ep.sw] = 0;
+    for (let i = 0; i < nR; i++) {
+      const x = rList[i]!;
+      if (candHi[x]! > candLo[x]!) swBuf[o + x] = adjPort[pick(x, index)]!;
+    }
+    if (copyFrom >= 0) {
+      for (let x = 0; x < nSw; x++) if (inR[x] !== tEpoch) swBuf[o + x] = lfts[x]![copyFrom]!;
+    } else if (fb) for (const x of fb) swBuf[o + x] = fallbackPort[x]!;
+    swBufLid[swBufN++] = ep.lid;
+    if (swBufN === SW_BUF) flushSwBuf();
   }
+  flushSwBuf();
 
   const notes = [...ix.warnings];
   if (groups.length > 1) notes.push(`compute nodes balanced first: ${ends.filter((e, i) => !e.isSwitch && isCn(i)).length} CN ports, ${ends.filter((e, i) => !e.isSwitch && !isCn(i)).length} other CA ports after them`);

@@ -225,13 +225,13 @@ export function bfsSwitches(ix: FabricIndex, src: number, dist: Int32Array, queu
   }
 }
 
-/** Empty LFTs (all NO_ROUTE, own LID → 0) for every switch. */
+/** Empty LFTs (all NO_ROUTE, own LID → 0) for every switch: views of one buffer (one allocation,
+ *  not one per switch, which at thousands of switches costs more in GC than the filling). */
 export function emptyLfts(ix: FabricIndex): Uint8Array[] {
   const out: Uint8Array[] = [];
-  for (let s = 0; s < ix.nSw; s++) {
-    const t = new Uint8Array(ix.maxLid + 1).fill(255);
-    out.push(t);
-  }
+  const len = ix.maxLid + 1;
+  const all = new Uint8Array(len * ix.nSw).fill(255);
+  for (let s = 0; s < ix.nSw; s++) out.push(all.subarray(s * len, (s + 1) * len));
   for (const ep of ix.ends) if (ep.isSwitch && ep.sw >= 0) out[ep.sw]![ep.lid] = 0;
   return out;
 }

@@ -15,8 +15,11 @@
  * only) also take the tree.
  * The SL of a route is the VL of its destination LID (SL i → VL i on every port).
  * Destinations with many LIDs are split into groups routed one after the other (each LID its own
- * group when the fabric is small enough; fewer groups keep large fabrics near-linear), so the
- * LIDs of one port (LMC > 0) and of one switch spread over different links.
+ * group when the fabric is small enough; fewer groups keep large fabrics near-linear). Within a
+ * group every LID gets its own tree: each switch rotates, LID by LID, through its links one hop
+ * nearer in the group's search (checked against the layer's CDG like the search's own choice),
+ * so the LIDs of one port (LMC > 0) and of one switch spread over parallel links; on a fat tree
+ * this balances like ftree (11,664 end ports: busiest link 11,646 routes, as ftree).
  */
 import type { Fabric } from '../model/fabric.js';
 import { AcyclicCdg, depStarts } from './acyclic.js';
@@ -25,7 +28,7 @@ import { checkLmc } from './minhop.js';
 import { identitySl2Vl, RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
 
 /** Channel visits the search may spend in total before destinations are grouped (keeps big fabrics fast). */
-const SEARCH_BUDGET = 1.5e8;
+const SEARCH_BUDGET = 3e7;
 /** Channels one cycle check may visit before it refuses the dependency (bounds the worst case). */
 const SEARCH_LIMIT = 200;
 
@@ -192,6 +195,97 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
     }
   };
 
+  /** Route and commit the LIDs of a unit routed on layer g (routeOnLayer left its tree in outCh and
+   *  the hop levels in lev) one by one, each over its own tree: every switch rotates, LID by LID,
+   *  through its links to switches one level nearer (all of them shortest in the layer's search),
+   *  taking the first whose dependency the layer accepts. Traffic to one switch's LIDs then
+   *  spreads over parallel links (on a fat tree: every uplink of a leaf, every link into the
+   *  destination's leaf), not one tree per unit. A LID none of whose rotations fits keeps the
+   *  unit's tree (its dependencies are in the layer). */
+  const outJ = new Int32Array(nSw);
+  const candLo = new Int32Array(nSw);
+  const candHi = new Int32Array(nSw);
+  const candList = new Int32Array(nE);
+  let portBuf = new Uint8Array(0);
+  const rotOf = new Int32Array(nSw);
+  const accI = new Int32Array(nSw);
+  let spread = 0;
+  const commitSpread = (u: Unit, vl: number, g: AcyclicCdg): void => {
+    const T = u.T;
+    let k = 0;
+    for (let i = 1; i < settled.length; i++) {
+      const s = settled[i]!;
+      candLo[s] = k;
+      const want = lev[s]! - 1;
+      for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
+        if (lev[adjSw[e]!] !== want) continue;
+        if (e === outCh[s]) rotOf[s] = k - candLo[s]!; // the search's own (least loaded) choice
+        candList[k++] = e;
+      }
+      candHi[s] = k;
+    }
+    const base = outCh.slice();
+    const lids = u.lids;
+    const nL = lids.length;
+    const bits = g.bits;
+    const single = u.caLids <= 1;
+    if (portBuf.length < nSw * nL) portBuf = new Uint8Array(nSw * nL);
+    lids.forEach((d, j) => {
+      outJ[T] = -1;
+      let ok = true;
+      for (let i = 1; i < settled.length && ok; i++) {
+        const s = settled[i]!;
+        const a = candLo[s]!;
+        const nc = candHi[s]! - a;
+        // A unit of one CA LID takes the search's (least loaded) choice; in a larger one LID j
+        // takes candidate j + s (+ LIDs routed so far): the offsets keep the switches of one
+        // level, and successive units, from choosing alike (on a fat tree, where the loads tie,
+        // the search would send them all the same way).
+        let r = single ? rotOf[s]! : (j + spread + s) % nc;
+        ok = false;
+        for (let t = 0; t < nc; t++, r = r + 1 === nc ? 0 : r + 1) {
+          const e = candList[a + r]!;
+          const x = adjSw[e]!;
+          if (x === T) {
+            outJ[s] = e;
+            ok = true;
+            break;
+          }
+          // The dependency is usually there already (tested inline; tryAdd otherwise).
+          const bit = depStart[e]! + (outJ[x]! - adjStart[x]!);
+          if (bits[bit >>> 3]! & (1 << (bit & 7)) || g.tryAdd(e, outJ[x]!)) {
+            outJ[s] = e;
+            ok = true;
+            break;
+          }
+        }
+      }
+      const out = ok ? outJ : base;
+      vlOf[d] = vl;
+      lfts[T]![d] = ends[ix.lidOwner[d]!]!.swPort;
+      for (let i = 1; i < settled.length; i++) {
+        const s = settled[i]!;
+        portBuf[j * nSw + s] = adjPort[out[s]!]!;
+      }
+      if (j >= u.caLids) return;
+      accI.set(caCount);
+      for (let i = settled.length - 1; i >= 1; i--) {
+        const s = settled[i]!;
+        const e = out[s]!;
+        const a = accI[s]!;
+        load[e]! += a;
+        accI[adjSw[e]!]! += a;
+      }
+    });
+    spread += nL;
+    // The LFT entries switch by switch (a unit's LIDs are near each other in every table).
+    for (let i = 1; i < settled.length; i++) {
+      const s = settled[i]!;
+      const t = lfts[s]!;
+      for (let j = 0; j < nL; j++) t[lids[j]!] = portBuf[j * nSw + s]!;
+    }
+  };
+
   // Escape routes toward T: the spanning tree's unique paths (BFS from T over tree channels).
   const tq = new Int32Array(nSw);
   const tSeen = new Int32Array(nSw).fill(-1);
@@ -286,6 +380,13 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
   let next: number[] = [];
   const touched: number[] = [];
 
+  /** Among links of equal cost, a preference that rotates with the switch and the LIDs routed so
+   *  far (on a fat tree the costs tie everywhere: the lowest port would send every destination
+   *  the same way). */
+  const tieRank = (s: number, e: number): number => {
+    const a = adjStart[s]!;
+    return (e - a + spread + s) % (adjStart[s + 1]! - a);
+  };
   /** Route unit u on free layer g, or take back what it added and return false. */
   const routeOnLayer = (u: Unit, g: AcyclicCdg): boolean => {
     const T = u.T;
@@ -316,7 +417,7 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
             touched.push(s);
             bestE[s] = r;
             bestC[s] = c;
-          } else if (c < bestC[s]! || (c === bestC[s] && r < bestE[s]!)) {
+          } else if (c < bestC[s]! || (c === bestC[s] && tieRank(s, r) < tieRank(s, bestE[s]!))) {
             bestE[s] = r;
             bestC[s] = c;
           }
@@ -422,7 +523,7 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
     for (let k = 0; k < pref.length && !done; k++) {
       const v = pref[k]!;
       if (routeOnLayer(u, layers[v]!)) {
-        commit(u, v);
+        commitSpread(u, v, layers[v]!);
         perVl[v]!++;
         done = true;
       }
@@ -452,7 +553,7 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
     lfts: lftMap(ix, lfts),
     maxLid: ix.maxLid,
     // Routes on one VL need no SLs: the engine leaves them (and QoS's) alone then.
-    ...(vlsUsed > 1 ? { sl: (_slid: number, dlid: number): number => (dlid >= 0 && dlid < L ? vlOf[dlid]! : 0), sl2vl: identitySl2Vl(vlsUsed) } : {}),
+    ...(vlsUsed > 1 ? { sl: (_slid: number, dlid: number): number => (dlid >= 0 && dlid < L ? vlOf[dlid]! : 0), slBySourceSwitch: true, sl2vl: identitySl2Vl(vlsUsed) } : {}),
     vlsUsed,
     deadlockFree: true,
     roots: roots.map((r) => swGuid[r]!),

@@ -313,7 +313,7 @@ export function routeTorus(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     lfts: lftMap(ix, lfts),
     maxLid: ix.maxLid,
     // Routes on one VL (no ring needs a dateline) need no SLs: QoS's apply then.
-    ...(vlsUsed > 1 ? { sl, sl2vl: identitySl2Vl(vlsUsed) } : {}),
+    ...(vlsUsed > 1 ? { sl, slBySourceSwitch: true, sl2vl: identitySl2Vl(vlsUsed) } : {}),
     vlsUsed,
     deadlockFree: true,
     notes,

@@ -4,9 +4,13 @@
  * (CDG) cycles per VL, and per-link route counts.
  *
  * Cost: for one destination LID the routes from all switches form an in-tree (or fail), so each
- * destination is followed from every switch once with memoisation — O(switches) per LID, plus one
- * BFS per destination switch for the shortest-path figures. Sources are CA/router ports (counted
- * through their switch); switches are also checked as sources for reachability.
+ * LID takes a few linear passes over typed arrays of the switches — O(switches) per LID: the
+ * entries of 64 consecutive LIDs are copied from every LFT at once (cache-friendly), each
+ * switch's entry is decoded to a channel, the in-tree is walked breadth first from the
+ * destination, and only the switches it does not reach are followed one by one to find where
+ * their route breaks. Plus one BFS per destination switch of CAs for the shortest-path figures.
+ * Sources are CA/router ports (counted through their switch); switches are also checked as
+ * sources for reachability.
  */
 import type { Fabric } from '../model/fabric.js';
 import { bfsSwitches, fmtGuid, indexFabric, swName, type FabricIndex } from './graph.js';
@@ -80,6 +84,9 @@ export interface VerifyReport {
 export interface VerifyOptions {
   /** SL per (source LID, destination LID); absent: every route on SL 0. */
   sl?: (slid: number, dlid: number) => number;
+  /** `sl` depends only on the switch the source is attached to (and the destination LID): the
+   * verifier then asks it once per source switch, not once per source port. */
+  slBySourceSwitch?: boolean;
   /** Uniform SL→VL table (16 entries); absent: identity. */
   sl2vl?: readonly number[];
   /** Count CDG cycles as a verification failure (default: the RoutingResult's deadlockFree claim, else false). */
@@ -96,6 +103,13 @@ const ST_UNKNOWN = 0;
 const ST_BUSY = 1;
 const ST_OK = 2;
 const ST_FAIL = 3;
+// Outcomes of an LFT entry that does not lead to another switch.
+const C_CA = -1;
+const C_SELF = -2;
+const C_NO_ROUTE = -3;
+const C_NO_LFT = -4;
+const C_BAD = -5;
+const C_DOWN = -6;
 const KINDS: FailureKind[] = ['no-lft', 'no-route', 'bad-port', 'port-down', 'loop', 'wrong-destination', 'not-attached'];
 const K_NO_LFT = 0;
 const K_NO_ROUTE = 1;
@@ -112,6 +126,7 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
   const res = isResult(tables) ? tables : undefined;
   const lftByNode = res ? res.lfts : (tables as ReadonlyMap<number, Uint8Array>);
   const sl = opts.sl ?? res?.sl;
+  const slBySwitch = opts.sl ? opts.slBySourceSwitch === true : res?.slBySourceSwitch === true;
   const sl2vl = opts.sl2vl ?? res?.sl2vl ?? Array.from({ length: 16 }, (_, i) => i);
   const requireDf = opts.requireDeadlockFree ?? res?.deadlockFree ?? false;
   const maxFailures = opts.maxFailures ?? 50;
@@ -124,7 +139,26 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
   const nodes = fabric.nodes;
   const nEntries = adjStart[nSw]!;
   const lft: (Uint8Array | undefined)[] = [];
-  for (let s = 0; s < nSw; s++) lft.push(lftByNode.get(ix.swNode[s]!));
+  const hasLft = new Uint8Array(nSw);
+  for (let s = 0; s < nSw; s++) {
+    const t = lftByNode.get(ix.swNode[s]!);
+    lft.push(t);
+    if (t) hasLft[s] = 1;
+  }
+  const COLS = 64;
+  const col = new Uint8Array(COLS * nSw);
+  const caCount = ix.caCount;
+  // One source port per switch (and a second one, for when the first is the destination).
+  const srcEnd0 = new Int32Array(nSw).fill(-1);
+  const srcEnd1 = new Int32Array(nSw).fill(-1);
+  for (let s = 0; s < nSw; s++) {
+    for (let i = ix.endsStart[s]!; i < ix.endsStart[s + 1]!; i++) {
+      const ei = ix.endsOfSw[i]!;
+      if (ends[ei]!.isSwitch) continue;
+      if (srcEnd0[s]! < 0) srcEnd0[s] = ei;
+      else if (srcEnd1[s]! < 0) srcEnd1[s] = ei;
+    }
+  }
 
   // Sources per switch (CA/router ports) and their base LIDs.
   const caEnds = ends.filter((e) => !e.isSwitch);
@@ -142,7 +176,6 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
 
   // Per-destination scratch.
   const state = new Uint8Array(nSw);
-  const next = new Int32Array(nSw);
   const hops = new Int32Array(nSw);
   const failKind = new Uint8Array(nSw);
   const failAt = new Int32Array(nSw);
@@ -166,6 +199,18 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
       peerPort[s * W + p] = peer.port;
     }
   }
+  // What each switch port's entry leads to: the channel (adjacency entry ≥ 0), or a C_* outcome.
+  const code = new Int32Array(nSw * W);
+  for (let s = 0; s < nSw; s++) {
+    code[s * W] = C_SELF;
+    for (let p = 1; p < W; p++) {
+      const i = s * W + p;
+      code[i] = p > swNumPorts[s]! ? C_BAD : peerNode[i]! < 0 ? C_DOWN : portEntry[i]! >= 0 ? portEntry[i]! : C_CA;
+    }
+  }
+  const out = new Int32Array(nSw);
+  const kids = new Int32Array(nSw + 1);
+  const kidList = new Int32Array(nSw);
   const linkLoad = new Float64Array(nEntries);
   const lftLoad = new Float64Array(nEntries);
 
@@ -187,7 +232,7 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
   const totalSources = caEnds.length;
   let bfsFor = -1;
 
-  const checkLid = (d: number, T: number, owner: number): void => {
+  const checkLid = (d: number, T: number, owner: number, colOff: number): void => {
     lids++;
     const dest = ends[owner]!;
     const destIsCa = !dest.isSwitch;
@@ -203,18 +248,61 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
       }
       return;
     }
-    state.fill(ST_UNKNOWN);
+    // Locals (not the closure's variables) in the loops below: V8 keeps them in registers.
+    const out_ = out, kids_ = kids, kidList_ = kidList, col_ = col, code_ = code, adjSw_ = adjSw, adjStart_ = adjStart, state_ = state, hops_ = hops,
+      order_ = order, stack_ = stack, acc_ = acc, mask_ = mask, caCount_ = caCount, dist_ = dist, linkLoad_ = linkLoad, lftLoad_ = lftLoad,
+      depStart_ = depStart, hasLft_ = hasLft, peerNode_ = peerNode, peerPort_ = peerPort, failKind_ = failKind, failAt_ = failAt,
+      failPort_ = failPort, vlSeen_ = vlSeen, depBits_ = depBits, sl2vl_ = sl2vl, srcEnd0_ = srcEnd0, srcEnd1_ = srcEnd1, srcStart_ = srcStart,
+      srcList_ = srcList, ends_ = ends, nSw_ = nSw, W_ = W;
+    let hopSum_ = 0, reachedPairs_ = 0, hopMax_ = 0, stretchSum_ = 0, stretchMax_ = 0, aboveShortest_ = 0, unreachableFromSwitches_ = 0,
+      unreachablePairs_ = 0, loopEntries_ = 0;
+    // Pass 1, switches in order: the channel (or the outcome) each switch's entry for d leads to,
+    // and how many switches forward d to each switch.
+    kids_.fill(0);
+    for (let x = 0; x < nSw_; x++) {
+      const p = col_[x * COLS + colOff]!;
+      const c = p < W_ ? code_[x * W_ + p]! : p === 255 ? (hasLft_[x] ? C_NO_ROUTE : C_NO_LFT) : C_BAD;
+      out_[x] = c;
+      if (c >= 0) kids_[adjSw_[c]! + 1]!++;
+    }
+    // Pass 2: the in-tree of d, breadth first from T: every switch reached delivers d; `order`
+    // lists them destination first. (Switches forwarding d to a switch are grouped by it first.)
+    for (let x = 0; x < nSw_; x++) kids_[x + 1]! += kids_[x]!;
+    for (let x = 0; x < nSw_; x++) {
+      const c = out_[x]!;
+      if (c >= 0) kidList_[kids_[adjSw_[c]!]!++] = x;
+    }
+    // kids[r] is now the end of r's children; r's start is kids[r - 1] (0 for r = 0).
+    state_.fill(ST_UNKNOWN);
     let nOrder = 0;
+    const tc = out_[T]!;
+    const tp = col_[T * COLS + colOff]!;
+    if (tc === C_SELF ? !destIsCa : tc === C_CA && peerNode_[T * W_ + tp] === dest.node && peerPort_[T * W_ + tp] === dest.port) {
+      state_[T] = ST_OK;
+      hops_[T] = tc === C_SELF ? 0 : 1;
+      order_[nOrder++] = T;
+      for (let h = 0; h < nOrder; h++) {
+        const r = order_[h]!;
+        const hr = hops_[r]! + 1;
+        for (let i = r > 0 ? kids_[r - 1]! : 0, end = kids_[r]!; i < end; i++) {
+          const x = kidList_[i]!;
+          state_[x] = ST_OK;
+          hops_[x] = hr;
+          order_[nOrder++] = x;
+        }
+      }
+    }
+    // The switches not reached fail (a broken entry on their way, or a loop): find where, by
+    // following each one's route with memoisation. They go after the reached ones in `order`.
     let lidLooped = false;
-    for (let s0 = 0; s0 < nSw; s0++) {
-      if (state[s0] !== ST_UNKNOWN) continue;
+    for (let s0 = 0; nOrder < nSw_ && s0 < nSw_; s0++) {
+      if (state_[s0] !== ST_UNKNOWN) continue;
       let len = 0;
       let cur = s0;
-      // Outcome of the walk: resolvedAt = node whose result the stack inherits, or a terminal failure/delivery on the top.
       let inheritFrom = -1;
       let loopAt = -1;
       for (;;) {
-        const st = state[cur]!;
+        const st = state_[cur]!;
         if (st === ST_BUSY) {
           loopAt = cur;
           break;
@@ -223,45 +311,28 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
           inheritFrom = cur;
           break;
         }
-        state[cur] = ST_BUSY;
-        stack[len++] = cur;
-        next[cur] = -1;
-        const t = lft[cur];
+        state_[cur] = ST_BUSY;
+        stack_[len++] = cur;
+        const c = out_[cur]!;
+        if (c >= 0) {
+          cur = adjSw_[c]!;
+          continue;
+        }
         let kind = -1;
-        let port = -1;
-        if (!t) kind = K_NO_LFT;
-        else {
-          port = d < t.length ? t[d]! : 255;
-          if (port === 0) {
-            if (cur === T && !destIsCa) {
-              state[cur] = ST_OK;
-              hops[cur] = 0;
-            } else kind = K_WRONG;
-          } else if (port === 255) kind = K_NO_ROUTE;
-          else if (port > swNumPorts[cur]!) kind = K_BAD_PORT;
-          else {
-            const pn = peerNode[cur * W + port]!;
-            if (pn < 0) kind = K_DOWN;
-            else {
-              const r = ix.swOfNode[pn]!;
-              if (r >= 0) {
-                next[cur] = r;
-                cur = r;
-                continue;
-              }
-              if (pn === dest.node && peerPort[cur * W + port] === dest.port) {
-                state[cur] = ST_OK;
-                hops[cur] = 1;
-              } else kind = K_WRONG;
-            }
-          }
-        }
+        const port = col_[cur * COLS + colOff]!;
+        if (c === C_SELF) {
+          if (cur === T && !destIsCa) hops_[cur] = 0;
+          else kind = K_WRONG;
+        } else if (c === C_CA) {
+          if (peerNode_[cur * W_ + port] === dest.node && peerPort_[cur * W_ + port] === dest.port) hops_[cur] = 1;
+          else kind = K_WRONG;
+        } else kind = c === C_NO_LFT ? K_NO_LFT : c === C_NO_ROUTE ? K_NO_ROUTE : c === C_BAD ? K_BAD_PORT : K_DOWN;
         if (kind >= 0) {
-          state[cur] = ST_FAIL;
-          failKind[cur] = kind;
-          failAt[cur] = cur;
-          failPort[cur] = port;
-        }
+          state_[cur] = ST_FAIL;
+          failKind_[cur] = kind;
+          failAt_[cur] = cur;
+          failPort_[cur] = kind === K_NO_LFT ? -1 : port;
+        } else state_[cur] = ST_OK;
         break;
       }
       // Unwind.
@@ -269,67 +340,74 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
       if (loopAt >= 0) {
         lidLooped = true;
         for (let i = len - 1; i >= 0; i--) {
-          const x = stack[i]!;
-          state[x] = ST_FAIL;
-          failKind[x] = K_LOOP;
-          failAt[x] = loopAt;
-          failPort[x] = -1;
-          loopEntries++;
-          order[nOrder++] = x;
+          const x = stack_[i]!;
+          state_[x] = ST_FAIL;
+          failKind_[x] = K_LOOP;
+          failAt_[x] = loopAt;
+          failPort_[x] = -1;
+          loopEntries_++;
+          order_[nOrder++] = x;
         }
         continue;
       }
       if (inheritFrom < 0) {
         // Top of the stack resolved itself (delivered or failed).
-        order[nOrder++] = stack[top]!;
+        order_[nOrder++] = stack_[top]!;
         top--;
       }
       for (let i = top; i >= 0; i--) {
-        const x = stack[i]!;
-        const n = next[x]!;
-        state[x] = state[n]!;
-        hops[x] = hops[n]! + 1;
-        failKind[x] = failKind[n]!;
-        failAt[x] = failAt[n]!;
-        failPort[x] = failPort[n]!;
-        if (state[x] === ST_FAIL && failKind[x] === K_LOOP) loopEntries++;
-        order[nOrder++] = x;
+        const x = stack_[i]!;
+        const n = adjSw_[out_[x]!]!;
+        const sn = state_[n]!;
+        state_[x] = sn;
+        hops_[x] = hops_[n]! + 1;
+        if (sn === ST_FAIL) {
+          failKind_[x] = failKind_[n]!;
+          failAt_[x] = failAt_[n]!;
+          failPort_[x] = failPort_[n]!;
+          if (failKind_[x] === K_LOOP) loopEntries_++;
+        }
+        order_[nOrder++] = x;
       }
     }
     if (lidLooped) loopLids++;
 
     // One BFS per destination switch (its LIDs are checked one after the other).
-    if (doStretch && bfsFor !== T) {
-      bfsSwitches(ix, T, dist, queue);
+    if (doStretch && destIsCa && bfsFor !== T) {
+      bfsSwitches(ix, T, dist_, queue);
       bfsFor = T;
     }
 
     // Sources at each switch, VL masks.
-    for (let s = 0; s < nSw; s++) {
-      let c = ix.caCount[s]!;
+    for (let s = 0; s < nSw_; s++) {
+      let c = caCount_[s]!;
       if (s === T && destIsCa) c--;
-      acc[s] = c;
-      mask[s] = 0;
+      acc_[s] = c;
+      mask_[s] = 0;
       if (c > 0 && doCdg) {
-        if (!sl) mask[s] = 1;
-        else {
-          for (let i = srcStart[s]!; i < srcStart[s + 1]!; i++) {
-            const se = ends[srcList[i]!]!;
-            if (se.isSwitch || srcList[i] === owner) continue;
-            mask[s] |= 1 << (sl2vl[sl(se.lid, d) & 15]! & 15);
+        if (!sl) mask_[s] = 1;
+        else if (slBySwitch) {
+          // The SL depends on the source's switch only: one source port stands for all of them.
+          const slid = srcEnd0_[s] !== owner ? ends_[srcEnd0_[s]!]!.lid : ends_[srcEnd1_[s]!]!.lid;
+          mask_[s] = 1 << (sl2vl_[sl(slid, d) & 15]! & 15);
+        } else {
+          for (let i = srcStart_[s]!; i < srcStart_[s + 1]!; i++) {
+            const se = ends_[srcList_[i]!]!;
+            if (se.isSwitch || srcList_[i] === owner) continue;
+            mask_[s] |= 1 << (sl2vl_[sl(se.lid, d) & 15]! & 15);
           }
         }
       }
     }
-    // Failure groups per break point.
+    // Pass 3, sources before the switches they feed: failures, hops, traffic and VL masks carried downstream.
     let groups: Map<number, { switches: number; sources: number }> | undefined;
     for (let i = nOrder - 1; i >= 0; i--) {
-      const x = order[i]!;
-      const own = ix.caCount[x]! - (x === T && destIsCa ? 1 : 0);
-      if (state[x] === ST_FAIL) {
-        unreachableFromSwitches++;
-        unreachablePairs += own;
-        const key = failAt[x]! * 8 + failKind[x]!;
+      const x = order_[i]!;
+      const own = caCount_[x]! - (x === T && destIsCa ? 1 : 0);
+      if (state_[x] === ST_FAIL) {
+        unreachableFromSwitches_++;
+        unreachablePairs_ += own;
+        const key = failAt_[x]! * 8 + failKind_[x]!;
         groups ??= new Map();
         const g = groups.get(key) ?? { switches: 0, sources: 0 };
         g.switches++;
@@ -339,49 +417,55 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
       }
       // Reachable. Hop, stretch and load figures count data traffic: CA/router destinations only.
       if (own > 0 && destIsCa) {
-        const h = hops[x]! + 1;
-        reachedPairs += own;
-        hopSum += own * h;
-        if (h > hopMax) hopMax = h;
-        if (doStretch && dist[x]! >= 0) {
-          const sh = dist[x]! + destSelf + 1;
+        const h = hops_[x]! + 1;
+        reachedPairs_ += own;
+        hopSum_ += own * h;
+        if (h > hopMax_) hopMax_ = h;
+        if (doStretch && dist_[x]! >= 0) {
+          const sh = dist_[x]! + destSelf + 1;
           const str = h / sh;
-          stretchSum += own * str;
-          if (str > stretchMax) stretchMax = str;
-          if (h > sh) aboveShortest += own;
+          stretchSum_ += own * str;
+          if (str > stretchMax_) stretchMax_ = str;
+          if (h > sh) aboveShortest_ += own;
         }
       }
-      const n = next[x]!;
-      if (n < 0) continue;
-      const a = acc[x]!;
-      const e = portEntry[x * W + lft[x]![d]!]!;
+      const e = out_[x]!;
+      if (e < 0) continue;
+      const n = adjSw_[e]!;
+      acc_[n]! += acc_[x]!;
+      mask_[n]! |= mask_[x]!;
+    }
+    // Pass 4, switches in order again (the channels in order): routes per link and channel dependencies.
+    for (let x = 0; x < nSw_; x++) {
+      const e = out_[x]!;
+      if (e < 0 || state_[x] !== ST_OK) continue;
       if (destIsCa) {
-        linkLoad[e]! += a;
-        lftLoad[e]!++;
+        linkLoad_[e]! += acc_[x]!;
+        lftLoad_[e]!++;
       }
-      acc[n]! += a;
-      if (doCdg && mask[x] !== 0) {
-        mask[n] |= mask[x]!;
-        const nn = next[n]!;
-        if (nn >= 0 && state[n] === ST_OK) {
-          const e2 = portEntry[n * W + lft[n]![d]!]!;
-          const bit = depStart[e]! + (e2 - adjStart[n]!);
-          let m = mask[x]!;
-          while (m) {
-            const vl = 31 - Math.clz32(m);
-            m &= ~(1 << vl);
-            let b = depBits[vl];
-            if (!b) b = depBits[vl] = new Uint8Array(Math.ceil(depStart[nEntries]! / 8) + 1);
-            const byte = Math.floor(bit / 8);
-            const bv = 1 << (bit % 8);
-            if (!(b[byte]! & bv)) {
-              b[byte] = b[byte]! | bv;
-              vlSeen[vl]!++;
-            }
-          }
+      const m0 = mask_[x]!;
+      if (m0 === 0) continue;
+      const n = adjSw_[e]!;
+      const e2 = out_[n]!;
+      if (e2 < 0) continue;
+      const bit = depStart_[e]! + (e2 - adjStart_[n]!);
+      const byte = bit >>> 3;
+      const bv = 1 << (bit & 7);
+      let m = m0;
+      while (m) {
+        const vl = 31 - Math.clz32(m);
+        m &= ~(1 << vl);
+        let b = depBits_[vl];
+        if (!b) b = depBits_[vl] = new Uint8Array(Math.ceil(depStart_[nEntries]! / 8) + 1);
+        if (!(b[byte]! & bv)) {
+          b[byte] = b[byte]! | bv;
+          vlSeen_[vl]!++;
         }
       }
     }
+    hopSum += hopSum_; reachedPairs += reachedPairs_; stretchSum += stretchSum_; aboveShortest += aboveShortest_; unreachableFromSwitches += unreachableFromSwitches_; unreachablePairs += unreachablePairs_; loopEntries += loopEntries_;
+    if (hopMax_ > hopMax) hopMax = hopMax_;
+    if (stretchMax_ > stretchMax) stretchMax = stretchMax_;
     for (const [key, g] of groups ?? []) {
       failureGroups++;
       if (failures.length >= maxFailures) break;
@@ -393,16 +477,43 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
   };
 
   // Walk destinations grouped by delivering switch (one BFS per switch), then unattached ones.
+  // The LFT entries of up to COLS consecutive LIDs are first copied from every switch into `col`
+  // (switch-major, COLS bytes per switch), so that following one LID from every switch stays in a
+  // small buffer instead of touching one cache line of every switch's LFT.
+  const chunkLid: number[] = [];
+  const chunkOwner: number[] = [];
+  const flush = (T: number): void => {
+    const k = chunkLid.length;
+    const d0 = chunkLid[0]!;
+    for (let s = 0; s < nSw; s++) {
+      const t = lft[s];
+      const o = s * COLS;
+      if (t && d0 + k <= t.length) for (let j = 0; j < k; j++) col[o + j] = t[d0 + j]!;
+      else for (let j = 0; j < k; j++) col[o + j] = t && d0 + j < t.length ? t[d0 + j]! : 255;
+    }
+    for (let j = 0; j < k; j++) checkLid(d0 + j, T, chunkOwner[j]!, j);
+    chunkLid.length = 0;
+    chunkOwner.length = 0;
+  };
+  // Chunks are runs of consecutive LIDs (one copy per switch).
+  const add = (T: number, l: number, oi: number): void => {
+    if (chunkLid.length > 0 && l !== chunkLid[chunkLid.length - 1]! + 1) flush(T);
+    chunkLid.push(l);
+    chunkOwner.push(oi);
+    if (chunkLid.length === COLS) flush(T);
+  };
   for (let T = 0; T < nSw; T++) {
     for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) {
       const oi = ix.endsOfSw[i]!;
       const ep = ends[oi]!;
-      for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) checkLid(l, T, oi);
+      for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) add(T, l, oi);
     }
+    if (chunkLid.length > 0) flush(T);
   }
   ends.forEach((ep, oi) => {
-    if (ep.sw < 0) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) checkLid(l, -1, oi);
+    if (ep.sw < 0) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) add(-1, l, oi);
   });
+  if (chunkLid.length > 0) flush(-1);
 
   // CDG per VL.
   const cdg: CdgReport[] = [];
