@@ -33,7 +33,10 @@ describe('ibsm run --guid on ibsim', () => {
 
         const bad = await runPreloaded(process.execPath, [CLI, 'run', '--umad', '--once', '--guid', hex(port2.guid), '--guid2lid', 'none'], { ibsim: ib, simHost: 'Hca1', timeoutMs: TIMEOUT });
         expect(bad.code).toBe(1);
-        expect(bad.stderr).toContain(`PortNotFoundError: no local port has GUID ${hex(port2.guid)} (ports: `);
+        // the fatal line: its code, the error's type and the ports there are
+        expect(bad.stderr).toMatch(/error IBSM-9103 no usable device; ibsm stops /);
+        expect(bad.stderr).toContain('errorType=PortNotFoundError');
+        expect(bad.stderr).toContain(`no local port has GUID ${hex(port2.guid)} (ports: `);
         expect(bad.stderr).toContain(`/1 ${hex(port1.guid)})`);
         expect(bad.stderr).not.toMatch(/SUBNET UP/);
       } finally {
