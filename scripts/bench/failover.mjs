@@ -33,7 +33,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
-import { waitExit } from './wait-exit.mjs';
+import { startIbsim, stopChild } from './ibsim.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
@@ -82,31 +82,6 @@ function counts(file) {
 
 // ---------------------------------------------------------------------------------------------
 // ibsim and clients.
-let simCounter = 0;
-const socketUp = (name) => readFileSync('/proc/net/unix', 'utf8').includes('@' + name);
-async function stopChild(child) {
-  for (const sig of ['SIGTERM', 'SIGKILL']) {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    try {
-      process.kill(child.pid, sig);
-    } catch {}
-    if (await waitExit(child, 5000)) return;
-  }
-}
-async function startIbsim(netFile, limits) {
-  const sockname = `ibsmfo${process.pid}_${simCounter++}`;
-  const fifo = path.join(dir, `${sockname}.fifo`);
-  const log = path.join(dir, `${sockname}.log`);
-  spawnSync('mkfifo', [fifo]);
-  const args = ['-N', String(limits.nodes), '-S', String(limits.switches), '-P', String(limits.ports), '-s', netFile];
-  const child = spawn('bash', ['-c', 'exec ibsim "$@" <> "$F" > "$L" 2>&1', 'ibsim', ...args], { env: { ...process.env, IBSIM_SOCKNAME: sockname, F: fifo, L: log }, stdio: 'ignore' });
-  const deadline = Date.now() + 60_000;
-  while (!socketUp(`${sockname}:ctl`) || !(existsSync(log) && readFileSync(log, 'utf8').includes('sim> '))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`ibsim did not come up on ${netFile}`);
-    await sleep(50);
-  }
-  return { sockname, stop: () => stopChild(child) };
-}
 const env = (sim, host, extra = {}) => {
   const e = { ...process.env, IBSIM_SOCKNAME: sim.sockname, LD_PRELOAD: UMAD2SIM, ...extra };
   delete e.NODE_OPTIONS;
@@ -194,7 +169,7 @@ console.log(`== ${SPEC}: ${hosts.length} hosts, ${fabric.nodes.length - hosts.le
 
 async function runPair(pair) {
   const [mk, sk, fast] = pair.split('-');
-  const sim = await startIbsim(netFile, limits);
+  const sim = await startIbsim(netFile, { dir, limits, prefix: 'ibsmfo', timeoutMs: 60_000 });
   const sms = [];
   try {
     const master = startSm(mk, sim, hosts[0], 5, `${pair}-master`);

@@ -34,12 +34,11 @@
 //     --keep            keep the scratch directory
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { appendFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
-import { waitExit } from './wait-exit.mjs';
+import { startIbsim, stopChild } from './ibsim.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
@@ -96,31 +95,6 @@ function counts(file) {
 
 // ---------------------------------------------------------------------------------------------
 // ibsim, tools, SMs.
-let simCounter = 0;
-const socketUp = (name) => readFileSync('/proc/net/unix', 'utf8').includes('@' + name);
-async function stopChild(child) {
-  for (const sig of ['SIGTERM', 'SIGKILL']) {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    try {
-      process.kill(child.pid, sig);
-    } catch {}
-    if (await waitExit(child, 5000)) return;
-  }
-}
-async function startIbsim(netFile, limits) {
-  const sockname = `ibsmfr${process.pid}_${simCounter++}`;
-  const fifo = path.join(dir, `${sockname}.fifo`);
-  const log = path.join(dir, `${sockname}.log`);
-  spawnSync('mkfifo', [fifo]);
-  const args = ['-N', String(limits.nodes), '-S', String(limits.switches), '-P', String(limits.ports), '-s', netFile];
-  const child = spawn('bash', ['-c', 'exec ibsim "$@" <> "$F" > "$L" 2>&1', 'ibsim', ...args], { env: { ...process.env, IBSIM_SOCKNAME: sockname, F: fifo, L: log }, stdio: 'ignore' });
-  const deadline = Date.now() + 60_000 + limits.nodes * 5;
-  while (!socketUp(`${sockname}:ctl`) || !(existsSync(log) && readFileSync(log, 'utf8').includes('sim> '))) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`ibsim did not come up on ${netFile}`);
-    await sleep(50);
-  }
-  return { sockname, console: (cmd) => appendFile(fifo, cmd + '\n'), stop: () => stopChild(child) };
-}
 const env = (sim, host, extra = {}) => {
   const e = { ...process.env, IBSIM_SOCKNAME: sim.sockname, LD_PRELOAD: UMAD2SIM, ...extra };
   delete e.NODE_OPTIONS;
@@ -209,7 +183,7 @@ function startSm(kind, sim, host, tag) {
 async function event(sim, sm, cmd) {
   const c0 = sm.counts();
   const t0 = performance.now();
-  await sim.console(cmd);
+  await sim.write(cmd);
   let last = c0;
   let lastLftAt;
   let lastChange = performance.now();
@@ -243,7 +217,7 @@ console.log(`== ${SPEC}: ${hosts} hosts, ${topo.nodes.length - hosts} switches; 
 const rows = [];
 let fullRef;
 for (const kind of SMS) {
-  const sim = await startIbsim(netFile, limits);
+  const sim = await startIbsim(netFile, { dir, limits, prefix: 'ibsmfr', timeoutMs: 60_000 + limits.nodes * 5 });
   const sm = startSm(kind, sim, simHost, kind);
   const row = { kind };
   try {

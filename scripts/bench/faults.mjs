@@ -30,11 +30,12 @@
 //     --repeat N        part 2's unlink/relink events per SM (default 3)
 //     --keep            keep the scratch directory
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
+import { startIbsim } from './ibsim.mjs';
 import { waitExit } from './wait-exit.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -63,62 +64,10 @@ const mods = {
 };
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-faults-'));
-let simCounter = 0;
 
 // ---------------------------------------------------------------------------------------------
 // ibsim with a console on a fifo; stopped by PID.
-function abstractSocketExists(name) {
-  const want = '@' + name;
-  return readFileSync('/proc/net/unix', 'utf8')
-    .split('\n')
-    .some((l) => {
-      const i = l.indexOf(want);
-      return i >= 0 && /^@*\s*$/.test(l.slice(i + want.length));
-    });
-}
 
-async function startIbsim(netFile, limits) {
-  const sockname = `ibsmfaults${process.pid}_${simCounter++}`;
-  const fifo = path.join(dir, `ibsim-${sockname}.fifo`);
-  const log = path.join(dir, `ibsim-${sockname}.log`);
-  if (spawnSync('mkfifo', [fifo]).status !== 0) throw new Error(`mkfifo ${fifo} failed`);
-  const args = ['-N', String(limits.nodes), '-S', String(limits.switches), '-P', String(limits.ports), '-s', netFile];
-  const child = spawn('bash', ['-c', 'exec ibsim "$@" <> "$F" > "$L" 2>&1', 'ibsim', ...args], { env: { ...process.env, IBSIM_SOCKNAME: sockname, F: fifo, L: log }, stdio: 'ignore' });
-  const prompts = () => (readFileSync(log, 'utf8').match(/sim> /g) ?? []).length;
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(child.pid, 'SIGTERM');
-      } catch {}
-      if (!(await waitExit(child, 5000))) {
-        try {
-          process.kill(child.pid, 'SIGKILL');
-        } catch {}
-        await waitExit(child, 5000);
-      }
-    }
-    rmSync(fifo, { force: true });
-  };
-  const deadline = Date.now() + 20_000 + limits.nodes * 5;
-  while (!abstractSocketExists(`${sockname}:ctl`) || !existsSync(log) || prompts() === 0) {
-    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`ibsim did not come up on ${netFile}`);
-    }
-    await sleep(20);
-  }
-  /** One console command; resolves at ibsim's next prompt. */
-  const consoleCmd = async (cmd) => {
-    const before = prompts();
-    appendFileSync(fifo, cmd + '\n');
-    const limit = Date.now() + 10_000;
-    while (prompts() <= before) {
-      if (Date.now() > limit) throw new Error(`ibsim did not answer "${cmd}"`);
-      await sleep(10);
-    }
-  };
-  return { sockname, pid: child.pid, stop, console: consoleCmd };
-}
 
 function clientEnv(sim, simHost, extra = {}) {
   const env = { ...process.env, IBSIM_SOCKNAME: sim.sockname, LD_PRELOAD: UMAD2SIM, ...extra };
@@ -263,7 +212,7 @@ async function lossPart(netFile, simHost, limits) {
   const rows = [];
   for (const pct of LOSS) {
     for (const kind of SMS) {
-      const sim = await startIbsim(netFile, limits);
+      const sim = await startIbsim(netFile, { dir, limits, prefix: 'ibsmfaults' });
       try {
         await sim.console(`Error "${simHost}"[1] ${pct}`);
         const r = await runSm(kind, sim, simHost, `${kind}-${pct}`);

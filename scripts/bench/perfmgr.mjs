@@ -30,6 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
+import { startIbsim } from './ibsim.mjs';
 import { waitExit } from './wait-exit.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -90,47 +91,7 @@ function pmaSends(file) {
   return out;
 }
 
-function abstractSocketExists(name) {
-  const want = '@' + name;
-  return readFileSync('/proc/net/unix', 'utf8').split('\n').some((l) => {
-    const i = l.indexOf(want);
-    return i >= 0 && /^@*\s*$/.test(l.slice(i + want.length));
-  });
-}
 
-let simCounter = 0;
-async function startIbsim(netFile, dir, limits) {
-  const sockname = `pmbench${process.pid}_${simCounter++}`;
-  const fifo = path.join(dir, `ibsim-${sockname}.fifo`);
-  const log = path.join(dir, `ibsim-${sockname}.log`);
-  if (spawnSync('mkfifo', [fifo]).status !== 0) throw new Error(`mkfifo ${fifo} failed`);
-  const args = ['-N', String(limits.nodes), '-S', String(limits.switches), '-P', String(limits.ports), '-s', netFile];
-  const child = spawn('bash', ['-c', 'exec ibsim "$@" <> "$F" > "$L" 2>&1', 'ibsim', ...args], { env: { ...process.env, IBSIM_SOCKNAME: sockname, F: fifo, L: log }, stdio: 'ignore' });
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(child.pid, 'SIGTERM');
-      } catch {}
-      if (!(await waitExit(child, 5000))) {
-        try {
-          process.kill(child.pid, 'SIGKILL');
-        } catch {}
-        await waitExit(child, 5000);
-      }
-    }
-    rmSync(fifo, { force: true });
-  };
-  const deadline = Date.now() + 20_000 + limits.nodes * 5;
-  while (!abstractSocketExists(`${sockname}:ctl`) || !readFileSync(log, 'utf8').includes('sim> ')) {
-    const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
-    if (child.exitCode !== null || child.signalCode !== null || text.includes('ibpanic') || Date.now() > deadline) {
-      await stop();
-      throw new Error(`ibsim did not come up on ${netFile}:\n${text.split('\n').slice(-5).join('\n')}`);
-    }
-    await sleep(20);
-  }
-  return { sockname, stop };
-}
 
 function cpuTicks(pid) {
   try {
@@ -151,7 +112,7 @@ function vmHWMkB(pid) {
 
 /** One SM run on a fresh ibsim: CPU over the window, PerfMgr bursts. */
 async function runOne(config, fab, shim, dir, k) {
-  const sim = await startIbsim(fab.netFile, dir, fab.limits);
+  const sim = await startIbsim(fab.netFile, { dir, limits: fab.limits, prefix: 'pmbench' });
   const tag = `${config}-${k}`;
   const counts = path.join(dir, `${tag}.counts`);
   const osmLog = path.join(dir, `${tag}.osm.log`);

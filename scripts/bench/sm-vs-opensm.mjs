@@ -33,7 +33,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
-import { waitExit } from './wait-exit.mjs';
+import { startIbsim } from './ibsim.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
@@ -68,7 +68,6 @@ const FABRICS = {
 };
 const fabricKeys = opt('--fabrics', 'small,400,ft3-large,torus,rrg').split(',').filter(Boolean);
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const dist = (p) => import(pathToFileURL(path.join(distDir, p)).href);
 
 function need() {
@@ -131,55 +130,7 @@ function describeKey(key) {
 
 // ---------------------------------------------------------------------------------------------
 // ibsim.
-let simCounter = 0;
-function abstractSocketExists(name) {
-  const want = '@' + name;
-  return readFileSync('/proc/net/unix', 'utf8')
-    .split('\n')
-    .some((l) => {
-      const i = l.indexOf(want);
-      return i >= 0 && /^@*\s*$/.test(l.slice(i + want.length)); // the name's NUL padding shows as @
-    });
-}
 
-async function startIbsim(netFile, dir, limits) {
-  const sockname = `h9bench${process.pid}_${simCounter++}`;
-  const fifo = path.join(dir, `ibsim-${sockname}.fifo`);
-  const log = path.join(dir, `ibsim-${sockname}.log`);
-  if (spawnSync('mkfifo', [fifo]).status !== 0) throw new Error(`mkfifo ${fifo} failed`);
-  const args = ['-N', String(limits.nodes), '-S', String(limits.switches), '-P', String(limits.ports), '-s', netFile];
-  // exec: the PID we hold is ibsim's; the fifo opened read-write keeps ibsim's console from EOF.
-  const child = spawn('bash', ['-c', 'exec ibsim "$@" <> "$F" > "$L" 2>&1', 'ibsim', ...args], { env: { ...process.env, IBSIM_SOCKNAME: sockname, F: fifo, L: log }, stdio: 'ignore' });
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(child.pid, 'SIGTERM');
-      } catch {}
-      if (!(await waitExit(child, 5000))) {
-        try {
-          process.kill(child.pid, 'SIGKILL');
-        } catch {}
-        await waitExit(child, 5000);
-      }
-    }
-    rmSync(fifo, { force: true });
-  };
-  const startMs = 20_000 + limits.nodes * 5;
-  const deadline = Date.now() + startMs;
-  while (!abstractSocketExists(`${sockname}:ctl`) || !readFileSync(log, 'utf8').includes('sim> ')) {
-    const text = existsSync(log) ? readFileSync(log, 'utf8') : '';
-    if (child.exitCode !== null || child.signalCode !== null || text.includes('ibpanic')) {
-      await stop();
-      throw new Error(`ibsim failed to load ${netFile}:\n${text.split('\n').slice(-5).join('\n')}`);
-    }
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`ibsim did not come up within ${startMs / 1000} s on ${netFile}`);
-    }
-    await sleep(20);
-  }
-  return { sockname, pid: child.pid, stop };
-}
 
 // ---------------------------------------------------------------------------------------------
 // Preloaded clients.
@@ -482,7 +433,7 @@ async function main() {
           for (const smKind of sms) {
             let sim;
             try {
-              sim = await startIbsim(fab.netFile, dir, fab.limits);
+              sim = await startIbsim(fab.netFile, { dir, limits: fab.limits, prefix: 'h9bench' });
             } catch (e) {
               console.log(`${fab.label}: ${e.message}`);
               break;
