@@ -6,6 +6,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { LOG_AREAS, LOG_CODES, logCodeOf, logCodesMarkdown } from '../src/util/log-codes.js';
 import { Logger, MemorySink, ProgressTty } from '../src/util/log.js';
+import { render } from './helpers/terminal.js';
 
 const SRC = path.resolve('src');
 
@@ -145,25 +146,3 @@ describe('TTY progress line', () => {
   });
 });
 
-/** What a terminal shows for `s`: \r to column 0, ESC[K erases to the end of the line, \n next line. */
-function render(s: string): string[] {
-  const lines: string[] = [''];
-  let col = 0;
-  for (let i = 0; i < s.length; i++) {
-    const ch = s[i]!;
-    const row = lines.length - 1;
-    if (ch === '\r') col = 0;
-    else if (ch === '\n') {
-      lines.push('');
-      col = 0;
-    } else if (ch === '\x1b' && s.startsWith('[K', i + 1)) {
-      lines[row] = lines[row]!.slice(0, col);
-      i += 2;
-    } else {
-      const l = lines[row]!;
-      lines[row] = l.slice(0, col) + ch + l.slice(col + 1);
-      col++;
-    }
-  }
-  return lines;
-}

@@ -12,6 +12,7 @@ import { openSm } from '../src/index.js';
 import { runConfig } from '../src/cli/main.js';
 import { runSm } from '../src/cli/run.js';
 import { NodeType, PortState } from '../src/wire/mad.js';
+import { render } from './helpers/terminal.js';
 
 const CLI = path.resolve('dist/cli/main.js');
 const SPEC = 'gen:fattree2:leaves=3,spines=2,hosts=2';
@@ -149,28 +150,6 @@ describe('ibsm run on a terminal', () => {
   });
 });
 
-/** What a terminal shows: \r to column 0, ESC[K erases to the end of the line, \n next line. */
-function render(s: string): string[] {
-  const lines: string[] = [''];
-  let col = 0;
-  for (let i = 0; i < s.length; i++) {
-    const ch = s[i]!;
-    const row = lines.length - 1;
-    if (ch === '\r') col = 0;
-    else if (ch === '\n') {
-      lines.push('');
-      col = 0;
-    } else if (ch === '\x1b' && s.startsWith('[K', i + 1)) {
-      lines[row] = lines[row]!.slice(0, col);
-      i += 2;
-    } else {
-      const l = lines[row]!;
-      lines[row] = l.slice(0, col) + ch + l.slice(col + 1);
-      col++;
-    }
-  }
-  return lines;
-}
 
 describe('--verbose', () => {
   it('per-phase debug lines of every sweep, with codes, whose figures are the sweep\'s', async () => {
