@@ -382,8 +382,10 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     const n = lids.length;
     for (let j = 0; j < n; j++) lfts[T]![lids[j]!] = ports[j]!;
     const l0 = lids[0]!;
-    // LIDs l0 .. l0+m-1 are consecutive (the CA LIDs usually are; the leaf's own LID at the end may not be).
-    const m = lids[n - 1] === l0 + n - 1 ? n : n > 1 && lids[n - 2] === l0 + n - 2 ? n - 1 : 0;
+    // The first m LIDs are l0 .. l0+m-1 (the CA LIDs usually are consecutive; the leaf's own LID
+    // at the end, a router port's or a gap may not be): checked entry by entry, not by the ends.
+    let m = n > 0 ? 1 : 0;
+    while (m < n && lids[m] === l0 + m) m++;
     for (let i = 0; i < nR; i++) {
       const s = rList[i]!;
       const a = candLo[s]!;
