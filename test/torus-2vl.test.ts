@@ -19,6 +19,8 @@ import { smpClientOf } from '../src/sm/smp-client.js';
 import { installSmHandlers } from '../src/sm/handlers.js';
 import { Logger, MemorySink } from '../src/util/log.js';
 import { drive } from './helpers/drive.js';
+import { planVlTables } from '../src/sm/plan-tables.js';
+import { Programmed } from '../src/sm/programmed.js';
 import { SLtoVLMappingTableRecord, SaAttr } from '../src/wire/sa.js';
 import { SaEngine } from '../src/sa/engine.js';
 import { coreSaHandlers } from '../src/sa/server.js';
@@ -224,6 +226,15 @@ describe('the SM programs the per-port SL2VL tables', () => {
       // a second sweep with nothing changed writes no SL2VL table again
       const again = await drive(clock, sm.sweep('heavy'));
       expect(again.vlTablesWritten).toBe(0);
+      // one entry of one switch's tables changed: that switch's signature changes, no other's
+      const sigs = (r: RoutingResult): Map<string, string> => new Map(planVlTables(snap.discovery, r, new Programmed()).flatMap((w) => (w.effect.kind === 'vl' ? [[w.effect.key, w.effect.sig] as [string, string]] : [])));
+      const [k, t] = [...res.sl2vlByPorts!][0]!;
+      const vl = Uint8Array.from(t.vl);
+      vl[(1 * t.stride + 2) * 16 + 3] ^= 1;
+      const before = sigs(res);
+      const after = sigs({ ...res, sl2vlByPorts: new Map(res.sl2vlByPorts!).set(k, { stride: t.stride, vl }) });
+      const changed = [...before].filter(([key, sg]) => after.get(key) !== sg).map(([key]) => key);
+      expect(changed).toEqual([`${snap.fabric.nodes[k]!.guid}/sw`]);
     });
   }
 });

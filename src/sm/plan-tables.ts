@@ -135,11 +135,17 @@ function linkedPorts(n: DiscoveryResult['fabric']['nodes'][number]): Array<[numb
   return n.ports.map((p, i) => (i > 0 && p?.peer ? i : -1)).filter((i) => i > 0).map((i) => [i]);
 }
 
-/** A comparable signature of a switch's per-port SL2VL tables. */
+/** A comparable signature of a switch's per-port SL2VL tables: two 32-bit FNV-1a hashes (different
+ * offsets) of the table bytes and its size, so that the shadow keeps a few bytes per switch, not
+ * (ports + 1)² × 16. */
 function portTablesSig(t: PortSl2Vl): string {
-  let s = `${t.stride}:`;
-  for (let i = 0; i < t.vl.length; i += 4096) s += String.fromCharCode(...t.vl.subarray(i, i + 4096));
-  return s;
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  for (let i = 0; i < t.vl.length; i++) {
+    h1 = Math.imul(h1 ^ t.vl[i]!, 0x01000193) >>> 0;
+    h2 = Math.imul(h2 ^ (t.vl[i]! + i), 0x01000193) >>> 0;
+  }
+  return `${t.stride}:${h1.toString(16)}:${h2.toString(16)}`;
 }
 
 /** The SLtoVLMappingTable Sets of one switch's per-port tables: every (in port, out port) pair of
