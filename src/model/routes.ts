@@ -15,13 +15,30 @@ export interface RoutingResult {
   slBySourceSwitch?: boolean;
   /** Number of VLs (layers) the routes need; 1 when absent. */
   vlsUsed?: number;
-  /** SL→VL table (16 entries) to program identically on every switch port pair and CA port. */
+  /** SL→VL table (16 entries) to program identically on every switch port pair and CA port
+   * (with `sl2vlByPorts`: on the CA ports only). */
   sl2vl?: readonly number[];
+  /** Per-switch SL→VL by (in port, out port), for engines whose routes change VL on the way
+   * (torus datelines): switch node index → table; absent: `sl2vl` on every switch port pair. */
+  sl2vlByPorts?: Map<number, PortSl2Vl>;
   /** True when the engine guarantees an acyclic channel-dependency graph per VL (verify checks it). */
   deadlockFree?: boolean;
   /** Root switch GUIDs the engine used (updn/ftree). */
   roots?: bigint[];
   notes: string[];
+}
+
+/** A switch's SL→VL tables by (in port, out port): `vl[((inPort * stride) + outPort) * 16 + sl]`,
+ * stride = the switch's port count + 1 (port 0 included). */
+export interface PortSl2Vl {
+  stride: number;
+  vl: Uint8Array;
+}
+
+/** The 16-entry SL→VL table of one (in port, out port) pair. */
+export function portSl2Vl(t: PortSl2Vl, inPort: number, outPort: number): Uint8Array {
+  const o = (inPort * t.stride + outPort) * 16;
+  return t.vl.subarray(o, o + 16);
 }
 
 // ---------------------------------------------------------------- random forwarding tables

@@ -126,3 +126,138 @@ function findCycle(ix: FabricIndex, bits: Uint8Array, depStart: Float64Array, co
   }
   return walk.slice(seenAt.get(v) ?? 0);
 }
+
+/** Channel-dependency cycles when routes change VL on the way (per-port SL2VL): the graph is over
+ * virtual channels (directed switch-to-switch link, VL), a dependency from (link, VL a) to
+ * (next link, VL b) kept in `pairBits[a * 16 + b]` at the bit of the link pair (as `cdgCycles`).
+ * One report per VL a virtual channel of the graph is on; a cyclic component counts on the VL of
+ * the channel where the search found it. */
+export function vcdgCycles(ix: FabricIndex, pairBits: readonly (Uint8Array | undefined)[], depStart: Float64Array): CdgReport[] {
+  const n = ix.adjStart[ix.nSw]!;
+  const { adjStart, adjSw } = ix;
+  const deps = new Float64Array(16);
+  const used = new Uint8Array(16);
+  // CSR over virtual channels v * n + e.
+  const N = 16 * n;
+  const start = new Int32Array(N + 1);
+  const each = (f: (from: number, to: number) => void): void => {
+    for (let pair = 0; pair < 256; pair++) {
+      const b = pairBits[pair];
+      if (!b) continue;
+      const va = pair >> 4;
+      const vb = pair & 15;
+      for (let e = 0; e < n; e++) {
+        const h = adjSw[e]!;
+        const base = depStart[e]!;
+        for (let k = 0; k < adjStart[h + 1]! - adjStart[h]!; k++) {
+          const bit = base + k;
+          if (b[Math.floor(bit / 8)]! & (1 << (bit % 8))) f(va * n + e, vb * n + adjStart[h]! + k);
+        }
+      }
+    }
+  };
+  each((from, to) => {
+    start[from + 1]!++;
+    deps[Math.floor(from / n)]!++;
+    used[Math.floor(from / n)] = used[Math.floor(to / n)] = 1;
+  });
+  for (let i = 0; i < N; i++) start[i + 1]! += start[i]!;
+  const adj = new Int32Array(start[N]!);
+  const fill = start.slice(0, N);
+  each((from, to) => (adj[fill[from]!++] = to));
+  // Iterative Tarjan.
+  const index = new Int32Array(N).fill(-1);
+  const low = new Int32Array(N);
+  const onStack = new Uint8Array(N);
+  const comp = new Int32Array(N).fill(-1);
+  const sstack = new Int32Array(N);
+  const cstack = new Int32Array(N);
+  const citer = new Int32Array(N);
+  let sp = 0;
+  let idx = 0;
+  let ncomp = 0;
+  const cyclic = new Int32Array(16);
+  const inCycles = new Int32Array(16);
+  const example: (number[] | undefined)[] = new Array(16);
+  for (let root = 0; root < N; root++) {
+    if (index[root]! >= 0 || start[root] === start[root + 1]) continue;
+    let csp = 0;
+    cstack[csp] = root;
+    citer[csp++] = start[root]!;
+    index[root] = low[root] = idx++;
+    sstack[sp++] = root;
+    onStack[root] = 1;
+    while (csp > 0) {
+      const v = cstack[csp - 1]!;
+      let k = citer[csp - 1]!;
+      let pushed = false;
+      while (k < start[v + 1]!) {
+        const w = adj[k++]!;
+        if (index[w]! < 0) {
+          citer[csp - 1] = k;
+          index[w] = low[w] = idx++;
+          sstack[sp++] = w;
+          onStack[w] = 1;
+          cstack[csp] = w;
+          citer[csp++] = start[w]!;
+          pushed = true;
+          break;
+        } else if (onStack[w] && index[w]! < low[v]!) low[v] = index[w]!;
+      }
+      if (pushed) continue;
+      citer[csp - 1] = k;
+      if (low[v] === index[v]) {
+        let size = 0;
+        let w: number;
+        do {
+          w = sstack[--sp]!;
+          onStack[w] = 0;
+          comp[w] = ncomp;
+          size++;
+        } while (w !== v);
+        if (size > 1) {
+          const vl = Math.floor(v / n);
+          cyclic[vl]!++;
+          inCycles[vl]! += size;
+          if (!example[vl]) {
+            // Walk inside the component until a channel repeats.
+            const seenAt = new Map<number, number>();
+            const walk: number[] = [];
+            let x = v;
+            while (!seenAt.has(x)) {
+              seenAt.set(x, walk.length);
+              walk.push(x);
+              let nx = -1;
+              for (let j = start[x]!; j < start[x + 1]!; j++) if (comp[adj[j]!] === ncomp) { nx = adj[j]!; break; }
+              if (nx < 0) break;
+              x = nx;
+            }
+            example[vl] = walk.slice(seenAt.get(x) ?? 0);
+          }
+        }
+        ncomp++;
+      }
+      csp--;
+      if (csp > 0) {
+        const u = cstack[csp - 1]!;
+        if (low[v]! < low[u]!) low[u] = low[v]!;
+      }
+    }
+  }
+  const reports: CdgReport[] = [];
+  for (let vl = 0; vl < 16; vl++) {
+    if (!used[vl]) continue;
+    const rep: CdgReport = { vl, dependencies: deps[vl]!, cyclicComponents: cyclic[vl]!, channelsInCycles: inCycles[vl]! };
+    const ex = example[vl];
+    if (ex) {
+      rep.exampleCycle = ex.map((x) => {
+        const e = x % n;
+        let s = 0;
+        while (ix.adjStart[s + 1]! <= e) s++;
+        return `${swName(ix, s)} port ${ix.adjPort[e]} VL ${Math.floor(x / n)}`;
+      });
+    }
+    reports.push(rep);
+  }
+  return reports;
+}

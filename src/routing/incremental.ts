@@ -547,6 +547,7 @@ function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: 
     ...(prev.sl ? { sl: prev.sl } : {}),
     ...(prev.vlsUsed !== undefined ? { vlsUsed: prev.vlsUsed } : {}),
     ...(prev.sl2vl ? { sl2vl: prev.sl2vl } : {}),
+    ...(prev.sl2vlByPorts ? { sl2vlByPorts: prev.sl2vlByPorts } : {}),
     ...(prev.deadlockFree !== undefined ? { deadlockFree: prev.deadlockFree } : {}),
     ...(roots ? { roots } : {}),
     notes: [...ix.warnings, `incremental: ${reroutedLids} LIDs re-routed, ${restoredLids} restored, ${changedEntries} entries changed`],

@@ -13,19 +13,23 @@
  *
  * Routes: dimensions in order, each by its shortest way round (ties between the two ways of an
  * even ring alternate by the other coordinates, for balance); parallel links to one neighbour
- * are dealt by LID. Deadlock freedom: routes cross dimensions only upward, so a dependency cycle
- * could only go round one ring; a route's segment in a ring of n ≥ 4 is at most n/2 hops, and the
- * segments that cross the ring's dateline (between coordinate n−1 and 0) never cover the
- * dependency opposite it, so routes that cross and routes that do not are each acyclic on their
- * own VL. The VL of a route has one bit per ring (set when the route crosses that ring's
- * dateline), so the SL2VL table is uniform: SL i → VL i. With fewer VLs than 2^rings the rings
- * left without a bit are routed as lines (never over their wrap-around link). Rings of 3 need no
- * bit (their segments are one hop).
+ * are dealt by LID. Deadlock freedom on 2 VLs (torus-2QoS's scheme): routes cross dimensions
+ * only upward, so a dependency cycle could only go round one ring; within a ring a route runs
+ * on VL 0 until it takes the ring's dateline link (between coordinate n−1 and 0) and on VL 1
+ * from there to the end of its segment, which is at most n/2 hops, so it never comes back to the
+ * dateline; turning into the next dimension it is back on VL 0. In IB the VL of a hop is
+ * SL2VL[in port][out port][SL] at the switch: the route's SL has one bit per ring (set when the
+ * route crosses that ring's dateline), and each switch's table gives VL 1 for the dateline
+ * link itself and for a hop that continues in a ring on the far side of its dateline (the half
+ * of the ring a crossing segment reaches after it) with that ring's bit set, VL 0 otherwise.
+ * With 1 VL rings are routed as lines (never over their wrap-around link); rings of 3 need no
+ * bit (their segments are one hop); at most 4 rings get a bit (16 SLs), others are lines.
  */
 import type { Fabric } from '../model/fabric.js';
+import type { PortSl2Vl } from '../model/routes.js';
 import { emptyLfts, indexFabric, lftMap, swName, type FabricIndex } from './graph.js';
 import { checkLmc } from './minhop.js';
-import { identitySl2Vl, RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
+import { RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
 
 const NA = (reason: string): RoutingNotApplicable => new RoutingNotApplicable('torus', reason);
 
@@ -216,10 +220,10 @@ export function routeTorus(fabric: Fabric, opts: RoutingOptions): RoutingResult 
   const shape = torusShape(ix);
   const { dims, ring, coord } = shape;
   const D = dims.length;
-  // Rings that need a dateline bit (n ≥ 4), largest first, as many as the VLs allow.
+  // Rings that need a dateline bit (n ≥ 4), largest first: all of them (up to 4, 16 SLs) with 2 VLs.
   const bitOf = new Int32Array(D).fill(-1);
   const wantBits = dims.map((n, i) => i).filter((i) => ring[i] && dims[i]! >= 4).sort((a, b) => dims[b]! - dims[a]! || a - b);
-  const haveBits = Math.floor(Math.log2(maxVls));
+  const haveBits = maxVls >= 2 ? Math.min(4, wantBits.length) : 0;
   wantBits.slice(0, haveBits).forEach((i, b) => (bitOf[i] = b));
   const asLine = wantBits.slice(haveBits);
   /** Whether routes may use the wrap-around link of dimension i. */
@@ -304,24 +308,75 @@ export function routeTorus(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     }
     return v;
   };
-  const vlsUsed = 1 << bitDims.length;
+  const vlsUsed = bitDims.length > 0 ? 2 : 1;
   const notes = [...ix.warnings];
-  notes.push(`${dims.map((n, i) => `${n}${ring[i] ? '' : ' (line)'}`).join(' × ')} ${ring.some((r) => r) ? 'torus' : 'mesh'}; ${vlsUsed} VL(s): dateline bit for ring(s) ${bitDims.map((i) => `dimension ${i}`).join(', ') || 'none'}`);
-  if (asLine.length > 0) notes.push(`${asLine.length} ring(s) routed as lines (not over their wrap-around link): ${maxVls} VL(s) give ${haveBits} dateline bit(s) for ${wantBits.length} ring(s) of 4 or more`);
+  notes.push(`${dims.map((n, i) => `${n}${ring[i] ? '' : ' (line)'}`).join(' × ')} ${ring.some((r) => r) ? 'torus' : 'mesh'}; ${vlsUsed} VL(s): dateline SL bit for ring(s) ${bitDims.map((i) => `dimension ${i}`).join(', ') || 'none'}`);
+  if (asLine.length > 0) notes.push(`${asLine.length} ring(s) routed as lines (not over their wrap-around link): ${maxVls} VL(s) give dateline bits for ${haveBits} of ${wantBits.length} ring(s) of 4 or more`);
   return {
     engine: 'torus',
     lfts: lftMap(ix, lfts),
     maxLid: ix.maxLid,
     // Routes on one VL (no ring needs a dateline) need no SLs: QoS's apply then.
-    ...(vlsUsed > 1 ? { sl, slBySourceSwitch: true, sl2vl: identitySl2Vl(vlsUsed) } : {}),
+    ...(vlsUsed > 1 ? { sl, slBySourceSwitch: true, sl2vl: new Array<number>(16).fill(0), sl2vlByPorts: datelineSl2Vl(fabric, ix, shape, bitOf) } : {}),
     vlsUsed,
     deadlockFree: true,
     notes,
   };
 }
 
+/** Each switch's SL2VL by (in port, out port): VL 1 on a ring's dateline link, and on a hop that
+ * continues in the ring (in port of the same dimension) on the far side of the dateline with
+ * the ring's SL bit set; VL 0 otherwise. A crossing segment of a ring of n is at most ⌊n/2⌋ hops,
+ * so going + it starts at a coordinate ≥ ⌈n/2⌉ and ends < ⌈n/2⌉: a + hop out of coordinate c
+ * has crossed iff c < ⌈n/2⌉ (going −, mirrored: iff c ≥ ⌊n/2⌋). */
+function datelineSl2Vl(fabric: Fabric, ix: FabricIndex, shape: TorusShape, bitOf: Int32Array): Map<number, PortSl2Vl> {
+  const { dims, coord } = shape;
+  const D = dims.length;
+  const out = new Map<number, PortSl2Vl>();
+  for (let s = 0; s < ix.nSw; s++) {
+    const node = ix.swNode[s]!;
+    const stride = fabric.nodes[node]!.ports.length;
+    // Per port: dimension (−1: not a switch link), direction, whether it is the dateline link.
+    const pDim = new Int32Array(stride).fill(-1);
+    const pPlus = new Uint8Array(stride);
+    const pWrap = new Uint8Array(stride);
+    for (let e = ix.adjStart[s]!; e < ix.adjStart[s + 1]!; e++) {
+      const t = ix.adjSw[e]!;
+      const p = ix.adjPort[e]!;
+      for (let i = 0; i < D; i++) {
+        const a = coord[s * D + i]!;
+        const b = coord[t * D + i]!;
+        if (a === b) continue;
+        const n = dims[i]!;
+        const plus = shape.ring[i] ? b === (a + 1) % n : b > a;
+        pDim[p] = i;
+        pPlus[p] = plus ? 1 : 0;
+        pWrap[p] = shape.ring[i] && (plus ? a === n - 1 : a === 0) ? 1 : 0;
+        break;
+      }
+    }
+    const vl = new Uint8Array(stride * stride * 16);
+    for (let q = 1; q < stride; q++) {
+      const i = pDim[q]!;
+      if (i < 0 || bitOf[i]! < 0) continue;
+      const n = dims[i]!;
+      const c = coord[s * D + i]!;
+      const far = pPlus[q] ? c < Math.ceil(n / 2) : c >= Math.floor(n / 2);
+      const bit = 1 << bitOf[i]!;
+      for (let p = 0; p < stride; p++) {
+        if (p === q) continue;
+        const o = (p * stride + q) * 16;
+        if (pWrap[q]) vl.fill(1, o, o + 16);
+        else if (far && pDim[p] === i) for (let sl = 0; sl < 16; sl++) if (sl & bit) vl[o + sl] = 1;
+      }
+    }
+    out.set(node, { stride, vl });
+  }
+  return out;
+}
+
 export const torus: RoutingEngine = {
   name: 'torus',
-  description: 'tori and meshes (detected): dimension-order routes, deadlock-free with one dateline VL bit per ring (SL i → VL i)',
+  description: 'tori and meshes (detected): dimension-order routes, deadlock-free on 2 VLs with datelines (per-port SL2VL; meshes on 1)',
   route: routeTorus,
 };

@@ -14,7 +14,9 @@
  */
 import type { Fabric } from '../model/fabric.js';
 import { bfsSwitches, fmtGuid, indexFabric, swName, type FabricIndex } from './graph.js';
-import { cdgCycles, type CdgReport } from './cdg.js';
+import { cdgCycles, vcdgCycles, type CdgReport } from './cdg.js';
+import { describe, loadStats, summarize } from './verify-report.js';
+import type { PortSl2Vl } from '../model/routes.js';
 
 export type { CdgReport };
 import type { RoutingResult } from './types.js';
@@ -89,6 +91,9 @@ export interface VerifyOptions {
   slBySourceSwitch?: boolean;
   /** Uniform SL→VL table (16 entries); absent: identity. */
   sl2vl?: readonly number[];
+  /** Per-switch SL→VL by (in port, out port) (node index → table; switches without one use
+   * `sl2vl`): the VL then changes hop by hop and the CDG is over (link, VL) channels. */
+  sl2vlByPorts?: ReadonlyMap<number, PortSl2Vl>;
   /** Count CDG cycles as a verification failure (default: the RoutingResult's deadlockFree claim, else false). */
   requireDeadlockFree?: boolean;
   /** Failure samples kept (default 50). */
@@ -128,6 +133,7 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
   const sl = opts.sl ?? res?.sl;
   const slBySwitch = opts.sl ? opts.slBySourceSwitch === true : res?.slBySourceSwitch === true;
   const sl2vl = opts.sl2vl ?? res?.sl2vl ?? Array.from({ length: 16 }, (_, i) => i);
+  const byPorts = opts.sl2vlByPorts ?? (opts.sl2vl ? undefined : res?.sl2vlByPorts);
   const requireDf = opts.requireDeadlockFree ?? res?.deadlockFree ?? false;
   const maxFailures = opts.maxFailures ?? 50;
   const doStretch = opts.stretch !== false;
@@ -172,6 +178,17 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
     depStart[e + 1] = depStart[e]! + (adjStart[h + 1]! - adjStart[h]!);
   }
   const depBits: (Uint8Array | undefined)[] = new Array(16);
+  // Per-hop VLs (sl2vlByPorts): each switch's table, the SLs reaching each switch per VL of its
+  // out channel (vsl[s * 16 + vl]), dependencies per (VL, next VL) pair, the VLs seen.
+  const hopTab: (PortSl2Vl | undefined)[] = [];
+  if (byPorts) for (let s = 0; s < nSw; s++) hopTab.push(byPorts.get(ix.swNode[s]!));
+  const vsl = byPorts ? new Int32Array(nSw * 16) : new Int32Array(0);
+  const pairBits: (Uint8Array | undefined)[] = new Array(256);
+  let hopVls = 0;
+  const hopVl = (s: number, inP: number, outP: number, sl_: number): number => {
+    const t = hopTab[s];
+    return t && inP < t.stride && outP < t.stride ? t.vl[(inP * t.stride + outP) * 16 + sl_]! & 15 : sl2vl[sl_]! & 15;
+  };
   const vlSeen = new Int32Array(16);
 
   // Per-destination scratch.
@@ -379,12 +396,25 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
     }
 
     // Sources at each switch, VL masks.
+    if (byPorts) vsl.fill(0);
     for (let s = 0; s < nSw_; s++) {
       let c = caCount_[s]!;
       if (s === T && destIsCa) c--;
       acc_[s] = c;
       mask_[s] = 0;
-      if (c > 0 && doCdg) {
+      if (byPorts) {
+        if (c <= 0 || !doCdg) continue;
+        const outP = col_[s * COLS + colOff]!;
+        if (out_[s]! < 0) continue;
+        let slS = -1;
+        for (let i = srcStart_[s]!; i < srcStart_[s + 1]!; i++) {
+          const se = ends_[srcList_[i]!]!;
+          if (se.isSwitch || srcList_[i] === owner) continue;
+          const v = !sl ? 0 : slBySwitch && slS >= 0 ? slS : sl(se.lid, d) & 15;
+          if (slBySwitch) slS = v;
+          vsl[s * 16 + hopVl(s, se.swPort, outP, v)]! |= 1 << v;
+        }
+      } else if (c > 0 && doCdg) {
         if (!sl) mask_[s] = 1;
         else if (slBySwitch) {
           // The SL depends on the source's switch only: one source port stands for all of them.
@@ -434,6 +464,31 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
       const n = adjSw_[e]!;
       acc_[n]! += acc_[x]!;
       mask_[n]! |= mask_[x]!;
+      if (byPorts && doCdg) {
+        // The VL of each SL on n's out channel from the port it comes in by: dependencies (e, VL) → (e2, VL').
+        for (let v1 = 0; v1 < 16; v1++) if (vsl[x * 16 + v1]) hopVls |= 1 << v1;
+        const e2 = out_[n]!;
+        if (e2 < 0) continue;
+        const inP = peerPort_[x * W_ + col_[x * COLS + colOff]!]!;
+        const outP = col_[n * COLS + colOff]!;
+        const bit = depStart_[e]! + (e2 - adjStart_[n]!);
+        const byte = bit >>> 3;
+        const bv = 1 << (bit & 7);
+        for (let v1 = 0; v1 < 16; v1++) {
+          let m = vsl[x * 16 + v1]!;
+          if (!m) continue;
+          while (m) {
+            const s_ = 31 - Math.clz32(m);
+            m &= ~(1 << s_);
+            const v2 = hopVl(n, inP, outP, s_);
+            vsl[n * 16 + v2]! |= 1 << s_;
+            hopVls |= 1 << v2;
+            let b = pairBits[v1 * 16 + v2];
+            if (!b) b = pairBits[v1 * 16 + v2] = new Uint8Array(Math.ceil(depStart_[nEntries]! / 8) + 1);
+            if (!(b[byte]! & bv)) b[byte] = b[byte]! | bv;
+          }
+        }
+      }
     }
     // Pass 4, switches in order again (the channels in order): routes per link and channel dependencies.
     for (let x = 0; x < nSw_; x++) {
@@ -516,9 +571,10 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
   if (chunkLid.length > 0) flush(-1);
 
   // CDG per VL.
-  const cdg: CdgReport[] = [];
+  const cdg: CdgReport[] = byPorts ? vcdgCycles(ix, pairBits, depStart) : [];
   let vlsUsed = 0;
-  for (let vl = 0; vl < 16; vl++) {
+  if (byPorts) for (let v = 0; v < 16; v++) if (hopVls & (1 << v)) vlsUsed++;
+  for (let vl = 0; vl < 16 && !byPorts; vl++) {
     const b = depBits[vl];
     if (!b) continue;
     vlsUsed++;
@@ -551,51 +607,4 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
   };
   report.summary = summarize(report, requireDf);
   return report;
-}
-
-function describe(ix: FabricIndex, kind: FailureKind, d: number, at: number, port: number | undefined, destGuid: bigint): string {
-  const sw = swName(ix, at);
-  switch (kind) {
-    case 'no-lft':
-      return `switch ${sw} has no forwarding table`;
-    case 'no-route':
-      return `switch ${sw} has no LFT entry for LID ${d} (port ${fmtGuid(destGuid)})`;
-    case 'bad-port':
-      return `switch ${sw} forwards LID ${d} to port ${port}, beyond its ${ix.swNumPorts[at]} ports`;
-    case 'port-down':
-      return `switch ${sw} forwards LID ${d} to port ${port}, which has no link`;
-    case 'loop':
-      return `routes to LID ${d} loop through switch ${sw}`;
-    case 'wrong-destination':
-      return port === 0
-        ? `switch ${sw} delivers LID ${d} to its own port 0, but the LID belongs to port ${fmtGuid(destGuid)}`
-        : `switch ${sw} forwards LID ${d} out of port ${port} to a node that does not own it (owner ${fmtGuid(destGuid)})`;
-    case 'not-attached':
-      return `LID ${d} is not attached to a switch`;
-  }
-}
-
-function loadStats(load: Float64Array): LoadStats {
-  const n = load.length;
-  if (n === 0) return { links: 0, min: 0, max: 0, mean: 0, p50: 0, p90: 0, p99: 0, distribution: [] };
-  const sorted = Float64Array.from(load).sort();
-  const min = sorted[0]!;
-  const max = sorted[n - 1]!;
-  let sum = 0;
-  for (let i = 0; i < n; i++) sum += sorted[i]!;
-  const pct = (p: number): number => sorted[Math.min(n - 1, Math.floor(p * (n - 1)))]!;
-  const buckets = max === min ? 1 : Math.min(10, max - min + 1);
-  const width = (max - min + 1) / buckets;
-  const distribution = Array.from({ length: buckets }, (_, i) => ({ from: Math.ceil(min + i * width), to: Math.ceil(min + (i + 1) * width) - 1, links: 0 }));
-  for (let i = 0; i < n; i++) distribution[Math.min(buckets - 1, Math.floor((sorted[i]! - min) / width))]!.links++;
-  return { links: n, min, max, mean: sum / n, p50: pct(0.5), p90: pct(0.9), p99: pct(0.99), distribution };
-}
-
-function summarize(r: VerifyReport, requireDf: boolean): string[] {
-  const out: string[] = [];
-  out.push(r.unreachablePairs === 0 && r.unreachableFromSwitches === 0 ? `reachability: OK (${r.pairs} CA pairs, ${r.switches} switches × ${r.lids} LIDs)` : `reachability: ${r.unreachablePairs} of ${r.pairs} CA pairs and ${r.unreachableFromSwitches} switch×LID routes fail`);
-  out.push(r.loopEntries === 0 ? 'loops: none' : `loops: ${r.loopLids} LIDs loop (${r.loopEntries} switch×LID routes)`);
-  const cyc = r.cdg.filter((c) => c.cyclicComponents > 0);
-  out.push(cyc.length === 0 ? `deadlock: CDG acyclic on ${r.vlsUsed} VL(s)` : `deadlock: CDG cycles on VL ${cyc.map((c) => c.vl).join(',')}${requireDf ? ' (required deadlock-free)' : ''}`);
-  return out;
 }

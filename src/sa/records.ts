@@ -31,7 +31,7 @@ import {
   VLArbitrationTableRecord,
 } from '../wire/sa.js';
 import { GUID_BLOCK_SIZE, LFT_BLOCK_SIZE, PKEY_BLOCK_SIZE, SmState, VLARB_BLOCK_SIZE, type PortInfo } from '../wire/sma.js';
-import { NO_ROUTE, isRftSwitch, rftBlocksOf } from '../model/routes.js';
+import { NO_ROUTE, isRftSwitch, portSl2Vl, rftBlocksOf } from '../model/routes.js';
 import { SaRequestError } from './engine.js';
 import { portPkeys, Visibility } from './visibility.js';
 import { snapshotPorts, type EndPort, type EndPortIndex } from '../model/snapshot.js';
@@ -210,6 +210,8 @@ const portInfoRecord: RecordDef = {
 
 /** The SL→VL table of a port pair: what the SM read/programmed, else the routing engine's table, else all SLs on VL0. */
 function sl2vlOf(ctx: SaContext, node: number, inPort: number, outPort: number): readonly number[] {
+  const byPorts = ctx.snapshot.routing.sl2vlByPorts?.get(node);
+  if (byPorts && inPort < byPorts.stride && outPort < byPorts.stride) return [...portSl2Vl(byPorts, inPort, outPort)];
   return ctx.tables?.sl2vl?.(node, inPort, outPort) ?? ctx.snapshot.routing.sl2vl ?? new Array<number>(16).fill(0);
 }
 

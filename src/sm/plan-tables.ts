@@ -7,7 +7,7 @@ import { LinearForwardingTable, MulticastForwardingTable, PKeyTable, RandomForwa
 import { lftBlockMod, pkeyBlockMod, sl2vlMod, vlArbMod, VlArbBlock } from '../wire/modifiers.js';
 import { isEndPort, portKind, type DiscoveryResult } from '../model/snapshot.js';
 import type { PartitionPlan } from '../model/partitions.js';
-import { emptyRftBlock, isRftSwitch, rftBlocksOf, type RoutingResult } from '../model/routes.js';
+import { emptyRftBlock, isRftSwitch, portSl2Vl, rftBlocksOf, type PortSl2Vl, type RoutingResult } from '../model/routes.js';
 import { sl2vlForPort, type QosVlSettings, type VlArbEntry } from '../model/qos-policy.js';
 import { MCAST_LID_BASE, type MftPlan } from '../routing/mcast-tree.js';
 import { mftBlocks } from './mft-blocks.js';
@@ -76,7 +76,10 @@ export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed
  * an equal weight), when the routing layers routes on more than one VL. Otherwise, with QoS VL
  * settings (OpenSM's qos_* options), the QoS tables: the SL2VL masked to each port's
  * OperationalVLs, the high and low VLArbitration tables as configured. A layered engine's tables
- * win over QoS (its VLs keep the routes deadlock-free). */
+ * win over QoS (its VLs keep the routes deadlock-free). With per-port tables (`sl2vlByPorts`, the
+ * torus's datelines) each switch gets its own table per (in port, out port) pair; an out port
+ * whose pairs all hold one table takes it in one Set for all input ports where the switch
+ * supports it (OptimizedSLtoVLMappingProgramming). */
 export function planVlTables(disc: DiscoveryResult, routing: RoutingResult, programmed: Programmed, qos?: QosVlSettings): SmpWrite[] {
   const vls = routing.vlsUsed ?? 1;
   if ((vls <= 1 || !routing.sl2vl) && qos) return planQosVlTables(disc, qos, programmed);
@@ -93,6 +96,15 @@ export function planVlTables(disc: DiscoveryResult, routing: RoutingResult, prog
     const d = disc.nodes[ni]!;
     if (n.type === NodeType.Switch) {
       const key = `${n.guid}/sw`;
+      const byPorts = routing.sl2vlByPorts?.get(ni);
+      if (byPorts) {
+        const psig = `${sig}|${portTablesSig(byPorts)}`;
+        if (programmed.vl.get(key) === psig) return;
+        const sets = perPortSl2VlSets(n, d.path, byPorts, !!d.switchInfo?.optimizedSlToVlMappingProgramming);
+        for (const [outP] of linkedPorts(n)) sets.push([d.path, SmpAttr.VLArbitrationTable, vlArbMod(outP, VlArbBlock.LowFirst), vlarb]);
+        for (const [path, attr, mod, data] of sets) out.push({ path, attr, mod, data, effect: { kind: 'vl', key, sig: psig, parts: sets.length } });
+        return;
+      }
       if (programmed.vl.get(key) === sig) return;
       const linked = n.ports.map((p, i) => (i > 0 && p?.peer ? i : -1)).filter((i) => i > 0);
       const sets: Array<[readonly number[], number, number, Uint8Array]> = [];
@@ -117,6 +129,42 @@ export function planVlTables(disc: DiscoveryResult, routing: RoutingResult, prog
     });
   });
   return out;
+}
+
+function linkedPorts(n: DiscoveryResult['fabric']['nodes'][number]): Array<[number]> {
+  return n.ports.map((p, i) => (i > 0 && p?.peer ? i : -1)).filter((i) => i > 0).map((i) => [i]);
+}
+
+/** A comparable signature of a switch's per-port SL2VL tables: two 32-bit FNV-1a hashes (different
+ * offsets) of the table bytes and its size, so that the shadow keeps a few bytes per switch, not
+ * (ports + 1)² × 16. */
+function portTablesSig(t: PortSl2Vl): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  for (let i = 0; i < t.vl.length; i++) {
+    h1 = Math.imul(h1 ^ t.vl[i]!, 0x01000193) >>> 0;
+    h2 = Math.imul(h2 ^ (t.vl[i]! + i), 0x01000193) >>> 0;
+  }
+  return `${t.stride}:${h1.toString(16)}:${h2.toString(16)}`;
+}
+
+/** The SLtoVLMappingTable Sets of one switch's per-port tables: every (in port, out port) pair of
+ * its linked ports (in port 0 too), or one Set per out port for all input ports when they agree
+ * and the switch takes the all-input-ports modifier. */
+function perPortSl2VlSets(n: DiscoveryResult['fabric']['nodes'][number], path: readonly number[], t: PortSl2Vl, optimized: boolean): Array<[readonly number[], number, number, Uint8Array]> {
+  const linked = linkedPorts(n).map(([p]) => p);
+  const sets: Array<[readonly number[], number, number, Uint8Array]> = [];
+  const enc = (inP: number, outP: number): Uint8Array => SLtoVLMappingTable.encode({ vls: [...(inP < t.stride && outP < t.stride ? portSl2Vl(t, inP, outP) : new Uint8Array(16))] });
+  for (const outP of linked) {
+    const ins = [0, ...linked].filter((p) => p !== outP);
+    const first = enc(ins[0]!, outP);
+    if (optimized && ins.every((p) => enc(p, outP).every((b, i) => b === first[i]))) {
+      sets.push([path, SmpAttr.SLtoVLMappingTable, sl2vlMod(0, outP, { allInputPorts: true }), first]);
+      continue;
+    }
+    for (const inP of ins) sets.push([path, SmpAttr.SLtoVLMappingTable, sl2vlMod(inP, outP), enc(inP, outP)]);
+  }
+  return sets;
 }
 
 /** One LFT block to read back. */
