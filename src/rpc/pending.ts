@@ -21,7 +21,9 @@ export class Pending {
   tries = 0;
   transportStatus = 0;
   rx: RmppReceiver | undefined = undefined;
-  resolve!: (m: ReceivedMad) => void;
+  /** An SMP (MadRpc.requestSmp): settled with its SMP data, or MadStatusError, as it is matched. */
+  smp = false;
+  resolve!: (v: ReceivedMad | Uint8Array) => void;
   reject!: (e: Error) => void;
   constructor(
     readonly key: number,

@@ -5,6 +5,11 @@
  * means someone else cleared the counter (the reading is all that was counted since); a counter
  * past half its range is cleared by the PerfMgr before it can saturate and lose counts.
  * PortCountersExtended's 64-bit data counters, where the PMA has them, replace the narrow ones.
+ *
+ * A port's state is typed arrays indexed by the counter's place in PORT_COUNTER_NAMES, mutated in
+ * place by each reading (no per-reading object): the totals exact in a BigUint64Array, the last
+ * narrow readings as numbers (they fit in 32 bits), the last 64-bit readings as bigints. The
+ * records by name (`totals`, `last`, `delta`) are built only when asked for.
  */
 import {
   counterSelectOf,
@@ -17,15 +22,21 @@ import {
 
 export type CounterName = PortCounterName;
 
+/** How many counters a port has. */
+const N = PORT_COUNTER_NAMES.length;
+
 /** The counters that count errors (a rise is logged); the rest count traffic. */
 export const ERROR_COUNTERS: ReadonlySet<CounterName> = new Set(PORT_COUNTER_NAMES.slice(0, 13));
 
 /** The data counters PortCountersExtended carries 64 bits wide. */
 const EXTENDED = ['xmitData', 'rcvData', 'xmitPkts', 'rcvPkts'] as const;
-const isExtended = (n: CounterName): n is (typeof EXTENDED)[number] => (EXTENDED as readonly string[]).includes(n);
+const IS_EXTENDED: readonly boolean[] = PORT_COUNTER_NAMES.map((n) => (EXTENDED as readonly string[]).includes(n));
 
-/** The bit width of each hardware counter, from the one PortCounters table. */
-const WIDTH: Readonly<Record<CounterName, number>> = Object.fromEntries(PORT_COUNTER_NAMES.map((n) => [n, PortCounters.fields[n].width])) as Record<CounterName, number>;
+/** The bit width of each hardware counter, from the one PortCounters table; its maximum; the
+ * clear bits of each. */
+const WIDTH: readonly number[] = PORT_COUNTER_NAMES.map((n) => PortCounters.fields[n].width);
+const MAX: readonly number[] = WIDTH.map((w) => 2 ** w - 1);
+const SELECT: readonly { counterSelect: number; counterSelect2: number }[] = PORT_COUNTER_NAMES.map((n) => counterSelectOf(n));
 
 export type CounterValues = Record<CounterName, bigint>;
 
@@ -33,14 +44,43 @@ export function zeroCounters(): CounterValues {
   return Object.fromEntries(PORT_COUNTER_NAMES.map((n) => [n, 0n])) as CounterValues;
 }
 
-/** What the PerfMgr knows of one port. */
-export interface PortCounterState {
-  /** 64-bit totals since the PerfMgr first saw the port. */
-  readonly totals: CounterValues;
-  /** The last hardware reading of each counter (0 after a clear by the PerfMgr). */
-  readonly last: CounterValues;
+function recordOf(get: (i: number) => bigint): CounterValues {
+  const out = {} as CounterValues;
+  for (let i = 0; i < N; i++) out[PORT_COUNTER_NAMES[i]!] = get(i);
+  return out;
+}
+
+/** What the PerfMgr knows of one port (mutated in place by accumulate and cleared). */
+export class PortCounterState {
+  /** 64-bit totals since the PerfMgr first saw the port, by counter index. */
+  readonly totalWords = new BigUint64Array(N);
+  /** The last narrow hardware reading of each counter (0 after a clear by the PerfMgr). */
+  readonly lastNarrow = new Float64Array(N);
+  /** The last 64-bit reading of each extended counter, where `wide[i]` is 1. */
+  readonly lastWide = new BigUint64Array(N);
+  readonly wide = new Uint8Array(N);
   /** Readings taken. */
-  readonly samples: number;
+  samples = 0;
+  /** The record `totals` last built, dropped by the next reading. */
+  private totalsRecord: CounterValues | undefined;
+
+  /** One counter's total. */
+  total(name: CounterName): bigint {
+    return this.totalWords[PORT_COUNTER_NAMES.indexOf(name)]!;
+  }
+  /** The totals by name: a record that later readings do not change (built once per reading,
+   * when asked for). */
+  get totals(): CounterValues {
+    return (this.totalsRecord ??= Object.freeze(recordOf((i) => this.totalWords[i]!)));
+  }
+  /** Called by accumulate: the totals changed. */
+  changed(): void {
+    this.totalsRecord = undefined;
+  }
+  /** The last readings by name (a fresh record). */
+  get last(): CounterValues {
+    return recordOf((i) => (this.wide[i] ? this.lastWide[i]! : BigInt(this.lastNarrow[i]!)));
+  }
 }
 
 export interface Reading {
@@ -49,60 +89,90 @@ export interface Reading {
   extended?: PortCountersExtended;
 }
 
-export interface AccumulateResult {
-  state: PortCounterState;
-  /** How much each counter rose since the last reading. */
-  delta: CounterValues;
+const NONE: readonly CounterName[] = Object.freeze([]) as readonly CounterName[];
+
+export class AccumulateResult {
   /** Counters that went down since the last reading: cleared by someone else. */
-  clearedByOther: CounterName[];
+  clearedByOther: CounterName[] = NONE as CounterName[];
   /** Counters seen at their maximum: counts may have been lost. */
-  saturated: CounterName[];
+  saturated: CounterName[] = NONE as CounterName[];
   /** CounterSelect / CounterSelect2 to clear (0 and 0: nothing to clear). */
-  clear: { counterSelect: number; counterSelect2: number };
+  readonly clear = { counterSelect: 0, counterSelect2: 0 };
+  /** How much each counter rose since the last reading, by counter index. */
+  readonly deltaWords = new BigUint64Array(N);
+  constructor(readonly state: PortCounterState) {}
+  /** How much each counter rose since the last reading, by name (built when asked for). */
+  get delta(): CounterValues {
+    return recordOf((i) => this.deltaWords[i]!);
+  }
 }
 
-function readingOf(r: Reading, name: CounterName): { value: bigint; width: number } {
-  if (r.extended && isExtended(name)) return { value: r.extended[name], width: 64 };
-  return { value: BigInt(r.counters[name]), width: WIDTH[name] };
-}
-
-/** Fold one reading into a port's state; the first reading of a port starts its totals at the
- * reading (what was counted before the PerfMgr came is counted too). */
+/** Fold one reading into a port's state (`prev`, mutated in place, or a new one); the first
+ * reading of a port starts its totals at the reading (what was counted before the PerfMgr came is
+ * counted too). */
 export function accumulate(prev: PortCounterState | undefined, r: Reading): AccumulateResult {
-  const totals = { ...(prev?.totals ?? zeroCounters()) };
-  const last = { ...(prev?.last ?? zeroCounters()) };
-  const delta = zeroCounters();
-  const clearedByOther: CounterName[] = [];
-  const saturated: CounterName[] = [];
-  let counterSelect = 0;
-  let counterSelect2 = 0;
-  for (const name of PORT_COUNTER_NAMES) {
-    const { value, width } = readingOf(r, name);
-    const max = (1n << BigInt(width)) - 1n;
-    let d = value - last[name];
-    if (d < 0n) {
-      clearedByOther.push(name);
+  const s = prev ?? new PortCounterState();
+  const out = new AccumulateResult(s);
+  const { totalWords, lastNarrow, lastWide, wide } = s;
+  const dw = out.deltaWords;
+  const c = r.counters as unknown as Record<CounterName, number>;
+  const x = r.extended as unknown as Record<CounterName, bigint> | undefined;
+  for (let i = 0; i < N; i++) {
+    const name = PORT_COUNTER_NAMES[i]!;
+    if (x !== undefined && IS_EXTENDED[i]) {
+      const value = x[name];
+      const was = wide[i] ? lastWide[i]! : BigInt(lastNarrow[i]!);
+      let d = value - was;
+      if (d < 0n) {
+        (out.clearedByOther === NONE ? (out.clearedByOther = []) : out.clearedByOther).push(name);
+        d = value;
+      }
+      dw[i] = d;
+      if (d !== 0n) totalWords[i] = totalWords[i]! + d;
+      lastWide[i] = value;
+      wide[i] = 1;
+      continue;
+    }
+    const value = c[name];
+    let d: number;
+    if (wide[i]) {
+      // a 64-bit reading before this narrow one (the PMA stopped offering the extended counters)
+      const was = lastWide[i]!;
+      d = BigInt(value) < was ? -1 : Number(BigInt(value) - was);
+      wide[i] = 0;
+    } else d = value - lastNarrow[i]!;
+    if (d < 0) {
+      (out.clearedByOther === NONE ? (out.clearedByOther = []) : out.clearedByOther).push(name);
       d = value;
     }
-    delta[name] = d;
-    totals[name] += d;
-    last[name] = value;
-    if (width === 64) continue;
-    if (value === max) saturated.push(name);
-    if (value > max >> 1n) {
-      const sel = counterSelectOf(name);
-      counterSelect |= sel.counterSelect;
-      counterSelect2 |= sel.counterSelect2;
+    if (d !== 0) {
+      const bd = BigInt(d);
+      dw[i] = bd;
+      totalWords[i] = totalWords[i]! + bd;
+    }
+    lastNarrow[i] = value;
+    const max = MAX[i]!;
+    if (value === max) (out.saturated === NONE ? (out.saturated = []) : out.saturated).push(name);
+    if (value > (max - 1) / 2) {
+      out.clear.counterSelect |= SELECT[i]!.counterSelect;
+      out.clear.counterSelect2 |= SELECT[i]!.counterSelect2;
     }
   }
-  return { state: { totals, last, samples: (prev?.samples ?? 0) + 1 }, delta, clearedByOther, saturated, clear: { counterSelect, counterSelect2 } };
+  s.samples++;
+  s.changed();
+  return out;
 }
 
-/** The state after the PMA acknowledged a clear of the counters in `clear`. */
+/** After the PMA acknowledged a clear of the counters in `clear`: their last readings are 0 (the
+ * state is mutated in place and returned). */
 export function cleared(s: PortCounterState, clear: { counterSelect: number; counterSelect2: number }): PortCounterState {
-  const last = { ...s.last };
-  for (const name of selectedCounters(clear.counterSelect, clear.counterSelect2)) last[name] = 0n;
-  return { ...s, last };
+  for (const name of selectedCounters(clear.counterSelect, clear.counterSelect2)) {
+    const i = PORT_COUNTER_NAMES.indexOf(name);
+    s.lastNarrow[i] = 0;
+    s.lastWide[i] = 0n;
+    s.wide[i] = 0;
+  }
+  return s;
 }
 
 /** A counter's Prometheus name: perfquery's label in snake case (UFM telemetry's names),

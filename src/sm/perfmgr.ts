@@ -14,9 +14,12 @@ import { formatHex } from '../wire/layout.js';
 import { Method, MgmtClass } from '../wire/mad.js';
 import { madStatus } from '../wire/builders.js';
 import { ClassPortInfo } from '../wire/classportinfo.js';
-import { PMA_CLASS_VERSION, PmaAttr, PmaCap, PortCounters, PortCountersExtended, pmaData, pmaRequest } from '../wire/pma.js';
+import { PMA_CLASS_VERSION, PmaAttr, PmaCap, PORT_COUNTER_NAMES, PortCounters, PortCountersExtended, pmaData, pmaRequest } from '../wire/pma.js';
 import type { Logger } from '../util/log.js';
-import { accumulate, cleared, ERROR_COUNTERS, type CounterName, type PortCounterState } from './perf-counters.js';
+import { accumulate, cleared, ERROR_COUNTERS, type PortCounterState } from './perf-counters.js';
+
+/** The indexes (in PORT_COUNTER_NAMES) of the error counters. */
+const ERROR_INDEXES: readonly number[] = PORT_COUNTER_NAMES.flatMap((n, i) => (ERROR_COUNTERS.has(n) ? [i] : []));
 
 /** One monitored port. */
 export interface MonitoredPort {
@@ -52,6 +55,8 @@ interface Target {
   node: FabricNode;
   portNum: number;
   lid: number;
+  /** The port's key in PerfMgr.ports. */
+  key: string;
 }
 
 /** The linked ports of a fabric and the LID each one's PMA answers at. */
@@ -63,7 +68,7 @@ function targets(f: Fabric): Target[] {
     for (const p of node.ports) {
       if (!p || p.num === 0 || !p.peer) continue;
       const lid = sw ? mgmtLid : (p.lid ?? 0);
-      if (lid > 0) out.push({ node, portNum: p.num, lid });
+      if (lid > 0) out.push({ node, portNum: p.num, lid, key: key(node.guid, p.num) });
     }
   }
   return out;
@@ -97,7 +102,7 @@ export class PerfMgr {
       this.registered = true;
     }
     const list = targets(fabric);
-    const present = new Set(list.map((t) => key(t.node.guid, t.portNum)));
+    const present = new Set(list.map((t) => t.key));
     for (const k of this.ports.keys()) if (!present.has(k)) this.ports.delete(k);
     const live = new Set(fabric.nodes.map((n) => n.guid));
     for (const g of this.caps.keys()) if (!live.has(g)) this.caps.delete(g);
@@ -141,23 +146,28 @@ export class PerfMgr {
     const sel = PortCounters.encode({ portSelect: t.portNum });
     const counters = PortCounters.decode(pmaData(await this.query(t.lid, Method.Get, PmaAttr.PortCounters, sel)), 0);
     const extended = cap & (PmaCap.ExtendedWidth | PmaCap.ExtendedWidthNoIetf) ? PortCountersExtended.decode(pmaData(await this.query(t.lid, Method.Get, PmaAttr.PortCountersExtended, sel)), 0) : undefined;
-    const k = key(t.node.guid, t.portNum);
-    const prev = this.ports.get(k);
+    const prev = this.ports.get(t.key);
     const r = accumulate(prev?.counters, extended ? { counters, extended } : { counters });
-    let state = r.state;
     stats.clearedByOthers += r.clearedByOther.length;
-    const rose = prev ? (Object.keys(r.delta) as CounterName[]).filter((n) => ERROR_COUNTERS.has(n) && r.delta[n] > 0n) : [];
-    if (rose.length > 0) {
-      stats.errorPorts++;
-      this.o.log.warn('port error counters rose', this.describe(t, { counters: rose.map((n) => `${n}+${r.delta[n]}`).join(',') }));
+    if (prev) {
+      let rose: string[] | undefined;
+      for (const i of ERROR_INDEXES) {
+        const d = r.deltaWords[i]!;
+        if (d > 0n) (rose ??= []).push(`${PORT_COUNTER_NAMES[i]}+${d}`);
+      }
+      if (rose) {
+        stats.errorPorts++;
+        this.o.log.warn('port error counters rose', this.describe(t, { counters: rose.join(',') }));
+      }
     }
     if (r.clear.counterSelect || r.clear.counterSelect2) {
       const data = PortCounters.encode({ portSelect: t.portNum, counterSelect: r.clear.counterSelect, counterSelect2: r.clear.counterSelect2 });
       await this.query(t.lid, Method.Set, PmaAttr.PortCounters, data);
-      state = cleared(state, r.clear);
+      cleared(r.state, r.clear);
       stats.clears++;
     }
-    this.ports.set(k, { nodeGuid: t.node.guid, nodeDesc: t.node.desc, portNum: t.portNum, lid: t.lid, counters: state });
+    if (prev && prev.lid === t.lid && prev.nodeDesc === t.node.desc) return; // its state was updated in place
+    this.ports.set(t.key, { nodeGuid: t.node.guid, nodeDesc: t.node.desc, portNum: t.portNum, lid: t.lid, counters: r.state });
   }
 
   private async query(lid: number, method: number, attrId: number, data?: Uint8Array): Promise<Uint8Array> {

@@ -6,7 +6,8 @@
  * (`IB_PC_DATA_OFFS` = 64).
  */
 import { defineLayout, hex, reserved, u64, uint, type LayoutValue } from './layout.js';
-import { MadHeader, MAD_SIZE, MgmtClass } from './mad.js';
+import { MadHeaderView, MAD_SIZE, MgmtClass } from './mad.js';
+import { allocBytes } from '../util/slab.js';
 
 export const PMA_CLASS_VERSION = 1;
 /** Where the attribute data starts in a PerfMgt MAD. */
@@ -120,8 +121,15 @@ export function selectedCounters(counterSelect: number, counterSelect2: number):
 
 /** A PerfMgt request MAD (256 bytes): header, 40 reserved bytes, the attribute at offset 64. */
 export function pmaRequest(method: number, attrId: number, data?: Uint8Array, attrMod = 0): Uint8Array {
-  const mad = new Uint8Array(MAD_SIZE);
-  MadHeader.encode({ baseVersion: 1, mgmtClass: MgmtClass.Perf, classVersion: PMA_CLASS_VERSION, method, attrId, attrMod }, mad, 0);
+  // a slab buffer and the header written field by field through its view (no init object encoded)
+  const mad = allocBytes(MAD_SIZE);
+  const h = MadHeaderView.over(mad);
+  h.baseVersion = 1;
+  h.mgmtClass = MgmtClass.Perf;
+  h.classVersion = PMA_CLASS_VERSION;
+  h.method = method;
+  h.attrId = attrId;
+  h.attrMod = attrMod;
   if (data) mad.set(data.subarray(0, MAD_SIZE - PMA_DATA_OFFSET), PMA_DATA_OFFSET);
   return mad;
 }
