@@ -35,11 +35,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
-import { startIbsim } from './ibsim.mjs';
+import { startIbsim, clientEnv, runClient } from './ibsim.mjs';
 import { waitExit } from './wait-exit.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
 const argv = process.argv.slice(2);
 const opt = (name, def) => {
   const i = argv.indexOf(name);
@@ -69,31 +68,7 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-faults-'));
 // ibsim with a console on a fifo; stopped by PID.
 
 
-function clientEnv(sim, simHost, extra = {}) {
-  const env = { ...process.env, IBSIM_SOCKNAME: sim.sockname, LD_PRELOAD: UMAD2SIM, ...extra };
-  delete env.NODE_OPTIONS;
-  if (simHost) env.SIM_HOST = simHost;
-  return env;
-}
 
-function runClient(cmd, args, env, ms = 120_000) {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@"', 'bash', cmd, ...args], { env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
-    const t = setTimeout(() => {
-      try {
-        process.kill(child.pid, 'SIGKILL');
-      } catch {}
-    }, ms);
-    child.once('close', (code, signal) => {
-      clearTimeout(t);
-      resolve({ code, signal, out, err });
-    });
-  });
-}
 
 const MONTHS = { Jan: 0, Feb: 1, Mar: 2, Apr: 3, May: 4, Jun: 5, Jul: 6, Aug: 7, Sep: 8, Oct: 9, Nov: 10, Dec: 11 };
 /** OpenSM log time "Nov 29 21:53:28 013388" (local time, no year) in epoch ms. */
@@ -165,12 +140,12 @@ async function runSm(kind, sim, simHost, tag) {
 // What the real tools see afterwards.
 async function witness(sim, simHost) {
   const env = clientEnv(sim, simHost);
-  const links = await runClient('iblinkinfo', [], env);
+  const links = await runClient('iblinkinfo', [], env, dir);
   // Cabled ports only (an uncabled one shows `==>  [  ] "" ( )`).
   const cabled = links.out.split('\n').filter((l) => l.includes('==(') && !/==>\s+\[\s*\]\s+""/.test(l));
   const all = cabled.length;
   const active = cabled.filter((l) => /==\([^)]*Active\//.test(l)).length;
-  const d = await runClient('ibnetdiscover', [], env);
+  const d = await runClient('ibnetdiscover', [], env, dir);
   if (d.code !== 0) return { all, active, error: 'ibnetdiscover failed' };
   const fabric = mods.parseIbnetdiscover(d.out, 'ibnetdiscover');
   const switches = [];
@@ -184,7 +159,7 @@ async function witness(sim, simHost) {
         missing++;
         continue;
       }
-      const r = await runClient('ibroute', ['-n', String(s.lid)], env);
+      const r = await runClient('ibroute', ['-n', String(s.lid)], env, dir);
       if (r.code !== 0) {
         missing++;
         continue;
@@ -203,7 +178,7 @@ async function witness(sim, simHost) {
 }
 
 async function dropsAt(sim, simHost) {
-  const r = await runClient('perfquery', [], clientEnv(sim, simHost));
+  const r = await runClient('perfquery', [], clientEnv(sim, simHost), dir);
   return Number(/^PortRcvErrors:\.+(\d+)$/m.exec(r.out)?.[1] ?? NaN);
 }
 

@@ -9,6 +9,38 @@ import { waitExit } from './wait-exit.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/** The preload that puts a libibumad client (the SMs, the diags) on ibsim. */
+export const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
+
+/** The environment of a preloaded client of `sim`, attached at `simHost` (default ibsim's first node). */
+export function clientEnv(sim, simHost, extra = {}) {
+  const env = { ...process.env, IBSIM_SOCKNAME: sim.sockname, LD_PRELOAD: UMAD2SIM, ...extra };
+  delete env.NODE_OPTIONS;
+  if (simHost) env.SIM_HOST = simHost;
+  return env;
+}
+
+/** Run a client to completion under a 1024 open-file limit (umad2sim owns fds from 1024 up);
+ * killed by PID after `ms`. Resolves with { code, signal, out, err }. */
+export function runClient(cmd, args, env, cwd, ms = 120_000) {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@"', 'bash', cmd, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
+    const t = setTimeout(() => {
+      try {
+        process.kill(child.pid, 'SIGKILL');
+      } catch {}
+    }, ms);
+    child.once('close', (code, signal) => {
+      clearTimeout(t);
+      resolve({ code, signal, out, err });
+    });
+  });
+}
+
 /** Whether an abstract unix socket of that name is listening (ibsim's `<sockname>:ctl`). */
 export function abstractSocketExists(name) {
   const want = '@' + name;

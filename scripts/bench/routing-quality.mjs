@@ -25,12 +25,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
-import { startIbsim } from './ibsim.mjs';
+import { startIbsim, clientEnv, runClient, UMAD2SIM } from './ibsim.mjs';
 import { waitExit } from './wait-exit.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const distDir = path.join(here, '../../dist');
-const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
 const argv = process.argv.slice(2);
 const opt = (name, def) => {
   const i = argv.indexOf(name);
@@ -59,30 +58,6 @@ function need() {
 }
 
 // ---- ibsim and preloaded clients (as in sm-vs-opensm.mjs) ------------------------------------
-function clientEnv(sim, simHost, extra = {}) {
-  const env = { ...process.env, IBSIM_SOCKNAME: sim.sockname, LD_PRELOAD: UMAD2SIM, ...extra };
-  delete env.NODE_OPTIONS;
-  if (simHost) env.SIM_HOST = simHost;
-  return env;
-}
-function runClient(cmd, args, env, cwd, ms = 600_000) {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@"', 'bash', cmd, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
-    const t = setTimeout(() => {
-      try {
-        process.kill(child.pid, 'SIGKILL');
-      } catch {}
-    }, ms);
-    child.once('close', (code, signal) => {
-      clearTimeout(t);
-      resolve({ code, signal, out, err });
-    });
-  });
-}
 
 // ---- one SM run --------------------------------------------------------------------------------
 const MONTHS = { Jan: 0, Feb: 1, Mar: 2, Apr: 3, May: 4, Jun: 5, Jul: 6, Aug: 7, Sep: 8, Oct: 9, Nov: 10, Dec: 11 };
@@ -167,7 +142,7 @@ async function runSm(kind, engine, sim, fab, dir, mods) {
 /** Read the fabric, LFTs, SLs and one SL2VL table back; verify with the project's verifier. */
 async function readBack(sim, fab, dir, mods) {
   const env = clientEnv(sim, fab.simHost);
-  const d = await runClient('ibnetdiscover', [], env, dir);
+  const d = await runClient('ibnetdiscover', [], env, dir, 600_000);
   if (d.code !== 0) return { error: `ibnetdiscover failed: ${d.err.trim().split('\n').pop()}` };
   const fabric = mods.parseIbnetdiscover(d.out, 'ibnetdiscover');
   const switches = [];
@@ -177,7 +152,7 @@ async function readBack(sim, fab, dir, mods) {
   const queue = switches.slice();
   const worker = async () => {
     for (let s = queue.shift(); s; s = queue.shift()) {
-      const r = await runClient('ibroute', ['-n', String(s.lid)], env, dir);
+      const r = await runClient('ibroute', ['-n', String(s.lid)], env, dir, 600_000);
       if (r.code !== 0) {
         errors.push(`ibroute ${s.lid}: ${r.err.trim().split('\n').pop()}`);
         continue;
@@ -192,7 +167,7 @@ async function readBack(sim, fab, dir, mods) {
   // SL2VL of one switch port pair (uniform tables assumed; torus-2QoS programs per-port tables).
   let sl2vl;
   const sw0 = switches[0];
-  const q = await runClient('smpquery', ['sl2vl', String(sw0.lid), '1', '2'], env, dir);
+  const q = await runClient('smpquery', ['sl2vl', String(sw0.lid), '1', '2'], env, dir, 600_000);
   const rows = [...q.out.matchAll(/ports: in\s+(\d+), out\s+(\d+):\s*\|((?:\s*\d+\|){16})/g)];
   const m = rows.find((x) => x[1] !== '0' && x[1] !== x[2]);
   if (m) sl2vl = m[3].split('|').map((x) => x.trim()).filter((x) => x !== '').map(Number);

@@ -33,10 +33,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
-import { startIbsim } from './ibsim.mjs';
+import { startIbsim, clientEnv, runClient, UMAD2SIM } from './ibsim.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
 const EXAMPLES = '/usr/share/doc/ibsim-utils/net-examples';
 
 const argv = process.argv.slice(2);
@@ -134,32 +133,7 @@ function describeKey(key) {
 
 // ---------------------------------------------------------------------------------------------
 // Preloaded clients.
-function clientEnv(sim, simHost, extra = {}) {
-  const env = { ...process.env, IBSIM_SOCKNAME: sim.sockname, LD_PRELOAD: UMAD2SIM, ...extra };
-  delete env.NODE_OPTIONS;
-  if (simHost) env.SIM_HOST = simHost;
-  return env;
-}
 
-/** Run to completion under a 1024 open-file limit (umad2sim owns fds from 1024 up). */
-function runClient(cmd, args, env, cwd, ms = 120_000) {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@"', 'bash', cmd, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
-    child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
-    const t = setTimeout(() => {
-      try {
-        process.kill(child.pid, 'SIGKILL');
-      } catch {}
-    }, ms);
-    child.once('close', (code, signal) => {
-      clearTimeout(t);
-      resolve({ code, signal, out, err });
-    });
-  });
-}
 
 function vmHWMkB(pid) {
   try {
