@@ -190,17 +190,6 @@ export class MadRpc implements RmppHost {
    * The response's MAD status is not checked here (smp* helpers do).
    */
   request(mad: Uint8Array, addr: MadAddress, opts?: RequestOptions): Promise<ReceivedMad> {
-    return this.send<ReceivedMad>(mad, addr, opts, false);
-  }
-
-  /** request(), the SMP way: resolves with the 64 bytes of SMP data of the response, rejects with
-   * MadStatusError when its MAD status is not 0 (checked as the response is matched: no second
-   * promise per SMP). */
-  private requestSmp(mad: Uint8Array, addr: MadAddress, opts?: RequestOptions): Promise<Uint8Array> {
-    return this.send<Uint8Array>(mad, addr, opts, true);
-  }
-
-  private send<T>(mad: Uint8Array, addr: MadAddress, opts: RequestOptions | undefined, smp: boolean): Promise<T> {
     if (this.closed) return Promise.reject(new RpcClosedError('request'));
     if (mad.length < 24) return Promise.reject(new EncodeError('MadHeader', '', `a MAD needs at least 24 bytes, got ${mad.length}`));
     const tid = this.table.allocTid();
@@ -215,9 +204,8 @@ export class MadRpc implements RmppHost {
       opts?.retries ?? this.retries,
       this.rto !== undefined && opts?.timeoutMs === undefined,
     );
-    p.smp = smp;
-    const promise = new Promise<T>((res, rej) => {
-      p.resolve = res as (v: ReceivedMad | Uint8Array) => void;
+    const promise = new Promise<ReceivedMad>((res, rej) => {
+      p.resolve = res;
       p.reject = rej;
     });
     this.table.add(p);
@@ -281,12 +269,7 @@ export class MadRpc implements RmppHost {
         this.onRoundTrip?.(rtt, h.mgmtClass);
       }
       this.settle(p);
-      if (!p.smp) p.resolve(m);
-      else {
-        const st = madStatus(d);
-        if (st !== 0) p.reject(new MadStatusError(identFor(p.mad, p.addr), st, d));
-        else p.resolve(smpData(d));
-      }
+      p.resolve(m);
       return;
     }
     this.dispatch(m);
@@ -542,17 +525,20 @@ export class MadRpc implements RmppHost {
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.requestSmp(mad, DR_ADDR, opts);
+    return this.request(mad, DR_ADDR, opts).then((r) => {
+      const st = madStatus(r.data);
+      if (st !== 0) throw new MadStatusError(identFor(mad, DR_ADDR), st, r.data);
+      return smpData(r.data);
+    });
   }
 
-  private smpLid(method: number, lid: number, attrId: number, attrMod: number, data: Uint8Array | undefined, opts: SmpOptions | undefined): Promise<Uint8Array> {
-    let mad: Uint8Array;
-    try {
-      mad = this.buildSmpLid(method, attrId, attrMod, data, opts?.mkey ?? this.mkey);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    return this.requestSmp(mad, { lid, qpn: 0 }, opts);
+  private async smpLid(method: number, lid: number, attrId: number, attrMod: number, data: Uint8Array | undefined, opts: SmpOptions | undefined): Promise<Uint8Array> {
+    const mad = this.buildSmpLid(method, attrId, attrMod, data, opts?.mkey ?? this.mkey);
+    const addr: MadAddress = { lid, qpn: 0 };
+    const r = await this.request(mad, addr, opts);
+    const st = madStatus(r.data);
+    if (st !== 0) throw new MadStatusError(identFor(mad, addr), st, r.data);
+    return smpData(r.data);
   }
 
   // ---------------------------------------------------------------- shutdown

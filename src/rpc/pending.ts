@@ -21,9 +21,7 @@ export class Pending {
   tries = 0;
   transportStatus = 0;
   rx: RmppReceiver | undefined = undefined;
-  /** An SMP (MadRpc.requestSmp): settled with its SMP data, or MadStatusError, as it is matched. */
-  smp = false;
-  resolve!: (v: ReceivedMad | Uint8Array) => void;
+  resolve!: (m: ReceivedMad) => void;
   reject!: (e: Error) => void;
   constructor(
     readonly key: number,
