@@ -340,17 +340,17 @@ export async function runFuzz({ count = 1_000_000, seed = 1, spec = 'gen:fattree
     injected += early;
     // Let every timer run out, then check the SM and SA still work with the fuzz stopped.
     await clock.advanceAsync(15_000);
-    const sweepsBefore = subnet.sm.stats.length;
+    const sweepsBefore = subnet.sm.sweepsDone.heavy + subnet.sm.sweepsDone.light;
     const stats = await clock.runUntil(subnet.sm.sweep('heavy'), 120_000);
     const c = sim.attach(sim.nodes.findIndex((n, i) => i > 0 && n.type !== NodeType.Switch));
     c.register(MgmtClass.SubnAdm, SA_CLASS_VERSION);
     const crpc = new MadRpc(c, clock, { timeoutMs: 50 });
     const sa = await clock.runUntil(SaClient.locate(crpc), 10_000);
     const nodes = await clock.runUntil(sa.getTable(SaAttr.NodeRecord, NodeRecord, {}, 0n), 10_000);
-    const fabricUp = stats.kind === 'heavy' && subnet.sm.stats.length > sweepsBefore && subnet.sm.current.fabric.nodes.length === sim.nodes.length;
+    const fabricUp = stats.kind === 'heavy' && subnet.sm.sweepsDone.heavy + subnet.sm.sweepsDone.light > sweepsBefore && subnet.sm.current.fabric.nodes.length === sim.nodes.length;
     const saAnswers = nodes.length === sim.nodes.length;
     subnet.stop();
-    return { injected, byKind, crashes: crashCount, unhandled: unhandled.length, errors: [...crashes, ...unhandled].slice(0, 5), sweeps: subnet.sm.stats.length, fabricUp, saAnswers, smStates: states, rpcStats: { ...rpc.stats }, rmppStats: { ...rpc.rmppStats }, saByStatus: { ...subnet.sa?.stats.byStatus }, ok: crashCount === 0 && unhandled.length === 0 && fabricUp && saAnswers };
+    return { injected, byKind, crashes: crashCount, unhandled: unhandled.length, errors: [...crashes, ...unhandled].slice(0, 5), sweeps: subnet.sm.sweepsDone.heavy + subnet.sm.sweepsDone.light, fabricUp, saAnswers, smStates: states, rpcStats: { ...rpc.stats }, rmppStats: { ...rpc.rmppStats }, saByStatus: { ...subnet.sa?.stats.byStatus }, ok: crashCount === 0 && unhandled.length === 0 && fabricUp && saAnswers };
   } finally {
     process.off('unhandledRejection', onUnhandled);
   }
