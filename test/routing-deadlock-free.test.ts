@@ -2,39 +2,17 @@
 // the verifier (its CDG cycle search, cdg.ts, shares no code with the engines' acyclic.ts), and
 // the default chain's choice on each class.
 import { describe, expect, it } from 'vitest';
+import { expectComplete, fabricWithLids as fabric } from './helpers/routing-checks.js';
 import fc from 'fast-check';
-import type { Fabric } from '../src/model/fabric.js';
 import { isSwitch } from '../src/model/fabric.js';
 import { loadFabricSpec } from '../src/model/load.js';
 import { assignLids } from '../src/sm/lids.js';
-import { DEADLOCK_FREE_FALLBACK, DEFAULT_FALLBACK, getEngine, routeWithFallback, RoutingNotApplicable, verifyRoutes, type RoutingResult } from '../src/routing/index.js';
+import { DEADLOCK_FREE_FALLBACK, DEFAULT_FALLBACK, getEngine, routeWithFallback, RoutingNotApplicable, verifyRoutes } from '../src/routing/index.js';
 import { torusShape } from '../src/routing/torus.js';
 import { indexFabric } from '../src/routing/graph.js';
 import { AcyclicCdg, depStarts } from '../src/routing/acyclic.js';
 
-function fabric(spec: string, lmc = 0): Fabric {
-  const f = loadFabricSpec(spec);
-  assignLids(f, { lmc });
-  return f;
-}
 
-/** Every CA LID (all LMC ranges) and every switch LID is a destination the verifier walked. */
-function expectComplete(f: Fabric, r: RoutingResult, lmc: number, maxVls: number): void {
-  const v = verifyRoutes(f, r, { requireDeadlockFree: true });
-  expect(v.failures).toEqual([]);
-  expect(v.unreachablePairs).toBe(0);
-  expect(v.unreachableFromSwitches).toBe(0);
-  expect(v.loopEntries).toBe(0);
-  expect(v.cdg.filter((c) => c.cyclicComponents > 0)).toEqual([]);
-  expect(v.deadlockFree).toBe(true);
-  expect(v.ok).toBe(true);
-  const caLids = f.nodes.filter((n) => !isSwitch(n)).reduce((a, n) => a + n.ports.filter((p) => p?.peer).length * (1 << lmc), 0);
-  expect(v.lids).toBe(caLids + f.nodes.filter(isSwitch).length);
-  expect(r.deadlockFree).toBe(true);
-  expect(r.vlsUsed ?? 1).toBeLessThanOrEqual(maxVls);
-  expect(v.vlsUsed).toBeLessThanOrEqual(maxVls);
-  for (const vl of r.sl2vl ?? []) expect(vl).toBeLessThan(maxVls);
-}
 
 const TORI = ['gen:torus:4x4x3,hosts=1', 'gen:torus:5x5,hosts=2', 'gen:torus:6x6x6,hosts=1', 'gen:torus:2x3x5,hosts=1'];
 const MESHES = ['gen:mesh:4x4,hosts=2', 'gen:mesh:3x4x5,hosts=1'];

@@ -2,19 +2,13 @@
 // pair on damaged tables; nue balanced like ftree on a big fat tree; the SL asked once per source
 // switch gives the same deadlock verdict as asking every source port.
 import { describe, expect, it } from 'vitest';
+import { fabricWithLids as fabric } from './helpers/routing-checks.js';
 import fc from 'fast-check';
 import type { Fabric } from '../src/model/fabric.js';
 import { isSwitch } from '../src/model/fabric.js';
-import { loadFabricSpec } from '../src/model/load.js';
-import { assignLids } from '../src/sm/lids.js';
 import { endPorts } from '../src/model/snapshot.js';
 import { getEngine, verifyRoutes, type RoutingResult } from '../src/routing/index.js';
 
-function fabric(spec: string, lmc = 0): Fabric {
-  const f = loadFabricSpec(spec);
-  assignLids(f, { lmc });
-  return f;
-}
 
 /** The reference: follow every CA source port's route to every destination LID hop by hop. */
 function naive(f: Fabric, lfts: ReadonlyMap<number, Uint8Array>): { pairs: number; unreachable: number; hopsMax: number; hopsSum: number; reachedCa: number; load: Map<string, number> } {
