@@ -35,7 +35,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
-import { startIbsim, clientEnv, runClient } from './ibsim.mjs';
+import { startIbsim, stopChild, clientEnv, runClient } from './ibsim.mjs';
 import { waitExit } from './wait-exit.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -103,14 +103,7 @@ async function runSm(kind, sim, simHost, tag) {
     while (!osmText().includes('SUBNET UP') && child.exitCode === null && Date.now() < deadline) await sleep(50);
     timedOut = !osmText().includes('SUBNET UP');
     await sleep(300); // let it finish the sweep it logged (its tables are in)
-    try {
-      process.kill(child.pid, 'SIGTERM');
-    } catch {}
-    if (!(await waitExit(child, 5000))) {
-      try {
-        process.kill(child.pid, 'SIGKILL');
-      } catch {}
-    }
+    await stopChild(child);
   }
   if (!(await waitExit(child, Math.max(1000, deadline - Date.now())))) {
     timedOut = true;

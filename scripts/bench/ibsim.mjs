@@ -52,14 +52,14 @@ export function abstractSocketExists(name) {
     });
 }
 
-/** Stop a child by its PID: SIGTERM, then SIGKILL if it is still there after 5 s. */
-export async function stopChild(child) {
+/** Stop a child by its PID: SIGTERM, then SIGKILL if it is still there after `graceMs`. */
+export async function stopChild(child, graceMs = 5000) {
   for (const sig of ['SIGTERM', 'SIGKILL']) {
     if (child.exitCode !== null || child.signalCode !== null) return;
     try {
       process.kill(child.pid, sig);
     } catch {}
-    if (await waitExit(child, 5000)) return;
+    if (await waitExit(child, sig === 'SIGTERM' ? graceMs : 5000)) return;
   }
 }
 

@@ -30,8 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
-import { startIbsim } from './ibsim.mjs';
-import { waitExit } from './wait-exit.mjs';
+import { startIbsim, stopChild } from './ibsim.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
@@ -181,15 +180,7 @@ async function runOne(config, fab, shim, dir, k) {
     r.first = done[0];
     r.steady = done.slice(1);
   } finally {
-    try {
-      process.kill(child.pid, 'SIGTERM');
-    } catch {}
-    if (!(await waitExit(child, 10_000))) {
-      try {
-        process.kill(child.pid, 'SIGKILL');
-      } catch {}
-      await waitExit(child, 5000);
-    }
+    await stopChild(child, 10_000);
     await sim.stop();
   }
   return r;

@@ -26,8 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
-import { startIbsim, clientEnv, runClient, UMAD2SIM } from './ibsim.mjs';
-import { waitExit } from './wait-exit.mjs';
+import { startIbsim, stopChild, clientEnv, runClient, UMAD2SIM } from './ibsim.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const distDir = path.join(here, '../../dist');
@@ -124,17 +123,7 @@ async function runSm(kind, engine, sim, fab, dir, mods) {
   try {
     if (r.up) r.rb = await readBack(sim, fab, dir, mods);
   } finally {
-    if (child.exitCode === null && child.signalCode === null) {
-      try {
-        process.kill(child.pid, 'SIGTERM');
-      } catch {}
-      if (!(await waitExit(child, 5000))) {
-        try {
-          process.kill(child.pid, 'SIGKILL');
-        } catch {}
-        await waitExit(child, 5000);
-      }
-    }
+    await stopChild(child);
   }
   if (!r.up) r.errors = [...(r.errors ?? []), ...out.trim().split('\n').slice(-2)];
   return r;
