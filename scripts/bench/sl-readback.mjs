@@ -6,19 +6,25 @@
 // RMPP and read only the first segment: docs/ibsim-notes.md).
 //
 //   node scripts/bench/sl-readback.mjs DIST LIDS_FILE OUT_FILE
-// LIDS_FILE: JSON { sources: [CA LIDs], dests: [every LID: CAs and switches] }; OUT_FILE gets
-// { sources, dests, sl: [[...]] per source (255: no answer or the source itself), failed, ms }.
+// LIDS_FILE: JSON { sources: [CA LIDs], dests: [every LID: CAs and switches] } (every source to
+// every destination), or { pairs: [[source LID, destination LID], ...] }. OUT_FILE gets
+// { sources, dests, sl: [[...]] per source, failed, ms }, or { pairs, sl: [...] per pair, failed,
+// ms } (255: no answer, or the source itself).
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const [dist, lidsFile, outFile] = process.argv.slice(2);
 const { openSaClient, PathRecord, SaAttr } = await import(pathToFileURL(path.join(dist, 'index.js')).href);
-const { sources, dests } = JSON.parse(readFileSync(lidsFile, 'utf8'));
+const input = JSON.parse(readFileSync(lidsFile, 'utf8'));
+const pairs = input.pairs;
+const sources = pairs ? pairs.map((p) => p[0]) : input.sources;
+const dests = pairs ? [0] : input.dests;
 const sa = await openSaClient({ umad: true });
 const MASK = PathRecord.mask('slid', 'dlid');
 const t0 = Date.now();
 const sl = sources.map(() => new Array(dests.length).fill(255));
+const destOf = pairs ? (i) => pairs[i][1] : (i, j) => dests[j];
 let failed = 0;
 let next = 0;
 const total = sources.length * dests.length;
@@ -26,9 +32,10 @@ const worker = async () => {
   for (let k = next++; k < total; k = next++) {
     const i = Math.floor(k / dests.length);
     const j = k % dests.length;
-    if (sources[i] === dests[j]) continue;
+    const dlid = destOf(i, j);
+    if (sources[i] === dlid) continue;
     try {
-      sl[i][j] = (await sa.client.get(SaAttr.PathRecord, PathRecord, { slid: sources[i], dlid: dests[j] }, MASK)).sl;
+      sl[i][j] = (await sa.client.get(SaAttr.PathRecord, PathRecord, { slid: sources[i], dlid }, MASK)).sl;
     } catch {
       failed++;
     }
@@ -36,4 +43,5 @@ const worker = async () => {
 };
 await Promise.all(Array.from({ length: 32 }, worker));
 await sa.close();
-writeFileSync(outFile, JSON.stringify({ sources, dests, sl, failed, ms: Date.now() - t0 }));
+const ms = Date.now() - t0;
+writeFileSync(outFile, JSON.stringify(pairs ? { pairs, sl: sl.map((r) => r[0]), failed, ms } : { sources, dests, sl, failed, ms }));
