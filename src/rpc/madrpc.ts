@@ -11,7 +11,7 @@
  */
 import type { Clock } from '../util/clock.js';
 import { EncodeError } from '../wire/errors.js';
-import { MadHeaderView, Method, PERMISSIVE_LID, isResponse } from '../wire/mad.js';
+import { MAD_SIZE, MadHeaderView, Method, PERMISSIVE_LID, isResponse } from '../wire/mad.js';
 import { copyTid, madStatus, setTidLow, smpData, smpDr, smpLid, tidHigh, tidLow } from '../wire/builders.js';
 import type { AgentOptions, MadAddress, ReceivedMad, Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
@@ -104,7 +104,8 @@ export interface MadRpcStats {
   unhandled: number;
   /** Responses sent with respond()/respondRmpp(). */
   responsesSent: number;
-  /** Received MADs too short to carry a header. */
+  /** Received MADs too short to carry a header, and SMP responses too short for an SMP or of
+   * another attribute than their request's. */
   malformed: number;
 }
 
@@ -190,22 +191,36 @@ export class MadRpc implements RmppHost {
    * The response's MAD status is not checked here (smp* helpers do).
    */
   request(mad: Uint8Array, addr: MadAddress, opts?: RequestOptions): Promise<ReceivedMad> {
+    return this.send<ReceivedMad>(mad, addr, opts, false);
+  }
+
+  /** request(), the SMP way: resolves with the 64 bytes of SMP data of the response, rejects with
+   * MadStatusError when its MAD status is not 0 (checked as the response is matched: no second
+   * promise per SMP). */
+  private requestSmp(mad: Uint8Array, addr: MadAddress, opts?: RequestOptions): Promise<Uint8Array> {
+    return this.send<Uint8Array>(mad, addr, opts, true);
+  }
+
+  private send<T>(mad: Uint8Array, addr: MadAddress, opts: RequestOptions | undefined, smp: boolean): Promise<T> {
     if (this.closed) return Promise.reject(new RpcClosedError('request'));
     if (mad.length < 24) return Promise.reject(new EncodeError('MadHeader', '', `a MAD needs at least 24 bytes, got ${mad.length}`));
     const tid = this.table.allocTid();
     setTidLow(mad, tid);
+    const hv = MadHeaderView.over(mad);
     const p = new Pending(
       tid,
       mad,
-      MadHeaderView.over(mad).mgmtClass,
+      hv.mgmtClass,
       addr,
       opts?.destination ?? this.destKeyFn(mad, addr),
       opts?.timeoutMs ?? this.timeoutMs,
       opts?.retries ?? this.retries,
       this.rto !== undefined && opts?.timeoutMs === undefined,
     );
-    const promise = new Promise<ReceivedMad>((res, rej) => {
-      p.resolve = res;
+    p.smp = smp;
+    p.attrId = hv.attrId;
+    const promise = new Promise<T>((res, rej) => {
+      p.resolve = res as (v: ReceivedMad | Uint8Array) => void;
       p.reject = rej;
     });
     this.table.add(p);
@@ -262,6 +277,13 @@ export class MadRpc implements RmppHost {
         this.stats.unmatched++;
         return;
       }
+      // An SMP is settled with its data as it is matched: a response too short to hold an SMP, or
+      // of another attribute, is dropped before that (counted; the request keeps waiting: its try
+      // may still be answered, or it times out and is retried).
+      if (p.smp && (d.length < MAD_SIZE || h.attrId !== p.attrId)) {
+        this.stats.malformed++;
+        return;
+      }
       this.stats.responses++;
       if (p.tries === 1 && (p.adaptive || this.onRoundTrip)) {
         const rtt = this.clock.now() - p.sentAt;
@@ -269,7 +291,12 @@ export class MadRpc implements RmppHost {
         this.onRoundTrip?.(rtt, h.mgmtClass);
       }
       this.settle(p);
-      p.resolve(m);
+      if (!p.smp) p.resolve(m);
+      else {
+        const st = madStatus(d);
+        if (st !== 0) p.reject(new MadStatusError(identFor(p.mad, p.addr), st, d));
+        else p.resolve(smpData(d));
+      }
       return;
     }
     this.dispatch(m);
@@ -525,20 +552,17 @@ export class MadRpc implements RmppHost {
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.request(mad, DR_ADDR, opts).then((r) => {
-      const st = madStatus(r.data);
-      if (st !== 0) throw new MadStatusError(identFor(mad, DR_ADDR), st, r.data);
-      return smpData(r.data);
-    });
+    return this.requestSmp(mad, DR_ADDR, opts);
   }
 
-  private async smpLid(method: number, lid: number, attrId: number, attrMod: number, data: Uint8Array | undefined, opts: SmpOptions | undefined): Promise<Uint8Array> {
-    const mad = this.buildSmpLid(method, attrId, attrMod, data, opts?.mkey ?? this.mkey);
-    const addr: MadAddress = { lid, qpn: 0 };
-    const r = await this.request(mad, addr, opts);
-    const st = madStatus(r.data);
-    if (st !== 0) throw new MadStatusError(identFor(mad, addr), st, r.data);
-    return smpData(r.data);
+  private smpLid(method: number, lid: number, attrId: number, attrMod: number, data: Uint8Array | undefined, opts: SmpOptions | undefined): Promise<Uint8Array> {
+    let mad: Uint8Array;
+    try {
+      mad = this.buildSmpLid(method, attrId, attrMod, data, opts?.mkey ?? this.mkey);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.requestSmp(mad, { lid, qpn: 0 }, opts);
   }
 
   // ---------------------------------------------------------------- shutdown

@@ -21,7 +21,11 @@ export class Pending {
   tries = 0;
   transportStatus = 0;
   rx: RmppReceiver | undefined = undefined;
-  resolve!: (m: ReceivedMad) => void;
+  /** An SMP (MadRpc.requestSmp): settled with its SMP data, or MadStatusError, as it is matched. */
+  smp = false;
+  /** The request's attribute: an SMP response must be of the same one. */
+  attrId = 0;
+  resolve!: (v: ReceivedMad | Uint8Array) => void;
   reject!: (e: Error) => void;
   constructor(
     readonly key: number,
