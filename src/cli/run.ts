@@ -5,8 +5,6 @@ import { fileLogSink, openSm, type IbsmSm, type OpenSmOptions } from '../api/sm.
 import { setting, type EffectiveConfig } from '../config/file.js';
 import type { Server } from 'node:net';
 import { Logger, ProgressTty, stderrSink, type LogSink } from '../util/log.js';
-import { serveControl } from './control.js';
-import { controlTargetOf } from './ops.js';
 import { loadFabricSpec } from '../model/load.js';
 import { isMultiSubnet } from '../model/subnets.js';
 import { runSubnets } from './run-subnets.js';
@@ -167,6 +165,8 @@ export async function runSm(c: EffectiveConfig, io: RunIo = processIo): Promise<
   let control: Server | undefined;
   if (socketPath && socketPath !== 'none') {
     try {
+      // Loaded here, not at start-up: node:net and the ops' views are for a daemon that stays.
+      const [{ serveControl }, { controlTargetOf }] = await Promise.all([import('./control.js'), import('./ops.js')]);
       control = await serveControl(socketPath, controlTargetOf(sm), log);
       log.info('control socket served', { path: socketPath });
     } catch (e) {
