@@ -80,44 +80,58 @@ export class RetryingSmp implements SmpClient {
     return this.inner.sent;
   }
 
-  // The first try goes straight to the inner client, with one rejection handler: the retry rounds
-  // (their closures and async frames) are built only for an SMP that failed.
+  // The first try goes straight to the inner client with one rejection handler (one closure per
+  // SMP): the retry rounds (their closures and async frames) are built only for an SMP that failed.
   getDr(path: readonly number[], attrId: number, attrMod = 0): Promise<Uint8Array> {
-    return first(
-      () => this.inner.getDr(path, attrId, attrMod),
-      (e) => this.getFailed(e, () => this.inner.getDr(path, attrId, attrMod)),
-    );
+    let p: Promise<Uint8Array>;
+    try {
+      p = this.inner.getDr(path, attrId, attrMod);
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    return p.then(undefined, (e: unknown) => this.getFailed(e, () => this.inner.getDr(path, attrId, attrMod)));
   }
   getLid(lid: number, attrId: number, attrMod = 0): Promise<Uint8Array> {
-    return first(
-      () => this.inner.getLid(lid, attrId, attrMod),
-      (e) => this.getFailed(e, () => this.inner.getLid(lid, attrId, attrMod)),
-    );
+    let p: Promise<Uint8Array>;
+    try {
+      p = this.inner.getLid(lid, attrId, attrMod);
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    return p.then(undefined, (e: unknown) => this.getFailed(e, () => this.inner.getLid(lid, attrId, attrMod)));
   }
   setDr(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array, mkey?: bigint): Promise<Uint8Array> {
-    return first(
-      () => this.inner.setDr(path, attrId, attrMod, data, mkey),
-      (e) =>
-        this.setFailed(
-          e,
-          attrId,
-          data,
-          () => this.inner.setDr(path, attrId, attrMod, data, mkey),
-          () => this.inner.getDr(path, attrId, attrMod),
-        ),
+    let p: Promise<Uint8Array>;
+    try {
+      p = this.inner.setDr(path, attrId, attrMod, data, mkey);
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    return p.then(undefined, (e: unknown) =>
+      this.setFailed(
+        e,
+        attrId,
+        data,
+        () => this.inner.setDr(path, attrId, attrMod, data, mkey),
+        () => this.inner.getDr(path, attrId, attrMod),
+      ),
     );
   }
   setLid(lid: number, attrId: number, attrMod: number, data: Uint8Array): Promise<Uint8Array> {
-    return first(
-      () => this.inner.setLid(lid, attrId, attrMod, data),
-      (e) =>
-        this.setFailed(
-          e,
-          attrId,
-          data,
-          () => this.inner.setLid(lid, attrId, attrMod, data),
-          () => this.inner.getLid(lid, attrId, attrMod),
-        ),
+    let p: Promise<Uint8Array>;
+    try {
+      p = this.inner.setLid(lid, attrId, attrMod, data);
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    return p.then(undefined, (e: unknown) =>
+      this.setFailed(
+        e,
+        attrId,
+        data,
+        () => this.inner.setLid(lid, attrId, attrMod, data),
+        () => this.inner.getLid(lid, attrId, attrMod),
+      ),
     );
   }
   trap(lid: number, notice: Uint8Array): Promise<void> {
@@ -143,7 +157,7 @@ export class RetryingSmp implements SmpClient {
       // The Set may have landed (its answer lost); a refused retry may mean "already there".
       let cur: Uint8Array | undefined;
       try {
-        cur = await first(read, (x) => this.retryAfter(x, read));
+        cur = await attempt(read).then(undefined, (x: unknown) => this.retryAfter(x, read));
       } catch {
         /* unreadable: the Set's failure stands */
       }
@@ -181,13 +195,11 @@ export class RetryingSmp implements SmpClient {
   }
 }
 
-/** `op()` with `onFail` as its rejection handler; a synchronous throw of `op` is a rejection too. */
-function first(op: () => Promise<Uint8Array>, onFail: (e: unknown) => Promise<Uint8Array>): Promise<Uint8Array> {
-  let p: Promise<Uint8Array>;
+/** `op()`, a synchronous throw of it as a rejection. */
+function attempt(op: () => Promise<Uint8Array>): Promise<Uint8Array> {
   try {
-    p = op();
+    return op();
   } catch (e) {
-    return onFail(e);
+    return Promise.reject(e);
   }
-  return p.then(undefined, onFail);
 }
