@@ -4,9 +4,10 @@
  *
  * Deadlines come in the order they are armed when every try waits as long (the usual case: a
  * fixed timeout): those go into a ring of preallocated columns (the try's Pending, its `gen` and
- * try number, the deadline), nothing allocated per try. A deadline earlier than the ring's last
- * (adaptive timeouts, a request with its own) goes into a heap instead; expiry takes whichever
- * of the two is due first.
+ * try number, the deadline), nothing allocated per try. A deadline a little earlier than the
+ * ring's last (an adaptive timeout that shrank) joins the ring at that last time (the try waits at
+ * most a quarter longer); one earlier still (a request with a short timeout of its own) goes into
+ * a heap; expiry takes whichever of the two is due first.
  */
 import type { Clock, TimerHandle } from '../util/clock.js';
 import { Heap } from '../util/heap.js';
@@ -106,13 +107,18 @@ export class TryDeadlines {
 
   /** The try `p.tries` of `p` was sent at `now`: it expires `p.timeoutMs` later. */
   arm(p: Pending, now = this.clock.now()): void {
-    const at = now + p.timeoutMs;
-    if (at >= this.ring.lastAt) this.ring.push(p, at);
-    else this.deadlines.push({ at, p, gen: p.gen, tries: p.tries });
+    let at = now + p.timeoutMs;
+    // A deadline a little earlier than the ring's last (an adaptive timeout that just shrank)
+    // joins the ring at the last one's time: that try waits at most a quarter longer.
+    const last = this.ring.lastAt;
+    if (at >= last || last - at <= p.timeoutMs / 4) {
+      at = Math.max(at, last);
+      this.ring.push(p, at);
+    } else this.deadlines.push({ at, p, gen: p.gen, tries: p.tries });
     if (at < this.timerAt) {
       if (this.timer) this.clock.clearTimeout(this.timer);
       this.timerAt = at;
-      this.timer = this.clock.setTimeout(this.onTimer, p.timeoutMs);
+      this.timer = this.clock.setTimeout(this.onTimer, at - now);
     }
   }
 
