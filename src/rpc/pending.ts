@@ -101,7 +101,7 @@ export class RequestTable {
    * by the caller's fields and these defaults. */
   acquire(): Pending {
     const p = this.free.pop() ?? new Pending();
-    p.gen++;
+    p.gen = (p.gen + 1) | 0; // wraps as the Int32Array the deadlines keep it in does
     p.state = St.Queued;
     p.tries = 0;
     p.transportStatus = 0;
