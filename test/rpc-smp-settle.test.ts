@@ -124,7 +124,11 @@ describe('MadRpc: every SMP settles exactly once, whatever the response', () => 
               },
             );
           });
-          await clock.advanceAsync(TIMEOUT * 12);
+          // Virtual time runs until every request has settled (adaptive timeouts double per
+          // retry: four tries may wait longer than four fixed ones); a request that never
+          // settles makes runUntil throw.
+          await clock.runUntil(() => settled.every((n) => n > 0), 120_000);
+          await clock.advanceAsync(TIMEOUT * 4); // the late answers still on their way arrive
           await Promise.all(ps);
           expect(thrown).toBe(0);
           expect(settled).toEqual(reqs.map(() => 1));
