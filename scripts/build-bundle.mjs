@@ -73,7 +73,8 @@ if (process.env.IBSM_CODE_CACHE === 'report') process.stderr.write('ibsm: code c
 if (process.env.IBSM_CODE_CACHE === 'write') process.once('exit', () => fs.writeFileSync(file + '.cache', script.createCachedData()));
 const m = { exports: {} };
 script.runInThisContext().call(m.exports, m.exports, createRequire(file), m, file, __dirname);
-m.exports.main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr }).then((code) => {
+// PROCESS_IO: stdout/stderr made only when used (src/cli/stdio.ts)
+m.exports.main(process.argv.slice(2), m.exports.PROCESS_IO).then((code) => {
   process.exitCode = code;
 });
 `,

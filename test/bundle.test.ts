@@ -5,7 +5,8 @@
  * when the bin runs through its shebang, rejects it (and compiles afresh) without its flags. */
 import { describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -38,5 +39,18 @@ describe('the bundled ibsm command', () => {
     expect(topo.stdout.match(/^Ca\s/gm)?.length).toBe(4);
     // a usage error exits 2 through the bin as through dist/cli/main.js
     expect(run(['run', '--no-such-option']).status).toBe(2);
+
+    // Start-up (#16): `run --once` with its stdio on pipes loads none of node:http, node:crypto,
+    // node:net, node:stream (the metrics, web view and control socket load them when served; the
+    // stdio streams are made only when written to). A preload names the modules loaded at exit.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-bundle-'));
+    const preload = path.join(dir, 'modules.cjs');
+    writeFileSync(preload, "process.on('exit', () => require('fs').writeSync(2, 'MODULES ' + process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join(' ') + '\\n'));\n");
+    const lean = run(['run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once'], { NODE_OPTIONS: `--require ${preload}` });
+    rmSync(dir, { recursive: true, force: true });
+    expect(lean.stderr).toMatch(/SUBNET UP nodes=7 /);
+    const loaded = /MODULES (.*)/.exec(lean.stderr)?.[1]?.split(' ') ?? [];
+    expect(loaded).toContain('fs');
+    for (const m of ['http', 'crypto', 'net', 'stream', 'tty', 'perf_hooks']) expect(loaded, m).not.toContain(m);
   }, 240_000);
 });

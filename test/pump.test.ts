@@ -34,4 +34,34 @@ describe('pump', () => {
     await expect(pump(jobs, 2)).rejects.toThrow('job 3 failed');
     expect(started).toBeLessThan(10);
   });
+  it('a job that throws synchronously, or an iterator that throws, rejects after the jobs in flight settle', async () => {
+    let settled = 0;
+    const slow = async () => {
+      await new Promise((r) => setTimeout(r, 5));
+      settled++;
+    };
+    const sync = () => {
+      throw new Error('sync throw');
+    };
+    await expect(pump([slow, slow, sync as () => Promise<unknown>, slow], 3)).rejects.toThrow('sync throw');
+    expect(settled).toBe(2); // both jobs started before it settled; the one after it never started
+    function* bad() {
+      yield slow;
+      throw new Error('iterator broke');
+    }
+    settled = 0;
+    await expect(pump(bad(), 4)).rejects.toThrow('iterator broke');
+    expect(settled).toBe(1);
+  });
+  it('an empty job list resolves; the order of starts is the iterator\'s', async () => {
+    await expect(pump([], 8)).resolves.toBeUndefined();
+    const order: number[] = [];
+    await pump(
+      Array.from({ length: 20 }, (_, i) => async () => {
+        order.push(i);
+      }),
+      0, // taken as 1
+    );
+    expect(order).toEqual([...Array(20).keys()]);
+  });
 });

@@ -17,12 +17,14 @@ import { CONFIG_OPTIONS, defaultOf } from '../config/options.js';
 import type { SubnetEvents, TypedEmitter } from '../events.js';
 import { openBackend, type Backend } from './backend.js';
 import { routeBetween, type PortSpec, type Route } from './route.js';
-import { metricsUrl, serveMetrics, SmMetrics } from './metrics.js';
+// The metrics and the web view load node:http (and node:crypto, node:perf_hooks) only when served:
+// start-up does not pay for them (issue #16, the first SMP soon after the process starts).
+import type { SmMetrics } from './metrics.js';
 import { PerfMgr } from '../sm/perfmgr.js';
 import type { TimerHandle } from '../util/clock.js';
 import { parseListenAddress } from '../util/listen.js';
-import { WebFeed } from '../web/feed.js';
-import { serveWeb, type WebServer } from '../web/server.js';
+import type { WebFeed } from '../web/feed.js';
+import type { WebServer } from '../web/server.js';
 import { parsePrefixRoutes } from '../sa/prefix-routes.js';
 import { interSubnetPaths } from '../sa/inter-subnet.js';
 
@@ -266,6 +268,7 @@ export class IbsmSm {
 
   /** @internal Serve the metrics; resolves with their URL. */
   async serveMetrics(port: number, host = '127.0.0.1'): Promise<string> {
+    const { SmMetrics, serveMetrics, metricsUrl } = await import('./metrics.js');
     const data = (this.metricsData = new SmMetrics(this.subnet, this.backend.rpc, this.perf));
     this.metrics = await serveMetrics(port, () => data.render(), host);
     return metricsUrl(this.metrics);
@@ -278,6 +281,7 @@ export class IbsmSm {
 
   /** @internal */
   async serveWeb(listen: string): Promise<void> {
+    const [{ WebFeed }, { serveWeb }] = await Promise.all([import('../web/feed.js'), import('../web/server.js')]);
     const feed = new WebFeed({ subnet: this.subnet, perf: this.perf, clock: this.backend.clock });
     try {
       this.web = { feed, server: await serveWeb(feed, parseListenAddress(listen), { log: this.log }) };

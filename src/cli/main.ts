@@ -8,8 +8,10 @@ import { commandHelp, GLOBAL_USAGE, parseCommandLine, UsageError } from '../conf
 import { formatEffectiveConfig, resolveConfig, setting, type EffectiveConfig } from '../config/file.js';
 import { COMMANDS, type Command } from '../config/options.js';
 import { Logger, ProgressTty } from '../util/log.js';
+import { PROCESS_IO } from './stdio.js';
 
 export { UsageError };
+export { PROCESS_IO } from './stdio.js';
 
 export interface Io {
   stdout: { write(s: string): unknown };
@@ -176,7 +178,7 @@ export function readVersion(): string {
 const isMain = process.argv[1] !== undefined && new URL(import.meta.url).pathname === realpathSync(process.argv[1]);
 // No top-level await: the bundle (scripts/build-bundle.mjs) is CommonJS, for V8's code cache.
 if (isMain) {
-  void main(process.argv.slice(2), { stdout: process.stdout, stderr: process.stderr }).then((code) => {
+  void main(process.argv.slice(2), PROCESS_IO).then((code) => {
     process.exitCode = code;
   });
 }

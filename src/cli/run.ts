@@ -5,11 +5,10 @@ import { fileLogSink, openSm, type IbsmSm, type OpenSmOptions } from '../api/sm.
 import { setting, type EffectiveConfig } from '../config/file.js';
 import type { Server } from 'node:net';
 import { Logger, ProgressTty, stderrSink, type LogSink } from '../util/log.js';
-import { serveControl } from './control.js';
-import { controlTargetOf } from './ops.js';
 import { loadFabricSpec } from '../model/load.js';
 import { isMultiSubnet } from '../model/subnets.js';
 import { runSubnets } from './run-subnets.js';
+import { PROCESS_IO, stderrIsTty } from './stdio.js';
 
 /** The effective configuration as the API's options (the config keys are the option names there). */
 export function smOptionsOf(c: EffectiveConfig): OpenSmOptions {
@@ -23,13 +22,31 @@ export interface RunIo {
   stderr: { write(s: string): unknown };
   /** Whether stderr is a terminal (the progress line is drawn there). */
   isTTY: boolean;
+  /** stderr is the process's own (log lines go to fd 2 with writeSync). */
+  own?: boolean;
 }
 
-const processIo: RunIo = { stderr: process.stderr, isTTY: process.stderr.isTTY === true };
+/** The process's stderr, its stream made only if written to (cli/stdio.ts). */
+const processIo: RunIo = {
+  get stderr() {
+    return PROCESS_IO.stderr;
+  },
+  isTTY: false,
+  own: true,
+};
+let ttyChecked = false;
+function processRunIo(): RunIo {
+  if (!ttyChecked) {
+    ttyChecked = true;
+    processIo.isTTY = stderrIsTty();
+  }
+  return processIo;
+}
 
 /** The RunIo of a command's io: a TTY only when it is the process's own stderr. */
 export function runIoOf(io: { stderr: { write(s: string): unknown } }): RunIo {
-  return { stderr: io.stderr, isTTY: io.stderr === process.stderr && process.stderr.isTTY === true };
+  if (io === PROCESS_IO) return processRunIo();
+  return { stderr: io.stderr, isTTY: io.stderr === process.stderr && process.stderr.isTTY === true, own: io.stderr === process.stderr };
 }
 
 /** The log format asked for on the command line, read before the configuration is checked (so a
@@ -58,7 +75,7 @@ function fatalOf(e: unknown, phase: 'start' | 'sweep' | 'control'): { msg: strin
 
 /** Log an error that ends the process through `log` (its format, its code); when the log goes to
  * a file, say it on stderr too, so whoever started ibsm sees why it stopped. Returns the exit status. */
-export function logFatal(log: Logger, e: unknown, phase: 'start' | 'sweep' | 'control', toFile: boolean, io: RunIo = processIo): number {
+export function logFatal(log: Logger, e: unknown, phase: 'start' | 'sweep' | 'control', toFile: boolean, io: RunIo = processRunIo()): number {
   const f = fatalOf(e, phase);
   const err = e as Error;
   const fields = { error: err?.message ?? String(e), errorType: err?.name ?? 'Error' };
@@ -88,7 +105,7 @@ export function logFatal(log: Logger, e: unknown, phase: 'start' | 'sweep' | 'co
 
 /** The logger of `ibsm run`: --log-file (with its size limit and reopen), else stderr; on a TTY
  * the progress line lives under the log lines (with a log file, alone on the terminal). */
-export function runLogger(c: EffectiveConfig, io: RunIo = processIo): { log: Logger; tty?: ProgressTty; file?: ReturnType<typeof fileLogSink> } {
+export function runLogger(c: EffectiveConfig, io: RunIo = processRunIo()): { log: Logger; tty?: ProgressTty; file?: ReturnType<typeof fileLogSink> } {
   const format = setting<'text' | 'json'>(c, 'log-format') ?? 'text';
   const level = setting<boolean>(c, 'verbose') ? 'debug' : 'info';
   const path = setting<string>(c, 'log-file');
@@ -104,10 +121,10 @@ export function runLogger(c: EffectiveConfig, io: RunIo = processIo): { log: Log
 
 /** Log lines to `io`'s stderr: the process's is written synchronously (util/log.ts). */
 function sinkOf(io: RunIo): LogSink {
-  return io.stderr === process.stderr ? stderrSink : { write: (l) => void io.stderr.write(l + '\n') };
+  return io.own ? stderrSink : { write: (l) => void io.stderr.write(l + '\n') };
 }
 
-export async function runSm(c: EffectiveConfig, io: RunIo = processIo): Promise<number> {
+export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo()): Promise<number> {
   let out: ReturnType<typeof runLogger>;
   try {
     out = runLogger(c, io);
@@ -167,6 +184,8 @@ export async function runSm(c: EffectiveConfig, io: RunIo = processIo): Promise<
   let control: Server | undefined;
   if (socketPath && socketPath !== 'none') {
     try {
+      // Loaded here, not at start-up: node:net and the ops' views are for a daemon that stays.
+      const [{ serveControl }, { controlTargetOf }] = await Promise.all([import('./control.js'), import('./ops.js')]);
       control = await serveControl(socketPath, controlTargetOf(sm), log);
       log.info('control socket served', { path: socketPath });
     } catch (e) {

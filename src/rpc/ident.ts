@@ -1,14 +1,19 @@
 /** What a MAD is, for errors and the per-destination window: read from its header through the views. */
-import { MAD_SIZE, MadHeaderView, MgmtClass, SmpDrView } from '../wire/mad.js';
+import { MAD_SIZE, MadHeader, MadHeaderView, MgmtClass, SmpDr, SmpDrView } from '../wire/mad.js';
 import { MAX_DR_HOPS } from '../wire/builders.js';
 import type { MadAddress } from '../transport/types.js';
 import type { MadIdent } from './errors.js';
 
 export type DestinationKey = string | number;
 
+// Byte offsets read for every request, from the field tables (no view object per SMP).
+const MGMT_CLASS_BYTE = MadHeader.fields.mgmtClass.bit >>> 3;
+const HOP_COUNT_BYTE = SmpDr.fields.hopCount.bit >>> 3;
+const INITIAL_PATH_BYTE = SmpDr.fields.initialPath.bit >>> 3;
+
 /** A directed-route SMP long enough to carry its path. */
 function isDr(mad: Uint8Array): boolean {
-  return mad.length >= MAD_SIZE && MadHeaderView.over(mad).mgmtClass === MgmtClass.SubnDirected;
+  return mad.length >= MAD_SIZE && mad[MGMT_CLASS_BYTE] === MgmtClass.SubnDirected;
 }
 
 /** Paths up to this many hops get a number as their key (no string built per SMP). */
@@ -19,15 +24,14 @@ const NUMERIC_DR_HOPS = 6;
  * distinct paths, never a LID); a longer one a string. */
 export function defaultDestinationKey(mad: Uint8Array, addr: MadAddress): DestinationKey {
   if (isDr(mad)) {
-    const v = SmpDrView.over(mad);
-    const n = Math.min(v.hopCount, MAX_DR_HOPS);
+    const n = Math.min(mad[HOP_COUNT_BYTE]!, MAX_DR_HOPS);
     if (n <= NUMERIC_DR_HOPS) {
       let key = n;
-      for (let i = 1; i <= n; i++) key = key * 256 + v.at('initialPath', i);
+      for (let i = 1; i <= n; i++) key = key * 256 + mad[INITIAL_PATH_BYTE + i]!;
       return -1 - key;
     }
     let k = 'dr:';
-    for (let i = 1; i <= n; i++) k += (i > 1 ? ',' : '') + v.at('initialPath', i);
+    for (let i = 1; i <= n; i++) k += (i > 1 ? ',' : '') + mad[INITIAL_PATH_BYTE + i]!;
     return k;
   }
   return addr.lid;

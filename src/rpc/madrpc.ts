@@ -6,12 +6,14 @@
  * dispatches unsolicited MADs (requests, traps, reports) by class/method/attribute, and runs RMPP
  * where the transport does not.
  *
- * Hot path: one Pending object and one Promise per request, a Map keyed by class+low TID, and a
- * single clock timer for all deadlines (a heap, stale entries dropped lazily).
+ * Hot path: one Promise per request; the Pending objects pooled in a slot table indexed by the
+ * low TID (rpc/pending.ts); one clock timer for all deadlines, kept in a ring of preallocated
+ * columns while they come in order, in a heap when not (rpc/timeouts.ts); an SMP settled with its
+ * data as its response is matched (no second promise).
  */
 import type { Clock } from '../util/clock.js';
 import { EncodeError } from '../wire/errors.js';
-import { MadHeaderView, Method, PERMISSIVE_LID, isResponse } from '../wire/mad.js';
+import { MAD_SIZE, MadHeader, MadHeaderView, Method, PERMISSIVE_LID, isResponse } from '../wire/mad.js';
 import { copyTid, madStatus, setTidLow, smpData, smpDr, smpLid, tidHigh, tidLow } from '../wire/builders.js';
 import type { AgentOptions, MadAddress, ReceivedMad, Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
@@ -104,7 +106,8 @@ export interface MadRpcStats {
   unhandled: number;
   /** Responses sent with respond()/respondRmpp(). */
   responsesSent: number;
-  /** Received MADs too short to carry a header. */
+  /** Received MADs too short to carry a header, and SMP responses too short for an SMP or of
+   * another attribute than their request's. */
   malformed: number;
 }
 
@@ -153,7 +156,7 @@ export class MadRpc implements RmppHost {
     this.maxPeerRx = Math.max(1, opts.maxPeerRmppPerLid ?? 16);
     this.rmppOpts = opts.rmpp === false ? undefined : resolveRmppOptions({ madSize: transport.maxMadSize, quietWithoutAck: transport.maxMadSize !== undefined, ...opts.rmpp });
     this.table = new RequestTable(Math.max(1, opts.window ?? 16), Math.max(1, opts.perDestinationWindow ?? 4), opts.firstTid ?? 1, (p) => this.sendTry(p));
-    this.deadlines = new TryDeadlines(clock, opts.graceTurn ?? true, (p) => {
+    this.deadlines = new TryDeadlines(clock, opts.graceTurn ?? true, (p: Pending) => {
       this.stats.timeouts++;
       p.transportStatus = 0;
       this.retryOrFail(p);
@@ -190,24 +193,36 @@ export class MadRpc implements RmppHost {
    * The response's MAD status is not checked here (smp* helpers do).
    */
   request(mad: Uint8Array, addr: MadAddress, opts?: RequestOptions): Promise<ReceivedMad> {
+    return this.send<ReceivedMad>(mad, addr, opts, false);
+  }
+
+  /** request(), the SMP way: resolves with the 64 bytes of SMP data of the response, rejects with
+   * MadStatusError when its MAD status is not 0 (checked as the response is matched: no second
+   * promise per SMP). */
+  private requestSmp(mad: Uint8Array, addr: MadAddress, opts?: RequestOptions): Promise<Uint8Array> {
+    return this.send<Uint8Array>(mad, addr, opts, true);
+  }
+
+  private send<T>(mad: Uint8Array, addr: MadAddress, opts: RequestOptions | undefined, smp: boolean): Promise<T> {
     if (this.closed) return Promise.reject(new RpcClosedError('request'));
     if (mad.length < 24) return Promise.reject(new EncodeError('MadHeader', '', `a MAD needs at least 24 bytes, got ${mad.length}`));
     const tid = this.table.allocTid();
     setTidLow(mad, tid);
-    const p = new Pending(
-      tid,
-      mad,
-      MadHeaderView.over(mad).mgmtClass,
-      addr,
-      opts?.destination ?? this.destKeyFn(mad, addr),
-      opts?.timeoutMs ?? this.timeoutMs,
-      opts?.retries ?? this.retries,
-      this.rto !== undefined && opts?.timeoutMs === undefined,
-    );
-    const promise = new Promise<ReceivedMad>((res, rej) => {
-      p.resolve = res;
-      p.reject = rej;
-    });
+    const p = this.table.acquire();
+    p.key = tid;
+    p.mad = mad;
+    p.mgmtClass = mad[MGMT_CLASS_OFFSET]!;
+    p.attrId = (mad[ATTR_ID_OFFSET]! << 8) | mad[ATTR_ID_OFFSET + 1]!;
+    p.addr = addr;
+    p.dest = opts?.destination ?? this.destKeyFn(mad, addr);
+    p.timeoutMs = opts?.timeoutMs ?? this.timeoutMs;
+    p.retriesLeft = opts?.retries ?? this.retries;
+    p.adaptive = this.rto !== undefined && opts?.timeoutMs === undefined;
+    p.smp = smp;
+    // One executor for every request (no closure per request): it hands the resolvers out.
+    const promise = new Promise<T>(takeResolvers as (res: (v: T) => void, rej: (e: Error) => void) => void);
+    p.resolve = outResolve as (v: ReceivedMad | Uint8Array) => void;
+    p.reject = outReject;
     this.table.add(p);
     return promise;
   }
@@ -216,21 +231,37 @@ export class MadRpc implements RmppHost {
     p.tries++;
     this.stats.sent++;
     if (p.adaptive) p.timeoutMs = this.rto!.forTry(p.tries);
-    p.sentAt = this.clock.now();
+    const now = this.clock.now();
+    p.sentAt = now;
     try {
       this.transport.send(p.mad, p.addr);
     } catch (e) {
-      this.settle(p);
       this.stats.failed++;
-      p.reject(e instanceof Error ? e : new TransportError(String(e), 'send'));
+      this.fail(p, e instanceof Error ? e : new TransportError(String(e), 'send'));
       return;
     }
-    this.deadlines.arm(p);
+    this.deadlines.arm(p, now);
   }
 
   /** Take p out of the books and let the next queued request go. */
   private settle(p: Pending): void {
     this.table.settle(p);
+  }
+
+  /** Settle p with `v`; its Pending goes back to the pool. */
+  private succeed(p: Pending, v: ReceivedMad | Uint8Array): void {
+    this.table.settle(p);
+    const res = p.resolve;
+    this.table.release(p);
+    res(v);
+  }
+
+  /** Settle p with the error `e`; its Pending goes back to the pool. */
+  private fail(p: Pending, e: Error): void {
+    this.table.settle(p);
+    const rej = p.reject;
+    this.table.release(p);
+    rej(e);
   }
 
   private retryOrFail(p: Pending): void {
@@ -240,9 +271,8 @@ export class MadRpc implements RmppHost {
       this.sendTry(p);
       return;
     }
-    this.settle(p);
     this.stats.failed++;
-    p.reject(new MadTimeoutError(identFor(p.mad, p.addr), p.tries, p.transportStatus));
+    this.fail(p, new MadTimeoutError(identFor(p.mad, p.addr), p.tries, p.transportStatus));
   }
 
   // ---------------------------------------------------------------- receiving
@@ -262,14 +292,25 @@ export class MadRpc implements RmppHost {
         this.stats.unmatched++;
         return;
       }
+      // An SMP is settled with its data as it is matched: a response too short to hold an SMP, or
+      // of another attribute, is dropped before that (counted; the request keeps waiting: its try
+      // may still be answered, or it times out and is retried).
+      if (p.smp && (d.length < MAD_SIZE || h.attrId !== p.attrId)) {
+        this.stats.malformed++;
+        return;
+      }
       this.stats.responses++;
       if (p.tries === 1 && (p.adaptive || this.onRoundTrip)) {
         const rtt = this.clock.now() - p.sentAt;
         if (p.adaptive) this.rto!.sample(rtt);
         this.onRoundTrip?.(rtt, h.mgmtClass);
       }
-      this.settle(p);
-      p.resolve(m);
+      if (!p.smp) this.succeed(p, m);
+      else {
+        const st = madStatus(d);
+        if (st !== 0) this.fail(p, new MadStatusError(identFor(p.mad, p.addr), st, d));
+        else this.succeed(p, smpData(d));
+      }
       return;
     }
     this.dispatch(m);
@@ -525,20 +566,17 @@ export class MadRpc implements RmppHost {
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.request(mad, DR_ADDR, opts).then((r) => {
-      const st = madStatus(r.data);
-      if (st !== 0) throw new MadStatusError(identFor(mad, DR_ADDR), st, r.data);
-      return smpData(r.data);
-    });
+    return this.requestSmp(mad, DR_ADDR, opts);
   }
 
-  private async smpLid(method: number, lid: number, attrId: number, attrMod: number, data: Uint8Array | undefined, opts: SmpOptions | undefined): Promise<Uint8Array> {
-    const mad = this.buildSmpLid(method, attrId, attrMod, data, opts?.mkey ?? this.mkey);
-    const addr: MadAddress = { lid, qpn: 0 };
-    const r = await this.request(mad, addr, opts);
-    const st = madStatus(r.data);
-    if (st !== 0) throw new MadStatusError(identFor(mad, addr), st, r.data);
-    return smpData(r.data);
+  private smpLid(method: number, lid: number, attrId: number, attrMod: number, data: Uint8Array | undefined, opts: SmpOptions | undefined): Promise<Uint8Array> {
+    let mad: Uint8Array;
+    try {
+      mad = this.buildSmpLid(method, attrId, attrMod, data, opts?.mkey ?? this.mkey);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return this.requestSmp(mad, { lid, qpn: 0 }, opts);
   }
 
   // ---------------------------------------------------------------- shutdown
@@ -559,4 +597,16 @@ export class MadRpc implements RmppHost {
 }
 
 const DR_ADDR: MadAddress = { lid: PERMISSIVE_LID, qpn: 0 };
+
+/** Header offsets read on every request, from the MadHeader field table. */
+const MGMT_CLASS_OFFSET = MadHeader.fields.mgmtClass.bit >>> 3;
+const ATTR_ID_OFFSET = MadHeader.fields.attrId.bit >>> 3;
+
+// The resolvers of the promise being made (takeResolvers runs synchronously in `new Promise`).
+let outResolve: (v: unknown) => void = () => undefined;
+let outReject: (e: Error) => void = () => undefined;
+function takeResolvers(res: (v: unknown) => void, rej: (e: Error) => void): void {
+  outResolve = res;
+  outReject = rej;
+}
 

@@ -1,6 +1,13 @@
 /**
- * The books of MadRpc's outstanding requests: one Pending per request keyed by its low TID, the
- * global window and the per-destination windows (FIFO beyond them), and TID allocation.
+ * The books of MadRpc's outstanding requests: one Pending per request in a slot table indexed by
+ * its low TID, the global window and the per-destination windows (FIFO beyond them), and TID
+ * allocation.
+ *
+ * Preallocated, reused structures (issue #16, no allocation per MAD the books can avoid): Pending
+ * objects come from a free list and go back to it once settled (`gen` tells a reused one from
+ * the request a stale reference meant); the table is an array of 2^k slots, a request sitting in
+ * slot `tid & (2^k - 1)` (TIDs run on in sequence, skipping a TID whose slot is taken, and the
+ * table doubles when too many are); the per-destination states are pooled as well.
  */
 import { Fifo } from '../util/fifo.js';
 import type { MadAddress, ReceivedMad } from '../transport/types.js';
@@ -13,31 +20,40 @@ export const enum St {
   Done = 2,
 }
 
-/** Low TIDs are allocated in 1..2^30-1 (unique across classes) so Map keys stay small integers. */
+/** Low TIDs are allocated in 1..2^30-1 (unique across classes) so slot keys stay small integers. */
 export const TID_MAX = 0x3fffffff;
 
+const NO_MAD = new Uint8Array(0);
+const NO_ADDR: MadAddress = { lid: 0, qpn: 0 };
+const nop = (): void => undefined;
+
 export class Pending {
+  /** Bumped each time the object is (re)used for a request: a deadline or handler holding an
+   * older `gen` refers to a request that is over. */
+  gen = 0;
+  key = 0;
+  mad: Uint8Array = NO_MAD;
+  /** The request's class: a response must be of the same class. */
+  mgmtClass = 0;
+  /** The request's attribute: an SMP response must be of the same one. */
+  attrId = 0;
+  addr: MadAddress = NO_ADDR;
+  dest: DestinationKey = 0;
+  /** This try's timeout (MadRpc sets it per try when timeouts are adaptive). */
+  timeoutMs = 0;
+  retriesLeft = 0;
+  /** The timeout follows MadRpc's RTO estimate (no per-request timeout was given). */
+  adaptive = false;
   state: St = St.Queued;
   tries = 0;
   transportStatus = 0;
   rx: RmppReceiver | undefined = undefined;
-  resolve!: (m: ReceivedMad) => void;
-  reject!: (e: Error) => void;
-  constructor(
-    readonly key: number,
-    readonly mad: Uint8Array,
-    /** The request's class: a response must be of the same class. */
-    readonly mgmtClass: number,
-    readonly addr: MadAddress,
-    readonly dest: DestinationKey,
-    /** This try's timeout (MadRpc sets it per try when timeouts are adaptive). */
-    public timeoutMs: number,
-    public retriesLeft: number,
-    /** The timeout follows MadRpc's RTO estimate (no per-request timeout was given). */
-    readonly adaptive = false,
-  ) {}
+  /** An SMP (MadRpc.requestSmp): settled with its SMP data, or MadStatusError, as it is matched. */
+  smp = false;
   /** When the latest try went out. */
   sentAt = 0;
+  resolve: (v: ReceivedMad | Uint8Array) => void = nop;
+  reject: (e: Error) => void = nop;
   /** Sent, waiting for its response, and not being received by RMPP. */
   get awaiting(): boolean {
     return this.state === St.Outstanding && !this.rx;
@@ -50,8 +66,12 @@ interface DestState {
 }
 
 export class RequestTable {
-  private readonly pending = new Map<number, Pending>();
+  private slots: (Pending | undefined)[];
+  private mask: number;
+  private size = 0;
+  private readonly free: Pending[] = [];
   private readonly dests = new Map<DestinationKey, DestState>();
+  private readonly freeDests: DestState[] = [];
   private readonly ready = new Fifo<Pending>();
   private outstanding = 0;
   private nextTid: number;
@@ -64,36 +84,75 @@ export class RequestTable {
     private readonly send: (p: Pending) => void,
   ) {
     this.nextTid = Math.min(TID_MAX, firstTid >>> 0) || 1;
+    let n = 64;
+    while (n < 2 * window) n *= 2;
+    this.slots = new Array<Pending | undefined>(n).fill(undefined);
+    this.mask = n - 1;
   }
 
   get outstandingCount(): number {
     return this.outstanding;
   }
   get queuedCount(): number {
-    return this.pending.size - this.outstanding;
+    return this.size - this.outstanding;
   }
 
-  /** A low TID no pending request holds. */
+  /** A Pending for a new request (reused when one is free): `gen` bumped, everything else reset
+   * by the caller's fields and these defaults. */
+  acquire(): Pending {
+    const p = this.free.pop() ?? new Pending();
+    p.gen = (p.gen + 1) | 0; // wraps as the Int32Array the deadlines keep it in does
+    p.state = St.Queued;
+    p.tries = 0;
+    p.transportStatus = 0;
+    p.rx = undefined;
+    p.sentAt = 0;
+    return p;
+  }
+
+  /** Give a settled Pending back for reuse. Only once nothing but stale references (which check
+   * `gen`) remain: not one an RMPP receiver's handlers still hold. */
+  release(p: Pending): void {
+    if (p.state !== St.Done || p.rx) return;
+    p.mad = NO_MAD;
+    p.addr = NO_ADDR;
+    p.resolve = nop;
+    p.reject = nop;
+    if (this.free.length < 4096) this.free.push(p);
+  }
+
+  /** A low TID no pending request holds (its slot free). */
   allocTid(): number {
+    if (this.size * 2 >= this.slots.length) this.grow();
     let tid = this.nextTid;
-    while (this.pending.has(tid)) tid = tid >= TID_MAX ? 1 : tid + 1;
+    while (this.slots[tid & this.mask] !== undefined) tid = tid >= TID_MAX ? 1 : tid + 1;
     this.nextTid = tid >= TID_MAX ? 1 : tid + 1;
     return tid;
+  }
+
+  /** Twice the slots: a request keeps its slot's low bits, so distinct slots stay distinct. */
+  private grow(): void {
+    const old = this.slots;
+    const n = old.length * 2;
+    this.slots = new Array<Pending | undefined>(n).fill(undefined);
+    this.mask = n - 1;
+    for (const p of old) if (p) this.slots[p.key & this.mask] = p;
   }
 
   /** The request with low TID `low` and class `mgmtClass`, if pending. */
   lookup(low: number, mgmtClass: number): Pending | undefined {
     if (low > TID_MAX) return undefined;
-    const p = this.pending.get(low);
-    return p && p.mgmtClass === mgmtClass ? p : undefined;
+    const p = this.slots[low & this.mask];
+    return p && p.key === low && p.mgmtClass === mgmtClass ? p : undefined;
   }
 
-  /** Book a new request and send it when the windows allow. */
+  /** Book a new request (its `key` from allocTid) and send it when the windows allow. */
   add(p: Pending): void {
-    this.pending.set(p.key, p);
+    this.slots[p.key & this.mask] = p;
+    this.size++;
     let d = this.dests.get(p.dest);
     if (!d) {
-      d = { admitted: 0, waiting: undefined };
+      d = this.freeDests.pop() ?? { admitted: 0, waiting: undefined };
       this.dests.set(p.dest, d);
     }
     if (d.admitted < this.perDest && !(d.waiting && d.waiting.size)) {
@@ -117,9 +176,13 @@ export class RequestTable {
 
   /** Take p out of the books and let the next queued request go. */
   settle(p: Pending): void {
+    if (p.state === St.Done) return;
     const wasOut = p.state === St.Outstanding;
     p.state = St.Done;
-    this.pending.delete(p.key);
+    if (this.slots[p.key & this.mask] === p) {
+      this.slots[p.key & this.mask] = undefined;
+      this.size--;
+    }
     const d = this.dests.get(p.dest);
     if (wasOut) this.outstanding--;
     if (d) {
@@ -128,7 +191,10 @@ export class RequestTable {
       if (next) {
         d.admitted++;
         this.ready.push(next);
-      } else if (d.admitted === 0) this.dests.delete(p.dest);
+      } else if (d.admitted === 0) {
+        this.dests.delete(p.dest);
+        if (!d.waiting && this.freeDests.length < 1024) this.freeDests.push(d);
+      }
     }
     while (this.outstanding < this.window) {
       const q = this.ready.shift();
@@ -139,8 +205,13 @@ export class RequestTable {
 
   /** Forget everything; returns what was pending (marked done), for the caller to reject. */
   clear(): Pending[] {
-    const all = [...this.pending.values()];
-    this.pending.clear();
+    const all: Pending[] = [];
+    for (let i = 0; i < this.slots.length; i++) {
+      const p = this.slots[i];
+      if (p) all.push(p);
+      this.slots[i] = undefined;
+    }
+    this.size = 0;
     this.ready.drain();
     this.dests.clear();
     this.outstanding = 0;

@@ -61,9 +61,11 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
   const nodes: DiscoveredNode[] = [];
   const byGuid = new Map<bigint, number>();
 
-  const getNodeInfo = async (path: number[]): Promise<NodeInfo> => NodeInfo.decode(await smp.getDr(path, SmpAttr.NodeInfo, 0));
-  const getPortInfo = async (path: number[], port: number): Promise<PortInfo> =>
-    PortInfo.decode(await smp.getDr(path, SmpAttr.PortInfo, portInfoMod(port)));
+  // one `then` per SMP (no async frame): a sweep sends one of these per port
+  const decodeNodeInfo = (b: Uint8Array): NodeInfo => NodeInfo.decode(b);
+  const decodePortInfo = (b: Uint8Array): PortInfo => PortInfo.decode(b);
+  const getNodeInfo = (path: number[]): Promise<NodeInfo> => smp.getDr(path, SmpAttr.NodeInfo, 0).then(decodeNodeInfo);
+  const getPortInfo = (path: number[], port: number): Promise<PortInfo> => smp.getDr(path, SmpAttr.PortInfo, portInfoMod(port)).then(decodePortInfo);
 
   const addNode = (ni: NodeInfo, path: number[], depth: number): number => {
     const idx = fabric.nodes.length;
@@ -134,7 +136,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
     jobs.push(smp.getDr(d.path, SmpAttr.NodeDescription, 0).then((b) => (n.desc = NodeDescription.decode(b).description)));
     if (n.type === NodeType.Switch) {
       jobs.push(smp.getDr(d.path, SmpAttr.SwitchInfo, 0).then((b) => (d.switchInfo = SwitchInfo.decode(b))));
-      for (let p = 0; p <= n.numPorts; p++) jobs.push(getPortInfo(d.path, p).then((pi) => applyPortInfo(idx, p, pi)));
+      for (let p = 0; p <= n.numPorts; p++) jobs.push(smp.getDr(d.path, SmpAttr.PortInfo, portInfoMod(p)).then((b) => applyPortInfo(idx, p, PortInfo.decode(b))));
       await settleAll(jobs);
       const probe: number[] = [];
       for (let p = 1; p <= n.numPorts; p++) {
@@ -144,7 +146,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
       return probe;
     }
     const entry = d.nodeInfo.localPortNum;
-    jobs.push(getPortInfo(d.path, entry).then((pi) => applyPortInfo(idx, entry, pi)));
+    jobs.push(smp.getDr(d.path, SmpAttr.PortInfo, portInfoMod(entry)).then((b) => applyPortInfo(idx, entry, PortInfo.decode(b))));
     await settleAll(jobs);
     // Only the SM's own CA is left through its port; other CAs/routers do not forward SMPs.
     if (idx === 0 && d.portInfo[entry]!.portState >= PortState.Init) return [entry];

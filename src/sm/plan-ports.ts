@@ -79,6 +79,11 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
           want.mkey = s.mkey;
           want.mkeyProtectBits = s.mkeyProtectBits ?? 0;
           want.mkeyLeasePeriod = s.mkeyLeasePeriod ?? 0;
+        } else {
+          // No M_Key of its own: the SM never raises protection. A Set of it only lands where the
+          // port's key is 0 or read with protection off, so echoing protect bits from a read would
+          // protect nothing from this SM, and from a corrupt read would lock the port out of it.
+          want.mkeyProtectBits = 0;
         }
         want.clientReregister = s.reregister && !sw && cur.capabilityMask & PortCap.IsClientReregistrationSupported ? 1 : 0;
       }

@@ -80,50 +80,84 @@ export class RetryingSmp implements SmpClient {
     return this.inner.sent;
   }
 
+  // The first try goes straight to the inner client with one rejection handler (one closure per
+  // SMP): the retry rounds (their closures and async frames) are built only for an SMP that failed.
   getDr(path: readonly number[], attrId: number, attrMod = 0): Promise<Uint8Array> {
-    return this.get(() => this.inner.getDr(path, attrId, attrMod));
+    let p: Promise<Uint8Array>;
+    try {
+      p = this.inner.getDr(path, attrId, attrMod);
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    return p.then(undefined, (e: unknown) => this.getFailed(e, () => this.inner.getDr(path, attrId, attrMod)));
   }
   getLid(lid: number, attrId: number, attrMod = 0): Promise<Uint8Array> {
-    return this.get(() => this.inner.getLid(lid, attrId, attrMod));
+    let p: Promise<Uint8Array>;
+    try {
+      p = this.inner.getLid(lid, attrId, attrMod);
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    return p.then(undefined, (e: unknown) => this.getFailed(e, () => this.inner.getLid(lid, attrId, attrMod)));
   }
   setDr(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array, mkey?: bigint): Promise<Uint8Array> {
-    return this.set(
-      attrId,
-      data,
-      () => this.inner.setDr(path, attrId, attrMod, data, mkey),
-      () => this.inner.getDr(path, attrId, attrMod),
+    let p: Promise<Uint8Array>;
+    try {
+      p = this.inner.setDr(path, attrId, attrMod, data, mkey);
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    return p.then(undefined, (e: unknown) =>
+      this.setFailed(
+        e,
+        attrId,
+        data,
+        () => this.inner.setDr(path, attrId, attrMod, data, mkey),
+        () => this.inner.getDr(path, attrId, attrMod),
+      ),
     );
   }
   setLid(lid: number, attrId: number, attrMod: number, data: Uint8Array): Promise<Uint8Array> {
-    return this.set(
-      attrId,
-      data,
-      () => this.inner.setLid(lid, attrId, attrMod, data),
-      () => this.inner.getLid(lid, attrId, attrMod),
+    let p: Promise<Uint8Array>;
+    try {
+      p = this.inner.setLid(lid, attrId, attrMod, data);
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    return p.then(undefined, (e: unknown) =>
+      this.setFailed(
+        e,
+        attrId,
+        data,
+        () => this.inner.setLid(lid, attrId, attrMod, data),
+        () => this.inner.getLid(lid, attrId, attrMod),
+      ),
     );
   }
   trap(lid: number, notice: Uint8Array): Promise<void> {
     return this.inner.trap(lid, notice);
   }
 
-  private async get(op: () => Promise<Uint8Array>): Promise<Uint8Array> {
+  /** A Get whose first try failed with `e`: the retry rounds, then counted and thrown. */
+  private async getFailed(e: unknown, op: () => Promise<Uint8Array>): Promise<Uint8Array> {
     try {
-      return await this.retry(op);
-    } catch (e) {
-      this.count(e);
-      throw e;
+      return await this.retryAfter(e, op);
+    } catch (x) {
+      this.count(x);
+      throw x;
     }
   }
 
-  private async set(attr: number, data: Uint8Array, op: () => Promise<Uint8Array>, read: () => Promise<Uint8Array>): Promise<Uint8Array> {
+  /** A Set whose first try failed with `e0`: the retry rounds, then the Get that may find it done. */
+  private async setFailed(e0: unknown, attr: number, data: Uint8Array, op: () => Promise<Uint8Array>, read: () => Promise<Uint8Array>): Promise<Uint8Array> {
     try {
-      return await this.retry(op);
+      return await this.retryAfter(e0, op);
     } catch (e) {
       if (!isFabricFailure(e)) throw e;
       // The Set may have landed (its answer lost); a refused retry may mean "already there".
       let cur: Uint8Array | undefined;
       try {
-        cur = await this.retry(read);
+        cur = await attempt(read).then(undefined, (x: unknown) => this.retryAfter(x, read));
       } catch {
         /* unreadable: the Set's failure stands */
       }
@@ -136,25 +170,36 @@ export class RetryingSmp implements SmpClient {
     }
   }
 
-  /** `op`, tried again after a doubling pause while it times out or the SMA says BUSY. */
-  private async retry(op: () => Promise<Uint8Array>): Promise<Uint8Array> {
+  /** After a try failed with `e`: `op` tried again after a doubling pause while it times out or
+   * the SMA says BUSY, up to `rounds` more times. */
+  private async retryAfter(e: unknown, op: () => Promise<Uint8Array>): Promise<Uint8Array> {
     let wait = this.backoffMs;
     for (let round = 0; ; round++) {
-      try {
-        const r = await op();
-        if (round > 0) this.recovered++;
-        return r;
-      } catch (e) {
-        const again = e instanceof MadTimeoutError || (e instanceof MadStatusError && (e.status & BUSY) !== 0);
-        if (!again || round >= this.rounds) throw e;
-      }
+      const again = e instanceof MadTimeoutError || (e instanceof MadStatusError && (e.status & BUSY) !== 0);
+      if (!again || round >= this.rounds) throw e;
       await new Promise<void>((r) => this.clock.setTimeout(r, wait));
       wait *= 2;
+      try {
+        const r = await op();
+        this.recovered++;
+        return r;
+      } catch (x) {
+        e = x;
+      }
     }
   }
 
   private count(e: unknown): void {
     if (e instanceof MadTimeoutError) this.failures.timeout++;
     else if (e instanceof MadStatusError) this.failures.status++;
+  }
+}
+
+/** `op()`, a synchronous throw of it as a rejection. */
+function attempt(op: () => Promise<Uint8Array>): Promise<Uint8Array> {
+  try {
+    return op();
+  } catch (e) {
+    return Promise.reject(e);
   }
 }

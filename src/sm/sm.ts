@@ -236,6 +236,7 @@ export class SubnetManager {
 
   stop(): void {
     this.stopped = true;
+    this.local.forget(); // no idle-time re-route rehearsal after a stop (--once exits at once)
     this.ctl.handle({ type: 'stop' }, this.o.clock.now());
     this.disarm();
     this.waiters = [];

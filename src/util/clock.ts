@@ -15,11 +15,17 @@ export interface Clock {
   defer(fn: () => void): void;
 }
 
+/** Real time starts at 0 when this module loads (as performance.now starts near 0). */
+const HR0 = process.hrtime();
+
 export class RealClock implements Clock {
   private next = 1;
   private readonly timers = new Map<number, NodeJS.Timeout>();
   now(): number {
-    return performance.now();
+    // process.hrtime, not performance.now: the `performance` global loads node:perf_hooks on
+    // first use (start-up, issue #16), and each call costs about twice as much.
+    const t = process.hrtime();
+    return (t[0] - HR0[0]) * 1e3 + (t[1] - HR0[1]) / 1e6;
   }
   setTimeout(fn: () => void, ms: number): TimerHandle {
     const id = this.next++;

@@ -1,25 +1,61 @@
 /** Run async jobs produced lazily by an iterator with at most `limit` in flight: a programming step
  * of 300k SMPs never holds 300k requests (and their buffers and promises) at once. Rejects with the
- * first error, after letting the jobs in flight settle. */
-export async function pump(jobs: Iterator<() => Promise<unknown>> | Iterable<() => Promise<unknown>>, limit: number): Promise<void> {
+ * first error, after letting the jobs in flight settle.
+ *
+ * Callback-driven (one `then` per job, two handlers for the whole run) rather than `limit` async
+ * workers: an await per job in a worker cost an async frame and promise reactions per SMP. */
+export function pump(jobs: Iterator<() => Promise<unknown>> | Iterable<() => Promise<unknown>>, limit: number): Promise<void> {
   const it = Symbol.iterator in jobs ? (jobs as Iterable<() => Promise<unknown>>)[Symbol.iterator]() : (jobs as Iterator<() => Promise<unknown>>);
-  let failed: unknown;
-  let failedSet = false;
-  const worker = async (): Promise<void> => {
-    for (;;) {
-      if (failedSet) return;
-      const n = it.next();
-      if (n.done) return;
-      try {
-        await n.value();
-      } catch (e) {
-        if (!failedSet) {
-          failedSet = true;
-          failed = e;
+  const max = Math.max(1, limit);
+  return new Promise<void>((resolve, reject) => {
+    let failed: unknown;
+    let failedSet = false;
+    let exhausted = false;
+    let active = 0;
+    let starting = false;
+    const fail = (e: unknown): void => {
+      if (!failedSet) {
+        failedSet = true;
+        failed = e;
+      }
+    };
+    const onDone = (): void => {
+      active--;
+      fill();
+    };
+    const onError = (e: unknown): void => {
+      fail(e);
+      onDone();
+    };
+    function fill(): void {
+      if (starting) return; // a job that settled synchronously while fill() was starting jobs
+      starting = true;
+      while (!failedSet && !exhausted && active < max) {
+        let n: IteratorResult<() => Promise<unknown>>;
+        try {
+          n = it.next();
+        } catch (e) {
+          fail(e);
+          break;
+        }
+        if (n.done) {
+          exhausted = true;
+          break;
+        }
+        active++;
+        try {
+          Promise.resolve(n.value()).then(onDone, onError);
+        } catch (e) {
+          fail(e);
+          active--;
         }
       }
+      starting = false;
+      if (active === 0 && (failedSet || exhausted)) {
+        if (failedSet) reject(failed);
+        else resolve();
+      }
     }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, limit) }, worker));
-  if (failedSet) throw failed;
+    fill();
+  });
 }

@@ -16,8 +16,8 @@ import { NoticeSmp } from './notice.js';
 /** Names of all values of a bit mask of `width` bits: set flags joined with " or ". */
 function flagNames(width: number, flags: readonly (readonly [number, string])[], suffix?: (v: number) => string): Record<number, string> {
   const out: Record<number, string> = {};
+  const known = flags.reduce((m, [bit]) => m | bit, 0);
   for (let v = 0; v < 2 ** width; v++) {
-    const known = flags.reduce((m, [bit]) => m | bit, 0);
     const set = flags.filter(([bit]) => (v & bit) !== 0).map(([, n]) => n);
     let s = set.join(' or ');
     if (v === 0 || (v & ~known) !== 0) s = (s ? s + ' or ' : '') + `undefined (${v})`;

@@ -1,0 +1,24 @@
+/** The process's own stdout and stderr for the commands, each made only when first used: making
+ * the stream of a pipe loads node:net and node:stream (10-20 ms of start-up), which `ibsm run`
+ * never needs (it logs with writeSync to fd 2, util/log.ts). */
+import { fstatSync } from 'node:fs';
+
+export const PROCESS_IO = {
+  get stdout(): NodeJS.WriteStream {
+    return process.stdout;
+  },
+  get stderr(): NodeJS.WriteStream {
+    return process.stderr;
+  },
+};
+
+/** Whether fd 2 is a terminal, without making process.stderr when it is a pipe or a file: only a
+ * character device can be a terminal, and only then is the stream asked. */
+export function stderrIsTty(): boolean {
+  try {
+    if (!fstatSync(2).isCharacterDevice()) return false;
+  } catch {
+    return false;
+  }
+  return process.stderr.isTTY === true;
+}

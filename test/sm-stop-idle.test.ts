@@ -1,0 +1,22 @@
+/** `run --once` exits as soon as the subnet is up: a stop right after SUBNET UP leaves none of the
+ * SM's idle-time work to run (the re-route rehearsal of sm/local-sweep.ts, which on a 432-host
+ * fabric kept the process ~0.5 s past SUBNET UP); without the stop, that work runs. */
+import { describe, expect, it } from 'vitest';
+import { loadFabricSpec } from '../src/model/load.js';
+import { smRig } from './helpers/sm-rig.js';
+
+describe('a stop right after SUBNET UP', () => {
+  it('cancels the idle-time re-route rehearsal, which runs when the SM is not stopped', async () => {
+    for (const stop of [false, true]) {
+      const r = smRig(loadFabricSpec('gen:fattree2:leaves=4,spines=2,hosts=3'), { sm: { sweepIntervalMs: 0 } });
+      // As `run --once` does: the stop follows start()'s resolution at once.
+      await r.clock.runUntil(
+        r.sm.start().then(() => stop && r.sm.stop()),
+        30_000,
+      );
+      await r.clock.advanceAsync(1000);
+      expect(r.lines('incremental re-route rehearsed').length, stop ? 'stopped' : 'running').toBe(stop ? 0 : 1);
+      r.sm.stop();
+    }
+  });
+});
