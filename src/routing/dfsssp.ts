@@ -86,8 +86,8 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
   const caK = new Float64Array(nSw); // k → CAs on that switch
   const cost = new Float64Array(nSw); // by k
   const chosenQ = new Int32Array(nSw); // k → candidate taken (when listed)
-  const chosenE = new Int32Array(nSw); // k → link taken
-  const chosenK = new Int32Array(nSw); // k → the next switch's k
+  const chosenE = new Int32Array(nSw); // k → link taken (T's only LID)
+  const chosenK = new Int32Array(nSw); // k → the next switch's k (T's only LID)
   const acc = new Float64Array(nSw); // k → CA sources behind
   const candLo = new Int32Array(nSw + 1);
   const candE = new Int32Array(nE);
@@ -188,10 +188,7 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
             }
             cost[k] = bestC;
             chosenQ[k] = best;
-            const e = candE[best]!;
-            chosenE[k] = e;
-            chosenK[k] = candK[best]!;
-            portBuf[k * nLid + j] = adjPort[e]!;
+            portBuf[k * nLid + j] = adjPort[candE[best]!]!;
           }
         } else {
           for (let k = 1; k < reach; k++) {
@@ -211,10 +208,7 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
             }
             cost[k] = bestC;
             chosenQ[k] = best;
-            const e = candE[best]!;
-            chosenE[k] = e;
-            chosenK[k] = candK[best]!;
-            portBuf[k * nLid + j] = adjPort[e]!;
+            portBuf[k * nLid + j] = adjPort[candE[best]!]!;
           }
         }
         same = ep.isSwitch && !rand;
@@ -223,17 +217,28 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
         acc.set(caK.subarray(0, reach));
         const usage = !ep.isSwitch;
         if (usage) routed = true;
-        for (let k = reach - 1; k >= 1; k--) {
-          const kr = chosenK[k]!;
-          const a = acc[k]!;
-          if (usage) {
-            if (list) candW[chosenQ[k]!]! += a;
-            else weight[chosenE[k]!]! += a;
+        if (list) {
+          for (let k = reach - 1; k >= 1; k--) {
+            const q = chosenQ[k]!;
+            const kr = candK[q]!;
+            const a = acc[k]!;
+            if (usage) candW[q]! += a;
+            if (kr === 0 || a === 0) continue;
+            acc[kr]! += a;
+            const di = depStart[candE[q]!]! - adjStart[order[kr]!]! + candE[chosenQ[kr]!]!;
+            bits[di >>> 5]! |= 1 << (di & 31);
           }
-          if (kr === 0 || a === 0) continue;
-          acc[kr]! += a;
-          const di = depStart[chosenE[k]!]! - adjStart[order[kr]!]! + chosenE[kr]!;
-          bits[di >>> 5]! |= 1 << (di & 31);
+        } else {
+          // T's only LID, routed by the breadth-first pass (candidates not listed).
+          for (let k = reach - 1; k >= 1; k--) {
+            const kr = chosenK[k]!;
+            const a = acc[k]!;
+            if (usage) weight[chosenE[k]!]! += a;
+            if (kr === 0 || a === 0) continue;
+            acc[kr]! += a;
+            const di = depStart[chosenE[k]!]! - adjStart[order[kr]!]! + chosenE[kr]!;
+            bits[di >>> 5]! |= 1 << (di & 31);
+          }
         }
       }
     }
