@@ -7,13 +7,20 @@
  *    1 + routes already placed on each directed link), then the usage is updated with the number of
  *    CA sources whose route now crosses each link. LIDs of one port (LMC) are routed one after the
  *    other and so spread over different links.
- * 2. Layers: every (source switch, destination LID) path starts in layer 0. While the channel
- *    dependency graph (CDG) of a layer has a cycle, the dependency on that cycle used by the fewest
- *    paths is broken by moving all its paths of that layer to the next layer. The layer of a path is
- *    its SL; SL i maps to VL i on every port. More layers than maxVls → RoutingNotApplicable.
+ * 2. Layers (dfsssp-layers.ts): every (source switch, destination LID) path starts in layer 0.
+ *    While the channel dependency graph (CDG) of a layer has a cycle, the dependency on that cycle
+ *    used by the fewest paths is broken by moving all its paths of that layer to the next layer.
+ *    The layer of a path is its SL; SL i maps to VL i on every port. More layers than maxVls →
+ *    RoutingNotApplicable. Layer 0's dependencies are collected while routing (a bit set, from
+ *    each LID's tree of paths); when they form no cycle (fat trees) nothing is counted or moved.
+ *
+ * Cost: per destination switch one breadth-first pass, per LID one DP over the switches' links
+ * one hop nearer (typed arrays, no per-route objects); O(LIDs × links) time, O(links + switches ×
+ * LIDs of one switch) memory besides the tables.
  */
 import type { Fabric } from '../model/fabric.js';
-import { bfsSwitches, emptyLfts, indexFabric, lftMap, rng, swName } from './graph.js';
+import { emptyLfts, indexFabric, lftMap, rng, type FabricIndex } from './graph.js';
+import { assignLayers, cdgAcyclic, dependencyStarts, type Layers } from './dfsssp-layers.js';
 import { checkLmc } from './minhop.js';
 import { identitySl2Vl, RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
 
@@ -22,281 +29,31 @@ export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult
   const maxVls = opts.maxVls ?? 8;
   if (!Number.isInteger(maxVls) || maxVls < 1 || maxVls > 15) throw new RoutingNotApplicable('dfsssp', `maxVls must be 1..15, got ${maxVls}`);
   const ix = indexFabric(fabric);
-  const { nSw, adjStart, adjSw, adjPort, ends, maxLid, caCount } = ix;
-  const nE = adjStart[nSw]!;
-  const W = ix.maxPorts + 1;
   const lfts = emptyLfts(ix);
   const rand = opts.seed !== undefined ? rng(opts.seed) : undefined;
   const notes = [...ix.warnings];
+  const depStart = dependencyStarts(ix);
+  const dep0 = balancedPaths(ix, lfts, depStart, rand);
+  // Layer 0 without a credit loop (fat trees): every path stays there. Otherwise the layers are
+  // built from the tables' dependency counts.
+  let layers: Layers | undefined;
+  if (!cdgAcyclic(ix, depStart, dep0)) layers = assignLayers(ix, lfts, depStart, maxVls);
+  const vlsUsed = layers?.vlsUsed ?? 1;
+  notes.push(`${vlsUsed} layer(s) used of ${maxVls}; ${layers?.cyclesBroken ?? 0} credit loop(s) broken by moving ${layers?.moved ?? 0} path(s) to higher layers`);
 
-  // ---- 1. balanced shortest paths ----
-  const weight = new Float64Array(nE).fill(1);
-  const dist = new Int32Array(nSw);
-  const order = new Int32Array(nSw);
-  const cost = new Float64Array(nSw);
-  const choice = new Int32Array(nSw);
-  const acc = new Float64Array(nSw);
-  const candLo = new Int32Array(nSw + 1);
-  const candE = new Int32Array(nE);
-  const candR = new Int32Array(nE);
-  let portBuf = new Uint8Array(0);
-  for (let T = 0; T < nSw; T++) {
-    if (ix.endsStart[T + 1]! === ix.endsStart[T]!) continue;
-    bfsSwitches(ix, T, dist, order); // order = BFS queue: increasing distance
-    let reach = 0;
-    for (let s = 0; s < nSw; s++) if (dist[s]! >= 0) reach++;
-    // Every reached switch's links one hop nearer to T (the same for all of T's LIDs).
-    let nc = 0;
-    for (let k = 1; k < reach; k++) {
-      const s = order[k]!;
-      const want = dist[s]! - 1;
-      candLo[k] = nc;
-      for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
-        const r = adjSw[e]!;
-        if (dist[r] !== want) continue;
-        candE[nc] = e;
-        candR[nc++] = r;
-      }
-    }
-    candLo[reach] = nc;
-    let nLid = 0;
-    for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) {
-      const ep = ends[ix.endsOfSw[i]!]!;
-      nLid += 1 << ep.lmc;
-    }
-    if (portBuf.length < nLid * nSw) portBuf = new Uint8Array(nLid * nSw);
-    let j = -1;
-    for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) {
-      const ei = ix.endsOfSw[i]!;
-      const ep = ends[ei]!;
-      for (let d = ep.lid; d < ep.lid + (1 << ep.lmc); d++) {
-        j++;
-        lfts[T]![d] = ep.swPort;
-        cost[T] = 0;
-        choice[T] = -1;
-        const pb = j * nSw;
-        for (let k = 1; k < reach; k++) {
-          const s = order[k]!;
-          let best = -1;
-          let bestC = Infinity;
-          let ties = 0;
-          for (let q = candLo[k]!, end = candLo[k + 1]!; q < end; q++) {
-            const e = candE[q]!;
-            const c = weight[e]! + cost[candR[q]!]!;
-            if (c < bestC) {
-              bestC = c;
-              best = e;
-              ties = 1;
-            } else if (c === bestC && rand) {
-              ties++;
-              if (rand() * ties < 1) best = e;
-            }
-          }
-          cost[s] = bestC;
-          choice[s] = best;
-          portBuf[pb + s] = adjPort[best]!;
-        }
-        if (ep.isSwitch) continue;
-        // Usage update: CA sources behind each switch (farthest first).
-        for (let k = 0; k < reach; k++) acc[order[k]!] = caCount[order[k]!]! - (order[k] === T ? 1 : 0);
-        for (let k = reach - 1; k >= 1; k--) {
-          const s = order[k]!;
-          const e = choice[s]!;
-          weight[e]! += acc[s]!;
-          acc[adjSw[e]!]! += acc[s]!;
-        }
-      }
-    }
-    // The LFT entries of T's LIDs, switch by switch (T's LIDs are near each other in every table).
-    for (let k = 1; k < reach; k++) {
-      const s = order[k]!;
-      const t = lfts[s]!;
-      let jj = 0;
-      for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) {
-        const ep = ends[ix.endsOfSw[i]!]!;
-        for (let d = ep.lid; d < ep.lid + (1 << ep.lmc); d++) t[d] = portBuf[jj++ * nSw + s]!;
-      }
-    }
-  }
-
-  // ---- 2. layers ----
-  const srcIdx = new Int32Array(nSw).fill(-1);
-  const srcSw: number[] = [];
-  for (let s = 0; s < nSw; s++) if (caCount[s]! > 0) srcIdx[s] = srcSw.push(s) - 1;
-  const nSrc = srcSw.length;
-  const L = maxLid + 1;
-  const layer = new Uint8Array(nSrc * L);
-  const destSw = new Int32Array(L).fill(-1);
-  for (const ep of ends) if (ep.sw >= 0) for (let d = ep.lid; d < ep.lid + (1 << ep.lmc); d++) destSw[d] = ep.sw;
-  const depStart = new Int32Array(nE + 1);
-  for (let e = 0; e < nE; e++) depStart[e + 1] = depStart[e]! + (adjStart[adjSw[e]! + 1]! - adjStart[adjSw[e]!]!);
-  const depCnt: Int32Array[] = [new Int32Array(depStart[nE]!)];
-  const entryOf = (s: number, d: number): number => ix.portEntry[s * W + lfts[s]![d]!]!;
-
-  /** Walk the path of (source switch s → d), adding `delta` to its dependencies in layer `l`. */
-  const walk = (s: number, d: number, l: number, delta: number): void => {
-    const T = destSw[d]!;
-    if (s === T) return;
-    const cnt = depCnt[l]!;
-    let e1 = entryOf(s, d);
-    let x = adjSw[e1]!;
-    while (x !== T) {
-      const e2 = entryOf(x, d);
-      cnt[depStart[e1]! + (e2 - adjStart[x]!)]! += delta;
-      e1 = e2;
-      x = adjSw[e2]!;
-    }
-  };
-  for (let d = 1; d < L; d++) {
-    if (destSw[d]! < 0) continue;
-    for (let i = 0; i < nSrc; i++) walk(srcSw[i]!, d, 0, 1);
-  }
-
-  // Paths of layer l that use dependency (e1 → e2): move them to layer l + 1.
-  const passes = new Int8Array(nSw);
-  let moved = 0;
-  const movePaths = (l: number, e1: number, e2: number): void => {
-    if (l + 1 >= maxVls) {
-      throw new RoutingNotApplicable('dfsssp', `the routes need more than ${maxVls} virtual layers (VLs) to be free of credit loops (a cycle remains in layer ${l} through ${swName(ix, adjSw[e1]!)}); allow more VLs (maxVls, up to the data VLs the ports support) or use updn/ftree`);
-    }
-    if (!depCnt[l + 1]) depCnt[l + 1] = new Int32Array(depStart[nE]!);
-    const x = adjSw[e1]!;
-    let y = 0;
-    while (adjStart[y + 1]! <= e1) y++;
-    const p1 = adjPort[e1]!;
-    const p2 = adjPort[e2]!;
-    const lx = lfts[x]!;
-    const ly = lfts[y]!;
-    for (let d = 1; d < L; d++) {
-      if (ly[d] !== p1 || lx[d] !== p2 || destSw[d]! < 0) continue;
-      const T = destSw[d]!;
-      passes.fill(0); // 0 unknown, 1 passes through y→x, -1 does not
-      for (let i = 0; i < nSrc; i++) {
-        const s = srcSw[i]!;
-        if (layer[i * L + d] !== l) continue;
-        // Does the path from s go through y (then necessarily y→x)?
-        let c = s;
-        const trail: number[] = [];
-        let res = -1;
-        while (true) {
-          if (passes[c] !== 0) {
-            res = passes[c]!;
-            break;
-          }
-          if (c === y) {
-            res = 1;
-            break;
-          }
-          if (c === T) {
-            res = -1;
-            break;
-          }
-          trail.push(c);
-          c = adjSw[entryOf(c, d)]!;
-        }
-        for (const t of trail) passes[t] = res;
-        if (c === y) passes[y] = 1;
-        if (res !== 1) continue;
-        walk(s, d, l, -1);
-        walk(s, d, l + 1, 1);
-        layer[i * L + d] = l + 1;
-        moved++;
-      }
-    }
-  };
-
-  let cyclesBroken = 0;
-  const color = new Uint8Array(nE); // 0 white, 1 grey (on stack), 2 black
-  const stackV = new Int32Array(nE + 1);
-  const stackK = new Int32Array(nE + 1);
-  for (let l = 0; l < depCnt.length; l++) {
-    const cnt = depCnt[l]!;
-    color.fill(0);
-    for (let root = 0; root < nE; root++) {
-      if (color[root] !== 0) continue;
-      let sp = 0;
-      stackV[0] = root;
-      stackK[0] = 0;
-      color[root] = 1;
-      sp = 1;
-      while (sp > 0) {
-        const v = stackV[sp - 1]!;
-        const h = adjSw[v]!;
-        const deg = adjStart[h + 1]! - adjStart[h]!;
-        let k = stackK[sp - 1]!;
-        let descended = false;
-        let cycleAt = -1;
-        while (k < deg) {
-          const kk = k++;
-          if (cnt[depStart[v]! + kk]! <= 0) continue;
-          const w = adjStart[h]! + kk;
-          if (color[w] === 0) {
-            stackK[sp - 1] = k;
-            stackV[sp] = w;
-            stackK[sp] = 0;
-            color[w] = 1;
-            sp++;
-            descended = true;
-            break;
-          }
-          if (color[w] === 1) {
-            cycleAt = w;
-            break;
-          }
-        }
-        if (descended) continue;
-        if (cycleAt >= 0) {
-          // Cycle: stack from cycleAt to top, closing back to cycleAt. Break its weakest dependency.
-          let j = sp - 1;
-          while (stackV[j] !== cycleAt) j--;
-          let bestA = -1;
-          let bestB = -1;
-          let bestC = Infinity;
-          for (let q = j; q < sp; q++) {
-            const a = stackV[q]!;
-            const b = q + 1 < sp ? stackV[q + 1]! : cycleAt;
-            const c = cnt[depStart[a]! + (b - adjStart[adjSw[a]!]!)]!;
-            if (c < bestC) {
-              bestC = c;
-              bestA = a;
-              bestB = b;
-            }
-          }
-          if (!(bestC > 0)) throw new Error('dfsssp: internal error, a CDG cycle with an unused dependency');
-          movePaths(l, bestA, bestB);
-          cyclesBroken++;
-          // Dependencies were only removed from this layer, so finished (black) channels stay valid;
-          // restart the walk from this root with the path (grey) channels cleared.
-          for (let q = 0; q < sp; q++) color[stackV[q]!] = 0;
-          color[root] = 1;
-          stackV[0] = root;
-          stackK[0] = 0;
-          sp = 1;
-          continue;
-        }
-        stackK[sp - 1] = k;
-        color[v] = 2;
-        sp--;
-      }
-    }
-  }
-
-  let vlsUsed = 1;
-  for (let i = 0; i < layer.length; i++) if (layer[i]! + 1 > vlsUsed) vlsUsed = layer[i]! + 1;
-  notes.push(`${vlsUsed} layer(s) used of ${maxVls}; ${cyclesBroken} credit loop(s) broken by moving ${moved} path(s) to higher layers`);
-
+  const L = ix.maxLid + 1;
   const lidSw = new Int32Array(L).fill(-1);
-  for (const ep of ends) if (ep.sw >= 0) for (let d = ep.lid; d < ep.lid + (1 << ep.lmc); d++) lidSw[d] = ep.sw;
+  for (const ep of ix.ends) if (ep.sw >= 0) for (let d = ep.lid; d < ep.lid + (1 << ep.lmc); d++) lidSw[d] = ep.sw;
   const sl = (slid: number, dlid: number): number => {
-    if (slid < 0 || slid >= L || dlid < 0 || dlid >= L) return 0;
+    if (!layers || slid < 0 || slid >= L || dlid < 0 || dlid >= L) return 0;
     const s = lidSw[slid]!;
-    const i = s >= 0 ? srcIdx[s]! : -1;
-    return i >= 0 ? layer[i * L + dlid]! : 0;
+    const i = s >= 0 ? layers.srcIdx[s]! : -1;
+    return i >= 0 ? layers.layer[i * L + dlid]! : 0;
   };
   return {
     engine: 'dfsssp',
     lfts: lftMap(ix, lfts),
-    maxLid,
+    maxLid: ix.maxLid,
     sl,
     slBySourceSwitch: true,
     vlsUsed,
@@ -304,6 +61,207 @@ export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult
     deadlockFree: true,
     notes,
   };
+}
+
+/**
+ * Step 1: fills `lfts` with the balanced shortest paths; returns the dependencies of the routes
+ * of the source switches (those with CAs) as a bit set over the dependency index (depStart).
+ *
+ * Per destination switch T, one breadth-first pass numbers the reached switches by BFS position
+ * k (k = 0 is T), runs the DP of T's first LID (a switch's candidates, its links one hop nearer
+ * to T, are all numbered before it is scanned) and, when T has more LIDs, lists the candidates
+ * (q, grouped by k) with their current weights gathered into candW (written back to `weight`
+ * after T's LIDs): the DP of the next LIDs is then sequential over typed arrays. Switches only;
+ * T's end ports are reached by T's own entries. Ties break on the first candidate (adjacency
+ * order) or, seeded, at random.
+ */
+function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array, rand: (() => number) | undefined): Uint32Array {
+  const { nSw, adjStart, adjSw, adjPort, ends, caCount } = ix;
+  const nE = adjStart[nSw]!;
+  const bits = new Uint32Array((depStart[nE]! >>> 5) + 1);
+  const weight = new Float64Array(nE).fill(1);
+  const dist = new Int32Array(nSw);
+  const order = new Int32Array(nSw); // k → switch
+  const pos = new Int32Array(nSw); // switch → k
+  const caK = new Float64Array(nSw); // k → CAs on that switch
+  const cost = new Float64Array(nSw); // by k
+  const chosenQ = new Int32Array(nSw); // k → candidate taken (when listed)
+  const chosenE = new Int32Array(nSw); // k → link taken (T's only LID)
+  const chosenK = new Int32Array(nSw); // k → the next switch's k (T's only LID)
+  const acc = new Float64Array(nSw); // k → CA sources behind
+  const candLo = new Int32Array(nSw + 1);
+  const candE = new Int32Array(nE);
+  const candK = new Int32Array(nE);
+  const candW = new Float64Array(nE);
+  let portBuf = new Uint8Array(0); // k * nLid + j: the port of T's j-th LID on switch order[k]
+  let lidBuf = new Int32Array(0);
+  let runJ = new Int32Array(1);
+  let runLid = new Int32Array(0);
+  for (let T = 0; T < nSw; T++) {
+    if (ix.endsStart[T + 1]! === ix.endsStart[T]!) continue;
+    let nLid = 0;
+    for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) nLid += 1 << ends[ix.endsOfSw[i]!]!.lmc;
+    if (portBuf.length < nLid * nSw) portBuf = new Uint8Array(nLid * nSw);
+    if (lidBuf.length < nLid) {
+      lidBuf = new Int32Array(nLid);
+      runJ = new Int32Array(nLid + 1);
+      runLid = new Int32Array(nLid);
+    }
+    const list = nLid > 1;
+    dist.fill(-1);
+    dist[T] = 0;
+    order[0] = T;
+    pos[T] = 0;
+    cost[0] = 0;
+    let reach = 1;
+    let nc = 0;
+    for (let k = 0; k < reach; k++) {
+      const s = order[k]!;
+      const ds = dist[s]!;
+      candLo[k] = nc;
+      caK[k] = caCount[s]!;
+      let best = -1;
+      let bestC = Infinity;
+      let ties = 0;
+      for (let e = adjStart[s]!, end = adjStart[s + 1]!; e < end; e++) {
+        const r = adjSw[e]!;
+        const dr = dist[r]!;
+        if (dr < 0) {
+          dist[r] = ds + 1;
+          pos[r] = reach;
+          order[reach++] = r;
+          continue;
+        }
+        if (dr !== ds - 1) continue;
+        const kr = pos[r]!;
+        const w = weight[e]!;
+        const c = w + cost[kr]!;
+        if (c < bestC) {
+          bestC = c;
+          best = e;
+          ties = 1;
+        } else if (c === bestC && rand) {
+          ties++;
+          if (rand() * ties < 1) best = e;
+        }
+        if (list) {
+          if (best === e) chosenQ[k] = nc;
+          candE[nc] = e;
+          candK[nc] = kr;
+          candW[nc++] = w;
+        }
+      }
+      if (k === 0) continue;
+      cost[k] = bestC;
+      chosenE[k] = best;
+      chosenK[k] = pos[adjSw[best]!]!;
+      portBuf[k * nLid] = adjPort[best]!;
+    }
+    candLo[reach] = nc;
+    let j = -1;
+    let routed = false; // a CA LID of T was routed: weights changed
+    // A switch's own LID (first of T's) carries no traffic, so without random tie-breaks the next
+    // LID sees the same weights and takes the same paths: its ports are copied from this one's.
+    let same = false;
+    for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) {
+      const ep = ends[ix.endsOfSw[i]!]!;
+      for (let d = ep.lid; d < ep.lid + (1 << ep.lmc); d++) {
+        j++;
+        lidBuf[j] = d;
+        lfts[T]![d] = ep.swPort;
+        if (j === 0) {
+          // routed by the breadth-first pass
+        } else if (same) {
+          for (let k = 1; k < reach; k++) portBuf[k * nLid + j] = portBuf[k * nLid + j - 1]!;
+        } else if (!rand) {
+          for (let k = 1; k < reach; k++) {
+            const lo = candLo[k]!;
+            const hi = candLo[k + 1]!;
+            let best = lo;
+            let bestC = candW[lo]! + cost[candK[lo]!]!;
+            for (let q = lo + 1; q < hi; q++) {
+              const c = candW[q]! + cost[candK[q]!]!;
+              if (c < bestC) {
+                bestC = c;
+                best = q;
+              }
+            }
+            cost[k] = bestC;
+            chosenQ[k] = best;
+            portBuf[k * nLid + j] = adjPort[candE[best]!]!;
+          }
+        } else {
+          for (let k = 1; k < reach; k++) {
+            let best = -1;
+            let bestC = Infinity;
+            let ties = 0;
+            for (let q = candLo[k]!, end = candLo[k + 1]!; q < end; q++) {
+              const c = candW[q]! + cost[candK[q]!]!;
+              if (c < bestC) {
+                bestC = c;
+                best = q;
+                ties = 1;
+              } else if (c === bestC) {
+                ties++;
+                if (rand() * ties < 1) best = q;
+              }
+            }
+            cost[k] = bestC;
+            chosenQ[k] = best;
+            portBuf[k * nLid + j] = adjPort[candE[best]!]!;
+          }
+        }
+        same = ep.isSwitch && !rand;
+        // Farthest first: the CA sources behind each chosen link (added to its weight for a CA
+        // destination), and the dependencies of the links that carry a source's route.
+        acc.set(caK.subarray(0, reach));
+        const usage = !ep.isSwitch;
+        if (usage) routed = true;
+        if (list) {
+          for (let k = reach - 1; k >= 1; k--) {
+            const q = chosenQ[k]!;
+            const kr = candK[q]!;
+            const a = acc[k]!;
+            if (usage) candW[q]! += a;
+            if (kr === 0 || a === 0) continue;
+            acc[kr]! += a;
+            const di = depStart[candE[q]!]! - adjStart[order[kr]!]! + candE[chosenQ[kr]!]!;
+            bits[di >>> 5]! |= 1 << (di & 31);
+          }
+        } else {
+          // T's only LID, routed by the breadth-first pass (candidates not listed).
+          for (let k = reach - 1; k >= 1; k--) {
+            const kr = chosenK[k]!;
+            const a = acc[k]!;
+            if (usage) weight[chosenE[k]!]! += a;
+            if (kr === 0 || a === 0) continue;
+            acc[kr]! += a;
+            const di = depStart[chosenE[k]!]! - adjStart[order[kr]!]! + chosenE[kr]!;
+            bits[di >>> 5]! |= 1 << (di & 31);
+          }
+        }
+      }
+    }
+    if (routed && list) for (let q = 0; q < nc; q++) weight[candE[q]!] = candW[q]!;
+    // The LFT entries of T's LIDs, switch by switch (T's LIDs are near each other in every table).
+    // Runs of consecutive LIDs: runJ[r] .. runJ[r+1]-1 are LIDs runLid[r] ...
+    let nRun = 0;
+    for (let jj = 0; jj < nLid; jj++) {
+      if (jj > 0 && lidBuf[jj] === lidBuf[jj - 1]! + 1) continue;
+      runJ[nRun] = jj;
+      runLid[nRun++] = lidBuf[jj]!;
+    }
+    runJ[nRun] = nLid;
+    for (let k = 1; k < reach; k++) {
+      const t = lfts[order[k]!]!;
+      const pb = k * nLid;
+      for (let r = 0; r < nRun; r++) {
+        const off = runLid[r]! - runJ[r]! - pb;
+        for (let x = pb + runJ[r]!, end = pb + runJ[r + 1]!; x < end; x++) t[off + x] = portBuf[x]!;
+      }
+    }
+  }
+  return bits;
 }
 
 export const dfsssp: RoutingEngine = {
