@@ -20,7 +20,10 @@ export const C_DOWN = -6;
 /** LIDs per window (a power of two: windows are aligned), windows kept. */
 const WIN_SHIFT = 6;
 const WIN = 1 << WIN_SHIFT;
-const WINDOWS = 3;
+const WINDOWS = 4;
+/** Switches read together (16 entries of `win`: one cache line). */
+const BLOCK = 16;
+const EMPTY = new Uint8Array(0);
 
 export class LftWindows {
   /** The decoded entries: LID d of the window in slot k, switch x, at (k × WIN + d mod WIN) × nSw + x. */
@@ -37,8 +40,8 @@ export class LftWindows {
   private winClock = 0;
   private readonly isCaLid: Uint8Array;
   private readonly counted: Uint8Array;
-  /** Sum of bytes read ahead (kept so that the reads are not optimised away). */
-  private pf = 0;
+  /** The tables of the block of switches being read. */
+  private readonly tb: Uint8Array[] = new Array<Uint8Array>(BLOCK).fill(EMPTY);
 
   constructor(
     private readonly ix: FabricIndex,
@@ -80,38 +83,41 @@ export class LftWindows {
     return (slot * WIN + (d & (WIN - 1))) * this.nSw;
   }
 
+  /** Read LIDs d0 .. d0 + WIN − 1 into window `slot`, switches in blocks of BLOCK: each LID's
+   *  entries of a block go to one cache line of `win`, and a block touches BLOCK tables and WIN
+   *  lines of `win` (not WIN pages per switch). */
   private load(slot: number, d0: number): void {
-    const { nSw, W, code, win, lft, isCaLid, lidCount } = this;
+    const { nSw, W, code, win, lft, isCaLid, lidCount, tb } = this;
     const adjStart = this.ix.adjStart;
     const o = slot * WIN * nSw;
     const count = this.counted[d0 >>> WIN_SHIFT] === 0;
     this.counted[d0 >>> WIN_SHIFT] = 1;
-    let pf = 0;
-    for (let x = 0; x < nSw; x++) {
-      const t = lft[x];
-      // Start reading the next switch's table (another cache line, often another page).
-      const tn = lft[x + 1];
-      if (tn !== undefined && d0 < tn.length) pf += tn[d0]!;
-      const row = x * W;
-      if (t && d0 + WIN <= t.length) {
-        for (let j = 0, i = o + x; j < WIN; j++, i += nSw) {
-          const p = t[d0 + j]!;
-          win[i] = p < W ? code[row + p]! : p === 255 ? C_NO_ROUTE : C_BAD;
-        }
-      } else {
-        for (let j = 0, i = o + x; j < WIN; j++, i += nSw) {
-          const p = t && d0 + j < t.length ? t[d0 + j]! : 255;
-          win[i] = p < W ? code[row + p]! : p === 255 ? (t ? C_NO_ROUTE : C_NO_LFT) : C_BAD;
-        }
+    for (let x0 = 0; x0 < nSw; x0 += BLOCK) {
+      const x1 = Math.min(nSw, x0 + BLOCK);
+      let fast = true;
+      for (let x = x0; x < x1; x++) {
+        const t = lft[x];
+        if (!t || d0 + WIN > t.length) fast = false;
+        tb[x - x0] = t ?? EMPTY;
       }
-      if (!count) continue;
-      const e0 = adjStart[x]!;
-      for (let j = 0, i = o + x; j < WIN; j++, i += nSw) {
-        const c = win[i]!;
-        if (c >= 0 && isCaLid[d0 + j] === 1) lidCount[e0 + (c & 255)]!++;
+      for (let j = 0; j < WIN; j++) {
+        const d = d0 + j;
+        const ca = count && isCaLid[d] === 1;
+        for (let x = x0, i = o + j * nSw + x0; x < x1; x++, i++) {
+          const t = tb[x - x0]!;
+          let c: number;
+          if (fast) {
+            const p = t[d]!;
+            c = p < W ? code[x * W + p]! : p === 255 ? C_NO_ROUTE : C_BAD;
+          } else {
+            const p = d < t.length ? t[d]! : 255;
+            c = p < W ? code[x * W + p]! : p === 255 ? (lft[x] ? C_NO_ROUTE : C_NO_LFT) : C_BAD;
+          }
+          win[i] = c;
+          if (ca && c >= 0) lidCount[adjStart[x]! + (c & 255)]!++;
+        }
       }
     }
-    this.pf = pf;
   }
 
   /** The port byte of switch x's entry for d (255 when there is none). */
