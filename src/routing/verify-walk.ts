@@ -102,6 +102,8 @@ export class LidWalker {
   private readonly lids_: number[] = [];
   private readonly owners_: number[] = [];
   private rep_ = new Int32Array(0);
+  private twinTries = 0;
+  private twins = 0;
   private mult_ = new Int32Array(0);
   private readonly failList: Int32Array;
   private readonly stack: Int32Array;
@@ -263,7 +265,8 @@ export class LidWalker {
       }
     }
     const n = lids_.length;
-    if (this.o.sl || this.o.byPorts || n < 2) {
+    // Hashing costs a pass per LID: given up when 1,024 CA LIDs had no twin.
+    if (this.o.sl || this.o.byPorts || n < 2 || (this.twinTries >= 1024 && this.twins === 0)) {
       for (let i = 0; i < n; i++) this.walk(lids_[i]!, T, owners_[i]!, dist);
       return;
     }
@@ -277,6 +280,7 @@ export class LidWalker {
       const d = lids_[i]!;
       const dest = ends[owners_[i]!]!;
       if (dest.isSwitch) continue;
+      this.twinTries++;
       const h = this.wins.hashColumn(d);
       const cands = byHash.get(h);
       if (!cands) {
@@ -289,6 +293,7 @@ export class LidWalker {
       else {
         rep[i] = r;
         mult[r]!++;
+        this.twins++;
       }
     }
     const alone = new Uint8Array(n);
