@@ -2,7 +2,7 @@
 // Routing benchmark: time and peak memory per engine on generated fat trees of ~10,000 and
 // ~50,000 end ports, plus the verifier's time. Prints figures; asserts nothing.
 //
-//   npm run build && node scripts/bench/routing.mjs [--engines ftree,nue,torus,dfsssp,updn,minhop] [--sizes 10k,50k,SPEC] [--no-verify]
+//   npm run build && node scripts/bench/routing.mjs [--engines ftree,nue,torus,dfsssp,updn,minhop] [--sizes 10k,50k,SPEC] [--no-verify] [--repeat N]
 //
 // Goals (issue 17, printed beside the times): at 46,080 end ports ftree < 2 s, the deadlock-free
 // engines (nue, dfsssp, updn) < 15 s, verification < 5 s; at 11,664 the deadlock-free engines
@@ -10,7 +10,8 @@
 // time, "CPU ms" the process's user+system time for the same call (they differ when the machine
 // is shared; the load average is printed). Other sizes: any spec, e.g. gen:torus:12x12x12,hosts=8.
 //
-// Each (size, engine) runs in its own child process so peak RSS is per run.
+// Each (size, engine) runs in its own child process so peak RSS is per run; --repeat N runs it N
+// times (a fresh child each) and prints the median of each figure (the machine is often shared).
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
@@ -88,9 +89,14 @@ const engines = opt('--engines', 'ftree,nue,torus,dfsssp,updn,minhop').split(','
 // Comma-separated; a generator spec's own commas do not split (a new item starts at a size name or gen:).
 const sizes = opt('--sizes', '10k,50k').split(/,(?=10k(?:,|$)|50k(?:,|$)|gen:)/);
 const verify = !args.includes('--no-verify');
+const repeat = Math.max(1, Number(opt('--repeat', '1')) || 1);
+const median = (xs) => {
+  const v = xs.filter((x) => typeof x === 'number').sort((a, b) => a - b);
+  return v.length === 0 ? undefined : v[Math.floor((v.length - 1) / 2)];
+};
 const fmt = (n, d = 0) => (n === undefined ? '-' : n.toFixed(d));
 const { loadavg } = await import('node:os');
-console.log(`routing benchmark (node ${process.version}); one child process per run; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+console.log(`routing benchmark (node ${process.version}); one child process per run${repeat > 1 ? `, medians of ${repeat} runs` : ''}; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
 // The issue's goals (ms) by size and engine; verification's goal is at 46,080 only.
 const GOALS = {
   '10k': { nue: 3000, dfsssp: 3000, updn: 3000 },
@@ -101,12 +107,19 @@ console.log(['size', 'engine', 'switches', 'end ports', 'route ms', 'route goal'
 for (const size of sizes) {
   const spec = SIZES[size] ?? size;
   for (const engine of engines) {
-    const r = spawnSync(process.execPath, ['--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', spec, engine, verify ? '1' : '0'], { encoding: 'utf8', maxBuffer: 1 << 20 });
-    if (r.status !== 0) {
-      console.log(`${size} | ${engine} | failed: ${((r.stderr || r.stdout).split('\n').find((l) => /Error/.test(l)) ?? (r.stderr || r.stdout).trim().split('\n').pop()).trim()}`);
+    const runs = [];
+    let failed;
+    for (let k = 0; k < repeat && !failed; k++) {
+      const r = spawnSync(process.execPath, ['--max-old-space-size=16384', fileURLToPath(import.meta.url), '--child', spec, engine, verify ? '1' : '0'], { encoding: 'utf8', maxBuffer: 1 << 20 });
+      if (r.status !== 0) failed = ((r.stderr || r.stdout).split('\n').find((l) => /Error/.test(l)) ?? (r.stderr || r.stdout).trim().split('\n').pop()).trim();
+      else runs.push(JSON.parse(r.stdout));
+    }
+    if (failed) {
+      console.log(`${size} | ${engine} | failed: ${failed}`);
       continue;
     }
-    const o = JSON.parse(r.stdout);
+    const o = { ...runs[0] };
+    for (const k of ['loadMs', 'routeMs', 'routeCpuMs', 'heapDeltaMB', 'peakRssMB', 'verifyMs', 'verifyCpuMs']) o[k] = median(runs.map((x) => x[k]));
     if (o.notApplicable) {
       console.log(`${size} | ${engine} | not applicable: ${o.notApplicable}`);
       continue;

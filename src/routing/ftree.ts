@@ -242,7 +242,8 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
         const r = adjSw[e]!;
         if (dist[r] === want && ancStamp[r] === ep) {
           candPort[k] = adjPort[e]!;
-          cand[k++] = e;
+          if (weighted) cand[k] = e;
+          k++;
         }
       }
       candHi[s] = k;
@@ -261,7 +262,8 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
         }
         if (dp === best) {
           candPort[k] = upPort[j]!;
-          cand[k++] = upList[j]!;
+          if (weighted) cand[k] = upList[j]!;
+          k++;
         }
       }
       dist[s] = best + 1; // best ≥ 0: s was reached from a parent that has a distance
@@ -366,11 +368,12 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
       off += p.length;
     }
   };
+  /** The port switch s takes for destination index i. */
   const pick = (s: number, i: number): number => {
     const a = candLo[s]!;
     const W = weighted ? seqHi[s]! - seqLo[s]! : 0;
-    if (W > 0) return cand[a + seq[seqLo[s]! + ((i + sigma[s]!) % W)]!]!;
-    return cand[a + ((i + sigma[s]!) % (candHi[s]! - a))]!;
+    if (W > 0) return candPort[a + seq[seqLo[s]! + ((i + sigma[s]!) % W)]!]!;
+    return candPort[a + ((i + sigma[s]!) % (candHi[s]! - a))]!;
   };
   /** Route the LIDs of T (lids[j] delivered on ports[j]); CA LIDs take consecutive destination
    *  indices, a switch LID (no data traffic) the next one without advancing. Switch by switch,
@@ -393,7 +396,7 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
       if (nc <= 0) continue;
       const t = lfts[s]!;
       if (weighted && seqHi[s]! > seqLo[s]!) {
-        for (let j = 0; j < n; j++) t[lids[j]!] = adjPort[pick(s, i0 + j)]!;
+        for (let j = 0; j < n; j++) t[lids[j]!] = pick(s, i0 + j);
         continue;
       }
       // pick(s, i0 + j) without the division per entry.
@@ -501,7 +504,7 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     swBuf[o + ep.sw] = 0;
     for (let i = 0; i < nR; i++) {
       const x = rList[i]!;
-      if (candHi[x]! > candLo[x]!) swBuf[o + x] = adjPort[pick(x, index)]!;
+      if (candHi[x]! > candLo[x]!) swBuf[o + x] = pick(x, index);
     }
     if (copyFrom >= 0) {
       for (let x = 0; x < nSw; x++) if (inR[x] !== tEpoch) swBuf[o + x] = lfts[x]![copyFrom]!;

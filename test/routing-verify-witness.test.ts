@@ -1,0 +1,133 @@
+// The verifier's figures against an independent witness: every (source CA port, destination LID)
+// route followed hop by hop through the LFTs (no in-trees, no windows, no sharing between LIDs).
+// The trees are oversubscribed (more hosts than up links per leaf), so that several CA LIDs of a
+// leaf have the same entries at every switch, which the verifier walks once for all of them
+// (routing/verify-walk.ts walkSwitch) — and the faults planted here break some of those groups.
+import { describe, expect, it } from 'vitest';
+import type { Fabric } from '../src/model/fabric.js';
+import { isSwitch } from '../src/model/fabric.js';
+import { getEngine, verifyRoutes } from '../src/routing/index.js';
+import { fabricWithLids } from './helpers/routing-checks.js';
+
+interface Witness {
+  pairs: number;
+  unreachable: number;
+  hopMax: number;
+  hopSum: number;
+  reached: number;
+  /** Routes per directed switch-to-switch link ("node:port"). */
+  links: Map<string, number>;
+}
+
+function witness(f: Fabric, lfts: ReadonlyMap<number, Uint8Array>): Witness {
+  const w: Witness = { pairs: 0, unreachable: 0, hopMax: 0, hopSum: 0, reached: 0, links: new Map() };
+  const cas: Array<{ node: number; port: number; lid: number; lmc: number }> = [];
+  f.nodes.forEach((n, i) => {
+    if (isSwitch(n)) return;
+    n.ports.forEach((p, pi) => p?.peer && p.lid && cas.push({ node: i, port: pi, lid: p.lid, lmc: p.lmc ?? 0 }));
+  });
+  const nSw = f.nodes.filter(isSwitch).length;
+  // Switch LIDs as destinations too (node −1, port = the switch's node index).
+  const dests = [...cas, ...f.nodes.flatMap((n, i) => (isSwitch(n) && n.ports[0]?.lid ? [{ node: -1, port: i, lid: n.ports[0].lid, lmc: 0 }] : []))];
+  for (const dst of dests) {
+    for (let d = dst.lid; d < dst.lid + (1 << dst.lmc); d++) {
+      for (const src of cas) {
+        if (src === dst) continue;
+        w.pairs++;
+        let x = f.nodes[src.node]!.ports[src.port]!.peer!.node;
+        let hops = 1;
+        const used: string[] = [];
+        let ok = false;
+        for (let step = 0; step <= nSw; step++) {
+          const p = lfts.get(x)?.[d] ?? 255;
+          if (p === 0) {
+            ok = dst.node < 0 && x === dst.port;
+            break;
+          }
+          const peer = p === 255 || p === 0 ? undefined : f.nodes[x]!.ports[p]?.peer;
+          if (!peer) break;
+          hops++;
+          if (!isSwitch(f.nodes[peer.node]!)) {
+            ok = peer.node === dst.node && peer.port === dst.port;
+            break;
+          }
+          used.push(`${x}:${p}`);
+          x = peer.node;
+        }
+        if (!ok) {
+          w.unreachable++;
+          continue;
+        }
+        if (dst.node < 0) continue; // a switch LID: reachability only
+        w.reached++;
+        w.hopSum += hops;
+        w.hopMax = Math.max(w.hopMax, hops);
+        for (const k of used) w.links.set(k, (w.links.get(k) ?? 0) + 1);
+      }
+    }
+  }
+  return w;
+}
+
+function compare(f: Fabric, lfts: ReadonlyMap<number, Uint8Array>): void {
+  const v = verifyRoutes(f, lfts, { maxFailures: 1000 });
+  const w = witness(f, lfts);
+  expect(v.pairs).toBe(w.pairs);
+  expect(v.hops.max).toBe(w.hopMax);
+  expect(v.hops.mean).toBeCloseTo(w.hopSum / w.reached, 9);
+  const loads = [...w.links.values()];
+  expect(v.linkLoad.max).toBe(Math.max(0, ...loads));
+  expect(v.linkLoad.mean * v.linkLoad.links).toBeCloseTo(loads.reduce((a, b) => a + b, 0), 6);
+  expect(v.unreachablePairs).toBe(w.unreachable);
+  if (w.unreachable > 0) expect(v.ok).toBe(false);
+  else expect(v.ok).toBe(true);
+}
+
+const cloneLfts = (m: ReadonlyMap<number, Uint8Array>): Map<number, Uint8Array> => new Map([...m].map(([k, t]) => [k, Uint8Array.from(t)]));
+const byDesc = (f: Fabric, d: string): number => f.nodes.findIndex((n) => n.desc === d);
+const portTo = (f: Fabric, a: number, b: number): number => f.nodes[a]!.ports.findIndex((p) => p?.peer?.node === b);
+const caLids = (f: Fabric, leaf: number): number[] =>
+  f.nodes[leaf]!.ports.flatMap((p) => (p?.peer && !isSwitch(f.nodes[p.peer.node]!) ? [f.nodes[p.peer.node]!.ports[p.peer.port]!.lid!] : []));
+
+describe('verifier against a hop-by-hop witness (oversubscribed fat trees: LIDs with identical columns)', () => {
+  for (const [spec, lmc] of [
+    ['gen:fattree2:leaves=6,spines=3,hosts=9', 0],
+    ['gen:fattree3:pods=4,leaves=4,spines=2,cores=2,hosts=6', 0],
+    ['gen:fattree2:leaves=4,spines=2,hosts=5', 1],
+  ] as const) {
+    const f = fabricWithLids(spec, lmc);
+    const r = getEngine('ftree').route(f, { lmc });
+    const leaf = byDesc(f, 'sw-l1-1');
+    const spine = byDesc(f, spec.startsWith('gen:fattree3') ? 'sw-l2-1' : 'sw-l2-0');
+    const lids = caLids(f, leaf);
+    const other = byDesc(f, 'sw-l1-0');
+
+    it(`${spec} lmc ${lmc}: clean tables`, () => compare(f, r.lfts));
+
+    it(`${spec} lmc ${lmc}: a spine without a forwarding table (every LID of a group fails alike)`, () => {
+      const t = cloneLfts(r.lfts);
+      t.delete(spine);
+      compare(f, t);
+      const v = verifyRoutes(f, t, { maxFailures: 10_000 });
+      // Each LID that fails is reported with its own LID.
+      const failing = new Set(v.failures.filter((x) => x.kind === 'no-lft').map((x) => x.dlid));
+      expect(failing.size).toBeGreaterThan(lids.length);
+    });
+
+    it(`${spec} lmc ${lmc}: entries missing for two LIDs of one leaf, a wrong port, a loop`, () => {
+      const t = cloneLfts(r.lfts);
+      t.get(other)![lids[0]!] = 255;
+      t.get(other)![lids[lids.length - 1]!] = 255;
+      // another leaf delivers lids[1] to one of its own hosts
+      const third = byDesc(f, 'sw-l1-2');
+      t.get(third)![lids[1]!] = f.nodes[third]!.ports.findIndex((p) => p?.peer && !isSwitch(f.nodes[p.peer.node]!));
+      // other → spine → other for lids[2]
+      t.get(other)![lids[2]!] = portTo(f, other, spine);
+      t.get(spine)![lids[2]!] = portTo(f, spine, other);
+      compare(f, t);
+      const v = verifyRoutes(f, t);
+      expect(v.loopLids).toBe(1);
+      expect(v.failures.filter((x) => x.kind === 'no-route').map((x) => x.dlid)).toEqual([lids[0], lids[lids.length - 1]]);
+    });
+  }
+});
