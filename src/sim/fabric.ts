@@ -25,7 +25,7 @@ import { NoticeType } from '../wire/notice.js';
 import { TransportError, type LocalPortInfo, type MadAddress } from '../transport/types.js';
 import { MAX_LINEAR_FDB_CAP } from './forwarding.js';
 import { refreshLink, type PortChange } from './link.js';
-import { buildSimNode, managementPort, portOwnsLid, type SimNode, type SimPort } from './node.js';
+import { buildSimNode, managementPort, portOwnsLid, PortStore, slotsOf, type SimNode, type SimPort } from './node.js';
 import { processSmp, type SmaHost } from './sma.js';
 import { portInfoValue } from './sma-port.js';
 import { switchInfoValue } from './sma-switch.js';
@@ -139,9 +139,14 @@ export class SimFabric implements SmaHost, EndpointHost {
       },
       this.opts,
     );
+    let slots = 0;
+    for (const fn of fabric.nodes) slots += slotsOf(fn);
+    const store = new PortStore(slots, this.opts.partitionCap);
+    let slot0 = 0;
     this.nodes = fabric.nodes.map((fn, idx) => {
       const caps = opts.rftSwitches?.has(fn.guid) ? { ...this.opts, linearFdbCap: 0, randomFdbCap: this.opts.randomFdbCap || 4096 } : this.opts;
-      const node = buildSimNode(fn, idx, caps, this.byPortGuid);
+      const node = buildSimNode(fn, idx, caps, this.byPortGuid, store, slot0);
+      slot0 += slotsOf(fn);
       if (!this.byGuid.has(fn.guid)) this.byGuid.set(fn.guid, node);
       if (!this.byDesc.has(fn.desc)) this.byDesc.set(fn.desc, node);
       return node;
