@@ -31,8 +31,8 @@ import { portInfoValue } from './sma-port.js';
 import { switchInfoValue } from './sma-switch.js';
 import { EndpointTable, type AttachOptions, type EndpointHost, type SimEndpoint } from './endpoint.js';
 import { SimFaults, type FaultConfig } from './faults.js';
-import { Scheduler } from './scheduler.js';
-import { DropError, newTransit, portKey, type Packet, type Target, type Transit } from './packet.js';
+import { Scheduler, type SimEvent } from './scheduler.js';
+import { DropError, newPacket, newTransit, portKey, type Packet, type Target, type Transit } from './packet.js';
 import { TrapSender } from './traps.js';
 import { Walker } from './walk.js';
 import { RouterPlane } from './router.js';
@@ -90,6 +90,8 @@ export class SimFabricError extends Error {
 }
 
 const ETIMEDOUT = 110;
+/** Where a directed-route MAD comes from, as an endpoint sees it (shared: never changed). */
+const DR_ADDRESS: MadAddress = Object.freeze({ lid: PERMISSIVE_LID, qpn: 0 });
 
 export class SimFabric implements SmaHost, EndpointHost {
   readonly nodes: SimNode[];
@@ -123,7 +125,7 @@ export class SimFabric implements SmaHost, EndpointHost {
       ...(opts.trapRepeatMs !== undefined ? { trapRepeatMs: opts.trapRepeatMs } : {}),
     };
     this.faults = new SimFaults(this.opts.seed, opts.faults);
-    const scheduler = (this.scheduler = new Scheduler(this.clock, this.opts.hopLatencyMs === 0));
+    const scheduler = (this.scheduler = new Scheduler(this.clock, this.opts.hopLatencyMs === 0, (ev) => this.arrived(ev)));
     this.walk = new Walker({
       stats: this.stats,
       faults: this.faults,
@@ -372,17 +374,9 @@ export class SimFabric implements SmaHost, EndpointHost {
     if (!Number.isInteger(addr.lid) || addr.lid < 0 || addr.lid > 0xffff) {
       throw new TransportError(`destination LID ${String(addr.lid)} is out of range 0..0xffff`, 'send');
     }
-    const pkt: Packet = {
-      buf,
-      slid: p.info.lid,
-      dlid: addr.lid,
-      sqpn: vl15 ? 0 : 1,
-      dqpn: addr.qpn,
-      vl15,
-      from: ep,
-      ...(this.opts.badPath === 'status' ? { original: buf.slice() } : {}),
-      ...(addr.grh ? { grh: { sgid: (p.info.gidPrefix << 64n) | p.guid, dgid: addr.grh.dgid, hopLimit: addr.grh.hopLimit ?? 0xff, trafficClass: addr.grh.trafficClass ?? 0, flowLabel: addr.grh.flowLabel ?? 0 } } : {}),
-    };
+    const pkt = newPacket(buf, p.info.lid, addr.lid, vl15 ? 0 : 1, addr.qpn, vl15, ep);
+    if (this.opts.badPath === 'status') pkt.original = buf.slice();
+    if (addr.grh) pkt.grh = { sgid: (p.info.gidPrefix << 64n) | p.guid, dgid: addr.grh.dgid, hopLimit: addr.grh.hopLimit ?? 0xff, trafficClass: addr.grh.trafficClass ?? 0, flowLabel: addr.grh.flowLabel ?? 0 };
     this.inject(n, ep.portNum, pkt, cls === MgmtClass.SubnDirected);
   }
 
@@ -480,16 +474,19 @@ export class SimFabric implements SmaHost, EndpointHost {
 
   /** Schedule the arrival of a packet at (node, port). `arrivalPort` is the physical port for switch port 0 deliveries. */
   private arrive(node: SimNode, port: number, target: Target, pkt: Packet, t: Transit, arrivalPort = port): void {
-    const run = (p: Packet): void => {
-      if (target === 'sma') this.atSma(node, arrivalPort, p);
-      else this.atAgent(node, node.isSwitch ? 0 : port, p);
-    };
-    this.scheduler.schedule(this.latency(t), () => run(pkt));
+    const sma = target === 'sma';
+    this.scheduler.scheduleArrival(this.latency(t), pkt, node, port, sma, arrivalPort);
     if (t.dup) {
       this.stats.duplicated++;
-      const copy = { ...pkt, buf: pkt.buf.slice() };
-      this.scheduler.schedule(this.latency(t) + this.opts.hopLatencyMs, () => run(copy));
+      this.scheduler.scheduleArrival(this.latency(t) + this.opts.hopLatencyMs, { ...pkt, buf: pkt.buf.slice() }, node, port, sma, arrivalPort);
     }
+  }
+
+  /** A scheduled arrival is due: the node's SMA or the agent at the port takes the packet. */
+  private arrived(ev: SimEvent): void {
+    const node = ev.node!;
+    if (ev.sma) this.atSma(node, ev.arrivalPort, ev.pkt!);
+    else this.atAgent(node, node.isSwitch ? 0 : ev.port, ev.pkt!);
   }
 
   private atSma(node: SimNode, inPort: number, pkt: Packet): void {
@@ -503,8 +500,7 @@ export class SimFabric implements SmaHost, EndpointHost {
       return;
     }
     const isDr = MadHeaderView.over(r.mad).mgmtClass === MgmtClass.SubnDirected;
-    const resp: Packet = { buf: r.mad, slid: mp.info.lid, dlid: pkt.slid, sqpn: 0, dqpn: pkt.sqpn, vl15: true };
-    this.inject(node, isDr ? inPort : mp.num, resp, isDr);
+    this.inject(node, isDr ? inPort : mp.num, newPacket(r.mad, mp.info.lid, pkt.slid, 0, pkt.sqpn, true), isDr);
   }
 
   private atAgent(node: SimNode, port: number, pkt: Packet): void {
@@ -531,7 +527,7 @@ export class SimFabric implements SmaHost, EndpointHost {
     this.stats.delivered++;
     const addr: MadAddress =
       MadHeaderView.over(b).mgmtClass === MgmtClass.SubnDirected
-        ? { lid: PERMISSIVE_LID, qpn: 0 }
+        ? DR_ADDRESS
         : { lid: pkt.slid, qpn: pkt.sqpn, qkey: 0, sl: 0, pkeyIndex: 0, ...(pkt.grh ? { grh: { dgid: pkt.grh.sgid, hopLimit: 0xff, trafficClass: pkt.grh.trafficClass, flowLabel: pkt.grh.flowLabel } } : {}) };
     ep.deliver({ data: b, addr, status: 0 });
   }
@@ -541,6 +537,6 @@ export class SimFabric implements SmaHost, EndpointHost {
     const resp = processPma(node, port, pkt.buf);
     if (!resp) return this.count('no agent');
     const from = node.isSwitch ? node.ports[0]! : node.ports[port]!;
-    this.inject(node, from.num, { buf: resp, slid: from.info.lid, dlid: pkt.slid, sqpn: 1, dqpn: pkt.sqpn, vl15: false }, false);
+    this.inject(node, from.num, newPacket(resp, from.info.lid, pkt.slid, 1, pkt.sqpn, false), false);
   }
 }

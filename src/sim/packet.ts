@@ -20,6 +20,11 @@ export interface Packet {
   probe?: ProbeSink;
 }
 
+/** A packet with every field present (one object shape on the MAD path, whatever it carries). */
+export function newPacket(buf: Uint8Array, slid: number, dlid: number, sqpn: number, dqpn: number, vl15: boolean, from?: SimEndpoint): Packet {
+  return { buf, slid, dlid, sqpn, dqpn, vl15, from, original: undefined, sl: undefined, grh: undefined, probe: undefined };
+}
+
 /** GRH fields the simulated routers read and rewrite. */
 export interface PacketGrh {
   sgid: bigint;
