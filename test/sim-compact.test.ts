@@ -26,7 +26,8 @@ function rig(opts: { linearFdbCap?: number } = {}) {
   const got: ReceivedMad[] = [];
   ep.onReceive((m) => got.push(m));
   let tid = 1;
-  const rpc = async (mad: Uint8Array): Promise<Uint8Array> => {
+  /** Send, run the clock, return the whole answer (status checked 0). */
+  const rpcFull = async (mad: Uint8Array): Promise<Uint8Array> => {
     setTidLow(mad, tid++);
     const before = got.length;
     ep.send(mad, { lid: 0xffff, qpn: 0 });
@@ -34,9 +35,10 @@ function rig(opts: { linearFdbCap?: number } = {}) {
     const r = got[before];
     if (!r) throw new Error('no answer');
     expect(SmpDrView.over(r.data).status).toBe(0);
-    return r.data.slice(64, 128);
+    return r.data.slice();
   };
-  return { sim, fabric, sw, rpc };
+  const rpc = async (mad: Uint8Array): Promise<Uint8Array> => (await rpcFull(mad)).slice(64, 128);
+  return { sim, fabric, sw, rpc, rpcFull };
 }
 
 describe('simulated LFT: one store per switch grown by blocks', () => {
@@ -172,5 +174,19 @@ describe('simulated PMA counters from the per-port packet columns', () => {
     sim.linkDown(sw, ext);
     expect(read(sim, sw, ext).linkDowned).toBe(1);
     expect(read(sim, peer.node, peer.port).linkDowned).toBe(1);
+  });
+});
+
+describe('simulated fabric request buffers', () => {
+  it('a request buffer handed back by the SMA is reused with nothing of the last request left in it', async () => {
+    const { rpcFull, fabric, sw } = rig();
+    const ext = fabric.nodes[sw]!.ports.findIndex((p, i) => i > 0 && p?.peer);
+    // a request through a neighbour (its paths fill bytes 128..255), answered: its buffer is spare
+    const far = await rpcFull(smpGetDr([ext], SmpAttr.NodeInfo));
+    expect(far.subarray(128).some((x) => x !== 0)).toBe(true);
+    // then a short MAD (header, M_Key, DR words, attribute; no paths): the hop-0 answer has zero paths
+    const near = await rpcFull(smpGetDr([], SmpAttr.NodeInfo).slice(0, 128));
+    expect(near.length).toBe(256);
+    expect(Array.from(near.subarray(128))).toEqual(new Array(128).fill(0));
   });
 });

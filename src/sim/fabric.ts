@@ -18,7 +18,7 @@ import { allocBytes } from '../util/slab.js';
 import { addCounts, processPma } from './pma.js';
 import type { PortCounterName } from '../wire/pma.js';
 import type { Fabric } from '../model/fabric.js';
-import { MadHeaderView, MgmtClass, NodeType, PERMISSIVE_LID, PortState, isResponse } from '../wire/mad.js';
+import { MAD_SIZE, MadHeaderView, MgmtClass, NodeType, PERMISSIVE_LID, PortState, isResponse } from '../wire/mad.js';
 import { setTidHigh } from '../wire/builders.js';
 import { PortCap, type PortInfo, type SwitchInfo } from '../wire/sma.js';
 import { NoticeType } from '../wire/notice.js';
@@ -90,6 +90,8 @@ export class SimFabricError extends Error {
 }
 
 const ETIMEDOUT = 110;
+/** Spare request buffers kept (more than the MADs an SM keeps in flight is never needed). */
+const MAX_SPARE_BUFFERS = 1024;
 /** Where a directed-route MAD comes from, as an endpoint sees it (shared: never changed). */
 const DR_ADDRESS: MadAddress = Object.freeze({ lid: PERMISSIVE_LID, qpn: 0 });
 
@@ -107,6 +109,8 @@ export class SimFabric implements SmaHost, EndpointHost {
   private readonly traps: TrapSender;
   private readonly walk: Walker;
   private closed = false;
+  /** Request buffers handed back by the SMAs that answered them, for the next sends. */
+  private readonly spare: Uint8Array[] = [];
   /** The routers and their tables (sim/router.ts). */
   readonly routers: RouterPlane;
 
@@ -364,8 +368,10 @@ export class SimFabric implements SmaHost, EndpointHost {
   endpointSend(ep: SimEndpoint, mad: Uint8Array, addr: MadAddress): void {
     const n = this.nodes[ep.nodeIdx]!;
     const p = n.ports[ep.portNum]!;
-    const buf = allocBytes(256);
+    const spare = this.spare.pop();
+    const buf = spare ?? allocBytes(MAD_SIZE);
     buf.set(mad);
+    if (spare && mad.length < MAD_SIZE) buf.fill(0, mad.length);
     const h = MadHeaderView.over(buf);
     // the agent id goes into the high 32 bits of a request's TID, as the kernel does
     if (!isResponse(h.method)) setTidHigh(buf, ep.id);
@@ -375,6 +381,7 @@ export class SimFabric implements SmaHost, EndpointHost {
       throw new TransportError(`destination LID ${String(addr.lid)} is out of range 0..0xffff`, 'send');
     }
     const pkt = newPacket(buf, p.info.lid, addr.lid, vl15 ? 0 : 1, addr.qpn, vl15, ep);
+    pkt.pooled = true;
     if (this.opts.badPath === 'status') pkt.original = buf.slice();
     if (addr.grh) pkt.grh = { sgid: (p.info.gidPrefix << 64n) | p.guid, dgid: addr.grh.dgid, hopLimit: addr.grh.hopLimit ?? 0xff, trafficClass: addr.grh.trafficClass ?? 0, flowLabel: addr.grh.flowLabel ?? 0 };
     this.inject(n, ep.portNum, pkt, cls === MgmtClass.SubnDirected);
@@ -478,7 +485,7 @@ export class SimFabric implements SmaHost, EndpointHost {
     this.scheduler.scheduleArrival(this.latency(t), pkt, node, port, sma, arrivalPort);
     if (t.dup) {
       this.stats.duplicated++;
-      this.scheduler.scheduleArrival(this.latency(t) + this.opts.hopLatencyMs, { ...pkt, buf: pkt.buf.slice() }, node, port, sma, arrivalPort);
+      this.scheduler.scheduleArrival(this.latency(t) + this.opts.hopLatencyMs, { ...pkt, buf: pkt.buf.slice(), pooled: false }, node, port, sma, arrivalPort);
     }
   }
 
@@ -493,6 +500,11 @@ export class SimFabric implements SmaHost, EndpointHost {
     if (this.closed) return;
     this.stats.smpsHandled++;
     const r = processSmp(this, node, inPort, pkt.buf);
+    // the request is done with (an answer is a copy), unless it goes on to the SM attached here
+    if (r.kind !== 'sm' && pkt.pooled && this.spare.length < MAX_SPARE_BUFFERS) {
+      pkt.pooled = false;
+      this.spare.push(pkt.buf);
+    }
     if (r.kind === 'none') return;
     const mp = managementPort(node, inPort)!;
     if (r.kind === 'sm') {
