@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { SimFabric, type SimEndpoint } from '../src/sim/fabric.js';
-import { newPortInfo } from '../src/sim/node.js';
 import type { Fabric, FabricNode, FabricPort } from '../src/model/fabric.js';
 import { VirtualClock } from '../src/util/clock.js';
 import { MadStatus, MgmtClass, Method, NodeType, PERMISSIVE_LID, PhysPortState, PortState, SmpAttr, SmpDr, SmpLid, MAD_SIZE } from '../src/wire/mad.js';
@@ -726,11 +725,5 @@ describe('links', () => {
     await clock.advanceAsync(1);
     const t = sm.got.filter((m) => m.data[3] === Method.Trap).map((m) => decodeNotice(m.data, 64));
     expect(t.map((n) => [n.notice.trapNumber, n.details])).toEqual([[129, { trap: 129, value: { lid: 2, portNum: 3 } }]]);
-  });
-});
-
-describe('state representation', () => {
-  it('starts ports from a zero PortInfo equal to the layout zero', () => {
-    expect(newPortInfo()).toEqual(PortInfo.zero());
   });
 });

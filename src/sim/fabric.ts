@@ -18,21 +18,21 @@ import { allocBytes } from '../util/slab.js';
 import { addCounts, processPma } from './pma.js';
 import type { PortCounterName } from '../wire/pma.js';
 import type { Fabric } from '../model/fabric.js';
-import { MadHeaderView, MgmtClass, NodeType, PERMISSIVE_LID, PortState, isResponse } from '../wire/mad.js';
+import { MAD_SIZE, MadHeaderView, MgmtClass, NodeType, PERMISSIVE_LID, PortState, isResponse } from '../wire/mad.js';
 import { setTidHigh } from '../wire/builders.js';
 import { PortCap, type PortInfo, type SwitchInfo } from '../wire/sma.js';
 import { NoticeType } from '../wire/notice.js';
 import { TransportError, type LocalPortInfo, type MadAddress } from '../transport/types.js';
 import { MAX_LINEAR_FDB_CAP } from './forwarding.js';
 import { refreshLink, type PortChange } from './link.js';
-import { buildSimNode, managementPort, portOwnsLid, type SimNode, type SimPort } from './node.js';
+import { buildSimNode, managementPort, portOwnsLid, PortStore, slotsOf, type SimNode, type SimPort } from './node.js';
 import { processSmp, type SmaHost } from './sma.js';
 import { portInfoValue } from './sma-port.js';
 import { switchInfoValue } from './sma-switch.js';
 import { EndpointTable, type AttachOptions, type EndpointHost, type SimEndpoint } from './endpoint.js';
 import { SimFaults, type FaultConfig } from './faults.js';
-import { Scheduler } from './scheduler.js';
-import { DropError, newTransit, portKey, type Packet, type Target, type Transit } from './packet.js';
+import { Scheduler, type SimEvent } from './scheduler.js';
+import { DropError, newPacket, newTransit, portKey, type Packet, type Target, type Transit } from './packet.js';
 import { TrapSender } from './traps.js';
 import { Walker } from './walk.js';
 import { RouterPlane } from './router.js';
@@ -90,6 +90,10 @@ export class SimFabricError extends Error {
 }
 
 const ETIMEDOUT = 110;
+/** Spare request buffers kept (more than the MADs an SM keeps in flight is never needed). */
+const MAX_SPARE_BUFFERS = 1024;
+/** Where a directed-route MAD comes from, as an endpoint sees it (shared: never changed). */
+const DR_ADDRESS: MadAddress = Object.freeze({ lid: PERMISSIVE_LID, qpn: 0 });
 
 export class SimFabric implements SmaHost, EndpointHost {
   readonly nodes: SimNode[];
@@ -105,6 +109,8 @@ export class SimFabric implements SmaHost, EndpointHost {
   private readonly traps: TrapSender;
   private readonly walk: Walker;
   private closed = false;
+  /** Request buffers handed back by the SMAs that answered them, for the next sends. */
+  private readonly spare: Uint8Array[] = [];
   /** The routers and their tables (sim/router.ts). */
   readonly routers: RouterPlane;
 
@@ -123,7 +129,7 @@ export class SimFabric implements SmaHost, EndpointHost {
       ...(opts.trapRepeatMs !== undefined ? { trapRepeatMs: opts.trapRepeatMs } : {}),
     };
     this.faults = new SimFaults(this.opts.seed, opts.faults);
-    const scheduler = (this.scheduler = new Scheduler(this.clock, this.opts.hopLatencyMs === 0));
+    const scheduler = (this.scheduler = new Scheduler(this.clock, this.opts.hopLatencyMs === 0, (ev) => this.arrived(ev)));
     this.walk = new Walker({
       stats: this.stats,
       faults: this.faults,
@@ -139,9 +145,14 @@ export class SimFabric implements SmaHost, EndpointHost {
       },
       this.opts,
     );
+    let slots = 0;
+    for (const fn of fabric.nodes) slots += slotsOf(fn);
+    const store = new PortStore(slots, this.opts.partitionCap);
+    let slot0 = 0;
     this.nodes = fabric.nodes.map((fn, idx) => {
       const caps = opts.rftSwitches?.has(fn.guid) ? { ...this.opts, linearFdbCap: 0, randomFdbCap: this.opts.randomFdbCap || 4096 } : this.opts;
-      const node = buildSimNode(fn, idx, caps, this.byPortGuid);
+      const node = buildSimNode(fn, idx, caps, this.byPortGuid, store, slot0);
+      slot0 += slotsOf(fn);
       if (!this.byGuid.has(fn.guid)) this.byGuid.set(fn.guid, node);
       if (!this.byDesc.has(fn.desc)) this.byDesc.set(fn.desc, node);
       return node;
@@ -357,8 +368,10 @@ export class SimFabric implements SmaHost, EndpointHost {
   endpointSend(ep: SimEndpoint, mad: Uint8Array, addr: MadAddress): void {
     const n = this.nodes[ep.nodeIdx]!;
     const p = n.ports[ep.portNum]!;
-    const buf = allocBytes(256);
+    const spare = this.spare.pop();
+    const buf = spare ?? allocBytes(MAD_SIZE);
     buf.set(mad);
+    if (spare && mad.length < MAD_SIZE) buf.fill(0, mad.length);
     const h = MadHeaderView.over(buf);
     // the agent id goes into the high 32 bits of a request's TID, as the kernel does
     if (!isResponse(h.method)) setTidHigh(buf, ep.id);
@@ -367,17 +380,10 @@ export class SimFabric implements SmaHost, EndpointHost {
     if (!Number.isInteger(addr.lid) || addr.lid < 0 || addr.lid > 0xffff) {
       throw new TransportError(`destination LID ${String(addr.lid)} is out of range 0..0xffff`, 'send');
     }
-    const pkt: Packet = {
-      buf,
-      slid: p.info.lid,
-      dlid: addr.lid,
-      sqpn: vl15 ? 0 : 1,
-      dqpn: addr.qpn,
-      vl15,
-      from: ep,
-      ...(this.opts.badPath === 'status' ? { original: buf.slice() } : {}),
-      ...(addr.grh ? { grh: { sgid: (p.info.gidPrefix << 64n) | p.guid, dgid: addr.grh.dgid, hopLimit: addr.grh.hopLimit ?? 0xff, trafficClass: addr.grh.trafficClass ?? 0, flowLabel: addr.grh.flowLabel ?? 0 } } : {}),
-    };
+    const pkt = newPacket(buf, p.info.lid, addr.lid, vl15 ? 0 : 1, addr.qpn, vl15, ep);
+    pkt.pooled = true;
+    if (this.opts.badPath === 'status') pkt.original = buf.slice();
+    if (addr.grh) pkt.grh = { sgid: (p.info.gidPrefix << 64n) | p.guid, dgid: addr.grh.dgid, hopLimit: addr.grh.hopLimit ?? 0xff, trafficClass: addr.grh.trafficClass ?? 0, flowLabel: addr.grh.flowLabel ?? 0 };
     this.inject(n, ep.portNum, pkt, cls === MgmtClass.SubnDirected);
   }
 
@@ -475,22 +481,30 @@ export class SimFabric implements SmaHost, EndpointHost {
 
   /** Schedule the arrival of a packet at (node, port). `arrivalPort` is the physical port for switch port 0 deliveries. */
   private arrive(node: SimNode, port: number, target: Target, pkt: Packet, t: Transit, arrivalPort = port): void {
-    const run = (p: Packet): void => {
-      if (target === 'sma') this.atSma(node, arrivalPort, p);
-      else this.atAgent(node, node.isSwitch ? 0 : port, p);
-    };
-    this.scheduler.schedule(this.latency(t), () => run(pkt));
+    const sma = target === 'sma';
+    this.scheduler.scheduleArrival(this.latency(t), pkt, node, port, sma, arrivalPort);
     if (t.dup) {
       this.stats.duplicated++;
-      const copy = { ...pkt, buf: pkt.buf.slice() };
-      this.scheduler.schedule(this.latency(t) + this.opts.hopLatencyMs, () => run(copy));
+      this.scheduler.scheduleArrival(this.latency(t) + this.opts.hopLatencyMs, { ...pkt, buf: pkt.buf.slice(), pooled: false }, node, port, sma, arrivalPort);
     }
+  }
+
+  /** A scheduled arrival is due: the node's SMA or the agent at the port takes the packet. */
+  private arrived(ev: SimEvent): void {
+    const node = ev.node!;
+    if (ev.sma) this.atSma(node, ev.arrivalPort, ev.pkt!);
+    else this.atAgent(node, node.isSwitch ? 0 : ev.port, ev.pkt!);
   }
 
   private atSma(node: SimNode, inPort: number, pkt: Packet): void {
     if (this.closed) return;
     this.stats.smpsHandled++;
     const r = processSmp(this, node, inPort, pkt.buf);
+    // the request is done with (an answer is a copy), unless it goes on to the SM attached here
+    if (r.kind !== 'sm' && pkt.pooled && this.spare.length < MAX_SPARE_BUFFERS) {
+      pkt.pooled = false;
+      this.spare.push(pkt.buf);
+    }
     if (r.kind === 'none') return;
     const mp = managementPort(node, inPort)!;
     if (r.kind === 'sm') {
@@ -498,8 +512,7 @@ export class SimFabric implements SmaHost, EndpointHost {
       return;
     }
     const isDr = MadHeaderView.over(r.mad).mgmtClass === MgmtClass.SubnDirected;
-    const resp: Packet = { buf: r.mad, slid: mp.info.lid, dlid: pkt.slid, sqpn: 0, dqpn: pkt.sqpn, vl15: true };
-    this.inject(node, isDr ? inPort : mp.num, resp, isDr);
+    this.inject(node, isDr ? inPort : mp.num, newPacket(r.mad, mp.info.lid, pkt.slid, 0, pkt.sqpn, true), isDr);
   }
 
   private atAgent(node: SimNode, port: number, pkt: Packet): void {
@@ -526,7 +539,7 @@ export class SimFabric implements SmaHost, EndpointHost {
     this.stats.delivered++;
     const addr: MadAddress =
       MadHeaderView.over(b).mgmtClass === MgmtClass.SubnDirected
-        ? { lid: PERMISSIVE_LID, qpn: 0 }
+        ? DR_ADDRESS
         : { lid: pkt.slid, qpn: pkt.sqpn, qkey: 0, sl: 0, pkeyIndex: 0, ...(pkt.grh ? { grh: { dgid: pkt.grh.sgid, hopLimit: 0xff, trafficClass: pkt.grh.trafficClass, flowLabel: pkt.grh.flowLabel } } : {}) };
     ep.deliver({ data: b, addr, status: 0 });
   }
@@ -536,6 +549,6 @@ export class SimFabric implements SmaHost, EndpointHost {
     const resp = processPma(node, port, pkt.buf);
     if (!resp) return this.count('no agent');
     const from = node.isSwitch ? node.ports[0]! : node.ports[port]!;
-    this.inject(node, from.num, { buf: resp, slid: from.info.lid, dlid: pkt.slid, sqpn: 1, dqpn: pkt.sqpn, vl15: false }, false);
+    this.inject(node, from.num, newPacket(resp, from.info.lid, pkt.slid, 1, pkt.sqpn, false), false);
   }
 }

@@ -3,9 +3,10 @@
  * forwarding tables plus the SwitchInfo fields that steer forwarding (LinearFDBTop, DefaultPort,
  * the default multicast ports). Pure data structures: no I/O, no MAD parsing.
  *
- * Memory is allocated per 64-entry LFT block / 32-entry MFT block on first write, so a fabric of
- * thousands of switches with 48K-entry LFTs costs only what the SM actually programs. Every lookup
- * is O(1) (the RFT is indexed by LID on write).
+ * The LFT is one byte array per switch, grown by whole blocks up to the highest block written (or
+ * announced by LinearFDBTop), and MFT storage is allocated per 32-entry block on first write, so a
+ * fabric of thousands of switches with 48K-entry LFT caps costs only what the SM programs. Every
+ * lookup is O(1) (the RFT is indexed by LID on write).
  */
 import { LFT_BLOCK_SIZE, MFT_BLOCK_SIZE, MFT_PORTS_PER_POSITION, RFT_BLOCK_SIZE } from '../wire/sma.js';
 
@@ -16,6 +17,7 @@ export const MULTICAST_LID_TOP = 0xfffe;
 export const UNICAST_LID_MAX = 0xbfff;
 /** Largest LID count the LFT can address (LIDs 0..0xBFFF). */
 export const MAX_LINEAR_FDB_CAP = 0xc000;
+const NO_LFT = new Uint8Array(0);
 
 export interface ForwardingCaps {
   /** SwitchInfo.LinearFDBCap (0 = the switch has no LFT). */
@@ -40,7 +42,11 @@ export class SwitchForwarding {
   /** MulticastFDBTop (only enforced when `enforceMulticastFdbTop`). */
   multicastFdbTop = 0;
   enforceMulticastFdbTop = false;
-  private readonly lft: (Uint8Array | undefined)[];
+  /** The LFT as one byte array (entry = egress port, 0xff = unprogrammed), grown by whole blocks
+   * as blocks are written (or LinearFDBTop announces them): one store per switch instead of one
+   * object per 64-entry block. `lftBlocks` is its length in blocks. */
+  private lft = NO_LFT;
+  private readonly lftCapBlocks: number;
   /** RFT entries by block (16 each), and the LID → port index they imply. */
   private readonly rftBlocks = new Map<number, RftEntry[]>();
   private readonly rftIndex = new Map<number, number>();
@@ -50,47 +56,73 @@ export class SwitchForwarding {
 
   constructor(caps: ForwardingCaps) {
     this.caps = caps;
-    this.lft = new Array<Uint8Array | undefined>(Math.ceil(caps.linearFdbCap / LFT_BLOCK_SIZE));
+    this.lftCapBlocks = Math.ceil(caps.linearFdbCap / LFT_BLOCK_SIZE);
     this.positions = Math.floor(caps.numPorts / MFT_PORTS_PER_POSITION) + 1;
   }
 
   // ---------- LFT ----------
   get lftBlockCount(): number {
-    return this.lft.length;
+    return this.lftCapBlocks;
   }
-  /** The 64 entries of an LFT block (entries beyond LinearFDBCap read as 0xff); undefined when the block is out of range. */
-  getLftBlock(block: number): number[] | undefined {
-    if (!Number.isInteger(block) || block < 0 || block >= this.lft.length) return undefined;
-    const b = this.lft[block];
-    const out = new Array<number>(LFT_BLOCK_SIZE).fill(LFT_NO_ROUTE);
-    if (b) for (let i = 0; i < LFT_BLOCK_SIZE; i++) out[i] = b[i]!;
-    return out;
+  /** Blocks the LFT store holds now (the rest read as unprogrammed). */
+  get lftBlocksHeld(): number {
+    return this.lft.length / LFT_BLOCK_SIZE;
   }
-  /** Write an LFT block; returns false when the block is out of range. Entries beyond the cap are ignored. */
-  setLftBlock(block: number, ports: readonly number[]): boolean {
-    if (!Number.isInteger(block) || block < 0 || block >= this.lft.length) return false;
-    let b = this.lft[block];
-    if (!b) {
-      if (ports.every((p) => p === LFT_NO_ROUTE)) return true;
-      b = new Uint8Array(LFT_BLOCK_SIZE).fill(LFT_NO_ROUTE);
-      this.lft[block] = b;
-    }
-    const base = block * LFT_BLOCK_SIZE;
-    for (let i = 0; i < LFT_BLOCK_SIZE; i++) b[i] = base + i < this.caps.linearFdbCap ? (ports[i] ?? LFT_NO_ROUTE) & 0xff : LFT_NO_ROUTE;
+  /** Make room for blocks 0..`block` (doubling, up to LinearFDBCap): LinearFDBTop says how far the SM will write. */
+  reserveLft(block: number): void {
+    const held = this.lft.length / LFT_BLOCK_SIZE;
+    if (block < held || block >= this.lftCapBlocks) return;
+    const n = Math.min(this.lftCapBlocks, Math.max(block + 1, held * 2, 4));
+    const next = new Uint8Array(n * LFT_BLOCK_SIZE).fill(LFT_NO_ROUTE);
+    next.set(this.lft);
+    this.lft = next;
+  }
+  /** Copy LFT block `block` (64 entries; unprogrammed and beyond-cap entries read 0xff) to `dst` at
+   * `off`; false when the block is out of range. */
+  readLftBlock(block: number, dst: Uint8Array, off: number): boolean {
+    if (!Number.isInteger(block) || block < 0 || block >= this.lftCapBlocks) return false;
+    const lo = block * LFT_BLOCK_SIZE;
+    const t = this.lft;
+    if (lo < t.length) for (let i = 0; i < LFT_BLOCK_SIZE; i++) dst[off + i] = t[lo + i]!;
+    else dst.fill(LFT_NO_ROUTE, off, off + LFT_BLOCK_SIZE);
     return true;
+  }
+  /** Write LFT block `block` from the 64 bytes of `src` at `off`; false when the block is out of
+   * range. Entries beyond LinearFDBCap are ignored (they stay 0xff). */
+  writeLftBlock(block: number, src: Uint8Array, off: number): boolean {
+    if (!Number.isInteger(block) || block < 0 || block >= this.lftCapBlocks) return false;
+    const lo = block * LFT_BLOCK_SIZE;
+    if (lo >= this.lft.length) {
+      let any = false;
+      for (let i = 0; i < LFT_BLOCK_SIZE && !any; i++) any = src[off + i] !== LFT_NO_ROUTE;
+      if (!any) return true;
+      this.reserveLft(block);
+    }
+    const n = Math.min(LFT_BLOCK_SIZE, this.caps.linearFdbCap - lo);
+    const t = this.lft;
+    for (let i = 0; i < n; i++) t[lo + i] = src[off + i]!;
+    return true;
+  }
+  /** The 64 entries of an LFT block as numbers; undefined when the block is out of range. */
+  getLftBlock(block: number): number[] | undefined {
+    const b = new Uint8Array(LFT_BLOCK_SIZE);
+    return this.readLftBlock(block, b, 0) ? Array.from(b) : undefined;
+  }
+  /** Write an LFT block from numbers; returns false when the block is out of range. */
+  setLftBlock(block: number, ports: readonly number[]): boolean {
+    const b = new Uint8Array(LFT_BLOCK_SIZE).fill(LFT_NO_ROUTE);
+    for (let i = 0; i < LFT_BLOCK_SIZE && i < ports.length; i++) b[i] = ports[i]! & 0xff;
+    return this.writeLftBlock(block, b, 0);
   }
   /** The raw LFT entry for a LID (0xff when unprogrammed), ignoring LinearFDBTop. */
   lftEntry(lid: number): number {
-    if (lid < 0 || lid >= this.caps.linearFdbCap) return LFT_NO_ROUTE;
-    const b = this.lft[lid >>> 6];
-    return b ? b[lid & 63]! : LFT_NO_ROUTE;
+    if (lid < 0 || lid >= this.lft.length) return LFT_NO_ROUTE;
+    return this.lft[lid]!;
   }
   /** A copy of the whole LFT up to LinearFDBCap (for inspection). */
   lftSnapshot(): Uint8Array {
     const out = new Uint8Array(this.caps.linearFdbCap).fill(LFT_NO_ROUTE);
-    this.lft.forEach((b, i) => {
-      if (b) out.set(b.subarray(0, Math.min(LFT_BLOCK_SIZE, this.caps.linearFdbCap - i * LFT_BLOCK_SIZE)), i * LFT_BLOCK_SIZE);
-    });
+    out.set(this.lft.subarray(0, Math.min(this.lft.length, out.length)));
     return out;
   }
 

@@ -50,7 +50,7 @@ function bringUp(p: SimPort, q: SimPort, changes: PortChange[]): void {
 
 function bringDown(p: SimPort, changes: PortChange[]): void {
   p.info.portPhysicalState = p.disabled ? PhysPortState.Disabled : PhysPortState.Polling;
-  if (p.info.portState !== PortState.Down) p.stats.linkDowned++;
+  if (p.info.portState !== PortState.Down) p.linkDowned++;
   setLogical(p, PortState.Down, changes);
 }
 

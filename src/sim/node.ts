@@ -1,44 +1,109 @@
-/** Per-node and per-port state of the simulated SMAs, and building it from a Fabric node. */
+/** Per-node and per-port state of the simulated SMAs (the ports' columns in one PortStore per
+ * fabric), and building it from a Fabric node. */
 import { PhysPortState, PortState } from '../wire/mad.js';
-import type { PmaCounters } from './pma.js';
-import { PORT_COUNTER_NAMES } from '../wire/pma.js';
-import { PortCap, type PortInfo, type VLArbitrationEntry } from '../wire/sma.js';
+import { PortCap, PortInfo } from '../wire/sma.js';
+import { defineView, type View } from '../wire/view.js';
 import { isSwitch as fabricIsSwitch, type FabricNode, type NodeKind } from '../model/fabric.js';
 import { SwitchForwarding } from './forwarding.js';
 import { highestBit } from './link.js';
+import { VlTables } from './vl-tables.js';
 
+/** Counters of one port (the port carries them itself: `port.stats` is the port). */
 export interface PortStats {
   /** Times the link of this port went down. */
-  linkDowned: number;
-  clientReregisters: number;
-  /** What the node's PMA counts for this port. */
-  pma: PmaCounters;
+  readonly linkDowned: number;
+  readonly clientReregisters: number;
 }
 
-export interface SimPort {
-  readonly node: SimNode;
-  readonly num: number;
-  readonly guid: bigint;
+/** The PortInfo of every simulated port is kept in its wire form (the one field table of
+ * wire/sma.ts), read and written through the view generated from that table. */
+export const PortInfoView = defineView(PortInfo);
+export type PortInfoState = View<(typeof PortInfo)['fields']>;
+
+/** SL2VL tables of one output port by input port (an unwritten table reads as zeros, as the SMA
+ * answers it). */
+export interface Sl2VlReader {
+  get(inPort: number): number[] | undefined;
+}
+
+/**
+ * The columns of every port of a fabric, indexed by the port's slot (its node's first slot + port
+ * number): PortInfo in wire form, P_Key tables, the packets the PMA counts on every link crossing,
+ * and the other PMA counters, allocated for a port on first use (error injection or a clear).
+ * A few typed arrays instead of objects per port: 70,000 ports cost a few MB.
+ */
+export class PortStore {
+  readonly info: Uint8Array;
+  readonly pkeys: Uint16Array;
+  /** Per slot: packets sent, packets received. */
+  readonly pkts: Float64Array;
+  /** Per slot, on first use: the PMA counter totals, then their values at the last clear. */
+  readonly pma: (Float64Array | undefined)[];
+
+  constructor(
+    readonly slots: number,
+    readonly partitionCap: number,
+  ) {
+    this.info = new Uint8Array(slots * PortInfo.byteLength);
+    this.pkeys = new Uint16Array(slots * partitionCap);
+    this.pkts = new Float64Array(2 * slots);
+    this.pma = new Array<Float64Array | undefined>(slots).fill(undefined);
+  }
+}
+
+const NO_GUIDS = Object.freeze([]) as unknown as bigint[];
+
+export class SimPort implements PortStats {
   /** The cabled neighbour (from the Fabric); the link may still be down. */
-  peer: SimPort | undefined;
+  peer: SimPort | undefined = undefined;
   /** False after `linkDown` on the fabric (cable pulled). */
-  cableUp: boolean;
+  cableUp = true;
   /** PortPhysicalState was set to Disabled. */
-  disabled: boolean;
-  /** The PortInfo state. For switch external ports the port-0-only components (LID, M_Key...) stay 0. */
-  info: PortInfo;
-  pkeys: Uint16Array;
-  /** SLtoVL tables keyed by input port (switches) or 0 (CAs); 16 VLs each. */
-  sl2vl: Map<number, number[]>;
-  /** VLArbitration blocks 1..4 (index 0..3), allocated on first Set. */
-  vlarb: (VLArbitrationEntry[] | undefined)[];
-  /** GUIDInfo entries (index 0 = port GUID). */
-  guids: bigint[];
+  disabled = false;
   /** Virtual time at which the M_Key lease expires (0 = not counting). */
-  mkeyLeaseEnd: number;
+  mkeyLeaseEnd = 0;
   /** A fault: the port accepts PortInfo Sets but never leaves INIT (its logical state stays). */
-  stuckInit?: boolean;
-  stats: PortStats;
+  stuckInit = false;
+  linkDowned = 0;
+  clientReregisters = 0;
+  /** The PortInfo state: a view of the port's bytes in the fabric's PortStore. For switch
+   * external ports the port-0-only components (LID, M_Key...) stay 0. */
+  readonly info: PortInfoState;
+  /** GUIDInfo entries (index 0 = port GUID); none on switch external ports. */
+  readonly guids: bigint[];
+
+  constructor(
+    readonly node: SimNode,
+    readonly num: number,
+    readonly guid: bigint,
+    /** The port's index in the fabric's PortStore. */
+    readonly slot: number,
+    guidCap: number,
+  ) {
+    this.info = PortInfoView.over(node.store.info, slot * PortInfo.byteLength);
+    if (guidCap > 0) {
+      this.guids = new Array<bigint>(guidCap).fill(0n);
+      this.guids[0] = guid;
+    } else this.guids = NO_GUIDS;
+  }
+
+  /** The port's counters. */
+  get stats(): PortStats {
+    return this;
+  }
+
+  /** The port's P_Key table (a view of the PortStore). */
+  get pkeys(): Uint16Array {
+    const st = this.node.store;
+    return st.pkeys.subarray(this.slot * st.partitionCap, (this.slot + 1) * st.partitionCap);
+  }
+
+  /** SLtoVL tables of this output port, by input port (switches) or 0 (CAs). */
+  get sl2vl(): Sl2VlReader {
+    const vl = this.node.vl;
+    const out = this.num;
+    return { get: (inPort) => vl.sl2vl(out, inPort) };
+  }
 }
 
 export interface NodeStats {
@@ -65,6 +130,11 @@ export interface SimNode {
   readonly ports: (SimPort | undefined)[];
   /** Switch state (SwitchInfo + forwarding tables); undefined for CAs and routers. */
   readonly sw: SimSwitch | undefined;
+  /** The fabric's port columns; port `n` of this node is slot `slot0 + n`. */
+  readonly store: PortStore;
+  readonly slot0: number;
+  /** SL2VL and VLArbitration tables (allocated on first write). */
+  readonly vl: VlTables;
   ledOn: boolean;
   stats: NodeStats;
 }
@@ -146,38 +216,17 @@ export interface NewPortOptions {
   management: boolean;
   /** Has a physical layer (every port except base switch port 0). */
   physical: boolean;
-  /** The port's P_Key table (zeroed; entry 0 is set to the default full-member key here). */
-  pkeys: Uint16Array;
-  /** The port's PMA counters (zeroed): totals and the values at the last clear. */
-  pma: PmaCounters;
   guidCap: number;
   capabilityMask: number;
 }
 
-/**
- * A zero PortInfo as an object literal. `PortInfo.zero()` builds its result field by field, which
- * V8 keeps in dictionary mode (about 3 KB per object); a literal has a fixed shape (a few hundred
- * bytes), which matters with 70,000 ports. The `PortInfo` type makes the compiler reject a
- * missing or unknown field, so this cannot drift from the layout.
- */
-export function newPortInfo(): PortInfo {
-  return {
-    mkey: 0n, gidPrefix: 0n, lid: 0, masterSmLid: 0, capabilityMask: 0, diagCode: 0, mkeyLeasePeriod: 0, localPortNum: 0,
-    linkWidthEnabled: 0, linkWidthSupported: 0, linkWidthActive: 0, linkSpeedSupported: 0, portState: 0, portPhysicalState: 0,
-    linkDownDefaultState: 0, mkeyProtectBits: 0, lmc: 0, linkSpeedActive: 0, linkSpeedEnabled: 0, neighborMtu: 0, masterSmSl: 0,
-    vlCap: 0, initType: 0, vlHighLimit: 0, vlArbitrationHighCap: 0, vlArbitrationLowCap: 0, initTypeReply: 0, mtuCap: 0,
-    vlStallCount: 0, hoqLife: 0, operationalVls: 0, partitionEnforcementInbound: 0, partitionEnforcementOutbound: 0,
-    filterRawInbound: 0, filterRawOutbound: 0, mkeyViolations: 0, pkeyViolations: 0, qkeyViolations: 0, guidCap: 0,
-    clientReregister: 0, multicastPkeyTrapSuppressionEnabled: 0, subnetTimeout: 0, respTimeValue: 0, localPhyErrors: 0,
-    overrunErrors: 0, maxCreditHint: 0, linkRoundTripLatency: 0, capabilityMask2: 0, linkSpeedExtActive: 0,
-    linkSpeedExtSupported: 0, linkSpeedExtEnabled: 0,
-  };
-}
-
+/** A port in its reset state: its PortInfo written into its (zeroed) slot, P_Key entry 0 the
+ * default full-member key. */
 export function newPort(o: NewPortOptions): SimPort {
-  const info = newPortInfo();
+  const p = new SimPort(o.node, o.num, o.guid, o.node.slot0 + o.num, o.guidCap);
+  const info = p.info;
   info.gidPrefix = o.management ? 0xfe80000000000000n : 0n;
-  info.capabilityMask = o.capabilityMask >>> 0;
+  info.capabilityMask = (o.capabilityMask | (o.link.speedExtSupported ? PortCap.IsExtendedSpeedsSupported : 0)) >>> 0;
   info.localPortNum = o.num;
   info.linkWidthSupported = o.link.widthSupported;
   info.linkWidthEnabled = o.link.widthSupported;
@@ -203,26 +252,9 @@ export function newPort(o: NewPortOptions): SimPort {
   info.respTimeValue = 8;
   info.localPhyErrors = 8;
   info.overrunErrors = 8;
-  if (o.link.speedExtSupported) info.capabilityMask = (info.capabilityMask | PortCap.IsExtendedSpeedsSupported) >>> 0;
-  const pkeys = o.pkeys;
-  if (pkeys.length > 0) pkeys[0] = 0xffff;
-  const guids = new Array<bigint>(o.guidCap).fill(0n);
-  if (o.guidCap > 0) guids[0] = o.guid;
-  return {
-    node: o.node,
-    num: o.num,
-    guid: o.guid,
-    peer: undefined,
-    cableUp: true,
-    disabled: false,
-    info,
-    pkeys,
-    sl2vl: new Map(),
-    vlarb: [undefined, undefined, undefined, undefined],
-    guids,
-    mkeyLeaseEnd: 0,
-    stats: { linkDowned: 0, clientReregisters: 0, pma: o.pma },
-  };
+  const st = o.node.store;
+  if (st.partitionCap > 0) st.pkeys[p.slot * st.partitionCap] = 0xffff;
+  return p;
 }
 
 /** Switch and node capabilities the fabric gives every node it builds. */
@@ -234,9 +266,15 @@ export interface NodeOptions {
   partitionCap: number;
 }
 
-/** The SMA state of a Fabric node (links not cabled yet); management ports go into `byPortGuid`
- * (the first port with a GUID wins). */
-export function buildSimNode(fn: FabricNode, idx: number, o: NodeOptions, byPortGuid: Map<bigint, SimPort>): SimNode {
+/** Slots a Fabric node takes in the PortStore (its ports 0..numPorts). */
+export function slotsOf(fn: FabricNode): number {
+  return fn.numPorts + 1;
+}
+
+/** The SMA state of a Fabric node (links not cabled yet), its ports in `store` from `slot0` on;
+ * management ports go into `byPortGuid` (the first port with a GUID wins). */
+export function buildSimNode(fn: FabricNode, idx: number, o: NodeOptions, byPortGuid: Map<bigint, SimPort>, store: PortStore, slot0: number): SimNode {
+  if (o.partitionCap !== store.partitionCap) throw new RangeError(`node ${idx}: PartitionCap ${o.partitionCap} differs from the port store's ${store.partitionCap}`);
   const sw = fabricIsSwitch(fn);
   const node: SimNode = {
     idx,
@@ -261,16 +299,14 @@ export function buildSimNode(fn: FabricNode, idx: number, o: NodeOptions, byPort
           lidsPerPort: 0,
         }
       : undefined,
+    store,
+    slot0,
+    vl: new VlTables(fn.numPorts + 1),
     ledOn: false,
     stats: { smpsHandled: 0, smpGets: 0, smpSets: 0, mkeyViolations: 0 },
   };
   const ports = node.ports as (SimPort | undefined)[];
   const first = sw ? 0 : 1;
-  // one buffer for all P_Key tables of the node and one for all its PMA counters (views per port):
-  // a typed array of its own has an off-heap store each, which matters with 70,000 ports
-  const pkeyStore = new Uint16Array(o.partitionCap * (fn.numPorts + 1));
-  const nc = PORT_COUNTER_NAMES.length;
-  const pmaStore = new Float64Array(2 * nc * (fn.numPorts + 1));
   for (let pn = first; pn <= fn.numPorts; pn++) {
     const fp = fn.ports[pn];
     if (!fp && !sw) continue;
@@ -283,8 +319,6 @@ export function buildSimNode(fn: FabricNode, idx: number, o: NodeOptions, byPort
       link: portDefaults(fp?.width, fp?.speed),
       management: mgmt,
       physical: !(sw && pn === 0),
-      pkeys: pkeyStore.subarray(pn * o.partitionCap, (pn + 1) * o.partitionCap),
-      pma: { total: pmaStore.subarray(2 * nc * pn, 2 * nc * pn + nc), base: pmaStore.subarray(2 * nc * pn + nc, 2 * nc * (pn + 1)) },
       guidCap: mgmt ? (sw ? 1 : 8) : 0,
       capabilityMask: mgmt ? (sw ? SWITCH_PORT0_CAPABILITY_MASK : CA_CAPABILITY_MASK) : 0,
     });

@@ -18,6 +18,14 @@ export interface Packet {
   grh?: PacketGrh;
   /** A test packet (sim/probe.ts): records the ports it leaves by, reports arrival or loss. */
   probe?: ProbeSink;
+  /** `buf` is the fabric's own copy of a request (from an endpoint's send): the SMA that answers it
+   * hands the buffer back for the next request. */
+  pooled?: boolean;
+}
+
+/** A packet with every field present (one object shape on the MAD path, whatever it carries). */
+export function newPacket(buf: Uint8Array, slid: number, dlid: number, sqpn: number, dqpn: number, vl15: boolean, from?: SimEndpoint): Packet {
+  return { buf, slid, dlid, sqpn, dqpn, vl15, from, original: undefined, sl: undefined, grh: undefined, probe: undefined, pooled: false };
 }
 
 /** GRH fields the simulated routers read and rewrite. */

@@ -26,36 +26,47 @@ export const MAD_PACKET_WORDS = 72;
 
 const INDEX: Readonly<Record<PortCounterName, number>> = Object.fromEntries(PORT_COUNTER_NAMES.map((n, i) => [n, i])) as Record<PortCounterName, number>;
 
-/** One port's counters: totals since the fabric was built, and the totals at the last clear. */
-export interface PmaCounters {
-  readonly total: Float64Array;
-  readonly base: Float64Array;
-}
+const NC = PORT_COUNTER_NAMES.length;
+const XMIT_PKTS = INDEX.xmitPkts;
+const RCV_PKTS = INDEX.rcvPkts;
+const XMIT_DATA = INDEX.xmitData;
+const RCV_DATA = INDEX.rcvData;
 
-export function newPmaCounters(): PmaCounters {
-  return { total: new Float64Array(PORT_COUNTER_NAMES.length), base: new Float64Array(PORT_COUNTER_NAMES.length) };
-}
-
-/** Count a MAD packet leaving `tx` and arriving at `rx`. */
+/** Count a MAD packet leaving `tx` and arriving at `rx` (MAD_PACKET_WORDS of data each way). */
 export function countPacket(tx: SimPort, rx: SimPort): void {
-  const t = tx.stats.pma.total;
-  t[INDEX.xmitPkts]! += 1;
-  t[INDEX.xmitData]! += MAD_PACKET_WORDS;
-  const r = rx.stats.pma.total;
-  r[INDEX.rcvPkts]! += 1;
-  r[INDEX.rcvData]! += MAD_PACKET_WORDS;
+  const k = tx.node.store.pkts;
+  k[2 * tx.slot]! += 1;
+  k[2 * rx.slot + 1]! += 1;
+}
+
+/** The port's counters beyond the packets counted per crossing (totals, then the values at the
+ * last clear), allocated on first use. */
+function extra(p: SimPort): Float64Array {
+  const st = p.node.store;
+  return (st.pma[p.slot] ??= new Float64Array(2 * NC));
 }
 
 /** Add to a port's counters (error injection). */
 export function addCounts(p: SimPort, counts: Partial<Record<PortCounterName, number>>): void {
-  for (const [name, n] of Object.entries(counts) as [PortCounterName, number][]) p.stats.pma.total[INDEX[name]]! += n;
+  const e = extra(p);
+  for (const [name, n] of Object.entries(counts) as [PortCounterName, number][]) e[INDEX[name]]! += n;
 }
 
-/** What the counter reads since its last clear (link-down events come from the port's own count). */
+/** A counter's total since the fabric was built (link-down events come from the port's own count). */
+function total(p: SimPort, i: number): number {
+  const e = p.node.store.pma[p.slot];
+  let t = e ? e[i]! : 0;
+  if (i === XMIT_PKTS || i === XMIT_DATA) t += p.node.store.pkts[2 * p.slot]! * (i === XMIT_DATA ? MAD_PACKET_WORDS : 1);
+  else if (i === RCV_PKTS || i === RCV_DATA) t += p.node.store.pkts[2 * p.slot + 1]! * (i === RCV_DATA ? MAD_PACKET_WORDS : 1);
+  else if (i === INDEX.linkDowned) t += p.linkDowned;
+  return t;
+}
+
+/** What the counter reads since its last clear. */
 function since(p: SimPort, name: PortCounterName): number {
   const i = INDEX[name];
-  const total = name === 'linkDowned' ? p.stats.linkDowned + p.stats.pma.total[i]! : p.stats.pma.total[i]!;
-  return total - p.stats.pma.base[i]!;
+  const e = p.node.store.pma[p.slot];
+  return total(p, i) - (e ? e[NC + i]! : 0);
 }
 
 function hardware(p: SimPort, name: PortCounterName): number {
@@ -64,10 +75,10 @@ function hardware(p: SimPort, name: PortCounterName): number {
 }
 
 function clear(p: SimPort, counterSelect: number, counterSelect2: number): void {
-  const c = p.stats.pma;
+  const e = extra(p);
   for (const name of selectedCounters(counterSelect, counterSelect2)) {
     const i = INDEX[name];
-    c.base[i] = (name === 'linkDowned' ? p.stats.linkDowned : 0) + c.total[i]!;
+    e[NC + i] = total(p, i);
   }
 }
 

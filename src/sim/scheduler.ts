@@ -2,15 +2,33 @@
  * The simulated fabric's event scheduler: MAD arrivals and trap repeats on the injected clock,
  * from one event heap (util/heap) behind a single clock timer. With zero hop latency, events due
  * now run on the next `clock.defer` turn instead (fast on a RealClock: no timer per MAD).
+ *
+ * A MAD's arrival is one event object carrying the packet and where it lands (no closure per
+ * MAD); it is handed to the `arrive` callback given at construction. Other events run a function.
  */
 import type { Clock, TimerHandle } from '../util/clock.js';
 import { Heap } from '../util/heap.js';
+import type { SimNode } from './node.js';
+import type { Packet } from './packet.js';
 
-export interface SimEvent {
-  at: number;
-  seq: number;
-  fn: () => void;
+export class SimEvent {
+  constructor(
+    readonly at: number,
+    readonly seq: number,
+    /** What runs (undefined: a packet arrival). */
+    public fn: (() => void) | undefined,
+    /** A packet arrival: the packet, the node and port it reaches, whether its SMA takes it, and
+     * the physical port it came in on. */
+    public pkt: Packet | undefined,
+    readonly node: SimNode | undefined,
+    readonly port: number,
+    readonly sma: boolean,
+    readonly arrivalPort: number,
+  ) {}
 }
+
+/** Where the scheduler hands a packet arrival. */
+export type ArrivalHandler = (ev: SimEvent) => void;
 
 const eventLess = (x: SimEvent, y: SimEvent): boolean => x.at < y.at || (x.at === y.at && x.seq < y.seq);
 const noop = (): void => {};
@@ -28,6 +46,7 @@ export class Scheduler {
   constructor(
     private readonly clock: Clock,
     private readonly zeroLatency: boolean,
+    private readonly arrive: ArrivalHandler = () => {},
   ) {}
 
   /** Number of scheduled events. */
@@ -36,8 +55,21 @@ export class Scheduler {
   }
 
   schedule(delayMs: number, fn: () => void): SimEvent {
-    const at = this.clock.now() + Math.max(0, delayMs);
-    const it: SimEvent = { at, seq: this.seq++, fn };
+    return this.add(delayMs, new SimEvent(this.clock.now() + Math.max(0, delayMs), this.seq++, fn, undefined, undefined, 0, false, 0));
+  }
+
+  /** The arrival of `pkt` at (node, port) after `delayMs`: its SMA (`sma`) or an agent there. */
+  scheduleArrival(delayMs: number, pkt: Packet, node: SimNode, port: number, sma: boolean, arrivalPort: number): SimEvent {
+    return this.add(delayMs, new SimEvent(this.clock.now() + Math.max(0, delayMs), this.seq++, undefined, pkt, node, port, sma, arrivalPort));
+  }
+
+  private run(ev: SimEvent): void {
+    if (ev.fn) ev.fn();
+    else if (ev.pkt) this.arrive(ev);
+  }
+
+  private add(delayMs: number, it: SimEvent): SimEvent {
+    const at = it.at;
     if (delayMs <= 0 && this.zeroLatency) {
       // zero-latency mode: the next deferred turn, independent of timers (fast with a RealClock)
       this.immediate.push(it);
@@ -51,6 +83,7 @@ export class Scheduler {
 
   cancel(it: SimEvent): void {
     it.fn = noop;
+    it.pkt = undefined;
   }
 
   /** Drop every event and stop the timer. */
@@ -72,7 +105,7 @@ export class Scheduler {
     this.deferred = false;
     const batch = this.immediate.splice(0);
     try {
-      for (const it of batch) if (!this.closed) it.fn();
+      for (const it of batch) if (!this.closed) this.run(it);
     } finally {
       if (this.immediate.length) this.deferRun();
     }
@@ -94,7 +127,7 @@ export class Scheduler {
         const top = this.heap.peek();
         if (!top || top.at > limit) break;
         this.heap.pop();
-        top.fn();
+        this.run(top);
       }
     } finally {
       // an endpoint handler that throws must not stall the fabric: re-arm, then let the error surface

@@ -1,6 +1,6 @@
 /** SMA attributes of ports: PortInfo (with the port state machine behind its Set), P_Key table,
  * GUIDInfo, SLtoVL mapping and VL arbitration tables. */
-import { PhysPortState, PortState, SmpAttr } from '../wire/mad.js';
+import { PhysPortState, PortState, SMP_DATA_OFFSET, SMP_DATA_SIZE, SmpAttr } from '../wire/mad.js';
 import {
   GUIDInfo,
   GUID_BLOCK_SIZE,
@@ -8,10 +8,9 @@ import {
   PKeyTable,
   PortInfo,
   SLtoVLMappingTable,
-  VLArbitrationTable,
 } from '../wire/sma.js';
 import { decodeGuidInfoMod, decodePkeyBlockMod, decodeSl2vlMod, decodeVlArbMod } from '../wire/modifiers.js';
-import { managementPort, type SimPort } from './node.js';
+import { PortInfoView, type SimPort } from './node.js';
 import { linkIsUp, refreshLink, retrain, setLogical, type PortChange } from './link.js';
 import { invalid, isPort, portByMod, range, reqData, writeData, type AttrCtx, type AttrHandlers } from './sma-attr.js';
 
@@ -35,7 +34,7 @@ export const PORT_HANDLERS: AttrHandlers = {
     if (c.mod > 0xff) invalid();
     const p = portByMod(c, c.mod, false);
     if (c.set) setPortInfo(c, p);
-    writeData(c.resp, PortInfo, portInfoValue(p, c.inPort, c.keyMatches || c.mp.info.mkeyProtectBits !== 1));
+    writePortInfo(c.resp, p, c.inPort, c.keyMatches || c.mp.info.mkeyProtectBits !== 1);
   },
   [SmpAttr.PKeyTable]: (c) => {
     const { block, port } = decodePkeyBlockMod(c.mod);
@@ -50,23 +49,25 @@ export const PORT_HANDLERS: AttrHandlers = {
   },
   [SmpAttr.SLtoVLMappingTable]: (c) => {
     const m = decodeSl2vlMod(c.mod);
-    let out: SimPort;
-    let inPorts: number[];
-    if (c.node.isSwitch) {
-      if (m.outPort > c.node.numPorts || m.inPort > c.node.numPorts) invalid();
-      out = c.node.ports[m.outPort] ?? invalid();
-      inPorts = [m.inPort];
-      if (c.set && m.allInputPorts) inPorts = range(c.node.numPorts + 1);
+    const n = c.node;
+    let out: number;
+    let inPort: number;
+    if (n.isSwitch) {
+      if (m.outPort > n.numPorts || m.inPort > n.numPorts) invalid();
+      out = (n.ports[m.outPort] ?? invalid()).num;
+      inPort = c.set && m.allInputPorts ? 0 : m.inPort;
     } else {
-      out = c.node.ports[c.inPort] ?? invalid();
-      inPorts = [0];
+      out = (n.ports[c.inPort] ?? invalid()).num;
+      inPort = 0;
     }
     if (c.set) {
       const v = reqData(c, SLtoVLMappingTable);
-      const outs = c.node.isSwitch && m.allOutputPorts ? range(c.node.numPorts + 1).map((i) => c.node.ports[i]).filter(isPort) : [out];
-      for (const o of outs) for (const ip of inPorts) o.sl2vl.set(ip, v.vls.slice());
+      const allIn = n.isSwitch && m.allInputPorts;
+      const allOut = n.isSwitch && m.allOutputPorts;
+      const outs = allOut ? range(n.numPorts + 1).filter((i) => isPort(n.ports[i])) : [out];
+      n.vl.setSl2vl(outs, allIn ? range(n.numPorts + 1) : [inPort], v.vls, allIn && allOut && outs.length === n.numPorts + 1);
     }
-    writeData(c.resp, SLtoVLMappingTable, { vls: out.sl2vl.get(inPorts[0]!) ?? new Array<number>(16).fill(0) });
+    writeData(c.resp, SLtoVLMappingTable, { vls: n.vl.sl2vl(out, inPort) });
   },
   [SmpAttr.VLArbitrationTable]: (c) => {
     const { port, block } = decodeVlArbMod(c.mod);
@@ -74,25 +75,34 @@ export const PORT_HANDLERS: AttrHandlers = {
     if (block < 1 || block > 4) invalid();
     const cap = block <= 2 ? p.info.vlArbitrationLowCap : p.info.vlArbitrationHighCap;
     if ((block - 1) % 2 === 1 ? cap <= 32 : cap === 0) invalid();
-    if (c.set) p.vlarb[block - 1] = reqData(c, VLArbitrationTable).entries;
-    writeData(c.resp, VLArbitrationTable, { entries: p.vlarb[block - 1] ?? [] });
+    if (c.set) c.node.vl.writeVlArb(p.num, block, c.req, SMP_DATA_OFFSET);
+    c.resp.fill(0, SMP_DATA_OFFSET, SMP_DATA_OFFSET + SMP_DATA_SIZE);
+    c.node.vl.readVlArb(p.num, block, c.resp, SMP_DATA_OFFSET);
   },
 };
 
+/** Write the PortInfo a Get returns into the data area of `resp`: the port's bytes, LocalPortNum
+ * the arrival port, M_Key hidden when protection says so. */
+function writePortInfo(resp: Uint8Array, p: SimPort, inPort: number, mkeyVisible: boolean): void {
+  const st = p.node.store.info;
+  const o = p.slot * PortInfo.byteLength;
+  for (let i = 0; i < PortInfo.byteLength; i++) resp[SMP_DATA_OFFSET + i] = st[o + i]!;
+  const v = PortInfoView.over(resp, SMP_DATA_OFFSET);
+  v.localPortNum = inPort;
+  // switch external ports report no LID/M_Key of their own; the CapabilityMask is port 0's
+  if (p.node.isSwitch && p.num !== 0) v.capabilityMask = 0;
+  if (!mkeyVisible) v.mkey = 0n;
+}
+
 /** The PortInfo a Get returns: LocalPortNum is the arrival port; M_Key hidden when protection says so. */
 export function portInfoValue(p: SimPort, inPort: number, mkeyVisible: boolean): PortInfo {
-  const mp = managementPort(p.node, p.num);
-  const v = { ...p.info, localPortNum: inPort };
-  if (p.node.isSwitch && p.num !== 0 && mp) {
-    // switch external ports report no LID/M_Key of their own; the CapabilityMask is port 0's
-    v.capabilityMask = 0;
-  }
-  if (!mkeyVisible) v.mkey = 0n;
-  return v;
+  const b = new Uint8Array(SMP_DATA_OFFSET + PortInfo.byteLength);
+  writePortInfo(b, p, inPort, mkeyVisible);
+  return PortInfo.decode(b, SMP_DATA_OFFSET);
 }
 
 function setPortInfo(c: AttrCtx, p: SimPort): void {
-  const v = reqData(c, PortInfo);
+  const v = PortInfoView.over(c.req, SMP_DATA_OFFSET);
   const cur = p.info;
   const mgmt = !p.node.isSwitch || p.num === 0;
   const physical = !(p.node.isSwitch && p.num === 0 && !p.node.sw?.enhancedPort0);
@@ -129,7 +139,7 @@ function setPortInfo(c: AttrCtx, p: SimPort): void {
     cur.subnetTimeout = v.subnetTimeout;
     cur.mkeyViolations = v.mkeyViolations;
     if (v.clientReregister && !p.node.isSwitch) {
-      p.stats.clientReregisters++;
+      p.clientReregisters++;
       c.host.clientReregister?.(p);
     }
   }

@@ -1,9 +1,12 @@
 /** SMA attributes of switches: SwitchInfo and the linear, random and multicast forwarding tables. */
-import { SmpAttr } from '../wire/mad.js';
+import { SMP_DATA_OFFSET, SMP_DATA_SIZE, SmpAttr } from '../wire/mad.js';
+import { byteArrayOf } from '../wire/layout.js';
 import { LFT_BLOCK_SIZE, LinearForwardingTable, MulticastForwardingTable, RandomForwardingTable, SwitchInfo } from '../wire/sma.js';
 import { decodeMftMod } from '../wire/modifiers.js';
 import type { SimNode } from './node.js';
 import { invalid, reqData, unsupported, writeData, type AttrHandlers } from './sma-attr.js';
+
+const LFT_PORTS = byteArrayOf(LinearForwardingTable, 'ports');
 
 export const SWITCH_HANDLERS: AttrHandlers = {
   [SmpAttr.SwitchInfo]: (c) => {
@@ -12,6 +15,7 @@ export const SWITCH_HANDLERS: AttrHandlers = {
       const v = reqData(c, SwitchInfo);
       if (v.linearFdbTop >= sw.fwd.caps.linearFdbCap && sw.fwd.caps.linearFdbCap > 0) invalid();
       sw.fwd.linearFdbTop = v.linearFdbTop;
+      sw.fwd.reserveLft(Math.floor(v.linearFdbTop / LFT_BLOCK_SIZE));
       sw.fwd.defaultPort = v.defaultPort;
       sw.fwd.defaultMulticastPrimaryPort = v.defaultMulticastPrimaryPort;
       sw.fwd.defaultMulticastNotPrimaryPort = v.defaultMulticastNotPrimaryPort;
@@ -25,8 +29,10 @@ export const SWITCH_HANDLERS: AttrHandlers = {
     const sw = c.node.sw ?? unsupported();
     if (sw.fwd.caps.linearFdbCap === 0) unsupported();
     if (c.mod > 0xffff || c.mod * LFT_BLOCK_SIZE >= sw.fwd.caps.linearFdbCap) invalid();
-    if (c.set) sw.fwd.setLftBlock(c.mod, reqData(c, LinearForwardingTable).ports);
-    writeData(c.resp, LinearForwardingTable, { ports: sw.fwd.getLftBlock(c.mod) ?? invalid() });
+    // the block's encoded form is its 64 port bytes: copied straight between the MAD and the table
+    if (c.set) sw.fwd.writeLftBlock(c.mod, c.req, SMP_DATA_OFFSET + LFT_PORTS.offset);
+    c.resp.fill(0, SMP_DATA_OFFSET, SMP_DATA_OFFSET + SMP_DATA_SIZE);
+    if (!sw.fwd.readLftBlock(c.mod, c.resp, SMP_DATA_OFFSET + LFT_PORTS.offset)) invalid();
   },
   [SmpAttr.RandomForwardingTable]: (c) => {
     const sw = c.node.sw ?? unsupported();

@@ -123,7 +123,9 @@ const NODE_HANDLERS: AttrHandlers = {
 
 const HANDLERS: AttrHandlers = { ...NODE_HANDLERS, ...PORT_HANDLERS, ...SWITCH_HANDLERS };
 
+const ASCII = /^[\x00-\x7f]*$/;
 function truncateUtf8(s: string, max: number): string {
+  if (s.length <= max && ASCII.test(s)) return s; // one byte a character: fits as it is
   const enc = new TextEncoder().encode(s);
   if (enc.length <= max) return s;
   let cut = max;

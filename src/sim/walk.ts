@@ -4,7 +4,8 @@
  * and O(1) per hop: it updates the DR header on the way, counts link crossings into the `Transit`
  * (with per-link faults), and ends in `host.arrive` or a thrown `DropError`.
  */
-import { MadHeaderView, Method, PERMISSIVE_LID, PortState, SmpDrView, isResponse } from '../wire/mad.js';
+import { MadHeaderView, Method, PERMISSIVE_LID, PortState, SmpDr, SmpDrView, isResponse } from '../wire/mad.js';
+import { byteArrayOf } from '../wire/layout.js';
 import { countPacket } from './pma.js';
 import { isMulticastLid } from './forwarding.js';
 import type { SimFaults } from './faults.js';
@@ -13,6 +14,9 @@ import { portOwnsLid, type SimNode, type SimPort } from './node.js';
 import { DropError, portKey, type Packet, type Target, type Transit } from './packet.js';
 
 const MAX_LID_HOPS = 64;
+// the DR paths are arrays of bytes: their entries are read and written in place on every hop
+const INITIAL_PATH = byteArrayOf(SmpDr, 'initialPath').offset;
+const RETURN_PATH = byteArrayOf(SmpDr, 'returnPath').offset;
 
 /** What a walk needs from the fabric. */
 export interface WalkHost {
@@ -43,7 +47,8 @@ export class Walker {
 
   /** Directed-route forwarding (IBA 14.2.2.2/14.2.2.3 as the Linux SMI implements them). */
   dr(start: SimNode, startPort: number, pkt: Packet, t: Transit): void {
-    const v = SmpDrView.over(pkt.buf);
+    const b = pkt.buf;
+    const v = SmpDrView.over(b);
     if (v.drSlid !== PERMISSIVE_LID || v.drDlid !== PERMISSIVE_LID) {
       throw new DropError('non-permissive DrSLID/DrDLID (LID-routed part of a DR SMP is not supported)', true);
     }
@@ -60,15 +65,15 @@ export class Walker {
           if (hp !== 0) throw new DropError('outgoing DR SMP sent with a non-zero hop pointer', true);
           v.hopPointer = 1;
           if (hc === 0) return this.host.arrive(cur, startPort, 'sma', pkt, t);
-          exit = v.at('initialPath', 1);
+          exit = b[INITIAL_PATH + 1]!;
           if (!cur.isSwitch && exit !== startPort) throw new DropError(`InitialPath[1]=${exit} is not the sending port ${startPort}`, true);
         } else if (hp >= 1 && hp < hc) {
           if (!cur.isSwitch) throw new DropError('DR SMP must be forwarded by a non-switch', true);
-          v.setAt('returnPath', hp, inPort);
+          b[RETURN_PATH + hp] = inPort;
           v.hopPointer = hp + 1;
-          exit = v.at('initialPath', hp + 1);
+          exit = b[INITIAL_PATH + hp + 1]!;
         } else if (hp === hc) {
-          v.setAt('returnPath', hp, inPort);
+          b[RETURN_PATH + hp] = inPort;
           v.hopPointer = hc + 1;
           return this.host.arrive(cur, inPort, 'sma', pkt, t);
         } else {
@@ -77,7 +82,7 @@ export class Walker {
       } else if (inPort < 0) {
         if (hc > 0 && hp === hc + 1) {
           v.hopPointer = hc;
-          exit = v.at('returnPath', hc);
+          exit = b[RETURN_PATH + hc]!;
         } else if (hc === 0 && hp === 1) {
           v.hopPointer = 0;
           return this.host.arrive(cur, startPort, 'agent', pkt, t);
@@ -87,7 +92,7 @@ export class Walker {
       } else if (hp >= 2 && hp <= hc) {
         if (!cur.isSwitch) throw new DropError('returning DR SMP must be forwarded by a non-switch', true);
         v.hopPointer = hp - 1;
-        exit = v.at('returnPath', hp - 1);
+        exit = b[RETURN_PATH + hp - 1]!;
       } else if (hp === 1) {
         v.hopPointer = 0;
         return this.host.arrive(cur, inPort, 'agent', pkt, t);
