@@ -34,6 +34,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
 import { startIbsim, clientEnv, runClient, UMAD2SIM } from './ibsim.mjs';
+import { readLfts } from './lft-readback.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const EXAMPLES = '/usr/share/doc/ibsim-utils/net-examples';
@@ -229,55 +230,9 @@ async function verifyFabric(sim, simHost, dir, mods) {
   fabric.nodes.forEach((n, i) => {
     if (n.type === 2) switches.push({ i, lid: n.ports[0]?.lid ?? 0 });
   });
-  const lfts = new Map();
-  const errors = [];
-  let patched = 0;
-  const maxLid = fabric.nodes.reduce((a, n) => n.ports.reduce((b, p) => Math.max(b, p?.lid ?? 0), a), 0);
-  const queue = switches.slice();
-  const worker = async () => {
-    for (let s = queue.shift(); s; s = queue.shift()) {
-      if (!s.lid) {
-        errors.push(`switch ${fabric.nodes[s.i].desc} has no LID`);
-        continue;
-      }
-      const r = await runClient('ibroute', ['-n', String(s.lid)], env, dir);
-      if (r.code !== 0) {
-        errors.push(`ibroute ${s.lid}: ${r.err.trim().split('\n').pop()}`);
-        continue;
-      }
-      const entries = [...r.out.matchAll(/^0x([0-9a-f]+) (\d+)/gim)].map((m) => [parseInt(m[1], 16), Number(m[2])]);
-      // ibroute reads blocks up to top/64 exclusive: with the top LID a multiple of 64 the last
-      // block (that one LID) is never read. Read it with smpdump (raw LinearForwardingTable).
-      if (maxLid % 64 === 0 && !entries.some(([l]) => l >= maxLid)) {
-        const block = maxLid / 64;
-        const d = await runClient('smpdump', ['-L', String(s.lid), '0x19', String(block)], env, dir);
-        const bytes = lftBytesOfSmpdump(d.out);
-        if (d.code !== 0 || !bytes) errors.push(`smpdump LFT block ${block} of ${s.lid}: ${(d.err || d.out).trim().split('\n').pop()}`);
-        else {
-          patched++;
-          bytes.forEach((p, i) => {
-            if (p !== 255 && block * 64 + i <= maxLid) entries.push([block * 64 + i, p]);
-          });
-        }
-      }
-      const top = entries.reduce((a, [l]) => Math.max(a, l), 0);
-      const t = new Uint8Array(top + 1).fill(255);
-      for (const [l, p] of entries) t[l] = p;
-      lfts.set(s.i, t);
-    }
-  };
-  // ibsim serves at most 10 clients; 4 readers keep well under that on 2 cores.
-  await Promise.all([worker(), worker(), worker(), worker()]);
+  const { lfts, errors, patched } = await readLfts(fabric, switches, env, dir);
   const v = mods.verifyRoutes(fabric, lfts, { stretch: false });
   return { v, errors, switches: switches.length, patched };
-}
-
-/** The 64 port bytes of one LinearForwardingTable block in smpdump's dump (lines of 16-bit hex
- * words, "20ff ffff ..."); undefined if absent. */
-function lftBytesOfSmpdump(text) {
-  const bytes = [];
-  for (const m of text.matchAll(/^\s*((?:[0-9a-f]{4}\s+)*[0-9a-f]{4})\s*$/gim)) for (const h of m[1].split(/\s+/)) bytes.push(parseInt(h.slice(0, 2), 16), parseInt(h.slice(2), 16));
-  return bytes.length >= 64 ? bytes.slice(0, 64) : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
