@@ -44,7 +44,7 @@ export class SwitchForwarding {
   enforceMulticastFdbTop = false;
   /** The LFT as one byte array (entry = egress port, 0xff = unprogrammed), grown by whole blocks
    * as blocks are written (or LinearFDBTop announces them): one store per switch instead of one
-   * object per 64-entry block. `lftBlocks` is its length in blocks. */
+   * object per 64-entry block. `lftBlocksHeld` is its length in blocks. */
   private lft = NO_LFT;
   private readonly lftCapBlocks: number;
   /** RFT entries by block (16 each), and the LID → port index they imply. */

@@ -301,7 +301,7 @@ export function buildSimNode(fn: FabricNode, idx: number, o: NodeOptions, byPort
       : undefined,
     store,
     slot0,
-    vl: new VlTables(fn.numPorts + 1),
+    vl: new VlTables(slotsOf(fn)),
     ledOn: false,
     stats: { smpsHandled: 0, smpGets: 0, smpSets: 0, mkeyViolations: 0 },
   };
