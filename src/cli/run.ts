@@ -5,9 +5,7 @@ import { fileLogSink, openSm, type IbsmSm, type OpenSmOptions } from '../api/sm.
 import { setting, type EffectiveConfig } from '../config/file.js';
 import type { Server } from 'node:net';
 import { Logger, ProgressTty, stderrSink, type LogSink } from '../util/log.js';
-import { loadFabricSpec } from '../model/load.js';
-import { isMultiSubnet } from '../model/subnets.js';
-import { runSubnets } from './run-subnets.js';
+import type { Fabric } from '../model/fabric.js';
 import { PROCESS_IO, stderrIsTty } from './stdio.js';
 
 /** The effective configuration as the API's options (the config keys are the option names there). */
@@ -142,10 +140,18 @@ export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo()): Pro
   let sm: IbsmSm;
   try {
     // Several subnets joined by routers on the in-process fabric: one SM+SA per subnet
-    // (cli/run-subnets.ts). The fabric is loaded once, here.
+    // (cli/run-subnets.ts). The fabric is loaded once, here; the topology loaders, the generators
+    // and the multi-subnet runner (with the simulator) are loaded only for --sim.
     const simSpec = setting<string>(c, 'sim');
-    const fabric = simSpec !== undefined && !setting(c, 'umad') ? loadFabricSpec(simSpec, { seed: setting<number>(c, 'seed') }) : undefined;
-    if (fabric && isMultiSubnet(fabric)) return await runSubnets(c, fabric, log);
+    let fabric: Fabric | undefined;
+    if (simSpec !== undefined && !setting(c, 'umad')) {
+      const [{ loadFabricSpec }, { isMultiSubnet }] = await Promise.all([import('../model/load.js'), import('../model/subnets.js')]);
+      fabric = loadFabricSpec(simSpec, { seed: setting<number>(c, 'seed') });
+      if (isMultiSubnet(fabric)) {
+        const { runSubnets } = await import('./run-subnets.js');
+        return await runSubnets(c, fabric, log);
+      }
+    }
     sm = await openSm({
       ...smOptionsOf(c),
       ...(fabric ? { sim: fabric } : {}),

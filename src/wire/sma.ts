@@ -13,15 +13,17 @@ import { NoticeSmp } from './notice.js';
 
 // ---------- value names (as libibmad's dumpers print them) ----------
 
-/** Names of all values of a bit mask of `width` bits: set flags joined with " or ". */
+/** Names of all values of a bit mask of `width` bits: set flags joined with " or ". (Built at
+ * module load, on every command's start-up: plain loops, no array per value.) */
 function flagNames(width: number, flags: readonly (readonly [number, string])[], suffix?: (v: number) => string): Record<number, string> {
   const out: Record<number, string> = {};
-  const known = flags.reduce((m, [bit]) => m | bit, 0);
+  let known = 0;
+  for (const [bit] of flags) known |= bit;
   for (let v = 0; v < 2 ** width; v++) {
-    const set = flags.filter(([bit]) => (v & bit) !== 0).map(([, n]) => n);
-    let s = set.join(' or ');
-    if (v === 0 || (v & ~known) !== 0) s = (s ? s + ' or ' : '') + `undefined (${v})`;
-    out[v] = s + (suffix ? suffix(v) : '');
+    let s = '';
+    for (const [bit, n] of flags) if ((v & bit) !== 0) s = s ? s + ' or ' + n : n;
+    if (v === 0 || (v & ~known) !== 0) s = (s ? s + ' or ' : '') + 'undefined (' + v + ')';
+    out[v] = suffix ? s + suffix(v) : s;
   }
   return out;
 }
