@@ -57,8 +57,12 @@ await build({
   // but node-addon-api, which is a build-time header package.
 });
 // The entry's shebang line stays out of the bundle (the bin wraps the source in a function).
-const text = readFileSync(code, 'utf8');
-if (text.startsWith('#!')) writeFileSync(code, '//' + text.slice(2));
+// The source is kept ASCII: one non-ASCII character makes V8 hold the whole script as a two-byte
+// string (twice its ~1 MB, and a slower UTF-8 decode at every start). esbuild escapes strings
+// (charset ascii); what it leaves is in the comments it keeps, escaped here the same way.
+let text = readFileSync(code, 'utf8');
+if (text.startsWith('#!')) text = '//' + text.slice(2);
+writeFileSync(code, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
 
 writeFileSync(
   bin,
@@ -74,7 +78,8 @@ let cachedData;
 try {
   cachedData = fs.readFileSync(file + '.cache');
 } catch {}
-const script = new vm.Script(Module.wrap(fs.readFileSync(file, 'utf8')), { filename: file, cachedData });
+// latin1: the bundle is ASCII (built so), read into a one-byte string without a UTF-8 decode.
+const script = new vm.Script(Module.wrap(fs.readFileSync(file, 'latin1')), { filename: file, cachedData });
 if (process.env.IBSM_CODE_CACHE === 'report') process.stderr.write('ibsm: code cache ' + (cachedData ? (script.cachedDataRejected ? 'rejected' : 'accepted') : 'absent') + '\\n');
 if (process.env.IBSM_CODE_CACHE === 'write') process.once('exit', () => fs.writeFileSync(file + '.cache', script.createCachedData()));
 const m = { exports: {} };

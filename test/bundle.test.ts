@@ -21,6 +21,7 @@ describe('the bundled ibsm command', () => {
     expect(path.resolve(ROOT, pkg.bin.ibsm!)).toBe(BIN);
     expect(readFileSync(BIN, 'utf8').split('\n')[0]).toBe('#!/usr/bin/env -S -u NODE_EXTRA_CA_CERTS node --max-semi-space-size=4');
     expect(readFileSync(CODE, 'utf8'), 'no require of another file of the package').not.toMatch(/require\(["']\.\.?\//);
+    expect(readFileSync(CODE, 'utf8'), 'ASCII only: V8 keeps it a one-byte string').not.toMatch(/[^\x00-\x7f]/);
 
     const v = run(['--version'], { IBSM_CODE_CACHE: 'report' });
     expect(v.stdout.trim()).toBe(`ibsm ${pkg.version}`);
