@@ -3,13 +3,15 @@
 // from SUBNET UP to exit (`ibsm run --umad --once` on ibsim's 4-host example fabric, counted by the
 // same umad_send shim as sm-vs-opensm.mjs), side by side with the floor this machine gives any
 // Node process started the same way: `node -e 0` and the same with ibsm's V8 flags, under the same
-// preloads (umad2sim and the shim), and `ibsm --version` (the bundle compiled and evaluated,
-// no SM). Runs are interleaved (one of each per round, a fresh ibsim per round); medians printed,
+// preloads (umad2sim and the shim), without NODE_EXTRA_CA_CERTS too when it is set (as the bin
+// runs), and `ibsm --version` (the bundle compiled and evaluated,
+// no SM). Runs are interleaved (one of each per round, each on a fresh ibsim); medians printed,
 // with the load average before and after. Asserts nothing.
 //
-//   npm run build && node scripts/bench/startup.mjs [--runs N] [--cli FILE] [--opensm] [--keep]
+//   npm run build && node scripts/bench/startup.mjs [--runs N] [--cli FILE[,FILE...]] [--opensm] [--keep]
 //     --runs N     rounds (default 5)
-//     --cli FILE   the ibsm command (default dist/bundle/ibsm.cjs, run through its shebang)
+//     --cli FILES  the ibsm command(s) (default dist/bundle/ibsm.cjs, run through its shebang);
+//                  several (e.g. a build from before a change, then this one) run interleaved
 //     --opensm     OpenSM in each round too (`opensm -o`), its first SMP and SUBNET UP
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -25,14 +27,15 @@ const opt = (name, def) => {
   return i >= 0 && i + 1 < argv.length ? argv[i + 1] : def;
 };
 const runs = Math.max(1, Number(opt('--runs', '5')));
-const cli = path.resolve(opt('--cli', path.join(here, '../../dist/bundle/ibsm.cjs')));
+const clis = opt('--cli', path.join(here, '../../dist/bundle/ibsm.cjs')).split(',').map((f) => path.resolve(f));
 const withOpensm = argv.includes('--opensm');
 const NET = '/usr/share/doc/ibsim-utils/net-examples/net.2sw2path4hca';
 const SIM_HOST = 'Hca1';
 
-if (!existsSync(cli)) throw new Error(`${cli} not found: run "npm run build" first (or pass --cli)`);
-// The bin's V8 flags, from its shebang.
-const nodeFlags = readFileSync(cli, 'utf8').split('\n', 1)[0].replace(/^#!.*?node\s*/, '').split(/\s+/).filter(Boolean);
+for (const cli of clis) if (!existsSync(cli)) throw new Error(`${cli} not found: run "npm run build" first (or pass --cli)`);
+// The (first) bin's V8 flags, from its shebang.
+const nodeFlags = readFileSync(clis[0], 'utf8').split('\n', 1)[0].replace(/^#!.*?node\s*/, '').split(/\s+/).filter(Boolean);
+const label = (cli) => (clis.length > 1 ? `${path.relative(process.cwd(), cli) || cli}: ` : 'ibsm ');
 
 function buildShim(dir) {
   const so = path.join(dir, 'umad-count.so');
@@ -91,47 +94,64 @@ const fmt = (x) => (x === undefined ? '-' : x.toFixed(0));
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-startup-'));
 const shim = buildShim(dir);
 const load0 = os.loadavg();
-const rows = { 'node -e 0': [], [`node ${nodeFlags.join(' ')} -e 0`]: [], 'ibsm --version': [], 'ibsm run --umad --once': [], ...(withOpensm ? { 'opensm -o': [] } : {}) };
+const CA = process.env.NODE_EXTRA_CA_CERTS;
+const NO_CA = `node ${nodeFlags.join(' ')} -e 0, no NODE_EXTRA_CA_CERTS`;
+const rows = { 'node -e 0': [], [`node ${nodeFlags.join(' ')} -e 0`]: [], ...(CA ? { [NO_CA]: [] } : {}) };
+for (const cli of clis) {
+  rows[label(cli) + '--version'] = [];
+  rows[label(cli) + 'run --umad --once'] = [];
+}
+if (withOpensm) rows['opensm -o'] = [];
+const LIMITS = { nodes: 2048, switches: 256, ports: 13312 };
 try {
   for (let run = 0; run < runs; run++) {
-    const sim = await startIbsim(NET, { dir, limits: { nodes: 2048, switches: 256, ports: 13312 }, prefix: 'ibsmstart' });
-    try {
-      const counts = path.join(dir, `run${run}.counts`);
-      const env = clientEnv(sim, SIM_HOST, { UMAD_COUNT_FILE: counts, LD_PRELOAD: `${shim} ${UMAD2SIM}` });
-      const cwd = path.join(dir, `run${run}`);
-      mkdirSync(cwd, { recursive: true });
-      // CPU (user + system, every thread) from the shim's header, written at exit by any process it is preloaded in.
-      const counted = async (name, cmd, args, extraEnv = {}, upFile) => {
+    const cwd = path.join(dir, `run${run}`);
+    mkdirSync(cwd, { recursive: true });
+    const counts = path.join(dir, `run${run}.counts`);
+    // One command on a fresh ibsim (every SM finds the fabric as ibsim starts it). CPU (user +
+    // system, every thread) from the shim's header, written at exit by any process it is preloaded in.
+    const counted = async (name, cmd, args, extraEnv = {}, upFile) => {
+      const sim = await startIbsim(NET, { dir, limits: LIMITS, prefix: 'ibsmstart' });
+      try {
         rmSync(counts, { force: true });
-        const r = await runOne(cmd, args, { ...env, ...extraEnv }, cwd, upFile);
+        const env = clientEnv(sim, SIM_HOST, { UMAD_COUNT_FILE: counts, LD_PRELOAD: `${shim} ${UMAD2SIM}`, ...extraEnv });
+        for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
+        const r = await runOne(cmd, args, env, cwd, upFile);
         const c = readCounts(counts);
         if (c.firstSendUs) r.firstSmpMs = c.firstSendUs / 1000 - r.t0;
         if (c.cpuUs) r.cpuMs = c.cpuUs / 1000;
         rows[name].push(r);
         return r;
-      };
-      await counted('node -e 0', process.execPath, ['-e', '0']);
-      await counted(`node ${nodeFlags.join(' ')} -e 0`, process.execPath, [...nodeFlags, '-e', '0']);
-      await counted('ibsm --version', cli, ['--version']);
-      const r = await counted('ibsm run --umad --once', cli, ['run', '--umad', '--once', '--guid2lid', path.join(cwd, 'guid2lid')]);
-      if (r.code !== 0) console.log(`ibsm exited ${r.code}:\n${r.out.trim().split('\n').slice(-4).join('\n')}`);
-      if (withOpensm) {
-        const log = path.join(cwd, 'opensm.log');
-        await counted('opensm -o', 'opensm', ['-o', '-F', '/dev/null', '-f', log, '--dump_files_dir', cwd], { OSM_CACHE_DIR: cwd, OSM_TMP_DIR: cwd }, log);
+      } finally {
+        await sim.stop();
       }
-    } finally {
-      await sim.stop();
+    };
+    await counted('node -e 0', process.execPath, ['-e', '0']);
+    await counted(`node ${nodeFlags.join(' ')} -e 0`, process.execPath, [...nodeFlags, '-e', '0']);
+    // The bin starts node without it (its shebang's env -u): the floor it has.
+    if (CA) await counted(NO_CA, process.execPath, [...nodeFlags, '-e', '0'], { NODE_EXTRA_CA_CERTS: undefined });
+    // Several commands: in turn first and last, round by round.
+    for (const cli of run % 2 ? [...clis].reverse() : clis) {
+      await counted(label(cli) + '--version', cli, ['--version']);
+      rmSync(path.join(cwd, 'guid2lid'), { force: true });
+      const r = await counted(label(cli) + 'run --umad --once', cli, ['run', '--umad', '--once', '--guid2lid', path.join(cwd, 'guid2lid')]);
+      if (r.code !== 0) console.log(`${cli} exited ${r.code}:\n${r.out.trim().split('\n').slice(-4).join('\n')}`);
+    }
+    if (withOpensm) {
+      const log = path.join(cwd, 'opensm.log');
+      await counted('opensm -o', 'opensm', ['-o', '-F', '/dev/null', '-f', log, '--dump_files_dir', cwd], { OSM_CACHE_DIR: cwd, OSM_TMP_DIR: cwd }, log);
     }
   }
 } finally {
   if (!argv.includes('--keep')) rmSync(dir, { recursive: true, force: true });
 }
 const load1 = os.loadavg();
-console.log(`start-up, median of ${runs} interleaved rounds (ms from just before the spawn; ibsim ${path.basename(NET)}, attached at ${SIM_HOST}; ${path.relative(process.cwd(), cli) || cli})`);
+console.log(`start-up, median of ${runs} interleaved rounds (ms from just before the spawn; ibsim ${path.basename(NET)}, attached at ${SIM_HOST}; ${clis.map((c) => path.relative(process.cwd(), c) || c).join(', ')})`);
 console.log(`load average before ${load0.map((x) => x.toFixed(2)).join(' ')}, after ${load1.map((x) => x.toFixed(2)).join(' ')}`);
 const head = ['', 'exit', '1st SMP', 'SUBNET UP', 'UP→exit', 'CPU'];
-console.log(head[0].padEnd(32) + head.slice(1).map((h) => h.padStart(10)).join(''));
+const w = Math.max(32, ...Object.keys(rows).map((k) => k.length + 2));
+console.log(head[0].padEnd(w) + head.slice(1).map((h) => h.padStart(10)).join(''));
 for (const [name, rs] of Object.entries(rows)) {
   const cells = [med(rs.map((r) => r.exitMs)), med(rs.map((r) => r.firstSmpMs)), med(rs.map((r) => r.upMs)), med(rs.map((r) => r.upToExitMs)), med(rs.map((r) => r.cpuMs))];
-  console.log(name.padEnd(32) + cells.map((c) => fmt(c).padStart(10)).join(''));
+  console.log(name.padEnd(w) + cells.map((c) => fmt(c).padStart(10)).join(''));
 }
