@@ -75,20 +75,47 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
   checkTable(name, byteLength, fields);
   const entries = Object.entries(fields);
 
-  const components: Component[] = [];
-  for (const [fname, f] of entries) {
-    if (f.kind === 'struct') {
-      for (const c of f.layout.components) {
-        components.push({ index: components.length, path: `${fname}.${c.path}`, bit: f.bit + c.bit, width: c.width });
-      }
-    } else {
-      const parts = f.cm ?? 1;
-      const w = f.width / parts;
-      for (let p = 0; p < parts; p++) {
-        components.push({ index: components.length, path: parts > 1 ? `${fname}#${p}` : fname, bit: f.bit + p * w, width: w });
+  // The components and the mask bits of each path are derived on first use, like the codecs:
+  // start-up defines every layout, and only the SA's records are ever matched or masked.
+  let components: Component[] | undefined;
+  const componentsOf = (): Component[] => {
+    if (components) return components;
+    const out: Component[] = [];
+    for (const [fname, f] of entries) {
+      if (f.kind === 'struct') {
+        for (const c of f.layout.components) {
+          out.push({ index: out.length, path: `${fname}.${c.path}`, bit: f.bit + c.bit, width: c.width });
+        }
+      } else {
+        const parts = f.cm ?? 1;
+        const w = f.width / parts;
+        for (let p = 0; p < parts; p++) {
+          out.push({ index: out.length, path: parts > 1 ? `${fname}#${p}` : fname, bit: f.bit + p * w, width: w });
+        }
       }
     }
-  }
+    return (components = out);
+  };
+  // A path names a component, or every component under it: "f" names f#0 and f#1 (a field of
+  // several components) and s.x, s.y (an embedded structure). Each path a component's own path
+  // cuts at a "." or "#" is such a name; its mask is the OR of the bits of what it names.
+  let maskOfPath: Map<string, bigint> | undefined;
+  const maskIndex = (): Map<string, bigint> => {
+    if (maskOfPath) return maskOfPath;
+    const index = new Map<string, bigint>();
+    for (const c of componentsOf()) {
+      const bit = 1n << BigInt(c.index);
+      for (let i = 0; i < c.path.length; i++) {
+        const ch = c.path[i];
+        if (ch === '.' || ch === '#') {
+          const p = c.path.slice(0, i);
+          index.set(p, (index.get(p) ?? 0n) | bit);
+        }
+      }
+      index.set(c.path, (index.get(c.path) ?? 0n) | bit);
+    }
+    return (maskOfPath = index);
+  };
 
   // Generated on first use: start-up defines every layout but a command uses few of them.
   let decodeAll: ((b: Uint8Array, bitBase: number) => Record<string, unknown>) | undefined;
@@ -99,7 +126,9 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
     name,
     byteLength,
     fields,
-    components,
+    get components(): Component[] {
+      return componentsOf();
+    },
     decode(buf: Uint8Array, offset = 0): ValueOf<T> {
       if (!(buf instanceof Uint8Array)) throw new DecodeError(name, '', offset, 'input is not a byte array');
       if (!Number.isInteger(offset) || offset < 0 || offset + byteLength > buf.length) {
@@ -135,11 +164,12 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
       return lines.join('\n');
     },
     mask(...paths: string[]): bigint {
+      const index = maskIndex();
       let m = 0n;
       for (const p of paths) {
-        const hits = components.filter((c) => c.path === p || c.path.startsWith(p + '#') || c.path.startsWith(p + '.'));
-        if (hits.length === 0) throw new Error(`layout ${name} has no component ${p}`);
-        for (const c of hits) m |= 1n << BigInt(c.index);
+        const bits = index.get(p);
+        if (bits === undefined) throw new Error(`layout ${name} has no component ${p}`);
+        m |= bits;
       }
       return m;
     },
