@@ -56,10 +56,24 @@ describe('the bundled ibsm command', () => {
     const preload = path.join(dir, 'modules.cjs');
     writeFileSync(preload, "process.on('exit', () => require('fs').writeSync(2, 'MODULES ' + process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join(' ') + '\\n'));\n");
     const lean = run(['run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once'], { NODE_OPTIONS: `--require ${preload}` });
-    rmSync(dir, { recursive: true, force: true });
     expect(lean.stderr).toMatch(/SUBNET UP nodes=7 /);
     const loaded = /MODULES (.*)/.exec(lean.stderr)?.[1]?.split(' ') ?? [];
     expect(loaded).toContain('fs');
     for (const m of ['http', 'crypto', 'net', 'stream', 'tty', 'perf_hooks']) expect(loaded, m).not.toContain(m);
+    // The same with stdout and stderr on /dev/null (a daemon's; a character device, as a terminal
+    // is): no stream either. The witness: --version writes to stdout, and makes its stream.
+    const listed = path.join(dir, 'modules.txt');
+    const preloadFile = path.join(dir, 'modules-file.cjs');
+    writeFileSync(preloadFile, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(listed)}, process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join(' ')));\n`);
+    const quiet = (args: string[]): string[] => {
+      const r = spawnSync(BIN, args, { cwd: ROOT, stdio: 'ignore', timeout: 120_000, env: { ...process.env, NODE_OPTIONS: `--require ${preloadFile}` } });
+      expect(r.status, args.join(' ')).toBe(0);
+      return readFileSync(listed, 'utf8').split(' ');
+    };
+    const daemon = quiet(['run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once']);
+    expect(daemon).toContain('fs');
+    for (const m of ['net', 'stream', 'tty']) expect(daemon, m).not.toContain(m);
+    expect(quiet(['--version'])).toContain('stream');
+    rmSync(dir, { recursive: true, force: true });
   }, 240_000);
 });
