@@ -62,7 +62,8 @@ await build({
 // (charset ascii); what it leaves is in the comments it keeps, escaped here the same way.
 let text = readFileSync(code, 'utf8');
 if (text.startsWith('#!')) text = '//' + text.slice(2);
-writeFileSync(code, text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+const ascii = (t) => t.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+writeFileSync(code, ascii(text));
 
 writeFileSync(
   bin,
@@ -91,6 +92,35 @@ m.exports.main(process.argv.slice(2), m.exports.PROCESS_IO).then((code) => {
 `,
 );
 chmodSync(bin, 0o755);
+
+// The generated codecs, precompiled: the layout engine generates each layout's encoder, decoder
+// and view class from its field table on first use (src/wire/codegen.ts, view.ts), with
+// `new Function`, which V8's code cache cannot hold: every start parsed and compiled them again.
+// One SM run on the default simulated fabric records the sources it generates; they go at the top
+// of the bundle as functions (so the cache below holds them compiled), in a map by a short key,
+// where codegen.ts's generatedFactory finds them and uses one only when its source is exactly the
+// text it generated. A source the run did not generate is compiled as before. The generated code names nothing of the bundle (only its
+// parameters and the globals Array and BigInt): checked below, as the bundle declares neither.
+const recorded = path.join(outdir, 'codegen-record.json');
+const recorder = path.join(outdir, 'codegen-record.cjs');
+writeFileSync(recorder, `globalThis.__ibsmCodegenRecord = [];\nprocess.once('exit', () => require('node:fs').writeFileSync(${JSON.stringify(recorded)}, JSON.stringify(globalThis.__ibsmCodegenRecord)));\n`);
+const rec = spawnSync(process.execPath, [...NODE_FLAGS, '--require', recorder, bin, 'run', '--once'], { cwd: outdir, env: process.env, encoding: 'utf8', timeout: 120_000 });
+rmSync(recorder, { force: true });
+if (rec.status === 0 && existsSync(recorded)) {
+  if (/(?<![.\w$])(?:Array|BigInt)\s*=(?!=)|(?:function|class)\s+(?:Array|BigInt)\b|(?:var|let|const)\s+(?:[\w$]+\s*(?:=[^,;]*)?,\s*)*(?:Array|BigInt)\b/.test(text)) {
+    throw new Error('build-bundle: the bundle declares Array or BigInt, which the precompiled codecs would see instead of the globals');
+  }
+  const seen = new Map(JSON.parse(readFileSync(recorded, 'utf8')));
+  const prelude = `globalThis.__ibsmCodecs = new Map([\n${[...seen].map(([k, f]) => `[${JSON.stringify(k)}, ${f}],\n`).join('')}]);\n`;
+  writeFileSync(code, ascii(prelude + text));
+  // The source map: its lines move down by the prelude's.
+  const map = JSON.parse(readFileSync(code + '.map', 'utf8'));
+  map.mappings = ';'.repeat(prelude.split('\n').length - 1) + map.mappings;
+  writeFileSync(code + '.map', JSON.stringify(map));
+} else {
+  console.warn(`build-bundle: no precompiled codecs (ibsm run --once exited ${rec.status ?? rec.signal}): ${(rec.stderr || '').trim().split('\n').pop()}`);
+}
+rmSync(recorded, { force: true });
 
 // The code cache: one SM run on the default simulated fabric, cached after it ran.
 const r = spawnSync(process.execPath, [...NODE_FLAGS, bin, 'run', '--once'], { cwd: outdir, env: { ...process.env, IBSM_CODE_CACHE: 'write' }, encoding: 'utf8', timeout: 120_000 });

@@ -74,6 +74,18 @@ describe('the bundled ibsm command', () => {
     expect(daemon).toContain('fs');
     for (const m of ['net', 'stream', 'tty']) expect(daemon, m).not.toContain(m);
     expect(quiet(['--version'])).toContain('stream');
+
+    // The generated codecs come precompiled in the bundle (compiled into its code cache): a run
+    // through the bin compiles none with `new Function`; the tsc build (the witness) compiles them.
+    const counter = path.join(dir, 'new-function.cjs');
+    writeFileSync(counter, "let n = 0; const F = Function; globalThis.Function = new Proxy(F, { construct(t, a) { n++; return Reflect.construct(t, a); } }); process.on('exit', () => require('fs').writeSync(2, 'NEWFUNCTION ' + n + '\\n'));\n");
+    const simArgs = ['run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once'];
+    const viaBin = run(simArgs, { NODE_OPTIONS: `--require ${counter}` });
+    expect(viaBin.stderr).toMatch(/SUBNET UP nodes=7 /);
+    expect(/NEWFUNCTION (\d+)/.exec(viaBin.stderr)?.[1]).toBe('0');
+    const viaTsc = spawnSync(process.execPath, ['--require', counter, path.join(ROOT, 'dist/cli/main.js'), ...simArgs], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    expect(viaTsc.stderr).toMatch(/SUBNET UP nodes=7 /);
+    expect(Number(/NEWFUNCTION (\d+)/.exec(viaTsc.stderr)?.[1])).toBeGreaterThan(5);
     rmSync(dir, { recursive: true, force: true });
   }, 240_000);
 });

@@ -4,6 +4,28 @@ import { EncodeError } from './errors.js';
 import { POW2, bigLimit, readBig, readBits, writeBig, writeBits } from './bits.js';
 import type { FieldSpec } from './fields.js';
 
+/** The factories of generated code the bundled command carries precompiled (scripts/build-bundle.mjs:
+ * those one run of the SM generates, written into the bundle as functions, so V8's code cache
+ * holds them compiled and start-up parses none of them). Found by a short key, and used only when
+ * the function's own source is exactly the text `new Function` would compile. Absent outside the
+ * bundle. */
+type Factory = (...args: unknown[]) => unknown;
+const PRECOMPILED = (globalThis as { __ibsmCodecs?: ReadonlyMap<string, Factory> }).__ibsmCodecs;
+/** Where the bundle's recording run collects [key, source] of what it generates (set only there). */
+const RECORD = (globalThis as { __ibsmCodegenRecord?: Array<[string, string]> }).__ibsmCodegenRecord;
+
+/** The factory of generated code: `new Function(...params, body)`, or the bundle's precompiled one
+ * of the same source. */
+export function generatedFactory(params: readonly string[], body: string): Factory {
+  const text = `function (${params.join(', ')}) {\n${body}\n}`;
+  const key = `${params.join(',')}:${body.length}:${body.slice(0, 96)}`;
+  const pre = PRECOMPILED?.get(key);
+  if (pre && pre.toString() === text) return pre;
+  RECORD?.push([key, text]);
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  return new Function(...params, body) as Factory;
+}
+
 export function zeroOf(f: FieldSpec): unknown {
   switch (f.kind) {
     case 'uint':
@@ -267,8 +289,7 @@ export function compileDecoder(name: string, entries: Array<[string, FieldSpec]>
     return `${JSON.stringify(fname)}: ${p ? intReadSource(p) : `g[${i}](b, base)`}`;
   });
   const body = `const o = base >>> 3; return { ${props.join(', ')} };`;
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval
-  return new Function('g', `return function decode${name.replace(/\W/g, '')}(b, base) { ${body} };`)(getters) as (b: Uint8Array, bitBase: number) => Record<string, unknown>;
+  return generatedFactory(['g'], `return function decode${name.replace(/\W/g, '')}(b, base) { ${body} };`)(getters) as (b: Uint8Array, bitBase: number) => Record<string, unknown>;
 }
 
 /** The encoder of a layout, into bytes the caller has zero-filled: integer fields (and arrays of
@@ -313,6 +334,5 @@ export function compileEncoder(name: string, entries: Array<[string, FieldSpec]>
     stmts.push(`s[${i}](${get}, b, o * 8);`);
   });
   const src = `return function encode${name.replace(/\W/g, '')}(v, b, o) { let x, a; ${stmts.join('\n')} };`;
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval
-  return new Function('s', 'bad', 'badArray', src)(setters, bad, badArray) as (v: Record<string, unknown>, b: Uint8Array, o: number) => void;
+  return generatedFactory(['s', 'bad', 'badArray'], src)(setters, bad, badArray) as (v: Record<string, unknown>, b: Uint8Array, o: number) => void;
 }

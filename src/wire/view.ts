@@ -14,7 +14,7 @@
  */
 import { DecodeError, EncodeError } from './errors.js';
 import { POW2, bigLimit, readBig, readBits, writeBig, writeBits } from './bits.js';
-import { encodeField, intPlacement, intReadSource, makeGetter, spanReadSource, spanWriteSource } from './codegen.js';
+import { encodeField, generatedFactory, intPlacement, intReadSource, makeGetter, spanReadSource, spanWriteSource } from './codegen.js';
 import type { ArrayField, FieldSpec, FieldTable, ReservedField, TableLayout, UintField, ValueOf } from './fields.js';
 
 type UintArrayKeys<T extends FieldTable> = {
@@ -171,6 +171,5 @@ function viewClass<T extends FieldTable>(layout: TableLayout<T>): new (buf: Uint
     setAt(field, i, v) { switch (field) { ${setAtCases} } setAt.call(this, field, i, v); }
     ${body}
   };`;
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval
-  return new Function('h', 's', 'bad', 'layout', 'at', 'setAt', src)(h, s, bad, layout, at, setAt) as new (buf: Uint8Array, offset: number) => View<T>;
+  return generatedFactory(['h', 's', 'bad', 'layout', 'at', 'setAt'], src)(h, s, bad, layout, at, setAt) as new (buf: Uint8Array, offset: number) => View<T>;
 }
