@@ -110,7 +110,10 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
   const candE = new Int32Array(nE);
   const candK = new Int32Array(nE);
   const candW = new Float64Array(nE);
-  const candDep = new Int32Array(nE); // depStart[e] - adjStart[next switch]: + the next link = dependency index
+  const candDep = new Int32Array(nE); // depBase of the candidate's link
+  // depBase[e] + the next link (an adjacency entry of e's head) = index of that dependency.
+  const depBase = new Int32Array(nE);
+  for (let e = 0; e < nE; e++) depBase[e] = depStart[e]! - adjStart[adjSw[e]!]!;
   const candPort = new Uint8Array(nE);
   // The incremental DP (see above): per k, the candidates at the minimum as a bit set of MW
   // words; whether k must be rescanned; per candidate its switch's k; per k the candidates leading to it.
@@ -172,11 +175,11 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
       for (let r = revLo[k]!, end = revLo[k + 1]!; r < end; r++) dropTie(revQ[r]!);
     }
   };
-  let portBuf = new Uint8Array(0); // j * nSw + k: the port of T's j-th LID on switch order[k]
   let lidBuf = new Int32Array(0);
   // The LFT entries are staged, STAGE columns (LIDs, in routing order) per switch, and written to
   // the tables switch by switch when the stage is full: consecutive destination switches have
   // neighbouring LIDs, so each table is touched once per stage, not once per destination switch.
+  // The port of T's j-th LID on switch order[k] is stage[orow[k] + j].
   let maxNLid = 1;
   for (let T = 0; T < nSw; T++) {
     let n = 0;
@@ -187,11 +190,21 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
   const stage = new Uint8Array(nSw * B).fill(255);
   const colLid = new Int32Array(B);
   let nCol = 0;
+  const runCol = new Int32Array(B + 1);
+  const orow = new Int32Array(nSw);
   const flush = (): void => {
+    // Runs of columns with consecutive LIDs: runCol[r] .. runCol[r+1]-1 are LIDs colLid[runCol[r]] ...
+    let nRun = 0;
+    for (let c = 0; c < nCol; c++) if (c === 0 || colLid[c] !== colLid[c - 1]! + 1) runCol[nRun++] = c;
+    runCol[nRun] = nCol;
     for (let s = 0; s < nSw; s++) {
       const t = lfts[s]!;
       const o = s * B;
-      for (let c = 0; c < nCol; c++) t[colLid[c]!] = stage[o + c]!;
+      for (let r = 0; r < nRun; r++) {
+        const c0 = runCol[r]!;
+        const off = colLid[c0]! - c0 - o;
+        for (let x = o + c0, end = o + runCol[r + 1]!; x < end; x++) t[off + x] = stage[x]!;
+      }
     }
     stage.fill(255);
     nCol = 0;
@@ -200,13 +213,15 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
     if (ix.endsStart[T + 1]! === ix.endsStart[T]!) continue;
     let nLid = 0;
     for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) nLid += 1 << ends[ix.endsOfSw[i]!]!.lmc;
-    if (portBuf.length < nLid * nSw) portBuf = new Uint8Array(nLid * nSw);
+    if (nCol + nLid > B) flush();
     if (lidBuf.length < nLid) lidBuf = new Int32Array(nLid);
     const list = nLid > 1;
+    const inc = list && !rand;
     dist.fill(-1);
     dist[T] = 0;
     order[0] = T;
     pos[T] = 0;
+    orow[0] = T * B + nCol;
     cost[0] = 0;
     let reach = 1;
     let nc = 0;
@@ -224,6 +239,7 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
         if (dr < 0) {
           dist[r] = ds + 1;
           pos[r] = reach;
+          orow[reach] = r * B + nCol;
           order[reach++] = r;
           continue;
         }
@@ -231,19 +247,31 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
         const kr = pos[r]!;
         const w = weight[e]!;
         const c = w + cost[kr]!;
+        let newMin = false;
         if (c < bestC) {
           bestC = c;
           best = e;
           ties = 1;
+          newMin = true;
         } else if (c === bestC && rand) {
           ties++;
           if (rand() * ties < 1) best = e;
         }
         if (list) {
+          if (inc) {
+            // k's minimum set, for the incremental DP of the next LIDs.
+            const bp = nc - candLo[k]!;
+            const base = k * MW;
+            if (newMin) {
+              if (MW > 1) for (let w = 0; w < MW; w++) tie[base + w] = 0;
+              tie[base + (bp >>> 5)] = 1 << (bp & 31);
+            } else if (c === bestC) tie[base + (bp >>> 5)]! |= 1 << (bp & 31);
+          }
           if (best === e) chosenQ[k] = nc;
           candE[nc] = e;
           candK[nc] = kr;
-          candDep[nc] = depStart[e]! - adjStart[r]!;
+          candDep[nc] = depBase[e]!;
+          ownK[nc] = k;
           candPort[nc] = adjPort[e]!;
           candW[nc++] = w;
         }
@@ -252,25 +280,20 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
       cost[k] = bestC;
       chosenE[k] = best;
       chosenK[k] = pos[adjSw[best]!]!;
-      portBuf[k] = adjPort[best]!;
+      stage[orow[k]!] = adjPort[best]!;
     }
     candLo[reach] = nc;
-    const inc = list && !rand;
     if (inc) {
-      // Candidates by the switch they lead to (reverse of candLo), and every switch to be scanned.
+      // Candidates by the switch they lead to (reverse of candLo); the minimum sets are those of
+      // the breadth-first pass's DP.
       revLo.fill(0, 0, reach + 1);
       for (let q = 0; q < nc; q++) revLo[candK[q]! + 1]!++;
       for (let k = 0; k < reach; k++) {
         revLo[k + 1]! += revLo[k]!;
         revFill[k] = revLo[k]!;
       }
-      for (let k = 1; k < reach; k++) {
-        for (let q = candLo[k]!, end = candLo[k + 1]!; q < end; q++) {
-          ownK[q] = k;
-          revQ[revFill[candK[q]!]!++] = q;
-        }
-      }
-      need.fill(1, 1, reach);
+      for (let q = 0; q < nc; q++) revQ[revFill[candK[q]!]!++] = q;
+      need.fill(0, 0, reach);
     }
     let j = -1;
     let routed = false; // a CA LID of T was routed: weights changed
@@ -282,22 +305,23 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
       for (let d = ep.lid; d < ep.lid + (1 << ep.lmc); d++) {
         j++;
         lidBuf[j] = d;
-        portBuf[j * nSw] = ep.swPort;
+        stage[orow[0]! + j] = ep.swPort;
         if (j === 0) {
           // routed by the breadth-first pass
         } else if (same) {
-          portBuf.copyWithin(j * nSw + 1, (j - 1) * nSw + 1, (j - 1) * nSw + reach);
+          for (let k = 1; k < reach; k++) stage[orow[k]! + j] = stage[orow[k]! + j - 1]!;
         } else if (inc) {
           // Incremental: only the switches whose minimum set emptied are scanned again.
+          // A switch's choice is final when the sweep reaches it (only switches one hop nearer,
+          // all before it, change it).
           for (let k = 1; k < reach; k++) {
-            if (need[k] === 0) continue;
-            need[k] = 0;
-            rescan(k);
+            if (need[k] !== 0) {
+              need[k] = 0;
+              rescan(k);
+            }
+            stage[orow[k]! + j] = candPort[chosenQ[k]!]!;
           }
-          const pj = j * nSw;
-          for (let k = 1; k < reach; k++) portBuf[pj + k] = candPort[chosenQ[k]!]!;
         } else if (rand) {
-          const pj = j * nSw;
           for (let k = 1; k < reach; k++) {
             let best = -1;
             let bestC = Infinity;
@@ -315,7 +339,7 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
             }
             cost[k] = bestC;
             chosenQ[k] = best;
-            portBuf[pj + k] = adjPort[candE[best]!]!;
+            stage[orow[k]! + j] = adjPort[candE[best]!]!;
           }
         }
         same = ep.isSwitch && !rand;
@@ -347,19 +371,13 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
             if (usage) weight[chosenE[k]!]! += a;
             if (kr === 0 || a === 0) continue;
             acc[kr]! += a;
-            const di = depStart[chosenE[k]!]! - adjStart[order[kr]!]! + chosenE[kr]!;
+            const di = depBase[chosenE[k]!]! + chosenE[kr]!;
             bits[di >>> 5]! |= 1 << (di & 31);
           }
         }
       }
     }
     if (routed && list) for (let q = 0; q < nc; q++) weight[candE[q]!] = candW[q]!;
-    // T's columns of the stage (k = 0 is T itself: the ports of its end ports).
-    if (nCol + nLid > B) flush();
-    for (let k = 0; k < reach; k++) {
-      const o = order[k]! * B + nCol;
-      for (let jj = 0, x = k; jj < nLid; jj++, x += nSw) stage[o + jj] = portBuf[x]!;
-    }
     for (let jj = 0; jj < nLid; jj++) colLid[nCol + jj] = lidBuf[jj]!;
     nCol += nLid;
   }
