@@ -175,11 +175,11 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
       for (let r = revLo[k]!, end = revLo[k + 1]!; r < end; r++) dropTie(revQ[r]!);
     }
   };
+  let portBuf = new Uint8Array(0); // j * nSw + k: the port of T's j-th LID on switch order[k]
   let lidBuf = new Int32Array(0);
   // The LFT entries are staged, STAGE columns (LIDs, in routing order) per switch, and written to
   // the tables switch by switch when the stage is full: consecutive destination switches have
   // neighbouring LIDs, so each table is touched once per stage, not once per destination switch.
-  // The port of T's j-th LID on switch order[k] is stage[orow[k] + j].
   let maxNLid = 1;
   for (let T = 0; T < nSw; T++) {
     let n = 0;
@@ -191,7 +191,6 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
   const colLid = new Int32Array(B);
   let nCol = 0;
   const runCol = new Int32Array(B + 1);
-  const orow = new Int32Array(nSw);
   const flush = (): void => {
     // Runs of columns with consecutive LIDs: runCol[r] .. runCol[r+1]-1 are LIDs colLid[runCol[r]] ...
     let nRun = 0;
@@ -213,7 +212,7 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
     if (ix.endsStart[T + 1]! === ix.endsStart[T]!) continue;
     let nLid = 0;
     for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) nLid += 1 << ends[ix.endsOfSw[i]!]!.lmc;
-    if (nCol + nLid > B) flush();
+    if (portBuf.length < nLid * nSw) portBuf = new Uint8Array(nLid * nSw);
     if (lidBuf.length < nLid) lidBuf = new Int32Array(nLid);
     const list = nLid > 1;
     const inc = list && !rand;
@@ -221,7 +220,6 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
     dist[T] = 0;
     order[0] = T;
     pos[T] = 0;
-    orow[0] = T * B + nCol;
     cost[0] = 0;
     let reach = 1;
     let nc = 0;
@@ -239,7 +237,6 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
         if (dr < 0) {
           dist[r] = ds + 1;
           pos[r] = reach;
-          orow[reach] = r * B + nCol;
           order[reach++] = r;
           continue;
         }
@@ -280,7 +277,7 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
       cost[k] = bestC;
       chosenE[k] = best;
       chosenK[k] = pos[adjSw[best]!]!;
-      stage[orow[k]!] = adjPort[best]!;
+      portBuf[k] = adjPort[best]!;
     }
     candLo[reach] = nc;
     if (inc) {
@@ -305,23 +302,25 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
       for (let d = ep.lid; d < ep.lid + (1 << ep.lmc); d++) {
         j++;
         lidBuf[j] = d;
-        stage[orow[0]! + j] = ep.swPort;
+        portBuf[j * nSw] = ep.swPort;
         if (j === 0) {
           // routed by the breadth-first pass
         } else if (same) {
-          for (let k = 1; k < reach; k++) stage[orow[k]! + j] = stage[orow[k]! + j - 1]!;
+          portBuf.copyWithin(j * nSw + 1, (j - 1) * nSw + 1, (j - 1) * nSw + reach);
         } else if (inc) {
           // Incremental: only the switches whose minimum set emptied are scanned again.
           // A switch's choice is final when the sweep reaches it (only switches one hop nearer,
           // all before it, change it).
+          const pj = j * nSw;
           for (let k = 1; k < reach; k++) {
             if (need[k] !== 0) {
               need[k] = 0;
               rescan(k);
             }
-            stage[orow[k]! + j] = candPort[chosenQ[k]!]!;
+            portBuf[pj + k] = candPort[chosenQ[k]!]!;
           }
         } else if (rand) {
+          const pj = j * nSw;
           for (let k = 1; k < reach; k++) {
             let best = -1;
             let bestC = Infinity;
@@ -339,7 +338,7 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
             }
             cost[k] = bestC;
             chosenQ[k] = best;
-            stage[orow[k]! + j] = adjPort[candE[best]!]!;
+            portBuf[pj + k] = adjPort[candE[best]!]!;
           }
         }
         same = ep.isSwitch && !rand;
@@ -378,6 +377,12 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
       }
     }
     if (routed && list) for (let q = 0; q < nc; q++) weight[candE[q]!] = candW[q]!;
+    // T's columns of the stage (k = 0 is T itself: the ports of its end ports).
+    if (nCol + nLid > B) flush();
+    for (let k = 0; k < reach; k++) {
+      const o = order[k]! * B + nCol;
+      for (let jj = 0, x = k; jj < nLid; jj++, x += nSw) stage[o + jj] = portBuf[x]!;
+    }
     for (let jj = 0; jj < nLid; jj++) colLid[nCol + jj] = lidBuf[jj]!;
     nCol += nLid;
   }
