@@ -60,6 +60,8 @@ describe('dfsssp equals its reference implementation', () => {
       'gen:mesh:5x4,hosts=2',
       'gen:random:switches=24,degree=4,hosts=2,seed=3',
       'gen:dragonfly:a=4,p=2,h=2',
+      // 40 links one hop nearer on a leaf (more than one 32-bit word of minimum set per switch).
+      'gen:fattree2:links=2,leaves=3,spines=20,hosts=2',
     ];
     let layered = 0;
     for (const spec of specs) {
