@@ -20,3 +20,22 @@ describe('a stop right after SUBNET UP', () => {
     }
   });
 });
+
+describe('a stop while a sweep runs', () => {
+  it('logs the sweep as cut short by the stop (info), not as failed (error); unstopped, a closed RPC layer is a failure', async () => {
+    for (const stop of [true, false]) {
+      const r = smRig(loadFabricSpec('gen:fattree2:leaves=4,spines=2,hosts=3'), { sm: { sweepIntervalMs: 0 } });
+      await r.clock.runUntil(r.sm.start(), 30_000);
+      const sweep = r.sm.sweep('heavy').catch(() => undefined);
+      void sweep; // a stop drops its waiters: it settles only when the SM is not stopped
+      await Promise.resolve(); // the sweep has started: its first SMPs wait for the (virtual) clock
+      // As `run --once` does at exit: the SM stopped, then its RPC layer closed under the sweep.
+      if (stop) r.sm.stop();
+      r.rpc.close();
+      await r.clock.advanceAsync(1000); // the sweep's SMPs fail on the closed layer; the action ends
+      expect(r.lines('action cut short by the stop').length, stop ? 'stopped' : 'running').toBe(stop ? 1 : 0);
+      expect(r.lines('sweep failed').length, stop ? 'stopped' : 'running').toBe(stop ? 0 : 1);
+      r.sm.stop();
+    }
+  });
+});

@@ -316,7 +316,10 @@ export class SubnetManager {
   private finish(a: SmAction, seq: number, outcome: ActionOutcome, value: unknown, error: unknown): void {
     this.running = false;
     const survived = error !== undefined && fabricCaused(error);
-    if (error !== undefined) {
+    if (error !== undefined && this.stopped) {
+      // The SM was stopped while this action ran (its RPC layer is closed under it): not a failure.
+      this.o.log.info('action cut short by the stop', { action: a.type, error: (error as Error).message });
+    } else if (error !== undefined) {
       const f = { error: (error as Error).message };
       const log = this.o.log;
       if (a.type === 'heavySweep') {

@@ -57,6 +57,7 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-1032', level: 'warn', msg: 'SMInfo Set not sent: no route to the SM', meaning: 'Another SM must be told something but neither its LID nor a path to it is known.' },
   { code: 'IBSM-1033', level: 'warn', msg: 'SA state not pulled from the master', meaning: "A standby could not copy the master's SA state this poll; it tries again." },
   { code: 'IBSM-1034', level: 'info', msg: 'SMP retries in this sweep', meaning: 'Some SMPs needed retries in this sweep (recovered, Sets found done, given up).' },
+  { code: 'IBSM-1035', level: 'info', msg: 'action cut short by the stop', meaning: 'The SM was stopped while a sweep or a multicast update ran (its MAD RPC layer closed under it): not a failure; nothing more is sent.' },
   { code: 'IBSM-1101', level: 'debug', msg: 'sweep phase: discovery', meaning: '--verbose: nodes, switches, ports, SMPs and time of the discovery phase.' },
   { code: 'IBSM-1102', level: 'debug', msg: 'sweep phase: LIDs', meaning: '--verbose: end ports, highest LID, LIDs changed and time of the LID assignment.' },
   { code: 'IBSM-1103', level: 'debug', msg: 'sweep phase: ports', meaning: '--verbose: PortInfo Sets written, ports told INIT to ARMED, P_Key blocks, time.' },
