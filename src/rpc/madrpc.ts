@@ -37,11 +37,12 @@ import {
 } from './rmpp.js';
 import { defaultDestinationKey, identFor, identOf, type DestinationKey } from './ident.js';
 import { UnsolicitedDispatch, type UnsolicitedFilter, type UnsolicitedHandler } from './dispatch.js';
-import { Pending, RequestTable, St } from './pending.js';
+import { Pending, RequestTable, St, type SmpSink } from './pending.js';
 import { TryDeadlines } from './timeouts.js';
 import { RtoEstimator, type RtoOptions } from './rto.js';
 
 export type { DestinationKey } from './ident.js';
+export type { SmpSink } from './pending.js';
 export type { UnsolicitedFilter, UnsolicitedHandler } from './dispatch.js';
 
 
@@ -206,6 +207,17 @@ export class MadRpc implements RmppHost {
   private send<T>(mad: Uint8Array, addr: MadAddress, opts: RequestOptions | undefined, smp: boolean): Promise<T> {
     if (this.closed) return Promise.reject(new RpcClosedError('request'));
     if (mad.length < 24) return Promise.reject(new EncodeError('MadHeader', '', `a MAD needs at least 24 bytes, got ${mad.length}`));
+    const p = this.book(mad, addr, opts, smp);
+    // One executor for every request (no closure per request): it hands the resolvers out.
+    const promise = new Promise<T>(takeResolvers as (res: (v: T) => void, rej: (e: Error) => void) => void);
+    p.resolve = outResolve as (v: ReceivedMad | Uint8Array) => void;
+    p.reject = outReject;
+    this.table.add(p);
+    return promise;
+  }
+
+  /** A Pending for `mad` (its TID written), not yet in the table. */
+  private book(mad: Uint8Array, addr: MadAddress, opts: RequestOptions | undefined, smp: boolean): Pending {
     const tid = this.table.allocTid();
     setTidLow(mad, tid);
     const p = this.table.acquire();
@@ -219,12 +231,7 @@ export class MadRpc implements RmppHost {
     p.retriesLeft = opts?.retries ?? this.retries;
     p.adaptive = this.rto !== undefined && opts?.timeoutMs === undefined;
     p.smp = smp;
-    // One executor for every request (no closure per request): it hands the resolvers out.
-    const promise = new Promise<T>(takeResolvers as (res: (v: T) => void, rej: (e: Error) => void) => void);
-    p.resolve = outResolve as (v: ReceivedMad | Uint8Array) => void;
-    p.reject = outReject;
-    this.table.add(p);
-    return promise;
+    return p;
   }
 
   private sendTry(p: Pending): void {
@@ -251,17 +258,19 @@ export class MadRpc implements RmppHost {
   /** Settle p with `v`; its Pending goes back to the pool. */
   private succeed(p: Pending, v: ReceivedMad | Uint8Array): void {
     this.table.settle(p);
-    const res = p.resolve;
+    const { resolve, sink, ctx } = p;
     this.table.release(p);
-    res(v);
+    if (sink) sink.smpOk(ctx, v as Uint8Array);
+    else resolve(v);
   }
 
   /** Settle p with the error `e`; its Pending goes back to the pool. */
   private fail(p: Pending, e: Error): void {
     this.table.settle(p);
-    const rej = p.reject;
+    const { reject, sink, ctx } = p;
     this.table.release(p);
-    rej(e);
+    if (sink) sink.smpFailed(ctx, e);
+    else reject(e);
   }
 
   private retryOrFail(p: Pending): void {
@@ -558,6 +567,24 @@ export class MadRpc implements RmppHost {
     return this.smpLid(Method.Set, lid, attrId, attrMod, data, opts);
   }
 
+  /** SubnSet over a directed route settled through a callback slot: `sink.smpOk(ctx, data)` with
+   * the response's SMP data, or `sink.smpFailed(ctx, error)` (as smpSetDr would reject; also for
+   * an SMP that cannot be built or an RPC that is closed, then before this returns). No promise
+   * and no closure per SMP: what a programming step of many Sets uses. */
+  smpSetDrTo<C>(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array, mkey: bigint | undefined, sink: SmpSink<C>, ctx: C): void {
+    if (this.closed) return sink.smpFailed(ctx, new RpcClosedError('request'));
+    let mad: Uint8Array;
+    try {
+      mad = this.buildSmpDr(Method.Set, path, attrId, attrMod, data, mkey ?? this.mkey);
+    } catch (e) {
+      return sink.smpFailed(ctx, e instanceof Error ? e : new EncodeError('SmpDr', '', String(e)));
+    }
+    const p = this.book(mad, DR_ADDR, undefined, true);
+    p.sink = sink as SmpSink<unknown>;
+    p.ctx = ctx;
+    this.table.add(p);
+  }
+
   // The SMP helpers chain one `then` on the request (no async function: one promise less per SMP).
   private smpDr(method: number, path: readonly number[], attrId: number, attrMod: number, data: Uint8Array | undefined, opts: SmpOptions | undefined): Promise<Uint8Array> {
     let mad: Uint8Array;
@@ -592,7 +619,11 @@ export class MadRpc implements RmppHost {
     this.peerRx.clear();
     for (const s of this.senders.values()) s.sender.cancel(new RpcClosedError('RMPP send'));
     this.senders.clear();
-    for (const p of all) p.reject(new RpcClosedError(describeMad(identFor(p.mad, p.addr))));
+    for (const p of all) {
+      const e = new RpcClosedError(describeMad(identFor(p.mad, p.addr)));
+      if (p.sink) p.sink.smpFailed(p.ctx, e);
+      else p.reject(e);
+    }
   }
 }
 

@@ -11,6 +11,7 @@ import { emptyRftBlock, isRftSwitch, portSl2Vl, rftBlocksOf, type PortSl2Vl, typ
 import { sl2vlForPort, type QosVlSettings, type VlArbEntry } from '../model/qos-policy.js';
 import { MCAST_LID_BASE, type MftPlan } from '../routing/mcast-tree.js';
 import { mftBlocks } from './mft-blocks.js';
+import { allocBytes } from '../util/slab.js';
 import { enforces } from './plan-ports.js';
 import { LFT_PORTS, type Programmed, type SmpWrite } from './programmed.js';
 
@@ -279,7 +280,8 @@ export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: 
       const lo = b * LFT_BLOCK_SIZE;
       const hi = Math.min(table.length, lo + LFT_BLOCK_SIZE);
       if (shadow.known[b] && sameLftBlock(table, lo, hi, shadow.table)) continue;
-      const data = new Uint8Array(LinearForwardingTable.byteLength);
+      // Cut from the MAD slabs (short-lived: until the apply step recorded it), not a backing store each.
+      const data = allocBytes(LinearForwardingTable.byteLength);
       data.fill(0xff, LFT_PORTS.offset, LFT_PORTS.offset + LFT_BLOCK_SIZE);
       if (hi > lo) data.set(table.subarray(lo, hi), LFT_PORTS.offset);
       lft.push({ path: d.path, attr: SmpAttr.LinearForwardingTable, mod: lftBlockMod(b), data, effect: { kind: 'lft', guid: n.guid, block: b } });
