@@ -257,11 +257,20 @@ export class MadRpc implements RmppHost {
 
   /** Settle p with `v`; its Pending goes back to the pool. */
   private succeed(p: Pending, v: ReceivedMad | Uint8Array): void {
+    if (p.sink) return this.succeedToSink(p, v as Uint8Array);
     this.table.settle(p);
-    const { resolve, sink, ctx } = p;
+    const res = p.resolve;
     this.table.release(p);
-    if (sink) sink.smpOk(ctx, v as Uint8Array);
-    else resolve(v);
+    res(v);
+  }
+
+  /** succeed() of a callback-slot SMP (its own function: the promise path's optimized code does
+   * not take in the sink's callees, nor get thrown away when they change). */
+  private succeedToSink(p: Pending, data: Uint8Array): void {
+    this.table.settle(p);
+    const { sink, ctx } = p;
+    this.table.release(p);
+    sink!.smpOk(ctx, data);
   }
 
   /** Settle p with the error `e`; its Pending goes back to the pool. */

@@ -46,7 +46,7 @@ export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed
     const blocks = Math.max(1, Math.ceil(table.length / PKEY_BLOCK_SIZE));
     for (let b = 0; b < blocks; b++) {
       const block = table.slice(b * PKEY_BLOCK_SIZE, (b + 1) * PKEY_BLOCK_SIZE);
-      out.push({ path, attr: SmpAttr.PKeyTable, mod: pkeyBlockMod(b, port), data: PKeyTable.encode({ pkeys: block }), effect: { kind: 'pkeys', key, block: b, blocks, sig } });
+      out.push({ path, attr: SmpAttr.PKeyTable, mod: pkeyBlockMod(b, port), data: PKeyTable.encode({ pkeys: block }, allocBytes(PKeyTable.byteLength)), effect: { kind: 'pkeys', key, block: b, blocks, sig } });
     }
   };
   disc.fabric.nodes.forEach((n, ni) => {
@@ -267,7 +267,7 @@ export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: 
     const rft = isRftSwitch(si);
     if ((!rft && si.linearFdbTop !== maxLid) || si.portStateChange || si.lifeTimeValue !== lifeTime) {
       const want: SwitchInfo = { ...si, linearFdbTop: maxLid, lifeTimeValue: lifeTime };
-      switchInfo.push({ path: d.path, attr: SmpAttr.SwitchInfo, mod: 0, data: SwitchInfo.encode(want), effect: { kind: 'switchInfo', node: ni } });
+      switchInfo.push({ path: d.path, attr: SmpAttr.SwitchInfo, mod: 0, data: SwitchInfo.encode(want, allocBytes(SwitchInfo.byteLength)), effect: { kind: 'switchInfo', node: ni } });
     }
     if (rft) {
       lft.push(...planRft(n.guid, d.path, table, maxLid, si.randomFdbCap, programmed));
@@ -323,7 +323,7 @@ export function planMfts(disc: DiscoveryResult, plan: MftPlan, programmed: Progr
     const cap = d.switchInfo?.multicastFdbCap ?? 0;
     const masks = new Map([...(plan.bySwitch.get(ni) ?? new Map<number, bigint>())].filter(([mlid]) => mlid < MCAST_LID_BASE + cap));
     for (const w of programmed.mft.diff(n.guid, mftBlocks(masks))) {
-      out.push({ path: d.path, attr: SmpAttr.MulticastForwardingTable, mod: w.attrMod, data: MulticastForwardingTable.encode({ portMasks: w.masks }), effect: { kind: 'mft', write: w } });
+      out.push({ path: d.path, attr: SmpAttr.MulticastForwardingTable, mod: w.attrMod, data: MulticastForwardingTable.encode({ portMasks: w.masks }, allocBytes(MulticastForwardingTable.byteLength)), effect: { kind: 'mft', write: w } });
     }
   });
   return out;
