@@ -1,6 +1,6 @@
 /** planPortInfo builds each PortInfo Set in place (locals, then the reported PortInfo's bytes
  * patched through the view). Witness: the planner as it was (a decoded copy of the reported
- * PortInfo per port, changed and encoded whole), kept below verbatim as the reference; on a
+ * PortInfo per port, changed and encoded whole; planActivation likewise), kept below verbatim as the reference; on a
  * fabric brought up by the SM, with every port's reported PortInfo perturbed at random
  * (fast-check: states, LIDs, MTUs, VLs, M_Keys, enforcement, HOQ, ClientReregister, ...) and random
  * settings (M_Key or none, QoS, reregister, LMC, SM LID), both give the same writes, byte for byte. */
@@ -17,7 +17,7 @@ import { SubnetManager } from '../src/sm/sm.js';
 import { smpClientOf } from '../src/sm/smp-client.js';
 import { Logger, MemorySink } from '../src/util/log.js';
 import { drive } from './helpers/drive.js';
-import { enforces, planPortInfo, type PortSettings } from '../src/sm/plan-ports.js';
+import { enforces, planActivation, planPortInfo, type PortSettings } from '../src/sm/plan-ports.js';
 import type { SmpWrite } from '../src/sm/programmed.js';
 import type { DiscoveredNode, DiscoveryResult, Snapshot } from '../src/model/snapshot.js';
 import type { FabricNode } from '../src/model/fabric.js';
@@ -110,6 +110,25 @@ function referencePlan(disc: DiscoveryResult, s: PortSettings): SmpWrite[] {
 }
 
 
+function referenceActivation(disc: DiscoveryResult): SmpWrite[] {
+  const { fabric, nodes } = disc;
+  const out: SmpWrite[] = [];
+  fabric.nodes.forEach((n, ni) => {
+    const d = nodes[ni]!;
+    n.ports.forEach((p, pn) => {
+      if (!p?.peer || pn === 0) return;
+      const cur = d.portInfo[pn];
+      const path = portPath(n, d, pn);
+      if (!cur || !path || cur.portState !== PortState.Armed) return;
+      const peer = nodes[p.peer.node]!.portInfo[p.peer.port];
+      if (peer && peer.portState < PortState.Armed) return;
+      const want = { ...asSet(cur), portState: PortState.Active };
+      out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data: PortInfo.encode(want), effect: { kind: 'portInfo', node: ni, port: pn } });
+    });
+  });
+  return out;
+}
+
 async function upSnapshot(): Promise<Snapshot> {
   const clock = new VirtualClock();
   const sim = new SimFabric(loadFabricSpec('gen:fattree2:leaves=3,spines=2,hosts=4'), { clock, seed: 3 });
@@ -124,7 +143,7 @@ async function upSnapshot(): Promise<Snapshot> {
 
 const bytes = (ws: SmpWrite[]) => ws.map((w) => ({ path: [...w.path], attr: w.attr, mod: w.mod, effect: w.effect, mkey: w.mkey, data: [...w.data] }));
 
-describe('planPortInfo in place', () => {
+describe('planPortInfo and planActivation in place', () => {
   it('gives the writes of the reference planner, byte for byte, on perturbed PortInfos and settings', async () => {
     const snap = await upSnapshot();
     const base = snap.discovery;
@@ -167,6 +186,7 @@ describe('planPortInfo in place', () => {
       hoqLife: fc.option(fc.constantFrom(0x12, 0x14), { nil: undefined }),
     });
     let sets = 0;
+    let activations = 0;
     fc.assert(
       fc.property(fc.array(perturb, { minLength: ports.length, maxLength: ports.length }), settings, (ps, st) => {
         const disc: DiscoveryResult = { ...base, nodes: base.nodes.map((d) => ({ ...d, portInfo: [...d.portInfo] })) };
@@ -204,9 +224,13 @@ describe('planPortInfo in place', () => {
         const got = planPortInfo(disc, s);
         sets += got.length;
         expect(bytes(got)).toEqual(bytes(want));
+        const act = planActivation(disc);
+        activations += act.length;
+        expect(bytes(act)).toEqual(bytes(referenceActivation(disc)));
       }),
       { numRuns: 300 },
     );
     expect(sets).toBeGreaterThan(0);
+    expect(activations).toBeGreaterThan(0);
   });
 });

@@ -44,11 +44,6 @@ export function enforces(disc: DiscoveryResult, n: FabricNode, d: DiscoveredNode
   return disc.fabric.nodes[p.peer.node]?.type !== NodeType.Switch;
 }
 
-/** The fields a PortInfo Set must not change (read-only, or "no change" codes). */
-function asSet(cur: PortInfo): PortInfo {
-  return { ...cur, portPhysicalState: 0, linkDownDefaultState: 0, linkWidthEnabled: 0, linkSpeedEnabled: 0, linkSpeedExtEnabled: 0 };
-}
-
 /** The DR path of a port (a switch's ports all through the switch). */
 function portPath(n: FabricNode, d: DiscoveredNode, pn: number): readonly number[] | undefined {
   return n.type === NodeType.Switch ? d.path : d.portPaths[pn];
@@ -152,7 +147,7 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
 /** The PortInfo view the planners write a Set through (generated from the PortInfo field table). */
 const PortInfoView = defineView(PortInfo);
 
-/** asSet, on the bytes of a PortInfo. */
+/** The fields a PortInfo Set must not change (read-only, or "no change" codes), cleared in its bytes. */
 function asSetInPlace(v: ReturnType<typeof PortInfoView.over>): void {
   v.portPhysicalState = 0;
   v.linkDownDefaultState = 0;
@@ -175,8 +170,12 @@ export function planActivation(disc: DiscoveryResult): SmpWrite[] {
       if (!cur || !path || cur.portState !== PortState.Armed) return;
       const peer = nodes[p.peer.node]!.portInfo[p.peer.port];
       if (peer && peer.portState < PortState.Armed) return;
-      const want = { ...asSet(cur), portState: PortState.Active };
-      out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data: PortInfo.encode(want, allocBytes(PortInfo.byteLength)), effect: { kind: 'portInfo', node: ni, port: pn } });
+      // In place, as planPortInfo: what the port reported, the read-only fields cleared, ACTIVE.
+      const data = PortInfo.encode(cur, allocBytes(PortInfo.byteLength));
+      const v = PortInfoView.over(data);
+      asSetInPlace(v);
+      v.portState = PortState.Active;
+      out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data, effect: { kind: 'portInfo', node: ni, port: pn } });
     });
   });
   return out;
