@@ -147,6 +147,11 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
 /** The PortInfo view the planners write a Set through (generated from the PortInfo field table). */
 const PortInfoView = defineView(PortInfo);
 
+/** The PortState a PortInfo Set's bytes ask for, read in place (no decode of the whole PortInfo). */
+export function portStateOfSet(data: Uint8Array): number {
+  return PortInfoView.over(data).portState;
+}
+
 /** The fields a PortInfo Set must not change (read-only, or "no change" codes), cleared in its bytes. */
 function asSetInPlace(v: ReturnType<typeof PortInfoView.over>): void {
   v.portPhysicalState = 0;

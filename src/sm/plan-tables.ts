@@ -282,8 +282,8 @@ export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: 
       if (shadow.known[b] && sameLftBlock(table, lo, hi, shadow.table)) continue;
       // Cut from the MAD slabs (short-lived: until the apply step recorded it), not a backing store each.
       const data = allocBytes(LinearForwardingTable.byteLength);
-      data.fill(0xff, LFT_PORTS.offset, LFT_PORTS.offset + LFT_BLOCK_SIZE);
-      if (hi > lo) data.set(table.subarray(lo, hi), LFT_PORTS.offset);
+      // the table's entries, then 255 (no route) past its end; byte by byte, no subarray per block
+      for (let i = 0, at = LFT_PORTS.offset; i < LFT_BLOCK_SIZE; i++) data[at + i] = lo + i < hi ? table[lo + i]! : 0xff;
       lft.push({ path: d.path, attr: SmpAttr.LinearForwardingTable, mod: lftBlockMod(b), data, effect: { kind: 'lft', guid: n.guid, block: b } });
     }
   });
