@@ -301,11 +301,12 @@ export class MadRpc implements RmppHost {
       this.stats.malformed++;
       return;
     }
-    const h = MadHeaderView.over(d);
+    // The header fields read at offsets derived from the MadHeader table (no view object per MAD).
+    const mgmtClass = d[MGMT_CLASS_OFFSET]!;
     if (m.status !== 0) return this.onBounce(m);
-    if (this.rmppOpts && hasRmppHeader(h.mgmtClass) && rmppActive(d) && !rmppLeftToKernel(d)) return this.onRmpp(m);
-    if (isResponse(h.method)) {
-      const p = this.lookup(d, h);
+    if (this.rmppOpts && hasRmppHeader(mgmtClass) && rmppActive(d) && !rmppLeftToKernel(d)) return this.onRmpp(m);
+    if (isResponse(d[METHOD_OFFSET]!)) {
+      const p = this.table.lookup(tidLow(d), mgmtClass);
       if (!p || !p.awaiting) {
         this.stats.unmatched++;
         return;
@@ -313,7 +314,7 @@ export class MadRpc implements RmppHost {
       // An SMP is settled with its data as it is matched: a response too short to hold an SMP, or
       // of another attribute, is dropped before that (counted; the request keeps waiting: its try
       // may still be answered, or it times out and is retried).
-      if (p.smp && (d.length < MAD_SIZE || h.attrId !== p.attrId)) {
+      if (p.smp && (d.length < MAD_SIZE || ((d[ATTR_ID_OFFSET]! << 8) | d[ATTR_ID_OFFSET + 1]!) !== p.attrId)) {
         this.stats.malformed++;
         return;
       }
@@ -321,7 +322,7 @@ export class MadRpc implements RmppHost {
       if (p.tries === 1 && (p.adaptive || this.onRoundTrip)) {
         const rtt = this.clock.now() - p.sentAt;
         if (p.adaptive) this.rto!.sample(rtt);
-        this.onRoundTrip?.(rtt, h.mgmtClass);
+        this.onRoundTrip?.(rtt, mgmtClass);
       }
       if (!p.smp) this.succeed(p, m);
       else {
@@ -336,8 +337,8 @@ export class MadRpc implements RmppHost {
 
   /** The request a MAD answers: same low 32 TID bits (ours are all below 2^30, so the Map key
    * stays a small integer) and the same class. */
-  private lookup(d: Uint8Array, h = MadHeaderView.over(d)): Pending | undefined {
-    return this.table.lookup(tidLow(d), h.mgmtClass);
+  private lookup(d: Uint8Array): Pending | undefined {
+    return this.table.lookup(tidLow(d), d[MGMT_CLASS_OFFSET]!);
   }
 
   private onBounce(m: ReceivedMad): void {
@@ -466,7 +467,7 @@ export class MadRpc implements RmppHost {
     if (existing) return existing.onData(m, h);
     const rsp = isResponse(hv.method);
     if (rsp) {
-      const p = this.lookup(d, hv);
+      const p = this.lookup(d);
       if (!p || !p.awaiting) {
         this.stats.unmatched++;
         return;
@@ -641,6 +642,7 @@ const DR_ADDR: MadAddress = { lid: PERMISSIVE_LID, qpn: 0 };
 /** Header offsets read on every request, from the MadHeader field table. */
 const MGMT_CLASS_OFFSET = MadHeader.fields.mgmtClass.bit >>> 3;
 const ATTR_ID_OFFSET = MadHeader.fields.attrId.bit >>> 3;
+const METHOD_OFFSET = MadHeader.fields.method.bit >>> 3;
 
 // The resolvers of the promise being made (takeResolvers runs synchronously in `new Promise`).
 let outResolve: (v: unknown) => void = () => undefined;
