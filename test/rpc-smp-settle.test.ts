@@ -1,4 +1,4 @@
-/** MadRpc settles an SMP (smpGetDr/smpGet) with its data or MadStatusError as the response is
+/** MadRpc settles an SMP (smpGetDr/smpGet, and smpSetDrTo's callback slot) with its data or MadStatusError as the response is
  * matched: whatever its SMA sends (nothing, a cut MAD, another attribute, an error status, the
  * answer twice, the answer after the try expired), every request settles exactly once with the
  * outcome a model of the retry rules predicts, nothing throws out of the receive path, and the
@@ -53,11 +53,11 @@ function setup(retries: number, adaptive = false) {
 }
 
 describe('MadRpc: every SMP settles exactly once, whatever the response', () => {
-  it('matches the model for random scripts of responses (DR and LID-routed, Gets and Sets, fixed and adaptive timeouts)', async () => {
+  it('matches the model for random scripts of responses (DR and LID-routed, Gets and Sets, promises and the callback slot, fixed and adaptive timeouts)', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 0, max: 3 }),
-        fc.array(fc.record({ dr: fc.boolean(), set: fc.boolean(), acts: fc.array(fc.constantFrom(...ACTS), { minLength: 4, maxLength: 4 }) }), { minLength: 1, maxLength: 24 }),
+        fc.array(fc.record({ dr: fc.boolean(), set: fc.boolean(), slot: fc.boolean(), acts: fc.array(fc.constantFrom(...ACTS), { minLength: 4, maxLength: 4 }) }), { minLength: 1, maxLength: 24 }),
         fc.integer({ min: 25, max: 255 }),
         fc.boolean(),
         async (retries, reqs, cut, adaptive) => {
@@ -102,8 +102,24 @@ describe('MadRpc: every SMP settles exactly once, whatever the response', () => 
           });
           const settled = reqs.map(() => 0);
           const got: (Outcome | undefined)[] = reqs.map(() => undefined);
+          const onOk = (i: number, d: Uint8Array) => {
+            settled[i]!++;
+            got[i] = { ok: true, req: d[0]!, tryNo: d[1]! };
+          };
+          const onErr = (i: number, e: unknown) => {
+            settled[i]!++;
+            if (e instanceof MadStatusError) got[i] = { ok: false, kind: 'status' };
+            else if (e instanceof MadTimeoutError) got[i] = { ok: false, kind: 'timeout' };
+            else thrown++;
+          };
+          // The callback slot: one sink for every request, told apart by its context.
+          const sink = { smpOk: onOk, smpFailed: onErr };
           const ps = reqs.map((q, i) => {
             const data = new Uint8Array(64);
+            if (q.dr && q.set && q.slot) {
+              rpc.smpSetDrTo([1, 2], SmpAttr.NodeInfo, i, data, undefined, sink, i);
+              return Promise.resolve();
+            }
             const p = q.dr
               ? q.set
                 ? rpc.smpSetDr([1, 2], SmpAttr.NodeInfo, i, data)
@@ -112,16 +128,8 @@ describe('MadRpc: every SMP settles exactly once, whatever the response', () => 
                 ? rpc.smpSet(SMA_LID, SmpAttr.NodeInfo, i, data)
                 : rpc.smpGet(SMA_LID, SmpAttr.NodeInfo, i);
             return p.then(
-              (d) => {
-                settled[i]!++;
-                got[i] = { ok: true, req: d[0]!, tryNo: d[1]! };
-              },
-              (e: unknown) => {
-                settled[i]!++;
-                if (e instanceof MadStatusError) got[i] = { ok: false, kind: 'status' };
-                else if (e instanceof MadTimeoutError) got[i] = { ok: false, kind: 'timeout' };
-                else thrown++;
-              },
+              (d) => onOk(i, d),
+              (e: unknown) => onErr(i, e),
             );
           });
           // Virtual time runs until every request has settled (adaptive timeouts double per
@@ -183,5 +191,26 @@ describe('MadRpc: every SMP settles exactly once, whatever the response', () => 
     await b;
     expect(failed).toBeInstanceOf(MadTimeoutError);
     expect(rpc.outstandingCount + rpc.queuedCount).toBe(0);
+  });
+
+  it('the callback slot: an SMP that cannot be built, or sent on a closed RPC, settles once through the sink before the call returns; close() fails what is pending through it', () => {
+    const { sma, rpc } = setup(0);
+    sma.onReceive(() => undefined); // never answers
+    const calls: Array<[string, number, string]> = [];
+    const sink = {
+      smpOk: (c: number) => calls.push(['ok', c, '']),
+      smpFailed: (c: number, e: Error) => calls.push(['failed', c, e.name]),
+    };
+    rpc.smpSetDrTo(new Array<number>(70).fill(1), SmpAttr.NodeInfo, 0, new Uint8Array(64), undefined, sink, 1); // 70 hops: cannot be built
+    expect(calls).toEqual([['failed', 1, 'EncodeError']]);
+    rpc.smpSetDrTo([1], SmpAttr.NodeInfo, 0, new Uint8Array(64), undefined, sink, 2);
+    rpc.smpSetDrTo([1], SmpAttr.NodeInfo, 1, new Uint8Array(64), undefined, sink, 3);
+    expect(calls.length).toBe(1);
+    expect(rpc.outstandingCount).toBe(2);
+    rpc.close();
+    expect(calls).toEqual([['failed', 1, 'EncodeError'], ['failed', 2, 'RpcClosedError'], ['failed', 3, 'RpcClosedError']]);
+    rpc.smpSetDrTo([1], SmpAttr.NodeInfo, 0, new Uint8Array(64), undefined, sink, 4);
+    expect(calls[3]).toEqual(['failed', 4, 'RpcClosedError']);
+    expect(calls.length).toBe(4);
   });
 });

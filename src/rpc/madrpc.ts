@@ -37,11 +37,12 @@ import {
 } from './rmpp.js';
 import { defaultDestinationKey, identFor, identOf, type DestinationKey } from './ident.js';
 import { UnsolicitedDispatch, type UnsolicitedFilter, type UnsolicitedHandler } from './dispatch.js';
-import { Pending, RequestTable, St } from './pending.js';
+import { Pending, RequestTable, St, type SmpSink } from './pending.js';
 import { TryDeadlines } from './timeouts.js';
 import { RtoEstimator, type RtoOptions } from './rto.js';
 
 export type { DestinationKey } from './ident.js';
+export type { SmpSink } from './pending.js';
 export type { UnsolicitedFilter, UnsolicitedHandler } from './dispatch.js';
 
 
@@ -206,6 +207,17 @@ export class MadRpc implements RmppHost {
   private send<T>(mad: Uint8Array, addr: MadAddress, opts: RequestOptions | undefined, smp: boolean): Promise<T> {
     if (this.closed) return Promise.reject(new RpcClosedError('request'));
     if (mad.length < 24) return Promise.reject(new EncodeError('MadHeader', '', `a MAD needs at least 24 bytes, got ${mad.length}`));
+    const p = this.book(mad, addr, opts, smp);
+    // One executor for every request (no closure per request): it hands the resolvers out.
+    const promise = new Promise<T>(takeResolvers as (res: (v: T) => void, rej: (e: Error) => void) => void);
+    p.resolve = outResolve as (v: ReceivedMad | Uint8Array) => void;
+    p.reject = outReject;
+    this.table.add(p);
+    return promise;
+  }
+
+  /** A Pending for `mad` (its TID written), not yet in the table. */
+  private book(mad: Uint8Array, addr: MadAddress, opts: RequestOptions | undefined, smp: boolean): Pending {
     const tid = this.table.allocTid();
     setTidLow(mad, tid);
     const p = this.table.acquire();
@@ -219,12 +231,7 @@ export class MadRpc implements RmppHost {
     p.retriesLeft = opts?.retries ?? this.retries;
     p.adaptive = this.rto !== undefined && opts?.timeoutMs === undefined;
     p.smp = smp;
-    // One executor for every request (no closure per request): it hands the resolvers out.
-    const promise = new Promise<T>(takeResolvers as (res: (v: T) => void, rej: (e: Error) => void) => void);
-    p.resolve = outResolve as (v: ReceivedMad | Uint8Array) => void;
-    p.reject = outReject;
-    this.table.add(p);
-    return promise;
+    return p;
   }
 
   private sendTry(p: Pending): void {
@@ -250,18 +257,29 @@ export class MadRpc implements RmppHost {
 
   /** Settle p with `v`; its Pending goes back to the pool. */
   private succeed(p: Pending, v: ReceivedMad | Uint8Array): void {
+    if (p.sink) return this.succeedToSink(p, v as Uint8Array);
     this.table.settle(p);
     const res = p.resolve;
     this.table.release(p);
     res(v);
   }
 
+  /** succeed() of a callback-slot SMP (its own function: the promise path's optimized code does
+   * not take in the sink's callees, nor get thrown away when they change). */
+  private succeedToSink(p: Pending, data: Uint8Array): void {
+    this.table.settle(p);
+    const { sink, ctx } = p;
+    this.table.release(p);
+    sink!.smpOk(ctx, data);
+  }
+
   /** Settle p with the error `e`; its Pending goes back to the pool. */
   private fail(p: Pending, e: Error): void {
     this.table.settle(p);
-    const rej = p.reject;
+    const { reject, sink, ctx } = p;
     this.table.release(p);
-    rej(e);
+    if (sink) sink.smpFailed(ctx, e);
+    else reject(e);
   }
 
   private retryOrFail(p: Pending): void {
@@ -283,11 +301,12 @@ export class MadRpc implements RmppHost {
       this.stats.malformed++;
       return;
     }
-    const h = MadHeaderView.over(d);
+    // The header fields read at offsets derived from the MadHeader table (no view object per MAD).
+    const mgmtClass = d[MGMT_CLASS_OFFSET]!;
     if (m.status !== 0) return this.onBounce(m);
-    if (this.rmppOpts && hasRmppHeader(h.mgmtClass) && rmppActive(d) && !rmppLeftToKernel(d)) return this.onRmpp(m);
-    if (isResponse(h.method)) {
-      const p = this.lookup(d, h);
+    if (this.rmppOpts && hasRmppHeader(mgmtClass) && rmppActive(d) && !rmppLeftToKernel(d)) return this.onRmpp(m);
+    if (isResponse(d[METHOD_OFFSET]!)) {
+      const p = this.table.lookup(tidLow(d), mgmtClass);
       if (!p || !p.awaiting) {
         this.stats.unmatched++;
         return;
@@ -295,7 +314,7 @@ export class MadRpc implements RmppHost {
       // An SMP is settled with its data as it is matched: a response too short to hold an SMP, or
       // of another attribute, is dropped before that (counted; the request keeps waiting: its try
       // may still be answered, or it times out and is retried).
-      if (p.smp && (d.length < MAD_SIZE || h.attrId !== p.attrId)) {
+      if (p.smp && (d.length < MAD_SIZE || ((d[ATTR_ID_OFFSET]! << 8) | d[ATTR_ID_OFFSET + 1]!) !== p.attrId)) {
         this.stats.malformed++;
         return;
       }
@@ -303,7 +322,7 @@ export class MadRpc implements RmppHost {
       if (p.tries === 1 && (p.adaptive || this.onRoundTrip)) {
         const rtt = this.clock.now() - p.sentAt;
         if (p.adaptive) this.rto!.sample(rtt);
-        this.onRoundTrip?.(rtt, h.mgmtClass);
+        this.onRoundTrip?.(rtt, mgmtClass);
       }
       if (!p.smp) this.succeed(p, m);
       else {
@@ -318,8 +337,8 @@ export class MadRpc implements RmppHost {
 
   /** The request a MAD answers: same low 32 TID bits (ours are all below 2^30, so the Map key
    * stays a small integer) and the same class. */
-  private lookup(d: Uint8Array, h = MadHeaderView.over(d)): Pending | undefined {
-    return this.table.lookup(tidLow(d), h.mgmtClass);
+  private lookup(d: Uint8Array): Pending | undefined {
+    return this.table.lookup(tidLow(d), d[MGMT_CLASS_OFFSET]!);
   }
 
   private onBounce(m: ReceivedMad): void {
@@ -448,7 +467,7 @@ export class MadRpc implements RmppHost {
     if (existing) return existing.onData(m, h);
     const rsp = isResponse(hv.method);
     if (rsp) {
-      const p = this.lookup(d, hv);
+      const p = this.lookup(d);
       if (!p || !p.awaiting) {
         this.stats.unmatched++;
         return;
@@ -558,6 +577,24 @@ export class MadRpc implements RmppHost {
     return this.smpLid(Method.Set, lid, attrId, attrMod, data, opts);
   }
 
+  /** SubnSet over a directed route settled through a callback slot: `sink.smpOk(ctx, data)` with
+   * the response's SMP data, or `sink.smpFailed(ctx, error)` (as smpSetDr would reject; also for
+   * an SMP that cannot be built or an RPC that is closed, then before this returns). No promise
+   * and no closure per SMP: what a programming step of many Sets uses. */
+  smpSetDrTo<C>(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array, mkey: bigint | undefined, sink: SmpSink<C>, ctx: C): void {
+    if (this.closed) return sink.smpFailed(ctx, new RpcClosedError('request'));
+    let mad: Uint8Array;
+    try {
+      mad = this.buildSmpDr(Method.Set, path, attrId, attrMod, data, mkey ?? this.mkey);
+    } catch (e) {
+      return sink.smpFailed(ctx, e instanceof Error ? e : new EncodeError('SmpDr', '', String(e)));
+    }
+    const p = this.book(mad, DR_ADDR, undefined, true);
+    p.sink = sink as SmpSink<unknown>;
+    p.ctx = ctx;
+    this.table.add(p);
+  }
+
   // The SMP helpers chain one `then` on the request (no async function: one promise less per SMP).
   private smpDr(method: number, path: readonly number[], attrId: number, attrMod: number, data: Uint8Array | undefined, opts: SmpOptions | undefined): Promise<Uint8Array> {
     let mad: Uint8Array;
@@ -592,7 +629,11 @@ export class MadRpc implements RmppHost {
     this.peerRx.clear();
     for (const s of this.senders.values()) s.sender.cancel(new RpcClosedError('RMPP send'));
     this.senders.clear();
-    for (const p of all) p.reject(new RpcClosedError(describeMad(identFor(p.mad, p.addr))));
+    for (const p of all) {
+      const e = new RpcClosedError(describeMad(identFor(p.mad, p.addr)));
+      if (p.sink) p.sink.smpFailed(p.ctx, e);
+      else p.reject(e);
+    }
   }
 }
 
@@ -601,6 +642,7 @@ const DR_ADDR: MadAddress = { lid: PERMISSIVE_LID, qpn: 0 };
 /** Header offsets read on every request, from the MadHeader field table. */
 const MGMT_CLASS_OFFSET = MadHeader.fields.mgmtClass.bit >>> 3;
 const ATTR_ID_OFFSET = MadHeader.fields.attrId.bit >>> 3;
+const METHOD_OFFSET = MadHeader.fields.method.bit >>> 3;
 
 // The resolvers of the promise being made (takeResolvers runs synchronously in `new Promise`).
 let outResolve: (v: unknown) => void = () => undefined;

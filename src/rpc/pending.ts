@@ -23,6 +23,15 @@ export const enum St {
 /** Low TIDs are allocated in 1..2^30-1 (unique across classes) so slot keys stay small integers. */
 export const TID_MAX = 0x3fffffff;
 
+/** Where a callback-slot SMP settles (one object for many requests, each told apart by its `ctx`):
+ * exactly one of the two is called, once, per request. */
+export interface SmpSink<C> {
+  /** The SMP data (64 bytes) of a response with MAD status 0. */
+  smpOk(ctx: C, data: Uint8Array): void;
+  /** MadTimeoutError, MadStatusError, TransportError, RpcClosedError or an encoding error. */
+  smpFailed(ctx: C, e: Error): void;
+}
+
 const NO_MAD = new Uint8Array(0);
 const NO_ADDR: MadAddress = { lid: 0, qpn: 0 };
 const nop = (): void => undefined;
@@ -54,6 +63,10 @@ export class Pending {
   sentAt = 0;
   resolve: (v: ReceivedMad | Uint8Array) => void = nop;
   reject: (e: Error) => void = nop;
+  /** A callback-slot SMP (MadRpc.smpSetDrTo): settled through `sink` with `ctx` instead of a
+   * promise (no promise or closure per SMP). */
+  sink: SmpSink<unknown> | undefined = undefined;
+  ctx: unknown = undefined;
   /** Sent, waiting for its response, and not being received by RMPP. */
   get awaiting(): boolean {
     return this.state === St.Outstanding && !this.rx;
@@ -118,6 +131,8 @@ export class RequestTable {
     p.addr = NO_ADDR;
     p.resolve = nop;
     p.reject = nop;
+    p.sink = undefined;
+    p.ctx = undefined;
     if (this.free.length < 4096) this.free.push(p);
   }
 

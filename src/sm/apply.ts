@@ -2,7 +2,7 @@
  * window limits what is on the wire), and record each acknowledged one. Used by every programming
  * phase of a sweep, so "build writes → send → record → forget on error" exists once. */
 import { pump } from '../util/pump.js';
-import type { SmpClient } from './smp-client.js';
+import type { SmpClient, SmpSink } from './smp-client.js';
 import type { SmpWrite } from './programmed.js';
 
 /** SMPs a programming step keeps in flight at once. */
@@ -24,8 +24,82 @@ export interface ApplyResult {
 }
 
 /** Send every write in `writes`, whatever happens to the others; resolves when all settled. A
- * failure goes to `hooks.failed` and into the result: the sweep carries on without it. */
-export async function applyAll(smp: SmpClient, writes: readonly SmpWrite[], hooks: ApplyHooks, window = APPLY_WINDOW): Promise<ApplyResult> {
+ * failure goes to `hooks.failed` and into the result: the sweep carries on without it. Through
+ * the client's callback slot where it has one (no promise or closure per write), else setDr. */
+export function applyAll(smp: SmpClient, writes: readonly SmpWrite[], hooks: ApplyHooks, window = APPLY_WINDOW): Promise<ApplyResult> {
+  if (!smp.setDrTo) return applyAllPromised(smp, writes, hooks, window);
+  return new Promise<ApplyResult>((resolve, reject) => new WindowedApply(smp, writes, hooks, window, resolve, reject).fill());
+}
+
+/** applyAll over the callback slot: at most `window` writes in flight, the next started as one
+ * settles; one object is the sink of every write. A hook that throws stops new writes; the
+ * promise rejects with its error once the writes in flight settled (as pump does). */
+class WindowedApply implements SmpSink<SmpWrite> {
+  private readonly res: ApplyResult = { ok: 0, failed: [] };
+  private next = 0;
+  private active = 0;
+  private filling = false;
+  private finished = false;
+  private hookError: unknown;
+  private hookFailed = false;
+  private readonly max: number;
+
+  constructor(
+    private readonly smp: SmpClient,
+    private readonly writes: readonly SmpWrite[],
+    private readonly hooks: ApplyHooks,
+    window: number,
+    private readonly resolve: (r: ApplyResult) => void,
+    private readonly reject: (e: unknown) => void,
+  ) {
+    this.max = Math.max(1, window);
+  }
+
+  fill(): void {
+    if (this.filling || this.finished) return; // a write settled synchronously while this loop was starting writes
+    this.filling = true;
+    const { writes, smp } = this;
+    while (!this.hookFailed && this.active < this.max && this.next < writes.length) {
+      this.active++;
+      smp.setDrTo!(writes[this.next++]!, this);
+    }
+    this.filling = false;
+    if (this.active > 0 || (!this.hookFailed && this.next < writes.length)) return;
+    this.finished = true;
+    if (this.hookFailed) this.reject(this.hookError);
+    else this.resolve(this.res);
+  }
+
+  smpOk(w: SmpWrite, resp: Uint8Array): void {
+    this.res.ok++;
+    try {
+      this.hooks.ok(w, resp);
+    } catch (e) {
+      this.hookThrew(e);
+    }
+    this.active--;
+    this.fill();
+  }
+
+  smpFailed(w: SmpWrite, error: Error): void {
+    this.res.failed.push({ write: w, error });
+    try {
+      this.hooks.failed(w, error);
+    } catch (e) {
+      this.hookThrew(e);
+    }
+    this.active--;
+    this.fill();
+  }
+
+  private hookThrew(e: unknown): void {
+    if (this.hookFailed) return;
+    this.hookFailed = true;
+    this.hookError = e;
+  }
+}
+
+async function applyAllPromised(smp: SmpClient, writes: readonly SmpWrite[], hooks: ApplyHooks, window: number): Promise<ApplyResult> {
   const res: ApplyResult = { ok: 0, failed: [] };
   const jobs = writes.map((w) => () =>
     smp.setDr(w.path, w.attr, w.mod, w.data, w.mkey).then(

@@ -4,9 +4,11 @@
 import { DEFAULT_GID_PREFIX, NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { PortCap, PortInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
+import { defineView } from '../wire/view.js';
 import type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 import type { FabricNode, FabricPort } from '../model/fabric.js';
 import type { SmpWrite } from './programmed.js';
+import { allocBytes } from '../util/slab.js';
 
 /** OpenSM's defaults: HoQ lifetime toward a switch / toward an end port and VL stall count
  * (4.096 µs × 2^n codes). */
@@ -42,20 +44,20 @@ export function enforces(disc: DiscoveryResult, n: FabricNode, d: DiscoveredNode
   return disc.fabric.nodes[p.peer.node]?.type !== NodeType.Switch;
 }
 
-/** The fields a PortInfo Set must not change (read-only, or "no change" codes). */
-function asSet(cur: PortInfo): PortInfo {
-  return { ...cur, portPhysicalState: 0, linkDownDefaultState: 0, linkWidthEnabled: 0, linkSpeedEnabled: 0, linkSpeedExtEnabled: 0 };
-}
-
 /** The DR path of a port (a switch's ports all through the switch). */
 function portPath(n: FabricNode, d: DiscoveredNode, pn: number): readonly number[] | undefined {
   return n.type === NodeType.Switch ? d.path : d.portPaths[pn];
 }
 
-/** PortInfo Sets for every port whose settings differ from what it reported. */
+/** PortInfo Sets for every port whose settings differ from what it reported. Built in place: the
+ * wanted values are worked out in locals and compared with the port's; only a port that needs a
+ * Set gets its bytes (what it reported, encoded into a buffer cut from the MAD slabs, then the
+ * changed fields written through the PortInfo view), no copy of the decoded PortInfo per port. */
 export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[] {
   const { fabric, nodes } = disc;
   const out: SmpWrite[] = [];
+  const gidPrefix = s.gidPrefix ?? DEFAULT_GID_PREFIX;
+  const subnetTimeout = s.subnetTimeout ?? 18;
   fabric.nodes.forEach((n, ni) => {
     const d = nodes[ni]!;
     const sw = n.type === NodeType.Switch;
@@ -67,66 +69,96 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
       const isEnd = !sw || pn === 0;
       if (pn !== 0 && !p.peer) return;
       if (!sw && !p.peer) return;
-      const want = asSet(cur);
-      want.portState = cur.portState === PortState.Init && pn !== 0 ? PortState.Armed : PortState.NoChange;
-      if (isEnd) {
-        want.gidPrefix = s.gidPrefix ?? DEFAULT_GID_PREFIX;
-        want.lid = p.lid ?? 0;
-        want.lmc = sw ? 0 : s.lmc;
-        want.masterSmLid = s.smLid;
-        want.subnetTimeout = s.subnetTimeout ?? 18;
-        if (s.mkey !== undefined) {
-          want.mkey = s.mkey;
-          want.mkeyProtectBits = s.mkeyProtectBits ?? 0;
-          want.mkeyLeasePeriod = s.mkeyLeasePeriod ?? 0;
-        } else {
-          // No M_Key of its own: the SM never raises protection. A Set of it only lands where the
-          // port's key is 0 or read with protection off, so echoing protect bits from a read would
-          // protect nothing from this SM, and from a corrupt read would lock the port out of it.
-          want.mkeyProtectBits = 0;
-        }
-        want.clientReregister = s.reregister && !sw && cur.capabilityMask & PortCap.IsClientReregistrationSupported ? 1 : 0;
-      }
+      const portState = cur.portState === PortState.Init && pn !== 0 ? PortState.Armed : PortState.NoChange;
+      // No M_Key of its own: the SM never raises protection. A Set of it only lands where the
+      // port's key is 0 or read with protection off, so echoing protect bits from a read would
+      // protect nothing from this SM, and from a corrupt read would lock the port out of it.
+      const mkeyProtectBits = isEnd ? (s.mkey !== undefined ? (s.mkeyProtectBits ?? 0) : 0) : cur.mkeyProtectBits;
+      const clientReregister = isEnd ? (s.reregister && !sw && cur.capabilityMask & PortCap.IsClientReregistrationSupported ? 1 : 0) : cur.clientReregister;
+      const lid = isEnd ? (p.lid ?? 0) : cur.lid;
+      const lmc = isEnd ? (sw ? 0 : s.lmc) : cur.lmc;
+      let neighborMtu = cur.neighborMtu;
+      let operationalVls = cur.operationalVls;
       if (p.peer && pn !== 0) {
         const peerInfo = nodes[p.peer.node]!.portInfo[p.peer.port];
         if (peerInfo) {
-          want.neighborMtu = Math.min(cur.mtuCap, peerInfo.mtuCap) || cur.neighborMtu;
-          const vls = Math.min(cur.vlCap, peerInfo.vlCap, s.maxOpVls ?? 5);
-          want.operationalVls = vls || cur.operationalVls;
+          neighborMtu = Math.min(cur.mtuCap, peerInfo.mtuCap) || cur.neighborMtu;
+          operationalVls = Math.min(cur.vlCap, peerInfo.vlCap, s.maxOpVls ?? 5) || cur.operationalVls;
         }
       }
       // Head-of-queue lifetime and VL stall count on switch ports, OpenSM's defaults: packets
       // toward an end port may wait less (leaf 0x10) than toward another switch (0x12).
+      let hoqLife = cur.hoqLife;
+      let vlStallCount = cur.vlStallCount;
       if (sw && pn !== 0 && p.peer) {
-        want.hoqLife = fabric.nodes[p.peer.node]!.type === NodeType.Switch ? (s.hoqLife ?? HOQ_LIFE_SWITCH) : (s.leafHoqLife ?? HOQ_LIFE_LEAF);
-        want.vlStallCount = VL_STALL_COUNT;
+        hoqLife = fabric.nodes[p.peer.node]!.type === NodeType.Switch ? (s.hoqLife ?? HOQ_LIFE_SWITCH) : (s.leafHoqLife ?? HOQ_LIFE_LEAF);
+        vlStallCount = VL_STALL_COUNT;
       }
-      if (s.qosVl && (pn === 0 || p.peer)) want.vlHighLimit = s.qosVl.highLimit;
+      const vlHighLimit = s.qosVl && (pn === 0 || p.peer) ? s.qosVl.highLimit : cur.vlHighLimit;
       // Never echo a NeighborMTU above what the port can do (the SMA would reject the whole Set).
-      if (cur.mtuCap) want.neighborMtu = Math.min(want.neighborMtu || cur.mtuCap, cur.mtuCap);
-      if (sw && pn !== 0) {
-        const enforce = enforces(disc, n, d, p) ? 1 : 0;
-        want.partitionEnforcementInbound = enforce;
-        want.partitionEnforcementOutbound = enforce;
-      }
+      if (cur.mtuCap) neighborMtu = Math.min(neighborMtu || cur.mtuCap, cur.mtuCap);
+      let peIn = cur.partitionEnforcementInbound;
+      let peOut = cur.partitionEnforcementOutbound;
+      if (sw && pn !== 0) peIn = peOut = enforces(disc, n, d, p) ? 1 : 0;
       const needs =
-        want.clientReregister === 1 ||
-        want.partitionEnforcementInbound !== cur.partitionEnforcementInbound ||
-        want.partitionEnforcementOutbound !== cur.partitionEnforcementOutbound ||
-        want.portState !== PortState.NoChange ||
-        (isEnd && (cur.lid !== want.lid || cur.lmc !== want.lmc || cur.masterSmLid !== want.masterSmLid || cur.subnetTimeout !== want.subnetTimeout)) ||
-        (isEnd && s.mkey !== undefined && (cur.mkey !== want.mkey || cur.mkeyProtectBits !== want.mkeyProtectBits || cur.mkeyLeasePeriod !== want.mkeyLeasePeriod)) ||
-        want.neighborMtu !== cur.neighborMtu ||
-        want.gidPrefix !== cur.gidPrefix ||
-        want.hoqLife !== cur.hoqLife ||
-        want.vlStallCount !== cur.vlStallCount ||
-        want.vlHighLimit !== cur.vlHighLimit ||
-        want.operationalVls !== cur.operationalVls;
+        clientReregister === 1 ||
+        peIn !== cur.partitionEnforcementInbound ||
+        peOut !== cur.partitionEnforcementOutbound ||
+        portState !== PortState.NoChange ||
+        (isEnd && (cur.lid !== lid || cur.lmc !== lmc || cur.masterSmLid !== s.smLid || cur.subnetTimeout !== subnetTimeout)) ||
+        (isEnd && s.mkey !== undefined && (cur.mkey !== s.mkey || cur.mkeyProtectBits !== mkeyProtectBits || cur.mkeyLeasePeriod !== (s.mkeyLeasePeriod ?? 0))) ||
+        neighborMtu !== cur.neighborMtu ||
+        (isEnd && gidPrefix !== cur.gidPrefix) ||
+        hoqLife !== cur.hoqLife ||
+        vlStallCount !== cur.vlStallCount ||
+        vlHighLimit !== cur.vlHighLimit ||
+        operationalVls !== cur.operationalVls;
       if (!needs) return;
-      out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data: PortInfo.encode(want), effect: { kind: 'portInfo', node: ni, port: pn } });
+      const data = PortInfo.encode(cur, allocBytes(PortInfo.byteLength));
+      const v = PortInfoView.over(data);
+      asSetInPlace(v);
+      v.portState = portState;
+      if (isEnd) {
+        v.gidPrefix = gidPrefix;
+        v.lid = lid;
+        v.lmc = lmc;
+        v.masterSmLid = s.smLid;
+        v.subnetTimeout = subnetTimeout;
+        if (s.mkey !== undefined) {
+          v.mkey = s.mkey;
+          v.mkeyLeasePeriod = s.mkeyLeasePeriod ?? 0;
+        }
+        v.mkeyProtectBits = mkeyProtectBits;
+        v.clientReregister = clientReregister;
+      }
+      v.neighborMtu = neighborMtu;
+      v.operationalVls = operationalVls;
+      v.hoqLife = hoqLife;
+      v.vlStallCount = vlStallCount;
+      v.vlHighLimit = vlHighLimit;
+      v.partitionEnforcementInbound = peIn;
+      v.partitionEnforcementOutbound = peOut;
+      out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data, effect: { kind: 'portInfo', node: ni, port: pn } });
     });
   });
   return out;
+}
+
+/** The PortInfo view the planners write a Set through (generated from the PortInfo field table). */
+const PortInfoView = defineView(PortInfo);
+
+/** The PortState a PortInfo Set's bytes ask for, read in place (no decode of the whole PortInfo). */
+export function portStateOfSet(data: Uint8Array): number {
+  return PortInfoView.over(data).portState;
+}
+
+/** The fields a PortInfo Set must not change (read-only, or "no change" codes), cleared in its bytes. */
+function asSetInPlace(v: ReturnType<typeof PortInfoView.over>): void {
+  v.portPhysicalState = 0;
+  v.linkDownDefaultState = 0;
+  v.linkWidthEnabled = 0;
+  v.linkSpeedEnabled = 0;
+  v.linkSpeedExtEnabled = 0;
 }
 
 /** ARMED → ACTIVE for every linked port that reports ARMED and whose peer is ARMED or ACTIVE (a
@@ -143,8 +175,12 @@ export function planActivation(disc: DiscoveryResult): SmpWrite[] {
       if (!cur || !path || cur.portState !== PortState.Armed) return;
       const peer = nodes[p.peer.node]!.portInfo[p.peer.port];
       if (peer && peer.portState < PortState.Armed) return;
-      const want = { ...asSet(cur), portState: PortState.Active };
-      out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data: PortInfo.encode(want), effect: { kind: 'portInfo', node: ni, port: pn } });
+      // In place, as planPortInfo: what the port reported, the read-only fields cleared, ACTIVE.
+      const data = PortInfo.encode(cur, allocBytes(PortInfo.byteLength));
+      const v = PortInfoView.over(data);
+      asSetInPlace(v);
+      v.portState = PortState.Active;
+      out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data, effect: { kind: 'portInfo', node: ni, port: pn } });
     });
   });
   return out;

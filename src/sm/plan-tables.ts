@@ -11,6 +11,7 @@ import { emptyRftBlock, isRftSwitch, portSl2Vl, rftBlocksOf, type PortSl2Vl, typ
 import { sl2vlForPort, type QosVlSettings, type VlArbEntry } from '../model/qos-policy.js';
 import { MCAST_LID_BASE, type MftPlan } from '../routing/mcast-tree.js';
 import { mftBlocks } from './mft-blocks.js';
+import { allocBytes } from '../util/slab.js';
 import { enforces } from './plan-ports.js';
 import { LFT_PORTS, type Programmed, type SmpWrite } from './programmed.js';
 
@@ -45,7 +46,7 @@ export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed
     const blocks = Math.max(1, Math.ceil(table.length / PKEY_BLOCK_SIZE));
     for (let b = 0; b < blocks; b++) {
       const block = table.slice(b * PKEY_BLOCK_SIZE, (b + 1) * PKEY_BLOCK_SIZE);
-      out.push({ path, attr: SmpAttr.PKeyTable, mod: pkeyBlockMod(b, port), data: PKeyTable.encode({ pkeys: block }), effect: { kind: 'pkeys', key, block: b, blocks, sig } });
+      out.push({ path, attr: SmpAttr.PKeyTable, mod: pkeyBlockMod(b, port), data: PKeyTable.encode({ pkeys: block }, allocBytes(PKeyTable.byteLength)), effect: { kind: 'pkeys', key, block: b, blocks, sig } });
     }
   };
   disc.fabric.nodes.forEach((n, ni) => {
@@ -266,7 +267,7 @@ export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: 
     const rft = isRftSwitch(si);
     if ((!rft && si.linearFdbTop !== maxLid) || si.portStateChange || si.lifeTimeValue !== lifeTime) {
       const want: SwitchInfo = { ...si, linearFdbTop: maxLid, lifeTimeValue: lifeTime };
-      switchInfo.push({ path: d.path, attr: SmpAttr.SwitchInfo, mod: 0, data: SwitchInfo.encode(want), effect: { kind: 'switchInfo', node: ni } });
+      switchInfo.push({ path: d.path, attr: SmpAttr.SwitchInfo, mod: 0, data: SwitchInfo.encode(want, allocBytes(SwitchInfo.byteLength)), effect: { kind: 'switchInfo', node: ni } });
     }
     if (rft) {
       lft.push(...planRft(n.guid, d.path, table, maxLid, si.randomFdbCap, programmed));
@@ -279,9 +280,10 @@ export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: 
       const lo = b * LFT_BLOCK_SIZE;
       const hi = Math.min(table.length, lo + LFT_BLOCK_SIZE);
       if (shadow.known[b] && sameLftBlock(table, lo, hi, shadow.table)) continue;
-      const data = new Uint8Array(LinearForwardingTable.byteLength);
-      data.fill(0xff, LFT_PORTS.offset, LFT_PORTS.offset + LFT_BLOCK_SIZE);
-      if (hi > lo) data.set(table.subarray(lo, hi), LFT_PORTS.offset);
+      // Cut from the MAD slabs (short-lived: until the apply step recorded it), not a backing store each.
+      const data = allocBytes(LinearForwardingTable.byteLength);
+      // the table's entries, then 255 (no route) past its end; byte by byte, no subarray per block
+      for (let i = 0, at = LFT_PORTS.offset; i < LFT_BLOCK_SIZE; i++) data[at + i] = lo + i < hi ? table[lo + i]! : 0xff;
       lft.push({ path: d.path, attr: SmpAttr.LinearForwardingTable, mod: lftBlockMod(b), data, effect: { kind: 'lft', guid: n.guid, block: b } });
     }
   });
@@ -321,7 +323,7 @@ export function planMfts(disc: DiscoveryResult, plan: MftPlan, programmed: Progr
     const cap = d.switchInfo?.multicastFdbCap ?? 0;
     const masks = new Map([...(plan.bySwitch.get(ni) ?? new Map<number, bigint>())].filter(([mlid]) => mlid < MCAST_LID_BASE + cap));
     for (const w of programmed.mft.diff(n.guid, mftBlocks(masks))) {
-      out.push({ path: d.path, attr: SmpAttr.MulticastForwardingTable, mod: w.attrMod, data: MulticastForwardingTable.encode({ portMasks: w.masks }), effect: { kind: 'mft', write: w } });
+      out.push({ path: d.path, attr: SmpAttr.MulticastForwardingTable, mod: w.attrMod, data: MulticastForwardingTable.encode({ portMasks: w.masks }, allocBytes(MulticastForwardingTable.byteLength)), effect: { kind: 'mft', write: w } });
     }
   });
   return out;

@@ -99,7 +99,10 @@ export class Programmed {
       case 'lft': {
         const st = this.lfts.get(e.guid);
         if (!st || e.block >= st.known.length) return;
-        st.table.set(w.data.subarray(LFT_PORTS.offset, LFT_PORTS.offset + LFT_BLOCK_SIZE), e.block * LFT_BLOCK_SIZE);
+        // copied byte by byte: no subarray view per block
+        const t = st.table;
+        const d = w.data;
+        for (let i = 0, at = e.block * LFT_BLOCK_SIZE, from = LFT_PORTS.offset; i < LFT_BLOCK_SIZE; i++) t[at + i] = d[from + i]!;
         st.known[e.block] = 1;
         return;
       }

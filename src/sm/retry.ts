@@ -12,7 +12,7 @@ import { MadStatusError, MadTimeoutError } from '../rpc/errors.js';
 import { PortState, SmpAttr } from '../wire/mad.js';
 import { PortInfo } from '../wire/sma.js';
 import type { Clock } from '../util/clock.js';
-import type { SmpClient } from './smp-client.js';
+import type { SmpClient, SmpSetReq, SmpSink } from './smp-client.js';
 
 /** Why an SMP was given up: no answer, or an error status the SMA stood by. */
 export type SmpFailureReason = 'timeout' | 'status';
@@ -134,6 +134,40 @@ export class RetryingSmp implements SmpClient {
       ),
     );
   }
+  /** setDr through a callback slot: the first try goes to the inner client's slot with a sink
+   * that forwards successes as they are (one sink per caller's sink, kept: nothing allocated per
+   * SMP); a failure goes through the same retry rounds as setDr's, then to the caller's sink. */
+  setDrTo<C extends SmpSetReq>(req: C, sink: SmpSink<C>): void {
+    if (!this.inner.setDrTo) {
+      this.setDr(req.path, req.attr, req.mod, req.data, req.mkey).then(
+        (d) => sink.smpOk(req, d),
+        (e: unknown) => sink.smpFailed(req, asError(e)),
+      );
+      return;
+    }
+    let w = this.sinks.get(sink) as SmpSink<C> | undefined;
+    if (!w) {
+      w = {
+        smpOk: (r, d) => sink.smpOk(r, d),
+        smpFailed: (r, e) => {
+          this.setFailed(
+            e,
+            r.attr,
+            r.data,
+            () => this.inner.setDr(r.path, r.attr, r.mod, r.data, r.mkey),
+            () => this.inner.getDr(r.path, r.attr, r.mod),
+          ).then(
+            (d) => sink.smpOk(r, d),
+            (x: unknown) => sink.smpFailed(r, asError(x)),
+          );
+        },
+      };
+      this.sinks.set(sink, w as SmpSink<SmpSetReq>);
+    }
+    this.inner.setDrTo(req, w);
+  }
+  private readonly sinks = new WeakMap<object, SmpSink<SmpSetReq>>();
+
   trap(lid: number, notice: Uint8Array): Promise<void> {
     return this.inner.trap(lid, notice);
   }
@@ -193,6 +227,10 @@ export class RetryingSmp implements SmpClient {
     if (e instanceof MadTimeoutError) this.failures.timeout++;
     else if (e instanceof MadStatusError) this.failures.status++;
   }
+}
+
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
 }
 
 /** `op()`, a synchronous throw of it as a rejection. */

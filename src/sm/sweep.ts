@@ -22,7 +22,7 @@ import { assignLids, type LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
 import { APPLY_WINDOW, applyAll, type ApplyHooks } from './apply.js';
 import { Programmed, type SmpWrite } from './programmed.js';
-import { planActivation, planPortInfo, type PortSettings } from './plan-ports.js';
+import { planActivation, planPortInfo, portStateOfSet, type PortSettings } from './plan-ports.js';
 import type { SmPort } from './sminfo.js';
 import { observeResets, planLftReads, planLfts, planMfts, planPkeys, planVlTables } from './plan-tables.js';
 import { pump } from '../util/pump.js';
@@ -123,7 +123,7 @@ export class Sweeper {
     let n = 0;
     for (const w of writes) {
       const e = w.effect;
-      if (e.kind !== 'portInfo' || PortInfo.decode(w.data).portState !== PortState.Armed) continue;
+      if (e.kind !== 'portInfo' || portStateOfSet(w.data) !== PortState.Armed) continue;
       if (disc.nodes[e.node]!.portInfo[e.port]?.portState !== PortState.Init) continue;
       if (++n <= FAILURE_LOG_LINES) this.log.warn('port stuck in INIT: told to ARM, it stays in INIT; left for the next sweep', Sweeper.target(disc, w));
     }
@@ -265,7 +265,7 @@ export class Sweeper {
     // 4. P_Keys.
     const pkeyBlocks = await apply(planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), this.programmed, (m, f) => log.warn(m, f)));
     if (verbose) {
-      const armed = piWrites.filter((w) => !failed.has(w) && PortInfo.decode(w.data).portState === PortState.Armed).length;
+      const armed = piWrites.filter((w) => !failed.has(w) && portStateOfSet(w.data) === PortState.Armed).length;
       log.debug('sweep phase: ports', { sweep, portInfoPlanned: piWrites.length, portInfoSets, armed, stuckPorts, pkeyBlocks, reregister: go.reregister, ms: ms1(this.clock.now() - tp) });
     }
 

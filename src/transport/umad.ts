@@ -421,24 +421,7 @@ export class UmadTransport implements Transport {
     let firstError: unknown;
     for (let i = 0, base = 0; i < count; i++, base += r.stride) {
       const off = meta[base + r.offset]!;
-      const addr: MadAddress = {
-        lid: meta[base + r.lid]!,
-        qpn: meta[base + r.qpn]!,
-        qkey: meta[base + r.qkey]!,
-        sl: meta[base + r.sl]!,
-        pkeyIndex: meta[base + r.pkeyIndex]!,
-      };
-      if (meta[base + r.grh]) {
-        const g = base + r.gid;
-        addr.grh = {
-          dgid: (BigInt(meta[g]!) << 96n) | (BigInt(meta[g + 1]!) << 64n) | (BigInt(meta[g + 2]!) << 32n) | BigInt(meta[g + 3]!),
-          sgidIndex: meta[base + r.gidIndex]!,
-          hopLimit: meta[base + r.hopLimit]!,
-          trafficClass: meta[base + r.trafficClass]!,
-          flowLabel: meta[base + r.flowLabel]!,
-        };
-      }
-      const m: ReceivedMad = { data: data.subarray(off, off + meta[base + r.length]!), addr, status: meta[base + r.status]! };
+      const m = new UmadReceived(data.subarray(off, off + meta[base + r.length]!), meta[base + r.status]!, meta, base, r);
       try {
         h(m);
       } catch (e) {
@@ -452,6 +435,45 @@ export class UmadTransport implements Transport {
       });
     }
   }
+}
+
+/** A MAD of a received batch. Its address is read from the batch's record (a fresh array per
+ * batch, never reused) when first asked for: MadRpc matches a response by its bytes alone, so
+ * most received MADs never build their address object. */
+class UmadReceived implements ReceivedMad {
+  private a: MadAddress | undefined;
+  constructor(
+    readonly data: Uint8Array,
+    readonly status: number,
+    private readonly meta: Uint32Array,
+    private readonly base: number,
+    private readonly r: NativeRecordLayout,
+  ) {}
+  get addr(): MadAddress {
+    return (this.a ??= addressOf(this.meta, this.base, this.r));
+  }
+}
+
+/** The address of the received MAD at record `base` of a batch. */
+function addressOf(meta: Uint32Array, base: number, r: NativeRecordLayout): MadAddress {
+  const addr: MadAddress = {
+    lid: meta[base + r.lid]!,
+    qpn: meta[base + r.qpn]!,
+    qkey: meta[base + r.qkey]!,
+    sl: meta[base + r.sl]!,
+    pkeyIndex: meta[base + r.pkeyIndex]!,
+  };
+  if (meta[base + r.grh]) {
+    const g = base + r.gid;
+    addr.grh = {
+      dgid: (BigInt(meta[g]!) << 96n) | (BigInt(meta[g + 1]!) << 64n) | (BigInt(meta[g + 2]!) << 32n) | BigInt(meta[g + 3]!),
+      sgidIndex: meta[base + r.gidIndex]!,
+      hopLimit: meta[base + r.hopLimit]!,
+      trafficClass: meta[base + r.trafficClass]!,
+      flowLabel: meta[base + r.flowLabel]!,
+    };
+  }
+  return addr;
 }
 
 function toNativeGrh(g: GrhAddress): NativeGrh {
