@@ -259,7 +259,8 @@ export class LidWalker {
     }
     const n = lids_.length;
     // Hashing costs a pass per LID: given up when 1,024 CA LIDs had no twin.
-    if (n < 2 || (this.twinTries >= 1024 && this.twins === 0)) {
+    if (this.twinTries >= 1024 && this.twins === 0) this.wins.hashing = false;
+    if (n < 2 || !this.wins.hashing) {
       for (let i = 0; i < n; i++) this.walk(lids_[i]!, T, owners_[i]!, dist);
       return;
     }

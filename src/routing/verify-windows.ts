@@ -30,6 +30,11 @@ export class LftWindows {
   /** switch × 256 + port byte → what the entry leads to: n × 256 + link index, or a C_* outcome
    * (every byte has one: no bounds check or branch while decoding). */
   private readonly code: Int32Array;
+  /** While set, a window read also hashes each LID's decoded entries (hashColumn). */
+  hashing = true;
+  /** Per window slot and LID, the hash of its decoded entries (valid when `hashed` is set for the slot). */
+  private readonly hash = new Int32Array(WINDOWS * WIN);
+  private readonly hashed = new Uint8Array(WINDOWS);
   private readonly winOf = new Int32Array(WINDOWS).fill(-1);
   private readonly winUsed = new Float64Array(WINDOWS);
   private winClock = 0;
@@ -77,6 +82,11 @@ export class LftWindows {
   private load(slot: number, d0: number): void {
     const { nSw, code, win, lft } = this;
     const o = slot * WIN * nSw;
+    this.hashed[slot] = this.hashing ? 1 : 0;
+    if (this.hashing) {
+      this.loadHashing(slot, d0);
+      return;
+    }
     for (let x = 0; x < nSw; x++) {
       const t = lft[x];
       const i0 = o + x;
@@ -93,6 +103,23 @@ export class LftWindows {
     }
   }
 
+  /** As `load`, hashing each LID's entries on the way (FNV-1a over the switches in order). */
+  private loadHashing(slot: number, d0: number): void {
+    const { nSw, code, win, lft, hash } = this;
+    const o = slot * WIN * nSw;
+    const h0 = slot * WIN;
+    hash.fill(0x811c9dc5 | 0, h0, h0 + WIN);
+    for (let x = 0; x < nSw; x++) {
+      const t = lft[x];
+      const cx = x * 256;
+      for (let j = 0, i = o + x; j < WIN; j++, i += nSw) {
+        const c = !t ? C_NO_LFT : d0 + j < t.length ? code[cx + t[d0 + j]!]! : C_NO_ROUTE;
+        win[i] = c;
+        hash[h0 + j] = Math.imul(hash[h0 + j]! ^ c, 16777619);
+      }
+    }
+  }
+
   /** The port byte of switch x's entry for d (255 when there is none). */
   port(x: number, d: number): number {
     const t = this.lft[x];
@@ -105,10 +132,13 @@ export class LftWindows {
     return peer !== undefined && peer.node === dest.node && peer.port === dest.port;
   }
 
+  /** A hash of LID d's decoded entries (from its window's read, or computed now). */
   hashColumn(d: number): number {
     const { win, nSw } = this;
     const b = this.column(d);
-    let h = 0x811c9dc5;
+    const slot = Math.floor(b / (WIN * nSw));
+    if (this.hashed[slot]) return this.hash[slot * WIN + (d & (WIN - 1))]!;
+    let h = 0x811c9dc5 | 0;
     for (let x = 0; x < nSw; x++) h = Math.imul(h ^ win[b + x]!, 16777619);
     return h;
   }
