@@ -95,6 +95,8 @@ export class LidWalker {
   private rep_ = new Int32Array(0);
   private twinTries = 0;
   private twins = 0;
+  /** Hash-equal CA LIDs whose columns (or SL vectors) were not the same. */
+  private hashMisses = 0;
   private mult_ = new Int32Array(0);
   /** The SL vectors of the LIDs of one switch (walkSwitch), `slLen` entries each. */
   private slv_ = new Uint8Array(0);
@@ -285,6 +287,8 @@ export class LidWalker {
       }
       // Same entries everywhere (T's included: both deliver to a CA), and T's leads to this LID's port.
       const r = this.wins.leadsTo(T, this.wins.port(T, d), dest) ? cands.find((c) => sameRow(slv, c * K, i * K, K) && this.wins.sameColumn(lids_[c]!, d)) : undefined;
+      // Columns the sampled hash did not tell apart: hash every switch from the next window on.
+      if (r === undefined && ++this.hashMisses > 64 + this.twins) this.wins.hashStride = 1;
       if (r === undefined) cands.push(i);
       else {
         rep[i] = r;
@@ -448,31 +452,36 @@ export class LidWalker {
     return (this.depBits[vl] ??= new Uint8Array(Math.ceil(this.xBase[this.nSw]! / 8) + 1));
   }
 
-  /** From the sources toward the destination (`order`): routes and CA LIDs per channel, and
-   *  the dependencies of the channels that carry traffic, every route on VL `vl` (without SLs
-   *  VL 0, its dependency bits made at once; with SLs at the first dependency, as carryMasks). */
+  /** From the sources toward the destination (`order`): the sources passing each switch; then,
+   *  switch by switch in index order (the per-channel counts and dependency bits are laid out by
+   *  switch: read in sequence, not at random), routes and CA LIDs per channel, and the
+   *  dependencies of the channels that carry traffic, every route on VL `vl` (without SLs VL 0,
+   *  its dependency bits made at once; with SLs at the first dependency, as carryMasks). */
   private carry(destIsCa: boolean, b: number, first: number, m: number, vl: number): void {
-    const { win, xBase, xStride, acc, routes } = this;
-    const order = this.tree.order;
+    const { win, xBase, xStride, acc, routes, nSw } = this;
+    const { order, state } = this.tree;
     const adjStart = this.ix.adjStart;
     const doCdg = this.o.doCdg;
-    let bits = doCdg ? (this.o.sl ? this.depBits[vl] : this.depsOf(vl)) : undefined;
-    let seen = 0;
-    for (let i = first; i < this.nSw; i++) {
+    for (let i = first; i < nSw; i++) {
       const x = order[i]!;
       const c = win[b + x]!;
+      if (c >= 0) acc[c >>> 8]! += acc[x]!;
+    }
+    let bits = doCdg ? (this.o.sl ? this.depBits[vl] : this.depsOf(vl)) : undefined;
+    let seen = 0;
+    for (let x = 0; x < nSw; x++) {
+      if (state[x] !== ST_OK) continue;
+      const c = win[b + x]!;
       if (c < 0) continue;
-      const n = c >>> 8;
-      const e = adjStart[x]! + (c & 255);
       const a = acc[x]!;
       if (destIsCa) {
-        routes[2 * e]! += a * m;
-        routes[2 * e + 1]! += m;
+        const e2 = 2 * (adjStart[x]! + (c & 255));
+        routes[e2]! += a * m;
+        routes[e2 + 1]! += m;
       }
-      if (a === 0) continue;
-      acc[n]! += a;
-      const c2 = win[b + n]!;
-      if (c2 < 0 || !doCdg) continue;
+      if (a === 0 || !doCdg) continue;
+      const c2 = win[b + (c >>> 8)]!;
+      if (c2 < 0) continue;
       bits ??= this.depsOf(vl);
       const bit = xBase[x]! + (c & 255) * xStride[x]! + (c2 & 255);
       const byte = bit >>> 3;
@@ -487,26 +496,29 @@ export class LidWalker {
 
   /** As `carry`, with the VL masks of the sources' SLs carried downstream. */
   private carryMasks(destIsCa: boolean, b: number, first: number, m: number): void {
-    const { win, xBase, xStride, acc, routes, mask, vlSeen } = this;
-    const order = this.tree.order;
+    const { win, xBase, xStride, acc, routes, mask, vlSeen, nSw } = this;
+    const { order, state } = this.tree;
     const adjStart = this.ix.adjStart;
     const doCdg = this.o.doCdg;
-    for (let i = first; i < this.nSw; i++) {
+    for (let i = first; i < nSw; i++) {
       const x = order[i]!;
       const c = win[b + x]!;
       if (c < 0) continue;
-      const n = c >>> 8;
-      const e = adjStart[x]! + (c & 255);
-      const a = acc[x]!;
+      acc[c >>> 8]! += acc[x]!;
+      mask[c >>> 8]! |= mask[x]!;
+    }
+    for (let x = 0; x < nSw; x++) {
+      if (state[x] !== ST_OK) continue;
+      const c = win[b + x]!;
+      if (c < 0) continue;
       if (destIsCa) {
-        routes[2 * e]! += a * m;
-        routes[2 * e + 1]! += m;
+        const e2 = 2 * (adjStart[x]! + (c & 255));
+        routes[e2]! += acc[x]! * m;
+        routes[e2 + 1]! += m;
       }
-      acc[n]! += a;
       const m0 = mask[x]!;
       if (m0 === 0 || !doCdg) continue;
-      mask[n]! |= m0;
-      const c2 = win[b + n]!;
+      const c2 = win[b + (c >>> 8)]!;
       if (c2 < 0) continue;
       const bit = xBase[x]! + (c & 255) * xStride[x]! + (c2 & 255);
       const byte = bit >>> 3;

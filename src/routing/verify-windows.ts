@@ -30,8 +30,11 @@ export class LftWindows {
   /** switch × 256 + port byte → what the entry leads to: n × 256 + link index, or a C_* outcome
    * (every byte has one: no bounds check or branch while decoding). */
   private readonly code: Int32Array;
-  /** While set, a window read also hashes each LID's decoded entries (hashColumn). */
+  /** While set, a window read also hashes each LID's decoded entries (hashColumn), those of
+   *  every `hashStride`-th switch: a hash is only a filter (equal columns are compared in full),
+   *  one that costs a quarter of the decoding. */
   hashing = true;
+  hashStride = 4;
   /** Per window slot and LID, the hash of its decoded entries (valid when `hashed` is set for the slot). */
   private readonly hash = new Int32Array(WINDOWS * WIN);
   private readonly hashed = new Uint8Array(WINDOWS);
@@ -109,9 +112,14 @@ export class LftWindows {
     const o = slot * WIN * nSw;
     const h0 = slot * WIN;
     hash.fill(0x811c9dc5 | 0, h0, h0 + WIN);
+    const stride = this.hashStride;
     for (let x = 0; x < nSw; x++) {
       const t = lft[x];
       const cx = x * 256;
+      if (x % stride !== 0) {
+        for (let j = 0, i = o + x; j < WIN; j++, i += nSw) win[i] = !t ? C_NO_LFT : d0 + j < t.length ? code[cx + t[d0 + j]!]! : C_NO_ROUTE;
+        continue;
+      }
       for (let j = 0, i = o + x; j < WIN; j++, i += nSw) {
         const c = !t ? C_NO_LFT : d0 + j < t.length ? code[cx + t[d0 + j]!]! : C_NO_ROUTE;
         win[i] = c;
@@ -139,7 +147,7 @@ export class LftWindows {
     const slot = Math.floor(b / (WIN * nSw));
     if (this.hashed[slot]) return this.hash[slot * WIN + (d & (WIN - 1))]!;
     let h = 0x811c9dc5 | 0;
-    for (let x = 0; x < nSw; x++) h = Math.imul(h ^ win[b + x]!, 16777619);
+    for (let x = 0; x < nSw; x += this.hashStride) h = Math.imul(h ^ win[b + x]!, 16777619);
     return h;
   }
 
