@@ -5,15 +5,21 @@
  *
  * - The entries are read from routing/verify-windows.ts: for LID d, each switch's next switch
  *   and link (or why there is none), for 64 LIDs at a time.
- * - Every switch's route is followed until it meets a switch already resolved (memoisation):
- *   each switch is visited once; the delivering ones are listed each before the switch it
- *   forwards to (`order`), the ones that fail (a broken entry on their way, a loop) with where
- *   and why.
- * - Along `order` the sources' counts (and VL masks) are carried downstream, recording each
- *   channel's routes and the channel dependency each switch creates; one pass over the switches
- *   with CAs counts hops and stretch (by (hops, shortest) pair: exact, and in no particular order).
- * - CA LIDs of one switch whose decoded entries are the same at every switch (compared in full)
- *   have the same routes: one walk stands for all of them (walkSwitch), unless its routes fail.
+ * - routing/verify-tree.ts resolves the in-tree: each switch visited once, the delivering ones
+ *   listed each before the switch it forwards to (`order`), the ones that fail (a broken entry
+ *   on their way, a loop) with where and why.
+ * - Along `order` the sources' counts (and VL masks) are carried downstream; then, switch by
+ *   switch in index order, each channel's routes and the channel dependency each switch creates
+ *   are recorded; one pass over the switches with CAs counts hops and stretch (by (hops,
+ *   shortest) pair: exact, and in no particular order).
+ * - With SLs, each source switch (or source port) is asked its SL once per LID; when every
+ *   source's route starts on one VL (and the SL2VL is the same on every hop), all of the LID's
+ *   dependencies are on that VL and it is carried as without SLs.
+ * - CA LIDs of one switch T whose decoded entries are the same at every switch (compared in
+ *   full) and, with SLs, whose sources off T ask the same SL for each (compared in full) have the
+ *   same routes on the same VLs: one walk stands for all of them (walkSwitch), unless its routes
+ *   fail. T's own sources are left out of that comparison: their routes cross no switch-to-switch
+ *   link, so they make no channel dependency.
  */
 import type { PortSl2Vl } from '../model/routes.js';
 import { fmtGuid, swName, type EndPort, type FabricIndex } from './graph.js';
