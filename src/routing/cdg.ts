@@ -18,7 +18,8 @@ export interface CdgReport {
 export function cdgCycles(ix: FabricIndex, vl: number, bits: Uint8Array, depStart: Float64Array, deps: number): CdgReport {
   const n = ix.adjStart[ix.nSw]!;
   const { adjStart, adjSw } = ix;
-  const has = (bit: number): boolean => (bits[Math.floor(bit / 8)]! & (1 << (bit % 8))) !== 0;
+  // Bit indices stay below 2^32 (as the verifier's walk writes them).
+  const has = (bit: number): boolean => (bits[bit >>> 3]! & (1 << (bit & 7))) !== 0;
   // Iterative Tarjan.
   const index = new Int32Array(n).fill(-1);
   const low = new Int32Array(n);
@@ -114,7 +115,7 @@ function findCycle(ix: FabricIndex, bits: Uint8Array, depStart: Float64Array, co
     let nxt = -1;
     for (let k = 0; k < deg; k++) {
       const bit = depStart[v]! + k;
-      if (!(bits[Math.floor(bit / 8)]! & (1 << (bit % 8)))) continue;
+      if (!(bits[bit >>> 3]! & (1 << (bit & 7)))) continue;
       const w = ix.adjStart[h]! + k;
       if (comp[w] === c) {
         nxt = w;
@@ -151,7 +152,7 @@ export function vcdgCycles(ix: FabricIndex, pairBits: readonly (Uint8Array | und
         const base = depStart[e]!;
         for (let k = 0; k < adjStart[h + 1]! - adjStart[h]!; k++) {
           const bit = base + k;
-          if (b[Math.floor(bit / 8)]! & (1 << (bit % 8))) f(va * n + e, vb * n + adjStart[h]! + k);
+          if (b[bit >>> 3]! & (1 << (bit & 7))) f(va * n + e, vb * n + adjStart[h]! + k);
         }
       }
     }

@@ -5,33 +5,31 @@
  *
  * - The entries are read from routing/verify-windows.ts: for LID d, each switch's next switch
  *   and link (or why there is none), for 64 LIDs at a time.
- * - Every switch's route is followed until it meets a switch already resolved (memoisation):
- *   each switch is visited once; the delivering ones are listed each before the switch it
- *   forwards to (`order`), the ones that fail (a broken entry on their way, a loop) with where
- *   and why.
- * - Along `order` the sources' counts (and VL masks) are carried downstream, recording each
- *   channel's routes and the channel dependency each switch creates; one pass over the switches
- *   with CAs counts hops and stretch (by (hops, shortest) pair: exact, and in no particular order).
- * - CA LIDs of one switch whose decoded entries are the same at every switch (compared in full)
- *   have the same routes: one walk stands for all of them (walkSwitch), unless its routes fail.
+ * - routing/verify-tree.ts resolves the in-tree: each switch visited once, the delivering ones
+ *   listed each before the switch it forwards to (`order`), the ones that fail (a broken entry
+ *   on their way, a loop) with where and why.
+ * - Along `order` the sources' counts (and VL masks) are carried downstream; then, switch by
+ *   switch in index order, each channel's routes and the channel dependency each switch creates
+ *   are recorded; one pass over the switches with CAs counts hops and stretch (by (hops,
+ *   shortest) pair: exact, and in no particular order).
+ * - With SLs, each source switch (or source port) is asked its SL once per LID; when every
+ *   source's route starts on one VL (and the SL2VL is the same on every hop), all of the LID's
+ *   dependencies are on that VL and it is carried as without SLs.
+ * - CA LIDs of one switch T whose decoded entries are the same at every switch (compared in
+ *   full) and, with SLs, whose sources off T ask the same SL for each (compared in full) have the
+ *   same routes on the same VLs: one walk stands for all of them (walkSwitch), unless its routes
+ *   fail. T's own sources are left out of that comparison: their routes cross no switch-to-switch
+ *   link, so they make no channel dependency.
  */
 import type { PortSl2Vl } from '../model/routes.js';
 import { fmtGuid, swName, type EndPort, type FabricIndex } from './graph.js';
 import { describe } from './verify-report.js';
-import { C_BAD, C_CA, C_NO_LFT, C_NO_ROUTE, C_SELF, LftWindows } from './verify-windows.js';
+import { InTree, K_LOOP, ST_OK } from './verify-tree.js';
+import { LftWindows } from './verify-windows.js';
 import type { FailureKind, RouteFailure } from './verify.js';
 
-const ST_UNKNOWN = 0;
-const ST_BUSY = 1;
-const ST_OK = 2;
-const ST_FAIL = 3;
+/** By verify-tree.ts's K_* index. */
 const KINDS: FailureKind[] = ['no-lft', 'no-route', 'bad-port', 'port-down', 'loop', 'wrong-destination', 'not-attached'];
-const K_NO_LFT = 0;
-const K_NO_ROUTE = 1;
-const K_BAD_PORT = 2;
-const K_DOWN = 3;
-const K_LOOP = 4;
-const K_WRONG = 5;
 
 /** (hops, shortest hops) pairs below this are counted in a flat table, the others in a map. */
 const HOPS_TAB = 64;
@@ -54,8 +52,12 @@ export class LidWalker {
   pairs = 0;
   unreachablePairs = 0;
   unreachableFromSwitches = 0;
-  loopEntries = 0;
-  loopLids = 0;
+  get loopEntries(): number {
+    return this.tree.loopEntries;
+  }
+  get loopLids(): number {
+    return this.tree.loopLids;
+  }
   failureGroups = 0;
   readonly failures: RouteFailure[] = [];
   /** Per VL, the dependency bits (channel e of switch x, to e2 of e's far end n: bit
@@ -76,13 +78,14 @@ export class LidWalker {
   /** Switches with CA/router ports (the sources). */
   private readonly srcSw: Int32Array;
   private readonly srcEnd0: Int32Array;
-  private readonly srcEnd1: Int32Array;
   private readonly portTabs: (PortSl2Vl | undefined)[] = [];
   private readonly totalSources: number;
   /** Per switch x, its first dependency bit and the bits per channel (its neighbours' largest degree). */
   private readonly xBase: Float64Array;
   private readonly xStride: Int32Array;
-  /** Routes per channel (adjacency entry), added into `routesTotal` before they could overflow. */
+  /** Per channel (adjacency entry) e: at 2e its routes, added into `routesTotal` before they
+   *  could overflow; at 2e + 1 the CA destination LIDs whose delivering routes lead over it
+   *  (side by side: one cache line for both). */
   private readonly routes: Uint32Array;
   private readonly routesTotal: Float64Array;
   private routesRoom = 0;
@@ -91,22 +94,21 @@ export class LidWalker {
   private readonly win: Int32Array;
 
   // ---- per-destination scratch ----
-  private readonly state: Uint8Array;
-  private readonly hops: Int32Array;
-  private readonly failKind: Uint8Array;
-  private readonly failAt: Int32Array;
-  private readonly failPort: Int32Array;
-  private readonly order: Int32Array;
-  /** Where the delivering switches start in `order` (resolve lists them at its end, each before the switch it forwards to). */
-  private orderStart = 0;
+  /** The in-tree of the LID being walked (routing/verify-tree.ts). */
+  private readonly tree: InTree;
   private readonly lids_: number[] = [];
   private readonly owners_: number[] = [];
   private rep_ = new Int32Array(0);
   private twinTries = 0;
   private twins = 0;
+  /** Hash-equal CA LIDs whose columns (or SL vectors) were not the same. */
+  private hashMisses = 0;
   private mult_ = new Int32Array(0);
-  private readonly failList: Int32Array;
-  private readonly stack: Int32Array;
+  /** The SL vectors of the LIDs of one switch (walkSwitch), `slLen` entries each. */
+  private slv_ = new Uint8Array(0);
+  private readonly slLen: number;
+  /** The SL vector of a LID walked without walkSwitch's. */
+  private readonly slTmp: Uint8Array;
   private readonly acc: Int32Array;
   private readonly accBase: Int32Array;
   private readonly mask: Int32Array;
@@ -125,15 +127,13 @@ export class LidWalker {
     const src: number[] = [];
     for (let s = 0; s < nSw; s++) if (ix.caCount[s]! > 0) src.push(s);
     this.srcSw = Int32Array.from(src);
-    // One source port per switch (and a second one, for when the first is the destination).
+    // One source port per switch (its SL stands for the others when the SL is by source switch).
     this.srcEnd0 = new Int32Array(nSw).fill(-1);
-    this.srcEnd1 = new Int32Array(nSw).fill(-1);
     for (let s = 0; s < nSw; s++) {
       for (let i = ix.endsStart[s]!; i < ix.endsStart[s + 1]!; i++) {
         const ei = ix.endsOfSw[i]!;
         if (ends[ei]!.isSwitch) continue;
         if (this.srcEnd0[s]! < 0) this.srcEnd0[s] = ei;
-        else if (this.srcEnd1[s]! < 0) this.srcEnd1[s] = ei;
       }
     }
     this.totalSources = ends.filter((e) => !e.isSwitch).length;
@@ -145,19 +145,14 @@ export class LidWalker {
       this.xStride[x] = st;
       this.xBase[x + 1] = this.xBase[x]! + (adjStart[x + 1]! - adjStart[x]!) * st;
     }
-    this.routes = new Uint32Array(nE);
+    this.routes = new Uint32Array(2 * nE);
     this.routesTotal = new Float64Array(nE);
     if (o.byPorts) for (let s = 0; s < nSw; s++) this.portTabs.push(o.byPorts.get(ix.swNode[s]!));
     this.wins = new LftWindows(ix, lftByNode);
     this.win = this.wins.win;
-    this.state = new Uint8Array(nSw);
-    this.hops = new Int32Array(nSw);
-    this.failKind = new Uint8Array(nSw);
-    this.failAt = new Int32Array(nSw);
-    this.failPort = new Int32Array(nSw);
-    this.order = new Int32Array(nSw);
-    this.failList = new Int32Array(nSw);
-    this.stack = new Int32Array(nSw + 1);
+    this.tree = new InTree(nSw, this.wins);
+    this.slLen = o.slBySwitch ? this.srcSw.length : this.totalSources;
+    this.slTmp = new Uint8Array(o.sl ? this.slLen : 0);
     this.acc = new Int32Array(nSw);
     this.accBase = Int32Array.from(ix.caCount);
     this.mask = new Int32Array(nSw);
@@ -167,13 +162,16 @@ export class LidWalker {
   /** Routes (CA to CA) and CA destination LIDs per adjacency entry. */
   linkLoads(): { routes: Float64Array; lids: Float64Array } {
     this.flushRoutes();
-    return { routes: this.routesTotal, lids: Float64Array.from(this.wins.lidCount) };
+    const { routes, routesTotal } = this;
+    return { routes: routesTotal, lids: Float64Array.from(routesTotal, (_, e) => routes[2 * e + 1]!) };
   }
 
   private flushRoutes(): void {
     const { routes, routesTotal } = this;
-    for (let e = 0; e < routes.length; e++) routesTotal[e]! += routes[e]!;
-    routes.fill(0);
+    for (let e = 0; e < routesTotal.length; e++) {
+      routesTotal[e]! += routes[2 * e]!;
+      routes[2 * e] = 0;
+    }
     this.routesRoom = 0xffffffff;
   }
 
@@ -213,9 +211,10 @@ export class LidWalker {
 
   /** LID d, owned by end port `owner`, delivered by switch T (−1: not attached); `dist` the
    *  switch distances to T (or undefined without stretch figures). With m > 1 the routes stand
-   *  for m − 1 more LIDs whose entries are the same at every switch (see walkSwitch), unless some
-   *  fail: returns false then, and they are to be walked one by one. */
-  walk(d: number, T: number, owner: number, dist: Int32Array | undefined, m = 1): boolean {
+   *  for m − 1 more LIDs whose entries are the same at every switch and whose sources' SLs are
+   *  the same (see walkSwitch), unless some fail: returns false then, and they are to be walked
+   *  one by one. `slAt`: where walkSwitch holds d's SL vector (slVector), −1: none. */
+  walk(d: number, T: number, owner: number, dist: Int32Array | undefined, m = 1, slAt = -1): boolean {
     this.lids++;
     const dest = this.ends[owner]!;
     const destIsCa = !dest.isSwitch;
@@ -233,25 +232,27 @@ export class LidWalker {
       return false;
     }
     const b = this.wins.column(d);
-    const nFail = this.resolve(d, dest, destIsCa, b);
+    const nFail = this.tree.resolve(d, dest, destIsCa, b);
     if (nFail > 0) m = 1;
     if (destIsCa) {
       if (this.routesRoom < this.totalSources * m) this.flushRoutes();
       this.routesRoom -= this.totalSources * m;
     }
-    const first = this.orderStart;
-    this.sources(d, T, owner, destIsCa, b);
+    const first = this.tree.orderStart;
+    const vl = this.sources(d, T, owner, destIsCa, b, slAt);
     this.figures(T, destIsCa, destSelf, dist, m);
-    if (this.o.byPorts) this.carryPerHop(destIsCa, b, first);
-    else if (this.o.sl) this.carryMasks(destIsCa, b, first);
-    else this.carry(destIsCa, b, first, m);
-    if (nFail > 0) this.failed(d, T, destIsCa, dest, nFail, b);
+    if (this.o.byPorts) this.carryPerHop(destIsCa, b, first, m);
+    else if (vl >= 0) this.carry(destIsCa, b, first, m, vl);
+    else this.carryMasks(destIsCa, b, first, m);
+    if (nFail > 0) this.failed(d, T, destIsCa, dest, nFail);
     return nFail === 0;
   }
 
-  /** The LIDs delivered by switch T, in port order (`dist`: as for walk). Without SLs, CA LIDs
-   *  whose entries are the same at every switch (compared in full, after a hash) have the same
-   *  routes: the first of them is walked for all (unless its routes fail), the others counted. */
+  /** The LIDs delivered by switch T, in port order (`dist`: as for walk). CA LIDs whose entries
+   *  are the same at every switch (compared in full, after a hash) and, with SLs, whose sources
+   *  off T ask the same SL for both (compared in full: slVector) have the same routes, on the
+   *  same VLs hop by hop: the first of them is walked for all (unless its routes fail), the
+   *  others counted. */
   walkSwitch(T: number, dist: Int32Array | undefined): void {
     const { ix, ends, lids_, owners_ } = this;
     lids_.length = 0;
@@ -266,13 +267,16 @@ export class LidWalker {
     }
     const n = lids_.length;
     // Hashing costs a pass per LID: given up when 1,024 CA LIDs had no twin.
-    if (this.o.sl || this.o.byPorts || n < 2 || (this.twinTries >= 1024 && this.twins === 0)) {
+    if (this.twinTries >= 1024 && this.twins === 0) this.wins.hashing = false;
+    if (n < 2 || !this.wins.hashing) {
       for (let i = 0; i < n; i++) this.walk(lids_[i]!, T, owners_[i]!, dist);
       return;
     }
     // Group the CA LIDs: rep[i] = the first LID with the same entries (i itself when none), mult = group sizes.
     const rep = (this.rep_ = this.rep_.length >= n ? this.rep_ : new Int32Array(2 * n));
     const mult = (this.mult_ = this.mult_.length >= n ? this.mult_ : new Int32Array(2 * n));
+    const K = this.o.sl ? this.slLen : 0;
+    const slv = (this.slv_ = this.slv_.length >= n * K ? this.slv_ : new Uint8Array(2 * n * K));
     const byHash = new Map<number, number[]>();
     for (let i = 0; i < n; i++) {
       rep[i] = i;
@@ -281,14 +285,16 @@ export class LidWalker {
       const dest = ends[owners_[i]!]!;
       if (dest.isSwitch) continue;
       this.twinTries++;
-      const h = this.wins.hashColumn(d);
+      const h = K > 0 ? Math.imul(this.wins.hashColumn(d), 31) ^ this.slVector(d, T, slv, i * K) : this.wins.hashColumn(d);
       const cands = byHash.get(h);
       if (!cands) {
         byHash.set(h, [i]);
         continue;
       }
       // Same entries everywhere (T's included: both deliver to a CA), and T's leads to this LID's port.
-      const r = this.wins.leadsTo(T, this.wins.port(T, d), dest) ? cands.find((c) => this.wins.sameColumn(lids_[c]!, d)) : undefined;
+      const r = this.wins.leadsTo(T, this.wins.port(T, d), dest) ? cands.find((c) => sameRow(slv, c * K, i * K, K) && this.wins.sameColumn(lids_[c]!, d)) : undefined;
+      // Columns the sampled hash did not tell apart: hash every switch from the next window on.
+      if (r === undefined && ++this.hashMisses > 64 + this.twins) this.wins.hashStride = 1;
       if (r === undefined) cands.push(i);
       else {
         rep[i] = r;
@@ -299,9 +305,10 @@ export class LidWalker {
     const alone = new Uint8Array(n);
     for (let i = 0; i < n; i++) {
       const r = rep[i]!;
+      const at = K > 0 && !ends[owners_[i]!]!.isSwitch ? i * K : -1;
       if (r === i) {
-        if (!this.walk(lids_[i]!, T, owners_[i]!, dist, mult[i]!)) alone[i] = 1;
-      } else if (alone[r]) this.walk(lids_[i]!, T, owners_[i]!, dist);
+        if (!this.walk(lids_[i]!, T, owners_[i]!, dist, mult[i]!, at)) alone[i] = 1;
+      } else if (alone[r]) this.walk(lids_[i]!, T, owners_[i]!, dist, 1, at);
       else {
         this.lids++;
         this.pairs += this.totalSources - 1;
@@ -309,102 +316,43 @@ export class LidWalker {
     }
   }
 
-  /** Follow every switch's route to d until it meets a resolved switch: states, hops, and
-   *  `failList` (the switches whose route fails, with where and why; returns how many). */
-  private resolve(d: number, dest: EndPort, destIsCa: boolean, b: number): number {
-    const { win, state, hops, failList, stack, failKind, failAt, failPort, nSw, order } = this;
-    state.fill(ST_UNKNOWN);
-    let nFail = 0;
-    let pos = nSw;
-    let lidLooped = false;
-    let loopEntries = 0;
-    for (let s0 = 0; s0 < nSw; s0++) {
-      if (state[s0] !== ST_UNKNOWN) continue;
-      let len = 0;
-      let cur = s0;
-      let top: number;
-      for (;;) {
-        top = state[cur]!;
-        if (top !== ST_UNKNOWN) break;
-        state[cur] = ST_BUSY;
-        stack[len++] = cur;
-        const c = win[b + cur]!;
-        if (c >= 0) {
-          cur = c >>> 8;
-          continue;
-        }
-        // The route ends here: delivered, or failed.
-        let kind = -1;
-        if (c === C_SELF) {
-          if (!destIsCa && dest.sw === cur) hops[cur] = 0;
-          else kind = K_WRONG;
-        } else if (c === C_CA) {
-          if (this.wins.leadsTo(cur, this.wins.port(cur, d), dest)) hops[cur] = 1;
-          else kind = K_WRONG;
-        } else kind = c === C_NO_LFT ? K_NO_LFT : c === C_NO_ROUTE ? K_NO_ROUTE : c === C_BAD ? K_BAD_PORT : K_DOWN;
-        len--;
-        if (kind >= 0) {
-          state[cur] = top = ST_FAIL;
-          failKind[cur] = kind;
-          failAt[cur] = cur;
-          failPort[cur] = kind === K_NO_LFT ? -1 : this.wins.port(cur, d);
-          failList[nFail++] = cur;
-        } else {
-          state[cur] = top = ST_OK;
-          order[--pos] = cur;
-        }
-        break;
+  /** The SL each source off switch T asks for its route to d (one per source switch when the SL
+   *  depends on the switch only, else one per source port), into out[at ..]; returns their hash.
+   *  T's own sources are left out: their routes cross no switch-to-switch channel, so their
+   *  SLs make no channel dependency. */
+  private slVector(d: number, T: number, out: Uint8Array, at: number): number {
+    const { srcSw, srcEnd0, ends } = this;
+    const sl = this.o.sl!;
+    const { endsStart, endsOfSw } = this.ix;
+    let h = 0x811c9dc5;
+    let k = at;
+    for (let i = 0; i < srcSw.length; i++) {
+      const s = srcSw[i]!;
+      if (this.o.slBySwitch) {
+        const v = s === T ? 0 : sl(ends[srcEnd0[s]!]!.lid, d) & 15;
+        out[k++] = v;
+        h = Math.imul(h ^ v, 16777619);
+        continue;
       }
-      if (top === ST_OK) {
-        // Unwind: each switch one hop farther than the one it forwards to.
-        for (let i = len - 1; i >= 0; i--) {
-          const x = stack[i]!;
-          state[x] = ST_OK;
-          hops[x] = hops[win[b + x]! >>> 8]! + 1;
-          order[--pos] = x;
-        }
-      } else if (top === ST_BUSY) {
-        // A loop (at cur): every switch on the stack ends in it.
-        lidLooped = true;
-        for (let i = len - 1; i >= 0; i--) {
-          const x = stack[i]!;
-          state[x] = ST_FAIL;
-          failKind[x] = K_LOOP;
-          failAt[x] = cur;
-          failPort[x] = -1;
-          loopEntries++;
-          failList[nFail++] = x;
-        }
-      } else {
-        for (let i = len - 1; i >= 0; i--) {
-          const x = stack[i]!;
-          const n = win[b + x]! >>> 8;
-          state[x] = ST_FAIL;
-          failKind[x] = failKind[n]!;
-          failAt[x] = failAt[n]!;
-          failPort[x] = failPort[n]!;
-          if (failKind[x] === K_LOOP) loopEntries++;
-          failList[nFail++] = x;
-        }
+      for (let j = endsStart[s]!; j < endsStart[s + 1]!; j++) {
+        const se = ends[endsOfSw[j]!]!;
+        if (se.isSwitch) continue;
+        const v = s === T ? 0 : sl(se.lid, d) & 15;
+        out[k++] = v;
+        h = Math.imul(h ^ v, 16777619);
       }
     }
-    if (lidLooped) this.loopLids++;
-    this.loopEntries += loopEntries;
-    this.orderStart = pos;
-    return nFail;
+    return h;
   }
 
   /** Failure groups of d (distinct break point × kind), in the order the failing switches were found. */
-  private failed(d: number, T: number, destIsCa: boolean, dest: EndPort, nFail: number, b: number): void {
-    const { failList, failAt, failKind, failPort, caCount, win } = this;
-    const lidCount = this.wins.lidCount;
-    const adjStart = this.ix.adjStart;
+  private failed(d: number, T: number, destIsCa: boolean, dest: EndPort, nFail: number): void {
+    const { failList, failAt, failKind, failPort } = this.tree;
+    const caCount = this.caCount;
     this.unreachableFromSwitches += nFail;
     const groups: Groups = new Map();
     for (let i = nFail - 1; i >= 0; i--) {
       const x = failList[i]!;
-      const c = win[b + x]!;
-      if (destIsCa && c >= 0) lidCount[adjStart[x]! + (c & 255)]!--;
       const own = caCount[x]! - (x === T && destIsCa ? 1 : 0);
       const key = failAt[x]! * 8 + failKind[x]!;
       const g = groups.get(key) ?? { switches: 0, sources: 0 };
@@ -424,7 +372,8 @@ export class LidWalker {
 
   /** Sources that reach d or not; hops and stretch of the reachable CA-to-CA pairs. */
   private figures(T: number, destIsCa: boolean, destSelf: number, dist: Int32Array | undefined, m: number): void {
-    const { srcSw, caCount, state, hops, hopTab } = this;
+    const { srcSw, caCount, hopTab } = this;
+    const { state, hops } = this.tree;
     let unreachable = 0;
     for (let i = 0; i < srcSw.length; i++) {
       const x = srcSw[i]!;
@@ -446,22 +395,25 @@ export class LidWalker {
     this.unreachablePairs += unreachable;
   }
 
-  /** The sources at each switch (acc) and, with SLs, the VL masks of their routes to d (mask, or vsl per hop). */
-  private sources(d: number, T: number, owner: number, destIsCa: boolean, b: number): void {
-    const { acc, nSw, ends, caCount, win } = this;
+  /** The sources at each switch (acc) and, with SLs, the VL masks of their routes to d (mask, or
+   *  vsl per hop). Returns the VL of every route to d when it is one VL for all of them (no SLs:
+   *  VL 0; `carry` then needs no masks), else −1. T's own sources are left out of the masks:
+   *  their routes cross no switch-to-switch channel (T's entry for d delivers), so they make no
+   *  channel dependency. */
+  private sources(d: number, T: number, owner: number, destIsCa: boolean, b: number, slAt: number): number {
+    const { acc, srcSw, ends, caCount, win, mask } = this;
     const { sl, slBySwitch, sl2vl, doCdg, byPorts } = this.o;
     acc.set(this.accBase);
     if (destIsCa) acc[T]!--;
-    if (!doCdg || (!sl && !byPorts)) return;
-    const { srcEnd0, srcEnd1, mask } = this;
+    if (!doCdg || (!sl && !byPorts)) return 0;
     const srcStart = this.ix.endsStart;
     const srcList = this.ix.endsOfSw;
-    const vsl = this.vsl;
-    if (byPorts) vsl.fill(0);
-    else mask.fill(0);
-    for (let s = 0; s < nSw; s++) {
-      if (caCount[s]! - (s === T && destIsCa ? 1 : 0) <= 0) continue;
-      if (byPorts) {
+    if (byPorts) {
+      const vsl = this.vsl;
+      vsl.fill(0);
+      for (let k = 0; k < srcSw.length; k++) {
+        const s = srcSw[k]!;
+        if (caCount[s]! - (s === T && destIsCa ? 1 : 0) <= 0) continue;
         const c = win[b + s]!;
         if (c < 0) continue;
         const outP = this.ix.adjPort[this.ix.adjStart[s]! + (c & 255)]!;
@@ -473,43 +425,70 @@ export class LidWalker {
           if (slBySwitch) slS = v;
           vsl[s * 16 + this.hopVl(s, se.swPort, outP, v)]! |= 1 << v;
         }
-      } else if (slBySwitch) {
-        // The SL depends on the source's switch only: one source port stands for all of them.
-        const slid = srcEnd0[s] !== owner ? ends[srcEnd0[s]!]!.lid : ends[srcEnd1[s]!]!.lid;
-        mask[s] = 1 << (sl2vl[sl!(slid, d) & 15]! & 15);
-      } else {
-        for (let i = srcStart[s]!; i < srcStart[s + 1]!; i++) {
-          const se = ends[srcList[i]!]!;
-          if (se.isSwitch || srcList[i] === owner) continue;
-          mask[s]! |= 1 << (sl2vl[sl!(se.lid, d) & 15]! & 15);
-        }
       }
+      return -1;
     }
+    // The SLs, per source switch or per source port (slVector's order), asked once per LID.
+    let vec: Uint8Array = this.slv_;
+    let k = slAt;
+    if (k < 0) {
+      vec = this.slTmp;
+      k = 0;
+      this.slVector(d, T, vec, 0);
+    }
+    // The one mask of every source switch (0: none yet, −1: they differ). `mask` is 0 but at
+    // the source switches, each written here (carryMasks clears what it spreads).
+    let one = 0;
+    for (let i = 0; i < srcSw.length; i++) {
+      const s = srcSw[i]!;
+      let ms = 0;
+      if (slBySwitch) ms = 1 << (sl2vl[vec[k++]!]! & 15);
+      else {
+        for (let j = srcStart[s]!; j < srcStart[s + 1]!; j++) if (!ends[srcList[j]!]!.isSwitch) ms |= 1 << (sl2vl[vec[k++]!]! & 15);
+      }
+      if (s === T) ms = 0;
+      mask[s] = ms;
+      if (ms !== 0) one = one === 0 ? ms : one === ms ? one : -1;
+    }
+    // One VL for every source (a single bit): the routes carry no other VL downstream.
+    return one > 0 && (one & (one - 1)) === 0 ? 31 - Math.clz32(one) : -1;
   }
 
   private depsOf(vl: number): Uint8Array {
     return (this.depBits[vl] ??= new Uint8Array(Math.ceil(this.xBase[this.nSw]! / 8) + 1));
   }
 
-  /** From the sources toward the destination (`order`): routes per channel, and the
-   *  dependencies (one VL: every route on VL 0) of the channels that carry traffic. */
-  private carry(destIsCa: boolean, b: number, first: number, m: number): void {
-    const { order, win, xBase, xStride, acc, routes } = this;
+  /** From the sources toward the destination (`order`): the sources passing each switch; then,
+   *  switch by switch in index order (the per-channel counts and dependency bits are laid out by
+   *  switch: read in sequence, not at random), routes and CA LIDs per channel, and the
+   *  dependencies of the channels that carry traffic, every route on VL `vl` (without SLs VL 0,
+   *  its dependency bits made at once; with SLs at the first dependency, as carryMasks). */
+  private carry(destIsCa: boolean, b: number, first: number, m: number, vl: number): void {
+    const { win, xBase, xStride, acc, routes, nSw } = this;
+    const { order, state } = this.tree;
     const adjStart = this.ix.adjStart;
-    const bits = this.o.doCdg ? this.depsOf(0) : undefined;
-    let seen = 0;
-    for (let i = first; i < this.nSw; i++) {
+    const doCdg = this.o.doCdg;
+    for (let i = first; i < nSw; i++) {
       const x = order[i]!;
       const c = win[b + x]!;
+      if (c >= 0) acc[c >>> 8]! += acc[x]!;
+    }
+    let bits = doCdg ? (this.o.sl ? this.depBits[vl] : this.depsOf(vl)) : undefined;
+    let seen = 0;
+    for (let x = 0; x < nSw; x++) {
+      if (state[x] !== ST_OK) continue;
+      const c = win[b + x]!;
       if (c < 0) continue;
-      const n = c >>> 8;
-      const e = adjStart[x]! + (c & 255);
       const a = acc[x]!;
-      if (destIsCa) routes[e]! += a * m;
-      if (a === 0) continue;
-      acc[n]! += a;
-      const c2 = win[b + n]!;
-      if (c2 < 0 || !bits) continue;
+      if (destIsCa) {
+        const e2 = 2 * (adjStart[x]! + (c & 255));
+        routes[e2]! += a * m;
+        routes[e2 + 1]! += m;
+      }
+      if (a === 0 || !doCdg) continue;
+      const c2 = win[b + (c >>> 8)]!;
+      if (c2 < 0) continue;
+      bits ??= this.depsOf(vl);
       const bit = xBase[x]! + (c & 255) * xStride[x]! + (c2 & 255);
       const byte = bit >>> 3;
       const bv = 1 << (bit & 7);
@@ -518,35 +497,42 @@ export class LidWalker {
         seen++;
       }
     }
-    this.vlSeen[0]! += seen;
+    this.vlSeen[vl]! += seen;
   }
 
   /** As `carry`, with the VL masks of the sources' SLs carried downstream. */
-  private carryMasks(destIsCa: boolean, b: number, first: number): void {
-    const { order, win, xBase, xStride, acc, routes, mask, vlSeen } = this;
+  private carryMasks(destIsCa: boolean, b: number, first: number, m: number): void {
+    const { win, xBase, xStride, acc, routes, mask, vlSeen, nSw } = this;
+    const { order, state } = this.tree;
     const adjStart = this.ix.adjStart;
     const doCdg = this.o.doCdg;
-    for (let i = first; i < this.nSw; i++) {
+    for (let i = first; i < nSw; i++) {
       const x = order[i]!;
       const c = win[b + x]!;
       if (c < 0) continue;
-      const n = c >>> 8;
-      const e = adjStart[x]! + (c & 255);
-      const a = acc[x]!;
-      if (destIsCa) routes[e]! += a;
-      acc[n]! += a;
+      acc[c >>> 8]! += acc[x]!;
+      mask[c >>> 8]! |= mask[x]!;
+    }
+    for (let x = 0; x < nSw; x++) {
+      if (state[x] !== ST_OK) continue;
+      const c = win[b + x]!;
+      if (c < 0) continue;
+      if (destIsCa) {
+        const e2 = 2 * (adjStart[x]! + (c & 255));
+        routes[e2]! += acc[x]! * m;
+        routes[e2 + 1]! += m;
+      }
       const m0 = mask[x]!;
       if (m0 === 0 || !doCdg) continue;
-      mask[n]! |= m0;
-      const c2 = win[b + n]!;
+      const c2 = win[b + (c >>> 8)]!;
       if (c2 < 0) continue;
       const bit = xBase[x]! + (c & 255) * xStride[x]! + (c2 & 255);
       const byte = bit >>> 3;
       const bv = 1 << (bit & 7);
-      let m = m0;
-      while (m) {
-        const vl = 31 - Math.clz32(m);
-        m &= ~(1 << vl);
+      let mv = m0;
+      while (mv) {
+        const vl = 31 - Math.clz32(mv);
+        mv &= ~(1 << vl);
         const bits = this.depsOf(vl);
         if (!(bits[byte]! & bv)) {
           bits[byte] = bits[byte]! | bv;
@@ -554,11 +540,13 @@ export class LidWalker {
         }
       }
     }
+    mask.fill(0);
   }
 
   /** As `carry`, when the VL changes hop by hop (per-port SL2VL): dependencies (e, VL) → (e2, VL'). */
-  private carryPerHop(destIsCa: boolean, b: number, first: number): void {
-    const { order, win, xBase, xStride, acc, routes, vsl, pairBits } = this;
+  private carryPerHop(destIsCa: boolean, b: number, first: number, m: number): void {
+    const { win, xBase, xStride, acc, routes, vsl, pairBits } = this;
+    const order = this.tree.order;
     const { adjStart, adjPort, adjRemotePort } = this.ix;
     const doCdg = this.o.doCdg;
     const size = Math.ceil(xBase[this.nSw]! / 8) + 1;
@@ -569,7 +557,10 @@ export class LidWalker {
       if (c < 0) continue;
       const n = c >>> 8;
       const e = adjStart[x]! + (c & 255);
-      if (destIsCa) routes[e]! += acc[x]!;
+      if (destIsCa) {
+        routes[2 * e]! += acc[x]! * m;
+        routes[2 * e + 1]! += m;
+      }
       acc[n]! += acc[x]!;
       if (!doCdg) continue;
       // The VL of each SL on n's out channel from the port it comes in by.
@@ -582,10 +573,10 @@ export class LidWalker {
       const byte = bit >>> 3;
       const bv = 1 << (bit & 7);
       for (let v1 = 0; v1 < 16; v1++) {
-        let m = vsl[x * 16 + v1]!;
-        while (m) {
-          const s_ = 31 - Math.clz32(m);
-          m &= ~(1 << s_);
+        let mv = vsl[x * 16 + v1]!;
+        while (mv) {
+          const s_ = 31 - Math.clz32(mv);
+          mv &= ~(1 << s_);
           const v2 = this.hopVl(n, inP, outP, s_);
           vsl[n * 16 + v2]! |= 1 << s_;
           hopVls |= 1 << v2;
@@ -596,4 +587,10 @@ export class LidWalker {
     }
     this.hopVls = hopVls;
   }
+}
+
+/** Whether a[i .. i + k − 1] equals a[j .. j + k − 1]. */
+function sameRow(a: Uint8Array, i: number, j: number, k: number): boolean {
+  for (let t = 0; t < k; t++) if (a[i + t] !== a[j + t]) return false;
+  return true;
 }

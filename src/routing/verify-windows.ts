@@ -5,7 +5,7 @@
  * that link among its links (n × 256 + index), or a C_* outcome. A few such windows are kept
  * (LRU): destinations are walked by delivering switch, whose own LID and CA LIDs are in
  * different windows. A window reloaded holds the same entries (it is read from the tables again).
- * As a window is first read, the CA destination LIDs per channel are counted.
+ * Decoding is one lookup per entry: each switch has a 256-entry table from port byte to outcome.
  */
 import type { EndPort, FabricIndex } from './graph.js';
 
@@ -21,50 +21,46 @@ export const C_DOWN = -6;
 const WIN_SHIFT = 6;
 const WIN = 1 << WIN_SHIFT;
 const WINDOWS = 4;
-/** Switches read together (16 entries of `win`: one cache line). */
-const BLOCK = 16;
-const EMPTY = new Uint8Array(0);
 
 export class LftWindows {
   /** The decoded entries: LID d of the window in slot k, switch x, at (k × WIN + d mod WIN) × nSw + x. */
   readonly win: Int32Array;
-  /** CA destination LIDs per channel (adjacency entry) whose entry leads over it, in the windows read so far. */
-  readonly lidCount: Int32Array;
   private readonly nSw: number;
-  private readonly W: number;
   private readonly lft: (Uint8Array | undefined)[] = [];
-  /** switch * W + port → what the entry leads to: n × 256 + link index, or a C_* outcome. */
+  /** switch × 256 + port byte → what the entry leads to: n × 256 + link index, or a C_* outcome
+   * (every byte has one: no bounds check or branch while decoding). */
   private readonly code: Int32Array;
+  /** While set, a window read also hashes each LID's decoded entries (hashColumn), those of
+   *  every `hashStride`-th switch: a hash is only a filter (equal columns are compared in full),
+   *  one that costs a quarter of the decoding. */
+  hashing = true;
+  hashStride = 4;
+  /** Per window slot and LID, the hash of its decoded entries (valid when `hashed` is set for the slot). */
+  private readonly hash = new Int32Array(WINDOWS * WIN);
+  private readonly hashed = new Uint8Array(WINDOWS);
   private readonly winOf = new Int32Array(WINDOWS).fill(-1);
   private readonly winUsed = new Float64Array(WINDOWS);
   private winClock = 0;
-  private readonly isCaLid: Uint8Array;
-  private readonly counted: Uint8Array;
-  /** The tables of the block of switches being read. */
-  private readonly tb: Uint8Array[] = new Array<Uint8Array>(BLOCK).fill(EMPTY);
 
   constructor(
     private readonly ix: FabricIndex,
     lftByNode: ReadonlyMap<number, Uint8Array>,
   ) {
-    const { nSw, ends, portEntry, swNumPorts, adjStart, adjSw } = ix;
-    const W = (this.W = ix.maxPorts + 1);
+    const { nSw, portEntry, swNumPorts, adjStart, adjSw } = ix;
+    const W = ix.maxPorts + 1;
     this.nSw = nSw;
     for (let s = 0; s < nSw; s++) this.lft.push(lftByNode.get(ix.swNode[s]!));
-    this.code = new Int32Array(nSw * W);
+    const code = (this.code = new Int32Array(nSw * 256).fill(C_BAD));
     for (let s = 0; s < nSw; s++) {
       const n = ix.fabric.nodes[ix.swNode[s]!]!;
-      this.code[s * W] = C_SELF;
-      for (let p = 1; p < W; p++) {
-        const i = s * W + p;
-        const e = portEntry[i]!;
-        this.code[i] = p > swNumPorts[s]! ? C_BAD : !n.ports[p]?.peer ? C_DOWN : e >= 0 ? adjSw[e]! * 256 + (e - adjStart[s]!) : C_CA;
+      const o = s * 256;
+      code[o] = C_SELF;
+      code[o + 255] = C_NO_ROUTE;
+      for (let p = 1; p < W && p <= swNumPorts[s]!; p++) {
+        const e = portEntry[s * W + p]!;
+        code[o + p] = !n.ports[p]?.peer ? C_DOWN : e >= 0 ? adjSw[e]! * 256 + (e - adjStart[s]!) : C_CA;
       }
     }
-    this.lidCount = new Int32Array(adjStart[nSw]!);
-    this.isCaLid = new Uint8Array(ix.maxLid + 1);
-    for (const ep of ends) if (!ep.isSwitch && ep.sw >= 0) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc) && l <= ix.maxLid; l++) this.isCaLid[l] = 1;
-    this.counted = new Uint8Array((ix.maxLid >>> WIN_SHIFT) + 1);
     this.win = new Int32Array(WINDOWS * WIN * nSw);
   }
 
@@ -83,39 +79,51 @@ export class LftWindows {
     return (slot * WIN + (d & (WIN - 1))) * this.nSw;
   }
 
-  /** Read LIDs d0 .. d0 + WIN − 1 into window `slot`, switches in blocks of BLOCK: each LID's
-   *  entries of a block go to one cache line of `win`, and a block touches BLOCK tables and WIN
-   *  lines of `win` (not WIN pages per switch). */
+  /** Read LIDs d0 .. d0 + WIN − 1 into window `slot`, switch by switch: a switch's WIN entries
+   *  are one cache line of its table, written one to each of WIN lines of `win`, which the next
+   *  switches fill on (16 switches to a line). */
   private load(slot: number, d0: number): void {
-    const { nSw, W, code, win, lft, isCaLid, lidCount, tb } = this;
-    const adjStart = this.ix.adjStart;
+    const { nSw, code, win, lft } = this;
     const o = slot * WIN * nSw;
-    const count = this.counted[d0 >>> WIN_SHIFT] === 0;
-    this.counted[d0 >>> WIN_SHIFT] = 1;
-    for (let x0 = 0; x0 < nSw; x0 += BLOCK) {
-      const x1 = Math.min(nSw, x0 + BLOCK);
-      let fast = true;
-      for (let x = x0; x < x1; x++) {
-        const t = lft[x];
-        if (!t || d0 + WIN > t.length) fast = false;
-        tb[x - x0] = t ?? EMPTY;
+    this.hashed[slot] = this.hashing ? 1 : 0;
+    if (this.hashing) {
+      this.loadHashing(slot, d0);
+      return;
+    }
+    for (let x = 0; x < nSw; x++) {
+      const t = lft[x];
+      const i0 = o + x;
+      if (!t) {
+        for (let j = 0, i = i0; j < WIN; j++, i += nSw) win[i] = C_NO_LFT;
+        continue;
       }
-      for (let j = 0; j < WIN; j++) {
-        const d = d0 + j;
-        const ca = count && isCaLid[d] === 1;
-        for (let x = x0, i = o + j * nSw + x0; x < x1; x++, i++) {
-          const t = tb[x - x0]!;
-          let c: number;
-          if (fast) {
-            const p = t[d]!;
-            c = p < W ? code[x * W + p]! : p === 255 ? C_NO_ROUTE : C_BAD;
-          } else {
-            const p = d < t.length ? t[d]! : 255;
-            c = p < W ? code[x * W + p]! : p === 255 ? (lft[x] ? C_NO_ROUTE : C_NO_LFT) : C_BAD;
-          }
-          win[i] = c;
-          if (ca && c >= 0) lidCount[adjStart[x]! + (c & 255)]!++;
-        }
+      const cx = x * 256;
+      if (d0 + WIN <= t.length) {
+        for (let j = 0, i = i0; j < WIN; j++, i += nSw) win[i] = code[cx + t[d0 + j]!]!;
+      } else {
+        for (let j = 0, i = i0; j < WIN; j++, i += nSw) win[i] = d0 + j < t.length ? code[cx + t[d0 + j]!]! : C_NO_ROUTE;
+      }
+    }
+  }
+
+  /** As `load`, hashing each LID's entries on the way (FNV-1a over the switches in order). */
+  private loadHashing(slot: number, d0: number): void {
+    const { nSw, code, win, lft, hash } = this;
+    const o = slot * WIN * nSw;
+    const h0 = slot * WIN;
+    hash.fill(0x811c9dc5 | 0, h0, h0 + WIN);
+    const stride = this.hashStride;
+    for (let x = 0; x < nSw; x++) {
+      const t = lft[x];
+      const cx = x * 256;
+      if (x % stride !== 0) {
+        for (let j = 0, i = o + x; j < WIN; j++, i += nSw) win[i] = !t ? C_NO_LFT : d0 + j < t.length ? code[cx + t[d0 + j]!]! : C_NO_ROUTE;
+        continue;
+      }
+      for (let j = 0, i = o + x; j < WIN; j++, i += nSw) {
+        const c = !t ? C_NO_LFT : d0 + j < t.length ? code[cx + t[d0 + j]!]! : C_NO_ROUTE;
+        win[i] = c;
+        hash[h0 + j] = Math.imul(hash[h0 + j]! ^ c, 16777619);
       }
     }
   }
@@ -132,11 +140,14 @@ export class LftWindows {
     return peer !== undefined && peer.node === dest.node && peer.port === dest.port;
   }
 
+  /** A hash of LID d's decoded entries (from its window's read, or computed now). */
   hashColumn(d: number): number {
     const { win, nSw } = this;
     const b = this.column(d);
-    let h = 0x811c9dc5;
-    for (let x = 0; x < nSw; x++) h = Math.imul(h ^ win[b + x]!, 16777619);
+    const slot = Math.floor(b / (WIN * nSw));
+    if (this.hashed[slot]) return this.hash[slot * WIN + (d & (WIN - 1))]!;
+    let h = 0x811c9dc5 | 0;
+    for (let x = 0; x < nSw; x += this.hashStride) h = Math.imul(h ^ win[b + x]!, 16777619);
     return h;
   }
 

@@ -1,0 +1,141 @@
+/**
+ * The in-tree of the routes toward one destination LID (routing/verify-walk.ts walks it): every
+ * switch's route is followed, through the decoded entries of routing/verify-windows.ts, until it
+ * meets a switch already resolved (memoisation), so each switch is visited once. The delivering
+ * switches are listed each before the switch it forwards to (`order` from `orderStart`), with
+ * their hops to the destination port; the ones that fail (a broken entry on their way, a loop)
+ * in `failList`, with where and why.
+ */
+import type { EndPort } from './graph.js';
+import { C_BAD, C_CA, C_NO_LFT, C_NO_ROUTE, C_SELF, type LftWindows } from './verify-windows.js';
+
+export const ST_UNKNOWN = 0;
+export const ST_BUSY = 1;
+export const ST_OK = 2;
+export const ST_FAIL = 3;
+// Failure kinds (index into verify-walk.ts's KINDS).
+export const K_NO_LFT = 0;
+export const K_NO_ROUTE = 1;
+export const K_BAD_PORT = 2;
+export const K_DOWN = 3;
+export const K_LOOP = 4;
+export const K_WRONG = 5;
+
+export class InTree {
+  readonly state: Uint8Array;
+  /** Switch to destination port, in links (delivering switches). */
+  readonly hops: Int32Array;
+  readonly failKind: Uint8Array;
+  readonly failAt: Int32Array;
+  readonly failPort: Int32Array;
+  /** The delivering switches from `orderStart` on, each before the switch it forwards to. */
+  readonly order: Int32Array;
+  orderStart = 0;
+  /** The switches whose route fails (resolve returns how many). */
+  readonly failList: Int32Array;
+  /** LIDs with a loop, (switch, LID) routes in one: over every resolve. */
+  loopLids = 0;
+  loopEntries = 0;
+  private readonly stack: Int32Array;
+
+  constructor(
+    private readonly nSw: number,
+    private readonly wins: LftWindows,
+  ) {
+    this.state = new Uint8Array(nSw);
+    this.hops = new Int32Array(nSw);
+    this.failKind = new Uint8Array(nSw);
+    this.failAt = new Int32Array(nSw);
+    this.failPort = new Int32Array(nSw);
+    this.order = new Int32Array(nSw);
+    this.failList = new Int32Array(nSw);
+    this.stack = new Int32Array(nSw + 1);
+  }
+
+  /** Resolve LID d (owned by `dest`; its decoded entries at `b` in wins.win): states, hops,
+   *  order, failures. Returns the number of switches whose route fails. */
+  resolve(d: number, dest: EndPort, destIsCa: boolean, b: number): number {
+    const { state, hops, failList, stack, failKind, failAt, failPort, nSw, order } = this;
+    const win = this.wins.win;
+    state.fill(ST_UNKNOWN);
+    let nFail = 0;
+    let pos = nSw;
+    let lidLooped = false;
+    let loopEntries = 0;
+    for (let s0 = 0; s0 < nSw; s0++) {
+      if (state[s0] !== ST_UNKNOWN) continue;
+      let len = 0;
+      let cur = s0;
+      let top: number;
+      for (;;) {
+        top = state[cur]!;
+        if (top !== ST_UNKNOWN) break;
+        state[cur] = ST_BUSY;
+        stack[len++] = cur;
+        const c = win[b + cur]!;
+        if (c >= 0) {
+          cur = c >>> 8;
+          continue;
+        }
+        // The route ends here: delivered, or failed.
+        let kind = -1;
+        if (c === C_SELF) {
+          if (!destIsCa && dest.sw === cur) hops[cur] = 0;
+          else kind = K_WRONG;
+        } else if (c === C_CA) {
+          if (this.wins.leadsTo(cur, this.wins.port(cur, d), dest)) hops[cur] = 1;
+          else kind = K_WRONG;
+        } else kind = c === C_NO_LFT ? K_NO_LFT : c === C_NO_ROUTE ? K_NO_ROUTE : c === C_BAD ? K_BAD_PORT : K_DOWN;
+        len--;
+        if (kind >= 0) {
+          state[cur] = top = ST_FAIL;
+          failKind[cur] = kind;
+          failAt[cur] = cur;
+          failPort[cur] = kind === K_NO_LFT ? -1 : this.wins.port(cur, d);
+          failList[nFail++] = cur;
+        } else {
+          state[cur] = top = ST_OK;
+          order[--pos] = cur;
+        }
+        break;
+      }
+      if (top === ST_OK) {
+        // Unwind: each switch one hop farther than the one it forwards to.
+        let h = hops[cur]!;
+        for (let i = len - 1; i >= 0; i--) {
+          const x = stack[i]!;
+          state[x] = ST_OK;
+          hops[x] = ++h;
+          order[--pos] = x;
+        }
+      } else if (top === ST_BUSY) {
+        // A loop (at cur): every switch on the stack ends in it.
+        lidLooped = true;
+        for (let i = len - 1; i >= 0; i--) {
+          const x = stack[i]!;
+          state[x] = ST_FAIL;
+          failKind[x] = K_LOOP;
+          failAt[x] = cur;
+          failPort[x] = -1;
+          loopEntries++;
+          failList[nFail++] = x;
+        }
+      } else {
+        for (let i = len - 1; i >= 0; i--) {
+          const x = stack[i]!;
+          const n = win[b + x]! >>> 8;
+          state[x] = ST_FAIL;
+          failKind[x] = failKind[n]!;
+          failAt[x] = failAt[n]!;
+          failPort[x] = failPort[n]!;
+          if (failKind[x] === K_LOOP) loopEntries++;
+          failList[nFail++] = x;
+        }
+      }
+    }
+    if (lidLooped) this.loopLids++;
+    this.loopEntries += loopEntries;
+    this.orderStart = pos;
+    return nFail;
+  }
+}

@@ -1,0 +1,171 @@
+// The verifier's channel dependencies per VL when routes carry SLs, against an independent
+// witness: every (source CA port, destination LID) route followed hop by hop through the LFTs,
+// its VL taken from sl(source LID, destination LID) and SL2VL, each pair of consecutive
+// switch-to-switch links recorded on that VL (no in-trees, no windows, no sharing between LIDs).
+// The verifier shares work between LIDs it can prove alike (routing/verify-walk.ts): LIDs of one
+// switch with the same entries everywhere AND the same SL from every source off that switch
+// (walkSwitch), and LIDs whose sources all route on one VL (the plain carry). The SL functions
+// here break those preconditions: twins with the same entries but other SLs, and sources of one
+// LID on different VLs; a credit loop that lives only in such twins must still be found.
+import { describe, expect, it } from 'vitest';
+import type { Fabric } from '../src/model/fabric.js';
+import { isSwitch } from '../src/model/fabric.js';
+import { getEngine, verifyRoutes, type RoutingResult } from '../src/routing/index.js';
+import { identitySl2Vl } from '../src/routing/types.js';
+import { fabricWithLids } from './helpers/routing-checks.js';
+
+interface Ca {
+  node: number;
+  port: number;
+  lid: number;
+  sw: number;
+}
+
+function cas(f: Fabric): Ca[] {
+  const out: Ca[] = [];
+  f.nodes.forEach((n, i) => {
+    if (isSwitch(n)) return;
+    n.ports.forEach((p, pi) => p?.peer && p.lid && out.push({ node: i, port: pi, lid: p.lid, sw: p.peer.node }));
+  });
+  return out;
+}
+
+/** Distinct dependencies per VL of every CA-sourced route (to CA and switch LIDs). */
+function witnessDeps(f: Fabric, r: RoutingResult): Map<number, number> {
+  const sets = new Map<number, Set<string>>();
+  const srcs = cas(f);
+  const dests = [...srcs.map((c) => ({ lid: c.lid, node: c.node, port: c.port })), ...f.nodes.flatMap((n, i) => (isSwitch(n) && n.ports[0]?.lid ? [{ lid: n.ports[0].lid, node: i, port: 0 }] : []))];
+  const nSw = f.nodes.filter(isSwitch).length;
+  for (const dst of dests) {
+    for (const src of srcs) {
+      if (src.node === dst.node && src.port === dst.port) continue;
+      const vl = r.sl2vl![r.sl!(src.lid, dst.lid) & 15]! & 15;
+      let x = src.sw;
+      const links: string[] = [];
+      for (let step = 0; step <= nSw; step++) {
+        const p = r.lfts.get(x)?.[dst.lid] ?? 255;
+        if (p === 0 || p === 255) break;
+        const peer = f.nodes[x]!.ports[p]?.peer;
+        if (!peer || !isSwitch(f.nodes[peer.node]!)) break;
+        links.push(`${x}:${p}`);
+        x = peer.node;
+      }
+      const set = sets.get(vl) ?? new Set<string>();
+      for (let i = 0; i + 1 < links.length; i++) set.add(`${links[i]}>${links[i + 1]}`);
+      sets.set(vl, set);
+    }
+  }
+  return new Map([...sets].filter(([, s]) => s.size > 0).map(([vl, s]) => [vl, s.size]));
+}
+
+const verifierDeps = (v: ReturnType<typeof verifyRoutes>): Map<number, number> => new Map(v.cdg.filter((c) => c.dependencies > 0).map((c) => [c.vl, c.dependencies]));
+
+/** A ring of 6 switches, 2 hosts each, every switch forwarding every remote LID clockwise: the
+ *  two hosts of a switch have the same entries at every switch (twins). */
+function clockwiseRing(): { f: Fabric; r: RoutingResult; hosts: Ca[][] } {
+  const f = fabricWithLids('gen:torus:6,hosts=2');
+  const r = getEngine('updn').route(f, { lmc: 0 });
+  const sw = Array.from({ length: 6 }, (_, i) => f.nodes.findIndex((n) => n.desc === `sw-${i}`));
+  for (let i = 0; i < 6; i++) {
+    const lft = r.lfts.get(sw[i]!)!;
+    const cw = f.nodes[sw[i]!]!.ports.findIndex((p) => p?.peer?.node === sw[(i + 1) % 6]);
+    for (let lid = 1; lid < lft.length; lid++) if (lft[lid] !== 0 && lft[lid] !== 255 && isSwitch(f.nodes[f.nodes[sw[i]!]!.ports[lft[lid]!]!.peer!.node]!)) lft[lid] = cw;
+  }
+  const all = cas(f);
+  return { f, r, hosts: sw.map((s) => all.filter((c) => c.sw === s)) };
+}
+
+describe('verifier with SLs: shared walks only where entries and SLs are the same', () => {
+  // Every route clockwise: the routes toward switch i's LIDs make every dependency of the ring
+  // but the two at i and i + 1 (into and out of the channel i → i + 1), so the routes of one VL
+  // form a cycle unless all its destination switches miss a common one ({0}, {1}, {2, 3}, {4, 5}).
+  it('a credit loop only on the VL of twin LIDs (same entries, other SL) is found', () => {
+    const { f, r, hosts } = clockwiseRing();
+    const swLid = (i: number): number => f.nodes.find((n) => n.desc === `sw-${i}`)!.ports[0]!.lid!;
+    const slOf = new Map<number, number>();
+    const put = (i: number, sl: number): void => {
+      slOf.set(swLid(i), sl);
+      for (const h of hosts[i]!) slOf.set(h.lid, sl);
+    };
+    [2, 3].forEach((i) => put(i, 1));
+    put(1, 2);
+    [4, 5].forEach((i) => put(i, 3));
+    put(0, 0);
+    // Switch 0's second host: the same entries as its first at every switch, on VL 1, whose
+    // other destinations ({2, 3}) alone make no cycle: with it, VL 1 has the full ring.
+    slOf.set(hosts[0]![1]!.lid, 1);
+    const split: RoutingResult = { ...r, sl: (_s, d) => slOf.get(d) ?? 0, slBySourceSwitch: true, sl2vl: identitySl2Vl(4), deadlockFree: true };
+    const v = verifyRoutes(f, split);
+    expect(v.unreachablePairs).toBe(0);
+    expect(v.loopEntries).toBe(0);
+    expect(verifierDeps(v)).toEqual(witnessDeps(f, split));
+    expect(v.cdg.filter((c) => c.cyclicComponents > 0).map((c) => c.vl)).toEqual([1]);
+    expect(v.deadlockFree).toBe(false);
+    expect(v.ok).toBe(false);
+    // Control: the twin on its first host's SL (VL 0): no VL has a cycle, so the one above came
+    // from the twin's SL alone.
+    const same: RoutingResult = { ...split, sl: (_s, d) => (d === hosts[0]![1]!.lid ? 0 : (slOf.get(d) ?? 0)) };
+    const v2 = verifyRoutes(f, same);
+    expect(verifierDeps(v2)).toEqual(witnessDeps(f, same));
+    expect(v2.deadlockFree).toBe(true);
+    expect(v2.ok).toBe(true);
+  });
+
+  it('the same with the SL per source port (not per source switch)', () => {
+    const { f, r, hosts } = clockwiseRing();
+    const swLid = (i: number): number => f.nodes.find((n) => n.desc === `sw-${i}`)!.ports[0]!.lid!;
+    const slOf = new Map<number, number>();
+    const put = (i: number, sl: number): void => {
+      slOf.set(swLid(i), sl);
+      for (const h of hosts[i]!) slOf.set(h.lid, sl);
+    };
+    [2, 3].forEach((i) => put(i, 1));
+    put(1, 2);
+    [4, 5].forEach((i) => put(i, 3));
+    put(0, 0);
+    // Switch 0's second host on VL 1 from every source but one port (switch 3's first host),
+    // which sends to it on VL 0 as to the first host: the twins' SL vectors differ in one entry.
+    const twin = hosts[0]![1]!.lid;
+    const odd = hosts[3]![0]!.lid;
+    const res: RoutingResult = { ...r, sl: (s, d) => (d === twin ? (s === odd ? 0 : 1) : (slOf.get(d) ?? 0)), slBySourceSwitch: false, sl2vl: identitySl2Vl(4), deadlockFree: true };
+    const v = verifyRoutes(f, res);
+    expect(verifierDeps(v)).toEqual(witnessDeps(f, res));
+    expect(v.cdg.filter((c) => c.cyclicComponents > 0).map((c) => c.vl)).toEqual([1]);
+    expect(v.ok).toBe(false);
+  });
+
+  for (const [spec, engine] of [
+    ['gen:fattree2:leaves=6,spines=3,hosts=9', 'ftree'],
+    ['gen:fattree3:pods=4,leaves=4,spines=2,cores=2,hosts=6', 'ftree'],
+    ['gen:torus:4x4,hosts=3', 'updn'],
+  ] as const) {
+    const f = fabricWithLids(spec);
+    const r = getEngine(engine).route(f, { lmc: 0 });
+    const swOf = new Map(cas(f).map((c) => [c.lid, c.sw]));
+    const variants: Array<[string, RoutingResult]> = [
+      // By destination only (as nue's layers): every source of a LID on one VL; twins on other VLs.
+      ['SL by destination', { ...r, sl: (_s, d) => d % 3, slBySourceSwitch: true, sl2vl: identitySl2Vl(3) }],
+      // By (source switch, destination): sources of one LID on different VLs.
+      ['SL by source switch and destination', { ...r, sl: (s, d) => ((swOf.get(s) ?? 0) * 7 + d) % 4, slBySourceSwitch: true, sl2vl: identitySl2Vl(4) }],
+      // By source port: the switch's ports disagree.
+      ['SL by source port', { ...r, sl: (s, d) => (s * 5 + d * 3) % 4, slBySourceSwitch: false, sl2vl: identitySl2Vl(4) }],
+      // SLs onto fewer VLs (SL2VL merges them).
+      ['SLs merged by SL2VL', { ...r, sl: (s, d) => (s + d) % 4, slBySourceSwitch: false, sl2vl: [0, 1, 0, 1, ...new Array<number>(12).fill(0)] }],
+    ];
+    for (const [name, res] of variants) {
+      it(`${spec} ${engine}, ${name}: dependencies per VL as the witness's`, () => {
+        const v = verifyRoutes(f, res);
+        expect(v.unreachablePairs).toBe(0);
+        const w = witnessDeps(f, res);
+        expect(verifierDeps(v)).toEqual(w);
+        expect(v.vlsUsed).toBe(w.size);
+        // Route counts are those of the tables alone (SLs change no path).
+        const plain = verifyRoutes(f, r.lfts);
+        expect(v.linkLoad).toEqual(plain.linkLoad);
+        expect(v.lftPortLoad).toEqual(plain.lftPortLoad);
+        expect(v.hops).toEqual(plain.hops);
+        expect(v.pairs).toBe(plain.pairs);
+      });
+    }
+  }
+});
