@@ -14,11 +14,12 @@
  * switches): each node's `path` and each CA/router port's `portPaths` entry is the
  * lexicographically smallest shortest path, whichever answer happened to find it first. */
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
-import { NodeDescription, NodeInfo, PortInfo, SwitchInfo } from '../wire/sma.js';
+import { NodeDescription, NodeInfo, SwitchInfo, type PortInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
 import type { Fabric, FabricNode, NodeKind } from '../model/fabric.js';
 import type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 import { speedName, widthName } from '../model/rates.js';
+import { keepPortInfo } from '../model/port-info.js';
 import type { SmpClient } from './smp-client.js';
 
 export type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
@@ -61,11 +62,11 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
   const nodes: DiscoveredNode[] = [];
   const byGuid = new Map<bigint, number>();
 
-  // one `then` per SMP (no async frame): a sweep sends one of these per port
+  // one `then` per SMP (no async frame): a sweep sends one of these per port; a PortInfo is kept
+  // in its wire bytes (model/port-info.ts), not decoded
   const decodeNodeInfo = (b: Uint8Array): NodeInfo => NodeInfo.decode(b);
-  const decodePortInfo = (b: Uint8Array): PortInfo => PortInfo.decode(b);
   const getNodeInfo = (path: number[]): Promise<NodeInfo> => smp.getDr(path, SmpAttr.NodeInfo, 0).then(decodeNodeInfo);
-  const getPortInfo = (path: number[], port: number): Promise<PortInfo> => smp.getDr(path, SmpAttr.PortInfo, portInfoMod(port)).then(decodePortInfo);
+  const getPortInfo = (path: number[], port: number): Promise<PortInfo> => smp.getDr(path, SmpAttr.PortInfo, portInfoMod(port)).then(keepPortInfo);
 
   const addNode = (ni: NodeInfo, path: number[], depth: number): number => {
     const idx = fabric.nodes.length;
@@ -136,7 +137,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
     jobs.push(smp.getDr(d.path, SmpAttr.NodeDescription, 0).then((b) => (n.desc = NodeDescription.decode(b).description)));
     if (n.type === NodeType.Switch) {
       jobs.push(smp.getDr(d.path, SmpAttr.SwitchInfo, 0).then((b) => (d.switchInfo = SwitchInfo.decode(b))));
-      for (let p = 0; p <= n.numPorts; p++) jobs.push(smp.getDr(d.path, SmpAttr.PortInfo, portInfoMod(p)).then((b) => applyPortInfo(idx, p, PortInfo.decode(b))));
+      for (let p = 0; p <= n.numPorts; p++) jobs.push(smp.getDr(d.path, SmpAttr.PortInfo, portInfoMod(p)).then((b) => applyPortInfo(idx, p, keepPortInfo(b))));
       await settleAll(jobs);
       const probe: number[] = [];
       for (let p = 1; p <= n.numPorts; p++) {
@@ -146,7 +147,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
       return probe;
     }
     const entry = d.nodeInfo.localPortNum;
-    jobs.push(smp.getDr(d.path, SmpAttr.PortInfo, portInfoMod(entry)).then((b) => applyPortInfo(idx, entry, PortInfo.decode(b))));
+    jobs.push(smp.getDr(d.path, SmpAttr.PortInfo, portInfoMod(entry)).then((b) => applyPortInfo(idx, entry, keepPortInfo(b))));
     await settleAll(jobs);
     // Only the SM's own CA is left through its port; other CAs/routers do not forward SMPs.
     if (idx === 0 && d.portInfo[entry]!.portState >= PortState.Init) return [entry];

@@ -6,6 +6,7 @@ import { PortCap, PortInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
 import type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 import type { FabricNode, FabricPort } from '../model/fabric.js';
+import { portInfoValue } from '../model/port-info.js';
 import type { SmpWrite } from './programmed.js';
 
 /** OpenSM's defaults: HoQ lifetime toward a switch / toward an end port and VL stall count
@@ -44,7 +45,7 @@ export function enforces(disc: DiscoveryResult, n: FabricNode, d: DiscoveredNode
 
 /** The fields a PortInfo Set must not change (read-only, or "no change" codes). */
 function asSet(cur: PortInfo): PortInfo {
-  return { ...cur, portPhysicalState: 0, linkDownDefaultState: 0, linkWidthEnabled: 0, linkSpeedEnabled: 0, linkSpeedExtEnabled: 0 };
+  return { ...portInfoValue(cur), portPhysicalState: 0, linkDownDefaultState: 0, linkWidthEnabled: 0, linkSpeedEnabled: 0, linkSpeedExtEnabled: 0 };
 }
 
 /** The DR path of a port (a switch's ports all through the switch). */
