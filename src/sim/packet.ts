@@ -58,6 +58,14 @@ export function newTransit(): Transit {
   return { hops: 0, delay: 0, dup: false };
 }
 
+/** `t` as `newTransit` makes it (for reuse by the next injection). */
+export function resetTransit(t: Transit): Transit {
+  t.hops = 0;
+  t.delay = 0;
+  t.dup = false;
+  return t;
+}
+
 /** Thrown on the way when a MAD is lost; `pathProblem` says the path (not a fault) was bad. */
 export class DropError {
   constructor(
