@@ -16,7 +16,7 @@
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { NodeDescription, NodeInfo, SwitchInfo, type PortInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
-import type { Fabric, FabricNode, NodeKind } from '../model/fabric.js';
+import type { Fabric, FabricNode, FabricPort, NodeKind } from '../model/fabric.js';
 import type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 import { speedName, widthName } from '../model/rates.js';
 import { keepPortInfo } from '../model/port-info.js';
@@ -81,8 +81,8 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
       deviceId: ni.deviceId,
       ports: new Array(ni.numPorts + 1).fill(undefined),
     };
-    if (sw) for (let p = 0; p <= ni.numPorts; p++) node.ports[p] = { num: p, guid: ni.portGuid };
-    else node.ports[ni.localPortNum] = { num: ni.localPortNum, guid: ni.portGuid };
+    if (sw) for (let p = 0; p <= ni.numPorts; p++) node.ports[p] = newPort(p, ni.portGuid);
+    else node.ports[ni.localPortNum] = newPort(ni.localPortNum, ni.portGuid);
     fabric.nodes.push(node);
     const d: DiscoveredNode = { path, nodeInfo: ni, portInfo: [], portPaths: [], depth };
     d.portPaths[sw ? 0 : ni.localPortNum] = path;
@@ -192,7 +192,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
     }
     // A further port of a known CA/router.
     if (!kn.ports[rp]) {
-      kn.ports[rp] = { num: rp, guid: ni.portGuid };
+      kn.ports[rp] = newPort(rp, ni.portGuid);
       nodes[known]!.portPaths[rp] = path;
       link(idx, p, known, rp);
       try {
@@ -233,6 +233,12 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
   const kept = skipped.size ? leaveOut(fabric, nodes, skipped) : { fabric, nodes };
   const canon = canonicalize(kept.fabric, kept.nodes, 0, smPort);
   return { fabric: canon.fabric, nodes: canon.nodes, smNode: canon.smNode, smPort, smps: smp.sent - sent0, maxDepth: canon.maxDepth };
+}
+
+/** A port as discovery fills it in, every field there from the start (one object shape, the
+ * fields in the object: no property store added per port as the sweep fills them). */
+function newPort(num: number, guid: bigint): FabricPort {
+  return { num, guid, peer: undefined, width: undefined, speed: undefined, lid: undefined, lmc: undefined };
 }
 
 /** Every job settled; rejects with the first failure (after all settled, so none is left
