@@ -32,7 +32,7 @@ import { switchInfoValue } from './sma-switch.js';
 import { EndpointTable, type AttachOptions, type EndpointHost, type SimEndpoint } from './endpoint.js';
 import { SimFaults, type FaultConfig } from './faults.js';
 import { Scheduler, type SimEvent } from './scheduler.js';
-import { DropError, newPacket, newTransit, portKey, resetTransit, type Packet, type Target, type Transit } from './packet.js';
+import { DropError, newPacket, newTransit, portKey, resetTransit, reusePacket, type Packet, type Target, type Transit } from './packet.js';
 import { TrapSender } from './traps.js';
 import { Walker } from './walk.js';
 import { RouterPlane } from './router.js';
@@ -521,7 +521,10 @@ export class SimFabric implements SmaHost, EndpointHost {
       return;
     }
     const isDr = MadHeaderView.over(r.mad).mgmtClass === MgmtClass.SubnDirected;
-    this.inject(node, isDr ? inPort : mp.num, newPacket(r.mad, mp.info.lid, pkt.slid, 0, pkt.sqpn, true), isDr);
+    // The request's packet is done with (its arrival event has run; a duplicate is a copy of its
+    // own): it carries the answer back, unless it is a test packet or carries a GRH.
+    const back = pkt.probe || pkt.grh ? newPacket(r.mad, mp.info.lid, pkt.slid, 0, pkt.sqpn, true) : reusePacket(pkt, r.mad, mp.info.lid, pkt.slid, 0, pkt.sqpn, true);
+    this.inject(node, isDr ? inPort : mp.num, back, isDr);
   }
 
   private atAgent(node: SimNode, port: number, pkt: Packet): void {
