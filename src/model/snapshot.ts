@@ -106,7 +106,9 @@ export interface DiscoveredNode {
    * the port `path` enters the node by. */
   nodeInfo: NodeInfo;
   switchInfo?: SwitchInfo;
-  /** PortInfo by port number (switch: 0..N; CA/router: the ports reached). */
+  /** PortInfo by port number (switch: 0..N; CA/router: the ports reached). What a sweep reads is
+   * kept in its wire bytes behind a view (model/port-info.ts: spread one only through
+   * `portInfoValue`). */
   portInfo: (PortInfo | undefined)[];
   /** For CAs/routers: the DR path that reaches each port (the lexicographically smallest shortest
    * one). Switches: index 0 only (every port is reached via `path`). */

@@ -35,6 +35,7 @@ import { NO_ROUTE, isRftSwitch, portSl2Vl, rftBlocksOf } from '../model/routes.j
 import { SaRequestError } from './engine.js';
 import { portPkeys, Visibility } from './visibility.js';
 import { snapshotPorts, type EndPort, type EndPortIndex } from '../model/snapshot.js';
+import { portInfoValue } from '../model/port-info.js';
 import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
 
 /** One candidate record: the device it describes (visibility) and its value. */
@@ -202,7 +203,7 @@ const portInfoRecord: RecordDef = {
       for (const p of ports) {
         const pi = portInfoOf(ctx, ep.node, p);
         if (!pi) continue;
-        yield { node: ep.node, value: { endportLid: ep.lid, portNum: p, options: 0, portInfo: { ...pi, mkey: env.trusted ? pi.mkey : 0n } } };
+        yield { node: ep.node, value: { endportLid: ep.lid, portNum: p, options: 0, portInfo: { ...portInfoValue(pi), mkey: env.trusted ? pi.mkey : 0n } } };
       }
     }
   },

@@ -32,7 +32,7 @@ import { switchInfoValue } from './sma-switch.js';
 import { EndpointTable, type AttachOptions, type EndpointHost, type SimEndpoint } from './endpoint.js';
 import { SimFaults, type FaultConfig } from './faults.js';
 import { Scheduler, type SimEvent } from './scheduler.js';
-import { DropError, newPacket, newTransit, portKey, type Packet, type Target, type Transit } from './packet.js';
+import { DropError, newPacket, newTransit, portKey, resetTransit, reusePacket, type Packet, type Target, type Transit } from './packet.js';
 import { TrapSender } from './traps.js';
 import { Walker } from './walk.js';
 import { RouterPlane } from './router.js';
@@ -111,6 +111,9 @@ export class SimFabric implements SmaHost, EndpointHost {
   private closed = false;
   /** Request buffers handed back by the SMAs that answered them, for the next sends. */
   private readonly spare: Uint8Array[] = [];
+  /** The Transit of the injection under way (see inject). */
+  private readonly transit: Transit = newTransit();
+  private injecting = false;
   /** The routers and their tables (sim/router.ts). */
   readonly routers: RouterPlane;
 
@@ -391,7 +394,11 @@ export class SimFabric implements SmaHost, EndpointHost {
    * bounced with badPath 'status'). */
   private inject(node: SimNode, port: number, pkt: Packet, dr: boolean): void {
     this.stats.injected++;
-    const t = newTransit();
+    // A walk is synchronous and does not keep its Transit: one object serves every injection
+    // (a fresh one should an injection ever start inside another).
+    const own = !this.injecting;
+    const t = own ? resetTransit(this.transit) : newTransit();
+    this.injecting = true;
     try {
       this.faults.onInject(t);
       if (dr) this.walk.dr(node, port, pkt, t);
@@ -399,6 +406,8 @@ export class SimFabric implements SmaHost, EndpointHost {
     } catch (e) {
       if (e instanceof DropError) this.dropped(pkt, e, t);
       else throw e;
+    } finally {
+      if (own) this.injecting = false;
     }
   }
 
@@ -512,7 +521,10 @@ export class SimFabric implements SmaHost, EndpointHost {
       return;
     }
     const isDr = MadHeaderView.over(r.mad).mgmtClass === MgmtClass.SubnDirected;
-    this.inject(node, isDr ? inPort : mp.num, newPacket(r.mad, mp.info.lid, pkt.slid, 0, pkt.sqpn, true), isDr);
+    // The request's packet is done with (its arrival event has run; a duplicate is a copy of its
+    // own): it carries the answer back, unless it is a test packet or carries a GRH.
+    const back = pkt.probe || pkt.grh ? newPacket(r.mad, mp.info.lid, pkt.slid, 0, pkt.sqpn, true) : reusePacket(pkt, r.mad, mp.info.lid, pkt.slid, 0, pkt.sqpn, true);
+    this.inject(node, isDr ? inPort : mp.num, back, isDr);
   }
 
   private atAgent(node: SimNode, port: number, pkt: Packet): void {

@@ -28,6 +28,24 @@ export function newPacket(buf: Uint8Array, slid: number, dlid: number, sqpn: num
   return { buf, slid, dlid, sqpn, dqpn, vl15, from, original: undefined, sl: undefined, grh: undefined, probe: undefined, pooled: false };
 }
 
+/** `p` made over into what `newPacket` would give (every field written: the same object shape):
+ * an answered request's packet carries its answer back (no packet object per answer). */
+export function reusePacket(p: Packet, buf: Uint8Array, slid: number, dlid: number, sqpn: number, dqpn: number, vl15: boolean): Packet {
+  p.buf = buf;
+  p.slid = slid;
+  p.dlid = dlid;
+  p.sqpn = sqpn;
+  p.dqpn = dqpn;
+  p.vl15 = vl15;
+  p.from = undefined;
+  p.original = undefined;
+  p.sl = undefined;
+  p.grh = undefined;
+  p.probe = undefined;
+  p.pooled = false;
+  return p;
+}
+
 /** GRH fields the simulated routers read and rewrite. */
 export interface PacketGrh {
   sgid: bigint;
@@ -56,6 +74,14 @@ export interface Transit {
 
 export function newTransit(): Transit {
   return { hops: 0, delay: 0, dup: false };
+}
+
+/** `t` as `newTransit` makes it (for reuse by the next injection). */
+export function resetTransit(t: Transit): Transit {
+  t.hops = 0;
+  t.delay = 0;
+  t.dup = false;
+  return t;
 }
 
 /** Thrown on the way when a MAD is lost; `pathProblem` says the path (not a fault) was bad. */

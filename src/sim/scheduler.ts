@@ -5,6 +5,11 @@
  *
  * A MAD's arrival is one event object carrying the packet and where it lands (no closure per
  * MAD); it is handed to the `arrive` callback given at construction. Other events run a function.
+ *
+ * Events are kept in FIFO buckets by due time, and only the distinct due times are in the heap:
+ * a window of MADs in flight shares a few due times (now + hops x hop latency), so a push is a
+ * map lookup and an array push instead of a sift through a heap of every event. The order is the
+ * heap's: by due time, then by scheduling order.
  */
 import type { Clock, TimerHandle } from '../util/clock.js';
 import { Heap } from '../util/heap.js';
@@ -13,32 +18,47 @@ import type { Packet } from './packet.js';
 
 export class SimEvent {
   constructor(
-    readonly at: number,
-    readonly seq: number,
+    public at: number,
+    public seq: number,
     /** What runs (undefined: a packet arrival). */
     public fn: (() => void) | undefined,
     /** A packet arrival: the packet, the node and port it reaches, whether its SMA takes it, and
-     * the physical port it came in on. */
+     * the physical port it came in on. An arrival's event is the scheduler's own: reused for a
+     * later arrival once it has run (MAD arrivals allocate no event). */
     public pkt: Packet | undefined,
-    readonly node: SimNode | undefined,
-    readonly port: number,
-    readonly sma: boolean,
-    readonly arrivalPort: number,
+    public node: SimNode | undefined,
+    public port: number,
+    public sma: boolean,
+    public arrivalPort: number,
   ) {}
 }
+
+/** Arrival events kept for reuse (a window of MADs in flight needs about as many). */
+const MAX_SPARE_EVENTS = 4096;
 
 /** Where the scheduler hands a packet arrival. */
 export type ArrivalHandler = (ev: SimEvent) => void;
 
-const eventLess = (x: SimEvent, y: SimEvent): boolean => x.at < y.at || (x.at === y.at && x.seq < y.seq);
+/** The events due at one time, in scheduling order (`head`: the next to run). */
+interface Bucket {
+  readonly at: number;
+  readonly items: SimEvent[];
+  head: number;
+}
+
+const bucketLess = (x: Bucket, y: Bucket): boolean => x.at < y.at;
 const noop = (): void => {};
 
 export class Scheduler {
-  private readonly heap = new Heap<SimEvent>(eventLess);
+  /** Distinct due times, earliest first; each bucket also in `byTime`. */
+  private readonly times = new Heap<Bucket>(bucketLess);
+  private readonly byTime = new Map<number, Bucket>();
+  private queued = 0;
   private seq = 0;
   private timer: TimerHandle | undefined;
   private timerAt = Infinity;
   private readonly immediate: SimEvent[] = [];
+  private readonly spare: SimEvent[] = [];
   private deferred = false;
   private closed = false;
 
@@ -51,7 +71,7 @@ export class Scheduler {
 
   /** Number of scheduled events. */
   get pending(): number {
-    return this.heap.size + this.immediate.length;
+    return this.queued + this.immediate.length;
   }
 
   schedule(delayMs: number, fn: () => void): SimEvent {
@@ -59,13 +79,32 @@ export class Scheduler {
   }
 
   /** The arrival of `pkt` at (node, port) after `delayMs`: its SMA (`sma`) or an agent there. */
-  scheduleArrival(delayMs: number, pkt: Packet, node: SimNode, port: number, sma: boolean, arrivalPort: number): SimEvent {
-    return this.add(delayMs, new SimEvent(this.clock.now() + Math.max(0, delayMs), this.seq++, undefined, pkt, node, port, sma, arrivalPort));
+  scheduleArrival(delayMs: number, pkt: Packet, node: SimNode, port: number, sma: boolean, arrivalPort: number): void {
+    const at = this.clock.now() + Math.max(0, delayMs);
+    const ev = this.spare.pop();
+    if (!ev) {
+      this.add(delayMs, new SimEvent(at, this.seq++, undefined, pkt, node, port, sma, arrivalPort));
+      return;
+    }
+    ev.at = at;
+    ev.seq = this.seq++;
+    ev.pkt = pkt;
+    ev.node = node;
+    ev.port = port;
+    ev.sma = sma;
+    ev.arrivalPort = arrivalPort;
+    this.add(delayMs, ev);
   }
 
   private run(ev: SimEvent): void {
     if (ev.fn) ev.fn();
-    else if (ev.pkt) this.arrive(ev);
+    else if (ev.pkt) {
+      this.arrive(ev);
+      // the handler has read what it needs: the event serves a later arrival
+      ev.pkt = undefined;
+      ev.node = undefined;
+      if (this.spare.length < MAX_SPARE_EVENTS) this.spare.push(ev);
+    }
   }
 
   private add(delayMs: number, it: SimEvent): SimEvent {
@@ -76,9 +115,33 @@ export class Scheduler {
       this.deferRun();
       return it;
     }
-    this.heap.push(it);
+    let b = this.byTime.get(at);
+    if (!b) {
+      b = { at, items: [], head: 0 };
+      this.byTime.set(at, b);
+      this.times.push(b);
+    }
+    b.items.push(it);
+    this.queued++;
     if (at < this.timerAt) this.arm(at);
     return it;
+  }
+
+  /** The earliest event (first scheduled among those due first), or undefined. */
+  private peek(): SimEvent | undefined {
+    const b = this.times.peek();
+    return b && b.items[b.head];
+  }
+
+  /** Remove the event `peek` returned. */
+  private shift(): void {
+    const b = this.times.peek()!;
+    b.items[b.head++] = undefined as unknown as SimEvent; // let it go before the bucket does
+    this.queued--;
+    if (b.head === b.items.length) {
+      this.times.pop();
+      this.byTime.delete(b.at);
+    }
   }
 
   cancel(it: SimEvent): void {
@@ -91,7 +154,9 @@ export class Scheduler {
     this.closed = true;
     if (this.timer) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
-    this.heap.clear();
+    this.times.clear();
+    this.byTime.clear();
+    this.queued = 0;
     this.immediate.length = 0;
   }
 
@@ -124,14 +189,14 @@ export class Scheduler {
     this.timerAt = Infinity;
     try {
       for (;;) {
-        const top = this.heap.peek();
+        const top = this.peek();
         if (!top || top.at > limit) break;
-        this.heap.pop();
+        this.shift();
         this.run(top);
       }
     } finally {
       // an endpoint handler that throws must not stall the fabric: re-arm, then let the error surface
-      const next = this.heap.peek();
+      const next = this.peek();
       if (next && !this.closed) this.arm(next.at);
     }
   }

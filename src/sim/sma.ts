@@ -75,8 +75,21 @@ export function processSmp(host: SmaHost, node: SimNode, inPort: number, req: Ui
   const set = method === Method.Set;
   if (set) node.stats.smpSets++;
   else node.stats.smpGets++;
+  // One context object serves every SMP (a handler runs to completion and keeps none of it); a
+  // fresh one should an SMP ever be processed inside another's handler.
+  const own = !ctxBusy;
+  const ctx = own ? sharedCtx : ({} as AttrCtx);
+  ctx.host = host;
+  ctx.node = node;
+  ctx.inPort = inPort;
+  ctx.mp = mp;
+  ctx.mod = mod;
+  ctx.set = set;
+  ctx.req = req;
+  ctx.resp = resp;
+  ctx.keyMatches = mk.keyMatches;
+  ctxBusy = true;
   try {
-    const ctx: AttrCtx = { host, node, inPort, mp, mod, set, req, resp, keyMatches: mk.keyMatches };
     const h = HANDLERS[attr] ?? (node.type === NodeType.Router ? ROUTER_HANDLERS[attr] : undefined);
     if (!h) unsupported();
     else h(ctx);
@@ -84,8 +97,18 @@ export function processSmp(host: SmaHost, node: SimNode, inPort: number, req: Ui
   } catch (e) {
     if (e instanceof AttrError) return { kind: 'respond', mad: smpResponse(req, e.status) };
     throw e;
+  } finally {
+    if (own) {
+      ctxBusy = false;
+      // let go of the buffers until the next SMP
+      sharedCtx.req = sharedCtx.resp = EMPTY;
+    }
   }
 }
+
+const EMPTY = new Uint8Array(0);
+let ctxBusy = false;
+const sharedCtx: AttrCtx = { host: undefined as unknown as SmaHost, node: undefined as unknown as SimNode, inPort: 0, mp: undefined as unknown as SimPort, mod: 0, set: false, req: EMPTY, resp: EMPTY, keyMatches: false };
 
 const NODE_HANDLERS: AttrHandlers = {
   [SmpAttr.NodeDescription]: (c) => {

@@ -14,11 +14,12 @@
  * switches): each node's `path` and each CA/router port's `portPaths` entry is the
  * lexicographically smallest shortest path, whichever answer happened to find it first. */
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
-import { NodeDescription, NodeInfo, PortInfo, SwitchInfo } from '../wire/sma.js';
+import { NodeDescription, NodeInfo, SwitchInfo, type PortInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
-import type { Fabric, FabricNode, NodeKind } from '../model/fabric.js';
+import type { Fabric, FabricNode, FabricPort, NodeKind } from '../model/fabric.js';
 import type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 import { speedName, widthName } from '../model/rates.js';
+import { keepPortInfo } from '../model/port-info.js';
 import type { SmpClient } from './smp-client.js';
 
 export type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
@@ -61,11 +62,11 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
   const nodes: DiscoveredNode[] = [];
   const byGuid = new Map<bigint, number>();
 
-  // one `then` per SMP (no async frame): a sweep sends one of these per port
+  // one `then` per SMP (no async frame): a sweep sends one of these per port; a PortInfo is kept
+  // in its wire bytes (model/port-info.ts), not decoded
   const decodeNodeInfo = (b: Uint8Array): NodeInfo => NodeInfo.decode(b);
-  const decodePortInfo = (b: Uint8Array): PortInfo => PortInfo.decode(b);
   const getNodeInfo = (path: number[]): Promise<NodeInfo> => smp.getDr(path, SmpAttr.NodeInfo, 0).then(decodeNodeInfo);
-  const getPortInfo = (path: number[], port: number): Promise<PortInfo> => smp.getDr(path, SmpAttr.PortInfo, portInfoMod(port)).then(decodePortInfo);
+  const getPortInfo = (path: number[], port: number): Promise<PortInfo> => smp.getDr(path, SmpAttr.PortInfo, portInfoMod(port)).then(keepPortInfo);
 
   const addNode = (ni: NodeInfo, path: number[], depth: number): number => {
     const idx = fabric.nodes.length;
@@ -80,8 +81,8 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
       deviceId: ni.deviceId,
       ports: new Array(ni.numPorts + 1).fill(undefined),
     };
-    if (sw) for (let p = 0; p <= ni.numPorts; p++) node.ports[p] = { num: p, guid: ni.portGuid };
-    else node.ports[ni.localPortNum] = { num: ni.localPortNum, guid: ni.portGuid };
+    if (sw) for (let p = 0; p <= ni.numPorts; p++) node.ports[p] = newPort(p, ni.portGuid);
+    else node.ports[ni.localPortNum] = newPort(ni.localPortNum, ni.portGuid);
     fabric.nodes.push(node);
     const d: DiscoveredNode = { path, nodeInfo: ni, portInfo: [], portPaths: [], depth };
     d.portPaths[sw ? 0 : ni.localPortNum] = path;
@@ -136,7 +137,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
     jobs.push(smp.getDr(d.path, SmpAttr.NodeDescription, 0).then((b) => (n.desc = NodeDescription.decode(b).description)));
     if (n.type === NodeType.Switch) {
       jobs.push(smp.getDr(d.path, SmpAttr.SwitchInfo, 0).then((b) => (d.switchInfo = SwitchInfo.decode(b))));
-      for (let p = 0; p <= n.numPorts; p++) jobs.push(smp.getDr(d.path, SmpAttr.PortInfo, portInfoMod(p)).then((b) => applyPortInfo(idx, p, PortInfo.decode(b))));
+      for (let p = 0; p <= n.numPorts; p++) jobs.push(smp.getDr(d.path, SmpAttr.PortInfo, portInfoMod(p)).then((b) => applyPortInfo(idx, p, keepPortInfo(b))));
       await settleAll(jobs);
       const probe: number[] = [];
       for (let p = 1; p <= n.numPorts; p++) {
@@ -146,7 +147,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
       return probe;
     }
     const entry = d.nodeInfo.localPortNum;
-    jobs.push(smp.getDr(d.path, SmpAttr.PortInfo, portInfoMod(entry)).then((b) => applyPortInfo(idx, entry, PortInfo.decode(b))));
+    jobs.push(smp.getDr(d.path, SmpAttr.PortInfo, portInfoMod(entry)).then((b) => applyPortInfo(idx, entry, keepPortInfo(b))));
     await settleAll(jobs);
     // Only the SM's own CA is left through its port; other CAs/routers do not forward SMPs.
     if (idx === 0 && d.portInfo[entry]!.portState >= PortState.Init) return [entry];
@@ -191,7 +192,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
     }
     // A further port of a known CA/router.
     if (!kn.ports[rp]) {
-      kn.ports[rp] = { num: rp, guid: ni.portGuid };
+      kn.ports[rp] = newPort(rp, ni.portGuid);
       nodes[known]!.portPaths[rp] = path;
       link(idx, p, known, rp);
       try {
@@ -232,6 +233,12 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
   const kept = skipped.size ? leaveOut(fabric, nodes, skipped) : { fabric, nodes };
   const canon = canonicalize(kept.fabric, kept.nodes, 0, smPort);
   return { fabric: canon.fabric, nodes: canon.nodes, smNode: canon.smNode, smPort, smps: smp.sent - sent0, maxDepth: canon.maxDepth };
+}
+
+/** A port as discovery fills it in, every field there from the start (one object shape, the
+ * fields in the object: no property store added per port as the sweep fills them). */
+function newPort(num: number, guid: bigint): FabricPort {
+  return { num, guid, peer: undefined, width: undefined, speed: undefined, lid: undefined, lmc: undefined };
 }
 
 /** Every job settled; rejects with the first failure (after all settled, so none is left

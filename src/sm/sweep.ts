@@ -11,6 +11,7 @@ import { lftBlockMod, portInfoMod } from '../wire/modifiers.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { QosVlSettings } from '../model/qos-policy.js';
 import { PartitionPlan } from '../model/partitions.js';
+import { keepPortInfo } from '../model/port-info.js';
 import { DEADLOCK_FREE_FALLBACK, routeWithFallback, type FallbackResult } from '../routing/registry.js';
 import { RoutingNotApplicable, type RoutingOptions } from '../routing/types.js';
 import { computeMfts, type McastGroupPorts } from '../routing/mcast-tree.js';
@@ -106,7 +107,7 @@ export class Sweeper {
     return {
       ok: (w: SmpWrite, resp: Uint8Array) => {
         const e = w.effect;
-        if (e.kind === 'portInfo') disc.nodes[e.node]!.portInfo[e.port] = PortInfo.decode(resp);
+        if (e.kind === 'portInfo') disc.nodes[e.node]!.portInfo[e.port] = keepPortInfo(resp);
         else if (e.kind === 'switchInfo') disc.nodes[e.node]!.switchInfo = SwitchInfo.decode(resp); // what the switch holds now (the SA reports it)
         else this.programmed.record(w);
       },
