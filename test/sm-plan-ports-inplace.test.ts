@@ -21,12 +21,13 @@ import { enforces, planActivation, planPortInfo, type PortSettings } from '../sr
 import type { SmpWrite } from '../src/sm/programmed.js';
 import type { DiscoveredNode, DiscoveryResult, Snapshot } from '../src/model/snapshot.js';
 import type { FabricNode } from '../src/model/fabric.js';
+import { portInfoValue } from '../src/model/port-info.js';
 
 const HOQ_LIFE_SWITCH = 0x12;
 const HOQ_LIFE_LEAF = 0x10;
 const VL_STALL_COUNT = 7;
 function asSet(cur: PortInfo): PortInfo {
-  return { ...cur, portPhysicalState: 0, linkDownDefaultState: 0, linkWidthEnabled: 0, linkSpeedEnabled: 0, linkSpeedExtEnabled: 0 };
+  return { ...portInfoValue(cur), portPhysicalState: 0, linkDownDefaultState: 0, linkWidthEnabled: 0, linkSpeedEnabled: 0, linkSpeedExtEnabled: 0 };
 }
 function portPath(n: FabricNode, d: DiscoveredNode, pn: number): readonly number[] | undefined {
   return n.type === NodeType.Switch ? d.path : d.portPaths[pn];
@@ -195,7 +196,7 @@ describe('planPortInfo and planActivation in place', () => {
           if (q.keep) return;
           const cur = disc.nodes[ni]!.portInfo[pn]!;
           disc.nodes[ni]!.portInfo[pn] = {
-            ...cur,
+            ...portInfoValue(cur), // a swept PortInfo is a view (model/port-info.ts): its fields are not own properties
             portState: q.portState,
             lid: q.lid,
             lmc: q.lmc,
