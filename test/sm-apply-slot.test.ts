@@ -178,4 +178,36 @@ describe('applyAll over the callback slot', () => {
     const res = await applyAll(new RetryingSmp(f.client, new VirtualClock()), [], recorder().hooks);
     expect(res).toEqual({ ok: 0, failed: [] });
   });
+
+  it('a write source is asked for the next write only as the window has room (never more than `window` handed out and unsettled), over either inner client', async () => {
+    for (const slot of [true, false]) {
+      const f = fakeClient(new Map([[5, ['timeout', 'ok']], [9, ['status', 'status', 'status', 'status']]]), slot);
+      const clock = new VirtualClock();
+      const smp = new RetryingSmp(f.client, clock, { rounds: 3, backoffMs: 5 });
+      const all = writes(30);
+      let handed = 0;
+      let settled = 0;
+      let most = 0;
+      let afterEnd = 0;
+      const src = {
+        next: () => {
+          if (handed === all.length) {
+            afterEnd++;
+            return undefined;
+          }
+          most = Math.max(most, ++handed - settled);
+          return all[handed - 1];
+        },
+      };
+      const oks: number[] = [];
+      const hooks: ApplyHooks = { ok: (w) => (settled++, void oks.push(w.mod)), failed: () => void settled++ };
+      const res = await drive(clock, applyAll(smp, src, hooks, 4));
+      expect(res.ok, `slot=${slot}`).toBe(29);
+      expect(res.failed.map((x) => x.write.mod)).toEqual([9]);
+      expect(new Set(oks).size).toBe(29);
+      expect(afterEnd, 'asked once past the end').toBe(1);
+      // RetryingSmp offers the slot over either inner client: the source is asked as writes settle
+      expect(most, `slot=${slot}`).toBe(4);
+    }
+  });
 });

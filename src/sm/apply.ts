@@ -15,6 +15,22 @@ export interface ApplyHooks {
   failed(w: SmpWrite, error: unknown): void;
 }
 
+/** Writes handed out one at a time, as the window has room (sm/plan-tables.ts's LftPlan: a sweep's
+ * LFT blocks are never all planned at once). */
+export interface WriteSource {
+  /** The next write, or undefined when there are no more (then never called again). */
+  next(): SmpWrite | undefined;
+}
+
+/** An array as a WriteSource. */
+class ArraySource implements WriteSource {
+  private i = 0;
+  constructor(private readonly writes: readonly SmpWrite[]) {}
+  next(): SmpWrite | undefined {
+    return this.i < this.writes.length ? this.writes[this.i++] : undefined;
+  }
+}
+
 /** What one apply step did. */
 export interface ApplyResult {
   /** Writes acknowledged. */
@@ -23,12 +39,25 @@ export interface ApplyResult {
   failed: Array<{ write: SmpWrite; error: unknown }>;
 }
 
-/** Send every write in `writes`, whatever happens to the others; resolves when all settled. A
- * failure goes to `hooks.failed` and into the result: the sweep carries on without it. Through
- * the client's callback slot where it has one (no promise or closure per write), else setDr. */
-export function applyAll(smp: SmpClient, writes: readonly SmpWrite[], hooks: ApplyHooks, window = APPLY_WINDOW): Promise<ApplyResult> {
-  if (!smp.setDrTo) return applyAllPromised(smp, writes, hooks, window);
-  return new Promise<ApplyResult>((resolve, reject) => new WindowedApply(smp, writes, hooks, window, resolve, reject).fill());
+/** Send every write in `writes` (a list, or a source asked for the next one as the window has
+ * room), whatever happens to the others; resolves when all settled. A failure goes to
+ * `hooks.failed` and into the result: the sweep carries on without it. Through the client's
+ * callback slot where it has one (no promise or closure per write), else setDr. */
+export function applyAll(smp: SmpClient, writes: readonly SmpWrite[] | WriteSource, hooks: ApplyHooks, window = APPLY_WINDOW): Promise<ApplyResult> {
+  const src = isSource(writes) ? writes : new ArraySource(writes);
+  if (!smp.setDrTo) return applyAllPromised(smp, drain(src), hooks, window);
+  return new Promise<ApplyResult>((resolve, reject) => new WindowedApply(smp, src, hooks, window, resolve, reject).fill());
+}
+
+function isSource(w: readonly SmpWrite[] | WriteSource): w is WriteSource {
+  return !Array.isArray(w);
+}
+
+/** Every write a source has left, as a list. */
+export function drain(src: WriteSource): SmpWrite[] {
+  const out: SmpWrite[] = [];
+  for (let w = src.next(); w; w = src.next()) out.push(w);
+  return out;
 }
 
 /** applyAll over the callback slot: at most `window` writes in flight, the next started as one
@@ -36,7 +65,7 @@ export function applyAll(smp: SmpClient, writes: readonly SmpWrite[], hooks: App
  * promise rejects with its error once the writes in flight settled (as pump does). */
 class WindowedApply implements SmpSink<SmpWrite> {
   private readonly res: ApplyResult = { ok: 0, failed: [] };
-  private next = 0;
+  private exhausted = false;
   private active = 0;
   private filling = false;
   private finished = false;
@@ -46,7 +75,7 @@ class WindowedApply implements SmpSink<SmpWrite> {
 
   constructor(
     private readonly smp: SmpClient,
-    private readonly writes: readonly SmpWrite[],
+    private readonly src: WriteSource,
     private readonly hooks: ApplyHooks,
     window: number,
     private readonly resolve: (r: ApplyResult) => void,
@@ -58,13 +87,18 @@ class WindowedApply implements SmpSink<SmpWrite> {
   fill(): void {
     if (this.filling || this.finished) return; // a write settled synchronously while this loop was starting writes
     this.filling = true;
-    const { writes, smp } = this;
-    while (!this.hookFailed && this.active < this.max && this.next < writes.length) {
+    const { src, smp } = this;
+    while (!this.hookFailed && !this.exhausted && this.active < this.max) {
+      const w = src.next();
+      if (!w) {
+        this.exhausted = true;
+        break;
+      }
       this.active++;
-      smp.setDrTo!(writes[this.next++]!, this);
+      smp.setDrTo!(w, this);
     }
     this.filling = false;
-    if (this.active > 0 || (!this.hookFailed && this.next < writes.length)) return;
+    if (this.active > 0 || (!this.hookFailed && !this.exhausted)) return;
     this.finished = true;
     if (this.hookFailed) this.reject(this.hookError);
     else this.resolve(this.res);

@@ -252,29 +252,108 @@ function planQosVlTables(disc: DiscoveryResult, qos: QosVlSettings, programmed: 
 }
 
 /** SwitchInfo (LinearFDBTop, PortStateChange cleared, LifeTimeValue) where it differs, and every LFT
- * block whose contents differ from what is programmed. */
+ * block whose contents differ from what is programmed, as two lists (what a local sweep logs
+ * block by block). A full sweep takes the same writes from `lftPlan` one at a time instead. */
 export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: number, programmed: Programmed, lifeTime = SWITCH_LIFE_TIME): { switchInfo: SmpWrite[]; lft: SmpWrite[] } {
-  const { fabric, nodes } = disc;
-  const switchInfo: SmpWrite[] = [];
+  const plan = lftPlan(disc, routing, maxLid, programmed, lifeTime);
   const lft: SmpWrite[] = [];
-  const nBlocks = Math.floor(maxLid / LFT_BLOCK_SIZE) + 1;
-  fabric.nodes.forEach((n, ni) => {
-    if (n.type !== NodeType.Switch) return;
-    const d = nodes[ni]!;
-    const table = routing.lfts.get(ni);
-    if (!table) return;
-    const si = d.switchInfo!;
-    const rft = isRftSwitch(si);
-    if ((!rft && si.linearFdbTop !== maxLid) || si.portStateChange || si.lifeTimeValue !== lifeTime) {
-      const want: SwitchInfo = { ...si, linearFdbTop: maxLid, lifeTimeValue: lifeTime };
-      switchInfo.push({ path: d.path, attr: SmpAttr.SwitchInfo, mod: 0, data: SwitchInfo.encode(want, allocBytes(SwitchInfo.byteLength)), effect: { kind: 'switchInfo', node: ni } });
+  plan.skipSwitchInfo();
+  for (let w = plan.next(); w; w = plan.next()) lft.push(w);
+  return { switchInfo: plan.switchInfo, lft };
+}
+
+/** The writes of `planLfts` (the SwitchInfo ones first), produced as the apply step asks for the
+ * next one: each LFT block is compared with what is programmed and encoded only then, so the
+ * writes of a sweep (336,960 LFT blocks at 11,664 hosts) are never all alive at once; at most the
+ * apply window's are. A block's shadow changes only by the acknowledgement of that block's own
+ * write, so asking later decides exactly as planning everything up front would. */
+export function lftPlan(disc: DiscoveryResult, routing: RoutingResult, maxLid: number, programmed: Programmed, lifeTime = SWITCH_LIFE_TIME): LftPlan {
+  return new LftPlan(disc, routing, maxLid, programmed, lifeTime);
+}
+
+export class LftPlan {
+  /** The SwitchInfo Sets (LinearFDBTop, PortStateChange, LifeTimeValue), planned up front (one a switch at most). */
+  readonly switchInfo: SmpWrite[] = [];
+  /** LFT/RFT block writes handed out so far. */
+  planned = 0;
+  private si = 0;
+  private readonly switches: number[] = [];
+  private sw = 0;
+  private block = 0;
+  private readonly nBlocks: number;
+  private table: Uint8Array | undefined;
+  private shadow: { table: Uint8Array; known: Uint8Array } | undefined;
+  private rft: SmpWrite[] = [];
+  private rftAt = 0;
+
+  constructor(
+    private readonly disc: DiscoveryResult,
+    private readonly routing: RoutingResult,
+    private readonly maxLid: number,
+    private readonly programmed: Programmed,
+    lifeTime: number,
+  ) {
+    this.nBlocks = Math.floor(maxLid / LFT_BLOCK_SIZE) + 1;
+    const { fabric, nodes } = disc;
+    fabric.nodes.forEach((n, ni) => {
+      if (n.type !== NodeType.Switch || !routing.lfts.get(ni)) return;
+      const d = nodes[ni]!;
+      const si = d.switchInfo!;
+      this.switches.push(ni);
+      if ((!isRftSwitch(si) && si.linearFdbTop !== maxLid) || si.portStateChange || si.lifeTimeValue !== lifeTime) {
+        const want: SwitchInfo = { ...si, linearFdbTop: maxLid, lifeTimeValue: lifeTime };
+        this.switchInfo.push({ path: d.path, attr: SmpAttr.SwitchInfo, mod: 0, data: SwitchInfo.encode(want, allocBytes(SwitchInfo.byteLength)), effect: { kind: 'switchInfo', node: ni } });
+      }
+    });
+  }
+
+  /** Hand out block writes only (the caller took `switchInfo` itself). */
+  skipSwitchInfo(): void {
+    this.si = this.switchInfo.length;
+  }
+
+  /** The next write, or undefined when every one was handed out. */
+  next(): SmpWrite | undefined {
+    if (this.si < this.switchInfo.length) return this.switchInfo[this.si++];
+    for (;;) {
+      if (this.rftAt < this.rft.length) {
+        this.planned++;
+        return this.rft[this.rftAt++];
+      }
+      if (this.table) {
+        const w = this.nextBlock();
+        if (w) return w;
+        this.table = undefined;
+        this.sw++;
+      }
+      if (this.sw >= this.switches.length) return undefined;
+      this.enter(this.switches[this.sw]!);
     }
-    if (rft) {
-      lft.push(...planRft(n.guid, d.path, table, maxLid, si.randomFdbCap, programmed));
+  }
+
+  /** Start on switch `ni`: an RFT switch's blocks are planned at once (a few), an LFT switch's one by one. */
+  private enter(ni: number): void {
+    const n = this.disc.fabric.nodes[ni]!;
+    const d = this.disc.nodes[ni]!;
+    const table = this.routing.lfts.get(ni)!;
+    const si = d.switchInfo!;
+    if (isRftSwitch(si)) {
+      this.rft = planRft(n.guid, d.path, table, this.maxLid, si.randomFdbCap, this.programmed);
+      this.rftAt = 0;
+      this.sw++;
       return;
     }
-    const shadow = programmed.lftShadow(n.guid, nBlocks);
-    for (let b = 0; b < nBlocks; b++) {
+    this.table = table;
+    this.shadow = this.programmed.lftShadow(n.guid, this.nBlocks);
+    this.block = 0;
+  }
+
+  /** The current LFT switch's next block that differs from its shadow. */
+  private nextBlock(): SmpWrite | undefined {
+    const table = this.table!;
+    const shadow = this.shadow!;
+    while (this.block < this.nBlocks) {
+      const b = this.block++;
       // Straight from the routing table's bytes (entries past its end are 255, no route), compared
       // with the shadow in place; only a block to write gets its 64-byte attribute.
       const lo = b * LFT_BLOCK_SIZE;
@@ -284,10 +363,12 @@ export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: 
       const data = allocBytes(LinearForwardingTable.byteLength);
       // the table's entries, then 255 (no route) past its end; byte by byte, no subarray per block
       for (let i = 0, at = LFT_PORTS.offset; i < LFT_BLOCK_SIZE; i++) data[at + i] = lo + i < hi ? table[lo + i]! : 0xff;
-      lft.push({ path: d.path, attr: SmpAttr.LinearForwardingTable, mod: lftBlockMod(b), data, effect: { kind: 'lft', guid: n.guid, block: b } });
+      const ni = this.switches[this.sw]!;
+      this.planned++;
+      return { path: this.disc.nodes[ni]!.path, attr: SmpAttr.LinearForwardingTable, mod: lftBlockMod(b), data, effect: { kind: 'lft', guid: this.disc.fabric.nodes[ni]!.guid, block: b } };
     }
-  });
-  return { switchInfo, lft };
+    return undefined;
+  }
 }
 
 /** True when the block at `lo` of `table` (255 from `hi` on) is what the shadow holds there. */

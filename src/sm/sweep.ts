@@ -21,11 +21,11 @@ import { logCodeOf } from '../util/log-codes.js';
 import { discover, type DiscoveryResult, type DiscoverySkip } from './discovery.js';
 import { assignLids, type LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
-import { APPLY_WINDOW, applyAll, type ApplyHooks } from './apply.js';
+import { APPLY_WINDOW, applyAll, type ApplyHooks, type WriteSource } from './apply.js';
 import { Programmed, type SmpWrite } from './programmed.js';
 import { planActivation, planPortInfo, portStateOfSet, type PortSettings } from './plan-ports.js';
 import type { SmPort } from './sminfo.js';
-import { observeResets, planLftReads, planLfts, planMfts, planPkeys, planVlTables } from './plan-tables.js';
+import { lftPlan, observeResets, planLftReads, planMfts, planPkeys, planVlTables } from './plan-tables.js';
 import { pump } from '../util/pump.js';
 import { verifyRoutes } from '../routing/verify.js';
 
@@ -252,7 +252,9 @@ export class Sweeper {
       else log.warn('SMP write failed; left for the next sweep', { ...Sweeper.target(disc, w), attr: w.attr, mod: w.mod, error: (e as Error).message });
     });
     const keys = this.foreignKeys(disc);
-    const keyed = (writes: readonly SmpWrite[]): readonly SmpWrite[] => (keys.size ? writes.map((w) => (keys.has(w.path.join(',')) ? { ...w, mkey: keys.get(w.path.join(',')) } : w)) : writes);
+    const withKey = (w: SmpWrite): SmpWrite => (keys.has(w.path.join(',')) ? { ...w, mkey: keys.get(w.path.join(',')) } : w);
+    const keyed = (writes: readonly SmpWrite[]): readonly SmpWrite[] => (keys.size ? writes.map(withKey) : writes);
+    const keyedSource = (src: WriteSource): WriteSource => (keys.size ? { next: () => { const w = src.next(); return w && withKey(w); } } : src);
     const apply = async (writes: readonly SmpWrite[]): Promise<number> => (await applyAll(smp, keyed(writes), hooks)).ok;
 
     // 3. PortInfo (LID, LMC, SM LID, timeouts, MTU, VLs, M_Key, enforcement) and INIT → ARMED.
@@ -307,11 +309,12 @@ export class Sweeper {
       APPLY_WINDOW,
     );
     if (reads.length) log.info('LFT blocks read back', { blocks: reads.length });
-    const lft = planLfts(disc, routed.result, lids.maxLid, this.programmed, s.packetLife);
-    const lftRes = await applyAll(smp, keyed([...lft.switchInfo, ...lft.lft]), hooks);
-    const blocks = lft.lft.length - lftRes.failed.filter((f) => f.write.effect.kind === 'lft').length;
+    // The SwitchInfo Sets, then each changed block planned as the window has room (never all at once).
+    const lft = lftPlan(disc, routed.result, lids.maxLid, this.programmed, s.packetLife);
+    const lftRes = await applyAll(smp, keyedSource(lft), hooks);
+    const blocks = lft.planned - lftRes.failed.filter((f) => f.write.effect.kind === 'lft' || f.write.effect.kind === 'rft').length;
     progress?.('lft', { blocks });
-    if (verbose) log.debug('sweep phase: forwarding tables', { sweep, vlTables, switchInfo: lft.switchInfo.length, lftBlocksRead: reads.length, lftBlocksPlanned: lft.lft.length, lftBlocks: blocks, lftFailed: lft.lft.length - blocks, maxLid: lids.maxLid, ms: ms1(this.clock.now() - tt) });
+    if (verbose) log.debug('sweep phase: forwarding tables', { sweep, vlTables, switchInfo: lft.switchInfo.length, lftBlocksRead: reads.length, lftBlocksPlanned: lft.planned, lftBlocks: blocks, lftFailed: lft.planned - blocks, maxLid: lids.maxLid, ms: ms1(this.clock.now() - tt) });
 
     // 7. ARMED → ACTIVE.
     const ta = this.clock.now();
