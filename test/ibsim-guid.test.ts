@@ -2,6 +2,7 @@
  * the real libibumad, with ibnetdiscover as the witness of which port became the SM's. umad2sim
  * shows a client one port of its SIM_HOST (port 1), so the other port of a two-port HCA is the GUID
  * no local port has. */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { startIbsim, runPreloaded, IBSIM_EXAMPLES } from './helpers/ibsim.js';
@@ -27,6 +28,9 @@ describe('ibsm run --guid on ibsim', () => {
         expect(r.stderr).toMatch(/SUBNET UP/);
         expect(r.code).toBe(0);
         expect(r.stderr).toMatch(new RegExp(`ibsm starting backend=umad port=\\S+/1 portGuid=${hex(port1.guid)}`));
+        // under umad2sim the MAD window is half the datagram queue (src/api/backend.ts umadWindow)
+        const qlen = Number(readFileSync('/proc/sys/net/unix/max_dgram_qlen', 'utf8'));
+        expect(r.stderr).toMatch(new RegExp(`MADs in flight capped by the datagram queue length window=${Math.min(64, Math.max(1, Math.floor(qlen / 2)))} maxDgramQlen=${qlen}`));
         // The witness: the SM's port gets the first LID (ibsm gives its own port LID 1).
         const seen = parseIbnetdiscover((await runPreloaded('ibnetdiscover', [], { ibsim: ib, timeoutMs: 30_000 })).stdout);
         expect(seen.nodes.find((n) => n.guid === hca.guid)!.ports[1]!.lid).toBe(1);

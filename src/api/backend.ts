@@ -1,5 +1,6 @@
 /** Opens the transport a command runs on — the in-process simulated fabric or libibumad (real
  * HCAs, or ibsim under the umad2sim preload) — with a MadRpc over it. */
+import { readFileSync } from 'node:fs';
 import { MgmtClass, Method } from '../wire/mad.js';
 import { SA_CLASS_VERSION } from '../wire/sa.js';
 import { MadRpc, type MadRpcOptions } from '../rpc/madrpc.js';
@@ -46,7 +47,33 @@ export interface Backend {
   clock: Clock;
   sim?: SimFabric;
   simFabric?: Fabric;
+  /** Under umad2sim: the MAD window used, capped by the datagram queue length (umadWindow). */
+  windowCap?: { window: number; qlen: number };
   close(): Promise<void>;
+}
+
+/** The MAD window (requests in flight) a umad backend may use. Under ibsim's umad2sim preload,
+ * MADs travel over unix datagram sockets, whose receive queue holds `net.unix.max_dgram_qlen`
+ * datagrams (10 by default). More answers in flight than that and ibsim's write to us fails with
+ * EAGAIN; ibsim then retries that write without reading its sockets, our sender blocks in
+ * umad_send holding umad2sim's one mutex, and umad2sim's receiver, waiting for that mutex, never
+ * drains our queue: both processes hang (seen on the 1,536-host fat tree under load; OpenSM's
+ * default of 4 SMPs on the wire never meets it). So under umad2sim the window stays at half the
+ * queue length; on a real HCA (the kernel's umad queues) `wanted` stands. */
+export function umadWindow(wanted: number, env: NodeJS.ProcessEnv, maxDgramQlen: () => number | undefined): { window: number; qlen?: number } {
+  if (!env.LD_PRELOAD?.includes('umad2sim')) return { window: wanted };
+  const qlen = maxDgramQlen() ?? 10;
+  return { window: Math.max(1, Math.min(wanted, Math.floor(qlen / 2))), qlen };
+}
+
+/** net.unix.max_dgram_qlen, or undefined when it cannot be read. */
+function readMaxDgramQlen(): number | undefined {
+  try {
+    const v = Number.parseInt(readFileSync('/proc/sys/net/unix/max_dgram_qlen', 'utf8'), 10);
+    return Number.isFinite(v) && v > 0 ? v : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A node named on the command line: an index, a GUID (0x...), or a NodeDescription. */
@@ -77,9 +104,11 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
     // Clients read their own PortInfo (SM LID) with a hop-0 SMP.
     if (!o.sm) t.register(MgmtClass.SubnDirected, 1);
     // An SM's timeouts follow the measured round trips, backed off per retry (src/rpc/rto.ts).
-    const rpc = new MadRpc(t, clock, { timeoutMs: 200, retries: 3, window: 64, perDestinationWindow: 8, ...(o.sm ? { adaptiveTimeout: true } : {}), ...o.rpc });
+    const w = umadWindow(o.rpc?.window ?? 64, process.env, readMaxDgramQlen);
+    const rpc = new MadRpc(t, clock, { timeoutMs: 200, retries: 3, perDestinationWindow: 8, ...(o.sm ? { adaptiveTimeout: true } : {}), ...o.rpc, window: w.window });
     return {
       kind: 'umad',
+      ...(w.qlen !== undefined ? { windowCap: { window: w.window, qlen: w.qlen } } : {}),
       transport: t,
       rpc,
       clock,
