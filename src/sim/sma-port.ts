@@ -108,7 +108,7 @@ function setPortInfo(c: AttrCtx, p: SimPort): void {
   const physical = !(p.node.isSwitch && p.num === 0 && !p.node.sw?.enhancedPort0);
   // ---- validate everything first: an invalid Set changes nothing ----
   if (mgmt && v.lid >= 0xc000) invalid();
-  if (![0, 1, 2, 3, 4].includes(v.portState)) invalid();
+  if (v.portState > PortState.Active) invalid(); // NoChange .. Active
   if (v.portState === PortState.Init && cur.portState !== PortState.Init) invalid();
   if (v.portState === PortState.Armed && cur.portState !== PortState.Armed) {
     if (cur.portState !== PortState.Init || !linkIsUp(p)) invalid();
@@ -118,7 +118,8 @@ function setPortInfo(c: AttrCtx, p: SimPort): void {
     const q = p.peer;
     if (physical && q && q.info.portState < PortState.Armed) invalid();
   }
-  if (![0, 2, 3].includes(v.portPhysicalState)) invalid();
+  const phys = v.portPhysicalState;
+  if (phys !== PhysPortState.NoChange && phys !== PhysPortState.Polling && phys !== PhysPortState.Disabled) invalid();
   if (v.linkDownDefaultState > 2) invalid();
   const widthSet = v.linkWidthEnabled === 0xff ? cur.linkWidthSupported : v.linkWidthEnabled;
   if (widthSet & ~cur.linkWidthSupported) invalid();

@@ -7,6 +7,8 @@ import type { SimNode } from './node.js';
 import { invalid, reqData, unsupported, writeData, type AttrHandlers } from './sma-attr.js';
 
 const LFT_PORTS = byteArrayOf(LinearForwardingTable, 'ports');
+/** The block's port bytes fill the whole data area (they do: 64 of 64): nothing else to clear. */
+const LFT_FILLS_DATA = LFT_PORTS.offset === 0 && LFT_PORTS.count === SMP_DATA_SIZE;
 
 export const SWITCH_HANDLERS: AttrHandlers = {
   [SmpAttr.SwitchInfo]: (c) => {
@@ -31,7 +33,7 @@ export const SWITCH_HANDLERS: AttrHandlers = {
     if (c.mod > 0xffff || c.mod * LFT_BLOCK_SIZE >= sw.fwd.caps.linearFdbCap) invalid();
     // the block's encoded form is its 64 port bytes: copied straight between the MAD and the table
     if (c.set) sw.fwd.writeLftBlock(c.mod, c.req, SMP_DATA_OFFSET + LFT_PORTS.offset);
-    c.resp.fill(0, SMP_DATA_OFFSET, SMP_DATA_OFFSET + SMP_DATA_SIZE);
+    if (!LFT_FILLS_DATA) c.resp.fill(0, SMP_DATA_OFFSET, SMP_DATA_OFFSET + SMP_DATA_SIZE);
     if (!sw.fwd.readLftBlock(c.mod, c.resp, SMP_DATA_OFFSET + LFT_PORTS.offset)) invalid();
   },
   [SmpAttr.RandomForwardingTable]: (c) => {

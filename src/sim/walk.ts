@@ -45,7 +45,9 @@ export class Walker {
     return p.peer;
   }
 
-  /** Directed-route forwarding (IBA 14.2.2.2/14.2.2.3 as the Linux SMI implements them). */
+  /** Directed-route forwarding (IBA 14.2.2.2/14.2.2.3 as the Linux SMI implements them). The D
+   * bit and the hop count do not change on the way: read once; the hop pointer is kept in a local
+   * and written to the header before the MAD arrives (or is lost), not at every hop. */
   dr(start: SimNode, startPort: number, pkt: Packet, t: Transit): void {
     const b = pkt.buf;
     const v = SmpDrView.over(b);
@@ -56,53 +58,66 @@ export class Walker {
     let inPort = -1;
     const hc = v.hopCount;
     if (hc > 63) throw new DropError('hop count above 63', true);
-    for (;;) {
-      const d = v.direction;
-      const hp = v.hopPointer;
-      let exit: number;
-      if (d === 0) {
-        if (inPort < 0) {
-          if (hp !== 0) throw new DropError('outgoing DR SMP sent with a non-zero hop pointer', true);
-          v.hopPointer = 1;
-          if (hc === 0) return this.host.arrive(cur, startPort, 'sma', pkt, t);
-          exit = b[INITIAL_PATH + 1]!;
-          if (!cur.isSwitch && exit !== startPort) throw new DropError(`InitialPath[1]=${exit} is not the sending port ${startPort}`, true);
-        } else if (hp >= 1 && hp < hc) {
-          if (!cur.isSwitch) throw new DropError('DR SMP must be forwarded by a non-switch', true);
-          b[RETURN_PATH + hp] = inPort;
-          v.hopPointer = hp + 1;
-          exit = b[INITIAL_PATH + hp + 1]!;
-        } else if (hp === hc) {
-          b[RETURN_PATH + hp] = inPort;
-          v.hopPointer = hc + 1;
-          return this.host.arrive(cur, inPort, 'sma', pkt, t);
-        } else {
-          throw new DropError(`bad hop pointer ${hp} (hop count ${hc})`, true);
-        }
-      } else if (inPort < 0) {
-        if (hc > 0 && hp === hc + 1) {
-          v.hopPointer = hc;
-          exit = b[RETURN_PATH + hc]!;
-        } else if (hc === 0 && hp === 1) {
-          v.hopPointer = 0;
-          return this.host.arrive(cur, startPort, 'agent', pkt, t);
+    const d = v.direction;
+    let hp = v.hopPointer;
+    const hp0 = hp;
+    try {
+      for (;;) {
+        let exit: number;
+        if (d === 0) {
+          if (inPort < 0) {
+            if (hp !== 0) throw new DropError('outgoing DR SMP sent with a non-zero hop pointer', true);
+            hp = 1;
+            if (hc === 0) {
+              v.hopPointer = hp;
+              return this.host.arrive(cur, startPort, 'sma', pkt, t);
+            }
+            exit = b[INITIAL_PATH + 1]!;
+            if (!cur.isSwitch && exit !== startPort) throw new DropError(`InitialPath[1]=${exit} is not the sending port ${startPort}`, true);
+          } else if (hp >= 1 && hp < hc) {
+            if (!cur.isSwitch) throw new DropError('DR SMP must be forwarded by a non-switch', true);
+            b[RETURN_PATH + hp] = inPort;
+            hp++;
+            exit = b[INITIAL_PATH + hp]!;
+          } else if (hp === hc) {
+            b[RETURN_PATH + hp] = inPort;
+            hp = hc + 1;
+            v.hopPointer = hp;
+            return this.host.arrive(cur, inPort, 'sma', pkt, t);
+          } else {
+            throw new DropError(`bad hop pointer ${hp} (hop count ${hc})`, true);
+          }
+        } else if (inPort < 0) {
+          if (hc > 0 && hp === hc + 1) {
+            hp = hc;
+            exit = b[RETURN_PATH + hc]!;
+          } else if (hc === 0 && hp === 1) {
+            hp = 0;
+            v.hopPointer = hp;
+            return this.host.arrive(cur, startPort, 'agent', pkt, t);
+          } else {
+            throw new DropError(`bad hop pointer ${hp} in a returning DR SMP (hop count ${hc})`, true);
+          }
+        } else if (hp >= 2 && hp <= hc) {
+          if (!cur.isSwitch) throw new DropError('returning DR SMP must be forwarded by a non-switch', true);
+          hp--;
+          exit = b[RETURN_PATH + hp]!;
+        } else if (hp === 1) {
+          hp = 0;
+          v.hopPointer = hp;
+          return this.host.arrive(cur, inPort, 'agent', pkt, t);
         } else {
           throw new DropError(`bad hop pointer ${hp} in a returning DR SMP (hop count ${hc})`, true);
         }
-      } else if (hp >= 2 && hp <= hc) {
-        if (!cur.isSwitch) throw new DropError('returning DR SMP must be forwarded by a non-switch', true);
-        v.hopPointer = hp - 1;
-        exit = b[RETURN_PATH + hp - 1]!;
-      } else if (hp === 1) {
-        v.hopPointer = 0;
-        return this.host.arrive(cur, inPort, 'agent', pkt, t);
-      } else {
-        throw new DropError(`bad hop pointer ${hp} in a returning DR SMP (hop count ${hc})`, true);
+        if (exit === 0 || exit > cur.numPorts) throw new DropError(`no port ${exit} on ${cur.desc}`, true);
+        const rx = this.cross(cur.ports[exit], pkt, t);
+        cur = rx.node;
+        inPort = rx.num;
       }
-      if (exit === 0 || exit > cur.numPorts) throw new DropError(`no port ${exit} on ${cur.desc}`, true);
-      const rx = this.cross(cur.ports[exit], pkt, t);
-      cur = rx.node;
-      inPort = rx.num;
+    } catch (e) {
+      // lost on the way: the header as it was when it was lost
+      if (hp !== hp0) v.hopPointer = hp;
+      throw e;
     }
   }
 
