@@ -5,6 +5,12 @@
  * switches are listed each before the switch it forwards to (`order` from `orderStart`), with
  * their hops to the destination port; the ones that fail (a broken entry on their way, a loop)
  * in `failList`, with where and why.
+ *
+ * The switches are started from in the previous LID's order, destination first (the LIDs of one
+ * delivering switch have much the same in-tree, so most routes then meet a resolved switch at
+ * their first hop: one step each, with branches the processor predicts), then in index order
+ * for the rest. A LID whose routes fail is resolved again in index order alone, so that its
+ * failures are listed as they always were.
  */
 import type { EndPort } from './graph.js';
 import { C_BAD, C_CA, C_NO_LFT, C_NO_ROUTE, C_SELF, type LftWindows } from './verify-windows.js';
@@ -29,8 +35,11 @@ export class InTree {
   readonly failAt: Int32Array;
   readonly failPort: Int32Array;
   /** The delivering switches from `orderStart` on, each before the switch it forwards to. */
-  readonly order: Int32Array;
+  order: Int32Array;
   orderStart = 0;
+  /** The previous LID's order (from prevStart on), the start order of the next. */
+  private prev: Int32Array;
+  private prevStart: number;
   /** The switches whose route fails (resolve returns how many). */
   readonly failList: Int32Array;
   /** LIDs with a loop, (switch, LID) routes in one: over every resolve. */
@@ -48,6 +57,8 @@ export class InTree {
     this.failAt = new Int32Array(nSw);
     this.failPort = new Int32Array(nSw);
     this.order = new Int32Array(nSw);
+    this.prev = new Int32Array(nSw);
+    this.prevStart = nSw;
     this.failList = new Int32Array(nSw);
     this.stack = new Int32Array(nSw + 1);
   }
@@ -55,14 +66,29 @@ export class InTree {
   /** Resolve LID d (owned by `dest`; its decoded entries at `b` in wins.win): states, hops,
    *  order, failures. Returns the number of switches whose route fails. */
   resolve(d: number, dest: EndPort, destIsCa: boolean, b: number): number {
-    const { state, hops, failList, stack, failKind, failAt, failPort, nSw, order } = this;
+    // The order just made becomes the start order of the next LID (unless it failed).
+    const made = this.prev;
+    this.prev = this.order;
+    this.order = made;
+    const pStart = this.prevStart;
+    let nFail = this.pass(d, dest, destIsCa, b, pStart);
+    if (nFail > 0 && pStart < this.nSw) nFail = this.pass(d, dest, destIsCa, b, this.nSw);
+    this.prevStart = nFail > 0 ? this.nSw : this.orderStart;
+    return nFail;
+  }
+
+  /** One resolve of d, starting from prev[nSw − 1] down to prev[pStart], then the switches in
+   *  index order. Loop counts are added only when no route fails or in index order alone. */
+  private pass(d: number, dest: EndPort, destIsCa: boolean, b: number, pStart: number): number {
+    const { state, hops, failList, stack, failKind, failAt, failPort, nSw, order, prev } = this;
     const win = this.wins.win;
     state.fill(ST_UNKNOWN);
     let nFail = 0;
     let pos = nSw;
     let lidLooped = false;
     let loopEntries = 0;
-    for (let s0 = 0; s0 < nSw; s0++) {
+    for (let k = nSw - 1 + (nSw - pStart); k >= 0; k--) {
+      const s0 = k >= nSw ? prev[k - nSw + pStart]! : nSw - 1 - k;
       if (state[s0] !== ST_UNKNOWN) continue;
       let len = 0;
       let cur = s0;
@@ -133,9 +159,10 @@ export class InTree {
         }
       }
     }
+    this.orderStart = pos;
+    if (nFail > 0 && pStart < nSw) return nFail;
     if (lidLooped) this.loopLids++;
     this.loopEntries += loopEntries;
-    this.orderStart = pos;
     return nFail;
   }
 }

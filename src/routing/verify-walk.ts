@@ -12,7 +12,8 @@
  *   switch in index order, each channel's routes and the channel dependency each switch creates
  *   are recorded; one pass over the switches with CAs counts hops and stretch (by (hops,
  *   shortest) pair: exact, and in no particular order).
- * - With SLs, each source switch (or source port) is asked its SL once per LID; when every
+ * - With SLs, each source switch (or source port) is asked its SL once per LID (not at all when
+ *   the SL→VL table maps every SL to one VL: the SLs then make no difference); when every
  *   source's route starts on one VL (and the SL2VL is the same on every hop), all of the LID's
  *   dependencies are on that VL and it is carried as without SLs.
  * - CA LIDs of one switch T whose decoded entries are the same at every switch (compared in
@@ -113,6 +114,9 @@ export class LidWalker {
   private readonly accBase: Int32Array;
   private readonly mask: Int32Array;
   private readonly vsl: Int32Array;
+  /** With SLs and one SL→VL table, the VL every SL maps to when it is the same for all 16 (the
+   *  SLs then do not matter to the channel dependencies: they are not asked), else −1. */
+  private readonly oneVl: number;
 
   constructor(
     private readonly ix: FabricIndex,
@@ -157,6 +161,9 @@ export class LidWalker {
     this.accBase = Int32Array.from(ix.caCount);
     this.mask = new Int32Array(nSw);
     this.vsl = o.byPorts ? new Int32Array(nSw * 16) : new Int32Array(0);
+    let one = o.sl && !o.byPorts ? (o.sl2vl[0] ?? 0) & 15 : -1;
+    for (let v = 1; v < 16 && one >= 0; v++) if (((o.sl2vl[v] ?? 0) & 15) !== one) one = -1;
+    this.oneVl = one;
   }
 
   /** Routes (CA to CA) and CA destination LIDs per adjacency entry. */
@@ -275,7 +282,7 @@ export class LidWalker {
     // Group the CA LIDs: rep[i] = the first LID with the same entries (i itself when none), mult = group sizes.
     const rep = (this.rep_ = this.rep_.length >= n ? this.rep_ : new Int32Array(2 * n));
     const mult = (this.mult_ = this.mult_.length >= n ? this.mult_ : new Int32Array(2 * n));
-    const K = this.o.sl ? this.slLen : 0;
+    const K = this.o.sl && this.oneVl < 0 ? this.slLen : 0;
     const slv = (this.slv_ = this.slv_.length >= n * K ? this.slv_ : new Uint8Array(2 * n * K));
     const byHash = new Map<number, number[]>();
     for (let i = 0; i < n; i++) {
@@ -406,6 +413,7 @@ export class LidWalker {
     acc.set(this.accBase);
     if (destIsCa) acc[T]!--;
     if (!doCdg || (!sl && !byPorts)) return 0;
+    if (this.oneVl >= 0) return this.oneVl;
     const srcStart = this.ix.endsStart;
     const srcList = this.ix.endsOfSw;
     if (byPorts) {
