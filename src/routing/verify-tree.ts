@@ -9,8 +9,9 @@
  * The switches are started from in the previous LID's order, destination first (the LIDs of one
  * delivering switch have much the same in-tree, so most routes then meet a resolved switch at
  * their first hop: one step each, with branches the processor predicts), then in index order
- * for the rest. A LID whose routes fail is resolved again in index order alone, so that its
- * failures are listed as they always were.
+ * for the rest; when that order is the new LID's too (every switch's entry leads to one before
+ * it), a single pass over it checks so and resolves the LID. A LID whose routes fail is
+ * resolved again in index order alone, so that its failures are listed as they always were.
  */
 import type { EndPort } from './graph.js';
 import { C_BAD, C_CA, C_NO_LFT, C_NO_ROUTE, C_SELF, type LftWindows } from './verify-windows.js';
@@ -40,6 +41,8 @@ export class InTree {
   /** The previous LID's order (from prevStart on), the start order of the next. */
   private prev: Int32Array;
   private prevStart: number;
+  private distTries = 0;
+  private distHits = 0;
   /** The switches whose route fails (resolve returns how many). */
   readonly failList: Int32Array;
   /** LIDs with a loop, (switch, LID) routes in one: over every resolve. */
@@ -65,7 +68,24 @@ export class InTree {
 
   /** Resolve LID d (owned by `dest`; its decoded entries at `b` in wins.win): states, hops,
    *  order, failures. Returns the number of switches whose route fails. */
-  resolve(d: number, dest: EndPort, destIsCa: boolean, b: number): number {
+  resolve(d: number, dest: EndPort, destIsCa: boolean, b: number, byDist?: Int32Array): number {
+    // The switches by distance to the destination, farthest first, are an order of every LID
+    // whose routes are shortest paths: checked in one pass (given up when it is seldom one).
+    if (byDist && (this.distTries < 1024 || 2 * this.distHits >= this.distTries)) {
+      this.distTries++;
+      if (this.sameOrder(d, dest, destIsCa, b, byDist)) {
+        this.distHits++;
+        this.order.set(byDist);
+        this.orderStart = 0;
+        this.prevStart = 0;
+        return 0;
+      }
+    }
+    // The previous LID's order holds every switch, and is this LID's too: done (order kept).
+    if (this.prevStart === 0 && this.sameOrder(d, dest, destIsCa, b, this.order)) {
+      this.orderStart = 0;
+      return 0;
+    }
     // The order just made becomes the start order of the next LID (unless it failed).
     const made = this.prev;
     this.prev = this.order;
@@ -75,6 +95,31 @@ export class InTree {
     if (nFail > 0 && pStart < this.nSw) nFail = this.pass(d, dest, destIsCa, b, this.nSw);
     this.prevStart = nFail > 0 ? this.nSw : this.orderStart;
     return nFail;
+  }
+
+  /** Whether `order` (every switch; the previous LID's, or by distance) is one of d's: each switch's
+   *  entry leads to one before it in the order or delivers. States and hops set on the way. */
+  private sameOrder(d: number, dest: EndPort, destIsCa: boolean, b: number, order: Int32Array): boolean {
+    const { state, hops, nSw } = this;
+    const win = this.wins.win;
+    state.fill(ST_UNKNOWN);
+    for (let i = nSw - 1; i >= 0; i--) {
+      const x = order[i]!;
+      const c = win[b + x]!;
+      if (c >= 0) {
+        const n = c >>> 8;
+        if (state[n] !== ST_OK) return false;
+        hops[x] = hops[n]! + 1;
+      } else if (c === C_SELF) {
+        if (destIsCa || dest.sw !== x) return false;
+        hops[x] = 0;
+      } else if (c === C_CA) {
+        if (!this.wins.leadsTo(x, this.wins.port(x, d), dest)) return false;
+        hops[x] = 1;
+      } else return false;
+      state[x] = ST_OK;
+    }
+    return true;
   }
 
   /** One resolve of d, starting from prev[nSw − 1] down to prev[pStart], then the switches in

@@ -114,6 +114,10 @@ export class LidWalker {
   private readonly accBase: Int32Array;
   private readonly mask: Int32Array;
   private readonly vsl: Int32Array;
+  /** The switches by distance to the delivering switch being walked, farthest first (walkSwitch, with `dist`). */
+  private readonly byDist: Int32Array;
+  private readonly distCount: Int32Array;
+  private byDistOf = -1;
   /** With SLs and one SL→VL table, the VL every SL maps to when it is the same for all 16 (the
    *  SLs then do not matter to the channel dependencies: they are not asked), else −1. */
   private readonly oneVl: number;
@@ -161,6 +165,8 @@ export class LidWalker {
     this.accBase = Int32Array.from(ix.caCount);
     this.mask = new Int32Array(nSw);
     this.vsl = o.byPorts ? new Int32Array(nSw * 16) : new Int32Array(0);
+    this.byDist = new Int32Array(nSw);
+    this.distCount = new Int32Array(nSw + 2);
     let one = o.sl && !o.byPorts ? (o.sl2vl[0] ?? 0) & 15 : -1;
     for (let v = 1; v < 16 && one >= 0; v++) if (((o.sl2vl[v] ?? 0) & 15) !== one) one = -1;
     this.oneVl = one;
@@ -239,7 +245,8 @@ export class LidWalker {
       return false;
     }
     const b = this.wins.column(d);
-    const nFail = this.tree.resolve(d, dest, destIsCa, b);
+    if (dist && this.byDistOf !== T) this.sortByDist(T, dist);
+    const nFail = this.tree.resolve(d, dest, destIsCa, b, dist ? this.byDist : undefined);
     if (nFail > 0) m = 1;
     if (destIsCa) {
       if (this.routesRoom < this.totalSources * m) this.flushRoutes();
@@ -253,6 +260,22 @@ export class LidWalker {
     else this.carryMasks(destIsCa, b, first, m);
     if (nFail > 0) this.failed(d, T, destIsCa, dest, nFail);
     return nFail === 0;
+  }
+
+  /** byDist for T: the switches by their distance to T (`dist`), farthest (and unreachable) first. */
+  private sortByDist(T: number, dist: Int32Array): void {
+    const { nSw, byDist, distCount } = this;
+    distCount.fill(0);
+    // Slot k + 1 counts distance nSw − 1 − k (unreachable: first).
+    for (let x = 0; x < nSw; x++) distCount[dist[x]! < 0 ? 0 : nSw - dist[x]!]!++;
+    let at = 0;
+    for (let k = 0; k <= nSw; k++) {
+      const c = distCount[k]!;
+      distCount[k] = at;
+      at += c;
+    }
+    for (let x = 0; x < nSw; x++) byDist[distCount[dist[x]! < 0 ? 0 : nSw - dist[x]!]!++] = x;
+    this.byDistOf = T;
   }
 
   /** The LIDs delivered by switch T, in port order (`dist`: as for walk). CA LIDs whose entries
