@@ -38,6 +38,9 @@ export class InTree {
   /** The delivering switches from `orderStart` on, each before the switch it forwards to. */
   order: Int32Array;
   orderStart = 0;
+  /** `order` is the switches by distance to the destination (resolve's byDist), each distance in
+   *  index order: read in that order, per-switch tables are read almost in sequence. */
+  sorted = false;
   /** The previous LID's order (from prevStart on), the start order of the next. */
   private prev: Int32Array;
   private prevStart: number;
@@ -77,10 +80,12 @@ export class InTree {
         this.distHits++;
         this.order.set(byDist);
         this.orderStart = 0;
+        this.sorted = true;
         this.prevStart = 0;
         return 0;
       }
     }
+    this.sorted = false;
     // The previous LID's order holds every switch, and is this LID's too: done (order kept).
     if (this.prevStart === 0 && this.sameOrder(d, dest, destIsCa, b, this.order)) {
       this.orderStart = 0;

@@ -499,13 +499,43 @@ export class LidWalker {
     const { order, state } = this.tree;
     const adjStart = this.ix.adjStart;
     const doCdg = this.o.doCdg;
+    let bits = doCdg ? (this.o.sl ? this.depBits[vl] : this.depsOf(vl)) : undefined;
+    let seen = 0;
+    if (this.tree.sorted) {
+      // The order is by distance, each distance in index order: one pass, the sources of each
+      // switch complete when it is reached, its tables read almost in sequence.
+      for (let i = first; i < nSw; i++) {
+        const x = order[i]!;
+        const c = win[b + x]!;
+        if (c < 0) continue;
+        const a = acc[x]!;
+        const n = c >>> 8;
+        acc[n]! += a;
+        if (destIsCa) {
+          const e2 = 2 * (adjStart[x]! + (c & 255));
+          routes[e2]! += a * m;
+          routes[e2 + 1]! += m;
+        }
+        if (a === 0 || !doCdg) continue;
+        const c2 = win[b + n]!;
+        if (c2 < 0) continue;
+        bits ??= this.depsOf(vl);
+        const bit = xBase[x]! + (c & 255) * xStride[x]! + (c2 & 255);
+        const byte = bit >>> 3;
+        const bv = 1 << (bit & 7);
+        if (!(bits[byte]! & bv)) {
+          bits[byte] = bits[byte]! | bv;
+          seen++;
+        }
+      }
+      this.vlSeen[vl]! += seen;
+      return;
+    }
     for (let i = first; i < nSw; i++) {
       const x = order[i]!;
       const c = win[b + x]!;
       if (c >= 0) acc[c >>> 8]! += acc[x]!;
     }
-    let bits = doCdg ? (this.o.sl ? this.depBits[vl] : this.depsOf(vl)) : undefined;
-    let seen = 0;
     for (let x = 0; x < nSw; x++) {
       if (state[x] !== ST_OK) continue;
       const c = win[b + x]!;
