@@ -113,7 +113,8 @@ export class LftWindows {
     }
   }
 
-  /** As `load`, hashing each LID's entries on the way (FNV-1a over the switches in order). */
+  /** As `load`, hashing each LID's entries on the way (FNV-1a over every `hashStride`-th switch
+   *  in order). */
   private loadHashing(slot: number, d0: number): void {
     const { nSw, code, win, lft, hash, stride: st } = this;
     const o = slot * WIN * nSw;
@@ -123,14 +124,27 @@ export class LftWindows {
     for (let x = 0; x < nSw; x++) {
       const t = lft[x];
       const cx = x * st;
-      if (x % stride !== 0) {
-        for (let j = 0, i = o + x; j < WIN; j++, i += nSw) win[i] = !t ? C_NO_LFT : d0 + j < t.length ? decode(code, cx, st, t[d0 + j]!) : C_NO_ROUTE;
+      const hashed = x % stride === 0;
+      if (t && d0 + WIN <= t.length) {
+        if (!hashed) {
+          for (let j = 0, i = o + x; j < WIN; j++, i += nSw) {
+            const p = t[d0 + j]!;
+            win[i] = p < st ? code[cx + p]! : p === 255 ? C_NO_ROUTE : C_BAD;
+          }
+          continue;
+        }
+        for (let j = 0, i = o + x; j < WIN; j++, i += nSw) {
+          const p = t[d0 + j]!;
+          const c = p < st ? code[cx + p]! : p === 255 ? C_NO_ROUTE : C_BAD;
+          win[i] = c;
+          hash[h0 + j] = Math.imul(hash[h0 + j]! ^ c, 16777619);
+        }
         continue;
       }
       for (let j = 0, i = o + x; j < WIN; j++, i += nSw) {
         const c = !t ? C_NO_LFT : d0 + j < t.length ? decode(code, cx, st, t[d0 + j]!) : C_NO_ROUTE;
         win[i] = c;
-        hash[h0 + j] = Math.imul(hash[h0 + j]! ^ c, 16777619);
+        if (hashed) hash[h0 + j] = Math.imul(hash[h0 + j]! ^ c, 16777619);
       }
     }
   }
