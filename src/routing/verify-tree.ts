@@ -216,3 +216,19 @@ export class InTree {
     return nFail;
   }
 }
+
+/** The switches by their distance `dist` to a destination switch, farthest (and unreachable)
+ *  first, each distance in index order, into out (InTree.resolve's byDist); count: nSw + 1 scratch. */
+export function sortByDist(dist: Int32Array, out: Int32Array, count: Int32Array): void {
+  const nSw = out.length;
+  count.fill(0);
+  // Slot nSw − k counts distance k (slot 0: unreachable).
+  for (let x = 0; x < nSw; x++) count[dist[x]! < 0 ? 0 : nSw - dist[x]!]!++;
+  let at = 0;
+  for (let k = 0; k <= nSw; k++) {
+    const c = count[k]!;
+    count[k] = at;
+    at += c;
+  }
+  for (let x = 0; x < nSw; x++) out[count[dist[x]! < 0 ? 0 : nSw - dist[x]!]!++] = x;
+}

@@ -25,7 +25,7 @@
 import type { PortSl2Vl } from '../model/routes.js';
 import { fmtGuid, swName, type EndPort, type FabricIndex } from './graph.js';
 import { describe } from './verify-report.js';
-import { InTree, K_LOOP, ST_OK } from './verify-tree.js';
+import { InTree, K_LOOP, ST_OK, sortByDist } from './verify-tree.js';
 import { LftWindows } from './verify-windows.js';
 import type { FailureKind, RouteFailure } from './verify.js';
 
@@ -245,7 +245,10 @@ export class LidWalker {
       return false;
     }
     const b = this.wins.column(d);
-    if (dist && this.byDistOf !== T) this.sortByDist(T, dist);
+    if (dist && this.byDistOf !== T) {
+      sortByDist(dist, this.byDist, this.distCount);
+      this.byDistOf = T;
+    }
     const nFail = this.tree.resolve(d, dest, destIsCa, b, dist ? this.byDist : undefined);
     if (nFail > 0) m = 1;
     if (destIsCa) {
@@ -260,22 +263,6 @@ export class LidWalker {
     else this.carryMasks(destIsCa, b, first, m);
     if (nFail > 0) this.failed(d, T, destIsCa, dest, nFail);
     return nFail === 0;
-  }
-
-  /** byDist for T: the switches by their distance to T (`dist`), farthest (and unreachable) first. */
-  private sortByDist(T: number, dist: Int32Array): void {
-    const { nSw, byDist, distCount } = this;
-    distCount.fill(0);
-    // Slot k + 1 counts distance nSw − 1 − k (unreachable: first).
-    for (let x = 0; x < nSw; x++) distCount[dist[x]! < 0 ? 0 : nSw - dist[x]!]!++;
-    let at = 0;
-    for (let k = 0; k <= nSw; k++) {
-      const c = distCount[k]!;
-      distCount[k] = at;
-      at += c;
-    }
-    for (let x = 0; x < nSw; x++) byDist[distCount[dist[x]! < 0 ? 0 : nSw - dist[x]!]!++] = x;
-    this.byDistOf = T;
   }
 
   /** The LIDs delivered by switch T, in port order (`dist`: as for walk). CA LIDs whose entries
