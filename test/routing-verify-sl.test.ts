@@ -111,6 +111,33 @@ describe('verifier with SLs: shared walks only where entries and SLs are the sam
     expect(v2.ok).toBe(true);
   });
 
+  // An SL2VL that maps every SL to one VL: the SLs make no difference to the channels, so the
+  // verifier does not ask them; the dependencies (the whole ring's, a cycle) are on that VL.
+  it('SLs all mapped to one VL: not asked, every dependency on that VL', () => {
+    const { f, r } = clockwiseRing();
+    let asked = 0;
+    const sl = (s: number, d: number): number => {
+      asked++;
+      return (s + d) % 16;
+    };
+    const oneVl: RoutingResult = { ...r, sl, slBySourceSwitch: false, sl2vl: Array.from({ length: 16 }, () => 3), deadlockFree: true };
+    const v = verifyRoutes(f, oneVl);
+    const verifierAsked = asked;
+    const w = witnessDeps(f, oneVl);
+    expect(verifierAsked).toBe(0);
+    expect([...w.keys()]).toEqual([3]);
+    expect(verifierDeps(v)).toEqual(w);
+    expect(v.vlsUsed).toBe(1);
+    expect(v.cdg.filter((c) => c.cyclicComponents > 0).map((c) => c.vl)).toEqual([3]);
+    expect(v.ok).toBe(false);
+    // Control: one SL on another VL (2 VLs used): the SLs are asked again.
+    const two: RoutingResult = { ...oneVl, sl2vl: Array.from({ length: 16 }, (_, i) => (i === 5 ? 1 : 3)) };
+    asked = 0;
+    const v2 = verifyRoutes(f, two);
+    expect(asked).toBeGreaterThan(0);
+    expect(verifierDeps(v2)).toEqual(witnessDeps(f, two));
+  });
+
   it('the same with the SL per source port (not per source switch)', () => {
     const { f, r, hosts } = clockwiseRing();
     const swLid = (i: number): number => f.nodes.find((n) => n.desc === `sw-${i}`)!.ports[0]!.lid!;

@@ -117,6 +117,62 @@ describe('verifier detects planted faults', () => {
   });
 });
 
+describe('routes longer than the shortest paths', () => {
+  // The verifier resolves a LID in one pass when its routes follow the switches by distance to
+  // the destination (shortest paths); a detour breaks that order, and the figures must still be
+  // those of the routes, hop by hop (the witness follows every source's route through the LFTs).
+  it('a detour through another leaf: hops, stretch and routes per link as the witness', () => {
+    const { f, r } = routed('gen:fattree2:radix=4');
+    const dlid = hostLid(f, 0);
+    const T = leafOf(f, 0);
+    const leaves = f.nodes.map((n, i) => (isSwitch(n) && n.desc.startsWith('sw-l1-') && i !== T ? i : -1)).filter((i) => i >= 0);
+    const [s0, s1] = [byDesc(f, 'sw-l2-0'), byDesc(f, 'sw-l2-1')];
+    const Y = leaves[0]!;
+    // Every leaf but Y and T up to s0; s0 down to Y; Y up to s1; s1 down to T.
+    for (const x of leaves.slice(1)) r.lfts.get(x)![dlid] = portTo(f, x, s0);
+    r.lfts.get(s0)![dlid] = portTo(f, s0, Y);
+    r.lfts.get(Y)![dlid] = portTo(f, Y, s1);
+    r.lfts.get(s1)![dlid] = portTo(f, s1, T);
+    const v = verifyRoutes(f, r);
+    expect(v.ok).toBe(true);
+    // Witness: every CA source's route to every CA LID, followed hop by hop.
+    const hosts = f.nodes.map((n, i) => (isSwitch(n) ? -1 : i)).filter((i) => i >= 0);
+    let max = 0;
+    let sum = 0;
+    let pairs = 0;
+    let above = 0;
+    const perLink = new Map<string, number>();
+    for (const h of hosts) {
+      const d = f.nodes[h]!.ports[1]!.lid!;
+      for (const s of hosts) {
+        if (s === h) continue;
+        let x = f.nodes[s]!.ports[1]!.peer!.node;
+        let hops = 1;
+        while (x !== f.nodes[h]!.ports[1]!.peer!.node) {
+          const p = r.lfts.get(x)![d]!;
+          const key = `${x}:${p}`;
+          perLink.set(key, (perLink.get(key) ?? 0) + 1);
+          x = f.nodes[x]!.ports[p]!.peer!.node;
+          hops++;
+        }
+        hops++;
+        max = Math.max(max, hops);
+        sum += hops;
+        pairs++;
+        const shortest = f.nodes[s]!.ports[1]!.peer!.node === f.nodes[h]!.ports[1]!.peer!.node ? 2 : 4;
+        if (hops > shortest) above++;
+      }
+    }
+    expect(max).toBe(6);
+    expect(v.hops.max).toBe(max);
+    expect(v.hops.mean).toBeCloseTo(sum / pairs, 9);
+    expect(v.stretch!.pairsAboveShortest).toBe(above);
+    expect(above).toBeGreaterThan(0);
+    expect(v.linkLoad.max).toBe(Math.max(...perLink.values()));
+    expect(v.linkLoad.mean).toBeCloseTo([...perLink.values()].reduce((a, b) => a + b, 0) / v.linkLoad.links, 9);
+  });
+});
+
 describe('verifier scale', () => {
   it('verifies a 3-level fat tree with more than 10,000 end ports', () => {
     const f = fabric('gen:fattree3:radix=36');

@@ -12,7 +12,8 @@
  *   switch in index order, each channel's routes and the channel dependency each switch creates
  *   are recorded; one pass over the switches with CAs counts hops and stretch (by (hops,
  *   shortest) pair: exact, and in no particular order).
- * - With SLs, each source switch (or source port) is asked its SL once per LID; when every
+ * - With SLs, each source switch (or source port) is asked its SL once per LID (not at all when
+ *   the SL→VL table maps every SL to one VL: the SLs then make no difference); when every
  *   source's route starts on one VL (and the SL2VL is the same on every hop), all of the LID's
  *   dependencies are on that VL and it is carried as without SLs.
  * - CA LIDs of one switch T whose decoded entries are the same at every switch (compared in
@@ -24,7 +25,7 @@
 import type { PortSl2Vl } from '../model/routes.js';
 import { fmtGuid, swName, type EndPort, type FabricIndex } from './graph.js';
 import { describe } from './verify-report.js';
-import { InTree, K_LOOP, ST_OK } from './verify-tree.js';
+import { InTree, K_LOOP, ST_OK, sortByDist } from './verify-tree.js';
 import { LftWindows } from './verify-windows.js';
 import type { FailureKind, RouteFailure } from './verify.js';
 
@@ -113,6 +114,13 @@ export class LidWalker {
   private readonly accBase: Int32Array;
   private readonly mask: Int32Array;
   private readonly vsl: Int32Array;
+  /** The switches by distance to the delivering switch being walked, farthest first (walkSwitch, with `dist`). */
+  private readonly byDist: Int32Array;
+  private readonly distCount: Int32Array;
+  private byDistOf = -1;
+  /** With SLs and one SL→VL table, the VL every SL maps to when it is the same for all 16 (the
+   *  SLs then do not matter to the channel dependencies: they are not asked), else −1. */
+  private readonly oneVl: number;
 
   constructor(
     private readonly ix: FabricIndex,
@@ -157,6 +165,11 @@ export class LidWalker {
     this.accBase = Int32Array.from(ix.caCount);
     this.mask = new Int32Array(nSw);
     this.vsl = o.byPorts ? new Int32Array(nSw * 16) : new Int32Array(0);
+    this.byDist = new Int32Array(nSw);
+    this.distCount = new Int32Array(nSw + 2);
+    let one = o.sl && !o.byPorts ? (o.sl2vl[0] ?? 0) & 15 : -1;
+    for (let v = 1; v < 16 && one >= 0; v++) if (((o.sl2vl[v] ?? 0) & 15) !== one) one = -1;
+    this.oneVl = one;
   }
 
   /** Routes (CA to CA) and CA destination LIDs per adjacency entry. */
@@ -232,7 +245,11 @@ export class LidWalker {
       return false;
     }
     const b = this.wins.column(d);
-    const nFail = this.tree.resolve(d, dest, destIsCa, b);
+    if (dist && this.byDistOf !== T) {
+      sortByDist(dist, this.byDist, this.distCount);
+      this.byDistOf = T;
+    }
+    const nFail = this.tree.resolve(d, dest, destIsCa, b, dist ? this.byDist : undefined);
     if (nFail > 0) m = 1;
     if (destIsCa) {
       if (this.routesRoom < this.totalSources * m) this.flushRoutes();
@@ -275,7 +292,7 @@ export class LidWalker {
     // Group the CA LIDs: rep[i] = the first LID with the same entries (i itself when none), mult = group sizes.
     const rep = (this.rep_ = this.rep_.length >= n ? this.rep_ : new Int32Array(2 * n));
     const mult = (this.mult_ = this.mult_.length >= n ? this.mult_ : new Int32Array(2 * n));
-    const K = this.o.sl ? this.slLen : 0;
+    const K = this.o.sl && this.oneVl < 0 ? this.slLen : 0;
     const slv = (this.slv_ = this.slv_.length >= n * K ? this.slv_ : new Uint8Array(2 * n * K));
     const byHash = new Map<number, number[]>();
     for (let i = 0; i < n; i++) {
@@ -406,6 +423,7 @@ export class LidWalker {
     acc.set(this.accBase);
     if (destIsCa) acc[T]!--;
     if (!doCdg || (!sl && !byPorts)) return 0;
+    if (this.oneVl >= 0) return this.oneVl;
     const srcStart = this.ix.endsStart;
     const srcList = this.ix.endsOfSw;
     if (byPorts) {
@@ -468,13 +486,43 @@ export class LidWalker {
     const { order, state } = this.tree;
     const adjStart = this.ix.adjStart;
     const doCdg = this.o.doCdg;
+    let bits = doCdg ? (this.o.sl ? this.depBits[vl] : this.depsOf(vl)) : undefined;
+    let seen = 0;
+    if (this.tree.sorted) {
+      // The order is by distance, each distance in index order: one pass, the sources of each
+      // switch complete when it is reached, its tables read almost in sequence.
+      for (let i = first; i < nSw; i++) {
+        const x = order[i]!;
+        const c = win[b + x]!;
+        if (c < 0) continue;
+        const a = acc[x]!;
+        const n = c >>> 8;
+        acc[n]! += a;
+        if (destIsCa) {
+          const e2 = 2 * (adjStart[x]! + (c & 255));
+          routes[e2]! += a * m;
+          routes[e2 + 1]! += m;
+        }
+        if (a === 0 || !doCdg) continue;
+        const c2 = win[b + n]!;
+        if (c2 < 0) continue;
+        bits ??= this.depsOf(vl);
+        const bit = xBase[x]! + (c & 255) * xStride[x]! + (c2 & 255);
+        const byte = bit >>> 3;
+        const bv = 1 << (bit & 7);
+        if (!(bits[byte]! & bv)) {
+          bits[byte] = bits[byte]! | bv;
+          seen++;
+        }
+      }
+      this.vlSeen[vl]! += seen;
+      return;
+    }
     for (let i = first; i < nSw; i++) {
       const x = order[i]!;
       const c = win[b + x]!;
       if (c >= 0) acc[c >>> 8]! += acc[x]!;
     }
-    let bits = doCdg ? (this.o.sl ? this.depBits[vl] : this.depsOf(vl)) : undefined;
-    let seen = 0;
     for (let x = 0; x < nSw; x++) {
       if (state[x] !== ST_OK) continue;
       const c = win[b + x]!;

@@ -5,7 +5,9 @@
  * that link among its links (n × 256 + index), or a C_* outcome. A few such windows are kept
  * (LRU): destinations are walked by delivering switch, whose own LID and CA LIDs are in
  * different windows. A window reloaded holds the same entries (it is read from the tables again).
- * Decoding is one lookup per entry: each switch has a 256-entry table from port byte to outcome.
+ * Decoding is one lookup per entry: each switch has a table from port byte to outcome, one entry
+ * per port it can have (bytes above: 255 no route, the others a bad port), so that the tables of
+ * all the switches stay in the cache while a window is read.
  */
 import type { EndPort, FabricIndex } from './graph.js';
 
@@ -27,9 +29,10 @@ export class LftWindows {
   readonly win: Int32Array;
   private readonly nSw: number;
   private readonly lft: (Uint8Array | undefined)[] = [];
-  /** switch × 256 + port byte → what the entry leads to: n × 256 + link index, or a C_* outcome
-   * (every byte has one: no bounds check or branch while decoding). */
+  /** switch × `stride` + port byte (≤ the fabric's largest port number) → what the entry leads
+   *  to: n × 256 + link index, or a C_* outcome. */
   private readonly code: Int32Array;
+  private readonly stride: number;
   /** While set, a window read also hashes each LID's decoded entries (hashColumn), those of
    *  every `hashStride`-th switch: a hash is only a filter (equal columns are compared in full),
    *  one that costs a quarter of the decoding. */
@@ -50,12 +53,13 @@ export class LftWindows {
     const W = ix.maxPorts + 1;
     this.nSw = nSw;
     for (let s = 0; s < nSw; s++) this.lft.push(lftByNode.get(ix.swNode[s]!));
-    const code = (this.code = new Int32Array(nSw * 256).fill(C_BAD));
+    const stride = (this.stride = Math.min(W, 256));
+    const code = (this.code = new Int32Array(nSw * stride).fill(C_BAD));
     for (let s = 0; s < nSw; s++) {
       const n = ix.fabric.nodes[ix.swNode[s]!]!;
-      const o = s * 256;
+      const o = s * stride;
       code[o] = C_SELF;
-      code[o + 255] = C_NO_ROUTE;
+      if (stride > 255) code[o + 255] = C_NO_ROUTE;
       for (let p = 1; p < W && p <= swNumPorts[s]!; p++) {
         const e = portEntry[s * W + p]!;
         code[o + p] = !n.ports[p]?.peer ? C_DOWN : e >= 0 ? adjSw[e]! * 256 + (e - adjStart[s]!) : C_CA;
@@ -83,7 +87,7 @@ export class LftWindows {
    *  are one cache line of its table, written one to each of WIN lines of `win`, which the next
    *  switches fill on (16 switches to a line). */
   private load(slot: number, d0: number): void {
-    const { nSw, code, win, lft } = this;
+    const { nSw, code, win, lft, stride } = this;
     const o = slot * WIN * nSw;
     this.hashed[slot] = this.hashing ? 1 : 0;
     if (this.hashing) {
@@ -97,33 +101,50 @@ export class LftWindows {
         for (let j = 0, i = i0; j < WIN; j++, i += nSw) win[i] = C_NO_LFT;
         continue;
       }
-      const cx = x * 256;
+      const cx = x * stride;
       if (d0 + WIN <= t.length) {
-        for (let j = 0, i = i0; j < WIN; j++, i += nSw) win[i] = code[cx + t[d0 + j]!]!;
+        for (let j = 0, i = i0; j < WIN; j++, i += nSw) {
+          const p = t[d0 + j]!;
+          win[i] = p < stride ? code[cx + p]! : p === 255 ? C_NO_ROUTE : C_BAD;
+        }
       } else {
-        for (let j = 0, i = i0; j < WIN; j++, i += nSw) win[i] = d0 + j < t.length ? code[cx + t[d0 + j]!]! : C_NO_ROUTE;
+        for (let j = 0, i = i0; j < WIN; j++, i += nSw) win[i] = d0 + j < t.length ? decode(code, cx, stride, t[d0 + j]!) : C_NO_ROUTE;
       }
     }
   }
 
-  /** As `load`, hashing each LID's entries on the way (FNV-1a over the switches in order). */
+  /** As `load`, hashing each LID's entries on the way (FNV-1a over every `hashStride`-th switch
+   *  in order). */
   private loadHashing(slot: number, d0: number): void {
-    const { nSw, code, win, lft, hash } = this;
+    const { nSw, code, win, lft, hash, stride: st } = this;
     const o = slot * WIN * nSw;
     const h0 = slot * WIN;
     hash.fill(0x811c9dc5 | 0, h0, h0 + WIN);
     const stride = this.hashStride;
     for (let x = 0; x < nSw; x++) {
       const t = lft[x];
-      const cx = x * 256;
-      if (x % stride !== 0) {
-        for (let j = 0, i = o + x; j < WIN; j++, i += nSw) win[i] = !t ? C_NO_LFT : d0 + j < t.length ? code[cx + t[d0 + j]!]! : C_NO_ROUTE;
+      const cx = x * st;
+      const hashed = x % stride === 0;
+      if (t && d0 + WIN <= t.length) {
+        if (!hashed) {
+          for (let j = 0, i = o + x; j < WIN; j++, i += nSw) {
+            const p = t[d0 + j]!;
+            win[i] = p < st ? code[cx + p]! : p === 255 ? C_NO_ROUTE : C_BAD;
+          }
+          continue;
+        }
+        for (let j = 0, i = o + x; j < WIN; j++, i += nSw) {
+          const p = t[d0 + j]!;
+          const c = p < st ? code[cx + p]! : p === 255 ? C_NO_ROUTE : C_BAD;
+          win[i] = c;
+          hash[h0 + j] = Math.imul(hash[h0 + j]! ^ c, 16777619);
+        }
         continue;
       }
       for (let j = 0, i = o + x; j < WIN; j++, i += nSw) {
-        const c = !t ? C_NO_LFT : d0 + j < t.length ? code[cx + t[d0 + j]!]! : C_NO_ROUTE;
+        const c = !t ? C_NO_LFT : d0 + j < t.length ? decode(code, cx, st, t[d0 + j]!) : C_NO_ROUTE;
         win[i] = c;
-        hash[h0 + j] = Math.imul(hash[h0 + j]! ^ c, 16777619);
+        if (hashed) hash[h0 + j] = Math.imul(hash[h0 + j]! ^ c, 16777619);
       }
     }
   }
@@ -159,4 +180,9 @@ export class LftWindows {
     for (let x = 0; x < nSw; x++) if (win[b1 + x] !== win[b2 + x]) return false;
     return true;
   }
+}
+
+/** The outcome of port byte p at the switch whose table starts at cx. */
+function decode(code: Int32Array, cx: number, stride: number, p: number): number {
+  return p < stride ? code[cx + p]! : p === 255 ? C_NO_ROUTE : C_BAD;
 }

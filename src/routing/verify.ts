@@ -6,9 +6,9 @@
  * Cost: for one destination LID the routes from all switches form an in-tree (or fail), so each
  * LID takes a few linear passes over typed arrays of the switches — O(switches) per LID: the
  * entries of 64 consecutive LIDs are copied from every LFT at once (cache-friendly), each
- * switch's entry is decoded to a channel, the in-tree is walked breadth first from the
- * destination, and only the switches it does not reach are followed one by one to find where
- * their route breaks. Plus one BFS per destination switch of CAs for the shortest-path figures.
+ * switch's entry is decoded to a channel, and the in-tree resolved: in one pass over the
+ * switches by distance to the destination when the routes are shortest paths, else each route
+ * followed until it meets a resolved switch (routing/verify-tree.ts). Plus one BFS per destination switch of CAs for the shortest-path figures.
  * Sources are CA/router ports (counted through their switch); switches are also checked as
  * sources for reachability.
  */
@@ -132,7 +132,7 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
     let cas = false;
     for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) if (!ends[ix.endsOfSw[i]!]!.isSwitch) cas = true;
     if (doStretch && cas) bfsSwitches(ix, T, dist, queue);
-    w.walkSwitch(T, doStretch ? dist : undefined);
+    w.walkSwitch(T, doStretch && cas ? dist : undefined);
   }
   ends.forEach((ep, oi) => {
     if (ep.sw < 0) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) w.walk(l, -1, oi, undefined);
