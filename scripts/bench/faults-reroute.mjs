@@ -39,6 +39,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
 import { startIbsim, stopChild } from './ibsim.mjs';
+import { buildShim } from './umad-count.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
@@ -69,11 +70,7 @@ const { cloneFabric } = await mod('model/fabric.js');
 const { pathChanges } = await mod('routing/incremental-changes.js');
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-faults-reroute-'));
-const shim = path.join(dir, 'umad-count.so');
-{
-  const r = spawnSync('cc', ['-shared', '-fPIC', '-O2', '-o', shim, path.join(here, 'umad-count.c'), '-ldl'], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`building umad-count.so failed:\n${r.stderr}`);
-}
+const shim = buildShim(dir);
 /** SMPs and LFT Sets sent so far, from the shim's shared counts file. */
 function counts(file) {
   if (!existsSync(file)) return { smps: 0, lft: 0 };

@@ -31,6 +31,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
 import { startIbsim, stopChild } from './ibsim.mjs';
+import { buildShim } from './umad-count.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
@@ -60,12 +61,6 @@ function need() {
   if (!existsSync(path.join(distDir, 'cli/main.js'))) throw new Error(`${distDir}/cli/main.js not found: run "npx tsc -p tsconfig.json" first`);
 }
 
-function buildShim(dir) {
-  const so = path.join(dir, 'umad-count.so');
-  const r = spawnSync('cc', ['-shared', '-fPIC', '-O2', '-o', so, path.join(here, 'umad-count.c'), '-ldl'], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`building the umad_send counting shim failed:\n${r.stderr}`);
-  return so;
-}
 
 /** PMA (class 0x04) sends by method, from the shim's file (layout: umad-count.c); undefined before it exists. */
 function pmaSends(file) {

@@ -34,6 +34,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
 import { startIbsim, clientEnv, runClient, UMAD2SIM } from './ibsim.mjs';
+import { buildShim } from './umad-count.mjs';
 import { readLfts } from './lft-readback.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -78,15 +79,6 @@ function need() {
   if (!existsSync(UMAD2SIM)) missing.push(UMAD2SIM);
   if (missing.length) throw new Error(`missing: ${missing.join(', ')} (apt-get install ibsim-utils infiniband-diags opensm gcc libibumad-dev)`);
   if (!existsSync(path.join(distDir, 'cli/main.js'))) throw new Error(`${distDir}/cli/main.js not found: run "npx tsc -p tsconfig.json" first (or pass --dist)`);
-}
-
-// ---------------------------------------------------------------------------------------------
-// The counting shim.
-function buildShim(dir) {
-  const so = path.join(dir, 'umad-count.so');
-  const r = spawnSync('cc', ['-shared', '-fPIC', '-O2', '-o', so, path.join(here, 'umad-count.c'), '-ldl'], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`building the umad_send counting shim failed:\n${r.stderr}`);
-  return so;
 }
 
 /** Decode the shim's counter file (layout: see umad-count.c). */

@@ -13,12 +13,13 @@
 //     --cli FILES  the ibsm command(s) (default dist/bundle/ibsm.cjs, run through its shebang);
 //                  several (e.g. a build from before a change, then this one) run interleaved
 //     --opensm     OpenSM in each round too (`opensm -o`), its first SMP and SUBNET UP
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { clientEnv, startIbsim, UMAD2SIM } from './ibsim.mjs';
+import { buildShim } from './umad-count.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
@@ -37,12 +38,6 @@ for (const cli of clis) if (!existsSync(cli)) throw new Error(`${cli} not found:
 const nodeFlags = readFileSync(clis[0], 'utf8').split('\n', 1)[0].replace(/^#!.*?node\s*/, '').split(/\s+/).filter(Boolean);
 const label = (cli) => (clis.length > 1 ? `${path.relative(process.cwd(), cli) || cli}: ` : 'ibsm ');
 
-function buildShim(dir) {
-  const so = path.join(dir, 'umad-count.so');
-  const r = spawnSync('cc', ['-shared', '-fPIC', '-O2', '-o', so, path.join(here, 'umad-count.c'), '-ldl'], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`building the umad_send counting shim failed:\n${r.stderr}`);
-  return so;
-}
 
 /** The shim's first-send time (µs since the epoch) and CPU µs (umad-count.c's header). */
 function readCounts(file) {
