@@ -75,22 +75,30 @@ function clockwiseRing(): { f: Fabric; r: RoutingResult; hosts: Ca[][] } {
   return { f, r, hosts: sw.map((s) => all.filter((c) => c.sw === s)) };
 }
 
+/** The clockwise ring with an SL per destination switch (its LID and its hosts'): {0} on SL 0,
+ *  {1} on 2, {2, 3} on 1, {4, 5} on 3; no SL's destinations alone make the ring's cycle. */
+function ringWithSls(): ReturnType<typeof clockwiseRing> & { slOf: Map<number, number> } {
+  const ring = clockwiseRing();
+  const { f, hosts } = ring;
+  const swLid = (i: number): number => f.nodes.find((n) => n.desc === `sw-${i}`)!.ports[0]!.lid!;
+  const slOf = new Map<number, number>();
+  const put = (i: number, sl: number): void => {
+    slOf.set(swLid(i), sl);
+    for (const h of hosts[i]!) slOf.set(h.lid, sl);
+  };
+  [2, 3].forEach((i) => put(i, 1));
+  put(1, 2);
+  [4, 5].forEach((i) => put(i, 3));
+  put(0, 0);
+  return { ...ring, slOf };
+}
+
 describe('verifier with SLs: shared walks only where entries and SLs are the same', () => {
   // Every route clockwise: the routes toward switch i's LIDs make every dependency of the ring
   // but the two at i and i + 1 (into and out of the channel i → i + 1), so the routes of one VL
   // form a cycle unless all its destination switches miss a common one ({0}, {1}, {2, 3}, {4, 5}).
   it('a credit loop only on the VL of twin LIDs (same entries, other SL) is found', () => {
-    const { f, r, hosts } = clockwiseRing();
-    const swLid = (i: number): number => f.nodes.find((n) => n.desc === `sw-${i}`)!.ports[0]!.lid!;
-    const slOf = new Map<number, number>();
-    const put = (i: number, sl: number): void => {
-      slOf.set(swLid(i), sl);
-      for (const h of hosts[i]!) slOf.set(h.lid, sl);
-    };
-    [2, 3].forEach((i) => put(i, 1));
-    put(1, 2);
-    [4, 5].forEach((i) => put(i, 3));
-    put(0, 0);
+    const { f, r, hosts, slOf } = ringWithSls();
     // Switch 0's second host: the same entries as its first at every switch, on VL 1, whose
     // other destinations ({2, 3}) alone make no cycle: with it, VL 1 has the full ring.
     slOf.set(hosts[0]![1]!.lid, 1);
@@ -139,17 +147,7 @@ describe('verifier with SLs: shared walks only where entries and SLs are the sam
   });
 
   it('the same with the SL per source port (not per source switch)', () => {
-    const { f, r, hosts } = clockwiseRing();
-    const swLid = (i: number): number => f.nodes.find((n) => n.desc === `sw-${i}`)!.ports[0]!.lid!;
-    const slOf = new Map<number, number>();
-    const put = (i: number, sl: number): void => {
-      slOf.set(swLid(i), sl);
-      for (const h of hosts[i]!) slOf.set(h.lid, sl);
-    };
-    [2, 3].forEach((i) => put(i, 1));
-    put(1, 2);
-    [4, 5].forEach((i) => put(i, 3));
-    put(0, 0);
+    const { f, r, hosts, slOf } = ringWithSls();
     // Switch 0's second host on VL 1 from every source but one port (switch 3's first host),
     // which sends to it on VL 0 as to the first host: the twins' SL vectors differ in one entry.
     const twin = hosts[0]![1]!.lid;
