@@ -30,6 +30,8 @@ const bin = path.join(outdir, 'ibsm.cjs');
 // to 16 MB: three of them are RSS the SM's short-lived MAD objects never need; measured on the
 // 432-host fat tree through ibsim: peak RSS 104 to 84 MB, CPU unchanged). Only the shebang can
 // give them (V8 reads them before any script runs); the code cache is made with the same flags.
+// (2 MB was measured too, with TurboFan held on a device, src/cli/tiering.ts: peak RSS at 432
+// hosts 59.9 to 56.8 MB, but on ft3-large CPU 1,330 to 1,838 ms, median of 3: not taken.)
 const NODE_FLAGS = ['--max-semi-space-size=4'];
 // What the shebang's env(1) drops before node starts: NODE_EXTRA_CA_CERTS makes Node 20 read and
 // parse that certificate file at start-up, before any script runs (~45 ms of CPU for a system
@@ -49,6 +51,10 @@ await build({
   target: 'node20',
   sourcemap: true,
   minifySyntax: true,
+  // Whitespace and comments out (990 to 718 KB): less to read, hash and hold as a string at every
+  // start. Names stay (no identifier minifying): stack traces and class names read as in src/.
+  minifyWhitespace: true,
+  legalComments: 'none',
   logLevel: 'warning',
   // import.meta.url as the ESM modules see it: the bundle's own file URL.
   define: { 'import.meta.url': '__ibsmMetaUrl' },
@@ -82,7 +88,8 @@ try {
 // latin1: the bundle is ASCII (built so), read into a one-byte string without a UTF-8 decode.
 const script = new vm.Script(Module.wrap(fs.readFileSync(file, 'latin1')), { filename: file, cachedData });
 if (process.env.IBSM_CODE_CACHE === 'report') process.stderr.write('ibsm: code cache ' + (cachedData ? (script.cachedDataRejected ? 'rejected' : 'accepted') : 'absent') + '\\n');
-if (process.env.IBSM_CODE_CACHE === 'write') process.once('exit', () => fs.writeFileSync(file + '.cache', script.createCachedData()));
+// --opt back first: V8 checks a cache against the hash of its flags, and run --umad sets --no-opt for a while (src/cli/tiering.ts).
+if (process.env.IBSM_CODE_CACHE === 'write') process.once('exit', () => (require('node:v8').setFlagsFromString('--opt'), fs.writeFileSync(file + '.cache', script.createCachedData())));
 const m = { exports: {} };
 script.runInThisContext().call(m.exports, m.exports, createRequire(file), m, file, __dirname);
 // PROCESS_IO: stdout/stderr made only when used (src/cli/stdio.ts)

@@ -1,0 +1,76 @@
+/** V8's optimizing compiler (TurboFan) held back while an SM on a device is young.
+ *
+ * On a device (--umad) the SM mostly waits for the fabric, and a run of a second or two spends
+ * more CPU compiling its warm functions with TurboFan than the optimized code gives back, and
+ * TurboFan's code and compile zones are a good part of its peak RSS. Measured through ibsim
+ * (`ibsm run --umad --once --routing minhop`, median of 3, the same code cache):
+ *   432-host fat tree     CPU 992 -> 784 ms, peak RSS 70.0 -> 60.2 MB
+ *   1,536-host ft3-large  CPU 1,926 -> 1,524 ms, peak RSS 80.2 -> 69.5 MB
+ * On the in-process simulator the same flag for a whole run costs 6x (11,664 hosts: SUBNET UP
+ * 4.8 -> 28 s: the simulator and the routing engines are hot loops), so it is never held there,
+ * and on a device it is held only until the process has used TURBOFAN_AFTER_CPU_MS of CPU (every
+ * thread): a large fabric's discovery passes that long before its routing runs, and a daemon
+ * spends its life with TurboFan. The interpreter and the baseline compiler (Sparkplug) run
+ * meanwhile; V8 reads the flag at each tier-up decision, so setting it back takes effect at once.
+ *
+ * A V8 flag changed at run time changes the flag hash V8 checks a code cache against: the bin
+ * (scripts/build-bundle.mjs) sets `--opt` back before it writes the cache. */
+
+interface V8Flags {
+  setFlagsFromString(flags: string): void;
+}
+
+let flags: V8Flags | undefined;
+
+/** V8's flag setter. node:v8 itself loads node:stream and its kin (3.5 ms of start-up, measured
+ * with `require('node:v8')` on this machine); the binding under it (what node:v8's
+ * setFlagsFromString calls) loads nothing, and is asked for with its deprecation warning off. */
+async function v8Flags(): Promise<V8Flags> {
+  if (flags) return flags;
+  const p = process as unknown as { binding?: (name: string) => unknown; noDeprecation?: boolean };
+  const quiet = p.noDeprecation;
+  try {
+    p.noDeprecation = true;
+    const b = p.binding?.('v8') as Partial<V8Flags> | undefined;
+    if (typeof b?.setFlagsFromString === 'function') return (flags = b as V8Flags);
+  } catch {
+    // a Node without process.binding: node:v8 below
+  } finally {
+    p.noDeprecation = quiet;
+  }
+  return (flags = await import('node:v8'));
+}
+
+/** CPU (user + system, every thread) after which TurboFan is back on. */
+export const TURBOFAN_AFTER_CPU_MS = 2000;
+/** How often the CPU used is looked at (an unref'd timer: it never keeps the process up). */
+const CHECK_MS = 50;
+
+let held: ReturnType<typeof setInterval> | undefined;
+
+/** Hold TurboFan back until the process has used `afterCpuMs` of CPU. */
+export async function holdTurbofan(afterCpuMs = TURBOFAN_AFTER_CPU_MS): Promise<void> {
+  if (held !== undefined) return;
+  const v8 = await v8Flags();
+  v8.setFlagsFromString('--no-opt');
+  const check = (): void => {
+    const u = process.cpuUsage();
+    if ((u.user + u.system) / 1000 >= afterCpuMs) releaseTurbofan();
+  };
+  held = setInterval(check, CHECK_MS);
+  held.unref();
+  check();
+}
+
+/** TurboFan on again (at once). */
+export function releaseTurbofan(): void {
+  if (held === undefined) return;
+  clearInterval(held);
+  held = undefined;
+  flags!.setFlagsFromString('--opt');
+}
+
+/** Whether TurboFan is held back now. */
+export function turbofanHeld(): boolean {
+  return held !== undefined;
+}
