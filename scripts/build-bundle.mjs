@@ -79,19 +79,21 @@ writeFileSync(
 const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
-const { Module, createRequire } = require('node:module');
 const file = path.join(__dirname, 'main.cjs');
 let cachedData;
 try {
   cachedData = fs.readFileSync(file + '.cache');
 } catch {}
 // latin1: the bundle is ASCII (built so), read into a one-byte string without a UTF-8 decode.
-const script = new vm.Script(Module.wrap(fs.readFileSync(file, 'latin1')), { filename: file, cachedData });
+// CommonJS's wrapper written out, and this file's require handed to the bundle (it requires only
+// node: builtins, and sits in this directory): node:module, which Module.wrap and createRequire
+// would load, costs 1-2 ms of start-up (node:module loads the ESM loader and source maps).
+const script = new vm.Script('(function (exports, require, module, __filename, __dirname) { ' + fs.readFileSync(file, 'latin1') + '\\n});', { filename: file, cachedData });
 if (process.env.IBSM_CODE_CACHE === 'report') process.stderr.write('ibsm: code cache ' + (cachedData ? (script.cachedDataRejected ? 'rejected' : 'accepted') : 'absent') + '\\n');
 // --opt back first: V8 checks a cache against the hash of its flags, and run --umad sets --no-opt for a while (src/cli/tiering.ts).
 if (process.env.IBSM_CODE_CACHE === 'write') process.once('exit', () => (require('node:v8').setFlagsFromString('--opt'), fs.writeFileSync(file + '.cache', script.createCachedData())));
 const m = { exports: {} };
-script.runInThisContext().call(m.exports, m.exports, createRequire(file), m, file, __dirname);
+script.runInThisContext().call(m.exports, m.exports, require, m, file, __dirname);
 // PROCESS_IO: stdout/stderr made only when used (src/cli/stdio.ts)
 m.exports.main(process.argv.slice(2), m.exports.PROCESS_IO).then((code) => {
   process.exitCode = code;

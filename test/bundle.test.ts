@@ -51,7 +51,9 @@ describe('the bundled ibsm command', () => {
 
     // Start-up (#16): `run --once` with its stdio on pipes loads none of node:http, node:crypto,
     // node:net, node:stream (the metrics, web view and control socket load them when served; the
-    // stdio streams are made only when written to). A preload names the modules loaded at exit.
+    // stdio streams are made only when written to), nor node:module (the bin wraps the bundle
+    // itself; the addon is loaded with process.dlopen) nor node:v8 (cli/tiering.ts sets V8 flags
+    // through its binding). A preload names the modules loaded at exit.
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-bundle-'));
     const preload = path.join(dir, 'modules.cjs');
     writeFileSync(preload, "process.on('exit', () => require('fs').writeSync(2, 'MODULES ' + process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join(' ') + '\\n'));\n");
@@ -59,7 +61,7 @@ describe('the bundled ibsm command', () => {
     expect(lean.stderr).toMatch(/SUBNET UP nodes=7 /);
     const loaded = /MODULES (.*)/.exec(lean.stderr)?.[1]?.split(' ') ?? [];
     expect(loaded).toContain('fs');
-    for (const m of ['http', 'crypto', 'net', 'stream', 'tty', 'perf_hooks']) expect(loaded, m).not.toContain(m);
+    for (const m of ['http', 'crypto', 'net', 'stream', 'tty', 'perf_hooks', 'module', 'v8']) expect(loaded, m).not.toContain(m);
     // The same with stdout and stderr on /dev/null (a daemon's; a character device, as a terminal
     // is): no stream either. The witness: --version writes to stdout, and makes its stream.
     const listed = path.join(dir, 'modules.txt');

@@ -86,7 +86,7 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
     return logFatal(new Logger({ write: (l) => void io.stderr.write(l + '\n') }, 'info', 'json'), e, 'start', false, runIoOf(io));
   }
   if (r.help) return help(io, 'run');
-  // On a device, TurboFan waits for the first second of CPU (cli/tiering.ts).
+  // On a device, TurboFan waits for the first 2 s of CPU (cli/tiering.ts).
   if (setting(r.config, 'umad') === true) await (await import('./tiering.js')).holdTurbofan();
   const { runSm, runIoOf } = await import('./run.js');
   return runSm(r.config, runIoOf(io));
