@@ -89,7 +89,10 @@ try {
 // node: builtins, and sits in this directory): node:module, which Module.wrap and createRequire
 // would load, costs 1-2 ms of start-up (node:module loads the ESM loader and source maps).
 const script = new vm.Script('(function (exports, require, module, __filename, __dirname) { ' + fs.readFileSync(file, 'latin1') + '\\n});', { filename: file, cachedData });
-if (process.env.IBSM_CODE_CACHE === 'report') process.stderr.write('ibsm: code cache ' + (cachedData ? (script.cachedDataRejected ? 'rejected' : 'accepted') : 'absent') + '\\n');
+const hadCache = cachedData !== undefined;
+// The cache's 0.8 MB buffer is not needed once compiled: let it go (it would stay for the process's life).
+cachedData = undefined;
+if (process.env.IBSM_CODE_CACHE === 'report') process.stderr.write('ibsm: code cache ' + (hadCache ? (script.cachedDataRejected ? 'rejected' : 'accepted') : 'absent') + '\\n');
 // --opt back first: V8 checks a cache against the hash of its flags, and run --umad sets --no-opt for a while (src/cli/tiering.ts).
 if (process.env.IBSM_CODE_CACHE === 'write') process.once('exit', () => (require('node:v8').setFlagsFromString('--opt'), fs.writeFileSync(file + '.cache', script.createCachedData())));
 const m = { exports: {} };
