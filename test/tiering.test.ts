@@ -31,7 +31,7 @@ if (process.argv[3] === 'hold') await holdTurbofan(budget);
 run();
 const before = { optimized: tf(), held: turbofanHeld() };
 while ((process.cpuUsage().user + process.cpuUsage().system) / 1000 < budget + 20) {}
-await new Promise((r) => setTimeout(r, 150));
+await new Promise((r) => setTimeout(r, 600));
 run();
 console.log(JSON.stringify({ before, after: { optimized: tf(), held: turbofanHeld() } }));
 `;

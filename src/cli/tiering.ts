@@ -9,8 +9,8 @@
  * On the in-process simulator the same flag for a whole run costs 6x (11,664 hosts: SUBNET UP
  * 4.8 -> 28 s: the simulator and the routing engines are hot loops), so it is never held there,
  * and on a device it is held only until the process has used TURBOFAN_AFTER_CPU_MS of CPU (every
- * thread): a large fabric's discovery passes that long before its routing runs, and a daemon
- * spends its life with TurboFan. The interpreter and the baseline compiler (Sparkplug) run
+ * thread), or for a minute at most: a large fabric's discovery spends that budget long before
+ * its routing runs, and a daemon spends its life with TurboFan. The interpreter and the baseline compiler (Sparkplug) run
  * meanwhile; V8 reads the flag at each tier-up decision, so setting it back takes effect at once.
  *
  * A V8 flag changed at run time changes the flag hash V8 checks a code cache against: the bin
@@ -43,8 +43,11 @@ async function v8Flags(): Promise<V8Flags> {
 
 /** CPU (user + system, every thread) after which TurboFan is back on. */
 export const TURBOFAN_AFTER_CPU_MS = 2000;
+/** ...or after this long (wall clock), whatever the CPU: a daemon on a small fabric that never
+ * spends the budget stops looking. */
+export const TURBOFAN_AFTER_MS = 60_000;
 /** How often the CPU used is looked at (an unref'd timer: it never keeps the process up). */
-const CHECK_MS = 50;
+const CHECK_MS = 250;
 
 let held: ReturnType<typeof setInterval> | undefined;
 
@@ -53,9 +56,10 @@ export async function holdTurbofan(afterCpuMs = TURBOFAN_AFTER_CPU_MS): Promise<
   if (held !== undefined) return;
   const v8 = await v8Flags();
   v8.setFlagsFromString('--no-opt');
+  const until = Date.now() + TURBOFAN_AFTER_MS;
   const check = (): void => {
     const u = process.cpuUsage();
-    if ((u.user + u.system) / 1000 >= afterCpuMs) releaseTurbofan();
+    if ((u.user + u.system) / 1000 >= afterCpuMs || Date.now() >= until) releaseTurbofan();
   };
   held = setInterval(check, CHECK_MS);
   held.unref();
