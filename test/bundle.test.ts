@@ -77,6 +77,20 @@ describe('the bundled ibsm command', () => {
     for (const m of ['net', 'stream', 'tty']) expect(daemon, m).not.toContain(m);
     expect(quiet(['--version'])).toContain('stream');
 
+    // `run` exits as soon as main resolves (process.exit: no 'beforeExit', the 'exit' handlers
+    // run); another command ends when the event loop is empty (the witness: 'beforeExit').
+    const exits = path.join(dir, 'exits.cjs');
+    writeFileSync(exits, "process.on('beforeExit', () => require('fs').writeSync(2, 'BEFOREEXIT\\n')); process.on('exit', () => require('fs').writeSync(2, 'EXIT\\n'));\n");
+    const ran = run(['run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once'], { NODE_OPTIONS: `--require ${exits}` });
+    expect(ran.status, ran.stderr).toBe(0);
+    expect(ran.stderr).toMatch(/SUBNET UP nodes=7 /);
+    expect(ran.stderr).toContain('EXIT');
+    expect(ran.stderr).not.toContain('BEFOREEXIT');
+    expect(run(['run', '--no-such-option'], { NODE_OPTIONS: `--require ${exits}` }).status).toBe(2);
+    const other = run(['discover', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2'], { NODE_OPTIONS: `--require ${exits}` });
+    expect(other.stdout.match(/^Switch\s/gm)?.length).toBe(3);
+    expect(other.stderr).toContain('BEFOREEXIT');
+
     // The generated codecs come precompiled in the bundle (compiled into its code cache): a run
     // through the bin compiles none with `new Function`; the tsc build (the witness) compiles them.
     const counter = path.join(dir, 'new-function.cjs');
