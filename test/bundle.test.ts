@@ -63,7 +63,8 @@ describe('the bundled ibsm command', () => {
     expect(loaded).toContain('fs');
     for (const m of ['http', 'crypto', 'net', 'stream', 'tty', 'perf_hooks', 'module', 'v8']) expect(loaded, m).not.toContain(m);
     // The same with stdout and stderr on /dev/null (a daemon's; a character device, as a terminal
-    // is): no stream either. The witness: --version writes to stdout, and makes its stream.
+    // is): no stream either, nor for --version (one line written to fd 1 directly). The witness:
+    // config writes to stdout, and makes its stream.
     const listed = path.join(dir, 'modules.txt');
     const preloadFile = path.join(dir, 'modules-file.cjs');
     writeFileSync(preloadFile, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(listed)}, process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join(' ')));\n`);
@@ -75,7 +76,8 @@ describe('the bundled ibsm command', () => {
     const daemon = quiet(['run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once']);
     expect(daemon).toContain('fs');
     for (const m of ['net', 'stream', 'tty']) expect(daemon, m).not.toContain(m);
-    expect(quiet(['--version'])).toContain('stream');
+    expect(quiet(['--version'])).not.toContain('stream');
+    expect(quiet(['config'])).toContain('stream');
 
     // `run` exits as soon as main resolves (process.exit: no 'beforeExit', the 'exit' handlers
     // run); another command ends when the event loop is empty (the witness: 'beforeExit').
