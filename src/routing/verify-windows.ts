@@ -28,11 +28,12 @@ export class LftWindows {
   /** The decoded entries: LID d of the window in slot k, switch x, at (k × WIN + d mod WIN) × nSw + x. */
   readonly win: Int32Array;
   private readonly nSw: number;
-  private readonly lft: (Uint8Array | undefined)[] = [];
+  /** Per switch, its LFT (routing/verify-batch.ts decodes from these too). */
+  readonly lft: (Uint8Array | undefined)[] = [];
   /** switch × `stride` + port byte (≤ the fabric's largest port number) → what the entry leads
    *  to: n × 256 + link index, or a C_* outcome. */
-  private readonly code: Int32Array;
-  private readonly stride: number;
+  readonly code: Int32Array;
+  readonly stride: number;
   /** While set, a window read also hashes each LID's decoded entries (hashColumn), those of
    *  every `hashStride`-th switch: a hash is only a filter (equal columns are compared in full),
    *  one that costs a quarter of the decoding. */

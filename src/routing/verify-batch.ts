@@ -1,0 +1,262 @@
+/**
+ * The verifier's walk of a batch of CA LIDs delivered by one switch T, switch by switch
+ * (routing/verify-walk.ts's walkSwitch hands them over). The LFT entries are decoded
+ * switch-major, 64 LIDs at a time (each switch's entries for the 64 side by side, one cache line
+ * of its table read once for all of them), to the index of the link among the switch's links.
+ * Where every switch's route to a LID is a shortest path to T (its entry leads to a switch one
+ * hop nearer T, by `dist`; T's delivers to a CA) the routes need no in-tree resolved: the
+ * switches by distance to T, farthest first, are an order of every such LID, and the counts are
+ * carried along it for all the LIDs of the batch at once. So a switch's sources, channel counts
+ * and dependency bits stay in the cache across the LIDs of the batch, rather than each being
+ * touched once per LID over all the switches.
+ *
+ * A column (LID) that is not all shortest paths, with an entry that leads to no switch, or with
+ * T's entry not leading to the LID's port (checked by the caller), is left to the per-LID walk
+ * (`bad`), which finds and reports what is wrong as it always did.
+ */
+import type { FabricIndex } from './graph.js';
+import type { ChannelCounts } from './verify-channels.js';
+
+/** LIDs per window and batch (a power of two: windows are aligned). */
+export const BATCH_SHIFT = 6;
+export const BATCH = 1 << BATCH_SHIFT;
+/** Decoded entries that are not a link to another switch: to a CA port, anything else. */
+export const E_CA = 254;
+const E_NONE = 255;
+/** Switches with more links than this have no batches (their link indices would not fit a byte). */
+export const MAX_LINKS = 254;
+const WINDOWS = 2;
+
+export class ColumnBatch {
+  /** Per window slot, the LFT entries (port bytes) of 64 LIDs: switch x, LID first + j at x × BATCH + j. */
+  private readonly dec: Uint8Array[] = [];
+  private readonly winOf = new Int32Array(WINDOWS).fill(-1);
+  private readonly winUsed = new Float64Array(WINDOWS);
+  /** Per slot, the hash stride its hashes were made with (0: none), and the hashes. */
+  private readonly winHash = new Int32Array(WINDOWS);
+  private readonly hashes = new Int32Array(WINDOWS * BATCH);
+  private clock = 0;
+  /** switch × `stride` + port byte → link index, E_CA or E_NONE. */
+  private readonly code: Uint8Array;
+  private readonly stride: number;
+  /** Column k's sources arriving at switch x from upstream, at x × nC + k (0 between batches;
+   *  16 bits: there are fewer sources than unicast LIDs). */
+  private readonly acc: Uint16Array;
+  /** The dependency bits a carry set (and their VLs), to be cleared when it is undone. */
+  private log = new Uint32Array(1024);
+  private logVl = new Uint8Array(1024);
+  /** Per column of the last `check`: not all shortest paths to T; a hash of its entries. */
+  readonly bad = new Uint8Array(BATCH);
+  private readonly nSw: number;
+  /** The switch delivering each LID of the window being read. */
+  private readonly own = new Int32Array(BATCH);
+
+  constructor(
+    private readonly ix: FabricIndex,
+    private readonly lft: readonly (Uint8Array | undefined)[],
+  ) {
+    const { nSw, portEntry, swNumPorts, adjStart } = ix;
+    const W = ix.maxPorts + 1;
+    this.nSw = nSw;
+    const stride = (this.stride = Math.min(W, 256));
+    const code = (this.code = new Uint8Array(nSw * stride).fill(E_NONE));
+    for (let s = 0; s < nSw; s++) {
+      const n = ix.fabric.nodes[ix.swNode[s]!]!;
+      for (let p = 1; p < W && p <= swNumPorts[s]!; p++) {
+        const e = portEntry[s * W + p]!;
+        code[s * stride + p] = !n.ports[p]?.peer ? E_NONE : e >= 0 ? e - adjStart[s]! : E_CA;
+      }
+    }
+    for (let i = 0; i < WINDOWS; i++) this.dec.push(new Uint8Array(nSw * BATCH));
+    this.acc = new Uint16Array(nSw * BATCH);
+  }
+
+  /** The entries of LIDs (d >> 6) × 64 .. + 63 (255 where a table has none), read when not kept;
+   *  hash[j] of LID d0 + j over those of every `hashStride`-th switch but its own (lidSw), when
+   *  hashStride > 0 (the window is then read again if it was read without). */
+  window(d: number, lidSw: Int32Array, hashStride: number): Uint8Array {
+    const w = d >>> BATCH_SHIFT;
+    let slot = -1;
+    for (let i = 0; i < WINDOWS; i++) if (this.winOf[i] === w && (hashStride === 0 || this.winHash[i] === hashStride)) slot = i;
+    if (slot < 0) {
+      slot = this.winUsed[0]! <= this.winUsed[1]! ? 0 : 1;
+      this.load(slot, w << BATCH_SHIFT, lidSw, hashStride);
+      this.winOf[slot] = w;
+    }
+    this.winUsed[slot] = ++this.clock;
+    return this.dec[slot]!;
+  }
+
+  private load(slot: number, d0: number, lidSw: Int32Array, hashStride: number): void {
+    const { nSw, lft, hashes } = this;
+    const dec = this.dec[slot]!;
+    const h0 = slot * BATCH;
+    this.winHash[slot] = hashStride;
+    hashes.fill(0x811c9dc5 | 0, h0, h0 + BATCH);
+    const own = this.own;
+    for (let j = 0; j < BATCH; j++) own[j] = d0 + j < lidSw.length ? lidSw[d0 + j]! : -1;
+    for (let x = 0; x < nSw; x++) {
+      const t = lft[x];
+      const r = x * BATCH;
+      if (t && d0 + BATCH <= t.length) for (let j = 0; j < BATCH; j++) dec[r + j] = t[d0 + j]!;
+      else for (let j = 0; j < BATCH; j++) dec[r + j] = t && d0 + j < t.length ? t[d0 + j]! : 255;
+      if (hashStride > 0 && x % hashStride === 0) {
+        for (let j = 0; j < BATCH; j++) if (own[j] !== x) hashes[h0 + j] = Math.imul(hashes[h0 + j]! ^ dec[r + j]!, 16777619);
+      }
+    }
+  }
+
+  /** The hash of column j of window `dec` (window's, with a stride). */
+  hashOf(dec: Uint8Array, j: number): number {
+    return this.hashes[(this.dec[0] === dec ? 0 : BATCH) + j]!;
+  }
+
+  /** For the columns cols[0 .. B − 1] of window `dec` (LIDs delivered by T): bad[k] when the
+   *  entry of a switch x ≠ T leads to no switch at dist[x] − 1 (none when x is unreachable:
+   *  dist −1), or T's to no CA (or x has no table). */
+  check(dec: Uint8Array, cols: Int32Array, B: number, T: number, dist: Int32Array, onlyT: boolean): void {
+    const { bad, nSw, lft, code, stride: st } = this;
+    const { adjStart, adjSw } = this.ix;
+    bad.fill(0, 0, B);
+    for (let x = 0; x < nSw; x++) {
+      if (!lft[x]) {
+        bad.fill(1, 0, B);
+        return;
+      }
+      const r = x * BATCH;
+      const cx = x * st;
+      if (x === T) {
+        for (let k = 0; k < B; k++) {
+          const p = dec[r + cols[k]!]!;
+          if (p >= st || code[cx + p] !== E_CA) bad[k] = 1;
+        }
+        continue;
+      }
+      if (onlyT) continue;
+      const ax = adjStart[x]!;
+      const dx1 = dist[x]! - 1;
+      for (let k = 0; k < B; k++) {
+        const p = dec[r + cols[k]!]!;
+        const c = p < st ? code[cx + p]! : E_NONE;
+        if (c >= E_CA || dist[adjSw[ax + c]!] !== dx1) bad[k] = 1;
+      }
+    }
+  }
+
+  /** Whether columns i and j of window `dec` (both `check`ed without `bad`) have the same entry
+   *  at every switch but T (whose lead each to its own port). For such columns, the same port
+   *  byte is the same link. */
+  sameColumns(dec: Uint8Array, i: number, j: number, T: number): boolean {
+    const end = this.nSw * BATCH;
+    const rT = T * BATCH;
+    for (let r = 0; r < end; r += BATCH) if (dec[r + i] !== dec[r + j] && r !== rT) return false;
+    return true;
+  }
+
+  /** Carry the columns cols[0 .. nC − 1] of window `dec` (T's entries `check`ed; each LID's
+   *  routes on VL vls[k], standing for mult[k] LIDs) along `order` (the switches by distance to
+   *  T, farthest first): sources per switch (caCount at the switch, plus what comes from
+   *  upstream), routes and CA LIDs per channel, and the dependencies of the channels that carry
+   *  traffic (`lazyBits`: a VL's bits made at its first dependency, else before). Returns false
+   *  when an entry is not a shortest path to T (or leads to no switch): what the batch counted
+   *  is then undone, for the caller to `check` the columns and carry those that qualify. */
+  carry(ch: ChannelCounts, dec: Uint8Array, order: Int32Array, T: number, dist: Int32Array, cols: Int32Array, vls: Int32Array, mult: Int32Array, nC: number, doCdg: boolean, lazyBits: boolean): boolean {
+    const { acc, nSw, code, stride: st } = this;
+    const { adjStart, adjSw, caCount } = this.ix;
+    const { xBase, xStride, routes, depBits, vlSeen } = ch;
+    let made = 0;
+    for (let k = 0; k < nC && doCdg; k++) {
+      const vl = vls[k]!;
+      if (lazyBits || depBits[vl]) continue;
+      ch.depsOf(vl);
+      made |= 1 << vl;
+    }
+    if (this.log.length < nSw * nC) {
+      this.log = new Uint32Array(nSw * BATCH);
+      this.logVl = new Uint8Array(nSw * BATCH);
+    }
+    const { log, logVl } = this;
+    let logN = 0;
+    for (let i = 0; i < nSw; i++) {
+      const x = order[i]!;
+      if (x === T) continue;
+      const r = x * BATCH;
+      const cx = x * st;
+      const ra = x * nC;
+      const own = caCount[x]!;
+      const ax = adjStart[x]!;
+      const bx = xBase[x]!;
+      const sx = xStride[x]!;
+      const dx1 = dist[x]! - 1;
+      for (let k = 0; k < nC; k++) {
+        const j = cols[k]!;
+        const p = dec[r + j]!;
+        const c = p < st ? code[cx + p]! : E_NONE;
+        const e = ax + c;
+        const n = c < E_CA ? adjSw[e]! : -1;
+        if (n < 0 || dist[n] !== dx1) {
+          this.undo(ch, dec, order, T, cols, mult, nC, i, k, logN, made);
+          return false;
+        }
+        const a = acc[ra + k]! + own;
+        acc[ra + k] = 0;
+        acc[n * nC + k]! += a;
+        const m = mult[k]!;
+        routes[2 * e]! += a * m;
+        routes[2 * e + 1]! += m;
+        if (a === 0 || !doCdg || n === T) continue;
+        const c2 = code[n * st + dec[n * BATCH + j]!]!;
+        const vl = vls[k]!;
+        let bits = depBits[vl];
+        if (!bits) {
+          bits = ch.depsOf(vl);
+          made |= 1 << vl;
+        }
+        const bit = bx + c * sx + c2;
+        const byte = bit >>> 3;
+        const bv = 1 << (bit & 7);
+        if (!(bits[byte]! & bv)) {
+          bits[byte] = bits[byte]! | bv;
+          vlSeen[vl]!++;
+          log[logN] = bit;
+          logVl[logN++] = vl;
+        }
+      }
+    }
+    // T's sources (arriving from upstream) are delivered: nothing to carry on.
+    for (let k = 0; k < nC; k++) acc[T * nC + k] = 0;
+    return true;
+  }
+
+  /** Undo a carry stopped at order[i0], column k0: the routes counted before (recounted the same
+   *  way), the dependency bits it set (logN of them), the VLs' bits it made (`made`). */
+  private undo(ch: ChannelCounts, dec: Uint8Array, order: Int32Array, T: number, cols: Int32Array, mult: Int32Array, nC: number, i0: number, k0: number, logN: number, made: number): void {
+    const { acc, code, stride: st, log, logVl } = this;
+    const { adjStart, adjSw, caCount } = this.ix;
+    const { routes, depBits, vlSeen } = ch;
+    const nSw = this.nSw;
+    acc.fill(0, 0, nSw * nC);
+    for (let i = 0; i <= i0; i++) {
+      const x = order[i]!;
+      if (x === T) continue;
+      const r = x * BATCH;
+      const cx = x * st;
+      const ra = x * nC;
+      const ax = adjStart[x]!;
+      for (let k = 0; k < (i === i0 ? k0 : nC); k++) {
+        const e = ax + code[cx + dec[r + cols[k]!]!]!;
+        const a = acc[ra + k]! + caCount[x]!;
+        acc[adjSw[e]! * nC + k]! += a;
+        routes[2 * e]! -= a * mult[k]!;
+        routes[2 * e + 1]! -= mult[k]!;
+      }
+    }
+    acc.fill(0, 0, nSw * nC);
+    for (let l = 0; l < logN; l++) {
+      const bits = depBits[logVl[l]!]!;
+      bits[log[l]! >>> 3] = bits[log[l]! >>> 3]! & ~(1 << (log[l]! & 7));
+      vlSeen[logVl[l]!]!--;
+    }
+    for (let vl = 0; vl < 16; vl++) if (made & (1 << vl)) depBits[vl] = undefined;
+  }
+}
