@@ -25,17 +25,19 @@ export const E_CA = 254;
 const E_NONE = 255;
 /** Switches with more links than this have no batches (their link indices would not fit a byte). */
 export const MAX_LINKS = 254;
-const WINDOWS = 2;
+/** Entries per switch in `dec`: two blocks of BATCH LIDs (an even and an odd one). */
+const ROW = 2 * BATCH;
 
 export class ColumnBatch {
-  /** Per window slot, the LFT entries (port bytes) of 64 LIDs: switch x, LID first + j at x × BATCH + j. */
-  private readonly dec: Uint8Array[] = [];
-  private readonly winOf = new Int32Array(WINDOWS).fill(-1);
-  private readonly winUsed = new Float64Array(WINDOWS);
-  /** Per slot, the hash stride its hashes were made with (0: none), and the hashes. */
-  private readonly winHash = new Int32Array(WINDOWS);
-  private readonly hashes = new Int32Array(WINDOWS * BATCH);
-  private clock = 0;
+  /** The LFT entries (port bytes) of two blocks of 64 LIDs, an even and an odd one (the LIDs of
+   *  a switch, consecutive, are in one or two blocks side by side): switch x and LID d at
+   *  x × ROW + (d mod ROW). */
+  readonly dec: Uint8Array;
+  /** Per half of the rows, the block it holds (−1: none), the hash stride its hashes were made
+   *  with (0: none), and the hashes (by d mod ROW). */
+  private readonly blockOf = new Int32Array(2).fill(-1);
+  private readonly blockHash = new Int32Array(2);
+  private readonly hashes = new Int32Array(ROW);
   /** switch × `stride` + port byte → link index, E_CA or E_NONE. */
   private readonly code: Uint8Array;
   private readonly stride: number;
@@ -67,37 +69,28 @@ export class ColumnBatch {
         code[s * stride + p] = !n.ports[p]?.peer ? E_NONE : e >= 0 ? e - adjStart[s]! : E_CA;
       }
     }
-    for (let i = 0; i < WINDOWS; i++) this.dec.push(new Uint8Array(nSw * BATCH));
+    this.dec = new Uint8Array(nSw * ROW);
     this.acc = new Uint16Array(nSw * BATCH);
   }
 
-  /** The entries of LIDs (d >> 6) × 64 .. + 63 (255 where a table has none), read when not kept;
-   *  hash[j] of LID d0 + j over those of every `hashStride`-th switch but its own (lidSw), when
-   *  hashStride > 0 (the window is then read again if it was read without). */
-  window(d: number, lidSw: Int32Array, hashStride: number): Uint8Array {
+  /** The entries of the block of LID d in `dec` (255 where a table has none), read when not
+   *  there; with hashStride > 0, the hash of each of its LIDs over the entries of every
+   *  hashStride-th switch but its own (lidSw), made with the block's read (read again if it
+   *  was read without). */
+  ensure(d: number, lidSw: Int32Array, hashStride: number): void {
     const w = d >>> BATCH_SHIFT;
-    let slot = -1;
-    for (let i = 0; i < WINDOWS; i++) if (this.winOf[i] === w && (hashStride === 0 || this.winHash[i] === hashStride)) slot = i;
-    if (slot < 0) {
-      slot = this.winUsed[0]! <= this.winUsed[1]! ? 0 : 1;
-      this.load(slot, w << BATCH_SHIFT, lidSw, hashStride);
-      this.winOf[slot] = w;
-    }
-    this.winUsed[slot] = ++this.clock;
-    return this.dec[slot]!;
-  }
-
-  private load(slot: number, d0: number, lidSw: Int32Array, hashStride: number): void {
-    const { nSw, lft, hashes } = this;
-    const dec = this.dec[slot]!;
-    const h0 = slot * BATCH;
-    this.winHash[slot] = hashStride;
+    const half = w & 1;
+    if (this.blockOf[half] === w && (hashStride === 0 || this.blockHash[half] === hashStride)) return;
+    this.blockOf[half] = w;
+    this.blockHash[half] = hashStride;
+    const { nSw, lft, hashes, dec, own } = this;
+    const d0 = w << BATCH_SHIFT;
+    const h0 = half * BATCH;
     hashes.fill(0x811c9dc5 | 0, h0, h0 + BATCH);
-    const own = this.own;
     for (let j = 0; j < BATCH; j++) own[j] = d0 + j < lidSw.length ? lidSw[d0 + j]! : -1;
     for (let x = 0; x < nSw; x++) {
       const t = lft[x];
-      const r = x * BATCH;
+      const r = x * ROW + h0;
       if (t && d0 + BATCH <= t.length) for (let j = 0; j < BATCH; j++) dec[r + j] = t[d0 + j]!;
       else for (let j = 0; j < BATCH; j++) dec[r + j] = t && d0 + j < t.length ? t[d0 + j]! : 255;
       if (hashStride > 0 && x % hashStride === 0) {
@@ -106,12 +99,12 @@ export class ColumnBatch {
     }
   }
 
-  /** The hash of column j of window `dec` (window's, with a stride). */
-  hashOf(dec: Uint8Array, j: number): number {
-    return this.hashes[(this.dec[0] === dec ? 0 : BATCH) + j]!;
+  /** The hash of column j (LID d mod ROW) of `dec`, as its block's read made it. */
+  hashOf(j: number): number {
+    return this.hashes[j]!;
   }
 
-  /** For the columns cols[0 .. B − 1] of window `dec` (LIDs delivered by T): bad[k] when the
+  /** For the columns cols[0 .. B − 1] of `dec` (LIDs delivered by T): bad[k] when the
    *  entry of a switch x ≠ T leads to no switch at dist[x] − 1 (none when x is unreachable:
    *  dist −1), or T's to no CA (or x has no table). */
   check(dec: Uint8Array, cols: Int32Array, B: number, T: number, dist: Int32Array, onlyT: boolean): void {
@@ -123,7 +116,7 @@ export class ColumnBatch {
         bad.fill(1, 0, B);
         return;
       }
-      const r = x * BATCH;
+      const r = x * ROW;
       const cx = x * st;
       if (x === T) {
         for (let k = 0; k < B; k++) {
@@ -143,17 +136,17 @@ export class ColumnBatch {
     }
   }
 
-  /** Whether columns i and j of window `dec` (both `check`ed without `bad`) have the same entry
+  /** Whether columns i and j of `dec` (both `check`ed without `bad`) have the same entry
    *  at every switch but T (whose lead each to its own port). For such columns, the same port
    *  byte is the same link. */
   sameColumns(dec: Uint8Array, i: number, j: number, T: number): boolean {
-    const end = this.nSw * BATCH;
-    const rT = T * BATCH;
-    for (let r = 0; r < end; r += BATCH) if (dec[r + i] !== dec[r + j] && r !== rT) return false;
+    const end = this.nSw * ROW;
+    const rT = T * ROW;
+    for (let r = 0; r < end; r += ROW) if (dec[r + i] !== dec[r + j] && r !== rT) return false;
     return true;
   }
 
-  /** Carry the columns cols[0 .. nC − 1] of window `dec` (T's entries `check`ed; each LID's
+  /** Carry the columns cols[0 .. nC − 1] of `dec` (T's entries `check`ed; each LID's
    *  routes on VL vls[k], standing for mult[k] LIDs) along `order` (the switches by distance to
    *  T, farthest first): sources per switch (caCount at the switch, plus what comes from
    *  upstream), routes and CA LIDs per channel, and the dependencies of the channels that carry
@@ -180,7 +173,7 @@ export class ColumnBatch {
     for (let i = 0; i < nSw; i++) {
       const x = order[i]!;
       if (x === T) continue;
-      const r = x * BATCH;
+      const r = x * ROW;
       const cx = x * st;
       const ra = x * nC;
       const own = caCount[x]!;
@@ -205,7 +198,7 @@ export class ColumnBatch {
         routes[2 * e]! += a * m;
         routes[2 * e + 1]! += m;
         if (a === 0 || !doCdg || n === T) continue;
-        const c2 = code[n * st + dec[n * BATCH + j]!]!;
+        const c2 = code[n * st + dec[n * ROW + j]!]!;
         const vl = vls[k]!;
         let bits = depBits[vl];
         if (!bits) {
@@ -239,7 +232,7 @@ export class ColumnBatch {
     for (let i = 0; i <= i0; i++) {
       const x = order[i]!;
       if (x === T) continue;
-      const r = x * BATCH;
+      const r = x * ROW;
       const cx = x * st;
       const ra = x * nC;
       const ax = adjStart[x]!;

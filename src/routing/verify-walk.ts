@@ -432,7 +432,10 @@ export class LidWalker {
         owners_[keep++] = oi;
         continue;
       }
-      if (B > 0 && (oi < 0 || lids_[i]! >>> BATCH_SHIFT !== bLids[0]! >>> BATCH_SHIFT)) {
+      // A batch: up to BATCH LIDs of two consecutive blocks (see ColumnBatch.dec).
+      const blk = i < n ? lids_[i]! >>> BATCH_SHIFT : 0;
+      const b0 = bLids[0]! >>> BATCH_SHIFT;
+      if (B > 0 && (oi < 0 || B === BATCH || blk < b0 || blk > b0 + 1)) {
         keep = this.batchOf(T, dist, B, keep);
         B = 0;
       }
@@ -444,7 +447,7 @@ export class LidWalker {
     owners_.length = keep;
   }
 
-  /** One batch (bLids / bOwners[0 .. B − 1], LIDs of one window): the columns that qualify
+  /** One batch (bLids / bOwners[0 .. B − 1], LIDs of two consecutive blocks): the columns that qualify
    *  carried (twins, with the same entries at every switch and the same VL, once for all), the
    *  others appended to lids_ / owners_ at `keep`; returns the new end. The carry checks that
    *  the routes are shortest paths as it goes (and undoes the batch when one is not): the
@@ -452,8 +455,11 @@ export class LidWalker {
   private batchOf(T: number, dist: Int32Array, B: number, keep: number): number {
     const { batch, bLids, bOwners, bCol, bCols, bVls, bMult, bVl, ends, lids_, owners_, wins } = this;
     const hashing = this.batchTwinTries < 1024 || this.batchTwins > 0;
-    const dec = batch.window(bLids[0]!, this.lidSw, hashing ? this.batchHashStride : 0);
-    for (let j = 0; j < B; j++) bCol[j] = bLids[j]! & (BATCH - 1);
+    for (let j = 0; j < B; j++) {
+      batch.ensure(bLids[j]!, this.lidSw, hashing ? this.batchHashStride : 0);
+      bCol[j] = bLids[j]! & (2 * BATCH - 1);
+    }
+    const dec = batch.dec;
     let checked = this.batchRuns >= 64 && 8 * this.batchAborts > this.batchRuns;
     batch.check(dec, bCol, B, T, dist, !checked);
     // T's entry leads to the LID's own port; the LID's sources are on one VL.
@@ -472,7 +478,7 @@ export class LidWalker {
         M++;
         if (byHash) {
           if (pass === 0) this.batchTwinTries++;
-          const h = batch.hashOf(dec, bCol[j]!);
+          const h = batch.hashOf(bCol[j]!);
           const cands = byHash.get(h);
           const r = cands?.find((k) => bVls[k] === vl && batch.sameColumns(dec, bCols[k]!, bCol[j]!, T));
           if (r !== undefined) {
