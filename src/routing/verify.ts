@@ -10,12 +10,14 @@
  * switches by distance to the destination when the routes are shortest paths, else each route
  * followed until it meets a resolved switch (routing/verify-tree.ts); the CA LIDs of one switch
  * whose routes are all shortest paths, in batches switch by switch (routing/verify-batch.ts).
- * Plus one BFS per destination switch of CAs, for the shortest-path figures and that order.
+ * Plus one BFS per destination switch of CAs, for the shortest-path figures and that order (32
+ * at a time: routing/verify-dist.ts).
  * Sources are CA/router ports (counted through their switch); switches are also checked as
  * sources for reachability.
  */
 import type { Fabric } from '../model/fabric.js';
-import { bfsSwitches, indexFabric } from './graph.js';
+import { indexFabric } from './graph.js';
+import { SwitchDistances } from './verify-dist.js';
 import { cdgCycles, vcdgCycles, type CdgReport } from './cdg.js';
 import { loadStats, summarize } from './verify-report.js';
 import { LidWalker } from './verify-walk.js';
@@ -133,14 +135,11 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
   // Destinations by delivering switch (one BFS per switch with CAs: the stretch figures, and the
   // order by distance that shortest-path routes share), then the LIDs of ports not attached to a
   // switch.
-  const dist = new Int32Array(nSw);
-  const queue = new Int32Array(nSw);
-  for (let T = 0; T < nSw; T++) {
-    let cas = false;
-    for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) if (!ends[ix.endsOfSw[i]!]!.isSwitch) cas = true;
-    if (cas) bfsSwitches(ix, T, dist, queue);
-    w.walkSwitch(T, cas ? dist : undefined);
-  }
+  const withCas: number[] = [];
+  for (let T = 0; T < nSw; T++) if (ix.caCount[T]! > 0) withCas.push(T);
+  const sources = Int32Array.from(withCas);
+  const dists = new SwitchDistances(ix);
+  for (let T = 0; T < nSw; T++) w.walkSwitch(T, ix.caCount[T]! > 0 ? dists.from(T, sources) : undefined);
   ends.forEach((ep, oi) => {
     if (ep.sw < 0) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) w.walk(l, -1, oi, undefined);
   });
