@@ -45,6 +45,8 @@ const cloneLfts = (m: ReadonlyMap<number, Uint8Array>): Map<number, Uint8Array> 
 describe('verifier batches: the same report as LID by LID, and as the witness', () => {
   for (const [spec, engine] of [
     ['gen:fattree3:pods=4,leaves=4,spines=2,cores=2,hosts=6', 'ftree'],
+    // More LIDs than a block, 18 switches: tables read four at a time and one by one.
+    ['gen:fattree2:leaves=12,spines=6,hosts=20', 'ftree'],
     ['gen:fattree2:leaves=6,spines=3,hosts=9', 'minhop'],
     ['gen:fattree2:leaves=6,spines=3,hosts=9', 'dfsssp'],
     ['gen:torus:4x4,hosts=3', 'nue'],

@@ -88,15 +88,39 @@ export class ColumnBatch {
     const h0 = half * BATCH;
     hashes.fill(0x811c9dc5 | 0, h0, h0 + BATCH);
     for (let j = 0; j < BATCH; j++) own[j] = d0 + j < lidSw.length ? lidSw[d0 + j]! : -1;
+    const end = d0 + BATCH;
     for (let x = 0; x < nSw; x++) {
       const t = lft[x];
       const r = x * ROW + h0;
-      if (t && d0 + BATCH <= t.length) for (let j = 0; j < BATCH; j++) dec[r + j] = t[d0 + j]!;
-      else for (let j = 0; j < BATCH; j++) dec[r + j] = t && d0 + j < t.length ? t[d0 + j]! : 255;
-      if (hashStride > 0 && x % hashStride === 0) {
-        for (let j = 0; j < BATCH; j++) if (own[j] !== x) hashes[h0 + j] = Math.imul(hashes[h0 + j]! ^ dec[r + j]!, 16777619);
+      // Four tables at a time when they are long enough: their cache lines are fetched together
+      // (each is a line of another table, most often not in the cache).
+      const t1 = lft[x + 1];
+      const t2 = lft[x + 2];
+      const t3 = lft[x + 3];
+      if (x + 3 < nSw && t && t1 && t2 && t3 && end <= t.length && end <= t1.length && end <= t2.length && end <= t3.length) {
+        for (let j = 0; j < BATCH; j++) {
+          dec[r + j] = t[d0 + j]!;
+          dec[r + ROW + j] = t1[d0 + j]!;
+          dec[r + 2 * ROW + j] = t2[d0 + j]!;
+          dec[r + 3 * ROW + j] = t3[d0 + j]!;
+        }
+        for (let i = 0; i < 4; i++) this.hashRow(x + i, h0, hashStride);
+        x += 3;
+        continue;
       }
+      if (t && end <= t.length) for (let j = 0; j < BATCH; j++) dec[r + j] = t[d0 + j]!;
+      else for (let j = 0; j < BATCH; j++) dec[r + j] = t && d0 + j < t.length ? t[d0 + j]! : 255;
+      this.hashRow(x, h0, hashStride);
     }
+  }
+
+  /** Switch x's entries (at h0 in its row) into the hashes of the LIDs it does not deliver, when
+   *  x is a hashStride-th switch. */
+  private hashRow(x: number, h0: number, hashStride: number): void {
+    if (hashStride === 0 || x % hashStride !== 0) return;
+    const { dec, hashes, own } = this;
+    const r = x * ROW + h0;
+    for (let j = 0; j < BATCH; j++) if (own[j] !== x) hashes[h0 + j] = Math.imul(hashes[h0 + j]! ^ dec[r + j]!, 16777619);
   }
 
   /** The hash of column j (LID d mod ROW) of `dec`, as its block's read made it. */
