@@ -8,11 +8,11 @@
  * - routing/verify-tree.ts resolves the in-tree: each switch visited once, the delivering ones
  *   listed each before the switch it forwards to (`order`), the ones that fail (a broken entry
  *   on their way, a loop) with where and why.
- * - Along `order` the sources' counts (and VL masks) are carried downstream; then, switch by
- *   switch in index order, each channel's routes and the channel dependency each switch creates
- *   are recorded; one pass over the switches with CAs counts hops and stretch (by (hops,
- *   shortest) pair: exact, and in no particular order).
- * - With SLs, each source switch (or source port) is asked its SL once per LID (not at all when
+ * - Along `order` the sources' counts (and VL masks) are carried downstream, each channel's
+ *   routes and the channel dependency each switch creates recorded on the way
+ *   (routing/verify-channels.ts); one pass over the switches with CAs counts hops and stretch
+ *   (by (hops, shortest) pair: exact, and in no particular order).
+ * - With SLs, each source switch (or source port) is asked its SL once per LID (routing/verify-sls.ts; not at all when
  *   the SL→VL table maps every SL to one VL: the SLs then make no difference); when every
  *   source's route starts on one VL (and the SL2VL is the same on every hop), all of the LID's
  *   dependencies are on that VL and it is carried as without SLs.
@@ -23,7 +23,6 @@
  *   link, so they make no channel dependency.
  * - Before all that, T's CA LIDs whose routes are all shortest paths to T (on one VL each) are
  *   walked in batches switch by switch (routing/verify-batch.ts); the rest as above.
- * - The per-channel counts and their carry along an order are routing/verify-channels.ts's.
  */
 import type { PortSl2Vl } from '../model/routes.js';
 import { fmtGuid, swName, type EndPort, type FabricIndex } from './graph.js';
@@ -32,6 +31,7 @@ import { InTree, ST_OK, sortByDist } from './verify-tree.js';
 import { LftWindows } from './verify-windows.js';
 import { BATCH, BATCH_SHIFT, ColumnBatch, MAX_LINKS } from './verify-batch.js';
 import { ChannelCounts } from './verify-channels.js';
+import { SourceSls } from './verify-sls.js';
 import type { FailureKind, RouteFailure } from './verify.js';
 
 /** By verify-tree.ts's K_* index. */
@@ -80,7 +80,6 @@ export class LidWalker {
   private readonly caCount: Int32Array;
   /** Switches with CA/router ports (the sources). */
   private readonly srcSw: Int32Array;
-  private readonly srcEnd0: Int32Array;
   private readonly portTabs: (PortSl2Vl | undefined)[] = [];
   private readonly totalSources: number;
   /** The decoded entries (routing/verify-windows.ts). */
@@ -98,11 +97,10 @@ export class LidWalker {
   /** Hash-equal CA LIDs whose columns (or SL vectors) were not the same. */
   private hashMisses = 0;
   private mult_ = new Int32Array(0);
-  /** The SL vectors of the LIDs of one switch (walkSwitch), `slLen` entries each. */
+  /** The SLs of the sources (routing/verify-sls.ts). */
+  private readonly sls: SourceSls;
+  /** The SL vectors of the LIDs of one switch (walkSwitch), `sls.len` entries each. */
   private slv_ = new Uint8Array(0);
-  private readonly slLen: number;
-  /** The SL vector of a LID walked without walkSwitch's. */
-  private readonly slTmp: Uint8Array;
   private readonly acc: Int32Array;
   private readonly accBase: Int32Array;
   private readonly mask: Int32Array;
@@ -137,10 +135,6 @@ export class LidWalker {
   /** The switch delivering each LID (−1: none). */
   private readonly lidSw: Int32Array;
   private batchHashStride = 4;
-  /** With SLs and one SL→VL table, the VL every SL maps to when it is the same for all 16 (the
-   *  SLs then do not matter to the channel dependencies: they are not asked), else −1. */
-  private readonly oneVl: number;
-
   constructor(
     private readonly ix: FabricIndex,
     lftByNode: ReadonlyMap<number, Uint8Array>,
@@ -153,23 +147,13 @@ export class LidWalker {
     const src: number[] = [];
     for (let s = 0; s < nSw; s++) if (ix.caCount[s]! > 0) src.push(s);
     this.srcSw = Int32Array.from(src);
-    // One source port per switch (its SL stands for the others when the SL is by source switch).
-    this.srcEnd0 = new Int32Array(nSw).fill(-1);
-    for (let s = 0; s < nSw; s++) {
-      for (let i = ix.endsStart[s]!; i < ix.endsStart[s + 1]!; i++) {
-        const ei = ix.endsOfSw[i]!;
-        if (ends[ei]!.isSwitch) continue;
-        if (this.srcEnd0[s]! < 0) this.srcEnd0[s] = ei;
-      }
-    }
     this.totalSources = ends.filter((e) => !e.isSwitch).length;
+    this.sls = new SourceSls(ix, this.srcSw, this.totalSources, o);
     this.ch = new ChannelCounts(ix);
     if (o.byPorts) for (let s = 0; s < nSw; s++) this.portTabs.push(o.byPorts.get(ix.swNode[s]!));
     this.wins = new LftWindows(ix, lftByNode);
     this.win = this.wins.win;
     this.tree = new InTree(nSw, this.wins);
-    this.slLen = o.slBySwitch ? this.srcSw.length : this.totalSources;
-    this.slTmp = new Uint8Array(o.sl ? this.slLen : 0);
     this.acc = new Int32Array(nSw);
     this.accBase = Int32Array.from(ix.caCount);
     this.mask = new Int32Array(nSw);
@@ -182,9 +166,6 @@ export class LidWalker {
     this.batchable = o.batch && !o.byPorts && maxLinks <= MAX_LINKS && this.totalSources < 65536;
     this.lidSw = new Int32Array(ix.maxLid + 1).fill(-1);
     for (const ep of ends) if (ep.sw >= 0) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc) && l <= ix.maxLid; l++) this.lidSw[l] = ep.sw;
-    let one = o.sl && !o.byPorts ? (o.sl2vl[0] ?? 0) & 15 : -1;
-    for (let v = 1; v < 16 && one >= 0; v++) if (((o.sl2vl[v] ?? 0) & 15) !== one) one = -1;
-    this.oneVl = one;
   }
 
   /** Hop and stretch figures over the reachable CA-to-CA pairs. */
@@ -215,7 +196,7 @@ export class LidWalker {
    *  switch distances to T (or undefined: not computed). With m > 1 the routes stand
    *  for m − 1 more LIDs whose entries are the same at every switch and whose sources' SLs are
    *  the same (see walkSwitch), unless some fail: returns false then, and they are to be walked
-   *  one by one. `slAt`: where walkSwitch holds d's SL vector (slVector), −1: none. */
+   *  one by one. `slAt`: where walkSwitch holds d's SL vector (sls.vector), −1: none. */
   walk(d: number, T: number, owner: number, dist: Int32Array | undefined, m = 1, slAt = -1): boolean {
     this.lids++;
     const dest = this.ends[owner]!;
@@ -253,7 +234,7 @@ export class LidWalker {
 
   /** The LIDs delivered by switch T, in port order (`dist`: as for walk). CA LIDs whose entries
    *  are the same at every switch (compared in full, after a hash) and, with SLs, whose sources
-   *  off T ask the same SL for both (compared in full: slVector) have the same routes, on the
+   *  off T ask the same SL for both (compared in full: sls.vector) have the same routes, on the
    *  same VLs hop by hop: the first of them is walked for all (unless its routes fail), the
    *  others counted. */
   walkSwitch(T: number, dist: Int32Array | undefined): void {
@@ -279,7 +260,7 @@ export class LidWalker {
     // Group the CA LIDs: rep[i] = the first LID with the same entries (i itself when none), mult = group sizes.
     const rep = (this.rep_ = this.rep_.length >= n ? this.rep_ : new Int32Array(2 * n));
     const mult = (this.mult_ = this.mult_.length >= n ? this.mult_ : new Int32Array(2 * n));
-    const K = this.o.sl && this.oneVl < 0 ? this.slLen : 0;
+    const K = this.o.sl && this.sls.oneVl < 0 ? this.sls.len : 0;
     const slv = (this.slv_ = this.slv_.length >= n * K ? this.slv_ : new Uint8Array(2 * n * K));
     const byHash = new Map<number, number[]>();
     for (let i = 0; i < n; i++) {
@@ -289,7 +270,7 @@ export class LidWalker {
       const dest = ends[owners_[i]!]!;
       if (dest.isSwitch) continue;
       this.twinTries++;
-      const h = K > 0 ? Math.imul(this.wins.hashColumn(d), 31) ^ this.slVector(d, T, slv, i * K) : this.wins.hashColumn(d);
+      const h = K > 0 ? Math.imul(this.wins.hashColumn(d), 31) ^ this.sls.vector(d, T, slv, i * K) : this.wins.hashColumn(d);
       const cands = byHash.get(h);
       if (!cands) {
         byHash.set(h, [i]);
@@ -318,35 +299,6 @@ export class LidWalker {
         this.pairs += this.totalSources - 1;
       }
     }
-  }
-
-  /** The SL each source off switch T asks for its route to d (one per source switch when the SL
-   *  depends on the switch only, else one per source port), into out[at ..]; returns their hash.
-   *  T's own sources are left out: their routes cross no switch-to-switch channel, so their
-   *  SLs make no channel dependency. */
-  private slVector(d: number, T: number, out: Uint8Array, at: number): number {
-    const { srcSw, srcEnd0, ends } = this;
-    const sl = this.o.sl!;
-    const { endsStart, endsOfSw } = this.ix;
-    let h = 0x811c9dc5;
-    let k = at;
-    for (let i = 0; i < srcSw.length; i++) {
-      const s = srcSw[i]!;
-      if (this.o.slBySwitch) {
-        const v = s === T ? 0 : sl(ends[srcEnd0[s]!]!.lid, d) & 15;
-        out[k++] = v;
-        h = Math.imul(h ^ v, 16777619);
-        continue;
-      }
-      for (let j = endsStart[s]!; j < endsStart[s + 1]!; j++) {
-        const se = ends[endsOfSw[j]!]!;
-        if (se.isSwitch) continue;
-        const v = s === T ? 0 : sl(se.lid, d) & 15;
-        out[k++] = v;
-        h = Math.imul(h ^ v, 16777619);
-      }
-    }
-    return h;
   }
 
   /** Failure groups of d (distinct break point × kind), in the order the failing switches were found. */
@@ -466,7 +418,7 @@ export class LidWalker {
     for (let j = 0; j < B; j++) {
       this.batchTries++;
       const ok = !batch.bad[j] && wins.leadsTo(T, wins.port(T, bLids[j]!), ends[bOwners[j]!]!);
-      bVl[j] = ok ? this.lidVl(bLids[j]!, T) : -1;
+      bVl[j] = ok ? this.sls.lidVl(bLids[j]!, T) : -1;
     }
     for (let pass = 0; pass < 2; pass++) {
       let nC = 0;
@@ -536,39 +488,6 @@ export class LidWalker {
     this.pairs += M * (this.totalSources - 1);
   }
 
-  /** The VL of every route to CA LID d (delivered by T) when it is one for all of them, else −1
-   *  (as `sources`: T's own sources left out). */
-  private lidVl(d: number, T: number): number {
-    const { sl, doCdg } = this.o;
-    if (!doCdg || !sl) return 0;
-    if (this.oneVl >= 0) return this.oneVl;
-    this.slVector(d, T, this.slTmp, 0);
-    return this.vectorVl(this.slTmp, 0, T, undefined);
-  }
-
-  /** From the SL vector of a LID delivered by T (slVector's, at vec[k ..]): the VL mask of each
-   *  source switch (into mask, when given; T's 0), and the one VL of them all (−1: more, or none). */
-  private vectorVl(vec: Uint8Array, k: number, T: number, mask: Int32Array | undefined): number {
-    const { srcSw, ends } = this;
-    const { slBySwitch, sl2vl } = this.o;
-    const { endsStart, endsOfSw } = this.ix;
-    let one = 0;
-    for (let i = 0; i < srcSw.length; i++) {
-      const s = srcSw[i]!;
-      let ms = 0;
-      if (slBySwitch) ms = 1 << (sl2vl[vec[k++]!]! & 15);
-      else {
-        for (let j = endsStart[s]!; j < endsStart[s + 1]!; j++) if (!ends[endsOfSw[j]!]!.isSwitch) ms |= 1 << (sl2vl[vec[k++]!]! & 15);
-      }
-      if (s === T) ms = 0;
-      if (mask) mask[s] = ms;
-      else if (one < 0) return -1;
-      if (ms !== 0) one = one === 0 ? ms : one === ms ? one : -1;
-    }
-    // One VL for every source (a single bit): the routes carry no other VL downstream.
-    return one > 0 && (one & (one - 1)) === 0 ? 31 - Math.clz32(one) : -1;
-  }
-
   /** The sources at each switch (acc) and, with SLs, the VL masks of their routes to d (mask, or
    *  vsl per hop). Returns the VL of every route to d when it is one VL for all of them (no SLs:
    *  VL 0; `carry` then needs no masks), else −1. T's own sources are left out of the masks:
@@ -580,7 +499,7 @@ export class LidWalker {
     acc.set(this.accBase);
     if (destIsCa) acc[T]!--;
     if (!doCdg || (!sl && !byPorts)) return 0;
-    if (this.oneVl >= 0) return this.oneVl;
+    if (this.sls.oneVl >= 0) return this.sls.oneVl;
     const srcStart = this.ix.endsStart;
     const srcList = this.ix.endsOfSw;
     if (byPorts) {
@@ -603,16 +522,16 @@ export class LidWalker {
       }
       return -1;
     }
-    // The SLs, per source switch or per source port (slVector's order), asked once per LID.
+    // The SLs, per source switch or per source port (sls.vector's order), asked once per LID.
     let vec: Uint8Array = this.slv_;
     let k = slAt;
     if (k < 0) {
-      vec = this.slTmp;
+      vec = this.sls.tmp;
       k = 0;
-      this.slVector(d, T, vec, 0);
+      this.sls.vector(d, T, vec, 0);
     }
     // `mask` is 0 but at the source switches, each written here (carryMasks clears what it spreads).
-    return this.vectorVl(vec, k, T, mask);
+    return this.sls.vl(vec, k, T, mask);
   }
 }
 
