@@ -194,7 +194,9 @@ export class ColumnBatch {
     }
     const { log, logVl } = this;
     let logN = 0;
-    for (let i = 0; i < nSw; i++) {
+    let failAt = -1;
+    let failK = 0;
+    rows: for (let i = 0; i < nSw; i++) {
       const x = order[i]!;
       if (x === T) continue;
       const r = x * ROW;
@@ -212,8 +214,9 @@ export class ColumnBatch {
         const e = ax + c;
         const n = c < E_CA ? adjSw[e]! : -1;
         if (n < 0 || dist[n] !== dx1) {
-          this.undo(ch, dec, order, T, cols, mult, nC, i, k, logN, made);
-          return false;
+          failAt = i;
+          failK = k;
+          break rows;
         }
         const a = acc[ra + k]! + own;
         acc[ra + k] = 0;
@@ -239,6 +242,10 @@ export class ColumnBatch {
           logVl[logN++] = vl;
         }
       }
+    }
+    if (failAt >= 0) {
+      this.undo(ch, dec, order, T, cols, mult, nC, failAt, failK, logN, made);
+      return false;
     }
     // T's sources (arriving from upstream) are delivered: nothing to carry on.
     for (let k = 0; k < nC; k++) acc[T * nC + k] = 0;

@@ -164,6 +164,7 @@ export class LidWalker {
     let maxLinks = 0;
     for (let x = 0; x < nSw; x++) maxLinks = Math.max(maxLinks, ix.adjStart[x + 1]! - ix.adjStart[x]!);
     this.batchable = o.batch && !o.byPorts && maxLinks <= MAX_LINKS && this.totalSources < 65536;
+    this.wins.hashOnLoad = !this.batchable;
     this.lidSw = new Int32Array(ix.maxLid + 1).fill(-1);
     for (const ep of ends) if (ep.sw >= 0) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc) && l <= ix.maxLid; l++) this.lidSw[l] = ep.sw;
   }

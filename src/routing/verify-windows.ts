@@ -39,6 +39,10 @@ export class LftWindows {
    *  one that costs a quarter of the decoding. */
   hashing = true;
   hashStride = 4;
+  /** Hash on the window's read (else hashColumn hashes a column when asked): off when most CA
+   *  LIDs are walked in batches (routing/verify-batch.ts), the windows then mostly read for
+   *  switch LIDs. */
+  hashOnLoad = true;
   /** Per window slot and LID, the hash of its decoded entries (valid when `hashed` is set for the slot). */
   private readonly hash = new Int32Array(WINDOWS * WIN);
   private readonly hashed = new Uint8Array(WINDOWS);
@@ -90,8 +94,9 @@ export class LftWindows {
   private load(slot: number, d0: number): void {
     const { nSw, code, win, lft, stride } = this;
     const o = slot * WIN * nSw;
-    this.hashed[slot] = this.hashing ? 1 : 0;
-    if (this.hashing) {
+    const hashing = this.hashing && this.hashOnLoad;
+    this.hashed[slot] = hashing ? 1 : 0;
+    if (hashing) {
       this.loadHashing(slot, d0);
       return;
     }
