@@ -1,8 +1,9 @@
 /**
  * The verifier's walk of a batch of CA LIDs delivered by one switch T, switch by switch
- * (routing/verify-walk.ts's walkSwitch hands them over). The LFT entries are decoded
- * switch-major, 64 LIDs at a time (each switch's entries for the 64 side by side, one cache line
- * of its table read once for all of them), to the index of the link among the switch's links.
+ * (routing/verify-walk.ts's walkSwitch hands them over). The LFT entries are read switch-major,
+ * 64 LIDs at a time (each switch's entries for the 64 side by side, one cache line of its table
+ * read once for all of them, four tables at a time), and decoded as they are used through a
+ * per-switch table (port → the index of the link among the switch's links).
  * Where every switch's route to a LID is a shortest path to T (its entry leads to a switch one
  * hop nearer T, by `dist`; T's delivers to a CA) the routes need no in-tree resolved: the
  * switches by distance to T, farthest first, are an order of every such LID, and the counts are
@@ -17,7 +18,7 @@
 import type { FabricIndex } from './graph.js';
 import type { ChannelCounts } from './verify-channels.js';
 
-/** LIDs per window and batch (a power of two: windows are aligned). */
+/** LIDs per block (a power of two: blocks are aligned), and at most per batch. */
 export const BATCH_SHIFT = 6;
 export const BATCH = 1 << BATCH_SHIFT;
 /** Decoded entries that are not a link to another switch: to a CA port, anything else. */
@@ -47,10 +48,10 @@ export class ColumnBatch {
   /** The dependency bits a carry set (and their VLs), to be cleared when it is undone. */
   private log = new Uint32Array(1024);
   private logVl = new Uint8Array(1024);
-  /** Per column of the last `check`: not all shortest paths to T; a hash of its entries. */
+  /** Per column of the last `check`: not all shortest paths to T (or T's entry not to a CA). */
   readonly bad = new Uint8Array(BATCH);
   private readonly nSw: number;
-  /** The switch delivering each LID of the window being read. */
+  /** The switch delivering each LID of the block being read. */
   private readonly own = new Int32Array(BATCH);
 
   constructor(

@@ -370,7 +370,7 @@ export class LidWalker {
 
   /** T's CA LIDs (taken from lids_ / owners_) in batches switch by switch (routing/verify-batch.ts)
    *  where their routes are all shortest paths to T, each LID's on one VL; the others are left in
-   *  lids_ / owners_, in their order, for the per-LID walk. A batch: LIDs of one window. */
+   *  lids_ / owners_, in their order, for the per-LID walk. A batch: up to BATCH LIDs of two consecutive blocks. */
   private walkBatched(T: number, dist: Int32Array): void {
     this.sortBy(T, dist);
     if (!this.byDistAll) return;
