@@ -13,52 +13,7 @@ import { isSwitch } from '../src/model/fabric.js';
 import { getEngine, verifyRoutes, type RoutingResult } from '../src/routing/index.js';
 import { identitySl2Vl } from '../src/routing/types.js';
 import { fabricWithLids } from './helpers/routing-checks.js';
-
-interface Ca {
-  node: number;
-  port: number;
-  lid: number;
-  sw: number;
-}
-
-function cas(f: Fabric): Ca[] {
-  const out: Ca[] = [];
-  f.nodes.forEach((n, i) => {
-    if (isSwitch(n)) return;
-    n.ports.forEach((p, pi) => p?.peer && p.lid && out.push({ node: i, port: pi, lid: p.lid, sw: p.peer.node }));
-  });
-  return out;
-}
-
-/** Distinct dependencies per VL of every CA-sourced route (to CA and switch LIDs). */
-function witnessDeps(f: Fabric, r: RoutingResult): Map<number, number> {
-  const sets = new Map<number, Set<string>>();
-  const srcs = cas(f);
-  const dests = [...srcs.map((c) => ({ lid: c.lid, node: c.node, port: c.port })), ...f.nodes.flatMap((n, i) => (isSwitch(n) && n.ports[0]?.lid ? [{ lid: n.ports[0].lid, node: i, port: 0 }] : []))];
-  const nSw = f.nodes.filter(isSwitch).length;
-  for (const dst of dests) {
-    for (const src of srcs) {
-      if (src.node === dst.node && src.port === dst.port) continue;
-      const vl = r.sl2vl![r.sl!(src.lid, dst.lid) & 15]! & 15;
-      let x = src.sw;
-      const links: string[] = [];
-      for (let step = 0; step <= nSw; step++) {
-        const p = r.lfts.get(x)?.[dst.lid] ?? 255;
-        if (p === 0 || p === 255) break;
-        const peer = f.nodes[x]!.ports[p]?.peer;
-        if (!peer || !isSwitch(f.nodes[peer.node]!)) break;
-        links.push(`${x}:${p}`);
-        x = peer.node;
-      }
-      const set = sets.get(vl) ?? new Set<string>();
-      for (let i = 0; i + 1 < links.length; i++) set.add(`${links[i]}>${links[i + 1]}`);
-      sets.set(vl, set);
-    }
-  }
-  return new Map([...sets].filter(([, s]) => s.size > 0).map(([vl, s]) => [vl, s.size]));
-}
-
-const verifierDeps = (v: ReturnType<typeof verifyRoutes>): Map<number, number> => new Map(v.cdg.filter((c) => c.dependencies > 0).map((c) => [c.vl, c.dependencies]));
+import { cas, verifierDeps, witnessDeps, type Ca } from './helpers/verify-witness.js';
 
 /** A ring of 6 switches, 2 hosts each, every switch forwarding every remote LID clockwise: the
  *  two hosts of a switch have the same entries at every switch (twins). */

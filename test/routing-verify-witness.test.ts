@@ -8,66 +8,7 @@ import type { Fabric } from '../src/model/fabric.js';
 import { isSwitch } from '../src/model/fabric.js';
 import { getEngine, verifyRoutes } from '../src/routing/index.js';
 import { fabricWithLids } from './helpers/routing-checks.js';
-
-interface Witness {
-  pairs: number;
-  unreachable: number;
-  hopMax: number;
-  hopSum: number;
-  reached: number;
-  /** Routes per directed switch-to-switch link ("node:port"). */
-  links: Map<string, number>;
-}
-
-function witness(f: Fabric, lfts: ReadonlyMap<number, Uint8Array>): Witness {
-  const w: Witness = { pairs: 0, unreachable: 0, hopMax: 0, hopSum: 0, reached: 0, links: new Map() };
-  const cas: Array<{ node: number; port: number; lid: number; lmc: number }> = [];
-  f.nodes.forEach((n, i) => {
-    if (isSwitch(n)) return;
-    n.ports.forEach((p, pi) => p?.peer && p.lid && cas.push({ node: i, port: pi, lid: p.lid, lmc: p.lmc ?? 0 }));
-  });
-  const nSw = f.nodes.filter(isSwitch).length;
-  // Switch LIDs as destinations too (node −1, port = the switch's node index).
-  const dests = [...cas, ...f.nodes.flatMap((n, i) => (isSwitch(n) && n.ports[0]?.lid ? [{ node: -1, port: i, lid: n.ports[0].lid, lmc: 0 }] : []))];
-  for (const dst of dests) {
-    for (let d = dst.lid; d < dst.lid + (1 << dst.lmc); d++) {
-      for (const src of cas) {
-        if (src === dst) continue;
-        w.pairs++;
-        let x = f.nodes[src.node]!.ports[src.port]!.peer!.node;
-        let hops = 1;
-        const used: string[] = [];
-        let ok = false;
-        for (let step = 0; step <= nSw; step++) {
-          const p = lfts.get(x)?.[d] ?? 255;
-          if (p === 0) {
-            ok = dst.node < 0 && x === dst.port;
-            break;
-          }
-          const peer = p === 255 || p === 0 ? undefined : f.nodes[x]!.ports[p]?.peer;
-          if (!peer) break;
-          hops++;
-          if (!isSwitch(f.nodes[peer.node]!)) {
-            ok = peer.node === dst.node && peer.port === dst.port;
-            break;
-          }
-          used.push(`${x}:${p}`);
-          x = peer.node;
-        }
-        if (!ok) {
-          w.unreachable++;
-          continue;
-        }
-        if (dst.node < 0) continue; // a switch LID: reachability only
-        w.reached++;
-        w.hopSum += hops;
-        w.hopMax = Math.max(w.hopMax, hops);
-        for (const k of used) w.links.set(k, (w.links.get(k) ?? 0) + 1);
-      }
-    }
-  }
-  return w;
-}
+import { witness } from './helpers/verify-witness.js';
 
 function compare(f: Fabric, lfts: ReadonlyMap<number, Uint8Array>): void {
   const v = verifyRoutes(f, lfts, { maxFailures: 1000 });

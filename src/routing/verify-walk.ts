@@ -8,11 +8,11 @@
  * - routing/verify-tree.ts resolves the in-tree: each switch visited once, the delivering ones
  *   listed each before the switch it forwards to (`order`), the ones that fail (a broken entry
  *   on their way, a loop) with where and why.
- * - Along `order` the sources' counts (and VL masks) are carried downstream; then, switch by
- *   switch in index order, each channel's routes and the channel dependency each switch creates
- *   are recorded; one pass over the switches with CAs counts hops and stretch (by (hops,
- *   shortest) pair: exact, and in no particular order).
- * - With SLs, each source switch (or source port) is asked its SL once per LID (not at all when
+ * - Along `order` the sources' counts (and VL masks) are carried downstream, each channel's
+ *   routes and the channel dependency each switch creates recorded on the way
+ *   (routing/verify-channels.ts); one pass over the switches with CAs counts hops and stretch
+ *   (by (hops, shortest) pair: exact, and in no particular order).
+ * - With SLs, each source switch (or source port) is asked its SL once per LID (routing/verify-sls.ts; not at all when
  *   the SL→VL table maps every SL to one VL: the SLs then make no difference); when every
  *   source's route starts on one VL (and the SL2VL is the same on every hop), all of the LID's
  *   dependencies are on that VL and it is carried as without SLs.
@@ -21,12 +21,17 @@
  *   same routes on the same VLs: one walk stands for all of them (walkSwitch), unless its routes
  *   fail. T's own sources are left out of that comparison: their routes cross no switch-to-switch
  *   link, so they make no channel dependency.
+ * - Before all that, T's CA LIDs whose routes are all shortest paths to T (on one VL each) are
+ *   walked in batches switch by switch (routing/verify-batch.ts); the rest as above.
  */
 import type { PortSl2Vl } from '../model/routes.js';
 import { fmtGuid, swName, type EndPort, type FabricIndex } from './graph.js';
 import { describe } from './verify-report.js';
-import { InTree, K_LOOP, ST_OK, sortByDist } from './verify-tree.js';
+import { InTree, ST_OK, sortByDist } from './verify-tree.js';
 import { LftWindows } from './verify-windows.js';
+import { BATCH, BATCH_SHIFT, ColumnBatch, MAX_LINKS } from './verify-batch.js';
+import { ChannelCounts } from './verify-channels.js';
+import { SourceSls } from './verify-sls.js';
 import type { FailureKind, RouteFailure } from './verify.js';
 
 /** By verify-tree.ts's K_* index. */
@@ -43,6 +48,8 @@ export interface WalkOptions {
   doStretch: boolean;
   doCdg: boolean;
   maxFailures: number;
+  /** CA LIDs in batches where their routes are shortest paths (routing/verify-batch.ts). */
+  batch: boolean;
 }
 
 type Groups = Map<number, { switches: number; sources: number }>;
@@ -61,13 +68,8 @@ export class LidWalker {
   }
   failureGroups = 0;
   readonly failures: RouteFailure[] = [];
-  /** Per VL, the dependency bits (channel e of switch x, to e2 of e's far end n: bit
-   *  xBase[x] + (e − adjStart[x]) × xStride[x] + e2 − adjStart[n]), and how many are set. */
-  readonly depBits: (Uint8Array | undefined)[] = new Array(16);
-  readonly vlSeen = new Int32Array(16);
-  /** Per-hop VLs: dependencies per (VL, next VL) pair, and the VLs seen. */
-  readonly pairBits: (Uint8Array | undefined)[] = new Array(256);
-  hopVls = 0;
+  /** Routes, CA LIDs and dependencies per channel. */
+  readonly ch: ChannelCounts;
   /** CA sources reaching a CA destination, by (hops, shortest hops; 0: not computed). */
   private readonly hopTab = new Float64Array(HOPS_TAB * HOPS_TAB);
   private readonly hopMap = new Map<number, number>();
@@ -78,18 +80,8 @@ export class LidWalker {
   private readonly caCount: Int32Array;
   /** Switches with CA/router ports (the sources). */
   private readonly srcSw: Int32Array;
-  private readonly srcEnd0: Int32Array;
   private readonly portTabs: (PortSl2Vl | undefined)[] = [];
   private readonly totalSources: number;
-  /** Per switch x, its first dependency bit and the bits per channel (its neighbours' largest degree). */
-  private readonly xBase: Float64Array;
-  private readonly xStride: Int32Array;
-  /** Per channel (adjacency entry) e: at 2e its routes, added into `routesTotal` before they
-   *  could overflow; at 2e + 1 the CA destination LIDs whose delivering routes lead over it
-   *  (side by side: one cache line for both). */
-  private readonly routes: Uint32Array;
-  private readonly routesTotal: Float64Array;
-  private routesRoom = 0;
   /** The decoded entries (routing/verify-windows.ts). */
   private readonly wins: LftWindows;
   private readonly win: Int32Array;
@@ -105,11 +97,10 @@ export class LidWalker {
   /** Hash-equal CA LIDs whose columns (or SL vectors) were not the same. */
   private hashMisses = 0;
   private mult_ = new Int32Array(0);
-  /** The SL vectors of the LIDs of one switch (walkSwitch), `slLen` entries each. */
+  /** The SLs of the sources (routing/verify-sls.ts). */
+  private readonly sls: SourceSls;
+  /** The SL vectors of the LIDs of one switch (walkSwitch), `sls.len` entries each. */
   private slv_ = new Uint8Array(0);
-  private readonly slLen: number;
-  /** The SL vector of a LID walked without walkSwitch's. */
-  private readonly slTmp: Uint8Array;
   private readonly acc: Int32Array;
   private readonly accBase: Int32Array;
   private readonly mask: Int32Array;
@@ -118,84 +109,64 @@ export class LidWalker {
   private readonly byDist: Int32Array;
   private readonly distCount: Int32Array;
   private byDistOf = -1;
-  /** With SLs and one SL→VL table, the VL every SL maps to when it is the same for all 16 (the
-   *  SLs then do not matter to the channel dependencies: they are not asked), else −1. */
-  private readonly oneVl: number;
-
+  /** Whether every switch is reachable from the switch whose `byDist` it is (else no LID of it
+   *  has shortest paths from every switch: no batch). */
+  private byDistAll = false;
+  /** The batched walk (routing/verify-batch.ts): its columns' LIDs, owners, VLs, multiplicities. */
+  private readonly batch: ColumnBatch;
+  /** No per-port SL2VL, no switch with more links than a batch's entry can name. */
+  private readonly batchable: boolean;
+  private readonly bLids = new Int32Array(BATCH);
+  private readonly bOwners = new Int32Array(BATCH);
+  private readonly bCol = new Int32Array(BATCH);
+  private readonly bCols = new Int32Array(BATCH);
+  private readonly bVls = new Int32Array(BATCH);
+  private readonly bMult = new Int32Array(BATCH);
+  private readonly bVl = new Int32Array(BATCH);
+  /** Batched columns tried and left to the per-LID walk (batches given up when most are). */
+  private batchTries = 0;
+  private batchMisses = 0;
+  private batchTwinTries = 0;
+  private batchTwins = 0;
+  private batchHashMisses = 0;
+  /** Batches carried, and those undone (a route not a shortest path): checked first when often. */
+  private batchRuns = 0;
+  private batchAborts = 0;
+  /** The switch delivering each LID (−1: none). */
+  private readonly lidSw: Int32Array;
+  private batchHashStride = 4;
   constructor(
     private readonly ix: FabricIndex,
     lftByNode: ReadonlyMap<number, Uint8Array>,
     private readonly o: WalkOptions,
   ) {
-    const { nSw, ends, adjStart, adjSw } = ix;
-    const nE = adjStart[nSw]!;
+    const { nSw, ends } = ix;
     this.nSw = nSw;
     this.ends = ends;
     this.caCount = ix.caCount;
     const src: number[] = [];
     for (let s = 0; s < nSw; s++) if (ix.caCount[s]! > 0) src.push(s);
     this.srcSw = Int32Array.from(src);
-    // One source port per switch (its SL stands for the others when the SL is by source switch).
-    this.srcEnd0 = new Int32Array(nSw).fill(-1);
-    for (let s = 0; s < nSw; s++) {
-      for (let i = ix.endsStart[s]!; i < ix.endsStart[s + 1]!; i++) {
-        const ei = ix.endsOfSw[i]!;
-        if (ends[ei]!.isSwitch) continue;
-        if (this.srcEnd0[s]! < 0) this.srcEnd0[s] = ei;
-      }
-    }
     this.totalSources = ends.filter((e) => !e.isSwitch).length;
-    this.xBase = new Float64Array(nSw + 1);
-    this.xStride = new Int32Array(nSw);
-    for (let x = 0; x < nSw; x++) {
-      let st = 0;
-      for (let e = adjStart[x]!; e < adjStart[x + 1]!; e++) st = Math.max(st, adjStart[adjSw[e]! + 1]! - adjStart[adjSw[e]!]!);
-      this.xStride[x] = st;
-      this.xBase[x + 1] = this.xBase[x]! + (adjStart[x + 1]! - adjStart[x]!) * st;
-    }
-    this.routes = new Uint32Array(2 * nE);
-    this.routesTotal = new Float64Array(nE);
+    this.sls = new SourceSls(ix, this.srcSw, this.totalSources, o);
+    this.ch = new ChannelCounts(ix);
     if (o.byPorts) for (let s = 0; s < nSw; s++) this.portTabs.push(o.byPorts.get(ix.swNode[s]!));
     this.wins = new LftWindows(ix, lftByNode);
     this.win = this.wins.win;
     this.tree = new InTree(nSw, this.wins);
-    this.slLen = o.slBySwitch ? this.srcSw.length : this.totalSources;
-    this.slTmp = new Uint8Array(o.sl ? this.slLen : 0);
     this.acc = new Int32Array(nSw);
     this.accBase = Int32Array.from(ix.caCount);
     this.mask = new Int32Array(nSw);
     this.vsl = o.byPorts ? new Int32Array(nSw * 16) : new Int32Array(0);
     this.byDist = new Int32Array(nSw);
     this.distCount = new Int32Array(nSw + 2);
-    let one = o.sl && !o.byPorts ? (o.sl2vl[0] ?? 0) & 15 : -1;
-    for (let v = 1; v < 16 && one >= 0; v++) if (((o.sl2vl[v] ?? 0) & 15) !== one) one = -1;
-    this.oneVl = one;
-  }
-
-  /** Routes (CA to CA) and CA destination LIDs per adjacency entry. */
-  linkLoads(): { routes: Float64Array; lids: Float64Array } {
-    this.flushRoutes();
-    const { routes, routesTotal } = this;
-    return { routes: routesTotal, lids: Float64Array.from(routesTotal, (_, e) => routes[2 * e + 1]!) };
-  }
-
-  private flushRoutes(): void {
-    const { routes, routesTotal } = this;
-    for (let e = 0; e < routesTotal.length; e++) {
-      routesTotal[e]! += routes[2 * e]!;
-      routes[2 * e] = 0;
-    }
-    this.routesRoom = 0xffffffff;
-  }
-
-  /** The dependency bits' layout as routing/cdg.ts reads it: channel e's first bit (and the total). */
-  depStarts(): Float64Array {
-    const { adjStart } = this.ix;
-    const nE = adjStart[this.nSw]!;
-    const out = new Float64Array(nE + 1);
-    for (let x = 0; x < this.nSw; x++) for (let e = adjStart[x]!; e < adjStart[x + 1]!; e++) out[e] = this.xBase[x]! + (e - adjStart[x]!) * this.xStride[x]!;
-    out[nE] = this.xBase[this.nSw]!;
-    return out;
+    this.batch = new ColumnBatch(ix, this.wins.lft);
+    let maxLinks = 0;
+    for (let x = 0; x < nSw; x++) maxLinks = Math.max(maxLinks, ix.adjStart[x + 1]! - ix.adjStart[x]!);
+    this.batchable = o.batch && !o.byPorts && maxLinks <= MAX_LINKS && this.totalSources < 65536;
+    this.wins.hashOnLoad = !this.batchable;
+    this.lidSw = new Int32Array(ix.maxLid + 1).fill(-1);
+    for (const ep of ends) if (ep.sw >= 0) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc) && l <= ix.maxLid; l++) this.lidSw[l] = ep.sw;
   }
 
   /** Hop and stretch figures over the reachable CA-to-CA pairs. */
@@ -223,10 +194,10 @@ export class LidWalker {
   }
 
   /** LID d, owned by end port `owner`, delivered by switch T (−1: not attached); `dist` the
-   *  switch distances to T (or undefined without stretch figures). With m > 1 the routes stand
+   *  switch distances to T (or undefined: not computed). With m > 1 the routes stand
    *  for m − 1 more LIDs whose entries are the same at every switch and whose sources' SLs are
    *  the same (see walkSwitch), unless some fail: returns false then, and they are to be walked
-   *  one by one. `slAt`: where walkSwitch holds d's SL vector (slVector), −1: none. */
+   *  one by one. `slAt`: where walkSwitch holds d's SL vector (sls.vector), −1: none. */
   walk(d: number, T: number, owner: number, dist: Int32Array | undefined, m = 1, slAt = -1): boolean {
     this.lids++;
     const dest = this.ends[owner]!;
@@ -245,29 +216,26 @@ export class LidWalker {
       return false;
     }
     const b = this.wins.column(d);
-    if (dist && this.byDistOf !== T) {
-      sortByDist(dist, this.byDist, this.distCount);
-      this.byDistOf = T;
-    }
+    if (dist) this.sortBy(T, dist);
     const nFail = this.tree.resolve(d, dest, destIsCa, b, dist ? this.byDist : undefined);
     if (nFail > 0) m = 1;
-    if (destIsCa) {
-      if (this.routesRoom < this.totalSources * m) this.flushRoutes();
-      this.routesRoom -= this.totalSources * m;
-    }
+    if (destIsCa) this.ch.reserve(this.totalSources * m);
     const first = this.tree.orderStart;
     const vl = this.sources(d, T, owner, destIsCa, b, slAt);
     this.figures(T, destIsCa, destSelf, dist, m);
-    if (this.o.byPorts) this.carryPerHop(destIsCa, b, first, m);
-    else if (vl >= 0) this.carry(destIsCa, b, first, m, vl);
-    else this.carryMasks(destIsCa, b, first, m);
+    const { win, acc, ch } = this;
+    const { order } = this.tree;
+    const doCdg = this.o.doCdg;
+    if (this.o.byPorts) ch.carryPerHop(this.ix, win, b, order, first, acc, this.vsl, destIsCa, m, doCdg, (s, i, o, v) => this.hopVl(s, i, o, v));
+    else if (vl >= 0) ch.carry(win, b, order, first, acc, destIsCa, m, vl, doCdg, this.o.sl !== undefined);
+    else ch.carryMasks(win, b, order, first, acc, this.mask, destIsCa, m, doCdg);
     if (nFail > 0) this.failed(d, T, destIsCa, dest, nFail);
     return nFail === 0;
   }
 
   /** The LIDs delivered by switch T, in port order (`dist`: as for walk). CA LIDs whose entries
    *  are the same at every switch (compared in full, after a hash) and, with SLs, whose sources
-   *  off T ask the same SL for both (compared in full: slVector) have the same routes, on the
+   *  off T ask the same SL for both (compared in full: sls.vector) have the same routes, on the
    *  same VLs hop by hop: the first of them is walked for all (unless its routes fail), the
    *  others counted. */
   walkSwitch(T: number, dist: Int32Array | undefined): void {
@@ -282,6 +250,7 @@ export class LidWalker {
         owners_.push(oi);
       }
     }
+    if (dist && this.batchable && (this.batchTries < 1024 || 2 * this.batchMisses <= this.batchTries)) this.walkBatched(T, dist);
     const n = lids_.length;
     // Hashing costs a pass per LID: given up when 1,024 CA LIDs had no twin.
     if (this.twinTries >= 1024 && this.twins === 0) this.wins.hashing = false;
@@ -292,7 +261,7 @@ export class LidWalker {
     // Group the CA LIDs: rep[i] = the first LID with the same entries (i itself when none), mult = group sizes.
     const rep = (this.rep_ = this.rep_.length >= n ? this.rep_ : new Int32Array(2 * n));
     const mult = (this.mult_ = this.mult_.length >= n ? this.mult_ : new Int32Array(2 * n));
-    const K = this.o.sl && this.oneVl < 0 ? this.slLen : 0;
+    const K = this.o.sl && this.sls.oneVl < 0 ? this.sls.len : 0;
     const slv = (this.slv_ = this.slv_.length >= n * K ? this.slv_ : new Uint8Array(2 * n * K));
     const byHash = new Map<number, number[]>();
     for (let i = 0; i < n; i++) {
@@ -302,7 +271,7 @@ export class LidWalker {
       const dest = ends[owners_[i]!]!;
       if (dest.isSwitch) continue;
       this.twinTries++;
-      const h = K > 0 ? Math.imul(this.wins.hashColumn(d), 31) ^ this.slVector(d, T, slv, i * K) : this.wins.hashColumn(d);
+      const h = K > 0 ? Math.imul(this.wins.hashColumn(d), 31) ^ this.sls.vector(d, T, slv, i * K) : this.wins.hashColumn(d);
       const cands = byHash.get(h);
       if (!cands) {
         byHash.set(h, [i]);
@@ -331,35 +300,6 @@ export class LidWalker {
         this.pairs += this.totalSources - 1;
       }
     }
-  }
-
-  /** The SL each source off switch T asks for its route to d (one per source switch when the SL
-   *  depends on the switch only, else one per source port), into out[at ..]; returns their hash.
-   *  T's own sources are left out: their routes cross no switch-to-switch channel, so their
-   *  SLs make no channel dependency. */
-  private slVector(d: number, T: number, out: Uint8Array, at: number): number {
-    const { srcSw, srcEnd0, ends } = this;
-    const sl = this.o.sl!;
-    const { endsStart, endsOfSw } = this.ix;
-    let h = 0x811c9dc5;
-    let k = at;
-    for (let i = 0; i < srcSw.length; i++) {
-      const s = srcSw[i]!;
-      if (this.o.slBySwitch) {
-        const v = s === T ? 0 : sl(ends[srcEnd0[s]!]!.lid, d) & 15;
-        out[k++] = v;
-        h = Math.imul(h ^ v, 16777619);
-        continue;
-      }
-      for (let j = endsStart[s]!; j < endsStart[s + 1]!; j++) {
-        const se = ends[endsOfSw[j]!]!;
-        if (se.isSwitch) continue;
-        const v = s === T ? 0 : sl(se.lid, d) & 15;
-        out[k++] = v;
-        h = Math.imul(h ^ v, 16777619);
-      }
-    }
-    return h;
   }
 
   /** Failure groups of d (distinct break point × kind), in the order the failing switches were found. */
@@ -402,14 +342,151 @@ export class LidWalker {
       }
       if (!destIsCa) continue;
       const h = hops[x]! + 1;
-      const sh = dist && dist[x]! >= 0 ? dist[x]! + destSelf + 1 : 0;
+      const sh = this.o.doStretch && dist && dist[x]! >= 0 ? dist[x]! + destSelf + 1 : 0;
       if (h < HOPS_TAB && sh < HOPS_TAB) hopTab[h * HOPS_TAB + sh]! += own * m;
-      else {
-        const k = h * (this.nSw + 3) * 2 + sh;
-        this.hopMap.set(k, (this.hopMap.get(k) ?? 0) + own * m);
-      }
+      else this.addHops(h, sh, own * m);
     }
     this.unreachablePairs += unreachable;
+  }
+
+  /** n CA-to-CA routes of h hops (sh: the shortest, 0 when not computed). */
+  private addHops(h: number, sh: number, n: number): void {
+    if (h < HOPS_TAB && sh < HOPS_TAB) this.hopTab[h * HOPS_TAB + sh]! += n;
+    else {
+      const k = h * (this.nSw + 3) * 2 + sh;
+      this.hopMap.set(k, (this.hopMap.get(k) ?? 0) + n);
+    }
+  }
+
+  /** The switches by distance to T (byDist; sorted once per T), and whether all are reachable. */
+  private sortBy(T: number, dist: Int32Array): void {
+    if (this.byDistOf === T) return;
+    sortByDist(dist, this.byDist, this.distCount);
+    this.byDistOf = T;
+    let all = true;
+    for (let x = 0; x < this.nSw; x++) if (dist[x]! < 0) all = false;
+    this.byDistAll = all;
+  }
+
+  /** T's CA LIDs (taken from lids_ / owners_) in batches switch by switch (routing/verify-batch.ts)
+   *  where their routes are all shortest paths to T, each LID's on one VL; the others are left in
+   *  lids_ / owners_, in their order, for the per-LID walk. A batch: up to BATCH LIDs of two consecutive blocks. */
+  private walkBatched(T: number, dist: Int32Array): void {
+    this.sortBy(T, dist);
+    if (!this.byDistAll) return;
+    const { lids_, owners_, ends, bLids, bOwners } = this;
+    const n = lids_.length;
+    let keep = 0;
+    let B = 0;
+    for (let i = 0; i <= n; i++) {
+      const oi = i < n ? owners_[i]! : -1;
+      if (oi >= 0 && ends[oi]!.isSwitch) {
+        lids_[keep] = lids_[i]!;
+        owners_[keep++] = oi;
+        continue;
+      }
+      // A batch: up to BATCH LIDs of two consecutive blocks (see ColumnBatch.dec).
+      const blk = i < n ? lids_[i]! >>> BATCH_SHIFT : 0;
+      const b0 = bLids[0]! >>> BATCH_SHIFT;
+      if (B > 0 && (oi < 0 || B === BATCH || blk < b0 || blk > b0 + 1)) {
+        keep = this.batchOf(T, dist, B, keep);
+        B = 0;
+      }
+      if (oi < 0) break;
+      bLids[B] = lids_[i]!;
+      bOwners[B++] = oi;
+    }
+    lids_.length = keep;
+    owners_.length = keep;
+  }
+
+  /** One batch (bLids / bOwners[0 .. B − 1], LIDs of two consecutive blocks): the columns that qualify
+   *  carried (twins, with the same entries at every switch and the same VL, once for all), the
+   *  others appended to lids_ / owners_ at `keep`; returns the new end. The carry checks that
+   *  the routes are shortest paths as it goes (and undoes the batch when one is not): the
+   *  columns are checked first only when that was seldom so. */
+  private batchOf(T: number, dist: Int32Array, B: number, keep: number): number {
+    const { batch, bLids, bOwners, bCol, bCols, bVls, bMult, bVl, ends, lids_, owners_, wins } = this;
+    const hashing = this.batchTwinTries < 1024 || this.batchTwins > 0;
+    for (let j = 0; j < B; j++) {
+      batch.ensure(bLids[j]!, this.lidSw, hashing ? this.batchHashStride : 0);
+      bCol[j] = bLids[j]! & (2 * BATCH - 1);
+    }
+    const dec = batch.dec;
+    let checked = this.batchRuns >= 64 && 8 * this.batchAborts > this.batchRuns;
+    batch.check(dec, bCol, B, T, dist, !checked);
+    // T's entry leads to the LID's own port; the LID's sources are on one VL.
+    for (let j = 0; j < B; j++) {
+      this.batchTries++;
+      const ok = !batch.bad[j] && wins.leadsTo(T, wins.port(T, bLids[j]!), ends[bOwners[j]!]!);
+      bVl[j] = ok ? this.sls.lidVl(bLids[j]!, T) : -1;
+    }
+    for (let pass = 0; pass < 2; pass++) {
+      let nC = 0;
+      let M = 0;
+      const byHash = hashing ? new Map<number, number[]>() : undefined;
+      for (let j = 0; j < B; j++) {
+        const vl = bVl[j]!;
+        if (vl < 0) continue;
+        M++;
+        if (byHash) {
+          if (pass === 0) this.batchTwinTries++;
+          const h = batch.hashOf(bCol[j]!);
+          const cands = byHash.get(h);
+          const r = cands?.find((k) => bVls[k] === vl && batch.sameColumns(dec, bCols[k]!, bCol[j]!, T));
+          if (r !== undefined) {
+            bMult[r]!++;
+            if (pass === 0) this.batchTwins++;
+            continue;
+          }
+          if (cands) {
+            cands.push(nC);
+            if (++this.batchHashMisses > 64 + this.batchTwins) this.batchHashStride = 1;
+          } else byHash.set(h, [nC]);
+        }
+        bCols[nC] = bCol[j]!;
+        bVls[nC] = vl;
+        bMult[nC++] = 1;
+      }
+      if (nC === 0) break;
+      this.ch.reserve(this.totalSources * M);
+      if (pass === 0) this.batchRuns++;
+      if (batch.carry(this.ch, dec, this.byDist, T, dist, bCols, bVls, bMult, nC, this.o.doCdg, this.o.sl !== undefined)) {
+        this.batchFigures(T, dist, M);
+        break;
+      }
+      // Some route is not a shortest path: check every column, carry those that are (once:
+      // checked columns are carried whole, else all are left to the per-LID walk).
+      this.batchAborts++;
+      if (checked || pass > 0) {
+        bVl.fill(-1, 0, B);
+        break;
+      }
+      checked = true;
+      batch.check(dec, bCol, B, T, dist, false);
+      for (let j = 0; j < B; j++) if (batch.bad[j]) bVl[j] = -1;
+    }
+    for (let j = 0; j < B; j++) {
+      if (bVl[j]! >= 0) continue;
+      this.batchMisses++;
+      lids_[keep] = bLids[j]!;
+      owners_[keep++] = bOwners[j]!;
+    }
+    return keep;
+  }
+
+  /** M CA LIDs delivered by T, reached from every source over a shortest path (dist + 2 links). */
+  private batchFigures(T: number, dist: Int32Array, M: number): void {
+    const { srcSw, caCount } = this;
+    for (let i = 0; i < srcSw.length; i++) {
+      const x = srcSw[i]!;
+      const own = caCount[x]! - (x === T ? 1 : 0);
+      if (own <= 0) continue;
+      const h = dist[x]! + 2;
+      this.addHops(h, this.o.doStretch ? h : 0, own * M);
+    }
+    this.lids += M;
+    this.pairs += M * (this.totalSources - 1);
   }
 
   /** The sources at each switch (acc) and, with SLs, the VL masks of their routes to d (mask, or
@@ -419,11 +496,11 @@ export class LidWalker {
    *  channel dependency. */
   private sources(d: number, T: number, owner: number, destIsCa: boolean, b: number, slAt: number): number {
     const { acc, srcSw, ends, caCount, win, mask } = this;
-    const { sl, slBySwitch, sl2vl, doCdg, byPorts } = this.o;
+    const { sl, slBySwitch, doCdg, byPorts } = this.o;
     acc.set(this.accBase);
     if (destIsCa) acc[T]!--;
     if (!doCdg || (!sl && !byPorts)) return 0;
-    if (this.oneVl >= 0) return this.oneVl;
+    if (this.sls.oneVl >= 0) return this.sls.oneVl;
     const srcStart = this.ix.endsStart;
     const srcList = this.ix.endsOfSw;
     if (byPorts) {
@@ -446,194 +523,16 @@ export class LidWalker {
       }
       return -1;
     }
-    // The SLs, per source switch or per source port (slVector's order), asked once per LID.
+    // The SLs, per source switch or per source port (sls.vector's order), asked once per LID.
     let vec: Uint8Array = this.slv_;
     let k = slAt;
     if (k < 0) {
-      vec = this.slTmp;
+      vec = this.sls.tmp;
       k = 0;
-      this.slVector(d, T, vec, 0);
+      this.sls.vector(d, T, vec, 0);
     }
-    // The one mask of every source switch (0: none yet, −1: they differ). `mask` is 0 but at
-    // the source switches, each written here (carryMasks clears what it spreads).
-    let one = 0;
-    for (let i = 0; i < srcSw.length; i++) {
-      const s = srcSw[i]!;
-      let ms = 0;
-      if (slBySwitch) ms = 1 << (sl2vl[vec[k++]!]! & 15);
-      else {
-        for (let j = srcStart[s]!; j < srcStart[s + 1]!; j++) if (!ends[srcList[j]!]!.isSwitch) ms |= 1 << (sl2vl[vec[k++]!]! & 15);
-      }
-      if (s === T) ms = 0;
-      mask[s] = ms;
-      if (ms !== 0) one = one === 0 ? ms : one === ms ? one : -1;
-    }
-    // One VL for every source (a single bit): the routes carry no other VL downstream.
-    return one > 0 && (one & (one - 1)) === 0 ? 31 - Math.clz32(one) : -1;
-  }
-
-  private depsOf(vl: number): Uint8Array {
-    return (this.depBits[vl] ??= new Uint8Array(Math.ceil(this.xBase[this.nSw]! / 8) + 1));
-  }
-
-  /** From the sources toward the destination (`order`): the sources passing each switch; then,
-   *  switch by switch in index order (the per-channel counts and dependency bits are laid out by
-   *  switch: read in sequence, not at random), routes and CA LIDs per channel, and the
-   *  dependencies of the channels that carry traffic, every route on VL `vl` (without SLs VL 0,
-   *  its dependency bits made at once; with SLs at the first dependency, as carryMasks). */
-  private carry(destIsCa: boolean, b: number, first: number, m: number, vl: number): void {
-    const { win, xBase, xStride, acc, routes, nSw } = this;
-    const { order, state } = this.tree;
-    const adjStart = this.ix.adjStart;
-    const doCdg = this.o.doCdg;
-    let bits = doCdg ? (this.o.sl ? this.depBits[vl] : this.depsOf(vl)) : undefined;
-    let seen = 0;
-    if (this.tree.sorted) {
-      // The order is by distance, each distance in index order: one pass, the sources of each
-      // switch complete when it is reached, its tables read almost in sequence.
-      for (let i = first; i < nSw; i++) {
-        const x = order[i]!;
-        const c = win[b + x]!;
-        if (c < 0) continue;
-        const a = acc[x]!;
-        const n = c >>> 8;
-        acc[n]! += a;
-        if (destIsCa) {
-          const e2 = 2 * (adjStart[x]! + (c & 255));
-          routes[e2]! += a * m;
-          routes[e2 + 1]! += m;
-        }
-        if (a === 0 || !doCdg) continue;
-        const c2 = win[b + n]!;
-        if (c2 < 0) continue;
-        bits ??= this.depsOf(vl);
-        const bit = xBase[x]! + (c & 255) * xStride[x]! + (c2 & 255);
-        const byte = bit >>> 3;
-        const bv = 1 << (bit & 7);
-        if (!(bits[byte]! & bv)) {
-          bits[byte] = bits[byte]! | bv;
-          seen++;
-        }
-      }
-      this.vlSeen[vl]! += seen;
-      return;
-    }
-    for (let i = first; i < nSw; i++) {
-      const x = order[i]!;
-      const c = win[b + x]!;
-      if (c >= 0) acc[c >>> 8]! += acc[x]!;
-    }
-    for (let x = 0; x < nSw; x++) {
-      if (state[x] !== ST_OK) continue;
-      const c = win[b + x]!;
-      if (c < 0) continue;
-      const a = acc[x]!;
-      if (destIsCa) {
-        const e2 = 2 * (adjStart[x]! + (c & 255));
-        routes[e2]! += a * m;
-        routes[e2 + 1]! += m;
-      }
-      if (a === 0 || !doCdg) continue;
-      const c2 = win[b + (c >>> 8)]!;
-      if (c2 < 0) continue;
-      bits ??= this.depsOf(vl);
-      const bit = xBase[x]! + (c & 255) * xStride[x]! + (c2 & 255);
-      const byte = bit >>> 3;
-      const bv = 1 << (bit & 7);
-      if (!(bits[byte]! & bv)) {
-        bits[byte] = bits[byte]! | bv;
-        seen++;
-      }
-    }
-    this.vlSeen[vl]! += seen;
-  }
-
-  /** As `carry`, with the VL masks of the sources' SLs carried downstream. */
-  private carryMasks(destIsCa: boolean, b: number, first: number, m: number): void {
-    const { win, xBase, xStride, acc, routes, mask, vlSeen, nSw } = this;
-    const { order, state } = this.tree;
-    const adjStart = this.ix.adjStart;
-    const doCdg = this.o.doCdg;
-    for (let i = first; i < nSw; i++) {
-      const x = order[i]!;
-      const c = win[b + x]!;
-      if (c < 0) continue;
-      acc[c >>> 8]! += acc[x]!;
-      mask[c >>> 8]! |= mask[x]!;
-    }
-    for (let x = 0; x < nSw; x++) {
-      if (state[x] !== ST_OK) continue;
-      const c = win[b + x]!;
-      if (c < 0) continue;
-      if (destIsCa) {
-        const e2 = 2 * (adjStart[x]! + (c & 255));
-        routes[e2]! += acc[x]! * m;
-        routes[e2 + 1]! += m;
-      }
-      const m0 = mask[x]!;
-      if (m0 === 0 || !doCdg) continue;
-      const c2 = win[b + (c >>> 8)]!;
-      if (c2 < 0) continue;
-      const bit = xBase[x]! + (c & 255) * xStride[x]! + (c2 & 255);
-      const byte = bit >>> 3;
-      const bv = 1 << (bit & 7);
-      let mv = m0;
-      while (mv) {
-        const vl = 31 - Math.clz32(mv);
-        mv &= ~(1 << vl);
-        const bits = this.depsOf(vl);
-        if (!(bits[byte]! & bv)) {
-          bits[byte] = bits[byte]! | bv;
-          vlSeen[vl]!++;
-        }
-      }
-    }
-    mask.fill(0);
-  }
-
-  /** As `carry`, when the VL changes hop by hop (per-port SL2VL): dependencies (e, VL) → (e2, VL'). */
-  private carryPerHop(destIsCa: boolean, b: number, first: number, m: number): void {
-    const { win, xBase, xStride, acc, routes, vsl, pairBits } = this;
-    const order = this.tree.order;
-    const { adjStart, adjPort, adjRemotePort } = this.ix;
-    const doCdg = this.o.doCdg;
-    const size = Math.ceil(xBase[this.nSw]! / 8) + 1;
-    let hopVls = this.hopVls;
-    for (let i = first; i < this.nSw; i++) {
-      const x = order[i]!;
-      const c = win[b + x]!;
-      if (c < 0) continue;
-      const n = c >>> 8;
-      const e = adjStart[x]! + (c & 255);
-      if (destIsCa) {
-        routes[2 * e]! += acc[x]! * m;
-        routes[2 * e + 1]! += m;
-      }
-      acc[n]! += acc[x]!;
-      if (!doCdg) continue;
-      // The VL of each SL on n's out channel from the port it comes in by.
-      for (let v1 = 0; v1 < 16; v1++) if (vsl[x * 16 + v1]) hopVls |= 1 << v1;
-      const c2 = win[b + n]!;
-      if (c2 < 0) continue;
-      const inP = adjRemotePort[e]!;
-      const outP = adjPort[adjStart[n]! + (c2 & 255)]!;
-      const bit = xBase[x]! + (c & 255) * xStride[x]! + (c2 & 255);
-      const byte = bit >>> 3;
-      const bv = 1 << (bit & 7);
-      for (let v1 = 0; v1 < 16; v1++) {
-        let mv = vsl[x * 16 + v1]!;
-        while (mv) {
-          const s_ = 31 - Math.clz32(mv);
-          mv &= ~(1 << s_);
-          const v2 = this.hopVl(n, inP, outP, s_);
-          vsl[n * 16 + v2]! |= 1 << s_;
-          hopVls |= 1 << v2;
-          const pb = (pairBits[v1 * 16 + v2] ??= new Uint8Array(size));
-          pb[byte] = pb[byte]! | bv;
-        }
-      }
-    }
-    this.hopVls = hopVls;
+    // `mask` is 0 but at the source switches, each written here (carryMasks clears what it spreads).
+    return this.sls.vl(vec, k, T, mask);
   }
 }
 

@@ -28,16 +28,21 @@ export class LftWindows {
   /** The decoded entries: LID d of the window in slot k, switch x, at (k × WIN + d mod WIN) × nSw + x. */
   readonly win: Int32Array;
   private readonly nSw: number;
-  private readonly lft: (Uint8Array | undefined)[] = [];
+  /** Per switch, its LFT (routing/verify-batch.ts decodes from these too). */
+  readonly lft: (Uint8Array | undefined)[] = [];
   /** switch × `stride` + port byte (≤ the fabric's largest port number) → what the entry leads
    *  to: n × 256 + link index, or a C_* outcome. */
-  private readonly code: Int32Array;
-  private readonly stride: number;
+  readonly code: Int32Array;
+  readonly stride: number;
   /** While set, a window read also hashes each LID's decoded entries (hashColumn), those of
    *  every `hashStride`-th switch: a hash is only a filter (equal columns are compared in full),
    *  one that costs a quarter of the decoding. */
   hashing = true;
   hashStride = 4;
+  /** Hash on the window's read (else hashColumn hashes a column when asked): off when most CA
+   *  LIDs are walked in batches (routing/verify-batch.ts), the windows then mostly read for
+   *  switch LIDs. */
+  hashOnLoad = true;
   /** Per window slot and LID, the hash of its decoded entries (valid when `hashed` is set for the slot). */
   private readonly hash = new Int32Array(WINDOWS * WIN);
   private readonly hashed = new Uint8Array(WINDOWS);
@@ -89,8 +94,9 @@ export class LftWindows {
   private load(slot: number, d0: number): void {
     const { nSw, code, win, lft, stride } = this;
     const o = slot * WIN * nSw;
-    this.hashed[slot] = this.hashing ? 1 : 0;
-    if (this.hashing) {
+    const hashing = this.hashing && this.hashOnLoad;
+    this.hashed[slot] = hashing ? 1 : 0;
+    if (hashing) {
       this.loadHashing(slot, d0);
       return;
     }

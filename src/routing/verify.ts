@@ -8,12 +8,16 @@
  * entries of 64 consecutive LIDs are copied from every LFT at once (cache-friendly), each
  * switch's entry is decoded to a channel, and the in-tree resolved: in one pass over the
  * switches by distance to the destination when the routes are shortest paths, else each route
- * followed until it meets a resolved switch (routing/verify-tree.ts). Plus one BFS per destination switch of CAs for the shortest-path figures.
+ * followed until it meets a resolved switch (routing/verify-tree.ts); the CA LIDs of one switch
+ * whose routes are all shortest paths, in batches switch by switch (routing/verify-batch.ts).
+ * Plus one BFS per destination switch of CAs, for the shortest-path figures and that order (32
+ * at a time: routing/verify-dist.ts).
  * Sources are CA/router ports (counted through their switch); switches are also checked as
  * sources for reachability.
  */
 import type { Fabric } from '../model/fabric.js';
-import { bfsSwitches, indexFabric } from './graph.js';
+import { indexFabric } from './graph.js';
+import { SwitchDistances } from './verify-dist.js';
 import { cdgCycles, vcdgCycles, type CdgReport } from './cdg.js';
 import { loadStats, summarize } from './verify-report.js';
 import { LidWalker } from './verify-walk.js';
@@ -103,6 +107,10 @@ export interface VerifyOptions {
   stretch?: boolean;
   /** Build the channel dependency graph (default true). */
   cdg?: boolean;
+  /** Walk the CA LIDs of a switch whose routes are all shortest paths in batches, switch by
+   *  switch (routing/verify-batch.ts; default true). false: LID by LID only (the same report:
+   *  a witness for tests and benchmarks). */
+  batch?: boolean;
 }
 
 function isResult(t: RoutingResult | ReadonlyMap<number, Uint8Array>): t is RoutingResult {
@@ -122,37 +130,36 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
 
   const ix = indexFabric(fabric);
   const { nSw, ends } = ix;
-  const w = new LidWalker(ix, lftByNode, { sl, slBySwitch, sl2vl, byPorts, doStretch, doCdg, maxFailures: opts.maxFailures ?? 50 });
+  const w = new LidWalker(ix, lftByNode, { sl, slBySwitch, sl2vl, byPorts, doStretch, doCdg, maxFailures: opts.maxFailures ?? 50, batch: opts.batch !== false });
 
-  // Destinations by delivering switch (one BFS per switch, for the stretch figures), then the
-  // LIDs of ports not attached to a switch.
-  const dist = new Int32Array(nSw);
-  const queue = new Int32Array(nSw);
-  for (let T = 0; T < nSw; T++) {
-    let cas = false;
-    for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) if (!ends[ix.endsOfSw[i]!]!.isSwitch) cas = true;
-    if (doStretch && cas) bfsSwitches(ix, T, dist, queue);
-    w.walkSwitch(T, doStretch && cas ? dist : undefined);
-  }
+  // Destinations by delivering switch (one BFS per switch with CAs: the stretch figures, and the
+  // order by distance that shortest-path routes share), then the LIDs of ports not attached to a
+  // switch.
+  const withCas: number[] = [];
+  for (let T = 0; T < nSw; T++) if (ix.caCount[T]! > 0) withCas.push(T);
+  const sources = Int32Array.from(withCas);
+  const dists = new SwitchDistances(ix);
+  for (let T = 0; T < nSw; T++) w.walkSwitch(T, ix.caCount[T]! > 0 ? dists.from(T, sources) : undefined);
   ends.forEach((ep, oi) => {
     if (ep.sw < 0) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) w.walk(l, -1, oi, undefined);
   });
 
   // CDG per VL.
-  const depStart = w.depStarts();
-  const cdg: CdgReport[] = byPorts ? vcdgCycles(ix, w.pairBits, depStart) : [];
+  const { ch } = w;
+  const depStart = ch.depStarts();
+  const cdg: CdgReport[] = byPorts ? vcdgCycles(ix, ch.pairBits, depStart) : [];
   let vlsUsed = 0;
-  if (byPorts) for (let v = 0; v < 16; v++) if (w.hopVls & (1 << v)) vlsUsed++;
+  if (byPorts) for (let v = 0; v < 16; v++) if (ch.hopVls & (1 << v)) vlsUsed++;
   for (let vl = 0; vl < 16 && !byPorts; vl++) {
-    const b = w.depBits[vl];
+    const b = ch.depBits[vl];
     if (!b) continue;
     vlsUsed++;
-    cdg.push(cdgCycles(ix, vl, b, depStart, w.vlSeen[vl]!));
+    cdg.push(cdgCycles(ix, vl, b, depStart, ch.vlSeen[vl]!));
   }
   if (vlsUsed === 0) vlsUsed = 1;
   const deadlockFree = cdg.every((c) => c.cyclicComponents === 0);
 
-  const loads = w.linkLoads();
+  const loads = ch.linkLoads();
   const h = w.hopFigures();
   const ok = w.unreachablePairs === 0 && w.unreachableFromSwitches === 0 && w.loopEntries === 0 && (!requireDf || deadlockFree);
   const report: VerifyReport = {

@@ -1,0 +1,287 @@
+/**
+ * The verifier's walk of a batch of CA LIDs delivered by one switch T, switch by switch
+ * (routing/verify-walk.ts's walkSwitch hands them over). The LFT entries are read switch-major,
+ * 64 LIDs at a time (each switch's entries for the 64 side by side, one cache line of its table
+ * read once for all of them, four tables at a time), and decoded as they are used through a
+ * per-switch table (port → the index of the link among the switch's links).
+ * Where every switch's route to a LID is a shortest path to T (its entry leads to a switch one
+ * hop nearer T, by `dist`; T's delivers to a CA) the routes need no in-tree resolved: the
+ * switches by distance to T, farthest first, are an order of every such LID, and the counts are
+ * carried along it for all the LIDs of the batch at once. So a switch's sources, channel counts
+ * and dependency bits stay in the cache across the LIDs of the batch, rather than each being
+ * touched once per LID over all the switches.
+ *
+ * A column (LID) that is not all shortest paths, with an entry that leads to no switch, or with
+ * T's entry not leading to the LID's port (checked by the caller), is left to the per-LID walk
+ * (`bad`), which finds and reports what is wrong as it always did.
+ */
+import type { FabricIndex } from './graph.js';
+import type { ChannelCounts } from './verify-channels.js';
+
+/** LIDs per block (a power of two: blocks are aligned), and at most per batch. */
+export const BATCH_SHIFT = 6;
+export const BATCH = 1 << BATCH_SHIFT;
+/** Decoded entries that are not a link to another switch: to a CA port, anything else. */
+export const E_CA = 254;
+const E_NONE = 255;
+/** Switches with more links than this have no batches (their link indices would not fit a byte). */
+export const MAX_LINKS = 254;
+/** Entries per switch in `dec`: two blocks of BATCH LIDs (an even and an odd one). */
+const ROW = 2 * BATCH;
+
+export class ColumnBatch {
+  /** The LFT entries (port bytes) of two blocks of 64 LIDs, an even and an odd one (the LIDs of
+   *  a switch, consecutive, are in one or two blocks side by side): switch x and LID d at
+   *  x × ROW + (d mod ROW). */
+  readonly dec: Uint8Array;
+  /** Per half of the rows, the block it holds (−1: none), the hash stride its hashes were made
+   *  with (0: none), and the hashes (by d mod ROW). */
+  private readonly blockOf = new Int32Array(2).fill(-1);
+  private readonly blockHash = new Int32Array(2);
+  private readonly hashes = new Int32Array(ROW);
+  /** switch × `stride` + port byte → link index, E_CA or E_NONE. */
+  private readonly code: Uint8Array;
+  private readonly stride: number;
+  /** Column k's sources arriving at switch x from upstream, at x × nC + k (0 between batches;
+   *  16 bits: there are fewer sources than unicast LIDs). */
+  private readonly acc: Uint16Array;
+  /** The dependency bits a carry set (and their VLs), to be cleared when it is undone. */
+  private log = new Uint32Array(1024);
+  private logVl = new Uint8Array(1024);
+  /** Per column of the last `check`: not all shortest paths to T (or T's entry not to a CA). */
+  readonly bad = new Uint8Array(BATCH);
+  private readonly nSw: number;
+  /** The switch delivering each LID of the block being read. */
+  private readonly own = new Int32Array(BATCH);
+
+  constructor(
+    private readonly ix: FabricIndex,
+    private readonly lft: readonly (Uint8Array | undefined)[],
+  ) {
+    const { nSw, portEntry, swNumPorts, adjStart } = ix;
+    const W = ix.maxPorts + 1;
+    this.nSw = nSw;
+    const stride = (this.stride = Math.min(W, 256));
+    const code = (this.code = new Uint8Array(nSw * stride).fill(E_NONE));
+    for (let s = 0; s < nSw; s++) {
+      const n = ix.fabric.nodes[ix.swNode[s]!]!;
+      for (let p = 1; p < W && p <= swNumPorts[s]!; p++) {
+        const e = portEntry[s * W + p]!;
+        code[s * stride + p] = !n.ports[p]?.peer ? E_NONE : e >= 0 ? e - adjStart[s]! : E_CA;
+      }
+    }
+    this.dec = new Uint8Array(nSw * ROW);
+    this.acc = new Uint16Array(nSw * BATCH);
+  }
+
+  /** The entries of the block of LID d in `dec` (255 where a table has none), read when not
+   *  there; with hashStride > 0, the hash of each of its LIDs over the entries of every
+   *  hashStride-th switch but its own (lidSw), made with the block's read (read again if it
+   *  was read without). */
+  ensure(d: number, lidSw: Int32Array, hashStride: number): void {
+    const w = d >>> BATCH_SHIFT;
+    const half = w & 1;
+    if (this.blockOf[half] === w && (hashStride === 0 || this.blockHash[half] === hashStride)) return;
+    this.blockOf[half] = w;
+    this.blockHash[half] = hashStride;
+    const { nSw, lft, hashes, dec, own } = this;
+    const d0 = w << BATCH_SHIFT;
+    const h0 = half * BATCH;
+    hashes.fill(0x811c9dc5 | 0, h0, h0 + BATCH);
+    for (let j = 0; j < BATCH; j++) own[j] = d0 + j < lidSw.length ? lidSw[d0 + j]! : -1;
+    const end = d0 + BATCH;
+    for (let x = 0; x < nSw; x++) {
+      const t = lft[x];
+      const r = x * ROW + h0;
+      // Four tables at a time when they are long enough: their cache lines are fetched together
+      // (each is a line of another table, most often not in the cache).
+      const t1 = lft[x + 1];
+      const t2 = lft[x + 2];
+      const t3 = lft[x + 3];
+      if (x + 3 < nSw && t && t1 && t2 && t3 && end <= t.length && end <= t1.length && end <= t2.length && end <= t3.length) {
+        for (let j = 0; j < BATCH; j++) {
+          dec[r + j] = t[d0 + j]!;
+          dec[r + ROW + j] = t1[d0 + j]!;
+          dec[r + 2 * ROW + j] = t2[d0 + j]!;
+          dec[r + 3 * ROW + j] = t3[d0 + j]!;
+        }
+        for (let i = 0; i < 4; i++) this.hashRow(x + i, h0, hashStride);
+        x += 3;
+        continue;
+      }
+      if (t && end <= t.length) for (let j = 0; j < BATCH; j++) dec[r + j] = t[d0 + j]!;
+      else for (let j = 0; j < BATCH; j++) dec[r + j] = t && d0 + j < t.length ? t[d0 + j]! : 255;
+      this.hashRow(x, h0, hashStride);
+    }
+  }
+
+  /** Switch x's entries (at h0 in its row) into the hashes of the LIDs it does not deliver, when
+   *  x is a hashStride-th switch. */
+  private hashRow(x: number, h0: number, hashStride: number): void {
+    if (hashStride === 0 || x % hashStride !== 0) return;
+    const { dec, hashes, own } = this;
+    const r = x * ROW + h0;
+    for (let j = 0; j < BATCH; j++) if (own[j] !== x) hashes[h0 + j] = Math.imul(hashes[h0 + j]! ^ dec[r + j]!, 16777619);
+  }
+
+  /** The hash of column j (LID d mod ROW) of `dec`, as its block's read made it. */
+  hashOf(j: number): number {
+    return this.hashes[j]!;
+  }
+
+  /** For the columns cols[0 .. B − 1] of `dec` (LIDs delivered by T): bad[k] when the
+   *  entry of a switch x ≠ T leads to no switch at dist[x] − 1 (none when x is unreachable:
+   *  dist −1), or T's to no CA (or x has no table). */
+  check(dec: Uint8Array, cols: Int32Array, B: number, T: number, dist: Int32Array, onlyT: boolean): void {
+    const { bad, nSw, lft, code, stride: st } = this;
+    const { adjStart, adjSw } = this.ix;
+    bad.fill(0, 0, B);
+    for (let x = 0; x < nSw; x++) {
+      if (!lft[x]) {
+        bad.fill(1, 0, B);
+        return;
+      }
+      const r = x * ROW;
+      const cx = x * st;
+      if (x === T) {
+        for (let k = 0; k < B; k++) {
+          const p = dec[r + cols[k]!]!;
+          if (p >= st || code[cx + p] !== E_CA) bad[k] = 1;
+        }
+        continue;
+      }
+      if (onlyT) continue;
+      const ax = adjStart[x]!;
+      const dx1 = dist[x]! - 1;
+      for (let k = 0; k < B; k++) {
+        const p = dec[r + cols[k]!]!;
+        const c = p < st ? code[cx + p]! : E_NONE;
+        if (c >= E_CA || dist[adjSw[ax + c]!] !== dx1) bad[k] = 1;
+      }
+    }
+  }
+
+  /** Whether columns i and j of `dec` (both `check`ed without `bad`) have the same entry
+   *  at every switch but T (whose lead each to its own port). For such columns, the same port
+   *  byte is the same link. */
+  sameColumns(dec: Uint8Array, i: number, j: number, T: number): boolean {
+    const end = this.nSw * ROW;
+    const rT = T * ROW;
+    for (let r = 0; r < end; r += ROW) if (dec[r + i] !== dec[r + j] && r !== rT) return false;
+    return true;
+  }
+
+  /** Carry the columns cols[0 .. nC − 1] of `dec` (T's entries `check`ed; each LID's
+   *  routes on VL vls[k], standing for mult[k] LIDs) along `order` (the switches by distance to
+   *  T, farthest first): sources per switch (caCount at the switch, plus what comes from
+   *  upstream), routes and CA LIDs per channel, and the dependencies of the channels that carry
+   *  traffic (`lazyBits`: a VL's bits made at its first dependency, else before). Returns false
+   *  when an entry is not a shortest path to T (or leads to no switch): what the batch counted
+   *  is then undone, for the caller to `check` the columns and carry those that qualify. */
+  carry(ch: ChannelCounts, dec: Uint8Array, order: Int32Array, T: number, dist: Int32Array, cols: Int32Array, vls: Int32Array, mult: Int32Array, nC: number, doCdg: boolean, lazyBits: boolean): boolean {
+    const { acc, nSw, code, stride: st } = this;
+    const { adjStart, adjSw, caCount } = this.ix;
+    const { xBase, xStride, routes, depBits, vlSeen } = ch;
+    let made = 0;
+    for (let k = 0; k < nC && doCdg; k++) {
+      const vl = vls[k]!;
+      if (lazyBits || depBits[vl]) continue;
+      ch.depsOf(vl);
+      made |= 1 << vl;
+    }
+    if (this.log.length < nSw * nC) {
+      this.log = new Uint32Array(nSw * BATCH);
+      this.logVl = new Uint8Array(nSw * BATCH);
+    }
+    const { log, logVl } = this;
+    let logN = 0;
+    let failAt = -1;
+    let failK = 0;
+    rows: for (let i = 0; i < nSw; i++) {
+      const x = order[i]!;
+      if (x === T) continue;
+      const r = x * ROW;
+      const cx = x * st;
+      const ra = x * nC;
+      const own = caCount[x]!;
+      const ax = adjStart[x]!;
+      const bx = xBase[x]!;
+      const sx = xStride[x]!;
+      const dx1 = dist[x]! - 1;
+      for (let k = 0; k < nC; k++) {
+        const j = cols[k]!;
+        const p = dec[r + j]!;
+        const c = p < st ? code[cx + p]! : E_NONE;
+        const e = ax + c;
+        const n = c < E_CA ? adjSw[e]! : -1;
+        if (n < 0 || dist[n] !== dx1) {
+          failAt = i;
+          failK = k;
+          break rows;
+        }
+        const a = acc[ra + k]! + own;
+        acc[ra + k] = 0;
+        acc[n * nC + k]! += a;
+        const m = mult[k]!;
+        routes[2 * e]! += a * m;
+        routes[2 * e + 1]! += m;
+        if (a === 0 || !doCdg || n === T) continue;
+        const c2 = code[n * st + dec[n * ROW + j]!]!;
+        const vl = vls[k]!;
+        let bits = depBits[vl];
+        if (!bits) {
+          bits = ch.depsOf(vl);
+          made |= 1 << vl;
+        }
+        const bit = bx + c * sx + c2;
+        const byte = bit >>> 3;
+        const bv = 1 << (bit & 7);
+        if (!(bits[byte]! & bv)) {
+          bits[byte] = bits[byte]! | bv;
+          vlSeen[vl]!++;
+          log[logN] = bit;
+          logVl[logN++] = vl;
+        }
+      }
+    }
+    if (failAt >= 0) {
+      this.undo(ch, dec, order, T, cols, mult, nC, failAt, failK, logN, made);
+      return false;
+    }
+    // T's sources (arriving from upstream) are delivered: nothing to carry on.
+    for (let k = 0; k < nC; k++) acc[T * nC + k] = 0;
+    return true;
+  }
+
+  /** Undo a carry stopped at order[i0], column k0: the routes counted before (recounted the same
+   *  way), the dependency bits it set (logN of them), the VLs' bits it made (`made`). */
+  private undo(ch: ChannelCounts, dec: Uint8Array, order: Int32Array, T: number, cols: Int32Array, mult: Int32Array, nC: number, i0: number, k0: number, logN: number, made: number): void {
+    const { acc, code, stride: st, log, logVl } = this;
+    const { adjStart, adjSw, caCount } = this.ix;
+    const { routes, depBits, vlSeen } = ch;
+    const nSw = this.nSw;
+    acc.fill(0, 0, nSw * nC);
+    for (let i = 0; i <= i0; i++) {
+      const x = order[i]!;
+      if (x === T) continue;
+      const r = x * ROW;
+      const cx = x * st;
+      const ra = x * nC;
+      const ax = adjStart[x]!;
+      for (let k = 0; k < (i === i0 ? k0 : nC); k++) {
+        const e = ax + code[cx + dec[r + cols[k]!]!]!;
+        const a = acc[ra + k]! + caCount[x]!;
+        acc[adjSw[e]! * nC + k]! += a;
+        routes[2 * e]! -= a * mult[k]!;
+        routes[2 * e + 1]! -= mult[k]!;
+      }
+    }
+    acc.fill(0, 0, nSw * nC);
+    for (let l = 0; l < logN; l++) {
+      const bits = depBits[logVl[l]!]!;
+      bits[log[l]! >>> 3] = bits[log[l]! >>> 3]! & ~(1 << (log[l]! & 7));
+      vlSeen[logVl[l]!]!--;
+    }
+    for (let vl = 0; vl < 16; vl++) if (made & (1 << vl)) depBits[vl] = undefined;
+  }
+}
