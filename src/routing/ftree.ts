@@ -25,7 +25,7 @@
 import type { Fabric } from '../model/fabric.js';
 import { emptyLfts, indexFabric, lftMap, resolveRoots, swName, type FabricIndex } from './graph.js';
 import { downClasses, switchClasses } from './ftree-classes.js';
-import { ColumnBuffer, RunWriter } from './ftree-runs.js';
+import { ColumnBuffer, RunWriter } from './lft-writers.js';
 import { checkLmc } from './minhop.js';
 import { RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
 
@@ -462,16 +462,16 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     }
     if (fallbackOf) for (const s of fallbackOf) lfts[s]!.fill(fallbackPort[s]!, l0, l0 + m);
     for (let j = m; j < n; j++) {
-      const o = cols.column(lids[j]!);
-      const buf = cols.buf;
-      buf[o + T] = ports[j]!;
+      const c = cols.column(lids[j]!);
+      const { buf, width: W } = cols;
+      buf[T * W + c] = ports[j]!;
       for (let i = 0; i < nR; i++) {
         const s = rList[i]!;
         const a = candLo[s]!;
         const nc = candHi[s]! - a;
-        if (nc > 0) buf[o + s] = candPort[a + ((i0 + sigma[s]! + j) % nc)]!;
+        if (nc > 0) buf[s * W + c] = candPort[a + ((i0 + sigma[s]! + j) % nc)]!;
       }
-      if (fallbackOf) for (const s of fallbackOf) buf[o + s] = fallbackPort[s]!;
+      if (fallbackOf) for (const s of fallbackOf) buf[s * W + c] = fallbackPort[s]!;
     }
   };
 
@@ -547,20 +547,20 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     }
     if (copyFrom >= 0) downUpRoutes += nSw - nR - 1;
     // As routeLids(ep.sw, [ep.lid], [0], 0, fb), but switches outside the part copy copyFrom's entry.
-    const o = cols.column(ep.lid);
-    const buf = cols.buf;
-    buf[o + ep.sw] = 0;
+    const c = cols.column(ep.lid);
+    const { buf, width: W } = cols;
+    buf[ep.sw * W + c] = 0;
     for (let i = 0; i < nR; i++) {
       const x = rList[i]!;
-      if (candHi[x]! > candLo[x]!) buf[o + x] = pick(x, index);
+      if (candHi[x]! > candLo[x]!) buf[x * W + c] = pick(x, index);
     }
     if (copyFrom >= 0 && nR + 1 < nSw) {
       if (copiedLid !== copyFrom) {
         for (let x = 0; x < nSw; x++) copied[x] = lfts[x]![copyFrom]!;
         copiedLid = copyFrom;
       }
-      for (let x = 0; x < nSw; x++) if (inR[x] !== tEpoch) buf[o + x] = copied[x]!;
-    } else if (fb) for (const x of fb) buf[o + x] = fallbackPort[x]!;
+      for (let x = 0; x < nSw; x++) if (inR[x] !== tEpoch) buf[x * W + c] = copied[x]!;
+    } else if (fb) for (const x of fb) buf[x * W + c] = fallbackPort[x]!;
   }
   cols.flush();
 

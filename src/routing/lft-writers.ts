@@ -1,8 +1,8 @@
 /**
- * Writing ftree's LFT entries in long sequential strokes instead of a byte per table per LID.
+ * Writing LFT entries in long sequential strokes instead of a byte per table per LID (ftree, nue).
  *
- * ftree fills the tables destination leaf by destination leaf: for each leaf a few dozen LIDs in
- * every switch's table, so every table gets a short write far from the previous one (at 46,080
+ * Both fill the tables destination switch by destination switch: a few dozen LIDs in every
+ * switch's table, so every table gets a short write far from the previous one (ftree at 46,080
  * end ports: 3.3 million scattered 40-byte writes over 141 MB of tables, where the time went on
  * cache and TLB misses, not on the routing). Two helpers turn that into row-wise writes:
  *
@@ -12,8 +12,9 @@
  *   length, a phase into a stored copy of the candidate list); a run is written out when it cannot
  *   be extended, or at flushAll(). On a regular fat tree a leaf's table is then one run for all
  *   CA LIDs of the other leaves, written as a rotated pattern doubled in place (copyWithin).
- * - ColumnBuffer: single LIDs (a leaf's own LID, switch LIDs) whose entries are set for every
- *   switch, kept 64 at a time and written out table by table.
+ * - ColumnBuffer: LIDs whose entries are set for every switch (ftree: a leaf's own LID, switch
+ *   LIDs; nue: every LID of a destination routed on a layer), kept `width` at a time and
+ *   written out table by table.
  *
  * Either writes exactly the entries it was given; nothing else in a table changes.
  */
@@ -104,7 +105,9 @@ export class RunWriter {
 
 /** Entries of single LIDs for every switch, buffered `width` LIDs at a time and written table by
  *  table. A column starts as NO_ROUTE (255) for every switch: every switch's entry for that LID
- *  is written at flush, so a caller sets every entry that is not to be NO_ROUTE. */
+ *  is written at flush, so a caller sets every entry that is not to be NO_ROUTE. Switch-major
+ *  (switch x's entry in column c is buf[x * width + c]): at flush a table's entries for
+ *  consecutive LIDs are one copy. */
 export class ColumnBuffer {
   readonly buf: Uint8Array;
   private readonly lid: Int32Array;
@@ -113,27 +116,41 @@ export class ColumnBuffer {
   constructor(
     private readonly lfts: Uint8Array[],
     private readonly nSw: number,
-    private readonly width = 64,
+    readonly width = 64,
   ) {
-    this.buf = new Uint8Array(width * nSw);
+    this.buf = new Uint8Array(width * nSw).fill(255);
     this.lid = new Int32Array(width);
   }
 
-  /** Start the column of `lid`; returns its offset o (switch x's entry is buf[o + x]). */
+  /** Start the column of `lid`; returns its index c (switch x's entry is buf[x * width + c]). */
   column(lid: number): number {
     if (this.n === this.width) this.flush();
-    const o = this.n * this.nSw;
-    this.buf.fill(255, o, o + this.nSw);
-    this.lid[this.n++] = lid;
-    return o;
+    this.lid[this.n] = lid;
+    return this.n++;
   }
 
   flush(): void {
-    const { lfts, nSw, buf, lid, n } = this;
+    const { lfts, nSw, buf, lid, n, width } = this;
+    if (n === 0) return;
+    // Runs of consecutive LIDs among the columns: a run of a few or more is one copy per table.
+    const runs: number[] = [];
+    for (let k = 0; k < n; ) {
+      let e = k + 1;
+      while (e < n && lid[e] === lid[k]! + (e - k)) e++;
+      runs.push(k, e);
+      k = e;
+    }
     for (let x = 0; x < nSw; x++) {
       const t = lfts[x]!;
-      for (let k = 0; k < n; k++) t[lid[k]!] = buf[k * nSw + x]!;
+      const row = x * width;
+      for (let q = 0; q < runs.length; q += 2) {
+        const a = runs[q]!;
+        const b = runs[q + 1]!;
+        if (b - a >= 8) t.set(buf.subarray(row + a, row + b), lid[a]!);
+        else for (let k = a; k < b; k++) t[lid[k]!] = buf[row + k]!;
+      }
     }
+    buf.fill(255);
     this.n = 0;
   }
 }
