@@ -129,6 +129,18 @@ export class ColumnBuffer {
     return this.n++;
   }
 
+  /** Start the columns of `lids` (consecutive columns, flushing first if they do not fit);
+   *  returns the first one's index, −1 when there are more than `width`. */
+  reserve(lids: readonly number[]): number {
+    const m = lids.length;
+    if (m > this.width) return -1;
+    if (this.n + m > this.width) this.flush();
+    const c0 = this.n;
+    for (let k = 0; k < m; k++) this.lid[c0 + k] = lids[k]!;
+    this.n += m;
+    return c0;
+  }
+
   flush(): void {
     const { lfts, nSw, buf, lid, n, width } = this;
     if (n === 0) return;
