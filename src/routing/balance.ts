@@ -4,16 +4,36 @@
  *  legal minimum-distance ports. With LMC > 0 the LIDs of one port prefer next hops on different
  *  systems (system image GUID), then different switches, before falling back to port counts. */
 import { destLidsOfSwitch, rng, type FabricIndex } from './graph.js';
+import { ColumnBuffer } from './lft-writers.js';
 
 export interface Balancer {
   /** Per switch port (s * (maxPorts+1) + port): destination LIDs routed out of it. */
   counters: Int32Array;
   /** Random tie-break source, when seeded. */
   rand?: () => number;
+  /** The LFT entries, by column (destination LID), written table by table at finishFill(). */
+  cols?: ColumnBuffer;
+  colsFor?: Uint8Array[];
+}
+
+/** Write out the LFT entries fillForDestSwitch buffered: call once after the last destination. */
+export function finishFill(bal: Balancer): void {
+  bal.cols?.flush();
 }
 
 export function newBalancer(ix: FabricIndex, seed?: number): Balancer {
   return { counters: new Int32Array(ix.nSw * (ix.maxPorts + 1)), ...(seed !== undefined ? { rand: rng(seed) } : {}) };
+}
+
+/** Up/down routing's legal channels toward T: a switch that reaches T going down (dDown ≥ 0)
+ *  takes down channels to switches that do too; any other switch takes up channels; a switch
+ *  with `fallback` set (no legal route, management traffic only) takes any channel. */
+export interface UpDown {
+  /** Per adjacency entry: 1 when the channel goes up. */
+  isUp: Uint8Array;
+  /** Per switch: hops to T going down only, −1 when it cannot. */
+  dDown: Int32Array;
+  fallback: Uint8Array;
 }
 
 export interface DestLids {
@@ -33,28 +53,34 @@ interface FillScratch {
   wActive: Int32Array;
   /** Per destination LID of T (scratch.lid's order): 1 when a CA/router LID (counted), 0 for a switch's. */
   counted: Uint8Array;
+  /** Per destination LID of T: where its entry goes (its column in the buffer, or the LID). */
+  idx: number[];
+  /** Counting sort's bucket starts. */
+  bucket: Int32Array;
 }
+/** Count spans up to which the ports are sorted by counting. */
+const BUCKETS = 32;
 let fillScratch: FillScratch = newFillScratch(64, 64);
 function newFillScratch(ports: number, lids: number): FillScratch {
-  return { cands: new Int32Array(ports), wPort: new Int32Array(ports), wCount: new Int32Array(ports), wByCount: new Int32Array(ports), wActive: new Int32Array(ports), counted: new Uint8Array(lids) };
+  return { cands: new Int32Array(ports), wPort: new Int32Array(ports), wCount: new Int32Array(ports), wByCount: new Int32Array(ports), wActive: new Int32Array(ports), counted: new Uint8Array(lids), idx: [], bucket: new Int32Array(BUCKETS + 2) };
 }
 
 /**
  * Fill the LFT entries of every switch for the LIDs delivered by switch T.
  * @param dist  per switch: distance to T along legal routes (−1 = cannot reach)
- * @param allowed  per adjacency entry: 1 if the channel may be used toward T (undefined: all)
+ * @param updn  which channels may be used toward T (up/down routing; undefined: all): see UpDown
  *
  * Split into small functions (one-port, water filling, LMC-aware), each with its own type
  * feedback: one large function was recompiled by TurboFan several times per run (deopts on
  * paths reached late), which cost more CPU than the routing itself.
  */
-export function fillForDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[], bal: Balancer, dist: Int32Array, allowed: Uint8Array | undefined, scratch: DestLids): void {
+export function fillForDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[], bal: Balancer, dist: Int32Array, updn: UpDown | undefined, scratch: DestLids): void {
   destLidsOfSwitch(ix, T, scratch);
   const nL = scratch.lid.length;
   if (nL === 0) return;
   const ends = ix.ends;
-  const W = ix.maxPorts + 1;
-  if (fillScratch.cands.length < W || fillScratch.counted.length < nL) fillScratch = newFillScratch(Math.max(W, fillScratch.cands.length), Math.max(nL, fillScratch.counted.length));
+  const CW = ix.maxPorts + 1;
+  if (fillScratch.cands.length < CW || fillScratch.counted.length < nL) fillScratch = newFillScratch(Math.max(CW, fillScratch.cands.length), Math.max(nL, fillScratch.counted.length));
   const counted = fillScratch.counted;
   let anyLmc = false;
   for (let i = 0; i < nL; i++) {
@@ -62,36 +88,64 @@ export function fillForDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[]
     counted[i] = ep.isSwitch ? 0 : 1;
     if (ep.lmc > 0) anyLmc = true;
   }
+  // The entries go to a column buffer (every switch's entry for T's LIDs: set below or NO_ROUTE,
+  // as each destination switch is filled once), written table by table at finishFill(); directly
+  // when T has more LIDs than the buffer holds.
+  if (bal.colsFor !== lfts) {
+    bal.cols?.flush();
+    bal.cols = new ColumnBuffer(lfts, ix.nSw, 512);
+    bal.colsFor = lfts;
+  }
+  const cols = bal.cols!;
+  const c0 = cols.reserve(scratch.lid);
+  const W = cols.width;
+  const idx = fillScratch.idx;
+  idx.length = nL;
+  for (let i = 0; i < nL; i++) idx[i] = c0 >= 0 ? c0 + i : scratch.lid[i]!;
+  const rowOf = (s: number): Uint8Array => (c0 >= 0 ? cols.buf : lfts[s]!);
+  const baseOf = (s: number): number => (c0 >= 0 ? s * W : 0);
   // At T itself: deliver.
-  const lftT = lfts[T]!;
-  for (let i = 0; i < nL; i++) lftT[scratch.lid[i]!] = ends[scratch.end[i]!]!.swPort;
+  {
+    const lftT = rowOf(T);
+    const b = baseOf(T);
+    for (let i = 0; i < nL; i++) lftT[b + idx[i]!] = ends[scratch.end[i]!]!.swPort;
+  }
 
   const { adjStart, adjSw, adjPort } = ix;
   const cands = fillScratch.cands;
   const counters = bal.counters;
-  const lids = scratch.lid;
+  const lids = idx;
   for (let s = 0; s < ix.nSw; s++) {
     if (s === T) continue;
     const ds = dist[s]!;
     if (ds <= 0) continue;
     let nc = 0;
-    for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
-      if (allowed && !allowed[e]) continue;
-      if (dist[adjSw[e]!] === ds - 1) cands[nc++] = e;
+    if (updn && !updn.fallback[s]) {
+      const { isUp, dDown } = updn;
+      const inD = dDown[s]! >= 0;
+      for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
+        const y = adjSw[e]!;
+        if (dist[y] !== ds - 1 || (inD ? isUp[e] || dDown[y]! < 0 : !isUp[e])) continue;
+        cands[nc++] = e;
+      }
+    } else {
+      for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) if (dist[adjSw[e]!] === ds - 1) cands[nc++] = e;
     }
     if (nc === 0) continue;
     const rot = bal.rand ? Math.floor(bal.rand() * nc) : 0;
-    if (nc === 1) fillOnePort(lfts[s]!, adjPort[cands[0]!]!, lids, counted, nL, counters, s * W);
-    else if (!anyLmc) fillWater(lfts[s]!, adjPort, cands, nc, rot, lids, counted, nL, counters, s * W);
-    else fillLmc(ix, lfts[s]!, cands, nc, rot, scratch, nL, counters, s * W);
+    const lft = rowOf(s);
+    const b = baseOf(s);
+    if (nc === 1) fillOnePort(lft, b, adjPort[cands[0]!]!, lids, counted, nL, counters, s * CW);
+    else if (!anyLmc) fillWater(lft, b, adjPort, cands, nc, rot, lids, counted, nL, counters, s * CW);
+    else fillLmc(ix, lft, b, cands, nc, rot, scratch, lids, nL, counters, s * CW);
   }
 }
 
 /** One minimum-hop port: every LID goes out of it. */
-function fillOnePort(lft: Uint8Array, p: number, lids: readonly number[], counted: Uint8Array, nL: number, counters: Int32Array, base: number): void {
+function fillOnePort(lft: Uint8Array, at: number, p: number, lids: readonly number[], counted: Uint8Array, nL: number, counters: Int32Array, base: number): void {
   let n = 0;
   for (let i = 0; i < nL; i++) {
-    lft[lids[i]!] = p;
+    lft[at + lids[i]!] = p;
     n += counted[i]!;
   }
   counters[base + p]! += n;
@@ -100,7 +154,7 @@ function fillOnePort(lft: Uint8Array, p: number, lids: readonly number[], counte
 /** Each LID takes the least used port, ties to the first in rotation order; a CA LID then adds
  *  one to it. The same choices without a scan per LID (water filling): at level v the ports whose
  *  count was ≤ v are taken in rotation order, one LID each, then level v + 1. */
-function fillWater(lft: Uint8Array, adjPort: Int32Array, cands: Int32Array, nc: number, rot: number, lids: readonly number[], counted: Uint8Array, nL: number, counters: Int32Array, base: number): void {
+function fillWater(lft: Uint8Array, at: number, adjPort: Int32Array, cands: Int32Array, nc: number, rot: number, lids: readonly number[], counted: Uint8Array, nL: number, counters: Int32Array, base: number): void {
   const { wPort, wCount, wByCount, wActive } = fillScratch;
   let lo = 0x7fffffff;
   let hi = -1;
@@ -113,16 +167,25 @@ function fillWater(lft: Uint8Array, adjPort: Int32Array, cands: Int32Array, nc: 
     if (c < lo) lo = c;
     if (c > hi) hi = c;
   }
-  // By count, then rotation order (insertion sort: nc is a switch's port count; nothing to do
-  // when the counts are all equal, as on a regular fabric).
-  for (let a = 1; a < nc && lo !== hi; a++) {
-    const x = wByCount[a]!;
-    let b = a;
-    while (b > 0 && (wCount[wByCount[b - 1]!]! > wCount[x]! || (wCount[wByCount[b - 1]!]! === wCount[x]! && wByCount[b - 1]! > x))) {
-      wByCount[b] = wByCount[b - 1]!;
-      b--;
+  // By count, then rotation order: nothing to do when the counts are all equal (a regular
+  // fabric, mostly); a counting sort when they span a few values; else insertion sort (nc is a
+  // switch's port count). Each gives the one order by (count, rotation index).
+  if (lo !== hi && hi - lo < BUCKETS) {
+    const at = fillScratch.bucket;
+    at.fill(0, 0, hi - lo + 2);
+    for (let k = 0; k < nc; k++) at[wCount[k]! - lo + 1]!++;
+    for (let b = 1; b <= hi - lo; b++) at[b]! += at[b - 1]!;
+    for (let k = 0; k < nc; k++) wByCount[at[wCount[k]! - lo]!++] = k;
+  } else {
+    for (let a = 1; a < nc && lo !== hi; a++) {
+      const x = wByCount[a]!;
+      let b = a;
+      while (b > 0 && (wCount[wByCount[b - 1]!]! > wCount[x]! || (wCount[wByCount[b - 1]!]! === wCount[x]! && wByCount[b - 1]! > x))) {
+        wByCount[b] = wByCount[b - 1]!;
+        b--;
+      }
+      wByCount[b] = x;
     }
-    wByCount[b] = x;
   }
   let v = wCount[wByCount[0]!]!;
   let nA = 0; // active ports (count ≤ v), in rotation order, in wActive[0 .. nA-1]
@@ -132,7 +195,7 @@ function fillWater(lft: Uint8Array, adjPort: Int32Array, cands: Int32Array, nc: 
   let pos = 0;
   for (let i = 0; i < nL; i++) {
     const p = wPort[wActive[pos]!]!;
-    lft[lids[i]!] = p;
+    lft[at + lids[i]!] = p;
     if (counted[i] === 0) continue;
     counters[base + p]!++;
     if (++pos === nA) {
@@ -148,20 +211,28 @@ function fillWater(lft: Uint8Array, adjPort: Int32Array, cands: Int32Array, nc: 
  *  (kept in rotation order); returns the new `next` (every activated port is active: nA = next). */
 function activate(v: number, next: number, nc: number, nA: number): number {
   const { wCount, wByCount, wActive } = fillScratch;
-  while (next < nc && wCount[wByCount[next]!]! <= v) {
-    const x = wByCount[next++]!;
-    let b = nA++;
+  const from = next;
+  while (next < nc && wCount[wByCount[next]!]! <= v) next++;
+  if (next === from) return next;
+  if (next - from === 1) {
+    // one more: insert it in rotation order
+    const x = wByCount[from]!;
+    let b = nA;
     while (b > 0 && wActive[b - 1]! > x) {
       wActive[b] = wActive[b - 1]!;
       b--;
     }
     wActive[b] = x;
+    return next;
   }
+  // several: the active ports are those of count ≤ v, in rotation order
+  let a = 0;
+  for (let k = 0; k < nc; k++) if (wCount[k]! <= v) wActive[a++] = k;
   return next;
 }
 
 /** LMC-aware: per end port, remember the systems and switches already used by its earlier LIDs. */
-function fillLmc(ix: FabricIndex, lft: Uint8Array, cands: Int32Array, nc: number, rot: number, scratch: DestLids, nL: number, counters: Int32Array, base: number): void {
+function fillLmc(ix: FabricIndex, lft: Uint8Array, at: number, cands: Int32Array, nc: number, rot: number, scratch: DestLids, lids: readonly number[], nL: number, counters: Int32Array, base: number): void {
   const { adjSw, adjPort, ends, swNode } = ix;
   const nodes = ix.fabric.nodes;
   let curEnd = -1;
@@ -187,7 +258,7 @@ function fillLmc(ix: FabricIndex, lft: Uint8Array, cands: Int32Array, nc: number
       }
     }
     const p = adjPort[best]!;
-    lft[scratch.lid[i]!] = p;
+    lft[at + lids[i]!] = p;
     const r = adjSw[best]!;
     usedSw.add(r);
     usedSys.add(nodes[swNode[r]!]!.systemImageGuid || nodes[swNode[r]!]!.guid);

@@ -24,6 +24,8 @@
  */
 import type { Fabric } from '../model/fabric.js';
 import { emptyLfts, indexFabric, lftMap, resolveRoots, swName, type FabricIndex } from './graph.js';
+import { downClasses, switchClasses } from './ftree-classes.js';
+import { ColumnBuffer, RunWriter } from './lft-writers.js';
 import { checkLmc } from './minhop.js';
 import { RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
 
@@ -168,18 +170,26 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
   const inR = new Int32Array(nSw).fill(-1);
   const rList = new Int32Array(nSw);
   let nR = 0;
+  let nAnc = 0;
   const dist = new Int32Array(nSw);
   const candLo = new Int32Array(nSw);
   const candHi = new Int32Array(nSw);
   const cand = new Int32Array(nE + nSw);
   const candPort = new Uint8Array(nE + nSw);
   const queue = new Int32Array(nSw);
-  const belowList = new Int32Array(nSw);
-  const levelCount = new Int32Array(shape.levels + 1);
+  const cls = switchClasses(nSw, level, upStart, upSw, upPort, downStart, downSw);
+  // Switches by their down links (switch and port, in order), for the ancestors' candidates.
+  const downClass = downClasses(nSw, downStart, downList, adjSw, adjPort);
+  const dcStamp = new Int32Array(nSw).fill(-1);
+  const dcWant = new Int32Array(nSw);
+  const dcLo = new Int32Array(nSw);
+  const dcHi = new Int32Array(nSw);
+  /** Per switch: the version of its candidate list (its class's; −1 for an ancestor of T). */
+  const swVer = new Int32Array(nSw).fill(-1);
   let tEpoch = 0;
   let downUpRoutes = 0;
   /** Distances and candidates toward T, for T's ancestors and the switches below them (the only
-   *  ones with up/down routes to T); cost in proportion to that part of the tree. */
+   *  ones with up/down routes to T). */
   const prepare = (T: number): void => {
     const ep = ++tEpoch;
     dist.fill(-1);
@@ -204,39 +214,21 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
         }
       }
     }
-    const nAnc = nR;
-    // Everything below T and its ancestors, by a BFS down; then by level, top first.
-    let nBelow = 0;
-    levelCount.fill(0);
-    h = 0;
-    while (h < t) {
-      const x = queue[h++]!;
-      for (let j = downStart[x]!, end = downStart[x + 1]!; j < end; j++) {
-        const c = downSw[j]!;
-        if (inR[c] === ep) continue;
-        inR[c] = ep;
-        queue[t++] = c;
-        belowList[nBelow++] = c;
-        levelCount[level[c]! + 1]!++;
-      }
-    }
-    // Counting sort by level, highest level first.
-    for (let l = shape.levels - 1, off = nAnc; l >= 0; l--) {
-      const c = levelCount[l + 1]!;
-      levelCount[l + 1] = off;
-      off += c;
-    }
-    for (let i = 0; i < nBelow; i++) {
-      const c = belowList[i]!;
-      rList[levelCount[level[c]! + 1]!++] = c;
-    }
-    nR = nAnc + nBelow;
-    // Ancestors: down to children one hop nearer that are ancestors too (or T).
+    nAnc = nR;
+    // Ancestors: down to children one hop nearer that are ancestors too (or T). Switches with the
+    // same down links at the same distance have the same candidates: computed once.
     let k = 0;
     for (let i = 0; i < nAnc; i++) {
       const s = rList[i]!;
-      candLo[s] = k;
+      swVer[s] = -1;
       const want = dist[s]! - 1;
+      const dc = downClass[s]!;
+      if (dcStamp[dc] === ep && dcWant[dc] === want) {
+        candLo[s] = dcLo[dc]!;
+        candHi[s] = dcHi[dc]!;
+        continue;
+      }
+      candLo[s] = k;
       for (let j = downStart[s]!, end = downStart[s + 1]!; j < end; j++) {
         const e = downList[j]!;
         const r = adjSw[e]!;
@@ -247,18 +239,29 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
         }
       }
       candHi[s] = k;
+      dcStamp[dc] = ep;
+      dcWant[dc] = want;
+      dcLo[dc] = candLo[s]!;
+      dcHi[dc] = k;
     }
-    // The others, parents before children: up to the nearest parents (distance and candidates in one scan).
-    for (let i = nAnc; i < nR; i++) {
-      const s = rList[i]!;
-      candLo[s] = k;
+    // Everything below T and its ancestors (a switch with a parent in the part), by level from
+    // the top: up to the nearest parents (distance and candidates in one scan). Once per class:
+    // its members have the same parents and up links.
+    const { order, parStart, parList, memStart, memList, ver, pat, patN, width } = cls;
+    for (let ci = 0; ci < order.length; ci++) {
+      const c = order[ci]!;
+      let any = false;
+      for (let j = parStart[c]!, end = parStart[c + 1]!; j < end && !any; j++) any = inR[parList[j]!] === ep;
+      if (!any) continue;
+      const s0 = memList[memStart[c]!]!;
+      const lo = k;
       let best = -1;
-      for (let j = upStart[s]!, end = upStart[s + 1]!; j < end; j++) {
+      for (let j = upStart[s0]!, end = upStart[s0 + 1]!; j < end; j++) {
         const dp = dist[upSw[j]!]!;
         if (dp < 0) continue;
         if (best < 0 || dp < best) {
           best = dp;
-          k = candLo[s]!;
+          k = lo;
         }
         if (dp === best) {
           candPort[k] = upPort[j]!;
@@ -266,10 +269,54 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
           k++;
         }
       }
-      dist[s] = best + 1; // best ≥ 0: s was reached from a parent that has a distance
-      candHi[s] = k;
+      // best ≥ 0: a parent is in the part and has a distance (−1 only with one-sided links)
+      const d = best + 1;
+      // The list's version changes when its ports do (RunWriter extends runs of equal lists).
+      const n = k - lo;
+      let same = n === patN[c];
+      for (let x = 0; x < n && same; x++) same = pat[c * width + x] === candPort[lo + x];
+      if (!same) {
+        ver[c] = ++cls.versions;
+        patN[c] = n;
+        pat.set(candPort.subarray(lo, k), c * width);
+      }
+      for (let j = memStart[c]!, end = memStart[c + 1]!; j < end; j++) {
+        const s = memList[j]!;
+        if (inR[s] === ep) continue; // T or an ancestor
+        inR[s] = ep;
+        rList[nR++] = s;
+        candLo[s] = lo;
+        candHi[s] = k;
+        dist[s] = d;
+        swVer[s] = ver[c]!;
+      }
     }
     buildWeights();
+  };
+  /** The first switch with CAs that a BFS down from T and its ancestors (in their order) finds
+   *  (after prepare(T)): the CA switch nearest the front of T's part, by discovery; −1 if none. */
+  const bfsStamp = new Int32Array(nSw).fill(-1);
+  const firstCaSwitchBelow = (T: number): number => {
+    const ep = tEpoch;
+    let h = 0;
+    let t = 0;
+    queue[t++] = T;
+    bfsStamp[T] = ep;
+    for (let i = 0; i < nAnc; i++) {
+      queue[t++] = rList[i]!;
+      bfsStamp[rList[i]!] = ep;
+    }
+    while (h < t) {
+      const x = queue[h++]!;
+      for (let j = downStart[x]!, end = downStart[x + 1]!; j < end; j++) {
+        const c = downSw[j]!;
+        if (bfsStamp[c] === ep) continue;
+        bfsStamp[c] = ep;
+        if (ix.caCount[c]! > 0) return c;
+        queue[t++] = c;
+      }
+    }
+    return -1;
   };
   /** Switches without an up/down route to T (after prepare). */
   const outside = (): number[] => {
@@ -376,47 +423,56 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
     return candPort[a + ((i + sigma[s]!) % (candHi[s]! - a))]!;
   };
   /** Route the LIDs of T (lids[j] delivered on ports[j]); CA LIDs take consecutive destination
-   *  indices, a switch LID (no data traffic) the next one without advancing. Switch by switch,
-   *  so each table is written in LID order. Switches outside T's up/down part copy their entry for
-   *  `copyFrom` (a CA LID whose route reaches that part), or take the fallback port. */
-  const routeLids = (T: number, lids: number[], ports: number[], caCount: number, copyFrom: number, fallbackOf: number[] | undefined): void => {
+   *  indices, a switch LID (no data traffic) the next one without advancing. Switches outside T's
+   *  up/down part take the fallback port. Before this, T's LIDs are NO_ROUTE in every table but
+   *  T's own (each LID is routed once), which ColumnBuffer's columns start from. */
+  const runs = new RunWriter(lfts, nSw, ix.maxPorts + 1);
+  const cols = new ColumnBuffer(lfts, nSw);
+  const routeLids = (T: number, lids: number[], ports: number[], caCount: number, fallbackOf: number[] | undefined): void => {
     const i0 = index;
     index += caCount;
     const n = lids.length;
-    for (let j = 0; j < n; j++) lfts[T]![lids[j]!] = ports[j]!;
+    if (n === 0) return;
     const l0 = lids[0]!;
     // The first m LIDs are l0 .. l0+m-1 (the CA LIDs usually are consecutive; the leaf's own LID
     // at the end, a router port's or a gap may not be): checked entry by entry, not by the ends.
-    let m = n > 0 ? 1 : 0;
+    let m = 1;
     while (m < n && lids[m] === l0 + m) m++;
+    if (weighted) {
+      for (let j = 0; j < n; j++) lfts[T]![lids[j]!] = ports[j]!;
+      for (let i = 0; i < nR; i++) {
+        const s = rList[i]!;
+        const a = candLo[s]!;
+        const nc = candHi[s]! - a;
+        if (nc <= 0) continue;
+        const t = lfts[s]!;
+        for (let j = 0; j < n; j++) t[lids[j]!] = pick(s, i0 + j);
+      }
+      if (fallbackOf) for (const s of fallbackOf) for (let j = 0; j < n; j++) lfts[s]![lids[j]!] = fallbackPort[s]!;
+      return;
+    }
+    // LIDs l0 .. l0+m-1: pick(s, i0 + j) as runs of the rotation; the others by column.
+    const tT = lfts[T]!;
+    for (let j = 0; j < m; j++) tT[l0 + j] = ports[j]!;
     for (let i = 0; i < nR; i++) {
       const s = rList[i]!;
       const a = candLo[s]!;
       const nc = candHi[s]! - a;
-      if (nc <= 0) continue;
-      const t = lfts[s]!;
-      if (weighted && seqHi[s]! > seqLo[s]!) {
-        for (let j = 0; j < n; j++) t[lids[j]!] = pick(s, i0 + j);
-        continue;
-      }
-      // pick(s, i0 + j) without the division per entry.
-      let r = (i0 + sigma[s]!) % nc;
-      for (let j = 0; j < m; j++) {
-        t[l0 + j] = candPort[a + r]!;
-        if (++r === nc) r = 0;
-      }
-      for (let j = m; j < n; j++) {
-        t[lids[j]!] = candPort[a + r]!;
-        if (++r === nc) r = 0;
-      }
+      if (nc > 0) runs.add(s, l0, m, candPort, a, nc, (i0 + sigma[s]!) % nc, swVer[s]!);
     }
-    if (copyFrom >= 0) {
-      for (let s = 0; s < nSw; s++) {
-        if (inR[s] === tEpoch) continue;
-        const t = lfts[s]!;
-        for (let j = 0; j < n; j++) t[lids[j]!] = t[copyFrom]!;
+    if (fallbackOf) for (const s of fallbackOf) lfts[s]!.fill(fallbackPort[s]!, l0, l0 + m);
+    for (let j = m; j < n; j++) {
+      const c = cols.column(lids[j]!);
+      const { buf, width: W } = cols;
+      buf[T * W + c] = ports[j]!;
+      for (let i = 0; i < nR; i++) {
+        const s = rList[i]!;
+        const a = candLo[s]!;
+        const nc = candHi[s]! - a;
+        if (nc > 0) buf[s * W + c] = candPort[a + ((i0 + sigma[s]! + j) % nc)]!;
       }
-    } else if (fallbackOf) for (const s of fallbackOf) for (let j = 0; j < n; j++) lfts[s]![lids[j]!] = fallbackPort[s]!;
+      if (fallbackOf) for (const s of fallbackOf) buf[s * W + c] = fallbackPort[s]!;
+    }
   };
 
   // CA destinations: leaves in switch order, ports in the leaf's port order. With compute nodes
@@ -464,55 +520,49 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
         lids.push(ends[own]!.lid);
         ports.push(0);
       }
-      routeLids(leaf, lids, ports, caLids, -1, deferred.length > 0 ? deferred : undefined);
+      routeLids(leaf, lids, ports, caLids, deferred.length > 0 ? deferred : undefined);
     }
   };
   for (const g of groups) routeGroup(g);
+  runs.flushAll();
+  cols.flush();
   // Switch LIDs of the other switches (management traffic): switches without an up/down route
-  // follow their route to a CA below T (whose route joins T's part and stays in it).
+  // follow their route to a CA below T (whose route joins T's part and stays in it): the first
+  // CA LID of the first switch with CAs in T's part (CA switches are leaves, so none is T's
+  // ancestor: the first one the BFS down finds). The CA entries are final now; the last column
+  // read is kept (consecutive switch LIDs mostly copy from the same CA LID).
   const firstCaLid = new Int32Array(nSw).fill(-1);
   for (const ep of ends) if (!ep.isSwitch && ep.sw >= 0 && firstCaLid[ep.sw]! < 0) firstCaLid[ep.sw] = ep.lid;
-  const SW_BUF = 64;
-  const swBuf = new Uint8Array(SW_BUF * nSw);
-  const swBufLid = new Int32Array(SW_BUF);
-  let swBufN = 0;
-  const flushSwBuf = (): void => {
-    for (let x = 0; x < nSw; x++) {
-      const t = lfts[x]!;
-      for (let k = 0; k < swBufN; k++) t[swBufLid[k]!] = swBuf[k * nSw + x]!;
-    }
-    swBufN = 0;
-  };
+  const copied = new Uint8Array(nSw);
+  let copiedLid = -1;
   for (const ep of ends) {
     if (!ep.isSwitch || ep.sw < 0 || (level[ep.sw] === 0 && ix.caCount[ep.sw]! > 0)) continue;
     prepare(ep.sw);
-    let copyFrom = -1;
-    for (let i = 0; i < nR; i++) if (firstCaLid[rList[i]!]! >= 0) {
-      copyFrom = firstCaLid[rList[i]!]!;
-      break;
-    }
+    const ca = firstCaSwitchBelow(ep.sw);
+    const copyFrom = ca >= 0 ? firstCaLid[ca]! : -1;
     let fb: number[] | undefined;
     if (copyFrom < 0 && nR + 1 < nSw) {
       fb = outside();
       fallback(fb);
     }
     if (copyFrom >= 0) downUpRoutes += nSw - nR - 1;
-    // As routeLids(ep.sw, [ep.lid], [0], 0, copyFrom, fb), into a buffer written out 64 LIDs at a
-    // time, switch by switch (one byte per table per LID would touch a cache line of every table).
-    const o = swBufN * nSw;
-    swBuf.fill(255, o, o + nSw);
-    swBuf[o + ep.sw] = 0;
+    // As routeLids(ep.sw, [ep.lid], [0], 0, fb), but switches outside the part copy copyFrom's entry.
+    const c = cols.column(ep.lid);
+    const { buf, width: W } = cols;
+    buf[ep.sw * W + c] = 0;
     for (let i = 0; i < nR; i++) {
       const x = rList[i]!;
-      if (candHi[x]! > candLo[x]!) swBuf[o + x] = pick(x, index);
+      if (candHi[x]! > candLo[x]!) buf[x * W + c] = pick(x, index);
     }
-    if (copyFrom >= 0) {
-      for (let x = 0; x < nSw; x++) if (inR[x] !== tEpoch) swBuf[o + x] = lfts[x]![copyFrom]!;
-    } else if (fb) for (const x of fb) swBuf[o + x] = fallbackPort[x]!;
-    swBufLid[swBufN++] = ep.lid;
-    if (swBufN === SW_BUF) flushSwBuf();
+    if (copyFrom >= 0 && nR + 1 < nSw) {
+      if (copiedLid !== copyFrom) {
+        for (let x = 0; x < nSw; x++) copied[x] = lfts[x]![copyFrom]!;
+        copiedLid = copyFrom;
+      }
+      for (let x = 0; x < nSw; x++) if (inR[x] !== tEpoch) buf[x * W + c] = copied[x]!;
+    } else if (fb) for (const x of fb) buf[x * W + c] = fallbackPort[x]!;
   }
-  flushSwBuf();
+  cols.flush();
 
   const notes = [...ix.warnings];
   if (groups.length > 1) notes.push(`compute nodes balanced first: ${ends.filter((e, i) => !e.isSwitch && isCn(i)).length} CN ports, ${ends.filter((e, i) => !e.isSwitch && !isCn(i)).length} other CA ports after them`);

@@ -2,7 +2,7 @@
  *  port balancing — among a switch's minimum-hop ports to a LID, take the one with the fewest
  *  destination LIDs so far — and LMC path diversity. Not deadlock-free on fabrics with cycles. */
 import type { Fabric } from '../model/fabric.js';
-import { fillForDestSwitch, newBalancer, type DestLids } from './balance.js';
+import { fillForDestSwitch, finishFill, newBalancer, type DestLids } from './balance.js';
 import { bfsSwitches, emptyLfts, indexFabric, lftMap } from './graph.js';
 import { RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
 
@@ -23,6 +23,7 @@ export function routeMinhop(fabric: Fabric, opts: RoutingOptions): RoutingResult
     bfsSwitches(ix, T, dist, queue);
     fillForDestSwitch(ix, T, lfts, bal, dist, undefined, scratch);
   }
+  finishFill(bal);
   return { engine: 'minhop', lfts: lftMap(ix, lfts), maxLid: ix.maxLid, vlsUsed: 1, deadlockFree: false, notes: [...ix.warnings] };
 }
 

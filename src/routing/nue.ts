@@ -23,67 +23,16 @@
  */
 import type { Fabric } from '../model/fabric.js';
 import { AcyclicCdg, depStarts } from './acyclic.js';
+import { ColumnBuffer } from './lft-writers.js';
 import { bfsSwitches, emptyLfts, indexFabric, lftMap, resolveRoots, swName, type FabricIndex } from './graph.js';
 import { checkLmc } from './minhop.js';
+import { centralSwitch, updnOrder } from './nue-order.js';
 import { identitySl2Vl, RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
 
 /** Channel visits the search may spend in total before destinations are grouped (keeps big fabrics fast). */
 const SEARCH_BUDGET = 3e7;
 /** Channels one cycle check may visit before it refuses the dependency (bounds the worst case). */
 const SEARCH_LIMIT = 200;
-
-/** A central switch: the middle of a double-sweep BFS diameter path (three BFS runs). */
-export function centralSwitch(ix: FabricIndex): number {
-  const n = ix.nSw;
-  const da = new Int32Array(n);
-  const db = new Int32Array(n);
-  const q = new Int32Array(n);
-  const far = (d: Int32Array): number => {
-    let best = 0;
-    for (let s = 0; s < n; s++) if (d[s]! > d[best]!) best = s;
-    return best;
-  };
-  bfsSwitches(ix, 0, da, q);
-  const a = far(da);
-  bfsSwitches(ix, a, da, q);
-  const b = far(da);
-  bfsSwitches(ix, b, db, q);
-  let best = a;
-  let bestEcc = Infinity;
-  for (let s = 0; s < n; s++) {
-    if (da[s]! < 0) continue;
-    const ecc = Math.max(da[s]!, db[s]!);
-    if (ecc < bestEcc) {
-      bestEcc = ecc;
-      best = s;
-    }
-  }
-  return best;
-}
-
-/** A topological order of up/down dependencies: switches ranked by height (hops from the nearest
- *  switch with CAs; highest first), then by `dist` (hops from a root), then GUID; up channels
- *  (toward a lower rank) from the lowest-ranked tail inward, then down channels outward. On a
- *  fat tree the up/down routes of this order are its shortest paths. */
-function updnOrder(ix: FabricIndex, height: Int32Array, dist: Int32Array): Int32Array {
-  const { nSw, adjStart, adjSw, swGuid } = ix;
-  const nE = adjStart[nSw]!;
-  const key = (s: number): number => -height[s]! * (nSw + 1) + dist[s]!;
-  const sw = Array.from({ length: nSw }, (_, i) => i).sort((a, b) => key(a) - key(b) || (swGuid[a]! < swGuid[b]! ? -1 : swGuid[a]! > swGuid[b]! ? 1 : 0));
-  const pos = new Int32Array(nSw);
-  sw.forEach((s, i) => (pos[s] = i));
-  const ord = new Int32Array(nE);
-  let k = 0;
-  for (let i = nSw - 1; i >= 0; i--) {
-    const s = sw[i]!;
-    for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) if (pos[adjSw[e]!]! < i) ord[e] = k++;
-  }
-  for (let i = 0; i < nSw; i++) {
-    const s = sw[i]!;
-    for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) if (pos[adjSw[e]!]! > i) ord[e] = k++;
-  }
-  return ord;
-}
 
 interface Unit {
   T: number;
@@ -100,6 +49,7 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
   const { nSw, adjStart, adjSw, adjPort, ends, caCount, swGuid } = ix;
   if (nSw === 0) throw new RoutingNotApplicable('nue', 'the fabric has no switches');
   const nE = adjStart[nSw]!;
+  const depStart = depStarts(ix);
   const notes = [...ix.warnings];
   const lfts = emptyLfts(ix);
   const vlOf = new Uint8Array(ix.maxLid + 1);
@@ -173,17 +123,22 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
   const acc = new Float64Array(nSw);
 
   /** Write the LFT entries and link loads of a routed unit (outCh of every settled switch). */
+  // Every switch's entry for a routed LID is set (the settled switches, T) or stays NO_ROUTE
+  // (another component): the entries go through columns, written table by table.
+  const cols = new ColumnBuffer(lfts, nSw, 512);
+  const W = cols.width;
+  const tPort = (d: number): number => ends[ix.lidOwner[d]!]!.swPort;
   const commit = (u: Unit, vl: number): void => {
     const { T, lids } = u;
     for (const d of lids) {
-      lfts[T]![d] = ends[ix.lidOwner[d]!]!.swPort;
+      const c = cols.column(d);
+      const buf = cols.buf;
+      buf[T * W + c] = tPort(d);
       vlOf[d] = vl;
-    }
-    for (let i = 1; i < settled.length; i++) {
-      const s = settled[i]!;
-      const p = adjPort[outCh[s]!]!;
-      const t = lfts[s]!;
-      for (const d of lids) t[d] = p;
+      for (let i = 1; i < settled.length; i++) {
+        const s = settled[i]!;
+        buf[s * W + c] = adjPort[outCh[s]!]!;
+      }
     }
     if (u.caLids === 0) return;
     for (const s of settled) acc[s] = caCount[s]!;
@@ -202,94 +157,141 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
    *  spreads over parallel links (on a fat tree: every uplink of a leaf, every link into the
    *  destination's leaf), not one tree per unit. A LID none of whose rotations fits keeps the
    *  unit's tree (its dependencies are in the layer). */
-  const outJ = new Int32Array(nSw);
-  const candLo = new Int32Array(nSw);
-  const candHi = new Int32Array(nSw);
-  const candList = new Int32Array(nE);
-  let portBuf = new Uint8Array(0);
+  // By position i in `settled` (T at 0), so the loops per LID read their arrays in order: the
+  // candidates' range, rotation and own choice; per LID the chosen channel and the position of
+  // the switch it leads to; the accumulated CA count.
+  const posOf = new Int32Array(nSw);
+  const lo = new Int32Array(nSw);
+  const ncOf = new Int32Array(nSw);
   const rotOf = new Int32Array(nSw);
+  const rotJ = new Int32Array(nSw);
+  const rowOf = new Int32Array(nSw);
+  const caOf = new Int32Array(nSw);
+  const outE = new Int32Array(nSw);
+  const outC = new Int32Array(nSw);
+  const upPos = new Int32Array(nSw);
   const accI = new Int32Array(nSw);
+  /** Per candidate: its channel, the position of the switch it leads to, its port, and the base
+   *  of its dependency bits (bit of (e → b) = base + b). */
+  const candList = new Int32Array(nE);
+  const candPos = new Int32Array(nE);
+  const candPortOf = new Uint8Array(nE);
+  // (32-bit when the bit indices fit, as they do but in fabrics far beyond the LID space's)
+  const candBit = depStart[nE]! < 2 ** 31 - 2 ** 20 ? new Int32Array(nE) : new Float64Array(nE);
+  /** Routes added per candidate during a unit (integers: summed in any order they are exact),
+   *  added to `load` per channel at its end. */
+  const candLoad = new Float64Array(nE);
   let spread = 0;
   const commitSpread = (u: Unit, vl: number, g: AcyclicCdg): void => {
     const T = u.T;
+    const n = settled.length;
     let k = 0;
-    for (let i = 1; i < settled.length; i++) {
+    posOf[T] = 0;
+    caOf[0] = caCount[T]!;
+    for (let i = 1; i < n; i++) {
       const s = settled[i]!;
-      candLo[s] = k;
+      posOf[s] = i;
+      lo[i] = k;
       const want = lev[s]! - 1;
       for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
-        if (lev[adjSw[e]!] !== want) continue;
-        if (e === outCh[s]) rotOf[s] = k - candLo[s]!; // the search's own (least loaded) choice
-        candList[k++] = e;
+        const x = adjSw[e]!;
+        if (lev[x] !== want) continue;
+        if (e === outCh[s]) rotOf[i] = k - lo[i]!; // the search's own (least loaded) choice
+        candList[k] = e;
+        candPos[k] = posOf[x]!; // x is settled before s (one level nearer)
+        candPortOf[k] = adjPort[e]!;
+        candBit[k] = depStart[e]! - adjStart[x]!;
+        k++;
       }
-      candHi[s] = k;
+      const nc = k - lo[i]!;
+      ncOf[i] = nc;
+      // LID j's rotation (j + spread + s) mod nc, stepped per LID
+      rotJ[i] = (spread + s) % nc;
+      rowOf[i] = s * W;
+      caOf[i] = caCount[s]!;
     }
-    const base = outCh.slice();
     const lids = u.lids;
     const nL = lids.length;
     const bits = g.bits;
     const single = u.caLids <= 1;
-    if (portBuf.length < nSw * nL) portBuf = new Uint8Array(nSw * nL);
-    lids.forEach((d, j) => {
-      outJ[T] = -1;
-      let ok = true;
-      for (let i = 1; i < settled.length && ok; i++) {
-        const s = settled[i]!;
-        const a = candLo[s]!;
-        const nc = candHi[s]! - a;
+    for (let j = 0; j < nL; j++) {
+      const d = lids[j]!;
+      const col = cols.column(d);
+      const buf = cols.buf;
+      let i = 1;
+      for (; i < n; i++) {
+        const a = lo[i]!;
+        const nc = ncOf[i]!;
         // A unit of one CA LID takes the search's (least loaded) choice; in a larger one LID j
         // takes candidate j + s (+ LIDs routed so far): the offsets keep the switches of one
         // level, and successive units, from choosing alike (on a fat tree, where the loads tie,
         // the search would send them all the same way).
-        let r = single ? rotOf[s]! : (j + spread + s) % nc;
-        ok = false;
-        for (let t = 0; t < nc; t++, r = r + 1 === nc ? 0 : r + 1) {
-          const e = candList[a + r]!;
-          const x = adjSw[e]!;
-          if (x === T) {
-            outJ[s] = e;
-            ok = true;
-            break;
+        const rj = rotJ[i]!;
+        rotJ[i] = rj + 1 === nc ? 0 : rj + 1;
+        let r = single ? rotOf[i]! : rj;
+        let t = 0;
+        for (; t < nc; t++, r = r + 1 === nc ? 0 : r + 1) {
+          const c = a + r;
+          const px = candPos[c]!;
+          // T itself; else the dependency is usually there already (tested inline; tryAdd otherwise)
+          if (px !== 0) {
+            const bit = candBit[c]! + outE[px]!;
+            if (!(bits[bit >>> 3]! & (1 << (bit & 7))) && !g.tryAdd(candList[c]!, outE[px]!)) continue;
           }
-          // The dependency is usually there already (tested inline; tryAdd otherwise).
-          const bit = depStart[e]! + (outJ[x]! - adjStart[x]!);
-          if (bits[bit >>> 3]! & (1 << (bit & 7)) || g.tryAdd(e, outJ[x]!)) {
-            outJ[s] = e;
-            ok = true;
-            break;
-          }
+          outE[i] = candList[c]!;
+          outC[i] = c;
+          upPos[i] = px;
+          buf[rowOf[i]! + col] = candPortOf[c]!;
+          break;
+        }
+        if (t === nc) break;
+      }
+      if (i < n) {
+        // No rotation fits at switch i: the unit's own tree (its dependencies are in the layer).
+        for (let q = i + 1; q < n; q++) {
+          const r = rotJ[q]! + 1;
+          rotJ[q] = r === ncOf[q] ? 0 : r;
+        }
+        for (let q = 1; q < n; q++) {
+          const e = outCh[settled[q]!]!;
+          outE[q] = e;
+          outC[q] = lo[q]! + rotOf[q]!;
+          upPos[q] = posOf[adjSw[e]!]!;
+          buf[rowOf[q]! + col] = adjPort[e]!;
         }
       }
-      const out = ok ? outJ : base;
       vlOf[d] = vl;
-      lfts[T]![d] = ends[ix.lidOwner[d]!]!.swPort;
-      for (let i = 1; i < settled.length; i++) {
-        const s = settled[i]!;
-        portBuf[j * nSw + s] = adjPort[out[s]!]!;
+      buf[T * W + col] = tPort(d);
+      if (j >= u.caLids) continue;
+      accI.set(caOf);
+      for (let i = n - 1; i >= 1; i--) {
+        const a = accI[i]!;
+        candLoad[outC[i]!]! += a;
+        accI[upPos[i]!]! += a;
       }
-      if (j >= u.caLids) return;
-      accI.set(caCount);
-      for (let i = settled.length - 1; i >= 1; i--) {
-        const s = settled[i]!;
-        const e = out[s]!;
-        const a = accI[s]!;
-        load[e]! += a;
-        accI[adjSw[e]!]! += a;
-      }
-    });
-    spread += nL;
-    // The LFT entries switch by switch (a unit's LIDs are near each other in every table).
-    for (let i = 1; i < settled.length; i++) {
-      const s = settled[i]!;
-      const t = lfts[s]!;
-      for (let j = 0; j < nL; j++) t[lids[j]!] = portBuf[j * nSw + s]!;
     }
+    for (let c = 0; c < k; c++) {
+      const x = candLoad[c]!;
+      if (x === 0) continue;
+      load[candList[c]!]! += x;
+      candLoad[c] = 0;
+    }
+    spread += nL;
   };
 
   // Escape routes toward T: the spanning tree's unique paths (BFS from T over tree channels).
   const tq = new Int32Array(nSw);
   const tSeen = new Int32Array(nSw).fill(-1);
   let tEpoch = 0;
+  // The tree's channels of each switch (in adjacency order).
+  const treeStart = new Int32Array(nSw + 1);
+  for (let x = 0; x < nSw; x++) {
+    let c = 0;
+    for (let e = adjStart[x]!; e < adjStart[x + 1]!; e++) c += isTree[e]!;
+    treeStart[x + 1] = treeStart[x]! + c;
+  }
+  const treeList = new Int32Array(treeStart[nSw]!);
+  for (let x = 0, k = 0; x < nSw; x++) for (let e = adjStart[x]!; e < adjStart[x + 1]!; e++) if (isTree[e]) treeList[k++] = e;
   const routeEscape = (u: Unit): void => {
     const T = u.T;
     const ep = ++tEpoch;
@@ -301,8 +303,8 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
     while (h < t) {
       const x = tq[h++]!;
       settled.push(x);
-      for (let e = adjStart[x]!; e < adjStart[x + 1]!; e++) {
-        if (!isTree[e]) continue;
+      for (let j = treeStart[x]!; j < treeStart[x + 1]!; j++) {
+        const e = treeList[j]!;
         const y = adjSw[e]!;
         if (tSeen[y] === ep) continue;
         tSeen[y] = ep;
@@ -318,7 +320,6 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
   // them. Every layer starts from the up/down order of its own root (roots spread by farthest-point
   // sampling), and destinations try the layers of the nearest roots first: their shortest-path
   // trees then mostly agree with the layer's order, which keeps the cycle checks short.
-  const depStart = depStarts(ix);
   const layers: AcyclicCdg[] = [];
   const layerDist: Int32Array[] = [];
   {
@@ -383,11 +384,12 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
   /** Among links of equal cost, a preference that rotates with the switch and the LIDs routed so
    *  far (on a fat tree the costs tie everywhere: the lowest port would send every destination
    *  the same way). */
-  const tieRank = (s: number, e: number): number => {
-    const a = adjStart[s]!;
-    return (e - a + spread + s) % (adjStart[s + 1]! - a);
-  };
+  /** tieRank(s, e) = (e − adjStart[s] + spread + s) mod degree(s), from the switch's offset
+   *  (spread + s) mod degree, taken when it is first touched in a round. */
+  const tieOff = new Int32Array(nSw);
+  const bestR = new Int32Array(nSw);
   /** Route unit u on free layer g, or take back what it added and return false. */
+  const adjReverse = ix.adjReverse;
   const routeOnLayer = (u: Unit, g: AcyclicCdg): boolean => {
     const T = u.T;
     g.mark();
@@ -409,17 +411,30 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
         for (let e = adjStart[n]!; e < adjStart[n + 1]!; e++) {
           const s = adjSw[e]!;
           if (lev[s]! >= 0) continue;
-          const r = ix.adjReverse[e]!;
+          const r = adjReverse[e]!;
           if (r < 0) continue;
           const c = cn + load[r]!;
+          const a = adjStart[s]!;
+          const deg = adjStart[s + 1]! - a;
           if (touchStamp[s] !== stamp) {
             touchStamp[s] = stamp;
             touched.push(s);
+            const off = (spread + s) % deg;
+            tieOff[s] = off;
+            const rank = r - a + off;
+            bestR[s] = rank >= deg ? rank - deg : rank;
             bestE[s] = r;
             bestC[s] = c;
-          } else if (c < bestC[s]! || (c === bestC[s] && tieRank(s, r) < tieRank(s, bestE[s]!))) {
+            continue;
+          }
+          const bc = bestC[s]!;
+          if (c > bc) continue;
+          let rank = r - a + tieOff[s]!;
+          if (rank >= deg) rank -= deg;
+          if (c < bc || rank < bestR[s]!) {
             bestE[s] = r;
             bestC[s] = c;
+            bestR[s] = rank;
           }
         }
       }
@@ -542,6 +557,7 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
     routeEscape(u);
     commit(u, 0);
   }
+  cols.flush();
 
   let vlsUsed = 1;
   for (let v = 0; v < maxVls; v++) if (perVl[v]! > 0) vlsUsed = Math.max(vlsUsed, v + 1);

@@ -7,7 +7,7 @@
  *  route down (shortest down path); every other switch routes up along the shortest legal path.
  *  Port choice among equal candidates is the minhop balancer. */
 import type { Fabric } from '../model/fabric.js';
-import { fillForDestSwitch, newBalancer, type DestLids } from './balance.js';
+import { fillForDestSwitch, finishFill, newBalancer, type DestLids, type UpDown } from './balance.js';
 import { bfsSwitches, emptyLfts, indexFabric, lftMap, resolveRoots, swName, type FabricIndex } from './graph.js';
 import { checkLmc } from './minhop.js';
 import { RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
@@ -117,13 +117,13 @@ function runUpdn(ix: FabricIndex, roots: readonly number[], seed: number | undef
   const dDown = new Int32Array(nSw);
   const eff = new Int32Array(nSw);
   const queue = new Int32Array(nSw);
-  const allowed = new Uint8Array(nE);
   // Bucket queue for the second phase (distances < 2 * nSw).
   const bucketHead = new Int32Array(2 * nSw + 2);
   const bucketNext = new Int32Array(nSw);
   let unroutable = 0;
   let fallbackRoutes = 0;
   const fallback = new Uint8Array(nSw);
+  const rule: UpDown = { isUp, dDown, fallback };
   for (let T = 0; T < nSw; T++) {
     if (ix.endsStart[T + 1]! === ix.endsStart[T]!) continue;
     // Phase 1: down-only distances (BFS backwards over down links).
@@ -200,14 +200,9 @@ function runUpdn(ix: FabricIndex, roots: readonly number[], seed: number | undef
         }
       }
     }
-    for (let s = 0; s < nSw; s++) {
-      const inD = dDown[s]! >= 0;
-      for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
-        allowed[e] = fallback[s] ? 1 : inD ? (!isUp[e] && dDown[adjSw[e]!]! >= 0 ? 1 : 0) : isUp[e]!;
-      }
-    }
-    fillForDestSwitch(ix, T, lfts, bal, eff, allowed, scratch);
+    fillForDestSwitch(ix, T, lfts, bal, eff, rule, scratch);
   }
+  finishFill(bal);
   return { lfts, unroutable, fallbackRoutes };
 }
 
