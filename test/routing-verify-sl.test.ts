@@ -125,6 +125,9 @@ describe('verifier with SLs: shared walks only where entries and SLs are the sam
     const variants: Array<[string, RoutingResult]> = [
       // By destination only (as nue's layers): every source of a LID on one VL; twins on other VLs.
       ['SL by destination', { ...r, sl: (_s, d) => d % 3, slBySourceSwitch: true, sl2vl: identitySl2Vl(3) }],
+      // The same, declared (RoutingResult.slByDestination): asked once per LID.
+      ['SL by destination, declared', { ...r, sl: (_s, d) => d % 3, slBySourceSwitch: true, slByDestination: true, sl2vl: identitySl2Vl(3) }],
+      ['SL by destination, declared, by port', { ...r, sl: (_s, d) => d % 3, slBySourceSwitch: false, slByDestination: true, sl2vl: identitySl2Vl(3) }],
       // By (source switch, destination): sources of one LID on different VLs.
       ['SL by source switch and destination', { ...r, sl: (s, d) => ((swOf.get(s) ?? 0) * 7 + d) % 4, slBySourceSwitch: true, sl2vl: identitySl2Vl(4) }],
       // By source port: the switch's ports disagree.
@@ -148,4 +151,35 @@ describe('verifier with SLs: shared walks only where entries and SLs are the sam
       });
     }
   }
+});
+
+describe('SL by destination (RoutingResult.slByDestination)', () => {
+  for (const [spec, engine] of [
+    ['gen:torus:4x4x3,hosts=2', 'nue'],
+    ['gen:fattree3:pods=4,leaves=4,spines=2,cores=2,hosts=6', 'ftree'],
+  ] as const) {
+    it(`${spec} ${engine}: the same report as asking every source, the SL asked about once per LID`, () => {
+      const f = fabricWithLids(spec);
+      const r = getEngine(engine).route(f, engine === 'nue' ? { lmc: 0, maxVls: 4 } : { lmc: 0 });
+      const base = r.sl ?? ((_s: number, d: number) => d % 3);
+      let calls = 0;
+      const sl = (s: number, d: number): number => (calls++, base(s, d));
+      const sl2vl = r.sl2vl ?? identitySl2Vl(3);
+      const undeclared = verifyRoutes(f, { ...r, sl, slBySourceSwitch: true, slByDestination: false, sl2vl });
+      const asked = calls;
+      calls = 0;
+      const declared = verifyRoutes(f, { ...r, sl, slBySourceSwitch: true, slByDestination: true, sl2vl });
+      const lids = cas(f).length;
+      expect(calls).toBeLessThanOrEqual(4 * lids);
+      expect(declared).toEqual(undeclared);
+      expect(verifierDeps(declared)).toEqual(witnessDeps(f, { ...r, sl: base, sl2vl }));
+      expect(asked).toBeGreaterThan(4 * lids);
+    });
+  }
+  it("nue's result declares it", () => {
+    const f = fabricWithLids('gen:torus:4x4x3,hosts=2');
+    const r = getEngine('nue').route(f, { lmc: 0, maxVls: 4 });
+    expect(r.vlsUsed).toBeGreaterThan(1);
+    expect(r.slByDestination).toBe(true);
+  });
 });

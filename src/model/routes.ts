@@ -13,6 +13,9 @@ export interface RoutingResult {
   sl?: (slid: number, dlid: number) => number;
   /** `sl` depends only on the switch the source port is attached to (and the destination LID). */
   slBySourceSwitch?: boolean;
+  /** `sl` depends only on the destination LID (one layer per destination, as nue's): the verifier
+   * asks it once per LID. */
+  slByDestination?: boolean;
   /** Number of VLs (layers) the routes need; 1 when absent. */
   vlsUsed?: number;
   /** SL→VL table (16 entries) to program identically on every switch port pair and CA port

@@ -569,7 +569,7 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
     lfts: lftMap(ix, lfts),
     maxLid: ix.maxLid,
     // Routes on one VL need no SLs: the engine leaves them (and QoS's) alone then.
-    ...(vlsUsed > 1 ? { sl: (_slid: number, dlid: number): number => (dlid >= 0 && dlid < L ? vlOf[dlid]! : 0), slBySourceSwitch: true, sl2vl: identitySl2Vl(vlsUsed) } : {}),
+    ...(vlsUsed > 1 ? { sl: (_slid: number, dlid: number): number => (dlid >= 0 && dlid < L ? vlOf[dlid]! : 0), slBySourceSwitch: true, slByDestination: true, sl2vl: identitySl2Vl(vlsUsed) } : {}),
     vlsUsed,
     deadlockFree: true,
     roots: roots.map((r) => swGuid[r]!),

@@ -25,7 +25,7 @@ export class SourceSls {
     /** The switches with CA/router ports (the sources), ascending. */
     private readonly srcSw: Int32Array,
     totalSources: number,
-    private readonly o: Pick<WalkOptions, 'sl' | 'slBySwitch' | 'sl2vl' | 'byPorts' | 'doCdg'>,
+    private readonly o: Pick<WalkOptions, 'sl' | 'slBySwitch' | 'slByDest' | 'sl2vl' | 'byPorts' | 'doCdg'>,
   ) {
     const { nSw, ends } = ix;
     this.srcEnd0 = new Int32Array(nSw).fill(-1);
@@ -41,7 +41,11 @@ export class SourceSls {
     let one = o.sl && !o.byPorts ? (o.sl2vl[0] ?? 0) & 15 : -1;
     for (let v = 1; v < 16 && one >= 0; v++) if (((o.sl2vl[v] ?? 0) & 15) !== one) one = -1;
     this.oneVl = one;
+    this.anySrcLid = srcSw.length > 0 ? ix.ends[this.srcEnd0[srcSw[0]!]!]!.lid : 0;
   }
+
+  /** A source's LID: what `sl` is asked with when its answer depends on the destination only. */
+  private readonly anySrcLid: number;
 
   /** The SL each source off switch T asks for its route to d (one per source switch when the SL
    *  depends on the switch only, else one per source port), into out[at ..]; returns their hash.
@@ -54,8 +58,19 @@ export class SourceSls {
     const { endsStart, endsOfSw } = this.ix;
     let h = 0x811c9dc5;
     let k = at;
+    // By destination: asked once, the same vector (and hash) as asking every source.
+    const one = this.o.slByDest ? sl(this.anySrcLid, d) & 15 : -1;
     for (let i = 0; i < srcSw.length; i++) {
       const s = srcSw[i]!;
+      if (one >= 0) {
+        const n = this.o.slBySwitch ? 1 : this.ix.caCount[s]!;
+        for (let j = 0; j < n; j++) {
+          const v = s === T ? 0 : one;
+          out[k++] = v;
+          h = Math.imul(h ^ v, 16777619);
+        }
+        continue;
+      }
       if (this.o.slBySwitch) {
         const v = s === T ? 0 : sl(ends[srcEnd0[s]!]!.lid, d) & 15;
         out[k++] = v;
@@ -79,6 +94,8 @@ export class SourceSls {
     const { sl, doCdg } = this.o;
     if (!doCdg || !sl) return 0;
     if (this.oneVl >= 0) return this.oneVl;
+    // By destination: every source off T on the VL of d's one SL (none off T: no VL, as vl's).
+    if (this.o.slByDest) return this.srcSw.length > 1 || (this.srcSw.length === 1 && this.srcSw[0] !== T) ? this.o.sl2vl[sl(this.anySrcLid, d) & 15]! & 15 : -1;
     this.vector(d, T, this.tmp, 0);
     return this.vl(this.tmp, 0, T, undefined);
   }

@@ -43,6 +43,8 @@ const HOPS_TAB = 64;
 export interface WalkOptions {
   sl?: (slid: number, dlid: number) => number;
   slBySwitch: boolean;
+  /** `sl` depends on the destination LID only: asked once per LID (routing/verify-sls.ts). */
+  slByDest?: boolean;
   sl2vl: readonly number[];
   byPorts?: ReadonlyMap<number, PortSl2Vl>;
   doStretch: boolean;

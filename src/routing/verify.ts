@@ -94,6 +94,8 @@ export interface VerifyOptions {
   /** `sl` depends only on the switch the source is attached to (and the destination LID): the
    * verifier then asks it once per source switch, not once per source port. */
   slBySourceSwitch?: boolean;
+  /** `sl` depends only on the destination LID: the verifier asks it once per LID. */
+  slByDestination?: boolean;
   /** Uniform SL→VL table (16 entries); absent: identity. */
   sl2vl?: readonly number[];
   /** Per-switch SL→VL by (in port, out port) (node index → table; switches without one use
@@ -122,6 +124,7 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
   const lftByNode = res ? res.lfts : (tables as ReadonlyMap<number, Uint8Array>);
   const sl = opts.sl ?? res?.sl;
   const slBySwitch = opts.sl ? opts.slBySourceSwitch === true : res?.slBySourceSwitch === true;
+  const slByDest = opts.sl ? opts.slByDestination === true : res?.slByDestination === true;
   const sl2vl = opts.sl2vl ?? res?.sl2vl ?? Array.from({ length: 16 }, (_, i) => i);
   const byPorts = opts.sl2vlByPorts ?? (opts.sl2vl ? undefined : res?.sl2vlByPorts);
   const requireDf = opts.requireDeadlockFree ?? res?.deadlockFree ?? false;
@@ -130,7 +133,7 @@ export function verifyRoutes(fabric: Fabric, tables: RoutingResult | ReadonlyMap
 
   const ix = indexFabric(fabric);
   const { nSw, ends } = ix;
-  const w = new LidWalker(ix, lftByNode, { sl, slBySwitch, sl2vl, byPorts, doStretch, doCdg, maxFailures: opts.maxFailures ?? 50, batch: opts.batch !== false });
+  const w = new LidWalker(ix, lftByNode, { sl, slBySwitch, slByDest, sl2vl, byPorts, doStretch, doCdg, maxFailures: opts.maxFailures ?? 50, batch: opts.batch !== false });
 
   // Destinations by delivering switch (one BFS per switch with CAs: the stretch figures, and the
   // order by distance that shortest-path routes share), then the LIDs of ports not attached to a
