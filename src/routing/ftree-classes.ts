@@ -3,6 +3,7 @@
  * candidate ports, so ftree computes them once per class and destination (at 46,080 end ports:
  * 72 classes below the top instead of 2,880 switches, 48 down-link classes).
  */
+import { csr } from './graph.js';
 
 /** Numbers (< 2^32) as a string key, two UTF-16 units each. */
 function chars(xs: readonly number[]): string {
@@ -78,13 +79,6 @@ export function switchClasses(nSw: number, level: Int32Array, upStart: Int32Arra
   }
   const n = members.length;
   const order = Int32Array.from({ length: n }, (_, c) => c).sort((a, b) => levelOf[b]! - levelOf[a]! || a - b);
-  const csr = (lists: number[][]): { start: Int32Array; list: Int32Array } => {
-    const start = new Int32Array(n + 1);
-    for (let c = 0; c < n; c++) start[c + 1] = start[c]! + lists[c]!.length;
-    const list = new Int32Array(start[n]!);
-    for (let c = 0; c < n; c++) list.set(lists[c]!, start[c]!);
-    return { start, list };
-  };
   const par = csr(parentsOf);
   const mem = csr(members);
   return { order, parStart: par.start, parList: par.list, memStart: mem.start, memList: mem.list, ver: new Int32Array(n), pat: new Uint8Array(n * width), patN: new Int32Array(n).fill(-1), width, versions: 0 };

@@ -23,7 +23,7 @@
  * go down then up; no CA route uses them.
  */
 import type { Fabric } from '../model/fabric.js';
-import { emptyLfts, indexFabric, lftMap, resolveRoots, swName, type FabricIndex } from './graph.js';
+import { csr, emptyLfts, indexFabric, lftMap, resolveRoots, swName, type FabricIndex } from './graph.js';
 import { downClasses, switchClasses } from './ftree-classes.js';
 import { ColumnBuffer, RunWriter } from './lft-writers.js';
 import { checkLmc } from './minhop.js';
@@ -141,13 +141,6 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
   const { level } = shape;
   const nE = ix.adjStart[nSw]!;
   // Up and down entries of each switch as flat arrays (the hot loops below run once per destination switch).
-  const csr = (lists: number[][]): { start: Int32Array; list: Int32Array } => {
-    const start = new Int32Array(nSw + 1);
-    for (let x = 0; x < nSw; x++) start[x + 1] = start[x]! + lists[x]!.length;
-    const list = new Int32Array(start[nSw]!);
-    for (let x = 0; x < nSw; x++) list.set(lists[x]!, start[x]!);
-    return { start, list };
-  };
   const { start: upStart, list: upList } = csr(shape.up);
   const { start: downStart, list: downList } = csr(shape.down);
   // The switch and port each up/down entry leads to (one load less in the loops over them).

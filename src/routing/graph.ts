@@ -227,6 +227,16 @@ export function bfsSwitches(ix: FabricIndex, src: number, dist: Int32Array, queu
 
 /** Empty LFTs (all NO_ROUTE, own LID → 0) for every switch: views of one buffer (one allocation,
  *  not one per switch, which at thousands of switches costs more in GC than the filling). */
+/** Lists (one per item) as one flat array: item i's entries at list[start[i] .. start[i + 1]). */
+export function csr(lists: readonly (readonly number[])[]): { start: Int32Array; list: Int32Array } {
+  const n = lists.length;
+  const start = new Int32Array(n + 1);
+  for (let i = 0; i < n; i++) start[i + 1] = start[i]! + lists[i]!.length;
+  const list = new Int32Array(start[n]!);
+  for (let i = 0; i < n; i++) list.set(lists[i]!, start[i]!);
+  return { start, list };
+}
+
 export function emptyLfts(ix: FabricIndex): Uint8Array[] {
   const out: Uint8Array[] = [];
   const len = ix.maxLid + 1;
