@@ -39,12 +39,14 @@ const MAX_SPARE_EVENTS = 4096;
 /** Where the scheduler hands a packet arrival. */
 export type ArrivalHandler = (ev: SimEvent) => void;
 
-/** The events due at one time, in scheduling order (`head`: the next to run). */
+/** The events due at one time, in scheduling order (`head`: the next to run). Emptied buckets are
+ * kept for reuse (MADs in flight at distinct due times would otherwise cost a bucket each). */
 interface Bucket {
-  readonly at: number;
+  at: number;
   readonly items: SimEvent[];
   head: number;
 }
+const MAX_SPARE_BUCKETS = 1024;
 
 const bucketLess = (x: Bucket, y: Bucket): boolean => x.at < y.at;
 const noop = (): void => {};
@@ -59,6 +61,9 @@ export class Scheduler {
   private timerAt = Infinity;
   private readonly immediate: SimEvent[] = [];
   private readonly spare: SimEvent[] = [];
+  private readonly spareBuckets: Bucket[] = [];
+  /** The timer's callback, made once (not a closure per arming). */
+  private readonly onTimer = (): void => this.fire();
   private deferred = false;
   private closed = false;
 
@@ -117,7 +122,9 @@ export class Scheduler {
     }
     let b = this.byTime.get(at);
     if (!b) {
-      b = { at, items: [], head: 0 };
+      b = this.spareBuckets.pop();
+      if (b) b.at = at;
+      else b = { at, items: [], head: 0 };
       this.byTime.set(at, b);
       this.times.push(b);
     }
@@ -141,6 +148,11 @@ export class Scheduler {
     if (b.head === b.items.length) {
       this.times.pop();
       this.byTime.delete(b.at);
+      if (this.spareBuckets.length < MAX_SPARE_BUCKETS) {
+        b.items.length = 0;
+        b.head = 0;
+        this.spareBuckets.push(b);
+      }
     }
   }
 
@@ -180,7 +192,7 @@ export class Scheduler {
     if (this.closed) return;
     if (this.timer) this.clock.clearTimeout(this.timer);
     this.timerAt = at;
-    this.timer = this.clock.setTimeout(() => this.fire(), Math.max(0, at - this.clock.now()));
+    this.timer = this.clock.setTimeout(this.onTimer, Math.max(0, at - this.clock.now()));
   }
 
   private fire(): void {

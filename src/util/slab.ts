@@ -9,17 +9,18 @@ const SLAB_BYTES = 8192;
 /** Larger requests get their own buffer. */
 const MAX_SLAB_ALLOC = 512;
 
-let slab = new Uint8Array(0);
-let used = 0;
+let slab = new ArrayBuffer(0);
+let used = SLAB_BYTES; // the first call cuts a slab
 
-/** A zeroed buffer of `n` bytes. */
+/** A zeroed buffer of `n` bytes. A view made by the constructor over the slab's ArrayBuffer, not
+ * by `subarray` (which goes through the species protocol: about twice the cost, measured). */
 export function allocBytes(n: number): Uint8Array {
   if (n > MAX_SLAB_ALLOC) return new Uint8Array(n);
-  if (used + n > slab.length) {
-    slab = new Uint8Array(SLAB_BYTES);
+  if (used + n > SLAB_BYTES) {
+    slab = new ArrayBuffer(SLAB_BYTES);
     used = 0;
   }
-  const b = slab.subarray(used, used + n);
+  const b = new Uint8Array(slab, used, n);
   used += (n + 7) & ~7;
   return b;
 }
