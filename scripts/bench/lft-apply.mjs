@@ -28,8 +28,9 @@ const { SimFabric } = await imp('sim/fabric.js');
 const { smpClientOf } = await imp('sm/smp-client.js');
 const { RetryingSmp } = await imp('sm/retry.js');
 const { Programmed } = await imp('sm/programmed.js');
-const { lftPlan } = await imp('sm/plan-tables.js');
-const { applyAll } = await imp('sm/apply.js');
+// the LFT phase's own interleave and window where the build has them (as sm/sweep.ts uses them)
+const { lftPlan, LFT_INTERLEAVE } = await imp('sm/plan-tables.js');
+const { applyAll, LFT_APPLY_WINDOW } = await imp('sm/apply.js');
 const { Subnet } = await imp('subnet.js');
 
 const runs = Number(arg('--runs', '5'));
@@ -45,6 +46,8 @@ const rpc = new MadRpc(ep, clock, { timeoutMs: 1000, retries: 3, window: 256, pe
 const subnet = new Subnet({ rpc, portGuid: ep.local.portGuid, smp: smpClientOf(rpc), clock, log: new Logger(undefined, 'warn'), routing: ['ftree'], lmc: 0, sweepIntervalMs: 0, seed: 1 });
 await subnet.start();
 const snap = subnet.sm.current;
+// the SM stops (no sweep of its own runs beside the measurement); its RPC and the fabric stay
+subnet.stop();
 const smp = new RetryingSmp(smpClientOf(rpc), clock);
 
 let gcMs = 0;
@@ -57,13 +60,13 @@ const rows = [];
 for (let r = 0; r < runs; r++) {
   const programmed = new Programmed();
   const hooks = { ok: (w) => programmed.record(w), failed: () => undefined };
-  const plan = lftPlan(snap.discovery, snap.routing, snap.maxLid, programmed);
+  const plan = lftPlan(snap.discovery, snap.routing, snap.maxLid, programmed, undefined, LFT_INTERLEAVE);
   plan.skipSwitchInfo();
   await new Promise((res) => setImmediate(res));
   const gc0 = gcMs;
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  const res = await applyAll(smp, plan, hooks);
+  const res = await applyAll(smp, plan, hooks, LFT_APPLY_WINDOW);
   const wall = performance.now() - t0;
   const c = process.cpuUsage(c0);
   await new Promise((res) => setImmediate(res)); // let the observer report this run's GCs
@@ -74,7 +77,6 @@ obs.disconnect();
 const med = (k) => rows.map((x) => x[k]).sort((a, b) => a - b)[(rows.length - 1) >> 1];
 console.log(`${spec}: ${rows[0].blocks} LFT blocks a run, ${runs} runs (${dist})`);
 console.log(`CPU µs/block median ${med('cpuUs').toFixed(2)} (each ${rows.map((x) => x.cpuUs.toFixed(2)).join(' ')}); wall ms median ${med('wall').toFixed(0)}; GC ms median ${med('gc').toFixed(0)}`);
-subnet.stop();
 rpc.close();
 await ep.close();
 sim.close();

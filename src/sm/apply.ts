@@ -7,6 +7,10 @@ import type { SmpWrite } from './programmed.js';
 
 /** SMPs a programming step keeps in flight at once. */
 export const APPLY_WINDOW = 1024;
+/** The LFT phase's window, its blocks coming `LFT_INTERLEAVE` switches at once (plan-tables.ts):
+ * 16 switches × the RPC's per-destination window (16 in process, 8 over umad) fill its window
+ * (256 in process, 64 over umad) with no block left waiting long in a per-switch queue. */
+export const LFT_APPLY_WINDOW = 256;
 
 export interface ApplyHooks {
   /** The SMA acknowledged `w`; `resp` is the SMP data it answered with (what it now holds). */
