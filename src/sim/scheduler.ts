@@ -49,6 +49,15 @@ interface Bucket {
 const MAX_SPARE_BUCKETS = 1024;
 
 const bucketLess = (x: Bucket, y: Bucket): boolean => x.at < y.at;
+
+/** Due times are kept to whole nanoseconds (of milliseconds): sums of hop latencies from different
+ * starting times that are equal but for floating-point rounding (1.001 + 0.006 and 1.002 + 0.005)
+ * fall into one bucket, so the MADs in flight share a few due times (and clock timers) rather
+ * than each having its own. */
+const TICKS_PER_MS = 1e6;
+function dueAt(now: number, delayMs: number): number {
+  return Math.round((now + Math.max(0, delayMs)) * TICKS_PER_MS) / TICKS_PER_MS;
+}
 const noop = (): void => {};
 
 export class Scheduler {
@@ -80,12 +89,12 @@ export class Scheduler {
   }
 
   schedule(delayMs: number, fn: () => void): SimEvent {
-    return this.add(delayMs, new SimEvent(this.clock.now() + Math.max(0, delayMs), this.seq++, fn, undefined, undefined, 0, false, 0));
+    return this.add(delayMs, new SimEvent(dueAt(this.clock.now(), delayMs), this.seq++, fn, undefined, undefined, 0, false, 0));
   }
 
   /** The arrival of `pkt` at (node, port) after `delayMs`: its SMA (`sma`) or an agent there. */
   scheduleArrival(delayMs: number, pkt: Packet, node: SimNode, port: number, sma: boolean, arrivalPort: number): void {
-    const at = this.clock.now() + Math.max(0, delayMs);
+    const at = dueAt(this.clock.now(), delayMs);
     const ev = this.spare.pop();
     if (!ev) {
       this.add(delayMs, new SimEvent(at, this.seq++, undefined, pkt, node, port, sma, arrivalPort));
