@@ -13,8 +13,8 @@
  */
 import type { Clock } from '../util/clock.js';
 import { EncodeError } from '../wire/errors.js';
-import { MAD_SIZE, MadHeader, MadHeaderView, Method, PERMISSIVE_LID, isResponse } from '../wire/mad.js';
-import { copyTid, madStatus, setTidLow, smpData, smpDr, smpLid, tidHigh, tidLow } from '../wire/builders.js';
+import { MAD_SIZE, MadHeader, MadHeaderView, Method, MgmtClass, PERMISSIVE_LID, SMP_DATA_OFFSET, SMP_DATA_SIZE, SmpDr, isResponse } from '../wire/mad.js';
+import { copyTid, setTidLow, smpDr, smpLid, tidHigh, tidLow } from '../wire/builders.js';
 import type { AgentOptions, MadAddress, ReceivedMad, Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
 import { RMPP_HEADER_OFFSET, RMPP_HEADER_SIZE, RmppType, decodeRmpp, encodeRmpp, rmppData, type RmppHeader } from '../wire/rmpp.js';
@@ -326,9 +326,9 @@ export class MadRpc implements RmppHost {
       }
       if (!p.smp) this.succeed(p, m);
       else {
-        const st = madStatus(d);
+        const st = smpStatus(d, mgmtClass);
         if (st !== 0) this.fail(p, new MadStatusError(identFor(p.mad, p.addr), st, d));
-        else this.succeed(p, smpData(d));
+        else this.succeed(p, new Uint8Array(d.buffer, d.byteOffset + SMP_DATA_OFFSET, SMP_DATA_SIZE)); // the SMP data, a view (the constructor: about half subarray's cost)
       }
       return;
     }
@@ -643,6 +643,16 @@ const DR_ADDR: MadAddress = { lid: PERMISSIVE_LID, qpn: 0 };
 const MGMT_CLASS_OFFSET = MadHeader.fields.mgmtClass.bit >>> 3;
 const ATTR_ID_OFFSET = MadHeader.fields.attrId.bit >>> 3;
 const METHOD_OFFSET = MadHeader.fields.method.bit >>> 3;
+/** The status: the whole 16-bit field, or a directed-route SMP's 15 bits after the D bit. */
+const STATUS_OFFSET = MadHeader.fields.status.bit >>> 3;
+const DR_STATUS_MASK = 2 ** SmpDr.fields.status.width - 1;
+if (MadHeader.fields.status.width !== 16 || SmpDr.fields.status.bit + SmpDr.fields.status.width !== MadHeader.fields.status.bit + 16) throw new Error('madrpc: the status fields moved');
+
+/** The MAD status of an SMP response (what wire/builders.madStatus reads, without a view per MAD). */
+function smpStatus(d: Uint8Array, mgmtClass: number): number {
+  const st = (d[STATUS_OFFSET]! << 8) | d[STATUS_OFFSET + 1]!;
+  return mgmtClass === MgmtClass.SubnDirected ? st & DR_STATUS_MASK : st;
+}
 
 // The resolvers of the promise being made (takeResolvers runs synchronously in `new Promise`).
 let outResolve: (v: unknown) => void = () => undefined;
