@@ -40,6 +40,8 @@ export interface Agent {
 
 export class SimEndpoint implements Transport {
   readonly kind = 'sim';
+  /** The fabric copies a MAD into its own buffer as it is sent (SimFabric.endpointSend). */
+  readonly copiesOnSend = true;
   /** Agent id: the high 32 bits of the TIDs of requests this endpoint sends. */
   readonly id: number;
   readonly nodeIdx: number;
