@@ -13,8 +13,8 @@
  */
 import type { Clock } from '../util/clock.js';
 import { EncodeError } from '../wire/errors.js';
-import { MAD_SIZE, MadHeader, MadHeaderView, Method, PERMISSIVE_LID, isResponse } from '../wire/mad.js';
-import { copyTid, madStatus, setTidLow, smpData, smpDr, smpLid, tidHigh, tidLow } from '../wire/builders.js';
+import { MAD_SIZE, MadHeader, MadHeaderView, Method, MgmtClass, PERMISSIVE_LID, SMP_DATA_OFFSET, SMP_DATA_SIZE, SmpDr, isResponse } from '../wire/mad.js';
+import { copyTid, setTidLow, smpDr, smpLid, tidHigh, tidLow } from '../wire/builders.js';
 import type { AgentOptions, MadAddress, ReceivedMad, Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
 import { RMPP_HEADER_OFFSET, RMPP_HEADER_SIZE, RmppType, decodeRmpp, encodeRmpp, rmppData, type RmppHeader } from '../wire/rmpp.js';
@@ -269,6 +269,7 @@ export class MadRpc implements RmppHost {
   private succeedToSink(p: Pending, data: Uint8Array): void {
     this.table.settle(p);
     const { sink, ctx } = p;
+    this.reuseMad(p);
     this.table.release(p);
     sink!.smpOk(ctx, data);
   }
@@ -277,10 +278,19 @@ export class MadRpc implements RmppHost {
   private fail(p: Pending, e: Error): void {
     this.table.settle(p);
     const { reject, sink, ctx } = p;
+    this.reuseMad(p);
     this.table.release(p);
     if (sink) sink.smpFailed(ctx, e);
     else reject(e);
   }
+
+  /** A settled request's MAD, when it is MadRpc's own (the transport copied it on every send and
+   * nothing refers to it any more), goes to the pool the next smpSetDrTo takes its MAD from. */
+  private reuseMad(p: Pending): void {
+    if (p.ownMad && p.state === St.Done && this.madPool.length < MAD_POOL_MAX) this.madPool.push(p.mad);
+    p.ownMad = false;
+  }
+  private readonly madPool: Uint8Array[] = [];
 
   private retryOrFail(p: Pending): void {
     if (p.retriesLeft > 0) {
@@ -326,9 +336,9 @@ export class MadRpc implements RmppHost {
       }
       if (!p.smp) this.succeed(p, m);
       else {
-        const st = madStatus(d);
+        const st = smpStatus(d, mgmtClass);
         if (st !== 0) this.fail(p, new MadStatusError(identFor(p.mad, p.addr), st, d));
-        else this.succeed(p, smpData(d));
+        else this.succeed(p, new Uint8Array(d.buffer, d.byteOffset + SMP_DATA_OFFSET, SMP_DATA_SIZE)); // the SMP data, a view (the constructor: about half subarray's cost)
       }
       return;
     }
@@ -539,7 +549,7 @@ export class MadRpc implements RmppHost {
   // ---------------------------------------------------------------- SMP helpers
 
   /** Build a directed-route SMP (see smpDr in wire/builders) with this RPC's default M_Key. */
-  buildSmpDr(method: number, path: readonly number[], attrId: number, attrMod: number, data?: Uint8Array, mkey: bigint = this.mkey): Uint8Array {
+  buildSmpDr(method: number, path: readonly number[], attrId: number, attrMod: number, data?: Uint8Array, mkey: bigint = this.mkey, into?: Uint8Array): Uint8Array {
     // smpDr reads its init at once: one object reused for every SMP, not one (and a spread) each.
     const init = this.smpInit;
     init.method = method;
@@ -548,7 +558,7 @@ export class MadRpc implements RmppHost {
     init.data = data;
     init.mkey = mkey;
     try {
-      return smpDr(path, init);
+      return smpDr(path, init, into);
     } finally {
       init.data = undefined;
     }
@@ -583,15 +593,19 @@ export class MadRpc implements RmppHost {
    * and no closure per SMP: what a programming step of many Sets uses. */
   smpSetDrTo<C>(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array, mkey: bigint | undefined, sink: SmpSink<C>, ctx: C): void {
     if (this.closed) return sink.smpFailed(ctx, new RpcClosedError('request'));
+    // Over a transport that copies on send, the MAD is MadRpc's own: built into a pooled buffer
+    // and pooled again once the request settled (no MAD allocated per SMP once the pool is warm).
+    const own = this.transport.copiesOnSend === true;
     let mad: Uint8Array;
     try {
-      mad = this.buildSmpDr(Method.Set, path, attrId, attrMod, data, mkey ?? this.mkey);
+      mad = this.buildSmpDr(Method.Set, path, attrId, attrMod, data, mkey ?? this.mkey, own ? this.madPool.pop() : undefined);
     } catch (e) {
       return sink.smpFailed(ctx, e instanceof Error ? e : new EncodeError('SmpDr', '', String(e)));
     }
     const p = this.book(mad, DR_ADDR, undefined, true);
     p.sink = sink as SmpSink<unknown>;
     p.ctx = ctx;
+    p.ownMad = own;
     this.table.add(p);
   }
 
@@ -638,11 +652,23 @@ export class MadRpc implements RmppHost {
 }
 
 const DR_ADDR: MadAddress = { lid: PERMISSIVE_LID, qpn: 0 };
+/** MAD buffers MadRpc keeps for reuse (about its window's worth). */
+const MAD_POOL_MAX = 1024;
 
 /** Header offsets read on every request, from the MadHeader field table. */
 const MGMT_CLASS_OFFSET = MadHeader.fields.mgmtClass.bit >>> 3;
 const ATTR_ID_OFFSET = MadHeader.fields.attrId.bit >>> 3;
 const METHOD_OFFSET = MadHeader.fields.method.bit >>> 3;
+/** The status: the whole 16-bit field, or a directed-route SMP's 15 bits after the D bit. */
+const STATUS_OFFSET = MadHeader.fields.status.bit >>> 3;
+const DR_STATUS_MASK = 2 ** SmpDr.fields.status.width - 1;
+if (MadHeader.fields.status.width !== 16 || SmpDr.fields.status.bit + SmpDr.fields.status.width !== MadHeader.fields.status.bit + 16) throw new Error('madrpc: the status fields moved');
+
+/** The MAD status of an SMP response (what wire/builders.madStatus reads, without a view per MAD). */
+function smpStatus(d: Uint8Array, mgmtClass: number): number {
+  const st = (d[STATUS_OFFSET]! << 8) | d[STATUS_OFFSET + 1]!;
+  return mgmtClass === MgmtClass.SubnDirected ? st & DR_STATUS_MASK : st;
+}
 
 // The resolvers of the promise being made (takeResolvers runs synchronously in `new Promise`).
 let outResolve: (v: unknown) => void = () => undefined;

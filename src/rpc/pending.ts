@@ -67,6 +67,9 @@ export class Pending {
    * promise (no promise or closure per SMP). */
   sink: SmpSink<unknown> | undefined = undefined;
   ctx: unknown = undefined;
+  /** `mad` is MadRpc's own (built by smpSetDrTo over a transport that copies on send): it goes
+   * back to MadRpc's MAD pool once the request settled. */
+  ownMad = false;
   /** Sent, waiting for its response, and not being received by RMPP. */
   get awaiting(): boolean {
     return this.state === St.Outstanding && !this.rx;
@@ -133,6 +136,7 @@ export class RequestTable {
     p.reject = nop;
     p.sink = undefined;
     p.ctx = undefined;
+    p.ownMad = false;
     if (this.free.length < 4096) this.free.push(p);
   }
 

@@ -12,9 +12,10 @@
  * MAD arriving at the port goes to.
  */
 import { TransportError, type AgentOptions, type LocalPortInfo, type MadAddress, type ReceiveHandler, type ReceivedMad, type Transport } from '../transport/types.js';
-import { MAD_SIZE, MadHeaderView, MgmtClass, Method, isResponse } from '../wire/mad.js';
+import { MAD_SIZE, MgmtClass, Method, isResponse } from '../wire/mad.js';
 import { tidHigh } from '../wire/builders.js';
 import { portKey } from './packet.js';
+import { CLASS_VERSION, METHOD, MGMT_CLASS } from './header.js';
 
 export interface AttachOptions {
   /** The CA name reported in `local` (default "sim<node index>"). */
@@ -39,6 +40,8 @@ export interface Agent {
 
 export class SimEndpoint implements Transport {
   readonly kind = 'sim';
+  /** The fabric copies a MAD into its own buffer as it is sent (SimFabric.endpointSend). */
+  readonly copiesOnSend = true;
   /** Agent id: the high 32 bits of the TIDs of requests this endpoint sends. */
   readonly id: number;
   readonly nodeIdx: number;
@@ -92,7 +95,7 @@ export class SimEndpoint implements Transport {
     if (mad.length > MAD_SIZE) {
       throw new TransportError(`MAD of ${mad.length} bytes exceeds ${MAD_SIZE}: the simulated fabric does no RMPP, segment it first`, 'send');
     }
-    const cls = MadHeaderView.over(mad).mgmtClass;
+    const cls = mad[MGMT_CLASS]!;
     if (!this.agents.has(cls)) {
       throw new TransportError(`management class 0x${cls.toString(16).padStart(2, '0')} is not registered on this endpoint; call register() first`, 'send');
     }
@@ -182,15 +185,16 @@ export class EndpointTable {
   receiver(nodeIdx: number, portNum: number, b: Uint8Array): SimEndpoint | undefined {
     const eps = this.byPort.get(portKey(nodeIdx, portNum));
     if (!eps) return undefined;
-    const h = MadHeaderView.over(b);
-    const cls = h.mgmtClass;
-    const method = h.method;
+    const cls = b[MGMT_CLASS]!;
+    const method = b[METHOD]!;
     if (isResponse(method)) {
       const id = tidHigh(b);
-      return eps.find((e) => e.id === id && e.agent(cls) !== undefined);
+      for (const e of eps) if (e.id === id && e.agent(cls) !== undefined) return e;
+      return undefined;
     }
-    const ver = h.classVersion;
-    return eps.find((e) => e.serves(cls, ver, method));
+    const ver = b[CLASS_VERSION]!;
+    for (const e of eps) if (e.serves(cls, ver, method)) return e;
+    return undefined;
   }
 
   private isSmEndpoint(ep: SimEndpoint): boolean {

@@ -19,6 +19,7 @@ import { addCounts, processPma } from './pma.js';
 import type { PortCounterName } from '../wire/pma.js';
 import type { Fabric } from '../model/fabric.js';
 import { MAD_SIZE, MadHeaderView, MgmtClass, NodeType, PERMISSIVE_LID, PortState, isResponse } from '../wire/mad.js';
+import { METHOD, MGMT_CLASS } from './header.js';
 import { setTidHigh } from '../wire/builders.js';
 import { PortCap, type PortInfo, type SwitchInfo } from '../wire/sma.js';
 import { NoticeType } from '../wire/notice.js';
@@ -92,6 +93,9 @@ export class SimFabricError extends Error {
 const ETIMEDOUT = 110;
 /** Spare request buffers kept (more than the MADs an SM keeps in flight is never needed). */
 const MAX_SPARE_BUFFERS = 1024;
+/** Spare packet objects kept (as many as MADs in flight). */
+const MAX_SPARE_PACKETS = 1024;
+const NO_BYTES = new Uint8Array(0);
 /** Where a directed-route MAD comes from, as an endpoint sees it (shared: never changed). */
 const DR_ADDRESS: MadAddress = Object.freeze({ lid: PERMISSIVE_LID, qpn: 0 });
 
@@ -111,6 +115,8 @@ export class SimFabric implements SmaHost, EndpointHost {
   private closed = false;
   /** Request buffers handed back by the SMAs that answered them, for the next sends. */
   private readonly spare: Uint8Array[] = [];
+  /** Packets delivered to an endpoint (its request's packet carried the answer back), for the next sends. */
+  private readonly sparePackets: Packet[] = [];
   /** The Transit of the injection under way (see inject). */
   private readonly transit: Transit = newTransit();
   private injecting = false;
@@ -371,19 +377,20 @@ export class SimFabric implements SmaHost, EndpointHost {
   endpointSend(ep: SimEndpoint, mad: Uint8Array, addr: MadAddress): void {
     const n = this.nodes[ep.nodeIdx]!;
     const p = n.ports[ep.portNum]!;
+    if (!Number.isInteger(addr.lid) || addr.lid < 0 || addr.lid > 0xffff) {
+      throw new TransportError(`destination LID ${String(addr.lid)} is out of range 0..0xffff`, 'send');
+    }
     const spare = this.spare.pop();
     const buf = spare ?? allocBytes(MAD_SIZE);
     buf.set(mad);
     if (spare && mad.length < MAD_SIZE) buf.fill(0, mad.length);
-    const h = MadHeaderView.over(buf);
     // the agent id goes into the high 32 bits of a request's TID, as the kernel does
-    if (!isResponse(h.method)) setTidHigh(buf, ep.id);
-    const cls = h.mgmtClass;
+    if (!isResponse(buf[METHOD]!)) setTidHigh(buf, ep.id);
+    const cls = buf[MGMT_CLASS]!;
     const vl15 = cls === MgmtClass.SubnDirected || cls === MgmtClass.SubnLid;
-    if (!Number.isInteger(addr.lid) || addr.lid < 0 || addr.lid > 0xffff) {
-      throw new TransportError(`destination LID ${String(addr.lid)} is out of range 0..0xffff`, 'send');
-    }
-    const pkt = newPacket(buf, p.info.lid, addr.lid, vl15 ? 0 : 1, addr.qpn, vl15, ep);
+    const reuse = this.sparePackets.pop();
+    const pkt = reuse ? reusePacket(reuse, buf, p.info.lid, addr.lid, vl15 ? 0 : 1, addr.qpn, vl15) : newPacket(buf, p.info.lid, addr.lid, vl15 ? 0 : 1, addr.qpn, vl15);
+    pkt.from = ep;
     pkt.pooled = true;
     if (this.opts.badPath === 'status') pkt.original = buf.slice();
     if (addr.grh) pkt.grh = { sgid: (p.info.gidPrefix << 64n) | p.guid, dgid: addr.grh.dgid, hopLimit: addr.grh.hopLimit ?? 0xff, trafficClass: addr.grh.trafficClass ?? 0, flowLabel: addr.grh.flowLabel ?? 0 };
@@ -509,21 +516,24 @@ export class SimFabric implements SmaHost, EndpointHost {
     if (this.closed) return;
     this.stats.smpsHandled++;
     const r = processSmp(this, node, inPort, pkt.buf);
+    // (r may be the SMA's shared answer: read before anything else runs)
+    const kind = r.kind;
     // the request is done with (an answer is a copy), unless it goes on to the SM attached here
-    if (r.kind !== 'sm' && pkt.pooled && this.spare.length < MAX_SPARE_BUFFERS) {
+    if (kind !== 'sm' && pkt.pooled && this.spare.length < MAX_SPARE_BUFFERS) {
       pkt.pooled = false;
       this.spare.push(pkt.buf);
     }
-    if (r.kind === 'none') return;
-    const mp = managementPort(node, inPort)!;
-    if (r.kind === 'sm') {
+    if (kind === 'none') return;
+    if (kind === 'sm') {
       this.atAgent(node, r.port, pkt);
       return;
     }
-    const isDr = MadHeaderView.over(r.mad).mgmtClass === MgmtClass.SubnDirected;
+    const mad = r.mad;
+    const mp = managementPort(node, inPort)!;
+    const isDr = mad[MGMT_CLASS] === MgmtClass.SubnDirected;
     // The request's packet is done with (its arrival event has run; a duplicate is a copy of its
     // own): it carries the answer back, unless it is a test packet or carries a GRH.
-    const back = pkt.probe || pkt.grh ? newPacket(r.mad, mp.info.lid, pkt.slid, 0, pkt.sqpn, true) : reusePacket(pkt, r.mad, mp.info.lid, pkt.slid, 0, pkt.sqpn, true);
+    const back = pkt.probe || pkt.grh ? newPacket(mad, mp.info.lid, pkt.slid, 0, pkt.sqpn, true) : reusePacket(pkt, mad, mp.info.lid, pkt.slid, 0, pkt.sqpn, true);
     this.inject(node, isDr ? inPort : mp.num, back, isDr);
   }
 
@@ -544,16 +554,23 @@ export class SimFabric implements SmaHost, EndpointHost {
     const b = pkt.buf;
     const ep = this.endpoints.receiver(node.idx, port, b);
     if (!ep) {
-      if (MadHeaderView.over(b).mgmtClass === MgmtClass.Perf) return this.atPma(node, port, pkt);
+      if (b[MGMT_CLASS] === MgmtClass.Perf) return this.atPma(node, port, pkt);
       this.count('no agent');
       return;
     }
     this.stats.delivered++;
     const addr: MadAddress =
-      MadHeaderView.over(b).mgmtClass === MgmtClass.SubnDirected
+      b[MGMT_CLASS] === MgmtClass.SubnDirected
         ? DR_ADDRESS
         : { lid: pkt.slid, qpn: pkt.sqpn, qkey: 0, sl: 0, pkeyIndex: 0, ...(pkt.grh ? { grh: { dgid: pkt.grh.sgid, hopLimit: 0xff, trafficClass: pkt.grh.trafficClass, flowLabel: pkt.grh.flowLabel } } : {}) };
+    const plain = !pkt.grh;
     ep.deliver({ data: b, addr, status: 0 });
+    // Delivered: nothing holds the packet any more (the endpoint got its bytes and address); it
+    // carries a later send.
+    if (plain && this.sparePackets.length < MAX_SPARE_PACKETS) {
+      reusePacket(pkt, NO_BYTES, 0, 0, 0, 0, false);
+      this.sparePackets.push(pkt);
+    }
   }
 
   /** The node's PMA answers a PerfMgt request no client agent took. */

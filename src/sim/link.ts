@@ -11,7 +11,13 @@ export interface PortChange {
 }
 
 export function linkIsUp(p: SimPort): boolean {
-  return p.info.portPhysicalState === PhysPortState.LinkUp;
+  return p.linkUp;
+}
+
+/** Write a port's PortPhysicalState, and its mirror `linkUp` (the only writer of either). */
+export function setPhysical(p: SimPort, state: number): void {
+  p.info.portPhysicalState = state;
+  p.linkUp = state === PhysPortState.LinkUp;
 }
 
 function linkShouldBeUp(p: SimPort): boolean {
@@ -40,7 +46,7 @@ function bringUp(p: SimPort, q: SimPort, changes: PortChange[]): void {
     [p, q],
     [q, p],
   ] as const) {
-    a.info.portPhysicalState = PhysPortState.LinkUp;
+    setPhysical(a, PhysPortState.LinkUp);
     a.info.linkWidthActive = highestWidth(a.info.linkWidthEnabled & b.info.linkWidthEnabled);
     a.info.linkSpeedActive = highestBit(a.info.linkSpeedEnabled & b.info.linkSpeedEnabled) || 1;
     a.info.linkSpeedExtActive = highestBit(a.info.linkSpeedExtEnabled & b.info.linkSpeedExtEnabled & 0xf);
@@ -49,7 +55,7 @@ function bringUp(p: SimPort, q: SimPort, changes: PortChange[]): void {
 }
 
 function bringDown(p: SimPort, changes: PortChange[]): void {
-  p.info.portPhysicalState = p.disabled ? PhysPortState.Disabled : PhysPortState.Polling;
+  setPhysical(p, p.disabled ? PhysPortState.Disabled : PhysPortState.Polling);
   if (p.info.portState !== PortState.Down) p.linkDowned++;
   setLogical(p, PortState.Down, changes);
 }
@@ -63,7 +69,7 @@ export function refreshLink(p: SimPort, changes: PortChange[]): void {
     if (!linkIsUp(p) || !linkIsUp(q)) bringUp(p, q, changes);
   } else {
     if (linkIsUp(p) || p.info.portState !== PortState.Down) bringDown(p, changes);
-    else p.info.portPhysicalState = p.disabled ? PhysPortState.Disabled : PhysPortState.Polling;
+    else setPhysical(p, p.disabled ? PhysPortState.Disabled : PhysPortState.Polling);
     if (q && (linkIsUp(q) || q.info.portState !== PortState.Down)) bringDown(q, changes);
   }
 }

@@ -5,7 +5,7 @@ import { PortCap, PortInfo } from '../wire/sma.js';
 import { defineView, type View } from '../wire/view.js';
 import { isSwitch as fabricIsSwitch, type FabricNode, type NodeKind } from '../model/fabric.js';
 import { SwitchForwarding } from './forwarding.js';
-import { highestBit } from './link.js';
+import { highestBit, setPhysical } from './link.js';
 import { VlTables } from './vl-tables.js';
 
 /** Counters of one port (the port carries them itself: `port.stats` is the port). */
@@ -64,6 +64,10 @@ export class SimPort implements PortStats {
   mkeyLeaseEnd = 0;
   /** A fault: the port accepts PortInfo Sets but never leaves INIT (its logical state stays). */
   stuckInit = false;
+  /** PortInfo:PortPhysicalState is LinkUp: a mirror of that field, written with it only (link.ts's
+   * setPhysical), for the walkers that test it at every hop (one field of the port object, not a
+   * read through its PortInfo view into the fabric's store). */
+  linkUp = false;
   linkDowned = 0;
   clientReregisters = 0;
   /** The PortInfo state: a view of the port's bytes in the fabric's PortStore. For switch
@@ -237,7 +241,7 @@ export function newPort(o: NewPortOptions): SimPort {
   info.linkSpeedExtSupported = o.link.speedExtSupported;
   info.linkSpeedExtEnabled = o.link.speedExtSupported;
   info.portState = o.physical ? PortState.Down : PortState.Init;
-  info.portPhysicalState = o.physical ? PhysPortState.Polling : PhysPortState.LinkUp;
+  setPhysical(p, o.physical ? PhysPortState.Polling : PhysPortState.LinkUp);
   info.linkDownDefaultState = 2; // Polling
   info.neighborMtu = 4; // 2048
   info.mtuCap = 5; // 4096

@@ -39,14 +39,25 @@ const MAX_SPARE_EVENTS = 4096;
 /** Where the scheduler hands a packet arrival. */
 export type ArrivalHandler = (ev: SimEvent) => void;
 
-/** The events due at one time, in scheduling order (`head`: the next to run). */
+/** The events due at one time, in scheduling order (`head`: the next to run). Emptied buckets are
+ * kept for reuse (MADs in flight at distinct due times would otherwise cost a bucket each). */
 interface Bucket {
-  readonly at: number;
+  at: number;
   readonly items: SimEvent[];
   head: number;
 }
+const MAX_SPARE_BUCKETS = 1024;
 
 const bucketLess = (x: Bucket, y: Bucket): boolean => x.at < y.at;
+
+/** Due times are kept to whole nanoseconds (of milliseconds): sums of hop latencies from different
+ * starting times that are equal but for floating-point rounding (1.001 + 0.006 and 1.002 + 0.005)
+ * fall into one bucket, so the MADs in flight share a few due times (and clock timers) rather
+ * than each having its own. */
+const TICKS_PER_MS = 1e6;
+function dueAt(now: number, delayMs: number): number {
+  return Math.round((now + Math.max(0, delayMs)) * TICKS_PER_MS) / TICKS_PER_MS;
+}
 const noop = (): void => {};
 
 export class Scheduler {
@@ -59,6 +70,9 @@ export class Scheduler {
   private timerAt = Infinity;
   private readonly immediate: SimEvent[] = [];
   private readonly spare: SimEvent[] = [];
+  private readonly spareBuckets: Bucket[] = [];
+  /** The timer's callback, made once (not a closure per arming). */
+  private readonly onTimer = (): void => this.fire();
   private deferred = false;
   private closed = false;
 
@@ -75,12 +89,12 @@ export class Scheduler {
   }
 
   schedule(delayMs: number, fn: () => void): SimEvent {
-    return this.add(delayMs, new SimEvent(this.clock.now() + Math.max(0, delayMs), this.seq++, fn, undefined, undefined, 0, false, 0));
+    return this.add(delayMs, new SimEvent(dueAt(this.clock.now(), delayMs), this.seq++, fn, undefined, undefined, 0, false, 0));
   }
 
   /** The arrival of `pkt` at (node, port) after `delayMs`: its SMA (`sma`) or an agent there. */
   scheduleArrival(delayMs: number, pkt: Packet, node: SimNode, port: number, sma: boolean, arrivalPort: number): void {
-    const at = this.clock.now() + Math.max(0, delayMs);
+    const at = dueAt(this.clock.now(), delayMs);
     const ev = this.spare.pop();
     if (!ev) {
       this.add(delayMs, new SimEvent(at, this.seq++, undefined, pkt, node, port, sma, arrivalPort));
@@ -117,7 +131,9 @@ export class Scheduler {
     }
     let b = this.byTime.get(at);
     if (!b) {
-      b = { at, items: [], head: 0 };
+      b = this.spareBuckets.pop();
+      if (b) b.at = at;
+      else b = { at, items: [], head: 0 };
       this.byTime.set(at, b);
       this.times.push(b);
     }
@@ -141,6 +157,11 @@ export class Scheduler {
     if (b.head === b.items.length) {
       this.times.pop();
       this.byTime.delete(b.at);
+      if (this.spareBuckets.length < MAX_SPARE_BUCKETS) {
+        b.items.length = 0;
+        b.head = 0;
+        this.spareBuckets.push(b);
+      }
     }
   }
 
@@ -180,7 +201,7 @@ export class Scheduler {
     if (this.closed) return;
     if (this.timer) this.clock.clearTimeout(this.timer);
     this.timerAt = at;
-    this.timer = this.clock.setTimeout(() => this.fire(), Math.max(0, at - this.clock.now()));
+    this.timer = this.clock.setTimeout(this.onTimer, Math.max(0, at - this.clock.now()));
   }
 
   private fire(): void {

@@ -32,7 +32,12 @@ export const SWITCH_HANDLERS: AttrHandlers = {
     if (sw.fwd.caps.linearFdbCap === 0) unsupported();
     if (c.mod > 0xffff || c.mod * LFT_BLOCK_SIZE >= sw.fwd.caps.linearFdbCap) invalid();
     // the block's encoded form is its 64 port bytes: copied straight between the MAD and the table
-    if (c.set) sw.fwd.writeLftBlock(c.mod, c.req, SMP_DATA_OFFSET + LFT_PORTS.offset);
+    if (c.set) {
+      sw.fwd.writeLftBlock(c.mod, c.req, SMP_DATA_OFFSET + LFT_PORTS.offset);
+      // A block wholly below LinearFDBCap holds what was written: the answer (a copy of the
+      // request) already carries it, nothing to read back.
+      if (LFT_FILLS_DATA && (c.mod + 1) * LFT_BLOCK_SIZE <= sw.fwd.caps.linearFdbCap) return;
+    }
     if (!LFT_FILLS_DATA) c.resp.fill(0, SMP_DATA_OFFSET, SMP_DATA_OFFSET + SMP_DATA_SIZE);
     if (!sw.fwd.readLftBlock(c.mod, c.resp, SMP_DATA_OFFSET + LFT_PORTS.offset)) invalid();
   },

@@ -8,7 +8,8 @@
  *
  * Wire access goes through the layouts of src/wire (field offsets are never restated here).
  */
-import { MadHeaderView, MadStatus, Method, NodeType, SmpAttr } from '../wire/mad.js';
+import { MadHeader, MadStatus, Method, NodeType, SmpAttr } from '../wire/mad.js';
+import { attrIdOf, attrModOf, CLASS_VERSION, METHOD } from './header.js';
 import { smpResponse, tidOf } from '../wire/builders.js';
 import { LEDInfo, NodeDescription, NodeInfo, VendorDiag } from '../wire/sma.js';
 import { managementPort, type SimNode, type SimPort } from './node.js';
@@ -41,37 +42,54 @@ export type SmaResult =
   | { kind: 'sm'; port: number }
   | { kind: 'none'; reason: string };
 
+/** The answers that carry nothing of their own, shared. */
+const none = (reason: string): SmaResult => Object.freeze({ kind: 'none', reason });
+const RESPONSE_METHOD = none('response method');
+const TRAP_AT_SMA = none('trap at SMA');
+const NO_MANAGEMENT_PORT = none('no management port');
+const MKEY_VIOLATION = none('M_Key violation');
+const TRAP_REPRESS = none('trap repress');
+const SHORT = none('shorter than a MAD header');
+const MIN_SMP_BYTES = MadHeader.byteLength;
+/** The answer of every SMP that is answered: one object, its `mad` set per SMP (no result object
+ * per SMP). The caller reads it at once, before another SMP is processed. */
+const RESPOND: { kind: 'respond'; mad: Uint8Array } = { kind: 'respond', mad: new Uint8Array(0) };
+function respond(mad: Uint8Array): SmaResult {
+  RESPOND.mad = mad;
+  return RESPOND;
+}
+
 /**
  * Process an SMP (class 0x01 or 0x81) that reached this node's SMA on `inPort` (for a switch the
  * physical port it came in on, 0 when sent by an agent on port 0). For DR SMPs the hop pointer
  * and return path are already updated by the fabric. The request buffer is not modified.
  */
 export function processSmp(host: SmaHost, node: SimNode, inPort: number, req: Uint8Array): SmaResult {
-  const h = MadHeaderView.over(req);
-  const method = h.method;
-  if (method & 0x80) return { kind: 'none', reason: 'response method' };
-  if (method === Method.Trap) return { kind: 'none', reason: 'trap at SMA' };
+  if (req.length < MIN_SMP_BYTES) return SHORT;
+  const method = req[METHOD]!;
+  if (method & 0x80) return RESPONSE_METHOD;
+  if (method === Method.Trap) return TRAP_AT_SMA;
   const mp = managementPort(node, inPort);
-  if (!mp) return { kind: 'none', reason: 'no management port' };
+  if (!mp) return NO_MANAGEMENT_PORT;
   node.stats.smpsHandled++;
-  if (h.classVersion !== 1) return { kind: 'respond', mad: smpResponse(req, MadStatus.BadVersion) };
+  if (req[CLASS_VERSION] !== 1) return respond(smpResponse(req, MadStatus.BadVersion));
   const mk = checkMkey(host, node, mp, req, method);
   if (!mk.ok) {
     host.mkeyViolation(node, mp, req, inPort);
-    return { kind: 'none', reason: 'M_Key violation' };
+    return MKEY_VIOLATION;
   }
   if (method === Method.TrapRepress) {
     host.trapRepress(node, tidOf(req));
-    return { kind: 'none', reason: 'trap repress' };
+    return TRAP_REPRESS;
   }
-  if (method !== Method.Get && method !== Method.Set) return { kind: 'respond', mad: smpResponse(req, MadStatus.UnsupportedMethod) };
-  const attr = h.attrId;
+  if (method !== Method.Get && method !== Method.Set) return respond(smpResponse(req, MadStatus.UnsupportedMethod));
+  const attr = attrIdOf(req);
   if (attr === SmpAttr.SMInfo) {
     if (host.hasSm(node, mp.num)) return { kind: 'sm', port: mp.num };
-    return { kind: 'respond', mad: smpResponse(req, MadStatus.UnsupportedMethodAttr) };
+    return respond(smpResponse(req, MadStatus.UnsupportedMethodAttr));
   }
   const resp = smpResponse(req, 0);
-  const mod = h.attrMod;
+  const mod = attrModOf(req);
   const set = method === Method.Set;
   if (set) node.stats.smpSets++;
   else node.stats.smpGets++;
@@ -93,9 +111,9 @@ export function processSmp(host: SmaHost, node: SimNode, inPort: number, req: Ui
     const h = HANDLERS[attr] ?? (node.type === NodeType.Router ? ROUTER_HANDLERS[attr] : undefined);
     if (!h) unsupported();
     else h(ctx);
-    return { kind: 'respond', mad: resp };
+    return respond(resp);
   } catch (e) {
-    if (e instanceof AttrError) return { kind: 'respond', mad: smpResponse(req, e.status) };
+    if (e instanceof AttrError) return respond(smpResponse(req, e.status));
     throw e;
   } finally {
     if (own) {

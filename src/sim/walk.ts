@@ -4,7 +4,7 @@
  * and O(1) per hop: it updates the DR header on the way, counts link crossings into the `Transit`
  * (with per-link faults), and ends in `host.arrive` or a thrown `DropError`.
  */
-import { MadHeaderView, Method, PERMISSIVE_LID, PortState, SmpDr, SmpDrView, isResponse } from '../wire/mad.js';
+import { Method, PERMISSIVE_LID, PortState, SmpDr, isResponse } from '../wire/mad.js';
 import { byteArrayOf } from '../wire/layout.js';
 import { countPacket } from './pma.js';
 import { isMulticastLid } from './forwarding.js';
@@ -12,11 +12,13 @@ import type { SimFaults } from './faults.js';
 import { linkIsUp } from './link.js';
 import { portOwnsLid, type SimNode, type SimPort } from './node.js';
 import { DropError, portKey, type Packet, type Target, type Transit } from './packet.js';
+import { directionOf, drDlidOf, drSlidOf, hopCountOf, hopPointerOf, METHOD, setHopPointer } from './header.js';
 
 const MAX_LID_HOPS = 64;
 // the DR paths are arrays of bytes: their entries are read and written in place on every hop
 const INITIAL_PATH = byteArrayOf(SmpDr, 'initialPath').offset;
 const RETURN_PATH = byteArrayOf(SmpDr, 'returnPath').offset;
+const SMP_DR_BYTES = SmpDr.byteLength;
 
 /** What a walk needs from the fabric. */
 export interface WalkHost {
@@ -50,16 +52,16 @@ export class Walker {
    * and written to the header before the MAD arrives (or is lost), not at every hop. */
   dr(start: SimNode, startPort: number, pkt: Packet, t: Transit): void {
     const b = pkt.buf;
-    const v = SmpDrView.over(b);
-    if (v.drSlid !== PERMISSIVE_LID || v.drDlid !== PERMISSIVE_LID) {
+    if (b.length < SMP_DR_BYTES) throw new DropError(`a directed-route SMP needs ${SMP_DR_BYTES} bytes, got ${b.length}`, true);
+    if (drSlidOf(b) !== PERMISSIVE_LID || drDlidOf(b) !== PERMISSIVE_LID) {
       throw new DropError('non-permissive DrSLID/DrDLID (LID-routed part of a DR SMP is not supported)', true);
     }
     let cur = start;
     let inPort = -1;
-    const hc = v.hopCount;
+    const hc = hopCountOf(b);
     if (hc > 63) throw new DropError('hop count above 63', true);
-    const d = v.direction;
-    let hp = v.hopPointer;
+    const d = directionOf(b);
+    let hp = hopPointerOf(b);
     const hp0 = hp;
     try {
       for (;;) {
@@ -69,7 +71,7 @@ export class Walker {
             if (hp !== 0) throw new DropError('outgoing DR SMP sent with a non-zero hop pointer', true);
             hp = 1;
             if (hc === 0) {
-              v.hopPointer = hp;
+              setHopPointer(b, hp);
               return this.host.arrive(cur, startPort, 'sma', pkt, t);
             }
             exit = b[INITIAL_PATH + 1]!;
@@ -82,7 +84,7 @@ export class Walker {
           } else if (hp === hc) {
             b[RETURN_PATH + hp] = inPort;
             hp = hc + 1;
-            v.hopPointer = hp;
+            setHopPointer(b, hp);
             return this.host.arrive(cur, inPort, 'sma', pkt, t);
           } else {
             throw new DropError(`bad hop pointer ${hp} (hop count ${hc})`, true);
@@ -93,7 +95,7 @@ export class Walker {
             exit = b[RETURN_PATH + hc]!;
           } else if (hc === 0 && hp === 1) {
             hp = 0;
-            v.hopPointer = hp;
+            setHopPointer(b, hp);
             return this.host.arrive(cur, startPort, 'agent', pkt, t);
           } else {
             throw new DropError(`bad hop pointer ${hp} in a returning DR SMP (hop count ${hc})`, true);
@@ -104,7 +106,7 @@ export class Walker {
           exit = b[RETURN_PATH + hp]!;
         } else if (hp === 1) {
           hp = 0;
-          v.hopPointer = hp;
+          setHopPointer(b, hp);
           return this.host.arrive(cur, inPort, 'agent', pkt, t);
         } else {
           throw new DropError(`bad hop pointer ${hp} in a returning DR SMP (hop count ${hc})`, true);
@@ -116,7 +118,7 @@ export class Walker {
       }
     } catch (e) {
       // lost on the way: the header as it was when it was lost
-      if (hp !== hp0) v.hopPointer = hp;
+      if (hp !== hp0) setHopPointer(b, hp);
       throw e;
     }
   }
@@ -124,7 +126,7 @@ export class Walker {
   /** Where a LID-routed MAD arriving at a port goes: the SMA or an agent. */
   private lidTarget(pkt: Packet): Target {
     if (!pkt.vl15) return 'agent';
-    const m = MadHeaderView.over(pkt.buf).method;
+    const m = pkt.buf[METHOD]!;
     return m === Method.Trap || (isResponse(m) && m !== Method.TrapRepress) ? 'agent' : 'sma';
   }
 

@@ -5,8 +5,14 @@ import { pump } from '../util/pump.js';
 import type { SmpClient, SmpSink } from './smp-client.js';
 import type { SmpWrite } from './programmed.js';
 
-/** SMPs a programming step keeps in flight at once. */
-export const APPLY_WINDOW = 1024;
+/** SMPs a programming step hands to the RPC at once: its window (256 in process, 64 over umad) and
+ * not much more, since a write handed over beyond it waits in the RPC's queue with its MAD built,
+ * and what waits long is kept alive across collections (promoted). */
+export const APPLY_WINDOW = 256;
+/** The LFT phase's window, its blocks coming `LFT_INTERLEAVE` switches at once (plan-tables.ts):
+ * 16 switches × the RPC's per-destination window (16 in process, 8 over umad) fill its window
+ * (256 in process, 64 over umad) with no block left waiting long in a per-switch queue. */
+export const LFT_APPLY_WINDOW = APPLY_WINDOW;
 
 export interface ApplyHooks {
   /** The SMA acknowledged `w`; `resp` is the SMP data it answered with (what it now holds). */

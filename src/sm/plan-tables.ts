@@ -13,7 +13,10 @@ import { MCAST_LID_BASE, type MftPlan } from '../routing/mcast-tree.js';
 import { mftBlocks } from './mft-blocks.js';
 import { allocBytes } from '../util/slab.js';
 import { enforces } from './plan-ports.js';
-import { LFT_PORTS, type Programmed, type SmpWrite } from './programmed.js';
+import { LFT_PORTS, type LftShadow, type Programmed, type SmpWrite } from './programmed.js';
+
+/** Switches a full sweep programs at once (lftPlan's `interleave`; see LFT_APPLY_WINDOW in apply.ts). */
+export const LFT_INTERLEAVE = 16;
 
 /** The switches' packet lifetime (4.096 µs × 2^n), OpenSM's default. */
 const SWITCH_LIFE_TIME = 0x12;
@@ -263,12 +266,35 @@ export function planLfts(disc: DiscoveryResult, routing: RoutingResult, maxLid: 
 }
 
 /** The writes of `planLfts` (the SwitchInfo ones first), produced as the apply step asks for the
- * next one: each LFT block is compared with what is programmed and encoded only then, so the
+ * next one: each LFT block is compared with what is programmed and made a write only then, so the
  * writes of a sweep (336,960 LFT blocks at 11,664 hosts) are never all alive at once; at most the
  * apply window's are. A block's shadow changes only by the acknowledgement of that block's own
- * write, so asking later decides exactly as planning everything up front would. */
-export function lftPlan(disc: DiscoveryResult, routing: RoutingResult, maxLid: number, programmed: Programmed, lifeTime = SWITCH_LIFE_TIME): LftPlan {
-  return new LftPlan(disc, routing, maxLid, programmed, lifeTime);
+ * write, so asking later decides exactly as planning everything up front would.
+ *
+ * `interleave` switches are programmed at once, their blocks handed out in turn (each switch's in
+ * ascending order): the per-destination window of the RPC (a few SMPs per switch) then lets that
+ * many switches' blocks be on the wire together, so a small apply window keeps the RPC's window
+ * full and no write waits long in a per-switch queue (a write that waits is kept alive across
+ * collections: it is promoted, and the old generation grows). 1: one switch after the other. */
+export function lftPlan(disc: DiscoveryResult, routing: RoutingResult, maxLid: number, programmed: Programmed, lifeTime = SWITCH_LIFE_TIME, interleave = 1): LftPlan {
+  return new LftPlan(disc, routing, maxLid, programmed, lifeTime, interleave);
+}
+
+/** The LFT blocks of a switch's encoded LinearForwardingTable are its 64 port bytes, the whole of
+ * it: a block is sent as a view of the routing table's bytes (no copy, nothing allocated but the view). */
+const LFT_WHOLE = LFT_PORTS.offset === 0 && LFT_PORTS.count === LFT_BLOCK_SIZE && LinearForwardingTable.byteLength === LFT_BLOCK_SIZE;
+
+/** One LFT switch being programmed: its table and shadow, and the next block to compare. */
+interface LftCursor {
+  readonly ni: number;
+  readonly guid: bigint;
+  readonly path: readonly number[];
+  readonly table: Uint8Array;
+  /** The table's ArrayBuffer and offset (read once: the views of its blocks are made over them). */
+  readonly buf: ArrayBufferLike;
+  readonly off: number;
+  readonly shadow: LftShadow;
+  block: number;
 }
 
 export class LftPlan {
@@ -278,11 +304,13 @@ export class LftPlan {
   planned = 0;
   private si = 0;
   private readonly switches: number[] = [];
+  /** The next switch of `switches` to start on. */
   private sw = 0;
-  private block = 0;
   private readonly nBlocks: number;
-  private table: Uint8Array | undefined;
-  private shadow: { table: Uint8Array; known: Uint8Array } | undefined;
+  /** The LFT switches being programmed (at most `interleave`), and whose turn it is. */
+  private readonly cursors: LftCursor[] = [];
+  private turn = 0;
+  private readonly interleave: number;
   private rft: SmpWrite[] = [];
   private rftAt = 0;
 
@@ -292,8 +320,10 @@ export class LftPlan {
     private readonly maxLid: number,
     private readonly programmed: Programmed,
     lifeTime: number,
+    interleave = 1,
   ) {
     this.nBlocks = Math.floor(maxLid / LFT_BLOCK_SIZE) + 1;
+    this.interleave = Math.max(1, Math.floor(interleave));
     const { fabric, nodes } = disc;
     fabric.nodes.forEach((n, ni) => {
       if (n.type !== NodeType.Switch || !routing.lfts.get(ni)) return;
@@ -315,19 +345,25 @@ export class LftPlan {
   /** The next write, or undefined when every one was handed out. */
   next(): SmpWrite | undefined {
     if (this.si < this.switchInfo.length) return this.switchInfo[this.si++];
+    const cursors = this.cursors;
     for (;;) {
       if (this.rftAt < this.rft.length) {
         this.planned++;
         return this.rft[this.rftAt++];
       }
-      if (this.table) {
-        const w = this.nextBlock();
-        if (w) return w;
-        this.table = undefined;
-        this.sw++;
+      if (cursors.length < this.interleave && this.sw < this.switches.length) {
+        this.enter(this.switches[this.sw++]!);
+        continue;
       }
-      if (this.sw >= this.switches.length) return undefined;
-      this.enter(this.switches[this.sw]!);
+      if (cursors.length === 0) return undefined;
+      if (this.turn >= cursors.length) this.turn = 0;
+      const c = cursors[this.turn]!;
+      const w = this.nextBlock(c);
+      if (w) {
+        this.turn++;
+        return w;
+      }
+      cursors.splice(this.turn, 1); // this switch is done; the next one's turn is at the same index
     }
   }
 
@@ -340,32 +376,34 @@ export class LftPlan {
     if (isRftSwitch(si)) {
       this.rft = planRft(n.guid, d.path, table, this.maxLid, si.randomFdbCap, this.programmed);
       this.rftAt = 0;
-      this.sw++;
       return;
     }
-    this.table = table;
-    this.shadow = this.programmed.lftShadow(n.guid, this.nBlocks);
-    this.block = 0;
+    this.cursors.push({ ni, guid: n.guid, path: d.path, table, buf: table.buffer, off: table.byteOffset, shadow: this.programmed.lftShadow(n.guid, this.nBlocks), block: 0 });
   }
 
-  /** The current LFT switch's next block that differs from its shadow. */
-  private nextBlock(): SmpWrite | undefined {
-    const table = this.table!;
-    const shadow = this.shadow!;
-    while (this.block < this.nBlocks) {
-      const b = this.block++;
+  /** The switch's next block that differs from its shadow. */
+  private nextBlock(c: LftCursor): SmpWrite | undefined {
+    const { table, shadow } = c;
+    while (c.block < this.nBlocks) {
+      const b = c.block++;
       // Straight from the routing table's bytes (entries past its end are 255, no route), compared
-      // with the shadow in place; only a block to write gets its 64-byte attribute.
+      // with the shadow in place; only a block to write becomes a write.
       const lo = b * LFT_BLOCK_SIZE;
       const hi = Math.min(table.length, lo + LFT_BLOCK_SIZE);
       if (shadow.known[b] && sameLftBlock(table, lo, hi, shadow.table)) continue;
-      // Cut from the MAD slabs (short-lived: until the apply step recorded it), not a backing store each.
-      const data = allocBytes(LinearForwardingTable.byteLength);
-      // the table's entries, then 255 (no route) past its end; byte by byte, no subarray per block
-      for (let i = 0, at = LFT_PORTS.offset; i < LFT_BLOCK_SIZE; i++) data[at + i] = lo + i < hi ? table[lo + i]! : 0xff;
-      const ni = this.switches[this.sw]!;
+      let data: Uint8Array;
+      if (LFT_WHOLE && hi - lo === LFT_BLOCK_SIZE) {
+        // the routing table is not changed while its writes are out (a routing result is never
+        // changed once made): its bytes are the attribute
+        data = new Uint8Array(c.buf, c.off + lo, LFT_BLOCK_SIZE);
+      } else {
+        // Cut from the MAD slabs (short-lived: until the apply step recorded it), not a backing store each.
+        data = allocBytes(LinearForwardingTable.byteLength);
+        // the table's entries, then 255 (no route) past its end
+        for (let i = 0, at = LFT_PORTS.offset; i < LFT_BLOCK_SIZE; i++) data[at + i] = lo + i < hi ? table[lo + i]! : 0xff;
+      }
       this.planned++;
-      return { path: this.disc.nodes[ni]!.path, attr: SmpAttr.LinearForwardingTable, mod: lftBlockMod(b), data, effect: { kind: 'lft', guid: this.disc.fabric.nodes[ni]!.guid, block: b } };
+      return { path: c.path, attr: SmpAttr.LinearForwardingTable, mod: lftBlockMod(b), data, effect: { kind: 'lft', guid: c.guid, block: b } };
     }
     return undefined;
   }

@@ -31,6 +31,8 @@ export interface SmpWrite {
 
 /** Where an LFT block's 64 ports sit in the encoded LinearForwardingTable (from its field table). */
 export const LFT_PORTS = byteArrayOf(LinearForwardingTable, 'ports');
+/** The encoded LinearForwardingTable is its 64 port bytes and nothing else. */
+const LFT_WHOLE = LFT_PORTS.offset === 0 && LFT_PORTS.count === LFT_BLOCK_SIZE;
 
 /** What the SM believes a switch's LFT holds: the table it wrote and which 64-entry blocks are known. */
 export interface LftShadow {
@@ -99,10 +101,13 @@ export class Programmed {
       case 'lft': {
         const st = this.lfts.get(e.guid);
         if (!st || e.block >= st.known.length) return;
-        // copied byte by byte: no subarray view per block
         const t = st.table;
         const d = w.data;
-        for (let i = 0, at = e.block * LFT_BLOCK_SIZE, from = LFT_PORTS.offset; i < LFT_BLOCK_SIZE; i++) t[at + i] = d[from + i]!;
+        const at = e.block * LFT_BLOCK_SIZE;
+        // an attribute that is exactly its 64 port bytes is copied whole (native, no view made);
+        // else byte by byte, no subarray view per block
+        if (LFT_WHOLE && d.length === LFT_BLOCK_SIZE) t.set(d, at);
+        else for (let i = 0, from = LFT_PORTS.offset; i < LFT_BLOCK_SIZE; i++) t[at + i] = d[from + i]!;
         st.known[e.block] = 1;
         return;
       }

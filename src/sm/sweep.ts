@@ -21,11 +21,11 @@ import { logCodeOf } from '../util/log-codes.js';
 import { discover, type DiscoveryResult, type DiscoverySkip } from './discovery.js';
 import { assignLids, type LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
-import { APPLY_WINDOW, applyAll, type ApplyHooks, type WriteSource } from './apply.js';
+import { APPLY_WINDOW, LFT_APPLY_WINDOW, applyAll, type ApplyHooks, type WriteSource } from './apply.js';
 import { Programmed, type SmpWrite } from './programmed.js';
 import { planActivation, planPortInfo, portStateOfSet, type PortSettings } from './plan-ports.js';
 import type { SmPort } from './sminfo.js';
-import { lftPlan, observeResets, planLftReads, planMfts, planPkeys, planVlTables } from './plan-tables.js';
+import { LFT_INTERLEAVE, lftPlan, observeResets, planLftReads, planMfts, planPkeys, planVlTables } from './plan-tables.js';
 import { pump } from '../util/pump.js';
 import { verifyRoutes } from '../routing/verify.js';
 
@@ -309,9 +309,10 @@ export class Sweeper {
       APPLY_WINDOW,
     );
     if (reads.length) log.info('LFT blocks read back', { blocks: reads.length });
-    // The SwitchInfo Sets, then each changed block planned as the window has room (never all at once).
-    const lft = lftPlan(disc, routed.result, lids.maxLid, this.programmed, s.packetLife);
-    const lftRes = await applyAll(smp, keyedSource(lft), hooks);
+    // The SwitchInfo Sets, then each changed block planned as the window has room (never all at
+    // once), LFT_INTERLEAVE switches at a time.
+    const lft = lftPlan(disc, routed.result, lids.maxLid, this.programmed, s.packetLife, LFT_INTERLEAVE);
+    const lftRes = await applyAll(smp, keyedSource(lft), hooks, LFT_APPLY_WINDOW);
     const blocks = lft.planned - lftRes.failed.filter((f) => f.write.effect.kind === 'lft' || f.write.effect.kind === 'rft').length;
     progress?.('lft', { blocks });
     if (verbose) log.debug('sweep phase: forwarding tables', { sweep, vlTables, switchInfo: lft.switchInfo.length, lftBlocksRead: reads.length, lftBlocksPlanned: lft.planned, lftBlocks: blocks, lftFailed: lft.planned - blocks, maxLid: lids.maxLid, ms: ms1(this.clock.now() - tt) });

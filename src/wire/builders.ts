@@ -131,10 +131,12 @@ export function smpLid(init: SmpInit): Uint8Array {
  * (`[]` is the local port; `[1, 3]` is InitialPath 0,1,3); DrSLID and DrDLID are permissive (the
  * whole route is directed). Throws EncodeError.
  */
-export function smpDr(path: readonly number[], init: SmpInit): Uint8Array {
+export function smpDr(path: readonly number[], init: SmpInit, into?: Uint8Array): Uint8Array {
   if (path.length > MAX_DR_HOPS) throw new EncodeError(SmpDr.name, 'initialPath', `a directed route has at most ${MAX_DR_HOPS} hops, got ${path.length}`);
   checkSmp(SmpDr.name, init);
-  const b = allocBytes(MAD_SIZE);
+  // `into`: a MAD buffer to reuse (cleared first), instead of a new one
+  if (into && into.length !== MAD_SIZE) throw new EncodeError(SmpDr.name, '', `a MAD buffer to reuse must be ${MAD_SIZE} bytes, got ${into.length}`);
+  const b = into ? into.fill(0) : allocBytes(MAD_SIZE);
   const v = SmpDrView.over(b);
   for (let i = 0; i < path.length; i++) {
     const port = path[i]!;
