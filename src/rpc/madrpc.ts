@@ -14,7 +14,8 @@
 import type { Clock } from '../util/clock.js';
 import { EncodeError } from '../wire/errors.js';
 import { MAD_SIZE, MadHeader, MadHeaderView, Method, MgmtClass, PERMISSIVE_LID, SMP_DATA_OFFSET, SMP_DATA_SIZE, SmpDr, isResponse } from '../wire/mad.js';
-import { copyTid, setTidLow, smpDr, smpLid, tidHigh, tidLow } from '../wire/builders.js';
+import { copyTid, setTidLow, smpLid, tidHigh, tidLow } from '../wire/builders.js';
+import { buildSmpDr } from './smp-dr.js';
 import type { AgentOptions, MadAddress, ReceivedMad, Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
 import { RMPP_HEADER_OFFSET, RMPP_HEADER_SIZE, RmppType, decodeRmpp, encodeRmpp, rmppData, type RmppHeader } from '../wire/rmpp.js';
@@ -548,22 +549,11 @@ export class MadRpc implements RmppHost {
 
   // ---------------------------------------------------------------- SMP helpers
 
-  /** Build a directed-route SMP (see smpDr in wire/builders) with this RPC's default M_Key. */
+  /** Build a directed-route SMP (the bytes of smpDr in wire/builders; rpc/smp-dr: a template copy
+   * and the varying fields, no view per SMP) with this RPC's default M_Key. */
   buildSmpDr(method: number, path: readonly number[], attrId: number, attrMod: number, data?: Uint8Array, mkey: bigint = this.mkey, into?: Uint8Array): Uint8Array {
-    // smpDr reads its init at once: one object reused for every SMP, not one (and a spread) each.
-    const init = this.smpInit;
-    init.method = method;
-    init.attrId = attrId;
-    init.attrMod = attrMod;
-    init.data = data;
-    init.mkey = mkey;
-    try {
-      return smpDr(path, init, into);
-    } finally {
-      init.data = undefined;
-    }
+    return buildSmpDr(method, path, attrId, attrMod, data, mkey, into);
   }
-  private readonly smpInit: { method: number; attrId: number; attrMod: number; data: Uint8Array | undefined; mkey: bigint } = { method: 0, attrId: 0, attrMod: 0, data: undefined, mkey: 0n };
 
   /** Build a LID-routed SMP (see smpLid in wire/builders) with this RPC's default M_Key. */
   buildSmpLid(method: number, attrId: number, attrMod: number, data?: Uint8Array, mkey: bigint = this.mkey): Uint8Array {
