@@ -239,7 +239,10 @@ export class MadRpc implements RmppHost {
     p.tries++;
     this.stats.sent++;
     if (p.adaptive) p.timeoutMs = this.rto!.forTry(p.tries);
-    const now = this.clock.now();
+    // The time a response was received at, for the requests its settling lets go (the same
+    // synchronous turn): one clock read per response, not one more per send.
+    const held = this.settleNow;
+    const now = held >= 0 ? held : this.clock.now();
     p.sentAt = now;
     try {
       this.transport.send(p.mad, p.addr);
@@ -260,6 +263,7 @@ export class MadRpc implements RmppHost {
   private succeed(p: Pending, v: ReceivedMad | Uint8Array): void {
     if (p.sink) return this.succeedToSink(p, v as Uint8Array);
     this.table.settle(p);
+    this.settleNow = -1;
     const res = p.resolve;
     this.table.release(p);
     res(v);
@@ -269,6 +273,7 @@ export class MadRpc implements RmppHost {
    * not take in the sink's callees, nor get thrown away when they change). */
   private succeedToSink(p: Pending, data: Uint8Array): void {
     this.table.settle(p);
+    this.settleNow = -1; // the sink's own sends read the clock (it may work long)
     const { sink, ctx } = p;
     this.reuseMad(p);
     this.table.release(p);
@@ -278,6 +283,7 @@ export class MadRpc implements RmppHost {
   /** Settle p with the error `e`; its Pending goes back to the pool. */
   private fail(p: Pending, e: Error): void {
     this.table.settle(p);
+    this.settleNow = -1;
     const { reject, sink, ctx } = p;
     this.reuseMad(p);
     this.table.release(p);
@@ -292,6 +298,8 @@ export class MadRpc implements RmppHost {
     p.ownMad = false;
   }
   private readonly madPool: Uint8Array[] = [];
+  /** The clock read of the response being settled, while its settling sends what it lets go; -1 otherwise. */
+  private settleNow = -1;
 
   private retryOrFail(p: Pending): void {
     if (p.retriesLeft > 0) {
@@ -331,15 +339,21 @@ export class MadRpc implements RmppHost {
       }
       this.stats.responses++;
       if (p.tries === 1 && (p.adaptive || this.onRoundTrip)) {
-        const rtt = this.clock.now() - p.sentAt;
+        const now = this.clock.now();
+        const rtt = now - p.sentAt;
         if (p.adaptive) this.rto!.sample(rtt);
         this.onRoundTrip?.(rtt, mgmtClass);
+        this.settleNow = now; // held until p is taken out of the books (succeed, fail)
       }
-      if (!p.smp) this.succeed(p, m);
-      else {
-        const st = smpStatus(d, mgmtClass);
-        if (st !== 0) this.fail(p, new MadStatusError(identFor(p.mad, p.addr), st, d));
-        else this.succeed(p, new Uint8Array(d.buffer, d.byteOffset + SMP_DATA_OFFSET, SMP_DATA_SIZE)); // the SMP data, a view (the constructor: about half subarray's cost)
+      try {
+        if (!p.smp) this.succeed(p, m);
+        else {
+          const st = smpStatus(d, mgmtClass);
+          if (st !== 0) this.fail(p, new MadStatusError(identFor(p.mad, p.addr), st, d));
+          else this.succeed(p, new Uint8Array(d.buffer, d.byteOffset + SMP_DATA_OFFSET, SMP_DATA_SIZE)); // the SMP data, a view (the constructor: about half subarray's cost)
+        }
+      } finally {
+        this.settleNow = -1;
       }
       return;
     }

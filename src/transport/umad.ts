@@ -420,8 +420,8 @@ export class UmadTransport implements Transport {
     const r = this.rec;
     let firstError: unknown;
     for (let i = 0, base = 0; i < count; i++, base += r.stride) {
-      const off = meta[base + r.offset]!;
-      const m = new UmadReceived(data.subarray(off, off + meta[base + r.length]!), meta[base + r.status]!, meta, base, r);
+      // The MAD's bytes, a view of the batch (the constructor: about half subarray's cost).
+      const m = new UmadReceived(new Uint8Array(data.buffer, data.byteOffset + meta[base + r.offset]!, meta[base + r.length]!), meta[base + r.status]!, meta, base, r);
       try {
         h(m);
       } catch (e) {
@@ -441,14 +441,22 @@ export class UmadTransport implements Transport {
  * batch, never reused) when first asked for: MadRpc matches a response by its bytes alone, so
  * most received MADs never build their address object. */
 class UmadReceived implements ReceivedMad {
-  private a: MadAddress | undefined;
-  constructor(
-    readonly data: Uint8Array,
-    readonly status: number,
-    private readonly meta: Uint32Array,
-    private readonly base: number,
-    private readonly r: NativeRecordLayout,
-  ) {}
+  // Plain assignments in the constructor, not class fields: a field initializer is one more call
+  // per received MAD (<instance_members_initializer>) before TurboFan inlines it.
+  declare readonly data: Uint8Array;
+  declare readonly status: number;
+  private declare readonly meta: Uint32Array;
+  private declare readonly base: number;
+  private declare readonly r: NativeRecordLayout;
+  private declare a: MadAddress | undefined;
+  constructor(data: Uint8Array, status: number, meta: Uint32Array, base: number, r: NativeRecordLayout) {
+    this.data = data;
+    this.status = status;
+    this.meta = meta;
+    this.base = base;
+    this.r = r;
+    this.a = undefined;
+  }
   get addr(): MadAddress {
     return (this.a ??= addressOf(this.meta, this.base, this.r));
   }
