@@ -109,6 +109,17 @@ describe('verifier batches: the same report as LID by LID, and as the witness', 
     expect(verifierDeps(v)).toEqual(witnessDeps(f, res));
   });
 
+  it('with SLs, every LID on one VL but VL 0 (its bits made at its first dependency, no other VL\'s): the same dependencies as the witness', () => {
+    const f = fabricWithLids('gen:fattree2:leaves=6,spines=3,hosts=9');
+    const r = getEngine('ftree').route(f, { lmc: 0 });
+    const res: RoutingResult = { ...r, sl: () => 2, slBySourceSwitch: true, sl2vl: identitySl2Vl(3) };
+    const { v, carried } = both(f, res);
+    expect(carried).toContain(true);
+    expect(v.vlsUsed).toBe(1);
+    expect(v.cdg.map((c) => c.vl)).toEqual([2]);
+    expect(verifierDeps(v)).toEqual(witnessDeps(f, res));
+  });
+
   it('without stretch or the CDG: the same counts', () => {
     const f = fabricWithLids('gen:fattree3:pods=4,leaves=4,spines=2,cores=2,hosts=6');
     const r = getEngine('ftree').route(f, { lmc: 0 });
