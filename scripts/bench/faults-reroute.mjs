@@ -40,14 +40,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
 import { startIbsim, stopChild } from './ibsim.mjs';
 import { buildShim } from './umad-count.mjs';
+import { argv, opt } from './args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
-const argv = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : def;
-};
 const distDir = path.resolve(here, '../../dist');
 const SPEC = opt('--fabric', 'gen:fattree3:radix=16');
 const LINK_SW = opt('--link', 'sw-l2-5');

@@ -37,14 +37,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
 import { startIbsim, stopChild, clientEnv, runClient } from './ibsim.mjs';
 import { waitExit } from './wait-exit.mjs';
+import { opt, flag } from './args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const argv = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : def;
-};
-const flag = (name) => argv.includes(name);
 const distDir = path.resolve(here, '../../dist');
 const SPEC = opt('--fabric', 'gen:fattree2:leaves=24,spines=12,hosts=18');
 const LOSS = opt('--loss', '0,1,5,10,20').split(',').filter(Boolean).map(Number);

@@ -9,13 +9,10 @@
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PerformanceObserver } from 'node:perf_hooks';
+import { opt } from './args.mjs';
 
-const arg = (k, d) => {
-  const i = process.argv.indexOf(k);
-  return i > 0 ? process.argv[i + 1] : d;
-};
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const distArg = arg('--dist', 'dist');
+const distArg = opt('--dist', 'dist');
 const dist = distArg.startsWith('/') ? distArg : join(root, distArg);
 const imp = (p) => import(pathToFileURL(join(dist, p)).href);
 const { MgmtClass, Method } = await imp('wire/mad.js');
@@ -33,8 +30,8 @@ const { lftPlan, LFT_INTERLEAVE } = await imp('sm/plan-tables.js');
 const { applyAll, LFT_APPLY_WINDOW } = await imp('sm/apply.js');
 const { Subnet } = await imp('subnet.js');
 
-const runs = Number(arg('--runs', '5'));
-const spec = arg('--sim', 'gen:fattree3:radix=36');
+const runs = Number(opt('--runs', '5'));
+const spec = opt('--sim', 'gen:fattree3:radix=36');
 const clock = new RealClock();
 const fabric = loadFabricSpec(spec, { seed: 1 });
 const sim = new SimFabric(fabric, { clock: new AsapClock(), seed: 1 });

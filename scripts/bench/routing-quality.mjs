@@ -37,15 +37,10 @@ import { ibsimLimits } from './ibsim-limits.mjs';
 import { startIbsim, stopChild, clientEnv, runClient, UMAD2SIM } from './ibsim.mjs';
 import { loadBoundsModules, loadByLayer, topologyBounds } from './routing-bounds.mjs';
 import { readLfts } from './lft-readback.mjs';
+import { opt, flag } from './args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const distDir = path.join(here, '../../dist');
-const argv = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : def;
-};
-const flag = (name) => argv.includes(name);
 const FABRICS = {
   'ft3-large': { label: 'ft3-large', spec: 'gen:fattree3:pods=8,leaves=16,spines=8,cores=32,hosts=12' },
   torus: { label: 'torus 6x6x6', spec: 'gen:torus:6x6x6,hosts=4', dims: [6, 6, 6] },

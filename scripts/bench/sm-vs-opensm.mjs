@@ -36,16 +36,11 @@ import { ibsimLimits } from './ibsim-limits.mjs';
 import { startIbsim, clientEnv, runClient, UMAD2SIM } from './ibsim.mjs';
 import { buildShim } from './umad-count.mjs';
 import { readLfts } from './lft-readback.mjs';
+import { opt, flag } from './args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const EXAMPLES = '/usr/share/doc/ibsim-utils/net-examples';
 
-const argv = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : def;
-};
-const flag = (name) => argv.includes(name);
 const distDir = path.resolve(opt('--dist', path.join(here, '../../dist')));
 const cliFile = path.resolve(opt('--cli', existsSync(path.join(distDir, 'bundle/ibsm.cjs')) ? path.join(distDir, 'bundle/ibsm.cjs') : path.join(distDir, 'cli/main.js')));
 // The bin runs as the installed command does, through its shebang (and its V8 flags).

@@ -20,13 +20,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { clientEnv, startIbsim, UMAD2SIM } from './ibsim.mjs';
 import { buildShim } from './umad-count.mjs';
+import { argv, opt } from './args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const argv = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : def;
-};
 const runs = Math.max(1, Number(opt('--runs', '5')));
 const clis = opt('--cli', path.join(here, '../../dist/bundle/ibsm.cjs')).split(',').map((f) => path.resolve(f));
 const withOpensm = argv.includes('--opensm');
