@@ -26,6 +26,9 @@
 //     --timeout S                   per SM run (default 600)
 //     --detail                      print both SMs' per-attribute send counts
 //     --keep                        keep the scratch directory
+//     --ibsm-node-flags S           node flags for ibsm, run as node S CLI (e.g. to profile:
+//                                   "--cpu-prof --cpu-prof-dir=/tmp/p"; the bin's own shebang
+//                                   flags are not applied then)
 // The in-process routing figures (10k/50k end ports) are scripts/bench/routing.mjs.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -50,6 +53,7 @@ const sms = opt('--sms', 'ibsm,opensm').split(',').filter(Boolean);
 const timeoutMs = Number(opt('--timeout', '600')) * 1000;
 const LARGE = opt('--large', 'gen:fattree3:radix=24');
 const runs = Math.max(1, Number(opt('--runs', '3')));
+const ibsmNodeFlags = opt('--ibsm-node-flags', '').split(' ').filter(Boolean);
 
 // ibsim's default limits (2048 nodes, 256 switches, 13312 ports) are raised for every fabric.
 const FABRICS = {
@@ -123,6 +127,16 @@ function describeKey(key) {
 // Preloaded clients.
 
 
+/** CPU (user + system) a process has used so far, in ms (ibsim's: the floor it sets an SM). */
+function cpuMsOf(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
 function vmHWMkB(pid) {
   try {
     const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -150,12 +164,15 @@ async function runSm(kind, engine, sim, simHost, shim, dir) {
   const cache = path.join(dir, `${kind}-${engine}.cache`);
   mkdirSync(cache, { recursive: true });
   const env = clientEnv(sim, simHost, { UMAD_COUNT_FILE: counts, LD_PRELOAD: `${shim} ${UMAD2SIM}`, OSM_CACHE_DIR: cache, OSM_TMP_DIR: cache });
+  // The bin's shebang unsets NODE_EXTRA_CA_CERTS (a CA file read at start-up); so does node S CLI.
+  if (kind === 'ibsm' && ibsmNodeFlags.length) delete env.NODE_EXTRA_CA_CERTS;
   const [cmd, args] =
     kind === 'ibsm'
-      ? [cliIsBin ? cliFile : process.execPath, [...(cliIsBin ? [] : [cliFile]), 'run', '--umad', '--once', '--routing', engine === 'minhop' ? 'minhop' : `${engine},minhop`, '--guid2lid', path.join(cache, 'guid2lid')]]
+      ? [cliIsBin && !ibsmNodeFlags.length ? cliFile : process.execPath, [...(cliIsBin && !ibsmNodeFlags.length ? [] : [...ibsmNodeFlags, cliFile]), 'run', '--umad', '--once', '--routing', engine === 'minhop' ? 'minhop' : `${engine},minhop`, '--guid2lid', path.join(cache, 'guid2lid')]]
       : ['opensm', ['-o', '-R', engine, '-F', '/dev/null', '-f', osmLog, '--dump_files_dir', cache]];
   // OpenSM appends to its log: start from an empty one, or an earlier run's SUBNET UP line is found.
   rmSync(osmLog, { force: true });
+  const simCpu0 = cpuMsOf(sim.pid);
   const t0 = Date.now();
   const child = spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@"', 'bash', cmd, ...args], { env, cwd: cache, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -178,7 +195,7 @@ async function runSm(kind, engine, sim, simHost, shim, dir) {
   clearInterval(poll);
   clearTimeout(killer);
   const c = readCounts(counts);
-  const r = { sm: kind, engine, code, signal, exitMs: tEnd - t0, counts: c, rssMB: ((c?.maxRssKB || hwm) / 1024) };
+  const r = { sm: kind, engine, code, signal, exitMs: tEnd - t0, counts: c, rssMB: ((c?.maxRssKB || hwm) / 1024), simCpuMs: cpuMsOf(sim.pid) - simCpu0 };
   if (c?.firstSendUs) r.firstSmpMs = c.firstSendUs / 1000 - t0;
   if (c?.cpuUs) {
     r.cpuMs = c.cpuUs / 1000;
@@ -257,8 +274,8 @@ function reach(v) {
 
 function printTable(fab, rows) {
   console.log(`\n== ${fab.label}: ${fab.hosts} hosts, ${fab.switches} switches (SMs attached at ${fab.simHost ?? 'the first node'}; median of ${runs} run${runs > 1 ? 's' : ''})`);
-  const head = ['SM', 'engine', 'used', 'UP ms', 'SM ms', '1st SMP', 'UP→exit', 'CPU ms', 'µs/SMP', 'SMPs', 'LFT sets', 'PI sets', 'drops', 'RSS MB', 'max r/l', 'mean r/l', 'reach'];
-  const w = [7, 7, 7, 8, 7, 8, 8, 8, 7, 8, 8, 7, 6, 7, 8, 9, 9];
+  const head = ['SM', 'engine', 'used', 'UP ms', 'SM ms', '1st SMP', 'UP→exit', 'CPU ms', 'µs/SMP', 'sim CPU', 'SMPs', 'LFT sets', 'PI sets', 'drops', 'RSS MB', 'max r/l', 'mean r/l', 'reach'];
+  const w = [7, 7, 7, 8, 7, 8, 8, 8, 7, 8, 8, 8, 7, 6, 7, 8, 9, 9];
   const line = (cells) => console.log(cells.map((c, i) => (i < 3 ? String(c).padEnd(w[i]) : String(c).padStart(w[i]))).join(' '));
   line(head);
   for (const r of rows) {
@@ -273,6 +290,7 @@ function printTable(fab, rows) {
       fmt(r.exitAfterUpMs),
       fmt(r.cpuMs),
       fmt(r.usPerSmp, 1),
+      fmt(r.simCpuMs),
       fmt(r.counts?.smps),
       fmt(r.counts?.lftSets),
       fmt(r.counts?.portInfoSets),
@@ -304,7 +322,7 @@ function medianRow(list) {
   };
   const first = use[0];
   const row = { ...first, verify: list.find((r) => r.verify)?.verify };
-  for (const k of ['upMs', 'smMs', 'firstSmpMs', 'exitAfterUpMs', 'exitMs', 'cpuMs', 'usPerSmp', 'rssMB']) row[k] = med(k);
+  for (const k of ['upMs', 'smMs', 'firstSmpMs', 'exitAfterUpMs', 'exitMs', 'cpuMs', 'usPerSmp', 'simCpuMs', 'rssMB']) row[k] = med(k);
   if (first.counts) {
     row.counts = { ...first.counts };
     for (const k of ['smps', 'lftSets', 'portInfoSets', 'badStatus', 'sendErrors']) {
@@ -336,7 +354,7 @@ async function main() {
   const shim = buildShim(dir);
   console.log(`ibsm vs OpenSM on ibsim (fresh ibsim per run; counts from the umad_send shim; ibsm is ${path.relative(process.cwd(), cliFile) || cliFile}; scratch ${dir})`);
   console.log('UP ms: process start to the SUBNET UP log line; SM ms: ibsm\'s own ms=; 1st SMP: process start to the first umad_send; UP→exit: SUBNET UP to exit;');
-  console.log('CPU ms: user + system at exit (every thread); µs/SMP: CPU ms per SMP sent; drops: sends returned with an error status; RSS: peak;');
+  console.log('CPU ms: user + system at exit (every thread); µs/SMP: CPU ms per SMP sent; sim CPU: ibsim\'s CPU ms while the SM ran; drops: sends returned with an error status; RSS: peak;');
   console.log('max/mean r/l: verifier routes per directed switch-to-switch link, on LFTs read back with ibroute;');
   console.log('reach: ok = every CA pair and every switch reaches every LID; sw:N = CA pairs ok, N (switch, LID) routes fail; fail:N = N CA pairs unreachable.');
   try {
@@ -364,7 +382,7 @@ async function main() {
               if (v && !v.ok && v.failures[0]) console.log(`   ${smKind}/${engine}: ${v.failureGroups} route failure groups, e.g. ${v.failures[0].kind} to LID ${v.failures[0].dlid} at ${v.failures[0].at}: ${v.failures[0].detail} (${v.failures[0].switches} switches)`);
               if (r.verify?.error) console.log(`   ${smKind}/${engine}: ${r.verify.error}`);
               byKind.get(smKind).push(r);
-              process.stderr.write(`   [${fab.key}] ${smKind}/${engine} run ${run + 1}: up ${fmt(r.upMs)} ms, first SMP ${fmt(r.firstSmpMs)} ms, exit ${fmt(r.exitAfterUpMs)} ms after UP, ${fmt(r.counts?.smps)} SMPs, CPU ${fmt(r.cpuMs)} ms, RSS ${fmt(r.rssMB, 1)} MB\n`);
+              process.stderr.write(`   [${fab.key}] ${smKind}/${engine} run ${run + 1}: up ${fmt(r.upMs)} ms, first SMP ${fmt(r.firstSmpMs)} ms, exit ${fmt(r.exitAfterUpMs)} ms after UP, ${fmt(r.counts?.smps)} SMPs, CPU ${fmt(r.cpuMs)} ms, sim CPU ${fmt(r.simCpuMs)} ms, RSS ${fmt(r.rssMB, 1)} MB\n`);
             } finally {
               await sim.stop();
             }
