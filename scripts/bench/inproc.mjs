@@ -13,6 +13,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { opt } from './args.mjs';
 
 if (process.env.INPROC_PRELOAD === '1') {
   process.on('exit', () => {
@@ -25,10 +26,7 @@ if (process.env.INPROC_PRELOAD === '1') {
 
 async function main() {
   const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-  const arg = (k, d) => {
-    const i = process.argv.indexOf(k);
-    return i > 0 ? process.argv[i + 1] : d;
-  };
+  const arg = opt;
   const runs = Number(arg('--runs', '3'));
   const entry = arg('--entry', 'main');
   const SIZES = {

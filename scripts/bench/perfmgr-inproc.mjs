@@ -10,8 +10,9 @@ import { Subnet } from '../../dist/subnet.js';
 import { smpClientOf } from '../../dist/sm/smp-client.js';
 import { PerfMgr } from '../../dist/sm/perfmgr.js';
 import { Logger, MemorySink } from '../../dist/util/log.js';
+import { opt } from './args.mjs';
 
-const arg = (k, d) => { const i = process.argv.indexOf(k); return i > 0 ? process.argv[i + 1] : d; };
+const arg = opt;
 const spec = arg('--fabric', 'gen:fattree2:leaves=32,spines=16,hosts=32');
 const sweeps = Number(arg('--sweeps', '10'));
 const clock = new VirtualClock();

@@ -15,6 +15,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
+import { argv, opt } from './args.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dist = (p) => pathToFileURL(path.join(root, 'dist', p)).href;
@@ -27,11 +28,7 @@ const SIZES = {
   '50k': 'gen:fattree3:pods=48,leaves=24,spines=24,cores=576,hosts=40',
 };
 
-const args = process.argv.slice(2);
-const opt = (name, def) => {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : def;
-};
+const args = argv;
 
 if (args[0] === '--child') {
   const [, spec, engine, verify] = args;

@@ -7,11 +7,9 @@
 //   node scripts/bench/sim-smp.mjs [--runs 3] [--sets 200000] [--dist dist]
 import { join, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { opt } from './args.mjs';
 
-const arg = (k, d) => {
-  const i = process.argv.indexOf(k);
-  return i > 0 ? process.argv[i + 1] : d;
-};
+const arg = opt;
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dist = join(root, arg('--dist', 'dist'));
 const imp = (p) => import(pathToFileURL(join(dist, p)).href);

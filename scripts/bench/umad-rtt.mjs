@@ -12,17 +12,14 @@ import { appendFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { flag, opt } from './args.mjs';
+import { UMAD2SIM } from './ibsim.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
-const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
+const arg = opt;
 
-function arg(name, def) {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? process.argv[i + 1] : def;
-}
-
-if (process.argv.includes('--child')) await child();
+if (flag('--child')) await child();
 else await main();
 
 // ---------- the ibsm side (runs preloaded) ----------
