@@ -25,7 +25,8 @@
 //                                   its shebang; else node DIR/cli/main.js)
 //     --timeout S                   per SM run (default 600)
 //     --detail                      print both SMs' per-attribute send counts
-//     --keep                        keep the scratch directory
+//     --keep                        keep the scratch directory (ibsm's log of the last run of
+//                                   each engine is its ibsm-ENGINE.out, OpenSM's opensm-ENGINE.osm.log)
 //     --ibsm-node-flags S           node flags for ibsm, run as node S CLI (e.g. to profile:
 //                                   "--cpu-prof --cpu-prof-dir=/tmp/p"; the bin's own shebang
 //                                   flags are not applied then)
@@ -201,6 +202,8 @@ async function runSm(kind, engine, sim, simHost, shim, dir) {
     r.cpuMs = c.cpuUs / 1000;
     if (c.smps) r.usPerSmp = c.cpuUs / c.smps;
   }
+  // ibsm's output (its log) beside OpenSM's: the scratch directory's <sm>-<engine>.out (--keep keeps it).
+  if (kind === 'ibsm') writeFileSync(path.join(dir, `${kind}-${engine}.out`), out);
   if (kind === 'ibsm') {
     const line = out.split('\n').find((l) => l.includes('SUBNET UP'));
     if (line) {
