@@ -83,9 +83,11 @@ export function fillForDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[]
   if (fillScratch.cands.length < CW || fillScratch.counted.length < nL) fillScratch = newFillScratch(Math.max(CW, fillScratch.cands.length), Math.max(nL, fillScratch.counted.length));
   const counted = fillScratch.counted;
   let anyLmc = false;
+  let nCounted = 0;
   for (let i = 0; i < nL; i++) {
     const ep = ends[scratch.end[i]!]!;
     counted[i] = ep.isSwitch ? 0 : 1;
+    nCounted += counted[i]!;
     if (ep.lmc > 0) anyLmc = true;
   }
   // The entries go to a column buffer (every switch's entry for T's LIDs: set below or NO_ROUTE,
@@ -102,18 +104,19 @@ export function fillForDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[]
   const idx = fillScratch.idx;
   idx.length = nL;
   for (let i = 0; i < nL; i++) idx[i] = c0 >= 0 ? c0 + i : scratch.lid[i]!;
-  const rowOf = (s: number): Uint8Array => (c0 >= 0 ? cols.buf : lfts[s]!);
-  const baseOf = (s: number): number => (c0 >= 0 ? s * W : 0);
+  const inCols = c0 >= 0;
+  const colBuf = cols.buf;
   // At T itself: deliver.
   {
-    const lftT = rowOf(T);
-    const b = baseOf(T);
+    const lftT = inCols ? colBuf : lfts[T]!;
+    const b = inCols ? T * W : 0;
     for (let i = 0; i < nL; i++) lftT[b + idx[i]!] = ends[scratch.end[i]!]!.swPort;
   }
 
   const { adjStart, adjSw, adjPort } = ix;
   const cands = fillScratch.cands;
   const counters = bal.counters;
+  const rand = bal.rand;
   const lids = idx;
   for (let s = 0; s < ix.nSw; s++) {
     if (s === T) continue;
@@ -132,12 +135,13 @@ export function fillForDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[]
       for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) if (dist[adjSw[e]!] === ds - 1) cands[nc++] = e;
     }
     if (nc === 0) continue;
-    const rot = bal.rand ? Math.floor(bal.rand() * nc) : 0;
-    const lft = rowOf(s);
-    const b = baseOf(s);
+    const rot = rand ? Math.floor(rand() * nc) : 0;
+    const lft = inCols ? colBuf : lfts[s]!;
+    const b = inCols ? s * W : 0;
     if (nc === 1) fillOnePort(lft, b, adjPort[cands[0]!]!, lids, counted, nL, counters, s * CW);
-    else if (!anyLmc) fillWater(lft, b, adjPort, cands, nc, rot, lids, counted, nL, counters, s * CW);
-    else fillLmc(ix, lft, b, cands, nc, rot, scratch, lids, nL, counters, s * CW);
+    else if (anyLmc) fillLmc(ix, lft, b, cands, nc, rot, scratch, lids, nL, counters, s * CW);
+    else if (nCounted <= SCAN_MAX_COUNTED) fillScan(lft, b, adjPort, cands, nc, rot, lids, counted, nL, counters, s * CW);
+    else fillWater(lft, b, adjPort, cands, nc, rot, lids, counted, nL, counters, s * CW);
   }
 }
 
@@ -149,6 +153,34 @@ function fillOnePort(lft: Uint8Array, at: number, p: number, lids: readonly numb
     n += counted[i]!;
   }
   counters[base + p]! += n;
+}
+
+/** Destinations with at most this many CA/router LIDs are filled by fillScan: a scan of the
+ *  candidates per counted LID costs less than water filling's sort (most destination switches of a
+ *  fat tree deliver only their own LID, which is not counted: one scan). */
+const SCAN_MAX_COUNTED = 2;
+
+/** fillWater's choices by a scan: each LID takes the least used port, ties to the first in
+ *  rotation order; a CA LID then adds one to it (a switch LID does not, so the choice only moves
+ *  after a counted LID). */
+function fillScan(lft: Uint8Array, at: number, adjPort: Int32Array, cands: Int32Array, nc: number, rot: number, lids: readonly number[], counted: Uint8Array, nL: number, counters: Int32Array, base: number): void {
+  const { wPort, wCount } = fillScratch;
+  for (let k = 0; k < nc; k++) {
+    const p = adjPort[cands[(k + rot) % nc]!]!;
+    wPort[k] = p;
+    wCount[k] = counters[base + p]!;
+  }
+  let best = 0;
+  for (let k = 1; k < nc; k++) if (wCount[k]! < wCount[best]!) best = k;
+  for (let i = 0; i < nL; i++) {
+    const p = wPort[best]!;
+    lft[at + lids[i]!] = p;
+    if (counted[i] === 0) continue;
+    counters[base + p]!++;
+    wCount[best]!++;
+    best = 0;
+    for (let k = 1; k < nc; k++) if (wCount[k]! < wCount[best]!) best = k;
+  }
 }
 
 /** Each LID takes the least used port, ties to the first in rotation order; a CA LID then adds
