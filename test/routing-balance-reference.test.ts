@@ -1,5 +1,6 @@
 /** minhop's port balancing (routing/balance.ts: a scan per LID for destination switches with few
- * CA LIDs, water filling for the others) against a reference written from the rule alone: for
+ * CA LIDs, water filling for the others; unseeded, each switch filled as the BFS reaches it,
+ * seeded after the BFS in index order) against a reference written from the rule alone: for
  * each destination switch in turn, every other switch gives each of its LIDs, in order, the least
  * used of its minimum-hop ports (ties to the first in rotation order, the rotation drawn from the
  * seeded PRNG per switch as minhop draws it), and a CA LID adds one to that port's count. Plain
