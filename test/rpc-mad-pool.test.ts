@@ -1,4 +1,4 @@
-/** MadRpc's callback-slot Sets (smpSetDrTo) over a transport that copies on send build their MADs
+/** MadRpc's callback-slot Sets (smpSetDrTo), and its promise DR Gets, over a transport that copies on send build their MADs
  * into pooled buffers (issue #16): once the pool is warm no MAD is allocated per SMP, yet every
  * Set reaches the SMA with its own modifier and data, retries included (a reused buffer is never
  * one still owned by a request in flight), and each settles once. Over a transport that does not
@@ -76,6 +76,35 @@ describe('MadRpc MAD pool', () => {
       for (let b = 0; b < n; b++) for (let i = 0; i < 64; i++) expect(lft[b * 64 + i]).toBe(((b + i) % 3) + 1);
       if (dropRate) expect(s.rpc.stats.retries).toBeGreaterThan(0);
       console.log("DBG", dropRate, s.rpc.stats.retries, (globalThis as any).__early, s.sent.size, s.rpc.stats.unmatched);
+    }
+  });
+
+  it('reuses its MADs for promise Gets too (a discovery\'s), each answered with its own block, lost ones retried', async () => {
+    for (const [copies, dropRate] of [[true, 0], [true, 0.1], [false, 0.1], [false, 0]] as const) {
+      const s = setup(copies, dropRate);
+      const blocks = 40;
+      await setBlocks(s, blocks);
+      s.sent.clear();
+      const n = 400;
+      const got: number[][] = [];
+      let next = 0;
+      let done = 0;
+      const one = async (): Promise<void> => {
+        while (next < n) {
+          const k = next++;
+          const b = await s.rpc.smpGetDr([1], SmpAttr.LinearForwardingTable, lftBlockMod(k % blocks));
+          got[k] = LinearForwardingTable.decode(b).ports;
+          done++;
+        }
+      };
+      const all = Promise.all(Array.from({ length: 8 }, one));
+      await s.clock.runUntil(() => done === n, 60_000);
+      await all;
+      // every answer is its own request's block (as setBlocks wrote it)
+      for (let k = 0; k < n; k++) expect(got[k]).toEqual(Array.from({ length: 64 }, (_, i) => (((k % blocks) + i) % 3) + 1));
+      if (copies) expect(s.sent.size).toBeLessThanOrEqual(16);
+      else expect(s.sent.size).toBe(n);
+      if (dropRate) expect(s.rpc.stats.retries).toBeGreaterThan(0);
     }
   });
 

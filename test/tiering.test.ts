@@ -6,7 +6,8 @@
  * without the hold (the witness) the same function is optimized at once. And the bin's code cache
  * stays valid after such a run: V8 checks a cache against the hash of its flags, so the bin sets
  * --opt back before it writes one (a cache written with --no-opt still set is rejected: the
- * witness). */
+ * witness); the hold's other flag (Sparkplug without batch compilation) is set back at exit before
+ * the bin's handler writes the cache. */
 import { describe, expect, it } from 'vitest';
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -49,7 +50,39 @@ function probe(mode: 'hold' | 'none'): { before: { optimized: boolean; held: boo
   }
 }
 
+// A warm function, alone (no batch of others to fill): while held, Sparkplug compiles it as soon
+// as it is warm; V8's default (batch compilation) leaves it in the interpreter for its batch.
+// BASELINE: V8's OptimizationStatus bit for Sparkplug code.
+const WARM = `
+const { holdTurbofan } = await import(process.argv[2]);
+if (process.argv[3] === 'hold') await holdTurbofan(60_000);
+else if (process.argv[3] === 'no-opt') (await import('node:v8')).setFlagsFromString('--no-opt');
+function warm(x) { let s = 0; for (let i = 0; i < 50; i++) s += (x + i) & 3; return s; }
+let s = 0;
+for (let i = 0; i < 60; i++) s += warm(i);
+const BASELINE = 1 << 15;
+console.log(JSON.stringify({ baseline: (%GetOptimizationStatus(warm) & BASELINE) !== 0, s }));
+`;
+
+function warmProbe(mode: 'hold' | 'no-opt'): boolean {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-tiering-'));
+  try {
+    const file = path.join(dir, 'warm.mjs');
+    writeFileSync(file, WARM);
+    const r = spawnSync(process.execPath, ['--allow-natives-syntax', file, TIERING, mode], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    return JSON.parse(r.stdout.trim().split('\n').pop()!).baseline;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 describe('TurboFan held back on a device until a CPU budget is spent', () => {
+  it('while held, a warm function runs as Sparkplug code at once; under --no-opt alone (batch compilation) it is still interpreted', () => {
+    expect(warmProbe('hold')).toBe(true);
+    expect(warmProbe('no-opt')).toBe(false);
+  }, 60_000);
+
   it('a hot function stays unoptimized while held and is optimized after the budget; optimized at once without the hold', () => {
     const held = probe('hold');
     expect(held.before).toEqual({ optimized: false, held: true });

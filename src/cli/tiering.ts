@@ -13,8 +13,17 @@
  * its routing runs, and a daemon spends its life with TurboFan. The interpreter and the baseline compiler (Sparkplug) run
  * meanwhile; V8 reads the flag at each tier-up decision, so setting it back takes effect at once.
  *
+ * While TurboFan is held, Sparkplug compiles each function as soon as it is warm
+ * (`--no-baseline-batch-compilation`) instead of waiting for a batch of them (4 KB of bytecode by
+ * default): with nothing above it, a hot loop that waits in the interpreter for its batch is most
+ * of a short run (routeMinhop's first run in a fresh process, ft3-large: 216 -> 155-181 ms CPU).
+ * Through ibsim, interleaved, 9 runs each, load 4-5 (scripts as in the issue's bench):
+ *   1,536-host ft3-large  CPU 1,100 -> 959 ms, SUBNET UP 1,415 -> 1,153 ms, peak RSS the same
+ *   432-host fat tree     CPU 563 -> 539 ms
+ *
  * A V8 flag changed at run time changes the flag hash V8 checks a code cache against: the bin
- * (scripts/build-bundle.mjs) sets `--opt` back before it writes the cache. */
+ * (scripts/build-bundle.mjs) sets `--opt` back before it writes the cache, and the hold sets the
+ * rest back at exit, before the bin's own exit handler runs (prepended). */
 
 interface V8Flags {
   setFlagsFromString(flags: string): void;
@@ -49,13 +58,18 @@ export const TURBOFAN_AFTER_MS = 60_000;
 /** How often the CPU used is looked at (an unref'd timer: it never keeps the process up). */
 const CHECK_MS = 250;
 
+/** The flags while TurboFan is held, and those that undo them. */
+const HOLD_FLAGS = '--no-opt --no-baseline-batch-compilation';
+const RELEASE_FLAGS = '--opt --baseline-batch-compilation';
+
 let held: ReturnType<typeof setInterval> | undefined;
 
 /** Hold TurboFan back until the process has used `afterCpuMs` of CPU. */
 export async function holdTurbofan(afterCpuMs = TURBOFAN_AFTER_CPU_MS): Promise<void> {
   if (held !== undefined) return;
   const v8 = await v8Flags();
-  v8.setFlagsFromString('--no-opt');
+  v8.setFlagsFromString(HOLD_FLAGS);
+  process.prependOnceListener('exit', releaseTurbofan);
   const until = Date.now() + TURBOFAN_AFTER_MS;
   const check = (): void => {
     const u = process.cpuUsage();
@@ -71,7 +85,7 @@ export function releaseTurbofan(): void {
   if (held === undefined) return;
   clearInterval(held);
   held = undefined;
-  flags!.setFlagsFromString('--opt');
+  flags!.setFlagsFromString(RELEASE_FLAGS);
 }
 
 /** Whether TurboFan is held back now. */

@@ -75,46 +75,16 @@ function newFillScratch(ports: number, lids: number): FillScratch {
  * paths reached late), which cost more CPU than the routing itself.
  */
 export function fillForDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[], bal: Balancer, dist: Int32Array, updn: UpDown | undefined, scratch: DestLids): void {
-  destLidsOfSwitch(ix, T, scratch);
-  const nL = scratch.lid.length;
-  if (nL === 0) return;
-  const ends = ix.ends;
+  const dst = beginDest(ix, T, lfts, bal, scratch);
+  if (!dst) return;
+  const { nL, inCols, colBuf, W, anyLmc, nCounted } = dst;
   const CW = ix.maxPorts + 1;
-  if (fillScratch.cands.length < CW || fillScratch.counted.length < nL) fillScratch = newFillScratch(Math.max(CW, fillScratch.cands.length), Math.max(nL, fillScratch.counted.length));
   const counted = fillScratch.counted;
-  let anyLmc = false;
-  for (let i = 0; i < nL; i++) {
-    const ep = ends[scratch.end[i]!]!;
-    counted[i] = ep.isSwitch ? 0 : 1;
-    if (ep.lmc > 0) anyLmc = true;
-  }
-  // The entries go to a column buffer (every switch's entry for T's LIDs: set below or NO_ROUTE,
-  // as each destination switch is filled once), written table by table at finishFill(); directly
-  // when T has more LIDs than the buffer holds.
-  if (bal.colsFor !== lfts) {
-    bal.cols?.flush();
-    bal.cols = new ColumnBuffer(lfts, ix.nSw, 512);
-    bal.colsFor = lfts;
-  }
-  const cols = bal.cols!;
-  const c0 = cols.reserve(scratch.lid);
-  const W = cols.width;
-  const idx = fillScratch.idx;
-  idx.length = nL;
-  for (let i = 0; i < nL; i++) idx[i] = c0 >= 0 ? c0 + i : scratch.lid[i]!;
-  const rowOf = (s: number): Uint8Array => (c0 >= 0 ? cols.buf : lfts[s]!);
-  const baseOf = (s: number): number => (c0 >= 0 ? s * W : 0);
-  // At T itself: deliver.
-  {
-    const lftT = rowOf(T);
-    const b = baseOf(T);
-    for (let i = 0; i < nL; i++) lftT[b + idx[i]!] = ends[scratch.end[i]!]!.swPort;
-  }
-
   const { adjStart, adjSw, adjPort } = ix;
   const cands = fillScratch.cands;
   const counters = bal.counters;
-  const lids = idx;
+  const rand = bal.rand;
+  const lids = fillScratch.idx;
   for (let s = 0; s < ix.nSw; s++) {
     if (s === T) continue;
     const ds = dist[s]!;
@@ -132,13 +102,136 @@ export function fillForDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[]
       for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) if (dist[adjSw[e]!] === ds - 1) cands[nc++] = e;
     }
     if (nc === 0) continue;
-    const rot = bal.rand ? Math.floor(bal.rand() * nc) : 0;
-    const lft = rowOf(s);
-    const b = baseOf(s);
+    const rot = rand ? Math.floor(rand() * nc) : 0;
+    const lft = inCols ? colBuf : lfts[s]!;
+    const b = inCols ? s * W : 0;
     if (nc === 1) fillOnePort(lft, b, adjPort[cands[0]!]!, lids, counted, nL, counters, s * CW);
-    else if (!anyLmc) fillWater(lft, b, adjPort, cands, nc, rot, lids, counted, nL, counters, s * CW);
-    else fillLmc(ix, lft, b, cands, nc, rot, scratch, lids, nL, counters, s * CW);
+    else if (anyLmc) fillLmc(ix, lft, b, cands, nc, rot, scratch, lids, nL, counters, s * CW);
+    else if (nCounted <= SCAN_MAX_COUNTED) fillScan(lft, b, adjPort, cands, nc, rot, lids, counted, nL, counters, s * CW);
+    else fillWater(lft, b, adjPort, cands, nc, rot, lids, counted, nL, counters, s * CW);
   }
+}
+
+/**
+ * minhop's step for destination switch T without a seed, in one pass: the BFS from T, each switch
+ * filled as it is reached, from the neighbours it found one hop nearer T (all known by then: the
+ * BFS is level by level), in adjacency order: the candidates, the choices and the tables of
+ * bfsSwitches then fillForDestSwitch, without a second scan of every switch's adjacency. (With a
+ * seed the switches must draw their rotation in index order: fillForDestSwitch.) Leaves `dist`
+ * as bfsSwitches does.
+ */
+export function fillFromDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[], bal: Balancer, dist: Int32Array, queue: Int32Array, scratch: DestLids): void {
+  dist.fill(-1);
+  dist[T] = 0;
+  const dst = beginDest(ix, T, lfts, bal, scratch);
+  const { adjStart, adjSw, adjPort } = ix;
+  if (!dst) {
+    // nothing to deliver: the distances only
+    let head = 0;
+    let tail = 0;
+    queue[tail++] = T;
+    while (head < tail) {
+      const s = queue[head++]!;
+      const d = dist[s]! + 1;
+      for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
+        const r = adjSw[e]!;
+        if (dist[r]! < 0) {
+          dist[r] = d;
+          queue[tail++] = r;
+        }
+      }
+    }
+    return;
+  }
+  const { nL, inCols, colBuf, W, anyLmc, nCounted } = dst;
+  const CW = ix.maxPorts + 1;
+  const counted = fillScratch.counted;
+  const cands = fillScratch.cands;
+  const counters = bal.counters;
+  const lids = fillScratch.idx;
+  let head = 0;
+  let tail = 0;
+  queue[tail++] = T;
+  while (head < tail) {
+    const s = queue[head++]!;
+    const ds = dist[s]!;
+    const near = ds - 1;
+    let nc = 0;
+    for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
+      const r = adjSw[e]!;
+      const dr = dist[r]!;
+      if (dr < 0) {
+        dist[r] = ds + 1;
+        queue[tail++] = r;
+      } else if (dr === near) cands[nc++] = e;
+    }
+    if (nc === 0) continue; // T itself (delivered by beginDest)
+    const lft = inCols ? colBuf : lfts[s]!;
+    const b = inCols ? s * W : 0;
+    if (nc === 1) fillOnePort(lft, b, adjPort[cands[0]!]!, lids, counted, nL, counters, s * CW);
+    else if (anyLmc) fillLmc(ix, lft, b, cands, nc, 0, scratch, lids, nL, counters, s * CW);
+    else if (nCounted <= SCAN_MAX_COUNTED) fillScan(lft, b, adjPort, cands, nc, 0, lids, counted, nL, counters, s * CW);
+    else fillWater(lft, b, adjPort, cands, nc, 0, lids, counted, nL, counters, s * CW);
+  }
+}
+
+/** What the fill of one destination switch works with (one object, reused). */
+interface DestFill {
+  nL: number;
+  inCols: boolean;
+  colBuf: Uint8Array;
+  W: number;
+  anyLmc: boolean;
+  nCounted: number;
+}
+const destFill: DestFill = { nL: 0, inCols: false, colBuf: new Uint8Array(0), W: 0, anyLmc: false, nCounted: 0 };
+
+/** The LIDs T delivers (scratch), which of them count (fillScratch.counted), where each one's
+ * entry goes (fillScratch.idx: its column in the buffer, or the LID), and T's own entries written;
+ * undefined when T delivers no LID. */
+function beginDest(ix: FabricIndex, T: number, lfts: Uint8Array[], bal: Balancer, scratch: DestLids): DestFill | undefined {
+  destLidsOfSwitch(ix, T, scratch);
+  const nL = scratch.lid.length;
+  if (nL === 0) return undefined;
+  const ends = ix.ends;
+  const CW = ix.maxPorts + 1;
+  if (fillScratch.cands.length < CW || fillScratch.counted.length < nL) fillScratch = newFillScratch(Math.max(CW, fillScratch.cands.length), Math.max(nL, fillScratch.counted.length));
+  const counted = fillScratch.counted;
+  let anyLmc = false;
+  let nCounted = 0;
+  for (let i = 0; i < nL; i++) {
+    const ep = ends[scratch.end[i]!]!;
+    counted[i] = ep.isSwitch ? 0 : 1;
+    nCounted += counted[i]!;
+    if (ep.lmc > 0) anyLmc = true;
+  }
+  // The entries go to a column buffer (every switch's entry for T's LIDs: set below or NO_ROUTE,
+  // as each destination switch is filled once), written table by table at finishFill(); directly
+  // when T has more LIDs than the buffer holds.
+  if (bal.colsFor !== lfts) {
+    bal.cols?.flush();
+    bal.cols = new ColumnBuffer(lfts, ix.nSw, 512);
+    bal.colsFor = lfts;
+  }
+  const cols = bal.cols!;
+  const c0 = cols.reserve(scratch.lid);
+  const W = cols.width;
+  const idx = fillScratch.idx;
+  idx.length = nL;
+  for (let i = 0; i < nL; i++) idx[i] = c0 >= 0 ? c0 + i : scratch.lid[i]!;
+  const inCols = c0 >= 0;
+  const colBuf = cols.buf;
+  // At T itself: deliver.
+  const lftT = inCols ? colBuf : lfts[T]!;
+  const b = inCols ? T * W : 0;
+  for (let i = 0; i < nL; i++) lftT[b + idx[i]!] = ends[scratch.end[i]!]!.swPort;
+  destFill.nL = nL;
+  destFill.inCols = inCols;
+  destFill.colBuf = colBuf;
+  destFill.W = W;
+  destFill.anyLmc = anyLmc;
+  destFill.nCounted = nCounted;
+  return destFill;
 }
 
 /** One minimum-hop port: every LID goes out of it. */
@@ -149,6 +242,34 @@ function fillOnePort(lft: Uint8Array, at: number, p: number, lids: readonly numb
     n += counted[i]!;
   }
   counters[base + p]! += n;
+}
+
+/** Destinations with at most this many CA/router LIDs are filled by fillScan: a scan of the
+ *  candidates per counted LID costs less than water filling's sort (most destination switches of a
+ *  fat tree deliver only their own LID, which is not counted: one scan). */
+const SCAN_MAX_COUNTED = 2;
+
+/** fillWater's choices by a scan: each LID takes the least used port, ties to the first in
+ *  rotation order; a CA LID then adds one to it (a switch LID does not, so the choice only moves
+ *  after a counted LID). */
+function fillScan(lft: Uint8Array, at: number, adjPort: Int32Array, cands: Int32Array, nc: number, rot: number, lids: readonly number[], counted: Uint8Array, nL: number, counters: Int32Array, base: number): void {
+  const { wPort, wCount } = fillScratch;
+  for (let k = 0; k < nc; k++) {
+    const p = adjPort[cands[(k + rot) % nc]!]!;
+    wPort[k] = p;
+    wCount[k] = counters[base + p]!;
+  }
+  let best = 0;
+  for (let k = 1; k < nc; k++) if (wCount[k]! < wCount[best]!) best = k;
+  for (let i = 0; i < nL; i++) {
+    const p = wPort[best]!;
+    lft[at + lids[i]!] = p;
+    if (counted[i] === 0) continue;
+    counters[base + p]!++;
+    wCount[best]!++;
+    best = 0;
+    for (let k = 1; k < nc; k++) if (wCount[k]! < wCount[best]!) best = k;
+  }
 }
 
 /** Each LID takes the least used port, ties to the first in rotation order; a CA LID then adds

@@ -2,7 +2,7 @@
  *  port balancing — among a switch's minimum-hop ports to a LID, take the one with the fewest
  *  destination LIDs so far — and LMC path diversity. Not deadlock-free on fabrics with cycles. */
 import type { Fabric } from '../model/fabric.js';
-import { fillForDestSwitch, finishFill, newBalancer, type DestLids } from './balance.js';
+import { fillForDestSwitch, fillFromDestSwitch, finishFill, newBalancer, type DestLids } from './balance.js';
 import { bfsSwitches, emptyLfts, indexFabric, lftMap } from './graph.js';
 import { RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
 
@@ -20,8 +20,10 @@ export function routeMinhop(fabric: Fabric, opts: RoutingOptions): RoutingResult
   const scratch: DestLids = { end: [], lid: [] };
   for (let T = 0; T < ix.nSw; T++) {
     if (ix.endsStart[T + 1]! === ix.endsStart[T]!) continue;
-    bfsSwitches(ix, T, dist, queue);
-    fillForDestSwitch(ix, T, lfts, bal, dist, undefined, scratch);
+    if (bal.rand) {
+      bfsSwitches(ix, T, dist, queue);
+      fillForDestSwitch(ix, T, lfts, bal, dist, undefined, scratch);
+    } else fillFromDestSwitch(ix, T, lfts, bal, dist, queue, scratch);
   }
   finishFill(bal);
   return { engine: 'minhop', lfts: lftMap(ix, lfts), maxLid: ix.maxLid, vlsUsed: 1, deadlockFree: false, notes: [...ix.warnings] };

@@ -201,14 +201,16 @@ export class MadRpc implements RmppHost {
   /** request(), the SMP way: resolves with the 64 bytes of SMP data of the response, rejects with
    * MadStatusError when its MAD status is not 0 (checked as the response is matched: no second
    * promise per SMP). */
-  private requestSmp(mad: Uint8Array, addr: MadAddress, opts?: RequestOptions): Promise<Uint8Array> {
-    return this.send<Uint8Array>(mad, addr, opts, true);
+  private requestSmp(mad: Uint8Array, addr: MadAddress, opts?: RequestOptions, own = false): Promise<Uint8Array> {
+    return this.send<Uint8Array>(mad, addr, opts, true, own);
   }
 
-  private send<T>(mad: Uint8Array, addr: MadAddress, opts: RequestOptions | undefined, smp: boolean): Promise<T> {
+  /** `own`: `mad` is MadRpc's own, from its pool (see smpSetDrTo), and goes back to it once settled. */
+  private send<T>(mad: Uint8Array, addr: MadAddress, opts: RequestOptions | undefined, smp: boolean, own = false): Promise<T> {
     if (this.closed) return Promise.reject(new RpcClosedError('request'));
     if (mad.length < 24) return Promise.reject(new EncodeError('MadHeader', '', `a MAD needs at least 24 bytes, got ${mad.length}`));
     const p = this.book(mad, addr, opts, smp);
+    p.ownMad = own;
     // One executor for every request (no closure per request): it hands the resolvers out.
     const promise = new Promise<T>(takeResolvers as (res: (v: T) => void, rej: (e: Error) => void) => void);
     p.resolve = outResolve as (v: ReceivedMad | Uint8Array) => void;
@@ -265,6 +267,7 @@ export class MadRpc implements RmppHost {
     this.table.settle(p);
     this.settleNow = -1;
     const res = p.resolve;
+    this.reuseMad(p);
     this.table.release(p);
     res(v);
   }
@@ -614,14 +617,18 @@ export class MadRpc implements RmppHost {
   }
 
   // The SMP helpers chain one `then` on the request (no async function: one promise less per SMP).
+  // Over a transport that copies on send, the MAD comes from the pool and goes back to it once
+  // the request settled, as smpSetDrTo's (a discovery Get allocated a 256-byte buffer each, off
+  // the JS heap: its backing store made, tracked by the GC and swept).
   private smpDr(method: number, path: readonly number[], attrId: number, attrMod: number, data: Uint8Array | undefined, opts: SmpOptions | undefined): Promise<Uint8Array> {
+    const own = this.transport.copiesOnSend === true;
     let mad: Uint8Array;
     try {
-      mad = this.buildSmpDr(method, path, attrId, attrMod, data, opts?.mkey ?? this.mkey);
+      mad = this.buildSmpDr(method, path, attrId, attrMod, data, opts?.mkey ?? this.mkey, own ? this.madPool.pop() : undefined);
     } catch (e) {
       return Promise.reject(e);
     }
-    return this.requestSmp(mad, DR_ADDR, opts);
+    return this.requestSmp(mad, DR_ADDR, opts, own);
   }
 
   private smpLid(method: number, lid: number, attrId: number, attrMod: number, data: Uint8Array | undefined, opts: SmpOptions | undefined): Promise<Uint8Array> {

@@ -5,6 +5,7 @@ import { DEFAULT_GID_PREFIX, NodeType, PortState, SmpAttr } from '../wire/mad.js
 import { PortCap, PortInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
 import { defineView } from '../wire/view.js';
+import { recordCopier } from '../wire/layout.js';
 import type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 import type { FabricNode, FabricPort } from '../model/fabric.js';
 import type { SmpWrite } from './programmed.js';
@@ -51,8 +52,8 @@ function portPath(n: FabricNode, d: DiscoveredNode, pn: number): readonly number
 
 /** PortInfo Sets for every port whose settings differ from what it reported. Built in place: the
  * wanted values are worked out in locals and compared with the port's; only a port that needs a
- * Set gets its bytes (what it reported, encoded into a buffer cut from the MAD slabs, then the
- * changed fields written through the PortInfo view), no copy of the decoded PortInfo per port. */
+ * Set gets its bytes (what it reported, copied into a buffer cut from the MAD slabs: setBytesOf,
+ * then the changed fields written through the PortInfo view), no copy of the decoded PortInfo per port. */
 export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[] {
   const { fabric, nodes } = disc;
   const out: SmpWrite[] = [];
@@ -114,8 +115,7 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
         vlHighLimit !== cur.vlHighLimit ||
         operationalVls !== cur.operationalVls;
       if (!needs) return;
-      const data = PortInfo.encode(cur, allocBytes(PortInfo.byteLength));
-      const v = PortInfoView.over(data);
+      const v = PortInfoView.over(setBytesOf(cur));
       asSetInPlace(v);
       v.portState = portState;
       if (isEnd) {
@@ -138,10 +138,23 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
       v.vlHighLimit = vlHighLimit;
       v.partitionEnforcementInbound = peIn;
       v.partitionEnforcementOutbound = peOut;
-      out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data, effect: { kind: 'portInfo', node: ni, port: pn } });
+      out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data: v.buf, effect: { kind: 'portInfo', node: ni, port: pn } });
     });
   });
   return out;
+}
+
+const copyPortInfo = recordCopier(PortInfo)!;
+
+/** A Set's bytes to start from: what the port reported (a kept PortInfo's own bytes copied, the
+ * reserved bits cleared: what encoding it gives, without reading each field out), in a buffer cut
+ * from the MAD slabs. */
+function setBytesOf(cur: PortInfo): Uint8Array {
+  const data = allocBytes(PortInfo.byteLength);
+  const kept = cur as Partial<{ buf: Uint8Array; offset: number }>;
+  if (kept.buf instanceof Uint8Array && typeof kept.offset === 'number') copyPortInfo(kept.buf, kept.offset, data, 0);
+  else PortInfo.encode(cur, data);
+  return data;
 }
 
 /** The PortInfo view the planners write a Set through (generated from the PortInfo field table). */
@@ -176,11 +189,10 @@ export function planActivation(disc: DiscoveryResult): SmpWrite[] {
       const peer = nodes[p.peer.node]!.portInfo[p.peer.port];
       if (peer && peer.portState < PortState.Armed) return;
       // In place, as planPortInfo: what the port reported, the read-only fields cleared, ACTIVE.
-      const data = PortInfo.encode(cur, allocBytes(PortInfo.byteLength));
-      const v = PortInfoView.over(data);
+      const v = PortInfoView.over(setBytesOf(cur));
       asSetInPlace(v);
       v.portState = PortState.Active;
-      out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data, effect: { kind: 'portInfo', node: ni, port: pn } });
+      out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data: v.buf, effect: { kind: 'portInfo', node: ni, port: pn } });
     });
   });
   return out;
