@@ -29,6 +29,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
@@ -72,7 +73,7 @@ constexpr int kRecvTimeoutMs = 50;      // the receiver's wait when a stop reque
 // umad2sim (ibsim's LD_PRELOAD library, umad fds from 1024 up) waits on its own queue for a poll
 // that names a umad fd and ignores the other fds: there the wake-up fd cannot end the wait, so
 // the wait is this short and a stop waits at most this long.
-constexpr int kRecvTimeoutSimMs = 2;
+constexpr int kRecvTimeoutSimMs = 1;
 constexpr int kUmad2simFirstFd = 1024;
 constexpr uint32_t kMaxPending = 4096;  // MADs waiting for JS before the receiver pauses
 constexpr int kMaxMadLength = 1 << 20;  // largest (RMPP-reassembled) MAD accepted
@@ -204,6 +205,36 @@ void CollectCas(CaListing& out) {
   }
 }
 
+// Under umad2sim (ibsim's preload, named in LD_PRELOAD) with no ibsim listening, umad2sim's first
+// call waits for ever: whether ibsim's control socket @<IBSIM_SOCKNAME, else "sim">:ctl is bound
+// (/proc/net/unix). transport/umad.ts's assertSimulatorListening makes the same test (and says
+// why) before the main thread's first call; this one keeps the listing thread from starting one.
+// `sock` is empty when no test is needed (no umad2sim, or ibsim over TCP: IBSIM_SERVER_NAME).
+std::string SimulatorSocket() {
+  const char* pre = getenv("LD_PRELOAD");
+  if (pre == nullptr || std::strstr(pre, "umad2sim") == nullptr || getenv("IBSIM_SERVER_NAME") != nullptr) return "";
+  const char* sock = getenv("IBSIM_SOCKNAME");
+  return std::string("@") + (sock != nullptr && *sock ? sock : "sim") + ":ctl";
+}
+
+bool SimulatorListening(const std::string& want) {
+  if (want.empty()) return true;
+  FILE* f = std::fopen("/proc/net/unix", "re");
+  if (f == nullptr) return false;
+  char line[1024];
+  bool found = false;
+  while (!found && std::fgets(line, sizeof line, f) != nullptr) {
+    const char* p = std::strstr(line, want.c_str());
+    if (p == nullptr) continue;
+    p += want.size();
+    while (*p == '@') p++;  // the name's NUL padding shows as @
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+    found = *p == '\0';
+  }
+  std::fclose(f);
+  return found;
+}
+
 struct Instance {
   std::set<UmadPort*> open;
   Napi::FunctionReference portCtor;
@@ -213,7 +244,8 @@ struct Instance {
   // the next listCas() takes it (once), joining the thread first.
   std::thread prefetch;
   CaListing prefetched;
-  bool havePrefetched = false;
+  bool havePrefetched = false;  // the thread has been joined
+  bool prefetchedAny = false;   // and it listed (not under umad2sim with no ibsim listening)
   void JoinPrefetch() {
     if (prefetch.joinable()) {
       prefetch.join();
@@ -245,10 +277,11 @@ Napi::Value ListCas(const Napi::CallbackInfo& info) {
   Instance* inst = env.GetInstanceData<Instance>();
   CaListing l;
   inst->JoinPrefetch();
-  if (inst->havePrefetched) {
+  if (inst->havePrefetched && inst->prefetchedAny) {
     std::swap(l, inst->prefetched);
-    inst->havePrefetched = false;
+    inst->havePrefetched = inst->prefetchedAny = false;
   } else {
+    inst->havePrefetched = inst->prefetchedAny = false;
     CollectCas(l);
   }
   if (l.err) throw UmadError(env, l.call, l.err, l.what);
@@ -287,7 +320,13 @@ Napi::Value PrefetchCas(const Napi::CallbackInfo& info) {
   Instance* inst = info.Env().GetInstanceData<Instance>();
   if (inst->prefetch.joinable() || inst->havePrefetched || !inst->open.empty()) return Napi::Boolean::New(info.Env(), false);
   try {
-    inst->prefetch = std::thread([inst]() { CollectCas(inst->prefetched); });
+    // The environment read here, on the main thread (JS may change it meanwhile).
+    inst->prefetch = std::thread([inst, sock = SimulatorSocket()]() {
+      if (SimulatorListening(sock)) {
+        CollectCas(inst->prefetched);
+        inst->prefetchedAny = true;
+      }
+    });
   } catch (const std::system_error&) {
     return Napi::Boolean::New(info.Env(), false);  // no thread: listCas() lists on the main thread
   }

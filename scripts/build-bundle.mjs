@@ -84,25 +84,11 @@ const argv = process.argv.slice(2);
 // ibsm run --umad: the addon loaded first and asked to list the CAs on a thread of its own while
 // this one compiles and evaluates the bundle (libibumad's first call reads sysfs; under ibsim,
 // umad2sim writes its whole sysfs tree then, ~10 ms). The bundle takes the addon from here
-// (transport/native.ts, the same path); any failure is left to it, which names the fix.
+// (transport/native.ts, the same path); any failure is left to it, which names the fix. (Under
+// umad2sim with no ibsim listening the thread lists nothing: that first call would never return.)
 const optsEnd = argv.indexOf('--');
 const opts = optsEnd < 0 ? argv : argv.slice(0, optsEnd);
-// Under umad2sim with no ibsim listening, libibumad's first call would never return: not started
-// then (transport/umad.ts's assertSimulatorListening, the same test, says why once the bundle runs).
-const simListening = () => {
-  const env = process.env;
-  if (!(env.LD_PRELOAD || '').includes('umad2sim') || env.IBSIM_SERVER_NAME) return true;
-  const want = '@' + (env.IBSIM_SOCKNAME || 'sim') + ':ctl';
-  try {
-    return fs.readFileSync('/proc/net/unix', 'latin1').split('\\n').some((l) => {
-      const i = l.indexOf(want);
-      return i >= 0 && /^@*\\s*$/.test(l.slice(i + want.length));
-    });
-  } catch {
-    return false;
-  }
-};
-if (argv[0] === 'run' && opts.includes('--umad') && !opts.some((a) => a === '--help' || a === '-h' || a === '--version' || a === '-V') && simListening()) {
+if (argv[0] === 'run' && opts.includes('--umad') && !opts.some((a) => a === '--help' || a === '-h' || a === '--version' || a === '-V')) {
   try {
     const addon = { exports: {} };
     process.dlopen(addon, path.join(__dirname, '../../build/Release/ibsm_umad.node'));
