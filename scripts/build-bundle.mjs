@@ -81,14 +81,14 @@ const path = require('node:path');
 const vm = require('node:vm');
 const file = path.join(__dirname, 'main.cjs');
 const argv = process.argv.slice(2);
-// ibsm run --umad: the addon loaded first and asked to list the CAs on a thread of its own while
+// ibsm run --umad (and discover, query): the addon loaded first and asked to list the CAs on a thread of its own while
 // this one compiles and evaluates the bundle (libibumad's first call reads sysfs; under ibsim,
 // umad2sim writes its whole sysfs tree then, ~10 ms). The bundle takes the addon from here
 // (transport/native.ts, the same path); any failure is left to it, which names the fix. (Under
 // umad2sim with no ibsim listening the thread lists nothing: that first call would never return.)
 const optsEnd = argv.indexOf('--');
 const opts = optsEnd < 0 ? argv : argv.slice(0, optsEnd);
-if (argv[0] === 'run' && opts.includes('--umad') && !opts.some((a) => a === '--help' || a === '-h' || a === '--version' || a === '-V')) {
+if ((argv[0] === 'run' || argv[0] === 'discover' || argv[0] === 'query') && opts.includes('--umad') && !opts.some((a) => a === '--help' || a === '-h' || a === '--version' || a === '-V')) {
   try {
     const addon = { exports: {} };
     process.dlopen(addon, path.join(__dirname, '../../build/Release/ibsm_umad.node'));

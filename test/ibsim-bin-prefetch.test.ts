@@ -1,11 +1,11 @@
 /** Start-up (#16): the bundled bin (dist/bundle/ibsm.cjs, `npm run build`) starts listing the CAs
- * for `ibsm run --umad` on a thread of the addon's own before it compiles the bundle (under ibsim,
+ * for `ibsm run --umad` (and discover, query) on a thread of the addon's own before it compiles the bundle (under ibsim,
  * umad2sim's first call writes its whole sysfs tree, ~10 ms, now beside the code cache's
  * deserialization). On ibsim through the real libibumad and umad2sim:
  * - the listing the thread made is the one listCas() makes on the main thread, and names the port
  *   ibstat (the witness, a separate C program) names;
  * - the bin's run --umad --once reaches SUBNET UP on that port (--guid), and umad2sim's sysfs tree
- *   is gone from its working directory at exit;
+ *   is gone from its working directory at exit; its discover --umad prints what the tsc build does;
  * - a usage error while the listing waits on ibsim exits 2 once the thread is done, so ibsim is
  *   not left with a client gone half way through connecting;
  * - with no ibsim listening the listing is not started (umad2sim's first call would never return):
@@ -73,6 +73,17 @@ describe('the bin lists the CAs on a thread of its own for run --umad', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(new RegExp(`ibsm starting backend=umad port=\\S+/1 portGuid=${guid}`));
     expect(r.stderr).toMatch(/SUBNET UP nodes=6 switches=2 /);
+    expect(sysTrees(dir)).toEqual([]);
+  });
+
+  it('discover --umad through the bin prints what the tsc build prints (no listing thread there), the switches ibnetdiscover finds', async () => {
+    const viaBin = await runPreloaded(BIN, ['discover', '--umad'], { ibsim: ib, simHost: 'Hca1', cwd: dir, timeoutMs: TIMEOUT });
+    expect(viaBin.code, viaBin.stderr).toBe(0);
+    const viaTsc = await runPreloaded(process.execPath, [path.join(ROOT, 'dist/cli/main.js'), 'discover', '--umad'], { ibsim: ib, simHost: 'Hca1', cwd: dir, timeoutMs: TIMEOUT });
+    expect(viaBin.stdout).toBe(viaTsc.stdout);
+    const witness = await runPreloaded('ibnetdiscover', [], { ibsim: ib, simHost: 'Hca1', cwd: dir, timeoutMs: TIMEOUT });
+    expect(viaBin.stdout.match(/^Switch\s/gm)?.length).toBe(witness.stdout.match(/^Switch\s/gm)?.length);
+    expect(viaBin.stdout.match(/^Switch\s/gm)?.length).toBe(2);
     expect(sysTrees(dir)).toEqual([]);
   });
 
