@@ -29,12 +29,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -71,7 +73,7 @@ constexpr int kRecvTimeoutMs = 50;      // the receiver's wait when a stop reque
 // umad2sim (ibsim's LD_PRELOAD library, umad fds from 1024 up) waits on its own queue for a poll
 // that names a umad fd and ignores the other fds: there the wake-up fd cannot end the wait, so
 // the wait is this short and a stop waits at most this long.
-constexpr int kRecvTimeoutSimMs = 2;
+constexpr int kRecvTimeoutSimMs = 1;
 constexpr int kUmad2simFirstFd = 1024;
 constexpr uint32_t kMaxPending = 4096;  // MADs waiting for JS before the receiver pauses
 constexpr int kMaxMadLength = 1 << 20;  // largest (RMPP-reassembled) MAD accepted
@@ -165,10 +167,91 @@ struct Link {
   UmadPort* port;
 };
 
+// The CAs and ports libibumad lists, gathered by CollectCas off the main thread (prefetchCas) or
+// on it (listCas): the umad_ca_t's as libibumad filled them, or the call that failed.
+struct CaListing {
+  std::vector<umad_ca_t> cas;
+  int err = 0;
+  const char* call = nullptr;
+  std::string what;
+  void Release() {
+    for (umad_ca_t& ca : cas) umad_release_ca(&ca);
+    cas.clear();
+  }
+};
+
+void CollectCas(CaListing& out) {
+  umad_init();
+  char names[UMAD_MAX_DEVICES][UMAD_CA_NAME_LEN];
+  errno = 0;
+  int n = umad_get_cas_names(names, UMAD_MAX_DEVICES);
+  if (n < 0) {
+    out.err = ErrnoOf(n);
+    out.call = "umad_get_cas_names";
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    umad_ca_t ca;
+    errno = 0;
+    int r = umad_get_ca(names[i], &ca);
+    if (r < 0) {
+      out.Release();
+      out.err = ErrnoOf(r);
+      out.call = "umad_get_ca";
+      out.what = names[i];
+      return;
+    }
+    out.cas.push_back(ca);
+  }
+}
+
+// Under umad2sim (ibsim's preload, named in LD_PRELOAD) with no ibsim listening, umad2sim's first
+// call waits for ever: whether ibsim's control socket @<IBSIM_SOCKNAME, else "sim">:ctl is bound
+// (/proc/net/unix). transport/umad.ts's assertSimulatorListening makes the same test (and says
+// why) before the main thread's first call; this one keeps the listing thread from starting one.
+// `sock` is empty when no test is needed (no umad2sim, or ibsim over TCP: IBSIM_SERVER_NAME).
+std::string SimulatorSocket() {
+  const char* pre = getenv("LD_PRELOAD");
+  if (pre == nullptr || std::strstr(pre, "umad2sim") == nullptr || getenv("IBSIM_SERVER_NAME") != nullptr) return "";
+  const char* sock = getenv("IBSIM_SOCKNAME");
+  return std::string("@") + (sock != nullptr && *sock ? sock : "sim") + ":ctl";
+}
+
+bool SimulatorListening(const std::string& want) {
+  if (want.empty()) return true;
+  FILE* f = std::fopen("/proc/net/unix", "re");
+  if (f == nullptr) return false;
+  char line[1024];
+  bool found = false;
+  while (!found && std::fgets(line, sizeof line, f) != nullptr) {
+    const char* p = std::strstr(line, want.c_str());
+    if (p == nullptr) continue;
+    p += want.size();
+    while (*p == '@') p++;  // the name's NUL padding shows as @
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+    found = *p == '\0';
+  }
+  std::fclose(f);
+  return found;
+}
+
 struct Instance {
   std::set<UmadPort*> open;
   Napi::FunctionReference portCtor;
   bool tearingDown = false;
+  // prefetchCas(): the listing gathered on its own thread while the main thread compiles and
+  // evaluates the bundle (under ibsim, umad2sim's first call writes its whole sysfs tree, ~10 ms);
+  // the next listCas() takes it (once), joining the thread first.
+  std::thread prefetch;
+  CaListing prefetched;
+  bool havePrefetched = false;  // the thread has been joined
+  bool prefetchedAny = false;   // and it listed (not under umad2sim with no ibsim listening)
+  void JoinPrefetch() {
+    if (prefetch.joinable()) {
+      prefetch.join();
+      havePrefetched = true;
+    }
+  }
 };
 
 Napi::Object PortToJs(Napi::Env env, const umad_port_t* p) {
@@ -191,35 +274,68 @@ Napi::Object PortToJs(Napi::Env env, const umad_port_t* p) {
 
 Napi::Value ListCas(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  umad_init();
-  char names[UMAD_MAX_DEVICES][UMAD_CA_NAME_LEN];
-  errno = 0;
-  int n = umad_get_cas_names(names, UMAD_MAX_DEVICES);
-  if (n < 0) throw UmadError(env, "umad_get_cas_names", ErrnoOf(n), "");
-  Napi::Array out = Napi::Array::New(env);
-  for (int i = 0; i < n; i++) {
-    umad_ca_t ca;
-    errno = 0;
-    int r = umad_get_ca(names[i], &ca);
-    if (r < 0) throw UmadError(env, "umad_get_ca", ErrnoOf(r), names[i]);
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("name", std::string(ca.ca_name));
-    o.Set("nodeType", ca.node_type);
-    o.Set("numPorts", ca.numports);
-    o.Set("fwVer", std::string(ca.fw_ver));
-    o.Set("caType", std::string(ca.ca_type));
-    o.Set("hwVer", std::string(ca.hw_ver));
-    o.Set("nodeGuid", Napi::BigInt::New(env, static_cast<uint64_t>(be64toh(ca.node_guid))));
-    o.Set("systemGuid", Napi::BigInt::New(env, static_cast<uint64_t>(be64toh(ca.system_guid))));
-    Napi::Array ports = Napi::Array::New(env);
-    uint32_t k = 0;
-    for (int p = 0; p < UMAD_CA_MAX_PORTS; p++)
-      if (ca.ports[p]) ports.Set(k++, PortToJs(env, ca.ports[p]));
-    o.Set("ports", ports);
-    umad_release_ca(&ca);
-    out.Set(static_cast<uint32_t>(i), o);
+  Instance* inst = env.GetInstanceData<Instance>();
+  CaListing l;
+  inst->JoinPrefetch();
+  if (inst->havePrefetched && inst->prefetchedAny) {
+    std::swap(l, inst->prefetched);
+    inst->havePrefetched = inst->prefetchedAny = false;
+  } else {
+    inst->havePrefetched = inst->prefetchedAny = false;
+    CollectCas(l);
   }
+  if (l.err) throw UmadError(env, l.call, l.err, l.what);
+  Napi::Array out = Napi::Array::New(env);
+  try {
+    for (size_t i = 0; i < l.cas.size(); i++) {
+      const umad_ca_t& ca = l.cas[i];
+      Napi::Object o = Napi::Object::New(env);
+      o.Set("name", std::string(ca.ca_name));
+      o.Set("nodeType", ca.node_type);
+      o.Set("numPorts", ca.numports);
+      o.Set("fwVer", std::string(ca.fw_ver));
+      o.Set("caType", std::string(ca.ca_type));
+      o.Set("hwVer", std::string(ca.hw_ver));
+      o.Set("nodeGuid", Napi::BigInt::New(env, static_cast<uint64_t>(be64toh(ca.node_guid))));
+      o.Set("systemGuid", Napi::BigInt::New(env, static_cast<uint64_t>(be64toh(ca.system_guid))));
+      Napi::Array ports = Napi::Array::New(env);
+      uint32_t k = 0;
+      for (int p = 0; p < UMAD_CA_MAX_PORTS; p++)
+        if (ca.ports[p]) ports.Set(k++, PortToJs(env, ca.ports[p]));
+      o.Set("ports", ports);
+      out.Set(static_cast<uint32_t>(i), o);
+    }
+  } catch (...) {
+    l.Release();
+    throw;
+  }
+  l.Release();
   return out;
+}
+
+// prefetchCas(): start gathering listCas()'s answer on a thread of its own (once; not once a port
+// is open). endPrefetch(): wait for that thread (for process exit: libibumad, and umad2sim under
+// ibsim, must not be left half way through their first call).
+Napi::Value PrefetchCas(const Napi::CallbackInfo& info) {
+  Instance* inst = info.Env().GetInstanceData<Instance>();
+  if (inst->prefetch.joinable() || inst->havePrefetched || !inst->open.empty()) return Napi::Boolean::New(info.Env(), false);
+  try {
+    // The environment read here, on the main thread (JS may change it meanwhile).
+    inst->prefetch = std::thread([inst, sock = SimulatorSocket()]() {
+      if (SimulatorListening(sock)) {
+        CollectCas(inst->prefetched);
+        inst->prefetchedAny = true;
+      }
+    });
+  } catch (const std::system_error&) {
+    return Napi::Boolean::New(info.Env(), false);  // no thread: listCas() lists on the main thread
+  }
+  return Napi::Boolean::New(info.Env(), true);
+}
+
+Napi::Value EndPrefetch(const Napi::CallbackInfo& info) {
+  info.Env().GetInstanceData<Instance>()->JoinPrefetch();
+  return info.Env().Undefined();
 }
 
 // The SMI/GSI device pair serving a CA port on libraries that split them; null otherwise.
@@ -756,6 +872,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   // Stop every receiver before the environment goes away (worker exit, process teardown).
   env.AddCleanupHook([inst]() {
     inst->tearingDown = true;
+    inst->JoinPrefetch();
+    inst->prefetched.Release();
     std::set<UmadPort*> open = inst->open;
     for (UmadPort* p : open) p->Shutdown();
   });
@@ -763,6 +881,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   inst->portCtor = Napi::Persistent(ctor);
   exports.Set("UmadPort", ctor);
   exports.Set("listCas", Napi::Function::New(env, ListCas, "listCas"));
+  exports.Set("prefetchCas", Napi::Function::New(env, PrefetchCas, "prefetchCas"));
+  exports.Set("endPrefetch", Napi::Function::New(env, EndPrefetch, "endPrefetch"));
   exports.Set("smiGsiPair", Napi::Function::New(env, SmiGsiPair, "smiGsiPair"));
 
   Napi::Object rec = Napi::Object::New(env);

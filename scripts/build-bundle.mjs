@@ -80,6 +80,23 @@ const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');
 const file = path.join(__dirname, 'main.cjs');
+const argv = process.argv.slice(2);
+// ibsm run --umad (and discover, query): the addon loaded first and asked to list the CAs on a thread of its own while
+// this one compiles and evaluates the bundle (libibumad's first call reads sysfs; under ibsim,
+// umad2sim writes its whole sysfs tree then, ~10 ms). The bundle takes the addon from here
+// (transport/native.ts, the same path); any failure is left to it, which names the fix. (Under
+// umad2sim with no ibsim listening the thread lists nothing: that first call would never return.)
+const optsEnd = argv.indexOf('--');
+const opts = optsEnd < 0 ? argv : argv.slice(0, optsEnd);
+if ((argv[0] === 'run' || argv[0] === 'discover' || argv[0] === 'query') && opts.includes('--umad') && !opts.some((a) => a === '--help' || a === '-h' || a === '--version' || a === '-V')) {
+  try {
+    const addon = { exports: {} };
+    process.dlopen(addon, path.join(__dirname, '../../build/Release/ibsm_umad.node'));
+    globalThis.__ibsmNative = addon.exports;
+    // The thread waited for at exit: libibumad (and umad2sim) not left half way through.
+    if (typeof addon.exports.prefetchCas === 'function' && addon.exports.prefetchCas()) process.once('exit', () => addon.exports.endPrefetch());
+  } catch {}
+}
 let cachedData;
 try {
   cachedData = fs.readFileSync(file + '.cache');
@@ -101,7 +118,6 @@ script.runInThisContext().call(m.exports, m.exports, require, m, file, __dirname
 // ibsm run is done when main resolves (the SM stopped, its log lines written synchronously, its
 // sockets closed): it exits there, without Node's teardown of the V8 heap (4-5 ms from SUBNET UP
 // to exit with --once, median of 15 through ibsim). The other commands may still be writing.
-const argv = process.argv.slice(2);
 m.exports.main(argv, m.exports.PROCESS_IO).then((code) => {
   process.exitCode = code;
   if (argv[0] === 'run') process.exit(code);

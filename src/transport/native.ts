@@ -133,6 +133,11 @@ export interface NativeUmad {
   smiGsiPair(caName: string | null, portNum: number): NativeSmiGsiPair | null;
   RECORD: NativeRecordLayout;
   features: { openSmiPort: boolean; smiGsiPairs: boolean };
+  /** Start gathering listCas()'s answer on a thread of its own (the bundled bin calls it before
+   * compiling the bundle, for `ibsm run --umad`); the next listCas() takes it. */
+  prefetchCas?(): boolean;
+  /** Wait for that thread (at process exit). */
+  endPrefetch?(): void;
 }
 
 /** Where the addon is built (the same two levels up from src/transport and dist/transport). */
@@ -143,6 +148,9 @@ let loaded: NativeUmad | undefined;
 /** Load the addon once; throws TransportError naming the fix when it is not built or cannot load. */
 export function loadNative(): NativeUmad {
   if (loaded) return loaded;
+  // Loaded already by the bundled bin, from this same path (scripts/build-bundle.mjs).
+  const early = (globalThis as { __ibsmNative?: NativeUmad }).__ibsmNative;
+  if (early) return (loaded = early);
   if (!existsSync(NATIVE_ADDON_PATH)) {
     throw new TransportError(
       `the native umad transport is not built (${NATIVE_ADDON_PATH} is missing); install libibumad-dev (apt-get install libibumad-dev) and run: npm run build:native`,
