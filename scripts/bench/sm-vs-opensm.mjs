@@ -162,7 +162,10 @@ function osmTime(line, ref) {
 async function runSm(kind, engine, sim, simHost, shim, dir) {
   const counts = path.join(dir, `${kind}-${engine}.counts`);
   const osmLog = path.join(dir, `${kind}-${engine}.osm.log`);
+  // A fresh cache per run: OpenSM's guid2lid (and ibsm's --guid2lid) from an earlier run, or from
+  // another fabric whose GUIDs overlap, would hand out its LIDs (a higher top LID: more LFT blocks).
   const cache = path.join(dir, `${kind}-${engine}.cache`);
+  rmSync(cache, { recursive: true, force: true });
   mkdirSync(cache, { recursive: true });
   const env = clientEnv(sim, simHost, { UMAD_COUNT_FILE: counts, LD_PRELOAD: `${shim} ${UMAD2SIM}`, OSM_CACHE_DIR: cache, OSM_TMP_DIR: cache });
   // The bin's shebang unsets NODE_EXTRA_CA_CERTS (a CA file read at start-up); so does node S CLI.
