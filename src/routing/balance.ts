@@ -3,7 +3,7 @@
  *  every switch picks, for every destination LID delivered by T, the least used port among its
  *  legal minimum-distance ports. With LMC > 0 the LIDs of one port prefer next hops on different
  *  systems (system image GUID), then different switches, before falling back to port counts. */
-import { destLidsOfSwitch, rng, type FabricIndex } from './graph.js';
+import { bfsSwitches, destLidsOfSwitch, rng, type FabricIndex } from './graph.js';
 import { ColumnBuffer } from './lft-writers.js';
 
 export interface Balancer {
@@ -121,28 +121,12 @@ export function fillForDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[]
  * as bfsSwitches does.
  */
 export function fillFromDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[], bal: Balancer, dist: Int32Array, queue: Int32Array, scratch: DestLids): void {
+  const dst = beginDest(ix, T, lfts, bal, scratch);
+  // nothing to deliver: the distances only
+  if (!dst) return bfsSwitches(ix, T, dist, queue);
   dist.fill(-1);
   dist[T] = 0;
-  const dst = beginDest(ix, T, lfts, bal, scratch);
   const { adjStart, adjSw, adjPort } = ix;
-  if (!dst) {
-    // nothing to deliver: the distances only
-    let head = 0;
-    let tail = 0;
-    queue[tail++] = T;
-    while (head < tail) {
-      const s = queue[head++]!;
-      const d = dist[s]! + 1;
-      for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) {
-        const r = adjSw[e]!;
-        if (dist[r]! < 0) {
-          dist[r] = d;
-          queue[tail++] = r;
-        }
-      }
-    }
-    return;
-  }
   const { nL, inCols, colBuf, W, anyLmc, nCounted } = dst;
   const CW = ix.maxPorts + 1;
   const counted = fillScratch.counted;
