@@ -16,8 +16,15 @@ import { verifierDeps, witness, witnessDeps } from './helpers/verify-witness.js'
 
 /** The report with batches, what each batch carry returned (true: carried, false: undone), and
  *  the same report LID by LID. */
-function both(f: Fabric, t: RoutingResult | ReadonlyMap<number, Uint8Array>, opts: VerifyOptions = {}): { v: ReturnType<typeof verifyRoutes>; carried: boolean[]; runs: number } {
-  const spy = vi.spyOn(ColumnBatch.prototype, 'carry');
+function both(f: Fabric, t: RoutingResult | ReadonlyMap<number, Uint8Array>, opts: VerifyOptions = {}): { v: ReturnType<typeof verifyRoutes>; carried: boolean[]; runs: number; switches: boolean[] } {
+  // A switch's own LID: a batch of one column standing for no CA LID (mult 0).
+  const switches: boolean[] = [];
+  const carry = ColumnBatch.prototype.carry;
+  const spy = vi.spyOn(ColumnBatch.prototype, 'carry').mockImplementation(function (this: ColumnBatch, ...a: Parameters<ColumnBatch['carry']>) {
+    const ok = carry.apply(this, a);
+    if (a[8] === 1 && a[7][0] === 0) switches.push(ok);
+    return ok;
+  });
   // carryRun: a batch's columns consecutive, one LID each, on one VL (the others: carry's own loop).
   const run = vi.spyOn(ColumnBatch.prototype as unknown as { carryRun: () => boolean }, 'carryRun');
   const v = verifyRoutes(f, t, { maxFailures: 1000, ...opts });
@@ -27,7 +34,7 @@ function both(f: Fabric, t: RoutingResult | ReadonlyMap<number, Uint8Array>, opt
   run.mockRestore();
   const plain = verifyRoutes(f, t, { maxFailures: 1000, ...opts, batch: false });
   expect(v).toEqual(plain);
-  return { v, carried, runs };
+  return { v, carried, runs, switches };
 }
 
 /** Routes per link, hops and pairs as the hop-by-hop witness's. */
@@ -62,11 +69,13 @@ describe('verifier batches: the same report as LID by LID, and as the witness', 
     it(`${spec} ${engine}`, () => {
       const f = fabricWithLids(spec);
       const r = getEngine(engine).route(f, { lmc: 0 });
-      const { v, carried, runs } = both(f, r);
+      const { v, carried, runs, switches } = both(f, r);
       expect(v.ok).toBe(true);
-      // Batches were carried (every engine routes some LIDs over shortest paths here), as runs.
+      // Batches were carried (every engine routes some LIDs over shortest paths here), as runs,
+      // and switch LIDs.
       expect(carried).toContain(true);
       expect(runs).toBeGreaterThan(0);
+      expect(switches).toContain(true);
       asWitness(f, r.lfts, v);
       const res: RoutingResult = r.sl ? r : { ...r, sl: () => 0, sl2vl: identitySl2Vl(1) };
       expect(verifierDeps(v)).toEqual(witnessDeps(f, res));
@@ -76,8 +85,11 @@ describe('verifier batches: the same report as LID by LID, and as the witness', 
   it('updn on a torus: batches with a route longer than the shortest are undone, the report unchanged', () => {
     const f = fabricWithLids('gen:torus:6x6,hosts=2');
     const r = getEngine('updn').route(f, { lmc: 0 });
-    const { v, carried } = both(f, r);
+    const { v, carried, switches } = both(f, r);
     expect(carried).toContain(false);
+    // Switch LIDs too, some with a route longer than the shortest: walked LID by LID.
+    expect(switches).toContain(true);
+    expect(switches).toContain(false);
     expect(v.stretch!.pairsAboveShortest).toBeGreaterThan(0);
     asWitness(f, r.lfts, v);
     expect(verifierDeps(v)).toEqual(witnessDeps(f, { ...r, sl: () => 0, sl2vl: identitySl2Vl(1) }));

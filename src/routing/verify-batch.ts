@@ -200,7 +200,8 @@ export class ColumnBatch {
   }
 
   /** Carry the columns cols[0 .. nC − 1] of `dec` (T's entries `check`ed; each LID's
-   *  routes on VL vls[k], standing for mult[k] LIDs) along `order` (the switches by distance to
+   *  routes on VL vls[k], standing for mult[k] LIDs; 0: T's own LID, whose routes count only
+   *  for their dependencies) along `order` (the switches by distance to
    *  T, farthest first): sources per switch (caCount at the switch, plus what comes from
    *  upstream), routes and CA LIDs per channel, and the dependencies of the channels that carry
    *  traffic (`lazyBits`: a VL's bits made at its first dependency, else before). Returns false
@@ -327,6 +328,7 @@ export class ColumnBatch {
           break;
         }
         const rn = n * ROW;
+        let sa = 0;
         let sum = 0;
         let ms = 0;
         for (let k = 0; k < nC; k++) {
@@ -334,11 +336,12 @@ export class ColumnBatch {
           const a = acc[r + j]! + own;
           acc[rn + j]! += a;
           const m = run ? 1 : mult[k]!;
+          sa += a;
           sum += a * m;
           ms += m;
         }
         routes[ax + u]! += sum * ROUTE_SCALE + ms;
-        if (sum === 0 || !doCdg || n === T) {
+        if (sa === 0 || !doCdg || n === T) {
           for (let k = 0; k < nC; k++) acc[r + (run ? (j0 + k) & M : cols[k]!)] = 0;
           continue;
         }
