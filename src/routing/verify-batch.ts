@@ -299,12 +299,16 @@ export class ColumnBatch {
     // Made here (and dropped after) when lazy and the carry makes no dependency on vl.
     const had = ch.depBits[vl] !== undefined;
     const bits = doCdg ? ch.depsOf(vl) : EMPTY;
-    for (let x = 0; x < nSw; x++) {
-      const r = x * ROW;
-      const p = dec[r + j0]!;
-      let k = 1;
-      while (k < nC && dec[r + (run ? (j0 + k) & M : cols[k]!)] === p) k++;
-      uni[x] = k < nC ? -1 : code256[(x << 8) + p]!;
+    // (One column: every switch, carried as any other.)
+    if (nC === 1) uni.fill(-1);
+    else {
+      for (let x = 0; x < nSw; x++) {
+        const r = x * ROW;
+        const p = dec[r + j0]!;
+        let k = 1;
+        while (k < nC && dec[r + (run ? (j0 + k) & M : cols[k]!)] === p) k++;
+        uni[x] = k < nC ? -1 : code256[(x << 8) + p]!;
+      }
     }
     let logN = 0;
     let seen = 0;

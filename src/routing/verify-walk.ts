@@ -137,6 +137,7 @@ export class LidWalker {
   /** Switch LIDs tried as batches, and those left to the per-LID walk (given up when most are). */
   private swTries = 0;
   private swMisses = 0;
+  private swBatch: ColumnBatch | undefined;
   /** The switch delivering each LID (−1: none). */
   private readonly lidSw: Int32Array;
   private batchHashStride = 4;
@@ -490,7 +491,9 @@ export class LidWalker {
    *  switch are not CA-to-CA routes (nor its LID a CA LID per channel), only their dependencies
    *  count, and every source reaches it. */
   private switchBatch(T: number, dist: Int32Array, d: number, oi: number, keep: number): number {
-    const { batch, bCols, bVls, bMult } = this;
+    const { bCols, bVls, bMult } = this;
+    // Its own blocks: switch LIDs are in other blocks than the CA LIDs of their switches.
+    const batch = (this.swBatch ??= new ColumnBatch(this.ix, this.wins.lft));
     this.swTries++;
     batch.ensure(d, this.lidSw, 0);
     const j = d & (2 * BATCH - 1);
