@@ -28,6 +28,8 @@ export const BATCH = 1 << BATCH_SHIFT;
 export const E_CA = 254;
 const E_NONE = 255;
 const EMPTY = new Uint8Array(0);
+/** In next256: the entry leads to no switch (switches are fewer: one LID each). */
+const NO_SWITCH = 0xffff;
 /** Switches with more links than this have no batches (their link indices would not fit a byte). */
 export const MAX_LINKS = 254;
 /** Entries per switch in `dec`: two blocks of BATCH LIDs (an even and an odd one). */
@@ -64,8 +66,10 @@ export class ColumnBatch {
   /** Per switch, for the columns of carryRun: the code of its entry when it is the same for
    *  all of them, else −1. */
   private readonly uni: Int32Array;
-  /** `code` with 256 entries per switch (any port byte, no bounds test). */
+  /** `code` with 256 entries per switch (any port byte, no bounds test), and the switch each
+   *  entry leads to (NO_SWITCH: none). */
   private readonly code256: Uint8Array;
+  private readonly next256: Uint16Array;
 
   constructor(
     private readonly ix: FabricIndex,
@@ -91,7 +95,13 @@ export class ColumnBatch {
     this.acc = new Uint16Array(nSw * ROW);
     this.uni = new Int32Array(nSw);
     this.code256 = new Uint8Array(nSw * 256).fill(E_NONE);
-    for (let s = 0; s < nSw; s++) for (let p = 0; p < stride; p++) this.code256[s * 256 + p] = code[s * stride + p]!;
+    this.next256 = new Uint16Array(nSw * 256).fill(NO_SWITCH);
+    for (let s = 0; s < nSw; s++) {
+      for (let p = 0; p < stride; p++) {
+        const c = (this.code256[s * 256 + p] = code[s * stride + p]!);
+        if (c < E_CA) this.next256[s * 256 + p] = ix.adjSw[adjStart[s]! + c]!;
+      }
+    }
     this.log = new Uint32Array(nSw * BATCH);
     this.logVl = new Uint8Array(nSw * BATCH);
   }
@@ -289,7 +299,7 @@ export class ColumnBatch {
    *  `mult`. A switch whose entry is the same for all the columns (uni) is carried at once: one
    *  next switch, one channel to count. */
   private carryRun(ch: ChannelCounts, dec: Uint8Array, order: Int32Array, T: number, dist: Int32Array, cols: Int32Array, mult: Int32Array, nC: number, vl: number, doCdg: boolean, lazyBits: boolean): boolean {
-    const { acc, nSw, code256, uni, log, logVl } = this;
+    const { acc, nSw, code256, next256, uni, log, logVl } = this;
     const { adjStart, adjSw, caCount } = this.ix;
     const { xBase, xStride, routes, vlSeen } = ch;
     const M = ROW - 1;
@@ -373,10 +383,12 @@ export class ColumnBatch {
       }
       for (let k = 0; k < nC; k++) {
         const j = run ? (j0 + k) & M : cols[k]!;
-        const c = code256[cx + dec[r + j]!]!;
+        const p = dec[r + j]!;
+        const c = code256[cx + p]!;
         const e = ax + c;
-        const n = c < E_CA ? adjSw[e]! : -1;
-        if (n < 0 || dist[n] !== dx1) {
+        // (From the port byte, not from c: two loads side by side, not one after the other.)
+        const n = next256[cx + p]!;
+        if (n === NO_SWITCH || dist[n] !== dx1) {
           failAt = i;
           failK = k;
           break rows;
