@@ -50,8 +50,13 @@ export class ChannelCounts {
   /** Routes (CA to CA) and CA destination LIDs per channel. */
   linkLoads(): { routes: Float64Array; lids: Float64Array } {
     const { routes } = this;
-    const r = Float64Array.from(routes, (v) => Math.floor(v / ROUTE_SCALE));
-    return { routes: r, lids: Float64Array.from(routes, (v, e) => v - r[e]! * ROUTE_SCALE) };
+    const r = new Float64Array(routes.length);
+    const lids = new Float64Array(routes.length);
+    for (let e = 0; e < routes.length; e++) {
+      r[e] = Math.floor(routes[e]! / ROUTE_SCALE);
+      lids[e] = routes[e]! - r[e]! * ROUTE_SCALE;
+    }
+    return { routes: r, lids };
   }
 
   /** The dependency bits' layout as routing/cdg.ts reads it: channel e's first bit (and the total). */
