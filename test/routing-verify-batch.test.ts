@@ -16,13 +16,19 @@ import { verifierDeps, witness, witnessDeps } from './helpers/verify-witness.js'
 
 /** The report with batches, what each batch carry returned (true: carried, false: undone), and
  *  the same report LID by LID. */
-function both(f: Fabric, t: RoutingResult | ReadonlyMap<number, Uint8Array>, opts: VerifyOptions = {}): { v: ReturnType<typeof verifyRoutes>; carried: boolean[]; runs: number; switches: boolean[] } {
+function both(f: Fabric, t: RoutingResult | ReadonlyMap<number, Uint8Array>, opts: VerifyOptions = {}): { v: ReturnType<typeof verifyRoutes>; carried: boolean[]; runs: number; switches: boolean[]; twins: number; batches: number } {
   // A switch's own LID: a batch of one column standing for no CA LID (mult 0).
   const switches: boolean[] = [];
+  // CA LID batches, and those with a column carried for more than one LID (twins: the same
+  // entries at every switch but T's).
+  let batches = 0;
+  let twins = 0;
   const carry = ColumnBatch.prototype.carry;
   const spy = vi.spyOn(ColumnBatch.prototype, 'carry').mockImplementation(function (this: ColumnBatch, ...a: Parameters<ColumnBatch['carry']>) {
     const ok = carry.apply(this, a);
     if (a[8] === 1 && a[7][0] === 0) switches.push(ok);
+    if (a[7][0] !== 0) batches++;
+    if (a[7].subarray(0, a[8]).some((m) => m > 1)) twins++;
     return ok;
   });
   // carryRun: a batch's columns consecutive, one LID each, on one VL (the others: carry's own loop).
@@ -34,7 +40,7 @@ function both(f: Fabric, t: RoutingResult | ReadonlyMap<number, Uint8Array>, opt
   run.mockRestore();
   const plain = verifyRoutes(f, t, { maxFailures: 1000, ...opts, batch: false });
   expect(v).toEqual(plain);
-  return { v, carried, runs, switches };
+  return { v, carried, runs, switches, twins, batches };
 }
 
 /** Routes per link, hops and pairs as the hop-by-hop witness's. */
@@ -208,5 +214,15 @@ describe('verifier batches: the same report as LID by LID, and as the witness', 
     expect(runs).toBeGreaterThan(0);
     expect(v.cdg).toEqual([]);
     expect(v.vlsUsed).toBe(1);
+  });
+
+  it('twins: ftree on an oversubscribed tree (more hosts than spines), their hashes made without the entries of the switch delivering them', () => {
+    const f = fabricWithLids('gen:fattree2:leaves=12,spines=6,hosts=20');
+    const r = getEngine('ftree').route(f, { lmc: 0 });
+    const { v, twins, batches } = both(f, r);
+    expect(v.ok).toBe(true);
+    // Every leaf's batch (20 hosts over 6 up links) has some.
+    expect(batches).toBe(12);
+    expect(twins).toBe(batches);
   });
 });

@@ -61,8 +61,11 @@ export class ColumnBatch {
   /** Per column of the last `check`: not all shortest paths to T (or T's entry not to a CA). */
   readonly bad = new Uint8Array(BATCH);
   private readonly nSw: number;
-  /** The switch delivering each LID of the block being read. */
+  /** The switch delivering each LID of the block being read (−1: none), the least and the
+   *  greatest of them. */
   private readonly own = new Int32Array(BATCH);
+  private ownMin = 0;
+  private ownMax = -1;
   /** Per switch, for the columns of carryRun: the code of its entry when it is the same for
    *  all of them, else −1. */
   private readonly uni: Int32Array;
@@ -120,7 +123,15 @@ export class ColumnBatch {
     const d0 = w << BATCH_SHIFT;
     const h0 = half * BATCH;
     hashes.fill(0x811c9dc5 | 0, h0, h0 + BATCH);
-    for (let j = 0; j < BATCH; j++) own[j] = d0 + j < lidSw.length ? lidSw[d0 + j]! : -1;
+    let lo = nSw;
+    let hi = -1;
+    for (let j = 0; j < BATCH; j++) {
+      const o = (own[j] = d0 + j < lidSw.length ? lidSw[d0 + j]! : -1);
+      if (o >= 0 && o < lo) lo = o;
+      if (o > hi) hi = o;
+    }
+    this.ownMin = lo;
+    this.ownMax = hi;
     const end = d0 + BATCH;
     const { lft32, dec32 } = this;
     const w0 = d0 >>> 2;
@@ -159,7 +170,9 @@ export class ColumnBatch {
     if (hashStride === 0 || x % hashStride !== 0) return;
     const { dec, hashes, own } = this;
     const r = x * ROW + h0;
-    for (let j = 0; j < BATCH; j++) if (own[j] !== x) hashes[h0 + j] = Math.imul(hashes[h0 + j]! ^ dec[r + j]!, 16777619);
+    // (A switch delivering none of the block's LIDs: every column, without the test.)
+    if (x < this.ownMin || x > this.ownMax) for (let j = 0; j < BATCH; j++) hashes[h0 + j] = Math.imul(hashes[h0 + j]! ^ dec[r + j]!, 16777619);
+    else for (let j = 0; j < BATCH; j++) if (own[j] !== x) hashes[h0 + j] = Math.imul(hashes[h0 + j]! ^ dec[r + j]!, 16777619);
   }
 
   /** The hash of column j (LID d mod ROW) of `dec`, as its block's read made it. */
