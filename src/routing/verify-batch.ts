@@ -137,29 +137,40 @@ export class ColumnBatch {
     const w0 = d0 >>> 2;
     for (let x = 0; x < nSw; x++) {
       const r = x * ROW + h0;
-      // 32 bits at a time from tables that allow it, four tables at a time: their cache lines
-      // are fetched together (each is a line of another table, most often not in the cache).
-      if (x + 3 < nSw) {
-        const t0 = lft32[x];
-        const t1 = lft32[x + 1];
-        const t2 = lft32[x + 2];
-        const t3 = lft32[x + 3];
-        if (t0 && t1 && t2 && t3 && end <= 4 * t0.length && end <= 4 * t1.length && end <= 4 * t2.length && end <= 4 * t3.length) {
+      // Four tables at a time when they are long enough: their cache lines are fetched together
+      // (each is a line of another table, most often not in the cache); 32 bits at a time from
+      // tables that allow it (an engine's tables are often one buffer, at offsets not aligned).
+      const t0 = lft[x];
+      const t1 = lft[x + 1];
+      const t2 = lft[x + 2];
+      const t3 = lft[x + 3];
+      if (x + 3 < nSw && t0 && t1 && t2 && t3 && end <= t0.length && end <= t1.length && end <= t2.length && end <= t3.length) {
+        const u0 = lft32[x];
+        const u1 = lft32[x + 1];
+        const u2 = lft32[x + 2];
+        const u3 = lft32[x + 3];
+        if (u0 && u1 && u2 && u3) {
           const q = r >>> 2;
           for (let j = 0; j < BATCH / 4; j++) {
-            dec32[q + j] = t0[w0 + j]!;
-            dec32[q + ROW / 4 + j] = t1[w0 + j]!;
-            dec32[q + ROW / 2 + j] = t2[w0 + j]!;
-            dec32[q + (3 * ROW) / 4 + j] = t3[w0 + j]!;
+            dec32[q + j] = u0[w0 + j]!;
+            dec32[q + ROW / 4 + j] = u1[w0 + j]!;
+            dec32[q + ROW / 2 + j] = u2[w0 + j]!;
+            dec32[q + (3 * ROW) / 4 + j] = u3[w0 + j]!;
           }
-          for (let i = 0; i < 4; i++) this.hashRow(x + i, h0, hashStride);
-          x += 3;
-          continue;
+        } else {
+          for (let j = 0; j < BATCH; j++) {
+            dec[r + j] = t0[d0 + j]!;
+            dec[r + ROW + j] = t1[d0 + j]!;
+            dec[r + 2 * ROW + j] = t2[d0 + j]!;
+            dec[r + 3 * ROW + j] = t3[d0 + j]!;
+          }
         }
+        for (let i = 0; i < 4; i++) this.hashRow(x + i, h0, hashStride);
+        x += 3;
+        continue;
       }
-      const t = lft[x];
-      if (t && end <= t.length) for (let j = 0; j < BATCH; j++) dec[r + j] = t[d0 + j]!;
-      else for (let j = 0; j < BATCH; j++) dec[r + j] = t && d0 + j < t.length ? t[d0 + j]! : 255;
+      if (t0 && end <= t0.length) for (let j = 0; j < BATCH; j++) dec[r + j] = t0[d0 + j]!;
+      else for (let j = 0; j < BATCH; j++) dec[r + j] = t0 && d0 + j < t0.length ? t0[d0 + j]! : 255;
       this.hashRow(x, h0, hashStride);
     }
   }
