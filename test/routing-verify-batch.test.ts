@@ -16,9 +16,7 @@ import { verifierDeps, witness, witnessDeps } from './helpers/verify-witness.js'
 
 /** The report with batches, what each batch carry returned (true: carried, false: undone), and
  *  the same report LID by LID. */
-function both(f: Fabric, t: RoutingResult | ReadonlyMap<number, Uint8Array>, opts: VerifyOptions = {}): { v: ReturnType<typeof verifyRoutes>; carried: boolean[]; runs: number; switches: boolean[]; twins: number; batches: number } {
-  // A switch's own LID: a batch of one column standing for no CA LID (mult 0).
-  const switches: boolean[] = [];
+function both(f: Fabric, t: RoutingResult | ReadonlyMap<number, Uint8Array>, opts: VerifyOptions = {}): { v: ReturnType<typeof verifyRoutes>; carried: boolean[]; runs: number; twins: number; batches: number } {
   // CA LID batches, and those with a column carried for more than one LID (twins: the same
   // entries at every switch but T's).
   let batches = 0;
@@ -26,8 +24,7 @@ function both(f: Fabric, t: RoutingResult | ReadonlyMap<number, Uint8Array>, opt
   const carry = ColumnBatch.prototype.carry;
   const spy = vi.spyOn(ColumnBatch.prototype, 'carry').mockImplementation(function (this: ColumnBatch, ...a: Parameters<ColumnBatch['carry']>) {
     const ok = carry.apply(this, a);
-    if (a[8] === 1 && a[7][0] === 0) switches.push(ok);
-    if (a[7][0] !== 0) batches++;
+    batches++;
     if (a[7].subarray(0, a[8]).some((m) => m > 1)) twins++;
     return ok;
   });
@@ -40,7 +37,7 @@ function both(f: Fabric, t: RoutingResult | ReadonlyMap<number, Uint8Array>, opt
   run.mockRestore();
   const plain = verifyRoutes(f, t, { maxFailures: 1000, ...opts, batch: false });
   expect(v).toEqual(plain);
-  return { v, carried, runs, switches, twins, batches };
+  return { v, carried, runs, twins, batches };
 }
 
 /** Routes per link, hops and pairs as the hop-by-hop witness's. */
@@ -75,13 +72,11 @@ describe('verifier batches: the same report as LID by LID, and as the witness', 
     it(`${spec} ${engine}`, () => {
       const f = fabricWithLids(spec);
       const r = getEngine(engine).route(f, { lmc: 0 });
-      const { v, carried, runs, switches } = both(f, r);
+      const { v, carried, runs } = both(f, r);
       expect(v.ok).toBe(true);
-      // Batches were carried (every engine routes some LIDs over shortest paths here), as runs,
-      // and switch LIDs.
+      // Batches were carried (every engine routes some LIDs over shortest paths here), as runs.
       expect(carried).toContain(true);
       expect(runs).toBeGreaterThan(0);
-      expect(switches).toContain(true);
       asWitness(f, r.lfts, v);
       const res: RoutingResult = r.sl ? r : { ...r, sl: () => 0, sl2vl: identitySl2Vl(1) };
       expect(verifierDeps(v)).toEqual(witnessDeps(f, res));
@@ -91,11 +86,8 @@ describe('verifier batches: the same report as LID by LID, and as the witness', 
   it('updn on a torus: batches with a route longer than the shortest are undone, the report unchanged', () => {
     const f = fabricWithLids('gen:torus:6x6,hosts=2');
     const r = getEngine('updn').route(f, { lmc: 0 });
-    const { v, carried, switches } = both(f, r);
+    const { v, carried } = both(f, r);
     expect(carried).toContain(false);
-    // Switch LIDs too, some with a route longer than the shortest: walked LID by LID.
-    expect(switches).toContain(true);
-    expect(switches).toContain(false);
     expect(v.stretch!.pairsAboveShortest).toBeGreaterThan(0);
     asWitness(f, r.lfts, v);
     expect(verifierDeps(v)).toEqual(witnessDeps(f, { ...r, sl: () => 0, sl2vl: identitySl2Vl(1) }));

@@ -234,8 +234,7 @@ export class ColumnBatch {
   }
 
   /** Carry the columns cols[0 .. nC − 1] of `dec` (T's entries `check`ed; each LID's
-   *  routes on VL vls[k], standing for mult[k] LIDs; 0: T's own LID, whose routes count only
-   *  for their dependencies) along `order` (the switches by distance to
+   *  routes on VL vls[k], standing for mult[k] LIDs) along `order` (the switches by distance to
    *  T, farthest first): sources per switch (caCount at the switch, plus what comes from
    *  upstream), routes and CA LIDs per channel, and the dependencies of the channels that carry
    *  traffic (`lazyBits`: a VL's bits made at its first dependency, else before). Returns false

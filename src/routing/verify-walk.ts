@@ -134,10 +134,6 @@ export class LidWalker {
   /** Batches carried, and those undone (a route not a shortest path): checked first when often. */
   private batchRuns = 0;
   private batchAborts = 0;
-  /** Switch LIDs tried as batches, and those left to the per-LID walk (given up when most are). */
-  private swTries = 0;
-  private swMisses = 0;
-  private swBatch: ColumnBatch | undefined;
   /** The switch delivering each LID (−1: none). */
   private readonly lidSw: Int32Array;
   private batchHashStride = 4;
@@ -386,14 +382,8 @@ export class LidWalker {
     for (let i = 0; i <= n; i++) {
       const oi = i < n ? owners_[i]! : -1;
       if (oi >= 0 && ends[oi]!.isSwitch) {
-        // T's own LID: a batch of one (after the CA LIDs before it, to keep the order).
-        if (B > 0) keep = this.batchOf(T, dist, B, keep);
-        B = 0;
-        if (this.swTries < 64 || 2 * this.swMisses <= this.swTries) keep = this.switchBatch(T, dist, lids_[i]!, oi, keep);
-        else {
-          lids_[keep] = lids_[i]!;
-          owners_[keep++] = oi;
-        }
+        lids_[keep] = lids_[i]!;
+        owners_[keep++] = oi;
         continue;
       }
       // A batch: up to BATCH LIDs of two consecutive blocks (see ColumnBatch.dec).
@@ -482,33 +472,6 @@ export class LidWalker {
       lids_[keep] = bLids[j]!;
       owners_[keep++] = bOwners[j]!;
     }
-    return keep;
-  }
-
-  /** Switch T's own LID d (its end port oi) carried as a batch of one column where every
-   *  switch's route to it is a shortest path and T's entry is port 0 (else appended to lids_ /
-   *  owners_ at `keep` for the per-LID walk; returns the new end). Its mult is 0: routes to a
-   *  switch are not CA-to-CA routes (nor its LID a CA LID per channel), only their dependencies
-   *  count, and every source reaches it. */
-  private switchBatch(T: number, dist: Int32Array, d: number, oi: number, keep: number): number {
-    const { bCols, bVls, bMult } = this;
-    // Its own blocks: switch LIDs are in other blocks than the CA LIDs of their switches.
-    const batch = (this.swBatch ??= new ColumnBatch(this.ix, this.wins.lft));
-    this.swTries++;
-    batch.ensure(d, this.lidSw, 0);
-    const j = d & (2 * BATCH - 1);
-    const vl = batch.dec[T * 2 * BATCH + j] === 0 ? this.sls.lidVl(d, T) : -1;
-    bCols[0] = j;
-    bVls[0] = vl;
-    bMult[0] = 0;
-    if (vl >= 0 && batch.carry(this.ch, batch.dec, this.byDist, T, dist, bCols, bVls, bMult, 1, this.o.doCdg, this.o.sl !== undefined)) {
-      this.lids++;
-      this.pairs += this.totalSources;
-      return keep;
-    }
-    this.swMisses++;
-    this.lids_[keep] = d;
-    this.owners_[keep++] = oi;
     return keep;
   }
 
