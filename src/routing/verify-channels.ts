@@ -11,6 +11,9 @@
  */
 import type { FabricIndex } from './graph.js';
 
+/** A channel's routes count this much in `routes`, its LIDs 1 (LIDs are 16-bit: fewer). */
+export const ROUTE_SCALE = 65536;
+
 export class ChannelCounts {
   /** Per VL, the dependency bits (channel e of switch x, to e2 of e's far end n: bit
    *  xBase[x] + (e − adjStart[x]) × xStride[x] + e2 − adjStart[n]), and how many are set. */
@@ -22,12 +25,10 @@ export class ChannelCounts {
   /** Per switch x, its first dependency bit and the bits per channel (its neighbours' largest degree). */
   readonly xBase: Float64Array;
   readonly xStride: Int32Array;
-  /** Per channel e: at 2e its routes, added into `routesTotal` before they could overflow; at
-   *  2e + 1 the CA destination LIDs whose delivering routes lead over it (side by side: one
-   *  cache line for both). */
-  readonly routes: Uint32Array;
-  private readonly routesTotal: Float64Array;
-  private routesRoom = 0;
+  /** Per channel e: its routes × ROUTE_SCALE + the CA destination LIDs whose delivering routes
+   *  lead over it, in one float (exact: both are integers, the LIDs fewer than ROUTE_SCALE, the
+   *  routes fewer than sources × LIDs < 2^32): one read-modify-write per route step for both. */
+  readonly routes: Float64Array;
   private readonly nSw: number;
   private readonly adjStart: Int32Array;
 
@@ -43,31 +44,19 @@ export class ChannelCounts {
       this.xStride[x] = st;
       this.xBase[x + 1] = this.xBase[x]! + (adjStart[x + 1]! - adjStart[x]!) * st;
     }
-    const nE = adjStart[nSw]!;
-    this.routes = new Uint32Array(2 * nE);
-    this.routesTotal = new Float64Array(nE);
-  }
-
-  /** Room for `n` more routes on any one channel (the 32-bit counts flushed first when needed). */
-  reserve(n: number): void {
-    if (this.routesRoom < n) this.flushRoutes();
-    this.routesRoom -= n;
+    this.routes = new Float64Array(adjStart[nSw]!);
   }
 
   /** Routes (CA to CA) and CA destination LIDs per channel. */
   linkLoads(): { routes: Float64Array; lids: Float64Array } {
-    this.flushRoutes();
-    const { routes, routesTotal } = this;
-    return { routes: routesTotal, lids: Float64Array.from(routesTotal, (_, e) => routes[2 * e + 1]!) };
-  }
-
-  private flushRoutes(): void {
-    const { routes, routesTotal } = this;
-    for (let e = 0; e < routesTotal.length; e++) {
-      routesTotal[e]! += routes[2 * e]!;
-      routes[2 * e] = 0;
+    const { routes } = this;
+    const r = new Float64Array(routes.length);
+    const lids = new Float64Array(routes.length);
+    for (let e = 0; e < routes.length; e++) {
+      r[e] = Math.floor(routes[e]! / ROUTE_SCALE);
+      lids[e] = routes[e]! - r[e]! * ROUTE_SCALE;
     }
-    this.routesRoom = 0xffffffff;
+    return { routes: r, lids };
   }
 
   /** The dependency bits' layout as routing/cdg.ts reads it: channel e's first bit (and the total). */
@@ -101,9 +90,7 @@ export class ChannelCounts {
       const n = c >>> 8;
       acc[n]! += a;
       if (destIsCa) {
-        const e2 = 2 * (adjStart[x]! + (c & 255));
-        routes[e2]! += a * m;
-        routes[e2 + 1]! += m;
+        routes[adjStart[x]! + (c & 255)]! += (a * ROUTE_SCALE + 1) * m;
       }
       if (a === 0 || !doCdg) continue;
       const c2 = win[b + n]!;
@@ -132,9 +119,7 @@ export class ChannelCounts {
       const m0 = mask[x]!;
       mask[n]! |= m0;
       if (destIsCa) {
-        const e2 = 2 * (adjStart[x]! + (c & 255));
-        routes[e2]! += acc[x]! * m;
-        routes[e2 + 1]! += m;
+        routes[adjStart[x]! + (c & 255)]! += (acc[x]! * ROUTE_SCALE + 1) * m;
       }
       if (m0 === 0 || !doCdg) continue;
       const c2 = win[b + n]!;
@@ -170,10 +155,7 @@ export class ChannelCounts {
       if (c < 0) continue;
       const n = c >>> 8;
       const e = adjStart[x]! + (c & 255);
-      if (destIsCa) {
-        routes[2 * e]! += acc[x]! * m;
-        routes[2 * e + 1]! += m;
-      }
+      if (destIsCa) routes[e]! += (acc[x]! * ROUTE_SCALE + 1) * m;
       acc[n]! += acc[x]!;
       if (!doCdg) continue;
       // The VL of each SL on n's out channel from the port it comes in by.

@@ -221,7 +221,6 @@ export class LidWalker {
     if (dist) this.sortBy(T, dist);
     const nFail = this.tree.resolve(d, dest, destIsCa, b, dist ? this.byDist : undefined);
     if (nFail > 0) m = 1;
-    if (destIsCa) this.ch.reserve(this.totalSources * m);
     const first = this.tree.orderStart;
     const vl = this.sources(d, T, owner, destIsCa, b, slAt);
     this.figures(T, destIsCa, destSelf, dist, m);
@@ -451,7 +450,6 @@ export class LidWalker {
         bMult[nC++] = 1;
       }
       if (nC === 0) break;
-      this.ch.reserve(this.totalSources * M);
       if (pass === 0) this.batchRuns++;
       if (batch.carry(this.ch, dec, this.byDist, T, dist, bCols, bVls, bMult, nC, this.o.doCdg, this.o.sl !== undefined)) {
         this.batchFigures(T, dist, M);

@@ -84,6 +84,46 @@ export function cas(f: Fabric): Ca[] {
 
 /** Distinct dependencies per VL of every CA-sourced route (to CA and switch LIDs). */
 export function witnessDeps(f: Fabric, r: RoutingResult): Map<number, number> {
+  return new Map([...witnessDepSets(f, r)].filter(([, s]) => s.size > 0).map(([vl, s]) => [vl, s.size]));
+}
+
+/** Per VL with dependencies: the strongly connected components with more than one channel and
+ *  the channels in them, of the witness's dependencies (Kosaraju: reachability both ways). */
+export function witnessCycles(f: Fabric, r: RoutingResult): Map<number, { cyclicComponents: number; channelsInCycles: number }> {
+  const out = new Map<number, { cyclicComponents: number; channelsInCycles: number }>();
+  for (const [vl, set] of witnessDepSets(f, r)) {
+    if (set.size === 0) continue;
+    const fwd = new Map<string, string[]>();
+    const bwd = new Map<string, string[]>();
+    for (const d of set) {
+      const [a, b] = d.split('>') as [string, string];
+      for (const [m, x, y] of [[fwd, a, b], [bwd, b, a]] as const) m.set(x, [...(m.get(x) ?? []), y]);
+    }
+    const reach = (m: Map<string, string[]>, from: string): Set<string> => {
+      const seen = new Set([from]);
+      const todo = [from];
+      while (todo.length) for (const y of m.get(todo.pop()!) ?? []) if (!seen.has(y)) seen.add(y), todo.push(y);
+      return seen;
+    };
+    const done = new Set<string>();
+    let cyclicComponents = 0;
+    let channelsInCycles = 0;
+    for (const c of new Set([...fwd.keys(), ...bwd.keys()])) {
+      if (done.has(c)) continue;
+      const back = reach(bwd, c);
+      const comp = [...reach(fwd, c)].filter((y) => back.has(y));
+      for (const y of comp) done.add(y);
+      if (comp.length > 1) {
+        cyclicComponents++;
+        channelsInCycles += comp.length;
+      }
+    }
+    out.set(vl, { cyclicComponents, channelsInCycles });
+  }
+  return out;
+}
+
+function witnessDepSets(f: Fabric, r: RoutingResult): Map<number, Set<string>> {
   const sets = new Map<number, Set<string>>();
   const srcs = cas(f);
   const dests = [...srcs.map((c) => ({ lid: c.lid, node: c.node, port: c.port })), ...f.nodes.flatMap((n, i) => (isSwitch(n) && n.ports[0]?.lid ? [{ lid: n.ports[0].lid, node: i, port: 0 }] : []))];
@@ -107,7 +147,7 @@ export function witnessDeps(f: Fabric, r: RoutingResult): Map<number, number> {
       sets.set(vl, set);
     }
   }
-  return new Map([...sets].filter(([, s]) => s.size > 0).map(([vl, s]) => [vl, s.size]));
+  return sets;
 }
 
 export const verifierDeps = (v: VerifyReport): Map<number, number> => new Map(v.cdg.filter((c) => c.dependencies > 0).map((c) => [c.vl, c.dependencies]));
