@@ -237,11 +237,15 @@ export function csr(lists: readonly (readonly number[])[]): { start: Int32Array;
   return { start, list };
 }
 
+/** Every switch's table (LIDs 0 .. maxLid, NO_ROUTE but its own LID's port 0), one buffer for
+ *  all, each table at a 64-byte boundary: a cache line holds one table's entries only, and the
+ *  verifier reads a table 32 bits at a time (verify-batch.ts). */
 export function emptyLfts(ix: FabricIndex): Uint8Array[] {
   const out: Uint8Array[] = [];
   const len = ix.maxLid + 1;
-  const all = new Uint8Array(len * ix.nSw).fill(255);
-  for (let s = 0; s < ix.nSw; s++) out.push(all.subarray(s * len, (s + 1) * len));
+  const stride = (len + 63) & ~63;
+  const all = new Uint8Array(stride * ix.nSw).fill(255);
+  for (let s = 0; s < ix.nSw; s++) out.push(all.subarray(s * stride, s * stride + len));
   for (const ep of ix.ends) if (ep.isSwitch && ep.sw >= 0) out[ep.sw]![ep.lid] = 0;
   return out;
 }

@@ -139,7 +139,7 @@ export class ColumnBatch {
       const r = x * ROW + h0;
       // Four tables at a time when they are long enough: their cache lines are fetched together
       // (each is a line of another table, most often not in the cache); 32 bits at a time from
-      // tables that allow it (an engine's tables are often one buffer, at offsets not aligned).
+      // tables that allow it (the engines' tables are, emptyLfts in graph.ts; a caller's may not be).
       const t0 = lft[x];
       const t1 = lft[x + 1];
       const t2 = lft[x + 2];
