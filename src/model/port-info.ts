@@ -37,9 +37,16 @@ export function keepPortInfo(data: Uint8Array): PortInfo {
   return PortInfoView.over(bytes, 0);
 }
 
+/** A kept PortInfo's bytes (its view's window: `buf` at `offset`); undefined for a plain decoded
+ * value. */
+export function keptPortInfoBytes(pi: PortInfo): { buf: Uint8Array; offset: number } | undefined {
+  const v = pi as Partial<{ decode(): PortInfo; buf: Uint8Array; offset: number }>;
+  return typeof v.decode === 'function' && v.buf instanceof Uint8Array && typeof v.offset === 'number' ? { buf: v.buf, offset: v.offset } : undefined;
+}
+
 /** `pi` as a plain decoded value (own properties: what a spread copies); a plain value is returned
  * as it is. */
 export function portInfoValue(pi: PortInfo): PortInfo {
-  const v = pi as Partial<{ decode(): PortInfo; buf: Uint8Array }>;
-  return typeof v.decode === 'function' && v.buf instanceof Uint8Array ? v.decode() : pi;
+  const k = keptPortInfoBytes(pi);
+  return k ? PortInfo.decode(k.buf, k.offset) : pi;
 }

@@ -6,6 +6,7 @@ import { PortCap, PortInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
 import { defineView } from '../wire/view.js';
 import { recordCopier } from '../wire/layout.js';
+import { keptPortInfoBytes } from '../model/port-info.js';
 import type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 import type { FabricNode, FabricPort } from '../model/fabric.js';
 import type { SmpWrite } from './programmed.js';
@@ -151,8 +152,8 @@ const copyPortInfo = recordCopier(PortInfo)!;
  * from the MAD slabs. */
 function setBytesOf(cur: PortInfo): Uint8Array {
   const data = allocBytes(PortInfo.byteLength);
-  const kept = cur as Partial<{ buf: Uint8Array; offset: number }>;
-  if (kept.buf instanceof Uint8Array && typeof kept.offset === 'number') copyPortInfo(kept.buf, kept.offset, data, 0);
+  const kept = keptPortInfoBytes(cur);
+  if (kept) copyPortInfo(kept.buf, kept.offset, data, 0);
   else PortInfo.encode(cur, data);
   return data;
 }
