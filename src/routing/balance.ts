@@ -77,14 +77,9 @@ function newFillScratch(ports: number, lids: number): FillScratch {
 export function fillForDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[], bal: Balancer, dist: Int32Array, updn: UpDown | undefined, scratch: DestLids): void {
   const dst = beginDest(ix, T, lfts, bal, scratch);
   if (!dst) return;
-  const { nL, inCols, colBuf, W, anyLmc, nCounted } = dst;
-  const CW = ix.maxPorts + 1;
-  const counted = fillScratch.counted;
-  const { adjStart, adjSw, adjPort } = ix;
+  const { adjStart, adjSw } = ix;
   const cands = fillScratch.cands;
-  const counters = bal.counters;
   const rand = bal.rand;
-  const lids = fillScratch.idx;
   for (let s = 0; s < ix.nSw; s++) {
     if (s === T) continue;
     const ds = dist[s]!;
@@ -102,13 +97,7 @@ export function fillForDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[]
       for (let e = adjStart[s]!; e < adjStart[s + 1]!; e++) if (dist[adjSw[e]!] === ds - 1) cands[nc++] = e;
     }
     if (nc === 0) continue;
-    const rot = rand ? Math.floor(rand() * nc) : 0;
-    const lft = inCols ? colBuf : lfts[s]!;
-    const b = inCols ? s * W : 0;
-    if (nc === 1) fillOnePort(lft, b, adjPort[cands[0]!]!, lids, counted, nL, counters, s * CW);
-    else if (anyLmc) fillLmc(ix, lft, b, cands, nc, rot, scratch, lids, nL, counters, s * CW);
-    else if (nCounted <= SCAN_MAX_COUNTED) fillScan(lft, b, adjPort, cands, nc, rot, lids, counted, nL, counters, s * CW);
-    else fillWater(lft, b, adjPort, cands, nc, rot, lids, counted, nL, counters, s * CW);
+    fillSwitch(ix, dst, lfts, bal, s, nc, rand ? Math.floor(rand() * nc) : 0, scratch);
   }
 }
 
@@ -126,13 +115,8 @@ export function fillFromDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[
   if (!dst) return bfsSwitches(ix, T, dist, queue);
   dist.fill(-1);
   dist[T] = 0;
-  const { adjStart, adjSw, adjPort } = ix;
-  const { nL, inCols, colBuf, W, anyLmc, nCounted } = dst;
-  const CW = ix.maxPorts + 1;
-  const counted = fillScratch.counted;
+  const { adjStart, adjSw } = ix;
   const cands = fillScratch.cands;
-  const counters = bal.counters;
-  const lids = fillScratch.idx;
   let head = 0;
   let tail = 0;
   queue[tail++] = T;
@@ -150,13 +134,23 @@ export function fillFromDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[
       } else if (dr === near) cands[nc++] = e;
     }
     if (nc === 0) continue; // T itself (delivered by beginDest)
-    const lft = inCols ? colBuf : lfts[s]!;
-    const b = inCols ? s * W : 0;
-    if (nc === 1) fillOnePort(lft, b, adjPort[cands[0]!]!, lids, counted, nL, counters, s * CW);
-    else if (anyLmc) fillLmc(ix, lft, b, cands, nc, 0, scratch, lids, nL, counters, s * CW);
-    else if (nCounted <= SCAN_MAX_COUNTED) fillScan(lft, b, adjPort, cands, nc, 0, lids, counted, nL, counters, s * CW);
-    else fillWater(lft, b, adjPort, cands, nc, 0, lids, counted, nL, counters, s * CW);
+    fillSwitch(ix, dst, lfts, bal, s, nc, 0, scratch);
   }
+}
+
+/** Switch s's entries for T's LIDs (dst), from its nc candidates in fillScratch.cands, rotation
+ *  rot: one port, LMC-aware, a scan or water filling, as the destination needs. */
+function fillSwitch(ix: FabricIndex, dst: DestFill, lfts: Uint8Array[], bal: Balancer, s: number, nc: number, rot: number, scratch: DestLids): void {
+  const { nL, inCols, colBuf, W, anyLmc, nCounted } = dst;
+  const { cands, counted, idx: lids } = fillScratch;
+  const base = s * (ix.maxPorts + 1);
+  const counters = bal.counters;
+  const lft = inCols ? colBuf : lfts[s]!;
+  const b = inCols ? s * W : 0;
+  if (nc === 1) fillOnePort(lft, b, ix.adjPort[cands[0]!]!, lids, counted, nL, counters, base);
+  else if (anyLmc) fillLmc(ix, lft, b, cands, nc, rot, scratch, lids, nL, counters, base);
+  else if (nCounted <= SCAN_MAX_COUNTED) fillScan(lft, b, ix.adjPort, cands, nc, rot, lids, counted, nL, counters, base);
+  else fillWater(lft, b, ix.adjPort, cands, nc, rot, lids, counted, nL, counters, base);
 }
 
 /** What the fill of one destination switch works with (one object, reused). */
