@@ -6,11 +6,14 @@
 // event loop takes many MADs per wake-up. A batch is one Buffer with the MAD bytes back to back
 // and one Uint32Array with RECORD.stride words per MAD (indices exported as RECORD).
 //
-// Sends never block the event loop: send() copies the MAD into a bounded queue and a sender
-// thread per port calls umad_send (which blocks when the device, or umad2sim's socket to ibsim,
-// is full). A full queue drops the MAD (counted, send() returns false), as a lost MAD; send errors
-// of the sender thread are counted (sendStats()). At close a sender stuck in umad_send is left
-// behind with its own state (and the port left open) rather than blocking the main thread.
+// Sends never block the event loop. send() calls umad_send itself when nothing is queued and the
+// send cannot block: on a kernel's umad device always (its write posts the MAD and returns), under
+// umad2sim when the socket to ibsim polls writable (one more datagram fits: ibsim is reading).
+// Otherwise it copies the MAD into a bounded queue that a sender thread per port drains with
+// umad_send (which blocks while umad2sim's socket is full), in order after what is already queued.
+// A full queue drops the MAD (counted, send() returns false), as a lost MAD; send errors are
+// counted (sendStats()). At close a sender stuck in umad_send is left behind with its own state
+// (and the port left open) rather than blocking the main thread.
 //
 // This file parses no MAD and keeps no process-wide state: everything lives in the per-port
 // object or the per-environment instance data. Every failure is thrown as an Error carrying
@@ -20,14 +23,18 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <infiniband/umad.h>
+#include <dirent.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -106,6 +113,43 @@ uint32_t ArgU32(const Napi::CallbackInfo& info, size_t i, const char* name) {
   return info[i].As<Napi::Number>().Uint32Value();
 }
 
+// umad2sim's data socket to ibsim in this process (bound to the abstract name "<sockname>:in<pid>",
+// connected to ibsim's socket for this client; sim_client.c), or -1 (none: ibsim over TCP, or not
+// umad2sim). A real fd, below umad2sim's range, so poll() on it alone is the kernel's.
+int Umad2simSocket() {
+  DIR* d = opendir("/proc/self/fd");
+  if (!d) return -1;
+  const std::string suffix = ":in" + std::to_string(getpid());
+  int found = -1;
+  while (dirent* e = readdir(d)) {
+    char* end;
+    long fd = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || fd < 0 || fd >= kUmad2simFirstFd || fd == dirfd(d)) continue;
+    sockaddr_un a;
+    socklen_t len = sizeof a;
+    if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&a), &len) != 0 || a.sun_family != AF_UNIX) continue;
+    const size_t base = offsetof(sockaddr_un, sun_path);
+    if (len <= base + 1 || a.sun_path[0] != '\0') continue;  // not an abstract name
+    std::string name(a.sun_path + 1, len - base - 1);
+    while (!name.empty() && name.back() == '\0') name.pop_back();
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      found = static_cast<int>(fd);
+      break;
+    }
+  }
+  closedir(d);
+  return found;
+}
+
+// Whether one more datagram can be written to `fd` without blocking: POLLOUT of a connected unix
+// datagram socket means its send buffer is at most a quarter used and the peer's queue is not full.
+// ppoll: umad2sim wraps poll() (and takes its mutex there) but not ppoll.
+bool WritableNow(int fd) {
+  pollfd p{fd, POLLOUT, 0};
+  timespec zero{0, 0};
+  return ppoll(&p, 1, &zero, nullptr) == 1 && (p.revents & POLLOUT) && !(p.revents & (POLLERR | POLLHUP | POLLNVAL));
+}
+
 class UmadPort;
 
 // The send queue, shared by the port (main thread) and its sender thread: a sender stuck in
@@ -130,6 +174,7 @@ struct SendQueue {
   bool finished = false;
   int sending = 0;  // 1 while the sender is inside umad_send
   double sent = 0, dropped = 0, errors = 0;
+  double direct = 0;  // of `sent` and `errors`: sent by send() itself, not by the sender thread
   int lastErrno = 0;
 
   static void Loop(std::shared_ptr<SendQueue> s) {
@@ -420,6 +465,13 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     Ref();  // an open port stays alive until its receiver has finished
     inst_->open.insert(this);
     thread_ = std::thread(&UmadPort::ReceiveLoop, this);
+    // Direct sends (see the top of this file): a kernel's umad write never waits for room;
+    // umad2sim's waits while its socket to ibsim is full, so there send() polls that socket first.
+    if (umad_get_fd(portid_) < kUmad2simFirstFd) {
+      directAlways_ = true;
+    } else {
+      directFd_ = Umad2simSocket();
+    }
     sendq_ = std::make_shared<SendQueue>(portid_, sendQueue);
     sender_ = std::thread(&SendQueue::Loop, sendq_);
   }
@@ -555,6 +607,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
       umad_set_grh(umad, &a);  // host-order fields; does not set the source GID index
       umad_get_mad_addr(umad)->gid_index = static_cast<uint8_t>(g.Get("sgidIndex").As<Napi::Number>().Uint32Value());
     }
+    if (TrySendDirect(buf, agent, n, timeoutMs, retries)) return Napi::Boolean::New(env, true);
     size_t queued;
     {
       std::lock_guard<std::mutex> lk(sendq_->mu);
@@ -568,6 +621,31 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     // then the sender starts on them while the burst goes on.
     if (wakeOwed_ && (!deferWake_ || queued >= kDeferredWakeAt)) FlushWake();
     return Napi::Boolean::New(env, true);
+  }
+
+  // umad_send on this thread when nothing waits in the queue (the order of sends is kept) and the
+  // send cannot block; false when the MAD must go through the queue.
+  bool TrySendDirect(std::vector<uint8_t>& buf, uint32_t agent, size_t n, uint32_t timeoutMs, uint32_t retries) {
+    if (!directAlways_ && directFd_ < 0) return false;
+    {
+      std::lock_guard<std::mutex> lk(sendq_->mu);
+      // Only this thread adds to the queue: empty and idle now, it stays so during the send.
+      if (!sendq_->q.empty() || sendq_->sending) return false;
+    }
+    if (!directAlways_ && !WritableNow(directFd_)) return false;
+    errno = 0;
+    int r = umad_send(portid_, static_cast<int>(agent), buf.data(), static_cast<int>(n), static_cast<int>(timeoutMs), static_cast<int>(retries));
+    int e = r < 0 ? ErrnoOf(r) : 0;
+    std::lock_guard<std::mutex> lk(sendq_->mu);
+    sendq_->direct++;
+    if (r < 0) {
+      sendq_->errors++;
+      sendq_->lastErrno = e;
+    } else {
+      sendq_->sent++;
+    }
+    if (sendq_->spare.size() < 64) sendq_->spare.push_back(std::move(buf));
+    return true;
   }
 
   // setDeferWake(on): with it on, send() leaves the sender thread asleep and flush() wakes it once
@@ -590,7 +668,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     sendq_->work.notify_one();
   }
 
-  // sendStats(): { queued, sending, sent, dropped, errors, lastErrno } since the port was opened.
+  // sendStats(): { queued, sending, sent, dropped, errors, lastErrno, direct } since the port was opened.
   Napi::Value SendStats(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     Napi::Object o = Napi::Object::New(env);
@@ -601,6 +679,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     o.Set("dropped", sendq_->dropped);
     o.Set("errors", sendq_->errors);
     o.Set("lastErrno", sendq_->lastErrno);
+    o.Set("direct", sendq_->direct);
     return o;
   }
 
@@ -843,6 +922,8 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   std::shared_ptr<SendQueue> sendq_;
   std::thread sender_;
   bool senderLeft_ = false;  // a sender stuck in umad_send was detached at close
+  bool directAlways_ = false;  // a kernel umad device: send() may always call umad_send itself
+  int directFd_ = -1;          // under umad2sim: its socket to ibsim, polled before a direct send
   bool deferWake_ = false;   // main thread only: send() defers the sender's wake-up to flush()
   bool wakeOwed_ = false;    // main thread only: MADs were queued since the sender last was woken
 

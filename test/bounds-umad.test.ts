@@ -1,7 +1,9 @@
-/** Issue #11 item 5: no send can block the event loop. On ibsim, stopped (SIGSTOP) so it reads
- * nothing: umad2sim's socket fills and umad_send blocks in the addon's sender thread, while the
- * process's event loop keeps running, the send queue stays at its bound and the excess is dropped
- * and counted; once ibsim resumes, the queue drains. */
+/** Issue #11 item 5: no send can block the event loop. While ibsim reads, send() calls umad_send
+ * itself (issue #16: no hand-off to the sender thread per MAD). Stopped (SIGSTOP) so it reads
+ * nothing, umad2sim's socket fills: send() stops sending itself once the socket no longer polls
+ * writable, umad_send blocks in the addon's sender thread instead, while the process's event loop
+ * keeps running, the send queue stays at its bound and the excess is dropped and counted; once
+ * ibsim resumes, the queue drains. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -51,6 +53,7 @@ interface SendStats {
   sent: number;
   dropped: number;
   errors: number;
+  direct: number;
 }
 
 describe('umad send under a stalled peer', () => {
@@ -60,7 +63,9 @@ describe('umad send under a stalled peer', () => {
     const r = await runNodePreloaded(FLOOD, [JSON.stringify({ ibsimPid: ibsim!.pid, count, sendQueue })], { ibsim: ibsim!, timeoutMs: 60_000 });
     expect(r.timedOut, r.stderr).toBe(false);
     expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { returned: number; loopTicksWhileStopped: number; whileStopped: SendStats; afterResume: SendStats };
+    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { running: SendStats; returned: number; loopTicksWhileStopped: number; whileStopped: SendStats; afterResume: SendStats };
+    // ibsim reading: every send went out from send() itself, none waited for the sender thread.
+    expect(out.running).toMatchObject({ sent: 20, direct: 20, queued: 0, sending: 0, dropped: 0, errors: 0 });
     expect(out.returned).toBe(count);
     // Timers fired while the socket was full: the main thread was not inside a blocking send.
     expect(out.loopTicksWhileStopped).toBeGreaterThan(0);
@@ -68,7 +73,10 @@ describe('umad send under a stalled peer', () => {
     expect(s.queued).toBe(sendQueue);
     expect(s.dropped).toBeGreaterThan(0);
     expect(s.sending, 'the sender thread is blocked inside umad_send').toBe(1);
-    expect(s.sent + s.sending + s.queued + s.dropped + s.errors).toBe(count);
+    expect(s.sent + s.sending + s.queued + s.dropped + s.errors).toBe(count + 20);
+    // Some went out directly until the socket filled; the rest waited for the sender thread.
+    expect(s.direct).toBeGreaterThan(20);
+    expect(s.direct).toBeLessThan(s.sent + s.errors);
     // Resumed: what was queued went out.
     expect(out.afterResume.queued).toBe(0);
     expect(out.afterResume.sent + out.afterResume.errors).toBe(s.sent + s.sending + s.queued + s.errors);

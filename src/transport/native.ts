@@ -85,8 +85,10 @@ export interface NativeUmadPort {
   readonly isOpen: boolean;
 }
 
-/** What the addon's sender thread did: MADs waiting, in umad_send, sent, dropped (queue full, or still queued
- * at close), refused by umad_send (errors, the last one's errno). */
+/** What the addon's sends did: MADs waiting for the sender thread, in its umad_send, sent, dropped
+ * (queue full, or still queued at close), refused by umad_send (errors, the last one's errno), and
+ * how many of those sent or refused send() handed to umad_send itself (direct: nothing queued and
+ * the device could take it without blocking). */
 export interface NativeSendStats {
   queued: number;
   /** 1 while the sender thread is inside umad_send (blocked there when the peer is full). */
@@ -95,6 +97,8 @@ export interface NativeSendStats {
   dropped: number;
   errors: number;
   lastErrno: number;
+  /** Of sent + errors: by send() on the calling thread, not by the sender thread. */
+  direct: number;
 }
 
 /** Word indices of one MAD's record in a batch's metadata array. `gid` is the first of 4 words. */

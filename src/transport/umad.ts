@@ -348,11 +348,12 @@ export class UmadTransport implements Transport {
 
   private sendsDropped = 0;
 
-  /** The addon's send counters over this transport's port(s): sent by its sender thread, waiting,
-   * dropped (queue full or left at close) and refused by umad_send (with the last errno). */
+  /** The addon's send counters over this transport's port(s): sent (direct: by send() itself),
+   * waiting for the sender thread, dropped (queue full or left at close) and refused by umad_send
+   * (with the last errno). */
   sendStats(): NativeSendStats {
     const ports = this.smi === this.gsi ? [this.smi] : [this.smi, this.gsi];
-    const out: NativeSendStats = { queued: 0, sending: 0, sent: 0, dropped: 0, errors: 0, lastErrno: 0 };
+    const out: NativeSendStats = { queued: 0, sending: 0, sent: 0, dropped: 0, errors: 0, lastErrno: 0, direct: 0 };
     for (const p of ports) {
       const s = p.sendStats?.();
       if (!s) continue;
@@ -361,6 +362,7 @@ export class UmadTransport implements Transport {
       out.sent += s.sent;
       out.dropped += s.dropped;
       out.errors += s.errors;
+      out.direct += s.direct ?? 0;
       out.lastErrno = s.lastErrno || out.lastErrno;
     }
     if (!ports.some((p) => p.sendStats)) out.dropped = this.sendsDropped;
