@@ -5,10 +5,11 @@
  * keeps running, the send queue stays at its bound and the excess is dropped and counted; once
  * ibsim resumes, the queue drains. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { umadWindow } from '../src/api/backend.js';
 import { requireIbsim, runNodePreloaded, startIbsim, type Ibsim } from './helpers/ibsim.js';
 
 const FLOOD = fileURLToPath(new URL('./fixtures/umad-send-flood.mjs', import.meta.url));
@@ -77,6 +78,11 @@ describe('umad send under a stalled peer', () => {
     // Some went out directly until the socket filled; the rest waited for the sender thread.
     expect(s.direct).toBeGreaterThan(20);
     expect(s.direct).toBeLessThan(s.sent + s.errors);
+    // The window under umad2sim (src/api/backend.ts umadWindow) is at most half of what the socket
+    // took before it stopped polling writable: the SM's own MADs always go out directly.
+    const sndbuf = Number(readFileSync('/proc/sys/net/core/wmem_default', 'utf8'));
+    const { window } = umadWindow(64, { LD_PRELOAD: 'libumad2sim.so' }, () => sndbuf);
+    expect(s.direct - 20, `window ${window}`).toBeGreaterThanOrEqual(2 * window);
     // Resumed: what was queued went out.
     expect(out.afterResume.queued).toBe(0);
     expect(out.afterResume.sent + out.afterResume.errors).toBe(s.sent + s.sending + s.queued + s.errors);

@@ -28,9 +28,9 @@ describe('ibsm run --guid on ibsim', () => {
         expect(r.stderr).toMatch(/SUBNET UP/);
         expect(r.code).toBe(0);
         expect(r.stderr).toMatch(new RegExp(`ibsm starting backend=umad port=\\S+/1 portGuid=${hex(port1.guid)}`));
-        // under umad2sim the MAD window is half the datagram queue (src/api/backend.ts umadWindow)
-        const qlen = Number(readFileSync('/proc/sys/net/unix/max_dgram_qlen', 'utf8'));
-        expect(r.stderr).toMatch(new RegExp(`MADs in flight capped by the datagram queue length window=${Math.min(64, Math.max(1, Math.floor(qlen / 2)))} maxDgramQlen=${qlen}`));
+        // under umad2sim the MAD window is capped by the socket send buffer (src/api/backend.ts umadWindow)
+        const sndbuf = Number(readFileSync('/proc/sys/net/core/wmem_default', 'utf8'));
+        expect(r.stderr).toMatch(new RegExp(`MADs in flight capped by the socket send buffer window=${Math.min(64, Math.max(1, Math.floor(sndbuf / 1280 / 8)))} sndbuf=${sndbuf}`));
         // The witness: the SM's port gets the first LID (ibsm gives its own port LID 1).
         const seen = parseIbnetdiscover((await runPreloaded('ibnetdiscover', [], { ibsim: ib, timeoutMs: 30_000 })).stdout);
         expect(seen.nodes.find((n) => n.guid === hca.guid)!.ports[1]!.lid).toBe(1);

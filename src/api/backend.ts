@@ -47,29 +47,36 @@ export interface Backend {
   clock: Clock;
   sim?: SimFabric;
   simFabric?: Fabric;
-  /** Under umad2sim: the MAD window used, capped by the datagram queue length (umadWindow). */
-  windowCap?: { window: number; qlen: number };
+  /** Under umad2sim: the MAD window used, capped by the sockets' send buffer (umadWindow). */
+  windowCap?: { window: number; sndbuf: number };
   close(): Promise<void>;
 }
 
+/** Send-buffer bytes one MAD takes on umad2sim's socket (a 288-byte datagram's skb): a stopped
+ * ibsim took 42 sends before the socket stopped polling writable, a quarter of 212,992 bytes. */
+export const UMAD2SIM_DGRAM_BYTES = 1280;
+
 /** The MAD window (requests in flight) a umad backend may use. Under ibsim's umad2sim preload,
- * MADs travel over unix datagram sockets, whose receive queue holds `net.unix.max_dgram_qlen`
- * datagrams (10 by default). More answers in flight than that and ibsim's write to us fails with
- * EAGAIN; ibsim then retries that write without reading its sockets, our sender blocks in
- * umad_send holding umad2sim's one mutex, and umad2sim's receiver, waiting for that mutex, never
- * drains our queue: both processes hang (seen on the 1,536-host fat tree under load; OpenSM's
- * default of 4 SMPs on the wire never meets it). So under umad2sim the window stays at half the
- * queue length; on a real HCA (the kernel's umad queues) `wanted` stands. */
-export function umadWindow(wanted: number, env: NodeJS.ProcessEnv, maxDgramQlen: () => number | undefined): { window: number; qlen?: number } {
+ * MADs travel over a pair of unix datagram sockets connected to each other, one per client, so
+ * what each direction holds is bounded by its sender's send buffer (`net.core.wmem_default`,
+ * 212,992 bytes here; not `net.unix.max_dgram_qlen`, which a socket connected back to its peer
+ * never meets): about 167 MADs, and send() stops calling umad_send itself at a quarter of that.
+ * When both directions fill (seen with a window of 64 on the 1,536-host fat tree under load, with
+ * retries on top), ibsim retries its write to us without reading its sockets, our sender thread
+ * blocks in umad_send holding umad2sim's one mutex, and umad2sim's receiver, waiting for that
+ * mutex, never drains our queue: both processes hang. So under umad2sim the window is half of
+ * what a quarter of the send buffer holds (20 with the default), leaving the rest for SA answers,
+ * traps and retries; on a real HCA (the kernel's umad queues) `wanted` stands. */
+export function umadWindow(wanted: number, env: NodeJS.ProcessEnv, sendBuffer: () => number | undefined): { window: number; sndbuf?: number } {
   if (!env.LD_PRELOAD?.includes('umad2sim')) return { window: wanted };
-  const qlen = maxDgramQlen() ?? 10;
-  return { window: Math.max(1, Math.min(wanted, Math.floor(qlen / 2))), qlen };
+  const sndbuf = sendBuffer() ?? 212_992;
+  return { window: Math.max(1, Math.min(wanted, Math.floor(sndbuf / UMAD2SIM_DGRAM_BYTES / 4 / 2))), sndbuf };
 }
 
-/** net.unix.max_dgram_qlen, or undefined when it cannot be read. */
-function readMaxDgramQlen(): number | undefined {
+/** net.core.wmem_default (a new socket's send buffer), or undefined when it cannot be read. */
+function readSendBuffer(): number | undefined {
   try {
-    const v = Number.parseInt(readFileSync('/proc/sys/net/unix/max_dgram_qlen', 'utf8'), 10);
+    const v = Number.parseInt(readFileSync('/proc/sys/net/core/wmem_default', 'utf8'), 10);
     return Number.isFinite(v) && v > 0 ? v : undefined;
   } catch {
     return undefined;
@@ -104,11 +111,11 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
     // Clients read their own PortInfo (SM LID) with a hop-0 SMP.
     if (!o.sm) t.register(MgmtClass.SubnDirected, 1);
     // An SM's timeouts follow the measured round trips, backed off per retry (src/rpc/rto.ts).
-    const w = umadWindow(o.rpc?.window ?? 64, process.env, readMaxDgramQlen);
+    const w = umadWindow(o.rpc?.window ?? 64, process.env, readSendBuffer);
     const rpc = new MadRpc(t, clock, { timeoutMs: 200, retries: 3, perDestinationWindow: 8, ...(o.sm ? { adaptiveTimeout: true } : {}), ...o.rpc, window: w.window });
     return {
       kind: 'umad',
-      ...(w.qlen !== undefined ? { windowCap: { window: w.window, qlen: w.qlen } } : {}),
+      ...(w.sndbuf !== undefined ? { windowCap: { window: w.window, sndbuf: w.sndbuf } } : {}),
       transport: t,
       rpc,
       clock,

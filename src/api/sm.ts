@@ -334,7 +334,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   const prefixRoutes = o.prefixRoutes ? parsePrefixRoutes(readFileSync(o.prefixRoutes, 'utf8'), o.prefixRoutes) : undefined;
 
   const be = o.backend ?? await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, guid: o.guid, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
-  if (be.windowCap) log.info('umad2sim: MADs in flight capped by the datagram queue length', { window: be.windowCap.window, maxDgramQlen: be.windowCap.qlen });
+  if (be.windowCap) log.info('umad2sim: MADs in flight capped by the socket send buffer', { window: be.windowCap.window, sndbuf: be.windowCap.sndbuf });
   log.info('ibsm starting', { backend: be.kind, port: `${be.transport.local.caName}/${be.transport.local.portNum}`, portGuid: be.transport.local.portGuid, routing: o.routing!.join(','), lmc: o.lmc });
   const subnet = new Subnet({
     rpc: be.rpc,

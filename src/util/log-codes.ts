@@ -141,7 +141,7 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-8001', level: 'info', msg: 'ibsm starting', meaning: 'The SM starts on the given port (backend, port GUID, routing chain, LMC).' },
   { code: 'IBSM-8002', level: 'info', msg: 'ibsm stopping', meaning: 'The SM stops (the signal or reason given).' },
   { code: 'IBSM-8003', level: 'info', msg: 'log file reopened', meaning: 'SIGUSR1: the log file was opened again (after logrotate).' },
-  { code: 'IBSM-8004', level: 'info', msg: 'umad2sim: MADs in flight capped by the datagram queue length', meaning: "Under ibsim's umad2sim preload the MAD window is half of net.unix.max_dgram_qlen (default 10 gives 5): more answers in flight than the queue holds hang ibsim and the SM together (docs/ibsim-notes.md). Not on a real HCA." },
+  { code: 'IBSM-8004', level: 'info', msg: 'umad2sim: MADs in flight capped by the socket send buffer', meaning: "Under ibsim's umad2sim preload the MAD window is half of what a quarter of the socket send buffer holds (net.core.wmem_default, 1,280 bytes a MAD; the default 212,992 gives 20): when both directions of umad2sim's socket pair fill, ibsim and the SM hang together (docs/ibsim-notes.md). Not on a real HCA." },
   { code: 'IBSM-8010', level: 'info', msg: 'control socket served', meaning: 'The control socket listens (path given).' },
   { code: 'IBSM-8011', level: 'warn', msg: 'control socket not served', meaning: 'The default control socket path is not usable; the SM runs without it.' },
   { code: 'IBSM-8012', level: 'warn', msg: 'control socket error', meaning: 'The control socket server reported an error.' },
