@@ -77,7 +77,35 @@ function warmProbe(mode: 'hold' | 'no-opt'): boolean {
   }
 }
 
+// The budget spent inside one synchronous stretch (a long routing: no timer fires): the hold's own
+// timer cannot let go, checkTurbofanHold() (called from the SM's routing ticks) does, at once.
+const SYNC = `
+const { holdTurbofan, turbofanHeld, checkTurbofanHold } = await import(process.argv[2]);
+await holdTurbofan(200);
+const burn = (check) => {
+  const until = (process.cpuUsage().user + process.cpuUsage().system) / 1000 + 260;
+  let x = 0;
+  while ((process.cpuUsage().user + process.cpuUsage().system) / 1000 < until) { x++; if (check) checkTurbofanHold(); }
+  return turbofanHeld();
+};
+const withoutCheck = burn(false);
+const withCheck = burn(true);
+console.log(JSON.stringify({ withoutCheck, withCheck }));
+`;
+
 describe('TurboFan held back on a device until a CPU budget is spent', () => {
+  it('a budget spent within one synchronous stretch: still held without a check (the timer cannot fire), let go by checkTurbofanHold()', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-tiering-'));
+    try {
+      const file = path.join(dir, 'sync.mjs');
+      writeFileSync(file, SYNC);
+      const r = spawnSync(process.execPath, [file, TIERING], { encoding: 'utf8', timeout: 60_000 });
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual({ withoutCheck: true, withCheck: false });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
   it('while held, a warm function runs as Sparkplug code at once; under --no-opt alone (batch compilation) it is still interpreted', () => {
     expect(warmProbe('hold')).toBe(true);
     expect(warmProbe('no-opt')).toBe(false);

@@ -7,6 +7,7 @@ import type { Server } from 'node:net';
 import { Logger, ProgressTty, stderrSink, type LogSink } from '../util/log.js';
 import type { Fabric } from '../model/fabric.js';
 import { PROCESS_IO, stderrIsTty } from './stdio.js';
+import { checkTurbofanHold } from './tiering.js';
 
 /** The effective configuration as the API's options (the config keys are the option names there). */
 export function smOptionsOf(c: EffectiveConfig): OpenSmOptions {
@@ -156,7 +157,10 @@ export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo()): Pro
       ...smOptionsOf(c),
       ...(fabric ? { sim: fabric } : {}),
       log,
-      onProgress: tty ? (phase, d) => tty.progress(`${phase}: ${Object.entries(d).map(([k, v]) => `${k}=${v}`).join(' ')}`) : undefined,
+      onProgress: (phase, d) => {
+        checkTurbofanHold();
+        tty?.progress(`${phase}: ${Object.entries(d).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+      },
     });
   } catch (e) {
     return fatal(e, 'start');

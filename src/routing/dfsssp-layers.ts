@@ -105,7 +105,7 @@ export interface Layers {
 /** Every (source switch, destination LID) path starts in layer 0; while a layer's CDG has a cycle,
  *  the dependency on it used by the fewest paths is broken by moving its paths to the next layer.
  *  More layers than maxVls → RoutingNotApplicable. `lfts` are the engine's tables (switch index). */
-export function assignLayers(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array, maxVls: number): Layers {
+export function assignLayers(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array, maxVls: number, tick?: () => void): Layers {
   const { nSw, adjStart, adjSw, adjPort, ends, maxLid, caCount } = ix;
   const nE = adjStart[nSw]!;
   const W = ix.maxPorts + 1;
@@ -220,6 +220,7 @@ export function assignLayers(ix: FabricIndex, lfts: Uint8Array[], depStart: Int3
         if (!(bestC > 0)) throw new Error('dfsssp: internal error, a CDG cycle with an unused dependency');
         movePaths(l, bestA, bestB);
         cyclesBroken++;
+        tick?.();
         return false;
       },
     );

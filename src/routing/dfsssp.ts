@@ -37,11 +37,11 @@ export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult
   const rand = opts.seed !== undefined ? rng(opts.seed) : undefined;
   const notes = [...ix.warnings];
   const depStart = dependencyStarts(ix);
-  const dep0 = balancedPaths(ix, lfts, depStart, rand);
+  const dep0 = balancedPaths(ix, lfts, depStart, rand, opts.tick);
   // Layer 0 without a credit loop (fat trees): every path stays there. Otherwise the layers are
   // built from the tables' dependency counts.
   let layers: Layers | undefined;
-  if (!cdgAcyclic(ix, depStart, dep0)) layers = assignLayers(ix, lfts, depStart, maxVls);
+  if (!cdgAcyclic(ix, depStart, dep0)) layers = assignLayers(ix, lfts, depStart, maxVls, opts.tick);
   const vlsUsed = layers?.vlsUsed ?? 1;
   notes.push(`${vlsUsed} layer(s) used of ${maxVls}; ${layers?.cyclesBroken ?? 0} credit loop(s) broken by moving ${layers?.moved ?? 0} path(s) to higher layers`);
 
@@ -92,7 +92,7 @@ export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult
  * have tied candidates, so few are rescanned (fat tree of 11,664 end ports: ~3% of the costs change
  * per LID).
  */
-function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array, rand: (() => number) | undefined): Uint32Array {
+function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array, rand: (() => number) | undefined, tick: (() => void) | undefined): Uint32Array {
   const { nSw, adjStart, adjSw, adjPort, ends, caCount } = ix;
   const nE = adjStart[nSw]!;
   const bits = new Uint32Array((depStart[nE]! >>> 5) + 1);
@@ -210,6 +210,7 @@ function balancedPaths(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array
   };
   for (let T = 0; T < nSw; T++) {
     if (ix.endsStart[T + 1]! === ix.endsStart[T]!) continue;
+    tick?.();
     let nLid = 0;
     for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) nLid += 1 << ends[ix.endsOfSw[i]!]!.lmc;
     if (portBuf.length < nLid * nSw) portBuf = new Uint8Array(nLid * nSw);

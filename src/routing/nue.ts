@@ -533,6 +533,7 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
   let escaped = 0;
   let rot = 0;
   for (const u of units) {
+    opts.tick?.();
     let done = false;
     const pref = layerOrder(u.T, rot++);
     for (let k = 0; k < pref.length && !done; k++) {

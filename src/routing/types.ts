@@ -19,6 +19,11 @@ export interface RoutingOptions {
   cnGuids?: readonly bigint[];
   /** ftree: I/O-node port GUIDs (OpenSM's io_guid_file); without cnGuids every other CA is a CN. */
   ioGuids?: readonly bigint[];
+  /** Called between units of work by the engines that can run for seconds (dfsssp: a destination
+   * switch, a credit loop broken; nue: a destination switch): the caller may look at the time
+   * (an SM holding V8's optimizing compiler back lets it go, cli/tiering.ts). It must not touch
+   * the fabric. */
+  tick?: () => void;
 }
 
 export interface RoutingEngine {

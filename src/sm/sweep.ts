@@ -84,6 +84,8 @@ const ROUTING_FALLBACK_MSG = 'no engine of the routing chain applies; routing wi
 export const ROUTING_FALLBACK_CODE = logCodeOf(ROUTING_FALLBACK_MSG)!;
 /** Log lines per sweep for SMPs given up (then one summary line). */
 const FAILURE_LOG_LINES = 20;
+/** How often a long routing reports progress (onProgress 'routing'). */
+const ROUTE_PROGRESS_MS = 100;
 
 export class Sweeper {
   readonly programmed = new Programmed();
@@ -166,7 +168,20 @@ export class Sweeper {
   /** The configured chain (with its routing options), or the final fallback when none applies. */
   route(disc: DiscoveryResult): FallbackResult {
     const { s, log } = this;
-    const opts = { ...s.routingOptions, lmc: s.lmc, seed: s.seed };
+    // A long routing (seconds: dfsssp or nue on a large cyclic fabric) holds the event loop; its
+    // ticks report progress (ROUTE_PROGRESS_MS apart), where the CLI also looks at its CPU.
+    const t0 = this.clock.now();
+    let last = t0;
+    const progress = s.onProgress;
+    const tick = progress
+      ? (): void => {
+          const now = this.clock.now();
+          if (now - last < ROUTE_PROGRESS_MS) return;
+          last = now;
+          progress('routing', { ms: Math.round(now - t0) });
+        }
+      : undefined;
+    const opts = { ...s.routingOptions, lmc: s.lmc, seed: s.seed, ...(tick ? { tick } : {}) };
     try {
       return routeWithFallback(disc.fabric, s.routing, opts);
     } catch (e) {
