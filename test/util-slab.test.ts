@@ -2,7 +2,12 @@
  * their own length) and a copy equals slice(). */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 import { allocBytes, copyBytes } from '../src/util/slab.js';
+
+// The built module, in a process of its own (this one has cut slabs already).
+const SLAB = pathToFileURL(new URL('../dist/util/slab.js', import.meta.url).pathname).href;
 
 describe('slab buffers', () => {
   it('are zeroed and disjoint, whatever was written to the others', () => {
@@ -28,6 +33,12 @@ describe('slab buffers', () => {
       }),
       { numRuns: 50 },
     );
+  });
+
+  it('an empty buffer first thing in a process (before any slab is cut) is a valid empty view', () => {
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', `const { allocBytes } = await import(${JSON.stringify(SLAB)}); const a = allocBytes(0); const b = allocBytes(3); console.log(a.length, b.length, b.every((x) => x === 0))`], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe('0 3 true');
   });
 
   it('copy what slice() copies, into a buffer of their own', () => {

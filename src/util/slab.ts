@@ -11,14 +11,16 @@ const SLAB_BYTES = 65536;
 /** Larger requests get their own buffer. */
 const MAX_SLAB_ALLOC = 512;
 
-let slab = new ArrayBuffer(0);
-let used = SLAB_BYTES; // the first call cuts a slab
+let slab = new ArrayBuffer(0); // the first call that needs a byte cuts a slab
+let used = 0;
 
 /** A zeroed buffer of `n` bytes. A view made by the constructor over the slab's ArrayBuffer, not
  * by `subarray` (which goes through the species protocol: about twice the cost, measured). */
 export function allocBytes(n: number): Uint8Array {
   if (n > MAX_SLAB_ALLOC) return new Uint8Array(n);
-  if (used + n > SLAB_BYTES) {
+  // Against the slab's own length: before the first slab (length 0) a 0-byte view at offset 0 is
+  // valid, one at SLAB_BYTES was not (RangeError: an empty first allocation in a process).
+  if (used + n > slab.byteLength) {
     slab = new ArrayBuffer(SLAB_BYTES);
     used = 0;
   }
