@@ -8,7 +8,8 @@
 //
 // Sends never block the event loop. send() calls umad_send itself when nothing is queued and the
 // send cannot block: on a kernel's umad device always (its write posts the MAD and returns), under
-// umad2sim when the socket to ibsim polls writable (one more datagram fits: ibsim is reading).
+// umad2sim while the socket to ibsim has room (one writable poll covers the sends that fit in the
+// rest of its send buffer).
 // Otherwise it copies the MAD into a bounded queue that a sender thread per port drains with
 // umad_send (which blocks while umad2sim's socket is full), in order after what is already queued.
 // A full queue drops the MAD (counted, send() returns false), as a lost MAD; send errors are
@@ -187,6 +188,17 @@ struct SendQueue {
   double direct = 0;  // of `sent` and `errors`: sent by send() itself, not by the sender thread
   int lastErrno = 0;
 
+  // Under mu: a umad_send's outcome (r, its errno e) counted, its buffer kept for reuse.
+  void Count(int r, int e, std::vector<uint8_t>&& buf) {
+    if (r < 0) {
+      errors++;
+      lastErrno = e;
+    } else {
+      sent++;
+    }
+    if (spare.size() < 64) spare.push_back(std::move(buf));
+  }
+
   static void Loop(std::shared_ptr<SendQueue> s) {
     std::unique_lock<std::mutex> lk(s->mu);
     for (;;) {
@@ -201,13 +213,7 @@ struct SendQueue {
       int e = r < 0 ? ErrnoOf(r) : 0;
       lk.lock();
       s->sending = 0;
-      if (r < 0) {
-        s->errors++;
-        s->lastErrno = e;
-      } else {
-        s->sent++;
-      }
-      if (s->spare.size() < 64) s->spare.push_back(std::move(it.umad));
+      s->Count(r, e, std::move(it.umad));
     }
     s->dropped += static_cast<double>(s->q.size());
     s->q.clear();
@@ -642,7 +648,6 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     {
       std::lock_guard<std::mutex> lk(sendq_->mu);
       // Only this thread adds to the queue: empty and idle now, it stays so during the send.
-      // (Queued MADs were sent by the sender thread without counting against directCredit_.)
       if (!sendq_->q.empty() || sendq_->sending) return false;
     }
     if (!directAlways_) {
@@ -659,13 +664,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     int e = r < 0 ? ErrnoOf(r) : 0;
     std::lock_guard<std::mutex> lk(sendq_->mu);
     sendq_->direct++;
-    if (r < 0) {
-      sendq_->errors++;
-      sendq_->lastErrno = e;
-    } else {
-      sendq_->sent++;
-    }
-    if (sendq_->spare.size() < 64) sendq_->spare.push_back(std::move(buf));
+    sendq_->Count(r, e, std::move(buf));
     return true;
   }
 
