@@ -15,7 +15,7 @@ import { MulticastManager } from './sa/multicast.js';
 import { ServiceRegistry } from './sa/services.js';
 import { InformManager } from './sa/inform.js';
 import { AliasGuids } from './sa/guidinfo.js';
-import { GUIDInfo } from './wire/sma.js';
+import { DEFAULT_SM_KEY, GUIDInfo, SmState } from './wire/sma.js';
 import { exportSaState, SyncMirror, SyncSource } from './sa/sync.js';
 import { pullSync, registerSync, serveSync, SYNC_SERVICE_ID, SYNC_SERVICE_NAME } from './sa/sync-agent.js';
 import { SaClient } from './sa/client.js';
@@ -26,6 +26,9 @@ import { diffPortStates, diffTopology, isEmptyChange, TypedEmitter, type SubnetE
 import type { SaLimits } from './sa/limits.js';
 
 const SA_ATTR_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(SaAttr).map(([k, v]) => [v, k]));
+/** A master found not to serve SA state pulls is asked again after this long (it may have been an
+ * ibsm SA not yet up, or the master changed program under the same port). */
+const SYNC_RECHECK_MS = 60_000;
 
 export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSnapshot'> {
   rpc: MadRpc;
@@ -62,6 +65,8 @@ export class Subnet {
   readonly syncSource = new SyncSource();
   readonly syncMirror = new SyncMirror();
   private offSync?: () => void;
+  /** This SM handed the subnet over and its SA still answers until the new master does. */
+  private servingAfterHandover = false;
   /** The SA state came from the previous master (a failover or handover with sync). */
   private restored = false;
   private readonly qosPolicy?: QosPolicy;
@@ -72,7 +77,11 @@ export class Subnet {
   private prevSnapshot?: Snapshot;
   private upEmitted = false;
 
+  /** This SM's SM_Key (OpenSM's default unless configured). */
+  private readonly smKey: bigint;
+
   constructor(private readonly o: SubnetOptions) {
+    this.smKey = o.smKey ?? DEFAULT_SM_KEY;
     const { rpc, log } = o;
     this.events.onListenerError = (ev, e) => log.warn('event listener failed', { event: String(ev), error: (e as Error).message });
     this.qosPolicy = o.qos?.withPartitions(o.partitions ?? PartitionPlan.defaultPlan());
@@ -128,11 +137,28 @@ export class Subnet {
         this.syncSource.update(this.exportState());
         return this.syncSource.isCurrent(guid) ? 'current' : 'behind';
       },
-      onMasterPolled: sync ? (m) => this.pull(m) : undefined,
+      onMasterPolled: async (m) => {
+        // The SM this one handed over to masters now: from here on only its SA answers.
+        if (this.servingAfterHandover && m.state === SmState.Master) {
+          this.servingAfterHandover = false;
+          this.sa?.setActive(false);
+        }
+        if (sync) await this.pull(m);
+      },
+      // Handed the subnet while discovering: the SA state of the SM that handed it over.
+      onHandedOver: sync
+        ? async (m) => {
+            await this.pull({ guid: m.guid, lid: m.lid });
+            this.restoreMirror();
+          }
+        : undefined,
       stateKept: () => this.restored,
       onStateChange: (t) => {
-        // Only the master's SA answers; a standby's drops SA requests (OpenSM, C15-0.1.3).
-        this.sa?.setActive(t.to === 'master' || t.to === 'discovering');
+        // Only the master's SA answers; a standby's drops SA requests (OpenSM, C15-0.1.3). One
+        // that just handed over answers (and serves its state to the new master) until the new
+        // master answers its poll as MASTER: the clients' MasterSMLID still names it till then.
+        this.servingAfterHandover = t.to === 'standby' && t.reason === 'handover';
+        this.sa?.setActive(t.to === 'master' || t.to === 'discovering' || this.servingAfterHandover);
         // Taking over from a master whose state we mirror: groups, services, subscriptions, LIDs.
         if (t.from === 'standby' && t.to === 'discovering') this.restoreMirror();
         if (t.to === 'master' && sync) this.advertiseSync();
@@ -150,8 +176,8 @@ export class Subnet {
     });
     if (sync) {
       this.offSync = serveSync(rpc, this.syncSource, {
-        smKey: o.smKey ?? 0n,
-        active: () => this.sm.state === 'master',
+        smKey: this.smKey,
+        active: () => this.sm.state === 'master' || this.servingAfterHandover,
         refresh: () => this.syncSource.update(this.exportState()),
         onError: (e, m) => log.warn('SA state not sent to a standby', { lid: m.addr.lid, error: (e as Error).message }),
       });
@@ -218,14 +244,24 @@ export class Subnet {
   /** Masters known to serve pulls (true) or not (false, with when that was seen). */
   private readonly syncCapable = new Map<bigint, { ok: boolean; at: number }>();
 
-  /** Does the master at `lid` serve SA state pulls? Its SA holds the marker ServiceRecord. */
+  /** Does the master at `lid` serve SA state pulls? Its SA holds the marker ServiceRecord. Asked
+   * through the standard SA (a vendor MAD toward an SM that does not know the class is at best
+   * dropped); a master that does not (OpenSM, or one whose SA does not answer) is asked again only
+   * after SYNC_RECHECK_MS, and said once. */
   private async servesSync(m: { guid: bigint; lid: number }): Promise<boolean> {
     const now = this.o.clock.now();
     const known = this.syncCapable.get(m.guid);
-    if (known && (known.ok || now - known.at < 10_000)) return known.ok;
-    const sa = new SaClient(this.o.rpc, { saLid: m.lid, smKey: this.o.smKey ?? 0n });
-    const recs = await sa.getTable(SaAttr.ServiceRecord, ServiceRecord, { serviceId: SYNC_SERVICE_ID }, ServiceRecord.mask('serviceId'));
-    const ok = recs.some((r) => (r.serviceGid & 0xffff_ffff_ffff_ffffn) === m.guid);
+    if (known && (known.ok || now - known.at < SYNC_RECHECK_MS)) return known.ok;
+    let ok = false;
+    let error: string | undefined;
+    try {
+      const sa = new SaClient(this.o.rpc, { saLid: m.lid, smKey: this.smKey });
+      const recs = await sa.getTable(SaAttr.ServiceRecord, ServiceRecord, { serviceId: SYNC_SERVICE_ID }, ServiceRecord.mask('serviceId'));
+      ok = recs.some((r) => (r.serviceGid & 0xffff_ffff_ffff_ffffn) === m.guid);
+    } catch (e) {
+      error = (e as Error).message;
+    }
+    if (!ok && !known) this.o.log.info("the master does not serve ibsm's SA state sync", { master: m.guid, lid: m.lid, ...(error ? { error } : {}) });
     this.syncCapable.set(m.guid, { ok, at: now });
     return ok;
   }
@@ -238,7 +274,7 @@ export class Subnet {
 
   private async pull(m: { guid: bigint; lid?: number }): Promise<void> {
     if (!m.lid || !(await this.servesSync({ guid: m.guid, lid: m.lid }))) return;
-    const u = await pullSync(this.o.rpc, m.lid, this.o.smKey ?? 0n, this.o.portGuid, this.syncMirror);
+    const u = await pullSync(this.o.rpc, m.lid, this.smKey, this.o.portGuid, this.syncMirror);
     if (u.changes.length) this.o.log.debug('SA state pulled', { master: m.guid, seq: u.seq, full: u.full, changes: u.changes.length });
   }
 
@@ -260,7 +296,7 @@ export class Subnet {
       partitions,
       qos: this.qosPolicy,
       smPortGuid: this.o.portGuid,
-      smKey: this.o.smKey ?? 0n,
+      smKey: this.smKey,
       aliases: this.aliases,
       get now() {
         return clock.now();

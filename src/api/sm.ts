@@ -66,6 +66,8 @@ export interface SmConfig {
   saCache?: number;
   priority?: number;
   smKey?: bigint;
+  /** Program the fabric even while a master with another SM_Key holds it. */
+  forceMaster?: boolean;
   /** Standby polling of the master, ms. */
   pollInterval?: number;
   pollRetries?: number;
@@ -110,7 +112,7 @@ export interface SmConfig {
 /** The keys of SmConfig that are config-file keys (test/config.test.ts: the same as the option table's). */
 export const SM_CONFIG_KEYS = [
   'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
-  'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
+  'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'forceMaster', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
   'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket', 'web',
   'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal', 'prefixRoutes',
 ] as const satisfies ReadonlyArray<keyof SmConfig>;
@@ -291,9 +293,12 @@ export class IbsmSm {
     }
   }
 
+  /** Stop: a master hands the subnet to its best standby first (sm/sm.ts handOverOnStop), then
+   * the servers, the SM and the port are closed. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    await this.subnet.sm.handOverOnStop().catch(() => undefined);
     this.web?.feed.close();
     await this.web?.server.close();
     if (this.perfTimer) this.backend.clock.clearTimeout(this.perfTimer);
@@ -362,6 +367,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     mkeyLeasePeriod: o.mkeyLease,
     priority: o.priority,
     smKey: o.smKey,
+    forceMaster: o.forceMaster,
     pollIntervalMs: o.pollInterval,
     pollRetries: o.pollRetries,
     seed: o.seed,

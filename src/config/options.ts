@@ -6,6 +6,7 @@ import { DEFAULT_FALLBACK, engineNames } from '../routing/registry.js';
 import { QOS_VL_DEFAULTS, qosVlSettings } from '../model/qos-policy.js';
 import { DEFAULT_SA_LIMITS } from '../sa/limits.js';
 import { parseListenAddress } from '../util/listen.js';
+import { DEFAULT_SM_KEY } from '../wire/sma.js';
 
 export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'dump' | 'topo';
 export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'dump', 'topo'];
@@ -124,7 +125,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'metrics-port', type: 'int', arg: 'N', min: 1, max: 65535, help: 'serve Prometheus metrics on 127.0.0.1:N (/metrics)', defaultText: 'off', commands: RUN, key: 'metricsPort' },
   { name: 'sa-cache', type: 'int', arg: 'N', min: 0, max: 1_000_000, help: 'PathRecord answers the SA keeps for repeated queries; emptied at every heavy sweep (0: off)', default: 32768, commands: RUN, key: 'saCache' },
   { name: 'priority', type: 'int', arg: 'N', min: 0, max: 15, help: 'SM priority in SMInfo: the higher wins the election, ties go to the lower port GUID', default: 0, commands: RUN, key: 'priority', opensm: 'sm_priority' },
-  { name: 'sm-key', type: 'key64', arg: 'KEY', help: 'SM_Key; another SM with a different non-zero key is ignored', default: 0n, commands: RUN, key: 'smKey', opensm: 'sm_key' },
+  { name: 'sm-key', type: 'key64', arg: 'KEY', help: "SM_Key (OpenSM's default, 0x1); an SM with another non-zero key never takes the fabric, and ibsm does not program a fabric another key's master holds", default: DEFAULT_SM_KEY, commands: RUN, key: 'smKey', opensm: 'sm_key' },
+  { name: 'force-master', type: 'boolean', help: 'master the fabric even while an SM with another SM_Key answers as MASTER there (the two then overwrite each other; default: leave that fabric alone and say why)', default: false, commands: RUN, key: 'forceMaster' },
   { name: 'poll-interval', type: 'int', arg: 'MS', min: 10, max: 600_000, help: "a standby polls its master's SMInfo this often", default: 500, commands: RUN, key: 'pollInterval', opensm: 'sminfo_polling_timeout' },
   { name: 'poll-retries', type: 'int', arg: 'N', min: 0, max: 100, help: 'unanswered polls in a row after which a standby takes over', default: 3, commands: RUN, key: 'pollRetries', opensm: 'polling_retry_number' },
   { name: 'mkey', type: 'key64', arg: 'KEY', help: 'M_Key programmed into every port', defaultText: 'none', commands: RUN, key: 'mkey', opensm: 'm_key' },

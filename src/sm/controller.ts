@@ -20,7 +20,7 @@
  *                 over to a better SM (a better master after a partition heals, a better standby
  *                 that is current) and then stands by.
  * Better: the higher priority, then the lower port GUID (IBA 14.4.1.2). */
-import { SmState } from '../wire/sma.js';
+import { DEFAULT_SM_KEY, SmState } from '../wire/sma.js';
 import { SmInfoControl } from '../wire/modifiers.js';
 
 export type SweepKind = 'heavy' | 'light';
@@ -101,6 +101,10 @@ export interface ControllerOptions {
    * to an unknown one only after it has been seen for three poll intervals (an ibsm standby has
    * pulled by then). Default: every standby is current. */
   standbySync?: (guid: bigint) => 'current' | 'behind' | 'unknown';
+  /** Program the fabric even while an SM with another SM_Key answers as MASTER (an operator's
+   * explicit choice: the two SMs then overwrite each other). Default false: such a fabric is
+   * left to that SM, and checked again on every sweep interval. */
+  forceMaster?: boolean;
 }
 
 export const DEFAULT_POLL_INTERVAL_MS = 500;
@@ -126,7 +130,7 @@ export function isBetter(a: { priority: number; guid: bigint }, b: { priority: n
 }
 
 /** The best of some SMs. */
-function best(sms: readonly RemoteSm[]): RemoteSm | undefined {
+export function best(sms: readonly RemoteSm[]): RemoteSm | undefined {
   let b: RemoteSm | undefined;
   for (const r of sms) if (!b || isBetter(r, b)) b = r;
   return b;
@@ -184,7 +188,7 @@ export class SmController {
   private readonly self: { guid: bigint; priority: number; smKey: bigint };
 
   constructor(private readonly o: ControllerOptions) {
-    this.self = { guid: o.guid ?? 0n, priority: o.priority ?? 0, smKey: o.smKey ?? 0n };
+    this.self = { guid: o.guid ?? 0n, priority: o.priority ?? 0, smKey: o.smKey ?? DEFAULT_SM_KEY };
   }
 
   get state(): SmStateName {
@@ -284,8 +288,26 @@ export class SmController {
 
   /** Other SMs that count: a non-zero SM_Key other than ours means another subnet's SM. */
   private trusted(remotes: readonly RemoteSm[]): RemoteSm[] {
-    return remotes.filter((r) => r.guid !== this.self.guid && (r.smKey === 0n || r.smKey === this.self.smKey));
+    return remotes.filter((r) => r.guid !== this.self.guid && !this.isForeign(r));
   }
+
+  private isForeign(r: RemoteSm): boolean {
+    return r.smKey !== 0n && r.smKey !== this.self.smKey;
+  }
+
+  /** The SMs with another SM_Key that answer as MASTER: another subnet's SM on this fabric (or
+   * one that would fight this one). This SM never programs a fabric such an SM holds (unless
+   * `forceMaster`), and neither SM's SMInfo Sets move the other. */
+  private foreignMasters(remotes: readonly RemoteSm[]): RemoteSm[] {
+    return remotes.filter((r) => r.guid !== this.self.guid && this.isForeign(r) && r.state === SmState.Master);
+  }
+
+  /** The master with another SM_Key that the last heavy sweep found holding the fabric (this SM
+   * did not program it), if any. */
+  get contestedBy(): RemoteSm | undefined {
+    return this.contested;
+  }
+  private contested?: RemoteSm;
 
   private discovered(remotes: readonly RemoteSm[], ownPortUp: boolean, now: number): void {
     this.programming = false;
@@ -297,6 +319,13 @@ export class SmController {
     }
     const others = this.trusted(remotes);
     for (const r of others) this.note(r, now);
+    const rogue = this.o.forceMaster ? undefined : best(this.foreignMasters(remotes));
+    this.contested = rogue;
+    if (rogue) {
+      // Another SM_Key's master holds the fabric: write nothing, look again on the sweep interval.
+      if (this.smState === 'master') this.enter('discovering', 'a master with another SM_Key holds the fabric');
+      return;
+    }
     // The SM that just handed over may not have said STANDBY yet: it is not a master to stand by for.
     const masters = others.filter((r) => r.state === SmState.Master && r.guid !== this.handoverFrom);
     if (this.smState === 'discovering') {
@@ -320,15 +349,22 @@ export class SmController {
     }
   }
 
-  /** A better master (two masters after a partition heals: the worse one hands over), or a
-   * better standby that holds our SA state. */
+  /** A better master (two masters after a partition heals: the worse one hands over), a better
+   * SM still discovering (as OpenSM does: it takes the subnet before it stands by under a worse
+   * master; an ibsm one pulls this SA's state from us as it takes over), or a better standby that
+   * holds our SA state. */
   private handoverTarget(others: readonly RemoteSm[], now: number): RemoteSm | undefined {
     const grace = 3 * (this.o.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
     const ready = (r: RemoteSm): boolean => {
       const s = this.o.standbySync?.(r.guid) ?? 'current';
       return s === 'current' || (s === 'unknown' && now - (this.firstSeen.get(r.guid) ?? now) >= grace);
     };
-    return best(others.filter((r) => isBetter(r, this.self) && (r.state === SmState.Master || (r.state === SmState.Standby && ready(r)))));
+    return best(others.filter((r) => isBetter(r, this.self) && (r.state === SmState.Master || r.state === SmState.Discovering || (r.state === SmState.Standby && ready(r)))));
+  }
+
+  /** The SM that handed this one the subnet, while the heavy sweep that takes it over runs. */
+  get handedOverBy(): RemoteSm | undefined {
+    return this.handoverFrom === undefined ? undefined : this.remotes.get(this.handoverFrom);
   }
 
   /** HANDOVER carries the state fixed when it is decided (MASTER: the receiver accepts it only from
@@ -342,8 +378,13 @@ export class SmController {
     const others = this.trusted(remotes);
     for (const r of others) this.note(r, now);
     if (this.smState !== 'master') return;
-    // A master that appeared, or a better SM: a heavy sweep sorts it out (OpenSM does the same).
-    if (others.some((r) => r.state === SmState.Master || (r.state === SmState.Standby && isBetter(r, this.self)))) this.heavyReason ??= 'another SM found';
+    // A master that appeared (of this subnet or, unless forced, another SM_Key's), or a better
+    // SM: a heavy sweep sorts it out (OpenSM does the same).
+    // A better SM still discovering is handed the subnet now, before it stands by under this one.
+    const discovering = best(others.filter((r) => r.state === SmState.Discovering && isBetter(r, this.self) && (r.lid || r.path)));
+    if (discovering) this.handOver(discovering, now);
+    else if (others.some((r) => r.state === SmState.Master || (r.state === SmState.Standby && isBetter(r, this.self)))) this.heavyReason ??= 'another SM found';
+    else if (!this.o.forceMaster && this.foreignMasters(remotes).length) this.heavyReason ??= 'a master with another SM_Key found';
   }
 
   private smInfoSet(control: number, from: RemoteSm, now: number): void {

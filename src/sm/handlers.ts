@@ -2,8 +2,8 @@
  * SMInfo Get and Set from other SMs. A malformed MAD is answered where it can be and logged, never thrown. */
 import { MadHeaderView, MgmtClass, Method, SmpAttr, SMP_DATA_OFFSET, MAD_SIZE } from '../wire/mad.js';
 import { readMkey, smpResponse, trapRepress } from '../wire/builders.js';
-import { SMInfo } from '../wire/sma.js';
-import { decodeNotice, TrapNumber, type NoticeSmp } from '../wire/notice.js';
+import { PortCap, SMInfo } from '../wire/sma.js';
+import { decodeNotice, Trap144Change, TrapNumber, type NoticeSmp } from '../wire/notice.js';
 import type { MadRpc } from '../rpc/madrpc.js';
 import type { ReceivedMad } from '../transport/types.js';
 import type { Logger } from '../util/log.js';
@@ -26,6 +26,12 @@ export interface SmHandlerOptions {
   damping?: { windowMs?: number; limit?: number };
 }
 
+/** A trap 144 from an SM program: it says an SM priority change (OpenSM's
+ * TRAP_144_MASK_SM_PRIORITY_CHANGE), which no SMA sends. */
+function smTrap(d: ReturnType<typeof decodeNotice> | undefined): boolean {
+  return d?.details?.trap === 144 && (d.details.value.changeFlags & Trap144Change.SmPriority) !== 0;
+}
+
 export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: SmHandlerOptions): () => void {
   const damper = new TrapDamper(o.damping);
   /** Who is behind a LID, as the last snapshot knows it. */
@@ -42,8 +48,9 @@ export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: SmHandlerOp
       let notice: NoticeSmp | undefined;
       let decodeError: unknown;
       let refusedRepress = false;
+      let d0: ReturnType<typeof decodeNotice> | undefined;
       try {
-        const d = decodeNotice(m.data, SMP_DATA_OFFSET, 'smp');
+        const d = (d0 = decodeNotice(m.data, SMP_DATA_OFFSET, 'smp'));
         notice = d.notice;
         trap = notice.isGeneric ? notice.trapNumber : -1;
         // A bad-M_Key trap about a TrapRepress: the port refuses our repress (its M_Key is not
@@ -54,6 +61,11 @@ export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: SmHandlerOp
       }
       // Every other trap is repressed (IBA 13.4.9), a storm's included: the SMA stops repeating it.
       if (!refusedRepress) rpc.respond(m, trapRepress(m.data));
+      // Another SM's trap 144 (OpenSM sends one to a worse master it stands by for, and waits
+      // for its answer before it sweeps again): ibsim drops the TrapRepress and umad2sim never
+      // times the trap out, so there it is also answered with a GetResp, which ibsim delivers
+      // and OpenSM takes as the trap's answer (docs/ibsim-notes.md).
+      if (rpc.transport.dropsTrapRepress && smTrap(d0)) rpc.respond(m, smpResponse(m.data, 0));
       const verdict = damper.admit(m.addr.lid, rpc.clock.now());
       if (verdict === 'storm') o.log.warn('trap storm: traps from this port damped (repressed, not logged, no sweep) until it calms down', { ...whoIs(m.addr.lid), limit: damper.limit, windowMs: damper.windowMs });
       if (verdict !== 'pass') return;
@@ -64,7 +76,11 @@ export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: SmHandlerOp
       if (refusedRepress) o.log.warn('TrapRepress refused for a bad M_Key: not repressed again (the port repeats its trap on its own schedule)', whoIs(m.addr.lid));
       o.log.info('trap received', { trap, from: m.addr.lid });
       o.onNotice?.(notice);
-      if (RESWEEP_TRAPS.has(trap)) sm.requestHeavySweep(`trap ${trap} from LID ${m.addr.lid}`);
+      // Trap 144 may announce a new SM (its port's IsSM bit): a full sweep reads every SM's SMInfo
+      // at once, so a better SM still discovering is handed the subnet before it stands by.
+      const reason = `trap ${trap} from LID ${m.addr.lid}`;
+      if (trap === 144 && d0?.details?.trap === 144 && d0.details.value.capabilityMask & PortCap.IsSM) void sm.smAnnounced(m.addr.lid, reason);
+      else if (RESWEEP_TRAPS.has(trap)) sm.requestHeavySweep(reason, trap === 144);
     },
     { method: Method.Trap },
   );

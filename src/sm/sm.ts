@@ -11,11 +11,11 @@ import type { Clock, TimerHandle } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import type { LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
-import { SmController, smInfoSetStatus, smStateCode, type ActionOutcome, type RemoteSm, type SmAction, type SmEvent, type SmStateName, type SweepKind, type Transition } from './controller.js';
+import { best, SmController, smInfoSetStatus, smStateCode, type ActionOutcome, type RemoteSm, type SmAction, type SmEvent, type SmStateName, type SweepKind, type Transition } from './controller.js';
 import { notifyMaster, pollSm, querySms, sendSmInfo, smPorts, type SmPort } from './sminfo.js';
 import type { DiscoveryResult } from '../model/snapshot.js';
-import { PortCap, PortInfo } from '../wire/sma.js';
-import { portInfoMod } from '../wire/modifiers.js';
+import { DEFAULT_SM_KEY, PortCap, PortInfo, SmState } from '../wire/sma.js';
+import { portInfoMod, SmInfoControl } from '../wire/modifiers.js';
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { Sweeper, type SweepStats } from './sweep.js';
 import { RetryingSmp, isFabricFailure, type SmpFailureReason, type SmpRetryOptions } from './retry.js';
@@ -54,6 +54,8 @@ export interface SmOptions {
   priority?: number;
   /** SM_Key: SMs with another non-zero key are ignored; SMInfo carries it only to trusted requesters. */
   smKey?: bigint;
+  /** Program the fabric even while a master with another SM_Key holds it (ControllerOptions.forceMaster). */
+  forceMaster?: boolean;
   /** A standby polls its master every pollIntervalMs and takes over after pollRetries misses. */
   pollIntervalMs?: number;
   pollRetries?: number;
@@ -65,6 +67,9 @@ export interface SmOptions {
   /** Re-explore and re-route a local change (a trap, a light sweep's finding) without a full
    * heavy sweep (sm/local-sweep.ts); default true. */
   localSweeps?: boolean;
+  /** DISCOVERING after a HANDOVER: before the first sweep as master decides, take the SA state
+   * from the SM that handed over (an ibsm one serves it until this SM masters). Awaited. */
+  onHandedOver?: (from: RemoteSm) => Promise<void>;
   /** STANDBY: the master answered a poll (the SA pulls its state here). Awaited. */
   onMasterPolled?: (master: RemoteSm) => Promise<void>;
   /** Called on every SMInfo state change (after it is logged). */
@@ -143,8 +148,12 @@ export class SubnetManager {
   /** SMInfo state changes so far, by the state entered. */
   readonly transitions: Record<SmStateName, number> = { notActive: 0, discovering: 0, standby: 0, master: 0 };
 
+  /** This SM's SM_Key (OpenSM's default unless configured). */
+  private readonly smKey: bigint;
+
   constructor(private readonly o: SmOptions) {
-    this.ctl = new SmController({ sweepIntervalMs: o.sweepIntervalMs, guid: o.portGuid, priority: o.priority, smKey: o.smKey, pollIntervalMs: o.pollIntervalMs, pollRetries: o.pollRetries, standbySync: o.standbySync });
+    this.smKey = o.smKey ?? DEFAULT_SM_KEY;
+    this.ctl = new SmController({ sweepIntervalMs: o.sweepIntervalMs, guid: o.portGuid, priority: o.priority, smKey: o.smKey, pollIntervalMs: o.pollIntervalMs, pollRetries: o.pollRetries, standbySync: o.standbySync, forceMaster: o.forceMaster });
     this.retrying = new RetryingSmp(o.smp, o.clock, o.smpRetry);
     this.sweeper = new Sweeper(this.retrying, o.clock, o.log, o);
     this.local = new LocalSweeper(this.retrying, o.clock, o.log, o, this.sweeper);
@@ -199,17 +208,19 @@ export class SubnetManager {
   /** The SMInfo this SM answers with. ActCount is the SMPs it has sent (it moves with every bit of
    * management activity, as OpenSM's does); the SM_Key goes only to a trusted requester. */
   smInfo(smPortGuid: bigint = this.o.portGuid ?? 0n, trusted = false): SMInfo {
-    return { guid: smPortGuid, smKey: trusted ? (this.o.smKey ?? 0n) : 0n, actCount: this.o.smp.sent >>> 0, priority: this.o.priority ?? 0, smState: smStateCode(this.ctl.state) };
+    return { guid: smPortGuid, smKey: trusted ? this.smKey : 0n, actCount: this.o.smp.sent >>> 0, priority: this.o.priority ?? 0, smState: smStateCode(this.ctl.state) };
   }
 
   /** A SubnSet(SMInfo) from another SM: the status to answer with (0 accepted, 7 refused). An
    * accepted one goes to the controller. `payload` is the SMInfo the sender put in the request. */
   smInfoSet(control: number, payload: SMInfo, from: { lid?: number; path?: readonly number[] }): number {
     if (this.stopped) return 7;
-    if (payload.smKey !== 0n && payload.smKey !== (this.o.smKey ?? 0n)) {
+    if (payload.smKey !== 0n && payload.smKey !== this.smKey) {
       this.o.log.warn('SMInfo Set from an SM with another SM_Key ignored', { guid: payload.guid, lid: from.lid });
       return 7;
     }
+    // The standby this SM handed over to as it stops says it took the subnet.
+    if (control === SmInfoControl.Acknowledge && this.ackWaiter?.guid === payload.guid) this.ackWaiter.resolve();
     const status = smInfoSetStatus(this.ctl.state, control, payload.smState);
     if (status !== 0) {
       this.o.log.warn('SMInfo Set refused', { control, guid: payload.guid, senderState: payload.smState, state: this.ctl.state });
@@ -234,6 +245,35 @@ export class SubnetManager {
     return new Promise((r) => this.subnetUpWaiters.push(r));
   }
 
+  /** A master that stops hands the subnet to its best standby first (one that holds this SA's
+   * state if there is one), so the standby masters at once instead of after its polls of this SM
+   * go unanswered. Resolves once that standby acknowledged (or did not, within `timeoutMs`). */
+  async handOverOnStop(timeoutMs = 1000): Promise<RemoteSm | undefined> {
+    if (this.stopped || this.ctl.state !== 'master') return undefined;
+    const standbys = this.ctl.knownSms.filter((r) => r.state === SmState.Standby && (r.lid || r.path));
+    const current = standbys.filter((r) => (this.o.standbySync?.(r.guid) ?? 'current') === 'current');
+    const to = best(current.length ? current : standbys);
+    if (!to) return undefined;
+    this.o.log.info('stopping: handover to {master}', { master: to.guid, lid: to.lid ?? 0 });
+    const clock = this.o.clock;
+    let timer: TimerHandle | undefined;
+    const acked = new Promise<void>((resolve) => {
+      this.ackWaiter = { guid: to.guid, resolve };
+      timer = clock.setTimeout(resolve, timeoutMs);
+    });
+    try {
+      await sendSmInfo(this.o.smp, to, SmInfoControl.Handover, { ...this.smInfo(undefined, true), smState: SmState.Master });
+      await acked;
+    } catch (e) {
+      this.o.log.warn('SMInfo Set not delivered', { to: to.guid, lid: to.lid, control: SmInfoControl.Handover, error: (e as Error).message });
+    } finally {
+      if (timer) clock.clearTimeout(timer);
+      this.ackWaiter = undefined;
+    }
+    return to;
+  }
+  private ackWaiter?: { guid: bigint; resolve: () => void };
+
   stop(): void {
     this.stopped = true;
     this.local.forget(); // no idle-time re-route rehearsal after a stop (--once exits at once)
@@ -249,6 +289,22 @@ export class SubnetManager {
     this.o.log.info('heavy sweep requested', { reason });
     if (full) this.fullWanted = true;
     this.event({ type: 'sweepRequested', kind: 'heavy', reason });
+  }
+
+  /** Trap 144 says the port at `lid` advertises an SM: read its SMInfo at once (a better SM still
+   * discovering is handed the subnet before it stands by under this one, as OpenSM does), then
+   * sweep the whole fabric. */
+  async smAnnounced(lid: number, reason: string): Promise<void> {
+    if (this.stopped) return;
+    if (this.ctl.state === 'master' && lid) {
+      try {
+        const r = await pollSm(this.o.smp, { guid: 0n, lid, priority: 0, state: 0, actCount: 0, smKey: 0n });
+        if (!this.stopped) this.event({ type: 'smsChecked', remotes: [{ ...r, lid, path: undefined }] });
+      } catch (e) {
+        this.o.log.debug('SMInfo not read', { lid, error: (e as Error).message });
+      }
+    }
+    this.requestHeavySweep(reason, true);
   }
 
   /** Ask for a sweep; resolves with the stats of the last sweep once it (and the heavy sweep a
@@ -397,6 +453,7 @@ export class SubnetManager {
       if (t.to === 'standby' && t.reason === 'handover' && t.master) log.info('handover to {master}', { master: t.master.guid });
       this.transitions[t.to]++;
       if (t.to !== 'master') this.local.forget();
+      if (t.to === 'standby') this.sweeper.forgetOwnLids();
       this.o.onStateChange?.(t);
     }
   }
@@ -410,7 +467,8 @@ export class SubnetManager {
         return { outcome: left > 0 && this.snapshot ? 'incomplete' : 'ok', value: st };
       }
       case 'lightSweep': {
-        const { changed, stats, smPorts: sms } = await this.sweeper.light(this.snapshot!);
+        const { changed, stats, smPorts: sms, foreign } = await this.sweeper.light(this.snapshot!);
+        if (foreign.ports) this.o.log.error('ports name another master or their LIDs moved: another SM is writing this fabric', { ports: foreign.ports, masterSmLids: [...foreign.masterSmLids].join(','), ...foreign.first });
         await this.checkSms(sms);
         if (changed) {
           this.o.log.info('light sweep found a change; heavy sweep follows');
@@ -497,9 +555,12 @@ export class SubnetManager {
     this.ownDisc = disc;
     const own = disc.nodes[disc.smNode]?.portInfo[disc.smPort];
     const ownPortUp = disc.fabric.nodes[disc.smNode]?.type === NodeType.Switch || (own?.portState ?? PortState.Down) >= PortState.Init;
+    const from = this.ctl.handedOverBy;
+    if (from?.lid && this.o.onHandedOver) await this.o.onHandedOver(from).catch((e: unknown) => this.o.log.warn('SA state not pulled from the master', { master: from.guid, lid: from.lid, error: (e as Error).message }));
     const remotes = ownPortUp ? await querySms(this.o.smp, smPorts(disc), (at, e) => this.o.log.debug('SMInfo not read', { port: at.guid, lid: at.lid, error: (e as Error).message })) : [];
     for (const r of remotes) this.o.log.info('SM found', { guid: r.guid, lid: r.lid ?? 0, priority: r.priority, state: r.state });
     this.ctl.handle({ type: 'discovered', remotes, ownPortUp }, this.o.clock.now());
+    this.noteForeign(remotes);
     const first = this.ctl.state !== 'master';
     this.logTransitions();
     if (!this.ctl.mayProgram) return false;
@@ -507,6 +568,44 @@ export class SubnetManager {
     // gone unless the SA state came along, so they are told to register again (OpenSM does the
     // same on its first master sweep).
     return { reregister: first && !(this.o.stateKept?.() ?? false) };
+  }
+
+  /** Heavy sweeps that found a master with another SM_Key holding the fabric (and so wrote
+   * nothing): ibsm_foreign_master_sweeps_total. */
+  contestedSweeps = 0;
+  /** The master with another SM_Key the last heavy sweep found holding the fabric (ibsm_foreign_master). */
+  get contestedBy(): RemoteSm | undefined {
+    return this.ctl.contestedBy;
+  }
+  private contestLogged?: bigint;
+  private readonly foreignStandbysLogged = new Set<bigint>();
+
+  /** Say, once per SM, why this SM leaves the fabric alone or ignores another SM. */
+  private noteForeign(remotes: readonly RemoteSm[]): void {
+    const rogue = this.ctl.contestedBy;
+    const key = (k: bigint): string => `0x${k.toString(16).padStart(16, '0')}`;
+    if (rogue) {
+      this.contestedSweeps++;
+      if (this.contestLogged !== rogue.guid) {
+        this.contestLogged = rogue.guid;
+        this.o.log.error('a master with another SM_Key holds the fabric; this SM does not program it', {
+          guid: rogue.guid,
+          lid: rogue.lid ?? 0,
+          priority: rogue.priority,
+          theirSmKey: key(rogue.smKey),
+          ourSmKey: key(this.smKey),
+          fix: 'give both SMs one SM_Key (--sm-key / sm_key) to run them as master and standby, stop the other SM, or start ibsm with --force-master',
+        });
+      }
+      return;
+    }
+    if (this.contestLogged !== undefined) this.o.log.info('the master with another SM_Key is gone; this SM manages the fabric again', { guid: this.contestLogged });
+    this.contestLogged = undefined;
+    for (const r of remotes) {
+      if (r.smKey === 0n || r.smKey === this.smKey || r.state === SmState.Master || this.foreignStandbysLogged.has(r.guid)) continue;
+      if (this.foreignStandbysLogged.size < 64) this.foreignStandbysLogged.add(r.guid);
+      this.o.log.warn('an SM with another SM_Key is ignored: it can neither take this subnet nor be handed it', { guid: r.guid, lid: r.lid ?? 0, priority: r.priority, state: r.state, theirSmKey: key(r.smKey), ourSmKey: key(this.smKey) });
+    }
   }
 
   private async heavySweep(): Promise<SweepStats> {

@@ -94,6 +94,14 @@ export class Sweeper {
 
   adoptLids(lids: ReadonlyMap<bigint, LidRange>): void {
     this.adopted = new Map([...lids, ...(this.s.guid2lid ?? [])]);
+    this.own = undefined;
+  }
+  /** The LIDs this SM last assigned as master: they win over what the ports hold, so another SM
+   * that renumbered the fabric (a rogue master) does not get its LIDs adopted as ours. */
+  private own?: ReadonlyMap<bigint, LidRange>;
+  /** Another SM masters the subnet now (this one stands by): its LIDs are the subnet's. */
+  forgetOwnLids(): void {
+    this.own = undefined;
   }
 
   constructor(
@@ -245,7 +253,8 @@ export class Sweeper {
 
     // 2. LIDs.
     const tl = this.clock.now();
-    const lids = assignLids(fabric, { lmc: s.lmc, smNode: disc.smNode, smPort: disc.smPort, existing: this.adopted ?? s.guid2lid });
+    const lids = assignLids(fabric, { lmc: s.lmc, smNode: disc.smNode, smPort: disc.smPort, existing: this.own ?? this.adopted ?? s.guid2lid });
+    this.own = lids.byGuid;
     const smLid = fabric.nodes[disc.smNode]!.ports[disc.smPort]!.lid!;
     s.saveGuid2Lid?.(lids.byGuid);
     log.info('LIDs assigned', { endPorts: lids.byGuid.size, maxLid: lids.maxLid, changed: lids.changed, smLid });
@@ -384,12 +393,14 @@ export class Sweeper {
 
   /** Read every switch's SwitchInfo (PortStateChange) and every linked CA port's state; also
    * which CA ports advertise an SM (a new IsSM bit is a new SM to query). */
-  async light(snap: Snapshot): Promise<{ changed: boolean; stats: SweepStats; smPorts: SmPort[] }> {
+  async light(snap: Snapshot): Promise<{ changed: boolean; stats: SweepStats; smPorts: SmPort[]; foreign: ForeignWrites }> {
     const t0 = this.clock.now();
     const s0 = this.smp.sent;
     let changed = false;
     const { fabric, discovery } = snap;
     const sms: SmPort[] = [];
+    const smLid = fabric.nodes[discovery.smNode]?.ports[discovery.smPort]?.lid ?? 0;
+    const foreign: ForeignWrites = { ports: 0, masterSmLids: new Set(), first: undefined };
     await Promise.all(
       fabric.nodes.map(async (n, i) => {
         const d = discovery.nodes[i]!;
@@ -403,6 +414,14 @@ export class Sweeper {
               if (!path || !n.ports[p]?.peer) continue;
               const pi = PortInfo.decode(await this.smp.getDr(path, SmpAttr.PortInfo, portInfoMod(p)));
               if (pi.portState !== PortState.Active) changed = true;
+              // Another SM writes here: the port names another master, or holds another LID.
+              const port = n.ports[p]!;
+              if (pi.portState >= PortState.Armed && smLid && ((pi.masterSmLid !== smLid && pi.masterSmLid !== 0) || (port.lid !== undefined && pi.lid !== port.lid))) {
+                changed = true;
+                foreign.ports++;
+                if (pi.masterSmLid !== smLid) foreign.masterSmLids.add(pi.masterSmLid);
+                foreign.first ??= { node: n.desc, guid: port.guid, port: p, lid: pi.lid, was: port.lid ?? 0, masterSmLid: pi.masterSmLid };
+              }
               const own = i === discovery.smNode && p === discovery.smPort;
               if (!own && pi.capabilityMask & PortCap.IsSM) sms.push({ guid: n.ports[p]!.guid, lid: pi.lid, path });
             }
@@ -414,8 +433,17 @@ export class Sweeper {
     );
     const stats: SweepStats = { ...emptyStats('light'), smps: this.smp.sent - s0, ms: this.clock.now() - t0, nodes: fabric.nodes.length, maxLid: snap.maxLid };
     if (this.log.enabled('debug')) this.log.debug('sweep phase: light sweep', { nodes: fabric.nodes.length, smps: stats.smps, changed, smPorts: sms.length, ms: ms1(stats.ms) });
-    return { changed, stats, smPorts: sms };
+    return { changed, stats, smPorts: sms, foreign };
   }
+}
+
+/** What a light sweep saw of another SM writing the fabric: CA ports naming another master or
+ * holding another LID than this SM gave them. */
+export interface ForeignWrites {
+  ports: number;
+  masterSmLids: Set<number>;
+  /** The first such port, for the log line. */
+  first?: { node: string; guid: bigint; port: number; lid: number; was: number; masterSmLid: number };
 }
 
 function emptyStats(kind: 'heavy' | 'light'): SweepStats {

@@ -308,6 +308,10 @@ export const MulticastForwardingTable = defineLayout('MulticastForwardingTable',
 });
 export type MulticastForwardingTable = LayoutValue<typeof MulticastForwardingTable>;
 
+/** The SM_Key an SM uses unless configured: OpenSM's default (`opensm -c` prints
+ * `sm_key 0x0000000000000001`), so that ibsm and OpenSM at their defaults are SMs of one subnet. */
+export const DEFAULT_SM_KEY = 1n;
+
 /** SMInfo (14.2.5.13), `ib_sm_info_t`, 21 bytes. */
 export const SMInfo = defineLayout('SMInfo', 21, {
   guid: u64(0, 64, { label: 'SmInfoGuid' }),
