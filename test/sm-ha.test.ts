@@ -41,7 +41,7 @@ function fabric(spec = SPEC) {
   return { clock, sim, cas };
 }
 
-function startSm(f: ReturnType<typeof fabric>, node: number, priority: number, o: { smKey?: bigint; sweepIntervalMs?: number; saSync?: boolean } = {}): Sm {
+function startSm(f: ReturnType<typeof fabric>, node: number, priority: number, o: { smKey?: bigint; sweepIntervalMs?: number; saSync?: boolean; forceMaster?: boolean; guid2lid?: Map<bigint, { base: number; lmc: number }> } = {}): Sm {
   const ep = f.sim.attach(node);
   ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap, Method.Get, Method.Set] });
   ep.register(MgmtClass.SubnDirected, 1, { methods: [Method.Get, Method.Set] });
@@ -58,6 +58,8 @@ function startSm(f: ReturnType<typeof fabric>, node: number, priority: number, o
     sweepIntervalMs: o.sweepIntervalMs ?? 1000,
     priority,
     smKey: o.smKey,
+    forceMaster: o.forceMaster,
+    guid2lid: o.guid2lid,
     saSync: o.saSync,
     pollIntervalMs: 200,
     pollRetries: 2,
@@ -174,7 +176,9 @@ describe('SMs on one fabric', () => {
     expect(has(a, `handover to 0x${b.guid.toString(16).padStart(16, '0')}`)).toBe(true);
     // Taken by the HANDOVER (carrying SmState MASTER), not by polls going unanswered; the
     // ACKNOWLEDGE is accepted too.
-    expect(has(b, `entering DISCOVERING reason="handover from 0x${a.guid.toString(16).padStart(16, '0')}"`)).toBe(true);
+    // b is handed the subnet while still discovering (a reads its SMInfo on b's trap 144, as
+    // OpenSM does), so it never stands by under the worse master.
+    expect(has(b, 'entering STANDBY')).toBe(false);
     // (Trap 144's TrapRepress is taken by the simulated SMA of the standby's port, so that trap
     // is logged as not delivered although the master got it; not an SMInfo Set.)
     expect(b.sink.lines.filter((l) => /refused|SMInfo Set not|stopped answering/.test(l))).toEqual([]);
@@ -310,15 +314,102 @@ describe('SMs on one fabric', () => {
     await a.kill();
   });
 
-  it('ignores an SM with another SM_Key', async () => {
+  it('ignores an SM with another SM_Key, and never programs the fabric that SM masters until it is gone', async () => {
     const f = fabric();
     const a = startSm(f, f.cas[0]!, 2, { smKey: 0x11n });
     await f.clock.advanceAsync(2000);
+    const lids = f.cas.map((i) => f.sim.portInfo(i, 1).lid);
     const b = startSm(f, f.cas[5]!, 9, { smKey: 0x22n });
     await f.clock.advanceAsync(3000);
     expect(a.subnet.sm.state, 'no handover to an SM of another key').toBe('master');
-    expect(b.subnet.sm.state, 'it does not stand by for an SM of another key').not.toBe('standby');
+    expect(b.subnet.sm.state, 'it does not stand by for an SM of another key').toBe('discovering');
+    // The newcomer wrote nothing and said why, once, naming the master and both keys.
+    expect(smLids(f)).toEqual(new Set([lidOf(f, a)]));
+    expect(b.subnet.sm.stats.filter((s) => s.kind === 'heavy' && s.portInfoSets + s.lftBlocksWritten > 0)).toEqual([]);
+    const said = b.sink.lines.filter((l) => l.includes('IBSM-1036'));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toContain(`guid=0x${a.guid.toString(16).padStart(16, '0')}`);
+    expect(said[0]).toMatch(/priority=2 theirSmKey=0x0000000000000011 ourSmKey=0x0000000000000022/);
+    expect(b.subnet.sm.contestedSweeps).toBeGreaterThan(1); // it keeps looking
+    expect(a.sink.lines.filter((l) => l.includes('IBSM-1038'))).toHaveLength(1); // the master ignores it, once
+    expect(f.cas.map((i) => f.sim.portInfo(i, 1).lid)).toEqual(lids);
+    // The master goes away: the newcomer takes the fabric on its next look.
     await a.kill();
+    await f.clock.advanceAsync(3000);
+    expect(b.subnet.sm.state).toBe('master');
+    expect(has(b, 'IBSM-1037')).toBe(true);
+    expect(smLids(f)).toEqual(new Set([lidOf(f, b)]));
+    await b.kill();
+  });
+
+  it('a master of another SM_Key that renumbers the fabric: the master notices, stops writing, and adopts none of its LIDs', async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[0]!, 2, { smKey: 0x11n });
+    await f.clock.advanceAsync(2000);
+    const ours = new Map(f.cas.map((i) => [f.sim.nodes[i]!.ports[1]!.guid, f.sim.portInfo(i, 1).lid]));
+    // The rogue (forced, as an operator who overrides everything would) moves every CA to LIDs of its own.
+    const theirs = new Map(f.cas.map((i, k) => [f.sim.nodes[i]!.ports[1]!.guid, { base: 100 + k, lmc: 0 }]));
+    const b = startSm(f, f.cas[5]!, 9, { smKey: 0x22n, forceMaster: true, guid2lid: theirs });
+    await f.clock.advanceAsync(4000);
+    expect(b.subnet.sm.state).toBe('master');
+    expect(a.subnet.sm.state, 'the old master stops writing').toBe('discovering');
+    expect(has(a, 'IBSM-1039')).toBe(true); // it saw ports naming another master
+    expect(has(a, 'IBSM-1036')).toBe(true);
+    expect(smLids(f), 'nobody fights: every port names the rogue').toEqual(new Set([lidOf(f, b)]));
+    const aWrites = a.subnet.sm.stats.filter((s) => s.kind === 'heavy').slice(1);
+    expect(aWrites.every((s) => s.portInfoSets === 0 && s.lftBlocksWritten === 0)).toBe(true);
+    // The rogue goes: the master takes its fabric back with the LIDs it gave, not the rogue's.
+    await b.kill();
+    await f.clock.advanceAsync(4000);
+    expect(a.subnet.sm.state).toBe('master');
+    expect(new Map(f.cas.map((i) => [f.sim.nodes[i]!.ports[1]!.guid, f.sim.portInfo(i, 1).lid]))).toEqual(ours);
+    const retaken = a.sink.lines.filter((l) => l.includes('LIDs assigned')).at(-1)!;
+    expect(retaken).not.toMatch(/changed=0/);
+    await a.kill();
+  });
+
+  it("at their defaults ibsm's SM_Key is OpenSM's: an SM that says key 1 is of this subnet", () => {
+    const c = new SmController({ sweepIntervalMs: 0, guid: 2n, priority: 1 });
+    c.handle({ type: 'start' }, 0);
+    expect(c.poll(0)?.type).toBe('heavySweep');
+    c.handle({ type: 'discovered', remotes: [{ guid: 1n, priority: 10, state: SmState.Master, actCount: 0, smKey: 1n, lid: 1 }], ownPortUp: true }, 1);
+    expect(c.state).toBe('standby');
+    expect(c.contestedBy).toBeUndefined();
+  });
+
+  it('a better SM still discovering is handed the subnet as soon as its trap 144 arrives, before it stands by', async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[0]!, 2, { sweepIntervalMs: 60_000 });
+    await f.clock.advanceAsync(2000);
+    const b = startSm(f, f.cas[5]!, 9, { sweepIntervalMs: 60_000 });
+    await f.clock.advanceAsync(200);
+    expect(has(a, `handover to 0x${b.guid.toString(16).padStart(16, '0')}`), 'no light sweep needed').toBe(true);
+    await f.clock.advanceAsync(3000);
+    expect(b.subnet.sm.state).toBe('master');
+    expect(has(b, 'entering STANDBY'), 'it never stood by under the worse master').toBe(false);
+    expect(smLids(f)).toEqual(new Set([lidOf(f, b)]));
+    await a.kill();
+    await b.kill();
+  });
+
+  it('a master that stops hands over to its standby, which masters at once instead of after its polls go unanswered', async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[0]!, 9);
+    await f.clock.advanceAsync(2000);
+    const b = startSm(f, f.cas[5]!, 2);
+    await f.clock.advanceAsync(3000);
+    expect(b.subnet.sm.state).toBe('standby');
+    const t0 = f.clock.now();
+    const to = await drive(f.clock, a.subnet.sm.handOverOnStop());
+    expect(to?.guid).toBe(b.guid);
+    await a.kill();
+    await f.clock.advanceAsync(300);
+    expect(b.subnet.sm.state).toBe('master');
+    expect(has(b, `entering DISCOVERING reason="handover from 0x${a.guid.toString(16).padStart(16, '0')}"`)).toBe(true);
+    expect(f.clock.now() - t0, 'sooner than its polls could tell (3 x 200 ms, plus their time-outs)').toBeLessThan(600);
+    expect(has(a, `stopping: handover to 0x${b.guid.toString(16).padStart(16, '0')}`)).toBe(true);
+    expect(has(b, 'stopped answering')).toBe(false);
+    expect(smLids(f)).toEqual(new Set([lidOf(f, b)]));
     await b.kill();
   });
 });

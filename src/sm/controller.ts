@@ -364,8 +364,11 @@ export class SmController {
 
   /** The SM that handed this one the subnet, while the heavy sweep that takes it over runs. */
   get handedOverBy(): RemoteSm | undefined {
-    return this.handoverFrom === undefined ? undefined : this.remotes.get(this.handoverFrom);
+    return this.handedWhileDiscovering === undefined ? undefined : this.remotes.get(this.handedWhileDiscovering);
   }
+  /** HANDOVER came while this SM was still discovering (it never stood by for that SM, so it
+   * holds none of its SA state yet). */
+  private handedWhileDiscovering?: bigint;
 
   /** HANDOVER carries the state fixed when it is decided (MASTER: the receiver accepts it only from
    * a master); this SM stands by at once, as OpenSM does. */
@@ -399,6 +402,7 @@ export class SmController {
           this.heavyReason ??= 'handover';
           return;
         }
+        this.handedWhileDiscovering = this.smState === 'discovering' ? from.guid : undefined;
         this.master = undefined;
         this.nextPollAt = undefined;
         this.enter('discovering', `handover from 0x${from.guid.toString(16).padStart(16, '0')}`);
@@ -449,6 +453,7 @@ export class SmController {
         const programmed = this.programming;
         this.programming = false;
         this.handoverFrom = undefined;
+        this.handedWhileDiscovering = undefined;
         if (outcome !== 'failed' && programmed) {
           const first = !this.haveSnapshot || this.smState !== 'master';
           this.haveSnapshot = true;
