@@ -1,19 +1,18 @@
-/** Several SMs on ibsim (issue #10): ibsm and OpenSM 3.3.23 on one simulated fabric, each
- * attached at its own HCA (umad2sim's SIM_HOST), with the real tools as witnesses: `sminfo`
- * against each SM's port (state, priority), `smpquery portinfo` (every port's MasterSMLID),
- * `ibroute` (LFTs unchanged where they should be) and `ibnetdiscover` (LIDs unchanged).
+/** ibsm beside OpenSM 3.3.23 on ibsim (issue #27), both at their defaults, each attached at its
+ * own HCA (umad2sim's SIM_HOST), with the real tools as witnesses: `sminfo` against each SM's
+ * port (state, priority), `smpquery portinfo` (every port's MasterSMLID), `ibnetdiscover` (LIDs
+ * unchanged), `ibroute` (LFTs), and after a handover to OpenSM `saquery -p` from a host.
  *
- * SM_Key: OpenSM's default SM_Key is 1 (`opensm -c` prints `sm_key 0x0000000000000001`), ibsm's
- * is 0. OpenSM answers an SMInfo Get with its SM_Key to a requester that presents its M_Key (0 by
- * default, so to everyone), and ignores an SM whose non-zero SM_Key differs; ibsm does the same.
- * ibsm at key 0 would therefore ignore OpenSM (key 1), while OpenSM would still see ibsm (it sends
- * key 0). Every ibsm here runs with `--sm-key 1`, OpenSM's default, so each side sees the other;
- * OpenSM runs with its default key.
+ * The matrix: {ibsm, OpenSM} first as master x the other started with a lower / a higher
+ * priority x the master killed with -9 / stopped with SIGTERM; the kill -9 cases again with
+ * OpenSM's polling set to ibsm's (500 ms x 3); a rogue SM with another SM_Key; ibsm and ibsm.
  *
- * OpenSM polls its master every 10 s and declares it dead after 4 misses by default; here it is
- * given a config file with sminfo_polling_timeout 500 and polling_retry_number 3, ibsm's own
- * defaults, force_log_flush TRUE (its log is read while it runs), and a 1 s sweep interval
- * (ibsm: --sweep-interval 1, --poll-interval 200). Every process is stopped by PID. */
+ * Defaults: OpenSM's SM_Key is 1 and so is ibsm's; OpenSM polls its master every 10 s and takes
+ * over after 4 misses, ibsm every 500 ms and after 3; OpenSM sweeps every 10 s, so does ibsm. The
+ * only thing given to OpenSM beyond its defaults is force_log_flush (its log is read while it
+ * runs). Every wait is on an event (a log line, an sminfo answer) with a bound far above what the
+ * case takes; times are printed (scripts/bench/failover.mjs measures them), never asserted
+ * tightly. Every process is stopped by PID. */
 import { describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -26,9 +25,7 @@ import { NodeType } from '../src/wire/mad.js';
 
 const CLI = path.resolve('dist/cli/main.js');
 const FILE = path.join(IBSIM_EXAMPLES, 'net.2sw2path4hca');
-const TEST_TIMEOUT = 120_000;
-const OSM_POLL_MS = 500;
-const OSM_POLL_RETRIES = 3;
+const TEST_TIMEOUT = 300_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -108,25 +105,28 @@ interface RunningSm {
   dir: string;
 }
 
-/** ibsm run at `node` (its log on stdout); returns at once. */
+/** ibsm run at `node` at its defaults (a guid2lid file and a metrics port of its own); its log
+ * on stdout; returns at once. */
 async function startIbsm(ib: Ibsim, node: string, priority: number, extra: string[] = []): Promise<RunningSm> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-ha-'));
   const metricsPort = await freePort();
-  const args = ['run', '--umad', '--sweep-interval', '1', '--priority', String(priority), '--sm-key', '1', '--poll-interval', '200', '--guid2lid', path.join(dir, 'guid2lid'), '--metrics-port', String(metricsPort), ...extra];
+  const args = ['run', '--umad', '--priority', String(priority), '--guid2lid', path.join(dir, 'guid2lid'), '--metrics-port', String(metricsPort), ...extra];
   const proc = startPreloaded('bash', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, CLI, ...args], { ibsim: ib, simHost: node, cwd: dir, timeoutMs: 10 * TEST_TIMEOUT });
   return { kind: 'ibsm', proc, log: () => proc.stdout(), metricsPort, dir };
 }
 
-/** OpenSM at `node` with a config file that shortens its polling; returns at once. */
-function startOpenSm(ib: Ibsim, node: string, priority: number): RunningSm {
+/** OpenSM at `node`: its defaults, its log flushed as written, and `conf` lines (e.g. polling
+ * set to ibsm's); returns at once. */
+function startOpenSm(ib: Ibsim, node: string, priority: number, conf: string[] = []): RunningSm {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-ha-osm-'));
   const logFile = path.join(dir, 'opensm.log');
-  const conf = path.join(dir, 'opensm.conf');
-  writeFileSync(conf, `sminfo_polling_timeout ${OSM_POLL_MS}\npolling_retry_number ${OSM_POLL_RETRIES}\nforce_log_flush TRUE\n`);
-  // -D 0x05: errors and verbose messages (state changes, the SUBNET UP box).
-  const proc = startPreloaded('opensm', ['-F', conf, '-p', String(priority), '-s', '1', '-D', '0x05', '-f', logFile], { ibsim: ib, simHost: node, cwd: dir, env: { OSM_CACHE_DIR: dir, OSM_TMP_DIR: dir }, timeoutMs: 10 * TEST_TIMEOUT });
+  const file = path.join(dir, 'opensm.conf');
+  writeFileSync(file, ['force_log_flush TRUE', ...conf, ''].join('\n'));
+  const proc = startPreloaded('opensm', ['-F', file, '-p', String(priority), '-f', logFile], { ibsim: ib, simHost: node, cwd: dir, env: { OSM_CACHE_DIR: dir, OSM_TMP_DIR: dir }, timeoutMs: 10 * TEST_TIMEOUT });
   return { kind: 'opensm', proc, log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''), dir };
 }
+/** OpenSM's polling set to ibsm's defaults. */
+const OSM_FAST_POLL = ['sminfo_polling_timeout 500', 'polling_retry_number 3'];
 
 /** Stop by PID: SIGTERM, then SIGKILL (OpenSM may not leave once its ibsim is gone). */
 async function stopSm(sm: RunningSm | undefined): Promise<void> {
@@ -170,189 +170,174 @@ async function withFabric(body: (ib: Ibsim, sms: RunningSm[]) => Promise<void>):
   }
 }
 
-describe('several SMs on ibsim: ibsm and OpenSM, witnessed by sminfo, smpquery and ibroute', () => {
+type Kind = 'ibsm' | 'opensm';
+
+function startKind(kind: Kind, ib: Ibsim, node: string, priority: number, osmConf: string[] = []): Promise<RunningSm> {
+  return kind === 'ibsm' ? startIbsm(ib, node, priority) : Promise.resolve(startOpenSm(ib, node, priority, osmConf));
+}
+const isUp = (sm: RunningSm): boolean => (sm.kind === 'ibsm' ? ibsmUp(sm) : osmUp(sm));
+
+async function portGuid(ib: Ibsim, desc: string): Promise<bigint> {
+  return parseIbnetdiscover(await tool(ib, 'ibnetdiscover', [])).nodes.find((n) => n.desc === desc)!.ports.find((p) => p?.lid)!.guid;
+}
+
+/** Every port's MasterSMLID is `lid` (read with smpquery), waited for up to `ms`; returns the time it took. */
+async function allNamed(ib: Ibsim, lid: number, ms: number): Promise<number> {
+  const t0 = Date.now();
+  await waitFor(`every port's MasterSMLID ${lid}`, async () => [...(await fabricState(ib)).smLids.values()].every((l) => l === lid), ms);
+  return Date.now() - t0;
+}
+
+/** After a handover or takeover by OpenSM: it logged SUBNET UP after `mark` characters of its
+ * log, and a host's PathRecord query (saquery -p at Hca3) is answered by the SA its port names. */
+async function openSmServes(ib: Ibsim, osm: RunningSm, mark: number, osmLid: number): Promise<void> {
+  await waitFor('OpenSM SUBNET UP as the new master', () => osm.log().slice(mark).includes('SUBNET UP'), 60_000);
+  const host = await tool(ib, 'smpquery', ['portinfo', String(await caLid(ib, 'Hca3'))]);
+  expect(Number(/^SMLid:\.+(\d+)$/m.exec(host)?.[1])).toBe(osmLid);
+  const r = await runPreloaded('saquery', ['-p'], { ibsim: ib, simHost: 'Hca3', timeoutMs: 30_000 });
+  expect(r.code, `saquery -p from Hca3: ${r.stderr}`).toBe(0);
+  expect(r.stdout).toMatch(/PathRecord dump/);
+}
+
+const bound = (kind: Kind, osmConf: string[]): number => (kind === 'opensm' && osmConf.length === 0 ? 150_000 : 30_000);
+
+describe('ibsm beside OpenSM on ibsim, both at their defaults (the matrix)', () => {
+  for (const first of ['ibsm', 'opensm'] as const) {
+    const second: Kind = first === 'ibsm' ? 'opensm' : 'ibsm';
+    for (const [how, osmConf] of [
+      ['kill -9', []],
+      ['SIGTERM', []],
+      ['kill -9', OSM_FAST_POLL],
+    ] as const) {
+      const polling = osmConf.length ? ", OpenSM polling as ibsm's" : '';
+      it(
+        `${first} master, ${second} started with a lower priority stands by and leaves the fabric alone; ${how} of the master: ${second} masters with every LID kept${polling}`,
+        () =>
+          withFabric(async (ib, sms) => {
+            const m = await startKind(first, ib, 'Hca1', 5, [...osmConf]);
+            sms.push(m);
+            await waitFor(`${first} SUBNET UP`, () => isUp(m), 60_000);
+            const mLid = await caLid(ib, 'Hca1');
+            const before = await fabricState(ib);
+            allSmLid(before, mLid);
+            const s = await startKind(second, ib, 'Hca2', 2, [...osmConf]);
+            sms.push(s);
+            const sLid = await caLid(ib, 'Hca2');
+            await waitFor(`${second} STANDBY (sminfo)`, async () => (await sminfo(ib, sLid)).state === STANDBY, 60_000);
+            expect((await sminfo(ib, mLid)).state).toBe(MASTER);
+            const standing = await fabricState(ib);
+            allSmLid(standing, mLid);
+            sameFabric(standing, before);
+            if (s.kind === 'ibsm') expect(await lftBlocksWritten(s)).toBe(0);
+            const mark = s.log().length;
+            const t0 = Date.now();
+            if (how === 'kill -9') process.kill(m.proc.pid, 'SIGKILL');
+            else await stopSm(m);
+            const took = await allNamed(ib, sLid, bound(second, [...osmConf]));
+            console.log(`MATRIX ${first}->${second} ${how}${polling}: every port names the new master ${Date.now() - t0} ms after the stop`);
+            expect((await sminfo(ib, sLid)).state).toBe(MASTER);
+            const after = await fabricState(ib);
+            expect(after.lids).toEqual(before.lids);
+            if (s.kind === 'opensm') await openSmServes(ib, s, mark, sLid);
+            else expect(s.log().slice(mark)).not.toMatch(/IBSM-1036/);
+            // A stopping ibsm hands the subnet over: the standby masters at once, not after its polls.
+            if (how === 'SIGTERM' && m.kind === 'ibsm') {
+              expect(m.log()).toMatch(/stopping: handover to/);
+              expect(took, 'well before the standby polls could tell').toBeLessThan(s.kind === 'opensm' ? 30_000 : 1_500);
+            }
+            expect(took).toBeGreaterThanOrEqual(0);
+          }),
+        TEST_TIMEOUT,
+      );
+    }
+    it(
+      `${first} master, ${second} started later with a higher priority: the subnet moves to ${second} by handover, every LID kept`,
+      () =>
+        withFabric(async (ib, sms) => {
+          const m = await startKind(first, ib, 'Hca1', 2);
+          sms.push(m);
+          await waitFor(`${first} SUBNET UP`, () => isUp(m), 60_000);
+          const mLid = await caLid(ib, 'Hca1');
+          const before = await fabricState(ib);
+          allSmLid(before, mLid);
+          const t0 = Date.now();
+          const s = await startKind(second, ib, 'Hca2', 5);
+          sms.push(s);
+          const sLid = await caLid(ib, 'Hca2');
+          await allNamed(ib, sLid, 60_000);
+          console.log(`MATRIX ${first}->${second} higher priority started: every port names it ${Date.now() - t0} ms after its start`);
+          await waitFor(`${first} STANDBY (sminfo)`, async () => (await sminfo(ib, mLid)).state === STANDBY, 30_000);
+          expect((await sminfo(ib, sLid)).state).toBe(MASTER);
+          expect((await fabricState(ib)).lids).toEqual(before.lids);
+          if (s.kind === 'opensm') {
+            await openSmServes(ib, s, 0, sLid);
+            const sGuid = await portGuid(ib, 'Hca2');
+            expect(m.log()).toContain(`handover to 0x${sGuid.toString(16).padStart(16, '0')}`);
+            // It stood by for OpenSM without asking it for ibsm's SA state more than once.
+            expect(m.log().match(/IBSM-1033/g) ?? []).toEqual([]);
+            expect(m.log().match(/IBSM-1040/g) ?? []).toHaveLength(1);
+          } else {
+            expect(m.log()).toMatch(/Entering STANDBY state/); // OpenSM handed over (its default log level does not say so)
+            expect(s.log()).not.toMatch(/SMInfo Set not (delivered|sent)/);
+          }
+        }),
+      TEST_TIMEOUT,
+    );
+  }
+
   it(
-    'OpenSM master, ibsm started with a lower priority: ibsm stands by and the fabric is untouched; ibsm takes over after kill -9',
+    'a rogue OpenSM with another SM_Key and a higher priority takes the fabric: ibsm notices, writes nothing more, says why, and adopts none of its LIDs',
     () =>
       withFabric(async (ib, sms) => {
-        const osm = startOpenSm(ib, 'Hca1', 5);
-        sms.push(osm);
-        await waitFor('OpenSM SUBNET UP', () => osmUp(osm), 60_000);
-        const osmLid = await caLid(ib, 'Hca1');
-        const before = await fabricState(ib);
-        allSmLid(before, osmLid);
-        const ibsm = await startIbsm(ib, 'Hca2', 2);
-        sms.push(ibsm);
-        const osmInfo = await sminfo(ib, osmLid);
-        await waitFor('ibsm STANDBY', () => ibsm.log().includes(`entering STANDBY master=0x${osmInfo.guid.toString(16).padStart(16, '0')} lid=${osmLid}`), 30_000);
-        await sleep(3000); // several OpenSM sweeps and ibsm polls
-        const ibsmLid = await caLid(ib, 'Hca2');
-        const ours = await sminfo(ib, ibsmLid);
-        expect(ours.state).toBe(STANDBY);
-        expect(ours.priority).toBe(2);
-        const theirs = await sminfo(ib, osmLid);
-        expect(theirs.state).toBe(MASTER);
-        expect(theirs.priority).toBe(5);
-        const after = await fabricState(ib);
-        allSmLid(after, osmLid);
-        sameFabric(after, before);
-        expect(ibsm.log()).not.toMatch(/entering MASTER|SUBNET UP/);
-        expect(await lftBlocksWritten(ibsm)).toBe(0);
-
-        // kill -9 OpenSM: ibsm's polls go unanswered and it takes over, keeping every LID.
-        process.kill(osm.proc.pid, 'SIGKILL');
-        const t0 = Date.now();
-        await waitFor('ibsm MASTER after OpenSM died', () => ibsmUp(ibsm), 30_000);
-        const took = Date.now() - t0;
-        expect(took).toBeLessThan(10_000);
-        await waitFor('every port under ibsm', async () => [...(await fabricState(ib)).smLids.values()].every((l) => l === ibsmLid), 15_000);
-        const final = await fabricState(ib);
-        allSmLid(final, ibsmLid);
-        expect(final.lids).toEqual(before.lids);
-        expect((await sminfo(ib, ibsmLid)).state).toBe(MASTER);
-        console.log(`OpenSM -> ibsm takeover: ${took} ms, LFT blocks written ${await lftBlocksWritten(ibsm)}, LFTs same: ${JSON.stringify([...final.lfts]) === JSON.stringify([...before.lfts])}`);
-      }),
-    TEST_TIMEOUT,
-  );
-
-  it(
-    'OpenSM master, ibsm started with a higher priority: the subnet moves to ibsm, OpenSM stands by',
-    () =>
-      withFabric(async (ib, sms) => {
-        const osm = startOpenSm(ib, 'Hca1', 2);
-        sms.push(osm);
-        await waitFor('OpenSM SUBNET UP', () => osmUp(osm), 60_000);
-        const osmLid = await caLid(ib, 'Hca1');
-        const before = await fabricState(ib);
-        allSmLid(before, osmLid);
-        const ibsm = await startIbsm(ib, 'Hca2', 5);
+        const ibsm = await startIbsm(ib, 'Hca1', 5, ['--sm-key', '0x1234']);
         sms.push(ibsm);
         await waitFor('ibsm MASTER', () => ibsmUp(ibsm), 60_000);
-        const ibsmLid = await caLid(ib, 'Hca2');
-        await waitFor('every port under ibsm', async () => [...(await fabricState(ib)).smLids.values()].every((l) => l === ibsmLid), 15_000);
-        await waitFor('OpenSM STANDBY', async () => (await sminfo(ib, osmLid)).state === STANDBY, 15_000);
-        await sleep(3000);
-        const after = await fabricState(ib);
-        allSmLid(after, ibsmLid);
-        expect(after.lids).toEqual(before.lids);
-        const ours = await sminfo(ib, ibsmLid);
-        expect(ours.state).toBe(MASTER);
-        expect(ours.priority).toBe(5);
-        const theirs = await sminfo(ib, osmLid);
-        expect(theirs.state).toBe(STANDBY);
-        expect(theirs.priority).toBe(2);
-        // OpenSM hands over to ibsm as soon as it reads its SMInfo (ibsm may still be DISCOVERING),
-        // enters STANDBY without waiting for the ACKNOWLEDGE, and accepts that ACKNOWLEDGE.
-        expect(osm.log()).toMatch(/state_mgr_send_handover: Handing over mastership/);
-        expect(osm.log()).not.toMatch(/ERR 2F04/);
-        expect(ibsm.log()).not.toMatch(/SMInfo Set not (delivered|sent)/);
-      }),
-    TEST_TIMEOUT,
-  );
-
-  it(
-    'ibsm master, OpenSM started with a lower priority: OpenSM stands by, the fabric untouched; OpenSM takes over after kill -9',
-    () =>
-      withFabric(async (ib, sms) => {
-        const ibsm = await startIbsm(ib, 'Hca2', 5);
-        sms.push(ibsm);
-        await waitFor('ibsm MASTER', () => ibsmUp(ibsm), 30_000);
-        const ibsmLid = await caLid(ib, 'Hca2');
-        const before = await fabricState(ib);
-        allSmLid(before, ibsmLid);
-        const osm = startOpenSm(ib, 'Hca1', 2);
+        const ibsmLid = await caLid(ib, 'Hca1');
+        const osm = startOpenSm(ib, 'Hca2', 15, ['sm_key 0x0000000000009999']);
         sms.push(osm);
-        await waitFor('OpenSM STANDBY', () => osm.log().includes('Entering STANDBY state'), 30_000);
-        const osmLid = await caLid(ib, 'Hca1');
-        await sleep(3000);
-        const theirs = await sminfo(ib, osmLid);
-        expect(theirs.state).toBe(STANDBY);
-        expect(theirs.priority).toBe(2);
-        const ours = await sminfo(ib, ibsmLid);
-        expect(ours.state).toBe(MASTER);
-        expect(ours.priority).toBe(5);
-        const after = await fabricState(ib);
-        allSmLid(after, ibsmLid);
-        sameFabric(after, before);
-        expect(ibsm.log()).not.toMatch(/handover to/);
-
-        // kill -9 ibsm: OpenSM's polls (every 500 ms, 3 retries) go unanswered and it takes over.
-        process.kill(ibsm.proc.pid, 'SIGKILL');
-        const t0 = Date.now();
-        await waitFor('every port under OpenSM', async () => [...(await fabricState(ib)).smLids.values()].every((l) => l === osmLid), 60_000);
-        console.log(`ibsm -> OpenSM takeover: ${Date.now() - t0} ms`);
-        expect(osm.log()).toMatch(/Entering MASTER state[\s\S]*Entering STANDBY state[\s\S]*Entering MASTER state|Entering STANDBY state[\s\S]*Entering MASTER state/);
-        const final = await fabricState(ib);
-        allSmLid(final, osmLid);
-        expect(final.lids).toEqual(before.lids);
-        expect((await sminfo(ib, osmLid)).state).toBe(MASTER);
+        await waitFor('OpenSM SUBNET UP', () => osmUp(osm), 60_000);
+        const osmLid = await caLid(ib, 'Hca2');
+        await waitFor('ibsm says another key masters the fabric', () => /IBSM-1036/.test(ibsm.log()), 60_000);
+        const osmGuid = await portGuid(ib, 'Hca2');
+        const said = ibsm.log().split('\n').find((l) => l.includes('IBSM-1036'))!;
+        expect(said).toContain(`guid=0x${osmGuid.toString(16).padStart(16, '0')}`);
+        expect(said).toMatch(/priority=15 theirSmKey=0x0000000000009999 ourSmKey=0x0000000000001234/);
+        // From here on ibsm writes nothing: watched over two of its sweep intervals.
+        const blocks = await lftBlocksWritten(ibsm);
+        const lidsAssigned = (ibsm.log().match(/LIDs assigned/g) ?? []).length;
+        const held = await fabricState(ib);
+        await sleep(21_000);
+        const later = await fabricState(ib);
+        expect(later).toEqual(held);
+        allSmLid(later, osmLid);
+        expect(await lftBlocksWritten(ibsm)).toBe(blocks);
+        expect((ibsm.log().match(/LIDs assigned/g) ?? []).length).toBe(lidsAssigned);
+        expect((await sminfo(ib, ibsmLid)).state).toBe(1); // DISCOVERING: not master, not standing by for another key
       }),
     TEST_TIMEOUT,
   );
 
   it(
-    'OpenSM started with a higher priority while ibsm is master: ibsm finds it within a few sweeps and hands over; OpenSM takes the HANDOVER',
-    () =>
-      withFabric(async (ib, sms) => {
-        const ibsm = await startIbsm(ib, 'Hca2', 2);
-        sms.push(ibsm);
-        await waitFor('ibsm MASTER', () => ibsmUp(ibsm), 30_000);
-        const ibsmLid = await caLid(ib, 'Hca2');
-        const before = await fabricState(ib);
-        const osm = startOpenSm(ib, 'Hca1', 5);
-        sms.push(osm);
-        const t0 = Date.now();
-        const osmGuid = parseIbnetdiscover(await tool(ib, 'ibnetdiscover', [])).nodes.find((n) => n.desc === 'Hca1')!.ports.find((p) => p?.lid)!.guid;
-        const osmLid = await caLid(ib, 'Hca1');
-        await waitFor('ibsm hands over', () => ibsm.log().includes(`handover to 0x${osmGuid.toString(16).padStart(16, '0')}`), 10_000);
-        expect(Date.now() - t0, 'within a few 1 s sweep intervals').toBeLessThan(5000);
-        expect(ibsm.log()).toMatch(new RegExp(`entering STANDBY master=0x0*${osmGuid.toString(16)} lid=${osmLid}`));
-        expect(ibsm.log()).not.toMatch(/SMInfo Set not delivered|SMInfo Set refused/);
-        await waitFor('OpenSM MASTER', () => osm.log().includes('Entering MASTER state'), 10_000);
-        await sleep(2000);
-        const theirs = await sminfo(ib, osmLid);
-        expect(theirs.state).toBe(MASTER);
-        expect(theirs.priority).toBe(5);
-        const ours = await sminfo(ib, ibsmLid);
-        expect(ours.state).toBe(STANDBY);
-        expect(ours.priority).toBe(2);
-        // OpenSM accepted the HANDOVER (it carries SmState MASTER) and is MASTER by SMInfo. Its
-        // first sweep as master then stalls on ibsim, so the ports keep ibsm's SM LID: entering
-        // STANDBY above a worse master it sent trap 144 to ibsm; ibsim drops the TrapRepress
-        // ("lid 2 got trap repress - dropping" in ibsim's log) and umad2sim has no send timeouts,
-        // so that trap stays outstanding in OpenSM and its sweep waits for it forever (seen with
-        // -D 0x0f: "1 QP0 MADs outstanding", TID of the trap 144, evicted only at exit). On
-        // hardware the kernel times the trap out. Nothing else changed on the fabric:
-        const after = await fabricState(ib);
-        expect(after.lids).toEqual(before.lids);
-        expect(after.lfts).toEqual(before.lfts);
-        expect(ib.log()).toMatch(/got trap repress - dropping/);
-      }),
-    TEST_TIMEOUT,
-  );
-
-  it(
-    'ibsm and ibsm: kill -9 of the master; the standby is master within 5 s, no LID changed, no LFT block written',
+    'ibsm and ibsm: kill -9 of the master; the standby is master within seconds, no LID changed, no LFT block written',
     () =>
       withFabric(async (ib, sms) => {
         const a = await startIbsm(ib, 'Hca1', 5);
         sms.push(a);
-        await waitFor('first ibsm MASTER', () => ibsmUp(a), 30_000);
+        await waitFor('first ibsm MASTER', () => ibsmUp(a), 60_000);
         const b = await startIbsm(ib, 'Hca2', 2);
         sms.push(b);
         const aLid = await caLid(ib, 'Hca1');
-        await waitFor('second ibsm STANDBY', () => new RegExp(`entering STANDBY master=0x[0-9a-f]+ lid=${aLid}`).test(b.log()), 30_000);
+        await waitFor('second ibsm STANDBY', () => new RegExp(`entering STANDBY master=0x[0-9a-f]+ lid=${aLid}`).test(b.log()), 60_000);
         const bLid = await caLid(ib, 'Hca2');
         expect((await sminfo(ib, bLid)).state).toBe(STANDBY);
         const before = await fabricState(ib);
         allSmLid(before, aLid);
         process.kill(a.proc.pid, 'SIGKILL');
         const t0 = Date.now();
-        await waitFor('standby MASTER', () => ibsmUp(b), 10_000);
+        await waitFor('standby MASTER', () => ibsmUp(b), 30_000);
         const took = Date.now() - t0;
-        await waitFor('every port under the new master', async () => [...(await fabricState(ib)).smLids.values()].every((l) => l === bLid), 10_000);
-        console.log(`ibsm -> ibsm: MASTER ${took} ms after kill -9; every port moved by ${Date.now() - t0} ms`);
-        expect(took).toBeLessThan(5000);
+        await allNamed(ib, bLid, 30_000);
+        console.log(`MATRIX ibsm->ibsm kill -9: MASTER ${took} ms after kill -9; every port moved by ${Date.now() - t0} ms`);
         const after = await fabricState(ib);
         allSmLid(after, bLid);
         sameFabric(after, before);

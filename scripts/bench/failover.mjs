@@ -1,28 +1,34 @@
 #!/usr/bin/env node
-// Failover benchmark: a master SM killed with kill -9 on an ibsim fabric of 1,000+ hosts, and a
-// standby taking over, for ibsm->ibsm, OpenSM->ibsm, ibsm->OpenSM and OpenSM->OpenSM (OpenSM as
-// standby with its default polling, 10 s x 4 retries, and with ibsm's, 500 ms x 3). One fresh
-// ibsim per pair; the master runs at the first host of the topology (priority 5), the standby at
-// the second (priority 2); both SM_Key 1 (OpenSM's default; ibsm gets --sm-key 1).
+// Failover benchmark (issue #27's matrix): on an ibsim fabric of 1,000+ hosts, the subnet moving
+// from one SM to another, for ibsm->ibsm, OpenSM->ibsm, ibsm->OpenSM and OpenSM->OpenSM, both SMs
+// at their defaults (SM_Key 1 on both; OpenSM polls its master every 10 s and takes over after 4
+// misses, ibsm every 500 ms after 3), and OpenSM as the new master again with ibsm's polling
+// (500 ms x 3, "-fast"). Three events: the old master killed with -9 ("kill"), stopped with
+// SIGTERM ("term": a clean stop; ibsm hands over to its standby as it stops, OpenSM does not),
+// and a better SM started while the old one masters ("higher": priority 5 over 2). One fresh
+// ibsim per case; the old master runs at the first host of the topology, the new one at the second.
 //
-// Method, per pair:
-//   1. start the master, wait for its SUBNET UP; start the standby under the counting shim
-//      (umad-count.c, as in sm-vs-opensm.mjs) and wait until it says STANDBY;
-//   2. read the LIDs (ibnetdiscover) and pick a sample of CA ports: 24 spread over the fabric
-//      (--sample N), plus the standby's own port;
-//   3. kill -9 the master (by PID), then poll `smpquery portinfo <lid>` over the sample, four at
-//      a time (ibsim holds only 10 clients, and the dead master stays listed), until every
-//      sampled port shows the standby's LID as its SMLid. "ports moved" is the time from the kill
-//      to the round in which the last sampled port was seen moved; its resolution is one polling
-//      round (printed as "round ms"). "MASTER" is the standby's own log time of taking over
-//      (ibsm: `entering MASTER`; OpenSM: `Entering MASTER state`), relative to the kill.
-//   4. "LFT blocks" is the LFT Sets the new master sent after the kill (the shim's count, which
-//      is 0 before: a standby writes nothing); "SMPs" likewise.
-// Prints one table; asserts nothing. Goal: ibsm->ibsm under 5 s with 0 LFT blocks.
+// Method, per case:
+//   1. start the old master, wait for its SUBNET UP; for kill/term start the standby (priority 2,
+//      under the counting shim, umad-count.c as in sm-vs-opensm.mjs) and wait until it says
+//      STANDBY; read the LIDs (ibnetdiscover) and pick a sample of CA ports: 24 spread over the
+//      fabric (--sample N), plus the new master's own port;
+//   2. the event: kill -9 or SIGTERM of the old master (by PID), or the start of the better SM
+//      (priority 5, counted) for "higher";
+//   3. poll `smpquery portinfo <lid>` over the sample, four at a time (ibsim holds only 10
+//      clients), until every sampled port shows the new master's LID as its SMLid. "ports moved"
+//      is the time from the event to the round in which the last sampled port was seen moved; its
+//      resolution is one polling round ("round ms"). "MASTER" is the new master's own log time of
+//      taking over (ibsm: `entering MASTER`; OpenSM: `Entering MASTER state`), from the event.
+//   4. "LFT blocks" is the LFT Sets the new master sent after the event (the shim's count); "SMPs"
+//      likewise. On an unchanged fabric the goal is 0 LFT blocks.
+// Prints one table; asserts nothing. Goals (#27): ibsm as the new master < 3 s after kill -9 and
+// < 0.5 s after a clean stop of the old master.
 //
 //   npx tsc -p tsconfig.json && node scripts/bench/failover.mjs [options]
 //     --fabric SPEC     default gen:fattree2:leaves=32,spines=16,hosts=32 (1,024 hosts)
-//     --pairs LIST      ibsm-ibsm,opensm-ibsm,ibsm-opensm,ibsm-opensm-fast,opensm-opensm,opensm-opensm-fast
+//     --cases LIST      OLD-NEW-EVENT[-fast], e.g. ibsm-opensm-kill-fast; default: every pair x
+//                       kill, term, higher, and the OpenSM-as-new-master kill cases again -fast
 //     --sample N        sampled CA ports (default 24)
 //     --timeout S       per phase (default 300)
 //     --keep            keep the scratch directory
@@ -41,7 +47,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
 const distDir = path.resolve(here, '../../dist');
 const SPEC = opt('--fabric', 'gen:fattree2:leaves=32,spines=16,hosts=32');
-const PAIRS = opt('--pairs', 'ibsm-ibsm,opensm-ibsm,ibsm-opensm,ibsm-opensm-fast,opensm-opensm,opensm-opensm-fast').split(',').filter(Boolean);
+const PAIRS_ALL = ['ibsm-ibsm', 'opensm-ibsm', 'ibsm-opensm', 'opensm-opensm'];
+const DEFAULT_CASES = [...PAIRS_ALL.flatMap((p) => ['kill', 'term', 'higher'].map((e) => `${p}-${e}`)), 'ibsm-opensm-kill-fast', 'opensm-opensm-kill-fast'];
+const PAIRS = opt('--cases', DEFAULT_CASES.join(',')).split(',').filter(Boolean);
 const SAMPLE = Number(opt('--sample', '24'));
 const PHASE_MS = Number(opt('--timeout', '300')) * 1000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -106,7 +114,7 @@ function startSm(kind, sim, host, priority, tag, o = {}) {
   let logFile;
   if (kind === 'ibsm') {
     cmd = process.execPath;
-    args = [path.join(distDir, 'cli/main.js'), 'run', '--umad', '--priority', String(priority), '--sm-key', '1', '--guid2lid', path.join(cache, 'guid2lid')];
+    args = [path.join(distDir, 'cli/main.js'), 'run', '--umad', '--priority', String(priority), '--guid2lid', path.join(cache, 'guid2lid')];
   } else {
     logFile = path.join(cache, 'opensm.log');
     const conf = path.join(cache, 'opensm.conf');
@@ -135,7 +143,7 @@ const MONTHS = { Jan: 0, Feb: 1, Mar: 2, Apr: 3, May: 4, Jun: 5, Jul: 6, Aug: 7,
 /** When the SM logged taking over (epoch ms), if it did. */
 function masterAt(sm, ref) {
   if (sm.kind === 'ibsm') {
-    const m = /^(\S+) info\s+entering MASTER/m.exec(sm.log());
+    const m = /^(\S+) info\s+(?:IBSM-\d+\s+)?entering MASTER/m.exec(sm.log());
     return m ? Date.parse(m[1]) : undefined;
   }
   const lines = sm.log().split('\n').filter((l) => l.includes('Entering MASTER state'));
@@ -158,29 +166,40 @@ const caLines = [...readFileSync(netFile, 'utf8').matchAll(/^(?:Ca|Hca)\s+\d+\s+
 const hosts = caLines.map((m) => m[1]);
 const descOf = new Map(caLines.map((m) => [m[1], m[2]]));
 const limits = ibsimLimits(fabric);
-console.log(`== ${SPEC}: ${hosts.length} hosts, ${fabric.nodes.length - hosts.length} switches; master at ${hosts[0]} (priority 5), standby at ${hosts[1]} (priority 2)`);
+console.log(`== ${SPEC}: ${hosts.length} hosts, ${fabric.nodes.length - hosts.length} switches; old master at ${hosts[0]}, new one at ${hosts[1]}; both SMs at their defaults`);
 
 async function runPair(pair) {
-  const [mk, sk, fast] = pair.split('-');
+  const [mk, sk, event, fast] = pair.split('-');
+  if (!['ibsm', 'opensm'].includes(mk) || !['ibsm', 'opensm'].includes(sk) || !['kill', 'term', 'higher'].includes(event)) throw new Error(`case ${pair}: expected OLD-NEW-(kill|term|higher)[-fast]`);
   const sim = await startIbsim(netFile, { dir, limits, prefix: 'ibsmfo', timeoutMs: 60_000 });
   const sms = [];
   try {
-    const master = startSm(mk, sim, hosts[0], 5, `${pair}-master`);
+    const higher = event === 'higher';
+    const master = startSm(mk, sim, hosts[0], higher ? 2 : 5, `${pair}-master`);
     sms.push(master);
     await waitFor('master SUBNET UP', () => isUp(master));
-    const standby = startSm(sk, sim, hosts[1], 2, `${pair}-standby`, { counted: true, fastPoll: fast === 'fast' || sk === 'ibsm' });
-    sms.push(standby);
-    await waitFor('standby STANDBY', () => isStandby(standby));
-    await sleep(2000);
+    const start = () => startSm(sk, sim, hosts[1], higher ? 5 : 2, `${pair}-new`, { counted: true, fastPoll: fast === 'fast' });
+    let standby;
+    if (!higher) {
+      standby = start();
+      sms.push(standby);
+      await waitFor('standby STANDBY', () => isStandby(standby));
+      await sleep(2000);
+    }
     const seen = parseIbnetdiscover(await tool(sim, ['ibnetdiscover']));
     const caLid = (desc) => seen.nodes.find((n) => n.desc === desc)?.ports.find((p) => p?.lid)?.lid;
     const newLid = caLid(descOf.get(hosts[1]));
     const all = seen.nodes.filter((n) => n.type !== 2).map((n) => n.ports.find((p) => p?.lid)?.lid).filter(Boolean);
     const sample = [...new Set([newLid, ...Array.from({ length: SAMPLE }, (_, i) => all[Math.floor((i * all.length) / SAMPLE)])])];
     if (process.env.FAILOVER_DEBUG) console.error(`new SM LID ${newLid}, sample ${sample.join(',')}`);
-    const before = standby.counts();
+    const before = standby?.counts() ?? { smps: 0, lft: 0 };
     const t0 = Date.now();
-    process.kill(master.child.pid, 'SIGKILL');
+    if (event === 'kill') process.kill(master.child.pid, 'SIGKILL');
+    else if (event === 'term') void stopChild(master.child, 30_000);
+    else {
+      standby = start();
+      sms.push(standby);
+    }
     const moved = new Map();
     const rounds = [];
     while (moved.size < sample.length && Date.now() - t0 < PHASE_MS) {
@@ -195,12 +214,14 @@ async function runPair(pair) {
         );
       }
       rounds.push(Date.now() - r0);
-      if (process.env.FAILOVER_DEBUG) console.error(`round ${rounds.length}: ${moved.size}/${sample.length} moved; standby log tail: ${standby.log().trim().split('\n').at(-1)}`);
+      if (process.env.FAILOVER_DEBUG) console.error(`round ${rounds.length}: ${moved.size}/${sample.length} moved; new SM log tail: ${standby.log().trim().split('\n').at(-1)}`);
     }
+    await sleep(higher ? 3000 : 0); // a new master's first sweep may still be writing when the sample has moved
     const after = standby.counts();
     const at = masterAt(standby, t0);
+    const name = `${mk}->${sk} ${event}`;
     return {
-      pair: fast === 'fast' ? `${mk}->${sk} (500 ms x 3)` : sk === 'opensm' ? `${mk}->${sk} (defaults)` : `${mk}->${sk}`,
+      pair: fast === 'fast' ? `${name} (500 ms x 3)` : name,
       master: at !== undefined ? at - t0 : undefined,
       moved: moved.size === sample.length ? Math.max(...moved.values()) : undefined,
       round: rounds.length ? Math.round(rounds.reduce((a, b) => a + b, 0) / rounds.length) : 0,
@@ -234,4 +255,4 @@ for (const r of rows) {
   if (r.error) console.log(`${r.pair.padEnd(30)} ${r.error}`);
   else console.log(`${r.pair.padEnd(30)} ${pad(r.master === undefined ? '-' : Math.round(r.master), 10)} ${pad(r.moved ?? '-', 15)} ${pad(r.round, 9)} ${pad(r.lft, 11)} ${pad(r.smps, 8)}`);
 }
-console.log(`(sample: ${rows.find((r) => r.sample)?.sample ?? 0} CA ports incl. the standby's own; MASTER from the standby's log; LFT blocks and SMPs sent by the new master after the kill)`);
+console.log(`(sample: ${rows.find((r) => r.sample)?.sample ?? 0} CA ports incl. the new master's own; MASTER from the new master's log, from the event; LFT blocks and SMPs sent by the new master after the event)`);

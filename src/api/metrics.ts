@@ -236,6 +236,8 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
   const states = ['notActive', 'discovering', 'standby', 'master'] as const;
   metric('ibsm_sm_state', 'gauge', 'SMInfo state of this SM (0 NOTACTIVE, 1 DISCOVERING, 2 STANDBY, 3 MASTER).', [[{}, sm.smInfo().smState]]);
   metric('ibsm_sm_state_transitions_total', 'counter', 'SMInfo state changes, by the state entered.', states.map((s) => [{ state: s }, sm.transitions[s]]));
+  metric('ibsm_foreign_master', 'gauge', 'A master with another SM_Key held the fabric at the last heavy sweep, so this SM programmed nothing (IBSM-1036): 1, else 0.', [[{}, sm.contestedBy ? 1 : 0]]);
+  metric('ibsm_foreign_master_sweeps_total', 'counter', 'Heavy sweeps that found a master with another SM_Key holding the fabric and wrote nothing.', [[{}, sm.contestedSweeps]]);
   metric('ibsm_sweeps_total', 'counter', 'Sweeps completed, by kind.', [
     [{ kind: 'heavy' }, subnet.sm.sweepsDone.heavy],
     [{ kind: 'light' }, subnet.sm.sweepsDone.light],

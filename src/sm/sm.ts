@@ -250,11 +250,17 @@ export class SubnetManager {
    * go unanswered. Resolves once that standby acknowledged (or did not, within `timeoutMs`). */
   async handOverOnStop(timeoutMs = 1000): Promise<RemoteSm | undefined> {
     if (this.stopped || this.ctl.state !== 'master') return undefined;
-    const standbys = this.ctl.knownSms.filter((r) => r.state === SmState.Standby && (r.lid || r.path));
+    // As they are now (the last sweep may have seen one still discovering).
+    const known = await Promise.all(this.ctl.knownSms.filter((r) => r.lid || r.path).map((r) => pollSm(this.o.smp, r).then((x): RemoteSm => ({ ...x, lid: r.lid ?? x.lid, path: r.path }), () => undefined)));
+    const standbys = known.filter((r): r is RemoteSm => r !== undefined && r.state === SmState.Standby && (r.smKey === 0n || r.smKey === this.smKey));
     const current = standbys.filter((r) => (this.o.standbySync?.(r.guid) ?? 'current') === 'current');
     const to = best(current.length ? current : standbys);
     if (!to) return undefined;
     this.o.log.info('stopping: handover to {master}', { master: to.guid, lid: to.lid ?? 0 });
+    // From here this SM answers SMInfo as NOTACTIVE: the new master's first sweep must not find a
+    // better master still here and hand the subnet straight back (OpenSM would).
+    this.ctl.handle({ type: 'stop' }, this.o.clock.now());
+    this.logTransitions();
     const clock = this.o.clock;
     let timer: TimerHandle | undefined;
     const acked = new Promise<void>((resolve) => {
