@@ -71,19 +71,21 @@ document.addEventListener('mousemove', (e) => {
   tip.style.left = Math.min(e.pageX + 14, document.documentElement.scrollWidth - tip.offsetWidth - 4) + 'px';
   tip.style.top = e.pageY + 14 + 'px';
 });
-// find nodes by name (part of it), node or port GUID (4 hex digits or more, or 0x...), or LID
-function matches(d, q) {
-  if ((d.desc || '').toLowerCase().includes(q)) return true;
+// find nodes: by LID (decimal or 0x), node or port GUID, or name; what matches whole wins over
+// what matches in part (name or GUID, 4 hex digits or more)
+function matches(d, q, whole) {
   const h = q.replace(/^0x/, '');
-  if (/^[0-9a-f]+$/.test(h) && (h.length >= 4 || q.startsWith('0x')) && [d.guid].concat((d.ports || '').split(' ')).some((g) => g && g.slice(2).includes(h))) return true;
+  const guids = [d.guid].concat((d.ports || '').split(' ')).filter(Boolean).map((g) => g.slice(2));
   const lid = /^[0-9]+$/.test(q) ? Number(q) : /^0x[0-9a-f]+$/.test(q) ? parseInt(q, 16) : NaN;
-  return (d.lid || '').split(' ').some((x) => x !== '' && Number(x) === lid);
+  if (whole) return (d.desc || '').toLowerCase() === q || (d.lid || '').split(' ').some((x) => x !== '' && Number(x) === lid) || (/^[0-9a-f]+$/.test(h) && guids.some((g) => BigInt('0x' + g) === BigInt('0x' + h)));
+  return (d.desc || '').toLowerCase().includes(q) || (/^[0-9a-f]+$/.test(h) && (h.length >= 4 || q.startsWith('0x')) && guids.some((g) => g.includes(h)));
 }
 let hitAt = 0;
 function find(jump) {
   const q = $('find').value.trim().toLowerCase();
   const nodes = [...document.querySelectorAll('#picture g.node')];
-  const hits = q ? nodes.filter((g) => matches(g.dataset, q)) : [];
+  let hits = q ? nodes.filter((g) => matches(g.dataset, q, true)) : [];
+  if (q && !hits.length) hits = nodes.filter((g) => matches(g.dataset, q, false));
   $('picture').classList.toggle('searching', q !== '');
   for (const g of nodes) g.classList.toggle('hit', hits.includes(g));
   const one = (g) => g.dataset.desc + ' ' + g.dataset.guid + (g.dataset.lid ? ' LID ' + g.dataset.lid.split(' ').join(', ') : '') + (g.classList.contains('gone') ? ' (gone)' : '');
