@@ -10,7 +10,9 @@
  * down. And over plain HTTP: only GET, anything else 405; bounded event streams; a port in use
  * refused with a message. */
 import { describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -144,6 +146,14 @@ describe('live web view', () => {
       expect(drawn / (box.width * box.height), `${drawn} of ${box.width}x${box.height} pixels drawn`).toBeGreaterThan(0.03);
       const links = (await page.locator('#links').boundingBox())!;
       expect(countNotBackground(png, links, [0xff, 0xff, 0xff])).toBeGreaterThan(2000);
+
+      // Chromium's own headless screenshot at load (script on, as a kiosk or a probe takes it): the
+      // same box drawn on (the event loop stays free: the SM answers while it loads)
+      const shot = path.join(mkdtempSync(path.join(os.tmpdir(), 'ibsm-web-')), 'load.png');
+      await promisify(execFile)('/usr/bin/chromium', ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', '--window-size=1400,1000', `--screenshot=${shot}`, sm.webUrl!]);
+      const cli = decodePng(readFileSync(shot));
+      expect(cli.width).toBe(1400);
+      expect(countNotBackground(cli, box, [0xfc, 0xfc, 0xfd]) / (box.width * box.height)).toBeGreaterThan(0.03);
     } finally {
       await browser.close();
       await sm.stop();
