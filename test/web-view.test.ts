@@ -17,7 +17,7 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium } from 'playwright-core';
+import { chromium, type Browser } from 'playwright-core';
 import { openSm, Logger, type IbsmSm } from '../src/index.js';
 import { MemorySink } from '../src/util/log.js';
 import { parseCommandLine } from '../src/config/parse.js';
@@ -37,6 +37,18 @@ async function open(extra: Parameters<typeof openSm>[0] = {}): Promise<{ sm: Ibs
   const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, web: '127.0.0.1:0', log: new Logger(sink, 'info'), ...extra });
   await sm.start();
   return { sm, sink };
+}
+
+/** An SM with the web view and a headless Chromium for `fn`; both stopped after. */
+async function inBrowser(extra: Parameters<typeof openSm>[0], fn: (sm: IbsmSm, browser: Browser) => Promise<void>): Promise<void> {
+  const { sm } = await open(extra);
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+  try {
+    await fn(sm, browser);
+  } finally {
+    await browser.close();
+    await sm.stop();
+  }
 }
 
 describe('live web view', () => {
@@ -120,10 +132,8 @@ describe('live web view', () => {
     }
   });
 
-  it('the first paint has the fabric and the tables: with script off, a screenshot at load shows the picture and every table filled', async () => {
-    const { sm } = await open({ sim: PARALLEL });
-    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
-    try {
+  it('the first paint has the fabric and the tables: with script off, a screenshot at load shows the picture and every table filled', () =>
+    inBrowser({ sim: PARALLEL }, async (sm, browser) => {
       // no script: what the page shows is what the server sent, i.e. the first frame
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 }, javaScriptEnabled: false });
       await page.goto(sm.webUrl!, { waitUntil: 'load' });
@@ -154,16 +164,10 @@ describe('live web view', () => {
       const cli = decodePng(readFileSync(shot));
       expect(cli.width).toBe(1400);
       expect(countNotBackground(cli, box, [0xfc, 0xfc, 0xfd]) / (box.width * box.height)).toBeGreaterThan(0.03);
-    } finally {
-      await browser.close();
-      await sm.stop();
-    }
-  });
+    }));
 
-  it('as a wall screen: hosts named on hover and found by name, port GUID or LID; a pulled parallel cable apart from its twin; an unplugged host drawn gone; never-cabled ports apart', async () => {
-    const { sm } = await open({ sim: PARALLEL });
-    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
-    try {
+  it('as a wall screen: hosts named on hover and found by name, port GUID or LID; a pulled parallel cable apart from its twin; an unplugged host drawn gone; never-cabled ports apart', () =>
+    inBrowser({ sim: PARALLEL }, async (sm, browser) => {
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(e.message));
@@ -250,11 +254,7 @@ describe('live web view', () => {
       const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-web-'));
       await page.screenshot({ path: path.join(dir, 'web-view-wall.png'), fullPage: true });
       expect(errors).toEqual([]);
-    } finally {
-      await browser.close();
-      await sm.stop();
-    }
-  });
+    }));
 
   it('read-only over HTTP: GET and HEAD only, anything else 405 with Allow; JSON state and picture; unknown paths 404', async () => {
     const { sm } = await open();
