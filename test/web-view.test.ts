@@ -6,8 +6,9 @@
  * port's PMA shows in the counters. The first paint, with script off, has the fabric and the
  * tables (the screenshot's pixels). As a wall screen: hosts named on hover, found by name, port
  * GUID or LID; of two parallel cables, the one pulled drawn apart from its working twin; a host
- * unplugged drawn gone and listed with its link down; ports never cabled counted apart from ports
- * down. And over plain HTTP: only GET, anything else 405; bounded event streams; a port in use
+ * unplugged drawn gone and listed with its link down; a switch with a port down outlined in a
+ * colour apart from the down link's for colour-blind eyes too; ports never cabled counted apart
+ * from ports down. And over plain HTTP: only GET, anything else 405; bounded event streams; a port in use
  * refused with a message. */
 import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
@@ -26,6 +27,7 @@ import { parseListenAddress } from '../src/util/listen.js';
 import { WebFeed } from '../src/web/feed.js';
 import { serveWeb } from '../src/web/server.js';
 import { countNotBackground, decodePng } from './helpers/png.js';
+import { CVD, deltaE, hexOfCss } from './helpers/colour.js';
 
 const SPEC = 'gen:fattree2:leaves=4,spines=2,hosts=3';
 /** Two cables between each leaf and spine. */
@@ -166,7 +168,7 @@ describe('live web view', () => {
       expect(countNotBackground(cli, box, [0xfc, 0xfc, 0xfd]) / (box.width * box.height)).toBeGreaterThan(0.03);
     }));
 
-  it('as a wall screen: hosts named on hover and found by name, port GUID or LID; a pulled parallel cable apart from its twin; an unplugged host drawn gone; never-cabled ports apart', () =>
+  it('as a wall screen: hosts named on hover and found by name, port GUID or LID; a pulled parallel cable apart from its twin; an unplugged host drawn gone; a switch with a port down outlined apart from the down link; never-cabled ports apart', () =>
     inBrowser({ sim: PARALLEL }, async (sm, browser) => {
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       const errors: string[] = [];
@@ -230,6 +232,19 @@ describe('live web view', () => {
       const t = await mid(`${hex(leaf.guid)}:${twin.num}`, `${hex(spine.guid)}:${twin.peer!.num}`);
       expect([d.down, t.down]).toEqual([true, false]);
       expect(Math.hypot(d.x - t.x, d.y - t.y)).toBeGreaterThanOrEqual(5);
+
+      // the leaf with a port down: outlined in its own colour, thicker, and told apart from the down
+      // link's colour in simulated deuteranopia, protanopia and tritanopia (CIELAB ΔE >= 30); on
+      // hover, why; a switch with every port Active is not outlined
+      const outline = (g: bigint) => page.$eval(`#picture g.node[data-guid="${hex(g)}"] rect`, (r) => ({ stroke: getComputedStyle(r).stroke, width: parseFloat(getComputedStyle(r).strokeWidth) }));
+      const sick = await outline(leaf.guid);
+      const calm = await outline(sim.nodes.find((n) => n.isSwitch && n !== leaf && n !== spine && n.ports.every((p) => !p?.peer || p.cableUp))!.guid);
+      expect(sick.width).toBeGreaterThanOrEqual(2 * calm.width);
+      const downStroke = await page.$eval('#picture svg .link.down', (e) => getComputedStyle(e).stroke);
+      for (const [vision, m] of Object.entries(CVD)) expect(deltaE(hexOfCss(sick.stroke), hexOfCss(downStroke), m), vision).toBeGreaterThanOrEqual(30);
+      expect(deltaE(hexOfCss(sick.stroke), hexOfCss(calm.stroke))).toBeGreaterThanOrEqual(30);
+      await page.hover(`#picture g.node[data-guid="${hex(leaf.guid)}"]`);
+      expect(await page.locator('#tip').textContent()).toContain(`port ${pulled.num} Down`);
 
       // the host unplugged: drawn gone (greyed) with its link down, listed in Links down and in the summary
       expect(await page.locator(`#picture g.node.gone[data-guid="${hex(gone.guid)}"]`).count()).toBe(1);

@@ -4,7 +4,7 @@
  * the routes it carries (the CA destination LIDs the switches' tables send out of each port, in
  * both directions), and, against what earlier views showed (ViewMemory), links that went down and
  * nodes that went away marked. Rendered as JSON, as Graphviz DOT, and as SVG with its own layered
- * layout (no external binaries). The colours (LINK_COLOURS) are told apart by colour-blind eyes
+ * layout (no external binaries). The colours (VIEW_COLOURS) are told apart by colour-blind eyes
  * too: the load runs from light to dark blue, a link down is vermillion (Okabe and Ito's palette).
  */
 import { isSwitch, type Fabric, type FabricPort } from '../model/fabric.js';
@@ -162,18 +162,19 @@ export function topologyJson(v: TopologyView): unknown {
 
 /** The picture's colours. Links: grey without routes, then from `few` (light blue) to `most`
  * (dark blue) with the share of the busiest; `down` (vermillion, and dashed) stays apart from every
- * load colour for deuteranopes and protanopes too (test/view-topology.test.ts measures it). A gone
- * node is greyed with a dashed outline in the down colour. */
-export const LINK_COLOURS = { none: '#a3a3a3', few: '#8ec3e6', most: '#08306b', down: '#d55e00', gone: '#e4e4e4' } as const;
+ * load colour for deuteranopes, protanopes and tritanopes too (test/view-topology.test.ts measures
+ * it). A gone node is greyed (`gone`) with a dashed outline in the down colour; a node with a port
+ * not Active or with errors (the web view marks it) has a thick `sick` (reddish purple) outline. */
+export const VIEW_COLOURS = { none: '#a3a3a3', few: '#8ec3e6', most: '#08306b', down: '#d55e00', gone: '#e4e4e4', sick: '#cc79a7' } as const;
 
 const rgbOf = (c: string): number[] => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16));
-const FEW = rgbOf(LINK_COLOURS.few);
-const MOST = rgbOf(LINK_COLOURS.most);
+const FEW = rgbOf(VIEW_COLOURS.few);
+const MOST = rgbOf(VIEW_COLOURS.most);
 
-/** A link's colour (LINK_COLOURS). */
+/** A link's colour (VIEW_COLOURS). */
 export function linkColour(l: Pick<ViewLink, 'routes' | 'down'>, max: number): string {
-  if (l.down) return LINK_COLOURS.down;
-  if (max === 0 || l.routes === 0) return LINK_COLOURS.none;
+  if (l.down) return VIEW_COLOURS.down;
+  if (max === 0 || l.routes === 0) return VIEW_COLOURS.none;
   const t = l.routes / max;
   return `#${FEW.map((a, i) => Math.round(a + (MOST[i]! - a) * t).toString(16).padStart(2, '0')).join('')}`;
 }
@@ -190,7 +191,7 @@ export function topologyDot(v: TopologyView): string {
   const hostsOf = new Map<string, ViewNode[]>();
   for (const n of v.nodes) if (n.attachedTo) hostsOf.set(n.attachedTo, [...(hostsOf.get(n.attachedTo) ?? []), n]);
   const label = (n: ViewNode): string => `${dotEscape(n.desc)}${n.lid ? `\\nLID ${n.lid}` : ''}${n.gone ? '\\n(gone)' : ''}`;
-  const gone = (n: ViewNode): string => (n.gone ? `, style="dashed,filled", fillcolor="${LINK_COLOURS.gone}", color="${LINK_COLOURS.down}"` : '');
+  const gone = (n: ViewNode): string => (n.gone ? `, style="dashed,filled", fillcolor="${VIEW_COLOURS.gone}", color="${VIEW_COLOURS.down}"` : '');
   for (const [t, ns] of [...byTier].sort((a, b) => a[0] - b[0])) {
     const sw = ns.filter((n) => n.kind === 'switch');
     if (sw.length) out.push(`  { rank=same; ${sw.map((n) => `"${n.id}" [shape=box, style=filled, fillcolor="#dde7f5", label="${label(n)}"${gone(n)}];`).join(' ')} }`);
@@ -313,11 +314,11 @@ export function topologySvg(v: TopologyView): string {
     const attrs = `class="node ${n.kind}${n.gone ? ' gone' : ''}" id="n${n.id}" data-guid="0x${n.id}" data-desc="${xmlEscape(n.desc)}" data-lid="${lids.join(' ')}"${n.ends ? ` data-ports="${n.ends.map((e) => `0x${hex(e.guid)}`).join(' ')}"` : ''}`;
     const goneStyle = n.gone ? ` stroke-dasharray="2 2" opacity="0.8"` : '';
     if (n.kind === 'switch') {
-      out.push(`<g ${attrs}><rect x="${f1(p.x)}" y="${f1(p.y)}" width="${p.w}" height="${p.h}" rx="3" fill="${n.gone ? LINK_COLOURS.gone : '#dde7f5'}" stroke="${n.gone ? LINK_COLOURS.down : '#34495e'}"${goneStyle}/>${title}<text x="${f1(p.x + p.w / 2)}" y="${f1(p.y + p.h / 2 + 3)}" text-anchor="middle"${n.gone ? ' fill="#777"' : ''}>${xmlEscape(n.desc.slice(0, 16))}</text></g>`);
+      out.push(`<g ${attrs}><rect x="${f1(p.x)}" y="${f1(p.y)}" width="${p.w}" height="${p.h}" rx="3" fill="${n.gone ? VIEW_COLOURS.gone : '#dde7f5'}" stroke="${n.gone ? VIEW_COLOURS.down : '#34495e'}"${goneStyle}/>${title}<text x="${f1(p.x + p.w / 2)}" y="${f1(p.y + p.h / 2 + 3)}" text-anchor="middle"${n.gone ? ' fill="#777"' : ''}>${xmlEscape(n.desc.slice(0, 16))}</text></g>`);
     } else {
       const label = n.desc.length > 12 ? `${n.desc.slice(0, 11)}…` : n.desc;
       out.push(
-        `<g ${attrs}><rect x="${f1(p.x)}" y="${f1(p.y)}" width="${p.w}" height="${p.h}" fill="${n.gone ? LINK_COLOURS.gone : '#7fb77e'}" stroke="${n.gone ? LINK_COLOURS.down : '#2e5e2d'}"${goneStyle}/>${title}<text class="label" transform="translate(${f1(p.x + p.w / 2 - 3)} ${f1(p.y + p.h + 3)}) rotate(90)" font-size="8"${n.gone ? ' fill="#888" text-decoration="line-through"' : ' fill="#333"'}>${xmlEscape(label)}</text></g>`,
+        `<g ${attrs}><rect x="${f1(p.x)}" y="${f1(p.y)}" width="${p.w}" height="${p.h}" fill="${n.gone ? VIEW_COLOURS.gone : '#7fb77e'}" stroke="${n.gone ? VIEW_COLOURS.down : '#2e5e2d'}"${goneStyle}/>${title}<text class="label" transform="translate(${f1(p.x + p.w / 2 - 3)} ${f1(p.y + p.h + 3)}) rotate(90)" font-size="8"${n.gone ? ' fill="#888" text-decoration="line-through"' : ' fill="#333"'}>${xmlEscape(label)}</text></g>`,
       );
     }
   }

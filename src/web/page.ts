@@ -6,10 +6,12 @@
  * every few seconds while that stream is down, it fetches the page again (`?have=` the snapshot
  * it shows: the picture is sent again only when the snapshot changed) and swaps in the parts
  * marked data-panel. Every text from the fabric (a node description) is escaped here, never
- * markup. Besides, the script shows what a node is on hover (#tip) and finds nodes by name, GUID
- * or LID (#find, a search box of the page itself: no form, nothing sent). Nothing on the page
- * acts on the SM. */
-import { LINK_COLOURS, xmlEscape as esc } from '../view/topology.js';
+ * markup. Nodes with a port not Active or with errors are outlined by a style rule of their own
+ * (#marks: the picture is made once per snapshot, they change with any sweep). Besides, the
+ * script shows what a node is on hover (#tip, with why it is outlined) and finds nodes by name,
+ * GUID or LID (#find, a search box of the page itself: no form, nothing sent). Nothing on the
+ * page acts on the SM. */
+import { VIEW_COLOURS, xmlEscape as esc } from '../view/topology.js';
 import type { WebLink, WebState } from './feed.js';
 
 export const PAGE_SCRIPT = `
@@ -56,6 +58,8 @@ function tipFor(t) {
     if (d.ports) rows.push(el('div', 'port GUID ' + d.ports.split(' ').join(', ')));
     if (d.lid) rows.push(el('div', 'LID ' + d.lid.split(' ').join(', ')));
     if (g.classList.contains('gone')) rows.push(el('div', 'gone: not found by the last sweep', 'gone'));
+    const sick = [...document.querySelectorAll('#sick li')].find((li) => li.dataset.guid === d.guid);
+    if (sick) rows.push(el('div', sick.textContent, 'gone'));
     return rows;
   }
   const l = t.closest && t.closest('#picture .link');
@@ -101,7 +105,7 @@ setInterval(() => { if (!live) refresh(); }, 5000);
 connect();
 `;
 
-const C = LINK_COLOURS;
+const C = VIEW_COLOURS;
 const CSS = `
 *{box-sizing:border-box}body{margin:0;font:13px/1.4 system-ui,sans-serif;color:#1d2733;background:#f4f6f9}
 header{display:flex;align-items:center;gap:14px;padding:10px 16px;background:#1f3247;color:#fff}
@@ -178,7 +182,17 @@ function panels(s: WebState, svg: string | undefined, have: string | undefined):
         ...(p.unlinked ? [`<span class="pill uncabled" title="ports that never had a cable (unused switch ports): not counted above">never cabled ${fmt(p.unlinked)}</span>`] : []),
       ]
     : [];
+  // nodes with a cabled port not Active or a port with errors (the tables' rows): outlined in the
+  // picture by a rule of their own (the picture is made once per snapshot, these change with a
+  // light sweep or a PerfMgr sweep)
+  const sick = new Map<string, string[]>();
+  const mark = (guid: string, why: string): void => void sick.set(guid, [...(sick.get(guid) ?? []), why]);
+  for (const x of p?.notActive ?? []) if (x.state !== 'Gone') mark(x.guid, `port ${x.port} ${x.state}`);
+  for (const x of pf?.ports ?? []) if (Object.keys(x.errors).length) mark(x.guid, `port ${x.port} ${Object.entries(x.errors).map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  const ids = [...sick.keys()].filter((g) => /^0x[0-9a-f]{16}$/.test(g)).map((g) => `#n${g.slice(2)}>rect`);
   return {
+    marks: `<style id="marks" data-panel>${ids.length ? `${ids.join(',')}{stroke:${C.sick};stroke-width:3px;stroke-dasharray:none}` : ''}</style>`,
+    sick: `<ul id="sick" data-panel hidden>${[...sick].map(([g, why]) => `<li data-guid="${esc(g)}">${esc(why.join('; '))}</li>`).join('')}</ul>`,
     smstate: `<span id="smstate" class="state ${esc(sm.state)}" data-panel>${esc(sm.state.toUpperCase())}</span>`,
     summary: kv('summary', [
       ['SM GUID', sm.guid],
@@ -240,13 +254,13 @@ export function pageHtml(s: WebState, svg: string | undefined, have?: string): s
   const p = panels(s, svg, have);
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>ibsm: live view</title><style>${CSS}</style></head>
+<title>ibsm: live view</title><style>${CSS}</style>${p.marks}</head>
 <body data-version="${s.version}">
 <header><h1>ibsm</h1>${p.smstate}<span>read-only live view of the subnet manager</span><span id="conn">connecting</span></header>
 <main>
 <section><h2>Subnet manager</h2>${p.summary}</section>
 <section><div class="head"><h2>Fabric</h2><input id="find" type="search" placeholder="find a node: name, GUID or LID" aria-label="find a node by name, GUID or LID" autocomplete="off" spellcheck="false"><span id="found"></span></div>${p.picture}
-<p class="legend">switches by tier, hosts under their switch (hover for names); links by routes carried:<i style="border-color:${C.none}"></i>none<i style="border-color:${C.few}"></i>few<i style="border-color:${C.most}"></i>most<i style="border-top:3px dashed ${C.down}"></i>down<i class="box" style="background:${C.gone};border:1px dashed ${C.down}"></i>gone (not found by the last sweep)</p></section>
+<p class="legend">switches by tier, hosts under their switch (hover for names); links by routes carried:<i style="border-color:${C.none}"></i>none<i style="border-color:${C.few}"></i>few<i style="border-color:${C.most}"></i>most<i style="border-top:3px dashed ${C.down}"></i>down<i class="box" style="background:${C.gone};border:1px dashed ${C.down}"></i>gone (not found by the last sweep)<i class="box" style="border:3px solid ${C.sick}"></i>a port not Active or with errors</p></section>
 <div class="cols">
 <section><h2>Port states</h2>${p.portcounts}<div class="scroll">${p.ports}</div></section>
 <section><h2>Links down</h2><div class="scroll">${p.linksdown}</div></section>
@@ -256,6 +270,7 @@ ${p.perfsection}
 <section><h2>Last events</h2><div class="scroll">${p.events}</div></section>
 </main>
 <div id="tip" hidden></div>
+${p.sick}
 <script>${PAGE_SCRIPT}</script>
 </body></html>
 `;
