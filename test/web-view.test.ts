@@ -271,6 +271,39 @@ describe('live web view', () => {
       expect(errors).toEqual([]);
     }));
 
+  it('a node description is text, never markup: in the picture, its label, the tooltip and the search, with script off and on', async () => {
+    const evil = `<img src=x onerror="document.title='owned'">&amp;"'</svg><script>document.title='owned'</script>`;
+    const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, web: '127.0.0.1:0', log: new Logger(new MemorySink(), 'info') });
+    const host = sm.sim!.nodes.find((n) => !n.isSwitch && n.idx > 1)!;
+    host.desc = evil; // what NodeDescription answers: 64 bytes of it
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
+    try {
+      await sm.start();
+      const desc = sm.snapshot!.fabric.nodes.find((n) => n.guid === host.guid)!.desc;
+      expect(desc.length).toBeGreaterThan(40);
+      for (const javaScriptEnabled of [false, true]) {
+        const page = await browser.newPage({ javaScriptEnabled });
+        await page.goto(sm.webUrl!);
+        expect(await page.$$eval('img, #picture script, main script', (els) => els.length)).toBe(0);
+        expect(await page.$eval(`#picture g.node[data-guid="${hex(host.guid)}"]`, (g) => g.getAttribute('data-desc'))).toBe(desc);
+        expect(await page.$eval(`#picture g.node[data-guid="${hex(host.guid)}"] text`, (t) => t.textContent)).toBe(`${desc.slice(0, 11)}…`);
+        expect(await page.locator('#picture svg').count()).toBe(1);
+        expect(await page.title()).toBe('ibsm: live view');
+        if (javaScriptEnabled) {
+          await page.fill('#find', desc.slice(0, 30));
+          expect(await page.locator('#found').textContent()).toContain(desc);
+          await page.hover(`#picture g.node[data-guid="${hex(host.guid)}"] rect`);
+          expect(await page.locator('#tip b').textContent()).toBe(desc);
+          expect(await page.title()).toBe('ibsm: live view');
+        }
+        await page.close();
+      }
+    } finally {
+      await browser.close();
+      await sm.stop();
+    }
+  });
+
   it('read-only over HTTP: GET and HEAD only, anything else 405 with Allow; JSON state and picture; unknown paths 404', async () => {
     const { sm } = await open();
     try {
