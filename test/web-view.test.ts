@@ -215,10 +215,14 @@ describe('live web view', () => {
       const pulled = leaf.ports.find((p) => p && p.num > 0 && p.peer?.node.isSwitch)!;
       const twin = leaf.ports.find((p) => p && p !== pulled && p.peer?.node === pulled.peer!.node)!;
       const hostPort = gone.ports.find((p) => p?.peer)!;
+      // (a search stays on across the refresh of the picture)
+      await page.fill('#find', named.desc);
       sim.linkDown(leaf.idx, pulled.num);
       sim.linkDown(gone.idx, hostPort.num);
       await sm.subnet.sm.sweep('heavy');
       await page.waitForFunction(() => document.querySelectorAll('#picture svg .link.down').length === 2, undefined, { timeout: 30_000 });
+      expect(await hits()).toEqual([hex(named.guid)]);
+      await page.fill('#find', '');
 
       // the pulled cable and its twin: both drawn, apart (their middles on the page's own geometry)
       const mid = (a: string, b: string) =>
