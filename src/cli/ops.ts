@@ -3,7 +3,6 @@
  * commands `ibsm status | resweep | reroute | dump | topo`.
  */
 import type { IbsmSm } from '../api/sm.js';
-import type { Fabric } from '../model/fabric.js';
 import { isSwitch } from '../model/fabric.js';
 import { formatIbnetdiscover } from '../model/ibnetdiscover.js';
 import { loadFabricSpec } from '../model/load.js';
@@ -13,7 +12,7 @@ import { verifyRoutes, type VerifyReport } from '../routing/verify.js';
 import { assignLids, formatGuid2Lid, type LidRange } from '../sm/lids.js';
 import { ERROR_COUNTERS } from '../sm/perf-counters.js';
 import { dumpLfts, dumpMfts, type MftEntries } from '../view/dumps.js';
-import { topologyDot, topologyJson, topologySvg, topologyView, type TopologyView } from '../view/topology.js';
+import { topologyDot, topologyJson, topologySvg, topologyView, viewMemory, type TopologyView } from '../view/topology.js';
 import { openBackend } from '../api/backend.js';
 import { discover } from '../sm/discovery.js';
 import { smpClientOf } from '../sm/smp-client.js';
@@ -53,13 +52,13 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
   sm.events.on('topologyChanged', (c) => {
     lastChange = { at: new Date().toISOString(), sweep: c.sweep, nodesAdded: c.nodesAdded.length, nodesRemoved: c.nodesRemoved.length, linksAdded: c.linksAdded.length, linksRemoved: c.linksRemoved.length };
   });
-  let reference: Fabric | undefined;
+  // what the pictures showed since the SM started: a link or node missing now is drawn down or gone
+  const memory = viewMemory();
   const verified = new WeakMap<Snapshot, VerifyReport>();
   let saSample = { at: started, received: 0 };
   const snapshot = (): Snapshot => {
     const s = sm.snapshot;
     if (!s) throw new Error('the subnet is not up yet');
-    reference ??= s.fabric;
     return s;
   };
   return {
@@ -111,7 +110,7 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
     },
     topo(format) {
       const snap = snapshot();
-      return renderTopology(topologyView(snap.fabric, { lfts: snap.routing.lfts, reference }), format);
+      return renderTopology(topologyView(snap.fabric, { lfts: snap.routing.lfts, memory }), format);
     },
   };
 }

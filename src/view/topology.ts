@@ -2,10 +2,12 @@
  * A picture of the fabric, without I/O: the nodes by tier (hosts at the bottom, then the switches
  * they hang off, then each switch tier above), hosts grouped under their switch, every link with
  * the routes it carries (the CA destination LIDs the switches' tables send out of each port, in
- * both directions), and links that went down since a reference fabric marked. Rendered as JSON,
- * as Graphviz DOT, and as SVG with its own layered layout (no external binaries).
+ * both directions), and, against what earlier views showed (ViewMemory), links that went down and
+ * nodes that went away marked. Rendered as JSON, as Graphviz DOT, and as SVG with its own layered
+ * layout (no external binaries). The colours (VIEW_COLOURS) are told apart by colour-blind eyes
+ * too: the load runs from light to dark blue, a link down is vermillion (Okabe and Ito's palette).
  */
-import { isSwitch, type Fabric } from '../model/fabric.js';
+import { isSwitch, type Fabric, type FabricPort } from '../model/fabric.js';
 import { NO_ROUTE } from '../model/routes.js';
 import { NodeType } from '../wire/mad.js';
 
@@ -19,8 +21,13 @@ export interface ViewNode {
   tier: number;
   /** A switch's LID, a CA's first port LID. */
   lid?: number;
-  /** The switch a CA hangs off (its id), for grouping. */
+  /** A CA's or router's ports with a GUID: what a search by port GUID or LID finds. */
+  ends?: Array<{ port: number; guid: bigint; lid?: number }>;
+  /** The switch a CA hangs off (its id), for grouping, and the switch's port (hosts in port order). */
   attachedTo?: string;
+  attachedPort?: number;
+  /** Shown by an earlier view (ViewMemory) but not in this fabric: unplugged, powered off. */
+  gone?: boolean;
 }
 
 export interface ViewLink {
@@ -30,7 +37,7 @@ export interface ViewLink {
   speed?: string;
   /** CA destinations routed over the link, a → b plus b → a (from the switches' tables). */
   routes: number;
-  /** The link is in the reference fabric but not in the current one. */
+  /** The link was in an earlier view (ViewMemory) but is not in this fabric. */
   down?: boolean;
 }
 
@@ -41,25 +48,41 @@ export interface TopologyView {
   maxRoutes: number;
 }
 
+/** Every node and link the views made with it have shown, as last seen (by node id and link
+ * key): what a later view draws as gone (a node) or down (a link) when its fabric lacks them. It
+ * grows with what appears, never shrinks: a host unplugged stays shown as gone. */
+export interface ViewMemory {
+  nodes: Map<string, ViewNode>;
+  links: Map<string, ViewLink>;
+}
+
+export function viewMemory(): ViewMemory {
+  return { nodes: new Map(), links: new Map() };
+}
+
 export interface ViewOptions {
   /** Switch node index → LFT (LID → port), as a RoutingResult holds them. */
   lfts?: ReadonlyMap<number, Uint8Array>;
-  /** An earlier fabric: its links missing from this one are shown as down. */
-  reference?: Fabric;
+  /** What earlier views showed: its nodes and links missing from this fabric are drawn gone and
+   * down; this fabric's are remembered in it. */
+  memory?: ViewMemory;
 }
 
 const hex = (g: bigint): string => g.toString(16).padStart(16, '0');
 const kindOf = (t: number): ViewNode['kind'] => (t === NodeType.Switch ? 'switch' : t === NodeType.Router ? 'router' : 'ca');
-const linkKey = (ga: bigint, pa: number, gb: bigint, pb: number): string => (ga < gb || (ga === gb && pa <= pb) ? `${ga}:${pa}-${gb}:${pb}` : `${gb}:${pb}-${ga}:${pa}`);
+const linkKey = (a: ViewLink['a'], b: ViewLink['b']): string => (a.node < b.node || (a.node === b.node && a.port <= b.port) ? `${a.node}:${a.port}-${b.node}:${b.port}` : `${b.node}:${b.port}-${a.node}:${a.port}`);
 
 export function topologyView(f: Fabric, o: ViewOptions = {}): TopologyView {
+  const mem = o.memory;
   const tier = new Array<number>(f.nodes.length).fill(0);
-  // switches: 1 next to an end node, then BFS upward
+  // switches: 1 next to an end node (or one an end node hung off before it went), then BFS upward
+  const hadEndNode = new Set<string>();
+  for (const n of mem?.nodes.values() ?? []) if (n.attachedTo) hadEndNode.add(n.attachedTo);
   const queue: number[] = [];
   f.nodes.forEach((n, i) => {
     if (!isSwitch(n)) return;
     tier[i] = 0;
-    if (n.ports.some((p) => p?.peer && !isSwitch(f.nodes[p.peer.node]!))) {
+    if (hadEndNode.has(hex(n.guid)) || n.ports.some((p) => p?.peer && !isSwitch(f.nodes[p.peer.node]!))) {
       tier[i] = 1;
       queue.push(i);
     }
@@ -80,6 +103,7 @@ export function topologyView(f: Fabric, o: ViewOptions = {}): TopologyView {
     const sw = isSwitch(n);
     const attach = sw ? undefined : n.ports.find((p) => p?.peer)?.peer;
     const lid = sw ? n.ports[0]?.lid : n.ports.find((p) => p?.lid)?.lid;
+    const ends = sw ? [] : n.ports.filter((p): p is FabricPort => p !== undefined && p.num > 0).map((p) => ({ port: p.num, guid: p.guid, ...(p.lid ? { lid: p.lid } : {}) }));
     return {
       id: hex(n.guid),
       kind: kindOf(n.type),
@@ -87,7 +111,8 @@ export function topologyView(f: Fabric, o: ViewOptions = {}): TopologyView {
       guid: n.guid,
       tier: tier[i]!,
       ...(lid ? { lid } : {}),
-      ...(attach ? { attachedTo: hex(f.nodes[attach.node]!.guid) } : {}),
+      ...(ends.length ? { ends } : {}),
+      ...(attach ? { attachedTo: hex(f.nodes[attach.node]!.guid), attachedPort: attach.port } : {}),
     };
   });
   // routes per directed link: CA destination LIDs each switch sends out of each port
@@ -102,7 +127,7 @@ export function topologyView(f: Fabric, o: ViewOptions = {}): TopologyView {
       if (port === undefined || port === NO_ROUTE || port === 0) continue;
       const peer = n.ports[port]?.peer;
       if (!peer) continue;
-      const k = linkKey(n.guid, port, f.nodes[peer.node]!.guid, peer.port);
+      const k = linkKey({ node: hex(n.guid), port }, { node: hex(f.nodes[peer.node]!.guid), port: peer.port });
       load.set(k, (load.get(k) ?? 0) + 1);
     }
   }
@@ -111,47 +136,52 @@ export function topologyView(f: Fabric, o: ViewOptions = {}): TopologyView {
   f.nodes.forEach((n) => {
     for (const p of n.ports) {
       if (!p?.peer || p.num === 0) continue;
-      const m = f.nodes[p.peer.node]!;
-      const k = linkKey(n.guid, p.num, m.guid, p.peer.port);
+      const a = { node: hex(n.guid), port: p.num };
+      const b = { node: hex(f.nodes[p.peer.node]!.guid), port: p.peer.port };
+      const k = linkKey(a, b);
       if (seen.has(k)) continue;
       seen.add(k);
-      links.push({ a: { node: hex(n.guid), port: p.num }, b: { node: hex(m.guid), port: p.peer.port }, ...(p.width ? { width: p.width } : {}), ...(p.speed ? { speed: p.speed } : {}), routes: load.get(k) ?? 0 });
+      links.push({ a, b, ...(p.width ? { width: p.width } : {}), ...(p.speed ? { speed: p.speed } : {}), routes: load.get(k) ?? 0 });
     }
   });
-  const present = new Set(f.nodes.map((n) => n.guid));
-  if (o.reference) {
-    const r = o.reference;
-    r.nodes.forEach((n) => {
-      for (const p of n.ports) {
-        if (!p?.peer || p.num === 0) continue;
-        const m = r.nodes[p.peer.node]!;
-        const k = linkKey(n.guid, p.num, m.guid, p.peer.port);
-        if (seen.has(k) || !present.has(n.guid) || !present.has(m.guid)) continue;
-        seen.add(k);
-        links.push({ a: { node: hex(n.guid), port: p.num }, b: { node: hex(m.guid), port: p.peer.port }, routes: 0, down: true });
-      }
-    });
+  if (mem) {
+    // what an earlier view showed and this fabric lacks: nodes gone, links down (to a gone node too)
+    const present = new Set(nodes.map((n) => n.id));
+    for (const [id, n] of mem.nodes) if (!present.has(id)) nodes.push({ ...n, gone: true });
+    for (const [k, l] of mem.links) if (!seen.has(k)) links.push({ a: l.a, b: l.b, ...(l.width ? { width: l.width } : {}), ...(l.speed ? { speed: l.speed } : {}), routes: 0, down: true });
+    for (const n of nodes) if (!n.gone) mem.nodes.set(n.id, n);
+    for (const l of links) if (!l.down) mem.links.set(linkKey(l.a, l.b), l);
   }
   return { nodes, links, maxRoutes: links.reduce((a, l) => Math.max(a, l.routes), 0) };
 }
 
 /** The view as JSON-safe data (GUIDs as hex strings). */
 export function topologyJson(v: TopologyView): unknown {
-  return { nodes: v.nodes.map((n) => ({ ...n, guid: `0x${n.id}` })), links: v.links, maxRoutes: v.maxRoutes };
+  return { nodes: v.nodes.map((n) => ({ ...n, guid: `0x${n.id}`, ...(n.ends ? { ends: n.ends.map((e) => ({ ...e, guid: `0x${hex(e.guid)}` })) } : {}) })), links: v.links, maxRoutes: v.maxRoutes };
 }
 
-/** A link's colour: grey without routes, then from green to red with its share of the busiest. */
-function colour(l: ViewLink, max: number): string {
-  if (l.down) return '#d00000';
-  if (max === 0 || l.routes === 0) return '#9e9e9e';
+/** The picture's colours. Links: grey without routes, then from `few` (light blue) to `most`
+ * (dark blue) with the share of the busiest; `down` (vermillion, and dashed) stays apart from every
+ * load colour for deuteranopes, protanopes and tritanopes too (test/view-topology.test.ts measures
+ * it). A gone node is greyed (`gone`) with a dashed outline in the down colour; a node with a port
+ * not Active or with errors (the web view marks it) has a thick `sick` (reddish purple) outline. */
+export const VIEW_COLOURS = { none: '#a3a3a3', few: '#8ec3e6', most: '#08306b', down: '#d55e00', gone: '#e4e4e4', sick: '#cc79a7' } as const;
+
+const rgbOf = (c: string): number[] => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16));
+const FEW = rgbOf(VIEW_COLOURS.few);
+const MOST = rgbOf(VIEW_COLOURS.most);
+
+/** A link's colour (VIEW_COLOURS). */
+export function linkColour(l: Pick<ViewLink, 'routes' | 'down'>, max: number): string {
+  if (l.down) return VIEW_COLOURS.down;
+  if (max === 0 || l.routes === 0) return VIEW_COLOURS.none;
   const t = l.routes / max;
-  const r = Math.round(40 + 200 * t);
-  const g = Math.round(170 - 130 * t);
-  return `#${r.toString(16).padStart(2, '0')}${g.toString(16).padStart(2, '0')}30`;
+  return `#${FEW.map((a, i) => Math.round(a + (MOST[i]! - a) * t).toString(16).padStart(2, '0')).join('')}`;
 }
 
 const dotEscape = (s: string): string => s.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
-const xmlEscape = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+/** Text or a double-quoted attribute value as XML/HTML (a node description is never markup). */
+export const xmlEscape = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 /** Graphviz DOT: one rank per tier, hosts in a cluster under their switch, links coloured by load. */
 export function topologyDot(v: TopologyView): string {
@@ -160,20 +190,21 @@ export function topologyDot(v: TopologyView): string {
   for (const n of v.nodes) byTier.set(n.tier, [...(byTier.get(n.tier) ?? []), n]);
   const hostsOf = new Map<string, ViewNode[]>();
   for (const n of v.nodes) if (n.attachedTo) hostsOf.set(n.attachedTo, [...(hostsOf.get(n.attachedTo) ?? []), n]);
-  const label = (n: ViewNode): string => `${dotEscape(n.desc)}${n.lid ? `\\nLID ${n.lid}` : ''}`;
+  const label = (n: ViewNode): string => `${dotEscape(n.desc)}${n.lid ? `\\nLID ${n.lid}` : ''}${n.gone ? '\\n(gone)' : ''}`;
+  const gone = (n: ViewNode): string => (n.gone ? `, style="dashed,filled", fillcolor="${VIEW_COLOURS.gone}", color="${VIEW_COLOURS.down}"` : '');
   for (const [t, ns] of [...byTier].sort((a, b) => a[0] - b[0])) {
     const sw = ns.filter((n) => n.kind === 'switch');
-    if (sw.length) out.push(`  { rank=same; ${sw.map((n) => `"${n.id}" [shape=box, style=filled, fillcolor="#dde7f5", label="${label(n)}"];`).join(' ')} }`);
-    if (t === 0) for (const n of ns.filter((n) => !n.attachedTo)) out.push(`  "${n.id}" [shape=ellipse, label="${label(n)}"];`);
+    if (sw.length) out.push(`  { rank=same; ${sw.map((n) => `"${n.id}" [shape=box, style=filled, fillcolor="#dde7f5", label="${label(n)}"${gone(n)}];`).join(' ')} }`);
+    if (t === 0) for (const n of ns.filter((n) => !n.attachedTo)) out.push(`  "${n.id}" [shape=ellipse, label="${label(n)}"${gone(n)}];`);
   }
   let c = 0;
   for (const [sw, hosts] of hostsOf) {
     out.push(`  subgraph cluster_${c++} { label="${hosts.length} under ${dotEscape(v.nodes.find((n) => n.id === sw)?.desc ?? sw)}"; style=dashed;`);
-    for (const n of hosts) out.push(`    "${n.id}" [shape=ellipse, label="${label(n)}"];`);
+    for (const n of hosts) out.push(`    "${n.id}" [shape=ellipse, label="${label(n)}"${gone(n)}];`);
     out.push('  }');
   }
   for (const l of v.links) {
-    const attrs = [`color="${colour(l, v.maxRoutes)}"`, `tooltip="${l.a.port}-${l.b.port}: ${l.routes} routes"`];
+    const attrs = [`color="${linkColour(l, v.maxRoutes)}"`, `tooltip="${l.a.port}-${l.b.port}: ${l.routes} routes"`];
     if (l.down) attrs.push('style=dashed', 'label="down"');
     out.push(`  "${l.a.node}" -- "${l.b.node}" [${attrs.join(', ')}];`);
   }
@@ -181,33 +212,47 @@ export function topologyDot(v: TopologyView): string {
   return out.join('\n') + '\n';
 }
 
-/** SVG with a layered layout: the top tier at the top, hosts as small squares in a row under
- * their switch; every node is a shape with a <title> naming it and its GUID in data-guid; links
- * coloured by load. */
+/** SVG with a layered layout: the top tier at the top, hosts as small squares in rows under their
+ * switch, each with its name written under it; every node is a group with a <title> naming it and
+ * data-guid, data-desc, data-lid (its LIDs) and data-ports (its port GUIDs) a page searches;
+ * links coloured by load, parallel links (two cables between the same two nodes) drawn as curves
+ * apart so a down one never hides its working twin; gone nodes greyed, links down dashed. */
 export function topologySvg(v: TopologyView): string {
   const SW_W = 90;
   const SW_H = 26;
-  const HOST = 8;
+  const HOST = 9;
+  const PITCH = HOST + 4;
+  const PER_ROW = 16;
+  /** A host's name, written downward under it (room for ~12 characters). */
+  const LABEL = 58;
+  const HOST_ROW = HOST + LABEL;
   const ROW = 110;
+  /** Between two parallel links, at their middle. */
+  const SPREAD = 7;
   const maxTier = v.nodes.reduce((a, n) => Math.max(a, n.tier), 1);
   const hostsOf = new Map<string, ViewNode[]>();
   for (const n of v.nodes) if (n.attachedTo) hostsOf.set(n.attachedTo, [...(hostsOf.get(n.attachedTo) ?? []), n]);
+  // in the order of the switch's ports: a host keeps its place when it goes (drawn gone there)
+  for (const hosts of hostsOf.values()) hosts.sort((a, b) => (a.attachedPort ?? 0) - (b.attachedPort ?? 0));
   const pos = new Map<string, { x: number; y: number; w: number; h: number }>();
+  const hostY = 20 + maxTier * ROW - 40;
   // the bottom switch tier decides the width: each leaf gets room for its hosts
   const leaves = v.nodes.filter((n) => n.kind === 'switch' && n.tier === 1);
   let x = 20;
+  let hostRows = 1;
   for (const leaf of leaves) {
     const hosts = hostsOf.get(leaf.id) ?? [];
-    const perRow = Math.max(1, Math.min(hosts.length, 10));
-    const slot = Math.max(SW_W, perRow * (HOST + 3)) + 20;
+    const perRow = Math.max(1, Math.min(hosts.length, PER_ROW));
+    const slot = Math.max(SW_W, perRow * PITCH) + 20;
     pos.set(leaf.id, { x: x + (slot - SW_W) / 2, y: 20 + (maxTier - 1) * ROW, w: SW_W, h: SW_H });
-    hosts.forEach((h, i) => pos.set(h.id, { x: x + (slot - perRow * (HOST + 3)) / 2 + (i % perRow) * (HOST + 3), y: 20 + maxTier * ROW - 40 + Math.floor(i / perRow) * (HOST + 3), w: HOST, h: HOST }));
+    hosts.forEach((h, i) => pos.set(h.id, { x: x + (slot - perRow * PITCH) / 2 + (i % perRow) * PITCH + 2, y: hostY + Math.floor(i / perRow) * HOST_ROW, w: HOST, h: HOST }));
+    hostRows = Math.max(hostRows, Math.ceil(hosts.length / perRow));
     x += slot;
   }
   const loose = v.nodes.filter((n) => n.kind !== 'switch' && !n.attachedTo);
   for (const n of loose) {
-    pos.set(n.id, { x, y: 20 + maxTier * ROW - 40, w: HOST, h: HOST });
-    x += HOST + 6;
+    pos.set(n.id, { x, y: hostY, w: HOST, h: HOST });
+    x += PITCH;
   }
   const width = Math.max(x + 20, 200);
   // upper tiers: ordered by the mean position of their neighbours below, spread over the width
@@ -226,23 +271,55 @@ export function topologySvg(v: TopologyView): string {
     const step = width / (row.length + 1);
     row.forEach((n, i) => pos.set(n.id, { x: step * (i + 1) - SW_W / 2, y: 20 + (maxTier - t) * ROW, w: SW_W, h: SW_H }));
   }
-  const height = 20 + maxTier * ROW + Math.max(0, ...[...hostsOf.values()].map((h) => Math.ceil(h.length / 10) * (HOST + 3)));
+  const height = hostY + hostRows * HOST_ROW + 10;
+  const byId = new Map(v.nodes.map((n) => [n.id, n]));
+  const f1 = (n: number): string => n.toFixed(1);
   const out = [`<svg xmlns="http://www.w3.org/2000/svg" width="${Math.ceil(width)}" height="${Math.ceil(height)}" viewBox="0 0 ${Math.ceil(width)} ${Math.ceil(height)}" font-family="sans-serif" font-size="9">`];
+  // links between the same two nodes, each bent its own way: offsets -k/2..k/2 times SPREAD
+  const bundles = new Map<string, ViewLink[]>();
   for (const l of v.links) {
+    const k = l.a.node < l.b.node ? `${l.a.node}-${l.b.node}` : `${l.b.node}-${l.a.node}`;
+    bundles.set(k, [...(bundles.get(k) ?? []), l]);
+  }
+  const offset = new Map<ViewLink, number>();
+  for (const ls of bundles.values()) {
+    const sorted = [...ls].sort((p, q) => Math.min(p.a.port, p.b.port) - Math.min(q.a.port, q.b.port) || Math.max(p.a.port, p.b.port) - Math.max(q.a.port, q.b.port));
+    sorted.forEach((l, i) => offset.set(l, (i - (sorted.length - 1) / 2) * SPREAD));
+  }
+  const end = (e: ViewLink['a']): string => `${xmlEscape(byId.get(e.node)?.desc ?? e.node)} port ${e.port}`;
+  // links up first, then down ones over them
+  for (const l of [...v.links.filter((l) => !l.down), ...v.links.filter((l) => l.down)]) {
     const a = pos.get(l.a.node);
     const b = pos.get(l.b.node);
     if (!a || !b) continue;
+    const [x1, y1, x2, y2] = [a.x + a.w / 2, a.y + a.h / 2, b.x + b.w / 2, b.y + b.h / 2];
+    const off = offset.get(l) ?? 0;
+    let d = `M${f1(x1)} ${f1(y1)} L${f1(x2)} ${f1(y2)}`;
+    if (off !== 0) {
+      // a quadratic curve's middle lies half way to its control point: the control 2 × off away
+      const len = Math.hypot(x2 - x1, y2 - y1) || 1;
+      const cx = (x1 + x2) / 2 + (-(y2 - y1) / len) * 2 * off;
+      const cy = (y1 + y2) / 2 + ((x2 - x1) / len) * 2 * off;
+      d = `M${f1(x1)} ${f1(y1)} Q${f1(cx)} ${f1(cy)} ${f1(x2)} ${f1(y2)}`;
+    }
+    const widthPx = l.routes ? 1 + (2 * l.routes) / Math.max(1, v.maxRoutes) : l.down ? 2 : 1;
     out.push(
-      `<line class="link${l.down ? ' down' : ''}" x1="${(a.x + a.w / 2).toFixed(1)}" y1="${(a.y + a.h / 2).toFixed(1)}" x2="${(b.x + b.w / 2).toFixed(1)}" y2="${(b.y + b.h / 2).toFixed(1)}" stroke="${colour(l, v.maxRoutes)}" stroke-width="${l.routes ? 1 + (2 * l.routes) / Math.max(1, v.maxRoutes) : 1}"${l.down ? ' stroke-dasharray="4 3"' : ''}><title>${l.a.port}-${l.b.port}: ${l.routes} routes${l.down ? ' (down)' : ''}</title></line>`,
+      `<path class="link${l.down ? ' down' : ''}" data-a="0x${l.a.node}:${l.a.port}" data-b="0x${l.b.node}:${l.b.port}" d="${d}" fill="none" stroke="${linkColour(l, v.maxRoutes)}" stroke-width="${f1(widthPx)}"${l.down ? ' stroke-dasharray="5 3"' : ''}><title>${end(l.a)} ↔ ${end(l.b)}: ${l.down ? 'down' : `${l.routes} routes`}</title></path>`,
     );
   }
   for (const n of v.nodes) {
     const p = pos.get(n.id)!;
-    const title = `<title>${xmlEscape(n.desc)} 0x${n.id}${n.lid ? ` LID ${n.lid}` : ''}</title>`;
+    const lids = [...new Set([n.lid, ...(n.ends ?? []).map((e) => e.lid)].filter((l) => l !== undefined))];
+    const title = `<title>${xmlEscape(n.desc)} 0x${n.id}${lids.length ? ` LID ${lids.join(', ')}` : ''}${n.gone ? ' (gone: not found by the last sweep)' : ''}</title>`;
+    const attrs = `class="node ${n.kind}${n.gone ? ' gone' : ''}" id="n${n.id}" data-guid="0x${n.id}" data-desc="${xmlEscape(n.desc)}" data-lid="${lids.join(' ')}"${n.ends ? ` data-ports="${n.ends.map((e) => `0x${hex(e.guid)}`).join(' ')}"` : ''}`;
+    const goneStyle = n.gone ? ` stroke-dasharray="2 2" opacity="0.8"` : '';
     if (n.kind === 'switch') {
-      out.push(`<g class="node switch" id="n${n.id}" data-guid="0x${n.id}"><rect x="${p.x.toFixed(1)}" y="${p.y.toFixed(1)}" width="${p.w}" height="${p.h}" rx="3" fill="#dde7f5" stroke="#34495e"/>${title}<text x="${(p.x + p.w / 2).toFixed(1)}" y="${(p.y + p.h / 2 + 3).toFixed(1)}" text-anchor="middle">${xmlEscape(n.desc.slice(0, 16))}</text></g>`);
+      out.push(`<g ${attrs}><rect x="${f1(p.x)}" y="${f1(p.y)}" width="${p.w}" height="${p.h}" rx="3" fill="${n.gone ? VIEW_COLOURS.gone : '#dde7f5'}" stroke="${n.gone ? VIEW_COLOURS.down : '#34495e'}"${goneStyle}/>${title}<text x="${f1(p.x + p.w / 2)}" y="${f1(p.y + p.h / 2 + 3)}" text-anchor="middle"${n.gone ? ' fill="#777"' : ''}>${xmlEscape(n.desc.slice(0, 16))}</text></g>`);
     } else {
-      out.push(`<g class="node ${n.kind}" id="n${n.id}" data-guid="0x${n.id}"><rect x="${p.x.toFixed(1)}" y="${p.y.toFixed(1)}" width="${p.w}" height="${p.h}" fill="#7fb77e" stroke="#2e5e2d"/>${title}</g>`);
+      const label = n.desc.length > 12 ? `${n.desc.slice(0, 11)}…` : n.desc;
+      out.push(
+        `<g ${attrs}><rect x="${f1(p.x)}" y="${f1(p.y)}" width="${p.w}" height="${p.h}" fill="${n.gone ? VIEW_COLOURS.gone : '#7fb77e'}" stroke="${n.gone ? VIEW_COLOURS.down : '#2e5e2d'}"${goneStyle}/>${title}<text class="label" transform="translate(${f1(p.x + p.w / 2 - 3)} ${f1(p.y + p.h + 3)}) rotate(90)" font-size="8"${n.gone ? ' fill="#888" text-decoration="line-through"' : ' fill="#333"'}>${xmlEscape(label)}</text></g>`,
+      );
     }
   }
   out.push('</svg>');

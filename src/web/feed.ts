@@ -1,17 +1,18 @@
 /**
  * What the live web view shows, gathered from a running SM without touching it: the SM state and
- * sweeps, the fabric picture (view/topology.ts) of the current snapshot with links down against
- * the first one, port states, routes per link, PerfMgr counters with rates between its last two
- * sweeps, and the last events (the Subnet's typed events, in a bounded ring). Everything it
- * returns is JSON-safe (GUIDs as 0x… strings). Read-only: it has no way to act on the SM.
+ * sweeps, the fabric picture (view/topology.ts) of the current snapshot with the links and nodes
+ * every earlier snapshot had and this one lacks drawn down and gone (a ViewMemory fed on every
+ * sweep), port states (ports never cabled counted apart), routes per link, PerfMgr counters with
+ * rates between its last two sweeps, and the last events (the Subnet's typed events, in a bounded
+ * ring). Everything it returns is JSON-safe (GUIDs as 0x… strings). Read-only: it has no way to
+ * act on the SM.
  */
 import type { Subnet } from '../subnet.js';
 import type { PerfMgr } from '../sm/perfmgr.js';
 import { ERROR_COUNTERS, type CounterName, type CounterValues } from '../sm/perf-counters.js';
-import type { Fabric } from '../model/fabric.js';
 import { isSwitch } from '../model/fabric.js';
 import { snapshotPorts, type Snapshot } from '../model/snapshot.js';
-import { topologyJson, topologySvg, topologyView, type TopologyView, type ViewLink } from '../view/topology.js';
+import { topologyJson, topologySvg, topologyView, viewMemory, type TopologyView, type ViewLink } from '../view/topology.js';
 import { PORT_STATE_NAMES } from '../wire/mad.js';
 import { PHYS_PORT_STATE_NAMES } from '../wire/sma.js';
 import { TrapNumber } from '../wire/notice.js';
@@ -40,7 +41,91 @@ export interface WebEvent {
   text: string;
 }
 
-const hex = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
+/** One end of a link in the tables; `gone`: its node was not found by the last sweep. */
+export interface WebLinkEnd {
+  node: string;
+  guid: string;
+  port: number;
+  gone?: boolean;
+}
+
+export interface WebLink {
+  a: WebLinkEnd;
+  b: WebLinkEnd;
+  width?: string;
+  speed?: string;
+  routes: number;
+  down?: boolean;
+  bytesPerSecond?: { ab: number; ba: number };
+}
+
+/** A cabled port that is not Active (state from its PortInfo), or one of a node gone (state "Gone"). */
+export interface WebPortRow {
+  node: string;
+  guid: string;
+  port: number;
+  lid?: number;
+  state: string;
+  phys: string;
+  peer?: string;
+}
+
+export interface WebPerfPort {
+  node: string;
+  guid: string;
+  port: number;
+  lid: number;
+  xmitBytes: number;
+  rcvBytes: number;
+  xmitPkts: number;
+  rcvPkts: number;
+  errors: Partial<Record<CounterName, number>>;
+  rates?: { xmitBytesPerSecond: number; rcvBytesPerSecond: number; xmitPktsPerSecond: number; rcvPktsPerSecond: number; errorsPerSecond: number };
+}
+
+/** What /api/state answers and the page shows (page.ts renders it). */
+export interface WebState {
+  version: number;
+  generatedAt: string;
+  sm: {
+    state: string;
+    guid: string;
+    priority: number;
+    lid?: number;
+    engine?: string;
+    sweeps: { heavy: number; light: number };
+    lastSweep?: { kind: string; ms: number; smps: number; at?: string };
+    saRequests: number;
+  };
+  fabric?: {
+    /** The heavy sweep of the snapshot pictured (the picture changes with it only). */
+    sweep: number;
+    nodes: number;
+    switches: number;
+    endPorts: number;
+    maxLid: number;
+    links: number;
+    linksDown: number;
+    /** Nodes an earlier sweep found and the last one did not (drawn greyed). */
+    nodesGone: number;
+  };
+  ports?: {
+    /** Ports with a cable now or at an earlier sweep, by PortInfo state. */
+    total: number;
+    byState: Record<string, number>;
+    /** Ports of the nodes found that never had a cable (unused switch ports): not news. */
+    unlinked: number;
+    /** Cabled ports of nodes gone. */
+    gone: number;
+    notActive: WebPortRow[];
+  };
+  links?: { maxRoutes: number; meanRoutes: number; busiest: WebLink[]; down: WebLink[] };
+  perf?: { sweeps: number; mads: number; failures: number; monitored: number; portsWithErrors: number; rateSeconds?: number; ports: WebPerfPort[] };
+  events: WebEvent[];
+}
+
+const hexId = (g: bigint): string => g.toString(16).padStart(16, '0');
+const hex = (g: bigint): string => `0x${hexId(g)}`;
 const portText = (p: PortRef): string => `${p.nodeDescription} ${hex(p.nodeGuid)} port ${p.portNum}${p.lid ? ` LID ${p.lid}` : ''}`;
 const linkText = (l: LinkRef): string => `${portText(l.a)} ↔ ${portText(l.b)}`;
 const TRAP_NAMES: Record<number, string> = Object.fromEntries(Object.entries(TrapNumber).map(([k, v]) => [v, k]));
@@ -62,8 +147,8 @@ export class WebFeed {
   private readonly wallNow: () => Date;
   private readonly offs: Array<() => void> = [];
   private readonly listeners = new Set<() => void>();
-  private reference?: Fabric;
-  private cabled?: { fabric?: Fabric; ports: Set<string> };
+  /** Every node and link the pictures showed, as last seen (see ViewMemory). */
+  private readonly memory = viewMemory();
   private readonly views = new WeakMap<Snapshot, TopologyView>();
   private readonly svgs = new WeakMap<Snapshot, string>();
   private perfSamples: PerfSample[] = [];
@@ -81,7 +166,9 @@ export class WebFeed {
     this.offs.push(
       ev.on('subnetUp', (e) => this.push('subnetUp', `SUBNET UP: ${e.stats.nodes} nodes, ${e.stats.switches} switches, ${e.stats.endPorts} end ports, max LID ${e.stats.maxLid}`)),
       ev.on('sweep', (s) => {
-        this.reference ??= src.subnet.sm.current?.fabric;
+        // the picture of every new snapshot is made (once) whether a page looks or not: what it
+        // has goes into the memory, so a host unplugged later is drawn as gone
+        this.view();
         this.lastSweepAt = this.wallNow().toISOString();
         this.changed();
         if (s.kind === 'heavy' && (s.skippedNodes || s.failedWrites || s.skippedLinks)) this.push('sweep', `heavy sweep incomplete: ${s.skippedNodes} nodes and ${s.skippedLinks} links left out, ${s.failedWrites} writes failed`);
@@ -144,13 +231,13 @@ export class WebFeed {
     }
   }
 
-  /** The picture of the current snapshot (built once per snapshot), links down against the first. */
+  /** The picture of the current snapshot (built once per snapshot), with the links and nodes
+   * earlier ones had and it lacks drawn down and gone. */
   view(): TopologyView | undefined {
     const snap = this.src.subnet.sm.current;
     if (!snap) return undefined;
-    this.reference ??= snap.fabric;
     let v = this.views.get(snap);
-    if (!v) this.views.set(snap, (v = topologyView(snap.fabric, { lfts: snap.routing.lfts, reference: this.reference === snap.fabric ? undefined : this.reference })));
+    if (!v) this.views.set(snap, (v = topologyView(snap.fabric, { lfts: snap.routing.lfts, memory: this.memory })));
     return v;
   }
 
@@ -169,7 +256,7 @@ export class WebFeed {
   }
 
   /** Everything the page shows but the picture. */
-  state(): Record<string, unknown> {
+  state(): WebState {
     const subnet = this.src.subnet;
     const sm = subnet.sm;
     const snap = sm.current;
@@ -198,7 +285,7 @@ export class WebFeed {
     };
   }
 
-  private fabricOf(snap: Snapshot): Record<string, unknown> {
+  private fabricOf(snap: Snapshot): WebState['fabric'] {
     const f = snap.fabric;
     const v = this.view()!;
     return {
@@ -209,27 +296,33 @@ export class WebFeed {
       maxLid: snap.maxLid,
       links: v.links.filter((l) => !l.down).length,
       linksDown: v.links.filter((l) => l.down).length,
+      nodesGone: v.nodes.filter((n) => n.gone).length,
     };
   }
 
-  private portsOf(snap: Snapshot): Record<string, unknown> {
+  private portsOf(snap: Snapshot): WebState['ports'] {
     const byState: Record<string, number> = {};
-    const notActive: unknown[] = [];
+    const notActive: WebPortRow[] = [];
     let total = 0;
     let unlinked = 0;
-    this.view();
-    const cabled = this.cabledPorts();
+    const v = this.view()!;
+    // "id:port" of every port with a cable now or at an earlier sweep
+    const cabled = new Set<string>();
+    for (const l of this.memory.links.values()) cabled.add(`${l.a.node}:${l.a.port}`).add(`${l.b.node}:${l.b.port}`);
     snap.discovery.nodes.forEach((d, ni) => {
       const node = snap.fabric.nodes[ni]!;
       d.portInfo.forEach((pi, pn) => {
-        if (!pi || pn === 0 && isSwitch(node)) return;
+        if (!pi || (pn === 0 && isSwitch(node))) return;
         const fp = node.ports[pn];
+        // a port that never had a cable (an unused switch port) is not news: counted apart
+        if (!fp?.peer && !cabled.has(`${hexId(node.guid)}:${pn}`)) {
+          unlinked++;
+          return;
+        }
         total++;
         const state = PORT_STATE_NAMES[pi.portState] ?? String(pi.portState);
         byState[state] = (byState[state] ?? 0) + 1;
-        // a port that never had a cable (an unused switch port) is not news
-        if (!fp?.peer && !cabled.has(`${node.guid}:${pn}`)) unlinked++;
-        else if (state !== 'Active' && notActive.length < this.maxRows)
+        if (state !== 'Active' && notActive.length < this.maxRows)
           notActive.push({
             node: node.desc,
             guid: hex(node.guid),
@@ -241,29 +334,35 @@ export class WebFeed {
           });
       });
     });
-    return { total, byState, unlinked, notActive };
+    // the cabled ports of the nodes gone: no PortInfo (the sweep did not reach them)
+    let gone = 0;
+    const desc = new Map(v.nodes.map((n) => [n.id, n]));
+    for (const l of v.links) {
+      if (!l.down) continue;
+      for (const [e, o] of [[l.a, l.b], [l.b, l.a]] as const) {
+        const n = desc.get(e.node);
+        if (!n?.gone) continue;
+        gone++;
+        if (notActive.length < this.maxRows) notActive.push({ node: n.desc, guid: `0x${n.id}`, port: e.port, ...(n.lid ? { lid: n.lid } : {}), state: 'Gone', phys: 'not found by the last sweep', peer: `${desc.get(o.node)?.desc ?? o.node} port ${o.port}` });
+      }
+    }
+    return { total, byState, unlinked, gone, notActive };
   }
 
-  /** The ports that had a cable in the reference fabric, as "guid:port". */
-  private cabledPorts(): Set<string> {
-    if (this.cabled && this.cabled.fabric === this.reference) return this.cabled.ports;
-    const ports = new Set<string>();
-    for (const n of this.reference?.nodes ?? []) for (const p of n.ports) if (p?.peer && p.num > 0) ports.add(`${n.guid}:${p.num}`);
-    this.cabled = { fabric: this.reference, ports };
-    return ports;
-  }
-
-  private linksOf(): Record<string, unknown> | undefined {
+  private linksOf(): WebState['links'] {
     const v = this.view();
     if (!v) return undefined;
-    const desc = new Map(v.nodes.map((n) => [n.id, n.desc]));
+    const nodes = new Map(v.nodes.map((n) => [n.id, n]));
     const rate = this.rates();
-    const row = (l: ViewLink): Record<string, unknown> => {
-      const end = (e: ViewLink['a']): Record<string, unknown> => ({ node: desc.get(e.node) ?? e.node, guid: `0x${e.node}`, port: e.port });
+    const row = (l: ViewLink): WebLink => {
+      const end = (e: ViewLink['a']): WebLinkEnd => {
+        const n = nodes.get(e.node);
+        return { node: n?.desc ?? e.node, guid: `0x${e.node}`, port: e.port, ...(n?.gone ? { gone: true } : {}) };
+      };
       const ra = rate.get(`${BigInt(`0x${l.a.node}`)}:${l.a.port}`);
       const rb = rate.get(`${BigInt(`0x${l.b.node}`)}:${l.b.port}`);
       const bytes = ra || rb ? { bytesPerSecond: { ab: ra ? ra.xmitData * 4 : rb!.rcvData * 4, ba: rb ? rb.xmitData * 4 : ra!.rcvData * 4 } } : {};
-      return { a: end(l.a), b: end(l.b), width: l.width, speed: l.speed, routes: l.routes, ...(l.down ? { down: true } : {}), ...bytes };
+      return { a: end(l.a), b: end(l.b), ...(l.width ? { width: l.width } : {}), ...(l.speed ? { speed: l.speed } : {}), routes: l.routes, ...(l.down ? { down: true } : {}), ...bytes };
     };
     const up = v.links.filter((l) => !l.down);
     return {
@@ -291,7 +390,7 @@ export class WebFeed {
     return out;
   }
 
-  private perfOf(): Record<string, unknown> | undefined {
+  private perfOf(): WebState['perf'] {
     const perf = this.src.perf;
     if (!perf) return undefined;
     const rate = this.rates();

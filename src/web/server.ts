@@ -3,7 +3,8 @@
  * HEAD) only, anything else 405; no endpoint acts on the SM. Bound to a loopback address it answers
  * only requests for a loopback name (403 otherwise: no DNS rebinding from a browser).
  *
- *   /                   the page (page.ts)
+ *   /                   the page (page.ts), rendered with the current state and picture in it;
+ *                       ?have=SWEEP (the page's refresh): without the picture of that snapshot
  *   /api/state          the SM, fabric, port states, link load, PerfMgr counters, last events (JSON)
  *   /api/topology.svg   the fabric picture of the current snapshot (view/topology.ts)
  *   /api/topology.json  the same picture as data
@@ -49,7 +50,6 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
   const maxClients = o.maxClients ?? 32;
   const pushInterval = o.pushIntervalMs ?? 250;
   const streams = new Set<ServerResponse>();
-  const page = pageHtml();
   const loopback = LOOPBACK_HOST.test(listen.host.includes(':') ? `[${listen.host}]` : listen.host);
   let pushTimer: NodeJS.Timeout | undefined;
   let lastPush = 0;
@@ -99,9 +99,12 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
     const path = (req.url ?? '/').split('?')[0];
     switch (path) {
       case '/':
-      case '/index.html':
-        send(res, 200, 'text/html; charset=utf-8', page, head, { 'content-security-policy': CSP });
+      case '/index.html': {
+        // the page is served with the state in it: the first paint shows the fabric
+        const have = new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('have') ?? undefined;
+        send(res, 200, 'text/html; charset=utf-8', pageHtml(feed.state(), feed.svg(), have), head, { 'content-security-policy': CSP });
         return;
+      }
       case '/favicon.ico':
         res.writeHead(204, COMMON_HEADERS).end();
         return;
