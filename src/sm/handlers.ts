@@ -3,7 +3,7 @@
 import { MadHeaderView, MgmtClass, Method, SmpAttr, SMP_DATA_OFFSET, MAD_SIZE } from '../wire/mad.js';
 import { readMkey, smpResponse, trapRepress } from '../wire/builders.js';
 import { PortCap, SMInfo } from '../wire/sma.js';
-import { decodeNotice, Trap144Change, TrapNumber, type NoticeSmp } from '../wire/notice.js';
+import { decodeNotice, TrapNumber, type NoticeSmp } from '../wire/notice.js';
 import type { MadRpc } from '../rpc/madrpc.js';
 import type { ReceivedMad } from '../transport/types.js';
 import type { Logger } from '../util/log.js';
@@ -24,12 +24,6 @@ export interface SmHandlerOptions {
   onNotice?: (n: NoticeSmp) => void;
   /** Trap storm damping (sm/trap-damper.ts). */
   damping?: { windowMs?: number; limit?: number };
-}
-
-/** A trap 144 from an SM program: it says an SM priority change (OpenSM's
- * TRAP_144_MASK_SM_PRIORITY_CHANGE), which no SMA sends. */
-function smTrap(d: ReturnType<typeof decodeNotice> | undefined): boolean {
-  return d?.details?.trap === 144 && (d.details.value.changeFlags & Trap144Change.SmPriority) !== 0;
 }
 
 export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: SmHandlerOptions): () => void {
@@ -61,11 +55,6 @@ export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: SmHandlerOp
       }
       // Every other trap is repressed (IBA 13.4.9), a storm's included: the SMA stops repeating it.
       if (!refusedRepress) rpc.respond(m, trapRepress(m.data));
-      // Another SM's trap 144 (OpenSM sends one to a worse master it stands by for, and waits
-      // for its answer before it sweeps again): ibsim drops the TrapRepress and umad2sim never
-      // times the trap out, so there it is also answered with a GetResp, which ibsim delivers
-      // and OpenSM takes as the trap's answer (docs/ibsim-notes.md).
-      if (rpc.transport.dropsTrapRepress && smTrap(d0)) rpc.respond(m, smpResponse(m.data, 0));
       const verdict = damper.admit(m.addr.lid, rpc.clock.now());
       if (verdict === 'storm') o.log.warn('trap storm: traps from this port damped (repressed, not logged, no sweep) until it calms down', { ...whoIs(m.addr.lid), limit: damper.limit, windowMs: damper.windowMs });
       if (verdict !== 'pass') return;

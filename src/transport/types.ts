@@ -60,10 +60,6 @@ export interface Transport {
   readonly local: LocalPortInfo;
   /** Bytes of a MAD the link delivers intact, when fewer than 256 (ibsim: 224). RMPP segments to fit. */
   readonly maxMadSize?: number;
-  /** The link drops every TrapRepress (ibsim: process_packet "got trap repress - dropping"), and
-   * never times out a request (umad2sim): a program that sends a trap and waits for its answer
-   * waits forever. The SM then also answers an SM's trap with a GetResp, which ibsim delivers. */
-  readonly dropsTrapRepress?: boolean;
   /** Register an agent for a management class/version. Must be called before sending or receiving that class. */
   register(mgmtClass: number, classVersion: number, opts?: AgentOptions): void;
   /** Queue a MAD for sending. Throws TransportError when it cannot be queued. */

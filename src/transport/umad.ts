@@ -206,8 +206,6 @@ export class UmadTransport implements Transport {
   /** Under ibsim (the umad2sim preload) only the first 224 bytes of a MAD arrive intact (found by
    * experiment, both directions); RMPP segments are sized to fit. Real HCAs carry all 256. */
   readonly maxMadSize = process.env.LD_PRELOAD?.includes('umad2sim') ? IBSIM_MAD_BYTES : undefined;
-  /** ibsim drops every TrapRepress, and umad2sim has no request timeouts (transport/types.ts). */
-  readonly dropsTrapRepress = process.env.LD_PRELOAD?.includes('umad2sim') === true;
   /** The addon copies the MAD into its send queue before send() returns. */
   readonly copiesOnSend = true;
   private readonly smi: NativeUmadPort;
