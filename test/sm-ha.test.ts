@@ -616,3 +616,82 @@ describe('SmController elections', () => {
     expect(d.state).toBe('discovering');
   });
 });
+
+describe('SMInfo to this SM as IBA 14.4.1 says, by LID and by directed route (#27)', () => {
+  /** A fresh master at cas[0] and a requester (not an SM) at cas[1], with the DR path between them. */
+  async function rig() {
+    const f = fabric();
+    const topo = loadFabricSpec(SPEC);
+    const a = startSm(f, f.cas[0]!, 5);
+    await f.clock.advanceAsync(2000);
+    expect(a.subnet.sm.state).toBe('master');
+    const ep = f.sim.attach(f.cas[1]!);
+    ep.register(MgmtClass.SubnDirected, 1);
+    ep.register(MgmtClass.SubnLid, 1);
+    const rpc = new MadRpc(ep, f.clock, { timeoutMs: 50, retries: 1 });
+    const leaf = topo.nodes[f.cas[1]!]!.ports[1]!.peer!.node;
+    const out = topo.nodes[leaf]!.ports.findIndex((p) => p?.peer?.node === f.cas[0]);
+    expect(out).toBeGreaterThan(0);
+    const path = [1, out];
+    const lid = lidOf(f, a);
+    /** Send a Get or a Set; the status and the SMInfo of the answer. */
+    const send = async (how: 'lid' | 'dr', method: 'get' | 'set', control: number, payload?: Partial<SMInfo>): Promise<{ status: number; info: SMInfo }> => {
+      const data = SMInfo.encode({ guid: ep.local.portGuid, smKey: 1n, actCount: 7, priority: 9, smState: SmState.Master, ...payload }, new Uint8Array(64));
+      const p =
+        method === 'get'
+          ? how === 'lid' ? rpc.smpGet(lid, SmpAttr.SMInfo, 0) : rpc.smpGetDr(path, SmpAttr.SMInfo, 0)
+          : how === 'lid' ? rpc.smpSet(lid, SmpAttr.SMInfo, control, data) : rpc.smpSetDr(path, SmpAttr.SMInfo, control, data);
+      try {
+        return { status: 0, info: SMInfo.decode(await drive(f.clock, p)) };
+      } catch (e) {
+        const r = (e as { status?: number; response?: Uint8Array }).response;
+        if (!r) throw e;
+        return { status: (e as { status: number }).status, info: SMInfo.decode(r, SMP_DATA_OFFSET) };
+      }
+    };
+    return { f, a, send, close: async () => (rpc.close(), await ep.close(), await a.kill()) };
+  }
+
+  it('SubnGet(SMInfo) is answered with this SM: GUID, priority, state, and its SM_Key (no M_Key: every requester is trusted, as OpenSM)', async () => {
+    const r = await rig();
+    for (const how of ['lid', 'dr'] as const) {
+      const { status, info } = await r.send(how, 'get', 0);
+      expect(status).toBe(0);
+      expect(info).toMatchObject({ guid: r.a.guid, priority: 5, smState: SmState.Master, smKey: 1n });
+    }
+    await r.close();
+  });
+
+  // control, the sender's state that makes it legal, the state this master is in after it.
+  const cases: Array<[string, number, number, string]> = [
+    ['HANDOVER', SmInfoControl.Handover, SmState.Master, 'master'],
+    ['ACKNOWLEDGE', SmInfoControl.Acknowledge, SmState.Standby, 'master'],
+    ['DISABLE', SmInfoControl.Disable, SmState.Master, 'notActive'],
+    ['STANDBY', SmInfoControl.Standby, SmState.Master, 'standby'],
+    ['DISCOVER', SmInfoControl.Discover, SmState.Master, 'master'], // it discovers again, finds no better SM, and masters
+  ];
+  for (const [name, control, legalFrom, after] of cases) {
+    for (const how of ['lid', 'dr'] as const) {
+      it(`SubnSet(SMInfo) ${name} by ${how === 'lid' ? 'LID' : 'directed route'}: taken from a sender it is legal from, refused (status 7) from another state or with another SM_Key`, async () => {
+        const wrongState = legalFrom === SmState.Master ? SmState.Standby : SmState.Master;
+        const r1 = await rig();
+        const refused = await r1.send(how, 'set', control, { smState: wrongState });
+        expect(refused.status).toBe(7);
+        expect(refused.info.guid).toBe(r1.a.guid);
+        const foreign = await r1.send(how, 'set', control, { smState: legalFrom, smKey: 0x99n });
+        expect(foreign.status).toBe(7);
+        expect(r1.a.subnet.sm.state, 'neither moved it').toBe('master');
+        expect(has(r1.a, 'IBSM-1029')).toBe(true);
+        await r1.close();
+        const r2 = await rig();
+        const taken = await r2.send(how, 'set', control, { smState: legalFrom });
+        expect(taken.status).toBe(0);
+        expect(taken.info.guid).toBe(r2.a.guid);
+        await r2.f.clock.advanceAsync(50);
+        expect(r2.a.subnet.sm.state).toBe(after);
+        if (control === SmInfoControl.Discover) expect(has(r2.a, 'entering DISCOVERING reason="told to discover"')).toBe(true);
+        await r2.close();
+      });
+    }
+  }
+});
