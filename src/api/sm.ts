@@ -321,7 +321,9 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   if (g2l) mkdirSync(dirname(g2l), { recursive: true });
   let guid2lid: Map<bigint, LidRange> | undefined;
   if (g2l && existsSync(g2l)) {
-    guid2lid = parseGuid2Lid(readFileSync(g2l, 'utf8'), g2l);
+    const dropped: string[] = [];
+    guid2lid = parseGuid2Lid(readFileSync(g2l, 'utf8'), g2l, dropped);
+    for (const d of dropped) log.warn('guid2lid entry not used', { problem: d });
     log.info('guid2lid loaded', { file: g2l, entries: guid2lid.size });
   }
   const partitions = o.partitions ? parsePartitions(readFileSync(o.partitions, 'utf8'), o.partitions) : PartitionPlan.defaultPlan();

@@ -37,15 +37,26 @@ export function observeResets(disc: DiscoveryResult, programmed: Programmed): vo
 }
 
 /** P_Key tables: every end port's from the partition plan; a switch port that enforces gets its
- * neighbour's table. A table is written (all its blocks) when it differs from what is programmed. */
-export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed: Programmed, warn: (msg: string, f: Record<string, unknown>) => void): SmpWrite[] {
+ * neighbour's table. A table is written (all its blocks) when it differs from what is programmed.
+ * A port whose table (NodeInfo PartitionCap, a switch's PartitionEnforcementCap; 64 entries
+ * typically) cannot hold all its partitions gets the first that fit, in the plan's order (as
+ * OpenSM, which logs ERR 0512 "table full"): counted in `full.ports` on every sweep, and said
+ * (port, capacity, the partitions left out) whenever such a table is written. */
+export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed: Programmed, warn: (msg: string, f: Record<string, unknown>) => void, full?: { ports: number }): SmpWrite[] {
   const out: SmpWrite[] = [];
   const planned = new Set<string>();
   const write = (key: string, path: readonly number[], port: number, pkeys: readonly number[], cap: number): void => {
     const table = pkeys.slice(0, Math.max(cap, 1));
     const sig = table.join(',');
-    if (planned.has(key) || programmed.pkeys.get(key) === sig) return;
+    if (planned.has(key)) return;
+    const over = table.length < pkeys.length;
+    if (over && full) full.ports++;
+    if (programmed.pkeys.get(key) === sig) return;
     planned.add(key);
+    if (over) {
+      const left = pkeys.slice(table.length).map((k) => plan.partitions.find((x) => x.pkey === (k & 0x7fff))?.name || `0x${(k & 0x7fff).toString(16)}`);
+      warn('P_Key table full: partitions left out of a port', { port: key.replace('/', ' port '), capacity: table.length, partitions: pkeys.length, leftOut: left.length, first: [...new Set(left)].slice(0, 8).join(',') });
+    }
     const blocks = Math.max(1, Math.ceil(table.length / PKEY_BLOCK_SIZE));
     for (let b = 0; b < blocks; b++) {
       const block = table.slice(b * PKEY_BLOCK_SIZE, (b + 1) * PKEY_BLOCK_SIZE);

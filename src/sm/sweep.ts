@@ -59,6 +59,8 @@ export interface SweepStats {
   lftBlocksWritten: number;
   portInfoSets: number;
   pkeyBlocksWritten: number;
+  /** End ports (and enforcing switch ports) whose P_Key table cannot hold all their partitions. */
+  pkeyTablesFull: number;
   vlTablesWritten: number;
   mftBlocksWritten: number;
   activated: number;
@@ -281,7 +283,8 @@ export class Sweeper {
     const stuckPorts = this.reportStuck(disc, piWrites.filter((w) => !failed.has(w)));
 
     // 4. P_Keys.
-    const pkeyBlocks = await apply(planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), this.programmed, (m, f) => log.warn(m, f)));
+    const pkeyFull = { ports: 0 };
+    const pkeyBlocks = await apply(planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), this.programmed, (m, f) => log.warn(m, f), pkeyFull));
     if (verbose) {
       const armed = piWrites.filter((w) => !failed.has(w) && portStateOfSet(w.data) === PortState.Armed).length;
       log.debug('sweep phase: ports', { sweep, portInfoPlanned: piWrites.length, portInfoSets, armed, stuckPorts, pkeyBlocks, reregister: go.reregister, ms: ms1(this.clock.now() - tp) });
@@ -351,6 +354,7 @@ export class Sweeper {
       lftBlocksWritten: blocks,
       portInfoSets,
       pkeyBlocksWritten: pkeyBlocks,
+      pkeyTablesFull: pkeyFull.ports,
       vlTablesWritten: vlTables,
       mftBlocksWritten: 0,
       activated,
@@ -419,5 +423,5 @@ export class Sweeper {
 }
 
 function emptyStats(kind: 'heavy' | 'light'): SweepStats {
-  return { kind, smps: 0, ms: 0, nodes: 0, switches: 0, endPorts: 0, maxLid: 0, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0, skippedNodes: 0, skippedLinks: 0, failedWrites: 0, stuckPorts: 0, duplicateGuids: 0 };
+  return { kind, smps: 0, ms: 0, nodes: 0, switches: 0, endPorts: 0, maxLid: 0, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, pkeyTablesFull: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0, skippedNodes: 0, skippedLinks: 0, failedWrites: 0, stuckPorts: 0, duplicateGuids: 0 };
 }
