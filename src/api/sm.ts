@@ -105,6 +105,13 @@ export interface SmConfig {
   saRmppTotal?: number;
   /** OpenSM's prefix-routes.conf (sa/prefix-routes.ts): off-subnet DGIDs through the named router ports. */
   prefixRoutes?: string;
+  /** opensm.conf keys ibsm implements: part_enforce (and no_partition_enforcement), reassign_lids,
+   * force_heavy_sweep, honor_guid2lid_file, accum_log_file FALSE. */
+  partEnforce?: 'both' | 'in' | 'out' | 'off';
+  reassignLids?: boolean;
+  forceHeavySweep?: boolean;
+  honorGuid2lid?: boolean;
+  logTruncate?: boolean;
 }
 
 /** The keys of SmConfig that are config-file keys (test/config.test.ts: the same as the option table's). */
@@ -113,6 +120,7 @@ export const SM_CONFIG_KEYS = [
   'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
   'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket', 'web',
   'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal', 'prefixRoutes',
+  'partEnforce', 'reassignLids', 'forceHeavySweep', 'honorGuid2lid', 'logTruncate',
 ] as const satisfies ReadonlyArray<keyof SmConfig>;
 
 export interface OpenSmOptions extends SmConfig {
@@ -142,8 +150,8 @@ export function parseGuidFile(text: string, file: string): bigint[] {
 
 /** A log sink appending to a file, truncated when it passes maxMb (OpenSM's log_max_size);
  * `reopen` opens the path again (after logrotate moved the file away). */
-export function fileLogSink(file: string, maxMb = 0): LogSink & { close(): void; reopen(): void } {
-  let fd = openSync(file, 'a');
+export function fileLogSink(file: string, maxMb = 0, truncate = false): LogSink & { close(): void; reopen(): void } {
+  let fd = openSync(file, truncate ? 'w' : 'a');
   let size = fstatSync(fd).size;
   return {
     reopen() {
@@ -312,7 +320,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   let reopenLog: (() => void) | undefined;
   let log = o.log;
   if (!log) {
-    const sink = o.logFile ? fileLogSink(o.logFile, o.logMaxSize) : undefined;
+    const sink = o.logFile ? fileLogSink(o.logFile, o.logMaxSize, o.logTruncate) : undefined;
     closeLog = sink?.close;
     reopenLog = sink?.reopen;
     log = new Logger(sink, o.verbose ? 'debug' : 'info', o.logFormat ?? 'text');
@@ -320,7 +328,8 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   const g2l = o.guid2lid === 'none' ? undefined : o.guid2lid;
   if (g2l) mkdirSync(dirname(g2l), { recursive: true });
   let guid2lid: Map<bigint, LidRange> | undefined;
-  if (g2l && existsSync(g2l)) {
+  if (g2l && existsSync(g2l) && o.reassignLids) log.info('guid2lid not used: every port gets a new LID (reassign_lids)', { file: g2l });
+  else if (g2l && existsSync(g2l)) {
     const dropped: string[] = [];
     guid2lid = parseGuid2Lid(readFileSync(g2l, 'utf8'), g2l, dropped);
     for (const d of dropped) log.warn('guid2lid entry not used', { problem: d });
@@ -352,6 +361,10 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     partitions,
     qos,
     qosVl,
+    partEnforce: o.partEnforce,
+    reassignLids: o.reassignLids,
+    forceHeavySweep: o.forceHeavySweep,
+    honorGuid2lid: o.honorGuid2lid,
     sweepIntervalMs: o.sweepInterval! * 1000,
     subnetTimeout: o.subnetTimeout,
     gidPrefix: o.subnetPrefix,

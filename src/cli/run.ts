@@ -111,7 +111,7 @@ export function runLogger(c: EffectiveConfig, io: RunIo = processRunIo()): { log
   // The progress line is drawn on a terminal whether the log goes there or to a file.
   const tty = io.isTTY ? new ProgressTty((s) => io.stderr.write(s)) : undefined;
   if (path) {
-    const file = fileLogSink(path, setting<number>(c, 'log-max-size') ?? 0);
+    const file = fileLogSink(path, setting<number>(c, 'log-max-size') ?? 0, setting<boolean>(c, 'log-truncate') === true);
     return { log: new Logger(file, level, format), file, tty };
   }
   const sink: LogSink = tty ?? sinkOf(io);

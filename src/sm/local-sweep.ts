@@ -170,7 +170,7 @@ export class LocalSweeper {
       const downOnly = view.ups === 0;
       lftBlocks = downOnly ? await tables() : 0;
       portInfoSets = await applyWrites(this.smp, planPortInfo(sub, { ...s, smLid: prev.smLid }).filter(fresh), hooks);
-      pkeyBlocks = await applyWrites(this.smp, planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), programmed, (m, f) => this.log.warn(m, f), pkeyFull), hooks);
+      pkeyBlocks = await applyWrites(this.smp, planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), programmed, (m, f) => this.log.warn(m, f), pkeyFull, s.partEnforce), hooks);
       vlTables = await applyWrites(this.smp, planVlTables(disc, routing, programmed, s.qosVl), hooks);
       if (!downOnly) lftBlocks = await tables();
       activated = await applyWrites(this.smp, planActivation(sub).filter(fresh), hooks);

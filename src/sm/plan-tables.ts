@@ -42,7 +42,7 @@ export function observeResets(disc: DiscoveryResult, programmed: Programmed): vo
  * typically) cannot hold all its partitions gets the first that fit, in the plan's order (as
  * OpenSM, which logs ERR 0512 "table full"): counted in `full.ports` on every sweep, and said
  * (port, capacity, the partitions left out) whenever such a table is written. */
-export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed: Programmed, warn: (msg: string, f: Record<string, unknown>) => void, full?: { ports: number }): SmpWrite[] {
+export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed: Programmed, warn: (msg: string, f: Record<string, unknown>) => void, full?: { ports: number }, partEnforce: 'both' | 'in' | 'out' | 'off' = 'both'): SmpWrite[] {
   const out: SmpWrite[] = [];
   const planned = new Set<string>();
   const write = (key: string, path: readonly number[], port: number, pkeys: readonly number[], cap: number): void => {
@@ -75,7 +75,7 @@ export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed
       write(`${n.guid}/${pn}`, d.portPaths[pn]!, 0, pkeys, d.nodeInfo.partitionCap);
       const sw = disc.fabric.nodes[p.peer.node]!;
       const sd = disc.nodes[p.peer.node]!;
-      if (enforces(disc, sw, sd, sw.ports[p.peer.port]!)) write(`${sw.guid}/${p.peer.port}`, sd.path, p.peer.port, pkeys, sd.switchInfo!.partitionEnforcementCap);
+      if (partEnforce !== 'off' && enforces(disc, sw, sd, sw.ports[p.peer.port]!)) write(`${sw.guid}/${p.peer.port}`, sd.path, p.peer.port, pkeys, sd.switchInfo!.partitionEnforcementCap);
     });
   });
   // The SM's own switch port 0 (an SM embedded in a switch) is an end port too.

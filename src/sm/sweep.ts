@@ -45,6 +45,10 @@ export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   multicastGroups?: (snap: Snapshot) => McastGroupPorts[];
   /** OpenSM's qos_* VL settings: SL2VL and VLArbitration programmed from them (QoS on). */
   qosVl?: QosVlSettings;
+  /** The first sweep as master gives every port a new LID: guid2lid and the ports' LIDs not used (OpenSM reassign_lids). */
+  reassignLids?: boolean;
+  /** A standby taking over prefers the guid2lid file to the LIDs the old master gave (OpenSM honor_guid2lid_file; default true). */
+  honorGuid2lid?: boolean;
   onProgress?: (phase: string, detail: Record<string, number>) => void;
 }
 
@@ -95,8 +99,11 @@ export class Sweeper {
   private adopted?: Map<bigint, LidRange>;
 
   adoptLids(lids: ReadonlyMap<bigint, LidRange>): void {
-    this.adopted = new Map([...lids, ...(this.s.guid2lid ?? [])]);
+    // honor_guid2lid_file FALSE (OpenSM's default): the old master's LIDs, the file not used
+    this.adopted = this.s.honorGuid2lid === false ? new Map(lids) : new Map([...lids, ...(this.s.guid2lid ?? [])]);
   }
+  /** reassign_lids: not yet done (the first sweep that assigns LIDs does it). */
+  private reassignPending = true;
 
   constructor(
     private readonly smp: SmpClient,
@@ -247,7 +254,9 @@ export class Sweeper {
 
     // 2. LIDs.
     const tl = this.clock.now();
-    const lids = assignLids(fabric, { lmc: s.lmc, smNode: disc.smNode, smPort: disc.smPort, existing: this.adopted ?? s.guid2lid });
+    const reassign = s.reassignLids === true && this.reassignPending;
+    this.reassignPending = false;
+    const lids = assignLids(fabric, { lmc: s.lmc, smNode: disc.smNode, smPort: disc.smPort, existing: reassign ? undefined : (this.adopted ?? s.guid2lid), keepCurrent: !reassign });
     const smLid = fabric.nodes[disc.smNode]!.ports[disc.smPort]!.lid!;
     s.saveGuid2Lid?.(lids.byGuid);
     log.info('LIDs assigned', { endPorts: lids.byGuid.size, maxLid: lids.maxLid, changed: lids.changed, smLid });
@@ -284,7 +293,7 @@ export class Sweeper {
 
     // 4. P_Keys.
     const pkeyFull = { ports: 0 };
-    const pkeyBlocks = await apply(planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), this.programmed, (m, f) => log.warn(m, f), pkeyFull));
+    const pkeyBlocks = await apply(planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), this.programmed, (m, f) => log.warn(m, f), pkeyFull, s.partEnforce));
     if (verbose) {
       const armed = piWrites.filter((w) => !failed.has(w) && portStateOfSet(w.data) === PortState.Armed).length;
       log.debug('sweep phase: ports', { sweep, portInfoPlanned: piWrites.length, portInfoSets, armed, stuckPorts, pkeyBlocks, reregister: go.reregister, ms: ms1(this.clock.now() - tp) });
