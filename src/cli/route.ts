@@ -9,7 +9,7 @@ import { assignLids, LidSpaceExhausted } from '../sm/lids.js';
 import { loadFabricSpec, TopologyError } from '../model/load.js';
 import { commandHelp, parseCommandLine, UsageError } from '../config/parse.js';
 import { defaultOf, optionByName } from '../config/options.js';
-import { GuidFileError, parseGuidFile } from '../api/sm.js';
+import { GuidFileError, parseGuidFile } from '../model/guid-file.js';
 
 export interface CliIo {
   stdout: { write(s: string): unknown };

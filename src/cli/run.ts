@@ -65,6 +65,7 @@ function fatalOf(e: unknown, phase: 'start' | 'sweep' | 'control'): { msg: strin
   const sys = (e as NodeJS.ErrnoException | undefined)?.syscall;
   if (phase === 'control') return { msg: 'control socket not available; ibsm stops', exit: 1 };
   if (name === 'MetricsListenError') return { msg: 'metrics address not available; ibsm stops', exit: 1 };
+  if (name === 'ConfigFileError') return { msg: 'configuration refused; ibsm stops', exit: 2 };
   if (['UsageError', 'PartitionConfigError', 'QosPolicyError', 'TopologyError', 'GuidFileError', 'Guid2LidError'].includes(name) || sys === 'open' || sys === 'read')
     return { msg: 'configuration refused; ibsm stops', exit: name === 'UsageError' ? 2 : 1 };
   if (['PortNotFoundError', 'TransportError', 'SimFabricError'].includes(name)) return { msg: 'no usable device; ibsm stops', exit: 1 };
@@ -140,6 +141,11 @@ export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo()): Pro
   };
   let sm: IbsmSm;
   try {
+    // The files the configuration names, readable before the first SMP; a problem names where
+    // the file was given (an opensm.conf key and its line too) and what the file is for.
+    const { loadConfigFiles, ConfigFileError } = await import('../config/files.js');
+    const unreadable = (await loadConfigFiles(c, { readOnly: true })).problems;
+    if (unreadable.length) throw new ConfigFileError(unreadable);
     // Several subnets joined by routers on the in-process fabric: one SM+SA per subnet
     // (cli/run-subnets.ts). The fabric is loaded once, here; the topology loaders, the generators
     // and the multi-subnet runner (with the simulator) are loaded only for --sim.

@@ -21,6 +21,8 @@ export interface ConfigFileValues {
 }
 
 function describe(v: unknown): string {
+  // JSON.parse reads 1e400 as Infinity, which JSON.stringify would show as null
+  if (typeof v === 'number' && !Number.isFinite(v)) return `${v > 0 ? 'a number too large' : v < 0 ? 'a number too small' : 'not a number'} (${v})`;
   return `${JSON.stringify(v)} (${Array.isArray(v) ? 'an array' : v === null ? 'null' : `a ${typeof v}`})`;
 }
 

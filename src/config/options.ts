@@ -164,6 +164,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'reassign-lids', type: 'boolean', help: 'the first sweep as master gives every port a new LID: neither the guid2lid file nor the LIDs the ports have are used', default: false, commands: RUN, key: 'reassignLids', opensm: 'reassign_lids' },
   { name: 'force-heavy-sweep', type: 'boolean', help: 'every periodic sweep is a heavy one (the whole fabric discovered again) instead of a light one', default: false, commands: RUN, key: 'forceHeavySweep', opensm: 'force_heavy_sweep' },
   { name: 'honor-guid2lid', type: 'boolean', help: "a standby that takes over prefers the guid2lid file's LIDs to those the old master gave (opensm.conf honor_guid2lid_file; OpenSM's default there is FALSE)", default: true, commands: RUN, key: 'honorGuid2lid' },
+  { name: 'check', type: 'boolean', help: 'check the configuration and every file it names (partitions, QoS policy, GUID files, guid2lid, prefix routes, topology) without running: each problem with its file:line; exit 0 when all is good, 2 when not', default: false, commands: ['config'] },
   { name: 'log-truncate', type: 'boolean', help: 'empty the log file at start instead of appending to it (opensm.conf accum_log_file FALSE)', default: false, commands: RUN, key: 'logTruncate' },
   // ---- the client commands of a running SM
   { name: 'socket', type: 'string', arg: 'PATH', help: "the running SM's control socket", default: DEFAULT_CONTROL_SOCKET, commands: CONTROL_COMMANDS },

@@ -247,7 +247,8 @@ export function parsePartitions(text: string, file = 'partitions.conf'): Partiti
     }
     if (items === 0) throw new PartitionConfigError(`${file}:${stmtLine}: partition ${part.name || `0x${pkey.toString(16)}`} has an empty member list (name its members: ALL=full, a port GUID, ...)`);
   }
-  if (src.slice(pos).trim()) throw new PartitionConfigError(`${file}:${lineOf(pos)}: the last partition is not terminated with ';'`);
+  const rest = src.slice(pos);
+  if (rest.trim()) throw new PartitionConfigError(`${file}:${lineOf(pos + rest.length - rest.trimStart().length)}: the last partition is not terminated with ';'`);
   if (!byPkey.has(DEFAULT_PKEY)) {
     const dflt: Partition = { name: 'Default', pkey: DEFAULT_PKEY, indx0: false, ipoib: false, members: new Map(), keywords: new Map<string, Membership>([['ALL', 'limited'], ['SELF', 'full']]), mgroups: [], groupFlags: {} };
     order.unshift(dflt);

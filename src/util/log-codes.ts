@@ -156,6 +156,7 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-9003', level: 'info', msg: 'guid2lid loaded', meaning: 'The persistent GUID-to-LID file was read (entries given).' },
   { code: 'IBSM-9010', level: 'warn', msg: 'guid2lid entry not used', meaning: 'A duplicate in the guid2lid file, resolved as OpenSM does: a GUID given twice keeps its later line; a LID range already taken by an earlier line is dropped and its port gets a free LID (file:line given).' },
   { code: 'IBSM-9011', level: 'info', msg: 'guid2lid not used: every port gets a new LID (reassign_lids)', meaning: '--reassign-lids (opensm.conf reassign_lids TRUE): the first sweep as master assigns LIDs afresh.' },
+  { code: 'IBSM-9012', level: 'error', msg: 'partition configuration in error; using the default configuration', meaning: 'partitions.conf has an error (file:line given): the SM runs with the default partition (0x7fff, every port full, IPoIB), as OpenSM does; a reload keeps the last good configuration instead. Fix the file and reload.' },
   { code: 'IBSM-9101', level: 'error', msg: 'configuration refused; ibsm stops', meaning: 'An option, the config file or a file it names is wrong (the error says which); exit 2.' },
   { code: 'IBSM-9102', level: 'error', msg: 'metrics address not available; ibsm stops', meaning: 'The --metrics-listen / --metrics-port address is in use or not local; exit 1.' },
   { code: 'IBSM-9103', level: 'error', msg: 'no usable device; ibsm stops', meaning: 'No HCA port (or simulated fabric) to run on: check --ca/--port/--guid; exit 1.' },
