@@ -83,6 +83,16 @@ describe('file errors name the option (or the opensm.conf key and its line) and 
     expect(r.err).toContain(`root_guid_file at ${conf}:2 ${dir}/roots.d (the root switch GUIDs for updn/ftree): is a directory, not a file`);
     expect(r.err).not.toContain('EISDIR');
   });
+  it('a parse error at start names file:line and where the file was given (qos-policy.conf)', async () => {
+    const dir = tmp();
+    const q = path.join(dir, 'qos-policy.conf');
+    writeFileSync(q, 'qos-levels\n  qos-level\n    name: A\n    sl: 99\n  end-qos-level\nend-qos-levels\n');
+    const conf = path.join(dir, 'opensm.conf');
+    writeFileSync(conf, `qos TRUE\nqos_policy_file ${q}\n`);
+    const r = await ibsm('run', '--once', '--sim', SPEC, '--config', conf);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(`${q}:4: sl must be a number 0..15, got \\"99\\" (qos_policy_file at ${conf}:2: qos-policy.conf: the QoS policy (PathRecord SLs and limits))`);
+  });
   it('through the API too: the option and the role', async () => {
     await expect(openSm({ sim: SPEC, sweepInterval: 0, qosPolicy: '/nonexistent/qos.conf', log: new Logger(new MemorySink(), 'info') })).rejects.toThrow('--qos-policy /nonexistent/qos.conf (qos-policy.conf: the QoS policy (PathRecord SLs and limits)): does not exist');
   });

@@ -141,11 +141,12 @@ export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo()): Pro
   };
   let sm: IbsmSm;
   try {
-    // The files the configuration names, readable before the first SMP; a problem names where
-    // the file was given (an opensm.conf key and its line too) and what the file is for.
+    // The files the configuration names, read and checked before the first SMP; a problem names
+    // where the file was given (an opensm.conf key and its line too) and what the file is for. A
+    // partitions.conf in error is not one: the SM runs with the default partition (IBSM-9012).
     const { loadConfigFiles, ConfigFileError } = await import('../config/files.js');
-    const unreadable = (await loadConfigFiles(c, { readOnly: true })).problems;
-    if (unreadable.length) throw new ConfigFileError(unreadable);
+    const refused = (await loadConfigFiles(c, { topology: false })).problems.filter((p) => !(p.option === 'partitions' && p.kind === 'invalid'));
+    if (refused.length) throw new ConfigFileError(refused);
     // Several subnets joined by routers on the in-process fabric: one SM+SA per subnet
     // (cli/run-subnets.ts). The fabric is loaded once, here; the topology loaders, the generators
     // and the multi-subnet runner (with the simulator) are loaded only for --sim.

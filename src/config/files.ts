@@ -87,13 +87,13 @@ export function originOf(c: EffectiveConfig, option: string): string {
 }
 
 /** Read and check every file the configuration names. Nothing is thrown for a file: each problem
- * is returned (typed), with what could be read. `readOnly`: only whether each file can be read
- * (the start of `ibsm run`, before the SM parses them). */
-export async function loadConfigFiles(c: EffectiveConfig, o: { readOnly?: boolean } = {}): Promise<{ files: ConfigFiles; problems: ConfigProblem[] }> {
+ * is returned (typed), with what could be read. `topology: false`: the topology file only read,
+ * not parsed (the start of `ibsm run`, which loads it next). */
+export async function loadConfigFiles(c: EffectiveConfig, o: { topology?: boolean } = {}): Promise<{ files: ConfigFiles; problems: ConfigProblem[] }> {
   // the topology loaders only for a topology file (not loaded on a device)
   const sim = setting<string>(c, 'sim');
   const topo = sim !== undefined && !sim.startsWith('gen:') && setting(c, 'umad') !== true;
-  const parseTopologyText = topo && !o.readOnly ? (await import('../model/load.js')).parseTopologyText : topo ? () => undefined : undefined;
+  const parseTopologyText = topo && o.topology !== false ? (await import('../model/load.js')).parseTopologyText : topo ? () => undefined : undefined;
   const files: ConfigFiles = {};
   const problems: ConfigProblem[] = [];
   const each = <T>(option: string, parse: (text: string, file: string) => T, exists?: 'may-not-exist'): T | undefined => {
@@ -105,7 +105,6 @@ export async function loadConfigFiles(c: EffectiveConfig, o: { readOnly?: boolea
       if (!(exists && text.kind === 'missing')) problems.push(text);
       return undefined;
     }
-    if (o.readOnly) return undefined;
     try {
       return parse(text, file);
     } catch (e) {
