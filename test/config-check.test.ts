@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { main, runConfig } from '../src/cli/main.js';
+import { runConfig } from '../src/cli/main.js';
+import { runCli } from './helpers/cli.js';
 import { checkConfiguration } from '../src/config/files.js';
 import { openSm } from '../src/index.js';
 import { Logger, MemorySink } from '../src/util/log.js';
@@ -12,12 +13,7 @@ import { Logger, MemorySink } from '../src/util/log.js';
 const SPEC = 'gen:fattree2:leaves=2,spines=1,hosts=2';
 const tmp = (): string => mkdtempSync(path.join(tmpdir(), 'ibsm-check-'));
 
-async function ibsm(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await main(argv, { stdout: { write: (s: string) => (out += s) }, stderr: { write: (s: string) => (err += s) } });
-  return { code, out, err };
-}
+const ibsm = (...argv: string[]): ReturnType<typeof runCli> => runCli(argv);
 
 describe('ibsm config --check', () => {
   it('a good configuration: every file read and parsed, exit 0', async () => {

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { main } from '../src/cli/main.js';
+import { runCli } from './helpers/cli.js';
 import { opensmConfKeys, readOpensmConf } from '../src/config/opensm-conf.js';
 import { OPENSM_KEY_RULES, opensmKeyRule, opensmKeysMarkdown, sameValue } from '../src/config/opensm-keys.js';
 import { OPTIONS } from '../src/config/options.js';
@@ -19,12 +19,7 @@ const DEFAULT_TEXT = readFileSync(FIXTURE, 'utf8');
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 const tmp = (): string => mkdtempSync(path.join(tmpdir(), 'ibsm-osmconf-'));
 
-async function config(file: string): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await main(['config', '--config', file], { stdout: { write: (s: string) => (out += s) }, stderr: { write: (s: string) => (err += s) } });
-  return { code, out, err };
-}
+const config = (file: string): ReturnType<typeof runCli> => runCli(['config', '--config', file]);
 
 /** key → value of an opensm.conf text. */
 function entries(text: string): Array<{ key: string; value: string; line: number }> {
