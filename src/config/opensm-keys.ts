@@ -108,7 +108,7 @@ export const OPENSM_KEY_RULES: readonly OpensmKeyRule[] = [
   same('sm_inactive', 'FALSE', 'ibsm always takes part as an SM (an inactive SM is not implemented)'),
   same('babbling_port_policy', 'FALSE', 'ibsm disables no ports on its own'),
   none('drop_event_subscriptions', 'FALSE', "ibsm's SA drops a port's event subscriptions (InformInfo) when the port goes out of service (as TRUE does) and keeps them across a takeover (the SA state is copied to standby SMs)"),
-  same('ipoib_mcgroup_creation_validation', 'TRUE', "ibsm's SA checks group parameters against the IPoIB broadcast group's"),
+  none('ipoib_mcgroup_creation_validation', 'TRUE', "ibsm's SA checks a new group's MGID and the creating join's components (IBA o15-0.2.4), not a non-broadcast IPoIB group's parameters against its broadcast group's"),
   same('mcgroup_join_validation', 'TRUE', "ibsm's SA checks a join's parameters against the group's"),
   same('use_original_extended_sa_rates_only', 'FALSE', "ibsm's SA answers with the rates the links have (extended rates included)"),
   same('use_optimized_slvl', 'FALSE', 'ibsm writes SL2VL tables port pair by port pair'),
