@@ -1,7 +1,7 @@
 /** Open an SM+SA on a backend with the options of `ibsm run` (the config keys of the option table),
  * and stop it. `ibsm run` is this plus signals, --once and the progress line. */
 import { dirname } from 'node:path';
-import { closeSync, existsSync, mkdirSync, fstatSync, ftruncateSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, fstatSync, ftruncateSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { Subnet } from '../subnet.js';
 import { smpClientOf } from '../sm/smp-client.js';
