@@ -104,7 +104,9 @@ describe('P_Key tables too small for a port\'s partitions', () => {
     const full = sink.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.code === 'IBSM-2038');
     expect(full.length).toBeGreaterThan(0);
     expect(full[0]).toMatchObject({ capacity: 32, partitions: 41, leftOut: 9 });
-    expect(String(full[0]!.port)).toMatch(/^\d+ port \d+$/);
+    expect(full[0]!.nodeGuid).toMatch(/^0x[0-9a-f]{16}$/);
+    expect(full[0]!.port).toBeGreaterThan(0);
+    expect(String(full[0]!.node)).not.toBe('');
     expect(String(full[0]!.first)).toMatch(/^part31,part32,/);
     const text = renderMetrics(sm.subnet, sm.backend.rpc);
     const n = Number(/^ibsm_pkey_tables_full (\d+)$/m.exec(text)?.[1]);

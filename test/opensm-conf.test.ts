@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runCli } from './helpers/cli.js';
 import { opensmConfKeys, readOpensmConf } from '../src/config/opensm-conf.js';
-import { OPENSM_KEY_RULES, opensmKeyRule, opensmKeysMarkdown, sameValue } from '../src/config/opensm-keys.js';
+import { OPENSM_ENGINES, OPENSM_KEY_RULES, opensmKeyRule, opensmKeysMarkdown, sameValue } from '../src/config/opensm-keys.js';
 import { OPTIONS } from '../src/config/options.js';
 import { openSm, type IbsmSm } from '../src/index.js';
 import { Logger, MemorySink } from '../src/util/log.js';
@@ -150,6 +150,14 @@ describe('opensm.conf as operators write it', () => {
     expect(dor.notes.join('\n')).toMatch(/routing_engine dor: dor \(dimension-order routing\) is routed by ibsm's torus/);
     expect(read('routing_engine lash,dnup,sssp,nue,dfsssp,updn,ftree\n').values.get('routing')).toEqual(['nue', 'updn', 'dfsssp', 'ftree']);
     expect(() => read('routing_engine file\n')).toThrow(/c\.conf:1: routing engine "file": ibsm has no `file` routing engine/);
+    // every name OpenSM 3.3.23 lists in its own file is mapped or refused with what to use
+    const listed = /# Supported engines: ([^\n]+)\n#\s+([^\n]+)/.exec(DEFAULT_TEXT)!;
+    for (const name of `${listed[1]} ${listed[2]}`.split(/[,\s]+/).filter(Boolean)) {
+      const e = OPENSM_ENGINES[name.toLowerCase()];
+      expect(e, name).toBeDefined();
+      if (e!.refuse) expect(() => read(`routing_engine ${name}\n`), name).toThrow(/what|name an engine/);
+      else expect(read(`routing_engine ${name}\n`).values.get('routing'), name).toEqual([e!.engine]);
+    }
   });
   it('an unknown key gets a "did you mean"; a malformed line is refused with file:line', () => {
     expect(() => read('sm_priorty 5\n')).toThrow('c.conf:1: unknown opensm.conf key "sm_priorty" (did you mean "sm_priority"?)');

@@ -168,7 +168,8 @@ export const OPENSM_KEY_RULES: readonly OpensmKeyRule[] = [
 export const TWO_WORD_KEYS: ReadonlySet<string> = new Set(['cc_ca_cong_setting_ccti_timer', 'cc_ca_cong_setting_ccti_increase', 'cc_ca_cong_setting_trigger_threshold', 'cc_ca_cong_setting_ccti_min']);
 
 /** OpenSM's routing engine names (3.3.23: minhop, updn, dnup, file, ftree, lash, dor, torus-2QoS,
- * nue, dfsssp, sssp) → ibsm's: the same engine, the nearest with a notice, or refused with what to use. */
+ * nue, dfsssp, sssp; and some of Mellanox's OpenSM) → ibsm's: the same engine, the nearest with a
+ * notice, or refused with what to use. */
 export const OPENSM_ENGINES: Readonly<Record<string, { engine?: string; notice?: string; refuse?: string }>> = {
   minhop: { engine: 'minhop' },
   updn: { engine: 'updn' },
@@ -181,6 +182,14 @@ export const OPENSM_ENGINES: Readonly<Record<string, { engine?: string; notice?:
   lash: { engine: 'nue', notice: "lash is routed by ibsm's nue (deadlock-free on any fabric, VLs as needed)" },
   sssp: { engine: 'dfsssp', notice: "sssp is routed by ibsm's dfsssp (the same shortest paths, made deadlock-free with VLs)" },
   file: { refuse: "ibsm has no `file` routing engine (LFTs loaded from a dump): name an engine ibsm has (ftree, torus, nue, dfsssp, updn, minhop)" },
+  // Mellanox's OpenSM (MLNX OFED, UFM): adaptive routing and the other engines of its own
+  ar_updn: { engine: 'updn', notice: 'ar_updn: ibsm programs no adaptive routing; routed by updn' },
+  ar_ftree: { engine: 'ftree', notice: 'ar_ftree: ibsm programs no adaptive routing; routed by ftree' },
+  ar_torus: { engine: 'torus', notice: 'ar_torus: ibsm programs no adaptive routing; routed by torus' },
+  ar_dor: { engine: 'torus', notice: 'ar_dor: ibsm programs no adaptive routing; routed by torus (dimension order)' },
+  pqft: { engine: 'ftree', notice: "pqft (Mellanox's quasi fat tree) is routed by ibsm's ftree, which takes degraded fat trees too" },
+  chain: { refuse: 'chain is a list of engines tried in order: name them, as ibsm tries them in order too (e.g. routing_engine ftree,updn)' },
+  dfp: { refuse: "ibsm has no dragonfly engine: nue routes any topology deadlock-free (routing_engine nue)" },
 };
 
 /** The rule of a key: its option (through the option table) or its row here. */

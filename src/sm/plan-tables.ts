@@ -55,7 +55,9 @@ export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed
     planned.add(key);
     if (over) {
       const left = pkeys.slice(table.length).map((k) => plan.partitions.find((x) => x.pkey === (k & 0x7fff))?.name || `0x${(k & 0x7fff).toString(16)}`);
-      warn('P_Key table full: partitions left out of a port', { port: key.replace('/', ' port '), capacity: table.length, partitions: pkeys.length, leftOut: left.length, first: [...new Set(left)].slice(0, 8).join(',') });
+      const [guid, pn] = key.split('/');
+      const node = disc.fabric.nodes.find((x) => String(x.guid) === guid);
+      warn('P_Key table full: partitions left out of a port', { node: node?.desc ?? '', nodeGuid: `0x${BigInt(guid!).toString(16).padStart(16, '0')}`, port: Number(pn), capacity: table.length, partitions: pkeys.length, leftOut: left.length, first: [...new Set(left)].slice(0, 8).join(',') });
     }
     const blocks = Math.max(1, Math.ceil(table.length / PKEY_BLOCK_SIZE));
     for (let b = 0; b < blocks; b++) {
