@@ -93,6 +93,10 @@ describe('OpenSM 3.3.23 opensm.conf, key by key', () => {
       expect(line, e.key).not.toBeNull();
       expect(line![1], e.key).toMatch(/^(--[a-z-]+|as ibsm does|no effect: .+|not used: .+)/);
     }
+    // where ibsm differs from OpenSM's default too, it is said even at the default value
+    const differing = OPENSM_KEY_RULES.filter((x) => x.kind === 'no-effect' && x.differs);
+    expect(differing.map((x) => x.key).sort()).toEqual(['allow_both_pkeys', 'drop_event_subscriptions', 'ipoib_mcgroup_creation_validation', 'nue_max_num_vls', 'use_ucast_cache']);
+    for (const x of differing) expect(r.out, x.key).toContain(`// note: ${x.key} ${x.dflt}: no effect: `);
   });
 
   it('each key changed from its default: mapped, said, or refused with its reason, never silently ignored', async () => {

@@ -141,7 +141,7 @@ export function readOpensmConf(text: string, file: string): OpensmConf {
       if ([want, ...(x.like ? [] : (x.also ?? []))].some((a) => sameValue(value, a))) use('as ibsm does');
       else problems.push(`${where}: ${key} ${value} is refused: ${x.why} (accepted: ${x.like ? `the value of ${x.like}, ${want}` : [x.dflt, ...(x.also ?? [])].join(' or ')})`);
     } else if (x.kind === 'no-effect') {
-      if (!sameValue(value, x.dflt)) notes.push(`${key} ${value}: no effect: ${x.why}`);
+      if (x.differs || !sameValue(value, x.dflt)) notes.push(`${key} ${value}: no effect: ${x.why}`);
       use(`no effect: ${x.why}`);
     } else {
       // after the mapped keys: an alias wins over its option's own key (no_partition_enforcement TRUE over part_enforce)

@@ -12,8 +12,9 @@ export type OpensmKeyRule =
   /** ibsm behaves as OpenSM with `dflt` (and the `also` values; with `like`, the value of that other
    * key, or its default); any other value is refused: `why`. */
   | { key: string; dflt: string; kind: 'same'; also?: readonly string[]; why: string; like?: string }
-  /** Any value accepted; nothing in ibsm depends on it: `why` (said when not OpenSM's default). */
-  | { key: string; dflt: string; kind: 'no-effect'; why: string }
+  /** Any value accepted; nothing in ibsm depends on it: `why` (said when not OpenSM's default; with
+   * `differs`, always: ibsm does not do what OpenSM does with its default either). */
+  | { key: string; dflt: string; kind: 'no-effect'; why: string; differs?: true }
   /** Turned into an option's value (`to`: the value, or a problem); `doc` says how. */
   | { key: string; dflt: string; kind: 'alias'; option: string; doc: string; to: (v: string) => OptionValue | { problem: string } | { note: string; value?: OptionValue } };
 
@@ -29,6 +30,8 @@ export function sameValue(a: string, b: string): boolean {
 const isTrue = (v: string): boolean => /^true$/i.test(v);
 const same = (key: string, dflt: string, why: string, also?: readonly string[]): OpensmKeyRule => ({ key, dflt, kind: 'same', why, ...(also ? { also } : {}) });
 const none = (key: string, dflt: string, why: string): OpensmKeyRule => ({ key, dflt, kind: 'no-effect', why });
+/** No effect, and ibsm does not behave as OpenSM's default either: said whatever the value. */
+const differs = (key: string, dflt: string, why: string): OpensmKeyRule => ({ key, dflt, kind: 'no-effect', why, differs: true });
 
 const RPC = "ibsm's MAD layer sizes its window and retry timeouts from the round trips it measures (src/rpc)";
 const PER_TYPE_QOS = 'ibsm programs one set of QoS VL tables for every port type: unset (the qos_* values apply to every port, as ibsm does); to change them set qos_max_vls, qos_high_limit, qos_vlarb_high, qos_vlarb_low, qos_sl2vl';
@@ -62,7 +65,7 @@ export const OPENSM_KEY_RULES: readonly OpensmKeyRule[] = [
   none('use_mfttop', 'TRUE', "ibsm leaves SwitchInfo:MulticastFDBTop as the switch has it and writes the MFT blocks of every group's MLID"),
   // ---- partitioning
   { key: 'no_partition_enforcement', dflt: 'FALSE', kind: 'alias', option: 'part-enforce', doc: 'TRUE is `--part-enforce off` (FALSE: part_enforce decides)', to: (v) => (isTrue(v) ? 'off' : { note: '' }) },
-  same('allow_both_pkeys', 'FALSE', 'ibsm gives a port named `both` in partitions.conf both entries (full and limited) whatever this says; with FALSE OpenSM refuses `both` lines', ['TRUE']),
+  differs('allow_both_pkeys', 'FALSE', 'ibsm gives a port named `both` in partitions.conf both entries (full and limited), as TRUE does, whatever this says'),
   none('keep_pkey_indexes', 'TRUE', 'ibsm writes each port\'s P_Key table in the same order every sweep (the default partition at index 0), so indexes stay where they were'),
   none('sm_assigned_guid', '0x00', 'ibsm assigns no alias GUIDs of its own (clients set theirs through the SA GUIDInfoRecord)'),
   // ---- sweeps
@@ -74,7 +77,7 @@ export const OPENSM_KEY_RULES: readonly OpensmKeyRule[] = [
   same('port_search_ordering_file', '(null)', "ibsm's engines take no per-switch port order"),
   same('avoid_throttled_links', 'FALSE', "ibsm's engines do not read throttled links"),
   same('connect_roots', 'FALSE', "ibsm's updn and ftree keep up/down rules between roots (deadlock-free)"),
-  none('use_ucast_cache', 'FALSE', 'ibsm re-routes incrementally after a link change whenever the result passes its checks (deadlock-free, within the balance bound; IBSM-4011 otherwise) and fully otherwise: what the unicast cache is for, always on'),
+  differs('use_ucast_cache', 'FALSE', 'ibsm re-routes incrementally after a link change whenever the result passes its checks (deadlock-free, within the balance bound; IBSM-4011 otherwise) and fully otherwise: what the unicast cache is for, always on'),
   same('lid_matrix_dump_file', '(null)', NO_ENGINE('`file` routing engine (LFTs and hop matrix from dump files)')),
   same('lfts_file', '(null)', NO_ENGINE('`file` routing engine (LFTs from a dump file)')),
   same('quasi_ftree_indexing', 'FALSE', "ibsm's ftree indexes leaves from the roots it finds; no alternative indexing"),
@@ -83,7 +86,7 @@ export const OPENSM_KEY_RULES: readonly OpensmKeyRule[] = [
   same('guid_routing_order_file', '(null)', "ibsm's engines route destinations in their own order and balance by routes per link; for ftree, cn_guid_file and io_guid_file give the order that matters (compute nodes first)"),
   same('do_mesh_analysis', 'FALSE', NO_ENGINE('lash engine (use nue: deadlock-free on any fabric)')),
   same('lash_start_vl', '0', NO_ENGINE('lash engine (use nue: deadlock-free on any fabric)')),
-  none('nue_max_num_vls', '1', "ibsm's nue uses up to 8 VLs (fewer when the ports have fewer), and only as many as the fabric needs"),
+  differs('nue_max_num_vls', '1', "ibsm's nue uses up to 8 VLs (fewer when the ports have fewer), and only as many as the fabric needs"),
   same('nue_include_switches', 'FALSE', "ibsm's nue routes CA-to-CA traffic; switches' own traffic (management) is not in its deadlock check"),
   same('port_shifting', 'FALSE', "ibsm's engines balance routes by their own count of routes per link"),
   same('scatter_ports', '0', "ibsm's randomised tie-breaks come from --seed"),
@@ -107,8 +110,8 @@ export const OPENSM_KEY_RULES: readonly OpensmKeyRule[] = [
   same('daemon', 'FALSE', 'ibsm does not fork into the background: run it under systemd (Type=simple; docs/examples) or another supervisor'),
   same('sm_inactive', 'FALSE', 'ibsm always takes part as an SM (an inactive SM is not implemented)'),
   same('babbling_port_policy', 'FALSE', 'ibsm disables no ports on its own'),
-  none('drop_event_subscriptions', 'FALSE', "ibsm's SA drops a port's event subscriptions (InformInfo) when the port goes out of service (as TRUE does) and keeps them across a takeover (the SA state is copied to standby SMs)"),
-  none('ipoib_mcgroup_creation_validation', 'TRUE', "ibsm's SA checks a new group's MGID and the creating join's components (IBA o15-0.2.4), not a non-broadcast IPoIB group's parameters against its broadcast group's"),
+  differs('drop_event_subscriptions', 'FALSE', "ibsm's SA drops a port's event subscriptions (InformInfo) when the port goes out of service (as TRUE does) and keeps them across a takeover (the SA state is copied to standby SMs)"),
+  differs('ipoib_mcgroup_creation_validation', 'TRUE', "ibsm's SA checks a new group's MGID and the creating join's components (IBA o15-0.2.4), not a non-broadcast IPoIB group's parameters against its broadcast group's"),
   same('mcgroup_join_validation', 'TRUE', "ibsm's SA checks a join's parameters against the group's"),
   same('use_original_extended_sa_rates_only', 'FALSE', "ibsm's SA answers with the rates the links have (extended rates included)"),
   same('use_optimized_slvl', 'FALSE', 'ibsm writes SL2VL tables port pair by port pair'),
@@ -220,7 +223,7 @@ export function opensmKeysMarkdown(order: readonly string[] = opensmKeys()): str
       dflt = x.dflt;
       if (x.kind === 'same' && x.like) status = `accepted when equal to \`${x.like}\`: ${x.why}; another value is refused`;
       else if (x.kind === 'same') status = `accepted as \`${x.dflt}\`${x.also?.length ? ` or ${x.also.map((a) => `\`${a}\``).join(', ')}` : ''}: ${x.why}; another value is refused`;
-      else if (x.kind === 'no-effect') status = `accepted, no effect: ${x.why}`;
+      else if (x.kind === 'no-effect') status = `accepted, no effect${x.differs ? ' (said whatever the value: ibsm differs from OpenSM\'s default too)' : ''}: ${x.why}`;
       else status = x.doc;
     }
     rows.push(`| \`${key}\` | ${dflt ? `\`${esc(dflt)}\`` : ''} | ${esc(status)} |`);
