@@ -149,6 +149,7 @@ describe('opensm.conf as operators write it', () => {
   });
   it("OpenSM's engine names: torus-2QoS is torus, dor the nearest engine with a notice, file refused with what to use", () => {
     expect(read('routing_engine torus-2QoS,minhop\n').values.get('routing')).toEqual(['torus', 'minhop']);
+    expect(read('routing_engine ftree, updn # fallback\n').values.get('routing')).toEqual(['ftree', 'updn']);
     const dor = read('routing_engine dor\n');
     expect(dor.values.get('routing')).toEqual(['torus']);
     expect(dor.notes.join('\n')).toMatch(/routing_engine dor: dor \(dimension-order routing\) is routed by ibsm's torus/);

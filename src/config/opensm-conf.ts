@@ -73,7 +73,8 @@ export function readOpensmConf(text: string, file: string): OpensmConf {
       problems.push(`${where}: ${key} has no value (expected "${key} <value>")`);
       return;
     }
-    const free = 'option' in rule ? rule.option.type === 'string' : rule.rule.kind === 'no-effect' && !TWO_WORD_KEYS.has(key);
+    // a path or a list may hold spaces (`routing_engine ftree, updn`); other values are one word
+    const free = 'option' in rule ? rule.option.type === 'string' || rule.option.type === 'list' : rule.rule.kind === 'no-effect' && !TWO_WORD_KEYS.has(key);
     const words = value.split(/\s+/).length;
     if (words > (TWO_WORD_KEYS.has(key) ? 2 : 1) && !free) {
       problems.push(`${where}: malformed line "${t}": ${key} takes one value, got "${value}"`);
