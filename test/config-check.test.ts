@@ -124,5 +124,12 @@ describe('partitions.conf in error at start: as OpenSM, the default configuratio
       ['qos-policy', 'missing'],
     ]);
     expect(!bad.ok && bad.problems[0]!.message).toMatch(/partitions\.conf:2: the last partition is not terminated with ';'/);
+    // an option or the config file in error: typed too, naming the option or the file
+    const conf = path.join(dir, 'opensm.conf');
+    writeFileSync(conf, 'lmc 1\nsm_priorty 2\n');
+    const opt = await checkConfiguration(() => runConfig(['--sim', SPEC, '--config', conf]).config);
+    expect(!opt.ok && opt.problems.map((p) => [p.option, p.file, p.kind])).toEqual([['config', conf, 'invalid']]);
+    const lmc = await checkConfiguration(() => runConfig(['--sim', SPEC, '--lmc', '9']).config);
+    expect(!lmc.ok && lmc.problems.map((p) => [p.option, p.origin])).toEqual([['lmc', '--lmc']]);
   });
 });

@@ -145,7 +145,15 @@ export async function checkConfiguration(resolve: () => EffectiveConfig): Promis
     if (!(e instanceof UsageError)) throw e;
     // an opensm.conf reports all its problems at once, one per line after a heading
     const lines = e.message.split('\n').filter((l) => !/^\d+ problems in /.test(l)).map((l) => l.trim());
-    return { ok: false, problems: lines.map((message) => ({ option: 'config', file: '', origin: '', kind: 'invalid' as const, message })) };
+    // an option's problem names the option (`--lmc ...`); a config file's, the file and line
+    return {
+      ok: false,
+      problems: lines.map((message) => {
+        const opt = /^--([a-z0-9-]+)/.exec(message)?.[1];
+        const at = /^(?:config file )?(.+?)(?::\d+)?: /.exec(message);
+        return { option: opt ?? 'config', file: opt ? '' : (at?.[1] ?? ''), origin: opt ? `--${opt}` : '--config', kind: 'invalid' as const, message };
+      }),
+    };
   }
   const { files, problems } = await loadConfigFiles(config);
   return problems.length ? { ok: false, config, files, problems } : { ok: true, config, files };
