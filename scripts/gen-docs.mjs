@@ -16,3 +16,11 @@ writeFileSync(new URL('docs/ibsm.8', root), manPage(version));
 // docs/log-codes.md from the table of stable log codes (src/util/log-codes.ts).
 const { logCodesMarkdown } = await import('../dist/util/log-codes.js');
 writeFileSync(new URL('docs/log-codes.md', root), logCodesMarkdown());
+// docs/configuration.md's table of every opensm.conf key, in the order `opensm -c` writes them
+// (test/fixtures/opensm-3.3.23.conf, OpenSM 3.3.23's default file).
+const { opensmKeysMarkdown } = await import('../dist/config/opensm-keys.js');
+const { opensmConfKeys } = await import('../dist/config/opensm-conf.js');
+const order = opensmConfKeys(readFileSync(new URL('test/fixtures/opensm-3.3.23.conf', root), 'utf8'));
+let conf = readFileSync(new URL('docs/configuration.md', root), 'utf8');
+conf = conf.replace(/(<!-- opensm-keys[^\n]*-->\n)[\s\S]*?(<!-- \/opensm-keys -->)/, (_m, a, b) => a + opensmKeysMarkdown(order) + '\n' + b);
+writeFileSync(new URL('docs/configuration.md', root), conf);

@@ -99,7 +99,7 @@ describe('qos-policy.conf', () => {
   });
 
   it('errors name the line and what is expected', () => {
-    expect(() => parseQosPolicy('qos-levels\nqos-level\nname: X\nsl: 16\nend-qos-level\nend-qos-levels')).toThrow(/qos-policy.conf:2: sl must be a number 0..15/);
+    expect(() => parseQosPolicy('qos-levels\nqos-level\nname: X\nsl: 16\nend-qos-level\nend-qos-levels')).toThrow(/qos-policy.conf:4: sl must be a number 0..15/); // the sl line, not the block's first
     expect(() => parseQosPolicy('qos-match-rules\nqos-match-rule\nqos-level-name: Nope\nend-qos-match-rule\nend-qos-match-rules')).toThrow(/qos-level "Nope" is not defined/);
     expect(() => parseQosPolicy('qos-ulps\n  bogus : 1\nend-qos-ulps')).toThrow(/:2: unknown ULP "bogus"/);
     expect(() => parseQosPolicy('qos-levels\n')).toThrow(QosPolicyError);

@@ -255,6 +255,7 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
     [{ table: 'pkey' }, w.pkeyBlocksWritten],
     [{ table: 'sl2vl_vlarb' }, w.vlTablesWritten],
   ]);
+  metric('ibsm_pkey_tables_full', 'gauge', 'Ports whose P_Key table cannot hold all their partitions (the first that fit are written; IBSM-2038 names them), at the last heavy sweep.', [[{}, last?.pkeyTablesFull ?? 0]]);
   metric('ibsm_portinfo_sets_total', 'counter', 'PortInfo Sets sent by heavy sweeps.', [[{}, w.portInfoSets]]);
   metric('ibsm_smp_failures_total', 'counter', 'SMPs the sweeps gave up after every retry (the node or port waits for the next sweep), by reason.', Object.entries(sm.smpFailures).map(([reason, n]) => [{ reason }, n]));
   metric('ibsm_sweep_skipped_nodes', 'gauge', "Nodes (or links to nodes) the last heavy sweep left out: unreadable, or answering with another node's GUID.", [[{}, sm.skippedNodes]]);

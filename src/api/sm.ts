@@ -1,13 +1,15 @@
 /** Open an SM+SA on a backend with the options of `ibsm run` (the config keys of the option table),
  * and stop it. `ibsm run` is this plus signals, --once and the progress line. */
 import { dirname } from 'node:path';
-import { closeSync, existsSync, mkdirSync, fstatSync, ftruncateSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, fstatSync, ftruncateSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { Subnet } from '../subnet.js';
 import { smpClientOf } from '../sm/smp-client.js';
 import { formatGuid2Lid, parseGuid2Lid, type LidRange } from '../sm/lids.js';
 import type { SweepStats } from '../sm/sweep.js';
-import { parsePartitions, PartitionPlan } from '../model/partitions.js';
+import { parsePartitions, PartitionConfigError, PartitionPlan } from '../model/partitions.js';
+import { parseGuidFile } from '../model/guid-file.js';
+import { ConfigFileError, readNamedFile } from '../config/files.js';
 import { parseQosPolicy, qosVlSettings } from '../model/qos-policy.js';
 import type { Fabric } from '../model/fabric.js';
 import type { Snapshot } from '../model/snapshot.js';
@@ -107,6 +109,13 @@ export interface SmConfig {
   saRmppTotal?: number;
   /** OpenSM's prefix-routes.conf (sa/prefix-routes.ts): off-subnet DGIDs through the named router ports. */
   prefixRoutes?: string;
+  /** opensm.conf keys ibsm implements: part_enforce (and no_partition_enforcement), reassign_lids,
+   * force_heavy_sweep, honor_guid2lid_file, accum_log_file FALSE. */
+  partEnforce?: 'both' | 'in' | 'out' | 'off';
+  reassignLids?: boolean;
+  forceHeavySweep?: boolean;
+  honorGuid2lid?: boolean;
+  logTruncate?: boolean;
 }
 
 /** The keys of SmConfig that are config-file keys (test/config.test.ts: the same as the option table's). */
@@ -115,6 +124,7 @@ export const SM_CONFIG_KEYS = [
   'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'forceMaster', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
   'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket', 'web',
   'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal', 'prefixRoutes',
+  'partEnforce', 'reassignLids', 'forceHeavySweep', 'honorGuid2lid', 'logTruncate',
 ] as const satisfies ReadonlyArray<keyof SmConfig>;
 
 export interface OpenSmOptions extends SmConfig {
@@ -125,27 +135,12 @@ export interface OpenSmOptions extends SmConfig {
   onProgress?: (phase: string, detail: Record<string, number>) => void;
 }
 
-/** A GUID file that does not parse: the message names the file and line. */
-export class GuidFileError extends Error {
-  override readonly name = 'GuidFileError';
-}
-
-/** A GUID file (OpenSM's root_guid_file, cn_guid_file ...): one GUID per line, `#` comments. */
-export function parseGuidFile(text: string, file: string): bigint[] {
-  const out: bigint[] = [];
-  text.split('\n').forEach((l, i) => {
-    const t = l.replace(/#.*/, '').trim();
-    if (!t) return;
-    if (!/^(0x)?[0-9a-fA-F]{1,16}$/.test(t)) throw new GuidFileError(`${file}:${i + 1}: "${t}" is not a GUID (hex, e.g. 0x0002c90000000001)`);
-    out.push(BigInt(t.startsWith('0x') || t.startsWith('0X') ? t : `0x${t}`));
-  });
-  return out;
-}
+export { GuidFileError, parseGuidFile } from '../model/guid-file.js';
 
 /** A log sink appending to a file, truncated when it passes maxMb (OpenSM's log_max_size);
  * `reopen` opens the path again (after logrotate moved the file away). */
-export function fileLogSink(file: string, maxMb = 0): LogSink & { close(): void; reopen(): void } {
-  let fd = openSync(file, 'a');
+export function fileLogSink(file: string, maxMb = 0, truncate = false): LogSink & { close(): void; reopen(): void } {
+  let fd = openSync(file, truncate ? 'w' : 'a');
   let size = fstatSync(fd).size;
   return {
     reopen() {
@@ -317,26 +312,46 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   let reopenLog: (() => void) | undefined;
   let log = o.log;
   if (!log) {
-    const sink = o.logFile ? fileLogSink(o.logFile, o.logMaxSize) : undefined;
+    const sink = o.logFile ? fileLogSink(o.logFile, o.logMaxSize, o.logTruncate) : undefined;
     closeLog = sink?.close;
     reopenLog = sink?.reopen;
     log = new Logger(sink, o.verbose ? 'debug' : 'info', o.logFormat ?? 'text');
   }
+  // A file named and not readable: an error naming the option, the file's role and why (not a bare ENOENT).
+  const text = (file: string, key: keyof SmConfig): string => {
+    const t = readNamedFile(file, CONFIG_OPTIONS.find((x) => x.key === key)!.name);
+    if (typeof t !== 'string') throw new ConfigFileError([t]);
+    return t;
+  };
   const g2l = o.guid2lid === 'none' ? undefined : o.guid2lid;
   if (g2l) mkdirSync(dirname(g2l), { recursive: true });
   let guid2lid: Map<bigint, LidRange> | undefined;
-  if (g2l && existsSync(g2l)) {
-    guid2lid = parseGuid2Lid(readFileSync(g2l, 'utf8'), g2l);
+  if (g2l && existsSync(g2l) && o.reassignLids) log.info('guid2lid not used: every port gets a new LID (reassign_lids)', { file: g2l });
+  else if (g2l && existsSync(g2l)) {
+    const dropped: string[] = [];
+    guid2lid = parseGuid2Lid(text(g2l, 'guid2lid'), g2l, dropped);
+    for (const d of dropped) log.warn('guid2lid entry not used', { problem: d });
     log.info('guid2lid loaded', { file: g2l, entries: guid2lid.size });
   }
-  const partitions = o.partitions ? parsePartitions(readFileSync(o.partitions, 'utf8'), o.partitions) : PartitionPlan.defaultPlan();
-  const qos = o.qosPolicy ? parseQosPolicy(readFileSync(o.qosPolicy, 'utf8'), o.qosPolicy) : undefined;
+  // A partitions.conf in error does not stop the SM (OpenSM: "Partition configuration in error;
+  // retrying with default config"): said loudly, and the default partition is used.
+  let partitions = PartitionPlan.defaultPlan();
+  if (o.partitions) {
+    const t = text(o.partitions, 'partitions');
+    try {
+      partitions = parsePartitions(t, o.partitions);
+    } catch (e) {
+      if (!(e instanceof PartitionConfigError)) throw e;
+      log.error('partition configuration in error; using the default configuration', { file: o.partitions, error: e.message });
+    }
+  }
+  const qos = o.qosPolicy ? parseQosPolicy(text(o.qosPolicy, 'qosPolicy'), o.qosPolicy) : undefined;
   // QoS on (a policy file, or --qos as opensm -Q): SL2VL, VLArbitration and VLHighLimit from the qos-* settings.
   const qosVl = qos || o.qos ? qosVlSettings({ maxVls: o.qosMaxVls, highLimit: o.qosHighLimit, vlarbHigh: o.qosVlarbHigh, vlarbLow: o.qosVlarbLow, sl2vl: o.qosSl2vl }) : undefined;
-  const roots = [...(o.roots ?? []), ...(o.rootGuidFile ? parseGuidFile(readFileSync(o.rootGuidFile, 'utf8'), o.rootGuidFile) : [])];
-  const cnGuids = o.cnGuidFile ? parseGuidFile(readFileSync(o.cnGuidFile, 'utf8'), o.cnGuidFile) : undefined;
-  const ioGuids = o.ioGuidFile ? parseGuidFile(readFileSync(o.ioGuidFile, 'utf8'), o.ioGuidFile) : undefined;
-  const prefixRoutes = o.prefixRoutes ? parsePrefixRoutes(readFileSync(o.prefixRoutes, 'utf8'), o.prefixRoutes) : undefined;
+  const roots = [...(o.roots ?? []), ...(o.rootGuidFile ? parseGuidFile(text(o.rootGuidFile, 'rootGuidFile'), o.rootGuidFile) : [])];
+  const cnGuids = o.cnGuidFile ? parseGuidFile(text(o.cnGuidFile, 'cnGuidFile'), o.cnGuidFile) : undefined;
+  const ioGuids = o.ioGuidFile ? parseGuidFile(text(o.ioGuidFile, 'ioGuidFile'), o.ioGuidFile) : undefined;
+  const prefixRoutes = o.prefixRoutes ? parsePrefixRoutes(text(o.prefixRoutes, 'prefixRoutes'), o.prefixRoutes) : undefined;
 
   const be = o.backend ?? await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, guid: o.guid, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
   if (be.windowCap) log.info('umad2sim: MADs in flight capped by the socket send buffer', { window: be.windowCap.window, sndbuf: be.windowCap.sndbuf });
@@ -355,6 +370,10 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     partitions,
     qos,
     qosVl,
+    partEnforce: o.partEnforce,
+    reassignLids: o.reassignLids,
+    forceHeavySweep: o.forceHeavySweep,
+    honorGuid2lid: o.honorGuid2lid,
     sweepIntervalMs: o.sweepInterval! * 1000,
     subnetTimeout: o.subnetTimeout,
     gidPrefix: o.subnetPrefix,

@@ -92,11 +92,44 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
   return runSm(r.config, runIoOf(io));
 }
 
-function configCmd(argv: string[], io: Io): number {
-  const r = runConfig(argv, 'config');
-  if (r.help) return help(io, 'config');
-  io.stdout.write(formatEffectiveConfig(r.config));
-  return 0;
+async function configCmd(argv: string[], io: Io): Promise<number> {
+  if (!argv.includes('--check')) {
+    const r = runConfig(argv, 'config');
+    if (r.help) return help(io, 'config');
+    io.stdout.write(formatEffectiveConfig(r.config));
+    return 0;
+  }
+  // --check: the options, the config file and every file it names, without running. Each problem
+  // on its own line (file:line where there is one); exit 0 when all is good, 2 when not.
+  if (argv.includes('--help') || argv.includes('-h')) return help(io, 'config');
+  const { checkConfiguration } = await import('../config/files.js');
+  const check = await checkConfiguration(() => runConfig(argv, 'config').config);
+  const problems = check.ok ? [] : check.problems;
+  if (!check.config) {
+    for (const p of problems) io.stdout.write(`problem: ${p.message}\n`);
+    io.stdout.write(`configuration refused: ${problems.length} problem${problems.length > 1 ? 's' : ''}\n`);
+    return 2;
+  }
+  const files = check.files ?? {};
+  const r = { config: check.config };
+  const f = r.config.file;
+  if (f) io.stdout.write(`config file ${f.file} (${f.format}): read\n`);
+  for (const n of f?.notes ?? []) io.stdout.write(`note: ${n}\n`);
+  for (const d of files.guid2lidDropped ?? []) io.stdout.write(`note: guid2lid entry not used: ${d}\n`);
+  const said: Array<[keyof typeof files, string, (v: never) => string]> = [
+    ['partitions', 'partitions', (p: { partitions: unknown[] }) => `${p.partitions.length} partitions`],
+    ['qos', 'qos-policy', (q: { rules: unknown[] }) => `${q.rules.length} match rules`],
+    ['roots', 'root-guid-file', (g: unknown[]) => `${g.length} GUIDs`],
+    ['cnGuids', 'cn-guid-file', (g: unknown[]) => `${g.length} GUIDs`],
+    ['ioGuids', 'io-guid-file', (g: unknown[]) => `${g.length} GUIDs`],
+    ['prefixRoutes', 'prefix-routes', (g: unknown[]) => `${g.length} routes`],
+    ['guid2lid', 'guid2lid', (g: Map<unknown, unknown>) => `${g.size} entries`],
+    ['topology', 'sim', (t: { nodes: unknown[] }) => `${t.nodes.length} nodes`],
+  ];
+  for (const [k, opt, what] of said) if (files[k] !== undefined) io.stdout.write(`${opt} ${setting<string>(r.config, opt)}: good (${what(files[k] as never)})\n`);
+  for (const p of problems) io.stdout.write(`problem: ${p.message}\n`);
+  io.stdout.write(problems.length ? `configuration refused: ${problems.length} problem${problems.length > 1 ? 's' : ''}\n` : 'configuration good\n');
+  return problems.length ? 2 : 0;
 }
 
 function help(io: Io, cmd: Command, extra = ''): number {
@@ -136,7 +169,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       case 'run':
         return await runCmd(rest, io);
       case 'config':
-        return configCmd(rest, io);
+        return await configCmd(rest, io);
       case 'status':
       case 'resweep':
       case 'reroute':

@@ -2,14 +2,14 @@
  *  Load a fabric, assign LIDs, route it, verify the tables and print the figures.
  *  Exit status: 0 routes verified, 1 verification failed, 2 bad usage / cannot load / cannot route. */
 import { performance } from 'node:perf_hooks';
-import { readFileSync } from 'node:fs';
 import { RoutingError, routeWithFallback, engineNames, verifyRoutes, type FallbackResult, type LoadStats, type VerifyReport } from '../routing/index.js';
 import { fmtGuid } from '../routing/graph.js';
 import { assignLids, LidSpaceExhausted } from '../sm/lids.js';
 import { loadFabricSpec, TopologyError } from '../model/load.js';
 import { commandHelp, parseCommandLine, UsageError } from '../config/parse.js';
 import { defaultOf, optionByName } from '../config/options.js';
-import { GuidFileError, parseGuidFile } from '../api/sm.js';
+import { GuidFileError, parseGuidFile } from '../model/guid-file.js';
+import { readNamedFile } from '../config/files.js';
 
 export interface CliIo {
   stdout: { write(s: string): unknown };
@@ -40,12 +40,8 @@ function parseArgs(argv: string[]): Args | 'help' {
   const guidFile = (name: string): bigint[] | undefined => {
     const file = v<string>(name);
     if (file === undefined) return undefined;
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (e) {
-      throw new UsageError(`--${name}: cannot read ${file} (${(e as Error).message})`, 'route');
-    }
+    const text = readNamedFile(file, name);
+    if (typeof text !== 'string') throw new UsageError(text.message, 'route');
     return parseGuidFile(text, file);
   };
   const fromFile = guidFile('root-guid-file');

@@ -65,6 +65,7 @@ function fatalOf(e: unknown, phase: 'start' | 'sweep' | 'control'): { msg: strin
   const sys = (e as NodeJS.ErrnoException | undefined)?.syscall;
   if (phase === 'control') return { msg: 'control socket not available; ibsm stops', exit: 1 };
   if (name === 'MetricsListenError') return { msg: 'metrics address not available; ibsm stops', exit: 1 };
+  if (name === 'ConfigFileError') return { msg: 'configuration refused; ibsm stops', exit: 2 };
   if (['UsageError', 'PartitionConfigError', 'QosPolicyError', 'TopologyError', 'GuidFileError', 'Guid2LidError'].includes(name) || sys === 'open' || sys === 'read')
     return { msg: 'configuration refused; ibsm stops', exit: name === 'UsageError' ? 2 : 1 };
   if (['PortNotFoundError', 'TransportError', 'SimFabricError'].includes(name)) return { msg: 'no usable device; ibsm stops', exit: 1 };
@@ -111,7 +112,7 @@ export function runLogger(c: EffectiveConfig, io: RunIo = processRunIo()): { log
   // The progress line is drawn on a terminal whether the log goes there or to a file.
   const tty = io.isTTY ? new ProgressTty((s) => io.stderr.write(s)) : undefined;
   if (path) {
-    const file = fileLogSink(path, setting<number>(c, 'log-max-size') ?? 0);
+    const file = fileLogSink(path, setting<number>(c, 'log-max-size') ?? 0, setting<boolean>(c, 'log-truncate') === true);
     return { log: new Logger(file, level, format), file, tty };
   }
   const sink: LogSink = tty ?? sinkOf(io);
@@ -140,6 +141,12 @@ export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo()): Pro
   };
   let sm: IbsmSm;
   try {
+    // The files the configuration names, read and checked before the first SMP; a problem names
+    // where the file was given (an opensm.conf key and its line too) and what the file is for. A
+    // partitions.conf in error is not one: the SM runs with the default partition (IBSM-9012).
+    const { loadConfigFiles, ConfigFileError } = await import('../config/files.js');
+    const refused = (await loadConfigFiles(c, { topology: false })).problems.filter((p) => !(p.option === 'partitions' && p.kind === 'invalid'));
+    if (refused.length) throw new ConfigFileError(refused);
     // Several subnets joined by routers on the in-process fabric: one SM+SA per subnet
     // (cli/run-subnets.ts). The fabric is loaded once, here; the topology loaders, the generators
     // and the multi-subnet runner (with the simulator) are loaded only for --sim.

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { CONFIG_OPTIONS, DEFAULT_CONFIG_FILE, defaultOf, formatValue, optionsOf, suggest, type Command, type OptionSpec, type OptionValue } from './options.js';
 import { checked, checkInt, UsageError, type ParsedArgs } from './parse.js';
-import { readOpensmConf } from './opensm-conf.js';
+import { readOpensmConf, type OpensmKeyUse } from './opensm-conf.js';
 
 export interface ConfigFileValues {
   file: string;
@@ -14,9 +14,15 @@ export interface ConfigFileValues {
   values: Map<string, OptionValue>;
   /** What was ignored (opensm.conf keys ibsm does not implement, files OpenSM would skip). */
   notes: string[];
+  /** opensm.conf: what became of every key read. */
+  keys?: OpensmKeyUse[];
+  /** opensm.conf: the line each option's value came from. */
+  lines?: Map<string, number>;
 }
 
 function describe(v: unknown): string {
+  // JSON.parse reads 1e400 as Infinity, which JSON.stringify would show as null
+  if (typeof v === 'number' && !Number.isFinite(v)) return `${v > 0 ? 'a number too large' : v < 0 ? 'a number too small' : 'not a number'} (${v})`;
   return `${JSON.stringify(v)} (${Array.isArray(v) ? 'an array' : v === null ? 'null' : `a ${typeof v}`})`;
 }
 
@@ -88,7 +94,7 @@ export function readConfigFile(file: string): ConfigFileValues {
   const first = stripComments(text).replace(/^\s*(#.*\n\s*)*/, '').trimStart();
   if (first.startsWith('{')) return { file, format: 'ibsm', values: parseIbsmConfig(text, file), notes: [] };
   const r = readOpensmConf(text, file);
-  return { file, format: 'opensm.conf', values: r.values, notes: r.notes };
+  return { file, format: 'opensm.conf', values: r.values, notes: r.notes, keys: r.keys, lines: r.lines };
 }
 
 export type Source = 'default' | 'command line' | `file ${string}`;
@@ -137,6 +143,10 @@ export function formatEffectiveConfig(c: EffectiveConfig): string {
   const lines = ['// ibsm effective configuration (ibsm config). `ibsm run --config FILE` reads this file back.'];
   if (c.file) lines.push(`// read from ${c.file.file} (${c.file.format})`);
   for (const n of c.file?.notes ?? []) lines.push(`// note: ${n}`);
+  if (c.file?.keys?.length) {
+    lines.push(`// every opensm.conf key read, and what ibsm does with it:`);
+    for (const k of c.file.keys) lines.push(`//   ${c.file.file}:${k.line} ${k.key} ${k.value}: ${k.status}`);
+  }
   lines.push('{');
   const set = [...c.settings.values()].filter((s) => s.option.key !== undefined);
   const withValue = set.filter((s) => s.value !== undefined);

@@ -161,6 +161,13 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'sa-max-groups', type: 'int', arg: 'N', min: 1, max: 16_384, help: "multicast groups (MLIDs from 0xC000) in all; the switches' smallest MulticastFDBCap bounds it further", default: DEFAULT_SA_LIMITS.maxGroups, commands: RUN, key: 'saMaxGroups' },
   { name: 'sa-rmpp-per-port', type: 'int', arg: 'N', min: 1, max: 1024, help: 'RMPP answers (GetTable, GetMulti) running to one LID', default: DEFAULT_SA_LIMITS.rmppPerRequester, commands: RUN, key: 'saRmppPerPort' },
   { name: 'sa-rmpp-total', type: 'int', arg: 'N', min: 1, max: 65_536, help: 'RMPP answers running in all', default: DEFAULT_SA_LIMITS.rmppTotal, commands: RUN, key: 'saRmppTotal' },
+  // ---- opensm.conf keys ibsm implements (#28; config/opensm-keys.ts says what it does with every other key)
+  { name: 'part-enforce', type: 'enum', arg: 'both|in|out|off', choices: ['both', 'in', 'out', 'off'], help: 'partition enforcement on switch ports facing CAs and routers: inbound, outbound, both, or off (no P_Key table on those switch ports)', default: 'both', commands: RUN, key: 'partEnforce', opensm: 'part_enforce' },
+  { name: 'reassign-lids', type: 'boolean', help: 'the first sweep as master gives every port a new LID: neither the guid2lid file nor the LIDs the ports have are used', default: false, commands: RUN, key: 'reassignLids', opensm: 'reassign_lids' },
+  { name: 'force-heavy-sweep', type: 'boolean', help: 'every periodic sweep is a heavy one (the whole fabric discovered again) instead of a light one', default: false, commands: RUN, key: 'forceHeavySweep', opensm: 'force_heavy_sweep' },
+  { name: 'honor-guid2lid', type: 'boolean', help: "a standby that takes over prefers the guid2lid file's LIDs to those the old master gave (opensm.conf honor_guid2lid_file; OpenSM's default there is FALSE)", default: true, commands: RUN, key: 'honorGuid2lid' },
+  { name: 'check', type: 'boolean', help: 'check the configuration and every file it names (partitions, QoS policy, GUID files, guid2lid, prefix routes, topology) without running: each problem with its file:line; exit 0 when all is good, 2 when not', default: false, commands: ['config'] },
+  { name: 'log-truncate', type: 'boolean', help: 'empty the log file at start instead of appending to it (opensm.conf accum_log_file FALSE)', default: false, commands: RUN, key: 'logTruncate' },
   // ---- the client commands of a running SM
   { name: 'socket', type: 'string', arg: 'PATH', help: "the running SM's control socket", default: DEFAULT_CONTROL_SOCKET, commands: CONTROL_COMMANDS },
   { name: 'heavy', type: 'boolean', help: 'a heavy sweep (rediscover the fabric) instead of a light one', default: false, commands: ['resweep'] },

@@ -122,7 +122,7 @@ const HEADS: Record<Command, string> = {
   route: 'usage: ibsm route <topology file | gen:<kind>:<params>> [options]\n  run a routing engine offline and print the verifier\'s figures',
   run: 'usage: ibsm run [options]\n  the subnet manager and SA; logs "SUBNET UP" when the subnet is up\n  (SMPs lost or refused are retried; what still fails is logged, counted and left for the next sweep:\n  nothing the fabric does ends it; when no engine of --routing applies: updn, and an ERROR)\n  a --sim fabric of several subnets joined by routers (gen:subnets:...): one SM+SA per subnet, one SUBNET UP each (docs/routers.md)',
   query: 'usage: ibsm query <record> [filters] [options]\n  SA client (like saquery); on --sim the subnet is brought up in-process first\n  path --sgid <local> --dgid <remote>: a path between subnets (P1, P2, the validation); --send: a test packet each way',
-  config: 'usage: ibsm config [options]\n  print the effective configuration (each value with where it came from) in the form --config reads',
+  config: 'usage: ibsm config [--check] [options]\n  print the effective configuration (each value with where it came from) in the form --config reads; --check: check it and every file it names, without running',
   status: 'usage: ibsm status [options]\n  the running SM: role, sweeps, fabric size, last change, routing and its figures, SA request rate, PerfMgr errors',
   resweep: 'usage: ibsm resweep [--heavy] [options]\n  ask the running SM for a light (or heavy) sweep now; prints its figures',
   reroute: 'usage: ibsm reroute [options]\n  ask the running SM to route the whole fabric again (a full heavy sweep) and program what changed',

@@ -54,11 +54,15 @@ export class PartitionConfigError extends Error {
 const KEYWORDS = new Set(['ALL', 'ALL_CAS', 'ALL_SWITCHES', 'ALL_ROUTERS', 'SELF']);
 export const DEFAULT_PKEY = 0x7fff;
 
-function membership(v: string | undefined, dflt: Membership): Membership {
+/** A membership word: full, limited or both, or a beginning of one (`limi`, as OpenSM's man page
+ * writes it: OpenSM compares the word's own length). Anything else is refused with its line
+ * (OpenSM takes an unknown word as limited: a typo such as `ALL=fool` would quietly make every
+ * port a limited member). */
+function membership(v: string | undefined, dflt: Membership, where: string, item: string): Membership {
   if (v === undefined) return dflt;
   const s = v.trim().toLowerCase();
-  if (s === 'full' || s === 'limited' || s === 'both') return s;
-  return 'limited'; // OpenSM: unrecognized means limited
+  if (s) for (const m of ['full', 'limited', 'both'] as const) if (m.startsWith(s)) return m;
+  throw new PartitionConfigError(`${where}: "${item}": unknown membership "${v.trim()}" (full, limited or both)`);
 }
 
 /** Combine two rules naming the same port in one partition: full wins over limited (as in
@@ -117,14 +121,25 @@ function stripComments(text: string): string {
     .join('\n');
 }
 
-function lineOf(text: string, index: number): number {
-  let n = 1;
-  for (let i = 0; i < index && i < text.length; i++) if (text[i] === '\n') n++;
-  return n;
+/** Line numbers of offsets in a text (1-based), by binary search over the line starts. */
+function lineIndex(text: string): (index: number) => number {
+  const starts = [0];
+  for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) starts.push(i + 1);
+  return (index) => {
+    let lo = 0;
+    let hi = starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (starts[mid]! <= index) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo + 1;
+  };
 }
 
 export function parsePartitions(text: string, file = 'partitions.conf'): PartitionPlan {
   const src = stripComments(text);
+  const lineOf = lineIndex(src);
   const byPkey = new Map<number, Partition>();
   const order: Partition[] = [];
   let autoPkey = 0x0001;
@@ -134,13 +149,15 @@ export function parsePartitions(text: string, file = 'partitions.conf'): Partiti
   let m: RegExpExecArray | null;
   while ((m = re.exec(src))) {
     const stmt = src.slice(pos, m.index);
-    const stmtLine = lineOf(src, pos + (stmt.length - stmt.trimStart().length));
+    const stmtLine = lineOf(pos + (stmt.length - stmt.trimStart().length));
     pos = m.index + 1;
     if (!stmt.trim()) continue;
     const colon = stmt.indexOf(':');
     if (colon < 0) throw new PartitionConfigError(`${file}:${stmtLine}: expected "<partition definition> : <members> ;", found no ':'`);
     const defText = stmt.slice(0, colon);
+    const stmtStart = pos - stmt.length - 1;
     let propText = stmt.slice(colon + 1);
+    let propStart = stmtStart + colon + 1;
     // OpenSM allows a "defmember=..." section between two colons.
     let defmember: Membership = 'limited';
     const second = propText.indexOf(':');
@@ -148,11 +165,14 @@ export function parsePartitions(text: string, file = 'partitions.conf'): Partiti
     if (second >= 0 && /^\s*defmember\s*=/i.test(propText.slice(0, second))) {
       for (const extra of propText.slice(0, second).split(',')) defParts.push(extra.trim());
       propText = propText.slice(second + 1);
+      propStart += second + 1;
     }
     const [head, ...flags] = defParts;
     const [rawName, rawPkey] = (head ?? '').split('=').map((s) => s.trim());
     let pkey: number;
-    if (rawPkey !== undefined && rawPkey !== '') {
+    // `Name=` with nothing after it is a P_Key left out by mistake, not a request for an automatic one.
+    if (rawPkey === '') throw new PartitionConfigError(`${file}:${stmtLine}: "${head}" gives no P_Key after "=" (write ${rawName || 'Name'}=0x8001, or the name alone for an automatic P_Key)`);
+    if (rawPkey !== undefined) {
       const v = Number(rawPkey);
       if (!Number.isInteger(v) || v < 0 || v > 0xffff) throw new PartitionConfigError(`${file}:${stmtLine}: bad P_Key "${rawPkey}" (expected a number like 0x7fff)`);
       pkey = v & 0x7fff;
@@ -170,7 +190,7 @@ export function parsePartitions(text: string, file = 'partitions.conf'): Partiti
       const key = k!.toLowerCase();
       if (key === 'indx0') indx0 = true;
       else if (key === 'ipoib') ipoib = true;
-      else if (key === 'defmember') defmember = membership(v, 'limited');
+      else if (key === 'defmember') defmember = membership(v, 'limited', `${file}:${stmtLine}`, f);
       else if (GROUP_FLAGS.includes(key)) {
         if (key === 'scope') groupFlags.scope = groupFlags.scope !== undefined ? `${groupFlags.scope},${v ?? ''}` : (v ?? '');
         else groupFlags[key] = v ?? '';
@@ -194,13 +214,16 @@ export function parsePartitions(text: string, file = 'partitions.conf'): Partiti
     const stmtGroups = statement.mgroups;
     // Properties: split on commas, but "mgid=..., flag=..." continue a group until a port specifier.
     let group: McastGroupSpec | undefined;
-    for (const raw of propText.split(/[,\n]/)) {
-      const item = raw.trim();
+    let items = 0;
+    for (const raw of propText.matchAll(/[^,\n]+/g)) {
+      const item = raw[0].trim();
       if (!item) continue;
+      items++;
+      const where = `${file}:${lineOf(propStart + raw.index! + (raw[0].length - raw[0].trimStart().length))}`;
       const [k, v] = item.split('=').map((s) => s.trim());
       const key = k!;
       if (key.toLowerCase() === 'mgid') {
-        if (!v) throw new PartitionConfigError(`${file}:${stmtLine}: mgid needs a value`);
+        if (!v) throw new PartitionConfigError(`${where}: mgid needs a value`);
         group = { mgid: v, flags: {} };
         part.mgroups.push(group);
         stmtGroups.push(group);
@@ -214,16 +237,18 @@ export function parsePartitions(text: string, file = 'partitions.conf'): Partiti
       }
       group = undefined;
       if (KEYWORDS.has(key)) {
-        part.keywords.set(key, merge(part.keywords.get(key), membership(v, defmember)));
+        part.keywords.set(key, merge(part.keywords.get(key), membership(v, defmember, where, item)));
       } else if (/^(0x[0-9a-fA-F]{1,16}|\d+)$/.test(key)) {
         const g = BigInt(key);
-        part.members.set(g, merge(part.members.get(g), membership(v, defmember)));
+        part.members.set(g, merge(part.members.get(g), membership(v, defmember, where, item)));
       } else {
-        throw new PartitionConfigError(`${file}:${stmtLine}: "${item}" is not a port GUID, a keyword (ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF) or mgid=`);
+        throw new PartitionConfigError(`${where}: "${item}" is not a port GUID, a keyword (ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF) or mgid=`);
       }
     }
+    if (items === 0) throw new PartitionConfigError(`${file}:${stmtLine}: partition ${part.name || `0x${pkey.toString(16)}`} has an empty member list (name its members: ALL=full, a port GUID, ...)`);
   }
-  if (src.slice(pos).trim()) throw new PartitionConfigError(`${file}:${lineOf(src, pos)}: the last partition is not terminated with ';'`);
+  const rest = src.slice(pos);
+  if (rest.trim()) throw new PartitionConfigError(`${file}:${lineOf(pos + rest.length - rest.trimStart().length)}: the last partition is not terminated with ';'`);
   if (!byPkey.has(DEFAULT_PKEY)) {
     const dflt: Partition = { name: 'Default', pkey: DEFAULT_PKEY, indx0: false, ipoib: false, members: new Map(), keywords: new Map<string, Membership>([['ALL', 'limited'], ['SELF', 'full']]), mgroups: [], groupFlags: {} };
     order.unshift(dflt);

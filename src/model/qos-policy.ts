@@ -186,51 +186,54 @@ export function parseQosPolicy(text: string, file = 'qos-policy.conf'): QosPolic
   const lines = text.split('\n').map((l) => l.replace(/#.*/, '').trim());
   const levels: QosLevel[] = [];
   const groups = new Map<string, PortGroup>();
-  const fullRules: Array<Omit<MatchRule, 'level'> & { levelName: string; line: number }> = [];
+  const fullRules: Array<Omit<MatchRule, 'level'> & { levelName: string; line: number; lines: Map<string, number> }> = [];
   const simpleRules: Array<Omit<MatchRule, 'level'> & { sl: number }> = [];
   const warnings: string[] = [];
   let simpleDefault: number | undefined;
   let section: string | undefined;
-  let block: { kind: string; line: number; fields: Map<string, string> } | undefined;
+  let block: { kind: string; line: number; fields: Map<string, string>; lines: Map<string, number> } | undefined;
 
   const at = (i: number): string => `${file}:${i + 1}`;
   const finishBlock = (i: number): void => {
     const b = block!;
     const f = b.fields;
     const where = `${file}:${b.line + 1}`;
+    // A field's problem is reported at the field's own line (the last line that gave it).
+    const w = (key: string): string => `${file}:${(b.lines.get(key) ?? b.line) + 1}`;
     if (b.kind === 'port-group') {
       const name = f.get('name');
       if (!name) throw new QosPolicyError(`${where}: a port-group needs a name`);
-      const g: PortGroup = { name, use: f.get('use'), guids: ranges(f.get('port-guid') ?? '', where), partitions: names(f.get('partition') ?? ''), nodeTypes: new Set() };
+      const g: PortGroup = { name, use: f.get('use'), guids: ranges(f.get('port-guid') ?? '', w('port-guid')), partitions: names(f.get('partition') ?? ''), nodeTypes: new Set() };
       for (const t of names(f.get('node-type') ?? '')) {
         const k = t.toLowerCase();
         if (k === 'ca' || k === 'switch' || k === 'router' || k === 'all' || k === 'self') g.nodeTypes.add(k);
-        else throw new QosPolicyError(`${where}: node-type "${t}" is not one of CA, SWITCH, ROUTER, ALL, SELF`);
+        else throw new QosPolicyError(`${w('node-type')}: node-type "${t}" is not one of CA, SWITCH, ROUTER, ALL, SELF`);
       }
-      if (f.has('port-name')) warnings.push(`${where}: port-group ${name}: port-name is not supported (name ports by port-guid): ignored`);
+      if (f.has('port-name')) warnings.push(`${w('port-name')}: port-group ${name}: port-name is not supported (name ports by port-guid): ignored`);
       groups.set(name.toLowerCase(), g);
     } else if (b.kind === 'qos-level') {
       const name = f.get('name');
       if (!name) throw new QosPolicyError(`${where}: a qos-level needs a name`);
-      const l: QosLevel = { name, use: f.get('use'), pkeys: ranges(f.get('pkey') ?? '', where) };
-      if (f.has('sl')) l.sl = small(f.get('sl')!, 15, 'sl', where);
-      if (f.has('mtu-limit')) l.mtuLimit = small(f.get('mtu-limit')!, 5, 'mtu-limit', where);
-      if (f.has('rate-limit')) l.rateLimit = small(f.get('rate-limit')!, 22, 'rate-limit', where);
-      if (f.has('packet-life')) l.packetLife = small(f.get('packet-life')!, 0x3f, 'packet-life', where);
-      if (f.has('path-bits')) warnings.push(`${where}: qos-level ${name}: path-bits is not supported: ignored`);
+      const l: QosLevel = { name, use: f.get('use'), pkeys: ranges(f.get('pkey') ?? '', w('pkey')) };
+      if (f.has('sl')) l.sl = small(f.get('sl')!, 15, 'sl', w('sl'));
+      if (f.has('mtu-limit')) l.mtuLimit = small(f.get('mtu-limit')!, 5, 'mtu-limit', w('mtu-limit'));
+      if (f.has('rate-limit')) l.rateLimit = small(f.get('rate-limit')!, 22, 'rate-limit', w('rate-limit'));
+      if (f.has('packet-life')) l.packetLife = small(f.get('packet-life')!, 0x3f, 'packet-life', w('packet-life'));
+      if (f.has('path-bits')) warnings.push(`${w('path-bits')}: qos-level ${name}: path-bits is not supported: ignored`);
       levels.push(l);
     } else if (b.kind === 'qos-match-rule') {
       const levelName = f.get('qos-level-name');
       if (!levelName) throw new QosPolicyError(`${where}: a qos-match-rule needs a qos-level-name`);
       fullRules.push({
         use: f.get('use'),
-        qosClass: ranges(f.get('qos-class') ?? '', where),
+        qosClass: ranges(f.get('qos-class') ?? '', w('qos-class')),
         source: names(f.get('source') ?? ''),
         destination: names(f.get('destination') ?? ''),
-        serviceId: ranges(f.get('service-id') ?? '', where),
-        pkey: ranges(f.get('pkey') ?? '', where),
+        serviceId: ranges(f.get('service-id') ?? '', w('service-id')),
+        pkey: ranges(f.get('pkey') ?? '', w('pkey')),
         levelName,
         line: b.line,
+        lines: b.lines,
       });
     }
     void i;
@@ -322,7 +325,7 @@ export function parseQosPolicy(text: string, file = 'qos-policy.conf'): QosPolic
     const kind = SECTIONS[section]!;
     if (!block) {
       if (word !== kind) throw new QosPolicyError(`${at(i)}: expected ${kind} or end-${section}, found "${line}"`);
-      block = { kind, line: i, fields: new Map() };
+      block = { kind, line: i, fields: new Map(), lines: new Map() };
       continue;
     }
     if (word === `end-${kind}`) {
@@ -335,6 +338,7 @@ export function parseQosPolicy(text: string, file = 'qos-policy.conf'): QosPolic
     const value = line.slice(c + 1).trim();
     // Repeated list keys accumulate (several port-guid lines).
     block.fields.set(key, block.fields.has(key) ? `${block.fields.get(key)},${value}` : value);
+    block.lines.set(key, i);
   }
   if (section) throw new QosPolicyError(`${file}: section ${section} is not closed with end-${section}`);
 
@@ -342,11 +346,12 @@ export function parseQosPolicy(text: string, file = 'qos-policy.conf'): QosPolic
   const rules: MatchRule[] = [];
   for (const r of fullRules) {
     const level = byName.get(r.levelName.toLowerCase());
-    if (!level) throw new QosPolicyError(`${file}:${r.line + 1}: qos-match-rule: qos-level "${r.levelName}" is not defined`);
-    for (const g of [...r.source, ...r.destination]) {
-      if (!groups.has(g.toLowerCase())) throw new QosPolicyError(`${file}:${r.line + 1}: qos-match-rule: port-group "${g}" is not defined`);
+    const at = (key: string): number => (r.lines.get(key) ?? r.line) + 1;
+    if (!level) throw new QosPolicyError(`${file}:${at('qos-level-name')}: qos-match-rule: qos-level "${r.levelName}" is not defined`);
+    for (const [key, list] of [['source', r.source], ['destination', r.destination]] as const) {
+      for (const g of list) if (!groups.has(g.toLowerCase())) throw new QosPolicyError(`${file}:${at(key)}: qos-match-rule: port-group "${g}" is not defined`);
     }
-    const { levelName: _n, line: _l, ...rest } = r;
+    const { levelName: _n, line: _l, lines: _ls, ...rest } = r;
     rules.push({ ...rest, level });
   }
   for (const r of simpleRules) {

@@ -118,9 +118,14 @@ export class Guid2LidError extends Error {
   override readonly name = 'Guid2LidError';
 }
 
-/** Parse OpenSM's guid2lid file: one `0x<port guid> 0x<min lid> 0x<max lid>` per line. */
-export function parseGuid2Lid(text: string, file = 'guid2lid'): Map<bigint, LidRange> {
-  const out = new Map<bigint, LidRange>();
+/** Parse OpenSM's guid2lid file: one `0x<port guid> 0x<min lid> 0x<max lid>` per line.
+ *
+ * Duplicates are resolved as OpenSM resolves them, each one said in `dropped` (file:line and why):
+ * a GUID given twice keeps its later line (osm_db's restore: ERR 6106, the earlier value removed);
+ * then, in file order, a range that overlaps one already taken is dropped and its port gets a LID
+ * as if it had no entry (the LID manager's check of the file: ERR 0314 "was previously used"). */
+export function parseGuid2Lid(text: string, file = 'guid2lid', dropped?: string[]): Map<bigint, LidRange> {
+  const read = new Map<bigint, LidRange & { line: number }>();
   text.split('\n').forEach((raw, i) => {
     const line = raw.replace(/#.*/, '').trim();
     if (!line) return;
@@ -133,10 +138,30 @@ export function parseGuid2Lid(text: string, file = 'guid2lid'): Map<bigint, LidR
     if (min < 1 || max > MAX_UNICAST_LID || n < 1 || (n & (n - 1)) !== 0 || n > 128 || min % n !== 0) {
       throw new Guid2LidError(`${file}:${i + 1}: LID range 0x${min.toString(16)}-0x${max.toString(16)} is not an aligned unicast range of 2^LMC LIDs`);
     }
-    out.set(guid, { base: min, lmc: Math.log2(n) });
+    const before = read.get(guid);
+    if (before) {
+      dropped?.push(`${file}:${before.line}: port GUID ${fmtGuid(guid)} is given again at line ${i + 1}: the later line is used`);
+      read.delete(guid); // the later line takes the GUID's place in file order
+    }
+    read.set(guid, { base: min, lmc: Math.log2(n), line: i + 1 });
   });
+  const byLine = [...read].sort((x, y) => x[1].line - y[1].line);
+  const owner = new Map<number, { guid: bigint; line: number }>();
+  const out = new Map<bigint, LidRange>();
+  for (const [guid, r] of byLine) {
+    let clash: { guid: bigint; line: number } | undefined;
+    for (let l = r.base; l < r.base + (1 << r.lmc) && !clash; l++) clash = owner.get(l);
+    if (clash) {
+      dropped?.push(`${file}:${r.line}: port GUID ${fmtGuid(guid)}: LID 0x${r.base.toString(16)} is already port GUID ${fmtGuid(clash.guid)}'s (line ${clash.line}): this entry is not used, the port gets a free LID`);
+      continue;
+    }
+    for (let l = r.base; l < r.base + (1 << r.lmc); l++) owner.set(l, { guid, line: r.line });
+    out.set(guid, { base: r.base, lmc: r.lmc });
+  }
   return out;
 }
+
+const fmtGuid = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
 
 export function formatGuid2Lid(map: ReadonlyMap<bigint, LidRange>): string {
   const hex4 = (n: number): string => '0x' + n.toString(16).padStart(4, '0');

@@ -147,6 +147,7 @@ export class LocalSweeper {
     const programmed = this.sweeper.programmed;
     const hooks = this.sweeper.hooks(disc);
     let portInfoSets: number, pkeyBlocks: number, vlTables: number, lftBlocks: number, activated: number;
+    const pkeyFull = { ports: 0 };
     /** When the last LFT block was acknowledged (the phases are logged with the sweep). */
     let tablesAt = 0;
     try {
@@ -169,7 +170,7 @@ export class LocalSweeper {
       const downOnly = view.ups === 0;
       lftBlocks = downOnly ? await tables() : 0;
       portInfoSets = await applyWrites(this.smp, planPortInfo(sub, { ...s, smLid: prev.smLid }).filter(fresh), hooks);
-      pkeyBlocks = await applyWrites(this.smp, planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), programmed, (m, f) => this.log.warn(m, f)), hooks);
+      pkeyBlocks = await applyWrites(this.smp, planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), programmed, (m, f) => this.log.warn(m, f), pkeyFull, s.partEnforce), hooks);
       vlTables = await applyWrites(this.smp, planVlTables(disc, routing, programmed, s.qosVl), hooks);
       if (!downOnly) lftBlocks = await tables();
       activated = await applyWrites(this.smp, planActivation(sub).filter(fresh), hooks);
@@ -189,6 +190,7 @@ export class LocalSweeper {
       lftBlocksWritten: lftBlocks,
       portInfoSets,
       pkeyBlocksWritten: pkeyBlocks,
+      pkeyTablesFull: pkeyFull.ports,
       vlTablesWritten: vlTables,
       mftBlocksWritten: 0,
       activated,

@@ -36,6 +36,8 @@ export interface PortSettings {
   /** Set ClientReregister on every CA port that supports it (a new master whose SA does not hold
    * the clients' registrations: they must join and register again). */
   reregister?: boolean;
+  /** Partition enforcement on switch ports facing CAs and routers (OpenSM part_enforce; default both). */
+  partEnforce?: 'both' | 'in' | 'out' | 'off';
 }
 
 /** Does this switch port enforce partitions: it faces a CA/router and the switch can enforce. */
@@ -101,7 +103,12 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
       if (cur.mtuCap) neighborMtu = Math.min(neighborMtu || cur.mtuCap, cur.mtuCap);
       let peIn = cur.partitionEnforcementInbound;
       let peOut = cur.partitionEnforcementOutbound;
-      if (sw && pn !== 0) peIn = peOut = enforces(disc, n, d, p) ? 1 : 0;
+      if (sw && pn !== 0) {
+        const e = enforces(disc, n, d, p);
+        const mode = s.partEnforce ?? 'both';
+        peIn = e && (mode === 'both' || mode === 'in') ? 1 : 0;
+        peOut = e && (mode === 'both' || mode === 'out') ? 1 : 0;
+      }
       const needs =
         clientReregister === 1 ||
         peIn !== cur.partitionEnforcementInbound ||

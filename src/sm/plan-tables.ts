@@ -37,15 +37,28 @@ export function observeResets(disc: DiscoveryResult, programmed: Programmed): vo
 }
 
 /** P_Key tables: every end port's from the partition plan; a switch port that enforces gets its
- * neighbour's table. A table is written (all its blocks) when it differs from what is programmed. */
-export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed: Programmed, warn: (msg: string, f: Record<string, unknown>) => void): SmpWrite[] {
+ * neighbour's table. A table is written (all its blocks) when it differs from what is programmed.
+ * A port whose table (NodeInfo PartitionCap, a switch's PartitionEnforcementCap; 64 entries
+ * typically) cannot hold all its partitions gets the first that fit, in the plan's order (as
+ * OpenSM, which logs ERR 0512 "table full"): counted in `full.ports` on every sweep, and said
+ * (port, capacity, the partitions left out) whenever such a table is written. */
+export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed: Programmed, warn: (msg: string, f: Record<string, unknown>) => void, full?: { ports: number }, partEnforce: 'both' | 'in' | 'out' | 'off' = 'both'): SmpWrite[] {
   const out: SmpWrite[] = [];
   const planned = new Set<string>();
   const write = (key: string, path: readonly number[], port: number, pkeys: readonly number[], cap: number): void => {
     const table = pkeys.slice(0, Math.max(cap, 1));
     const sig = table.join(',');
-    if (planned.has(key) || programmed.pkeys.get(key) === sig) return;
+    if (planned.has(key)) return;
+    const over = table.length < pkeys.length;
+    if (over && full) full.ports++;
+    if (programmed.pkeys.get(key) === sig) return;
     planned.add(key);
+    if (over) {
+      const left = pkeys.slice(table.length).map((k) => plan.partitions.find((x) => x.pkey === (k & 0x7fff))?.name || `0x${(k & 0x7fff).toString(16)}`);
+      const [guid, pn] = key.split('/');
+      const node = disc.fabric.nodes.find((x) => String(x.guid) === guid);
+      warn('P_Key table full: partitions left out of a port', { node: node?.desc ?? '', nodeGuid: `0x${BigInt(guid!).toString(16).padStart(16, '0')}`, port: Number(pn), capacity: table.length, partitions: pkeys.length, leftOut: left.length, first: [...new Set(left)].slice(0, 8).join(',') });
+    }
     const blocks = Math.max(1, Math.ceil(table.length / PKEY_BLOCK_SIZE));
     for (let b = 0; b < blocks; b++) {
       const block = table.slice(b * PKEY_BLOCK_SIZE, (b + 1) * PKEY_BLOCK_SIZE);
@@ -64,7 +77,7 @@ export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed
       write(`${n.guid}/${pn}`, d.portPaths[pn]!, 0, pkeys, d.nodeInfo.partitionCap);
       const sw = disc.fabric.nodes[p.peer.node]!;
       const sd = disc.nodes[p.peer.node]!;
-      if (enforces(disc, sw, sd, sw.ports[p.peer.port]!)) write(`${sw.guid}/${p.peer.port}`, sd.path, p.peer.port, pkeys, sd.switchInfo!.partitionEnforcementCap);
+      if (partEnforce !== 'off' && enforces(disc, sw, sd, sw.ports[p.peer.port]!)) write(`${sw.guid}/${p.peer.port}`, sd.path, p.peer.port, pkeys, sd.switchInfo!.partitionEnforcementCap);
     });
   });
   // The SM's own switch port 0 (an SM embedded in a switch) is an end port too.

@@ -94,6 +94,13 @@ export interface SmOptions {
   onSweep?: (stats: SweepStats) => void;
   /** The sweep's own SMP retries above MadRpc's (sm/retry.ts). */
   smpRetry?: SmpRetryOptions;
+  /** opensm.conf keys (config/opensm-keys.ts): partition enforcement on switch ports (part_enforce),
+   * new LIDs at the first master sweep (reassign_lids), the guid2lid file over the old master's
+   * LIDs at a takeover (honor_guid2lid_file), every periodic sweep heavy (force_heavy_sweep). */
+  partEnforce?: 'both' | 'in' | 'out' | 'off';
+  reassignLids?: boolean;
+  honorGuid2lid?: boolean;
+  forceHeavySweep?: boolean;
 }
 
 /** A failure of the fabric (a lost or refused SMP, a fabric no engine routes, a node that cannot
@@ -473,6 +480,11 @@ export class SubnetManager {
         return { outcome: left > 0 && this.snapshot ? 'incomplete' : 'ok', value: st };
       }
       case 'lightSweep': {
+        // force_heavy_sweep: the periodic sweep is a heavy one (as 'changed' makes it)
+        if (this.o.forceHeavySweep) {
+          this.fullWanted = true;
+          return { outcome: 'changed', value: undefined };
+        }
         const { changed, stats, smPorts: sms, foreign } = await this.sweeper.light(this.snapshot!);
         if (foreign.ports) this.o.log.error('ports name another master or their LIDs moved: another SM is writing this fabric', { ports: foreign.ports, masterSmLids: [...foreign.masterSmLids].join(','), ...foreign.first });
         await this.checkSms(sms);

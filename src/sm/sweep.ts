@@ -45,6 +45,10 @@ export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   multicastGroups?: (snap: Snapshot) => McastGroupPorts[];
   /** OpenSM's qos_* VL settings: SL2VL and VLArbitration programmed from them (QoS on). */
   qosVl?: QosVlSettings;
+  /** The first sweep as master gives every port a new LID: guid2lid and the ports' LIDs not used (OpenSM reassign_lids). */
+  reassignLids?: boolean;
+  /** A standby taking over prefers the guid2lid file to the LIDs the old master gave (OpenSM honor_guid2lid_file; default true). */
+  honorGuid2lid?: boolean;
   onProgress?: (phase: string, detail: Record<string, number>) => void;
 }
 
@@ -59,6 +63,8 @@ export interface SweepStats {
   lftBlocksWritten: number;
   portInfoSets: number;
   pkeyBlocksWritten: number;
+  /** End ports (and enforcing switch ports) whose P_Key table cannot hold all their partitions. */
+  pkeyTablesFull: number;
   vlTablesWritten: number;
   mftBlocksWritten: number;
   activated: number;
@@ -93,7 +99,8 @@ export class Sweeper {
   private adopted?: Map<bigint, LidRange>;
 
   adoptLids(lids: ReadonlyMap<bigint, LidRange>): void {
-    this.adopted = new Map([...lids, ...(this.s.guid2lid ?? [])]);
+    // honor_guid2lid_file FALSE (OpenSM's default): the old master's LIDs, the file not used
+    this.adopted = this.s.honorGuid2lid === false ? new Map(lids) : new Map([...lids, ...(this.s.guid2lid ?? [])]);
     this.own = undefined;
   }
   /** The LIDs this SM last assigned as master: they win over what the ports hold, so another SM
@@ -103,6 +110,8 @@ export class Sweeper {
   forgetOwnLids(): void {
     this.own = undefined;
   }
+  /** reassign_lids: not yet done (the first sweep that assigns LIDs does it). */
+  private reassignPending = true;
 
   constructor(
     private readonly smp: SmpClient,
@@ -253,7 +262,9 @@ export class Sweeper {
 
     // 2. LIDs.
     const tl = this.clock.now();
-    const lids = assignLids(fabric, { lmc: s.lmc, smNode: disc.smNode, smPort: disc.smPort, existing: this.own ?? this.adopted ?? s.guid2lid });
+    const reassign = s.reassignLids === true && this.reassignPending;
+    this.reassignPending = false;
+    const lids = assignLids(fabric, { lmc: s.lmc, smNode: disc.smNode, smPort: disc.smPort, existing: reassign ? undefined : (this.own ?? this.adopted ?? s.guid2lid), keepCurrent: !reassign });
     this.own = lids.byGuid;
     const smLid = fabric.nodes[disc.smNode]!.ports[disc.smPort]!.lid!;
     s.saveGuid2Lid?.(lids.byGuid);
@@ -290,7 +301,8 @@ export class Sweeper {
     const stuckPorts = this.reportStuck(disc, piWrites.filter((w) => !failed.has(w)));
 
     // 4. P_Keys.
-    const pkeyBlocks = await apply(planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), this.programmed, (m, f) => log.warn(m, f)));
+    const pkeyFull = { ports: 0 };
+    const pkeyBlocks = await apply(planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), this.programmed, (m, f) => log.warn(m, f), pkeyFull, s.partEnforce));
     if (verbose) {
       const armed = piWrites.filter((w) => !failed.has(w) && portStateOfSet(w.data) === PortState.Armed).length;
       log.debug('sweep phase: ports', { sweep, portInfoPlanned: piWrites.length, portInfoSets, armed, stuckPorts, pkeyBlocks, reregister: go.reregister, ms: ms1(this.clock.now() - tp) });
@@ -360,6 +372,7 @@ export class Sweeper {
       lftBlocksWritten: blocks,
       portInfoSets,
       pkeyBlocksWritten: pkeyBlocks,
+      pkeyTablesFull: pkeyFull.ports,
       vlTablesWritten: vlTables,
       mftBlocksWritten: 0,
       activated,
@@ -447,5 +460,5 @@ export interface ForeignWrites {
 }
 
 function emptyStats(kind: 'heavy' | 'light'): SweepStats {
-  return { kind, smps: 0, ms: 0, nodes: 0, switches: 0, endPorts: 0, maxLid: 0, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0, skippedNodes: 0, skippedLinks: 0, failedWrites: 0, stuckPorts: 0, duplicateGuids: 0 };
+  return { kind, smps: 0, ms: 0, nodes: 0, switches: 0, endPorts: 0, maxLid: 0, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, pkeyTablesFull: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0, skippedNodes: 0, skippedLinks: 0, failedWrites: 0, stuckPorts: 0, duplicateGuids: 0 };
 }

@@ -1,0 +1,18 @@
+/** GUID files (OpenSM's root_guid_file, cn_guid_file, io_guid_file): one GUID per line, `#`
+ * comments. Pure. */
+
+/** A GUID file that does not parse: the message names the file and line. */
+export class GuidFileError extends Error {
+  override readonly name = 'GuidFileError';
+}
+
+export function parseGuidFile(text: string, file: string): bigint[] {
+  const out: bigint[] = [];
+  text.split('\n').forEach((l, i) => {
+    const t = l.replace(/#.*/, '').trim();
+    if (!t) return;
+    if (!/^(0x)?[0-9a-fA-F]{1,16}$/.test(t)) throw new GuidFileError(`${file}:${i + 1}: "${t}" is not a GUID (hex, e.g. 0x0002c90000000001)`);
+    out.push(BigInt(t.startsWith('0x') || t.startsWith('0X') ? t : `0x${t}`));
+  });
+  return out;
+}
