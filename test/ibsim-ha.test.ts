@@ -274,6 +274,7 @@ describe('ibsm beside OpenSM on ibsim, both at their defaults (the matrix)', () 
             const sGuid = await portGuid(ib, 'Hca2');
             expect(m.log()).toContain(`handover to 0x${sGuid.toString(16).padStart(16, '0')}`);
             // It stood by for OpenSM without asking it for ibsm's SA state more than once.
+            await waitFor("ibsm found OpenSM does not serve ibsm's SA sync", () => /IBSM-1040/.test(m.log()), 30_000);
             expect(m.log().match(/IBSM-1033/g) ?? []).toEqual([]);
             expect(m.log().match(/IBSM-1040/g) ?? []).toHaveLength(1);
           } else {

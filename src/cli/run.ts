@@ -65,7 +65,7 @@ function fatalOf(e: unknown, phase: 'start' | 'sweep' | 'control'): { msg: strin
   const sys = (e as NodeJS.ErrnoException | undefined)?.syscall;
   if (phase === 'control') return { msg: 'control socket not available; ibsm stops', exit: 1 };
   if (name === 'MetricsListenError') return { msg: 'metrics address not available; ibsm stops', exit: 1 };
-  if (name === 'ConfigFileError') return { msg: 'configuration refused; ibsm stops', exit: 2 };
+  if (name === 'ConfigFileError') return { msg: 'configuration refused; ibsm stops', exit: 1 }; // as a file that does not parse always was (a runtime failure, the file and line named)
   if (['UsageError', 'PartitionConfigError', 'QosPolicyError', 'TopologyError', 'GuidFileError', 'Guid2LidError'].includes(name) || sys === 'open' || sys === 'read')
     return { msg: 'configuration refused; ibsm stops', exit: name === 'UsageError' ? 2 : 1 };
   if (['PortNotFoundError', 'TransportError', 'SimFabricError'].includes(name)) return { msg: 'no usable device; ibsm stops', exit: 1 };
