@@ -6,33 +6,39 @@ import { spawnSync } from 'node:child_process';
 import { cloneFabric, isSwitch } from '../src/model/fabric.js';
 import { loadFabricSpec } from '../src/model/load.js';
 import { assignLids } from '../src/sm/lids.js';
-import { getEngine } from '../src/routing/index.js';
+import { getEngine, verifyRoutes } from '../src/routing/index.js';
+import { routesPerLink } from '../src/routing/incremental.js';
 import { topologyDot, topologyJson, topologySvg, topologyView } from '../src/view/topology.js';
 
 function routed(spec: string) {
   const f = loadFabricSpec(spec);
   assignLids(f, { lmc: 0 });
-  return { f, lfts: getEngine('ftree').route(f, { lmc: 0 }).lfts };
+  const r = getEngine('ftree').route(f, { lmc: 0 });
+  return { f, r, lfts: routesPerLink(f, r) };
 }
 
 describe('topology view', () => {
   it('tiers, host groups and routes per link on a 3-level fat tree', () => {
-    const { f, lfts } = routed('gen:fattree3:pods=2,leaves=2,spines=2,cores=2,hosts=3');
-    const v = topologyView(f, { lfts });
+    const { f, r, lfts } = routed('gen:fattree3:pods=2,leaves=2,spines=2,cores=2,hosts=3');
+    const v = topologyView(f, { routes: lfts });
     expect(v.nodes).toHaveLength(f.nodes.length);
     const tiers = new Map<string, number>(v.nodes.map((n) => [n.id, n.tier]));
     const hosts = v.nodes.filter((n) => n.kind === 'ca');
     expect(hosts.every((h) => h.tier === 0 && h.attachedTo !== undefined && tiers.get(h.attachedTo) === 1)).toBe(true);
     expect(new Set(v.nodes.filter((n) => n.kind === 'switch').map((n) => n.tier))).toEqual(new Set([1, 2, 3]));
-    // every host link carries exactly the host's own LID (toward it); every cable is one link
+    // routes per link as everywhere (switch-to-switch links): host links count none; every cable is one link
     const cables = f.nodes.reduce((a, n) => a + n.ports.filter((p) => p && p.num > 0 && p.peer).length, 0) / 2;
     expect(v.links).toHaveLength(cables);
     const hostIds = new Set(hosts.map((h) => h.id));
-    for (const l of v.links) if (hostIds.has(l.a.node) || hostIds.has(l.b.node)) expect(l.routes).toBe(1);
+    for (const l of v.links) if (hostIds.has(l.a.node) || hostIds.has(l.b.node)) expect(l.routes).toBe(0);
     // the switch-to-switch links carry all host-to-host traffic between them: up and down each way
     const upDown = v.links.filter((l) => !hostIds.has(l.a.node) && !hostIds.has(l.b.node));
     expect(upDown.every((l) => l.routes > 0)).toBe(true);
     expect(v.maxRoutes).toBe(Math.max(...v.links.map((l) => l.routes)));
+    // the same figures as the verifier's (ibsm status, the metrics, the sweep's log line)
+    const rep = verifyRoutes(f, r, { stretch: false, cdg: false });
+    expect(v.maxRoutes).toBe(rep.linkLoad.max);
+    expect(v.meanRoutes).toBeCloseTo(rep.linkLoad.mean, 9);
     const json = JSON.parse(JSON.stringify(topologyJson(v))) as { nodes: Array<{ guid: string }> };
     expect(json.nodes[0]!.guid).toMatch(/^0x[0-9a-f]{16}$/);
   });
@@ -44,7 +50,7 @@ describe('topology view', () => {
     const up = now.nodes[leaf]!.ports.find((p) => p?.peer && isSwitch(now.nodes[p.peer.node]!))!;
     now.nodes[up.peer!.node]!.ports[up.peer!.port]!.peer = undefined;
     up.peer = undefined;
-    const v = topologyView(now, { lfts, reference: f });
+    const v = topologyView(now, { routes: lfts, reference: f });
     const down = v.links.filter((l) => l.down);
     expect(down).toHaveLength(1);
     expect(down[0]!.a.port === up.num || down[0]!.b.port === up.num).toBe(true);
@@ -54,7 +60,7 @@ describe('topology view', () => {
 
   it('Graphviz parses the DOT and lays out every node; the SVG has every node and is well formed', () => {
     const { f, lfts } = routed('gen:fattree2:leaves=4,spines=2,hosts=4');
-    const v = topologyView(f, { lfts });
+    const v = topologyView(f, { routes: lfts });
     const dot = spawnSync('dot', ['-Tsvg'], { input: topologyDot(v), encoding: 'utf8' });
     expect(dot.status, dot.stderr).toBe(0);
     for (const n of v.nodes) expect(dot.stdout).toContain(`<title>${n.id}</title>`);

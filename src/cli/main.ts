@@ -9,6 +9,7 @@ import { formatEffectiveConfig, resolveConfig, setting, type EffectiveConfig } f
 import { COMMANDS, type Command } from '../config/options.js';
 import { Logger, ProgressTty } from '../util/log.js';
 import { PROCESS_IO } from './stdio.js';
+import { installEarlySignals } from './signals.js';
 
 export { UsageError };
 export { PROCESS_IO } from './stdio.js';
@@ -191,6 +192,8 @@ export function readVersion(): string {
 const isMain = process.argv[1] !== undefined && new URL(import.meta.url).pathname === realpathSync(process.argv[1]);
 // No top-level await: the bundle (scripts/build-bundle.mjs) is CommonJS, for V8's code cache.
 if (isMain) {
+  // The signals before anything else (the bin installs them earlier still): cli/signals.ts.
+  installEarlySignals(process.argv[2] === 'run');
   void main(process.argv.slice(2), PROCESS_IO).then((code) => {
     process.exitCode = code;
   });

@@ -12,6 +12,7 @@ import type { Fabric } from '../model/fabric.js';
 import { isSwitch } from '../model/fabric.js';
 import { snapshotPorts, type Snapshot } from '../model/snapshot.js';
 import { topologyJson, topologySvg, topologyView, type TopologyView, type ViewLink } from '../view/topology.js';
+import { routesPerLink } from '../routing/incremental.js';
 import { PORT_STATE_NAMES } from '../wire/mad.js';
 import { PHYS_PORT_STATE_NAMES } from '../wire/sma.js';
 import { TrapNumber } from '../wire/notice.js';
@@ -150,7 +151,7 @@ export class WebFeed {
     if (!snap) return undefined;
     this.reference ??= snap.fabric;
     let v = this.views.get(snap);
-    if (!v) this.views.set(snap, (v = topologyView(snap.fabric, { lfts: snap.routing.lfts, reference: this.reference === snap.fabric ? undefined : this.reference })));
+    if (!v) this.views.set(snap, (v = topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), reference: this.reference === snap.fabric ? undefined : this.reference })));
     return v;
   }
 
@@ -268,7 +269,7 @@ export class WebFeed {
     const up = v.links.filter((l) => !l.down);
     return {
       maxRoutes: v.maxRoutes,
-      meanRoutes: up.length ? Number((up.reduce((a, l) => a + l.routes, 0) / up.length).toFixed(1)) : 0,
+      meanRoutes: Number(v.meanRoutes.toFixed(1)),
       busiest: [...up].sort((x, y) => y.routes - x.routes).slice(0, Math.min(25, this.maxRows)).map(row),
       down: v.links.filter((l) => l.down).slice(0, this.maxRows).map(row),
     };
