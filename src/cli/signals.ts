@@ -25,15 +25,13 @@ export interface EarlySignals {
   handler?: (sig: IbsmSignal) => void;
   /** Held for a command to come (`run`), else the default for all but SIGUSR1. */
   hold: boolean;
-  /** When the listeners were installed (performance.now()). */
-  at: number;
 }
 
 /** Install the listeners (once per process); `hold`: the command will claim them (`run`). */
 export function installEarlySignals(hold: boolean): EarlySignals {
   const g = globalThis as { __ibsmSignals?: EarlySignals };
   if (g.__ibsmSignals) return g.__ibsmSignals;
-  const s: EarlySignals = { pending: [], hold, at: performance.now() };
+  const s: EarlySignals = { pending: [], hold };
   g.__ibsmSignals = s;
   const sigs = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGUSR1'] as const;
   for (const sig of sigs) {
