@@ -90,7 +90,8 @@ export class Subnet {
     });
     // The groups partitions.conf names (IPoIB broadcast groups, mgid= lines) exist before the SA
     // answers its first query, as under OpenSM: IPoIB joins its broadcast group without creating it.
-    const pg = partitionGroups(o.partitions ?? PartitionPlan.defaultPlan());
+    // QoS on (a policy, or --qos / `qos TRUE`: qosVl): a group's sl= is used, as OpenSM's with qos.
+    const pg = partitionGroups(o.partitions ?? PartitionPlan.defaultPlan(), { qos: o.qos !== undefined || o.qosVl !== undefined });
     for (const w of pg.warnings) log.warn('partitions.conf multicast group skipped', { reason: w });
     for (const spec of pg.groups) {
       try {

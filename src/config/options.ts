@@ -18,6 +18,8 @@ export type OptionValue = boolean | string | number | bigint | string[];
 export interface OptionSpec {
   /** Long name (`--name`). */
   readonly name: string;
+  /** Older long names still accepted (not listed in --help or the docs). */
+  readonly aliases?: readonly string[];
   readonly short?: string;
   readonly type: OptionType;
   /** What the value looks like in --help (FILE, N, KEY, ...). */
@@ -166,7 +168,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   // ---- query
   { name: 'send', type: 'boolean', help: 'query path between two subnets on the in-process fabric: inject a test packet each way with P1 and P2 and print the hops', default: false, commands: ['query'] },
   { name: 'sa-lid', type: 'int', arg: 'LID', min: 0, max: 0xbfff, help: "the SA's LID", defaultText: 'the SM LID in the local PortInfo', commands: ['query'] },
-  { name: 'smkey', type: 'key64', arg: 'KEY', help: 'SM_Key sent with the query (trusted requests)', defaultText: '0', commands: ['query'] },
+  { name: 'sm-key', aliases: ['smkey'], type: 'key64', arg: 'KEY', help: 'SM_Key sent with the query (trusted requests)', defaultText: '0', commands: ['query'] },
   // ---- output
   { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query', 'status', 'resweep', 'reroute', 'dump'] },
 ];
