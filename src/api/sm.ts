@@ -16,6 +16,7 @@ import { Logger, type LogSink } from '../util/log.js';
 import { CONFIG_OPTIONS, defaultOf } from '../config/options.js';
 import type { SubnetEvents, TypedEmitter } from '../events.js';
 import { openBackend, type Backend } from './backend.js';
+import { addLocalSm } from './local-sms.js';
 import { routeBetween, type PortSpec, type Route } from './route.js';
 // The metrics and the web view load node:http (and node:crypto, node:perf_hooks) only when served:
 // start-up does not pay for them (issue #16, the first SMP soon after the process starts).
@@ -210,7 +211,10 @@ export class IbsmSm {
     readonly reopenLog?: () => void,
   ) {
     if (perfIntervalMs !== undefined) this.perf = new PerfMgr({ rpc: backend.rpc, log });
+    // An SA client this process opens on the same port shares this SM's MadRpc (api/sa.ts).
+    if (backend.kind === 'umad') this.offLocal = addLocalSm({ rpc: backend.rpc, port: backend.transport.local, saLid: () => this.subnet.sm.current?.smLid });
   }
+  private readonly offLocal?: () => void;
 
   /** Typed events (see docs/api.md for every payload). */
   get events(): TypedEmitter<SubnetEvents> {
@@ -294,6 +298,7 @@ export class IbsmSm {
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
+    this.offLocal?.();
     this.web?.feed.close();
     await this.web?.server.close();
     if (this.perfTimer) this.backend.clock.clearTimeout(this.perfTimer);
