@@ -274,6 +274,7 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
     ]);
   }
   metric('ibsm_multicast_groups', 'gauge', 'Multicast groups the SA holds.', [[{}, subnet.multicast.list().length]]);
+  metric('ibsm_config_reloads_total', 'counter', 'Configuration reloads (SIGHUP, ibsm reload), by result: ok (applied) or failed (a file in error; the running configuration kept).', [[{ result: 'ok' }, subnet.reloads.ok], [{ result: 'failed' }, subnet.reloads.failed]]);
   if (perf) {
     metric('ibsm_perfmgr_sweeps_total', 'counter', 'PerfMgr sweeps done.', [[{}, perf.totals.sweeps]]);
     metric('ibsm_perfmgr_mads_total', 'counter', 'PMA queries the PerfMgr sent.', [[{}, perf.totals.mads]]);

@@ -3,12 +3,12 @@
 import { dirname } from 'node:path';
 import { closeSync, existsSync, mkdirSync, fstatSync, ftruncateSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { Subnet } from '../subnet.js';
+import { Subnet, type SubnetOptions } from '../subnet.js';
 import { smpClientOf } from '../sm/smp-client.js';
 import { formatGuid2Lid, parseGuid2Lid, type LidRange } from '../sm/lids.js';
 import type { SweepStats } from '../sm/sweep.js';
 import { parsePartitions, PartitionPlan } from '../model/partitions.js';
-import { parseQosPolicy, qosVlSettings } from '../model/qos-policy.js';
+import { parseQosPolicy, qosVlSettings, type QosPolicy, type QosVlSettings } from '../model/qos-policy.js';
 import type { Fabric } from '../model/fabric.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { SimFabric } from '../sim/fabric.js';
@@ -186,6 +186,54 @@ function withDefaults(o: OpenSmOptions): OpenSmOptions {
   return { ...d, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) } as OpenSmOptions;
 }
 
+/** What openSm and a reload read from the configuration's files, each checked (an error names its
+ * file and line): partitions.conf, qos-policy.conf (and the qos_* VL settings), the GUID files of
+ * the routing engines and prefix-routes.conf. */
+interface SmFiles {
+  partitions: PartitionPlan;
+  qos?: QosPolicy;
+  qosVl?: QosVlSettings;
+  routingOptions: SubnetOptions['routingOptions'] & object;
+  prefixRoutes?: ReturnType<typeof parsePrefixRoutes>;
+}
+
+function readSmFiles(o: OpenSmOptions): SmFiles {
+  const partitions = o.partitions ? parsePartitions(readFileSync(o.partitions, 'utf8'), o.partitions) : PartitionPlan.defaultPlan();
+  const qos = o.qosPolicy ? parseQosPolicy(readFileSync(o.qosPolicy, 'utf8'), o.qosPolicy) : undefined;
+  // QoS on (a policy file, or --qos as opensm -Q): SL2VL, VLArbitration and VLHighLimit from the qos-* settings.
+  const qosVl = qos || o.qos ? qosVlSettings({ maxVls: o.qosMaxVls, highLimit: o.qosHighLimit, vlarbHigh: o.qosVlarbHigh, vlarbLow: o.qosVlarbLow, sl2vl: o.qosSl2vl }) : undefined;
+  const roots = [...(o.roots ?? []), ...(o.rootGuidFile ? parseGuidFile(readFileSync(o.rootGuidFile, 'utf8'), o.rootGuidFile) : [])];
+  const cnGuids = o.cnGuidFile ? parseGuidFile(readFileSync(o.cnGuidFile, 'utf8'), o.cnGuidFile) : undefined;
+  const ioGuids = o.ioGuidFile ? parseGuidFile(readFileSync(o.ioGuidFile, 'utf8'), o.ioGuidFile) : undefined;
+  const prefixRoutes = o.prefixRoutes ? parsePrefixRoutes(readFileSync(o.prefixRoutes, 'utf8'), o.prefixRoutes) : undefined;
+  // The policy against the partitions it names (throws as at start).
+  qos?.withPartitions(partitions);
+  return { partitions, qos, qosVl, routingOptions: { ...(roots.length ? { roots } : {}), ...(cnGuids ? { cnGuids } : {}), ...(ioGuids ? { ioGuids } : {}) }, prefixRoutes };
+}
+
+/** The settings a reload applies to the running SM (issue #28): the files' contents (partitions,
+ * QoS policy and VL settings, the routing engines' GUID files, prefix routes) and the routing
+ * chain. Any other setting that changed takes effect at the next start (named in the result). */
+export const RELOADABLE_KEYS: ReadonlySet<keyof SmConfig> = new Set<keyof SmConfig>([
+  'partitions', 'qosPolicy', 'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'routing', 'rootGuidFile', 'roots', 'cnGuidFile', 'ioGuidFile', 'prefixRoutes',
+]);
+
+/** What a reload did: the settings that changed and were applied, those that need a restart. */
+export interface ReloadResult {
+  /** The files read again (by setting), whether or not their contents changed. */
+  reread: string[];
+  applied: string[];
+  restartNeeded: string[];
+  groupsCreated: number;
+  groupsUpdated: number;
+  groupsReleased: number;
+}
+
+const sameValue = (a: unknown, b: unknown): boolean => {
+  const j = (v: unknown): string => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x)) ?? 'undefined';
+  return j(a) === j(b);
+};
+
 function writeFileAtomic(path: string, text: string): void {
   const tmp = `${path}.tmp-${process.pid}`;
   writeFileSync(tmp, text);
@@ -256,6 +304,39 @@ export class IbsmSm {
         .catch((e: unknown) => this.log.warn('PerfMgr sweep failed', { error: (e as Error).message }))
         .finally(() => this.schedulePerf(this.perfIntervalMs!));
     }, ms);
+  }
+
+  /** @internal The options it was opened with (defaults applied); a reload compares with them. */
+  options: OpenSmOptions = {};
+
+  /** Reload the configuration (SIGHUP, `ibsm reload`): `next` is the whole new configuration (as
+   * openSm takes it). Every file is read and checked first; an error (naming its file and line)
+   * is thrown with nothing changed, counted and sent as a `configReload` event. Then the settings
+   * that can change live are applied (RELOADABLE_KEYS: the SA answers from them at once, a full
+   * heavy sweep programs P_Keys, VL tables and routes), and the others that changed are named in
+   * the result (they need a restart). The files are read again even when their paths are the same. */
+  async reload(next: OpenSmOptions): Promise<ReloadResult> {
+    const n = withDefaults(next);
+    let files: SmFiles;
+    let changed: Array<keyof SmConfig>;
+    let r: ReturnType<Subnet['reconfigure']>;
+    try {
+      files = readSmFiles(n);
+      changed = SM_CONFIG_KEYS.filter((k) => !sameValue((this.options as Record<string, unknown>)[k], (n as Record<string, unknown>)[k]));
+      r = this.subnet.reconfigure({ partitions: files.partitions, qos: files.qos, qosVl: files.qosVl, routing: n.routing!, routingOptions: files.routingOptions });
+    } catch (e) {
+      this.subnet.noteReload({ ok: false, error: (e as Error).message });
+      throw e;
+    }
+    if (files.prefixRoutes) this.subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes: files.prefixRoutes }));
+    const applied = changed.filter((k) => RELOADABLE_KEYS.has(k));
+    const restartNeeded = changed.filter((k) => !RELOADABLE_KEYS.has(k));
+    // What runs now: the new values of what was applied, the old ones of what waits for a restart.
+    const o = this.options as Record<string, unknown>;
+    for (const k of applied) o[k] = (n as Record<string, unknown>)[k];
+    this.subnet.noteReload({ ok: true, applied, restartNeeded });
+    const reread = (['partitions', 'qosPolicy', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'prefixRoutes'] as const).filter((k) => n[k] !== undefined);
+    return { reread, applied, restartNeeded, ...r };
   }
 
   /** Resolves at SUBNET UP (at once if it was). */
@@ -329,14 +410,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     guid2lid = parseGuid2Lid(readFileSync(g2l, 'utf8'), g2l);
     log.info('guid2lid loaded', { file: g2l, entries: guid2lid.size });
   }
-  const partitions = o.partitions ? parsePartitions(readFileSync(o.partitions, 'utf8'), o.partitions) : PartitionPlan.defaultPlan();
-  const qos = o.qosPolicy ? parseQosPolicy(readFileSync(o.qosPolicy, 'utf8'), o.qosPolicy) : undefined;
-  // QoS on (a policy file, or --qos as opensm -Q): SL2VL, VLArbitration and VLHighLimit from the qos-* settings.
-  const qosVl = qos || o.qos ? qosVlSettings({ maxVls: o.qosMaxVls, highLimit: o.qosHighLimit, vlarbHigh: o.qosVlarbHigh, vlarbLow: o.qosVlarbLow, sl2vl: o.qosSl2vl }) : undefined;
-  const roots = [...(o.roots ?? []), ...(o.rootGuidFile ? parseGuidFile(readFileSync(o.rootGuidFile, 'utf8'), o.rootGuidFile) : [])];
-  const cnGuids = o.cnGuidFile ? parseGuidFile(readFileSync(o.cnGuidFile, 'utf8'), o.cnGuidFile) : undefined;
-  const ioGuids = o.ioGuidFile ? parseGuidFile(readFileSync(o.ioGuidFile, 'utf8'), o.ioGuidFile) : undefined;
-  const prefixRoutes = o.prefixRoutes ? parsePrefixRoutes(readFileSync(o.prefixRoutes, 'utf8'), o.prefixRoutes) : undefined;
+  const { partitions, qos, qosVl, routingOptions, prefixRoutes } = readSmFiles(o);
 
   const be = o.backend ?? await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, guid: o.guid, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
   if (be.windowCap) log.info('umad2sim: MADs in flight capped by the socket send buffer', { window: be.windowCap.window, sndbuf: be.windowCap.sndbuf });
@@ -348,7 +422,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     clock: be.clock,
     log,
     routing: o.routing!,
-    routingOptions: { ...(roots.length ? { roots } : {}), ...(cnGuids ? { cnGuids } : {}), ...(ioGuids ? { ioGuids } : {}) },
+    routingOptions,
     lmc: o.lmc!,
     guid2lid,
     saveGuid2Lid: g2l ? (m) => writeFileAtomic(g2l, formatGuid2Lid(m)) : undefined,
@@ -384,6 +458,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   });
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));
   const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrInterval! * 1000 : undefined, reopenLog);
+  sm.options = o;
   if (o.metricsListen !== undefined || o.metricsPort !== undefined) {
     try {
       const at = o.metricsListen !== undefined ? parseListenAddress(o.metricsListen) : { host: '127.0.0.1', port: o.metricsPort! };

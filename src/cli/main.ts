@@ -90,7 +90,8 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
   // On a device, TurboFan waits for the first 2 s of CPU (cli/tiering.ts).
   if (setting(r.config, 'umad') === true) await (await import('./tiering.js')).holdTurbofan();
   const { runSm, runIoOf } = await import('./run.js');
-  return runSm(r.config, runIoOf(io));
+  // A reload (SIGHUP, ibsm reload) reads the configuration as this start did: file and command line.
+  return runSm(r.config, runIoOf(io), () => runConfig(argv).config);
 }
 
 function configCmd(argv: string[], io: Io): number {
@@ -141,6 +142,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       case 'status':
       case 'resweep':
       case 'reroute':
+      case 'reload':
       case 'dump': {
         if (rest.includes('--help') || rest.includes('-h')) return help(io, cmd);
         const { controlMain } = await import('./ops.js');

@@ -124,13 +124,14 @@ function sinkOf(io: RunIo): LogSink {
   return io.own ? stderrSink : { write: (l) => void io.stderr.write(l + '\n') };
 }
 
-export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo()): Promise<number> {
+/** `reread`: the configuration read again (the file and the command line), for a reload. */
+export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo(), reread?: () => EffectiveConfig): Promise<number> {
   // The signals first (cli/signals.ts): those received since the process started are replayed
   // here, so a SIGTERM before the first SMP stops the SM before it sends one.
   const sig = new RunSignals();
   const release = claimSignals((s) => sig.on(s));
   try {
-    return await runSmWith(c, io, sig);
+    return await runSmWith(c, io, sig, reread);
   } finally {
     release();
   }
@@ -175,7 +176,7 @@ class RunSignals {
   }
 }
 
-async function runSmWith(c: EffectiveConfig, io: RunIo, sig: RunSignals): Promise<number> {
+async function runSmWith(c: EffectiveConfig, io: RunIo, sig: RunSignals, reread?: () => EffectiveConfig): Promise<number> {
   let out: ReturnType<typeof runLogger>;
   try {
     out = runLogger(c, io);
@@ -199,12 +200,12 @@ async function runSmWith(c: EffectiveConfig, io: RunIo, sig: RunSignals): Promis
   };
   if (sig.stopWhy !== undefined) return stoppedEarly();
   let sm: IbsmSm;
+  let fabric: Fabric | undefined;
   try {
     // Several subnets joined by routers on the in-process fabric: one SM+SA per subnet
     // (cli/run-subnets.ts). The fabric is loaded once, here; the topology loaders, the generators
     // and the multi-subnet runner (with the simulator) are loaded only for --sim.
     const simSpec = setting<string>(c, 'sim');
-    let fabric: Fabric | undefined;
     if (simSpec !== undefined && !setting(c, 'umad')) {
       const [{ loadFabricSpec }, { isMultiSubnet }] = await Promise.all([import('../model/load.js'), import('../model/subnets.js')]);
       fabric = loadFabricSpec(simSpec, { seed: setting<number>(c, 'seed') });
@@ -274,6 +275,37 @@ async function runSmWith(c: EffectiveConfig, io: RunIo, sig: RunSignals): Promis
     file?.close();
     return 0;
   }
+  /** Reload (SIGHUP, `ibsm reload`): the configuration read again and checked whole; what can
+   * change live applied, what cannot named; a bad file leaves the running configuration. One at a
+   * time (a second waits for the first). */
+  let reloading = Promise.resolve<unknown>(undefined);
+  const reload = (why: string): Promise<unknown> => {
+    const run = async (): Promise<unknown> => {
+      if (!reread) {
+        sm.subnet.sm.requestHeavySweep(why, true);
+        return { reloaded: false, reason: 'no configuration to read again; a heavy sweep instead' };
+      }
+      let next: EffectiveConfig | undefined;
+      let r: Awaited<ReturnType<IbsmSm['reload']>>;
+      try {
+        next = reread();
+        r = await sm.reload({ ...smOptionsOf(next), ...(fabric && setting(next, 'sim') === setting(c, 'sim') ? { sim: fabric } : {}) });
+      } catch (e) {
+        const error = (e as Error).message;
+        log.error('configuration reload failed; the running configuration is kept', { trigger: why, error, errorType: (e as Error).name });
+        // (sm.reload counts and reports its own failures; a configuration file refused here.)
+        if (next === undefined) sm.subnet.noteReload({ ok: false, error });
+        throw e;
+      }
+      log.info('configuration reloaded', { trigger: why, reread: r.reread.join(',') || 'none', applied: r.applied.join(',') || 'none', groupsCreated: r.groupsCreated, groupsUpdated: r.groupsUpdated, groupsReleased: r.groupsReleased });
+      if (r.restartNeeded.length) log.warn('configuration changes need a restart', { settings: r.restartNeeded.join(','), note: 'the running values are kept until ibsm is restarted' });
+      for (const n of next.file?.notes ?? []) log.warn('configuration', { file: next.file!.file, note: n });
+      return { reloaded: true, ...r };
+    };
+    const p = reloading.then(run, run);
+    reloading = p.catch(() => undefined);
+    return p;
+  };
   // The control socket: a busy or unwritable default path is not a reason to stop managing the
   // fabric (logged); a path the operator gave is (a bad configuration).
   const socketPath = setting<string>(c, 'control-socket');
@@ -282,7 +314,7 @@ async function runSmWith(c: EffectiveConfig, io: RunIo, sig: RunSignals): Promis
     try {
       // Loaded here, not at start-up: node:net and the ops' views are for a daemon that stays.
       const [{ serveControl }, { controlTargetOf }] = await Promise.all([import('./control.js'), import('./ops.js')]);
-      control = await serveControl(socketPath, controlTargetOf(sm), log);
+      control = await serveControl(socketPath, { ...controlTargetOf(sm), reload: () => reload('control socket') }, log);
       log.info('control socket served', { path: socketPath });
     } catch (e) {
       if (c.settings.get('control-socket')?.source !== 'default') {
@@ -292,8 +324,8 @@ async function runSmWith(c: EffectiveConfig, io: RunIo, sig: RunSignals): Promis
       log.warn('control socket not served', { path: socketPath, error: (e as Error).message });
     }
   }
-  // As OpenSM: SIGHUP sweeps the whole fabric again.
-  sig.serve(() => sm.subnet.sm.requestHeavySweep('SIGHUP', true), onUsr1);
+  // As OpenSM: SIGHUP reloads the configuration (and sweeps the whole fabric again).
+  sig.serve(() => void reload('SIGHUP'), onUsr1);
   await sig.stopped;
   await stop(sig.stopWhy!);
   await new Promise((r) => (control ? control.close(r) : r(undefined)));
