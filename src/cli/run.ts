@@ -68,7 +68,7 @@ function fatalOf(e: unknown, phase: 'start' | 'sweep' | 'control'): { msg: strin
   if (name === 'MetricsListenError') return { msg: 'metrics address not available; ibsm stops', exit: 1 };
   if (['UsageError', 'PartitionConfigError', 'QosPolicyError', 'TopologyError', 'GuidFileError', 'Guid2LidError'].includes(name) || sys === 'open' || sys === 'read')
     return { msg: 'configuration refused; ibsm stops', exit: name === 'UsageError' ? 2 : 1 };
-  if (['PortNotFoundError', 'TransportError', 'SimFabricError'].includes(name)) return { msg: 'no usable device; ibsm stops', exit: 1 };
+  if (['PortNotFoundError', 'TransportError', 'SimFabricError', 'SmPortBusyError'].includes(name)) return { msg: 'no usable device; ibsm stops', exit: 1 };
   if (phase === 'sweep') return { msg: 'first sweep failed; ibsm stops', exit: 1 };
   return { msg: 'fatal error; ibsm stops', exit: 1 };
 }

@@ -158,7 +158,7 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-9003', level: 'info', msg: 'guid2lid loaded', meaning: 'The persistent GUID-to-LID file was read (entries given).' },
   { code: 'IBSM-9101', level: 'error', msg: 'configuration refused; ibsm stops', meaning: 'An option, the config file or a file it names is wrong (the error says which); exit 2.' },
   { code: 'IBSM-9102', level: 'error', msg: 'metrics address not available; ibsm stops', meaning: 'The --metrics-listen / --metrics-port address is in use or not local; exit 1.' },
-  { code: 'IBSM-9103', level: 'error', msg: 'no usable device; ibsm stops', meaning: 'No HCA port (or simulated fabric) to run on: check --ca/--port/--guid; exit 1.' },
+  { code: 'IBSM-9103', level: 'error', msg: 'no usable device; ibsm stops', meaning: 'No HCA port (or simulated fabric) to run on: check --ca/--port/--guid; or another SM (OpenSM, another ibsm) already runs on that port (SmPortBusyError, naming it): its IsSM bit is left alone; exit 1.' },
   { code: 'IBSM-9104', level: 'error', msg: 'first sweep failed; ibsm stops', meaning: 'The first sweep failed for a local reason (error given); exit 1.' },
   { code: 'IBSM-9105', level: 'error', msg: 'fatal error; ibsm stops', meaning: 'Any other error that ends the process (error given); exit 1.' },
   { code: 'IBSM-9106', level: 'error', msg: 'control socket not available; ibsm stops', meaning: 'The --control-socket path given cannot be served; exit 1.' },
