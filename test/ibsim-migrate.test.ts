@@ -13,7 +13,7 @@ import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import { startIbsim, runPreloaded, IBSIM_EXAMPLES, type Ibsim } from './helpers/ibsim.js';
-import { TIMEOUT, planOf, parseSaquery, diffRecords, saquery, startOpenSm, startIbsm, stopSa, waitFor, type RunningSa } from './helpers/sa-compare.js';
+import { TIMEOUT, planOf, parseSaquery, diffRecords, saquery, startOpenSm, startIbsm, stopSa, waitFor, readVlTables, type RunningSa } from './helpers/sa-compare.js';
 
 const FILE = path.join(IBSIM_EXAMPLES, 'net.2sw2path4hca');
 const PARTITIONS = `# the site's partitions
@@ -80,16 +80,7 @@ async function observe(kind: 'opensm' | 'ibsm', dir: string, guid2lid?: string):
     const cas = plan.ends.filter((e) => !e.switch);
     const [a, b] = [cas[0]!, cas.at(-1)!];
     const host = plan.caHosts.at(-1)!;
-    const sw = plan.ends.find((e) => e.switch)!;
-    const tables = new Map<string, string>();
-    for (const [name, args] of [
-      ['sl2vl CA', ['sl2vl', String(a.lid), '1']],
-      ['vlarb CA', ['vlarb', String(a.lid), '1']],
-      ['sl2vl switch 1->2', ['sl2vl', String(sw.lid), '2', '1']],
-      ['vlarb switch port 2', ['vlarb', String(sw.lid), '2']],
-    ] as const) {
-      tables.set(name, (await runPreloaded('smpquery', [...args], { ibsim: ib, simHost: host, timeoutMs: 20_000 })).stdout);
-    }
+    const tables = await readVlTables(ib, plan, host);
     const paths = new Map<string, string>();
     for (const extra of [[], ['--pkey', '0x8002'], ['--pkey', '0x8003'], ['--pkey', '0xffff'], ['--service_id', '0x4000']]) {
       paths.set(extra.join(' ') || '(none)', (await saquery(ib, host, ['-p', '--src-to-dst', `${a.lid}:${b.lid}`, ...extra])).out);
