@@ -53,6 +53,10 @@ describe('ibsm operated on ibsim', () => {
       await waitFor('the reload SIGHUP asks for', () => /IBSM-8040 configuration reloaded trigger=SIGHUP/.test(sa!.log()), 10_000);
       expect(sa.log()).toMatch(/heavy sweep requested reason="configuration reloaded"/);
       await waitFor('a second heavy sweep', async () => (JSON.parse(await ibsm('status', '--json')) as typeof status).sweeps.heavy >= 2, 20_000);
+      // ibsm reload over the control socket: the same, with what it did as the answer
+      const reloaded = JSON.parse(await ibsm('reload', '--json')) as { reloaded: boolean; applied: string[]; restartNeeded: string[] };
+      expect(reloaded).toMatchObject({ reloaded: true, applied: [], restartNeeded: [] });
+      expect(sa.log()).toMatch(/IBSM-8040 configuration reloaded trigger="control socket"/);
     } finally {
       await stopSa(sa, 'ibsm');
       await ib.stop();
