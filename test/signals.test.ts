@@ -12,7 +12,8 @@
  * Node's default applies (SIGTERM, SIGINT, SIGHUP: the process ends by the signal, having done
  * nothing: not a line written; SIGUSR1: Node's inspector, whose address the shebang makes one
  * bind refuses, so no port either). The test accepts that only for 1 and 10 ms and only with
- * nothing written, and prints how often it happened. The idle SIGTERM's exit time is printed. */
+ * nothing written, and prints how often it happened. The idle SIGTERM's exit time is printed.
+ * Another command than `run` ignores SIGUSR1 too and leaves SIGTERM to Node's default. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
@@ -182,6 +183,33 @@ describe('signals from the first instant', () => {
     const ms = await idleStop(args, env);
     console.log(`idle SIGTERM to exit, embedded fabric: ${ms.toFixed(1)} ms`);
   }, 600_000);
+
+  it('another command (ibsm status waiting on a control socket that never answers): SIGUSR1 ignored, SIGTERM its default', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-signals-sock-'));
+    const sock = path.join(dir, 'silent.sock');
+    const server = net.createServer(() => undefined);
+    await new Promise<void>((r) => server.listen(sock, r));
+    try {
+      const child = spawn(BIN, ['status', '--socket', sock], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+      child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.once('close', (code, signal) => r({ code, signal })));
+      // connected (the server saw it): the bin's first statement is long past
+      await new Promise<void>((r) => server.once('connection', () => r()));
+      process.kill(child.pid!, 'SIGUSR1');
+      await sleep(300);
+      expect(await inspectorOpen()).toBe(false);
+      expect(listeningPorts(child.pid!)).toEqual([]);
+      expect(child.exitCode, out).toBeNull();
+      process.kill(child.pid!, 'SIGTERM');
+      expect(await exited).toEqual({ code: null, signal: 'SIGTERM' });
+      expect(out).not.toMatch(/Debugger listening/);
+    } finally {
+      server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 
   describe('through ibsim', () => {
     let ib: Ibsim;

@@ -2,11 +2,11 @@
  *
  * SIGTERM, SIGINT, SIGHUP and SIGUSR1 are taken by one listener each, installed before anything
  * else runs: by the bin's first statement (scripts/build-bundle.mjs writes this function's source
- * there) and, when dist/cli/main.js is the entry, by main.ts. Until a command claims them
- * (`claimSignals`, by `ibsm run`) they are held: `run` replays them once it can act on them (a
- * SIGTERM before the first SMP stops the SM before it sends one, with the stopping line and exit
- * 0). Another command leaves SIGTERM, SIGINT and SIGHUP to their default (the listener removed,
- * the signal raised again: the process ends by it, as without a listener).
+ * there) and, when dist/cli/main.js is the entry, by main.ts. Until `ibsm run` claims them
+ * (`claimSignals`) they are held: `run` replays them once it can act on them (a SIGTERM before
+ * the first SMP stops the SM before it sends one, with the stopping line and exit 0). Another
+ * command leaves SIGTERM, SIGINT and SIGHUP to Node's default (no listener: the process ends by
+ * the signal at once).
  *
  * SIGUSR1 never reaches Node's own handler, which opens the inspector on 127.0.0.1:9229: a
  * debugger anyone on the host could attach to in a root process. While a listener is installed
@@ -27,26 +27,30 @@ export interface EarlySignals {
   hold: boolean;
 }
 
-/** Install the listeners (once per process); `hold`: the command will claim them (`run`). */
+/** Install the listeners (once per process); `hold`: the command will claim them (`run`).
+ * Without `hold` only SIGUSR1's (ignored: never the inspector): SIGTERM, SIGINT and SIGHUP keep
+ * Node's default, which ends the process at once even while a long computation (`ibsm route` of
+ * a large fabric) holds the event loop. */
 export function installEarlySignals(hold: boolean): EarlySignals {
-  const g = globalThis as { __ibsmSignals?: EarlySignals };
-  if (g.__ibsmSignals) return g.__ibsmSignals;
-  const s: EarlySignals = { pending: [], hold };
-  g.__ibsmSignals = s;
-  const sigs = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGUSR1'] as const;
-  for (const sig of sigs) {
-    const on = (): void => {
-      if (s.handler) return s.handler(sig);
-      if (s.hold) {
-        s.pending.push(sig);
-        return;
-      }
-      if (sig === 'SIGUSR1') return; // never the inspector
-      // Not claimed and not held: the signal's default, as without a listener.
-      process.removeListener(sig, on);
-      process.kill(process.pid, sig);
+  const g = globalThis as { __ibsmSignals?: EarlySignals & { listen?: (sig: IbsmSignal) => void } };
+  let s = g.__ibsmSignals;
+  if (!s) {
+    const state: EarlySignals & { listen?: (sig: IbsmSignal) => void } = { pending: [], hold };
+    const listening = new Set<string>();
+    state.listen = (sig) => {
+      if (listening.has(sig)) return;
+      listening.add(sig);
+      process.on(sig, () => {
+        if (state.handler) return state.handler(sig);
+        if (state.hold) state.pending.push(sig);
+      });
     };
-    process.on(sig, on);
+    g.__ibsmSignals = s = state;
+    state.listen('SIGUSR1');
+  }
+  if (hold) {
+    s.hold = true;
+    for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) s.listen!(sig);
   }
   return s;
 }
@@ -55,7 +59,6 @@ export function installEarlySignals(hold: boolean): EarlySignals {
  * release (the signals held again, for a command that ends but whose process goes on). */
 export function claimSignals(handler: (sig: IbsmSignal) => void): () => void {
   const s = installEarlySignals(true);
-  s.hold = true;
   s.handler = handler;
   const early = s.pending.splice(0);
   for (const sig of early) handler(sig);
