@@ -11,7 +11,7 @@
  *   its close clear the first's IsSM), so the port is also claimed with a lock file named by the
  *   port GUID (and the ibsim instance), holding the owner's PID: a live owner refuses the claim,
  *   a dead one's (SIGKILL) file is taken over. /run/ibsm when it can be written, else the
- *   temporary directory. */
+ *   temporary directory (always, under ibsim: its fabrics come and go). */
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -23,8 +23,8 @@ export class SmPortBusyError extends Error {
 
 const hex = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
 
-function lockDir(): string {
-  for (const d of ['/run/ibsm', os.tmpdir()]) {
+function lockDir(sim: boolean): string {
+  for (const d of sim ? [os.tmpdir()] : ['/run/ibsm', os.tmpdir()]) {
     try {
       mkdirSync(d, { recursive: true, mode: 0o755 });
       const probe = path.join(d, `.ibsm-probe-${process.pid}`);
@@ -53,7 +53,7 @@ function alive(pid: number): boolean {
  * names the simulated fabric, whose port GUIDs other ibsim instances repeat. */
 export function claimSmPort(portGuid: bigint, where: string, env: NodeJS.ProcessEnv = process.env): () => void {
   const sim = env.LD_PRELOAD?.includes('umad2sim') ? `-${(env.IBSIM_SOCKNAME ?? 'sim').replace(/[^\w.-]/g, '_')}` : '';
-  const file = path.join(lockDir(), `ibsm-port-${portGuid.toString(16).padStart(16, '0')}${sim}.lock`);
+  const file = path.join(lockDir(sim !== ''), `ibsm-port-${portGuid.toString(16).padStart(16, '0')}${sim}.lock`);
   for (let attempt = 0; attempt < 2; attempt++) {
     let fd: number;
     try {
