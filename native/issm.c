@@ -8,9 +8,12 @@
 
 #include "issm.h"
 
+/* O_NONBLOCK: the kernel lets one process hold a port's issm device; another SM holding it
+ * (OpenSM, another ibsm) fails the open with EAGAIN at once instead of blocking until it lets go
+ * (api/sm-port-lock.ts turns that into a clear refusal). */
 int ibsm_issm_open(const char *path)
 {
-	int fd = open(path, O_RDWR);
+	int fd = open(path, O_RDWR | O_NONBLOCK);
 	return fd < 0 ? -errno : fd;
 }
 

@@ -15,12 +15,14 @@
 //
 // dist/bundle/ sits at the depth of dist/cli/, so the paths the code derives from import.meta.url
 // (../../package.json, ../../build/Release/ibsm_umad.node) hold in the bundle as in dist/cli/.
-// The tsc build (dist/) stays what the library exports and what the tests run.
+// The tsc build (dist/) stays what the library exports and what the tests run; it comes first
+// (the bin takes src/cli/signals.ts's installEarlySignals from dist/cli/signals.js).
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { installEarlySignals } from '../dist/cli/signals.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = path.join(root, 'dist/bundle');
@@ -32,7 +34,11 @@ const bin = path.join(outdir, 'ibsm.cjs');
 // give them (V8 reads them before any script runs); the code cache is made with the same flags.
 // (2 MB was measured too, with TurboFan held on a device, src/cli/tiering.ts: peak RSS at 432
 // hosts 59.9 to 56.8 MB, but on ft3-large CPU 1,330 to 1,838 ms, median of 3: not taken.)
-const NODE_FLAGS = ['--max-semi-space-size=4'];
+// --inspect-port: where Node's own SIGUSR1 handler would open the inspector (127.0.0.1:9229 by
+// default, a debugger anyone on the host could attach to in a root process) is an address bind
+// refuses (link-local, no interface): during Node's start-up, before the bin's first statement
+// takes SIGUSR1 (src/cli/signals.ts), a SIGUSR1 opens nothing.
+const NODE_FLAGS = ['--max-semi-space-size=4', '--inspect-port=[fe80::1]:9229'];
 // What the shebang's env(1) drops before node starts: NODE_EXTRA_CA_CERTS makes Node 20 read and
 // parse that certificate file at start-up, before any script runs (~45 ms of CPU for a system
 // bundle of ~140 certificates, measured here with \`node -e 0\`: 88 vs 40 ms), and ibsm makes no TLS
@@ -76,6 +82,9 @@ writeFileSync(
   `${SHEBANG}
 // The ibsm command (scripts/build-bundle.mjs): main.cjs compiled with its V8 code cache, then run.
 'use strict';
+// SIGTERM, SIGINT, SIGHUP and SIGUSR1 taken before anything else (src/cli/signals.ts): held for
+// \`run\`, never Node's inspector.
+(${installEarlySignals.toString()})(process.argv[2] === 'run');
 const fs = require('node:fs');
 const path = require('node:path');
 const vm = require('node:vm');

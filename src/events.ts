@@ -85,7 +85,13 @@ export interface SubnetEvents {
   multicastGroupDeleted: MulticastGroupEvent;
   /** The SA answered a request. */
   saRequest: SaRequestServed;
+  /** A configuration reload (SIGHUP, `ibsm reload`, `IbsmSm.reload`): applied (the settings
+   * changed live, those that need a restart), or refused with the error (file:line) and the
+   * running configuration kept. */
+  configReload: ConfigReload;
 }
+
+export type ConfigReload = { ok: true; applied: string[]; restartNeeded: string[] } | { ok: false; error: string };
 
 type Listener<T> = (payload: T) => void;
 

@@ -22,7 +22,7 @@ import { SaClient } from './sa/client.js';
 import { SaAttr, ServiceRecord, SERVICE_LEASE_INFINITE } from './wire/sa.js';
 import type { SaContext } from './sa/types.js';
 import type { QosPolicy, QosVlSettings } from './model/qos-policy.js';
-import { diffPortStates, diffTopology, isEmptyChange, TypedEmitter, type SubnetEvents } from './events.js';
+import { diffPortStates, diffTopology, isEmptyChange, TypedEmitter, type ConfigReload, type SubnetEvents } from './events.js';
 import type { SaLimits } from './sa/limits.js';
 
 const SA_ATTR_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(SaAttr).map(([k, v]) => [v, k]));
@@ -69,7 +69,7 @@ export class Subnet {
   private servingAfterHandover = false;
   /** The SA state came from the previous master (a failover or handover with sync). */
   private restored = false;
-  private readonly qosPolicy?: QosPolicy;
+  private qosPolicy?: QosPolicy;
   private qosSlConflictLogged = false;
   /** Typed events (events.ts): subnet up, sweeps, topology and port-state changes, traps, SM
    * state, multicast groups, SA requests. */
@@ -99,8 +99,7 @@ export class Subnet {
     });
     // The groups partitions.conf names (IPoIB broadcast groups, mgid= lines) exist before the SA
     // answers its first query, as under OpenSM: IPoIB joins its broadcast group without creating it.
-    const pg = partitionGroups(o.partitions ?? PartitionPlan.defaultPlan());
-    for (const w of pg.warnings) log.warn('partitions.conf multicast group skipped', { reason: w });
+    const pg = this.configGroups(o);
     for (const spec of pg.groups) {
       try {
         const g = this.multicast.createWellKnown(spec);
@@ -209,6 +208,42 @@ export class Subnet {
       });
       this.sa.start();
     }
+  }
+
+  /** The multicast groups partitions.conf names, its notes logged. QoS on (a policy, or --qos /
+   * `qos TRUE`: qosVl): a group's sl= is used, as OpenSM's with qos. */
+  private configGroups(c: Pick<SubnetOptions, 'partitions' | 'qos' | 'qosVl'>): ReturnType<typeof partitionGroups> {
+    const pg = partitionGroups(c.partitions ?? PartitionPlan.defaultPlan(), { qos: c.qos !== undefined || c.qosVl !== undefined });
+    for (const w of pg.warnings) this.o.log.warn('partitions.conf multicast group skipped', { reason: w });
+    return pg;
+  }
+
+  /** Configuration reloads so far, by outcome (ibsm_config_reloads_total). */
+  readonly reloads = { ok: 0, failed: 0 };
+
+  /** A reload's outcome: counted, and the `configReload` event. */
+  noteReload(r: ConfigReload): void {
+    this.reloads[r.ok ? 'ok' : 'failed']++;
+    this.events.emit('configReload', r);
+  }
+
+  /** A reload's settings (issue #28; api/sm.ts `reload`), each already read and checked: the SA
+   * answers from them at once (partitions, QoS policy, the configured multicast groups), and a
+   * full heavy sweep programs the ports (P_Key tables, SL2VL/VLArbitration) and the routes.
+   * Throws (having changed nothing) when the new groups need more MLIDs than are free. */
+  reconfigure(c: Pick<SubnetOptions, 'partitions' | 'qos' | 'qosVl' | 'routing' | 'routingOptions'>): { groupsCreated: number; groupsUpdated: number; groupsReleased: number } {
+    const qosPolicy = c.qos?.withPartitions(c.partitions ?? PartitionPlan.defaultPlan());
+    const pg = this.configGroups(c);
+    const g = this.multicast.syncWellKnown(pg.groups, this.ctx);
+    for (const x of g.created) this.o.log.info('multicast group created', { mgid: formatGid(x.mgid), mlid: `0x${x.mlid.toString(16)}`, pkey: `0x${x.rec.pKey.toString(16)}`, from: 'reload' });
+    for (const w of qosPolicy?.warnings ?? []) this.o.log.warn('QoS policy', { note: w });
+    Object.assign(this.o, { partitions: c.partitions, qos: c.qos, qosVl: c.qosVl, routing: c.routing, routingOptions: c.routingOptions });
+    this.qosPolicy = qosPolicy;
+    this.qosSlConflictLogged = false;
+    this.sm.reconfigure({ partitions: c.partitions, qosVl: c.qosVl, routing: c.routing, routingOptions: c.routingOptions });
+    if (this.ctx) this.sa?.setContext((this.ctx = this.makeContext(this.ctx.snapshot)));
+    this.sm.requestHeavySweep('configuration reloaded', true);
+    return { groupsCreated: g.created.length, groupsUpdated: g.updated, groupsReleased: g.released };
   }
 
   /** Group changes batched into MFT updates: at most one running and one pending (a flood of

@@ -1,6 +1,6 @@
 /** Operating ibsm on ibsim through its control socket, with the real tools as witnesses: `ibsm dump
  * lfts` prints what `ibroute` reads from each switch, `ibsm dump topology` what `ibnetdiscover`
- * finds, `ibsm status` the SM's own state; SIGHUP starts a heavy sweep, as under OpenSM. */
+ * finds, `ibsm status` the SM's own state; SIGHUP reloads the configuration and sweeps, as under OpenSM. */
 import { describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -48,10 +48,15 @@ describe('ibsm operated on ibsim', () => {
         f.nodes.flatMap((n) => n.ports.filter((p) => p?.peer).map((p) => `${n.guid}:${p!.num}-${f.nodes[p!.peer!.node]!.guid}:${p!.peer!.port}`)).sort();
       expect(links(ours)).toEqual(links(fabric));
 
-      // SIGHUP: a heavy sweep, as OpenSM re-sweeps
+      // SIGHUP: the configuration reloaded and a heavy sweep, as OpenSM re-reads and re-sweeps
       process.kill(sa.proc.pid, 'SIGHUP');
-      await waitFor('the heavy sweep SIGHUP asks for', () => /heavy sweep requested reason=SIGHUP/.test(sa!.log()), 10_000);
+      await waitFor('the reload SIGHUP asks for', () => /IBSM-8040 configuration reloaded trigger=SIGHUP/.test(sa!.log()), 10_000);
+      expect(sa.log()).toMatch(/heavy sweep requested reason="configuration reloaded"/);
       await waitFor('a second heavy sweep', async () => (JSON.parse(await ibsm('status', '--json')) as typeof status).sweeps.heavy >= 2, 20_000);
+      // ibsm reload over the control socket: the same, with what it did as the answer
+      const reloaded = JSON.parse(await ibsm('reload', '--json')) as { reloaded: boolean; applied: string[]; restartNeeded: string[] };
+      expect(reloaded).toMatchObject({ reloaded: true, applied: [], restartNeeded: [] });
+      expect(sa.log()).toMatch(/IBSM-8040 configuration reloaded trigger="control socket"/);
     } finally {
       await stopSa(sa, 'ibsm');
       await ib.stop();

@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startIbsim, runPreloaded, IBSIM_EXAMPLES } from './helpers/ibsim.js';
-import { TIMEOUT, planOf, parseSaquery, diffRecords, saquery, startOpenSm, startIbsm, stopSa, type RunningSa } from './helpers/sa-compare.js';
+import { startIbsim, IBSIM_EXAMPLES } from './helpers/ibsim.js';
+import { TIMEOUT, planOf, parseSaquery, diffRecords, saquery, startOpenSm, startIbsm, stopSa, readVlTables, type RunningSa } from './helpers/sa-compare.js';
 
 const FILE = path.join(IBSIM_EXAMPLES, 'net.2sw2path4hca');
 const PARTITIONS = 'Default=0x7fff : ALL=full ;\nP2=0x0002 : ALL=full ;\n';
@@ -36,17 +36,7 @@ async function observe(kind: 'opensm' | 'ibsm', dir: string, guid2lid?: string):
       out.set(extra.join(' ') || '(none)', (await saquery(ib, host, args)).out);
     }
     // The VL tables QoS programs, read back with smpquery: a CA port and a switch port pair.
-    const sw = plan.ends.find((e) => e.switch)!;
-    const tables = new Map<string, string>();
-    for (const [name, args] of [
-      ['sl2vl CA', ['sl2vl', String(a.lid), '1']],
-      ['vlarb CA', ['vlarb', String(a.lid), '1']],
-      ['sl2vl switch 1->2', ['sl2vl', String(sw.lid), '2', '1']],
-      ['vlarb switch port 2', ['vlarb', String(sw.lid), '2']],
-    ] as const) {
-      const r = await runPreloaded('smpquery', [...args], { ibsim: ib, simHost: host, timeoutMs: 20_000 });
-      tables.set(name, r.stdout);
-    }
+    const tables = await readVlTables(ib, plan, host);
     return { guid2lid: g2l, out, tables, log: sa.log() };
   } finally {
     await stopSa(sa, kind);
@@ -109,20 +99,7 @@ describe('QoS policy on ibsim (OpenSM as the witness)', () => {
         sa = kind === 'opensm' ? await startOpenSm(ib, ['-F', conf]) : await startIbsm(ib, g2l!, ['--config', conf]);
         const guid2lid = readFileSync(sa.guid2lid, 'utf8');
         const plan = planOf(FILE, guid2lid);
-        const a = plan.ends.find((e) => !e.switch)!;
-        const sw = plan.ends.find((e) => e.switch)!;
-        const host = plan.caHosts.at(-1)!;
-        const tables = new Map<string, string>();
-        for (const [name, args] of [
-          ['sl2vl CA', ['sl2vl', String(a.lid), '1']],
-          ['vlarb CA', ['vlarb', String(a.lid), '1']],
-          ['sl2vl switch 1->2', ['sl2vl', String(sw.lid), '2', '1']],
-          ['vlarb switch port 2', ['vlarb', String(sw.lid), '2']],
-        ] as const) {
-          const r = await runPreloaded('smpquery', [...args], { ibsim: ib, simHost: host, timeoutMs: 20_000 });
-          tables.set(name, r.stdout);
-        }
-        return { guid2lid, tables };
+        return { guid2lid, tables: await readVlTables(ib, plan, plan.caHosts.at(-1)!) };
       } finally {
         await stopSa(sa, kind);
         await ib.stop();

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { startIbsim, runPreloaded, IBSIM_EXAMPLES } from './helpers/ibsim.js';
+import { startIbsim, runPreloaded, startPreloaded, IBSIM_EXAMPLES } from './helpers/ibsim.js';
 import { TIMEOUT, planOf, parseSaquery, saquery, startOpenSm, stopSa, type RunningSa } from './helpers/sa-compare.js';
 
 const FIXTURE = path.resolve('test/fixtures/api-sa-client.mjs');
@@ -53,6 +53,33 @@ describe('openSaClient against OpenSM on ibsim', () => {
       expect((await saquery(ib, host, ['-S'])).out).not.toContain('ibsm-api-test');
     } finally {
       await stopSa(sa, 'opensm');
+      await ib.stop();
+    }
+  }, TIMEOUT * 3);
+});
+
+describe('openSaClient in the process of an SM on a device (issue #28)', () => {
+  it('{ sm } and { umad: true } on the SM\'s own port answer; a service registered through it is what saquery sees', async () => {
+    const file = path.join(IBSIM_EXAMPLES, 'net.2sw2path4hca');
+    const ib = await startIbsim(file);
+    try {
+      const p = startPreloaded(process.execPath, [path.resolve('test/fixtures/api-sm-sa-inprocess.mjs')], { ibsim: ib, simHost: 'Hca1', timeoutMs: TIMEOUT });
+      try {
+        const line = await p.waitForLine((l) => l.startsWith('{'), TIMEOUT);
+        const out = JSON.parse(line) as { nodesBySm: number; nodesByUmad: number };
+        // the witness: saquery from another host, through the SA of that SM
+        // a NodeRecord per node of the topology file (saquery cannot count them: under umad2sim it
+        // gets the first RMPP segment only, from OpenSM as from ibsm)
+        const nodes = readFileSync(file, 'utf8').match(/^(Switch|Hca|Ca)\s/gm)!.length;
+        expect(out.nodesBySm).toBe(nodes);
+        expect(out.nodesByUmad).toBe(nodes);
+        // the witness: saquery from another host sees the service registered through { sm }
+        expect((await saquery(ib, 'Hca3', ['-S'])).out).toContain('ibsm-inprocess');
+      } finally {
+        const r = await p.stop();
+        expect(r.code, r.stderr).toBe(0);
+      }
+    } finally {
       await ib.stop();
     }
   }, TIMEOUT * 3);

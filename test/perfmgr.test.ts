@@ -11,6 +11,7 @@ import { MgmtClass, Method, NodeType } from '../src/wire/mad.js';
 import { PMA_CLASS_VERSION, PmaAttr, PortCounters, pmaData, pmaRequest } from '../src/wire/pma.js';
 import { Subnet } from '../src/subnet.js';
 import { smpClientOf } from '../src/sm/smp-client.js';
+import { renderMetrics } from '../src/api/metrics.js';
 import { accumulate, cleared, counterMetricName, zeroCounters } from '../src/sm/perf-counters.js';
 import { PerfMgr } from '../src/sm/perfmgr.js';
 import { Logger, MemorySink } from '../src/util/log.js';
@@ -53,9 +54,10 @@ describe('PerfMgr arithmetic', () => {
   });
 
   it('metric names are perfquery labels in snake case', () => {
-    expect(counterMetricName('xmitData')).toBe('port_xmit_data');
+    expect(counterMetricName('xmitData')).toBe('xmit_data_bytes');
+    expect(counterMetricName('rcvPkts')).toBe('rcv_packets');
     expect(counterMetricName('symbolErrors')).toBe('symbol_error_counter');
-    expect(counterMetricName('rcvRemotePhysErrors')).toBe('port_rcv_remote_physical_errors');
+    expect(counterMetricName('rcvRemotePhysErrors')).toBe('rcv_remote_physical_errors');
     expect(counterMetricName('qp1Dropped')).toBe('qp1_dropped');
   });
 });
@@ -72,7 +74,7 @@ async function bringUp() {
   const subnet = new Subnet({ rpc, portGuid: ep.local.portGuid, smp: smpClientOf(rpc), clock, log, routing: ['ftree', 'minhop'], lmc: 0, sweepIntervalMs: 0, saServer: { schedule: (fn) => queueMicrotask(fn) } });
   await drive(clock, subnet.start());
   const pm = new PerfMgr({ rpc, log });
-  return { clock, sim, subnet, sink, pm, snap: subnet.sm.current! };
+  return { clock, sim, subnet, rpc, sink, pm, snap: subnet.sm.current! };
 }
 
 describe('PerfMgr on the in-process fabric', () => {
@@ -88,6 +90,14 @@ describe('PerfMgr on the in-process fabric', () => {
     const facing = r.pm.port(leaf.guid, peer.port)!;
     expect(facing.counters.totals.xmitPkts).toBeGreaterThan(0n);
     expect(facing.counters.totals.xmitData).toBe(facing.counters.totals.xmitPkts * 72n);
+    // the metrics: one "port" in the name, data in bytes (4-octet words × 4), the unit in HELP
+    const text = renderMetrics(r.subnet, r.rpc, r.pm);
+    const g = `0x${leaf.guid.toString(16).padStart(16, '0')}`;
+    const sample = (name: string): number => Number(new RegExp(`^${name}\\{node_guid="${g}",port_num="${peer.port}"[^}]*\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    expect(text).not.toMatch(/ibsm_port_port_/);
+    expect(sample('ibsm_port_xmit_data_bytes_total')).toBe(Number(facing.counters.totals.xmitData) * 4);
+    expect(sample('ibsm_port_xmit_packets_total')).toBe(Number(facing.counters.totals.xmitPkts));
+    expect(text).toMatch(/^# HELP ibsm_port_xmit_data_bytes_total .*bytes \(the PMA counts 4-octet words: × 4\)/m);
 
     r.sim.addPortCounts(leaf.guid, peer.port, { symbolErrors: 5, linkErrorRecovery: 1 });
     const before = r.sink.lines.length;

@@ -166,6 +166,17 @@ describe('local sweep and incremental re-routing on the in-process fabric', () =
     expect(r.sink.lines.some((l) => /incremental re-route not possible; full re-route reason=.*busiest link/.test(l))).toBe(true);
     const f1 = r.sm.current!.fabric;
     expect(verifyRoutes(f1, simLfts(r, f1), { stretch: false }).ok).toBe(true);
+    // That full re-route is the new baseline: a second leaf losing an uplink (the same load as the
+    // first) is re-routed incrementally, measured against it, not against the fabric before the
+    // first change (which refused every later change while the first lasted: issue #28).
+    const warned = r.sink.lines.filter((l) => / IBSM-4011 /.test(l)).length;
+    const b = f1.nodes.findIndex((n) => n.desc === 'sw-l1-2');
+    const pb = f1.nodes[b]!.ports.findIndex((p, i) => i > 0 && p?.peer && isSwitch(f1.nodes[p.peer.node]!));
+    const s2 = await sweepAfter(r, () => r.sim.linkDown(f1.nodes[b]!.guid, pb));
+    expect(r.sink.lines.filter((l) => / IBSM-4011 /.test(l)).length, r.sink.lines.filter((l) => / IBSM-4011 /.test(l)).join('\n')).toBe(warned);
+    expect(s2.reroute).toBe('incremental');
+    const f2 = r.sm.current!.fabric;
+    expect(verifyRoutes(f2, simLfts(r, f2), { stretch: false }).ok).toBe(true);
     r.sm.stop();
   });
 

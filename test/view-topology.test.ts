@@ -8,7 +8,8 @@ import { spawnSync } from 'node:child_process';
 import { cloneFabric, isSwitch, type Fabric } from '../src/model/fabric.js';
 import { loadFabricSpec } from '../src/model/load.js';
 import { assignLids } from '../src/sm/lids.js';
-import { getEngine } from '../src/routing/index.js';
+import { getEngine, verifyRoutes } from '../src/routing/index.js';
+import { routesPerLink } from '../src/routing/incremental.js';
 import { topologyDot, topologyJson, topologySvg, topologyView, viewMemory } from '../src/view/topology.js';
 import { NodeType } from '../src/wire/mad.js';
 import { CVD, deltaE } from './helpers/colour.js';
@@ -16,7 +17,8 @@ import { CVD, deltaE } from './helpers/colour.js';
 function routed(spec: string) {
   const f = loadFabricSpec(spec);
   assignLids(f, { lmc: 0 });
-  return { f, lfts: getEngine('ftree').route(f, { lmc: 0 }).lfts };
+  const r = getEngine('ftree').route(f, { lmc: 0 });
+  return { f, r, lfts: routesPerLink(f, r) };
 }
 
 /** The fabric without node `gone` (a host unplugged: the next sweep does not find it). */
@@ -47,22 +49,26 @@ function svgLinks(svg: string): Array<{ cls: string; a: string; b: string; strok
 
 describe('topology view', () => {
   it('tiers, host groups and routes per link on a 3-level fat tree', () => {
-    const { f, lfts } = routed('gen:fattree3:pods=2,leaves=2,spines=2,cores=2,hosts=3');
-    const v = topologyView(f, { lfts });
+    const { f, r, lfts } = routed('gen:fattree3:pods=2,leaves=2,spines=2,cores=2,hosts=3');
+    const v = topologyView(f, { routes: lfts });
     expect(v.nodes).toHaveLength(f.nodes.length);
     const tiers = new Map<string, number>(v.nodes.map((n) => [n.id, n.tier]));
     const hosts = v.nodes.filter((n) => n.kind === 'ca');
     expect(hosts.every((h) => h.tier === 0 && h.attachedTo !== undefined && tiers.get(h.attachedTo) === 1)).toBe(true);
     expect(new Set(v.nodes.filter((n) => n.kind === 'switch').map((n) => n.tier))).toEqual(new Set([1, 2, 3]));
-    // every host link carries exactly the host's own LID (toward it); every cable is one link
+    // routes per link as everywhere (switch-to-switch links): host links count none; every cable is one link
     const cables = f.nodes.reduce((a, n) => a + n.ports.filter((p) => p && p.num > 0 && p.peer).length, 0) / 2;
     expect(v.links).toHaveLength(cables);
     const hostIds = new Set(hosts.map((h) => h.id));
-    for (const l of v.links) if (hostIds.has(l.a.node) || hostIds.has(l.b.node)) expect(l.routes).toBe(1);
+    for (const l of v.links) if (hostIds.has(l.a.node) || hostIds.has(l.b.node)) expect(l.routes).toBe(0);
     // the switch-to-switch links carry all host-to-host traffic between them: up and down each way
     const upDown = v.links.filter((l) => !hostIds.has(l.a.node) && !hostIds.has(l.b.node));
     expect(upDown.every((l) => l.routes > 0)).toBe(true);
     expect(v.maxRoutes).toBe(Math.max(...v.links.map((l) => l.routes)));
+    // the same figures as the verifier's (ibsm status, the metrics, the sweep's log line)
+    const rep = verifyRoutes(f, r, { stretch: false, cdg: false });
+    expect(v.maxRoutes).toBe(rep.linkLoad.max);
+    expect(v.meanRoutes).toBeCloseTo(rep.linkLoad.mean, 9);
     const json = JSON.parse(JSON.stringify(topologyJson(v))) as { nodes: Array<{ guid: string }> };
     expect(json.nodes[0]!.guid).toMatch(/^0x[0-9a-f]{16}$/);
   });
@@ -75,22 +81,22 @@ describe('topology view', () => {
     now.nodes[up.peer!.node]!.ports[up.peer!.port]!.peer = undefined;
     up.peer = undefined;
     const memory = viewMemory();
-    expect(topologyView(f, { lfts, memory }).links.filter((l) => l.down)).toEqual([]);
-    const v = topologyView(now, { lfts, memory });
+    expect(topologyView(f, { routes: lfts, memory }).links.filter((l) => l.down)).toEqual([]);
+    const v = topologyView(now, { routes: lfts, memory });
     const down = v.links.filter((l) => l.down);
     expect(down).toHaveLength(1);
     expect(down[0]!.a.port === up.num || down[0]!.b.port === up.num).toBe(true);
     expect(topologyDot(v)).toContain('style=dashed');
     expect(topologySvg(v)).toContain('class="link down"');
     // remembered: still down in the views after, until it is back
-    expect(topologyView(now, { lfts, memory }).links.filter((l) => l.down)).toHaveLength(1);
-    expect(topologyView(f, { lfts, memory }).links.filter((l) => l.down)).toHaveLength(0);
+    expect(topologyView(now, { routes: lfts, memory }).links.filter((l) => l.down)).toHaveLength(1);
+    expect(topologyView(f, { routes: lfts, memory }).links.filter((l) => l.down)).toHaveLength(0);
   });
 
   it('a host unplugged (missing from the fabric) is drawn gone, in its place, with its link down; not a vanishing square', () => {
     const { f, lfts } = routed('gen:fattree2:leaves=3,spines=2,hosts=3');
     const memory = viewMemory();
-    const before = topologySvg(topologyView(f, { lfts, memory }));
+    const before = topologySvg(topologyView(f, { routes: lfts, memory }));
     const hi = f.nodes.findIndex((n) => n.type === NodeType.CA);
     const host = f.nodes[hi]!;
     const cable = host.ports.find((p) => p?.peer)!;
@@ -111,12 +117,12 @@ describe('topology view', () => {
     expect(svgLinks(svg).filter((l) => l.cls === 'link down').map((l) => [l.a, l.b].sort())).toEqual([[`0x${id}:${cable.num}`, `0x${swId}:${cable.peer!.port}`].sort()]);
     expect(topologyDot(v)).toMatch(new RegExp(`"${id}" \\[[^\\]]*\\(gone\\)[^\\]]*style="dashed,filled"`));
     // the same host back: no longer gone
-    expect(topologyView(f, { lfts, memory }).nodes.some((n) => n.gone)).toBe(false);
+    expect(topologyView(f, { routes: lfts, memory }).nodes.some((n) => n.gone)).toBe(false);
   });
 
   it('parallel cables are drawn apart: the two links between a leaf and a spine meet their middles at least 5 px apart', () => {
     const { f, lfts } = routed('gen:fattree2:leaves=3,spines=2,hosts=2,links=2');
-    const links = svgLinks(topologySvg(topologyView(f, { lfts })));
+    const links = svgLinks(topologySvg(topologyView(f, { routes: lfts })));
     const byPair = new Map<string, typeof links>();
     for (const l of links) {
       const k = [l.a.split(':')[0], l.b.split(':')[0]].sort().join('-');
@@ -133,13 +139,13 @@ describe('topology view', () => {
   it('a link down and the busiest link differ for colour-blind eyes: CIELAB ΔE ≥ 40 in simulated deuteranopia, protanopia and tritanopia, against every load colour', () => {
     const { f, lfts } = routed('gen:fattree2:leaves=4,spines=2,hosts=3');
     const memory = viewMemory();
-    topologyView(f, { lfts, memory });
+    topologyView(f, { routes: lfts, memory });
     const now = cloneFabric(f);
     const leaf = now.nodes.find((n) => isSwitch(n) && n.ports.some((p) => p?.peer && !isSwitch(now.nodes[p.peer.node]!)))!;
     const up = leaf.ports.find((p) => p?.peer && isSwitch(now.nodes[p.peer.node]!))!;
     now.nodes[up.peer!.node]!.ports[up.peer!.port]!.peer = undefined;
     up.peer = undefined;
-    const v = topologyView(now, { lfts, memory });
+    const v = topologyView(now, { routes: lfts, memory });
     const links = svgLinks(topologySvg(v));
     const down = links.filter((l) => l.cls.includes('down'));
     expect(down).toHaveLength(1);
@@ -157,7 +163,7 @@ describe('topology view', () => {
 
   it('every host is named: its description written under it, and its GUIDs and LIDs in data- attributes a search reads', () => {
     const { f, lfts } = routed('gen:fattree2:leaves=2,spines=2,hosts=3');
-    const svg = topologySvg(topologyView(f, { lfts }));
+    const svg = topologySvg(topologyView(f, { routes: lfts }));
     for (const n of f.nodes.filter((n) => n.type === NodeType.CA)) {
       const id = n.guid.toString(16).padStart(16, '0');
       const g = new RegExp(`<g class="node ca" id="n${id}"([^>]*)>([\\s\\S]*?)</g>`).exec(svg)!;
@@ -174,7 +180,7 @@ describe('topology view', () => {
 
   it('Graphviz parses the DOT and lays out every node; the SVG has every node and is well formed', () => {
     const { f, lfts } = routed('gen:fattree2:leaves=4,spines=2,hosts=4');
-    const v = topologyView(f, { lfts });
+    const v = topologyView(f, { routes: lfts });
     const dot = spawnSync('dot', ['-Tsvg'], { input: topologyDot(v), encoding: 'utf8' });
     expect(dot.status, dot.stderr).toBe(0);
     for (const n of v.nodes) expect(dot.stdout).toContain(`<title>${n.id}</title>`);

@@ -14,6 +14,10 @@ import { DEFAULT_SIM_SPEC } from '../config/options.js';
 export { DEFAULT_SIM_SPEC };
 
 /** A local port named by GUID that no CA has. */
+export { SmPortBusyError } from './sm-port-lock.js';
+import { claimSmPort, SmPortBusyError } from './sm-port-lock.js';
+import { constants as osConstants } from 'node:os';
+
 export class PortNotFoundError extends Error {
   override readonly name = 'PortNotFoundError';
 }
@@ -102,9 +106,25 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
       [ca, port] = [p.caName, p.portNum];
     }
     const t = openUmad({ ca, port, issm: o.sm });
+    // One SM per port (api/sm-port-lock.ts): claimed before the SMP classes are registered, which
+    // opens the issm device (IsSM); refused, this process never touches the port's IsSM.
+    let releasePort: (() => void) | undefined;
     if (o.sm) {
-      t.register(MgmtClass.SubnLid, 1);
-      t.register(MgmtClass.SubnDirected, 1);
+      const where = `${t.local.caName} port ${t.local.portNum}`;
+      try {
+        releasePort = claimSmPort(t.local.portGuid, where);
+        t.register(MgmtClass.SubnLid, 1);
+        t.register(MgmtClass.SubnDirected, 1);
+      } catch (e) {
+        releasePort?.();
+        await t.close();
+        // The kernel's own guard: another process holds the issm device (OpenSM, another ibsm).
+        const errno = (e as { errno?: number }).errno;
+        if ((e as { call?: string }).call === 'open' && (errno === osConstants.errno.EAGAIN || errno === osConstants.errno.EBUSY)) {
+          throw new SmPortBusyError(`another SM (OpenSM or ibsm) holds ${where}'s issm device (IsSM): stop it first, or give this one another --ca/--port/--guid (${(e as Error).message})`);
+        }
+        throw e;
+      }
     }
     // An SM's SA server registers class 0x03 itself (as a server); a client registers it here.
     if (o.sa && !o.sm) t.register(MgmtClass.SubnAdm, SA_CLASS_VERSION, o.reports ? { methods: [Method.Report] } : {});
@@ -122,6 +142,7 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
       async close() {
         rpc.close();
         await t.close();
+        releasePort?.();
       },
     };
   }

@@ -12,7 +12,7 @@ import type { PerfMgr } from '../sm/perfmgr.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { SweepStats } from '../sm/sweep.js';
 import { verifyRoutes, type VerifyReport } from '../routing/verify.js';
-import { counterMetricName } from '../sm/perf-counters.js';
+import { counterMetricName, counterMetricScale } from '../sm/perf-counters.js';
 import { PORT_COUNTER_NAMES, PortCounters } from '../wire/pma.js';
 import { Method, MgmtClass } from '../wire/mad.js';
 import { SaAttr } from '../wire/sa.js';
@@ -277,6 +277,7 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
     ]);
   }
   metric('ibsm_multicast_groups', 'gauge', 'Multicast groups the SA holds.', [[{}, subnet.multicast.list().length]]);
+  metric('ibsm_config_reloads_total', 'counter', 'Configuration reloads (SIGHUP, ibsm reload), by result: ok (applied) or failed (a file in error; the running configuration kept).', [[{ result: 'ok' }, subnet.reloads.ok], [{ result: 'failed' }, subnet.reloads.failed]]);
   if (perf) {
     metric('ibsm_perfmgr_sweeps_total', 'counter', 'PerfMgr sweeps done.', [[{}, perf.totals.sweeps]]);
     metric('ibsm_perfmgr_mads_total', 'counter', 'PMA queries the PerfMgr sent.', [[{}, perf.totals.mads]]);
@@ -284,8 +285,9 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
     const ports = [...perf.monitored()];
     const labels = (p: (typeof ports)[number]): Record<string, string> => ({ node_guid: `0x${p.nodeGuid.toString(16).padStart(16, '0')}`, port_num: String(p.portNum), node_desc: p.nodeDesc });
     for (const name of PORT_COUNTER_NAMES) {
-      const unit = name === 'xmitData' || name === 'rcvData' ? ' (in 4-octet words, as the PMA counts)' : '';
-      metric(`ibsm_port_${counterMetricName(name)}_total`, 'counter', `${PortCounters.fields[name].label} of each port, 64-bit total since the PerfMgr first read it${unit}.`, ports.map((p) => [labels(p), Number(p.counters.totals[name])]));
+      const scale = counterMetricScale(name);
+      const unit = scale === 4 ? ', bytes (the PMA counts 4-octet words: × 4)' : name === 'xmitPkts' || name === 'rcvPkts' ? ', packets' : name === 'xmitWait' ? ', ticks the port had data to send but no credits' : ', events';
+      metric(`ibsm_port_${counterMetricName(name)}_total`, 'counter', `${PortCounters.fields[name].label} of each port, 64-bit total since the PerfMgr first read it${unit}.`, ports.map((p) => [labels(p), Number(p.counters.totals[name]) * scale]));
     }
   }
   extra?.write({ metric, histogram });

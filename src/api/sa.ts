@@ -11,6 +11,7 @@ import { MC_CREATE_MASK, MC_JOIN_MASK } from '../sa/multicast.js';
 import { TypedEmitter } from '../events.js';
 import { parseNodeRef, openBackend, type Backend } from './backend.js';
 import type { IbsmSm } from './sm.js';
+import { localSmOn } from './local-sms.js';
 
 export interface SaClientEvents {
   /** A Report (a trap forwarded by the SA to this subscriber), already acknowledged with ReportResp. */
@@ -18,7 +19,8 @@ export interface SaClientEvents {
 }
 
 export interface OpenSaClientOptions {
-  /** Query the SA of this SM: a client is attached to another CA port of its simulated fabric. */
+  /** Query the SA of this SM: on its simulated fabric a client is attached to another CA port; on
+   * a device the client shares the SM's port and MadRpc (its requests go to the SM's own LID). */
   sm?: IbsmSm;
   /** With `sm`: where to attach (node index, GUID or description); default the first other CA. */
   attach?: string;
@@ -142,12 +144,20 @@ export class IbsmSaClient {
   }
 }
 
-/** A client on the SA of `o.sm` (simulated fabric) or through libibumad. */
+/** A client on the SA of `o.sm` (simulated fabric) or through libibumad. On a device, a client of
+ * this process's own SM (`{ sm }`, or `{ umad: true }` on the port an SM of this process runs on)
+ * shares the SM's MadRpc: its requests go to the SM's LID over the SM's port and come back to it
+ * (a second SA agent on that port would never see its answers: the SM's server agent has the
+ * class). Such a client receives no Reports (the SM's agent does not take that method). */
 export async function openSaClient(o: OpenSaClientOptions): Promise<IbsmSaClient> {
-  if (o.sm) {
-    const sim = o.sm.sim;
+  if (o.sm && !o.sm.sim) {
     const snap = o.sm.snapshot;
-    if (!sim) throw new Error('openSaClient({ sm }): the SM does not run on a simulated fabric; use { umad: true }');
+    if (!snap) throw new Error('openSaClient({ sm }): the subnet is not up yet (await sm.start())');
+    return sharedClient(o.sm.backend.rpc, o.saLid ?? snap.smLid, o.smKey);
+  }
+  if (o.sm) {
+    const sim = o.sm.sim!;
+    const snap = o.sm.snapshot;
     if (!snap) throw new Error('openSaClient({ sm }): the subnet is not up yet (await sm.start())');
     const smNode = snap.discovery.smNode;
     const smGuid = snap.fabric.nodes[smNode]!.guid;
@@ -163,6 +173,12 @@ export async function openSaClient(o: OpenSaClientOptions): Promise<IbsmSaClient
       await ep.close();
     });
   }
+  const local = (o.umad ?? true) ? localSmOn({ ca: o.ca, port: o.port, guid: o.guid }) : undefined;
+  if (local) {
+    const saLid = o.saLid ?? local.saLid();
+    if (saLid === undefined) throw new Error('openSaClient: the SM of this process on that port has no subnet up yet (await sm.start())');
+    return sharedClient(local.rpc, saLid, o.smKey);
+  }
   const be: Backend = await openBackend({ umad: o.umad ?? true, ca: o.ca, port: o.port, guid: o.guid, sa: true, reports: true });
   try {
     const client = await SaClient.locate(be.rpc, { saLid: o.saLid, smKey: o.smKey });
@@ -171,4 +187,9 @@ export async function openSaClient(o: OpenSaClientOptions): Promise<IbsmSaClient
     await be.close();
     throw e;
   }
+}
+
+/** A client on the MadRpc of an SM of this process: closing it leaves the SM's port open. */
+function sharedClient(rpc: MadRpc, saLid: number, smKey?: bigint): IbsmSaClient {
+  return new IbsmSaClient(new SaClient(rpc, { saLid, smKey }), async () => undefined);
 }

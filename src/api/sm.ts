@@ -3,14 +3,14 @@
 import { dirname } from 'node:path';
 import { closeSync, existsSync, mkdirSync, fstatSync, ftruncateSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import type { Server } from 'node:http';
-import { Subnet } from '../subnet.js';
+import { Subnet, type SubnetOptions } from '../subnet.js';
 import { smpClientOf } from '../sm/smp-client.js';
 import { formatGuid2Lid, parseGuid2Lid, type LidRange } from '../sm/lids.js';
 import type { SweepStats } from '../sm/sweep.js';
 import { parsePartitions, PartitionConfigError, PartitionPlan } from '../model/partitions.js';
 import { parseGuidFile } from '../model/guid-file.js';
 import { ConfigFileError, readNamedFile } from '../config/files.js';
-import { parseQosPolicy, qosVlSettings } from '../model/qos-policy.js';
+import { parseQosPolicy, qosVlSettings, type QosPolicy, type QosVlSettings } from '../model/qos-policy.js';
 import type { Fabric } from '../model/fabric.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { SimFabric } from '../sim/fabric.js';
@@ -18,6 +18,7 @@ import { Logger, type LogSink } from '../util/log.js';
 import { CONFIG_OPTIONS, defaultOf } from '../config/options.js';
 import type { SubnetEvents, TypedEmitter } from '../events.js';
 import { openBackend, type Backend } from './backend.js';
+import { addLocalSm } from './local-sms.js';
 import { routeBetween, type PortSpec, type Route } from './route.js';
 // The metrics and the web view load node:http (and node:crypto, node:perf_hooks) only when served:
 // start-up does not pay for them (issue #16, the first SMP soon after the process starts).
@@ -182,6 +183,74 @@ function withDefaults(o: OpenSmOptions): OpenSmOptions {
   return { ...d, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) } as OpenSmOptions;
 }
 
+/** What openSm and a reload read from the configuration's files, each checked (an error names its
+ * file and line): partitions.conf, qos-policy.conf (and the qos_* VL settings), the GUID files of
+ * the routing engines and prefix-routes.conf. */
+interface SmFiles {
+  partitions: PartitionPlan;
+  qos?: QosPolicy;
+  qosVl?: QosVlSettings;
+  routingOptions: SubnetOptions['routingOptions'] & object;
+  prefixRoutes?: ReturnType<typeof parsePrefixRoutes>;
+}
+
+/** A file named and not readable: an error naming the option, the file's role and why (not a bare ENOENT). */
+function namedText(file: string, key: keyof SmConfig): string {
+  const t = readNamedFile(file, CONFIG_OPTIONS.find((x) => x.key === key)!.name);
+  if (typeof t !== 'string') throw new ConfigFileError([t]);
+  return t;
+}
+
+/** The files the options name, read and checked. `atStart`: a partitions.conf in error does not
+ * stop the SM (OpenSM: "Partition configuration in error; retrying with default config"): said
+ * loudly there, and the default partition used; a reload throws instead and keeps the running
+ * configuration. */
+function readSmFiles(o: OpenSmOptions, atStart?: Logger): SmFiles {
+  let partitions = PartitionPlan.defaultPlan();
+  if (o.partitions) {
+    const t = namedText(o.partitions, 'partitions');
+    try {
+      partitions = parsePartitions(t, o.partitions);
+    } catch (e) {
+      if (!atStart || !(e instanceof PartitionConfigError)) throw e;
+      atStart.error('partition configuration in error; using the default configuration', { file: o.partitions, error: e.message });
+    }
+  }
+  const qos = o.qosPolicy ? parseQosPolicy(namedText(o.qosPolicy, 'qosPolicy'), o.qosPolicy) : undefined;
+  // QoS on (a policy file, or --qos as opensm -Q): SL2VL, VLArbitration and VLHighLimit from the qos-* settings.
+  const qosVl = qos || o.qos ? qosVlSettings({ maxVls: o.qosMaxVls, highLimit: o.qosHighLimit, vlarbHigh: o.qosVlarbHigh, vlarbLow: o.qosVlarbLow, sl2vl: o.qosSl2vl }) : undefined;
+  const roots = [...(o.roots ?? []), ...(o.rootGuidFile ? parseGuidFile(namedText(o.rootGuidFile, 'rootGuidFile'), o.rootGuidFile) : [])];
+  const cnGuids = o.cnGuidFile ? parseGuidFile(namedText(o.cnGuidFile, 'cnGuidFile'), o.cnGuidFile) : undefined;
+  const ioGuids = o.ioGuidFile ? parseGuidFile(namedText(o.ioGuidFile, 'ioGuidFile'), o.ioGuidFile) : undefined;
+  const prefixRoutes = o.prefixRoutes ? parsePrefixRoutes(namedText(o.prefixRoutes, 'prefixRoutes'), o.prefixRoutes) : undefined;
+  // The policy against the partitions it names (throws as at start).
+  qos?.withPartitions(partitions);
+  return { partitions, qos, qosVl, routingOptions: { ...(roots.length ? { roots } : {}), ...(cnGuids ? { cnGuids } : {}), ...(ioGuids ? { ioGuids } : {}) }, prefixRoutes };
+}
+
+/** The settings a reload applies to the running SM (issue #28): the files' contents (partitions,
+ * QoS policy and VL settings, the routing engines' GUID files, prefix routes) and the routing
+ * chain. Any other setting that changed takes effect at the next start (named in the result). */
+export const RELOADABLE_KEYS: ReadonlySet<keyof SmConfig> = new Set<keyof SmConfig>([
+  'partitions', 'qosPolicy', 'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'routing', 'rootGuidFile', 'roots', 'cnGuidFile', 'ioGuidFile', 'prefixRoutes',
+]);
+
+/** What a reload did: the settings that changed and were applied, those that need a restart. */
+export interface ReloadResult {
+  /** The files read again (by setting), whether or not their contents changed. */
+  reread: string[];
+  applied: string[];
+  restartNeeded: string[];
+  groupsCreated: number;
+  groupsUpdated: number;
+  groupsReleased: number;
+}
+
+const sameValue = (a: unknown, b: unknown): boolean => {
+  const j = (v: unknown): string => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x)) ?? 'undefined';
+  return j(a) === j(b);
+};
+
 function writeFileAtomic(path: string, text: string): void {
   const tmp = `${path}.tmp-${process.pid}`;
   writeFileSync(tmp, text);
@@ -207,7 +276,10 @@ export class IbsmSm {
     readonly reopenLog?: () => void,
   ) {
     if (perfIntervalMs !== undefined) this.perf = new PerfMgr({ rpc: backend.rpc, log });
+    // An SA client this process opens on the same port shares this SM's MadRpc (api/sa.ts).
+    if (backend.kind === 'umad') this.offLocal = addLocalSm({ rpc: backend.rpc, port: backend.transport.local, saLid: () => this.subnet.sm.current?.smLid });
   }
+  private readonly offLocal?: () => void;
 
   /** Typed events (see docs/api.md for every payload). */
   get events(): TypedEmitter<SubnetEvents> {
@@ -249,6 +321,39 @@ export class IbsmSm {
         .catch((e: unknown) => this.log.warn('PerfMgr sweep failed', { error: (e as Error).message }))
         .finally(() => this.schedulePerf(this.perfIntervalMs!));
     }, ms);
+  }
+
+  /** @internal The options it was opened with (defaults applied); a reload compares with them. */
+  options: OpenSmOptions = {};
+
+  /** Reload the configuration (SIGHUP, `ibsm reload`): `next` is the whole new configuration (as
+   * openSm takes it). Every file is read and checked first; an error (naming its file and line)
+   * is thrown with nothing changed, counted and sent as a `configReload` event. Then the settings
+   * that can change live are applied (RELOADABLE_KEYS: the SA answers from them at once, a full
+   * heavy sweep programs P_Keys, VL tables and routes), and the others that changed are named in
+   * the result (they need a restart). The files are read again even when their paths are the same. */
+  async reload(next: OpenSmOptions): Promise<ReloadResult> {
+    const n = withDefaults(next);
+    let files: SmFiles;
+    let changed: Array<keyof SmConfig>;
+    let r: ReturnType<Subnet['reconfigure']>;
+    try {
+      files = readSmFiles(n);
+      changed = SM_CONFIG_KEYS.filter((k) => !sameValue((this.options as Record<string, unknown>)[k], (n as Record<string, unknown>)[k]));
+      r = this.subnet.reconfigure({ partitions: files.partitions, qos: files.qos, qosVl: files.qosVl, routing: n.routing!, routingOptions: files.routingOptions });
+    } catch (e) {
+      this.subnet.noteReload({ ok: false, error: (e as Error).message });
+      throw e;
+    }
+    if (files.prefixRoutes) this.subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes: files.prefixRoutes }));
+    const applied = changed.filter((k) => RELOADABLE_KEYS.has(k));
+    const restartNeeded = changed.filter((k) => !RELOADABLE_KEYS.has(k));
+    // What runs now: the new values of what was applied, the old ones of what waits for a restart.
+    const o = this.options as Record<string, unknown>;
+    for (const k of applied) o[k] = (n as Record<string, unknown>)[k];
+    this.subnet.noteReload({ ok: true, applied, restartNeeded });
+    const reread = (['partitions', 'qosPolicy', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'prefixRoutes'] as const).filter((k) => n[k] !== undefined);
+    return { reread, applied, restartNeeded, ...r };
   }
 
   /** Resolves at SUBNET UP (at once if it was). */
@@ -294,6 +399,7 @@ export class IbsmSm {
     if (this.stopped) return;
     this.stopped = true;
     await this.subnet.sm.handOverOnStop().catch(() => undefined);
+    this.offLocal?.();
     this.web?.feed.close();
     await this.web?.server.close();
     if (this.perfTimer) this.backend.clock.clearTimeout(this.perfTimer);
@@ -317,41 +423,17 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     reopenLog = sink?.reopen;
     log = new Logger(sink, o.verbose ? 'debug' : 'info', o.logFormat ?? 'text');
   }
-  // A file named and not readable: an error naming the option, the file's role and why (not a bare ENOENT).
-  const text = (file: string, key: keyof SmConfig): string => {
-    const t = readNamedFile(file, CONFIG_OPTIONS.find((x) => x.key === key)!.name);
-    if (typeof t !== 'string') throw new ConfigFileError([t]);
-    return t;
-  };
   const g2l = o.guid2lid === 'none' ? undefined : o.guid2lid;
   if (g2l) mkdirSync(dirname(g2l), { recursive: true });
   let guid2lid: Map<bigint, LidRange> | undefined;
   if (g2l && existsSync(g2l) && o.reassignLids) log.info('guid2lid not used: every port gets a new LID (reassign_lids)', { file: g2l });
   else if (g2l && existsSync(g2l)) {
     const dropped: string[] = [];
-    guid2lid = parseGuid2Lid(text(g2l, 'guid2lid'), g2l, dropped);
+    guid2lid = parseGuid2Lid(namedText(g2l, 'guid2lid'), g2l, dropped);
     for (const d of dropped) log.warn('guid2lid entry not used', { problem: d });
     log.info('guid2lid loaded', { file: g2l, entries: guid2lid.size });
   }
-  // A partitions.conf in error does not stop the SM (OpenSM: "Partition configuration in error;
-  // retrying with default config"): said loudly, and the default partition is used.
-  let partitions = PartitionPlan.defaultPlan();
-  if (o.partitions) {
-    const t = text(o.partitions, 'partitions');
-    try {
-      partitions = parsePartitions(t, o.partitions);
-    } catch (e) {
-      if (!(e instanceof PartitionConfigError)) throw e;
-      log.error('partition configuration in error; using the default configuration', { file: o.partitions, error: e.message });
-    }
-  }
-  const qos = o.qosPolicy ? parseQosPolicy(text(o.qosPolicy, 'qosPolicy'), o.qosPolicy) : undefined;
-  // QoS on (a policy file, or --qos as opensm -Q): SL2VL, VLArbitration and VLHighLimit from the qos-* settings.
-  const qosVl = qos || o.qos ? qosVlSettings({ maxVls: o.qosMaxVls, highLimit: o.qosHighLimit, vlarbHigh: o.qosVlarbHigh, vlarbLow: o.qosVlarbLow, sl2vl: o.qosSl2vl }) : undefined;
-  const roots = [...(o.roots ?? []), ...(o.rootGuidFile ? parseGuidFile(text(o.rootGuidFile, 'rootGuidFile'), o.rootGuidFile) : [])];
-  const cnGuids = o.cnGuidFile ? parseGuidFile(text(o.cnGuidFile, 'cnGuidFile'), o.cnGuidFile) : undefined;
-  const ioGuids = o.ioGuidFile ? parseGuidFile(text(o.ioGuidFile, 'ioGuidFile'), o.ioGuidFile) : undefined;
-  const prefixRoutes = o.prefixRoutes ? parsePrefixRoutes(text(o.prefixRoutes, 'prefixRoutes'), o.prefixRoutes) : undefined;
+  const { partitions, qos, qosVl, routingOptions, prefixRoutes } = readSmFiles(o, log);
 
   const be = o.backend ?? await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, guid: o.guid, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
   if (be.windowCap) log.info('umad2sim: MADs in flight capped by the socket send buffer', { window: be.windowCap.window, sndbuf: be.windowCap.sndbuf });
@@ -363,7 +445,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     clock: be.clock,
     log,
     routing: o.routing!,
-    routingOptions: { ...(roots.length ? { roots } : {}), ...(cnGuids ? { cnGuids } : {}), ...(ioGuids ? { ioGuids } : {}) },
+    routingOptions,
     lmc: o.lmc!,
     guid2lid,
     saveGuid2Lid: g2l ? (m) => writeFileAtomic(g2l, formatGuid2Lid(m)) : undefined,
@@ -404,6 +486,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   });
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));
   const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrInterval! * 1000 : undefined, reopenLog);
+  sm.options = o;
   if (o.metricsListen !== undefined || o.metricsPort !== undefined) {
     try {
       const at = o.metricsListen !== undefined ? parseListenAddress(o.metricsListen) : { host: '127.0.0.1', port: o.metricsPort! };

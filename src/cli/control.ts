@@ -1,7 +1,7 @@
 /**
  * The local control socket of a running SM (`ibsm run --control-socket PATH`): a unix socket of
  * mode 0600 (its owner only: root on a real host), never a network port. One JSON request per
- * line (`{"cmd":"status"}`, `{"cmd":"resweep","heavy":true}`, `{"cmd":"reroute"}`,
+ * line (`{"cmd":"status"}`, `{"cmd":"resweep","heavy":true}`, `{"cmd":"reroute"}`, `{"cmd":"reload"}`,
  * `{"cmd":"dump","what":"lfts"}`, `{"cmd":"topo","format":"svg"}`), one JSON answer per line (`{"ok":true,"result":…}` or
  * `{"ok":false,"error":"…"}`). Requests are bounded in size and connections in number; a bad
  * request is answered with an error, never fatal.
@@ -20,7 +20,7 @@ export type DumpKind = (typeof DUMPS)[number];
 export const TOPO_FORMATS = ['dot', 'svg', 'json'] as const;
 export type TopoFormat = (typeof TOPO_FORMATS)[number];
 
-export type ControlRequest = { cmd: 'status' } | { cmd: 'resweep'; heavy?: boolean } | { cmd: 'reroute' } | { cmd: 'dump'; what: DumpKind } | { cmd: 'topo'; format: TopoFormat };
+export type ControlRequest = { cmd: 'status' } | { cmd: 'resweep'; heavy?: boolean } | { cmd: 'reroute' } | { cmd: 'reload' } | { cmd: 'dump'; what: DumpKind } | { cmd: 'topo'; format: TopoFormat };
 
 /** What the running SM offers the socket. */
 export interface ControlTarget {
@@ -30,6 +30,8 @@ export interface ControlTarget {
   dump(what: DumpKind): string;
   /** The picture of the fabric (view/topology.ts). */
   topo(format: TopoFormat): string;
+  /** Reload the configuration, as SIGHUP (cli/run.ts). */
+  reload?(): Promise<unknown>;
 }
 
 export class ControlError extends Error {
@@ -47,6 +49,7 @@ function parseRequest(line: string): ControlRequest {
   switch (r?.cmd) {
     case 'status':
     case 'reroute':
+    case 'reload':
       return { cmd: r.cmd };
     case 'resweep':
       return { cmd: 'resweep', heavy: r.heavy === true };
@@ -57,7 +60,7 @@ function parseRequest(line: string): ControlRequest {
       if (typeof r.format !== 'string' || !(TOPO_FORMATS as readonly string[]).includes(r.format)) throw new ControlError(`topo format? one of ${TOPO_FORMATS.join(', ')}`);
       return { cmd: 'topo', format: r.format as TopoFormat };
     default:
-      throw new ControlError(`unknown command ${JSON.stringify(r?.cmd)}; commands: status, resweep, reroute, dump, topo`);
+      throw new ControlError(`unknown command ${JSON.stringify(r?.cmd)}; commands: status, resweep, reroute, reload, dump, topo`);
   }
 }
 
@@ -69,6 +72,9 @@ async function answer(target: ControlTarget, req: ControlRequest): Promise<unkno
       return target.resweep(req.heavy === true);
     case 'reroute':
       return target.reroute();
+    case 'reload':
+      if (!target.reload) throw new ControlError('reload is not available here');
+      return target.reload();
     case 'dump':
       return target.dump(req.what);
     case 'topo':

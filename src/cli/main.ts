@@ -9,6 +9,7 @@ import { formatEffectiveConfig, resolveConfig, setting, type EffectiveConfig } f
 import { COMMANDS, type Command } from '../config/options.js';
 import { Logger, ProgressTty } from '../util/log.js';
 import { PROCESS_IO } from './stdio.js';
+import { installEarlySignals } from './signals.js';
 
 export { UsageError };
 export { PROCESS_IO } from './stdio.js';
@@ -89,7 +90,8 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
   // On a device, TurboFan waits for the first 2 s of CPU (cli/tiering.ts).
   if (setting(r.config, 'umad') === true) await (await import('./tiering.js')).holdTurbofan();
   const { runSm, runIoOf } = await import('./run.js');
-  return runSm(r.config, runIoOf(io));
+  // A reload (SIGHUP, ibsm reload) reads the configuration as this start did: file and command line.
+  return runSm(r.config, runIoOf(io), () => runConfig(argv).config);
 }
 
 async function configCmd(argv: string[], io: Io): Promise<number> {
@@ -173,6 +175,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       case 'status':
       case 'resweep':
       case 'reroute':
+      case 'reload':
       case 'dump': {
         if (rest.includes('--help') || rest.includes('-h')) return help(io, cmd);
         const { controlMain } = await import('./ops.js');
@@ -224,6 +227,8 @@ export function readVersion(): string {
 const isMain = process.argv[1] !== undefined && new URL(import.meta.url).pathname === realpathSync(process.argv[1]);
 // No top-level await: the bundle (scripts/build-bundle.mjs) is CommonJS, for V8's code cache.
 if (isMain) {
+  // The signals before anything else (the bin installs them earlier still): cli/signals.ts.
+  installEarlySignals(process.argv[2] === 'run');
   void main(process.argv.slice(2), PROCESS_IO).then((code) => {
     process.exitCode = code;
   });

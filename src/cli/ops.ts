@@ -9,6 +9,7 @@ import { loadFabricSpec } from '../model/load.js';
 import { snapshotPorts, type Snapshot } from '../model/snapshot.js';
 import { DEFAULT_FALLBACK, routeWithFallback } from '../routing/registry.js';
 import { verifyRoutes, type VerifyReport } from '../routing/verify.js';
+import { routesPerLink } from '../routing/incremental.js';
 import { assignLids, formatGuid2Lid, type LidRange } from '../sm/lids.js';
 import { ERROR_COUNTERS } from '../sm/perf-counters.js';
 import { dumpLfts, dumpMfts, type MftEntries } from '../view/dumps.js';
@@ -110,7 +111,7 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
     },
     topo(format) {
       const snap = snapshot();
-      return renderTopology(topologyView(snap.fabric, { lfts: snap.routing.lfts, memory }), format);
+      return renderTopology(topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory }), format);
     },
   };
 }
@@ -156,7 +157,7 @@ export async function topoMain(argv: string[], io: Io): Promise<number> {
     const f = loadFabricSpec(sim);
     assignLids(f, { lmc: 0 });
     const routed = routeWithFallback(f, DEFAULT_FALLBACK, { lmc: 0 });
-    io.stdout.write(renderTopology(topologyView(f, { lfts: routed.result.lfts }), format));
+    io.stdout.write(renderTopology(topologyView(f, { routes: routesPerLink(f, routed.result) }), format));
     return 0;
   }
   if (umad) {

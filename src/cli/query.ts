@@ -199,7 +199,7 @@ function parse(argv: string[]): Parsed | 'help' {
     else if (k === 'ca-port') backend.caPort = v as number;
     else if (k === 'seed') backend.seed = v as number;
   }
-  return { spec, filters, json: p.values.get('json') === true, send: p.values.get('send') === true, backend, saLid: p.values.get('sa-lid') as number | undefined, smKey: p.values.get('smkey') as bigint | undefined };
+  return { spec, filters, json: p.values.get('json') === true, send: p.values.get('send') === true, backend, saLid: p.values.get('sa-lid') as number | undefined, smKey: p.values.get('sm-key') as bigint | undefined };
 }
 
 /** Build the request record and component mask from the filters. */

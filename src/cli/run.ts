@@ -8,6 +8,7 @@ import { Logger, ProgressTty, stderrSink, type LogSink } from '../util/log.js';
 import type { Fabric } from '../model/fabric.js';
 import { PROCESS_IO, stderrIsTty } from './stdio.js';
 import { checkTurbofanHold } from './tiering.js';
+import { claimSignals, type IbsmSignal } from './signals.js';
 
 /** The effective configuration as the API's options (the config keys are the option names there). */
 export function smOptionsOf(c: EffectiveConfig): OpenSmOptions {
@@ -68,7 +69,7 @@ function fatalOf(e: unknown, phase: 'start' | 'sweep' | 'control'): { msg: strin
   if (name === 'ConfigFileError') return { msg: 'configuration refused; ibsm stops', exit: 1 }; // as a file that does not parse always was (a runtime failure, the file and line named)
   if (['UsageError', 'PartitionConfigError', 'QosPolicyError', 'TopologyError', 'GuidFileError', 'Guid2LidError'].includes(name) || sys === 'open' || sys === 'read')
     return { msg: 'configuration refused; ibsm stops', exit: name === 'UsageError' ? 2 : 1 };
-  if (['PortNotFoundError', 'TransportError', 'SimFabricError'].includes(name)) return { msg: 'no usable device; ibsm stops', exit: 1 };
+  if (['PortNotFoundError', 'TransportError', 'SimFabricError', 'SmPortBusyError'].includes(name)) return { msg: 'no usable device; ibsm stops', exit: 1 };
   if (phase === 'sweep') return { msg: 'first sweep failed; ibsm stops', exit: 1 };
   return { msg: 'fatal error; ibsm stops', exit: 1 };
 }
@@ -124,7 +125,59 @@ function sinkOf(io: RunIo): LogSink {
   return io.own ? stderrSink : { write: (l) => void io.stderr.write(l + '\n') };
 }
 
-export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo()): Promise<number> {
+/** `reread`: the configuration read again (the file and the command line), for a reload. */
+export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo(), reread?: () => EffectiveConfig): Promise<number> {
+  // The signals first (cli/signals.ts): those received since the process started are replayed
+  // here, so a SIGTERM before the first SMP stops the SM before it sends one.
+  const sig = new RunSignals();
+  const release = claimSignals((s) => sig.on(s));
+  try {
+    return await runSmWith(c, io, sig, reread);
+  } finally {
+    release();
+  }
+}
+
+/** What `ibsm run` does with the signals, from before the SM exists to its stop. As OpenSM:
+ * SIGHUP reloads the configuration, SIGUSR1 reopens the log file (logrotate); SIGTERM and SIGINT
+ * stop the SM. */
+class RunSignals {
+  /** The stop asked for (by a signal), and why. */
+  stopWhy?: string;
+  private wake?: () => void;
+  /** Resolves when a stop is asked for. */
+  readonly stopped = new Promise<string>((resolve) => {
+    this.wake = () => resolve(this.stopWhy!);
+  });
+  /** What SIGHUP and SIGUSR1 do once the SM runs (before: remembered, done then). */
+  private hup?: () => void;
+  private usr1?: () => void;
+  private hupPending = false;
+  private usr1Pending = false;
+
+  on(s: IbsmSignal): void {
+    if (s === 'SIGTERM' || s === 'SIGINT') {
+      if (this.stopWhy !== undefined) return;
+      this.stopWhy = s;
+      this.wake!();
+    } else if (s === 'SIGHUP') {
+      if (this.hup) this.hup();
+      else this.hupPending = true;
+    } else if (this.usr1) this.usr1();
+    else this.usr1Pending = true;
+  }
+
+  /** SIGHUP and SIGUSR1 act from now on (one received before acts now). */
+  serve(hup: () => void, usr1: () => void): void {
+    this.hup = hup;
+    this.usr1 = usr1;
+    if (this.usr1Pending) usr1();
+    if (this.hupPending) hup();
+    this.usr1Pending = this.hupPending = false;
+  }
+}
+
+async function runSmWith(c: EffectiveConfig, io: RunIo, sig: RunSignals, reread?: () => EffectiveConfig): Promise<number> {
   let out: ReturnType<typeof runLogger>;
   try {
     out = runLogger(c, io);
@@ -139,7 +192,16 @@ export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo()): Pro
     file?.close();
     return code;
   };
+  /** A stop asked for before the SM existed (or before it was up): logged, and the exit is 0. */
+  const stoppedEarly = (): number => {
+    tty?.end();
+    log.info('ibsm stopping', { reason: sig.stopWhy! });
+    file?.close();
+    return 0;
+  };
+  if (sig.stopWhy !== undefined) return stoppedEarly();
   let sm: IbsmSm;
+  let fabric: Fabric | undefined;
   try {
     // The files the configuration names, read and checked before the first SMP; a problem names
     // where the file was given (an opensm.conf key and its line too) and what the file is for. A
@@ -151,15 +213,15 @@ export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo()): Pro
     // (cli/run-subnets.ts). The fabric is loaded once, here; the topology loaders, the generators
     // and the multi-subnet runner (with the simulator) are loaded only for --sim.
     const simSpec = setting<string>(c, 'sim');
-    let fabric: Fabric | undefined;
     if (simSpec !== undefined && !setting(c, 'umad')) {
       const [{ loadFabricSpec }, { isMultiSubnet }] = await Promise.all([import('../model/load.js'), import('../model/subnets.js')]);
       fabric = loadFabricSpec(simSpec, { seed: setting<number>(c, 'seed') });
       if (isMultiSubnet(fabric)) {
         const { runSubnets } = await import('./run-subnets.js');
-        return await runSubnets(c, fabric, log);
+        return await runSubnets(c, fabric, log, sig.stopped);
       }
     }
+    if (sig.stopWhy !== undefined) return stoppedEarly();
     sm = await openSm({
       ...smOptionsOf(c),
       ...(fabric ? { sim: fabric } : {}),
@@ -170,40 +232,96 @@ export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo()): Pro
       },
     });
   } catch (e) {
+    if (sig.stopWhy !== undefined) return stoppedEarly();
     return fatal(e, 'start');
   }
   if (c.file) log.info('configuration read', { file: c.file.file, format: c.file.format });
   for (const n of c.file?.notes ?? []) log.warn('configuration', { file: c.file!.file, note: n });
 
-  let stopping = false;
-  const stop = async (why: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    log.info('ibsm stopping', { reason: why });
-    await sm.stop();
+  let stopping: Promise<void> | undefined;
+  const stop = (why: string): Promise<void> => {
+    stopping ??= (async () => {
+      tty?.end();
+      log.info('ibsm stopping', { reason: why });
+      await sm.stop();
+    })();
+    return stopping;
   };
+  // A stop asked for from here on stops the SM at once, whatever it is doing (a sweep's SMPs in
+  // flight are dropped with the RPC layer: sm/sm.ts logs the action as cut short by the stop).
+  void sig.stopped.then((why) => stop(why));
+  // SIGUSR1 from now on; SIGHUP once the subnet is up (before, it is remembered).
+  const onUsr1 = (): void => {
+    file?.reopen();
+    log.info('log file reopened', { signal: 'SIGUSR1' });
+  };
+  sig.serve(() => undefined, onUsr1);
 
   try {
-    await sm.start();
+    // The first sweep, or a stop asked for during it.
+    const started = sm.start().then(() => true);
+    started.catch(() => undefined); // a failure after a stop is the stop's (below), not unhandled
+    const up = await Promise.race([started, sig.stopped.then(() => false)]);
+    if (!up) {
+      await stop(sig.stopWhy!);
+      file?.close();
+      return 0;
+    }
   } catch (e) {
+    if (sig.stopWhy !== undefined) {
+      await stop(sig.stopWhy);
+      file?.close();
+      return 0;
+    }
     await stop('error');
     return fatal(e, 'sweep');
   }
   tty?.end();
-  if (setting(c, 'once')) {
+  if (setting(c, 'once') && sig.stopWhy === undefined) {
     await stop('--once');
     file?.close();
     return 0;
   }
+  /** Reload (SIGHUP, `ibsm reload`): the configuration read again and checked whole; what can
+   * change live applied, what cannot named; a bad file leaves the running configuration. One at a
+   * time (a second waits for the first). */
+  let reloading = Promise.resolve<unknown>(undefined);
+  const reload = (why: string): Promise<unknown> => {
+    const run = async (): Promise<unknown> => {
+      if (!reread) {
+        sm.subnet.sm.requestHeavySweep(why, true);
+        return { reloaded: false, reason: 'no configuration to read again; a heavy sweep instead' };
+      }
+      let next: EffectiveConfig | undefined;
+      let r: Awaited<ReturnType<IbsmSm['reload']>>;
+      try {
+        next = reread();
+        r = await sm.reload({ ...smOptionsOf(next), ...(fabric && setting(next, 'sim') === setting(c, 'sim') ? { sim: fabric } : {}) });
+      } catch (e) {
+        const error = (e as Error).message;
+        log.error('configuration reload failed; the running configuration is kept', { trigger: why, error, errorType: (e as Error).name });
+        // (sm.reload counts and reports its own failures; a configuration file refused here.)
+        if (next === undefined) sm.subnet.noteReload({ ok: false, error });
+        throw e;
+      }
+      log.info('configuration reloaded', { trigger: why, reread: r.reread.join(',') || 'none', applied: r.applied.join(',') || 'none', groupsCreated: r.groupsCreated, groupsUpdated: r.groupsUpdated, groupsReleased: r.groupsReleased });
+      if (r.restartNeeded.length) log.warn('configuration changes need a restart', { settings: r.restartNeeded.join(','), note: 'the running values are kept until ibsm is restarted' });
+      for (const n of next.file?.notes ?? []) log.warn('configuration', { file: next.file!.file, note: n });
+      return { reloaded: true, ...r };
+    };
+    const p = reloading.then(run, run);
+    reloading = p.catch(() => undefined);
+    return p;
+  };
   // The control socket: a busy or unwritable default path is not a reason to stop managing the
   // fabric (logged); a path the operator gave is (a bad configuration).
   const socketPath = setting<string>(c, 'control-socket');
   let control: Server | undefined;
-  if (socketPath && socketPath !== 'none') {
+  if (socketPath && socketPath !== 'none' && sig.stopWhy === undefined) {
     try {
       // Loaded here, not at start-up: node:net and the ops' views are for a daemon that stays.
       const [{ serveControl }, { controlTargetOf }] = await Promise.all([import('./control.js'), import('./ops.js')]);
-      control = await serveControl(socketPath, controlTargetOf(sm), log);
+      control = await serveControl(socketPath, { ...controlTargetOf(sm), reload: () => reload('control socket') }, log);
       log.info('control socket served', { path: socketPath });
     } catch (e) {
       if (c.settings.get('control-socket')?.source !== 'default') {
@@ -213,23 +331,10 @@ export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo()): Pro
       log.warn('control socket not served', { path: socketPath, error: (e as Error).message });
     }
   }
-  // As OpenSM: SIGHUP sweeps the whole fabric again; SIGUSR1 reopens the log file (logrotate).
-  const onHup = (): void => sm.subnet.sm.requestHeavySweep('SIGHUP', true);
-  const onUsr1 = (): void => {
-    file?.reopen();
-    log.info('log file reopened', { signal: 'SIGUSR1' });
-  };
-  process.on('SIGHUP', onHup);
-  process.on('SIGUSR1', onUsr1);
-  await new Promise<void>((resolve) => {
-    const onSig = (sig: string): void => {
-      void stop(sig).then(resolve);
-    };
-    process.once('SIGINT', () => onSig('SIGINT'));
-    process.once('SIGTERM', () => onSig('SIGTERM'));
-  });
-  process.off('SIGHUP', onHup);
-  process.off('SIGUSR1', onUsr1);
+  // As OpenSM: SIGHUP reloads the configuration (and sweeps the whole fabric again).
+  sig.serve(() => void reload('SIGHUP'), onUsr1);
+  await sig.stopped;
+  await stop(sig.stopWhy!);
   await new Promise((r) => (control ? control.close(r) : r(undefined)));
   file?.close();
   return 0;

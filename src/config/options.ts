@@ -8,10 +8,10 @@ import { DEFAULT_SA_LIMITS } from '../sa/limits.js';
 import { parseListenAddress } from '../util/listen.js';
 import { DEFAULT_SM_KEY } from '../wire/sma.js';
 
-export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'dump' | 'topo';
-export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'dump', 'topo'];
+export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'reload' | 'dump' | 'topo';
+export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'reload', 'dump', 'topo'];
 /** The commands that talk to a running SM through its control socket. */
-export const CONTROL_COMMANDS: readonly Command[] = ['status', 'resweep', 'reroute', 'dump', 'topo'];
+export const CONTROL_COMMANDS: readonly Command[] = ['status', 'resweep', 'reroute', 'reload', 'dump', 'topo'];
 
 export type OptionType = 'boolean' | 'string' | 'int' | 'key64' | 'list' | 'enum';
 export type OptionValue = boolean | string | number | bigint | string[];
@@ -19,6 +19,8 @@ export type OptionValue = boolean | string | number | bigint | string[];
 export interface OptionSpec {
   /** Long name (`--name`). */
   readonly name: string;
+  /** Older long names still accepted (not listed in --help or the docs). */
+  readonly aliases?: readonly string[];
   readonly short?: string;
   readonly type: OptionType;
   /** What the value looks like in --help (FILE, N, KEY, ...). */
@@ -148,7 +150,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'qos-sl2vl', type: 'string', arg: 'VL,...', help: 'QoS: the SL→VL table, 16 VLs', default: QOS_VL_DEFAULTS.sl2vl, commands: RUN, key: 'qosSl2vl', opensm: 'qos_sl2vl', check: checkQos('sl2vl') },
   { name: 'perfmgr', type: 'boolean', help: "PerfMgr on: every linked port's PortCounters read through the PMAs, 64-bit totals, error counters that rise logged with the port, Prometheus series per port", default: false, commands: RUN, key: 'perfmgr', opensm: 'perfmgr' },
   { name: 'perfmgr-interval', type: 'int', arg: 'S', min: 1, max: 86400, help: 'PerfMgr sweep interval in seconds', default: 180, commands: RUN, key: 'perfmgrInterval', opensm: 'perfmgr_sweep_time_s' },
-  { name: 'control-socket', type: 'string', arg: 'PATH', help: 'the local control socket (unix, mode 0600) that ibsm status, resweep, reroute, dump and topo use (none: off)', default: controlSocketDefault, defaultText: `${DEFAULT_CONTROL_SOCKET} with --umad (not under ibsim), else none`, commands: RUN, key: 'controlSocket' },
+  { name: 'control-socket', type: 'string', arg: 'PATH', help: 'the local control socket (unix, mode 0600) that ibsm status, resweep, reroute, reload, dump and topo use (none: off)', default: controlSocketDefault, defaultText: `${DEFAULT_CONTROL_SOCKET} with --umad (not under ibsim), else none`, commands: RUN, key: 'controlSocket' },
   // ---- where the metrics are served (issue 14; --metrics-port above is 127.0.0.1:N)
   { name: 'metrics-listen', type: 'string', arg: 'ADDR:PORT', help: 'serve Prometheus metrics on ADDR:PORT (/metrics), e.g. 0.0.0.0:9464 or [::]:9464; excludes --metrics-port', defaultText: 'off', commands: RUN, key: 'metricsListen', check: checkListen },
   // ---- the live web view (src/web)
@@ -175,9 +177,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   // ---- query
   { name: 'send', type: 'boolean', help: 'query path between two subnets on the in-process fabric: inject a test packet each way with P1 and P2 and print the hops', default: false, commands: ['query'] },
   { name: 'sa-lid', type: 'int', arg: 'LID', min: 0, max: 0xbfff, help: "the SA's LID", defaultText: 'the SM LID in the local PortInfo', commands: ['query'] },
-  { name: 'smkey', type: 'key64', arg: 'KEY', help: 'SM_Key sent with the query (trusted requests)', defaultText: '0', commands: ['query'] },
+  { name: 'sm-key', aliases: ['smkey'], type: 'key64', arg: 'KEY', help: 'SM_Key sent with the query (trusted requests)', defaultText: '0', commands: ['query'] },
   // ---- output
-  { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query', 'status', 'resweep', 'reroute', 'dump'] },
+  { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query', 'status', 'resweep', 'reroute', 'reload', 'dump'] },
 ];
 
 /** A qos-* table text, checked by the one parser of them. */

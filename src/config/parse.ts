@@ -64,7 +64,7 @@ export interface ParsedArgs {
 /** Parse a command's arguments. `extra` adds command-specific options (ibsm query's filters). */
 export function parseCommandLine(cmd: Command, argv: readonly string[], extra: readonly OptionSpec[] = []): ParsedArgs {
   const specs = [...optionsOf(cmd), ...extra];
-  const byLong = new Map(specs.map((o) => [o.name, o]));
+  const byLong = new Map(specs.flatMap((o) => [o.name, ...(o.aliases ?? [])].map((n) => [n, o] as const)));
   const byShort = new Map(specs.filter((o) => o.short).map((o) => [o.short!, o]));
   const out: ParsedArgs = { values: new Map(), positionals: [], help: false, version: false };
   for (let i = 0; i < argv.length; i++) {
@@ -120,12 +120,13 @@ function unknownOption(cmd: Command, given: string, specs: readonly OptionSpec[]
 const HEADS: Record<Command, string> = {
   discover: 'usage: ibsm discover [options]\n  directed-route sweep; prints the topology in ibnetdiscover\'s format (or JSON)',
   route: 'usage: ibsm route <topology file | gen:<kind>:<params>> [options]\n  run a routing engine offline and print the verifier\'s figures',
-  run: 'usage: ibsm run [options]\n  the subnet manager and SA; logs "SUBNET UP" when the subnet is up\n  (SMPs lost or refused are retried; what still fails is logged, counted and left for the next sweep:\n  nothing the fabric does ends it; when no engine of --routing applies: updn, and an ERROR)\n  a --sim fabric of several subnets joined by routers (gen:subnets:...): one SM+SA per subnet, one SUBNET UP each (docs/routers.md)',
+  run: 'usage: ibsm run [options]\n  the subnet manager and SA; logs "SUBNET UP" when the subnet is up\n  (SMPs lost or refused are retried; what still fails is logged, counted and left for the next sweep:\n  nothing the fabric does ends it; when no engine of --routing applies: nue, and an ERROR)\n  a --sim fabric of several subnets joined by routers (gen:subnets:...): one SM+SA per subnet, one SUBNET UP each (docs/routers.md)',
   query: 'usage: ibsm query <record> [filters] [options]\n  SA client (like saquery); on --sim the subnet is brought up in-process first\n  path --sgid <local> --dgid <remote>: a path between subnets (P1, P2, the validation); --send: a test packet each way',
   config: 'usage: ibsm config [--check] [options]\n  print the effective configuration (each value with where it came from) in the form --config reads; --check: check it and every file it names, without running',
   status: 'usage: ibsm status [options]\n  the running SM: role, sweeps, fabric size, last change, routing and its figures, SA request rate, PerfMgr errors',
   resweep: 'usage: ibsm resweep [--heavy] [options]\n  ask the running SM for a light (or heavy) sweep now; prints its figures',
   reroute: 'usage: ibsm reroute [options]\n  ask the running SM to route the whole fabric again (a full heavy sweep) and program what changed',
+  reload: 'usage: ibsm reload [options]\n  ask the running SM to read its configuration again, as SIGHUP: the files checked whole first (an error keeps\n  the running configuration), what can change live applied (partitions, QoS, routing), what needs a restart named',
   dump: 'usage: ibsm dump lfts|mfts|topology|lids [options]\n  the running SM\'s tables as text: LFTs and MFTs as ibroute prints them, the topology as ibnetdiscover, LIDs as guid2lid',
   topo: 'usage: ibsm topo [--format dot|svg|json] [--sim <file|gen:spec> | --umad | --socket PATH]\n  a picture of the fabric: switches by tier, hosts grouped, links coloured by routes per link, down links marked',
 };

@@ -35,7 +35,7 @@ import type { IncrementalOptions, IncrementalOutcome, IncrementalStats } from '.
 
 export { singleVlCdg };
 export type { IntactRouting, IncrementalOptions, IncrementalOutcome, IncrementalStats } from './incremental-types.js';
-export { intactRouting, rehearse } from './incremental-intact.js';
+export { intactRouting, rehearse, rehearsalSteps, routesPerLink } from './incremental-intact.js';
 
 const UNKNOWN = 0;
 const BUSY = 1;

@@ -245,6 +245,44 @@ export class MulticastManager implements SaHandler {
     return g;
   }
 
+  /** The configuration's groups after a reload (partitions.conf): those it adds are created; those
+   * it keeps take its parameters (Q_Key, MTU, rate, SL, TClass, FlowLabel: what joins and queries
+   * see from now on); those it no longer names are the SA's as any other group (gone at once
+   * without a full member, else with the last one). Throws a RangeError, having changed nothing,
+   * when the new groups need more MLIDs than are free. */
+  syncWellKnown(specs: readonly WellKnownGroupSpec[], ctx: SaContext | undefined): { created: McGroup[]; updated: number; released: number } {
+    const wanted = new Map(specs.map((sp) => [sp.mgid, sp]));
+    const fresh = specs.filter((sp) => !this.groups.has(sp.mgid));
+    const released = [...this.groups.values()].filter((g) => g.wellKnown && !wanted.has(g.mgid));
+    const free = this.maxMlid - MCAST_LID_BASE + 1 - this.mlids.size;
+    const freed = released.filter((g) => !this.hasFullMember(g)).length;
+    if (fresh.length > free + freed) throw new RangeError(`partitions.conf names ${fresh.length} new multicast groups; ${free + freed} MLIDs are free`);
+    for (const g of released) {
+      g.wellKnown = false;
+      if (!this.hasFullMember(g)) {
+        if (ctx) this.deleteGroup(g, ctx);
+        else {
+          this.groups.delete(g.mgid);
+          this.mlids.delete(g.mlid);
+          this.emit({ kind: 'deleted', mgid: g.mgid, mlid: g.mlid });
+        }
+      }
+    }
+    let updated = 0;
+    for (const sp of specs) {
+      const g = this.groups.get(sp.mgid);
+      if (!g) continue;
+      g.wellKnown = true;
+      const next = { qKey: sp.qKey, mtu: sp.mtu, rate: sp.rate, sl: sp.sl, tClass: sp.tClass, flowLabel: sp.flowLabel, hopLimit: sp.hopLimit };
+      if ((Object.keys(next) as (keyof typeof next)[]).some((k) => g.rec[k] !== next[k])) {
+        g.rec = { ...g.rec, ...next };
+        updated++;
+      }
+    }
+    const created = fresh.map((sp) => this.createWellKnown(sp));
+    return { created, updated, released: released.length };
+  }
+
   /** A port left the fabric: drop its memberships (groups without full members go). */
   removePort(portGuid: bigint, ctx: SaContext): void {
     for (const g of [...this.groups.values()]) {

@@ -26,7 +26,7 @@ import { speedName, widthName } from '../model/rates.js';
 import { indexEndPorts, type DiscoveredNode, type DiscoveryResult, type Snapshot } from '../model/snapshot.js';
 import { PartitionPlan } from '../model/partitions.js';
 import type { RoutingResult } from '../model/routes.js';
-import { intactRouting, rehearse, rerouteIncremental, type IntactRouting } from '../routing/incremental.js';
+import { intactRouting, rehearsalSteps, rerouteIncremental, type IntactRouting } from '../routing/incremental.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { canonicalize } from './discovery.js';
@@ -70,12 +70,28 @@ export class LocalSweeper {
   remember(snap: Snapshot): void {
     this.intact = undefined;
     this.pending = snap;
+    // In steps (the intact routing's load, the rehearsal's link down, then back), the event loop
+    // turning between them: a signal (SIGTERM) waits for one step, not for the whole.
     this.clock.defer(() => {
       if (this.pending !== snap) return;
       this.prepare(snap);
-      const t = this.clock.now();
-      const r = rehearse(this.intact!);
-      this.log.debug('incremental re-route rehearsed', { outcomes: r.map((o) => (o.ok ? 'ok' : o.reason)).join('; '), ms: Math.round(this.clock.now() - t) });
+      const intact = this.intact!;
+      const steps = rehearsalSteps(intact);
+      const outcomes: string[] = [];
+      let ms = 0;
+      const next = (i: number): void => {
+        if (this.intact !== intact) return; // forgotten (a stop, a state change) or replaced
+        if (i === steps.length) {
+          this.log.debug('incremental re-route rehearsed', { outcomes: outcomes.join('; '), ms: Math.round(ms) });
+          return;
+        }
+        const t = this.clock.now();
+        const o = steps[i]!();
+        ms += this.clock.now() - t;
+        outcomes.push(o.ok ? 'ok' : o.reason);
+        this.clock.defer(() => next(o.ok ? i + 1 : steps.length));
+      };
+      this.clock.defer(() => next(0));
     });
   }
 
@@ -205,6 +221,10 @@ export class LocalSweeper {
     // Phases, from the sweep's start: exploration done, routes computed, LFT blocks acknowledged.
     const at = (t: number): number => Math.round(t - t0);
     this.log.info('local sweep done', { links: view.changes, switchesFlagged: view.flagged, reroute: how, lftBlocks, smps: stats.smps, ms: Math.round(stats.ms), exploredMs: at(tr), routedMs: at(routedAt), tablesMs: at(tablesAt) });
+    // A full re-route is the new baseline (the routing to return to, and its busiest link the
+    // bound of the next incremental re-route): else every later change would be measured against
+    // the fabric before this one and refused (IBSM-4011) as long as this change lasts.
+    if (how === 'full') this.remember(snapshot);
     return { snapshot, stats };
   }
 

@@ -175,9 +175,19 @@ export function cleared(s: PortCounterState, clear: { counterSelect: number; cou
   return s;
 }
 
-/** A counter's Prometheus name: perfquery's label in snake case (UFM telemetry's names),
- * `PortXmitData` → `port_xmit_data`, `SymbolErrorCounter` → `symbol_error_counter`. */
+/** A counter's Prometheus name after `ibsm_port_` (api/metrics.ts): perfquery's label in snake
+ * case without its `Port` (the metric says it: no `ibsm_port_port_...`), in base units as
+ * Prometheus wants them: `SymbolErrorCounter` → `symbol_error_counter`, `PortRcvErrors` →
+ * `rcv_errors`, `PortXmitData` → `xmit_data_bytes` (the PMA counts 4-octet words: the metric is
+ * ×4, `counterMetricScale`), `PortXmitPkts` → `xmit_packets`. */
 export function counterMetricName(name: CounterName): string {
   const label = PortCounters.fields[name].label ?? name;
-  return label.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2').toLowerCase();
+  const snake = label.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1_$2').toLowerCase().replace(/^port_/, '');
+  return snake.replace(/_data$/, '_data_bytes').replace(/_pkts$/, '_packets');
+}
+
+/** What a counter's total is multiplied by in its metric: 4 for the data counters (4-octet
+ * words to bytes), else 1. */
+export function counterMetricScale(name: CounterName): number {
+  return name === 'xmitData' || name === 'rcvData' ? 4 : 1;
 }

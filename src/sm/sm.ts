@@ -295,6 +295,13 @@ export class SubnetManager {
     this.waiters = [];
   }
 
+  /** Settings a reload changes (issue #28; api/sm.ts `reload`): the next heavy sweep, a full one,
+   * programs P_Keys, VL tables and routes from them. */
+  reconfigure(s: Pick<SmOptions, 'partitions' | 'qosVl' | 'routing' | 'routingOptions'>): void {
+    Object.assign(this.o, s);
+    this.local.forget();
+  }
+
   /** A trap or an operator asks for a heavy sweep; coalesced with one pending. A trap's may be a
    * local sweep (sm/local-sweep.ts); `full` (an operator's: SIGHUP) rediscovers the whole fabric. */
   requestHeavySweep(reason: string, full = false): void {

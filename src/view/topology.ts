@@ -1,14 +1,14 @@
 /**
  * A picture of the fabric, without I/O: the nodes by tier (hosts at the bottom, then the switches
  * they hang off, then each switch tier above), hosts grouped under their switch, every link with
- * the routes it carries (the CA destination LIDs the switches' tables send out of each port, in
- * both directions), and, against what earlier views showed (ViewMemory), links that went down and
- * nodes that went away marked. Rendered as JSON, as Graphviz DOT, and as SVG with its own layered
- * layout (no external binaries). The colours (VIEW_COLOURS) are told apart by colour-blind eyes
- * too: the load runs from light to dark blue, a link down is vermillion (Okabe and Ito's palette).
+ * the routes it carries (routes per link as everywhere: routing/incremental-intact.ts
+ * `routesPerLink`, given by the caller; a link shows its busier direction), and, against what
+ * earlier views showed (ViewMemory), links that went down and nodes that went away marked.
+ * Rendered as JSON, as Graphviz DOT, and as SVG with its own layered layout (no external
+ * binaries). The colours (VIEW_COLOURS) are told apart by colour-blind eyes too: the load runs
+ * from light to dark blue, a link down is vermillion (Okabe and Ito's palette).
  */
 import { isSwitch, type Fabric, type FabricPort } from '../model/fabric.js';
-import { NO_ROUTE } from '../model/routes.js';
 import { NodeType } from '../wire/mad.js';
 
 export interface ViewNode {
@@ -46,6 +46,9 @@ export interface TopologyView {
   links: ViewLink[];
   /** The most routes on any link (0 without tables). */
   maxRoutes: number;
+  /** The mean routes per directed switch-to-switch link (0 without tables): `ibsm status`'s and
+   * the metrics' mean. */
+  meanRoutes: number;
 }
 
 /** Every node and link the views made with it have shown, as last seen (by node id and link
@@ -61,8 +64,10 @@ export function viewMemory(): ViewMemory {
 }
 
 export interface ViewOptions {
-  /** Switch node index → LFT (LID → port), as a RoutingResult holds them. */
-  lfts?: ReadonlyMap<number, Uint8Array>;
+  /** Routes per link (routing/incremental-intact.ts `routesPerLink`): CA-to-CA routes over each
+   * directed switch-to-switch link, by `<switch GUID>:<port>` it leaves by. Host links carry none
+   * in this count (0). */
+  routes?: ReadonlyMap<string, number>;
   /** What earlier views showed: its nodes and links missing from this fabric are drawn gone and
    * down; this fabric's are remembered in it. */
   memory?: ViewMemory;
@@ -115,22 +120,8 @@ export function topologyView(f: Fabric, o: ViewOptions = {}): TopologyView {
       ...(attach ? { attachedTo: hex(f.nodes[attach.node]!.guid), attachedPort: attach.port } : {}),
     };
   });
-  // routes per directed link: CA destination LIDs each switch sends out of each port
-  const caLids: number[] = [];
-  for (const n of f.nodes) if (!isSwitch(n)) for (const p of n.ports) if (p?.lid) for (let l = 0; l < 1 << (p.lmc ?? 0); l++) caLids.push(p.lid + l);
-  const load = new Map<string, number>();
-  for (const [si, lft] of o.lfts ?? []) {
-    const n = f.nodes[si];
-    if (!n) continue;
-    for (const lid of caLids) {
-      const port = lft[lid];
-      if (port === undefined || port === NO_ROUTE || port === 0) continue;
-      const peer = n.ports[port]?.peer;
-      if (!peer) continue;
-      const k = linkKey({ node: hex(n.guid), port }, { node: hex(f.nodes[peer.node]!.guid), port: peer.port });
-      load.set(k, (load.get(k) ?? 0) + 1);
-    }
-  }
+  // a link's routes: its busier direction
+  const routesOf = (a: bigint, pa: number, b: bigint, pb: number): number => Math.max(o.routes?.get(`${a}:${pa}`) ?? 0, o.routes?.get(`${b}:${pb}`) ?? 0);
   const links: ViewLink[] = [];
   const seen = new Set<string>();
   f.nodes.forEach((n) => {
@@ -141,7 +132,7 @@ export function topologyView(f: Fabric, o: ViewOptions = {}): TopologyView {
       const k = linkKey(a, b);
       if (seen.has(k)) continue;
       seen.add(k);
-      links.push({ a, b, ...(p.width ? { width: p.width } : {}), ...(p.speed ? { speed: p.speed } : {}), routes: load.get(k) ?? 0 });
+      links.push({ a, b, ...(p.width ? { width: p.width } : {}), ...(p.speed ? { speed: p.speed } : {}), routes: routesOf(n.guid, p.num, f.nodes[p.peer.node]!.guid, p.peer.port) });
     }
   });
   if (mem) {
@@ -152,7 +143,9 @@ export function topologyView(f: Fabric, o: ViewOptions = {}): TopologyView {
     for (const n of nodes) if (!n.gone) mem.nodes.set(n.id, n);
     for (const l of links) if (!l.down) mem.links.set(linkKey(l.a, l.b), l);
   }
-  return { nodes, links, maxRoutes: links.reduce((a, l) => Math.max(a, l.routes), 0) };
+  const all = [...(o.routes?.values() ?? [])];
+  const meanRoutes = all.length ? all.reduce((a, b) => a + b, 0) / all.length : 0;
+  return { nodes, links, maxRoutes: links.reduce((a, l) => Math.max(a, l.routes), 0), meanRoutes };
 }
 
 /** The view as JSON-safe data (GUIDs as hex strings). */

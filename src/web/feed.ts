@@ -13,6 +13,7 @@ import { ERROR_COUNTERS, type CounterName, type CounterValues } from '../sm/perf
 import { isSwitch } from '../model/fabric.js';
 import { snapshotPorts, type Snapshot } from '../model/snapshot.js';
 import { topologyJson, topologySvg, topologyView, viewMemory, type TopologyView, type ViewLink } from '../view/topology.js';
+import { routesPerLink } from '../routing/incremental.js';
 import { PORT_STATE_NAMES } from '../wire/mad.js';
 import { PHYS_PORT_STATE_NAMES } from '../wire/sma.js';
 import { TrapNumber } from '../wire/notice.js';
@@ -237,7 +238,7 @@ export class WebFeed {
     const snap = this.src.subnet.sm.current;
     if (!snap) return undefined;
     let v = this.views.get(snap);
-    if (!v) this.views.set(snap, (v = topologyView(snap.fabric, { lfts: snap.routing.lfts, memory: this.memory })));
+    if (!v) this.views.set(snap, (v = topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory: this.memory })));
     return v;
   }
 
@@ -367,7 +368,7 @@ export class WebFeed {
     const up = v.links.filter((l) => !l.down);
     return {
       maxRoutes: v.maxRoutes,
-      meanRoutes: up.length ? Number((up.reduce((a, l) => a + l.routes, 0) / up.length).toFixed(1)) : 0,
+      meanRoutes: Number(v.meanRoutes.toFixed(1)),
       busiest: [...up].sort((x, y) => y.routes - x.routes).slice(0, Math.min(25, this.maxRows)).map(row),
       down: v.links.filter((l) => l.down).slice(0, this.maxRows).map(row),
     };

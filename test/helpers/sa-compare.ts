@@ -264,3 +264,20 @@ export function mcastReach(plan: Plan, mfts: Map<number, Map<number, number[]>>,
   }
   return { reached, loops };
 }
+
+/** The VL tables QoS programs, read back with smpquery from `host`: a CA port's SL2VL and
+ * VLArbitration, and a switch's SL2VL (port 1 to 2) and VLArbitration (port 2), by name. */
+export async function readVlTables(ib: Ibsim, plan: Plan, host: string): Promise<Map<string, string>> {
+  const a = plan.ends.find((e) => !e.switch)!;
+  const sw = plan.ends.find((e) => e.switch)!;
+  const tables = new Map<string, string>();
+  for (const [name, args] of [
+    ['sl2vl CA', ['sl2vl', String(a.lid), '1']],
+    ['vlarb CA', ['vlarb', String(a.lid), '1']],
+    ['sl2vl switch 1->2', ['sl2vl', String(sw.lid), '2', '1']],
+    ['vlarb switch port 2', ['vlarb', String(sw.lid), '2']],
+  ] as const) {
+    tables.set(name, (await runPreloaded('smpquery', [...args], { ibsim: ib, simHost: host, timeoutMs: 20_000 })).stdout);
+  }
+  return tables;
+}
