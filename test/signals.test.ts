@@ -142,9 +142,10 @@ async function matrix(args: string[], env: Record<string, string | undefined>): 
       expect(o.inspector, `127.0.0.1:9229 answered after ${what}`).toBe(false);
       expect(o.listened, `TCP ports listened on after ${what}`).toEqual([]);
       expect(o.out, what).not.toMatch(/Debugger listening/);
-      if (o.signal !== null && typeof when === 'number' && when <= 10 && !/IBSM-\d+/.test(o.out)) {
+      if (o.signal !== null && typeof when === 'number' && !/IBSM-\d+/.test(o.out)) {
         // Before the bin's first statement: Node's default, nothing done (no line of ibsm's; the
-        // umad2sim preload may have printed its own as the process loaded).
+        // umad2sim preload may have printed its own as the process loaded). On a loaded machine
+        // Node takes 50 ms and more to reach that statement, so any early time may land here.
         early.push(`${sig}@${when}ms→${o.signal}`);
         continue;
       }
