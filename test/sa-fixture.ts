@@ -22,7 +22,7 @@ export interface Built {
 
 export const SM_KEY = 0x1122334455667788n;
 
-export async function buildContext(fabric: Fabric, opts: { lmc?: number; partitions?: PartitionPlan; routing?: string[]; mkey?: bigint; smNode?: number; tweak?: (sim: SimFabric) => void } = {}): Promise<Built> {
+export async function buildContext(fabric: Fabric, opts: { lmc?: number; partitions?: PartitionPlan; routing?: string[]; mkey?: bigint; smNode?: number; tweak?: (sim: SimFabric) => void; wrapSmp?: (s: SmpClient) => SmpClient } = {}): Promise<Built> {
   const clock = new VirtualClock();
   const sim = new SimFabric(fabric, { clock });
   opts.tweak?.(sim);
@@ -41,7 +41,7 @@ export async function buildContext(fabric: Fabric, opts: { lmc?: number; partiti
   };
   const partitions = opts.partitions ?? PartitionPlan.defaultPlan();
   const sm = new SubnetManager({
-    smp,
+    smp: opts.wrapSmp ? opts.wrapSmp(smp) : smp,
     clock,
     log: new Logger(new MemorySink(), 'error'),
     routing: opts.routing ?? ['minhop'],

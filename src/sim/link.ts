@@ -41,15 +41,41 @@ export function setLogical(p: SimPort, state: number, changes: PortChange[]): vo
   p.info.portState = state;
 }
 
+/** LinkSpeedExtEnabled as a set of speeds (30 = extended speeds disabled). */
+const extEnabled = (v: number): number => (v === 30 ? 0 : v & 0xf);
+
+/** The width and speeds a link between `a` and `b` trains to: the best both ends have enabled
+ * (XDR in byte 56 over the extended speeds over the base ones). */
+function trained(a: SimPort, b: SimPort): { width: number; speed: number; ext: number; ext2: number } {
+  const ext2 = highestBit(a.info.linkSpeedExtEnabled2 & b.info.linkSpeedExtEnabled2 & 0x3);
+  return {
+    width: highestWidth(a.info.linkWidthEnabled & b.info.linkWidthEnabled),
+    speed: highestBit(a.info.linkSpeedEnabled & b.info.linkSpeedEnabled) || 1,
+    ext: extEnabled(a.info.linkSpeedExtEnabled) & extEnabled(b.info.linkSpeedExtEnabled) ? highestBit(extEnabled(a.info.linkSpeedExtEnabled) & extEnabled(b.info.linkSpeedExtEnabled)) : 0,
+    ext2,
+  };
+}
+
+/** An up link whose ends' enabled widths/speeds no longer give what it is running at. */
+export function trainsDifferently(p: SimPort): boolean {
+  const q = p.peer;
+  if (!q || !linkIsUp(p)) return false;
+  const t = trained(p, q);
+  const i = p.info;
+  return t.width !== i.linkWidthActive || t.speed !== i.linkSpeedActive || t.ext !== i.linkSpeedExtActive || t.ext2 !== i.linkSpeedExtActive2;
+}
+
 function bringUp(p: SimPort, q: SimPort, changes: PortChange[]): void {
   for (const [a, b] of [
     [p, q],
     [q, p],
   ] as const) {
     setPhysical(a, PhysPortState.LinkUp);
-    a.info.linkWidthActive = highestWidth(a.info.linkWidthEnabled & b.info.linkWidthEnabled);
-    a.info.linkSpeedActive = highestBit(a.info.linkSpeedEnabled & b.info.linkSpeedEnabled) || 1;
-    a.info.linkSpeedExtActive = highestBit(a.info.linkSpeedExtEnabled & b.info.linkSpeedExtEnabled & 0xf);
+    const t = trained(a, b);
+    a.info.linkWidthActive = t.width;
+    a.info.linkSpeedActive = t.speed;
+    a.info.linkSpeedExtActive = t.ext;
+    a.info.linkSpeedExtActive2 = t.ext2;
     setLogical(a, PortState.Init, changes);
   }
 }
@@ -61,12 +87,12 @@ function bringDown(p: SimPort, changes: PortChange[]): void {
 }
 
 /** Make a port and its neighbour consistent with cable/disable state (link training). */
-export function refreshLink(p: SimPort, changes: PortChange[]): void {
+export function refreshLink(p: SimPort, changes: PortChange[], retrainUp = false): void {
   if (p.num === 0 && p.node.isSwitch) return;
   const up = linkShouldBeUp(p);
   const q = p.peer;
   if (up && q) {
-    if (!linkIsUp(p) || !linkIsUp(q)) bringUp(p, q, changes);
+    if (retrainUp || !linkIsUp(p) || !linkIsUp(q)) bringUp(p, q, changes);
   } else {
     if (linkIsUp(p) || p.info.portState !== PortState.Down) bringDown(p, changes);
     else setPhysical(p, p.disabled ? PhysPortState.Disabled : PhysPortState.Polling);

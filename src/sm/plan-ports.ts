@@ -4,6 +4,7 @@
 import { DEFAULT_GID_PREFIX, NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { PortCap, PortInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
+import { extendedSpeedsPort } from './port-info-get.js';
 import { defineView } from '../wire/view.js';
 import { recordCopier } from '../wire/layout.js';
 import { keptPortInfoBytes } from '../model/port-info.js';
@@ -146,10 +147,16 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
       v.vlHighLimit = vlHighLimit;
       v.partitionEnforcementInbound = peIn;
       v.partitionEnforcementOutbound = peOut;
-      out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data: v.buf, effect: { kind: 'portInfo', node: ni, port: pn } });
+      out.push({ path, attr: SmpAttr.PortInfo, mod: setMod(sw, pn, cur, d), data: v.buf, effect: { kind: 'portInfo', node: ni, port: pn } });
     });
   });
   return out;
+}
+
+/** A PortInfo Set's modifier: bit 31 (SMSupportExtendedSpeeds) where the port's CapabilityMask (a
+ * switch's external port: port 0's) has IsExtendedSpeedsSupported, as OpenSM's link manager. */
+function setMod(sw: boolean, pn: number, cur: PortInfo, d: DiscoveredNode): number {
+  return portInfoMod(pn, extendedSpeedsPort(sw, pn, cur, d.portInfo[0]));
 }
 
 const copyPortInfo = recordCopier(PortInfo)!;
@@ -180,6 +187,7 @@ function asSetInPlace(v: ReturnType<typeof PortInfoView.over>): void {
   v.linkWidthEnabled = 0;
   v.linkSpeedEnabled = 0;
   v.linkSpeedExtEnabled = 0;
+  v.linkSpeedExtEnabled2 = 0;
 }
 
 /** ARMED → ACTIVE for every linked port that reports ARMED and whose peer is ARMED or ACTIVE (a
@@ -200,7 +208,7 @@ export function planActivation(disc: DiscoveryResult): SmpWrite[] {
       const v = PortInfoView.over(setBytesOf(cur));
       asSetInPlace(v);
       v.portState = PortState.Active;
-      out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data: v.buf, effect: { kind: 'portInfo', node: ni, port: pn } });
+      out.push({ path, attr: SmpAttr.PortInfo, mod: setMod(n.type === NodeType.Switch, pn, cur, d), data: v.buf, effect: { kind: 'portInfo', node: ni, port: pn } });
     });
   });
   return out;

@@ -1,0 +1,107 @@
+/** NDR and XDR fabrics (issue #30): the simulated Quantum-2 / Quantum-X800 generation hides its
+ * extended speeds from a PortInfo Get or Set without AttributeModifier bit 31 (OpenSM issue #38);
+ * the SM sets the bit as OpenSM does, and PathRecords carry the links' real rates. */
+import { describe, expect, it } from 'vitest';
+import { Method, NodeType, SmpAttr } from '../src/wire/mad.js';
+import { PathRecord, SaAttr } from '../src/wire/sa.js';
+import { SaEngine } from '../src/sa/engine.js';
+import { coreSaHandlers } from '../src/sa/server.js';
+import { snapshotPorts } from '../src/model/snapshot.js';
+import { FabricBuilder } from '../src/model/generators.js';
+import type { Fabric } from '../src/model/fabric.js';
+import { knownPortRate, portRate, speedCodes, speedName, widthName } from '../src/model/rates.js';
+import type { SaContext } from '../src/sa/types.js';
+import type { SmpClient } from '../src/sm/smp-client.js';
+import { buildContext, query, requester } from './sa-fixture.js';
+
+/** Two switches, two hosts on each, every link `width` `speed`. */
+function uniform(width: string, speed: string): Fabric {
+  const b = new FabricBuilder();
+  const s0 = b.addSwitch('S0', 8);
+  const s1 = b.addSwitch('S1', 8);
+  const hosts = [0, 1, 2, 3].map((i) => b.addCa(`H${i} HCA-1`));
+  b.link(s0, 1, s1, 1, width, speed);
+  b.link(hosts[0]!, 1, s0, 2, width, speed);
+  b.link(hosts[1]!, 1, s0, 3, width, speed);
+  b.link(hosts[2]!, 1, s1, 2, width, speed);
+  b.link(hosts[3]!, 1, s1, 3, width, speed);
+  return b.build();
+}
+
+/** An SM as ibsm was before issue #30: no PortInfo Get or Set carries bit 31. */
+const withoutBit31 = (s: SmpClient): SmpClient => ({
+  getDr: (p, a, m) => s.getDr(p, a, a === SmpAttr.PortInfo ? (m ?? 0) & 0xff : m),
+  setDr: (p, a, m, d) => s.setDr(p, a, a === SmpAttr.PortInfo ? m & 0xff : m, d),
+  getLid: (l, a, m) => s.getLid(l, a, a === SmpAttr.PortInfo ? (m ?? 0) & 0xff : m),
+  setLid: (l, a, m, d) => s.setLid(l, a, a === SmpAttr.PortInfo ? m & 0xff : m, d),
+  get sent() {
+    return s.sent;
+  },
+});
+
+/** Every PathRecord between two hosts: [rate, mtu] of each. */
+function hostPaths(ctx: SaContext): { rate: number; mtu: number }[] {
+  const engine = new SaEngine();
+  for (const h of coreSaHandlers()) engine.register(h);
+  const f = ctx.snapshot.fabric;
+  const cas = snapshotPorts(ctx.snapshot).endPorts.filter((e) => f.nodes[e.node]!.type !== NodeType.Switch);
+  const out: { rate: number; mtu: number }[] = [];
+  for (const a of cas) {
+    for (const b of cas) {
+      if (a === b) continue;
+      const data = PathRecord.encode({ slid: a.lid, dlid: b.lid });
+      const r = engine.answer(query(Method.Get, SaAttr.PathRecord, data, PathRecord.mask('slid', 'dlid'), requester(ctx, a.node)), ctx);
+      if (r.kind !== 'records') throw new Error(`PathRecord ${a.lid} -> ${b.lid}: status 0x${r.status.toString(16)}`);
+      const pr = PathRecord.decode(r.records[0]!);
+      out.push({ rate: pr.rate, mtu: pr.mtu });
+    }
+  }
+  return out;
+}
+
+describe('issue #38 on the simulated fabric: bit 31 (SMSupportExtendedSpeeds)', () => {
+  for (const [speed, rate, name] of [
+    ['NDR', 21, '400 Gb/s'],
+    ['XDR', 23, '800 Gb/s'],
+  ] as const) {
+    it(`4x ${speed}: without bit 31 the ports look 4x QDR (rate 7); with it every host PathRecord says rate ${rate} (${name}) and MTU 4096`, async () => {
+      const old = await buildContext(uniform('4x', speed), { wrapSmp: withoutBit31 });
+      const wrong = hostPaths(old.ctx);
+      expect(wrong.length).toBe(12);
+      for (const p of wrong) expect(p.rate).toBe(7);
+      const now = await buildContext(uniform('4x', speed));
+      const right = hostPaths(now.ctx);
+      expect(right.length).toBe(12);
+      for (const p of right) expect(p).toEqual({ rate, mtu: 5 });
+    });
+  }
+});
+
+describe('rates of every width and speed (IBA 1.7 rate codes, as NVIDIA OpenSM and rdma-core)', () => {
+  // [width code, name], lanes: 1x 1, 2x 2, 4x 4, 8x 8, 12x 12
+  const widths = [
+    [1, 1],
+    [16, 2],
+    [2, 4],
+    [4, 8],
+    [8, 12],
+  ] as const;
+  it('NDR: 1x 16 (100G), 2x 17 (200G), 4x 21 (400G), 8x 23 (800G), 12x 24 (1200G)', () => {
+    expect(widths.map(([w]) => portRate({ linkWidthActive: w, linkSpeedActive: 4, linkSpeedExtActive: 8 }))).toEqual([16, 17, 21, 23, 24]);
+  });
+  it('XDR (byte 56): 1x 17, 2x 21, 4x 23, 8x 25 (1600G), 12x 26 (2400G); XDR wins over the extended speed field', () => {
+    expect(widths.map(([w]) => portRate({ linkWidthActive: w, linkSpeedActive: 4, linkSpeedExtActive: 8, linkSpeedExtActive2: 1 }))).toEqual([17, 21, 23, 25, 26]);
+    expect(widths.map(([w]) => knownPortRate({ linkWidthActive: w, linkSpeedActive: 0, linkSpeedExtActive: 0, linkSpeedExtActive2: 1 }))).toEqual([17, 21, 23, 25, 26]);
+  });
+  it('HDR 12x is 22 (600G), EDR 4x 16, FDR 4x 12, QDR 4x 7', () => {
+    expect(portRate({ linkWidthActive: 8, linkSpeedActive: 4, linkSpeedExtActive: 4 })).toBe(22);
+    expect(portRate({ linkWidthActive: 2, linkSpeedActive: 4, linkSpeedExtActive: 2 })).toBe(16);
+    expect(portRate({ linkWidthActive: 2, linkSpeedActive: 4, linkSpeedExtActive: 1 })).toBe(12);
+    expect(portRate({ linkWidthActive: 2, linkSpeedActive: 4, linkSpeedExtActive: 0 })).toBe(7);
+  });
+  it('names as ibnetdiscover prints them', () => {
+    expect(`${widthName(16)}${speedName(4, 8, 1)}`).toBe('2xXDR');
+    expect(`${widthName(2)}${speedName(4, 8)}`).toBe('4xNDR');
+    expect(speedCodes('xdr')).toEqual({ speed: 0, ext: 0, ext2: 1 });
+  });
+});
