@@ -7,7 +7,10 @@ import { PathRecord, SaAttr } from '../src/wire/sa.js';
 import { SaEngine } from '../src/sa/engine.js';
 import { coreSaHandlers } from '../src/sa/server.js';
 import { snapshotPorts } from '../src/model/snapshot.js';
-import { FabricBuilder } from '../src/model/generators.js';
+import { FabricBuilder, generateFabric } from '../src/model/generators.js';
+import { parseTopologyText } from '../src/model/load.js';
+import { fabricToJson } from '../src/model/json.js';
+import { main } from '../src/cli/main.js';
 import type { Fabric } from '../src/model/fabric.js';
 import { knownPortRate, portRate, speedCodes, speedName, widthName } from '../src/model/rates.js';
 import type { SaContext } from '../src/sa/types.js';
@@ -103,5 +106,93 @@ describe('rates of every width and speed (IBA 1.7 rate codes, as NVIDIA OpenSM a
     expect(`${widthName(16)}${speedName(4, 8, 1)}`).toBe('2xXDR');
     expect(`${widthName(2)}${speedName(4, 8)}`).toBe('4xNDR');
     expect(speedCodes('xdr')).toEqual({ speed: 0, ext: 0, ext2: 1 });
+  });
+});
+
+/**
+ *  S0 (NDR switch) ─4x─ S1 (XDR switch): the link trains NDR (400G, 21)
+ *  H0: 2x XDR host on a 4x XDR port of S1 → 2xXDR (400G, 21)
+ *  H1: 4x XDR host on S1 → 4xXDR (800G, 23)
+ *  H2: 1x NDR host on S0 → 1xNDR (100G, 16)
+ *  H3: 4x HDR host on a 4x NDR port of S0 → 4xHDR (200G, 17)
+ */
+function mixed(): Fabric {
+  const b = new FabricBuilder();
+  const s0 = b.addSwitch('S0', 8);
+  const s1 = b.addSwitch('S1', 8);
+  const h = [0, 1, 2, 3].map((i) => b.addCa(`H${i} HCA-1`));
+  b.link(s0, 1, s1, 1, '4x', 'NDR', { speed: 'XDR' });
+  b.link(h[0]!, 1, s1, 2, '2x', 'XDR', { width: '4x' });
+  b.link(h[1]!, 1, s1, 3, '4x', 'XDR');
+  b.link(h[2]!, 1, s0, 2, '1x', 'NDR');
+  b.link(h[3]!, 1, s0, 3, '4x', 'HDR', { speed: 'NDR' });
+  return b.build();
+}
+
+describe('mixed fabrics: the slowest link of the path', () => {
+  it('a 2x XDR host link, a 1x link, an HDR host on NDR, an NDR switch to an XDR one: links train to the best common width and speed, PathRecords carry the slowest', async () => {
+    const { ctx } = await buildContext(mixed());
+    const f = ctx.snapshot.fabric;
+    const at = (desc: string): string => {
+      const n = f.nodes.find((x) => x.desc === desc)!;
+      return `${n.ports[1]!.width}${n.ports[1]!.speed}`;
+    };
+    expect(['H0 HCA-1', 'H1 HCA-1', 'H2 HCA-1', 'H3 HCA-1'].map(at)).toEqual(['2xXDR', '4xXDR', '1xNDR', '4xHDR']);
+    expect(at('S0')).toBe('4xNDR');
+    const engine = new SaEngine();
+    for (const x of coreSaHandlers()) engine.register(x);
+    const lid = (desc: string): number => f.nodes.find((x) => x.desc === desc)!.ports[1]!.lid!;
+    const node = (desc: string): number => f.nodes.findIndex((x) => x.desc === desc);
+    const rate = (a: string, b: string): number => {
+      const r = engine.answer(query(Method.Get, SaAttr.PathRecord, PathRecord.encode({ slid: lid(a), dlid: lid(b) }), PathRecord.mask('slid', 'dlid'), requester(ctx, node(a))), ctx);
+      if (r.kind !== 'records') throw new Error(`status 0x${r.status.toString(16)}`);
+      return PathRecord.decode(r.records[0]!).rate;
+    };
+    expect(rate('H1 HCA-1', 'H0 HCA-1')).toBe(21); // 4x XDR then 2x XDR
+    expect(rate('H1 HCA-1', 'H3 HCA-1')).toBe(17); // ... NDR between the switches, 4x HDR last
+    expect(rate('H1 HCA-1', 'H2 HCA-1')).toBe(16); // the 1x NDR link
+    expect(rate('H0 HCA-1', 'H3 HCA-1')).toBe(17);
+    expect(rate('H3 HCA-1', 'H2 HCA-1')).toBe(16);
+  });
+
+  it('HDR leaves under NDR spines (gen keys speed=NDR,leafspeed=HDR): every host path is 4x HDR (17); the spine links train HDR too', async () => {
+    const { ctx } = await buildContext(generateFabric('fattree2:leaves=2,spines=2,hosts=2,speed=NDR,leafspeed=HDR'));
+    for (const p of hostPaths(ctx)) expect(p.rate).toBe(17);
+    const speeds = new Set(ctx.snapshot.fabric.nodes.flatMap((n) => n.ports.filter((p) => p?.peer).map((p) => `${p!.width}${p!.speed}`)));
+    expect([...speeds]).toEqual(['4xHDR']);
+  });
+
+  it('an XDR fabric with 2x hosts (speed=XDR,hostwidth=2x): host paths 2x XDR (21)', async () => {
+    const { ctx } = await buildContext(generateFabric('fattree2:leaves=2,spines=2,hosts=2,speed=XDR,hostwidth=2x'));
+    for (const p of hostPaths(ctx)) expect(p.rate).toBe(21);
+  });
+
+  it('rejects an unknown speed name with the valid ones', () => {
+    expect(() => generateFabric('fattree2:leaves=2,spines=2,hosts=2,speed=ZDR')).toThrow(/speed=ZDR.*SDR, DDR, QDR, FDR, EDR, HDR, NDR, XDR/s);
+  });
+});
+
+describe('ibsm discover prints NDR/XDR as ibnetdiscover does, and its output loads back', () => {
+  it('4xNDR, 2xXDR, 1xNDR, 4xHDR in the port lines; parsed back, the same widths and speeds', async () => {
+    const { writeFileSync, mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = mkdtempSync(join(tmpdir(), 'ibsm-ndr-'));
+    const json = join(dir, 'mixed.json');
+    writeFileSync(json, fabricToJson(mixed()));
+    let out = '';
+    const code = await main(['discover', '--sim', json], { stdout: { write: (s: string) => (out += s) }, stderr: { write: () => undefined } });
+    expect(code).toBe(0);
+    expect(out).toMatch(/lid \d+ 2xXDR/);
+    expect(out).toMatch(/lid \d+ 1xNDR/);
+    expect(out).toMatch(/lid \d+ 4xNDR/);
+    expect(out).toMatch(/lid \d+ 4xHDR/);
+    const back = parseTopologyText(out);
+    const links = (f: Fabric): string[] =>
+      f.nodes
+        .flatMap((n) => n.ports.filter((p, pn) => pn > 0 && p?.peer).map((p) => `${n.desc}/${p!.num}:${p!.width}${p!.speed}`))
+        .sort();
+    const { ctx } = await buildContext(mixed());
+    expect(links(back)).toEqual(links(ctx.snapshot.fabric));
   });
 });

@@ -203,7 +203,9 @@ const SPEED_BY_NAME: Readonly<Record<string, [supported: number, ext: number, ex
 export function portDefaults(width: string | undefined, speed: string | undefined): PortDefaults {
   const w = WIDTH_BY_NAME[(width ?? '4x').toLowerCase()] ?? WIDTH_BY_NAME['4x']!;
   const s = SPEED_BY_NAME[(speed ?? 'sdr').toLowerCase().replace(/[^a-z0-9]/g, '')] ?? SPEED_BY_NAME['sdr']!;
-  return { widthSupported: w[0], widthActive: w[1], speedSupported: s[0], speedExtSupported: s[1], speedExt2Supported: s[2] };
+  // HDR and later ports of 4x and more also do 2x (HDR100, NDR200, XDR400 splits)
+  const widthSupported = s[1] & 4 && w[0] & (2 | 4 | 8) ? w[0] | 16 : w[0];
+  return { widthSupported, widthActive: w[1], speedSupported: s[0], speedExtSupported: s[1], speedExt2Supported: s[2] };
 }
 
 /** A switch's port 0 (no link of its own) advertises what the switch's ports can do. */
