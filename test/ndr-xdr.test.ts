@@ -11,10 +11,15 @@ import { FabricBuilder, generateFabric } from '../src/model/generators.js';
 import { parseTopologyText } from '../src/model/load.js';
 import { fabricToJson } from '../src/model/json.js';
 import { main } from '../src/cli/main.js';
+import { readOpensmConf } from '../src/config/opensm-conf.js';
+import { OPTIONS } from '../src/config/options.js';
+import { openSm } from '../src/api/sm.js';
+import { Logger, MemorySink } from '../src/util/log.js';
 import type { Fabric } from '../src/model/fabric.js';
 import { knownPortRate, portRate, speedCodes, speedName, widthName } from '../src/model/rates.js';
 import type { SaContext } from '../src/sa/types.js';
 import type { SmpClient } from '../src/sm/smp-client.js';
+import type { SimFabric } from '../src/sim/fabric.js';
 import { buildContext, query, requester } from './sa-fixture.js';
 
 /** Two switches, two hosts on each, every link `width` `speed`. */
@@ -194,5 +199,93 @@ describe('ibsm discover prints NDR/XDR as ibnetdiscover does, and its output loa
         .sort();
     const { ctx } = await buildContext(mixed());
     expect(links(back)).toEqual(links(ctx.snapshot.fabric));
+  });
+});
+
+describe('force_link_* as OpenSM applies them: the links come back up at the forced width and speed', () => {
+  const active = (sim: SimFabric, f: Fabric): string[] => {
+    const out = new Set<string>();
+    for (const n of f.nodes) {
+      n.ports.forEach((p, pn) => {
+        if (!p?.peer || pn === 0) return;
+        const pi = sim.portInfo(n.guid, pn);
+        out.add(`${pi.portState}:${widthName(pi.linkWidthActive)}${speedName(pi.linkSpeedActive, pi.linkSpeedExtActive, pi.linkSpeedExtActive2)}`);
+      });
+    }
+    return [...out].sort();
+  };
+
+  it('force_link_speed_ext 4 (HDR) on a 4x NDR fabric: every link ACTIVE at 4x HDR, PathRecords rate 17', async () => {
+    const f = uniform('4x', 'NDR');
+    const b = await buildContext(f, { sm: { forceLinkSpeedExt: 4 } });
+    expect(active(b.sim, f)).toEqual(['4:4xHDR']);
+    for (const p of hostPaths(b.ctx)) expect(p.rate).toBe(17);
+  });
+
+  it('on a 4x XDR fabric: force_link_speed_ext2 1 keeps XDR; force_link_speed_ext 4 alone does not take it away (byte 56 wins over the extended speeds)', async () => {
+    const f = uniform('4x', 'XDR');
+    expect(active((await buildContext(f, { sm: { forceLinkSpeedExt2: 1 } })).sim, f)).toEqual(['4:4xXDR']);
+    const b = await buildContext(f, { sm: { forceLinkSpeedExt: 4 } });
+    expect(active(b.sim, f)).toEqual(['4:4xXDR']);
+    // what was written is there: LinkSpeedExtEnabled 4 (HDR) on every linked port
+    for (const n of f.nodes) n.ports.forEach((p, pn) => p?.peer && pn > 0 && expect(b.sim.portInfo(n.guid, pn).linkSpeedExtEnabled).toBe(4));
+  });
+
+  it('force_link_width 1 (1x) and force_link_speed 1 (SDR) on a 4x QDR fabric: 1x SDR links, rate 2', async () => {
+    const f = uniform('4x', 'QDR');
+    const b = await buildContext(f, { sm: { forceLinkWidth: 1, forceLinkSpeed: 1 } });
+    expect(active(b.sim, f)).toEqual(['4:1xSDR']);
+    for (const p of hostPaths(b.ctx)) expect(p.rate).toBe(2);
+  });
+
+  it('OpenSM\'s defaults (15, 31, 255) on ports that already have everything enabled: no Set changes a link', async () => {
+    const f = uniform('4x', 'NDR');
+    const b = await buildContext(f, { sm: { forceLinkSpeed: 15, forceLinkSpeedExt: 31, forceLinkWidth: 255 } });
+    expect(active(b.sim, f)).toEqual(['4:4xNDR']);
+  });
+});
+
+describe('force_link_* from an opensm.conf', () => {
+  const conf = ['# as an operator writes it for a fabric of NDR switches run at HDR', 'force_link_speed 15', 'force_link_speed_ext 4   # HDR', 'force_link_width 255', ''].join('\n');
+
+  it('`ibsm config` maps them to --force-link-* and shows the values', async () => {
+    const { writeFileSync, mkdtempSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const f = join(mkdtempSync(join(tmpdir(), 'ibsm-ndr-')), 'opensm.conf');
+    writeFileSync(f, conf);
+    let out = '';
+    let err = '';
+    const code = await main(['config', '--config', f], { stdout: { write: (s: string) => (out += s) }, stderr: { write: (s: string) => (err += s) } });
+    expect(code, err).toBe(0);
+    expect(out).toMatch(/force-link-speed-ext\b[^\n]*4/);
+    expect(out).toMatch(/force-link-speed\b[^\n]*15/);
+    expect(out).toMatch(/force-link-width\b[^\n]*255/);
+    expect(out).toContain(`${f}:3 force_link_speed_ext 4: --force-link-speed-ext`);
+  });
+
+  it('take effect on the simulated fabric: an NDR fabric comes up at HDR (speeds read back from the ports)', async () => {
+    const read = readOpensmConf(conf, 'opensm.conf');
+    expect(read.notes).toEqual([]);
+    const opts: Record<string, unknown> = {};
+    for (const [name, v] of read.values) opts[OPTIONS.find((o) => o.name === name)!.key!] = v;
+    expect(opts).toMatchObject({ forceLinkSpeed: 15, forceLinkSpeedExt: 4, forceLinkWidth: 255 });
+    const sm = await openSm({ sim: 'gen:fattree2:leaves=2,spines=2,hosts=2,speed=NDR', seed: 1, sweepInterval: 0, log: new Logger(new MemorySink(), 'info'), ...opts });
+    try {
+      const up = sm.events.next('subnetUp');
+      await sm.start();
+      const { snapshot } = await up;
+      const seen = new Set<string>();
+      snapshot.fabric.nodes.forEach((n, i) =>
+        n.ports.forEach((p, pn) => {
+          if (!p?.peer || pn === 0) return;
+          const pi = snapshot.discovery.nodes[i]!.portInfo[pn]!;
+          seen.add(`${widthName(pi.linkWidthActive)}${speedName(pi.linkSpeedActive, pi.linkSpeedExtActive, pi.linkSpeedExtActive2)} ext-enabled ${pi.linkSpeedExtEnabled}`);
+        }),
+      );
+      expect([...seen]).toEqual(['4xHDR ext-enabled 4']);
+    } finally {
+      await sm.stop();
+    }
   });
 });

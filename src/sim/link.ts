@@ -65,17 +65,29 @@ export function trainsDifferently(p: SimPort): boolean {
   return t.width !== i.linkWidthActive || t.speed !== i.linkSpeedActive || t.ext !== i.linkSpeedExtActive || t.ext2 !== i.linkSpeedExtActive2;
 }
 
+function setActive(a: SimPort, b: SimPort): void {
+  const t = trained(a, b);
+  a.info.linkWidthActive = t.width;
+  a.info.linkSpeedActive = t.speed;
+  a.info.linkSpeedExtActive = t.ext;
+  a.info.linkSpeedExtActive2 = t.ext2;
+}
+
+/** An up link whose enabled widths/speeds changed: both ends run at what they now share. */
+export function renegotiate(p: SimPort): void {
+  const q = p.peer;
+  if (!q) return;
+  setActive(p, q);
+  setActive(q, p);
+}
+
 function bringUp(p: SimPort, q: SimPort, changes: PortChange[]): void {
   for (const [a, b] of [
     [p, q],
     [q, p],
   ] as const) {
     setPhysical(a, PhysPortState.LinkUp);
-    const t = trained(a, b);
-    a.info.linkWidthActive = t.width;
-    a.info.linkSpeedActive = t.speed;
-    a.info.linkSpeedExtActive = t.ext;
-    a.info.linkSpeedExtActive2 = t.ext2;
+    setActive(a, b);
     setLogical(a, PortState.Init, changes);
   }
 }
@@ -87,12 +99,12 @@ function bringDown(p: SimPort, changes: PortChange[]): void {
 }
 
 /** Make a port and its neighbour consistent with cable/disable state (link training). */
-export function refreshLink(p: SimPort, changes: PortChange[], retrainUp = false): void {
+export function refreshLink(p: SimPort, changes: PortChange[]): void {
   if (p.num === 0 && p.node.isSwitch) return;
   const up = linkShouldBeUp(p);
   const q = p.peer;
   if (up && q) {
-    if (retrainUp || !linkIsUp(p) || !linkIsUp(q)) bringUp(p, q, changes);
+    if (!linkIsUp(p) || !linkIsUp(q)) bringUp(p, q, changes);
   } else {
     if (linkIsUp(p) || p.info.portState !== PortState.Down) bringDown(p, changes);
     else setPhysical(p, p.disabled ? PhysPortState.Disabled : PhysPortState.Polling);

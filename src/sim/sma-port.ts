@@ -11,7 +11,7 @@ import {
 } from '../wire/sma.js';
 import { decodeGuidInfoMod, decodePkeyBlockMod, decodePortInfoMod, decodeSl2vlMod, decodeVlArbMod } from '../wire/modifiers.js';
 import { PortInfoView, type SimPort } from './node.js';
-import { linkIsUp, refreshLink, retrain, setLogical, trainsDifferently, type PortChange } from './link.js';
+import { linkIsUp, refreshLink, renegotiate, retrain, setLogical, trainsDifferently, type PortChange } from './link.js';
 import { invalid, isPort, portByMod, range, reqData, writeData, type AttrCtx, type AttrHandlers } from './sma-attr.js';
 
 export const PORT_HANDLERS: AttrHandlers = {
@@ -189,11 +189,10 @@ function setPortInfo(c: AttrCtx, p: SimPort, extendedSpeeds: boolean): void {
     p.disabled = false;
     refreshLink(p, changes);
   }
-  if (physical && !p.disabled && linkIsUp(p) && trainsDifferently(p)) {
-    // new enabled widths/speeds take effect as the link trains again: both ends back in INIT at
-    // the best width and speed they now share, whatever PortState the Set asked for
-    refreshLink(p, changes, true);
-  } else if (v.portState === PortState.Down) {
+  // new enabled widths/speeds: the link runs at the best width and speed both ends now share (as
+  // ibsim applies them: at once, both ends, the logical state kept)
+  if (physical && !p.disabled && linkIsUp(p) && trainsDifferently(p)) renegotiate(p);
+  if (v.portState === PortState.Down) {
     if (physical) retrain(p, changes);
     else setLogical(p, PortState.Init, changes);
   } else if ((v.portState === PortState.Armed || v.portState === PortState.Active) && !p.stuckInit) {
