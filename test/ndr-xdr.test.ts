@@ -3,7 +3,7 @@
  * the SM sets the bit as OpenSM does, and PathRecords carry the links' real rates. */
 import { describe, expect, it } from 'vitest';
 import { Method, NodeType, SmpAttr } from '../src/wire/mad.js';
-import { PathRecord, SaAttr } from '../src/wire/sa.js';
+import { PathRecord, PortInfoRecord, SaAttr } from '../src/wire/sa.js';
 import { SaEngine } from '../src/sa/engine.js';
 import { coreSaHandlers } from '../src/sa/server.js';
 import { snapshotPorts } from '../src/model/snapshot.js';
@@ -72,11 +72,11 @@ describe('issue #38 on the simulated fabric: bit 31 (SMSupportExtendedSpeeds)', 
     ['NDR', 21, '400 Gb/s'],
     ['XDR', 23, '800 Gb/s'],
   ] as const) {
-    it(`4x ${speed}: without bit 31 the ports look 4x QDR (rate 7); with it every host PathRecord says rate ${rate} (${name}) and MTU 4096`, async () => {
+    it(`4x ${speed}: without bit 31 the ports say "Extended speed" and no extended speed (rate 3, 4x SDR); with it every host PathRecord says rate ${rate} (${name}) and MTU 4096`, async () => {
       const old = await buildContext(uniform('4x', speed), { wrapSmp: withoutBit31 });
       const wrong = hostPaths(old.ctx);
       expect(wrong.length).toBe(12);
-      for (const p of wrong) expect(p.rate).toBe(7);
+      for (const p of wrong) expect(p.rate).toBe(3);
       const now = await buildContext(uniform('4x', speed));
       const right = hostPaths(now.ctx);
       expect(right.length).toBe(12);
@@ -287,5 +287,34 @@ describe('force_link_* from an opensm.conf', () => {
     } finally {
       await sm.stop();
     }
+  });
+});
+
+describe('SA PortInfoRecord on extended speeds, as OpenSM answers it (Options bit 7)', () => {
+  it('a port running NDR also says QDR in LinkSpeedSupported/Enabled/Active unless the request sets Options bit 7; the match is on the port as it is', async () => {
+    const { ctx } = await buildContext(uniform('4x', 'NDR'));
+    const engine = new SaEngine();
+    for (const x of coreSaHandlers()) engine.register(x);
+    const h = ctx.snapshot.fabric.nodes.findIndex((n) => n.desc === 'H0 HCA-1');
+    const lid = ctx.snapshot.fabric.nodes[h]!.ports[1]!.lid!;
+    const ask = (options?: number): PortInfoRecord[] => {
+      const data = PortInfoRecord.encode({ endportLid: lid, options: options ?? 0 });
+      const mask = options === undefined ? PortInfoRecord.mask('endportLid') : PortInfoRecord.mask('endportLid', 'options');
+      const r = engine.answer(query(Method.GetTable, SaAttr.PortInfoRecord, data, mask, requester(ctx, h)), ctx);
+      if (r.kind !== 'records') throw new Error(`status 0x${r.status.toString(16)}`);
+      return r.records.map((b) => PortInfoRecord.decode(b));
+    };
+    const raw = ctx.snapshot.discovery.nodes[h]!.portInfo[1]!;
+    // the port as the SM read it: "Extended speed" (0) in LinkSpeedActive, NDR in LinkSpeedExtActive
+    expect([raw.linkSpeedActive, raw.linkSpeedExtActive]).toEqual([0, 8]);
+    const [old] = ask();
+    expect(old!.portInfo.linkSpeedActive).toBe(4);
+    expect(old!.portInfo.linkSpeedSupported & 4).toBe(4);
+    expect(old!.portInfo.linkSpeedEnabled & 4).toBe(4);
+    expect(old!.options).toBe(0);
+    const [knows] = ask(0x80);
+    expect(knows!.options).toBe(0x80);
+    expect(knows!.portInfo.linkSpeedActive).toBe(raw.linkSpeedActive);
+    expect(knows!.portInfo.linkSpeedExtActive).toBe(8);
   });
 });

@@ -48,10 +48,12 @@ const extEnabled = (v: number): number => (v === 30 ? 0 : v & 0xf);
  * (XDR in byte 56 over the extended speeds over the base ones). */
 function trained(a: SimPort, b: SimPort): { width: number; speed: number; ext: number; ext2: number } {
   const ext2 = highestBit(a.info.linkSpeedExtEnabled2 & b.info.linkSpeedExtEnabled2 & 0x3);
+  const ext = highestBit(extEnabled(a.info.linkSpeedExtEnabled) & extEnabled(b.info.linkSpeedExtEnabled));
   return {
     width: highestWidth(a.info.linkWidthEnabled & b.info.linkWidthEnabled),
-    speed: highestBit(a.info.linkSpeedEnabled & b.info.linkSpeedEnabled) || 1,
-    ext: extEnabled(a.info.linkSpeedExtEnabled) & extEnabled(b.info.linkSpeedExtEnabled) ? highestBit(extEnabled(a.info.linkSpeedExtEnabled) & extEnabled(b.info.linkSpeedExtEnabled)) : 0,
+    // running an extended speed, LinkSpeedActive reads 0 ("Extended speed", as real ports report it)
+    speed: ext || ext2 ? 0 : highestBit(a.info.linkSpeedEnabled & b.info.linkSpeedEnabled) || 1,
+    ext,
     ext2,
   };
 }
