@@ -318,3 +318,47 @@ describe('SA PortInfoRecord on extended speeds, as OpenSM answers it (Options bi
     expect(knows!.portInfo.linkSpeedExtActive).toBe(8);
   });
 });
+
+describe('which PortInfo SMPs carry bit 31', () => {
+  it('Sets: exactly those to ports whose CapabilityMask (a switch external port: port 0\'s) has IsExtendedSpeedsSupported; Gets: the second read of such a CA port, and every external port of such a switch', async () => {
+    const mods: { set: boolean; path: string; mod: number }[] = [];
+    const spy = (s: SmpClient): SmpClient => ({
+      getDr: (p, a, m) => {
+        if (a === SmpAttr.PortInfo) mods.push({ set: false, path: p.join(','), mod: m ?? 0 });
+        return s.getDr(p, a, m);
+      },
+      setDr: (p, a, m, d) => {
+        if (a === SmpAttr.PortInfo) mods.push({ set: true, path: p.join(','), mod: m });
+        return s.setDr(p, a, m, d);
+      },
+      getLid: (l, a, m) => s.getLid(l, a, m),
+      setLid: (l, a, m, d) => s.setLid(l, a, m, d),
+      get sent() {
+        return s.sent;
+      },
+    });
+    // NDR hosts on QDR switches: only the hosts' ports have extended speeds
+    const b = new FabricBuilder();
+    const s0 = b.addSwitch('S0', 4);
+    const h0 = b.addCa('H0 HCA-1');
+    const h1 = b.addCa('H1 HCA-1');
+    b.link(h0, 1, s0, 1, '4x', 'NDR', { speed: 'QDR' });
+    b.link(h1, 1, s0, 2, '4x', 'NDR', { speed: 'QDR' });
+    await buildContext(b.build(), { wrapSmp: spy });
+    const bit31 = (m: number): boolean => m >>> 31 === 1;
+    const sets = mods.filter((m) => m.set);
+    // the SM's own CA (path "") and the other host (path "1,2"): every Set with bit 31; the switch's ports: none
+    expect(sets.filter((m) => m.path === '' || m.path === '1,2').every((m) => bit31(m.mod))).toBe(true);
+    expect(sets.filter((m) => m.path === '1').some((m) => bit31(m.mod))).toBe(false);
+    expect(sets.length).toBeGreaterThan(0);
+    // each CA port read twice: first without, then with the bit
+    const caGets = mods.filter((m) => !m.set && m.path === '1,2');
+    expect(caGets.map((m) => bit31(m.mod))).toEqual([false, true]);
+    // the same on NDR switches: every external port read and set with the bit, port 0 read without
+    mods.length = 0;
+    await buildContext(uniform('4x', 'NDR'), { wrapSmp: spy });
+    const sw = mods.filter((m) => m.path === '1');
+    expect(sw.filter((m) => (m.mod & 0xff) !== 0).every((m) => bit31(m.mod))).toBe(true);
+    expect(sw.filter((m) => !m.set && (m.mod & 0xff) === 0).map((m) => bit31(m.mod))).toContain(false);
+  });
+});
