@@ -11,6 +11,7 @@ import { FabricBuilder, generateFabric } from '../src/model/generators.js';
 import { parseTopologyText } from '../src/model/load.js';
 import { fabricToJson } from '../src/model/json.js';
 import { main } from '../src/cli/main.js';
+import { parsePartitions, partitionGroups } from '../src/model/partitions.js';
 import { readOpensmConf } from '../src/config/opensm-conf.js';
 import { OPTIONS } from '../src/config/options.js';
 import { openSm } from '../src/api/sm.js';
@@ -360,5 +361,26 @@ describe('which PortInfo SMPs carry bit 31', () => {
     const sw = mods.filter((m) => m.path === '1');
     expect(sw.filter((m) => (m.mod & 0xff) !== 0).every((m) => bit31(m.mod))).toBe(true);
     expect(sw.filter((m) => !m.set && (m.mod & 0xff) === 0).map((m) => bit31(m.mod))).toContain(false);
+  });
+});
+
+describe("partitions.conf rate= and mtu=: OpenSM's codes, up to XDR's, and the names no code can mean", () => {
+  const group = (flags: string): { rate: number; mtu: number; warnings: string[] } => {
+    const r = partitionGroups(parsePartitions(`Default=0x7fff, ipoib, ${flags} : ALL=full;`));
+    return { rate: r.groups[0]!.rate, mtu: r.groups[0]!.mtu, warnings: r.warnings };
+  };
+  it('codes as OpenSM reads them (strtoul): rate=21 is 400 Gb/s, rate=25 1600 Gb/s, rate=10 120 Gb/s (a code, not Gb/s)', () => {
+    expect(group('rate=21')).toMatchObject({ rate: 21, warnings: [] });
+    expect(group('rate=25')).toMatchObject({ rate: 25, warnings: [] });
+    expect(group('rate=10')).toMatchObject({ rate: 10, warnings: [] });
+    expect(group('mtu=5')).toMatchObject({ mtu: 5, warnings: [] });
+  });
+  it('mtu=4096 and rate=400 (what no code means) read as bytes and Gb/s, with a warning', () => {
+    const g = group('mtu=4096, rate=400');
+    expect(g).toMatchObject({ mtu: 5, rate: 21 });
+    expect(g.warnings.join('\n')).toMatch(/mtu=4096' read as 4096 bytes \(MTU code 5\); OpenSM takes only the code/);
+    expect(g.warnings.join('\n')).toMatch(/rate=400' read as 400 Gb\/s \(rate code 21\)/);
+    expect(group('rate=1600')).toMatchObject({ rate: 25 });
+    expect(group('rate=33').warnings.join('\n')).toMatch(/needs a rate code 2\.\.26 \(or Gb\/s above 26: 28, 30, 40/);
   });
 });
