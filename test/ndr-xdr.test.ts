@@ -3,7 +3,8 @@
  * the SM sets the bit as OpenSM does, and PathRecords carry the links' real rates. */
 import { describe, expect, it } from 'vitest';
 import { Method, NodeType, SmpAttr } from '../src/wire/mad.js';
-import { PathRecord, PortInfoRecord, SaAttr } from '../src/wire/sa.js';
+import { JoinState, MCMemberRecord, PathRecord, PortInfoRecord, SaAttr, SaStatus } from '../src/wire/sa.js';
+import { MC_CREATE_MASK, MC_JOIN_MASK, MulticastManager } from '../src/sa/multicast.js';
 import { SaEngine } from '../src/sa/engine.js';
 import { coreSaHandlers } from '../src/sa/server.js';
 import { snapshotPorts } from '../src/model/snapshot.js';
@@ -18,7 +19,7 @@ import { openSm } from '../src/api/sm.js';
 import { Logger, MemorySink } from '../src/util/log.js';
 import type { Fabric } from '../src/model/fabric.js';
 import { knownPortRate, portRate, speedCodes, speedName, widthName } from '../src/model/rates.js';
-import type { SaContext } from '../src/sa/types.js';
+import type { SaAnswer, SaContext } from '../src/sa/types.js';
 import type { SmpClient } from '../src/sm/smp-client.js';
 import type { SimFabric } from '../src/sim/fabric.js';
 import { buildContext, query, requester } from './sa-fixture.js';
@@ -382,5 +383,33 @@ describe("partitions.conf rate= and mtu=: OpenSM's codes, up to XDR's, and the n
     expect(g.warnings.join('\n')).toMatch(/rate=400' read as 400 Gb\/s \(rate code 21\)/);
     expect(group('rate=1600')).toMatchObject({ rate: 25 });
     expect(group('rate=33').warnings.join('\n')).toMatch(/needs a rate code 2\.\.26 \(or Gb\/s above 26: 28, 30, 40/);
+  });
+});
+
+describe('MCMemberRecord rates on XDR/NDR ports', () => {
+  it('a group created from a 4x XDR host is 800 Gb/s (23); a 1x NDR host (100 Gb/s) cannot join it; one created from the 1x NDR host is 16 and the XDR host joins', async () => {
+    const { ctx } = await buildContext(mixed());
+    const f = ctx.snapshot.fabric;
+    const node = (desc: string): number => f.nodes.findIndex((x) => x.desc === desc);
+    const gid = (desc: string): bigint => (0xfe80000000000000n << 64n) | f.nodes[node(desc)]!.ports[1]!.guid;
+    const mm = new MulticastManager();
+    const ask = (method: number, rec: Partial<MCMemberRecord>, mask: bigint, desc: string): SaAnswer => {
+      const data = new Uint8Array(200);
+      MCMemberRecord.encode(rec, data, 0);
+      return mm.handle({ method, attrId: SaAttr.MCMemberRecord, attrMod: 0, componentMask: mask, data, requester: requester(ctx, node(desc)) }, ctx);
+    };
+    const create = (desc: string): MCMemberRecord => {
+      const a = ask(Method.Set, { portGid: gid(desc), joinState: JoinState.FullMember, qKey: 0x11, pKey: 0xffff }, MC_CREATE_MASK, desc);
+      if (a.kind !== 'records') throw new Error(`create: status 0x${a.status.toString(16)}`);
+      return MCMemberRecord.decode(a.records[0]!);
+    };
+    const fast = create('H1 HCA-1');
+    expect(fast.rate).toBe(23);
+    const join = ask(Method.Set, { mgid: fast.mgid, portGid: gid('H2 HCA-1'), joinState: JoinState.FullMember }, MC_JOIN_MASK, 'H2 HCA-1');
+    expect(join.kind === 'status' ? join.status : 0).toBe(SaStatus.ReqInvalid);
+    const slow = create('H2 HCA-1');
+    expect(slow.rate).toBe(16);
+    const j2 = ask(Method.Set, { mgid: slow.mgid, portGid: gid('H1 HCA-1'), joinState: JoinState.FullMember }, MC_JOIN_MASK, 'H1 HCA-1');
+    expect(j2.kind).toBe('records');
   });
 });
