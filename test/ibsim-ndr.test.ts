@@ -5,6 +5,9 @@
  * ibsm sent with the bit took effect. */
 import { describe, expect, it } from 'vitest';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { startIbsim, runPreloaded, IBSIM_EXAMPLES, type Ibsim } from './helpers/ibsim.js';
 
 const CLI = path.resolve('dist/cli/main.js');
@@ -38,5 +41,27 @@ describe('bit 31 on ibsim', () => {
       }
     },
     TIMEOUT * 2,
+  );
+});
+
+describe('ibsm discover output on ibsim', () => {
+  it(
+    'a fabric of HDR leaves with 2x hosts under an HDR spine loads into ibsim with the same widths and speeds (ibsim 0.10 knows speeds up to HDR; NDR/XDR it reads as SDR)',
+    async () => {
+      const out = execFileSync(process.execPath, [CLI, 'discover', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2,speed=HDR,hostwidth=2x'], { encoding: 'utf8' });
+      const rates = (text: string): string[] => [...text.matchAll(/lid \d+ (\d+x[A-Z]+)/g)].map((m) => m[1]!).sort();
+      expect(new Set(rates(out))).toEqual(new Set(['2xHDR', '4xHDR']));
+      const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'ibsm-hdr-')), 'hdr.net');
+      writeFileSync(file, out);
+      const ib = await startIbsim(file);
+      try {
+        const r = await runPreloaded('ibnetdiscover', [], { ibsim: ib, timeoutMs: 30_000 });
+        expect(r.code).toBe(0);
+        expect(rates(r.stdout)).toEqual(rates(out));
+      } finally {
+        await ib.stop();
+      }
+    },
+    TIMEOUT,
   );
 });
