@@ -3,7 +3,7 @@
  * the SM sets the bit as OpenSM does, and PathRecords carry the links' real rates. */
 import { describe, expect, it } from 'vitest';
 import { Method, NodeType, SmpAttr } from '../src/wire/mad.js';
-import { JoinState, MCMemberRecord, PathRecord, PortInfoRecord, SaAttr, SaStatus } from '../src/wire/sa.js';
+import { JoinState, MCMemberRecord, MultiPathRecord, PathRecord, PortInfoRecord, SaAttr, SaStatus } from '../src/wire/sa.js';
 import { MC_CREATE_MASK, MC_JOIN_MASK, MulticastManager } from '../src/sa/multicast.js';
 import { SaEngine } from '../src/sa/engine.js';
 import { coreSaHandlers } from '../src/sa/server.js';
@@ -160,6 +160,13 @@ describe('mixed fabrics: the slowest link of the path', () => {
     expect(rate('H1 HCA-1', 'H2 HCA-1')).toBe(16); // the 1x NDR link
     expect(rate('H0 HCA-1', 'H3 HCA-1')).toBe(17);
     expect(rate('H3 HCA-1', 'H2 HCA-1')).toBe(16);
+    // MultiPathRecord: the same rates (H1 to H0 and to H2)
+    const gid = (desc: string): bigint => (0xfe80000000000000n << 64n) | f.nodes[node(desc)]!.ports[1]!.guid;
+    const data = MultiPathRecord.encode({ sgidCount: 1, dgidCount: 2, numbPath: 4, gids: [gid('H1 HCA-1'), gid('H0 HCA-1'), gid('H2 HCA-1')] });
+    const r = engine.answer(query(Method.GetMulti, SaAttr.MultiPathRecord, data, MultiPathRecord.mask('sgidCount', 'dgidCount', 'numbPath', 'gids'), requester(ctx, node('H1 HCA-1'))), ctx);
+    if (r.kind !== 'records') throw new Error(`status 0x${r.status.toString(16)}`);
+    const byDlid = new Map(r.records.map((x) => PathRecord.decode(x)).map((p) => [p.dlid, p.rate]));
+    expect(byDlid).toEqual(new Map([[lid('H0 HCA-1'), 21], [lid('H2 HCA-1'), 16]]));
   });
 
   it('HDR leaves under NDR spines (gen keys speed=NDR,leafspeed=HDR): every host path is 4x HDR (17); the spine links train HDR too', async () => {
