@@ -31,6 +31,7 @@ const METHOD_TRAP_REPRESS = 0x07;
 const IB_PORT_PHYS_LINKUP = 5;
 const IB_PORT_PHYS_DISABLED = 3;
 const IB_PORT_ACTIVE = 4;
+const NODE_TYPE_SWITCH = 2;
 /** PortInfo:CapabilityMask IsSMDisabled (bit 10). */
 const PORT_CAP_IS_SM_DISABLED = 1 << 10;
 const UMAD2SIM = 'umad2sim';
@@ -176,6 +177,8 @@ export function resolvePort(cas: readonly UmadCaListing[], ca?: string, port?: n
   // its first port not Disabled
   let fallback: UmadPortListing | undefined;
   for (const c of candidates) {
+    // a switch's SMA device: its port 0, whatever its state (rdma-core: "switch sma port 0")
+    if (c.nodeType === NODE_TYPE_SWITCH && c.ports[0]) return c.ports.find((x) => x.portNum === 0) ?? c.ports[0];
     const usable = c.ports.filter((x) => !unusable(x));
     const active = usable.find((x) => x.state === IB_PORT_ACTIVE);
     if (active) return active;
