@@ -235,6 +235,8 @@ describe('UmadTransport (fake addon)', () => {
     // rdma-core's order: the first ACTIVE port (mlx5_1 port 1) over the first LinkUp one
     expect(resolvePort(cas)).toBe(cas[1]!.ports[0]);
     expect(resolvePort(cas.slice(0, 1)).portNum).toBe(2);
+    // a switch's SMA device: port 0 (rdma-core's "switch sma port 0")
+    expect(resolvePort([{ name: 'sw0', nodeType: 2, nodeGuid: 3n, systemGuid: 3n, fwVer: '', ports: [mk(0, 5, 4)] }]).portNum).toBe(0);
     expect(resolvePort(cas, 'mlx5_0', 1).portNum).toBe(1);
     expect(() => resolvePort(cas, 'mlx9')).toThrow(/no InfiniBand device named "mlx9" \(found: mlx5_0, mlx5_1\)/);
     expect(() => resolvePort(cas, 'mlx5_0', 3)).toThrow(/has no port 3/);
