@@ -232,11 +232,44 @@ describe('UmadTransport (fake addon)', () => {
       { name: 'mlx5_0', nodeType: 1, nodeGuid: 1n, systemGuid: 1n, fwVer: '', ports: [mk(1, 3, 1), mk(2, 5, 2)] },
       { name: 'mlx5_1', nodeType: 1, nodeGuid: 2n, systemGuid: 2n, fwVer: '', ports: [mk(1, 5, 4)] },
     ];
-    expect(resolvePort(cas).portNum).toBe(2);
+    // rdma-core's order: the first ACTIVE port (mlx5_1 port 1) over the first LinkUp one
+    expect(resolvePort(cas)).toBe(cas[1]!.ports[0]);
+    expect(resolvePort(cas.slice(0, 1)).portNum).toBe(2);
+    // a switch's SMA device: port 0 (rdma-core's "switch sma port 0")
+    expect(resolvePort([{ name: 'sw0', nodeType: 2, nodeGuid: 3n, systemGuid: 3n, fwVer: '', ports: [mk(0, 5, 4)] }]).portNum).toBe(0);
     expect(resolvePort(cas, 'mlx5_0', 1).portNum).toBe(1);
     expect(() => resolvePort(cas, 'mlx9')).toThrow(/no InfiniBand device named "mlx9" \(found: mlx5_0, mlx5_1\)/);
     expect(() => resolvePort(cas, 'mlx5_0', 3)).toThrow(/has no port 3/);
     expect(() => resolvePort([])).toThrow(/no InfiniBand device found/);
+  });
+
+  it('skips an Ethernet (irdma/RoCE) device listed first, as rdma-core (OpenSM issue #40)', () => {
+    const port = (caName: string, linkLayer: 'InfiniBand' | 'Ethernet', o: Partial<UmadPortListing> = {}): UmadPortListing => ({ ...portListing(linkLayer), caName, ...o });
+    const cas: UmadCaListing[] = [
+      { name: 'irdma0', nodeType: 1, nodeGuid: 9n, systemGuid: 9n, fwVer: '', ports: [port('irdma0', 'Ethernet')] },
+      { name: 'mlx5_0', nodeType: 1, nodeGuid: 1n, systemGuid: 1n, fwVer: '', ports: [port('mlx5_0', 'InfiniBand', { state: 2 })] },
+    ];
+    expect(resolvePort(cas)).toMatchObject({ caName: 'mlx5_0', portNum: 1 });
+    expect(() => resolvePort(cas, 'irdma0', 1)).toThrow(/irdma0 port 1 cannot carry the SM's MADs: link layer Ethernet, not InfiniBand/);
+    expect(() => resolvePort(cas.slice(0, 1))).toThrow(/no port for the SM on irdma0 \(irdma0 port 1: link layer Ethernet, not InfiniBand\)/);
+  });
+
+  it('skips the GSI device of a planarized HCA (IsSMDisabled, same port GUID) for the SMI', () => {
+    const IS_SM_DISABLED = 1 << 10;
+    const cas: UmadCaListing[] = [
+      { name: 'mlx5_0', nodeType: 1, nodeGuid: 1n, systemGuid: 1n, fwVer: '', ports: [{ ...portListing('InfiniBand'), caName: 'mlx5_0', portGuid: 0x77n, capMask: IS_SM_DISABLED }] },
+      { name: 'mlx5_1', nodeType: 1, nodeGuid: 1n, systemGuid: 1n, fwVer: '', ports: [{ ...portListing('InfiniBand'), caName: 'mlx5_1', portGuid: 0x77n, capMask: 0 }] },
+    ];
+    expect(resolvePort(cas)).toMatchObject({ caName: 'mlx5_1', portNum: 1 });
+    expect(() => resolvePort(cas, 'mlx5_0', 1)).toThrow(/IsSMDisabled/);
+    expect(() => resolvePort(cas.slice(0, 1))).toThrow(/mlx5_0 port 1: IsSMDisabled/);
+  });
+
+  it('takes the first port not Disabled when none is ACTIVE or LinkUp', () => {
+    const mk = (portNum: number, physState: number, state: number): UmadPortListing => ({ ...portListing('InfiniBand'), portNum, physState, state });
+    const cas: UmadCaListing[] = [{ name: 'mlx5_0', nodeType: 1, nodeGuid: 1n, systemGuid: 1n, fwVer: '', ports: [mk(1, 3, 1), mk(2, 2, 1)] }];
+    expect(resolvePort(cas).portNum).toBe(2);
+    expect(() => resolvePort([{ ...cas[0]!, ports: [mk(1, 3, 1)] }])).toThrow(/mlx5_0 port 1: Disabled/);
   });
 
   it('refuses to touch libibumad under umad2sim when no ibsim listens', () => {

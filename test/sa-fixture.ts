@@ -7,7 +7,7 @@ import { VirtualClock } from '../src/util/clock.js';
 import { Logger, MemorySink } from '../src/util/log.js';
 import { MadRpc } from '../src/rpc/madrpc.js';
 import { MgmtClass, Method } from '../src/wire/mad.js';
-import { SubnetManager } from '../src/sm/sm.js';
+import { SubnetManager, type SmOptions } from '../src/sm/sm.js';
 import type { SmpClient } from '../src/sm/smp-client.js';
 import { PartitionPlan } from '../src/model/partitions.js';
 import type { SaContext, SaQuery, SaRequester } from '../src/sa/types.js';
@@ -22,7 +22,7 @@ export interface Built {
 
 export const SM_KEY = 0x1122334455667788n;
 
-export async function buildContext(fabric: Fabric, opts: { lmc?: number; partitions?: PartitionPlan; routing?: string[]; mkey?: bigint; smNode?: number; tweak?: (sim: SimFabric) => void } = {}): Promise<Built> {
+export async function buildContext(fabric: Fabric, opts: { lmc?: number; partitions?: PartitionPlan; routing?: string[]; mkey?: bigint; smNode?: number; tweak?: (sim: SimFabric) => void; wrapSmp?: (s: SmpClient) => SmpClient; sm?: Partial<SmOptions> } = {}): Promise<Built> {
   const clock = new VirtualClock();
   const sim = new SimFabric(fabric, { clock });
   opts.tweak?.(sim);
@@ -41,7 +41,7 @@ export async function buildContext(fabric: Fabric, opts: { lmc?: number; partiti
   };
   const partitions = opts.partitions ?? PartitionPlan.defaultPlan();
   const sm = new SubnetManager({
-    smp,
+    smp: opts.wrapSmp ? opts.wrapSmp(smp) : smp,
     clock,
     log: new Logger(new MemorySink(), 'error'),
     routing: opts.routing ?? ['minhop'],
@@ -49,6 +49,7 @@ export async function buildContext(fabric: Fabric, opts: { lmc?: number; partiti
     partitions,
     sweepIntervalMs: 0,
     mkey: opts.mkey,
+    ...opts.sm,
   });
   await clock.runUntil(sm.start(), 100_000).catch((e: unknown) => {
     throw /did not settle|deadlock/.test(String(e)) ? new Error(`SM did not finish its sweep: ${String(e)}`) : e;

@@ -712,7 +712,7 @@ describe('links', () => {
     Object.assign(f.nodes[S2]!.ports[1]!, { width: '12x', speed: 'DDR' });
     const fab = new SimFabric(f, { clock: new VirtualClock() });
     const a = fab.portInfo('H3', 1);
-    expect([a.linkWidthSupported, a.linkWidthActive, a.linkSpeedExtSupported, a.linkSpeedExtActive]).toEqual([3, 1, 7, 2]); // 1x EDR
+    expect([a.linkWidthSupported, a.linkWidthActive, a.linkSpeedExtSupported, a.linkSpeedExtActive]).toEqual([3 | 16, 1, 7, 2]); // 1x EDR (an HDR 4x port does 2x too)
     const b = fab.portInfo('S2', 1);
     expect([b.linkWidthActive, b.linkSpeedActive, b.linkSpeedExtActive]).toEqual([2, 2, 0]); // 4x DDR
   });

@@ -22,6 +22,7 @@ import {
   NodeInfo,
   PKeyTable,
   PortCap,
+  PortCap2,
   PortInfo,
   RandomForwardingTable,
   SLtoVLMappingTable,
@@ -448,6 +449,41 @@ describe('hand-written spec goldens', () => {
     expect(d).toContain('LinkSpeedExtEnabled:.............Extended link speeds disabled');
     expect(d).toContain('MtuCap:..........................4096');
   });
+  it('PortInfo byte 56 (XDR): LinkSpeedExtActive2 bits 6:5, Supported2 bits 4:3, Enabled2 bits 2:0, bit 7 reserved', () => {
+    // libibmad fields.c: BITSOFFS(449, 2) "LinkSpeedExtActive2", BITSOFFS(451, 2) "LinkSpeedExtSupported2",
+    // BITSOFFS(453, 3) "LinkSpeedExtEnabled2": byte 56 = 0b0_01_01_111 = 0x2f (XDR active, XDR supported, 7 = set to Supported2)
+    const bytes = new Uint8Array(64);
+    bytes[56] = 0x2f;
+    bytes[58] = 0xcd; // RoundTrip's middle byte: untouched by byte 56
+    bytes[60] = 0x18; // CapabilityMask2 0x1800: IsExtendedSpeeds2Supported (11), IsLinkSpeedXDRSupported (12)
+    const mad = specBytes([Buffer.from(bytes).toString('hex')]);
+    const v = PortInfo.decode(mad, SMP_DATA_OFFSET);
+    expect(v).toMatchObject({ linkSpeedExtActive2: 1, linkSpeedExtSupported2: 1, linkSpeedExtEnabled2: 7, linkRoundTripLatency: 0xcd00, capabilityMask2: 0x1800 });
+    expect(v.capabilityMask2).toBe(PortCap2.IsExtendedSpeeds2Supported | PortCap2.IsLinkSpeedXDRSupported);
+    expectEncodesTo(PortInfo, v, mad);
+    // one field at a time lands on its own bits
+    const one = (f: Partial<PortInfo>): number => PortInfo.encode({ ...PortInfo.decode(new Uint8Array(64)), ...f })[56]!;
+    expect(one({ linkSpeedExtActive2: 3 })).toBe(0x60);
+    expect(one({ linkSpeedExtSupported2: 3 })).toBe(0x18);
+    expect(one({ linkSpeedExtEnabled2: 7 })).toBe(0x07);
+    // the reserved bit 7 is cleared on re-encode
+    bytes[56] = 0x80;
+    expect(PortInfo.encode(PortInfo.decode(bytes))[56]).toBe(0);
+    const d = PortInfo.dump(v);
+    expect(d).toContain('LinkSpeedExtActive2:.............212.5 Gbps');
+    expect(d).toContain('LinkSpeedExtSupported2:..........212.5 Gbps');
+    // byte 56 stays one SA component (IB_PIR_COMPMASK_RESV5 of ib_types.h): the components after it keep their numbers
+    const c = PortInfo.components.find((x) => x.bit === 448)!;
+    expect(c.width).toBe(8);
+    expect(PortInfo.components.filter((x) => x.bit >= 448 && x.bit < 456)).toHaveLength(1);
+  });
+  it('CapabilityMask2 bits as rdma-core/NVIDIA name them: 4 2x, 5 HDR, 10 NDR, 11 ExtendedSpeeds2, 12 XDR', () => {
+    expect(PortCap2.IsLinkWidth2xSupported).toBe(0x10);
+    expect(PortCap2.IsLinkSpeedHDRSupported).toBe(0x20);
+    expect(PortCap2.IsLinkSpeedNDRSupported).toBe(0x400);
+    expect(PortCap2.IsExtendedSpeeds2Supported).toBe(0x800);
+    expect(PortCap2.IsLinkSpeedXDRSupported).toBe(0x1000);
+  });
 });
 
 describe('SMA_ATTRIBUTES', () => {
@@ -476,6 +512,8 @@ describe('attribute modifiers', () => {
     expect(mods.smInfoMod(mods.SmInfoControl.Handover)).toBe(1);
     expect(mods.smInfoMod(mods.SmInfoControl.Discover)).toBe(5);
     expect(mods.portInfoMod(36)).toBe(36);
+    // bit 31 SMSupportExtendedSpeeds (OpenSM: cl_hton32(port_num) | cl_hton32(1 << 31))
+    expect(mods.portInfoMod(36, true)).toBe(0x80000024);
     expect(mods.lftBlockMod(767)).toBe(767);
     expect(mods.rftMod(3)).toBe(3);
   });
@@ -487,7 +525,8 @@ describe('attribute modifiers', () => {
     expect(mods.decodeGuidInfoMod(mods.guidInfoMod(31))).toEqual({ block: 31 });
     expect(mods.decodeLftBlockMod(mods.lftBlockMod(100))).toEqual({ block: 100 });
     expect(mods.decodeRftMod(mods.rftMod(100))).toEqual({ block: 100 });
-    expect(mods.decodePortInfoMod(mods.portInfoMod(254))).toEqual({ port: 254 });
+    expect(mods.decodePortInfoMod(mods.portInfoMod(254))).toEqual({ port: 254, smSupportsExtendedSpeeds: false });
+    expect(mods.decodePortInfoMod(mods.portInfoMod(3, true))).toEqual({ port: 3, smSupportsExtendedSpeeds: true });
     expect(mods.decodeSmInfoMod(mods.smInfoMod(mods.SmInfoControl.Standby))).toEqual({ control: 4 });
   });
   it('reject out-of-range arguments with EncodeError', () => {

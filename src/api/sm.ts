@@ -80,6 +80,11 @@ export interface SmConfig {
   subnetPrefix?: bigint;
   subnetTimeout?: number;
   maxOpVls?: number;
+  /** OpenSM's force_link_speed, force_link_speed_ext, (NVIDIA's) force_link_speed_ext2, force_link_width (0: leave). */
+  forceLinkSpeed?: number;
+  forceLinkSpeedExt?: number;
+  forceLinkSpeedExt2?: number;
+  forceLinkWidth?: number;
   packetLife?: number;
   hoqLife?: number;
   leafHoqLife?: number;
@@ -122,7 +127,7 @@ export interface SmConfig {
 /** The keys of SmConfig that are config-file keys (test/config.test.ts: the same as the option table's). */
 export const SM_CONFIG_KEYS = [
   'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
-  'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'forceMaster', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
+  'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'forceMaster', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'forceLinkSpeed', 'forceLinkSpeedExt', 'forceLinkSpeedExt2', 'forceLinkWidth', 'packetLife', 'hoqLife', 'leafHoqLife',
   'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket', 'web',
   'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal', 'prefixRoutes',
   'partEnforce', 'reassignLids', 'forceHeavySweep', 'honorGuid2lid', 'logTruncate',
@@ -460,6 +465,10 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     subnetTimeout: o.subnetTimeout,
     gidPrefix: o.subnetPrefix,
     maxOpVls: o.maxOpVls,
+    forceLinkSpeed: o.forceLinkSpeed,
+    forceLinkSpeedExt: o.forceLinkSpeedExt,
+    forceLinkSpeedExt2: o.forceLinkSpeedExt2,
+    forceLinkWidth: o.forceLinkWidth,
     packetLife: o.packetLife,
     hoqLife: o.hoqLife,
     leafHoqLife: o.leafHoqLife,

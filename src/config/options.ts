@@ -139,6 +139,11 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'subnet-prefix', type: 'key64', arg: 'PREFIX', help: 'subnet prefix (GID prefix) programmed into every port', default: 0xfe80000000000000n, commands: RUN, key: 'subnetPrefix', opensm: 'subnet_prefix' },
   { name: 'subnet-timeout', type: 'int', arg: 'N', min: 0, max: 31, help: 'PortInfo SubnetTimeout (4.096 µs × 2^N)', default: 18, commands: RUN, key: 'subnetTimeout', opensm: 'subnet_timeout' },
   { name: 'max-op-vls', type: 'int', arg: 'N', min: 1, max: 5, help: 'max operational VLs (1: VL0, 2: VL0-1, 3: VL0-3, 4: VL0-7, 5: VL0-14)', default: 5, commands: RUN, key: 'maxOpVls', opensm: 'max_op_vls' },
+  // ---- link settings (OpenSM's force_link_*: osm_link_mgr.c; ibsm's default leaves the ports as they are)
+  { name: 'force-link-speed', type: 'int', arg: 'N', min: 0, max: 15, help: "PortInfo LinkSpeedEnabled on every linked port (OpenSM force_link_speed): 0 leave, 1 SDR, 3 SDR/DDR, 5 SDR/QDR, 7 SDR/DDR/QDR, 15 set to LinkSpeedSupported (OpenSM's default); a speed the port does not support is dropped", default: 0, commands: RUN, key: 'forceLinkSpeed', opensm: 'force_link_speed', check: checkOneOf('force-link-speed', [0, 1, 3, 5, 7, 15]) },
+  { name: 'force-link-speed-ext', type: 'int', arg: 'N', min: 0, max: 31, help: "PortInfo LinkSpeedExtEnabled where both ends of a link have extended speeds (OpenSM force_link_speed_ext): 0 leave, 1-15 FDR 1, EDR 2, HDR 4, NDR 8, 30 extended speeds off, 31 set to LinkSpeedExtSupported (OpenSM's default)", default: 0, commands: RUN, key: 'forceLinkSpeedExt', opensm: 'force_link_speed_ext', check: checkOneOf('force-link-speed-ext', [...Array.from({ length: 16 }, (_, i) => i), 30, 31]) },
+  { name: 'force-link-speed-ext2', type: 'int', arg: 'N', min: 0, max: 7, help: "PortInfo LinkSpeedExtEnabled2 (byte 56: XDR) where both ends have IsExtendedSpeeds2Supported (NVIDIA OpenSM's force_link_speed_ext2): 0 leave, 1 XDR, 7 set to LinkSpeedExtSupported2", default: 0, commands: RUN, key: 'forceLinkSpeedExt2', check: checkOneOf('force-link-speed-ext2', [0, 1, 7]) },
+  { name: 'force-link-width', type: 'int', arg: 'N', min: 0, max: 255, help: "PortInfo LinkWidthEnabled on every linked port (OpenSM force_link_width): 0 leave, 1-15 1x 1, 4x 2, 8x 4, 12x 8, 16-31 with 2x (16) where CapabilityMask2 says IsLinkWidth2xSupported, 255 set to LinkWidthSupported (OpenSM's default)", default: 0, commands: RUN, key: 'forceLinkWidth', opensm: 'force_link_width', check: checkOneOf('force-link-width', [...Array.from({ length: 32 }, (_, i) => i), 255]) },
   { name: 'packet-life', type: 'int', arg: 'N', min: 0, max: 31, help: 'SwitchInfo LifeTimeValue: how long a packet may live in a switch (4.096 µs × 2^N)', default: 0x12, commands: RUN, key: 'packetLife', opensm: 'packet_life_time' },
   { name: 'hoq-life', type: 'int', arg: 'N', min: 0, max: 31, help: 'PortInfo HOQLife of switch ports toward switches (4.096 µs × 2^N)', default: 0x12, commands: RUN, key: 'hoqLife', opensm: 'head_of_queue_lifetime' },
   { name: 'leaf-hoq-life', type: 'int', arg: 'N', min: 0, max: 31, help: 'PortInfo HOQLife of switch ports toward CAs and routers', default: 0x10, commands: RUN, key: 'leafHoqLife', opensm: 'leaf_head_of_queue_lifetime' },
@@ -192,6 +197,21 @@ function checkQos(which: 'vlarbHigh' | 'vlarbLow' | 'sl2vl'): (v: OptionValue) =
       return (e as Error).message;
     }
   };
+}
+
+/** One of the values OpenSM gives a meaning. */
+function checkOneOf(name: string, valid: readonly number[]): (v: OptionValue) => string | undefined {
+  return (v) => (valid.includes(v as number) ? undefined : `${name} ${String(v)} is reserved; valid: ${compactRanges(valid)}`);
+}
+function compactRanges(vs: readonly number[]): string {
+  const out: string[] = [];
+  for (let i = 0; i < vs.length; i++) {
+    let j = i;
+    while (j + 1 < vs.length && vs[j + 1] === vs[j]! + 1) j++;
+    out.push(j > i + 1 ? `${vs[i]}-${vs[j]}` : j === i + 1 ? `${vs[i]}, ${vs[j]}` : `${vs[i]}`);
+    i = j;
+  }
+  return out.join(', ');
 }
 
 /** An ADDR:PORT, checked by the one parser of them. */

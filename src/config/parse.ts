@@ -193,6 +193,14 @@ export function manPage(version: string): string {
       out.push(`${roff(o.help)} (default: ${roff(defaultText(o))})${o.key && c === 'run' ? `. Config key \\fB${o.key}\\fR${o.opensm ? `, opensm.conf \\fB${roff(o.opensm)}\\fR` : ''}.` : ''}`);
     }
   }
+  out.push(
+    '.SH LINK SPEEDS AND WIDTHS',
+    'Speeds SDR, DDR, QDR (LinkSpeedActive), FDR, EDR, HDR, NDR (LinkSpeedExtActive) and XDR (LinkSpeedExtActive2, PortInfo byte 56); widths 1x, 2x, 4x, 8x, 12x. PortInfo Gets and Sets carry AttributeModifier bit 31 (SMSupportExtendedSpeeds) where the port\'s CapabilityMask (a switch\'s external port: port 0\'s) has IsExtendedSpeedsSupported, as OpenSM does. PathRecord, MultiPathRecord and MCMemberRecord rates go up to 26 (2400 Gb/s: 12x XDR); NDR 4x is 21 (400 Gb/s), XDR 4x 23 (800 Gb/s), XDR 8x 25 (1600 Gb/s).',
+    '.PP',
+    'Generated fabrics take the ports\' hardware: \fBspeed=\fR, \fBwidth=\fR (switch ports), \fBleafspeed=\fR, \fBleafwidth=\fR (switches with hosts), \fBhostspeed=\fR, \fBhostwidth=\fR (hosts), e.g. \fBgen:fattree2:leaves=4,spines=2,hosts=4,speed=NDR,leafspeed=HDR\fR; a link trains to the best width and speed both ends know.',
+    '.PP',
+    'With \fB\-\-umad\fR and no \fB\-\-ca\fR/\fB\-\-port\fR the SM port is chosen as rdma\-core does: InfiniBand link layer only, ports with IsSMDisabled skipped, the first ACTIVE port, else the first LinkUp one, else the first not Disabled.',
+  );
   out.push('.SH FILES', '.TP', '/etc/ibsm/ibsm.conf', 'read by \\fBibsm run\\fR and \\fBibsm config\\fR without \\fB\\-\\-config\\fR, if it exists', '.TP', '/var/cache/opensm/guid2lid', 'the guid2lid file as root on a real HCA');
   out.push('.SH SEE ALSO', 'opensm(8), saquery(8), ibnetdiscover(8)');
   return out.join('\n') + '\n';

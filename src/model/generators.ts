@@ -15,6 +15,7 @@ import { Rng } from '../util/rng.js';
 import { TopologyError } from './errors.js';
 import { guidAfter, initialGuids, portGuid, U64 } from './ibsim-guids.js';
 import { subnetsFabric } from './subnets.js';
+import { SPEED_NAMES, WIDTH_NAMES } from './rates.js';
 
 /** Builds a Fabric node by node, assigning GUIDs the way ibsim does for a .net file. */
 export class FabricBuilder {
@@ -56,7 +57,10 @@ export class FabricBuilder {
     return this.addNode(NodeType.CA, desc, numPorts);
   }
 
-  link(a: number, pa: number, b: number, pb: number, width = '4x', speed = 'SDR'): void {
+  /** Cable port `pa` of node `a` to port `pb` of node `b`. `width`/`speed` name what each end's
+   * hardware can do (the simulated fabric trains the link to the best both ends know); `far`, when
+   * given, is the other end's, for a link whose ends differ (an HDR host on an NDR switch). */
+  link(a: number, pa: number, b: number, pb: number, width = '4x', speed = 'SDR', far?: { width?: string; speed?: string }): void {
     const x = this.nodes[a]?.ports[pa];
     const y = this.nodes[b]?.ports[pb];
     if (!x || !y || pa === 0 || pb === 0) throw new RangeError(`cannot link ${a}/${pa} to ${b}/${pb}: no such port`);
@@ -64,8 +68,10 @@ export class FabricBuilder {
     if (a === b && pa === pb) throw new RangeError(`cannot link port ${a}/${pa} to itself`);
     x.peer = { node: b, port: pb };
     y.peer = { node: a, port: pa };
-    x.width = y.width = width;
-    x.speed = y.speed = speed;
+    x.width = width;
+    x.speed = speed;
+    y.width = far?.width ?? width;
+    y.speed = far?.speed ?? speed;
   }
 
   build(): Fabric {
@@ -466,7 +472,8 @@ export function describeGenerator(g: GeneratorDef): string {
 }
 
 export function describeGenerators(): string {
-  return GENERATORS.map(describeGenerator).join('\n');
+  const hw = ['every generator also takes the hardware of its ports:', ...HARDWARE_PARAMS.map((p) => `    ${p.name}: ${p.description}`), '    e.g. gen:fattree2:leaves=4,spines=2,hosts=4,speed=NDR,leafspeed=HDR'];
+  return [...GENERATORS.map(describeGenerator), ...hw].join('\n');
 }
 
 /** Parse `gen:<kind>:<params>` (the `gen:` prefix is optional). Throws TopologyError listing what is valid. */
@@ -494,8 +501,8 @@ export function parseGeneratorSpec(spec: string, opts: { seed?: number } = {}): 
     }
     const name = item.slice(0, eq).trim();
     const value = item.slice(eq + 1).trim();
-    const known = def.params.some((p) => p.name === name) || (def.positional && name === 'dims');
-    if (!known) fail(`unknown parameter "${name}" for ${kind}; valid: ${def.params.map((p) => p.name).join(', ')}`);
+    const known = def.params.some((p) => p.name === name) || HARDWARE_PARAMS.some((p) => p.name === name) || (def.positional && name === 'dims');
+    if (!known) fail(`unknown parameter "${name}" for ${kind}; valid: ${[...def.params, ...HARDWARE_PARAMS].map((p) => p.name).join(', ')}`);
     if (values.has(name)) fail(`parameter "${name}" given twice`);
     values.set(name, value);
   }
@@ -505,5 +512,48 @@ export function parseGeneratorSpec(spec: string, opts: { seed?: number } = {}): 
 /** Build the fabric a generator spec describes. Throws TopologyError for a bad spec. */
 export function generateFabric(spec: string, opts: { seed?: number } = {}): Fabric {
   const { def, args } = parseGeneratorSpec(spec, opts);
-  return def.build(args);
+  return applyHardware(def.build(args), args);
+}
+
+/**
+ * The hardware keys every generator takes: what the ports of each kind of node can do, as
+ * ibnetdiscover names widths and speeds. `speed`/`width`: every switch port (default 4x SDR, as
+ * ibsim); `leafspeed`/`leafwidth`: the ports of switches with hosts on them; `hostspeed`/
+ * `hostwidth`: the hosts' ports. A link trains to the best width and speed both of its ends know,
+ * so `speed=NDR,leafspeed=HDR` is HDR leaves under NDR spines.
+ */
+export const HARDWARE_PARAMS: readonly GeneratorParam[] = [
+  { name: 'speed', description: `what switch ports can do: ${SPEED_NAMES.join(', ')} (default SDR)` },
+  { name: 'width', description: `switch port width: ${WIDTH_NAMES.join(', ')} (default 4x)` },
+  { name: 'leafspeed', description: 'speed of the ports of switches with hosts (default: speed)' },
+  { name: 'leafwidth', description: 'width of the ports of switches with hosts (default: width)' },
+  { name: 'hostspeed', description: 'speed of the hosts\' ports (default: leafspeed)' },
+  { name: 'hostwidth', description: 'width of the hosts\' ports (default: leafwidth)' },
+];
+
+function applyHardware(f: Fabric, a: GeneratorArgs): Fabric {
+  if (!HARDWARE_PARAMS.some((p) => a.has(p.name))) return f;
+  const pick = (name: string, valid: readonly string[], fallback: string): string => {
+    const v = a.values.get(name);
+    if (v === undefined) return fallback;
+    const hit = valid.find((x) => x.toLowerCase() === v.toLowerCase());
+    if (!hit) a.fail(`parameter ${name}=${v}: expected one of ${valid.join(', ')}`);
+    return hit;
+  };
+  const speed = pick('speed', SPEED_NAMES, 'SDR');
+  const width = pick('width', WIDTH_NAMES, '4x');
+  const leafSpeed = pick('leafspeed', SPEED_NAMES, speed);
+  const leafWidth = pick('leafwidth', WIDTH_NAMES, width);
+  const hostSpeed = pick('hostspeed', SPEED_NAMES, leafSpeed);
+  const hostWidth = pick('hostwidth', WIDTH_NAMES, leafWidth);
+  const isSw = (n: FabricNode): boolean => n.type === NodeType.Switch;
+  const leaf = f.nodes.map((n) => isSw(n) && n.ports.some((p, pn) => pn > 0 && p?.peer && !isSw(f.nodes[p.peer.node]!)));
+  f.nodes.forEach((n, i) => {
+    n.ports.forEach((p, pn) => {
+      if (!p || (isSw(n) && pn === 0)) return;
+      p.speed = !isSw(n) ? hostSpeed : leaf[i] ? leafSpeed : speed;
+      p.width = !isSw(n) ? hostWidth : leaf[i] ? leafWidth : width;
+    });
+  });
+  return f;
 }

@@ -83,6 +83,9 @@ interface PortState {
   widthEna: number;
   speedEna: number;
   extEna: number;
+  /** LinkSpeedExtEnabled2 (PortInfo byte 56): 1 = XDR. ibsim has no such field; ibsm's simulated
+   * fabric does. */
+  ext2Ena: number;
   lid: number;
   lmc: number;
 }
@@ -181,7 +184,7 @@ const EXT_ORDER: Array<[number, string]> = [[E_NDR, 'NDR'], [E_HDR, 'HDR'], [E_E
 
 /** What ibsim enables for a rate printed by ibnetdiscover (e.g. "4x" + "QDR"). */
 const WIDTH_TEXT: Record<string, number> = { '12': W_1X | W_4X | W_12X, '8': W_8X, '4': W_1X | W_4X, '1': W_1X, '2': W_2X };
-const SPEED_TEXT: Array<[string, { speed: number; ext?: number }]> = [
+const SPEED_TEXT: Array<[string, { speed: number; ext?: number; ext2?: number }]> = [
   ['SDR', { speed: S_SDR }],
   ['DDR', { speed: S_SDR | S_DDR }],
   ['QDR', { speed: S_SDR | S_DDR | S_QDR }],
@@ -189,6 +192,7 @@ const SPEED_TEXT: Array<[string, { speed: number; ext?: number }]> = [
   ['EDR', { speed: S_SDR | S_DDR | S_QDR, ext: E_FDR | E_EDR }],
   ['HDR', { speed: S_SDR | S_DDR | S_QDR, ext: E_FDR | E_EDR | E_HDR }],
   ['NDR', { speed: S_SDR | S_DDR | S_QDR, ext: E_FDR | E_EDR | E_HDR | E_NDR }],
+  ['XDR', { speed: S_SDR | S_DDR | S_QDR, ext: E_FDR | E_EDR | E_HDR | E_NDR, ext2: 1 }],
   ['FDR10', { speed: S_SDR | S_DDR | S_QDR }],
 ];
 
@@ -379,7 +383,7 @@ class NetParser {
     this.sysImgGuid = 0n;
     this.guids[type] = guidAfter(type, guid, numPorts);
     for (let p = type === NodeType.Switch ? 0 : 1; p <= numPorts; p++) {
-      node.ports[p] = { widthEna: this.width, speedEna: this.speed, extEna: this.extSpeed, lid: 0, lmc: 0 };
+      node.ports[p] = { widthEna: this.width, speedEna: this.speed, extEna: this.extSpeed, ext2Ena: 0, lid: 0, lmc: 0 };
     }
     if (type === NodeType.Switch && after !== undefined) {
       node.enhancedPort0 = after.includes('enhanced port 0');
@@ -481,6 +485,7 @@ class NetParser {
     if (chosen) {
       port.speedEna = chosen[1].speed;
       if (chosen[1].ext !== undefined) port.extEna = chosen[1].ext;
+      port.ext2Ena = chosen[1].ext2 ?? 0;
     } else this.warnings.push(`${r.file}:${l.no}: unknown link speed "${sp}"; left at the default`);
   }
 
@@ -532,7 +537,7 @@ class NetParser {
         const base = highestBit(ps.speedEna & rs.speedEna, SPEED_ORDER);
         if (!base) throw new TopologyError(d.file, d.line, `${here}: no link speed enabled on both ends (s=${ps.speedEna} here, s=${rs.speedEna} at "${rn.id}"[${d.remotePort}])`);
         // FDR10 (a Mellanox extension) shows as QDR: ibnetdiscover only reads it for whitelisted device ids.
-        const speed = highestBit(ps.extEna & rs.extEna, EXT_ORDER) ?? base;
+        const speed = ps.ext2Ena & rs.ext2Ena & 1 ? 'XDR' : (highestBit(ps.extEna & rs.extEna, EXT_ORDER) ?? base);
         const rp = fnodes[ri]!.ports[d.remotePort]!;
         fp.peer = { node: ri, port: d.remotePort };
         rp.peer = { node: ni, port: p };

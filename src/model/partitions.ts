@@ -9,6 +9,7 @@
  * member and the partition carries IPoIB (`Default=0x7fff, ipoib : ALL=full ;`); with a file that has no rule for it, ALL=limited, SELF=full. */
 
 export type Membership = 'full' | 'limited' | 'both';
+import { RATE_GBPS, RATES_ASCENDING } from './rates.js';
 import type { PortKind } from './snapshot.js';
 
 export type { PortKind };
@@ -315,6 +316,14 @@ interface GroupFlags {
 }
 
 /** strtoul(v, 0): decimal, 0x hex or 0 octal; NaN when not a number. */
+const MTU_BYTES = [256, 512, 1024, 2048, 4096];
+const MAX_RATE_CODE = Math.max(...Object.keys(RATE_GBPS).map(Number));
+/** The rate code of exactly `gbps`. */
+function gbpsCode(gbps: number): number | undefined {
+  const hit = Object.entries(RATE_GBPS).find(([, g]) => g === gbps);
+  return hit ? Number(hit[0]) : undefined;
+}
+
 function num(v: string | undefined): number {
   if (v === undefined) return NaN;
   const s = v.trim();
@@ -330,13 +339,21 @@ function applyFlags(base: GroupFlags, flags: Record<string, string>, where: stri
   for (const [k, v] of Object.entries(flags)) {
     const n = num(v);
     switch (k) {
+      // OpenSM reads both as codes (strtoul); ibsm also takes what no code can mean: an MTU in
+      // bytes (mtu=4096) and a rate in Gb/s above the last code (rate=400), with a warning
       case 'mtu':
         if (n >= 1 && n <= 5) out.mtu = n;
-        else bad(k, 'an MTU code 1..5');
+        else if (MTU_BYTES.includes(n)) {
+          out.mtu = MTU_BYTES.indexOf(n) + 1;
+          warnings.push(`${where}: flag 'mtu=${v}' read as ${n} bytes (MTU code ${out.mtu}); OpenSM takes only the code`);
+        } else bad(k, `an MTU code 1..5 (or bytes: ${MTU_BYTES.join(', ')})`);
         break;
       case 'rate':
-        if (n >= 2 && n <= 22) out.rate = n;
-        else bad(k, 'a rate code 2..22');
+        if (n >= 2 && RATE_GBPS[n] !== undefined) out.rate = n;
+        else if (n > MAX_RATE_CODE && gbpsCode(n) !== undefined) {
+          out.rate = gbpsCode(n)!;
+          warnings.push(`${where}: flag 'rate=${v}' read as ${n} Gb/s (rate code ${out.rate}); OpenSM takes only the code`);
+        } else bad(k, `a rate code 2..${MAX_RATE_CODE} (or Gb/s above ${MAX_RATE_CODE}: ${RATES_ASCENDING.map((r) => RATE_GBPS[r]!).filter((g) => g > MAX_RATE_CODE).join(', ')})`);
         break;
       case 'sl':
         if (n >= 0 && n <= 15) out.sl = n;

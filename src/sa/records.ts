@@ -30,7 +30,7 @@ import {
   SwitchInfoRecord,
   VLArbitrationTableRecord,
 } from '../wire/sa.js';
-import { GUID_BLOCK_SIZE, LFT_BLOCK_SIZE, PKEY_BLOCK_SIZE, SmState, VLARB_BLOCK_SIZE, type PortInfo } from '../wire/sma.js';
+import { GUID_BLOCK_SIZE, LFT_BLOCK_SIZE, PKEY_BLOCK_SIZE, PortCap, SmState, VLARB_BLOCK_SIZE, type PortInfo } from '../wire/sma.js';
 import { NO_ROUTE, isRftSwitch, portSl2Vl, rftBlocksOf } from '../model/routes.js';
 import { SaRequestError } from './engine.js';
 import { portPkeys, Visibility } from './visibility.js';
@@ -70,6 +70,8 @@ interface RecordDef {
    * saquery treat PortInfo:CapabilityMask: `saquery -s` asks for the ports with IsSM). */
   subsetPaths?: string[];
   candidates(env: Env): Iterable<Candidate>;
+  /** A matched record's bytes, changed for the answer only (after the match, as OpenSM does). */
+  answer?(buf: Uint8Array, c: Candidate, env: Env): Uint8Array;
   /** Set/Delete, for the records clients may change (GUIDInfoRecord). */
   write?(q: SaQuery, ctx: SaContext): SaAnswer;
 }
@@ -119,7 +121,7 @@ function recordHandler(def: RecordDef): SaHandler {
         const buf = layout.encode(c.value);
         if (compare && !componentsMatch(layout, compare, buf, 0, q.data, 0)) continue;
         if (subsets.some(({ c, want }) => (readBits(buf, c.bit, c.width) & want) >>> 0 !== want)) continue;
-        out.push(buf);
+        out.push(def.answer ? def.answer(buf, c, env) : buf);
         if (out.length >= limit) break;
       }
       return { kind: 'records', records: out };
@@ -203,11 +205,27 @@ const portInfoRecord: RecordDef = {
       for (const p of ports) {
         const pi = portInfoOf(ctx, ep.node, p);
         if (!pi) continue;
-        yield { node: ep.node, value: { endportLid: ep.lid, portNum: p, options: 0, portInfo: { ...portInfoValue(pi), mkey: env.trusted ? pi.mkey : 0n } } };
+        // Options: the request's, when it gives them (OpenSM copies them into the record)
+        yield { node: ep.node, value: { endportLid: ep.lid, portNum: p, options: env.rid('options') ?? 0, portInfo: { ...portInfoValue(pi), mkey: env.trusted ? pi.mkey : 0n } } };
       }
     }
   },
+  answer(buf, c, env) {
+    // OpenSM (osm_sa_portinfo_record.c pir_rcv_new_pir): unless the request's Options has bit 7
+    // (the client knows extended speeds), a port running an extended speed also says QDR in
+    // LinkSpeedSupported/Enabled/Active, so that an old client sees a usable speed.
+    if (((env.rid('options') ?? 0) & PIR_OPTIONS_EXT_SPEEDS) !== 0) return buf;
+    const r = PortInfoRecord.decode(buf);
+    const pi = r.portInfo;
+    const own = env.ctx.snapshot.fabric.nodes[c.node]!.type === NodeType.Switch ? portInfoOf(env.ctx, c.node, 0) : pi;
+    if (!own || !(own.capabilityMask & PortCap.IsExtendedSpeedsSupported) || !pi.linkSpeedExtActive) return buf;
+    const QDR = 4;
+    return PortInfoRecord.encode({ ...r, portInfo: { ...pi, linkSpeedSupported: pi.linkSpeedSupported | QDR, linkSpeedEnabled: pi.linkSpeedEnabled | QDR, linkSpeedActive: pi.linkSpeedActive | QDR } });
+  },
 };
+
+/** PortInfoRecord Options bit 7: the requester understands the extended link speed fields. */
+const PIR_OPTIONS_EXT_SPEEDS = 0x80;
 
 /** The SL→VL table of a port pair: what the SM read/programmed, else the routing engine's table, else all SLs on VL0. */
 function sl2vlOf(ctx: SaContext, node: number, inPort: number, outPort: number): readonly number[] {

@@ -41,15 +41,55 @@ export function setLogical(p: SimPort, state: number, changes: PortChange[]): vo
   p.info.portState = state;
 }
 
+/** LinkSpeedExtEnabled as a set of speeds (30 = extended speeds disabled). */
+const extEnabled = (v: number): number => (v === 30 ? 0 : v & 0xf);
+
+/** The width and speeds a link between `a` and `b` trains to: the best both ends have enabled
+ * (XDR in byte 56 over the extended speeds over the base ones). */
+function trained(a: SimPort, b: SimPort): { width: number; speed: number; ext: number; ext2: number } {
+  const ext2 = highestBit(a.info.linkSpeedExtEnabled2 & b.info.linkSpeedExtEnabled2 & 0x3);
+  const ext = highestBit(extEnabled(a.info.linkSpeedExtEnabled) & extEnabled(b.info.linkSpeedExtEnabled));
+  return {
+    width: highestWidth(a.info.linkWidthEnabled & b.info.linkWidthEnabled),
+    // running an extended speed, LinkSpeedActive reads 0 ("Extended speed", as real ports report it)
+    speed: ext || ext2 ? 0 : highestBit(a.info.linkSpeedEnabled & b.info.linkSpeedEnabled) || 1,
+    ext,
+    ext2,
+  };
+}
+
+/** An up link whose ends' enabled widths/speeds no longer give what it is running at. */
+export function trainsDifferently(p: SimPort): boolean {
+  const q = p.peer;
+  if (!q || !linkIsUp(p)) return false;
+  const t = trained(p, q);
+  const i = p.info;
+  return t.width !== i.linkWidthActive || t.speed !== i.linkSpeedActive || t.ext !== i.linkSpeedExtActive || t.ext2 !== i.linkSpeedExtActive2;
+}
+
+function setActive(a: SimPort, b: SimPort): void {
+  const t = trained(a, b);
+  a.info.linkWidthActive = t.width;
+  a.info.linkSpeedActive = t.speed;
+  a.info.linkSpeedExtActive = t.ext;
+  a.info.linkSpeedExtActive2 = t.ext2;
+}
+
+/** An up link whose enabled widths/speeds changed: both ends run at what they now share. */
+export function renegotiate(p: SimPort): void {
+  const q = p.peer;
+  if (!q) return;
+  setActive(p, q);
+  setActive(q, p);
+}
+
 function bringUp(p: SimPort, q: SimPort, changes: PortChange[]): void {
   for (const [a, b] of [
     [p, q],
     [q, p],
   ] as const) {
     setPhysical(a, PhysPortState.LinkUp);
-    a.info.linkWidthActive = highestWidth(a.info.linkWidthEnabled & b.info.linkWidthEnabled);
-    a.info.linkSpeedActive = highestBit(a.info.linkSpeedEnabled & b.info.linkSpeedEnabled) || 1;
-    a.info.linkSpeedExtActive = highestBit(a.info.linkSpeedExtEnabled & b.info.linkSpeedExtEnabled & 0xf);
+    setActive(a, b);
     setLogical(a, PortState.Init, changes);
   }
 }

@@ -1,7 +1,7 @@
 /** Per-node and per-port state of the simulated SMAs (the ports' columns in one PortStore per
  * fabric), and building it from a Fabric node. */
 import { PhysPortState, PortState } from '../wire/mad.js';
-import { PortCap, PortInfo } from '../wire/sma.js';
+import { PortCap, PortCap2, PortInfo } from '../wire/sma.js';
 import { defineView, type View } from '../wire/view.js';
 import { isSwitch as fabricIsSwitch, type FabricNode, type NodeKind } from '../model/fabric.js';
 import { SwitchForwarding } from './forwarding.js';
@@ -141,6 +141,9 @@ export interface SimNode {
   readonly vl: VlTables;
   ledOn: boolean;
   stats: NodeStats;
+  /** An NDR/XDR generation device: PortInfo without AttributeModifier bit 31 hides the extended
+   * speeds (needsSmExtendedSpeeds). */
+  readonly extSpeedsNeedSmSupport: boolean;
 }
 
 export interface SimSwitch {
@@ -171,6 +174,8 @@ export interface PortDefaults {
   widthActive: number;
   speedSupported: number;
   speedExtSupported: number;
+  /** LinkSpeedExtSupported2 (PortInfo byte 56): 1 = XDR. */
+  speedExt2Supported: number;
 }
 
 const WIDTH_BY_NAME: Readonly<Record<string, [supported: number, active: number]>> = {
@@ -180,22 +185,59 @@ const WIDTH_BY_NAME: Readonly<Record<string, [supported: number, active: number]
   '8x': [1 | 2 | 4, 4],
   '12x': [1 | 2 | 8, 8],
 };
-const SPEED_BY_NAME: Readonly<Record<string, [supported: number, ext: number]>> = {
-  sdr: [1, 0],
-  ddr: [3, 0],
-  qdr: [7, 0],
-  fdr10: [7, 0],
-  fdr: [7, 1],
-  edr: [7, 3],
-  hdr: [7, 7],
-  ndr: [7, 15],
+/** The hardware generation a speed name stands for: what its ports support (a port of a faster
+ * generation supports every slower speed, so a link comes up at the best speed both ends know). */
+const SPEED_BY_NAME: Readonly<Record<string, [supported: number, ext: number, ext2: number]>> = {
+  sdr: [1, 0, 0],
+  ddr: [3, 0, 0],
+  qdr: [7, 0, 0],
+  fdr10: [7, 0, 0],
+  fdr: [7, 1, 0],
+  edr: [7, 3, 0],
+  hdr: [7, 7, 0],
+  ndr: [7, 15, 0],
+  xdr: [7, 15, 1],
 };
 
 /** Link capabilities of a port from the Fabric's width/speed strings (defaults 4x SDR, as ibsim). */
 export function portDefaults(width: string | undefined, speed: string | undefined): PortDefaults {
   const w = WIDTH_BY_NAME[(width ?? '4x').toLowerCase()] ?? WIDTH_BY_NAME['4x']!;
   const s = SPEED_BY_NAME[(speed ?? 'sdr').toLowerCase().replace(/[^a-z0-9]/g, '')] ?? SPEED_BY_NAME['sdr']!;
-  return { widthSupported: w[0], widthActive: w[1], speedSupported: s[0], speedExtSupported: s[1] };
+  // HDR and later ports of 4x and more also do 2x (HDR100, NDR200, XDR400 splits)
+  const widthSupported = s[1] & 4 && w[0] & (2 | 4 | 8) ? w[0] | 16 : w[0];
+  return { widthSupported, widthActive: w[1], speedSupported: s[0], speedExtSupported: s[1], speedExt2Supported: s[2] };
+}
+
+/** A switch's port 0 (no link of its own) advertises what the switch's ports can do. */
+export function unionDefaults(links: readonly PortDefaults[]): PortDefaults {
+  const u: PortDefaults = { widthSupported: 0, widthActive: 2, speedSupported: 0, speedExtSupported: 0, speedExt2Supported: 0 };
+  for (const l of links) {
+    u.widthSupported |= l.widthSupported;
+    u.speedSupported |= l.speedSupported;
+    u.speedExtSupported |= l.speedExtSupported;
+    u.speedExt2Supported |= l.speedExt2Supported;
+  }
+  if (!u.widthSupported) u.widthSupported = 3;
+  if (!u.speedSupported) u.speedSupported = 1;
+  return u;
+}
+
+/** CapabilityMask and CapabilityMask2 bits a port's link capabilities imply: extended speeds
+ * (bit 14), CapabilityMask2 (bit 15); 2x, HDR, NDR, ExtendedSpeeds2 (byte 56) and XDR. */
+export function linkCapabilities(l: PortDefaults): { cap: number; cap2: number } {
+  let cap2 = 0;
+  if (l.widthSupported & 16) cap2 |= PortCap2.IsLinkWidth2xSupported;
+  if (l.speedExtSupported & 4) cap2 |= PortCap2.IsLinkSpeedHDRSupported;
+  if (l.speedExtSupported & 8) cap2 |= PortCap2.IsLinkSpeedNDRSupported;
+  if (l.speedExt2Supported) cap2 |= PortCap2.IsExtendedSpeeds2Supported | PortCap2.IsLinkSpeedXDRSupported;
+  const cap = (l.speedExtSupported ? PortCap.IsExtendedSpeedsSupported : 0) | (cap2 ? PortCap.IsCapabilityMask2Supported : 0);
+  return { cap, cap2 };
+}
+
+/** Quantum-2 / ConnectX-7 and later (an NDR or XDR port): without AttributeModifier bit 31 the SMA
+ * answers PortInfo with its extended speed fields zero and ignores them in a Set (OpenSM issue #38). */
+export function needsSmExtendedSpeeds(l: PortDefaults): boolean {
+  return (l.speedExtSupported & 8) !== 0 || l.speedExt2Supported !== 0;
 }
 
 export const CA_CAPABILITY_MASK =
@@ -230,7 +272,9 @@ export function newPort(o: NewPortOptions): SimPort {
   const p = new SimPort(o.node, o.num, o.guid, o.node.slot0 + o.num, o.guidCap);
   const info = p.info;
   info.gidPrefix = o.management ? 0xfe80000000000000n : 0n;
-  info.capabilityMask = (o.capabilityMask | (o.link.speedExtSupported ? PortCap.IsExtendedSpeedsSupported : 0)) >>> 0;
+  const caps = linkCapabilities(o.link);
+  info.capabilityMask = (o.capabilityMask | (o.capabilityMask ? caps.cap : 0)) >>> 0;
+  info.capabilityMask2 = o.capabilityMask ? caps.cap2 : 0;
   info.localPortNum = o.num;
   info.linkWidthSupported = o.link.widthSupported;
   info.linkWidthEnabled = o.link.widthSupported;
@@ -240,6 +284,8 @@ export function newPort(o: NewPortOptions): SimPort {
   info.linkSpeedActive = highestBit(o.link.speedSupported) || 1;
   info.linkSpeedExtSupported = o.link.speedExtSupported;
   info.linkSpeedExtEnabled = o.link.speedExtSupported;
+  info.linkSpeedExtSupported2 = o.link.speedExt2Supported;
+  info.linkSpeedExtEnabled2 = o.link.speedExt2Supported;
   info.portState = o.physical ? PortState.Down : PortState.Init;
   setPhysical(p, o.physical ? PhysPortState.Polling : PhysPortState.LinkUp);
   info.linkDownDefaultState = 2; // Polling
@@ -308,9 +354,17 @@ export function buildSimNode(fn: FabricNode, idx: number, o: NodeOptions, byPort
     vl: new VlTables(slotsOf(fn)),
     ledOn: false,
     stats: { smpsHandled: 0, smpGets: 0, smpSets: 0, mkeyViolations: 0 },
+    extSpeedsNeedSmSupport: false,
   };
   const ports = node.ports as (SimPort | undefined)[];
   const first = sw ? 0 : 1;
+  const links: PortDefaults[] = [];
+  for (let pn = 1; pn <= fn.numPorts; pn++) {
+    const fp = fn.ports[pn];
+    if (fp || sw) links[pn] = portDefaults(fp?.width, fp?.speed);
+  }
+  const present = links.filter((l): l is PortDefaults => l !== undefined);
+  (node as { extSpeedsNeedSmSupport: boolean }).extSpeedsNeedSmSupport = present.some(needsSmExtendedSpeeds);
   for (let pn = first; pn <= fn.numPorts; pn++) {
     const fp = fn.ports[pn];
     if (!fp && !sw) continue;
@@ -320,7 +374,7 @@ export function buildSimNode(fn: FabricNode, idx: number, o: NodeOptions, byPort
       node,
       num: pn,
       guid,
-      link: portDefaults(fp?.width, fp?.speed),
+      link: pn === 0 ? unionDefaults(present) : links[pn]!,
       management: mgmt,
       physical: !(sw && pn === 0),
       guidCap: mgmt ? (sw ? 1 : 8) : 0,

@@ -9,9 +9,9 @@ import {
   PortInfo,
   SLtoVLMappingTable,
 } from '../wire/sma.js';
-import { decodeGuidInfoMod, decodePkeyBlockMod, decodeSl2vlMod, decodeVlArbMod } from '../wire/modifiers.js';
+import { decodeGuidInfoMod, decodePkeyBlockMod, decodePortInfoMod, decodeSl2vlMod, decodeVlArbMod } from '../wire/modifiers.js';
 import { PortInfoView, type SimPort } from './node.js';
-import { linkIsUp, refreshLink, retrain, setLogical, type PortChange } from './link.js';
+import { linkIsUp, refreshLink, renegotiate, retrain, setLogical, trainsDifferently, type PortChange } from './link.js';
 import { invalid, isPort, portByMod, range, reqData, writeData, type AttrCtx, type AttrHandlers } from './sma-attr.js';
 
 export const PORT_HANDLERS: AttrHandlers = {
@@ -31,10 +31,13 @@ export const PORT_HANDLERS: AttrHandlers = {
     writeData(c.resp, GUIDInfo, { guids });
   },
   [SmpAttr.PortInfo]: (c) => {
-    if (c.mod > 0xff) invalid();
-    const p = portByMod(c, c.mod, false);
-    if (c.set) setPortInfo(c, p);
-    writePortInfo(c.resp, p, c.inPort, c.keyMatches || c.mp.info.mkeyProtectBits !== 1);
+    const { port, smSupportsExtendedSpeeds } = decodePortInfoMod(c.mod);
+    if ((c.mod & 0x7fffff00) !== 0) invalid();
+    const p = portByMod(c, port, false);
+    // An NDR/XDR generation SMA hides its extended speeds from an SM that does not say it knows them
+    const ext = smSupportsExtendedSpeeds || !c.node.extSpeedsNeedSmSupport;
+    if (c.set) setPortInfo(c, p, ext);
+    writePortInfo(c.resp, p, c.inPort, c.keyMatches || c.mp.info.mkeyProtectBits !== 1, ext);
   },
   [SmpAttr.PKeyTable]: (c) => {
     const { block, port } = decodePkeyBlockMod(c.mod);
@@ -83,7 +86,7 @@ export const PORT_HANDLERS: AttrHandlers = {
 
 /** Write the PortInfo a Get returns into the data area of `resp`: the port's bytes, LocalPortNum
  * the arrival port, M_Key hidden when protection says so. */
-function writePortInfo(resp: Uint8Array, p: SimPort, inPort: number, mkeyVisible: boolean): void {
+function writePortInfo(resp: Uint8Array, p: SimPort, inPort: number, mkeyVisible: boolean, extendedSpeeds = true): void {
   const st = p.node.store.info;
   const o = p.slot * PortInfo.byteLength;
   for (let i = 0; i < PortInfo.byteLength; i++) resp[SMP_DATA_OFFSET + i] = st[o + i]!;
@@ -92,6 +95,15 @@ function writePortInfo(resp: Uint8Array, p: SimPort, inPort: number, mkeyVisible
   // switch external ports report no LID/M_Key of their own; the CapabilityMask is port 0's
   if (p.node.isSwitch && p.num !== 0) v.capabilityMask = 0;
   if (!mkeyVisible) v.mkey = 0n;
+  if (!extendedSpeeds) {
+    // "extended speeds capability without the actual extended speeds data" (OpenSM issue #38)
+    v.linkSpeedExtActive = 0;
+    v.linkSpeedExtSupported = 0;
+    v.linkSpeedExtEnabled = 0;
+    v.linkSpeedExtActive2 = 0;
+    v.linkSpeedExtSupported2 = 0;
+    v.linkSpeedExtEnabled2 = 0;
+  }
 }
 
 /** The PortInfo a Get returns: LocalPortNum is the arrival port; M_Key hidden when protection says so. */
@@ -101,7 +113,7 @@ export function portInfoValue(p: SimPort, inPort: number, mkeyVisible: boolean):
   return PortInfo.decode(b, SMP_DATA_OFFSET);
 }
 
-function setPortInfo(c: AttrCtx, p: SimPort): void {
+function setPortInfo(c: AttrCtx, p: SimPort, extendedSpeeds: boolean): void {
   const v = PortInfoView.over(c.req, SMP_DATA_OFFSET);
   const cur = p.info;
   const mgmt = !p.node.isSwitch || p.num === 0;
@@ -125,6 +137,10 @@ function setPortInfo(c: AttrCtx, p: SimPort): void {
   if (widthSet & ~cur.linkWidthSupported) invalid();
   const speedSet = v.linkSpeedEnabled === 0xf ? cur.linkSpeedSupported : v.linkSpeedEnabled;
   if (speedSet & ~cur.linkSpeedSupported) invalid();
+  const extSet = !extendedSpeeds || v.linkSpeedExtEnabled === 0 ? 0 : v.linkSpeedExtEnabled === 0x1f ? cur.linkSpeedExtSupported : v.linkSpeedExtEnabled;
+  if (extSet !== 30 && extSet & ~cur.linkSpeedExtSupported) invalid();
+  const ext2Set = !extendedSpeeds || v.linkSpeedExtEnabled2 === 0 ? 0 : v.linkSpeedExtEnabled2 === 7 ? cur.linkSpeedExtSupported2 : v.linkSpeedExtEnabled2;
+  if (ext2Set & ~cur.linkSpeedExtSupported2) invalid();
   if (v.neighborMtu > cur.mtuCap) invalid();
   if (v.operationalVls > cur.vlCap) invalid();
   // ---- apply ----
@@ -146,7 +162,8 @@ function setPortInfo(c: AttrCtx, p: SimPort): void {
   }
   if (widthSet) cur.linkWidthEnabled = widthSet;
   if (speedSet) cur.linkSpeedEnabled = speedSet;
-  if (v.linkSpeedExtEnabled) cur.linkSpeedExtEnabled = v.linkSpeedExtEnabled === 0x1f ? cur.linkSpeedExtSupported : v.linkSpeedExtEnabled;
+  if (extSet) cur.linkSpeedExtEnabled = extSet;
+  if (ext2Set) cur.linkSpeedExtEnabled2 = ext2Set;
   if (v.linkDownDefaultState) cur.linkDownDefaultState = v.linkDownDefaultState;
   if (v.neighborMtu) cur.neighborMtu = v.neighborMtu;
   if (v.operationalVls) cur.operationalVls = v.operationalVls;
@@ -172,6 +189,9 @@ function setPortInfo(c: AttrCtx, p: SimPort): void {
     p.disabled = false;
     refreshLink(p, changes);
   }
+  // new enabled widths/speeds: the link runs at the best width and speed both ends now share (as
+  // ibsim applies them: at once, both ends, the logical state kept)
+  if (physical && !p.disabled && linkIsUp(p) && trainsDifferently(p)) renegotiate(p);
   if (v.portState === PortState.Down) {
     if (physical) retrain(p, changes);
     else setLogical(p, PortState.Init, changes);

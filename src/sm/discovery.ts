@@ -15,7 +15,7 @@
  * lexicographically smallest shortest path, whichever answer happened to find it first. */
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { NodeDescription, NodeInfo, SwitchInfo, type PortInfo } from '../wire/sma.js';
-import { portInfoMod } from '../wire/modifiers.js';
+import { getPortInfo } from './port-info-get.js';
 import type { Fabric, FabricNode, FabricPort, NodeKind } from '../model/fabric.js';
 import type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 import { speedName, widthName } from '../model/rates.js';
@@ -71,7 +71,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
   // in its wire bytes (model/port-info.ts), not decoded
   const decodeNodeInfo = (b: Uint8Array): NodeInfo => NodeInfo.decode(b);
   const getNodeInfo = (path: number[]): Promise<NodeInfo> => smp.getDr(path, SmpAttr.NodeInfo, 0).then(decodeNodeInfo);
-  const getPortInfo = (path: number[], port: number): Promise<PortInfo> => smp.getDr(path, SmpAttr.PortInfo, portInfoMod(port)).then(keepPortInfo);
+
 
   const addNode = (ni: NodeInfo, path: number[], depth: number): number => {
     const idx = fabric.nodes.length;
@@ -102,7 +102,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
     // A link's width/speed is only meaningful while it is up (a down port reports stale values).
     if ((port !== 0 || fabric.nodes[idx]!.type !== NodeType.Switch) && pi.portState >= PortState.Init) {
       fp.width = widthName(pi.linkWidthActive);
-      fp.speed = speedName(pi.linkSpeedActive, pi.linkSpeedExtActive);
+      fp.speed = speedName(pi.linkSpeedActive, pi.linkSpeedExtActive, pi.linkSpeedExtActive2);
     }
     fp.lid = pi.lid;
     fp.lmc = pi.lmc;
@@ -142,7 +142,15 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
     jobs.push(smp.getDr(d.path, SmpAttr.NodeDescription, 0).then((b) => (n.desc = NodeDescription.decode(b).description)));
     if (n.type === NodeType.Switch) {
       jobs.push(smp.getDr(d.path, SmpAttr.SwitchInfo, 0).then((b) => (d.switchInfo = SwitchInfo.decode(b))));
-      for (let p = 0; p <= n.numPorts; p++) jobs.push(smp.getDr(d.path, SmpAttr.PortInfo, portInfoMod(p)).then((b) => applyPortInfo(idx, p, keepPortInfo(b))));
+      // port 0 first: its CapabilityMask decides AttributeModifier bit 31 for the external ports
+      jobs.push(
+        getPortInfo(smp, d.path, 0, keepPortInfo).then((pi0) => {
+          applyPortInfo(idx, 0, pi0);
+          const ports: Promise<unknown>[] = [];
+          for (let p = 1; p <= n.numPorts; p++) ports.push(getPortInfo(smp, d.path, p, keepPortInfo, pi0).then((pi) => applyPortInfo(idx, p, pi)));
+          return settleAll(ports);
+        }),
+      );
       await settleAll(jobs);
       const probe: number[] = [];
       for (let p = 1; p <= n.numPorts; p++) {
@@ -152,7 +160,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
       return probe;
     }
     const entry = d.nodeInfo.localPortNum;
-    jobs.push(smp.getDr(d.path, SmpAttr.PortInfo, portInfoMod(entry)).then((b) => applyPortInfo(idx, entry, keepPortInfo(b))));
+    jobs.push(getPortInfo(smp, d.path, entry, keepPortInfo).then((pi) => applyPortInfo(idx, entry, pi)));
     await settleAll(jobs);
     // Only the SM's own CA is left through its port; other CAs/routers do not forward SMPs.
     if (idx === 0 && d.portInfo[entry]!.portState >= PortState.Init) return [entry];
@@ -201,7 +209,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
       nodes[known]!.portPaths[rp] = path;
       link(idx, p, known, rp);
       try {
-        applyPortInfo(known, rp, await getPortInfo(path, rp));
+        applyPortInfo(known, rp, await getPortInfo(smp, path, rp, keepPortInfo));
       } catch (error) {
         skipped.add(known); // a CA port we cannot read: the CA waits for the next sweep
         opts.onSkip?.({ kind: 'node', guid: kn.guid, desc: kn.desc, lid: nodeLid(known), path, error });

@@ -20,7 +20,7 @@
  * not have, a link changed peers, more than `maxChanges` links changed or any write failed. */
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { NodeDescription, NodeInfo, PortInfo, SwitchInfo } from '../wire/sma.js';
-import { portInfoMod } from '../wire/modifiers.js';
+import { getPortInfo } from './port-info-get.js';
 import { cloneFabric, type Fabric, type FabricNode, type NodeKind } from '../model/fabric.js';
 import { speedName, widthName } from '../model/rates.js';
 import { indexEndPorts, type DiscoveredNode, type DiscoveryResult, type Snapshot } from '../model/snapshot.js';
@@ -47,6 +47,8 @@ class NotLocal extends Error {
 }
 
 const hex = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
+
+const decodePortInfo = (b: Uint8Array): PortInfo => PortInfo.decode(b);
 
 export class LocalSweeper {
   private intact?: IntactRouting;
@@ -299,7 +301,8 @@ export class LocalSweeper {
           if (!si.portStateChange) return;
           flagged++;
           const n = fabric.nodes[i]!;
-          const infos = await Promise.all(Array.from({ length: n.numPorts + 1 }, (_, p) => this.smp.getDr(d.path, SmpAttr.PortInfo, portInfoMod(p)).then((b) => PortInfo.decode(b))));
+          const info0 = await getPortInfo(this.smp, d.path, 0, decodePortInfo);
+          const infos = [info0, ...(await Promise.all(Array.from({ length: n.numPorts }, (_, i) => getPortInfo(this.smp, d.path, i + 1, decodePortInfo, info0))))];
           for (let p = 1; p <= n.numPorts; p++) {
             const pi = infos[p]!;
             const fp = n.ports[p]!;
@@ -309,7 +312,7 @@ export class LocalSweeper {
             fresh.add(`${n.guid}/${p}`);
             if (up) {
               fp.width = widthName(pi.linkWidthActive);
-              fp.speed = speedName(pi.linkSpeedActive, pi.linkSpeedExtActive);
+              fp.speed = speedName(pi.linkSpeedActive, pi.linkSpeedExtActive, pi.linkSpeedExtActive2);
             }
             if (fp.peer && !up) {
               const q = fp.peer;
@@ -352,7 +355,7 @@ export class LocalSweeper {
                 if (!added.includes(k)) changed = true; // a CA taken in is on no switch's path
                 this.log.info('link up', { node: n.desc, guid: n.guid, port: p, peer: fabric.nodes[k]!.desc, peerGuid: fabric.nodes[k]!.guid, peerPort: rp });
               }
-              const kpi = PortInfo.decode(await this.smp.getDr(path, SmpAttr.PortInfo, portInfoMod(rp)));
+              const kpi = await getPortInfo(this.smp, path, rp, decodePortInfo, fabric.nodes[k]!.type === NodeType.Switch ? nodes[k]!.portInfo[0] : undefined);
               nodes[k]!.portInfo[rp] = kpi;
               fresh.add(`${fabric.nodes[k]!.guid}/${rp}`);
             }
@@ -396,9 +399,9 @@ export class LocalSweeper {
  * answered by are read): appended to the view (canonicalize renumbers it). */
 async function newEndNodeOf(smp: SmpClient, ni: NodeInfo, path: number[], depth: number, fabric: Fabric, nodes: DiscoveredNode[]): Promise<number> {
   const rp = ni.localPortNum;
-  const [desc, pi] = await Promise.all([smp.getDr(path, SmpAttr.NodeDescription, 0).then((b) => NodeDescription.decode(b).description), smp.getDr(path, SmpAttr.PortInfo, portInfoMod(rp)).then((b) => PortInfo.decode(b))]);
+  const [desc, pi] = await Promise.all([smp.getDr(path, SmpAttr.NodeDescription, 0).then((b) => NodeDescription.decode(b).description), getPortInfo(smp, path, rp, decodePortInfo)]);
   const node: FabricNode = { type: ni.nodeType as NodeKind, guid: ni.nodeGuid, systemImageGuid: ni.systemImageGuid, desc, numPorts: ni.numPorts, vendorId: ni.vendorId, deviceId: ni.deviceId, ports: new Array(ni.numPorts + 1).fill(undefined) };
-  node.ports[rp] = { num: rp, guid: ni.portGuid, lid: 0, lmc: 0, width: widthName(pi.linkWidthActive), speed: speedName(pi.linkSpeedActive, pi.linkSpeedExtActive) };
+  node.ports[rp] = { num: rp, guid: ni.portGuid, lid: 0, lmc: 0, width: widthName(pi.linkWidthActive), speed: speedName(pi.linkSpeedActive, pi.linkSpeedExtActive, pi.linkSpeedExtActive2) };
   const d: DiscoveredNode = { path, nodeInfo: ni, portInfo: [], portPaths: [], depth };
   d.portInfo[rp] = pi;
   d.portPaths[rp] = path;

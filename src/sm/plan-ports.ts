@@ -2,8 +2,9 @@
  * Sets needed. One Set per port carries LID, LMC, SM LID, timeouts, MTU, VLs, VLHighLimit, M_Key,
  * partition enforcement and INIT → ARMED; a second pass after the LFTs are in takes ARMED → ACTIVE. */
 import { DEFAULT_GID_PREFIX, NodeType, PortState, SmpAttr } from '../wire/mad.js';
-import { PortCap, PortInfo } from '../wire/sma.js';
+import { PortCap, PortCap2, PortInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
+import { extendedSpeedsPort } from './port-info-get.js';
 import { defineView } from '../wire/view.js';
 import { recordCopier } from '../wire/layout.js';
 import { keptPortInfoBytes } from '../model/port-info.js';
@@ -38,6 +39,47 @@ export interface PortSettings {
   reregister?: boolean;
   /** Partition enforcement on switch ports facing CAs and routers (OpenSM part_enforce; default both). */
   partEnforce?: 'both' | 'in' | 'out' | 'off';
+  /** OpenSM's force_link_speed (LinkSpeedEnabled: 0 leave, 15 = LinkSpeedSupported), force_link_speed_ext
+   * (LinkSpeedExtEnabled where both ends have extended speeds: 0 leave, 30 off, 31 = Supported),
+   * NVIDIA's force_link_speed_ext2 (LinkSpeedExtEnabled2, XDR: 0 leave, 7 = Supported2) and
+   * force_link_width (LinkWidthEnabled: 0 leave, 255 = LinkWidthSupported). */
+  forceLinkSpeed?: number;
+  forceLinkSpeedExt?: number;
+  forceLinkSpeedExt2?: number;
+  forceLinkWidth?: number;
+}
+
+/** The enabled widths and speeds a linked port is to get (undefined: leave the port's), as
+ * OpenSM's link manager works them out (osm_link_mgr.c link_mgr_set_physp_pi): `own`/`peer` are the
+ * PortInfos whose CapabilityMask(2) speak for each end (a switch's port 0). A value the port does
+ * not support is dropped from the set (OpenSM would send it, and an SMA refuses the whole Set). */
+export function linkSettings(s: PortSettings, cur: PortInfo, own: PortInfo | undefined, peer: PortInfo | undefined): { width?: number; speed?: number; ext?: number; ext2?: number } {
+  const out: { width?: number; speed?: number; ext?: number; ext2?: number } = {};
+  const w = s.forceLinkWidth ?? 0;
+  if (w) {
+    const twoX = ((own?.capabilityMask2 ?? 0) & PortCap2.IsLinkWidth2xSupported) !== 0;
+    // 16-31 ask for 2x too: only where the port says it can (port 0's mask on a switch, OpenSM PR #23)
+    const want = w === 255 || (w & 16 && !twoX) ? cur.linkWidthSupported : w & cur.linkWidthSupported;
+    if (want && want !== cur.linkWidthEnabled) out.width = want;
+  }
+  const sp = s.forceLinkSpeed ?? 0;
+  if (sp && (sp !== 15 || cur.linkSpeedEnabled !== cur.linkSpeedSupported)) {
+    const want = sp === 15 ? cur.linkSpeedSupported : sp & cur.linkSpeedSupported;
+    if (want && want !== cur.linkSpeedEnabled) out.speed = sp === 15 ? 15 : want;
+  }
+  const has = (pi: PortInfo | undefined, cap: number): boolean => ((pi?.capabilityMask ?? 0) & cap) !== 0;
+  const has2 = (pi: PortInfo | undefined, cap: number): boolean => has(pi, PortCap.IsCapabilityMask2Supported) && ((pi?.capabilityMask2 ?? 0) & cap) !== 0;
+  const ext = s.forceLinkSpeedExt ?? 0;
+  if (ext && has(own, PortCap.IsExtendedSpeedsSupported) && has(peer, PortCap.IsExtendedSpeedsSupported) && (ext !== 31 || cur.linkSpeedExtEnabled !== cur.linkSpeedExtSupported)) {
+    const want = ext === 31 ? cur.linkSpeedExtSupported : ext === 30 ? 30 : ext & cur.linkSpeedExtSupported;
+    if (want && want !== cur.linkSpeedExtEnabled) out.ext = ext === 31 ? 31 : want;
+  }
+  const ext2 = s.forceLinkSpeedExt2 ?? 0;
+  if (ext2 && has2(own, PortCap2.IsExtendedSpeeds2Supported) && has2(peer, PortCap2.IsExtendedSpeeds2Supported)) {
+    const want = ext2 === 7 ? cur.linkSpeedExtSupported2 : ext2 & cur.linkSpeedExtSupported2;
+    if (want && want !== cur.linkSpeedExtEnabled2) out.ext2 = ext2 === 7 ? 7 : want;
+  }
+  return out;
 }
 
 /** Does this switch port enforce partitions: it faces a CA/router and the switch can enforce. */
@@ -83,8 +125,11 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
       const lmc = isEnd ? (sw ? 0 : s.lmc) : cur.lmc;
       let neighborMtu = cur.neighborMtu;
       let operationalVls = cur.operationalVls;
+      let link: ReturnType<typeof linkSettings> = {};
       if (p.peer && pn !== 0) {
         const peerInfo = nodes[p.peer.node]!.portInfo[p.peer.port];
+        const peerNode = nodes[p.peer.node]!;
+        link = linkSettings(s, cur, sw ? d.portInfo[0] : cur, fabric.nodes[p.peer.node]!.type === NodeType.Switch ? peerNode.portInfo[0] : peerInfo);
         if (peerInfo) {
           neighborMtu = Math.min(cur.mtuCap, peerInfo.mtuCap) || cur.neighborMtu;
           operationalVls = Math.min(cur.vlCap, peerInfo.vlCap, s.maxOpVls ?? 5) || cur.operationalVls;
@@ -121,7 +166,11 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
         hoqLife !== cur.hoqLife ||
         vlStallCount !== cur.vlStallCount ||
         vlHighLimit !== cur.vlHighLimit ||
-        operationalVls !== cur.operationalVls;
+        operationalVls !== cur.operationalVls ||
+        link.width !== undefined ||
+        link.speed !== undefined ||
+        link.ext !== undefined ||
+        link.ext2 !== undefined;
       if (!needs) return;
       const v = PortInfoView.over(setBytesOf(cur));
       asSetInPlace(v);
@@ -146,10 +195,20 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
       v.vlHighLimit = vlHighLimit;
       v.partitionEnforcementInbound = peIn;
       v.partitionEnforcementOutbound = peOut;
-      out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data: v.buf, effect: { kind: 'portInfo', node: ni, port: pn } });
+      if (link.width !== undefined) v.linkWidthEnabled = link.width;
+      if (link.speed !== undefined) v.linkSpeedEnabled = link.speed;
+      if (link.ext !== undefined) v.linkSpeedExtEnabled = link.ext;
+      if (link.ext2 !== undefined) v.linkSpeedExtEnabled2 = link.ext2;
+      out.push({ path, attr: SmpAttr.PortInfo, mod: setMod(sw, pn, cur, d), data: v.buf, effect: { kind: 'portInfo', node: ni, port: pn } });
     });
   });
   return out;
+}
+
+/** A PortInfo Set's modifier: bit 31 (SMSupportExtendedSpeeds) where the port's CapabilityMask (a
+ * switch's external port: port 0's) has IsExtendedSpeedsSupported, as OpenSM's link manager. */
+function setMod(sw: boolean, pn: number, cur: PortInfo, d: DiscoveredNode): number {
+  return portInfoMod(pn, extendedSpeedsPort(sw, pn, cur, d.portInfo[0]));
 }
 
 const copyPortInfo = recordCopier(PortInfo)!;
@@ -180,6 +239,7 @@ function asSetInPlace(v: ReturnType<typeof PortInfoView.over>): void {
   v.linkWidthEnabled = 0;
   v.linkSpeedEnabled = 0;
   v.linkSpeedExtEnabled = 0;
+  v.linkSpeedExtEnabled2 = 0;
 }
 
 /** ARMED → ACTIVE for every linked port that reports ARMED and whose peer is ARMED or ACTIVE (a
@@ -200,7 +260,7 @@ export function planActivation(disc: DiscoveryResult): SmpWrite[] {
       const v = PortInfoView.over(setBytesOf(cur));
       asSetInPlace(v);
       v.portState = PortState.Active;
-      out.push({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(pn), data: v.buf, effect: { kind: 'portInfo', node: ni, port: pn } });
+      out.push({ path, attr: SmpAttr.PortInfo, mod: setMod(n.type === NodeType.Switch, pn, cur, d), data: v.buf, effect: { kind: 'portInfo', node: ni, port: pn } });
     });
   });
   return out;

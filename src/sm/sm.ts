@@ -76,6 +76,11 @@ export interface SmOptions {
   onStateChange?: (t: Transition) => void;
   /** Max operational VLs (PortInfo.OperationalVLs code: 1=VL0, 2=VL0-1, 3=VL0-3, 4=VL0-7, 5=VL0-14). */
   maxOpVls?: number;
+  /** Link settings (plan-ports.ts PortSettings): OpenSM's force_link_* values, 0 leaves the ports' own. */
+  forceLinkSpeed?: number;
+  forceLinkSpeedExt?: number;
+  forceLinkSpeedExt2?: number;
+  forceLinkWidth?: number;
   /** HOQLife toward switches / toward end ports, SwitchInfo LifeTimeValue (OpenSM's head_of_queue_lifetime, leaf_head_of_queue_lifetime, packet_life_time). */
   hoqLife?: number;
   leafHoqLife?: number;

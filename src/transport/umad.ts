@@ -29,7 +29,11 @@ const SMP_CLASSES: ReadonlySet<number> = new Set([0x01, 0x81]);
 const METHOD_RESPONSE_BIT = 0x80;
 const METHOD_TRAP_REPRESS = 0x07;
 const IB_PORT_PHYS_LINKUP = 5;
-const IB_PORT_DOWN = 1;
+const IB_PORT_PHYS_DISABLED = 3;
+const IB_PORT_ACTIVE = 4;
+const NODE_TYPE_SWITCH = 2;
+/** PortInfo:CapabilityMask IsSMDisabled (bit 10). */
+const PORT_CAP_IS_SM_DISABLED = 1 << 10;
 const UMAD2SIM = 'umad2sim';
 
 export interface UmadOptions {
@@ -160,15 +164,40 @@ export function resolvePort(cas: readonly UmadCaListing[], ca?: string, port?: n
     const names = cas.map((c) => c.name).join(', ') || 'none';
     throw new TransportError(ca === undefined ? 'no InfiniBand device found (is the ib_umad module loaded?)' : `no InfiniBand device named "${ca}" (found: ${names})`, 'umad_get_ca');
   }
-  const ports = candidates.flatMap((c) => c.ports);
   if (port !== undefined) {
+    const ports = candidates.flatMap((c) => c.ports);
     const p = ports.find((x) => x.portNum === port);
     if (!p) throw new TransportError(`${ca ?? candidates[0]!.name} has no port ${port} (ports: ${ports.map((x) => x.portNum).join(', ')})`, 'umad_get_port');
+    const why = unusable(p);
+    if (why) throw new TransportError(`${p.caName} port ${p.portNum} cannot carry the SM's MADs: ${why}`, 'umad_get_port');
     return p;
   }
-  const p = ports.find((x) => x.physState === IB_PORT_PHYS_LINKUP) ?? ports.find((x) => x.state > IB_PORT_DOWN) ?? ports[0];
-  if (!p) throw new TransportError(`no port found on ${candidates.map((c) => c.name).join(', ')}`, 'umad_get_port');
-  return p;
+  // rdma-core's resolve_ca_name/resolve_ca_port: the first device with an ACTIVE port wins (its
+  // first ACTIVE port); else the first device with a usable port, its first LinkUp port, else
+  // its first port not Disabled
+  let fallback: UmadPortListing | undefined;
+  for (const c of candidates) {
+    // a switch's SMA device: its port 0, whatever its state (rdma-core: "switch sma port 0")
+    if (c.nodeType === NODE_TYPE_SWITCH && c.ports[0]) return c.ports.find((x) => x.portNum === 0) ?? c.ports[0];
+    const usable = c.ports.filter((x) => !unusable(x));
+    const active = usable.find((x) => x.state === IB_PORT_ACTIVE);
+    if (active) return active;
+    fallback ??= usable.find((x) => x.physState === IB_PORT_PHYS_LINKUP) ?? usable.find((x) => x.physState !== IB_PORT_PHYS_DISABLED);
+  }
+  if (fallback) return fallback;
+  const all = candidates.flatMap((c) => c.ports);
+  const reasons = all.map((x) => `${x.caName} port ${x.portNum}: ${unusable(x) ?? 'Disabled'}`);
+  throw new TransportError(`no port for the SM on ${candidates.map((c) => c.name).join(', ')}${reasons.length ? ` (${reasons.join('; ')})` : ' (no ports)'}; name one with --ca/--port once it is an InfiniBand port that is not Disabled`, 'umad_get_port');
+}
+
+/** Why a port cannot be the SM's (rdma-core skips these): not an InfiniBand link layer (RoCE,
+ * iWARP: an Ethernet device such as irdma listed before mlx5), or IsSMDisabled in its
+ * CapabilityMask (the GSI-only device of a planarized HCA, which shares its port GUID with the
+ * SMI device). */
+export function unusable(p: UmadPortListing): string | undefined {
+  if (p.linkLayer !== 'InfiniBand') return `link layer ${p.linkLayer}, not InfiniBand`;
+  if (p.capMask & PORT_CAP_IS_SM_DISABLED) return 'IsSMDisabled (no SMI on this device: the GSI side of a planarized HCA)';
+  return undefined;
 }
 
 /** Open a CA port for MAD traffic. */

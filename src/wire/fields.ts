@@ -13,7 +13,8 @@ interface FieldCommon {
   readonly width: number;
   /** Label in dumps (the smpquery/saquery name); defaults to the field name. */
   readonly label?: string;
-  /** Number of SA component-mask bits this field takes (default 1). */
+  /** Number of SA component-mask bits this field takes (default 1; 0: none of its own, it is
+   * part of the component of the field before it). */
   readonly cm?: number;
 }
 

@@ -88,6 +88,13 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
         }
       } else {
         const parts = f.cm ?? 1;
+        // `cm: 0`: the field shares the component before it (several fields of one byte that the
+        // component mask numbers as one, as PortInfo byte 56)
+        const last = out[out.length - 1];
+        if (parts === 0 && last) {
+          (last as { width: number }).width = f.bit + f.width - last.bit;
+          continue;
+        }
         const w = f.width / parts;
         for (let p = 0; p < parts; p++) {
           out.push({ index: out.length, path: parts > 1 ? `${fname}#${p}` : fname, bit: f.bit + p * w, width: w });

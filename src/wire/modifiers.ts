@@ -6,7 +6,7 @@
  *
  * | attribute            | layout                                                              | OpenSM                           |
  * |----------------------|---------------------------------------------------------------------|----------------------------------|
- * | PortInfo             | bits 0-7 port number                                                | `cl_hton32(port_num)`            |
+ * | PortInfo             | bits 0-7 port number, bit 31 SMSupportExtendedSpeeds                | `port_num \| (1 << 31)`          |
  * | LinearForwardingTbl  | bits 0-15 block number (64 LIDs per block)                          | `cl_hton32(block_id_ho)`         |
  * | RandomForwardingTbl  | bits 0-15 block number (16 entries per block)                       | —                                |
  * | MulticastForwardingTbl | bits 0-8 block (32 MLIDs), bits 28-31 port position (16 ports)    | `block_num \| (position << 28)`  |
@@ -31,11 +31,17 @@ function check(what: string, value: number, max: number): number {
 /** The unsigned 32-bit value of a modifier built with shifts. */
 const u32 = (v: number): number => v >>> 0;
 
-export function portInfoMod(port: number): number {
-  return check('port', port, 0xff);
+/** PortInfo bit 31, SMSupportExtendedSpeeds: the SM understands the extended speed fields. A port
+ * whose CapabilityMask has IsExtendedSpeedsSupported (for a switch's external ports: port 0's)
+ * answers a Get or takes a Set without it as if it had no extended speeds (Quantum-2 and later:
+ * OpenSM issue #38); OpenSM sets it on every Set to such a port (osm_link_mgr.c) and re-reads a
+ * PortInfo got without it (osm_port_info_rcv.c, PR #39). */
+export const PORTINFO_SM_SUPPORTS_EXT_SPEEDS = 2 ** 31;
+export function portInfoMod(port: number, smSupportsExtendedSpeeds = false): number {
+  return u32(check('port', port, 0xff) | (smSupportsExtendedSpeeds ? PORTINFO_SM_SUPPORTS_EXT_SPEEDS : 0));
 }
-export function decodePortInfoMod(mod: number): { port: number } {
-  return { port: mod & 0xff };
+export function decodePortInfoMod(mod: number): { port: number; smSupportsExtendedSpeeds: boolean } {
+  return { port: mod & 0xff, smSupportsExtendedSpeeds: (mod & PORTINFO_SM_SUPPORTS_EXT_SPEEDS) !== 0 };
 }
 
 export function lftBlockMod(block: number): number {

@@ -71,6 +71,12 @@ export const LINK_SPEED_EXT_NAMES: Readonly<Record<number, string>> = {
 const speedExtSet = (width: number): Record<number, string> => ({ ...flagNames(width, SPEED_EXT_FLAGS), 0: '0' });
 export const LINK_SPEED_EXT_SET_NAMES: Readonly<Record<number, string>> = speedExtSet(4);
 export const LINK_SPEED_EXT_ENABLED_NAMES: Readonly<Record<number, string>> = { ...speedExtSet(5), 30: 'Extended link speeds disabled' };
+/** LinkSpeedExtActive2 (libibmad mad_dump_linkspeedext2). */
+export const LINK_SPEED_EXT2_NAMES: Readonly<Record<number, string>> = { 0: 'No Extended Speed 2', 1: '212.5 Gbps' };
+/** LinkSpeedExtSupported2 / LinkSpeedExtEnabled2 (libibmad dump_linkspeedext2; Enabled2 7 = set to Supported2). */
+export const LINK_SPEED_EXT2_SET_NAMES: Readonly<Record<number, string>> = Object.fromEntries(
+  Array.from({ length: 8 }, (_, v) => [v, v === 0 ? '0' : (v & 1 ? '212.5 Gbps' : '') + (v >> 1 ? ` undefined (${v})` : '')]),
+);
 export const PHYS_PORT_STATE_NAMES: Readonly<Record<number, string>> = {
   0: 'NoChange',
   1: 'Sleep',
@@ -137,6 +143,14 @@ export const PortCap2 = {
   IsSwitchPortStateTableSupported: 1 << 3,
   IsLinkWidth2xSupported: 1 << 4,
   IsLinkSpeedHDRSupported: 1 << 5,
+  IsMKeyProtectBitsExtSupported: 1 << 6,
+  IsEnhancedTrap128Supported: 1 << 7,
+  IsPartitionTopSupported: 1 << 8,
+  IsEnhancedQoSArbiterSupported: 1 << 9,
+  IsLinkSpeedNDRSupported: 1 << 10,
+  /** Byte 56 (LinkSpeedExtActive2/Supported2/Enabled2) is valid. */
+  IsExtendedSpeeds2Supported: 1 << 11,
+  IsLinkSpeedXDRSupported: 1 << 12,
 } as const;
 
 // ---------- attributes ----------
@@ -244,7 +258,12 @@ export const PortInfo = defineLayout('PortInfo', 64, {
   localPhyErrors: uint(424, 4, { label: 'LocalPhysErr' }),
   overrunErrors: uint(428, 4, { label: 'OverrunErr' }),
   maxCreditHint: uint(432, 16, { label: 'MaxCreditHint' }),
-  reserved3: reserved(448, 8),
+  // byte 56 (IBA 1.7, libibmad's "More PortInfo fields (XDR)"): valid where CapabilityMask2 has
+  // IsExtendedSpeeds2Supported; one SA component, as the reserved byte it was
+  reserved3: reserved(448, 1),
+  linkSpeedExtActive2: uint(449, 2, { label: 'LinkSpeedExtActive2', names: LINK_SPEED_EXT2_NAMES, cm: 0 }),
+  linkSpeedExtSupported2: uint(451, 2, { label: 'LinkSpeedExtSupported2', names: LINK_SPEED_EXT2_SET_NAMES, cm: 0 }),
+  linkSpeedExtEnabled2: uint(453, 3, { label: 'LinkSpeedExtEnabled2', names: LINK_SPEED_EXT2_SET_NAMES, cm: 0 }),
   linkRoundTripLatency: uint(456, 24, { label: 'RoundTrip' }),
   capabilityMask2: hex(480, 16, { label: 'CapabilityMask2' }),
   linkSpeedExtActive: uint(496, 4, { label: 'LinkSpeedExtActive', names: LINK_SPEED_EXT_NAMES }),

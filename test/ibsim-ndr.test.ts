@@ -1,0 +1,67 @@
+/** AttributeModifier bit 31 (SMSupportExtendedSpeeds) on ibsim (issue #30): ibsim's CA ports
+ * advertise IsExtendedSpeedsSupported, so ibsm reads them again with bit 31 and sets them with
+ * it; ibsim masks the bit off (`portnum &= 0x7fffffff`) and answers as without it. The real tools
+ * are the witness: `smpquery -x` (which sets bit 31) and `smpquery` answer alike, and the Sets
+ * ibsm sent with the bit took effect. */
+import { describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { startIbsim, runPreloaded, IBSIM_EXAMPLES, type Ibsim } from './helpers/ibsim.js';
+
+const CLI = path.resolve('dist/cli/main.js');
+const TIMEOUT = 60_000;
+
+async function tool(ib: Ibsim, args: string[], host?: string): Promise<string> {
+  const r = await runPreloaded('smpquery', args, { ibsim: ib, timeoutMs: 30_000, ...(host ? { simHost: host } : {}) });
+  if (r.code !== 0) throw new Error(`smpquery ${args.join(' ')} exited ${r.code}: ${r.stderr}`);
+  return r.stdout;
+}
+
+describe('bit 31 on ibsim', () => {
+  it(
+    'smpquery -x answers as smpquery does on a port with IsExtendedSpeedsSupported; ibsm sets such ports with bit 31 and they go ACTIVE with its SM LID',
+    async () => {
+      const ib = await startIbsim(path.join(IBSIM_EXAMPLES, 'net.2sw2path4hca'));
+      try {
+        const plain = await tool(ib, ['-D', 'portinfo', '0', '1'], 'Hca1');
+        const ext = await tool(ib, ['-x', '-D', 'portinfo', '0', '1'], 'Hca1');
+        expect(plain).toMatch(/IsExtendedSpeedsSupported/);
+        expect(ext).toBe(plain);
+        const r = await runPreloaded(process.execPath, [CLI, 'run', '--umad', '--once', '--verbose'], { ibsim: ib, timeoutMs: TIMEOUT });
+        expect(r.stderr).toMatch(/SUBNET UP/);
+        expect(r.code).toBe(0);
+        const after = await tool(ib, ['-x', '-D', 'portinfo', '0', '1'], 'Hca1');
+        expect(after).toMatch(/^LinkState:\.+Active$/m);
+        expect(after).toMatch(/^SMLid:\.+1$/m);
+        expect(after).toMatch(/^Lid:\.+[1-9]\d*$/m);
+      } finally {
+        await ib.stop();
+      }
+    },
+    TIMEOUT * 2,
+  );
+});
+
+describe('ibsm discover output on ibsim', () => {
+  it(
+    'a fabric of HDR leaves with 2x hosts under an HDR spine loads into ibsim with the same widths and speeds (ibsim 0.10 knows speeds up to HDR; NDR/XDR it reads as SDR)',
+    async () => {
+      const out = execFileSync(process.execPath, [CLI, 'discover', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2,speed=HDR,hostwidth=2x'], { encoding: 'utf8' });
+      const rates = (text: string): string[] => [...text.matchAll(/lid \d+ (\d+x[A-Z]+)/g)].map((m) => m[1]!).sort();
+      expect(new Set(rates(out))).toEqual(new Set(['2xHDR', '4xHDR']));
+      const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'ibsm-hdr-')), 'hdr.net');
+      writeFileSync(file, out);
+      const ib = await startIbsim(file);
+      try {
+        const r = await runPreloaded('ibnetdiscover', [], { ibsim: ib, timeoutMs: 30_000 });
+        expect(r.code).toBe(0);
+        expect(rates(r.stdout)).toEqual(rates(out));
+      } finally {
+        await ib.stop();
+      }
+    },
+    TIMEOUT,
+  );
+});
