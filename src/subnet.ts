@@ -79,9 +79,8 @@ export class Subnet {
     for (const w of this.qosPolicy?.warnings ?? []) log.warn('QoS policy', { note: w });
     this.inform = new InformManager({
       send: (lid, qpn, mad) => rpc.request(mad, { lid, qpn, qkey: SA_QKEY }, { retries: 0 }).then(() => undefined),
-      onReportFailed: (sub, e, suppressed) => log.warn('report not delivered', { subscriberLid: sub.lid, error: (e as Error).message, failedSinceLastLog: suppressed }),
+      onReportFailed: (sub, e) => log.from(sub.lid).warn('report not delivered', { subscriberLid: sub.lid, error: (e as Error).message }),
       limits: o.saLimits,
-      now: () => o.clock.now(),
     });
     this.multicast = new MulticastManager({ traps: this.inform, limits: o.saLimits });
     this.multicast.onGroupsChanged((e) => {
@@ -153,7 +152,7 @@ export class Subnet {
         smKey: o.smKey ?? 0n,
         active: () => this.sm.state === 'master',
         refresh: () => this.syncSource.update(this.exportState()),
-        onError: (e, m) => log.warn('SA state not sent to a standby', { lid: m.addr.lid, error: (e as Error).message }),
+        onError: (e, m) => log.from(m.addr.lid).warn('SA state not sent to a standby', { lid: m.addr.lid, error: (e as Error).message }),
       });
     }
     this.multicast.onGroupsChanged(() => this.multicastChanged());

@@ -54,7 +54,8 @@ export class Histogram {
 
 const METHOD_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(Method).map(([k, v]) => [v, k]));
 const SA_ATTR_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(SaAttr).map(([k, v]) => [v, k]));
-const hex4 = (n: number): string => `0x${n.toString(16).padStart(4, '0')}`;
+/** The key of the "other" series of a closed label set (no method or attribute ID is negative). */
+const OTHER = -1;
 
 /** Process and Node runtime figures (prom-client's default metric names). */
 class RuntimeMetrics {
@@ -123,7 +124,8 @@ class RuntimeMetrics {
 export class SmMetrics {
   readonly sweepSeconds: Record<SweepStats['kind'], Histogram> = { heavy: new Histogram(SWEEP_BUCKETS), light: new Histogram(SWEEP_BUCKETS) };
   readonly smpRttSeconds = new Histogram(RTT_BUCKETS);
-  /** By method, then attribute ID (numbers: no key strings built per request). */
+  /** By method, then attribute ID (numbers: no key strings built per request); methods and IDs
+   * the SA does not know under OTHER. */
   readonly saSeconds = new Map<number, Map<number, Histogram>>();
   private readonly runtime = new RuntimeMetrics();
   private verified?: { snap: Snapshot; report: VerifyReport };
@@ -141,7 +143,10 @@ export class SmMetrics {
     this.unhook.push(() => (rpc.onRoundTrip = undefined));
     const sa = subnet.sa;
     if (sa) {
-      sa.onTimed = (method, attrId, ms) => {
+      sa.onTimed = (method0, attrId0, ms) => {
+        // Closed label sets: a method or attribute ID the SA does not know is one "other" series.
+        const method = METHOD_NAMES[method0] !== undefined ? method0 : OTHER;
+        const attrId = SA_ATTR_NAMES[attrId0] !== undefined ? attrId0 : OTHER;
         let byAttr = this.saSeconds.get(method);
         if (!byAttr) this.saSeconds.set(method, (byAttr = new Map()));
         let h = byAttr.get(attrId);
@@ -168,7 +173,7 @@ export class SmMetrics {
   write(m: MetricWriter): void {
     m.histogram('ibsm_sweep_duration_seconds', 'Duration of sweeps, by kind (heavy includes local sweeps), seconds.', (['heavy', 'light'] as const).map((k) => [{ kind: k }, this.sweepSeconds[k]]));
     const sa: Array<[Record<string, string>, Histogram]> = [];
-    for (const [method, byAttr] of this.saSeconds) for (const [attr, h] of byAttr) sa.push([{ method: METHOD_NAMES[method] ?? hex4(method), attribute: SA_ATTR_NAMES[attr] ?? hex4(attr) }, h]);
+    for (const [method, byAttr] of this.saSeconds) for (const [attr, h] of byAttr) sa.push([{ method: METHOD_NAMES[method] ?? 'other', attribute: SA_ATTR_NAMES[attr] ?? 'other' }, h]);
     m.histogram('ibsm_sa_request_duration_seconds', 'Time to answer an SA request (from taking it off the queue to its response handed to the transport), by method and attribute, seconds.', sa);
     m.histogram('ibsm_smp_rtt_seconds', 'Round-trip time of SMPs answered at their first try, seconds.', [[{}, this.smpRttSeconds]]);
     const v = this.verification();
@@ -264,7 +269,7 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
   metric('ibsm_mads_unsolicited_total', 'counter', 'Unsolicited MADs received (traps, SA requests).', [[{}, r.unsolicited]]);
   if (subnet.sa) {
     const sa = subnet.sa.stats;
-    metric('ibsm_sa_requests_total', 'counter', 'SA requests received, by attribute.', Object.entries(sa.byAttribute).map(([a, n]) => [{ attribute: a }, n]));
+    metric('ibsm_sa_requests_total', 'counter', 'SA requests received, by attribute (IDs the SA does not know: "other").', Object.entries(sa.byAttribute).map(([a, n]) => [{ attribute: a }, n]));
     metric('ibsm_sa_answers_total', 'counter', 'SA answers, by MAD/SA status.', Object.entries(sa.byStatus).map(([st, n]) => [{ status: st }, n]));
     metric('ibsm_sa_busy_total', 'counter', 'SA requests answered BUSY.', [[{}, sa.busy]]);
     metric('ibsm_sa_invalid_total', 'counter', 'SA requests that did not decode.', [[{}, sa.invalid]]);

@@ -145,7 +145,7 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
     try {
       handle(req, res);
     } catch (e) {
-      o.log?.warn('web view request failed', { url: req.url, error: (e as Error).message });
+      o.log?.from(req.socket.remoteAddress ?? '?').warn('web view request failed', { url: req.url, peer: req.socket.remoteAddress, error: (e as Error).message });
       if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', `the web view failed: ${(e as Error).message}\n`, false);
       else res.destroy();
     }
