@@ -16,6 +16,8 @@ import { counterMetricName } from '../sm/perf-counters.js';
 import { PORT_COUNTER_NAMES, PortCounters } from '../wire/pma.js';
 import { Method, MgmtClass } from '../wire/mad.js';
 import { SaAttr } from '../wire/sa.js';
+import { HTTP_LIMITS, hostAllowed } from '../util/listen.js';
+import { ConnectionGuard } from '../util/conn-guard.js';
 
 /** The metrics endpoint cannot listen where it was told (address in use, not local, ...). */
 export class MetricsListenError extends Error {
@@ -300,10 +302,21 @@ export function metricsUrl(server: Server): string {
   return `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/metrics`;
 }
 
+/** Connections to the metrics endpoint: a scraper or two, a person with curl (util/conn-guard.ts). */
+const METRICS_CONNECTIONS = { max: 64, perPeer: 32, idleMs: HTTP_LIMITS.idleMs };
+
 /** Serve /metrics on host:port (default 127.0.0.1). Resolves once listening; rejects with a
- * MetricsListenError naming the address. */
+ * MetricsListenError naming the address. Held under abuse as the web view is: header and request
+ * timeouts, connections capped in all and per peer, the Host header checked when on loopback. */
 export function serveMetrics(port: number, render: () => string, host = '127.0.0.1'): Promise<Server> {
-  const server = createServer((req, res) => {
+  const server = createServer({ headersTimeout: HTTP_LIMITS.headersTimeoutMs, requestTimeout: HTTP_LIMITS.requestTimeoutMs, keepAliveTimeout: HTTP_LIMITS.keepAliveMs, maxHeaderSize: HTTP_LIMITS.maxHeaderSize, connectionsCheckingInterval: 1_000 }, (req, res) => {
+    guard.busy(req.socket, 1);
+    res.once('close', () => guard.busy(req.socket, -1));
+    // As the web view: bound to loopback, only a loopback name may be asked for (DNS rebinding).
+    if (!hostAllowed(host, req.headers.host)) {
+      res.writeHead(403, { 'content-type': 'text/plain' }).end(`the metrics endpoint listens on ${host}: ask for it as localhost, 127.0.0.1 or [::1]\n`);
+      return;
+    }
     if (req.method !== 'GET' || (req.url !== '/metrics' && req.url !== '/')) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: GET /metrics\n');
       return;
@@ -317,6 +330,8 @@ export function serveMetrics(port: number, render: () => string, host = '127.0.0
     }
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(body);
   });
+  const guard = new ConnectionGuard(server, METRICS_CONNECTIONS);
+  server.on('clientError', (_e, socket) => socket.destroy());
   return new Promise((resolve, reject) => {
     const fail = (e: Error): void => reject(new MetricsListenError(`cannot serve metrics on ${host.includes(':') ? `[${host}]` : host}:${port}: ${e.message}`));
     server.once('error', fail);

@@ -1,11 +1,11 @@
 /** Open an SM+SA on a backend with the options of `ibsm run` (the config keys of the option table),
  * and stop it. `ibsm run` is this plus signals, --once and the progress line. */
 import { dirname } from 'node:path';
-import { closeSync, existsSync, mkdirSync, fstatSync, ftruncateSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, fstatSync, ftruncateSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { Subnet } from '../subnet.js';
 import { smpClientOf } from '../sm/smp-client.js';
-import { formatGuid2Lid, parseGuid2Lid, type LidRange } from '../sm/lids.js';
+import { formatGuid2Lid, Guid2LidError, parseGuid2Lid, type LidRange } from '../sm/lids.js';
 import type { SweepStats } from '../sm/sweep.js';
 import { parsePartitions, PartitionPlan } from '../model/partitions.js';
 import { parseQosPolicy, qosVlSettings } from '../model/qos-policy.js';
@@ -140,11 +140,25 @@ export function parseGuidFile(text: string, file: string): bigint[] {
   return out;
 }
 
-/** A log sink appending to a file, truncated when it passes maxMb (OpenSM's log_max_size);
- * `reopen` opens the path again (after logrotate moved the file away). */
+/** A log sink appending to a file. When a line would take it past maxMb (OpenSM's log_max_size),
+ * the file is rotated: renamed FILE.1 (replacing the previous FILE.1) and a new FILE begun, so the
+ * log holds at most 2 × maxMb on disk and the lines just before the rotation are kept (OpenSM
+ * truncates them away); where the rename fails the file is truncated, as OpenSM does. maxMb 0:
+ * never. `reopen` opens the path again (after logrotate moved the file away). */
 export function fileLogSink(file: string, maxMb = 0): LogSink & { close(): void; reopen(): void } {
   let fd = openSync(file, 'a');
   let size = fstatSync(fd).size;
+  const rotate = (): void => {
+    try {
+      renameSync(file, `${file}.1`);
+      const next = openSync(file, 'a');
+      closeSync(fd);
+      fd = next;
+    } catch {
+      ftruncateSync(fd, 0);
+    }
+    size = 0;
+  };
   return {
     reopen() {
       try {
@@ -159,10 +173,7 @@ export function fileLogSink(file: string, maxMb = 0): LogSink & { close(): void;
     write(line: string) {
       const s = line + '\n';
       try {
-        if (maxMb > 0 && size + s.length > maxMb * 1024 * 1024) {
-          ftruncateSync(fd, 0);
-          size = 0;
-        }
+        if (maxMb > 0 && size + s.length > maxMb * 1024 * 1024) rotate();
         size += writeSync(fd, s);
       } catch {
         /* a full disk must not stop the SM */
@@ -183,6 +194,20 @@ function withDefaults(o: OpenSmOptions): OpenSmOptions {
     if (v !== undefined) d[s.key!] = v;
   }
   return { ...d, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) } as OpenSmOptions;
+}
+
+/** The guid2lid cache is written after sweeps (atomically, through FILE.tmp-PID): its directory is
+ * made and the temporary file tried now, before the first SMP, so an unwritable cache is a local
+ * problem said at start (naming the option and the path), not a failure after the first sweep. */
+function checkGuid2LidWritable(path: string): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    closeSync(openSync(tmp, 'w'));
+    unlinkSync(tmp);
+  } catch (e) {
+    throw new Guid2LidError(`--guid2lid ${path}: the cache cannot be written: ${(e as Error).message}`);
+  }
 }
 
 function writeFileAtomic(path: string, text: string): void {
@@ -301,6 +326,7 @@ export class IbsmSm {
     this.metrics?.close();
     this.metricsData?.close();
     await this.backend.close();
+    this.log.limiter.flush(); // the suppressed-lines summaries still pending
     this.closeLog?.();
   }
 }
@@ -318,7 +344,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     log = new Logger(sink, o.verbose ? 'debug' : 'info', o.logFormat ?? 'text');
   }
   const g2l = o.guid2lid === 'none' ? undefined : o.guid2lid;
-  if (g2l) mkdirSync(dirname(g2l), { recursive: true });
+  if (g2l) checkGuid2LidWritable(g2l);
   let guid2lid: Map<bigint, LidRange> | undefined;
   if (g2l && existsSync(g2l)) {
     guid2lid = parseGuid2Lid(readFileSync(g2l, 'utf8'), g2l);
@@ -385,7 +411,9 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
       log.info('metrics served', { url: await sm.serveMetrics(at.port, at.host) });
     } catch (e) {
       await sm.stop();
-      throw e; // a MetricsListenError naming the address
+      // a MetricsListenError naming the address; the option too
+      (e as Error).message = `${o.metricsListen !== undefined ? `--metrics-listen ${o.metricsListen}` : `--metrics-port ${o.metricsPort}`}: ${(e as Error).message}`;
+      throw e;
     }
   }
   if (o.web !== undefined) {
@@ -394,7 +422,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
       log.info('web view served', { url: sm.webUrl });
     } catch (e) {
       await sm.stop();
-      throw new Error(`cannot serve the web view on ${o.web}: ${(e as Error).message}`);
+      throw new Error(`--web ${o.web}: cannot serve the web view: ${(e as Error).message}`);
     }
   }
   return sm;

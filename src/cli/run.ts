@@ -111,7 +111,13 @@ export function runLogger(c: EffectiveConfig, io: RunIo = processRunIo()): { log
   // The progress line is drawn on a terminal whether the log goes there or to a file.
   const tty = io.isTTY ? new ProgressTty((s) => io.stderr.write(s)) : undefined;
   if (path) {
-    const file = fileLogSink(path, setting<number>(c, 'log-max-size') ?? 0);
+    let file: ReturnType<typeof fileLogSink>;
+    try {
+      file = fileLogSink(path, setting<number>(c, 'log-max-size') ?? 0);
+    } catch (e) {
+      // A local problem, said before the first SMP, naming the option and the path.
+      throw Object.assign(new Error(`--log-file ${path}: cannot open it: ${(e as Error).message}`), { syscall: (e as NodeJS.ErrnoException).syscall ?? 'open' });
+    }
     return { log: new Logger(file, level, format), file, tty };
   }
   const sink: LogSink = tty ?? sinkOf(io);
@@ -138,6 +144,22 @@ export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo()): Pro
     file?.close();
     return code;
   };
+  // The control socket's path is checked before anything is opened on the fabric (before the
+  // first SMP): a path that is not a socket, or one another ibsm serves, is refused there (a busy
+  // or unusable default path is not a reason to stop managing the fabric: logged, no socket).
+  let socketPath = setting<string>(c, 'control-socket');
+  const socketGiven = c.settings.get('control-socket')?.source !== 'default';
+  let control: Server | undefined;
+  const controlModule = socketPath && socketPath !== 'none' ? import('./control.js') : undefined;
+  if (controlModule && socketPath) {
+    try {
+      await (await controlModule).checkControlPath(socketPath);
+    } catch (e) {
+      if (socketGiven) return fatal(new Error(`--control-socket ${socketPath}: ${(e as Error).message}`), 'control');
+      log.warn('control socket not served', { path: socketPath, error: (e as Error).message });
+      socketPath = undefined;
+    }
+  }
   let sm: IbsmSm;
   try {
     // Several subnets joined by routers on the in-process fabric: one SM+SA per subnet
@@ -176,35 +198,35 @@ export async function runSm(c: EffectiveConfig, io: RunIo = processRunIo()): Pro
     await sm.stop();
   };
 
+  // Served before the first sweep: a local resource, bound before the first SMP.
+  if (controlModule && socketPath) {
+    try {
+      // Loaded only for a daemon that serves it: node:net and the ops' views.
+      const [{ serveControl }, { controlTargetOf }] = await Promise.all([controlModule, import('./ops.js')]);
+      control = await serveControl(socketPath, controlTargetOf(sm), log);
+      log.info('control socket served', { path: socketPath });
+    } catch (e) {
+      if (socketGiven) {
+        await stop('error');
+        return fatal(new Error(`--control-socket ${socketPath}: ${(e as Error).message}`), 'control');
+      }
+      log.warn('control socket not served', { path: socketPath, error: (e as Error).message });
+    }
+  }
+
   try {
     await sm.start();
   } catch (e) {
     await stop('error');
+    await new Promise((r) => (control ? control.close(r) : r(undefined)));
     return fatal(e, 'sweep');
   }
   tty?.end();
   if (setting(c, 'once')) {
     await stop('--once');
+    await new Promise((r) => (control ? control.close(r) : r(undefined)));
     file?.close();
     return 0;
-  }
-  // The control socket: a busy or unwritable default path is not a reason to stop managing the
-  // fabric (logged); a path the operator gave is (a bad configuration).
-  const socketPath = setting<string>(c, 'control-socket');
-  let control: Server | undefined;
-  if (socketPath && socketPath !== 'none') {
-    try {
-      // Loaded here, not at start-up: node:net and the ops' views are for a daemon that stays.
-      const [{ serveControl }, { controlTargetOf }] = await Promise.all([import('./control.js'), import('./ops.js')]);
-      control = await serveControl(socketPath, controlTargetOf(sm), log);
-      log.info('control socket served', { path: socketPath });
-    } catch (e) {
-      if (c.settings.get('control-socket')?.source !== 'default') {
-        await stop('error');
-        return fatal(new Error(`cannot serve the control socket ${socketPath}: ${(e as Error).message}`), 'control');
-      }
-      log.warn('control socket not served', { path: socketPath, error: (e as Error).message });
-    }
   }
   // As OpenSM: SIGHUP sweeps the whole fabric again; SIGUSR1 reopens the log file (logrotate).
   const onHup = (): void => sm.subnet.sm.requestHeavySweep('SIGHUP', true);

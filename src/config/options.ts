@@ -119,7 +119,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'once', type: 'boolean', help: 'exit 0 after the first SUBNET UP (like opensm -o)', default: false, commands: ['run'] },
   { name: 'log-format', type: 'enum', arg: 'text|json', choices: ['text', 'json'], help: 'log line format', default: 'text', commands: RUN, key: 'logFormat' },
   { name: 'log-file', type: 'string', arg: 'FILE', help: 'append the log to FILE instead of stderr', defaultText: 'stderr', commands: RUN, key: 'logFile', opensm: 'log_file' },
-  { name: 'log-max-size', type: 'int', arg: 'MB', min: 0, max: 1 << 20, help: 'truncate the log file when it grows past this many MB (0: never), as OpenSM does', default: 0, commands: RUN, key: 'logMaxSize', opensm: 'log_max_size' },
+  { name: 'log-max-size', type: 'int', arg: 'MB', min: 0, max: 1 << 20, help: 'rotate the log file when it grows past this many MB: FILE becomes FILE.1 (the one kept) and a new FILE begins, so the log takes at most twice this on disk (0: never, as OpenSM by default)', default: 256, commands: RUN, key: 'logMaxSize', opensm: 'log_max_size' },
   { name: 'verbose', short: 'v', type: 'boolean', help: 'debug logging: per-phase detail of every sweep (discovery, LIDs, routing with its verification figures, tables written, ports armed and activated)', default: false, commands: RUN, key: 'verbose' },
   { name: 'metrics-port', type: 'int', arg: 'N', min: 1, max: 65535, help: 'serve Prometheus metrics on 127.0.0.1:N (/metrics)', defaultText: 'off', commands: RUN, key: 'metricsPort' },
   { name: 'sa-cache', type: 'int', arg: 'N', min: 0, max: 1_000_000, help: 'PathRecord answers the SA keeps for repeated queries; emptied at every heavy sweep (0: off)', default: 32768, commands: RUN, key: 'saCache' },
