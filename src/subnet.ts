@@ -38,6 +38,9 @@ export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSn
   saServer?: SaServerOptions;
   /** Bounds on the SA state a requester can grow (sa/limits.ts; defaults there). */
   saLimits?: Partial<SaLimits>;
+  /** MCMember joins and leaves for another port from any port of the partition (OpenSM's way);
+   * default false: only from a trusted requester (sa/multicast.ts MulticastOptions.proxyJoins). */
+  saProxyJoins?: boolean;
   /** The QoS policy (qos-policy.conf): PathRecord SLs and limits; ClassPortInfo IsQoSSupported. */
   qos?: QosPolicy;
   /** OpenSM's qos_* VL settings: the SM programs SL2VL/VLArbitration from them (reaches the SM
@@ -82,7 +85,7 @@ export class Subnet {
       onReportFailed: (sub, e) => log.from(sub.lid).warn('report not delivered', { subscriberLid: sub.lid, error: (e as Error).message }),
       limits: o.saLimits,
     });
-    this.multicast = new MulticastManager({ traps: this.inform, limits: o.saLimits });
+    this.multicast = new MulticastManager({ traps: this.inform, limits: o.saLimits, proxyJoins: o.saProxyJoins ? 'partition' : 'trusted' });
     this.multicast.onGroupsChanged((e) => {
       if (e.kind === 'created') this.events.emit('multicastGroupCreated', { mgid: e.mgid, mlid: e.mlid });
       else if (e.kind === 'deleted') this.events.emit('multicastGroupDeleted', { mgid: e.mgid, mlid: e.mlid });

@@ -103,6 +103,9 @@ export interface SmConfig {
   saMaxGroups?: number;
   saRmppPerPort?: number;
   saRmppTotal?: number;
+  /** Proxy joins (MCMember joins and leaves for another port) from any port of the partition, as
+   * OpenSM; default only from a trusted requester (sa/multicast.ts). */
+  saProxyJoins?: boolean;
   /** OpenSM's prefix-routes.conf (sa/prefix-routes.ts): off-subnet DGIDs through the named router ports. */
   prefixRoutes?: string;
 }
@@ -112,7 +115,7 @@ export const SM_CONFIG_KEYS = [
   'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
   'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'packetLife', 'hoqLife', 'leafHoqLife',
   'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket', 'web',
-  'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal', 'prefixRoutes',
+  'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal', 'prefixRoutes', 'saProxyJoins',
 ] as const satisfies ReadonlyArray<keyof SmConfig>;
 
 export interface OpenSmOptions extends SmConfig {
@@ -401,6 +404,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
       rmppPerRequester: o.saRmppPerPort,
       rmppTotal: o.saRmppTotal,
     },
+    saProxyJoins: o.saProxyJoins,
     onProgress: o.onProgress,
   });
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));

@@ -159,6 +159,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'sa-max-groups', type: 'int', arg: 'N', min: 1, max: 16_384, help: "multicast groups (MLIDs from 0xC000) in all; the switches' smallest MulticastFDBCap bounds it further", default: DEFAULT_SA_LIMITS.maxGroups, commands: RUN, key: 'saMaxGroups' },
   { name: 'sa-rmpp-per-port', type: 'int', arg: 'N', min: 1, max: 1024, help: 'RMPP answers (GetTable, GetMulti) running to one LID', default: DEFAULT_SA_LIMITS.rmppPerRequester, commands: RUN, key: 'saRmppPerPort' },
   { name: 'sa-rmpp-total', type: 'int', arg: 'N', min: 1, max: 65_536, help: 'RMPP answers running in all', default: DEFAULT_SA_LIMITS.rmppTotal, commands: RUN, key: 'saRmppTotal' },
+  // ---- issue 29: whom the SA trusts (README "Security"; OpenSM has no key for it: it always accepts)
+  { name: 'sa-proxy-joins', type: 'boolean', help: "accept MCMember joins and leaves for another port's PortGID (proxy joins) from any port of the group's partition, as OpenSM does; by default only a trusted requester (the SM_Key in the SA header) may join or leave for another port", default: false, commands: RUN, key: 'saProxyJoins' },
   // ---- the client commands of a running SM
   { name: 'socket', type: 'string', arg: 'PATH', help: "the running SM's control socket", default: DEFAULT_CONTROL_SOCKET, commands: CONTROL_COMMANDS },
   { name: 'heavy', type: 'boolean', help: 'a heavy sweep (rediscover the fabric) instead of a light one', default: false, commands: ['resweep'] },
