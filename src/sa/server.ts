@@ -5,8 +5,11 @@
  * over the latest SaContext and sent back to the requester's LID/QPN (Q_Key 0x80010000) with its
  * full TID echoed: GetResp/DeleteResp with one record, GetTableResp/GetMultiResp with the records
  * packed AttributeOffset×8 bytes apart and segmented with RMPP (MadRpc's sender, or the kernel's).
- * Requests wait in a bounded queue drained a batch at a time; overflow is answered BUSY, as is any
- * request before the SM has published its first context. RMPP transfers are bounded per requester
+ * Requests wait in bounded queues, one per requester LID, drained a batch at a time round-robin
+ * (one request of each requester in turn), so a flood from some hosts delays another host's
+ * request by one turn, not by the flood; when all queues together are full, the longest queue's
+ * newest request is answered BUSY to make room for a shorter queue's (the longest's own overflow
+ * is BUSY at once), as is any request before the SM has published its first context. RMPP transfers are bounded per requester
  * LID and in all (sa/limits.ts): beyond, a table answer is ERR_NO_RESOURCES. Every refusal at a
  * bound (ERR_NO_RESOURCES) and failed transfer is counted and logged through the logger's rate
  * limit (Logger.from: once per requester LID and code per interval, then a summary).
@@ -139,7 +142,9 @@ function hex4(n: number): string {
 
 export class SaServer {
   private ctx: SaContext | undefined;
-  private readonly queue = new Fifo<ReceivedMad>();
+  /** Requests waiting, per requester LID (insertion order: the round-robin order). */
+  private readonly queues = new Map<number, Fifo<ReceivedMad>>();
+  private queued = 0;
   private draining = false;
   private unsubscribe: (() => void) | undefined;
   private readonly maxQueue: number;
@@ -186,14 +191,14 @@ export class SaServer {
   stop(): void {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    this.queue.clear();
+    this.clearQueues();
   }
 
   /** Answer requests (true) or drop them unanswered (false: this SM is not the master, and only
    * the master's SA answers). */
   setActive(active: boolean): void {
     this.active = active;
-    if (!active) this.queue.clear();
+    if (!active) this.clearQueues();
   }
   private active = true;
 
@@ -214,8 +219,13 @@ export class SaServer {
     return this.ctx;
   }
 
+  private clearQueues(): void {
+    this.queues.clear();
+    this.queued = 0;
+  }
+
   get queueLength(): number {
-    return this.queue.size;
+    return this.queued;
   }
 
   /** A copy of the counters, for metrics. */
@@ -234,30 +244,53 @@ export class SaServer {
       this.stats.malformed++;
       return;
     }
-    if (this.queue.size >= this.maxQueue) {
+    const lid = m.addr.lid;
+    let q = this.queues.get(lid);
+    // All together maxQueue: when full, the longest queue gives way to a shorter one's request.
+    if (this.queued >= this.maxQueue && !this.makeRoom(q?.size ?? 0)) {
       this.stats.busy++;
       this.answerStatus(m, MadStatus.Busy);
       return;
     }
-    this.queue.push(m);
+    if (!q) this.queues.set(lid, (q = new Fifo()));
+    q.push(m);
+    this.queued++;
     if (!this.draining) {
       this.draining = true;
       this.schedule(() => this.drain());
     }
   }
 
+  /** Answer BUSY the newest request of the longest queue if it is longer than `than` + 1; whether it did. */
+  private makeRoom(than: number): boolean {
+    let longest: Fifo<ReceivedMad> | undefined;
+    for (const q of this.queues.values()) if (!longest || q.size > longest.size) longest = q;
+    if (!longest || longest.size <= than + 1) return false;
+    const m = longest.pop()!;
+    this.queued--;
+    this.stats.busy++;
+    this.answerStatus(m, MadStatus.Busy);
+    return true;
+  }
+
   private drain(): void {
-    for (let i = 0; i < this.batch && this.queue.size; i++) {
-      const m = this.queue.shift()!;
-      try {
-        this.process(m);
-      } catch (e) {
-        // Never let one request stop the server; answer it as a resource failure.
-        this.opts.log?.from(m.addr.lid).error('SA request failed', { lid: m.addr.lid, error: (e as Error).message });
-        this.answerStatus(m, SaStatus.NoResources);
+    let n = 0;
+    while (n < this.batch && this.queued) {
+      for (const [lid, q] of this.queues) {
+        const m = q.shift()!;
+        this.queued--;
+        if (!q.size) this.queues.delete(lid);
+        try {
+          this.process(m);
+        } catch (e) {
+          // Never let one request stop the server; answer it as a resource failure.
+          this.opts.log?.from(m.addr.lid).error('SA request failed', { lid: m.addr.lid, error: (e as Error).message });
+          this.answerStatus(m, SaStatus.NoResources);
+        }
+        if (++n >= this.batch) break;
       }
     }
-    if (this.queue.size) this.schedule(() => this.drain());
+    if (this.queued) this.schedule(() => this.drain());
     else this.draining = false;
   }
 
