@@ -186,6 +186,7 @@ export async function runAbuse(o = {}) {
         : Promise.resolve();
     const conns = kind === 'ibsm' ? abuseConnections(nConns, at, () => false) : Promise.resolve(0);
     const watch = setInterval(async () => {
+      if (!o.progress) return;
       const m = kind === 'ibsm' ? await httpGet(at.metrics, '/metrics') : {};
       say(`attackers: ${attackers.map((a) => (a.alive() ? 'running' : 'done')).join(' ')}; legit answers ${lat().length}; metrics ${m.status} ${m.bytes ?? m.error}; rss ${rssMb(sm.pid).toFixed(0)} MB`);
     }, 2000);
