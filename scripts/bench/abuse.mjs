@@ -14,7 +14,8 @@
 // connections (half-sent heads) to the web view and the metrics endpoint, held 300 at a time;
 // HTTP requests with a bad Host header, a bad method, a bad path. Meanwhile `ibsm status` goes
 // through the control socket every 250 ms. OpenSM (--sm opensm) gets the same MAD attacks.
-// Every process started here is stopped by its PID. Run `npm run build` first.
+// Every process started here is stopped by its PID. Run `npm run build` first (ibsm runs as its
+// bin, dist/bundle/ibsm.cjs).
 //
 // As a module: `runAbuse(options)` returns the figures (test/harden-abuse.test.ts runs it short).
 import { mkdtempSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
@@ -29,7 +30,9 @@ import { ibsimLimitArgs } from './ibsim-limits.mjs';
 import { child, listening, rssMb, sleep, until } from './procs.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = path.join(ROOT, 'dist/cli/main.js');
+// ibsm as installed: the package's bin (its shebang gives V8's flags: a young generation of at
+// most 4 MB per semi-space, scripts/build-bundle.mjs), not dist/cli/main.js under a plain node.
+const BIN = path.join(ROOT, 'dist/bundle/ibsm.cjs');
 const HOST = path.join(ROOT, 'test/fixtures/ibsim-abuse-host.mjs');
 let seq = 0;
 
@@ -43,8 +46,12 @@ function httpGet(port, urlPath, { host = `127.0.0.1:${port}`, method = 'GET' } =
   return new Promise((resolve) => {
     const req = request({ host: '127.0.0.1', port, path: urlPath, method, headers: { host }, agent: false, timeout: 10_000 }, (res) => {
       let n = 0;
-      res.on('data', (d) => (n += d.length));
-      res.on('end', () => resolve({ status: res.statusCode, bytes: n }));
+      let text = '';
+      res.on('data', (d) => {
+        n += d.length;
+        if (text.length < 1 << 20) text += d;
+      });
+      res.on('end', () => resolve({ status: res.statusCode, bytes: n, text }));
     });
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', (e) => resolve({ status: 0, error: e.message }));
@@ -122,11 +129,11 @@ export async function runAbuse(o = {}) {
     const log = path.join(dir, kind === 'ibsm' ? 'ibsm.log' : 'opensm.log');
     const at = { socket: path.join(dir, 'ibsm.sock'), web: 0, metrics: 0 };
     if (kind === 'opensm') {
-      sm = child('opensm', ['-f', log], { env: { ...env, OSM_CACHE_DIR: dir, OSM_TMP_DIR: dir }, cwd: dir, preload: true });
+      sm = child('opensm', ['-d2', '-f', log], { env: { ...env, OSM_CACHE_DIR: dir, OSM_TMP_DIR: dir }, cwd: dir, preload: true });
     } else {
       at.web = 21000 + ((process.pid * 13 + seq) % 20000);
       at.metrics = at.web + 1;
-      sm = child(process.execPath, [CLI, 'run', '--umad', '--sm-key', '0x5eb0', '--sweep-interval', '10', '--log-file', log, '--metrics-listen', `127.0.0.1:${at.metrics}`, '--web', `127.0.0.1:${at.web}`, '--control-socket', at.socket], { env, cwd: dir, preload: true });
+      sm = child(BIN, ['run', '--umad', '--sm-key', '0x5eb0', '--sweep-interval', '10', '--log-file', log, '--metrics-listen', `127.0.0.1:${at.metrics}`, '--web', `127.0.0.1:${at.web}`, '--control-socket', at.socket], { env, cwd: dir, preload: true });
     }
     procs.push(sm);
     say('waiting for SUBNET UP');
@@ -188,7 +195,8 @@ export async function runAbuse(o = {}) {
     const watch = setInterval(async () => {
       if (!o.progress) return;
       const m = kind === 'ibsm' ? await httpGet(at.metrics, '/metrics') : {};
-      say(`attackers: ${attackers.map((a) => (a.alive() ? 'running' : 'done')).join(' ')}; legit answers ${lat().length}; metrics ${m.status} ${m.bytes ?? m.error}; rss ${rssMb(sm.pid).toFixed(0)} MB`);
+      const mb = (name) => (Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(m.text ?? '')?.[1]) / 1048576).toFixed(1);
+      say(`attackers: ${attackers.map((a) => (a.alive() ? 'running' : 'done')).join(' ')}; legit answers ${lat().length}; metrics ${m.status} ${m.bytes ?? m.error}; rss ${rssMb(sm.pid).toFixed(0)} MB, heap ${mb('nodejs_heap_size_total_bytes')} (used ${mb('nodejs_heap_size_used_bytes')}), external ${mb('nodejs_external_memory_bytes')} MB`);
     }, 2000);
     const results = await Promise.all(attackers.map(async (a) => (await a.done, a.out())));
     clearInterval(watch);
