@@ -192,6 +192,18 @@ export async function runAbuse(o = {}) {
           })()
         : Promise.resolve();
     const conns = kind === 'ibsm' ? abuseConnections(nConns, at, () => false) : Promise.resolve(0);
+    // ibsim wedges now and then under such a flood (spinning on a full client socket, reading none:
+    // docs/ibsim-notes.md); no legitimate answer for 30 s ends the run, said in `wedged`.
+    let answered = -1;
+    let since = Date.now();
+    const watchdog = setInterval(() => {
+      const n = lat().length + fails().length;
+      if (n !== answered) [answered, since] = [n, Date.now()];
+      else if (Date.now() - since > 30_000 && !out.wedged) {
+        out.wedged = `no PathRecord answer or failure for 30 s (ibsim ${rssMb(ib.pid) >= 0 ? 'running' : 'gone'}); attackers stopped`;
+        for (const a of attackers) void a.stop();
+      }
+    }, 1000);
     const watch = setInterval(async () => {
       if (!o.progress) return;
       const m = kind === 'ibsm' ? await httpGet(at.metrics, '/metrics') : {};
@@ -200,6 +212,7 @@ export async function runAbuse(o = {}) {
     }, 2000);
     const results = await Promise.all(attackers.map(async (a) => (await a.done, a.out())));
     clearInterval(watch);
+    clearInterval(watchdog);
     say('attackers done');
     out.conns = await conns;
     say('connections done');
