@@ -41,6 +41,9 @@ export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSn
   saServer?: SaServerOptions;
   /** Bounds on the SA state a requester can grow (sa/limits.ts; defaults there). */
   saLimits?: Partial<SaLimits>;
+  /** MCMember joins and leaves for another port from any port of the partition (OpenSM's way);
+   * default false: only from a trusted requester (sa/multicast.ts MulticastOptions.proxyJoins). */
+  saProxyJoins?: boolean;
   /** The QoS policy (qos-policy.conf): PathRecord SLs and limits; ClassPortInfo IsQoSSupported. */
   qos?: QosPolicy;
   /** OpenSM's qos_* VL settings: the SM programs SL2VL/VLArbitration from them (reaches the SM
@@ -88,11 +91,10 @@ export class Subnet {
     for (const w of this.qosPolicy?.warnings ?? []) log.warn('QoS policy', { note: w });
     this.inform = new InformManager({
       send: (lid, qpn, mad) => rpc.request(mad, { lid, qpn, qkey: SA_QKEY }, { retries: 0 }).then(() => undefined),
-      onReportFailed: (sub, e, suppressed) => log.warn('report not delivered', { subscriberLid: sub.lid, error: (e as Error).message, failedSinceLastLog: suppressed }),
+      onReportFailed: (sub, e) => log.from(sub.lid).warn('report not delivered', { subscriberLid: sub.lid, error: (e as Error).message }),
       limits: o.saLimits,
-      now: () => o.clock.now(),
     });
-    this.multicast = new MulticastManager({ traps: this.inform, limits: o.saLimits });
+    this.multicast = new MulticastManager({ traps: this.inform, limits: o.saLimits, proxyJoins: o.saProxyJoins ? 'partition' : 'trusted' });
     this.multicast.onGroupsChanged((e) => {
       if (e.kind === 'created') this.events.emit('multicastGroupCreated', { mgid: e.mgid, mlid: e.mlid });
       else if (e.kind === 'deleted') this.events.emit('multicastGroupDeleted', { mgid: e.mgid, mlid: e.mlid });
@@ -178,7 +180,7 @@ export class Subnet {
         smKey: this.smKey,
         active: () => this.sm.state === 'master' || this.servingAfterHandover,
         refresh: () => this.syncSource.update(this.exportState()),
-        onError: (e, m) => log.warn('SA state not sent to a standby', { lid: m.addr.lid, error: (e as Error).message }),
+        onError: (e, m) => log.from(m.addr.lid).warn('SA state not sent to a standby', { lid: m.addr.lid, error: (e as Error).message }),
       });
     }
     this.multicast.onGroupsChanged(() => this.multicastChanged());

@@ -154,7 +154,7 @@ describe('package API', () => {
     }
   });
 
-  it('a log file is appended to and truncated when it passes log-max-size, as OpenSM does', () => {
+  it('a log file is appended to and rotated to FILE.1 when it passes log-max-size: at most twice that on disk', () => {
     const f = path.join(mkdtempSync(path.join(os.tmpdir(), 'ibsm-log-')), 'ibsm.log');
     writeFileSync(f, 'before\n');
     const sink = fileLogSink(f, 1);
@@ -167,6 +167,11 @@ describe('package API', () => {
     expect(statSync(f).size).toBeLessThanOrEqual(1024 * 1024);
     expect(text).not.toContain('before');
     expect(text.trimEnd().split('\n').at(-1)).toBe(`1099 ${line}`);
+    // the lines before the rotation are in FILE.1, the previous FILE.1 replaced
+    const old = readFileSync(`${f}.1`, 'utf8');
+    expect(old.startsWith('before\nfirst\n')).toBe(true);
+    expect(statSync(`${f}.1`).size).toBeLessThanOrEqual(1024 * 1024);
+    expect(text.split('\n')[0]!.startsWith(`${old.trimEnd().split('\n').length - 2} `)).toBe(true);
     const unbounded = fileLogSink(f, 0);
     for (let i = 0; i < 1100; i++) unbounded.write(line);
     unbounded.close();

@@ -2,12 +2,13 @@
  * 0600, bad requests answered with an error, a live socket not taken over, a stale one replaced,
  * and a user who may not open it refused with a message that says so. */
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, statSync, writeFileSync, chmodSync } from 'node:fs';
+import { mkdtempSync, statSync, chmodSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { controlRequest, serveControl, ControlError, type ControlTarget } from '../src/cli/control.js';
 import { Logger, MemorySink } from '../src/util/log.js';
+import { staleSocket } from './helpers/sockets.js';
 
 function target(): ControlTarget & { sweeps: boolean[] } {
   const sweeps: boolean[] = [];
@@ -47,10 +48,11 @@ describe('control socket', () => {
     await expect(controlRequest(sock, { cmd: 'status' })).rejects.toThrow(/no ibsm listens on/);
   });
 
-  it('replaces a stale socket file', async () => {
+  it('replaces a stale socket (left by a process that died)', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-ctl-'));
     const sock = path.join(dir, 'ibsm.sock');
-    writeFileSync(sock, '');
+    staleSocket(sock);
+    expect(statSync(sock).isSocket()).toBe(true);
     const server = await serveControl(sock, target(), new Logger(new MemorySink()));
     expect(await controlRequest(sock, { cmd: 'status' })).toMatchObject({ role: 'master' });
     await new Promise((r) => server.close(r));

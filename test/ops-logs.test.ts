@@ -54,7 +54,7 @@ describe('fatal errors in the configured format', () => {
       // the same in text: the code in its column
       const t = await ibsm(['run', '--sim', SPEC, '--metrics-listen', `127.0.0.1:${port}`, '--once']);
       expect(t.code).toBe(1);
-      expect(t.stderr).toMatch(new RegExp(`^\\S+ error IBSM-9102 metrics address not available; ibsm stops error="cannot serve metrics on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`, 'm'));
+      expect(t.stderr).toMatch(new RegExp(`^\\S+ error IBSM-9102 metrics address not available; ibsm stops error="--metrics-listen 127\\.0\\.0\\.1:${port}: cannot serve metrics on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`, 'm'));
     } finally {
       busy.close();
     }
@@ -116,7 +116,7 @@ describe('the log file', () => {
       const r = await ibsm(['run', '--sim', SPEC, '--metrics-port', String(port), '--log-file', log, '--once']);
       expect(r.code).toBe(1);
       expect(read(log)).toMatch(/ error IBSM-9102 metrics address not available; ibsm stops /);
-      expect(r.stderr).toMatch(new RegExp(`^ibsm: MetricsListenError: cannot serve metrics on 127\\.0\\.0\\.1:${port}`, 'm'));
+      expect(r.stderr).toMatch(new RegExp(`^ibsm: MetricsListenError: --metrics-port ${port}: cannot serve metrics on 127\\.0\\.0\\.1:${port}`, 'm'));
     } finally {
       busy.close();
     }

@@ -105,6 +105,23 @@ function stubServer(opts: { maxQueue?: number; manual?: boolean } = {}): { serve
 const FROM: MadAddress = { lid: 1, qpn: 7 };
 
 describe('SaServer requests and errors', () => {
+  it('a queue per requester, drained in turn: a flood from one LID delays another LID by one turn, and never makes it BUSY (#29)', () => {
+    const { server, sent, run } = stubServer({ maxQueue: 64 });
+    const flood: MadAddress = { lid: 5, qpn: 1 };
+    for (let i = 0; i < 200; i++) server.receive({ data: saRequest(Method.Get, SaAttr.NodeRecord, undefined, 0n, BigInt(i + 1)), addr: flood, status: 0 });
+    expect(sent.length).toBe(200 - 64); // the flood's own overflow: BUSY at once
+    expect(sent.every((s) => MadHeader.decode(s.mad).status === MadStatus.Busy)).toBe(true);
+    server.receive({ data: saRequest(Method.Get, SaAttr.NodeRecord, undefined, 0n, 0x1234n), addr: FROM, status: 0 });
+    // room made: the flood's newest answered BUSY, the other requester queued
+    expect(sent.length).toBe(200 - 64 + 1);
+    expect(sent.at(-1)!.to).toEqual(flood);
+    run();
+    const mine = sent.findIndex((s) => s.to.lid === FROM.lid);
+    expect(MadHeader.decode(sent[mine]!.mad).status).not.toBe(MadStatus.Busy);
+    expect(mine - (200 - 64 + 1)).toBeLessThanOrEqual(1); // answered in the first turn
+    expect(sent.length).toBe(200 + 1);
+  });
+
   it('echoes the full TID; empty GetTable → GetTableResp with no records; bounded queue → BUSY', () => {
     const { server, sent, run } = stubServer({ maxQueue: 2 });
     const tid = 0xabcdef0112345678n;

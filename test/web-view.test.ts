@@ -411,7 +411,7 @@ describe('live web view', () => {
     await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
     const port = (busy.address() as AddressInfo).port;
     try {
-      await expect(openSm({ sim: SPEC, sweepInterval: 0, web: `127.0.0.1:${port}`, log: new Logger(new MemorySink()) })).rejects.toThrow(new RegExp(`cannot serve the web view on 127.0.0.1:${port}: .*EADDRINUSE`));
+      await expect(openSm({ sim: SPEC, sweepInterval: 0, web: `127.0.0.1:${port}`, log: new Logger(new MemorySink()) })).rejects.toThrow(new RegExp(`--web 127.0.0.1:${port}: cannot serve the web view: .*EADDRINUSE`));
     } finally {
       busy.close();
     }

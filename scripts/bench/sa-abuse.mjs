@@ -13,16 +13,16 @@
 // SIGTERM (does its event loop still run?). After each phase
 // the SM's resident memory (VmRSS), the statuses the client got, and the SM's log size. Prints
 // figures, asserts nothing. Every process started here is stopped by its PID. Run `npm run build`.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ibsimLimitArgs } from './ibsim-limits.mjs';
+import { child as spawnChild, listening, rssMb, sleep, until } from './procs.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
 const CLI = path.join(ROOT, 'dist/cli/main.js');
 const CLIENT = path.join(ROOT, 'test/fixtures/ibsim-sa-abuse.mjs');
 const { values: o } = parseArgs({
@@ -37,74 +37,11 @@ const { values: o } = parseArgs({
     rounds: { type: 'string', default: '2' },
   },
 });
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'ibsm-bench-abuse-'));
+const child = (cmd, args, opts = {}) => spawnChild(cmd, args, { cwd: scratch, ...opts });
 let seq = 0;
 const { loadFabricSpec } = await import(path.join(ROOT, 'dist/model/load.js'));
 const { formatIbnetdiscover } = await import(path.join(ROOT, 'dist/model/ibnetdiscover.js'));
-
-function child(cmd, args, { env = {}, cwd = scratch, preload = false } = {}) {
-  const e = { ...process.env, ...env };
-  if (preload) e.LD_PRELOAD = UMAD2SIM;
-  const p = spawn('bash', ['-c', `${preload ? 'ulimit -n 1024 && ' : ''}exec "$@"`, 'bash', cmd, ...args], { cwd, env: e, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let bytes = 0;
-  const take = (d) => {
-    bytes += d.length;
-    if (out.length < 1 << 20) out += d;
-  };
-  p.stdout.setEncoding('utf8').on('data', take);
-  p.stderr.setEncoding('utf8').on('data', take);
-  const done = new Promise((r) => p.once('close', (code) => r(code)));
-  let exited = false;
-  void done.then(() => (exited = true));
-  return {
-    pid: p.pid,
-    out: () => out,
-    bytes: () => bytes,
-    alive: () => !exited,
-    done,
-    stop: async () => {
-      try {
-        process.kill(p.pid, 'SIGTERM');
-      } catch {
-        /* gone */
-      }
-      const t = setTimeout(() => {
-        try {
-          process.kill(p.pid, 'SIGKILL');
-        } catch {
-          /* gone */
-        }
-      }, 5000);
-      await done;
-      clearTimeout(t);
-    },
-  };
-}
-
-function listening(sock) {
-  const want = `@${sock}:ctl`;
-  return readFileSync('/proc/net/unix', 'utf8').split('\n').some((l) => {
-    const i = l.indexOf(want);
-    return i >= 0 && /^@*\s*$/.test(l.slice(i + want.length));
-  });
-}
-async function until(what, pred, ms) {
-  const end = Date.now() + ms;
-  while (!(await pred())) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(100);
-  }
-}
-function rssMb(pid) {
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : NaN;
-  } catch {
-    return NaN;
-  }
-}
 
 const f = loadFabricSpec(o.topo);
 const file = path.join(scratch, 'topo.net');

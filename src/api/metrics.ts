@@ -16,6 +16,8 @@ import { counterMetricName, counterMetricScale } from '../sm/perf-counters.js';
 import { PORT_COUNTER_NAMES, PortCounters } from '../wire/pma.js';
 import { Method, MgmtClass } from '../wire/mad.js';
 import { SaAttr } from '../wire/sa.js';
+import { HTTP_LIMITS, hostAllowed } from '../util/listen.js';
+import { ConnectionGuard } from '../util/conn-guard.js';
 
 /** The metrics endpoint cannot listen where it was told (address in use, not local, ...). */
 export class MetricsListenError extends Error {
@@ -54,7 +56,23 @@ export class Histogram {
 
 const METHOD_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(Method).map(([k, v]) => [v, k]));
 const SA_ATTR_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(SaAttr).map(([k, v]) => [v, k]));
-const hex4 = (n: number): string => `0x${n.toString(16).padStart(4, '0')}`;
+/** The method and attribute of the "other" series of a closed label set (no method or attribute ID is negative). */
+const OTHER = -1;
+const saPairKey = (method: number, attrId: number): number => method * 0x10000 + attrId;
+/** The series of the SA duration histogram, a closed set: Get and GetTable of every SA attribute,
+ * Set and Delete of what a client registers (MCMemberRecord, ServiceRecord, InformInfo),
+ * GetMulti(MultiPathRecord), GetTraceTable(TraceRecord), and one "other" for every other pair
+ * (unknown methods, unknown attribute IDs, pairs the SA does not serve). Made at start: /metrics
+ * is as long after any flood as before it. */
+/** The attribute label of ibsm_sa_requests_total, a closed set (sa/server.ts attrName). */
+const SA_REQUEST_LABELS = [...Object.keys(SaAttr), 'other'];
+const SA_SERIES: ReadonlyArray<readonly [number, number]> = [
+  ...Object.values(SaAttr).flatMap((a) => [[Method.Get, a] as const, [Method.GetTable, a] as const]),
+  ...[SaAttr.MCMemberRecord, SaAttr.ServiceRecord, SaAttr.InformInfo].flatMap((a) => [[Method.Set, a] as const, [Method.Delete, a] as const]),
+  [Method.GetMulti, SaAttr.MultiPathRecord],
+  [Method.GetTraceTable, SaAttr.TraceRecord],
+  [OTHER, OTHER],
+];
 
 /** Process and Node runtime figures (prom-client's default metric names). */
 class RuntimeMetrics {
@@ -123,8 +141,9 @@ class RuntimeMetrics {
 export class SmMetrics {
   readonly sweepSeconds: Record<SweepStats['kind'], Histogram> = { heavy: new Histogram(SWEEP_BUCKETS), light: new Histogram(SWEEP_BUCKETS) };
   readonly smpRttSeconds = new Histogram(RTT_BUCKETS);
-  /** By method, then attribute ID (numbers: no key strings built per request). */
-  readonly saSeconds = new Map<number, Map<number, Histogram>>();
+  /** By (method, attribute ID) pair (saPairKey), every series of the closed set made here, so no
+   * request can add one (a pair not in SA_SERIES counts under method="other",attribute="other"). */
+  readonly saSeconds = new Map<number, Histogram>(SA_SERIES.map(([m, a]) => [saPairKey(m, a), new Histogram(SA_BUCKETS)]));
   private readonly runtime = new RuntimeMetrics();
   private verified?: { snap: Snapshot; report: VerifyReport };
   private readonly unhook: Array<() => void> = [];
@@ -141,13 +160,8 @@ export class SmMetrics {
     this.unhook.push(() => (rpc.onRoundTrip = undefined));
     const sa = subnet.sa;
     if (sa) {
-      sa.onTimed = (method, attrId, ms) => {
-        let byAttr = this.saSeconds.get(method);
-        if (!byAttr) this.saSeconds.set(method, (byAttr = new Map()));
-        let h = byAttr.get(attrId);
-        if (!h) byAttr.set(attrId, (h = new Histogram(SA_BUCKETS)));
-        h.observe(ms / 1000);
-      };
+      const other = this.saSeconds.get(saPairKey(OTHER, OTHER))!;
+      sa.onTimed = (method, attrId, ms) => (this.saSeconds.get(saPairKey(method, attrId)) ?? other).observe(ms / 1000);
       this.unhook.push(() => (sa.onTimed = undefined));
     }
   }
@@ -168,7 +182,7 @@ export class SmMetrics {
   write(m: MetricWriter): void {
     m.histogram('ibsm_sweep_duration_seconds', 'Duration of sweeps, by kind (heavy includes local sweeps), seconds.', (['heavy', 'light'] as const).map((k) => [{ kind: k }, this.sweepSeconds[k]]));
     const sa: Array<[Record<string, string>, Histogram]> = [];
-    for (const [method, byAttr] of this.saSeconds) for (const [attr, h] of byAttr) sa.push([{ method: METHOD_NAMES[method] ?? hex4(method), attribute: SA_ATTR_NAMES[attr] ?? hex4(attr) }, h]);
+    for (const [m, a] of SA_SERIES) sa.push([{ method: METHOD_NAMES[m] ?? 'other', attribute: SA_ATTR_NAMES[a] ?? 'other' }, this.saSeconds.get(saPairKey(m, a))!]);
     m.histogram('ibsm_sa_request_duration_seconds', 'Time to answer an SA request (from taking it off the queue to its response handed to the transport), by method and attribute, seconds.', sa);
     m.histogram('ibsm_smp_rtt_seconds', 'Round-trip time of SMPs answered at their first try, seconds.', [[{}, this.smpRttSeconds]]);
     const v = this.verification();
@@ -267,7 +281,7 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
   metric('ibsm_mads_unsolicited_total', 'counter', 'Unsolicited MADs received (traps, SA requests).', [[{}, r.unsolicited]]);
   if (subnet.sa) {
     const sa = subnet.sa.stats;
-    metric('ibsm_sa_requests_total', 'counter', 'SA requests received, by attribute.', Object.entries(sa.byAttribute).map(([a, n]) => [{ attribute: a }, n]));
+    metric('ibsm_sa_requests_total', 'counter', 'SA requests received, by attribute (IDs the SA does not know: "other").', SA_REQUEST_LABELS.map((a) => [{ attribute: a }, sa.byAttribute[a] ?? 0]));
     metric('ibsm_sa_answers_total', 'counter', 'SA answers, by MAD/SA status.', Object.entries(sa.byStatus).map(([st, n]) => [{ status: st }, n]));
     metric('ibsm_sa_busy_total', 'counter', 'SA requests answered BUSY.', [[{}, sa.busy]]);
     metric('ibsm_sa_invalid_total', 'counter', 'SA requests that did not decode.', [[{}, sa.invalid]]);
@@ -300,10 +314,21 @@ export function metricsUrl(server: Server): string {
   return `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}/metrics`;
 }
 
+/** Connections to the metrics endpoint: a scraper or two, a person with curl (util/conn-guard.ts). */
+const METRICS_CONNECTIONS = { max: 64, perPeer: 32, idleMs: HTTP_LIMITS.idleMs };
+
 /** Serve /metrics on host:port (default 127.0.0.1). Resolves once listening; rejects with a
- * MetricsListenError naming the address. */
+ * MetricsListenError naming the address. Held under abuse as the web view is: header and request
+ * timeouts, connections capped in all and per peer, the Host header checked when on loopback. */
 export function serveMetrics(port: number, render: () => string, host = '127.0.0.1'): Promise<Server> {
-  const server = createServer((req, res) => {
+  const server = createServer({ headersTimeout: HTTP_LIMITS.headersTimeoutMs, requestTimeout: HTTP_LIMITS.requestTimeoutMs, keepAliveTimeout: HTTP_LIMITS.keepAliveMs, maxHeaderSize: HTTP_LIMITS.maxHeaderSize, connectionsCheckingInterval: 1_000 }, (req, res) => {
+    guard.busy(req.socket, 1);
+    res.once('close', () => guard.busy(req.socket, -1));
+    // As the web view: bound to loopback, only a loopback name may be asked for (DNS rebinding).
+    if (!hostAllowed(host, req.headers.host)) {
+      res.writeHead(403, { 'content-type': 'text/plain' }).end(`the metrics endpoint listens on ${host}: ask for it as localhost, 127.0.0.1 or [::1]\n`);
+      return;
+    }
     if (req.method !== 'GET' || (req.url !== '/metrics' && req.url !== '/')) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: GET /metrics\n');
       return;
@@ -317,6 +342,8 @@ export function serveMetrics(port: number, render: () => string, host = '127.0.0
     }
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(body);
   });
+  const guard = new ConnectionGuard(server, METRICS_CONNECTIONS);
+  server.on('clientError', (_e, socket) => socket.destroy());
   return new Promise((resolve, reject) => {
     const fail = (e: Error): void => reject(new MetricsListenError(`cannot serve metrics on ${host.includes(':') ? `[${host}]` : host}:${port}: ${e.message}`));
     server.once('error', fail);

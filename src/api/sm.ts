@@ -1,11 +1,11 @@
 /** Open an SM+SA on a backend with the options of `ibsm run` (the config keys of the option table),
  * and stop it. `ibsm run` is this plus signals, --once and the progress line. */
 import { dirname } from 'node:path';
-import { closeSync, existsSync, mkdirSync, fstatSync, ftruncateSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, fstatSync, ftruncateSync, openSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { Subnet, type SubnetOptions } from '../subnet.js';
 import { smpClientOf } from '../sm/smp-client.js';
-import { formatGuid2Lid, parseGuid2Lid, type LidRange } from '../sm/lids.js';
+import { formatGuid2Lid, Guid2LidError, parseGuid2Lid, type LidRange } from '../sm/lids.js';
 import type { SweepStats } from '../sm/sweep.js';
 import { parsePartitions, PartitionConfigError, PartitionPlan } from '../model/partitions.js';
 import { parseGuidFile } from '../model/guid-file.js';
@@ -113,6 +113,9 @@ export interface SmConfig {
   saMaxGroups?: number;
   saRmppPerPort?: number;
   saRmppTotal?: number;
+  /** Proxy joins (MCMember joins and leaves for another port) from any port of the partition, as
+   * OpenSM; default only from a trusted requester (sa/multicast.ts). */
+  saProxyJoins?: boolean;
   /** OpenSM's prefix-routes.conf (sa/prefix-routes.ts): off-subnet DGIDs through the named router ports. */
   prefixRoutes?: string;
   /** opensm.conf keys ibsm implements: part_enforce (and no_partition_enforcement), reassign_lids,
@@ -129,7 +132,7 @@ export const SM_CONFIG_KEYS = [
   'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
   'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'forceMaster', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'forceLinkSpeed', 'forceLinkSpeedExt', 'forceLinkSpeedExt2', 'forceLinkWidth', 'packetLife', 'hoqLife', 'leafHoqLife',
   'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket', 'web',
-  'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal', 'prefixRoutes',
+  'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal', 'prefixRoutes', 'saProxyJoins',
   'partEnforce', 'reassignLids', 'forceHeavySweep', 'honorGuid2lid', 'logTruncate',
 ] as const satisfies ReadonlyArray<keyof SmConfig>;
 
@@ -143,11 +146,25 @@ export interface OpenSmOptions extends SmConfig {
 
 export { GuidFileError, parseGuidFile } from '../model/guid-file.js';
 
-/** A log sink appending to a file, truncated when it passes maxMb (OpenSM's log_max_size);
- * `reopen` opens the path again (after logrotate moved the file away). */
+/** A log sink appending to a file. When a line would take it past maxMb (OpenSM's log_max_size),
+ * the file is rotated: renamed FILE.1 (replacing the previous FILE.1) and a new FILE begun, so the
+ * log holds at most 2 × maxMb on disk and the lines just before the rotation are kept (OpenSM
+ * truncates them away); where the rename fails the file is truncated, as OpenSM does. maxMb 0:
+ * never. `truncate`: empty the file at start (opensm.conf accum_log_file FALSE). `reopen` opens the path again (after logrotate moved the file away). */
 export function fileLogSink(file: string, maxMb = 0, truncate = false): LogSink & { close(): void; reopen(): void } {
   let fd = openSync(file, truncate ? 'w' : 'a');
   let size = fstatSync(fd).size;
+  const rotate = (): void => {
+    try {
+      renameSync(file, `${file}.1`);
+      const next = openSync(file, 'a');
+      closeSync(fd);
+      fd = next;
+    } catch {
+      ftruncateSync(fd, 0);
+    }
+    size = 0;
+  };
   return {
     reopen() {
       try {
@@ -162,10 +179,7 @@ export function fileLogSink(file: string, maxMb = 0, truncate = false): LogSink 
     write(line: string) {
       const s = line + '\n';
       try {
-        if (maxMb > 0 && size + s.length > maxMb * 1024 * 1024) {
-          ftruncateSync(fd, 0);
-          size = 0;
-        }
+        if (maxMb > 0 && size + s.length > maxMb * 1024 * 1024) rotate();
         size += writeSync(fd, s);
       } catch {
         /* a full disk must not stop the SM */
@@ -255,6 +269,20 @@ const sameValue = (a: unknown, b: unknown): boolean => {
   const j = (v: unknown): string => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x)) ?? 'undefined';
   return j(a) === j(b);
 };
+
+/** The guid2lid cache is written after sweeps (atomically, through FILE.tmp-PID): its directory is
+ * made and the temporary file tried now, before the first SMP, so an unwritable cache is a local
+ * problem said at start (naming the option and the path), not a failure after the first sweep. */
+function checkGuid2LidWritable(path: string): void {
+  const tmp = `${path}.tmp-${process.pid}`;
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    closeSync(openSync(tmp, 'w'));
+    unlinkSync(tmp);
+  } catch (e) {
+    throw new Guid2LidError(`--guid2lid ${path}: the cache cannot be written: ${(e as Error).message}`);
+  }
+}
 
 function writeFileAtomic(path: string, text: string): void {
   const tmp = `${path}.tmp-${process.pid}`;
@@ -412,6 +440,7 @@ export class IbsmSm {
     this.metrics?.close();
     this.metricsData?.close();
     await this.backend.close();
+    this.log.limiter.flush(); // the suppressed-lines summaries still pending
     this.closeLog?.();
   }
 }
@@ -429,7 +458,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     log = new Logger(sink, o.verbose ? 'debug' : 'info', o.logFormat ?? 'text');
   }
   const g2l = o.guid2lid === 'none' ? undefined : o.guid2lid;
-  if (g2l) mkdirSync(dirname(g2l), { recursive: true });
+  if (g2l) checkGuid2LidWritable(g2l);
   let guid2lid: Map<bigint, LidRange> | undefined;
   if (g2l && existsSync(g2l) && o.reassignLids) log.info('guid2lid not used: every port gets a new LID (reassign_lids)', { file: g2l });
   else if (g2l && existsSync(g2l)) {
@@ -491,6 +520,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
       rmppPerRequester: o.saRmppPerPort,
       rmppTotal: o.saRmppTotal,
     },
+    saProxyJoins: o.saProxyJoins,
     onProgress: o.onProgress,
   });
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));
@@ -502,7 +532,9 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
       log.info('metrics served', { url: await sm.serveMetrics(at.port, at.host) });
     } catch (e) {
       await sm.stop();
-      throw e; // a MetricsListenError naming the address
+      // a MetricsListenError naming the address; the option too
+      (e as Error).message = `${o.metricsListen !== undefined ? `--metrics-listen ${o.metricsListen}` : `--metrics-port ${o.metricsPort}`}: ${(e as Error).message}`;
+      throw e;
     }
   }
   if (o.web !== undefined) {
@@ -511,7 +543,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
       log.info('web view served', { url: sm.webUrl });
     } catch (e) {
       await sm.stop();
-      throw new Error(`cannot serve the web view on ${o.web}: ${(e as Error).message}`);
+      throw new Error(`--web ${o.web}: cannot serve the web view: ${(e as Error).message}`);
     }
   }
   return sm;

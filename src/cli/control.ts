@@ -6,13 +6,19 @@
  * `{"ok":false,"error":"…"}`). Requests are bounded in size and connections in number; a bad
  * request is answered with an error, never fatal.
  */
-import { chmodSync, existsSync, mkdirSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, unlinkSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { dirname } from 'node:path';
 import type { Logger } from '../util/log.js';
+import { ConnectionGuard, type ConnectionGuardOptions } from '../util/conn-guard.js';
 
 const MAX_REQUEST = 64 * 1024;
-const MAX_CONNECTIONS = 16;
+/** Requests waiting on one connection, and bytes of answers it has not read, before it is closed. */
+const MAX_QUEUED = 64;
+const MAX_UNREAD = 4 << 20;
+/** Connections at once (a unix socket's peers are one: its owner), and how long one may idle: a
+ * new connection closes the oldest idle one rather than being refused (util/conn-guard.ts). */
+export const CONTROL_CONNECTIONS: Readonly<ConnectionGuardOptions> = { max: 16, perPeer: 16, idleMs: 30_000 };
 
 export const DUMPS = ['lfts', 'mfts', 'topology', 'lids'] as const;
 export type DumpKind = (typeof DUMPS)[number];
@@ -84,27 +90,53 @@ async function answer(target: ControlTarget, req: ControlRequest): Promise<unkno
 
 const json = (v: unknown): string => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `0x${x.toString(16).padStart(16, '0')}` : x));
 
-/** Listen on `path` (its directory made if needed; a stale socket replaced, a live one refused). */
-export async function serveControl(path: string, target: ControlTarget, log: Logger): Promise<Server> {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
-  if (existsSync(path)) {
-    const live = await new Promise<boolean>((res) => {
-      const s = createConnection(path);
-      s.once('connect', () => (s.destroy(), res(true)));
-      s.once('error', () => res(false));
-    });
-    if (live) throw new ControlError(`another ibsm serves the control socket ${path}; give another --control-socket`);
-    unlinkSync(path);
+/** What is at a control socket path: nothing, a socket no one serves (stale: left by an ibsm that
+ * died), or a socket another process serves (live). Anything else there (a file, a directory, a
+ * symbolic link) is refused with a ControlError naming the path: never removed. */
+export async function controlSocketState(path: string): Promise<'absent' | 'stale' | 'live'> {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'absent';
+    throw new ControlError(`${path}: ${(e as Error).message}`);
   }
+  if (!st.isSocket()) throw new ControlError(`${path} exists and is not a socket (${st.isDirectory() ? 'a directory' : st.isSymbolicLink() ? 'a symbolic link' : 'a file'}): ibsm does not replace it; remove it or give another --control-socket`);
+  const live = await new Promise<boolean>((res) => {
+    const s = createConnection(path);
+    s.once('connect', () => (s.destroy(), res(true)));
+    s.once('error', (e: NodeJS.ErrnoException) => res(e.code !== 'ECONNREFUSED' && e.code !== 'ENOENT'));
+  });
+  return live ? 'live' : 'stale';
+}
+
+/** Check a control socket path before anything else happens (before the first SMP): its
+ * directory can be made, and it is absent or a stale socket; throws a ControlError otherwise. */
+export async function checkControlPath(path: string): Promise<void> {
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
+  } catch (e) {
+    throw new ControlError(`${path}: its directory cannot be made: ${(e as Error).message}`);
+  }
+  if ((await controlSocketState(path)) === 'live') throw new ControlError(`another ibsm serves the control socket ${path}; give another --control-socket`);
+}
+
+/** Listen on `path` (its directory made if needed; a stale socket replaced; a live one, or
+ * anything that is not a socket, refused). Connections are held under abuse (CONTROL_CONNECTIONS). */
+export async function serveControl(path: string, target: ControlTarget, log: Logger): Promise<Server> {
+  await checkControlPath(path);
+  if ((await controlSocketState(path)) === 'stale') unlinkSync(path);
   const server = createServer((sock: Socket) => {
     let buf = '';
+    let queued = 0;
     let chain = Promise.resolve();
     sock.setEncoding('utf8');
     sock.on('error', () => sock.destroy());
     sock.on('data', (d: string) => {
       buf += d;
       if (buf.length > MAX_REQUEST) {
-        sock.end(json({ ok: false, error: `request longer than ${MAX_REQUEST} bytes` }) + '\n');
+        buf = '';
+        sock.end(json({ ok: false, error: `request longer than ${MAX_REQUEST} bytes` }) + '\n', () => sock.destroy());
         return;
       }
       let nl: number;
@@ -112,6 +144,13 @@ export async function serveControl(path: string, target: ControlTarget, log: Log
         const line = buf.slice(0, nl).trim();
         buf = buf.slice(nl + 1);
         if (!line) continue;
+        // Requests queued on one connection, and answers it leaves unread, are bounded too.
+        if (++queued > MAX_QUEUED || sock.writableLength > MAX_UNREAD) {
+          sock.end(json({ ok: false, error: `more than ${MAX_QUEUED} requests waiting on one connection, or answers left unread` }) + '\n', () => sock.destroy());
+          buf = '';
+          return;
+        }
+        guard.busy(sock, 1);
         chain = chain.then(async () => {
           let reply: string;
           try {
@@ -119,12 +158,14 @@ export async function serveControl(path: string, target: ControlTarget, log: Log
           } catch (e) {
             reply = json({ ok: false, error: (e as Error).message });
           }
+          guard.busy(sock, -1);
+          queued--;
           if (!sock.destroyed) sock.write(reply + '\n');
         });
       }
     });
   });
-  server.maxConnections = MAX_CONNECTIONS;
+  const guard = new ConnectionGuard(server, CONTROL_CONNECTIONS);
   await new Promise<void>((res, rej) => {
     server.once('error', rej);
     server.listen(path, () => res());

@@ -113,7 +113,13 @@ export function runLogger(c: EffectiveConfig, io: RunIo = processRunIo()): { log
   // The progress line is drawn on a terminal whether the log goes there or to a file.
   const tty = io.isTTY ? new ProgressTty((s) => io.stderr.write(s)) : undefined;
   if (path) {
-    const file = fileLogSink(path, setting<number>(c, 'log-max-size') ?? 0, setting<boolean>(c, 'log-truncate') === true);
+    let file: ReturnType<typeof fileLogSink>;
+    try {
+      file = fileLogSink(path, setting<number>(c, 'log-max-size') ?? 0, setting<boolean>(c, 'log-truncate') === true);
+    } catch (e) {
+      // A local problem, said before the first SMP, naming the option and the path.
+      throw Object.assign(new Error(`--log-file ${path}: cannot open it: ${(e as Error).message}`), { syscall: (e as NodeJS.ErrnoException).syscall ?? 'open' });
+    }
     return { log: new Logger(file, level, format), file, tty };
   }
   const sink: LogSink = tty ?? sinkOf(io);
@@ -200,6 +206,22 @@ async function runSmWith(c: EffectiveConfig, io: RunIo, sig: RunSignals, reread?
     return 0;
   };
   if (sig.stopWhy !== undefined) return stoppedEarly();
+  // The control socket's path is checked before anything is opened on the fabric (before the
+  // first SMP): a path that is not a socket, or one another ibsm serves, is refused there (a busy
+  // or unusable default path is not a reason to stop managing the fabric: logged, no socket).
+  let socketPath = setting<string>(c, 'control-socket');
+  const socketGiven = c.settings.get('control-socket')?.source !== 'default';
+  let control: Server | undefined;
+  const controlModule = socketPath && socketPath !== 'none' ? import('./control.js') : undefined;
+  if (controlModule && socketPath) {
+    try {
+      await (await controlModule).checkControlPath(socketPath);
+    } catch (e) {
+      if (socketGiven) return fatal(new Error(`--control-socket ${socketPath}: ${(e as Error).message}`), 'control');
+      log.warn('control socket not served', { path: socketPath, error: (e as Error).message });
+      socketPath = undefined;
+    }
+  }
   let sm: IbsmSm;
   let fabric: Fabric | undefined;
   try {
@@ -257,31 +279,6 @@ async function runSmWith(c: EffectiveConfig, io: RunIo, sig: RunSignals, reread?
   };
   sig.serve(() => undefined, onUsr1);
 
-  try {
-    // The first sweep, or a stop asked for during it.
-    const started = sm.start().then(() => true);
-    started.catch(() => undefined); // a failure after a stop is the stop's (below), not unhandled
-    const up = await Promise.race([started, sig.stopped.then(() => false)]);
-    if (!up) {
-      await stop(sig.stopWhy!);
-      file?.close();
-      return 0;
-    }
-  } catch (e) {
-    if (sig.stopWhy !== undefined) {
-      await stop(sig.stopWhy);
-      file?.close();
-      return 0;
-    }
-    await stop('error');
-    return fatal(e, 'sweep');
-  }
-  tty?.end();
-  if (setting(c, 'once') && sig.stopWhy === undefined) {
-    await stop('--once');
-    file?.close();
-    return 0;
-  }
   /** Reload (SIGHUP, `ibsm reload`): the configuration read again and checked whole; what can
    * change live applied, what cannot named; a bad file leaves the running configuration. One at a
    * time (a second waits for the first). */
@@ -313,23 +310,48 @@ async function runSmWith(c: EffectiveConfig, io: RunIo, sig: RunSignals, reread?
     reloading = p.catch(() => undefined);
     return p;
   };
-  // The control socket: a busy or unwritable default path is not a reason to stop managing the
-  // fabric (logged); a path the operator gave is (a bad configuration).
-  const socketPath = setting<string>(c, 'control-socket');
-  let control: Server | undefined;
-  if (socketPath && socketPath !== 'none' && sig.stopWhy === undefined) {
+  // Served before the first sweep: a local resource, bound before the first SMP.
+  if (controlModule && socketPath) {
     try {
-      // Loaded here, not at start-up: node:net and the ops' views are for a daemon that stays.
-      const [{ serveControl }, { controlTargetOf }] = await Promise.all([import('./control.js'), import('./ops.js')]);
+      // Loaded only for a daemon that serves it: node:net and the ops' views.
+      const [{ serveControl }, { controlTargetOf }] = await Promise.all([controlModule, import('./ops.js')]);
       control = await serveControl(socketPath, { ...controlTargetOf(sm), reload: () => reload('control socket') }, log);
       log.info('control socket served', { path: socketPath });
     } catch (e) {
-      if (c.settings.get('control-socket')?.source !== 'default') {
+      if (socketGiven) {
         await stop('error');
-        return fatal(new Error(`cannot serve the control socket ${socketPath}: ${(e as Error).message}`), 'control');
+        return fatal(new Error(`--control-socket ${socketPath}: ${(e as Error).message}`), 'control');
       }
       log.warn('control socket not served', { path: socketPath, error: (e as Error).message });
     }
+  }
+
+  try {
+    // The first sweep, or a stop asked for during it.
+    const started = sm.start().then(() => true);
+    started.catch(() => undefined); // a failure after a stop is the stop's (below), not unhandled
+    const up = await Promise.race([started, sig.stopped.then(() => false)]);
+    if (!up) {
+      await stop(sig.stopWhy!);
+      file?.close();
+      return 0;
+    }
+  } catch (e) {
+    if (sig.stopWhy !== undefined) {
+      await stop(sig.stopWhy);
+      file?.close();
+      return 0;
+    }
+    await stop('error');
+    await new Promise((r) => (control ? control.close(r) : r(undefined)));
+    return fatal(e, 'sweep');
+  }
+  tty?.end();
+  if (setting(c, 'once') && sig.stopWhy === undefined) {
+    await stop('--once');
+    await new Promise((r) => (control ? control.close(r) : r(undefined)));
+    file?.close();
+    return 0;
   }
   // As OpenSM: SIGHUP reloads the configuration (and sweeps the whole fabric again).
   sig.serve(() => void reload('SIGHUP'), onUsr1);

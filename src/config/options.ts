@@ -122,7 +122,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'once', type: 'boolean', help: 'exit 0 after the first SUBNET UP (like opensm -o)', default: false, commands: ['run'] },
   { name: 'log-format', type: 'enum', arg: 'text|json', choices: ['text', 'json'], help: 'log line format', default: 'text', commands: RUN, key: 'logFormat' },
   { name: 'log-file', type: 'string', arg: 'FILE', help: 'append the log to FILE instead of stderr', defaultText: 'stderr', commands: RUN, key: 'logFile', opensm: 'log_file' },
-  { name: 'log-max-size', type: 'int', arg: 'MB', min: 0, max: 1 << 20, help: 'truncate the log file when it grows past this many MB (0: never), as OpenSM does', default: 0, commands: RUN, key: 'logMaxSize', opensm: 'log_max_size' },
+  { name: 'log-max-size', type: 'int', arg: 'MB', min: 0, max: 1 << 20, help: 'rotate the log file when it grows past this many MB: FILE becomes FILE.1 (the one kept) and a new FILE begins, so the log takes at most twice this on disk (0: never, as OpenSM by default)', default: 256, commands: RUN, key: 'logMaxSize', opensm: 'log_max_size' },
   { name: 'verbose', short: 'v', type: 'boolean', help: 'debug logging: per-phase detail of every sweep (discovery, LIDs, routing with its verification figures, tables written, ports armed and activated)', default: false, commands: RUN, key: 'verbose' },
   { name: 'metrics-port', type: 'int', arg: 'N', min: 1, max: 65535, help: 'serve Prometheus metrics on 127.0.0.1:N (/metrics)', defaultText: 'off', commands: RUN, key: 'metricsPort' },
   { name: 'sa-cache', type: 'int', arg: 'N', min: 0, max: 1_000_000, help: 'PathRecord answers the SA keeps for repeated queries; emptied at every heavy sweep (0: off)', default: 32768, commands: RUN, key: 'saCache' },
@@ -175,6 +175,8 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'honor-guid2lid', type: 'boolean', help: "a standby that takes over prefers the guid2lid file's LIDs to those the old master gave (opensm.conf honor_guid2lid_file; OpenSM's default there is FALSE)", default: true, commands: RUN, key: 'honorGuid2lid' },
   { name: 'check', type: 'boolean', help: 'check the configuration and every file it names (partitions, QoS policy, GUID files, guid2lid, prefix routes, topology) without running: each problem with its file:line; exit 0 when all is good, 2 when not', default: false, commands: ['config'] },
   { name: 'log-truncate', type: 'boolean', help: 'empty the log file at start instead of appending to it (opensm.conf accum_log_file FALSE)', default: false, commands: RUN, key: 'logTruncate' },
+  // ---- issue 29: whom the SA trusts (README "Security"; OpenSM has no key for it: it always accepts)
+  { name: 'sa-proxy-joins', type: 'boolean', help: "accept MCMember joins and leaves for another port's PortGID (proxy joins) from any port of the group's partition, as OpenSM does; by default only a trusted requester (the SM_Key in the SA header) may join or leave for another port", default: false, commands: RUN, key: 'saProxyJoins' },
   // ---- the client commands of a running SM
   { name: 'socket', type: 'string', arg: 'PATH', help: "the running SM's control socket", default: DEFAULT_CONTROL_SOCKET, commands: CONTROL_COMMANDS },
   { name: 'heavy', type: 'boolean', help: 'a heavy sweep (rediscover the fabric) instead of a light one', default: false, commands: ['resweep'] },

@@ -202,6 +202,10 @@ export function manPage(version: string): string {
     'With \fB\-\-umad\fR and no \fB\-\-ca\fR/\fB\-\-port\fR the SM port is chosen as rdma\-core does: InfiniBand link layer only, ports with IsSMDisabled skipped, the first ACTIVE port, else the first LinkUp one, else the first not Disabled.',
   );
   out.push('.SH FILES', '.TP', '/etc/ibsm/ibsm.conf', 'read by \\fBibsm run\\fR and \\fBibsm config\\fR without \\fB\\-\\-config\\fR, if it exists', '.TP', '/var/cache/opensm/guid2lid', 'the guid2lid file as root on a real HCA');
+  out.push(
+    '.SH SECURITY',
+    'ibsm trusts root on its host (the control socket is a unix socket of mode 0600), the SM_Key (\\fB\\-\\-sm\\-key\\fR: another SM with a different key cannot control it; an SA request carrying it is trusted, and only a trusted requester may join or leave a multicast group for another port unless \\fB\\-\\-sa\\-proxy\\-joins\\fR) and the M_Key (\\fB\\-\\-mkey\\fR). A host on the fabric cannot grow its state, metrics or log without bound: every log line a remote party can trigger is rate-limited per source and code (IBSM-8050 summaries). Nothing listens on the network unless \\fB\\-\\-metrics\\-port\\fR, \\fB\\-\\-metrics\\-listen\\fR or \\fB\\-\\-web\\fR asks; local resources are checked before the first SMP and never removed. See the README, section Security.',
+  );
   out.push('.SH SEE ALSO', 'opensm(8), saquery(8), ibnetdiscover(8)');
   return out.join('\n') + '\n';
 }

@@ -16,8 +16,8 @@
  *   (ERR_NO_RESOURCES beyond; a repeated Set is the same subscription, found by key, not by a
  *   scan); a notice goes once to each destination (LID, QPN) however many of its subscriptions
  *   match; one Report in flight per destination with a short queue behind it (oldest dropped,
- *   counted); a failed Report is counted, and reported to `onReportFailed` once per destination
- *   per interval.
+ *   counted); a failed Report is counted and reported to `onReportFailed` (which logs it
+ *   through the logger's rate limit, once per destination per interval).
  */
 import { MadStatus, Method } from '../wire/mad.js';
 import { componentsMatch } from '../wire/layout.js';
@@ -27,7 +27,7 @@ import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
 import { snapshotPorts } from '../model/snapshot.js';
 import { hasPkey, pkeysOf, portGidOf, portOfGid, requesterPort, sharePkey } from './multicast.js';
 import { Fifo } from '../util/fifo.js';
-import { RateLimitedLog, resolveSaLimits, type SaLimits } from './limits.js';
+import { resolveSaLimits, type SaLimits } from './limits.js';
 
 /** Sends one Report MAD to (lid, qpn); resolves when the ReportResp arrives, rejects otherwise. */
 export type ReportSender = (lid: number, qpn: number, mad: Uint8Array) => Promise<void>;
@@ -36,13 +36,11 @@ export interface InformOptions {
   send: ReportSender;
   /** Tries per Report (default 4). */
   attempts?: number;
-  /** Called when a Report could not be delivered after every try: at most once per subscriber
-   * destination per `logIntervalMs`, with how many failures were not reported since. */
-  onReportFailed?: (sub: Subscription, error: unknown, suppressed: number) => void;
-  /** Bounds (subscriptionsPerRequester, reportsQueuedPerSubscriber, logIntervalMs); sa/limits.ts. */
+  /** Called when a Report could not be delivered after every try (each time: the caller's log
+   * rate-limits it, util/log.ts Logger.from). */
+  onReportFailed?: (sub: Subscription, error: unknown) => void;
+  /** Bounds (subscriptionsPerRequester, reportsQueuedPerSubscriber); sa/limits.ts. */
   limits?: Partial<SaLimits>;
-  /** The time for the failure rate limit (default: the SaContext's now). */
-  now?: () => number;
 }
 
 export interface Subscription {
@@ -98,12 +96,10 @@ export class InformManager implements SaHandler {
   /** Report destinations with a Report in flight or waiting (removed when idle). */
   private readonly dests = new Map<string, Destination>();
   private readonly limits: SaLimits;
-  private readonly failLog: RateLimitedLog;
   readonly stats: InformStats = { reportsSent: 0, reportTries: 0, reportsFailed: 0, reportsDropped: 0, reportsCoalesced: 0, subscriptionsRefused: 0 };
 
   constructor(private readonly o: InformOptions) {
     this.limits = resolveSaLimits(o.limits);
-    this.failLog = new RateLimitedLog(this.limits.logIntervalMs);
   }
 
   list(): readonly Subscription[] {
@@ -351,13 +347,10 @@ export class InformManager implements SaHandler {
     for (let job = d.queue.shift(); job; job = d.queue.shift()) {
       const r = await this.sendReport(d.lid, d.qpn, job.data);
       if (!r.ok) {
-        const suppressed = this.failLog.note(k, this.o.now?.() ?? ctx.now);
-        if (suppressed !== undefined) {
-          try {
-            this.o.onReportFailed?.(d.sub, r.error, suppressed);
-          } catch {
-            /* a logging callback must not stop this destination's Reports */
-          }
+        try {
+          this.o.onReportFailed?.(d.sub, r.error);
+        } catch {
+          /* a logging callback must not stop this destination's Reports */
         }
       }
       job.done(r.ok);

@@ -1,9 +1,10 @@
 /**
  * Bounds on the SA state a requester can grow (issue #11 item 5), in one place: the option names
- * and defaults, a per-requester counter and a rate-limited "log once per key" helper.
+ * and defaults and a per-requester counter.
  *
  * Exceeding a bound is answered with the spec's status (ERR_NO_RESOURCES 0x0100, IBA 15.2.5.x
- * Table 222) and counted; it is never fatal and never logs a line per request.
+ * Table 222) and counted; it is never fatal, and its log line goes through the logger's rate limit
+ * (util/log.ts Logger.from), never a line per request.
  */
 import type { SaRequester } from './types.js';
 
@@ -24,8 +25,6 @@ export interface SaLimits {
   rmppPerRequester: number;
   /** RMPP responses being sent at once, all requesters. */
   rmppTotal: number;
-  /** A repeated failure for one requester is logged at most once per this interval (ms). */
-  logIntervalMs: number;
 }
 
 export const DEFAULT_SA_LIMITS: Readonly<SaLimits> = Object.freeze({
@@ -36,7 +35,6 @@ export const DEFAULT_SA_LIMITS: Readonly<SaLimits> = Object.freeze({
   maxGroups: 1024,
   rmppPerRequester: 32,
   rmppTotal: 256,
-  logIntervalMs: 60_000,
 });
 
 /** Defaults overlaid with what was given; every bound at least 1. */
@@ -75,35 +73,5 @@ export class KeyCounter {
   }
   clear(): void {
     this.m.clear();
-  }
-}
-
-/**
- * "Log once per key, then at most once per interval with how many were not logged". The map of
- * keys is bounded (`maxKeys`): when full, the oldest key is forgotten (it may log again).
- */
-export class RateLimitedLog {
-  private readonly last = new Map<string, { at: number; suppressed: number }>();
-  constructor(
-    private readonly intervalMs: number,
-    private readonly maxKeys = 4096,
-  ) {}
-
-  /** Should this occurrence be logged? Returns the occurrences suppressed since the last logged one, or undefined. */
-  note(key: string, now: number): number | undefined {
-    const e = this.last.get(key);
-    if (e && now - e.at < this.intervalMs) {
-      e.suppressed++;
-      return undefined;
-    }
-    const suppressed = e?.suppressed ?? 0;
-    this.last.delete(key);
-    if (this.last.size >= this.maxKeys) this.last.delete(this.last.keys().next().value!);
-    this.last.set(key, { at: now, suppressed: 0 });
-    return suppressed;
-  }
-
-  get size(): number {
-    return this.last.size;
   }
 }

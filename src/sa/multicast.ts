@@ -10,6 +10,9 @@
  * - Join states are bits (full 0x1, non-member 0x2, send-only non-member 0x4, send-only full
  *   0x8) merged per port. SubnAdmDelete = leave: the given bits are cleared, the member goes when
  *   none remain, the group goes (and its MLID is freed) when no full member remains.
+ * - A join or leave for another port's PortGID (a proxy join) is refused ERR_REQ_DENIED unless
+ *   the requester is trusted (the SM_Key in its SA header), or `proxyJoins: 'partition'`
+ *   (`--sa-proxy-joins`, OpenSM's way) lets any port of the partition do it.
  * - SubnAdmGet/GetTable: matched by component mask; the requester only sees groups whose P_Key
  *   it holds; PortGID, JoinState and ProxyJoin are zero unless the requester is trusted (SM_Key).
  * - Changes are reported to listeners (`onGroupsChanged`: the SM recomputes MFTs, see mft.ts) and
@@ -83,6 +86,10 @@ export interface MulticastOptions {
   traps?: McastTrapSink;
   /** PacketLifeTime of a group whose creator does not give one. Default 18 (as the subnet timeout). */
   defaultPacketLifeTime?: number;
+  /** Who may join or leave for another port's PortGID (a proxy join, IBA o15-0.2.1): 'trusted'
+   * (default) only a requester with the SM_Key in its SA header (IBA lets the SA refuse others);
+   * 'partition' any port sharing a P_Key with that port, as OpenSM (`--sa-proxy-joins`). */
+  proxyJoins?: 'trusted' | 'partition';
 }
 
 const M = (p: string): bigint => MCMemberRecord.mask(p);
@@ -331,6 +338,7 @@ export class MulticastManager implements SaHandler {
     const reqPort = requesterPort(ctx, q.requester);
     if (!reqPort && !q.requester.trusted) return status(SaStatus.ReqInvalid);
     const proxy = reqPort ? portGuidOf(ctx, reqPort) !== portGuid : true;
+    if (proxy && !this.proxyAllowed(q.requester)) return status(SaStatus.ReqDenied);
     const portPkeys = pkeysOf(ctx, port);
     if (proxy && reqPort && !sharePkey(portPkeys, pkeysOf(ctx, reqPort))) return status(SaStatus.ReqInvalid);
     const joinState = req.joinState;
@@ -494,8 +502,15 @@ export class MulticastManager implements SaHandler {
   /** o15-0.2.1: who may modify an existing membership. */
   private mayModify(m: McMember, g: Group, req: SaRequester, reqPort: PortRef | undefined, ctx: SaContext): boolean {
     if (!reqPort) return req.trusted;
-    if (!m.proxyJoin) return portGuidOf(ctx, reqPort) === m.portGuid;
+    const own = portGuidOf(ctx, reqPort) === m.portGuid;
+    if (!m.proxyJoin) return own;
+    if (!own && !this.proxyAllowed(req)) return false;
     return hasPkey(pkeysOf(ctx, reqPort), g.rec.pKey);
+  }
+
+  /** Whether a requester may join or leave for another port (MulticastOptions.proxyJoins). */
+  private proxyAllowed(req: SaRequester): boolean {
+    return req.trusted || this.o.proxyJoins === 'partition';
   }
 
   // ------------------------------------------------------------ leave

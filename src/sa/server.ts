@@ -5,10 +5,14 @@
  * over the latest SaContext and sent back to the requester's LID/QPN (Q_Key 0x80010000) with its
  * full TID echoed: GetResp/DeleteResp with one record, GetTableResp/GetMultiResp with the records
  * packed AttributeOffset×8 bytes apart and segmented with RMPP (MadRpc's sender, or the kernel's).
- * Requests wait in a bounded queue drained a batch at a time; overflow is answered BUSY, as is any
- * request before the SM has published its first context. RMPP transfers are bounded per requester
- * LID and in all (sa/limits.ts): beyond, a table answer is ERR_NO_RESOURCES; refusals and failed
- * transfers are counted and logged once per requester per interval.
+ * Requests wait in bounded queues, one per requester LID, drained a batch at a time round-robin
+ * (one request of each requester in turn), so a flood from some hosts delays another host's
+ * request by one turn, not by the flood; when all queues together are full, the longest queue's
+ * newest request is answered BUSY to make room for a shorter queue's (the longest's own overflow
+ * is BUSY at once), as is any request before the SM has published its first context. RMPP transfers are bounded per requester
+ * LID and in all (sa/limits.ts): beyond, a table answer is ERR_NO_RESOURCES. Every refusal at a
+ * bound (ERR_NO_RESOURCES) and failed transfer is counted and logged through the logger's rate
+ * limit (Logger.from: once per requester LID and code per interval, then a summary).
  */
 import { DecodeError } from '../wire/errors.js';
 import { readBig } from '../wire/layout.js';
@@ -25,7 +29,7 @@ import { snapshotPorts } from '../model/snapshot.js';
 import { recordHandlers } from './records.js';
 import { pathHandlers } from './path.js';
 import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
-import { KeyCounter, RateLimitedLog, resolveSaLimits, type SaLimits } from './limits.js';
+import { KeyCounter, resolveSaLimits, type SaLimits } from './limits.js';
 
 /** The handlers of the SA core: every record of the snapshot, PathRecord, MultiPathRecord, TraceRecord. */
 export function coreSaHandlers(): SaHandler[] {
@@ -45,7 +49,7 @@ export interface SaServerOptions {
   answerCacheSize?: number;
   /** Called for every answer sent (the request's attribute and method, the requester, the status). */
   onServed?: (e: { attrId: number; method: number; lid: number; status: number }) => void;
-  /** Bounds (rmppPerRequester, rmppTotal, logIntervalMs); sa/limits.ts. */
+  /** Bounds (rmppPerRequester, rmppTotal); sa/limits.ts. */
   limits?: Partial<SaLimits>;
   log?: Logger;
 }
@@ -70,7 +74,9 @@ export interface SaServerStats {
   rmppActive: number;
   /** Single-MAD responses the transport refused. */
   sendFailures: number;
-  /** Requests per attribute name. */
+  /** Refusals at a bound (ERR_NO_RESOURCES answers from the engine: services, subscriptions, groups, PathRecords). */
+  refused: number;
+  /** Requests per attribute name (SaAttr names, unknown IDs under "other"). */
   byAttribute: Record<string, number>;
   /** PathRecord Gets answered from / missing in the answer cache. */
   cache: AnswerCacheStats;
@@ -79,6 +85,11 @@ export interface SaServerStats {
 }
 
 const ATTR_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(SaAttr).map(([k, v]) => [v, k]));
+/** The name an attribute ID is counted and logged under: its SaAttr name, or "other" for every
+ * ID the SA does not know (a closed set: a requester cannot add series to the metrics). */
+export function attrName(id: number): string {
+  return ATTR_NAMES[id] ?? 'other';
+}
 /** Request methods the SA serves (ReportResp, the answer to our Reports, reaches us as a response). */
 const SERVED_METHODS = [Method.Get, Method.Set, Method.GetTable, Method.Delete, Method.GetMulti, Method.GetTraceTable];
 
@@ -131,7 +142,9 @@ function hex4(n: number): string {
 
 export class SaServer {
   private ctx: SaContext | undefined;
-  private readonly queue = new Fifo<ReceivedMad>();
+  /** Requests waiting, per requester LID (insertion order: the round-robin order). */
+  private readonly queues = new Map<number, Fifo<ReceivedMad>>();
+  private queued = 0;
   private draining = false;
   private unsubscribe: (() => void) | undefined;
   private readonly maxQueue: number;
@@ -145,7 +158,6 @@ export class SaServer {
   private readonly limits: SaLimits;
   /** RMPP transfers running per requester LID. */
   private readonly rmppByLid = new KeyCounter();
-  private readonly rmppLog: RateLimitedLog;
   readonly stats: SaServerStats;
   /** Observer of each request's answering time (method, attribute ID, ms from taking it off the
    * queue to its response handed to the RPC); the metrics' SA duration histogram. */
@@ -161,8 +173,7 @@ export class SaServer {
     this.schedule = opts.schedule ?? ((fn) => rpc.clock.defer(fn));
     this.cache = new AnswerCache(Math.max(0, opts.answerCacheSize ?? 32768), PathRecord.byteLength);
     this.limits = resolveSaLimits(opts.limits);
-    this.rmppLog = new RateLimitedLog(this.limits.logIntervalMs);
-    this.stats = { received: 0, answered: 0, errors: 0, busy: 0, malformed: 0, invalid: 0, ignored: 0, rmppFailures: 0, rmppRefused: 0, rmppActive: 0, sendFailures: 0, byAttribute: {}, byStatus: {}, cache: this.cache.stats };
+    this.stats = { received: 0, answered: 0, errors: 0, busy: 0, malformed: 0, invalid: 0, ignored: 0, rmppFailures: 0, rmppRefused: 0, rmppActive: 0, sendFailures: 0, refused: 0, byAttribute: {}, byStatus: {}, cache: this.cache.stats };
   }
 
   /** The RPC clock's time (for the log rate limits; 0 for an RPC without a clock, as in unit stubs). */
@@ -180,14 +191,14 @@ export class SaServer {
   stop(): void {
     this.unsubscribe?.();
     this.unsubscribe = undefined;
-    this.queue.clear();
+    this.clearQueues();
   }
 
   /** Answer requests (true) or drop them unanswered (false: this SM is not the master, and only
    * the master's SA answers). */
   setActive(active: boolean): void {
     this.active = active;
-    if (!active) this.queue.clear();
+    if (!active) this.clearQueues();
   }
   private active = true;
 
@@ -208,8 +219,13 @@ export class SaServer {
     return this.ctx;
   }
 
+  private clearQueues(): void {
+    this.queues.clear();
+    this.queued = 0;
+  }
+
   get queueLength(): number {
-    return this.queue.size;
+    return this.queued;
   }
 
   /** A copy of the counters, for metrics. */
@@ -228,30 +244,53 @@ export class SaServer {
       this.stats.malformed++;
       return;
     }
-    if (this.queue.size >= this.maxQueue) {
+    const lid = m.addr.lid;
+    let q = this.queues.get(lid);
+    // All together maxQueue: when full, the longest queue gives way to a shorter one's request.
+    if (this.queued >= this.maxQueue && !this.makeRoom(q?.size ?? 0)) {
       this.stats.busy++;
       this.answerStatus(m, MadStatus.Busy);
       return;
     }
-    this.queue.push(m);
+    if (!q) this.queues.set(lid, (q = new Fifo()));
+    q.push(m);
+    this.queued++;
     if (!this.draining) {
       this.draining = true;
       this.schedule(() => this.drain());
     }
   }
 
+  /** Answer BUSY the newest request of the longest queue if it is longer than `than` + 1; whether it did. */
+  private makeRoom(than: number): boolean {
+    let longest: Fifo<ReceivedMad> | undefined;
+    for (const q of this.queues.values()) if (!longest || q.size > longest.size) longest = q;
+    if (!longest || longest.size <= than + 1) return false;
+    const m = longest.pop()!;
+    this.queued--;
+    this.stats.busy++;
+    this.answerStatus(m, MadStatus.Busy);
+    return true;
+  }
+
   private drain(): void {
-    for (let i = 0; i < this.batch && this.queue.size; i++) {
-      const m = this.queue.shift()!;
-      try {
-        this.process(m);
-      } catch (e) {
-        // Never let one request stop the server; answer it as a resource failure.
-        this.opts.log?.error('SA request failed', { error: (e as Error).message });
-        this.answerStatus(m, SaStatus.NoResources);
+    let n = 0;
+    while (n < this.batch && this.queued) {
+      for (const [lid, q] of this.queues) {
+        const m = q.shift()!;
+        this.queued--;
+        if (!q.size) this.queues.delete(lid);
+        try {
+          this.process(m);
+        } catch (e) {
+          // Never let one request stop the server; answer it as a resource failure.
+          this.opts.log?.from(m.addr.lid).error('SA request failed', { lid: m.addr.lid, error: (e as Error).message });
+          this.answerStatus(m, SaStatus.NoResources);
+        }
+        if (++n >= this.batch) break;
       }
     }
-    if (this.queue.size) this.schedule(() => this.drain());
+    if (this.queued) this.schedule(() => this.drain());
     else this.draining = false;
   }
 
@@ -314,7 +353,7 @@ export class SaServer {
       this.stats.ignored++;
       return;
     }
-    const name = ATTR_NAMES[hdr.attrId] ?? hex4(hdr.attrId);
+    const name = attrName(hdr.attrId);
     this.stats.byAttribute[name] = (this.stats.byAttribute[name] ?? 0) + 1;
     if (hdr.baseVersion !== 1 || hdr.classVersion !== SA_CLASS_VERSION) {
       this.answerStatus(m, MadStatus.BadVersion);
@@ -375,14 +414,17 @@ export class SaServer {
       this.rpc.respond(m, mad);
     } catch (e) {
       this.stats.sendFailures++;
-      const suppressed = this.rmppLog.note(`send:${m.addr.lid}`, this.now());
-      if (suppressed !== undefined) this.opts.log?.warn('SA response could not be sent', { lid: m.addr.lid, error: (e as Error).message, failedSinceLastLog: suppressed });
+      this.opts.log?.from(m.addr.lid).warn('SA response could not be sent', { lid: m.addr.lid, error: (e as Error).message, failed: this.stats.sendFailures });
     }
   }
 
   private respond(m: ReceivedMad, msg: SaMessage, a: SaAnswer): void {
     const { header } = msg;
     if (a.kind === 'status') {
+      if (a.status === SaStatus.NoResources) {
+        this.stats.refused++;
+        this.opts.log?.from(m.addr.lid).warn('SA request refused: a bound was reached', { lid: m.addr.lid, attr: attrName(header.attrId), method: header.method, refused: this.stats.refused });
+      }
       this.answerStatus(m, a.status, a.record);
       return;
     }
@@ -394,8 +436,7 @@ export class SaServer {
       // Bounded RMPP senders: a requester that never ACKs holds at most rmppPerRequester of them.
       if (this.rmppByLid.get(lid) >= this.limits.rmppPerRequester || this.stats.rmppActive >= this.limits.rmppTotal) {
         this.stats.rmppRefused++;
-        const suppressed = this.rmppLog.note(`refused:${lid}`, this.now());
-        if (suppressed !== undefined) this.opts.log?.warn('SA table answer refused: too many RMPP transfers running', { lid: m.addr.lid, running: this.rmppByLid.get(lid), total: this.stats.rmppActive, refusedSinceLastLog: suppressed, refused: this.stats.rmppRefused });
+        this.opts.log?.from(m.addr.lid).warn('SA table answer refused: too many RMPP transfers running', { lid: m.addr.lid, running: this.rmppByLid.get(lid), total: this.stats.rmppActive, refused: this.stats.rmppRefused });
         this.answerStatus(m, SaStatus.NoResources);
         return;
       }
@@ -422,8 +463,7 @@ export class SaServer {
       .respondRmpp(m, hdr, payload)
       .catch((e: unknown) => {
         this.stats.rmppFailures++;
-        const suppressed = this.rmppLog.note(`failed:${lid}`, this.now());
-        if (suppressed !== undefined) this.opts.log?.warn('SA RMPP response failed', { lid: m.addr.lid, attr: ATTR_NAMES[header.attrId] ?? hex4(header.attrId), records: a.records.length, error: (e as Error).message, failedSinceLastLog: suppressed, failed: this.stats.rmppFailures });
+        this.opts.log?.from(m.addr.lid).warn('SA RMPP response failed', { lid: m.addr.lid, attr: attrName(header.attrId), records: a.records.length, error: (e as Error).message, failed: this.stats.rmppFailures });
       })
       .finally(() => {
         this.rmppByLid.dec(lid);

@@ -56,14 +56,15 @@ export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: SmHandlerOp
       // Every other trap is repressed (IBA 13.4.9), a storm's included: the SMA stops repeating it.
       if (!refusedRepress) rpc.respond(m, trapRepress(m.data));
       const verdict = damper.admit(m.addr.lid, rpc.clock.now());
-      if (verdict === 'storm') o.log.warn('trap storm: traps from this port damped (repressed, not logged, no sweep) until it calms down', { ...whoIs(m.addr.lid), limit: damper.limit, windowMs: damper.windowMs });
+      const remote = o.log.from(m.addr.lid);
+      if (verdict === 'storm') remote.warn('trap storm: traps from this port damped (repressed, not logged, no sweep) until it calms down', { ...whoIs(m.addr.lid), limit: damper.limit, windowMs: damper.windowMs });
       if (verdict !== 'pass') return;
       if (!notice) {
-        o.log.warn('malformed trap ignored', { from: m.addr.lid, error: (decodeError as Error).message });
+        remote.warn('malformed trap ignored', { from: m.addr.lid, error: (decodeError as Error).message });
         return;
       }
-      if (refusedRepress) o.log.warn('TrapRepress refused for a bad M_Key: not repressed again (the port repeats its trap on its own schedule)', whoIs(m.addr.lid));
-      o.log.info('trap received', { trap, from: m.addr.lid });
+      if (refusedRepress) remote.warn('TrapRepress refused for a bad M_Key: not repressed again (the port repeats its trap on its own schedule)', whoIs(m.addr.lid));
+      remote.info('trap received', { trap, from: m.addr.lid });
       o.onNotice?.(notice);
       // Trap 144 may announce a new SM (its port's IsSM bit): a full sweep reads every SM's SMInfo
       // at once, so a better SM still discovering is handed the subnet before it stands by.
@@ -89,7 +90,7 @@ export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: SmHandlerOp
     try {
       payload = SMInfo.decode(m.data, SMP_DATA_OFFSET);
     } catch (e) {
-      o.log.warn('malformed SMInfo Set ignored', { from: m.addr.lid, error: (e as Error).message });
+      o.log.from(m.addr.lid).warn('malformed SMInfo Set ignored', { from: m.addr.lid, error: (e as Error).message });
       return;
     }
     const h = MadHeaderView.over(m.data);

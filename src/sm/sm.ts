@@ -228,14 +228,14 @@ export class SubnetManager {
   smInfoSet(control: number, payload: SMInfo, from: { lid?: number; path?: readonly number[] }): number {
     if (this.stopped) return 7;
     if (payload.smKey !== 0n && payload.smKey !== this.smKey) {
-      this.o.log.warn('SMInfo Set from an SM with another SM_Key ignored', { guid: payload.guid, lid: from.lid });
+      this.o.log.from(from.lid ?? payload.guid).warn('SMInfo Set from an SM with another SM_Key ignored', { guid: payload.guid, lid: from.lid });
       return 7;
     }
     // The standby this SM handed over to as it stops says it took the subnet.
     if (control === SmInfoControl.Acknowledge && this.ackWaiter?.guid === payload.guid) this.ackWaiter.resolve();
     const status = smInfoSetStatus(this.ctl.state, control, payload.smState);
     if (status !== 0) {
-      this.o.log.warn('SMInfo Set refused', { control, guid: payload.guid, senderState: payload.smState, state: this.ctl.state });
+      this.o.log.from(from.lid ?? payload.guid).warn('SMInfo Set refused', { control, guid: payload.guid, senderState: payload.smState, state: this.ctl.state });
       return status;
     }
     const known = this.ctl.knownSms.find((r) => r.guid === payload.guid);

@@ -1,4 +1,4 @@
-/** A FIFO with O(1) shift. */
+/** A FIFO with O(1) shift (and pop of the newest). */
 export class Fifo<T> {
   private a: (T | undefined)[] = [];
   private h = 0;
@@ -17,6 +17,11 @@ export class Fifo<T> {
       this.h = 0;
     }
     return v;
+  }
+  /** Take the newest (the last pushed) out. */
+  pop(): T | undefined {
+    if (this.h >= this.a.length) return undefined;
+    return this.a.pop();
   }
   /** Drop everything. */
   clear(): void {

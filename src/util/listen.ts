@@ -22,3 +22,23 @@ export function parseListenAddress(text: string): ListenAddress {
 export function urlHost(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
+
+/** A Host header (or an address) naming this machine's loopback. */
+const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\]|\[::ffff:127(\.\d{1,3}){3}\])(:\d+)?$/i;
+
+/** Whether a listen address is a loopback one. */
+export function isLoopback(host: string): boolean {
+  return LOOPBACK_HOST.test(host.includes(':') ? `[${host}]` : host);
+}
+
+/** Whether an HTTP server listening on `listenHost` answers a request for `hostHeader`: bound to
+ * loopback, only a loopback name may be asked for, so a web page elsewhere cannot read the server
+ * through a DNS name rebound to 127.0.0.1 (DNS rebinding); bound elsewhere, any. */
+export function hostAllowed(listenHost: string, hostHeader: string | undefined): boolean {
+  return !isLoopback(listenHost) || LOOPBACK_HOST.test(hostHeader ?? '');
+}
+
+/** The HTTP servers' limits under abuse (the web view and the metrics endpoint): the whole request
+ * head within headersTimeoutMs, the request within requestTimeoutMs, an idle keep-alive connection
+ * closed after keepAliveMs; connections capped in all and per peer (util/conn-guard.ts). */
+export const HTTP_LIMITS = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveMs: 5_000, idleMs: 30_000, maxHeaderSize: 16 * 1024 } as const;

@@ -14,6 +14,9 @@ export interface LogCode {
   level: Level;
   msg: string;
   meaning: string;
+  /** A remote party (a host on the fabric, a client of a server) can trigger the line: it is
+   * written through `Logger.from(source)`, rate-limited per source (util/log.ts LogLimiter). */
+  remote?: true;
 }
 
 /** The areas, by the first digit of the number. */
@@ -51,8 +54,8 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-1026', level: 'debug', msg: 'SMInfo not read', meaning: "Another SM port did not answer a SMInfo Get; it is looked at again next sweep." },
   { code: 'IBSM-1027', level: 'debug', msg: 'master poll unanswered', meaning: 'A standby polled its master and got no answer (after the configured misses it takes over).' },
   { code: 'IBSM-1028', level: 'debug', msg: 'trap 144 to the master not delivered', meaning: "A standby's notice to the master that it is an SM got no answer." },
-  { code: 'IBSM-1029', level: 'warn', msg: 'SMInfo Set from an SM with another SM_Key ignored', meaning: 'An SM with a different non-zero SM_Key tried to control this one; ignored.' },
-  { code: 'IBSM-1030', level: 'warn', msg: 'SMInfo Set refused', meaning: 'A SMInfo Set not valid in this state (IBA 14.4.1) was refused with status 7.' },
+  { code: 'IBSM-1029', level: 'warn', msg: 'SMInfo Set from an SM with another SM_Key ignored', meaning: 'An SM with a different non-zero SM_Key tried to control this one; ignored.', remote: true },
+  { code: 'IBSM-1030', level: 'warn', msg: 'SMInfo Set refused', meaning: 'A SMInfo Set not valid in this state (IBA 14.4.1) was refused with status 7.', remote: true },
   { code: 'IBSM-1031', level: 'warn', msg: 'SMInfo Set not delivered', meaning: 'A handover / acknowledge SMInfo Set to another SM got no answer.' },
   { code: 'IBSM-1032', level: 'warn', msg: 'SMInfo Set not sent: no route to the SM', meaning: 'Another SM must be told something but neither its LID nor a path to it is known.' },
   { code: 'IBSM-1033', level: 'warn', msg: 'SA state not pulled from the master', meaning: "A standby could not copy the master's SA state this poll; it tries again." },
@@ -103,11 +106,11 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-2043', level: 'debug', msg: 'multicast', meaning: 'A note of the multicast tree computation (e.g. a member not reachable).' },
   { code: 'IBSM-2044', level: 'warn', msg: 'alias GUIDs not written', meaning: 'A GUIDInfo block of alias GUIDs was not written to the port (node, port, LID given).' },
   // ---- 3: traps
-  { code: 'IBSM-3001', level: 'info', msg: 'trap received', meaning: 'A trap arrived (number, source LID; details in the fields).' },
-  { code: 'IBSM-3002', level: 'warn', msg: 'malformed trap ignored', meaning: 'A trap that does not decode was dropped (source LID given).' },
-  { code: 'IBSM-3003', level: 'warn', msg: 'trap storm: traps from this port damped (repressed, not logged, no sweep) until it calms down', meaning: 'A port sends traps faster than the limit: they are repressed and ignored for a while.' },
-  { code: 'IBSM-3004', level: 'warn', msg: 'TrapRepress refused for a bad M_Key: not repressed again (the port repeats its trap on its own schedule)', meaning: 'The port refused TrapRepress: its M_Key is not the one this SM presents.' },
-  { code: 'IBSM-3005', level: 'warn', msg: 'malformed SMInfo Set ignored', meaning: 'A SMInfo Set that does not decode was dropped.' },
+  { code: 'IBSM-3001', level: 'info', msg: 'trap received', meaning: 'A trap arrived (number, source LID; details in the fields).', remote: true },
+  { code: 'IBSM-3002', level: 'warn', msg: 'malformed trap ignored', meaning: 'A trap that does not decode was dropped (source LID given).', remote: true },
+  { code: 'IBSM-3003', level: 'warn', msg: 'trap storm: traps from this port damped (repressed, not logged, no sweep) until it calms down', meaning: 'A port sends traps faster than the limit: they are repressed and ignored for a while.', remote: true },
+  { code: 'IBSM-3004', level: 'warn', msg: 'TrapRepress refused for a bad M_Key: not repressed again (the port repeats its trap on its own schedule)', meaning: 'The port refused TrapRepress: its M_Key is not the one this SM presents.', remote: true },
+  { code: 'IBSM-3005', level: 'warn', msg: 'malformed SMInfo Set ignored', meaning: 'A SMInfo Set that does not decode was dropped.', remote: true },
   // ---- 4: routing
   { code: 'IBSM-4001', level: 'info', msg: 'routing done', meaning: 'Routes computed: engine, time, VLs used.' },
   { code: 'IBSM-4002', level: 'warn', msg: 'routing engine not applicable', meaning: 'An engine of the chain does not apply to this fabric (reason given); the next is tried.' },
@@ -122,18 +125,19 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-4104', level: 'warn', msg: 'router not read', meaning: 'What a router port reaches could not be read (router named); the SA does not offer it until it is read.' },
   { code: 'IBSM-4105', level: 'warn', msg: 'router tables failed', meaning: "Programming one subnet's routers failed (prefix given); the SM carries on and tries after the next heavy sweep." },
   // ---- 5: SA
-  { code: 'IBSM-5001', level: 'error', msg: 'SA request failed', meaning: 'Answering one SA request threw; it was answered with NO_RESOURCES and the SA carries on.' },
-  { code: 'IBSM-5002', level: 'warn', msg: 'SA RMPP response failed', meaning: 'A multi-MAD SA answer was not acknowledged by the requester (LID given).' },
-  { code: 'IBSM-5003', level: 'warn', msg: 'SA response could not be sent', meaning: 'The transport refused an SA answer (requester LID given).' },
-  { code: 'IBSM-5004', level: 'warn', msg: 'SA table answer refused: too many RMPP transfers running', meaning: 'The RMPP bounds (--sa-rmpp-per-port, --sa-rmpp-total) were reached; the requester retries.' },
-  { code: 'IBSM-5005', level: 'warn', msg: 'report not delivered', meaning: 'An InformInfo Report was not acknowledged by its subscriber (LID given).' },
+  { code: 'IBSM-5001', level: 'error', msg: 'SA request failed', meaning: 'Answering one SA request threw; it was answered with NO_RESOURCES and the SA carries on.', remote: true },
+  { code: 'IBSM-5002', level: 'warn', msg: 'SA RMPP response failed', meaning: 'A multi-MAD SA answer was not acknowledged by the requester (LID given).', remote: true },
+  { code: 'IBSM-5003', level: 'warn', msg: 'SA response could not be sent', meaning: 'The transport refused an SA answer (requester LID given).', remote: true },
+  { code: 'IBSM-5004', level: 'warn', msg: 'SA table answer refused: too many RMPP transfers running', meaning: 'The RMPP bounds (--sa-rmpp-per-port, --sa-rmpp-total) were reached; the requester retries.', remote: true },
+  { code: 'IBSM-5005', level: 'warn', msg: 'report not delivered', meaning: 'An InformInfo Report was not acknowledged by its subscriber (LID given).', remote: true },
+  { code: 'IBSM-5006', level: 'warn', msg: 'SA request refused: a bound was reached', meaning: 'A bound of the SA (services, subscriptions or groups per port, groups in all, PathRecords per answer) was reached: answered ERR_NO_RESOURCES (0x0100); requester LID, attribute and method given.', remote: true },
   { code: 'IBSM-5010', level: 'info', msg: 'multicast group created', meaning: 'A multicast group of partitions.conf exists (MGID, MLID, P_Key).' },
   { code: 'IBSM-5011', level: 'error', msg: 'multicast group not created', meaning: 'A multicast group of partitions.conf could not be created (error given).' },
   { code: 'IBSM-5012', level: 'warn', msg: 'partitions.conf multicast group skipped', meaning: 'A multicast group line of partitions.conf was not used (reason given).' },
   { code: 'IBSM-5020', level: 'warn', msg: 'QoS policy', meaning: 'A note on the QoS policy file (a part not used).' },
   { code: 'IBSM-5021', level: 'warn', msg: 'QoS policy SLs not used for PathRecords: the routing engine assigns SLs', meaning: 'The layered routing engine needs its own SLs: the QoS policy SLs are not used.' },
   { code: 'IBSM-5030', level: 'warn', msg: 'SA state sync unavailable: the transport refused its vendor class; a failover loses SA state', meaning: 'No SA state sync with standbys: after a failover clients register again.' },
-  { code: 'IBSM-5031', level: 'warn', msg: 'SA state not sent to a standby', meaning: 'A standby asked for the SA state and the answer failed (LID given).' },
+  { code: 'IBSM-5031', level: 'warn', msg: 'SA state not sent to a standby', meaning: 'A standby asked for the SA state and the answer failed (LID given).', remote: true },
   { code: 'IBSM-5032', level: 'debug', msg: 'SA state pulled', meaning: "A standby copied changes of the master's SA state." },
   { code: 'IBSM-5033', level: 'info', msg: 'SA state restored', meaning: 'After taking over, the SA state copied from the old master was restored.' },
   // ---- 6: RPC and events
@@ -157,8 +161,9 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-8012', level: 'warn', msg: 'control socket error', meaning: 'The control socket server reported an error.' },
   { code: 'IBSM-8020', level: 'info', msg: 'metrics served', meaning: 'Prometheus metrics are served (URL given).' },
   { code: 'IBSM-8030', level: 'info', msg: 'web view served', meaning: 'The read-only live web view is served (URL given).' },
-  { code: 'IBSM-8031', level: 'warn', msg: 'web view request failed', meaning: 'One web view request could not be answered (URL and error given); the view goes on.' },
+  { code: 'IBSM-8031', level: 'warn', msg: 'web view request failed', meaning: 'One web view request could not be answered (URL and error given); the view goes on.', remote: true },
   { code: 'IBSM-8032', level: 'warn', msg: 'web view server error', meaning: 'The web view server reported an error (a broken connection); the SM goes on.' },
+  { code: 'IBSM-8050', level: 'warn', msg: 'log lines suppressed: a remote party repeats this line', meaning: 'Lines a remote party can trigger are rate-limited: this many of suppressedCode from source were not written in the last interval (source "*": sources beyond the budget).' },
   // ---- 9: configuration and fatal errors
   { code: 'IBSM-9001', level: 'info', msg: 'configuration read', meaning: 'The config file was read (file, format).' },
   { code: 'IBSM-9002', level: 'warn', msg: 'configuration', meaning: 'A note on the config file (an opensm.conf key not used, ...).' },
@@ -201,12 +206,26 @@ export function logCodesMarkdown(): string {
     'removed leaves its code unused (never given to another); a new message takes the next free',
     'code of its area. The first digit is the area, like OpenSM\'s ERR numbers.',
     '',
+    '## Lines a remote party can trigger',
+    '',
+    'A host on the fabric (an SMP, a trap, an SA request) or a client of a server (the web view) can',
+    'make ibsm write the lines marked *remote* below. They all go through one rate limit',
+    '(`Logger.from(source)`, `LogLimiter` in src/util/log.ts), keyed by source (a LID, an address)',
+    'and code: the first line of a (source, code) pair in an interval (60 s) is written, the next',
+    'ones are counted, and once per interval an `IBSM-8050` line says how many were suppressed',
+    '(`suppressedCode`, `source`, `suppressed`). New pairs beyond 100 an interval (or 4,096',
+    'remembered) are counted under the source `*`. A flood from any number of sources therefore',
+    'writes at most about 200 lines a minute (well under 100 KB), and with `--log-file` the file',
+    'is also bounded by `--log-max-size`.',
+    '',
+    ...LOG_CODES.filter((c) => c.remote).map((c) => `- ${c.code} (${c.level}) ${c.msg}`),
+    '',
   ];
   for (const { digit, area } of LOG_AREAS) {
     const rows = LOG_CODES.filter((c) => c.code.startsWith(`IBSM-${digit}`));
     if (!rows.length) continue;
     out.push(`## ${digit}xxx: ${area}`, '', '| code | level | message | meaning |', '|---|---|---|---|');
-    for (const c of rows) out.push(`| ${c.code} | ${c.level} | ${c.msg.replace(/\|/g, '\\|')} | ${c.meaning.replace(/\|/g, '\\|')} |`);
+    for (const c of rows) out.push(`| ${c.code} | ${c.level} | ${c.msg.replace(/\|/g, '\\|')} | ${c.remote ? '*remote*: ' : ''}${c.meaning.replace(/\|/g, '\\|')} |`);
     out.push('');
   }
   return out.join('\n');

@@ -16,7 +16,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../util/log.js';
-import { urlHost, type ListenAddress } from '../util/listen.js';
+import { HTTP_LIMITS, hostAllowed, urlHost, type ListenAddress } from '../util/listen.js';
+import { ConnectionGuard } from '../util/conn-guard.js';
 import type { WebFeed } from './feed.js';
 import { PAGE_SCRIPT, pageHtml } from './page.js';
 
@@ -41,8 +42,6 @@ export interface WebServer {
 }
 
 const CSP = `default-src 'none'; script-src 'sha256-${createHash('sha256').update(PAGE_SCRIPT).digest('base64')}'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
-/** A Host header (or an address) naming this machine's loopback. */
-const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\]|\[::ffff:127(\.\d{1,3}){3}\])(:\d+)?$/i;
 const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' };
 
 /** Serve the feed on `listen`. Resolves once listening; rejects (EADDRINUSE, EACCES...) if it cannot. */
@@ -50,7 +49,6 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
   const maxClients = o.maxClients ?? 32;
   const pushInterval = o.pushIntervalMs ?? 250;
   const streams = new Set<ServerResponse>();
-  const loopback = LOOPBACK_HOST.test(listen.host.includes(':') ? `[${listen.host}]` : listen.host);
   let pushTimer: NodeJS.Timeout | undefined;
   let lastPush = 0;
 
@@ -92,7 +90,7 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
     }
     // bound to loopback, only a loopback name may be asked for: a web page elsewhere cannot read
     // the fabric through a DNS name rebound to 127.0.0.1
-    if (loopback && !LOOPBACK_HOST.test(req.headers.host ?? '')) {
+    if (!hostAllowed(listen.host, req.headers.host)) {
       send(res, 403, 'text/plain; charset=utf-8', `the web view listens on ${listen.host}: ask for it as localhost, 127.0.0.1 or [::1], not "${req.headers.host ?? ''}"\n`, head);
       return;
     }
@@ -144,16 +142,21 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
     }
   };
 
-  const server = createServer((req, res) => {
+  const server = createServer({ headersTimeout: HTTP_LIMITS.headersTimeoutMs, requestTimeout: HTTP_LIMITS.requestTimeoutMs, keepAliveTimeout: HTTP_LIMITS.keepAliveMs, maxHeaderSize: HTTP_LIMITS.maxHeaderSize, connectionsCheckingInterval: 1_000 }, (req, res) => {
+    // Busy while answered (an event stream until it closes): a busy connection is never evicted.
+    guard.busy(req.socket, 1);
+    res.once('close', () => guard.busy(req.socket, -1));
     try {
       handle(req, res);
     } catch (e) {
-      o.log?.warn('web view request failed', { url: req.url, error: (e as Error).message });
+      o.log?.from(req.socket.remoteAddress ?? '?').warn('web view request failed', { url: req.url, peer: req.socket.remoteAddress, error: (e as Error).message });
       if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', `the web view failed: ${(e as Error).message}\n`, false);
       else res.destroy();
     }
   });
-  server.maxConnections = maxClients * 4;
+  // Connections: maxClients × 4 in all, half of that from one peer; a new one beyond closes the
+  // oldest idle one (a half-sent request is idle), so a slowloris cannot lock the view.
+  const guard = new ConnectionGuard(server, { max: maxClients * 4, perPeer: maxClients * 2, idleMs: HTTP_LIMITS.idleMs });
   server.on('clientError', (_e, socket) => socket.destroy());
 
   return new Promise((resolve, reject) => {
