@@ -129,6 +129,12 @@ export function isBetter(a: { priority: number; guid: bigint }, b: { priority: n
   return a.priority !== b.priority ? a.priority > b.priority : a.guid < b.guid;
 }
 
+/** An SM_Key that makes its SM another subnet's: non-zero and not ours (a zero key is what an
+ * SM shows a requester it does not trust, so it counts as ours). */
+export function isForeignKey(theirs: bigint, ours: bigint): boolean {
+  return theirs !== 0n && theirs !== ours;
+}
+
 /** The best of some SMs. */
 export function best(sms: readonly RemoteSm[]): RemoteSm | undefined {
   let b: RemoteSm | undefined;
@@ -292,7 +298,7 @@ export class SmController {
   }
 
   private isForeign(r: RemoteSm): boolean {
-    return r.smKey !== 0n && r.smKey !== this.self.smKey;
+    return isForeignKey(r.smKey, this.self.smKey);
   }
 
   /** The SMs with another SM_Key that answer as MASTER: another subnet's SM on this fabric (or
@@ -381,9 +387,9 @@ export class SmController {
     const others = this.trusted(remotes);
     for (const r of others) this.note(r, now);
     if (this.smState !== 'master') return;
-    // A master that appeared (of this subnet or, unless forced, another SM_Key's), or a better
-    // SM: a heavy sweep sorts it out (OpenSM does the same).
-    // A better SM still discovering is handed the subnet now, before it stands by under this one.
+    // A better SM still discovering is handed the subnet now, before it stands by under this one;
+    // a master that appeared (of this subnet or, unless forced, another SM_Key's), or a better
+    // standby: a heavy sweep sorts it out (OpenSM does the same).
     const discovering = best(others.filter((r) => r.state === SmState.Discovering && isBetter(r, this.self) && (r.lid || r.path)));
     if (discovering) this.handOver(discovering, now);
     else if (others.some((r) => r.state === SmState.Master || (r.state === SmState.Standby && isBetter(r, this.self)))) this.heavyReason ??= 'another SM found';

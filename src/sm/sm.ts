@@ -11,11 +11,12 @@ import type { Clock, TimerHandle } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import type { LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
-import { best, SmController, smInfoSetStatus, smStateCode, type ActionOutcome, type RemoteSm, type SmAction, type SmEvent, type SmStateName, type SweepKind, type Transition } from './controller.js';
+import { best, isForeignKey, SmController, smInfoSetStatus, smStateCode, type ActionOutcome, type RemoteSm, type SmAction, type SmEvent, type SmStateName, type SweepKind, type Transition } from './controller.js';
 import { notifyMaster, pollSm, querySms, sendSmInfo, smPorts, type SmPort } from './sminfo.js';
 import type { DiscoveryResult } from '../model/snapshot.js';
 import { DEFAULT_SM_KEY, PortCap, PortInfo, SmState } from '../wire/sma.js';
 import { portInfoMod, SmInfoControl } from '../wire/modifiers.js';
+import { formatHex } from '../wire/format.js';
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { Sweeper, type SweepStats } from './sweep.js';
 import { RetryingSmp, isFabricFailure, type SmpFailureReason, type SmpRetryOptions } from './retry.js';
@@ -227,7 +228,7 @@ export class SubnetManager {
    * accepted one goes to the controller. `payload` is the SMInfo the sender put in the request. */
   smInfoSet(control: number, payload: SMInfo, from: { lid?: number; path?: readonly number[] }): number {
     if (this.stopped) return 7;
-    if (payload.smKey !== 0n && payload.smKey !== this.smKey) {
+    if (isForeignKey(payload.smKey, this.smKey)) {
       this.o.log.from(from.lid ?? payload.guid).warn('SMInfo Set from an SM with another SM_Key ignored', { guid: payload.guid, lid: from.lid });
       return 7;
     }
@@ -264,7 +265,7 @@ export class SubnetManager {
     if (this.stopped || this.ctl.state !== 'master') return undefined;
     // As they are now (the last sweep may have seen one still discovering).
     const known = await Promise.all(this.ctl.knownSms.filter((r) => r.lid || r.path).map((r) => pollSm(this.o.smp, r).then((x): RemoteSm => ({ ...x, lid: r.lid ?? x.lid, path: r.path }), () => undefined)));
-    const standbys = known.filter((r): r is RemoteSm => r !== undefined && r.state === SmState.Standby && (r.smKey === 0n || r.smKey === this.smKey));
+    const standbys = known.filter((r): r is RemoteSm => r !== undefined && r.state === SmState.Standby && !isForeignKey(r.smKey, this.smKey));
     const current = standbys.filter((r) => (this.o.standbySync?.(r.guid) ?? 'current') === 'current');
     const to = best(current.length ? current : standbys);
     if (!to) return undefined;
@@ -613,7 +614,7 @@ export class SubnetManager {
   /** Say, once per SM, why this SM leaves the fabric alone or ignores another SM. */
   private noteForeign(remotes: readonly RemoteSm[]): void {
     const rogue = this.ctl.contestedBy;
-    const key = (k: bigint): string => `0x${k.toString(16).padStart(16, '0')}`;
+    const key = (k: bigint): string => formatHex(k, 64);
     if (rogue) {
       this.contestedSweeps++;
       if (this.contestLogged !== rogue.guid) {
@@ -632,7 +633,7 @@ export class SubnetManager {
     if (this.contestLogged !== undefined) this.o.log.info('the master with another SM_Key is gone; this SM manages the fabric again', { guid: this.contestLogged });
     this.contestLogged = undefined;
     for (const r of remotes) {
-      if (r.smKey === 0n || r.smKey === this.smKey || r.state === SmState.Master || this.foreignStandbysLogged.has(r.guid)) continue;
+      if (!isForeignKey(r.smKey, this.smKey) || r.state === SmState.Master || this.foreignStandbysLogged.has(r.guid)) continue;
       if (this.foreignStandbysLogged.size < 64) this.foreignStandbysLogged.add(r.guid);
       this.o.log.warn('an SM with another SM_Key is ignored: it can neither take this subnet nor be handed it', { guid: r.guid, lid: r.lid ?? 0, priority: r.priority, state: r.state, theirSmKey: key(r.smKey), ourSmKey: key(this.smKey) });
     }
