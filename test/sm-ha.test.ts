@@ -392,6 +392,44 @@ describe('SMs on one fabric', () => {
     await b.kill();
   });
 
+  it("an SMInfo Get from a better SM still discovering waits for the master's decision: it hears of the HANDOVER first, then STANDBY, never a worse MASTER (OpenSM would stand by under it)", async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[0]!, 2, { sweepIntervalMs: 60_000 });
+    await f.clock.advanceAsync(2000);
+    expect(a.subnet.sm.state).toBe('master');
+    // A stand-in for OpenSM at cas[5], priority 9, DISCOVERING: registering as an SM makes its port's
+    // SMA send trap 144 (IsSM) to a. Busy with its discovery, it answers a's SMInfo Get 5 ms late,
+    // and meanwhile its discovery reads a's SMInfo, as OpenSM's does.
+    const ep = f.sim.attach(f.cas[5]!);
+    ep.register(MgmtClass.SubnDirected, 1, { methods: [Method.Get, Method.Set] });
+    ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap, Method.Get, Method.Set] });
+    const rpc = new MadRpc(ep, f.clock, { timeoutMs: 200, retries: 0 });
+    const self = { guid: ep.local.portGuid, smKey: 1n, actCount: 1, priority: 9, smState: SmState.Discovering };
+    const seen: string[] = [];
+    let got: Promise<unknown> | undefined;
+    for (const cls of [MgmtClass.SubnDirected, MgmtClass.SubnLid]) {
+      rpc.onUnsolicited(cls, (m) => {
+        const r = smpResponse(m.data, 0);
+        SMInfo.encode(self, r, SMP_DATA_OFFSET);
+        const h = MadHeaderView.over(m.data);
+        if (h.method === Method.Set) {
+          seen.push(`set ${h.attrMod}`);
+          rpc.respond(m, r);
+          return;
+        }
+        got ??= rpc.smpGet(lidOf(f, a), SmpAttr.SMInfo, 0).then((d) => seen.push(`answer ${SMInfo.decode(d).smState}`));
+        f.clock.setTimeout(() => rpc.respond(m, r), 5);
+      }, { attrId: SmpAttr.SMInfo });
+    }
+    await f.clock.advanceAsync(500);
+    expect(got, "a read the stand-in's SMInfo on its trap 144").toBeDefined();
+    await got;
+    expect(seen).toEqual([`set ${SmInfoControl.Handover}`, `answer ${SmState.Standby}`]);
+    rpc.close();
+    await ep.close();
+    await a.kill();
+  });
+
   it('a master that stops hands over to its standby, which masters at once instead of after its polls go unanswered', async () => {
     const f = fabric();
     const a = startSm(f, f.cas[0]!, 9);

@@ -10,6 +10,10 @@ import type { Logger } from '../util/log.js';
 import type { SubnetManager } from './sm.js';
 import { snapshotPorts } from '../model/snapshot.js';
 import { TrapDamper } from './trap-damper.js';
+import type { TimerHandle } from '../util/clock.js';
+
+/** The longest an SMInfo Get waits for a handover decision (below OpenSM's 200 ms SMP timeout). */
+const SMINFO_HOLD_MS = 150;
 
 /** Traps that mean the topology or a port's state changed. */
 const RESWEEP_TRAPS = new Set([128, 129, 130, 131, 144, 145]);
@@ -79,9 +83,25 @@ export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: SmHandlerOp
   const trusted = (m: ReceivedMad): boolean => o.mkey === undefined || o.mkey === 0n || readMkey(m.data) === o.mkey;
   const answerSmInfo = (m: ReceivedMad): void => {
     if (m.data.length < MAD_SIZE) return; // an SMP is 256 bytes; the response is built over the request
-    const resp = smpResponse(m.data, 0); // GetResp; a DR response also gets the D bit and keeps its path
-    SMInfo.encode(sm.smInfo(o.portGuid, trusted(m)), resp, SMP_DATA_OFFSET);
-    rpc.respond(m, resp);
+    const answer = (): void => {
+      const resp = smpResponse(m.data, 0); // GetResp; a DR response also gets the D bit and keeps its path
+      SMInfo.encode(sm.smInfo(o.portGuid, trusted(m)), resp, SMP_DATA_OFFSET);
+      try {
+        rpc.respond(m, resp);
+      } catch (e) {
+        o.log.debug('SMInfo answer not sent', { to: m.addr.lid, error: (e as Error).message });
+      }
+    };
+    // Deciding about an SM a trap 144 just announced: answer with the decision (sm.ts whenDecided),
+    // within the requester's timeout (OpenSM's is 200 ms).
+    const deciding = sm.whenDecided();
+    if (!deciding) return answer();
+    let timer: TimerHandle | undefined;
+    const bound = new Promise<void>((r) => (timer = rpc.clock.setTimeout(r, SMINFO_HOLD_MS)));
+    void Promise.race([deciding, bound]).then(() => {
+      rpc.clock.clearTimeout(timer!);
+      answer();
+    });
   };
   /** SubnSet(SMInfo) from another SM: HANDOVER, ACKNOWLEDGE, DISABLE, STANDBY, DISCOVER. */
   const setSmInfo = (m: ReceivedMad): void => {

@@ -295,6 +295,7 @@ export class SubnetManager {
 
   stop(): void {
     this.stopped = true;
+    this.handoverSent();
     this.local.forget(); // no idle-time re-route rehearsal after a stop (--once exits at once)
     this.ctl.handle({ type: 'stop' }, this.o.clock.now());
     this.disarm();
@@ -323,14 +324,49 @@ export class SubnetManager {
   async smAnnounced(lid: number, reason: string): Promise<void> {
     if (this.stopped) return;
     if (this.ctl.state === 'master' && lid) {
+      const release = this.hold();
       try {
         const r = await pollSm(this.o.smp, { guid: 0n, lid, priority: 0, state: 0, actCount: 0, smKey: 0n });
         if (!this.stopped) this.event({ type: 'smsChecked', remotes: [{ ...r, lid, path: undefined }] });
+        // Handing over: held until the HANDOVER is on its way (the sendSmInfo action releases it).
+        if (!this.stopped && this.ctl.state !== 'master') this.afterHandoverSent.push(release);
+        else release();
       } catch (e) {
+        release();
         this.o.log.debug('SMInfo not read', { lid, error: (e as Error).message });
       }
     }
     this.requestHeavySweep(reason, true);
+  }
+
+  /** While this master decides about an SM a trap 144 just announced (reads its SMInfo, hands it
+   * the subnet), SMInfo Gets wait for the decision (sm/handlers.ts, bounded): a better SM still
+   * discovering then learns of the HANDOVER before it learns of a MASTER it would stand by under.
+   * (A STANDBY OpenSM that finds a worse master sends it trap 144 and counts it outstanding until
+   * repressed; under ibsim no repress ever arrives, so it could never sweep after the handover:
+   * docs/ibsim-notes.md.) `undefined` when nothing is being decided. */
+  whenDecided(): Promise<void> | undefined {
+    return this.deciding ? new Promise((r) => this.decidedWaiters.push(r)) : undefined;
+  }
+  private deciding = 0;
+  private decidedWaiters: Array<() => void> = [];
+  private afterHandoverSent: Array<() => void> = [];
+  private hold(): () => void {
+    this.deciding++;
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      if (--this.deciding > 0) return;
+      const ws = this.decidedWaiters;
+      this.decidedWaiters = [];
+      for (const w of ws) w();
+    };
+  }
+  private handoverSent(): void {
+    const rs = this.afterHandoverSent;
+    this.afterHandoverSent = [];
+    for (const r of rs) r();
   }
 
   /** Ask for a sweep; resolves with the stats of the last sweep once it (and the heavy sweep a
@@ -539,6 +575,8 @@ export class SubnetManager {
           await sendSmInfo(this.o.smp, to, a.control, { ...this.smInfo(undefined, true), smState: a.state });
         } catch (e) {
           this.o.log.warn('SMInfo Set not delivered', { to: a.to.guid, lid: a.to.lid, control: a.control, error: (e as Error).message });
+        } finally {
+          if (a.control === SmInfoControl.Handover) this.handoverSent();
         }
         return { outcome: 'ok', value: undefined };
       }
