@@ -646,6 +646,26 @@ describe('SmController elections', () => {
     expect(c.state).toBe('discovering');
     expect(c.poll(now)).toEqual({ type: 'heavySweep', reason: 'master lost' });
 
+    // A master that stopped but still answers SMInfo says NOTACTIVE: that is a miss too, however
+    // good its priority (found by test/controller-property.test.ts).
+    const e = new SmController({ sweepIntervalMs: 1000, guid: 0x40n, priority: 1, pollIntervalMs: 100, pollRetries: 2 });
+    e.handle({ type: 'start' }, 0);
+    const eh = e.poll(0)!;
+    e.handle({ type: 'discovered', remotes: [m], ownPortUp: true }, 1);
+    e.handle({ type: 'actionDone', action: eh, outcome: 'ok' }, 2);
+    let t = 2;
+    for (let i = 0; i < 4 && e.state === 'standby'; i++) {
+      t = e.pollAt()!;
+      const p = e.poll(t)!;
+      if (p.type !== 'pollMaster') {
+        e.handle({ type: 'actionDone', action: p, outcome: 'ok' }, t);
+        continue;
+      }
+      e.handle({ type: 'pollAnswered', remote: { ...m, state: SmState.NotActive } }, t);
+      e.handle({ type: 'actionDone', action: p, outcome: 'ok' }, t);
+    }
+    expect(e.state).toBe('discovering');
+
     const d = new SmController({ sweepIntervalMs: 1000, guid: 0x40n, priority: 1 });
     d.handle({ type: 'start' }, 0);
     d.handle({ type: 'smInfoSet', control: SmInfoControl.Disable, from: m }, 1);

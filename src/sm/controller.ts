@@ -252,8 +252,9 @@ export class SmController {
       case 'pollAnswered':
         this.note(ev.remote, now);
         if (this.smState !== 'standby' || !this.master || ev.remote.guid !== this.master.guid) return;
-        // Alive while it is master, or a better SM we wait on (it may still be discovering).
-        if (ev.remote.state === SmState.Master || isBetter(ev.remote, this.self)) this.missed = 0;
+        // Alive while it is master, or a better SM we wait on (it may still be discovering). One
+        // that says NOTACTIVE (stopped, or disabled) counts as a miss, as with OpenSM.
+        if (ev.remote.state === SmState.Master || (ev.remote.state !== SmState.NotActive && isBetter(ev.remote, this.self))) this.missed = 0;
         else this.missed++;
         this.master = ev.remote;
         if (this.notifyPending) {
