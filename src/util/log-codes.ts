@@ -111,6 +111,7 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-3003', level: 'warn', msg: 'trap storm: traps from this port damped (repressed, not logged, no sweep) until it calms down', meaning: 'A port sends traps faster than the limit: they are repressed and ignored for a while.', remote: true },
   { code: 'IBSM-3004', level: 'warn', msg: 'TrapRepress refused for a bad M_Key: not repressed again (the port repeats its trap on its own schedule)', meaning: 'The port refused TrapRepress: its M_Key is not the one this SM presents.', remote: true },
   { code: 'IBSM-3005', level: 'warn', msg: 'malformed SMInfo Set ignored', meaning: 'A SMInfo Set that does not decode was dropped.', remote: true },
+  { code: 'IBSM-3006', level: 'debug', msg: 'SMInfo answer not sent', meaning: 'An SMInfo Get held while the master decided about a new SM could not be answered (the SM was stopping).', remote: true },
   // ---- 4: routing
   { code: 'IBSM-4001', level: 'info', msg: 'routing done', meaning: 'Routes computed: engine, time, VLs used.' },
   { code: 'IBSM-4002', level: 'warn', msg: 'routing engine not applicable', meaning: 'An engine of the chain does not apply to this fabric (reason given); the next is tried.' },
