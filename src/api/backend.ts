@@ -17,6 +17,7 @@ export { DEFAULT_SIM_SPEC };
 export { SmPortBusyError } from './sm-port-lock.js';
 import { claimSmPort, SmPortBusyError } from './sm-port-lock.js';
 import { constants as osConstants } from 'node:os';
+import { formatGuid } from '../util/guid.js';
 
 export class PortNotFoundError extends Error {
   override readonly name = 'PortNotFoundError';
@@ -102,7 +103,7 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
     if (o.guid) {
       const all = listUmadPorts().flatMap((c) => c.ports);
       const p = all.find((x) => x.portGuid === o.guid);
-      if (!p) throw new PortNotFoundError(`no local port has GUID 0x${o.guid.toString(16).padStart(16, '0')} (ports: ${all.map((x) => `${x.caName}/${x.portNum} 0x${x.portGuid.toString(16).padStart(16, '0')}`).join(', ') || 'none'})`);
+      if (!p) throw new PortNotFoundError(`no local port has GUID ${formatGuid(o.guid)} (ports: ${all.map((x) => `${x.caName}/${x.portNum} ${formatGuid(x.portGuid)}`).join(', ') || 'none'})`);
       [ca, port] = [p.caName, p.portNum];
     }
     const t = openUmad({ ca, port, issm: o.sm });
@@ -155,7 +156,7 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
   let atPort: number | undefined;
   if (o.guid) {
     const ni = fabric.nodes.findIndex((n) => n.ports.some((p) => p?.guid === o.guid));
-    if (ni < 0) throw new PortNotFoundError(`no port of the simulated fabric has GUID 0x${o.guid.toString(16).padStart(16, '0')}`);
+    if (ni < 0) throw new PortNotFoundError(`no port of the simulated fabric has GUID ${formatGuid(o.guid)}`);
     at = ni;
     atPort = fabric.nodes[ni]!.type === 2 ? 0 : fabric.nodes[ni]!.ports.findIndex((p) => p?.guid === o.guid);
   }

@@ -18,6 +18,7 @@ import { Method, MgmtClass } from '../wire/mad.js';
 import { SaAttr } from '../wire/sa.js';
 import { HTTP_LIMITS, hostAllowed } from '../util/listen.js';
 import { ConnectionGuard } from '../util/conn-guard.js';
+import { formatGuid } from '../util/guid.js';
 
 /** The metrics endpoint cannot listen where it was told (address in use, not local, ...). */
 export class MetricsListenError extends Error {
@@ -297,7 +298,7 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
     metric('ibsm_perfmgr_mads_total', 'counter', 'PMA queries the PerfMgr sent.', [[{}, perf.totals.mads]]);
     metric('ibsm_perfmgr_port_failures_total', 'counter', 'Port readings that failed (the PMA did not answer or refused).', [[{}, perf.totals.failures]]);
     const ports = [...perf.monitored()];
-    const labels = (p: (typeof ports)[number]): Record<string, string> => ({ node_guid: `0x${p.nodeGuid.toString(16).padStart(16, '0')}`, port_num: String(p.portNum), node_desc: p.nodeDesc });
+    const labels = (p: (typeof ports)[number]): Record<string, string> => ({ node_guid: `${formatGuid(p.nodeGuid)}`, port_num: String(p.portNum), node_desc: p.nodeDesc });
     for (const name of PORT_COUNTER_NAMES) {
       const scale = counterMetricScale(name);
       const unit = scale === 4 ? ', bytes (the PMA counts 4-octet words: × 4)' : name === 'xmitPkts' || name === 'rcvPkts' ? ', packets' : name === 'xmitWait' ? ', ticks the port had data to send but no credits' : ', events';

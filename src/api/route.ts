@@ -2,6 +2,7 @@
 import { snapshotPorts, type EndPort, type Snapshot } from '../model/snapshot.js';
 import { NO_ROUTE } from '../model/routes.js';
 import { NodeType } from '../wire/mad.js';
+import { formatGuid } from '../util/guid.js';
 
 /** An end port: its port GUID (a switch's node GUID names its port 0), a LID, or a NodeDescription. */
 export type PortSpec = bigint | number | string;
@@ -42,7 +43,7 @@ function resolve(snap: Snapshot, p: PortSpec): EndPort {
     const ni = snap.fabric.nodes.findIndex((n) => n.desc === p);
     if (ni >= 0) ep = ix.byNode[ni]!.find((e) => e.linked) ?? ix.byNode[ni]![0];
   }
-  if (!ep || !ep.lid) throw new RouteError(`no end port with a LID is ${typeof p === 'bigint' ? `0x${p.toString(16).padStart(16, '0')}` : JSON.stringify(p)} in sweep ${snap.sweep}`);
+  if (!ep || !ep.lid) throw new RouteError(`no end port with a LID is ${typeof p === 'bigint' ? `${formatGuid(p)}` : JSON.stringify(p)} in sweep ${snap.sweep}`);
   return ep;
 }
 

@@ -15,13 +15,13 @@
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { formatGuid, guidHex } from '../util/guid.js';
 
 /** Another SM runs on the port. */
 export class SmPortBusyError extends Error {
   override readonly name = 'SmPortBusyError';
 }
 
-const hex = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
 
 function lockDir(sim: boolean): string {
   for (const d of sim ? [os.tmpdir()] : ['/run/ibsm', os.tmpdir()]) {
@@ -53,7 +53,7 @@ function alive(pid: number): boolean {
  * names the simulated fabric, whose port GUIDs other ibsim instances repeat. */
 export function claimSmPort(portGuid: bigint, where: string, env: NodeJS.ProcessEnv = process.env): () => void {
   const sim = env.LD_PRELOAD?.includes('umad2sim') ? `-${(env.IBSIM_SOCKNAME ?? 'sim').replace(/[^\w.-]/g, '_')}` : '';
-  const file = path.join(lockDir(sim !== ''), `ibsm-port-${portGuid.toString(16).padStart(16, '0')}${sim}.lock`);
+  const file = path.join(lockDir(sim !== ''), `ibsm-port-${guidHex(portGuid)}${sim}.lock`);
   for (let attempt = 0; attempt < 2; attempt++) {
     let fd: number;
     try {
@@ -67,7 +67,7 @@ export function claimSmPort(portGuid: bigint, where: string, env: NodeJS.Process
         /* removed meanwhile */
       }
       if (owner !== process.pid && alive(owner)) {
-        throw new SmPortBusyError(`another SM runs on ${where} (port GUID ${hex(portGuid)}): process ${owner} holds ${file}; stop it first, or give this one another --ca/--port/--guid`);
+        throw new SmPortBusyError(`another SM runs on ${where} (port GUID ${formatGuid(portGuid)}): process ${owner} holds ${file}; stop it first, or give this one another --ca/--port/--guid`);
       }
       try {
         unlinkSync(file); // its owner is gone (killed): taken over
@@ -92,5 +92,5 @@ export function claimSmPort(portGuid: bigint, where: string, env: NodeJS.Process
     process.once('exit', release);
     return release;
   }
-  throw new SmPortBusyError(`another SM is claiming ${where} (port GUID ${hex(portGuid)}) at the same moment (${file})`);
+  throw new SmPortBusyError(`another SM is claiming ${where} (port GUID ${formatGuid(portGuid)}) at the same moment (${file})`);
 }

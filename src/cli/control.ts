@@ -11,6 +11,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { dirname } from 'node:path';
 import type { Logger } from '../util/log.js';
 import { ConnectionGuard, type ConnectionGuardOptions } from '../util/conn-guard.js';
+import { formatGuid } from '../util/guid.js';
 
 const MAX_REQUEST = 64 * 1024;
 /** Requests waiting on one connection, and bytes of answers it has not read, before it is closed. */
@@ -88,7 +89,7 @@ async function answer(target: ControlTarget, req: ControlRequest): Promise<unkno
   }
 }
 
-const json = (v: unknown): string => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `0x${x.toString(16).padStart(16, '0')}` : x));
+const json = (v: unknown): string => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${formatGuid(x)}` : x));
 
 /** What is at a control socket path: nothing, a socket no one serves (stale: left by an ibsm that
  * died), or a socket another process serves (live). Anything else there (a file, a directory, a

@@ -17,6 +17,7 @@ import { resolveInterSubnetPath, InterSubnetPathError, type InterSubnetPath } fr
 import { SaClient } from '../sa/client.js';
 import { UsageError } from '../config/parse.js';
 import type { BackendArgs, QueryIo, QuerySession } from './query.js';
+import { formatGuid } from '../util/guid.js';
 
 const GUID_MASK = (1n << 64n) - 1n;
 
@@ -56,7 +57,7 @@ export async function queryInterSubnet(q: InterSubnetQuery, io: QueryIo, openRpc
       await net.start();
       const guid = q.sgid & GUID_MASK;
       const node = net.sim.nodes.find((n) => n.ports.some((p) => p?.guid === guid));
-      if (!node) throw new UsageError(`no port of the simulated fabric has the SGID's GUID 0x${guid.toString(16).padStart(16, '0')}`);
+      if (!node) throw new UsageError(`no port of the simulated fabric has the SGID's GUID ${formatGuid(guid)}`);
       const c = net.client(node.idx, node.ports.findIndex((p) => p?.guid === guid));
       if (c.subnet.part.prefix !== q.sgid >> 64n) throw new UsageError(`the SGID's prefix is not its port's subnet prefix ${formatGid(c.subnet.part.prefix << 64n).slice(0, 19)}`);
       session = { rpc: c.rpc, saLid: c.subnet.sm.snapshot!.smLid, close: () => c.close() };

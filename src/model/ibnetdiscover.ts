@@ -12,6 +12,7 @@ import { NodeType } from '../wire/mad.js';
 import type { Fabric, FabricNode } from './fabric.js';
 import { parseNetText, type ParsedTopology } from './netfile.js';
 import { TopologyError } from './errors.js';
+import { guidHex } from '../util/guid.js';
 
 export { TopologyError } from './errors.js';
 
@@ -50,7 +51,6 @@ export function cleanNodeDesc(desc: string): string {
 }
 
 const hex = (g: bigint | number): string => g.toString(16);
-const hex16 = (g: bigint): string => g.toString(16).padStart(16, '0');
 
 export interface Discovery {
   /** Node indices in the order libibnetdisc creates them. */
@@ -109,7 +109,7 @@ export function simulateDiscovery(f: Fabric, opts: Pick<IbnetdiscoverOptions, 's
 
 function nodeName(n: FabricNode): string {
   const c = n.type === NodeType.Switch ? 'S' : n.type === NodeType.CA ? 'H' : n.type === NodeType.Router ? 'R' : '?';
-  return `"${c}-${hex16(n.guid)}"`;
+  return `"${c}-${guidHex(n.guid)}"`;
 }
 
 /** Print a fabric exactly as ibnetdiscover prints it (default options). */
@@ -119,7 +119,7 @@ export function formatIbnetdiscover(f: Fabric, opts: IbnetdiscoverOptions = {}):
   const ts = typeof opts.timestamp === 'string' ? opts.timestamp : ctime(opts.timestamp ?? new Date());
   const out: string[] = [];
   out.push(`#\n# Topology file: generated on ${ts}\n#\n`);
-  out.push(`# Initiated from node ${hex16(src.guid)} port ${hex16(src.ports[d.sourcePort]!.guid)}\n`);
+  out.push(`# Initiated from node ${guidHex(src.guid)} port ${guidHex(src.ports[d.sourcePort]!.guid)}\n`);
 
   const lidOf = (ni: number, p: number): number => {
     const n = f.nodes[ni]!;

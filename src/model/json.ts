@@ -11,16 +11,13 @@
 import { NodeType } from '../wire/mad.js';
 import { checkFabric, type Fabric, type FabricNode, type FabricPort, type NodeKind } from './fabric.js';
 import { TopologyError } from './errors.js';
+import { formatGuid } from '../util/guid.js';
 
 export const FABRIC_JSON_FORMAT = 'ibsm-fabric';
 export const FABRIC_JSON_VERSION = 1;
 
 const TYPE_NAME: Record<NodeKind, string> = { [NodeType.CA]: 'CA', [NodeType.Switch]: 'Switch', [NodeType.Router]: 'Router' };
 const TYPE_OF: Record<string, NodeKind> = { CA: NodeType.CA, Switch: NodeType.Switch, Router: NodeType.Router };
-
-export function guidHex(g: bigint): string {
-  return '0x' + g.toString(16).padStart(16, '0');
-}
 
 interface JsonPort {
   num: number;
@@ -50,15 +47,15 @@ export function fabricToJsonValue(f: Fabric): { format: string; version: number;
     version: FABRIC_JSON_VERSION,
     nodes: f.nodes.map((n) => ({
       type: TYPE_NAME[n.type] ?? String(n.type),
-      guid: guidHex(n.guid),
-      systemImageGuid: guidHex(n.systemImageGuid),
+      guid: formatGuid(n.guid),
+      systemImageGuid: formatGuid(n.systemImageGuid),
       desc: n.desc,
       numPorts: n.numPorts,
       vendorId: n.vendorId,
       deviceId: n.deviceId,
       ports: n.ports.flatMap((p): JsonPort[] => {
         if (!p) return [];
-        const o: JsonPort = { num: p.num, guid: guidHex(p.guid) };
+        const o: JsonPort = { num: p.num, guid: formatGuid(p.guid) };
         if (p.lid !== undefined) o.lid = p.lid;
         if (p.lmc !== undefined) o.lmc = p.lmc;
         if (p.width !== undefined) o.width = p.width;

@@ -35,6 +35,7 @@ import { portOfGid } from './ports.js';
 import { matchPrefixRoute, type PrefixRoute } from './prefix-routes.js';
 import { Visibility } from './visibility.js';
 import type { InterSubnetPaths, SaContext, SaQuery } from './types.js';
+import { formatGuid } from '../util/guid.js';
 
 const GUID_MASK = (1n << 64n) - 1n;
 const HOP_LIMIT = 0xff;
@@ -57,7 +58,6 @@ export function interSubnetPaths(o: InterSubnetOptions): InterSubnetPaths {
   return { answer: (ctx, q) => answer(ctx, q, o) };
 }
 
-const hex = (v: bigint): string => `0x${v.toString(16).padStart(16, '0')}`;
 
 interface Router {
   view?: RouterPortView;
@@ -159,7 +159,7 @@ function pathAnswer(ctx: SaContext, o: InterSubnetOptions, vis: Visibility, rec:
   const remoteS = has(B_SGID) && !local(rec.sgid);
   const remoteD = has(B_DGID) && !local(rec.dgid) && rec.dgid >> 120n !== 0xffn;
   if (!remoteS && !remoteD) return undefined;
-  if (remoteS && remoteD) throw new SaRequestError(SaStatus.ReqInvalidGid, `neither SGID nor DGID is in this subnet (prefix ${hex(own)})`);
+  if (remoteS && remoteD) throw new SaRequestError(SaStatus.ReqInvalidGid, `neither SGID nor DGID is in this subnet (prefix ${formatGuid(own)})`);
   let sgid = rec.sgid;
   if (!has(B_SGID)) {
     // OpenSM: an absent SGID is the requester's port
@@ -177,13 +177,13 @@ function pathAnswer(ctx: SaContext, o: InterSubnetOptions, vis: Visibility, rec:
     // P1: from a local source towards a router that reaches the DGID's prefix
     const prefix = rec.dgid >> 64n;
     const src = portOfGid(ctx, sgid);
-    if (!src) throw new SaRequestError(SaStatus.ReqInvalidGid, `SGID: no port with GUID ${hex(sgid & GUID_MASK)} in this subnet`);
+    if (!src) throw new SaRequestError(SaStatus.ReqInvalidGid, `SGID: no port with GUID ${formatGuid(sgid & GUID_MASK)} in this subnet`);
     let cands = routersTo(ctx, o, prefix);
     if (!cands.length) {
       const sg = stopGapRouter(ctx, o, prefix);
       if (sg) cands = [sg];
     }
-    if (!cands.length) throw new SaRequestError(SaStatus.ReqInvalidGid, `DGID prefix ${hex(prefix)}: no router of this subnet reaches it`);
+    if (!cands.length) throw new SaRequestError(SaStatus.ReqInvalidGid, `DGID prefix ${formatGuid(prefix)}: no router of this subnet reaches it`);
     const req: PathRequest = { rec, mask: mask & ~B_DGID };
     // the router the destination's packets come back by (the routers' own choice for them), so P2 validates
     for (const r of rotate(cands, routerHash(rec.dgid, own))) {
@@ -197,9 +197,9 @@ function pathAnswer(ctx: SaContext, o: InterSubnetOptions, vis: Visibility, rec:
   // P2: a remote source; the answer is the path from the local destination to the router its packets arrive by
   const prefix = sgid >> 64n;
   const dst = portOfGid(ctx, rec.dgid);
-  if (!dst) throw new SaRequestError(SaStatus.ReqInvalidGid, `DGID: no port with GUID ${hex(rec.dgid & GUID_MASK)} in this subnet`);
+  if (!dst) throw new SaRequestError(SaStatus.ReqInvalidGid, `DGID: no port with GUID ${formatGuid(rec.dgid & GUID_MASK)} in this subnet`);
   const cands = routersTo(ctx, o, prefix);
-  if (!cands.length) throw new SaRequestError(SaStatus.ReqInvalidGid, `SGID prefix ${hex(prefix)}: no router of this subnet reaches it`);
+  if (!cands.length) throw new SaRequestError(SaStatus.ReqInvalidGid, `SGID prefix ${formatGuid(prefix)}: no router of this subnet reaches it`);
   const byDlid = has(B_DLID) ? cands.find((r) => r.view!.ports.some((p) => p.prefix === prefix && p.lid === rec.dlid)) : undefined;
   const viaRequest = vis.requester ? cands.find((r) => r.ep.guid === vis.requester!.guid) : undefined;
   const order = byDlid ? [byDlid] : viaRequest ? [viaRequest] : rotate(cands, routerHash(sgid, own));

@@ -22,6 +22,7 @@
  * Better: the higher priority, then the lower port GUID (IBA 14.4.1.2). */
 import { DEFAULT_SM_KEY, SmState } from '../wire/sma.js';
 import { SmInfoControl } from '../wire/modifiers.js';
+import { formatGuid } from '../util/guid.js';
 
 export type SweepKind = 'heavy' | 'light';
 
@@ -280,7 +281,7 @@ export class SmController {
       this.master = undefined;
       this.nextPollAt = undefined;
       if (gone) this.remotes.delete(gone.guid);
-      this.enter('discovering', `master 0x${(gone?.guid ?? 0n).toString(16).padStart(16, '0')} stopped answering`);
+      this.enter('discovering', `master ${formatGuid((gone?.guid ?? 0n))} stopped answering`);
       this.heavyReason ??= 'master lost';
     }
   }
@@ -412,7 +413,7 @@ export class SmController {
         this.handedWhileDiscovering = this.smState === 'discovering' ? from.guid : undefined;
         this.master = undefined;
         this.nextPollAt = undefined;
-        this.enter('discovering', `handover from 0x${from.guid.toString(16).padStart(16, '0')}`);
+        this.enter('discovering', `handover from ${formatGuid(from.guid)}`);
         this.handoverFrom = from.guid;
         this.heavyReason = 'handover';
         return;

@@ -22,6 +22,7 @@ import { speedName, widthName } from '../model/rates.js';
 import { keepPortInfo } from '../model/port-info.js';
 import type { SmpClient } from './smp-client.js';
 import { pump } from '../util/pump.js';
+import { formatGuid } from '../util/guid.js';
 
 export type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 
@@ -196,7 +197,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
     // The port it answered through is linked elsewhere already: another node with the same GUID.
     const there = kn.ports[rp]?.peer;
     if (there && (there.node !== idx || there.port !== p)) {
-      opts.onSkip?.({ kind: 'duplicate', guid: ni.nodeGuid, desc: kn.desc, port: rp, lid: nodeLid(known), path, first: nodes[known]!.path, error: new DiscoveryError(`two nodes answer with GUID 0x${ni.nodeGuid.toString(16).padStart(16, '0')}`) });
+      opts.onSkip?.({ kind: 'duplicate', guid: ni.nodeGuid, desc: kn.desc, port: rp, lid: nodeLid(known), path, first: nodes[known]!.path, error: new DiscoveryError(`two nodes answer with GUID ${formatGuid(ni.nodeGuid)}`) });
       return undefined;
     }
     if (kn.type === NodeType.Switch) {

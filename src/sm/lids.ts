@@ -8,6 +8,7 @@
  * range. The SM's own port is placed first so a cold fabric gives it LID 1. */
 import type { Fabric } from '../model/fabric.js';
 import { endPorts as fabricEndPorts } from '../model/snapshot.js';
+import { formatGuid } from '../util/guid.js';
 
 export const MAX_UNICAST_LID = 0xbfff;
 
@@ -95,7 +96,7 @@ export function assignLids(fabric: Fabric, opts: LidOptions): LidAssignment {
     const n = 1 << p.lmc;
     let base = Math.ceil(cursor / n) * n;
     while (base + n - 1 <= MAX_UNICAST_LID && !free(base, n)) base += n;
-    if (base + n - 1 > MAX_UNICAST_LID) throw new LidSpaceExhausted(`no free unicast LID range of ${n} left for port GUID 0x${p.guid.toString(16).padStart(16, '0')}`);
+    if (base + n - 1 > MAX_UNICAST_LID) throw new LidSpaceExhausted(`no free unicast LID range of ${n} left for port GUID ${formatGuid(p.guid)}`);
     take(i, base, n);
     if (n === 1) cursor = base + 1;
   });
@@ -140,7 +141,7 @@ export function parseGuid2Lid(text: string, file = 'guid2lid', dropped?: string[
     }
     const before = read.get(guid);
     if (before) {
-      dropped?.push(`${file}:${before.line}: port GUID ${fmtGuid(guid)} is given again at line ${i + 1}: the later line is used`);
+      dropped?.push(`${file}:${before.line}: port GUID ${formatGuid(guid)} is given again at line ${i + 1}: the later line is used`);
       read.delete(guid); // the later line takes the GUID's place in file order
     }
     read.set(guid, { base: min, lmc: Math.log2(n), line: i + 1 });
@@ -152,7 +153,7 @@ export function parseGuid2Lid(text: string, file = 'guid2lid', dropped?: string[
     let clash: { guid: bigint; line: number } | undefined;
     for (let l = r.base; l < r.base + (1 << r.lmc) && !clash; l++) clash = owner.get(l);
     if (clash) {
-      dropped?.push(`${file}:${r.line}: port GUID ${fmtGuid(guid)}: LID 0x${r.base.toString(16)} is already port GUID ${fmtGuid(clash.guid)}'s (line ${clash.line}): this entry is not used, the port gets a free LID`);
+      dropped?.push(`${file}:${r.line}: port GUID ${formatGuid(guid)}: LID 0x${r.base.toString(16)} is already port GUID ${formatGuid(clash.guid)}'s (line ${clash.line}): this entry is not used, the port gets a free LID`);
       continue;
     }
     for (let l = r.base; l < r.base + (1 << r.lmc); l++) owner.set(l, { guid, line: r.line });
@@ -161,12 +162,11 @@ export function parseGuid2Lid(text: string, file = 'guid2lid', dropped?: string[
   return out;
 }
 
-const fmtGuid = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
 
 export function formatGuid2Lid(map: ReadonlyMap<bigint, LidRange>): string {
   const hex4 = (n: number): string => '0x' + n.toString(16).padStart(4, '0');
   return [...map]
     .sort((a, b) => a[1].base - b[1].base)
-    .map(([g, r]) => `0x${g.toString(16).padStart(16, '0')} ${hex4(r.base)} ${hex4(r.base + (1 << r.lmc) - 1)}\n`)
+    .map(([g, r]) => `${formatGuid(g)} ${hex4(r.base)} ${hex4(r.base + (1 << r.lmc) - 1)}\n`)
     .join('');
 }

@@ -14,6 +14,7 @@ import { mftBlocks } from './mft-blocks.js';
 import { allocBytes } from '../util/slab.js';
 import { enforces } from './plan-ports.js';
 import { LFT_PORTS, type LftShadow, type Programmed, type SmpWrite } from './programmed.js';
+import { formatGuid } from '../util/guid.js';
 
 /** Switches a full sweep programs at once (lftPlan's `interleave`; see LFT_APPLY_WINDOW in apply.ts). */
 export const LFT_INTERLEAVE = 16;
@@ -57,7 +58,7 @@ export function planPkeys(disc: DiscoveryResult, plan: PartitionPlan, programmed
       const left = pkeys.slice(table.length).map((k) => plan.partitions.find((x) => x.pkey === (k & 0x7fff))?.name || `0x${(k & 0x7fff).toString(16)}`);
       const [guid, pn] = key.split('/');
       const node = disc.fabric.nodes.find((x) => String(x.guid) === guid);
-      warn('P_Key table full: partitions left out of a port', { node: node?.desc ?? '', nodeGuid: `0x${BigInt(guid!).toString(16).padStart(16, '0')}`, port: Number(pn), capacity: table.length, partitions: pkeys.length, leftOut: left.length, first: [...new Set(left)].slice(0, 8).join(',') });
+      warn('P_Key table full: partitions left out of a port', { node: node?.desc ?? '', nodeGuid: `${formatGuid(BigInt(guid!))}`, port: Number(pn), capacity: table.length, partitions: pkeys.length, leftOut: left.length, first: [...new Set(left)].slice(0, 8).join(',') });
     }
     const blocks = Math.max(1, Math.ceil(table.length / PKEY_BLOCK_SIZE));
     for (let b = 0; b < blocks; b++) {

@@ -4,6 +4,7 @@
  * level; JSON, a "code" field. Messages are constant text; what varies goes in the fields. */
 import { writeSync } from 'node:fs';
 import { logCodeOf } from './log-codes.js';
+import { formatGuid } from './guid.js';
 
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
@@ -22,8 +23,7 @@ export const stderrSink: LogSink = {
   },
 };
 
-const hex64 = (v: bigint): string => '0x' + v.toString(16).padStart(16, '0');
-const plain = (v: unknown): string => (typeof v === 'bigint' ? hex64(v) : String(v));
+const plain = (v: unknown): string => (typeof v === 'bigint' ? formatGuid(v) : String(v));
 
 /** Width of the code column of text lines ("IBSM-1001"). */
 const CODE_WIDTH = 9;
@@ -51,7 +51,7 @@ export class Logger {
    * LogLimiter): the first line in an interval is written, the rest counted and summed up in one
    * "log lines suppressed" line per interval. Every remotely triggerable line goes through here. */
   from(source: string | number | bigint): RemoteLog {
-    return new RemoteLog(this, typeof source === 'bigint' ? hex64(source) : String(source));
+    return new RemoteLog(this, typeof source === 'bigint' ? formatGuid(source) : String(source));
   }
 
   enabled(level: Level): boolean {
@@ -67,7 +67,7 @@ export class Logger {
     const used = new Set<string>();
     const text = msg.includes('{') ? msg.replace(/\{(\w+)\}/g, (m, k: string) => (k in all ? (used.add(k), plain(all[k])) : m)) : msg;
     if (this.format === 'json') {
-      this.sink.write(JSON.stringify({ time: this.now().toISOString(), level, code: code ?? null, msg: text, ...all, ...(code ? { code } : {}) }, (_k, v) => (typeof v === 'bigint' ? hex64(v) : v)));
+      this.sink.write(JSON.stringify({ time: this.now().toISOString(), level, code: code ?? null, msg: text, ...all, ...(code ? { code } : {}) }, (_k, v) => (typeof v === 'bigint' ? formatGuid(v) : v)));
       return;
     }
     const kv = Object.entries(all)

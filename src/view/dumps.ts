@@ -6,8 +6,8 @@ import { isSwitch, type Fabric } from '../model/fabric.js';
 import { NO_ROUTE } from '../model/routes.js';
 import { indexEndPorts } from '../model/snapshot.js';
 import { NodeType } from '../wire/mad.js';
+import { formatGuid } from '../util/guid.js';
 
-const hex16 = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
 const lid4 = (l: number): string => `0x${l.toString(16).padStart(4, '0')}`;
 const TYPE_NAMES: Record<number, string> = { [NodeType.CA]: 'Channel Adapter', [NodeType.Switch]: 'Switch', [NodeType.Router]: 'Router' };
 
@@ -18,7 +18,7 @@ export function dumpLfts(f: Fabric, lfts: ReadonlyMap<number, Uint8Array>, maxLi
   f.nodes.forEach((n, ni) => {
     const lft = lfts.get(ni);
     if (!isSwitch(n) || !lft) return;
-    out.push(`Unicast lids [0x0-0x${maxLid.toString(16)}] of switch Lid ${n.ports[0]?.lid ?? 0} guid ${hex16(n.guid)} (${n.desc}):`);
+    out.push(`Unicast lids [0x0-0x${maxLid.toString(16)}] of switch Lid ${n.ports[0]?.lid ?? 0} guid ${formatGuid(n.guid)} (${n.desc}):`);
     out.push('  Lid  Out   Destination', '       Port     Info ');
     let valid = 0;
     for (let lid = 1; lid <= maxLid && lid < lft.length; lid++) {
@@ -26,7 +26,7 @@ export function dumpLfts(f: Fabric, lfts: ReadonlyMap<number, Uint8Array>, maxLi
       if (port === NO_ROUTE) continue;
       const ep = idx.byLid(lid);
       const dn = ep && f.nodes[ep.node]!;
-      out.push(`${lid4(lid)} ${String(port).padStart(3, '0')} : ${dn ? `(${TYPE_NAMES[dn.type] ?? 'Unknown'} portguid ${hex16(ep.guid)}: '${dn.desc}')` : '(unknown)'}`);
+      out.push(`${lid4(lid)} ${String(port).padStart(3, '0')} : ${dn ? `(${TYPE_NAMES[dn.type] ?? 'Unknown'} portguid ${formatGuid(ep.guid)}: '${dn.desc}')` : '(unknown)'}`);
       valid++;
     }
     out.push(`${valid} valid lids dumped `, '');
@@ -48,7 +48,7 @@ export function dumpMfts(f: Fabric, mfts: readonly MftEntries[], mftCap = 1024):
     const n = byGuid.get(m.guid);
     if (!n || !isSwitch(n)) continue;
     const ports = Array.from({ length: n.numPorts + 1 }, (_, i) => i);
-    out.push(`Multicast mlids [0xc000-0x${(0xc000 + mftCap - 1).toString(16)}] of switch Lid ${n.ports[0]?.lid ?? 0} guid ${hex16(n.guid)} (${n.desc}):`);
+    out.push(`Multicast mlids [0xc000-0x${(0xc000 + mftCap - 1).toString(16)}] of switch Lid ${n.ports[0]?.lid ?? 0} guid ${formatGuid(n.guid)} (${n.desc}):`);
     if (n.numPorts > 9) out.push(`            ${ports.filter((p) => p % 10 === 0).map((p) => String(p / 10)).join('                   ')}`);
     out.push(`     Ports: ${ports.map((p) => String(p % 10)).join(' ')} `, ' MLid');
     const mlids = [...m.entries.keys()].filter((l) => (m.entries.get(l)?.length ?? 0) > 0).sort((a, b) => a - b);

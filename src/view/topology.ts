@@ -10,6 +10,7 @@
  */
 import { isSwitch, type Fabric, type FabricPort } from '../model/fabric.js';
 import { NodeType } from '../wire/mad.js';
+import { guidHex } from '../util/guid.js';
 
 export interface ViewNode {
   /** The node GUID as 16 hex digits (ids in DOT and SVG). */
@@ -73,7 +74,6 @@ export interface ViewOptions {
   memory?: ViewMemory;
 }
 
-const hex = (g: bigint): string => g.toString(16).padStart(16, '0');
 const kindOf = (t: number): ViewNode['kind'] => (t === NodeType.Switch ? 'switch' : t === NodeType.Router ? 'router' : 'ca');
 const linkKey = (a: ViewLink['a'], b: ViewLink['b']): string => (a.node < b.node || (a.node === b.node && a.port <= b.port) ? `${a.node}:${a.port}-${b.node}:${b.port}` : `${b.node}:${b.port}-${a.node}:${a.port}`);
 
@@ -87,7 +87,7 @@ export function topologyView(f: Fabric, o: ViewOptions = {}): TopologyView {
   f.nodes.forEach((n, i) => {
     if (!isSwitch(n)) return;
     tier[i] = 0;
-    if (hadEndNode.has(hex(n.guid)) || n.ports.some((p) => p?.peer && !isSwitch(f.nodes[p.peer.node]!))) {
+    if (hadEndNode.has(guidHex(n.guid)) || n.ports.some((p) => p?.peer && !isSwitch(f.nodes[p.peer.node]!))) {
       tier[i] = 1;
       queue.push(i);
     }
@@ -110,14 +110,14 @@ export function topologyView(f: Fabric, o: ViewOptions = {}): TopologyView {
     const lid = sw ? n.ports[0]?.lid : n.ports.find((p) => p?.lid)?.lid;
     const ends = sw ? [] : n.ports.filter((p): p is FabricPort => p !== undefined && p.num > 0).map((p) => ({ port: p.num, guid: p.guid, ...(p.lid ? { lid: p.lid } : {}) }));
     return {
-      id: hex(n.guid),
+      id: guidHex(n.guid),
       kind: kindOf(n.type),
       desc: n.desc,
       guid: n.guid,
       tier: tier[i]!,
       ...(lid ? { lid } : {}),
       ...(ends.length ? { ends } : {}),
-      ...(attach ? { attachedTo: hex(f.nodes[attach.node]!.guid), attachedPort: attach.port } : {}),
+      ...(attach ? { attachedTo: guidHex(f.nodes[attach.node]!.guid), attachedPort: attach.port } : {}),
     };
   });
   // a link's routes: its busier direction
@@ -127,8 +127,8 @@ export function topologyView(f: Fabric, o: ViewOptions = {}): TopologyView {
   f.nodes.forEach((n) => {
     for (const p of n.ports) {
       if (!p?.peer || p.num === 0) continue;
-      const a = { node: hex(n.guid), port: p.num };
-      const b = { node: hex(f.nodes[p.peer.node]!.guid), port: p.peer.port };
+      const a = { node: guidHex(n.guid), port: p.num };
+      const b = { node: guidHex(f.nodes[p.peer.node]!.guid), port: p.peer.port };
       const k = linkKey(a, b);
       if (seen.has(k)) continue;
       seen.add(k);
@@ -150,7 +150,7 @@ export function topologyView(f: Fabric, o: ViewOptions = {}): TopologyView {
 
 /** The view as JSON-safe data (GUIDs as hex strings). */
 export function topologyJson(v: TopologyView): unknown {
-  return { nodes: v.nodes.map((n) => ({ ...n, guid: `0x${n.id}`, ...(n.ends ? { ends: n.ends.map((e) => ({ ...e, guid: `0x${hex(e.guid)}` })) } : {}) })), links: v.links, maxRoutes: v.maxRoutes };
+  return { nodes: v.nodes.map((n) => ({ ...n, guid: `0x${n.id}`, ...(n.ends ? { ends: n.ends.map((e) => ({ ...e, guid: `0x${guidHex(e.guid)}` })) } : {}) })), links: v.links, maxRoutes: v.maxRoutes };
 }
 
 /** The picture's colours. Links: grey without routes, then from `few` (light blue) to `most`
@@ -304,7 +304,7 @@ export function topologySvg(v: TopologyView): string {
     const p = pos.get(n.id)!;
     const lids = [...new Set([n.lid, ...(n.ends ?? []).map((e) => e.lid)].filter((l) => l !== undefined))];
     const title = `<title>${xmlEscape(n.desc)} 0x${n.id}${lids.length ? ` LID ${lids.join(', ')}` : ''}${n.gone ? ' (gone: not found by the last sweep)' : ''}</title>`;
-    const attrs = `class="node ${n.kind}${n.gone ? ' gone' : ''}" id="n${n.id}" data-guid="0x${n.id}" data-desc="${xmlEscape(n.desc)}" data-lid="${lids.join(' ')}"${n.ends ? ` data-ports="${n.ends.map((e) => `0x${hex(e.guid)}`).join(' ')}"` : ''}`;
+    const attrs = `class="node ${n.kind}${n.gone ? ' gone' : ''}" id="n${n.id}" data-guid="0x${n.id}" data-desc="${xmlEscape(n.desc)}" data-lid="${lids.join(' ')}"${n.ends ? ` data-ports="${n.ends.map((e) => `0x${guidHex(e.guid)}`).join(' ')}"` : ''}`;
     const goneStyle = n.gone ? ` stroke-dasharray="2 2" opacity="0.8"` : '';
     if (n.kind === 'switch') {
       out.push(`<g ${attrs}><rect x="${f1(p.x)}" y="${f1(p.y)}" width="${p.w}" height="${p.h}" rx="3" fill="${n.gone ? VIEW_COLOURS.gone : '#dde7f5'}" stroke="${n.gone ? VIEW_COLOURS.down : '#34495e'}"${goneStyle}/>${title}<text x="${f1(p.x + p.w / 2)}" y="${f1(p.y + p.h / 2 + 3)}" text-anchor="middle"${n.gone ? ' fill="#777"' : ''}>${xmlEscape(n.desc.slice(0, 16))}</text></g>`);

@@ -18,6 +18,7 @@ import { PORT_STATE_NAMES } from '../wire/mad.js';
 import { PHYS_PORT_STATE_NAMES } from '../wire/sma.js';
 import { TrapNumber } from '../wire/notice.js';
 import type { LinkRef, PortRef } from '../events.js';
+import { guidHex } from '../util/guid.js';
 
 export interface WebSource {
   subnet: Subnet;
@@ -125,8 +126,7 @@ export interface WebState {
   events: WebEvent[];
 }
 
-const hexId = (g: bigint): string => g.toString(16).padStart(16, '0');
-const hex = (g: bigint): string => `0x${hexId(g)}`;
+const hex = (g: bigint): string => `0x${guidHex(g)}`;
 const portText = (p: PortRef): string => `${p.nodeDescription} ${hex(p.nodeGuid)} port ${p.portNum}${p.lid ? ` LID ${p.lid}` : ''}`;
 const linkText = (l: LinkRef): string => `${portText(l.a)} ↔ ${portText(l.b)}`;
 const TRAP_NAMES: Record<number, string> = Object.fromEntries(Object.entries(TrapNumber).map(([k, v]) => [v, k]));
@@ -316,7 +316,7 @@ export class WebFeed {
         if (!pi || (pn === 0 && isSwitch(node))) return;
         const fp = node.ports[pn];
         // a port that never had a cable (an unused switch port) is not news: counted apart
-        if (!fp?.peer && !cabled.has(`${hexId(node.guid)}:${pn}`)) {
+        if (!fp?.peer && !cabled.has(`${guidHex(node.guid)}:${pn}`)) {
           unlinked++;
           return;
         }

@@ -20,6 +20,7 @@ import { HTTP_LIMITS, hostAllowed, urlHost, type ListenAddress } from '../util/l
 import { ConnectionGuard } from '../util/conn-guard.js';
 import type { WebFeed } from './feed.js';
 import { PAGE_SCRIPT, pageHtml } from './page.js';
+import { formatGuid } from '../util/guid.js';
 
 export interface WebServerOptions {
   log?: Logger;
@@ -118,7 +119,7 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
       case '/api/topology.json': {
         const v = feed.topologyJson();
         if (v === undefined) send(res, 503, 'text/plain; charset=utf-8', 'the subnet is not up yet\n', head);
-        else send(res, 200, 'application/json', JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `0x${x.toString(16).padStart(16, '0')}` : x)), head);
+        else send(res, 200, 'application/json', JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${formatGuid(x)}` : x)), head);
         return;
       }
       case '/api/events': {
