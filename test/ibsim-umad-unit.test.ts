@@ -6,8 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadNative, type NativeBatchCallback, type NativeGrh, type NativeRecordLayout, type NativeUmad, type NativeUmadError, type NativeUmadPort } from '../src/transport/native.js';
-import { assertSimulatorListening, GSI_QKEY, resolvePort, UmadTransport, type UmadCaListing, type UmadPortListing } from '../src/transport/umad.js';
+import { assertSimulatorListening, resolvePort, UmadTransport, type UmadCaListing, type UmadPortListing } from '../src/transport/umad.js';
 import { TransportError, type ReceivedMad } from '../src/transport/types.js';
+import { GSI_QKEY } from '../src/wire/mad.js';
 
 interface SentCall {
   agentId: number;

@@ -6,7 +6,7 @@ import { VirtualClock } from '../src/util/clock.js';
 import { SimFabric } from '../src/sim/fabric.js';
 import { loadFabricSpec } from '../src/model/load.js';
 import { MadRpc } from '../src/rpc/madrpc.js';
-import { GSI_QKEY } from '../src/rpc/rmpp.js';
+import { GSI_QKEY } from '../src/wire/mad.js';
 import { MgmtClass, Method, NodeType } from '../src/wire/mad.js';
 import { PMA_CLASS_VERSION, PmaAttr, PortCounters, pmaData, pmaRequest } from '../src/wire/pma.js';
 import { Subnet } from '../src/subnet.js';

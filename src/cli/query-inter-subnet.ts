@@ -17,9 +17,8 @@ import { resolveInterSubnetPath, InterSubnetPathError, type InterSubnetPath } fr
 import { SaClient } from '../sa/client.js';
 import { UsageError } from '../config/parse.js';
 import type { BackendArgs, QueryIo, QuerySession } from './query.js';
-import { formatGuid } from '../util/guid.js';
+import { GUID_MASK, formatGuid } from '../util/guid.js';
 
-const GUID_MASK = (1n << 64n) - 1n;
 
 export interface InterSubnetQuery {
   sgid: bigint;

@@ -12,15 +12,12 @@
  */
 import type { Clock, TimerHandle } from '../util/clock.js';
 import type { MadAddress, ReceivedMad } from '../transport/types.js';
-import { MadHeaderView, MgmtClass, METHOD_RESPONSE_BIT, MAD_SIZE } from '../wire/mad.js';
+import { GSI_QKEY, MadHeaderView, MgmtClass, METHOD_RESPONSE_BIT, MAD_SIZE } from '../wire/mad.js';
 import { RMPP_DATA_SIZE, RMPP_HEADER_OFFSET, RMPP_HEADER_SIZE, RmppFlag, RmppHeaderView, RmppStatus, RmppType, decodeRmpp, encodeRmpp, rmppAck, rmppData, rmppStopOrAbort, type RmppHeader } from '../wire/rmpp.js';
 import { RmppAbortError, RmppTimeoutError, type MadIdent } from './errors.js';
 import { identOf } from './ident.js';
 
 export { identOf } from './ident.js';
-
-/** Q_Key of the GSI (QP1). */
-export const GSI_QKEY = 0x80010000;
 
 export interface RmppOptions {
   /** Window the receiver advertises (segments per ACK). Default 32. */

@@ -5,13 +5,11 @@
  * ClassPortInfo. Pure: no I/O; the server decodes and encodes.
  */
 import { DecodeError } from '../wire/errors.js';
-import { MadStatus, Method } from '../wire/mad.js';
+import { GSI_QKEY, MadStatus, Method } from '../wire/mad.js';
 import { PathRecord, SA_RECORDS, SaAttr, SaStatus } from '../wire/sa.js';
 import type { AnyLayout } from '../wire/layout.js';
 import { ClassCap, ClassPortInfo, SaCap, SaCap2 } from '../wire/classportinfo.js';
 
-/** The GSI's well-known Q_Key (QP1). */
-const GSI_QKEY = 0x80010000;
 import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
 
 /** A request the SA refuses with a specific status (SaStatus / MadStatus value). Handlers throw it. */

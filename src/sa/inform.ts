@@ -28,6 +28,7 @@ import { snapshotPorts } from '../model/snapshot.js';
 import { hasPkey, pkeysOf, portGidOf, portOfGid, requesterPort, sharePkey } from './multicast.js';
 import { Fifo } from '../util/fifo.js';
 import { resolveSaLimits, type SaLimits } from './limits.js';
+import { GUID_MASK } from '../util/guid.js';
 
 /** Sends one Report MAD to (lid, qpn); resolves when the ReportResp arrives, rejects otherwise. */
 export type ReportSender = (lid: number, qpn: number, mad: Uint8Array) => Promise<void>;
@@ -83,7 +84,6 @@ interface Destination {
 const PRODUCER_CLASS_MANAGER = 4;
 const SECURITY_TRAPS = new Set([256, 257, 258, 259]);
 const status = (s: number, record?: Uint8Array): SaAnswer => (record ? { kind: 'status', status: s, record } : { kind: 'status', status: s });
-const GUID_MASK = (1n << 64n) - 1n;
 
 /** A notice to report: the Notice fields (IssuerGID filled from the issuer LID when absent). */
 export type NoticeInput = Omit<Notice, 'issuerGid' | 'dataDetails'> & { issuerGid?: bigint; dataDetails?: Uint8Array };

@@ -35,9 +35,8 @@ import { portOfGid } from './ports.js';
 import { matchPrefixRoute, type PrefixRoute } from './prefix-routes.js';
 import { Visibility } from './visibility.js';
 import type { InterSubnetPaths, SaContext, SaQuery } from './types.js';
-import { formatGuid } from '../util/guid.js';
+import { GUID_MASK, formatGuid } from '../util/guid.js';
 
-const GUID_MASK = (1n << 64n) - 1n;
 const HOP_LIMIT = 0xff;
 const bit = (name: string): bigint => PathRecord.mask(name);
 const B_SGID = bit('sgid');

@@ -29,9 +29,9 @@ import { KeyCounter, requesterKey, resolveSaLimits, type SaLimits } from './limi
 
 import { hasPkey, pkeysOf, portGidOf, portGuidOf, portInfoOf, portOfGid, requesterPort, sharePkey } from './ports.js';
 import { knownPortRate as portRate, RATE_GBPS, rateGbps as gbps } from '../model/rates.js';
+import { GUID_MASK } from '../util/guid.js';
 
 export { hasPkey, pkeysOf, portGidOf, portGuidOf, portInfoOf, portOfGid, requesterPort, sharePkey } from './ports.js';
-const GUID_MASK = (1n << 64n) - 1n;
 
 // ---------------------------------------------------------------- groups
 

@@ -26,10 +26,10 @@ import type { SaContext, SaHandler, SaQuery } from './types.js';
 
 /** The default (and link-local) GID prefix. */
 
-const GUID_MASK = (1n << 64n) - 1n;
 const MAX_HOPS = 64;
 
 import { RATE_GBPS, RATES_ASCENDING, portRate, rateCompare } from '../model/rates.js';
+import { GUID_MASK } from '../util/guid.js';
 
 export { portRate };
 

@@ -4,8 +4,8 @@ import { DEFAULT_GID_PREFIX } from '../wire/mad.js';
 import type { PortInfo } from '../wire/sma.js';
 import { portKind, snapshotPorts, type EndPort, type PortRef } from '../model/snapshot.js';
 import type { SaContext, SaRequester } from './types.js';
+import { GUID_MASK } from '../util/guid.js';
 
-const GUID_MASK = (1n << 64n) - 1n;
 
 /** The requester's port in the current snapshot (by GUID when the server resolved it, else by LID). */
 export function requesterPort(ctx: SaContext, req: SaRequester): PortRef | undefined {

@@ -10,7 +10,7 @@ import { MadHeaderView, Method, MAD_SIZE } from '../wire/mad.js';
 import { MadStatus } from '../wire/mad.js';
 import type { MadRpc } from '../rpc/madrpc.js';
 import type { ReceivedMad } from '../transport/types.js';
-import { GSI_QKEY } from '../rpc/rmpp.js';
+import { GSI_QKEY } from '../wire/mad.js';
 import { decodeSyncUpdate, encodeSyncUpdate, type SyncMirror, type SyncSource, type SyncUpdate } from './sync.js';
 
 export const SYNC_CLASS = 0x31;

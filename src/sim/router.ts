@@ -23,8 +23,8 @@ import { invalid, reqData, unsupported, writeData, type AttrCtx, type AttrHandle
 import { linkIsUp } from './link.js';
 import type { SimNode, SimPort } from './node.js';
 import type { Packet } from './packet.js';
+import { GUID_MASK } from '../util/guid.js';
 
-const GUID_MASK = (1n << 64n) - 1n;
 const MAX_BLOCKS = 0x10000;
 
 interface LidTarget {

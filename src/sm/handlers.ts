@@ -89,7 +89,7 @@ export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: SmHandlerOp
       try {
         rpc.respond(m, resp);
       } catch (e) {
-        o.log.debug('SMInfo answer not sent', { to: m.addr.lid, error: (e as Error).message });
+        o.log.from(m.addr.lid).debug('SMInfo answer not sent', { to: m.addr.lid, error: (e as Error).message });
       }
     };
     // Deciding about an SM a trap 144 just announced: answer with the decision (sm.ts whenDecided),

@@ -7,7 +7,7 @@
  * stops the sweep.
  */
 import type { MadRpc } from '../rpc/madrpc.js';
-import { GSI_QKEY } from '../rpc/rmpp.js';
+import { GSI_QKEY } from '../wire/mad.js';
 import type { Fabric, FabricNode } from '../model/fabric.js';
 import { isSwitch } from '../model/fabric.js';
 import { formatHex } from '../wire/layout.js';

@@ -17,9 +17,8 @@ import {
   type ReceivedMad,
   type Transport,
 } from './types.js';
+import { GSI_QKEY } from '../wire/mad.js';
 
-/** The well-known Q_Key of QP1 (GSI). */
-export const GSI_QKEY = 0x80010000;
 /** Bytes of a MAD that ibsim delivers intact. */
 export const IBSIM_MAD_BYTES = 224;
 /** Kernel-side response timeout for requests on real hardware (see UmadOptions.requestTimeoutMs). */

@@ -1,6 +1,9 @@
 /** The one text form of a 64-bit GUID (and of other 64-bit identifiers: SM_Key, M_Key): 16
  * lower-case hex digits, zero-padded, as OpenSM and the diags print them. */
 
+/** The low 64 bits of a 128-bit GID: its GUID (interface ID). */
+export const GUID_MASK = (1n << 64n) - 1n;
+
 /** `0x0002c90300a1b2c3`. */
 export function formatGuid(g: bigint): string {
   return '0x' + guidHex(g);

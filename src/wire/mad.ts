@@ -31,6 +31,9 @@ export const Method = {
 } as const;
 export const METHOD_RESPONSE_BIT = 0x80;
 
+/** The well-known GSI Q_Key (IBA 13.5.3.1): QP1's, the SA's, the PMA's. */
+export const GSI_QKEY = 0x80010000;
+
 /** SMA attribute IDs (class 0x01/0x81). */
 export const SmpAttr = {
   Notice: 0x0002,

@@ -1,5 +1,7 @@
 /** Subnet Administration (class 0x03) constants: offsets of the SA MAD, attribute IDs, status codes,
  * selectors, join states, scopes and the rate names (ib_types.h, IBA 15.2). */
+import { GSI_QKEY } from './mad.js';
+
 // ---------- constants ----------
 
 /** SA class version (IBA 1.1 and later). */
@@ -13,7 +15,7 @@ export const SA_DATA_OFFSET = 56;
 /** SA data bytes in one 256-byte MAD. */
 export const SA_DATA_SIZE = 200;
 /** Q_Key of the SA's QP1 (GSI). */
-export const SA_QKEY = 0x80010000;
+export const SA_QKEY = GSI_QKEY;
 
 /** SA attribute IDs (ib_types.h IB_MAD_ATTR_*, umad_sa.h UMAD_SA_ATTR_*). */
 export const SaAttr = {
