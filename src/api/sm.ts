@@ -21,7 +21,7 @@ import { openBackend, type Backend } from './backend.js';
 import { addLocalSm } from './local-sms.js';
 import { routeBetween, type PortSpec, type Route } from './route.js';
 // The metrics and the web view load node:http (and node:crypto, node:perf_hooks) only when served:
-// start-up does not pay for them (issue #16, the first SMP soon after the process starts).
+// start-up does not pay for them (the first SMP goes out soon after the process starts).
 import type { SmMetrics } from './metrics.js';
 import { PerfMgr } from '../sm/perfmgr.js';
 import type { TimerHandle } from '../util/clock.js';

@@ -2,24 +2,19 @@
  *
  * On a device (--umad) the SM mostly waits for the fabric, and a run of a second or two spends
  * more CPU compiling its warm functions with TurboFan than the optimized code gives back, and
- * TurboFan's code and compile zones are a good part of its peak RSS. Measured through ibsim
- * (`ibsm run --umad --once --routing minhop`, median of 3, the same code cache):
- *   432-host fat tree     CPU 992 -> 784 ms, peak RSS 70.0 -> 60.2 MB
- *   1,536-host ft3-large  CPU 1,926 -> 1,524 ms, peak RSS 80.2 -> 69.5 MB
- * On the in-process simulator the same flag for a whole run costs 6x (11,664 hosts: SUBNET UP
- * 4.8 -> 28 s: the simulator and the routing engines are hot loops), so it is never held there,
- * and on a device it is held only until the process has used TURBOFAN_AFTER_CPU_MS of CPU (every
- * thread), or for a minute at most: a large fabric's discovery spends that budget long before
- * its routing runs, and a daemon spends its life with TurboFan. The interpreter and the baseline compiler (Sparkplug) run
- * meanwhile; V8 reads the flag at each tier-up decision, so setting it back takes effect at once.
+ * TurboFan's code and compile zones are a good part of its peak RSS. On the in-process simulator
+ * holding it costs several times the run (the simulator and the routing engines are hot loops),
+ * so it is never held there, and on a device it is held only until the process has used
+ * TURBOFAN_AFTER_CPU_MS of CPU (every thread), or for a minute at most: a large fabric's discovery
+ * spends that budget long before its routing runs, and a daemon spends its life with TurboFan.
+ * The interpreter and the baseline compiler (Sparkplug) run meanwhile; V8 reads the flag at each
+ * tier-up decision, so setting it back takes effect at once.
  *
  * While TurboFan is held, Sparkplug compiles each function as soon as it is warm
  * (`--no-baseline-batch-compilation`) instead of waiting for a batch of them (4 KB of bytecode by
- * default): with nothing above it, a hot loop that waits in the interpreter for its batch is most
- * of a short run (routeMinhop's first run in a fresh process, ft3-large: 216 -> 155-181 ms CPU).
- * Through ibsim, interleaved, 9 runs each, load 4-5 (scripts as in the issue's bench):
- *   1,536-host ft3-large  CPU 1,100 -> 959 ms, SUBNET UP 1,415 -> 1,153 ms, peak RSS the same
- *   432-host fat tree     CPU 563 -> 539 ms
+ * default): with nothing above it, a hot loop that waits in the interpreter for its batch would be
+ * most of a short run. The measurements behind both choices: scripts/bench/README.md, "TurboFan
+ * held on a device".
  *
  * A V8 flag changed at run time changes the flag hash V8 checks a code cache against: the bin
  * (scripts/build-bundle.mjs) sets `--opt` back before it writes the cache, and the hold sets the

@@ -3,7 +3,7 @@
  * its low TID, the global window and the per-destination windows (FIFO beyond them), and TID
  * allocation.
  *
- * Preallocated, reused structures (issue #16, no allocation per MAD the books can avoid): Pending
+ * Preallocated, reused structures (no allocation per MAD the books can avoid): Pending
  * objects come from a free list and go back to it once settled (`gen` tells a reused one from
  * the request a stale reference meant); the table is an array of 2^k slots, a request sitting in
  * slot `tid & (2^k - 1)` (TIDs run on in sequence, skipping a TID whose slot is taken, and the

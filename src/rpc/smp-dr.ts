@@ -1,6 +1,6 @@
 /**
  * Directed-route SMPs from the local port, built for MadRpc on every discovery Get and programming
- * Set (issue #16): a copy of one template MAD (encoded once by wire/builders.smpDr, so the fixed
+ * Set: a copy of one template MAD (encoded once by wire/builders.smpDr, so the fixed
  * fields — versions, class, permissive DrSLID/DrDLID — come from the generic encoder) and the
  * fields that vary written at byte offsets derived from the SmpDr field table. Whatever is out of
  * the ordinary (a value out of range, a path too long, a buffer of the wrong size) goes to the

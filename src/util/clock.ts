@@ -23,7 +23,7 @@ export class RealClock implements Clock {
   private readonly timers = new Map<number, NodeJS.Timeout>();
   now(): number {
     // process.hrtime, not performance.now: the `performance` global loads node:perf_hooks on
-    // first use (start-up, issue #16), and each call costs about twice as much.
+    // first use (start-up time), and each call costs about twice as much.
     const t = process.hrtime();
     return (t[0] - HR0[0]) * 1e3 + (t[1] - HR0[1]) / 1e6;
   }
