@@ -10,6 +10,7 @@ import { suggest, type OptionSpec } from '../config/options.js';
 import { SaClient, SaNotFoundError, SaStatusError } from '../sa/client.js';
 import { formatGid, formatHex, type AnyLayout, type FieldSpec, type Layout } from '../wire/layout.js';
 import { Method } from '../wire/mad.js';
+import { parseGidText } from '../wire/format.js';
 import {
   GUIDInfoRecord, InformInfoRecord, LinearForwardingTableRecord, LinkRecord, MCMemberRecord, MulticastForwardingTableRecord, MultiPathRecord, NodeRecord, PathRecord,
   PKeyTableRecord, PortInfoRecord, SaAttr, ServiceRecord, SLtoVLMappingTableRecord, SMInfoRecord, SwitchInfoRecord, TraceRecord, VLArbitrationTableRecord, splitMultiPathServiceId,
@@ -70,16 +71,8 @@ function big(flag: string, v: string): bigint {
 /** A GID as IPv6 text (fe80::2:c903:0:1) or 0x + up to 32 hex digits. */
 export function parseGid(flag: string, v: string): bigint {
   if (/^0x[0-9a-f]{1,32}$/i.test(v)) return BigInt(v);
-  const halves = v.split('::');
-  if (halves.length <= 2 && /^[0-9a-f:]+$/i.test(v)) {
-    const head = halves[0] ? halves[0].split(':') : [];
-    const tail = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
-    const fill = 8 - head.length - tail.length;
-    if ((halves.length === 2 ? fill >= 1 : fill === 0) && [...head, ...tail].every((g) => /^[0-9a-f]{1,4}$/i.test(g))) {
-      const groups = [...head, ...Array<string>(halves.length === 2 ? fill : 0).fill('0'), ...tail];
-      return groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n);
-    }
-  }
+  const g = parseGidText(v);
+  if (g !== undefined) return g;
   throw new UsageError(`${flag} needs a GID (fe80::... or 0x + 32 hex digits), got "${v}"`);
 }
 

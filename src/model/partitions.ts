@@ -11,6 +11,7 @@
 export type Membership = 'full' | 'limited' | 'both';
 import { RATE_GBPS, RATES_ASCENDING } from './rates.js';
 import type { PortKind } from './snapshot.js';
+import { parseGidText } from '../wire/format.js';
 
 export type { PortKind };
 
@@ -288,22 +289,6 @@ export interface PartitionGroupsResult {
 export const MGRP_DEFAULTS = { mtu: 4, rate: 3, sl: 0, scope: 2, ipQKey: 0x0b1b } as const;
 /** ff12:401b:ffff::ffff:ffff, the IPv4 broadcast MGID (P_Key bytes 4..5 filled per partition). */
 const IPOIB_BROADCAST = 0xff12401bffff000000000000ffffffffn;
-
-/** Parse an IPv6-text GID (as inet_pton(AF_INET6)); undefined when malformed. */
-export function parseGidText(text: string): bigint | undefined {
-  const t = text.trim();
-  if (!/^[0-9a-fA-F:]+$/.test(t) || (t.match(/::/g) ?? []).length > 1) return undefined;
-  const [head, tail] = t.includes('::') ? t.split('::') : [t, undefined];
-  const part = (s: string | undefined): string[] => (s ? s.split(':') : []);
-  const h = part(head);
-  const tl = part(tail);
-  if ([...h, ...tl].some((g) => g.length === 0 || g.length > 4)) return undefined;
-  const fill = tail === undefined ? 0 : 8 - h.length - tl.length;
-  if (fill < (tail === undefined ? 0 : 1) || h.length + tl.length + fill !== 8) return undefined;
-  let v = 0n;
-  for (const g of [...h, ...Array<string>(fill).fill('0'), ...tl]) v = (v << 16n) | BigInt(parseInt(g, 16));
-  return v;
-}
 
 interface GroupFlags {
   mtu: number;

@@ -12,6 +12,22 @@ export function formatGid(v: bigint): string {
   return groups.join(':');
 }
 
+/** Parse an IPv6-text GID (as inet_pton(AF_INET6)); undefined when malformed. */
+export function parseGidText(text: string): bigint | undefined {
+  const t = text.trim();
+  if (!/^[0-9a-fA-F:]+$/.test(t) || (t.match(/::/g) ?? []).length > 1) return undefined;
+  const [head, tail] = t.includes('::') ? t.split('::') : [t, undefined];
+  const part = (s: string | undefined): string[] => (s ? s.split(':') : []);
+  const h = part(head);
+  const tl = part(tail);
+  if ([...h, ...tl].some((g) => g.length === 0 || g.length > 4)) return undefined;
+  const fill = tail === undefined ? 0 : 8 - h.length - tl.length;
+  if (fill < (tail === undefined ? 0 : 1) || h.length + tl.length + fill !== 8) return undefined;
+  let v = 0n;
+  for (const g of [...h, ...Array<string>(fill).fill('0'), ...tl]) v = (v << 16n) | BigInt(parseInt(g, 16));
+  return v;
+}
+
 export function formatValue(f: FieldSpec, v: unknown): string {
   switch (f.kind) {
     case 'uint': {
