@@ -2,7 +2,7 @@
  * extended speeds from a PortInfo Get or Set without AttributeModifier bit 31 (OpenSM issue #38);
  * the SM sets the bit as OpenSM does, and PathRecords carry the links' real rates. */
 import { describe, expect, it } from 'vitest';
-import { Method, NodeType, SmpAttr } from '../src/wire/mad.js';
+import { Method, MgmtClass, NodeType, SmpAttr } from '../src/wire/mad.js';
 import { JoinState, MCMemberRecord, MultiPathRecord, PathRecord, PortInfoRecord, SaAttr, SaStatus } from '../src/wire/sa.js';
 import { MC_CREATE_MASK, MC_JOIN_MASK, MulticastManager } from '../src/sa/multicast.js';
 import { SaEngine } from '../src/sa/engine.js';
@@ -21,8 +21,14 @@ import type { Fabric } from '../src/model/fabric.js';
 import { knownPortRate, portRate, speedCodes, speedName, widthName } from '../src/model/rates.js';
 import type { SaAnswer, SaContext } from '../src/sa/types.js';
 import type { SmpClient } from '../src/sm/smp-client.js';
-import type { SimFabric } from '../src/sim/fabric.js';
+import { SimFabric } from '../src/sim/fabric.js';
 import { buildContext, query, requester } from './sa-fixture.js';
+import { VirtualClock } from '../src/util/clock.js';
+import { loadFabricSpec } from '../src/model/load.js';
+import { MadRpc } from '../src/rpc/madrpc.js';
+import { SubnetManager } from '../src/sm/sm.js';
+import { smpClientOf } from '../src/sm/smp-client.js';
+import { installSmHandlers } from '../src/sm/handlers.js';
 
 /** Two switches, two hosts on each, every link `width` `speed`. */
 function uniform(width: string, speed: string): Fabric {
@@ -369,6 +375,94 @@ describe('which PortInfo SMPs carry bit 31', () => {
     const sw = mods.filter((m) => m.path === '1');
     expect(sw.filter((m) => (m.mod & 0xff) !== 0).every((m) => bit31(m.mod))).toBe(true);
     expect(sw.filter((m) => !m.set && (m.mod & 0xff) === 0).map((m) => bit31(m.mod))).toContain(false);
+  });
+});
+
+describe('bit 14 remembered between heavy sweeps', () => {
+  it('a second heavy sweep of an NDR fabric reads every PortInfo once, with bit 31 from the start (no re-read); the first re-reads each CA port and switch port 0', async () => {
+    let gets: { path: string; mod: number }[] = [];
+    const spy = (s: SmpClient): SmpClient => ({
+      getDr: (p, a, m) => {
+        if (a === SmpAttr.PortInfo) gets.push({ path: p.join(','), mod: m ?? 0 });
+        return s.getDr(p, a, m);
+      },
+      setDr: (p, a, m, d) => s.setDr(p, a, m, d),
+      getLid: (l, a, m) => s.getLid(l, a, m),
+      setLid: (l, a, m, d) => s.setLid(l, a, m, d),
+      get sent() {
+        return s.sent;
+      },
+    });
+    const b = await buildContext(uniform('4x', 'NDR'), { wrapSmp: spy });
+    const reads = (): Map<string, number[]> => {
+      const m = new Map<string, number[]>();
+      for (const g of gets) {
+        const k = `${g.path}/${g.mod & 0xff}`;
+        m.set(k, [...(m.get(k) ?? []), g.mod >>> 31]);
+      }
+      return m;
+    };
+    const first = reads();
+    // the SM's own CA port (path "", port 1) and switch S0's port 0: read without, then with the bit
+    expect(first.get('/1')).toEqual([0, 1]);
+    expect(first.get('1/0')).toEqual([0, 1]);
+    gets = [];
+    await b.clock.runUntil(b.sm.sweep('heavy'), 100_000);
+    const second = reads();
+    expect(second.size).toBe(first.size);
+    for (const [k, bits] of second) expect([k, bits]).toEqual([k, [1]]);
+  });
+});
+
+describe('bit 14 remembered by the local sweep', () => {
+  it('an NDR host whose cable goes out and back in: the local sweep that takes it in reads its PortInfo with bit 31 from the start (never without)', async () => {
+    const clock = new VirtualClock();
+    const spec = 'gen:fattree2:leaves=2,spines=2,hosts=2,speed=NDR';
+    const topo = loadFabricSpec(spec);
+    const sim = new SimFabric(topo, { clock, seed: 7 });
+    const ep = sim.attach(topo.nodes.findIndex((n) => n.type !== NodeType.Switch));
+    ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap] });
+    ep.register(MgmtClass.SubnDirected, 1);
+    const rpc = new MadRpc(ep, clock, { timeoutMs: 50, retries: 3, window: 64, perDestinationWindow: 8 });
+    let gets: { path: string; mod: number }[] = [];
+    const base = smpClientOf(rpc);
+    const smp: SmpClient = {
+      ...base,
+      getDr: (p, a, m) => {
+        if (a === SmpAttr.PortInfo) gets.push({ path: p.join(','), mod: m ?? 0 });
+        return base.getDr(p, a, m);
+      },
+      get sent() {
+        return base.sent;
+      },
+    };
+    const log = new Logger(new MemorySink(), 'error');
+    const sm = new SubnetManager({ smp, clock, log, routing: ['ftree', 'minhop'], lmc: 0, sweepIntervalMs: 1000, localSweeps: true });
+    installSmHandlers(rpc, sm, { portGuid: ep.local.portGuid, log });
+    await clock.runUntil(sm.start(), 600_000);
+    const f0 = sm.current!.fabric;
+    const host = f0.nodes.findIndex((n, i) => n.type !== NodeType.Switch && i !== sm.current!.discovery.smNode);
+    const guid = f0.nodes[host]!.guid;
+    const after = async (act: () => void): Promise<void> => {
+      const n = sm.stats.length;
+      act();
+      await clock.runUntil(() => sm.stats.length > n, 10_000);
+    };
+    await after(() => sim.linkDown(guid, 1));
+    expect(sm.current!.fabric.nodes.some((n) => n.guid === guid)).toBe(false);
+    gets = [];
+    await after(() => sim.linkUp(guid, 1));
+    const back = sm.current!.fabric.nodes.findIndex((n) => n.guid === guid);
+    expect(back).toBeGreaterThanOrEqual(0);
+    expect(sm.stats.at(-1)!.reroute).toBe('incremental');
+    const path = sm.current!.discovery.nodes[back]!.portPaths[1]!.join(',');
+    // (read when the node is taken in, and again once linked: both with the bit)
+    const reads = gets.filter((g) => g.path === path).map((g) => [g.mod & 0xff, g.mod >>> 31]);
+    expect(reads.length).toBeGreaterThan(0);
+    for (const r of reads) expect(r).toEqual([1, 1]);
+    // and the port was read in full: 4x NDR
+    expect(sm.current!.fabric.nodes[back]!.ports[1]).toMatchObject({ width: '4x', speed: 'NDR' });
+    sm.stop();
   });
 });
 
