@@ -279,6 +279,25 @@ describe('force_link_* from an opensm.conf', () => {
     expect(out).toContain(`${f}:3 force_link_speed_ext 4: --force-link-speed-ext`);
   });
 
+  it("force_link_speed_ext2 (NVIDIA's OpenSM, byte 56): read from an opensm.conf as --force-link-speed-ext2, shown by `ibsm config`, listed in docs/configuration.md's key table", async () => {
+    const { writeFileSync, mkdtempSync, readFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const text = ['force_link_speed_ext 31', 'force_link_speed_ext2 1', ''].join('\n');
+    const read = readOpensmConf(text, 'opensm.conf');
+    expect(read.values.get('force-link-speed-ext2')).toBe(1);
+    const f = join(mkdtempSync(join(tmpdir(), 'ibsm-ndr-')), 'opensm.conf');
+    writeFileSync(f, text);
+    let out = '';
+    let err = '';
+    const code = await main(['config', '--config', f], { stdout: { write: (s: string) => (out += s) }, stderr: { write: (s: string) => (err += s) } });
+    expect(code, err).toBe(0);
+    expect(out).toContain(`${f}:2 force_link_speed_ext2 1: --force-link-speed-ext2`);
+    expect(out).toMatch(/"forceLinkSpeedExt2": 1/);
+    const doc = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
+    expect(doc).toMatch(/\| `force_link_speed_ext2` \|[^\n]*--force-link-speed-ext2/);
+  });
+
   it('take effect on the simulated fabric: an NDR fabric comes up at HDR (speeds read back from the ports)', async () => {
     const read = readOpensmConf(conf, 'opensm.conf');
     expect(read.notes).toEqual([]);
