@@ -8,7 +8,7 @@ import { MC_CREATE_MASK, MC_JOIN_MASK, MulticastManager } from '../src/sa/multic
 import { SaEngine } from '../src/sa/engine.js';
 import { coreSaHandlers } from '../src/sa/server.js';
 import { snapshotPorts } from '../src/model/snapshot.js';
-import { FabricBuilder, generateFabric } from '../src/model/generators.js';
+import { FabricBuilder, generateFabric, hardwareModelsMarkdown } from '../src/model/generators.js';
 import { parseTopologyText } from '../src/model/load.js';
 import { fabricToJson } from '../src/model/json.js';
 import { main } from '../src/cli/main.js';
@@ -189,6 +189,75 @@ describe('mixed fabrics: the slowest link of the path', () => {
 
   it('rejects an unknown speed name with the valid ones', () => {
     expect(() => generateFabric('fattree2:leaves=2,spines=2,hosts=2,speed=ZDR')).toThrow(/speed=ZDR.*SDR, DDR, QDR, FDR, EDR, HDR, NDR, XDR/s);
+  });
+});
+
+describe('named hardware models (gen key model=, leafmodel=, hostmodel=)', () => {
+  const ids = (f: Fabric): string[] => [...new Set(f.nodes.map((n) => `${n.type === NodeType.Switch ? 'switch' : 'ca'} 0x${n.vendorId.toString(16)}:0x${n.deviceId.toString(16)}`))].sort();
+  const links = (f: Fabric): string[] => [...new Set(f.nodes.flatMap((n) => n.ports.filter((p, pn) => pn > 0 && p?.peer).map((p) => `${p!.width}${p!.speed}`)))].sort();
+
+  it('model=ndr (Quantum-2 / ConnectX-7): 4x NDR links, the NodeInfo IDs the SM reads, and issue #38 (rate 3 without bit 31, 21 with it)', async () => {
+    const f = generateFabric('fattree2:leaves=2,spines=2,hosts=2,model=ndr');
+    const old = await buildContext(f, { wrapSmp: withoutBit31 });
+    for (const p of hostPaths(old.ctx)) expect(p.rate).toBe(3);
+    const { ctx } = await buildContext(generateFabric('fattree2:leaves=2,spines=2,hosts=2,model=Quantum-2'));
+    expect(links(ctx.snapshot.fabric)).toEqual(['4xNDR']);
+    // read from the simulated NodeInfo by the SM's discovery
+    expect(ids(ctx.snapshot.fabric)).toEqual(['ca 0x2c9:0x1021', 'switch 0x2c9:0xd2f2']);
+    for (const p of hostPaths(ctx)) expect(p).toEqual({ rate: 21, mtu: 5 });
+  });
+
+  it('model=xdr (Quantum-X800 / ConnectX-8) with 2x hosts: byte 56 and CapabilityMask2 bits 4, 11, 12 on the hosts\' ports as the SM read them; paths 2x XDR (21)', async () => {
+    const { ctx } = await buildContext(generateFabric('fattree2:leaves=2,spines=1,hosts=2,model=xdr,hostwidth=2x'));
+    const f = ctx.snapshot.fabric;
+    expect(ids(f)).toEqual(['ca 0x2c9:0x1023', 'switch 0x2c9:0xd2f4']);
+    expect(links(f)).toEqual(['2xXDR', '4xXDR']);
+    const h = f.nodes.findIndex((n) => n.type !== NodeType.Switch);
+    const pi = ctx.snapshot.discovery.nodes[h]!.portInfo[1]!;
+    expect(pi.capabilityMask2 & ((1 << 4) | (1 << 11) | (1 << 12))).toBe((1 << 4) | (1 << 11) | (1 << 12));
+    expect([pi.linkSpeedExtActive2, pi.linkSpeedExtSupported2, pi.linkWidthActive]).toEqual([1, 1, 16]);
+    for (const p of hostPaths(ctx)) expect(p.rate).toBe(21);
+  });
+
+  it('a mixed fabric: NDR spines, HDR leaves (Quantum), ConnectX-7 hosts: links train HDR, each tier reports its own IDs, paths 4x HDR (17)', async () => {
+    const f = generateFabric('fattree2:leaves=2,spines=2,hosts=2,model=quantum-2,leafmodel=hdr,hostmodel=connectx-7');
+    const byDesc = (re: RegExp): string[] => ids({ nodes: f.nodes.filter((n) => re.test(n.desc)) });
+    expect(byDesc(/^sw-l2/)).toEqual(['switch 0x2c9:0xd2f2']);
+    expect(byDesc(/^sw-l1/)).toEqual(['switch 0x2c9:0xd2f0']);
+    expect(byDesc(/^host/)).toEqual(['ca 0x2c9:0x1021']);
+    const { ctx } = await buildContext(f);
+    expect(links(ctx.snapshot.fabric)).toEqual(['4xHDR']);
+    for (const p of hostPaths(ctx)) expect(p.rate).toBe(17);
+  });
+
+  it('model= is a bundle over speed=/width=: the explicit key wins; hosts follow the leaves\' generation', () => {
+    const f = generateFabric('fattree2:leaves=2,spines=1,hosts=1,model=hdr,hostspeed=EDR');
+    const host = f.nodes.find((n) => n.type !== NodeType.Switch)!;
+    expect([host.ports[1]!.speed, host.deviceId]).toEqual(['EDR', 0x101b]);
+    const g = generateFabric('fattree2:leaves=2,spines=1,hosts=1,model=ndr,width=2x');
+    expect(links(g)).toEqual(['2xNDR']);
+  });
+
+  it('rejects an unknown model with the valid names, and a switch named for the hosts (or an HCA for the switches)', () => {
+    expect(() => generateFabric('fattree2:leaves=2,spines=1,hosts=1,model=quantum-9')).toThrow(/model=quantum-9: expected one of QDR, InfiniScale-IV, ConnectX-2, .*NDR, Quantum-2, ConnectX-7, XDR, Quantum-X800, ConnectX-8/);
+    expect(() => generateFabric('fattree2:leaves=2,spines=1,hosts=1,hostmodel=Quantum-2')).toThrow(/Quantum-2 is a switch/);
+    expect(() => generateFabric('fattree2:leaves=2,spines=1,hosts=1,model=ConnectX-7')).toThrow(/ConnectX-7 is an HCA \(hostmodel= names the hosts'\)/);
+  });
+});
+
+describe('README and man page: speeds, widths and models', () => {
+  it("the README's model table is the generators' (npm run docs); the man page lists the models, speeds and widths in roff, no stray control characters", async () => {
+    const { readFileSync } = await import('node:fs');
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    expect(readme).toContain(`<!-- hardware-models -->\n${hardwareModelsMarkdown()}\n<!-- /hardware-models -->`);
+    expect(readme).toMatch(/SDR, DDR, QDR \(LinkSpeedActive\); FDR, EDR, HDR, NDR \(LinkSpeedExtActive\); XDR \(LinkSpeedExtActive2, PortInfo byte 56\) \| 1x, 2x, 4x, 8x, 12x/);
+    const man = readFileSync(new URL('../docs/ibsm.8', import.meta.url), 'utf8');
+    // eslint-disable-next-line no-control-regex
+    expect(man.match(/[\x00-\x08\x0b-\x1f]/g) ?? []).toEqual([]);
+    expect(man).toContain('\\fBmodel=\\fR');
+    expect(man).toContain('ndr (Quantum\\-2 / ConnectX\\-7), xdr (Quantum\\-X800 / ConnectX\\-8)');
+    expect(man).toMatch(/widths 1x, 2x, 4x, 8x, 12x/);
+    expect(man).toContain('With \\fB\\-\\-umad\\fR and no');
   });
 });
 
