@@ -9,6 +9,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { startIbsim, runPreloaded, IBSIM_EXAMPLES, type Ibsim } from './helpers/ibsim.js';
+import { FabricBuilder } from '../src/model/generators.js';
+import { fabricToJson } from '../src/model/json.js';
+import { NodeType } from '../src/wire/mad.js';
 
 const CLI = path.resolve('dist/cli/main.js');
 const TIMEOUT = 60_000;
@@ -58,6 +61,46 @@ describe('ibsm discover output on ibsim', () => {
         const r = await runPreloaded('ibnetdiscover', [], { ibsim: ib, timeoutMs: 30_000 });
         expect(r.code).toBe(0);
         expect(rates(r.stdout)).toEqual(rates(out));
+      } finally {
+        await ib.stop();
+      }
+    },
+    TIMEOUT,
+  );
+});
+
+describe('ibsm discover output of a mixed NDR/XDR fabric on ibsim', () => {
+  it(
+    'Quantum-X800 and Quantum-2 switches, a 2x XDR, a 1x NDR and an HDR host: ibsim reads back every width and the HDR speed, the NDR/XDR links as SDR (ibsim 0.10 has no NDR or XDR), and every node\'s devid',
+    async () => {
+      // S0 (NDR switch) 4x to S1 (XDR switch); H0 2x XDR and H1 4x XDR on S1; H2 1x NDR and H3 4x HDR on S0
+      const b = new FabricBuilder();
+      const s0 = b.addNode(NodeType.Switch, 'S0', 8, { vendorId: 0x2c9, deviceId: 0xd2f2 });
+      const s1 = b.addNode(NodeType.Switch, 'S1', 8, { vendorId: 0x2c9, deviceId: 0xd2f4 });
+      const h = [0x1023, 0x1023, 0x1021, 0x101b].map((dev, i) => b.addNode(NodeType.CA, `H${i} HCA-1`, 1, { vendorId: 0x2c9, deviceId: dev }));
+      b.link(s0, 1, s1, 1, '4x', 'NDR', { speed: 'XDR' });
+      b.link(h[0]!, 1, s1, 2, '2x', 'XDR', { width: '4x' });
+      b.link(h[1]!, 1, s1, 3, '4x', 'XDR');
+      b.link(h[2]!, 1, s0, 2, '1x', 'NDR');
+      b.link(h[3]!, 1, s0, 3, '4x', 'HDR', { speed: 'NDR' });
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-mixed-'));
+      const json = path.join(dir, 'mixed.json');
+      writeFileSync(json, fabricToJson(b.build()));
+      const out = execFileSync(process.execPath, [CLI, 'discover', '--sim', json], { encoding: 'utf8' });
+      const rates = (text: string): string[] => [...text.matchAll(/lid \d+ (\d+x[A-Z]+)/g)].map((m) => m[1]!).sort();
+      const devids = (text: string): string[] => [...text.matchAll(/devid=(0x[0-9a-f]+)/g)].map((m) => m[1]!).sort();
+      expect(new Set(rates(out))).toEqual(new Set(['2xXDR', '4xXDR', '1xNDR', '4xNDR', '4xHDR']));
+      const file = path.join(dir, 'mixed.net');
+      writeFileSync(file, out);
+      const ib = await startIbsim(file);
+      try {
+        const r = await runPreloaded('ibnetdiscover', [], { ibsim: ib, timeoutMs: 30_000 });
+        expect(r.code).toBe(0);
+        // what ibsim 0.10 knows: SDR..HDR (and FDR10); a speed it does not know it runs at SDR
+        const asIbsim = (x: string): string => x.replace(/(NDR|XDR)$/, 'SDR');
+        expect(rates(r.stdout)).toEqual(rates(out).map(asIbsim).sort());
+        expect(devids(r.stdout)).toEqual(devids(out));
+        expect(devids(out)).toEqual(['0x1021', '0x101b', '0x1023', '0x1023', '0xd2f2', '0xd2f4'].sort());
       } finally {
         await ib.stop();
       }
