@@ -47,6 +47,32 @@ describe('bit 31 on ibsim', () => {
   );
 });
 
+describe('bit 31 on the wire, as ibsim logs it', () => {
+  it(
+    'ibsim -d logs every PortInfo SMP\'s AttributeModifier before it masks bit 31: to each HCA port the first Get goes without the bit, the second Get and both Sets (ARMED, ACTIVE) with it; every switch port after port 0\'s first read with it',
+    async () => {
+      const ib = await startIbsim(path.join(IBSIM_EXAMPLES, 'net.2sw2path4hca'), { args: ['-d'] });
+      try {
+        const r = await runPreloaded(process.execPath, [CLI, 'run', '--umad', '--once'], { ibsim: ib, timeoutMs: TIMEOUT });
+        expect(r.code, r.stderr).toBe(0);
+        const log = ib.log();
+        // "process_packet: packet (attr 0x15 mod 0x80000001) reached host Hca1 port 1"
+        const mods = (host: string): string[] => [...log.matchAll(new RegExp(`attr 0x15 mod (0x[0-9a-f]+)[)] reached host ${host} port`, 'g'))].map((m) => m[1]!);
+        for (const h of ['Hca1', 'Hca2', 'Hca3', 'Hca4']) expect([h, mods(h)]).toEqual([h, ['0x1', '0x80000001', '0x80000001', '0x80000001']]);
+        for (const sw of ['Switch1', 'Switch2']) {
+          const m = mods(sw);
+          expect(m[0]).toBe('0x0');
+          expect(m.length).toBeGreaterThan(10);
+          for (const x of m.slice(1)) expect(Number(x) >>> 31, `${sw} ${x}`).toBe(1);
+        }
+      } finally {
+        await ib.stop();
+      }
+    },
+    TIMEOUT * 2,
+  );
+});
+
 describe('ibsm discover output on ibsim', () => {
   it(
     'a fabric of HDR leaves with 2x hosts under an HDR spine loads into ibsim with the same widths and speeds (ibsim 0.10 knows speeds up to HDR; NDR/XDR it reads as SDR)',
