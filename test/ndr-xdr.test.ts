@@ -187,6 +187,17 @@ describe('mixed fabrics: the slowest link of the path', () => {
     for (const p of hostPaths(ctx)) expect(p.rate).toBe(21);
   });
 
+  it('every width on the simulated fabric, PathRecords read from the ports the SM swept: NDR 1x/8x/12x 16/23/24, XDR 1x/8x/12x 17/25/26', async () => {
+    const got: string[] = [];
+    for (const speed of ['NDR', 'XDR']) {
+      for (const width of ['1x', '8x', '12x']) {
+        const { ctx } = await buildContext(uniform(width, speed));
+        got.push(`${width}${speed} ${[...new Set(hostPaths(ctx).map((p) => p.rate))].join(',')}`);
+      }
+    }
+    expect(got).toEqual(['1xNDR 16', '8xNDR 23', '12xNDR 24', '1xXDR 17', '8xXDR 25', '12xXDR 26']);
+  });
+
   it('rejects an unknown speed name with the valid ones', () => {
     expect(() => generateFabric('fattree2:leaves=2,spines=2,hosts=2,speed=ZDR')).toThrow(/speed=ZDR.*SDR, DDR, QDR, FDR, EDR, HDR, NDR, XDR/s);
   });
