@@ -478,7 +478,7 @@ describe('which PortInfo SMPs carry bit 31', () => {
 });
 
 describe('bit 14 remembered between heavy sweeps', () => {
-  it('a second heavy sweep of an NDR fabric reads every PortInfo once, with bit 31 from the start (no re-read); the first re-reads each CA port and switch port 0', async () => {
+  it('a second heavy sweep of an NDR fabric reads every PortInfo once, with bit 31 from the start (no re-read), and a light sweep too; the first re-reads each CA port and switch port 0', async () => {
     let gets: { path: string; mod: number }[] = [];
     const spy = (s: SmpClient): SmpClient => ({
       getDr: (p, a, m) => {
@@ -505,6 +505,11 @@ describe('bit 14 remembered between heavy sweeps', () => {
     // the SM's own CA port (path "", port 1) and switch S0's port 0: read without, then with the bit
     expect(first.get('/1')).toEqual([0, 1]);
     expect(first.get('1/0')).toEqual([0, 1]);
+    // a light sweep reads the CA ports' state: with the bit, as the snapshot says they have extended speeds
+    gets = [];
+    await b.clock.runUntil(b.sm.sweep('light'), 100_000);
+    expect(gets.length).toBeGreaterThan(0);
+    for (const g of gets) expect([g.path, g.mod >>> 31]).toEqual([g.path, 1]);
     gets = [];
     await b.clock.runUntil(b.sm.sweep('heavy'), 100_000);
     const second = reads();

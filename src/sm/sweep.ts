@@ -25,7 +25,7 @@ import { APPLY_WINDOW, LFT_APPLY_WINDOW, applyAll, type ApplyHooks, type WriteSo
 import { Programmed, type SmpWrite } from './programmed.js';
 import { planActivation, planPortInfo, portStateOfSet, type PortSettings } from './plan-ports.js';
 import type { SmPort } from './sminfo.js';
-import { noteExtendedSpeeds } from './port-info-get.js';
+import { hasExtendedSpeeds, noteExtendedSpeeds } from './port-info-get.js';
 import { LFT_INTERLEAVE, lftPlan, observeResets, planLftReads, planMfts, planPkeys, planVlTables } from './plan-tables.js';
 import { pump } from '../util/pump.js';
 import { verifyRoutes } from '../routing/verify.js';
@@ -439,7 +439,8 @@ export class Sweeper {
             for (let p = 1; p < n.ports.length; p++) {
               const path = d.portPaths[p];
               if (!path || !n.ports[p]?.peer) continue;
-              const pi = PortInfo.decode(await this.smp.getDr(path, SmpAttr.PortInfo, portInfoMod(p)));
+              // with bit 31 where the snapshot says the port has extended speeds (its answer complete)
+              const pi = PortInfo.decode(await this.smp.getDr(path, SmpAttr.PortInfo, portInfoMod(p, hasExtendedSpeeds(d.portInfo[p]))));
               if (pi.portState !== PortState.Active) changed = true;
               // Another SM writes here: the port names another master, or holds another LID.
               const port = n.ports[p]!;
