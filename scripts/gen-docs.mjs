@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Writes what is generated from the tables: the README's option tables (between the
-// <!-- options:CMD --> markers), the man page docs/ibsm.8 and docs/log-codes.md. Run `npm run build` first.
+// <!-- options:CMD --> markers) and its table of hardware models, the man page docs/ibsm.8 and docs/log-codes.md. Run `npm run build` first.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { markdownOptionTable, manPage } from '../dist/config/parse.js';
 import { COMMANDS } from '../dist/config/options.js';
@@ -11,6 +11,9 @@ let readme = readFileSync(new URL('README.md', root), 'utf8');
 for (const cmd of COMMANDS.filter((c) => c !== 'config')) {
   readme = readme.replace(new RegExp(`(<!-- options:${cmd} -->\\n)[\\s\\S]*?(\\n<!-- /options -->)`), (_m, a, b) => a + markdownOptionTable(cmd) + b);
 }
+// the hardware models generators take (model=), from src/model/generators.ts
+const { hardwareModelsMarkdown } = await import('../dist/model/generators.js');
+readme = readme.replace(/(<!-- hardware-models -->\n)[\s\S]*?(<!-- \/hardware-models -->)/, (_m, a, b) => a + hardwareModelsMarkdown() + '\n' + b);
 writeFileSync(new URL('README.md', root), readme);
 writeFileSync(new URL('docs/ibsm.8', root), manPage(version));
 // docs/log-codes.md from the table of stable log codes (src/util/log-codes.ts).

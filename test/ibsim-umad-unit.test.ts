@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { loadNative, type NativeBatchCallback, type NativeGrh, type NativeRecordLayout, type NativeUmad, type NativeUmadError, type NativeUmadPort } from '../src/transport/native.js';
-import { assertSimulatorListening, resolvePort, UmadTransport, type UmadCaListing, type UmadPortListing } from '../src/transport/umad.js';
+import { assertSimulatorListening, portOfGuid, resolvePort, UmadTransport, type UmadCaListing, type UmadPortListing } from '../src/transport/umad.js';
 import { TransportError, type ReceivedMad } from '../src/transport/types.js';
 import { GSI_QKEY } from '../src/wire/mad.js';
 
@@ -264,6 +264,21 @@ describe('UmadTransport (fake addon)', () => {
     expect(resolvePort(cas)).toMatchObject({ caName: 'mlx5_1', portNum: 1 });
     expect(() => resolvePort(cas, 'mlx5_0', 1)).toThrow(/IsSMDisabled/);
     expect(() => resolvePort(cas.slice(0, 1))).toThrow(/mlx5_0 port 1: IsSMDisabled/);
+  });
+
+  it('by port GUID on a planarized HCA (--guid): the SM gets the SMI device, not the GSI one listed first with the same GUID', () => {
+    const IS_SM_DISABLED = 1 << 10;
+    const cas: UmadCaListing[] = [
+      { name: 'mlx5_0', nodeType: 1, nodeGuid: 1n, systemGuid: 1n, fwVer: '', ports: [{ ...portListing('InfiniBand'), caName: 'mlx5_0', portGuid: 0x77n, capMask: IS_SM_DISABLED }] },
+      { name: 'mlx5_1', nodeType: 1, nodeGuid: 1n, systemGuid: 1n, fwVer: '', ports: [{ ...portListing('InfiniBand'), caName: 'mlx5_1', portGuid: 0x77n, capMask: 0 }] },
+    ];
+    expect(portOfGuid(cas, 0x77n, true)).toMatchObject({ caName: 'mlx5_1', portNum: 1 });
+    // an SA client (GSI) takes the first device with the GUID
+    expect(portOfGuid(cas, 0x77n)).toMatchObject({ caName: 'mlx5_0' });
+    expect(portOfGuid(cas, 0x78n, true)).toBeUndefined();
+    // only the GSI device has it: the SM's port is that one, and resolvePort says why it cannot be
+    const gsi = portOfGuid(cas.slice(0, 1), 0x77n, true)!;
+    expect(() => resolvePort(cas.slice(0, 1), gsi.caName, gsi.portNum)).toThrow(/mlx5_0 port 1 cannot carry the SM's MADs: IsSMDisabled/);
   });
 
   it('takes the first port not Disabled when none is ACTIVE or LinkUp', () => {

@@ -2,13 +2,13 @@
  * extended speeds from a PortInfo Get or Set without AttributeModifier bit 31 (OpenSM issue #38);
  * the SM sets the bit as OpenSM does, and PathRecords carry the links' real rates. */
 import { describe, expect, it } from 'vitest';
-import { Method, NodeType, SmpAttr } from '../src/wire/mad.js';
+import { Method, MgmtClass, NodeType, SmpAttr } from '../src/wire/mad.js';
 import { JoinState, MCMemberRecord, MultiPathRecord, PathRecord, PortInfoRecord, SaAttr, SaStatus } from '../src/wire/sa.js';
 import { MC_CREATE_MASK, MC_JOIN_MASK, MulticastManager } from '../src/sa/multicast.js';
 import { SaEngine } from '../src/sa/engine.js';
 import { coreSaHandlers } from '../src/sa/server.js';
 import { snapshotPorts } from '../src/model/snapshot.js';
-import { FabricBuilder, generateFabric } from '../src/model/generators.js';
+import { FabricBuilder, generateFabric, hardwareModelsMarkdown } from '../src/model/generators.js';
 import { parseTopologyText } from '../src/model/load.js';
 import { fabricToJson } from '../src/model/json.js';
 import { main } from '../src/cli/main.js';
@@ -21,8 +21,14 @@ import type { Fabric } from '../src/model/fabric.js';
 import { knownPortRate, portRate, speedCodes, speedName, widthName } from '../src/model/rates.js';
 import type { SaAnswer, SaContext } from '../src/sa/types.js';
 import type { SmpClient } from '../src/sm/smp-client.js';
-import type { SimFabric } from '../src/sim/fabric.js';
+import { SimFabric } from '../src/sim/fabric.js';
 import { buildContext, query, requester } from './sa-fixture.js';
+import { VirtualClock } from '../src/util/clock.js';
+import { loadFabricSpec } from '../src/model/load.js';
+import { MadRpc } from '../src/rpc/madrpc.js';
+import { SubnetManager } from '../src/sm/sm.js';
+import { smpClientOf } from '../src/sm/smp-client.js';
+import { installSmHandlers } from '../src/sm/handlers.js';
 
 /** Two switches, two hosts on each, every link `width` `speed`. */
 function uniform(width: string, speed: string): Fabric {
@@ -181,8 +187,88 @@ describe('mixed fabrics: the slowest link of the path', () => {
     for (const p of hostPaths(ctx)) expect(p.rate).toBe(21);
   });
 
+  it('every width on the simulated fabric, PathRecords read from the ports the SM swept: NDR 1x/8x/12x 16/23/24, XDR 1x/8x/12x 17/25/26', async () => {
+    const got: string[] = [];
+    for (const speed of ['NDR', 'XDR']) {
+      for (const width of ['1x', '8x', '12x']) {
+        const { ctx } = await buildContext(uniform(width, speed));
+        got.push(`${width}${speed} ${[...new Set(hostPaths(ctx).map((p) => p.rate))].join(',')}`);
+      }
+    }
+    expect(got).toEqual(['1xNDR 16', '8xNDR 23', '12xNDR 24', '1xXDR 17', '8xXDR 25', '12xXDR 26']);
+  });
+
   it('rejects an unknown speed name with the valid ones', () => {
     expect(() => generateFabric('fattree2:leaves=2,spines=2,hosts=2,speed=ZDR')).toThrow(/speed=ZDR.*SDR, DDR, QDR, FDR, EDR, HDR, NDR, XDR/s);
+  });
+});
+
+describe('named hardware models (gen key model=, leafmodel=, hostmodel=)', () => {
+  const ids = (f: Fabric): string[] => [...new Set(f.nodes.map((n) => `${n.type === NodeType.Switch ? 'switch' : 'ca'} 0x${n.vendorId.toString(16)}:0x${n.deviceId.toString(16)}`))].sort();
+  const links = (f: Fabric): string[] => [...new Set(f.nodes.flatMap((n) => n.ports.filter((p, pn) => pn > 0 && p?.peer).map((p) => `${p!.width}${p!.speed}`)))].sort();
+
+  it('model=ndr (Quantum-2 / ConnectX-7): 4x NDR links, the NodeInfo IDs the SM reads, and issue #38 (rate 3 without bit 31, 21 with it)', async () => {
+    const f = generateFabric('fattree2:leaves=2,spines=2,hosts=2,model=ndr');
+    const old = await buildContext(f, { wrapSmp: withoutBit31 });
+    for (const p of hostPaths(old.ctx)) expect(p.rate).toBe(3);
+    const { ctx } = await buildContext(generateFabric('fattree2:leaves=2,spines=2,hosts=2,model=Quantum-2'));
+    expect(links(ctx.snapshot.fabric)).toEqual(['4xNDR']);
+    // read from the simulated NodeInfo by the SM's discovery
+    expect(ids(ctx.snapshot.fabric)).toEqual(['ca 0x2c9:0x1021', 'switch 0x2c9:0xd2f2']);
+    for (const p of hostPaths(ctx)) expect(p).toEqual({ rate: 21, mtu: 5 });
+  });
+
+  it('model=xdr (Quantum-X800 / ConnectX-8) with 2x hosts: byte 56 and CapabilityMask2 bits 4, 11, 12 on the hosts\' ports as the SM read them; paths 2x XDR (21)', async () => {
+    const { ctx } = await buildContext(generateFabric('fattree2:leaves=2,spines=1,hosts=2,model=xdr,hostwidth=2x'));
+    const f = ctx.snapshot.fabric;
+    expect(ids(f)).toEqual(['ca 0x2c9:0x1023', 'switch 0x2c9:0xd2f4']);
+    expect(links(f)).toEqual(['2xXDR', '4xXDR']);
+    const h = f.nodes.findIndex((n) => n.type !== NodeType.Switch);
+    const pi = ctx.snapshot.discovery.nodes[h]!.portInfo[1]!;
+    expect(pi.capabilityMask2 & ((1 << 4) | (1 << 11) | (1 << 12))).toBe((1 << 4) | (1 << 11) | (1 << 12));
+    expect([pi.linkSpeedExtActive2, pi.linkSpeedExtSupported2, pi.linkWidthActive]).toEqual([1, 1, 16]);
+    for (const p of hostPaths(ctx)) expect(p.rate).toBe(21);
+  });
+
+  it('a mixed fabric: NDR spines, HDR leaves (Quantum), ConnectX-7 hosts: links train HDR, each tier reports its own IDs, paths 4x HDR (17)', async () => {
+    const f = generateFabric('fattree2:leaves=2,spines=2,hosts=2,model=quantum-2,leafmodel=hdr,hostmodel=connectx-7');
+    const byDesc = (re: RegExp): string[] => ids({ nodes: f.nodes.filter((n) => re.test(n.desc)) });
+    expect(byDesc(/^sw-l2/)).toEqual(['switch 0x2c9:0xd2f2']);
+    expect(byDesc(/^sw-l1/)).toEqual(['switch 0x2c9:0xd2f0']);
+    expect(byDesc(/^host/)).toEqual(['ca 0x2c9:0x1021']);
+    const { ctx } = await buildContext(f);
+    expect(links(ctx.snapshot.fabric)).toEqual(['4xHDR']);
+    for (const p of hostPaths(ctx)) expect(p.rate).toBe(17);
+  });
+
+  it('model= is a bundle over speed=/width=: the explicit key wins; hosts follow the leaves\' generation', () => {
+    const f = generateFabric('fattree2:leaves=2,spines=1,hosts=1,model=hdr,hostspeed=EDR');
+    const host = f.nodes.find((n) => n.type !== NodeType.Switch)!;
+    expect([host.ports[1]!.speed, host.deviceId]).toEqual(['EDR', 0x101b]);
+    const g = generateFabric('fattree2:leaves=2,spines=1,hosts=1,model=ndr,width=2x');
+    expect(links(g)).toEqual(['2xNDR']);
+  });
+
+  it('rejects an unknown model with the valid names, and a switch named for the hosts (or an HCA for the switches)', () => {
+    expect(() => generateFabric('fattree2:leaves=2,spines=1,hosts=1,model=quantum-9')).toThrow(/model=quantum-9: expected one of QDR, InfiniScale-IV, ConnectX-2, .*NDR, Quantum-2, ConnectX-7, XDR, Quantum-X800, ConnectX-8/);
+    expect(() => generateFabric('fattree2:leaves=2,spines=1,hosts=1,hostmodel=Quantum-2')).toThrow(/Quantum-2 is a switch/);
+    expect(() => generateFabric('fattree2:leaves=2,spines=1,hosts=1,model=ConnectX-7')).toThrow(/ConnectX-7 is an HCA \(hostmodel= names the hosts'\)/);
+  });
+});
+
+describe('README and man page: speeds, widths and models', () => {
+  it("the README's model table is the generators' (npm run docs); the man page lists the models, speeds and widths in roff, no stray control characters", async () => {
+    const { readFileSync } = await import('node:fs');
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    expect(readme).toContain(`<!-- hardware-models -->\n${hardwareModelsMarkdown()}\n<!-- /hardware-models -->`);
+    expect(readme).toMatch(/SDR, DDR, QDR \(LinkSpeedActive\); FDR, EDR, HDR, NDR \(LinkSpeedExtActive\); XDR \(LinkSpeedExtActive2, PortInfo byte 56\) \| 1x, 2x, 4x, 8x, 12x/);
+    const man = readFileSync(new URL('../docs/ibsm.8', import.meta.url), 'utf8');
+    // eslint-disable-next-line no-control-regex
+    expect(man.match(/[\x00-\x08\x0b-\x1f]/g) ?? []).toEqual([]);
+    expect(man).toContain('\\fBmodel=\\fR');
+    expect(man).toContain('ndr (Quantum\\-2 / ConnectX\\-7), xdr (Quantum\\-X800 / ConnectX\\-8)');
+    expect(man).toMatch(/widths 1x, 2x, 4x, 8x, 12x/);
+    expect(man).toContain('With \\fB\\-\\-umad\\fR and no');
   });
 });
 
@@ -271,6 +357,25 @@ describe('force_link_* from an opensm.conf', () => {
     expect(out).toMatch(/force-link-speed\b[^\n]*15/);
     expect(out).toMatch(/force-link-width\b[^\n]*255/);
     expect(out).toContain(`${f}:3 force_link_speed_ext 4: --force-link-speed-ext`);
+  });
+
+  it("force_link_speed_ext2 (NVIDIA's OpenSM, byte 56): read from an opensm.conf as --force-link-speed-ext2, shown by `ibsm config`, listed in docs/configuration.md's key table", async () => {
+    const { writeFileSync, mkdtempSync, readFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const text = ['force_link_speed_ext 31', 'force_link_speed_ext2 1', ''].join('\n');
+    const read = readOpensmConf(text, 'opensm.conf');
+    expect(read.values.get('force-link-speed-ext2')).toBe(1);
+    const f = join(mkdtempSync(join(tmpdir(), 'ibsm-ndr-')), 'opensm.conf');
+    writeFileSync(f, text);
+    let out = '';
+    let err = '';
+    const code = await main(['config', '--config', f], { stdout: { write: (s: string) => (out += s) }, stderr: { write: (s: string) => (err += s) } });
+    expect(code, err).toBe(0);
+    expect(out).toContain(`${f}:2 force_link_speed_ext2 1: --force-link-speed-ext2`);
+    expect(out).toMatch(/"forceLinkSpeedExt2": 1/);
+    const doc = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
+    expect(doc).toMatch(/\| `force_link_speed_ext2` \|[^\n]*--force-link-speed-ext2/);
   });
 
   it('take effect on the simulated fabric: an NDR fabric comes up at HDR (speeds read back from the ports)', async () => {
@@ -369,6 +474,99 @@ describe('which PortInfo SMPs carry bit 31', () => {
     const sw = mods.filter((m) => m.path === '1');
     expect(sw.filter((m) => (m.mod & 0xff) !== 0).every((m) => bit31(m.mod))).toBe(true);
     expect(sw.filter((m) => !m.set && (m.mod & 0xff) === 0).map((m) => bit31(m.mod))).toContain(false);
+  });
+});
+
+describe('bit 14 remembered between heavy sweeps', () => {
+  it('a second heavy sweep of an NDR fabric reads every PortInfo once, with bit 31 from the start (no re-read), and a light sweep too; the first re-reads each CA port and switch port 0', async () => {
+    let gets: { path: string; mod: number }[] = [];
+    const spy = (s: SmpClient): SmpClient => ({
+      getDr: (p, a, m) => {
+        if (a === SmpAttr.PortInfo) gets.push({ path: p.join(','), mod: m ?? 0 });
+        return s.getDr(p, a, m);
+      },
+      setDr: (p, a, m, d) => s.setDr(p, a, m, d),
+      getLid: (l, a, m) => s.getLid(l, a, m),
+      setLid: (l, a, m, d) => s.setLid(l, a, m, d),
+      get sent() {
+        return s.sent;
+      },
+    });
+    const b = await buildContext(uniform('4x', 'NDR'), { wrapSmp: spy });
+    const reads = (): Map<string, number[]> => {
+      const m = new Map<string, number[]>();
+      for (const g of gets) {
+        const k = `${g.path}/${g.mod & 0xff}`;
+        m.set(k, [...(m.get(k) ?? []), g.mod >>> 31]);
+      }
+      return m;
+    };
+    const first = reads();
+    // the SM's own CA port (path "", port 1) and switch S0's port 0: read without, then with the bit
+    expect(first.get('/1')).toEqual([0, 1]);
+    expect(first.get('1/0')).toEqual([0, 1]);
+    // a light sweep reads the CA ports' state: with the bit, as the snapshot says they have extended speeds
+    gets = [];
+    await b.clock.runUntil(b.sm.sweep('light'), 100_000);
+    expect(gets.length).toBeGreaterThan(0);
+    for (const g of gets) expect([g.path, g.mod >>> 31]).toEqual([g.path, 1]);
+    gets = [];
+    await b.clock.runUntil(b.sm.sweep('heavy'), 100_000);
+    const second = reads();
+    expect(second.size).toBe(first.size);
+    for (const [k, bits] of second) expect([k, bits]).toEqual([k, [1]]);
+  });
+});
+
+describe('bit 14 remembered by the local sweep', () => {
+  it('an NDR host whose cable goes out and back in: the local sweep that takes it in reads its PortInfo with bit 31 from the start (never without)', async () => {
+    const clock = new VirtualClock();
+    const spec = 'gen:fattree2:leaves=2,spines=2,hosts=2,speed=NDR';
+    const topo = loadFabricSpec(spec);
+    const sim = new SimFabric(topo, { clock, seed: 7 });
+    const ep = sim.attach(topo.nodes.findIndex((n) => n.type !== NodeType.Switch));
+    ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap] });
+    ep.register(MgmtClass.SubnDirected, 1);
+    const rpc = new MadRpc(ep, clock, { timeoutMs: 50, retries: 3, window: 64, perDestinationWindow: 8 });
+    let gets: { path: string; mod: number }[] = [];
+    const base = smpClientOf(rpc);
+    const smp: SmpClient = {
+      ...base,
+      getDr: (p, a, m) => {
+        if (a === SmpAttr.PortInfo) gets.push({ path: p.join(','), mod: m ?? 0 });
+        return base.getDr(p, a, m);
+      },
+      get sent() {
+        return base.sent;
+      },
+    };
+    const log = new Logger(new MemorySink(), 'error');
+    const sm = new SubnetManager({ smp, clock, log, routing: ['ftree', 'minhop'], lmc: 0, sweepIntervalMs: 1000, localSweeps: true });
+    installSmHandlers(rpc, sm, { portGuid: ep.local.portGuid, log });
+    await clock.runUntil(sm.start(), 600_000);
+    const f0 = sm.current!.fabric;
+    const host = f0.nodes.findIndex((n, i) => n.type !== NodeType.Switch && i !== sm.current!.discovery.smNode);
+    const guid = f0.nodes[host]!.guid;
+    const after = async (act: () => void): Promise<void> => {
+      const n = sm.stats.length;
+      act();
+      await clock.runUntil(() => sm.stats.length > n, 10_000);
+    };
+    await after(() => sim.linkDown(guid, 1));
+    expect(sm.current!.fabric.nodes.some((n) => n.guid === guid)).toBe(false);
+    gets = [];
+    await after(() => sim.linkUp(guid, 1));
+    const back = sm.current!.fabric.nodes.findIndex((n) => n.guid === guid);
+    expect(back).toBeGreaterThanOrEqual(0);
+    expect(sm.stats.at(-1)!.reroute).toBe('incremental');
+    const path = sm.current!.discovery.nodes[back]!.portPaths[1]!.join(',');
+    // (read when the node is taken in, and again once linked: both with the bit)
+    const reads = gets.filter((g) => g.path === path).map((g) => [g.mod & 0xff, g.mod >>> 31]);
+    expect(reads.length).toBeGreaterThan(0);
+    for (const r of reads) expect(r).toEqual([1, 1]);
+    // and the port was read in full: 4x NDR
+    expect(sm.current!.fabric.nodes[back]!.ports[1]).toMatchObject({ width: '4x', speed: 'NDR' });
+    sm.stop();
   });
 });
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runCli } from './helpers/cli.js';
 import { opensmConfKeys, readOpensmConf } from '../src/config/opensm-conf.js';
-import { OPENSM_ENGINES, OPENSM_KEY_RULES, opensmKeyRule, opensmKeysMarkdown, sameValue } from '../src/config/opensm-keys.js';
+import { FORK_KEYS, OPENSM_ENGINES, OPENSM_KEY_RULES, opensmKeyRule, opensmKeysMarkdown, sameValue } from '../src/config/opensm-keys.js';
 import { OPTIONS } from '../src/config/options.js';
 import { openSm, type IbsmSm } from '../src/index.js';
 import { Logger, MemorySink } from '../src/util/log.js';
@@ -67,7 +67,9 @@ describe('OpenSM 3.3.23 opensm.conf, key by key', () => {
     expect(keys.length).toBe(160);
     for (const k of keys) expect(opensmKeyRule(k), k).toBeDefined();
     for (const r of OPENSM_KEY_RULES) expect(keys, r.key).toContain(r.key);
-    for (const o of OPTIONS.filter((x) => x.opensm)) expect(keys, o.opensm).toContain(o.opensm);
+    // an option's key is OpenSM 3.3.23's, or one of NVIDIA's fork listed with its source (and not 3.3.23's)
+    for (const o of OPTIONS.filter((x) => x.opensm)) expect(keys.includes(o.opensm!) || FORK_KEYS.some((k) => k.key === o.opensm), o.opensm).toBe(true);
+    for (const k of FORK_KEYS) expect(keys, k.key).not.toContain(k.key);
     // a key is either an option's or has a row, never both
     for (const r of OPENSM_KEY_RULES) expect(OPTIONS.find((o) => o.opensm === r.key), r.key).toBeUndefined();
     // a rule's default is OpenSM's

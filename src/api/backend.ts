@@ -98,11 +98,12 @@ export function parseNodeRef(s: string): number | bigint | string {
 export async function openBackend(o: BackendOptions): Promise<Backend> {
   const clock = new RealClock();
   if (o.umad) {
-    const { openUmad, listUmadPorts } = await import('../transport/umad.js');
+    const { openUmad, listUmadPorts, portOfGuid } = await import('../transport/umad.js');
     let { ca, port } = o;
     if (o.guid) {
-      const all = listUmadPorts().flatMap((c) => c.ports);
-      const p = all.find((x) => x.portGuid === o.guid);
+      const cas = listUmadPorts();
+      const all = cas.flatMap((c) => c.ports);
+      const p = portOfGuid(cas, o.guid, o.sm === true);
       if (!p) throw new PortNotFoundError(`no local port has GUID ${formatGuid(o.guid)} (ports: ${all.map((x) => `${x.caName}/${x.portNum} ${formatGuid(x.portGuid)}`).join(', ') || 'none'})`);
       [ca, port] = [p.caName, p.portNum];
     }

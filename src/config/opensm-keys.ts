@@ -3,7 +3,8 @@
  * config/options.ts); every other key has a row here: accepted because ibsm behaves as that value
  * does (other values refused with the reason), accepted without effect (with the reason, said when
  * the value is not OpenSM's default), or turned into an option's value. config/opensm-conf.ts reads
- * a file by these rows; docs/configuration.md's key table is generated from them
+ * a file by these rows; keys of NVIDIA's OpenSM fork that ibsm maps are listed in FORK_KEYS with
+ * where the fork names them. docs/configuration.md's key table is generated from them
  * (opensmKeysMarkdown, `npm run docs`), and test/opensm-conf.test.ts runs OpenSM's own default
  * file, and each key changed, through `ibsm config`. */
 import { OPTIONS, type OptionValue } from './options.js';
@@ -192,6 +193,13 @@ export const OPENSM_ENGINES: Readonly<Record<string, { engine?: string; notice?:
   dfp: { refuse: "ibsm has no dragonfly engine: nue routes any topology deadlock-free (routing_engine nue)" },
 };
 
+/** opensm.conf keys of NVIDIA's OpenSM fork (not in OpenSM 3.3.23's file) that ibsm maps onto an
+ * option, with where the fork names them. */
+export const FORK_KEYS: readonly { key: string; source: string }[] = [
+  // XDR's PortInfo byte 56, as force_link_speed_ext is byte 62's
+  { key: 'force_link_speed_ext2', source: "NVIDIA's OpenSM (osm_subnet.h, osm_subn_opt_t: force_link_speed_ext2 next to force_link_speed_ext)" },
+];
+
 /** The rule of a key: its option (through the option table) or its row here. */
 export function opensmKeyRule(key: string): { option: (typeof OPTIONS)[number] } | { rule: OpensmKeyRule } | undefined {
   const option = OPTIONS.find((o) => o.opensm === key);
@@ -209,12 +217,14 @@ export function opensmKeys(): string[] {
 export function opensmKeysMarkdown(order: readonly string[] = opensmKeys()): string {
   const esc = (s: string): string => s.replace(/\|/g, '\\|');
   const rows = ['| opensm.conf key | OpenSM default | in ibsm |', '|---|---|---|'];
-  for (const key of order) {
+  const fork = FORK_KEYS.filter((k) => !order.includes(k.key));
+  for (const key of [...order, ...fork.map((k) => k.key)]) {
     const r = opensmKeyRule(key);
     if (!r) continue;
     let status: string;
     let dflt = '';
-    if ('option' in r) status = `mapped to \`--${r.option.name}\` (config key \`${r.option.key}\`)`;
+    const from = FORK_KEYS.find((k) => k.key === key);
+    if ('option' in r) status = `mapped to \`--${r.option.name}\` (config key \`${r.option.key}\`)${from ? `; a key of ${from.source}, not of OpenSM 3.3.23` : ''}`;
     else {
       const x = r.rule;
       dflt = x.dflt;

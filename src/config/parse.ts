@@ -1,6 +1,7 @@
 /** The one command-line parser of every `ibsm` command, and `--help` per command, both from the
  * option table (config/options.ts). */
 import { defaultText, optionsOf, OPTIONS, suggest, type Command, type OptionSpec, type OptionValue } from './options.js';
+import { HARDWARE_GENERATIONS } from '../model/generators.js';
 
 /** Bad usage: a wrong option, value or config file. The command exits 2 with the message. */
 export class UsageError extends Error {
@@ -197,9 +198,11 @@ export function manPage(version: string): string {
     '.SH LINK SPEEDS AND WIDTHS',
     'Speeds SDR, DDR, QDR (LinkSpeedActive), FDR, EDR, HDR, NDR (LinkSpeedExtActive) and XDR (LinkSpeedExtActive2, PortInfo byte 56); widths 1x, 2x, 4x, 8x, 12x. PortInfo Gets and Sets carry AttributeModifier bit 31 (SMSupportExtendedSpeeds) where the port\'s CapabilityMask (a switch\'s external port: port 0\'s) has IsExtendedSpeedsSupported, as OpenSM does. PathRecord, MultiPathRecord and MCMemberRecord rates go up to 26 (2400 Gb/s: 12x XDR); NDR 4x is 21 (400 Gb/s), XDR 4x 23 (800 Gb/s), XDR 8x 25 (1600 Gb/s).',
     '.PP',
-    'Generated fabrics take the ports\' hardware: \fBspeed=\fR, \fBwidth=\fR (switch ports), \fBleafspeed=\fR, \fBleafwidth=\fR (switches with hosts), \fBhostspeed=\fR, \fBhostwidth=\fR (hosts), e.g. \fBgen:fattree2:leaves=4,spines=2,hosts=4,speed=NDR,leafspeed=HDR\fR; a link trains to the best width and speed both ends know.',
+    "Generated fabrics take the ports' hardware: \\fBspeed=\\fR, \\fBwidth=\\fR (switch ports), \\fBleafspeed=\\fR, \\fBleafwidth=\\fR (switches with hosts), \\fBhostspeed=\\fR, \\fBhostwidth=\\fR (hosts), e.g. \\fBgen:fattree2:leaves=4,spines=2,hosts=4,speed=NDR,leafspeed=HDR\\fR; a link trains to the best width and speed both ends know. \\fBmodel=\\fR, \\fBleafmodel=\\fR and \\fBhostmodel=\\fR name the hardware instead (a speed or width key given with it wins): " +
+      HARDWARE_GENERATIONS.map((g) => `${g.generation.toLowerCase()} (${roff(g.switch.name)} / ${roff(g.hca.name)})`).join(', ') +
+      '; each a 4x port of its generation (HDR and later also 2x), with the NodeInfo VendorID and DeviceID of its switch or HCA.',
     '.PP',
-    'With \fB\-\-umad\fR and no \fB\-\-ca\fR/\fB\-\-port\fR the SM port is chosen as rdma\-core does: InfiniBand link layer only, ports with IsSMDisabled skipped, the first ACTIVE port, else the first LinkUp one, else the first not Disabled.',
+    'With \\fB\\-\\-umad\\fR and no \\fB\\-\\-ca\\fR/\\fB\\-\\-port\\fR the SM port is chosen as rdma\\-core does: InfiniBand link layer only, ports with IsSMDisabled skipped, the first ACTIVE port, else the first LinkUp one, else the first not Disabled.',
   );
   out.push('.SH FILES', '.TP', '/etc/ibsm/ibsm.conf', 'read by \\fBibsm run\\fR and \\fBibsm config\\fR without \\fB\\-\\-config\\fR, if it exists', '.TP', '/var/cache/opensm/guid2lid', 'the guid2lid file as root on a real HCA');
   out.push(

@@ -32,6 +32,9 @@ export interface DiscoveryOptions {
   /** A node that could not be read (left out of this sweep), or a port whose far side could not
    * be probed (its link left out). The sweep logs and counts it; the next sweep tries again. */
   onSkip?: (s: DiscoverySkip) => void;
+  /** Port GUIDs (a switch's port 0, CA and router ports) that said IsExtendedSpeedsSupported at
+   * the last sweep: read with AttributeModifier bit 31 from the start (sm/port-info-get.ts). */
+  extendedSpeeds?: ReadonlySet<bigint>;
 }
 
 /** What discovery left out, and why. */
@@ -71,6 +74,8 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
   // one `then` per SMP (no async frame): a sweep sends one of these per port; a PortInfo is kept
   // in its wire bytes (model/port-info.ts), not decoded
   const decodeNodeInfo = (b: Uint8Array): NodeInfo => NodeInfo.decode(b);
+  const ext = opts.extendedSpeeds;
+  const knownExt = (portGuid: bigint): boolean => ext !== undefined && ext.has(portGuid);
   const getNodeInfo = (path: number[]): Promise<NodeInfo> => smp.getDr(path, SmpAttr.NodeInfo, 0).then(decodeNodeInfo);
 
 
@@ -145,7 +150,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
       jobs.push(smp.getDr(d.path, SmpAttr.SwitchInfo, 0).then((b) => (d.switchInfo = SwitchInfo.decode(b))));
       // port 0 first: its CapabilityMask decides AttributeModifier bit 31 for the external ports
       jobs.push(
-        getPortInfo(smp, d.path, 0, keepPortInfo).then((pi0) => {
+        getPortInfo(smp, d.path, 0, keepPortInfo, undefined, knownExt(n.ports[0]!.guid)).then((pi0) => {
           applyPortInfo(idx, 0, pi0);
           const ports: Promise<unknown>[] = [];
           for (let p = 1; p <= n.numPorts; p++) ports.push(getPortInfo(smp, d.path, p, keepPortInfo, pi0).then((pi) => applyPortInfo(idx, p, pi)));
@@ -161,7 +166,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
       return probe;
     }
     const entry = d.nodeInfo.localPortNum;
-    jobs.push(getPortInfo(smp, d.path, entry, keepPortInfo).then((pi) => applyPortInfo(idx, entry, pi)));
+    jobs.push(getPortInfo(smp, d.path, entry, keepPortInfo, undefined, knownExt(n.ports[entry]!.guid)).then((pi) => applyPortInfo(idx, entry, pi)));
     await settleAll(jobs);
     // Only the SM's own CA is left through its port; other CAs/routers do not forward SMPs.
     if (idx === 0 && d.portInfo[entry]!.portState >= PortState.Init) return [entry];
@@ -210,7 +215,7 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
       nodes[known]!.portPaths[rp] = path;
       link(idx, p, known, rp);
       try {
-        applyPortInfo(known, rp, await getPortInfo(smp, path, rp, keepPortInfo));
+        applyPortInfo(known, rp, await getPortInfo(smp, path, rp, keepPortInfo, undefined, knownExt(ni.portGuid)));
       } catch (error) {
         skipped.add(known); // a CA port we cannot read: the CA waits for the next sweep
         opts.onSkip?.({ kind: 'node', guid: kn.guid, desc: kn.desc, lid: nodeLid(known), path, error });

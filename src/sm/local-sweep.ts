@@ -135,6 +135,7 @@ export class LocalSweeper {
       return { snapshot: prev, stats: { ...light.stats, kind: 'heavy', smps: this.smp.sent - s0, ms: this.clock.now() - t0, switches: countSwitches(prev.fabric) } };
     }
     const { disc } = view;
+    this.sweeper.learnExtendedSpeeds(disc);
     const fabric = disc.fabric;
     // The top LID: the previous one, or above it when a node taken in got a LID past it.
     let maxLid = prev.maxLid;
@@ -231,7 +232,7 @@ export class LocalSweeper {
   }
 
   private newEndNode(ni: NodeInfo, path: number[], depth: number, fabric: Fabric, nodes: DiscoveredNode[]): Promise<number> {
-    return newEndNodeOf(this.smp, ni, path, depth, fabric, nodes);
+    return newEndNodeOf(this.smp, ni, path, depth, fabric, nodes, this.sweeper.knowsExtendedSpeeds(ni.portGuid));
   }
 
   /** LIDs for the end ports taken in (LMC 0): the one the intact fabric gave the port if it is
@@ -301,7 +302,8 @@ export class LocalSweeper {
           if (!si.portStateChange) return;
           flagged++;
           const n = fabric.nodes[i]!;
-          const info0 = await getPortInfo(this.smp, d.path, 0, decodePortInfo);
+          const known = (portGuid: bigint): boolean => this.sweeper.knowsExtendedSpeeds(portGuid);
+          const info0 = await getPortInfo(this.smp, d.path, 0, decodePortInfo, undefined, known(n.ports[0]!.guid));
           const infos = [info0, ...(await Promise.all(Array.from({ length: n.numPorts }, (_, i) => getPortInfo(this.smp, d.path, i + 1, decodePortInfo, info0))))];
           for (let p = 1; p <= n.numPorts; p++) {
             const pi = infos[p]!;
@@ -355,7 +357,7 @@ export class LocalSweeper {
                 if (!added.includes(k)) changed = true; // a CA taken in is on no switch's path
                 this.log.info('link up', { node: n.desc, guid: n.guid, port: p, peer: fabric.nodes[k]!.desc, peerGuid: fabric.nodes[k]!.guid, peerPort: rp });
               }
-              const kpi = await getPortInfo(this.smp, path, rp, decodePortInfo, fabric.nodes[k]!.type === NodeType.Switch ? nodes[k]!.portInfo[0] : undefined);
+              const kpi = await getPortInfo(this.smp, path, rp, decodePortInfo, fabric.nodes[k]!.type === NodeType.Switch ? nodes[k]!.portInfo[0] : undefined, known(kp.guid));
               nodes[k]!.portInfo[rp] = kpi;
               fresh.add(`${fabric.nodes[k]!.guid}/${rp}`);
             }
@@ -397,9 +399,9 @@ export class LocalSweeper {
 
 /** A CA or router found through `path` (its NodeDescription and the PortInfo of the port it
  * answered by are read): appended to the view (canonicalize renumbers it). */
-async function newEndNodeOf(smp: SmpClient, ni: NodeInfo, path: number[], depth: number, fabric: Fabric, nodes: DiscoveredNode[]): Promise<number> {
+async function newEndNodeOf(smp: SmpClient, ni: NodeInfo, path: number[], depth: number, fabric: Fabric, nodes: DiscoveredNode[], knownExtendedSpeeds: boolean): Promise<number> {
   const rp = ni.localPortNum;
-  const [desc, pi] = await Promise.all([smp.getDr(path, SmpAttr.NodeDescription, 0).then((b) => NodeDescription.decode(b).description), getPortInfo(smp, path, rp, decodePortInfo)]);
+  const [desc, pi] = await Promise.all([smp.getDr(path, SmpAttr.NodeDescription, 0).then((b) => NodeDescription.decode(b).description), getPortInfo(smp, path, rp, decodePortInfo, undefined, knownExtendedSpeeds)]);
   const node: FabricNode = { type: ni.nodeType as NodeKind, guid: ni.nodeGuid, systemImageGuid: ni.systemImageGuid, desc, numPorts: ni.numPorts, vendorId: ni.vendorId, deviceId: ni.deviceId, ports: new Array(ni.numPorts + 1).fill(undefined) };
   node.ports[rp] = { num: rp, guid: ni.portGuid, lid: 0, lmc: 0, width: widthName(pi.linkWidthActive), speed: speedName(pi.linkSpeedActive, pi.linkSpeedExtActive, pi.linkSpeedExtActive2) };
   const d: DiscoveredNode = { path, nodeInfo: ni, portInfo: [], portPaths: [], depth };

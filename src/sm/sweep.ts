@@ -25,6 +25,7 @@ import { APPLY_WINDOW, LFT_APPLY_WINDOW, applyAll, type ApplyHooks, type WriteSo
 import { Programmed, type SmpWrite } from './programmed.js';
 import { planActivation, planPortInfo, portStateOfSet, type PortSettings } from './plan-ports.js';
 import type { SmPort } from './sminfo.js';
+import { hasExtendedSpeeds, noteExtendedSpeeds } from './port-info-get.js';
 import { LFT_INTERLEAVE, lftPlan, observeResets, planLftReads, planMfts, planPkeys, planVlTables } from './plan-tables.js';
 import { pump } from '../util/pump.js';
 import { verifyRoutes } from '../routing/verify.js';
@@ -112,6 +113,17 @@ export class Sweeper {
   }
   /** reassign_lids: not yet done (the first sweep that assigns LIDs does it). */
   private reassignPending = true;
+  /** Port GUIDs whose last PortInfo said IsExtendedSpeedsSupported: read with bit 31 from the
+   * start at the next sweep (no second read of a known NDR/XDR port). One entry per port ever
+   * seen with the bit. */
+  private readonly extendedSpeeds = new Set<bigint>();
+  knowsExtendedSpeeds(portGuid: bigint): boolean {
+    return this.extendedSpeeds.has(portGuid);
+  }
+  /** What a sweep's view says of IsExtendedSpeedsSupported, for the next sweeps' reads. */
+  learnExtendedSpeeds(disc: DiscoveryResult): void {
+    noteExtendedSpeeds(this.extendedSpeeds, disc);
+  }
 
   constructor(
     private readonly smp: SmpClient,
@@ -222,6 +234,7 @@ export class Sweeper {
     // 1. Discovery. What cannot be read is left out of this sweep (logged, counted).
     const skips: DiscoverySkip[] = [];
     const disc = await discover(smp, {
+      extendedSpeeds: this.extendedSpeeds,
       onProgress: (p) => progress?.('discover', p),
       onSkip: (sk) => {
         skips.push(sk);
@@ -241,6 +254,7 @@ export class Sweeper {
       },
     });
     if (skips.length > FAILURE_LOG_LINES) log.warn('more nodes and links left out of this sweep', { more: skips.length - FAILURE_LOG_LINES });
+    this.learnExtendedSpeeds(disc);
     const skippedNodes = skips.filter((k) => k.kind === 'node').length;
     const skippedLinks = skips.filter((k) => k.kind === 'link').length;
     const duplicates = skips.length - skippedNodes - skippedLinks;
@@ -425,7 +439,8 @@ export class Sweeper {
             for (let p = 1; p < n.ports.length; p++) {
               const path = d.portPaths[p];
               if (!path || !n.ports[p]?.peer) continue;
-              const pi = PortInfo.decode(await this.smp.getDr(path, SmpAttr.PortInfo, portInfoMod(p)));
+              // with bit 31 where the snapshot says the port has extended speeds (its answer complete)
+              const pi = PortInfo.decode(await this.smp.getDr(path, SmpAttr.PortInfo, portInfoMod(p, hasExtendedSpeeds(d.portInfo[p]))));
               if (pi.portState !== PortState.Active) changed = true;
               // Another SM writes here: the port names another master, or holds another LID.
               const port = n.ports[p]!;

@@ -189,6 +189,15 @@ export function resolvePort(cas: readonly UmadCaListing[], ca?: string, port?: n
   throw new TransportError(`no port for the SM on ${candidates.map((c) => c.name).join(', ')}${reasons.length ? ` (${reasons.join('; ')})` : ' (no ports)'}; name one with --ca/--port once it is an InfiniBand port that is not Disabled`, 'umad_get_port');
 }
 
+/** The local port with GUID `guid` (undefined when none has it). For the SM (`sm`), the one that
+ * can carry SMPs: a planarized HCA's SMI and GSI devices share one port GUID, and the GSI device
+ * says IsSMDisabled (rdma-core's umad_get_smi_gsi_pairs); when none can, the first (whose
+ * resolvePort error then says why). */
+export function portOfGuid(cas: readonly UmadCaListing[], guid: bigint, sm = false): UmadPortListing | undefined {
+  const ports = cas.flatMap((c) => c.ports).filter((p) => p.portGuid === guid);
+  return (sm ? ports.find((p) => !unusable(p)) : undefined) ?? ports[0];
+}
+
 /** Why a port cannot be the SM's (rdma-core skips these): not an InfiniBand link layer (RoCE,
  * iWARP: an Ethernet device such as irdma listed before mlx5), or IsSMDisabled in its
  * CapabilityMask (the GSI-only device of a planarized HCA, which shares its port GUID with the
