@@ -7,6 +7,7 @@ import { QOS_VL_DEFAULTS, qosVlSettings } from '../model/qos-policy.js';
 import { DEFAULT_SA_LIMITS } from '../sa/limits.js';
 import { parseListenAddress } from '../util/listen.js';
 import { DEFAULT_SM_KEY } from '../wire/sma.js';
+import { formatGuid } from '../util/guid.js';
 
 export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'reload' | 'dump' | 'topo';
 export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'reload', 'dump', 'topo'];
@@ -257,7 +258,7 @@ export function defaultText(o: OptionSpec): string {
 
 /** A value as the command line writes it. */
 export function formatValue(o: OptionSpec, v: OptionValue): string {
-  if (typeof v === 'bigint') return o.name === 'subnet-prefix' || o.name === 'guid' || v > 0xffffn ? `0x${v.toString(16).padStart(16, '0')}` : `0x${v.toString(16)}`;
+  if (typeof v === 'bigint') return o.name === 'subnet-prefix' || o.name === 'guid' || v > 0xffffn ? formatGuid(v) : `0x${v.toString(16)}`;
   if (Array.isArray(v)) return v.join(',');
   return String(v);
 }
