@@ -1,6 +1,6 @@
 /** The route between two end ports of a snapshot, walked hop by hop through its LFTs. */
 import { snapshotPorts, type EndPort, type Snapshot } from '../model/snapshot.js';
-import { NO_ROUTE } from '../model/routes.js';
+import { walkLfts } from '../model/lft-walk.js';
 import { NodeType } from '../wire/mad.js';
 import { formatGuid } from '../util/guid.js';
 
@@ -47,36 +47,27 @@ function resolve(snap: Snapshot, p: PortSpec): EndPort {
   return ep;
 }
 
-/** Walk from `from` to `to` (its base LID) through the routing result's LFTs. */
+/** Walk from `from` to `to` (its base LID) through the routing result's LFTs (model/lft-walk). */
 export function routeBetween(snap: Snapshot, from: PortSpec, to: PortSpec): Route {
   const src = resolve(snap, from);
   const dst = resolve(snap, to);
   const f = snap.fabric;
   const dlid = dst.lid;
-  const hops: RouteHop[] = [];
-  let node = src.node;
-  let inPort = 0;
-  let outPort = src.port;
-  let switches = 0;
-  for (let guard = 0; guard <= f.nodes.length + 1; guard++) {
-    const n = f.nodes[node]!;
-    if (node === dst.node) {
-      if (n.type === NodeType.Switch) switches++;
-      hops.push({ nodeGuid: n.guid, nodeDescription: n.desc, inPort, outPort: 0 });
-      return { slid: src.lid, dlid, hops, switches };
+  const w = walkLfts(f, snap.routing.lfts, src, dlid, dst);
+  if (!w.ok) {
+    const n = f.nodes[w.node]!;
+    switch (w.reason) {
+      case 'noRoute':
+        throw new RouteError(`no route to LID ${dlid} at switch ${n.desc} (0x${n.guid.toString(16)})`);
+      case 'noLink':
+        throw new RouteError(`the route to LID ${dlid} leaves ${n.desc} by port ${w.port}, which has no link`);
+      case 'notOwner':
+        throw new RouteError(`the route to LID ${dlid} enters ${n.desc} by port ${w.port}, which does not own that LID`);
+      case 'loop':
+        throw new RouteError(`the route from LID ${src.lid} to LID ${dlid} loops`);
     }
-    if (n.type === NodeType.Switch) {
-      switches++;
-      const lft = snap.routing.lfts.get(node);
-      const out = lft?.[dlid];
-      if (out === undefined || out === NO_ROUTE || out === 0) throw new RouteError(`no route to LID ${dlid} at switch ${n.desc} (0x${n.guid.toString(16)})`);
-      outPort = out;
-    }
-    hops.push({ nodeGuid: n.guid, nodeDescription: n.desc, inPort, outPort });
-    const peer = n.ports[outPort]?.peer;
-    if (!peer) throw new RouteError(`the route to LID ${dlid} leaves ${n.desc} by port ${outPort}, which has no link`);
-    node = peer.node;
-    inPort = peer.port;
   }
-  throw new RouteError(`the route from LID ${src.lid} to LID ${dlid} loops`);
+  const hops = w.hops.map((h): RouteHop => ({ nodeGuid: f.nodes[h.node]!.guid, nodeDescription: f.nodes[h.node]!.desc, inPort: h.inPort, outPort: h.outPort }));
+  const switches = w.hops.filter((h) => f.nodes[h.node]!.type === NodeType.Switch).length;
+  return { slid: src.lid, dlid, hops, switches };
 }

@@ -16,7 +16,6 @@
 import { DEFAULT_GID_PREFIX, MadStatus, Method, NodeType } from '../wire/mad.js';
 import { MultiPathRecord, PathRecord, SaAttr, SaStatus, Selector, TraceRecord, multiPathGids, multiPathServiceId, type PathRecord as PathRecordValue } from '../wire/sa.js';
 import type { PortInfo } from '../wire/sma.js';
-import { NO_ROUTE } from '../routing/types.js';
 import { SaRequestError } from './engine.js';
 import { portOfGid } from './ports.js';
 import { commonPkey, pkeyView, portPkeys, shareThis, Visibility } from './visibility.js';
@@ -26,21 +25,17 @@ import type { SaContext, SaHandler, SaQuery } from './types.js';
 
 /** The default (and link-local) GID prefix. */
 
-const MAX_HOPS = 64;
 
 import { RATE_GBPS, RATES_ASCENDING, portRate, rateCompare } from '../model/rates.js';
 import { GUID_MASK } from '../util/guid.js';
+import { walkLfts, type WalkHop } from '../model/lft-walk.js';
 
 export { portRate };
 
 // ---------- walking the forwarding tables ----------
 
 /** One node a path goes through: the port it enters by (0 at the source) and leaves by (0 at the destination). */
-export interface PathHop {
-  node: number;
-  inPort: number;
-  outPort: number;
-}
+export type PathHop = WalkHop;
 
 export type PathWalk =
   | { ok: true; hops: PathHop[]; /** links traversed */ links: number; mtu: number; rate: number }
@@ -74,60 +69,41 @@ export function walkPath(ctx: SaContext, src: EndPort, dlid: number, dst: EndPor
 
 function walkUncached(ctx: SaContext, src: EndPort, dlid: number, dst: EndPort): PathWalk {
   const { fabric, routing } = ctx.snapshot;
-  const hops: PathHop[] = [];
+  if (src.node === dst.node && src.port === dst.port) {
+    const pi = pinfo(ctx, src.node, src.port);
+    return { ok: true, hops: [{ node: src.node, inPort: 0, outPort: 0 }], links: 0, mtu: pi?.mtuCap || 1, rate: pi ? portRate(pi) : 2 };
+  }
   let mtu = Infinity;
   let rate = -1;
   let links = 0;
-  const crossLink = (node: number, port: number): { node: number; port: number } | string => {
-    const p = fabric.nodes[node]!.ports[port];
-    if (!p?.peer) return `node ${node} port ${port} has no link`;
-    const a = pinfo(ctx, node, port);
-    const b = pinfo(ctx, p.peer.node, p.peer.port);
-    for (const x of [a, b]) {
+  // A switch's own port 0 limits what leaves or reaches it (its MTUCap may be below its links').
+  const port0 = (node: number): void => {
+    if (fabric.nodes[node]!.type === NodeType.Switch) mtu = Math.min(mtu, pinfo(ctx, node, 0)?.mtuCap || Infinity);
+  };
+  port0(src.node);
+  const w = walkLfts(fabric, routing.lfts, src, dlid, dst, (node, port, peer) => {
+    for (const x of [pinfo(ctx, node, port), pinfo(ctx, peer.node, peer.port)]) {
       if (!x) continue;
       mtu = Math.min(mtu, x.mtuCap || Infinity, x.neighborMtu || Infinity);
       const r = portRate(x);
       if (rate < 0 || rateCompare(r, rate) < 0) rate = r;
     }
     links++;
-    return p.peer;
-  };
-
-  if (src.node === dst.node && src.port === dst.port) {
-    const pi = pinfo(ctx, src.node, src.port);
-    return { ok: true, hops: [{ node: src.node, inPort: 0, outPort: 0 }], links: 0, mtu: pi?.mtuCap || 1, rate: pi ? portRate(pi) : 2 };
+  });
+  if (!w.ok) {
+    const reason = {
+      noLink: `node ${w.node} port ${w.port} has no link`,
+      noRoute: `switch ${w.node} has no route to LID ${dlid}`,
+      notOwner: `LID ${dlid} routed into node ${w.node}, which is not its owner`,
+      loop: `no arrival at LID ${dlid} (the route loops)`,
+    }[w.reason];
+    return { ok: false, reason };
   }
-  let node = src.node;
-  let inPort = 0;
-  if (fabric.nodes[node]!.type === NodeType.Switch) mtu = Math.min(mtu, pinfo(ctx, node, 0)?.mtuCap || Infinity);
-  if (fabric.nodes[node]!.type !== NodeType.Switch) {
-    hops.push({ node, inPort: 0, outPort: src.port });
-    const next = crossLink(node, src.port);
-    if (typeof next === 'string') return { ok: false, reason: next };
-    node = next.node;
-    inPort = next.port;
-  }
-  for (let i = 0; i <= MAX_HOPS; i++) {
-    const n = fabric.nodes[node]!;
-    if (node === dst.node && (n.type === NodeType.Switch || inPort === dst.port)) {
-      hops.push({ node, inPort, outPort: 0 });
-      // A switch's own port 0 limits what reaches it (its MTUCap may be below its links').
-      if (n.type === NodeType.Switch) mtu = Math.min(mtu, pinfo(ctx, node, 0)?.mtuCap || Infinity);
-      if (mtu === Infinity) mtu = pinfo(ctx, node, 0)?.mtuCap || 1;
-      if (rate < 0) rate = 2;
-      return { ok: true, hops, links, mtu, rate };
-    }
-    if (n.type !== NodeType.Switch) return { ok: false, reason: `LID ${dlid} routed into node ${node}, which is not its owner` };
-    const lft = routing.lfts.get(node);
-    const out = lft?.[dlid] ?? NO_ROUTE;
-    if (out === NO_ROUTE || out === 0 || out > n.numPorts) return { ok: false, reason: `switch ${node} has no route to LID ${dlid}` };
-    hops.push({ node, inPort, outPort: out });
-    const next = crossLink(node, out);
-    if (typeof next === 'string') return { ok: false, reason: next };
-    node = next.node;
-    inPort = next.port;
-  }
-  return { ok: false, reason: `no arrival at LID ${dlid} within ${MAX_HOPS} hops (loop)` };
+  const end = w.hops.at(-1)!.node;
+  port0(end);
+  if (mtu === Infinity) mtu = pinfo(ctx, end, 0)?.mtuCap || 1;
+  if (rate < 0) rate = 2;
+  return { ok: true, hops: w.hops, links, mtu, rate };
 }
 
 // ---------- PathRecord ----------
