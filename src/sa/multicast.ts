@@ -30,6 +30,7 @@ import { KeyCounter, requesterKey, resolveSaLimits, type SaLimits } from './limi
 import { hasPkey, pkeysOf, portGidOf, portGuidOf, portInfoOf, portOfGid, requesterPort, sharePkey } from './ports.js';
 import { knownPortRate as portRate, RATE_GBPS, rateGbps as gbps } from '../model/rates.js';
 import { GUID_MASK } from '../util/guid.js';
+import { RATE, selectorHolds } from './selector.js';
 
 export { hasPkey, pkeysOf, portGidOf, portGuidOf, portInfoOf, portOfGid, requesterPort, sharePkey } from './ports.js';
 
@@ -120,22 +121,6 @@ export const MC_CREATE_MASK = MC_JOIN_MASK | CM.qKey | CM.tClass | CM.pKey | CM.
 
 const FULL_BITS = JoinState.FullMember | JoinState.SendOnlyFullMember;
 const status = (s: number): SaAnswer => ({ kind: 'status', status: s });
-
-/** Does the group's value satisfy a (selector, value) request? Rates compare by Gb/s. */
-function selectorOk(sel: number, want: number, have: number, measure: (v: number) => number = (v) => v): boolean {
-  const w = measure(want);
-  const h = measure(have);
-  switch (sel) {
-    case Selector.GreaterThan:
-      return h > w;
-    case Selector.LessThan:
-      return h < w;
-    case Selector.Exactly:
-      return h === w;
-    default:
-      return true;
-  }
-}
 
 export class MulticastManager implements SaHandler {
   readonly attrIds = [SaAttr.MCMemberRecord] as const;
@@ -486,8 +471,8 @@ export class MulticastManager implements SaHandler {
     if (mask & CM.sl && r.sl !== gr.sl) return false;
     if (mask & CM.flowLabel && r.flowLabel !== gr.flowLabel) return false;
     if (mask & CM.hopLimit && r.hopLimit !== gr.hopLimit) return false;
-    if (mask & CM.mtuSelector && mask & CM.mtu && !selectorOk(r.mtuSelector, r.mtu, gr.mtu)) return false;
-    if (mask & CM.rateSelector && mask & CM.rate && !selectorOk(r.rateSelector, r.rate, gr.rate, gbps)) return false;
+    if (mask & CM.mtuSelector && mask & CM.mtu && !selectorHolds(r.mtuSelector, r.mtu, gr.mtu)) return false;
+    if (mask & CM.rateSelector && mask & CM.rate && !selectorHolds(r.rateSelector, r.rate, gr.rate, RATE)) return false;
     return true;
   }
 

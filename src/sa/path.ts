@@ -26,9 +26,10 @@ import type { SaContext, SaHandler, SaQuery } from './types.js';
 /** The default (and link-local) GID prefix. */
 
 
-import { RATE_GBPS, RATES_ASCENDING, portRate, rateCompare } from '../model/rates.js';
+import { RATE_GBPS, portRate, rateCompare } from '../model/rates.js';
 import { GUID_MASK } from '../util/guid.js';
 import { walkLfts, type WalkHop } from '../model/lft-walk.js';
+import { RATE, selectValue } from './selector.js';
 
 export { portRate };
 
@@ -177,66 +178,20 @@ function pathParams(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort
   let pktLife = loop ? 0 : (limited.pktLife ?? ctx.packetLifeTime ?? DEFAULT_PACKET_LIFE_TIME);
 
   if (has(bit('mtuSelector') | bit('mtu'))) {
-    const want = rec.mtu;
-    switch (rec.mtuSelector) {
-      case Selector.GreaterThan:
-        if (mtu <= want) return undefined;
-        break;
-      case Selector.LessThan:
-        if (mtu >= want) {
-          if (want > 1) mtu = want - 1;
-          else return undefined;
-        }
-        break;
-      case Selector.Exactly:
-        if (mtu < want) return undefined;
-        mtu = want;
-        break;
-      default: // Best: the largest available
-        break;
-    }
+    const v = selectValue(rec.mtuSelector, rec.mtu, mtu);
+    if (v === undefined) return undefined;
+    mtu = v;
   }
   if (has(bit('rateSelector') | bit('rate'))) {
-    const want = rec.rate;
-    if (RATE_GBPS[want] === undefined && rec.rateSelector !== Selector.Best) return undefined;
-    switch (rec.rateSelector) {
-      case Selector.GreaterThan:
-        if (rateCompare(rate, want) <= 0) return undefined;
-        break;
-      case Selector.LessThan:
-        if (rateCompare(rate, want) >= 0) {
-          const lower = RATES_ASCENDING.filter((r) => rateCompare(r, want) < 0);
-          if (!lower.length) return undefined;
-          rate = lower[lower.length - 1]!;
-        }
-        break;
-      case Selector.Exactly:
-        if (rateCompare(rate, want) < 0) return undefined;
-        rate = want;
-        break;
-      default:
-        break;
-    }
+    if (RATE_GBPS[rec.rate] === undefined && rec.rateSelector !== Selector.Best) return undefined;
+    const v = selectValue(rec.rateSelector, rec.rate, rate, RATE);
+    if (v === undefined) return undefined;
+    rate = v;
   }
   if (has(bit('packetLifeTimeSelector') | bit('packetLifeTime'))) {
-    const want = rec.packetLifeTime;
-    switch (rec.packetLifeTimeSelector) {
-      case Selector.GreaterThan:
-        if (pktLife <= want) return undefined;
-        break;
-      case Selector.LessThan:
-        if (pktLife >= want) {
-          if (want > 1) pktLife = want - 1;
-          else return undefined;
-        }
-        break;
-      case Selector.Exactly:
-        if (pktLife < want) return undefined;
-        pktLife = want;
-        break;
-      default: // Best: the smallest available
-        break;
-    }
+    const v = selectValue(rec.packetLifeTimeSelector, rec.packetLifeTime, pktLife);
+    if (v === undefined) return undefined;
+    pktLife = v;
   }
 
   const view = pkeyView(ctx);
