@@ -6,19 +6,19 @@ import { PartitionPlan, parsePartitions } from '../src/model/partitions.js';
 import type { SmSnapshot } from '../src/sm/sm.js';
 import type { SaContext, SaQuery, SaRequester, SaAnswer } from '../src/sa/types.js';
 import { MulticastManager, MC_CREATE_MASK, MC_JOIN_MASK, type McGroupEvent } from '../src/sa/multicast.js';
-import { computeMfts, MCAST_LID_BASE, type MftPlan, type PortRef } from '../src/routing/mcast-tree.js';
+import { computeMfts, MCAST_LID_BASE, type MftPlan } from '../src/routing/mcast-tree.js';
 import { mftBlocks, MftCache, mftKeyParts } from '../src/sm/mft-blocks.js';
 import { indexEndPorts } from '../src/model/snapshot.js';
 
 /** A port by GUID as a bare node/port reference (what the old SA port lookup returned). */
-function fabricPorts(f: Fabric): { byGuid: { get(g: bigint): PortRef | undefined } } {
+function fabricPorts(f: Fabric): { byGuid: { get(g: bigint): PeerRef | undefined } } {
   const idx = indexEndPorts(f);
   return { byGuid: { get: (g) => { const e = idx.byGuid.get(g); return e && { node: e.node, port: e.port }; } } };
 }
 import { JoinState, MCMemberRecord, SaStatus, Selector, SA_DATA_SIZE } from '../src/wire/sa.js';
 import { Method } from '../src/wire/mad.js';
 import type { DeepPartial } from '../src/wire/layout.js';
-import type { Fabric } from '../src/model/fabric.js';
+import type { Fabric, PeerRef } from '../src/model/fabric.js';
 import { isSwitch } from '../src/model/fabric.js';
 import { Rng } from '../src/util/rng.js';
 
@@ -40,8 +40,8 @@ function ctxFor(spec: string, partitions = PartitionPlan.defaultPlan(), engine =
 }
 
 /** CA ports of the fabric, in node order. */
-function caPorts(f: Fabric): PortRef[] {
-  const out: PortRef[] = [];
+function caPorts(f: Fabric): PeerRef[] {
+  const out: PeerRef[] = [];
   f.nodes.forEach((n, ni) => {
     if (isSwitch(n)) return;
     n.ports.forEach((p, pi) => {
@@ -50,10 +50,10 @@ function caPorts(f: Fabric): PortRef[] {
   });
   return out;
 }
-const guidOf = (f: Fabric, r: PortRef): bigint => f.nodes[r.node]!.ports[r.port]!.guid;
-const lidOf = (f: Fabric, r: PortRef): number => f.nodes[r.node]!.ports[r.port]!.lid!;
-const gidOf = (f: Fabric, r: PortRef): bigint => (PREFIX << 64n) | guidOf(f, r);
-const who = (f: Fabric, r: PortRef, trusted = false): SaRequester => ({ lid: lidOf(f, r), portGuid: guidOf(f, r), smKey: trusted ? 1n : 0n, trusted, qpn: 1 });
+const guidOf = (f: Fabric, r: PeerRef): bigint => f.nodes[r.node]!.ports[r.port]!.guid;
+const lidOf = (f: Fabric, r: PeerRef): number => f.nodes[r.node]!.ports[r.port]!.lid!;
+const gidOf = (f: Fabric, r: PeerRef): bigint => (PREFIX << 64n) | guidOf(f, r);
+const who = (f: Fabric, r: PeerRef, trusted = false): SaRequester => ({ lid: lidOf(f, r), portGuid: guidOf(f, r), smKey: trusted ? 1n : 0n, trusted, qpn: 1 });
 
 function query(method: number, rec: DeepPartial<MCMemberRecord>, mask: bigint, requester: SaRequester): SaQuery {
   const data = new Uint8Array(SA_DATA_SIZE);
@@ -90,7 +90,7 @@ describe('MulticastManager: join, leave, query', () => {
     expect(g.mtuSelector).toBe(Selector.Exactly);
     expect(events).toEqual([{ kind: 'created', mgid: g.mgid, mlid: g.mlid }]);
 
-    const join = (p: PortRef, js: number): MCMemberRecord =>
+    const join = (p: PeerRef, js: number): MCMemberRecord =>
       records(mm.handle(query(Method.Set, { mgid: g.mgid, portGid: gidOf(f, p), joinState: js }, MC_JOIN_MASK, who(f, p)), ctx))[0]!;
     expect(join(b, JoinState.NonMember).joinState).toBe(JoinState.NonMember);
     expect(join(c, JoinState.SendOnlyNonMember).mlid).toBe(g.mlid);
@@ -116,7 +116,7 @@ describe('MulticastManager: join, leave, query', () => {
     expect(pub[0]!.mgid).toBe(g.mgid);
 
     // leave: clear bits, member stays while bits remain; last full member leaving removes the group
-    const leave = (p: PortRef, js: number): SaAnswer => mm.handle(query(Method.Delete, { mgid: g.mgid, portGid: gidOf(f, p), joinState: js }, MC_JOIN_MASK, who(f, p)), ctx);
+    const leave = (p: PeerRef, js: number): SaAnswer => mm.handle(query(Method.Delete, { mgid: g.mgid, portGid: gidOf(f, p), joinState: js }, MC_JOIN_MASK, who(f, p)), ctx);
     expect(records(leave(b, JoinState.FullMember))[0]!.joinState).toBe(JoinState.NonMember);
     expect(statusOf(leave(b, JoinState.FullMember))).toBe(SaStatus.ReqInvalid); // bit no longer set
     expect(mm.get(g.mgid)!.members.get(guidOf(f, b))!.joinState).toBe(JoinState.NonMember);
@@ -199,9 +199,9 @@ describe('send-only members and partial leaves (OpenSM PR #43: no MLID leaked)',
   const f = ctx.snapshot.fabric;
   const cas = caPorts(f);
   const [a, b] = [cas[0]!, cas[4]!];
-  const join = (mm: MulticastManager, r: PortRef, mgid: bigint, joinState: number): number =>
+  const join = (mm: MulticastManager, r: PeerRef, mgid: bigint, joinState: number): number =>
     statusOf(mm.handle(query(Method.Set, { mgid, portGid: gidOf(f, r), joinState }, MC_JOIN_MASK, who(f, r)), ctx));
-  const leave = (mm: MulticastManager, r: PortRef, mgid: bigint, joinState: number): number =>
+  const leave = (mm: MulticastManager, r: PeerRef, mgid: bigint, joinState: number): number =>
     statusOf(mm.handle(query(Method.Delete, { mgid, portGid: gidOf(f, r), joinState }, MC_JOIN_MASK, who(f, r)), ctx));
 
   it('a send-only full member keeps the group after the full member leaves; its leave frees the MLID', () => {
@@ -238,7 +238,7 @@ describe('send-only members and partial leaves (OpenSM PR #43: no MLID leaked)',
 // ---------------------------------------------------------------- MFT trees
 
 /** Flood one packet from `src` through the MFTs; returns deliveries per end port and fails on a loop. */
-function flood(f: Fabric, plan: MftPlan, mlid: number, src: PortRef): Map<string, number> {
+function flood(f: Fabric, plan: MftPlan, mlid: number, src: PeerRef): Map<string, number> {
   const got = new Map<string, number>();
   const visits = new Map<number, number>();
   const n = f.nodes[src.node]!;
@@ -269,8 +269,8 @@ function flood(f: Fabric, plan: MftPlan, mlid: number, src: PortRef): Map<string
   return got;
 }
 
-function checkDelivery(f: Fabric, plan: MftPlan, mlid: number, members: PortRef[]): void {
-  const key = (r: PortRef): string => `${r.node}:${r.port}`;
+function checkDelivery(f: Fabric, plan: MftPlan, mlid: number, members: PeerRef[]): void {
+  const key = (r: PeerRef): string => `${r.node}:${r.port}`;
   for (const src of members) {
     const got = flood(f, plan, mlid, src);
     const want = new Map(members.filter((m) => key(m) !== key(src)).map((m) => [key(m), 1]));
@@ -353,7 +353,7 @@ describe('MFT spanning trees', () => {
 
     // the manager's groups feed computeMfts
     const mm = new MulticastManager();
-    const q = (p: PortRef): SaQuery => query(Method.Set, createRec(gidOf(f, p), 1), MC_CREATE_MASK, who(f, p));
+    const q = (p: PeerRef): SaQuery => query(Method.Set, createRec(gidOf(f, p), 1), MC_CREATE_MASK, who(f, p));
     const g = records(mm.handle(q(cas[0]!), ctx))[0]!;
     for (const p of cas.slice(1, 5)) mm.handle(query(Method.Set, { mgid: g.mgid, portGid: gidOf(f, p), joinState: 2 }, MC_JOIN_MASK, who(f, p)), ctx);
     const groups = mm.mftGroups(ctx);

@@ -11,7 +11,7 @@ import { formatGid } from '../wire/format.js';
 import { cloneFabric, type Fabric } from '../model/fabric.js';
 import { loadFabricSpec } from '../model/load.js';
 import { subnetsOf, type RouterPortView, type SubnetPart } from '../model/subnets.js';
-import { SimFabric, type NodeRef } from '../sim/fabric.js';
+import { SimFabric, type SimNodeRef } from '../sim/fabric.js';
 import { AsapClock } from '../util/asap-clock.js';
 import { Logger } from '../util/log.js';
 import { smpClientOf } from '../sm/smp-client.js';
@@ -128,7 +128,7 @@ export class IbsmSubnets {
   }
 
   /** The subnet a node is in (a router: the subnet of its port `port`). */
-  subnetOf(ref: NodeRef, port?: number): RunningSubnet {
+  subnetOf(ref: SimNodeRef, port?: number): RunningSubnet {
     const n = this.sim.node(ref);
     let idx = n.idx;
     if (n.type === NodeType.Router) {
@@ -147,7 +147,7 @@ export class IbsmSubnets {
   }
 
   /** Attach a client (SA class) at a CA port. */
-  client(ref: NodeRef, port?: number): SubnetClient {
+  client(ref: SimNodeRef, port?: number): SubnetClient {
     const n = this.sim.node(ref);
     const be = attachSim(this.sim, this.fabric, n.idx, port, { sa: true }, false);
     const pn = be.transport.local.portNum;

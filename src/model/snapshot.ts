@@ -18,9 +18,6 @@ export function portKind(type: NodeKind | number): PortKind {
   return type === NodeType.Switch ? 'switch' : type === NodeType.Router ? 'router' : 'ca';
 }
 
-/** A port by node index (into `Fabric.nodes`) and port number. */
-export type PortRef = PeerRef;
-
 /** Is port `pn` of `n` an end port: a switch's port 0 (its management port), or a CA/router port
  * (1..N)? The one definition every layer uses. Whether it is linked or has a LID is the caller's
  * further question. */

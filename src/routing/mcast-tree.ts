@@ -18,9 +18,8 @@
  */
 import { isSwitch, type Fabric } from '../model/fabric.js';
 import { NO_ROUTE } from '../model/routes.js';
-import type { PortRef } from '../model/snapshot.js';
+import type { PeerRef } from '../model/fabric.js';
 
-export type { PortRef };
 
 /** First multicast LID. */
 export const MCAST_LID_BASE = 0xc000;
@@ -34,7 +33,7 @@ export const MFT_POSITION_PORTS = 16;
 export interface McastGroupPorts {
   mlid: number;
   /** Member end ports (CA/router ports, or a switch's port 0). Duplicates are ignored. */
-  members: readonly PortRef[];
+  members: readonly PeerRef[];
 }
 
 export interface McastTree {
@@ -109,7 +108,7 @@ class Distances {
 }
 
 /** Where a member port is delivered: the switch and its out port (0 for the switch's own port). */
-function attachment(fabric: Fabric, m: PortRef): PortRef | undefined {
+function attachment(fabric: Fabric, m: PeerRef): PeerRef | undefined {
   const n = fabric.nodes[m.node];
   if (!n) return undefined;
   if (isSwitch(n)) return m.port === 0 ? { node: m.node, port: 0 } : undefined;

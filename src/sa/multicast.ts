@@ -23,7 +23,8 @@ import { JoinState, MCMemberRecord, SaAttr, SaStatus, Selector, McScope } from '
 import { PortInfo } from '../wire/sma.js';
 import type { SaAnswer, SaContext, SaHandler, SaQuery, SaRequester } from './types.js';
 import { MCAST_LID_BASE, MCAST_LID_MAX, type McastGroupPorts } from '../routing/mcast-tree.js';
-import { portKind, snapshotPorts, type PortRef, type Snapshot } from '../model/snapshot.js';
+import { portKind, snapshotPorts, type Snapshot } from '../model/snapshot.js';
+import type { PeerRef } from '../model/fabric.js';
 import type { PartitionGroup } from '../model/partitions.js';
 import { KeyCounter, requesterKey, resolveSaLimits, type SaLimits } from './limits.js';
 
@@ -191,7 +192,7 @@ export class MulticastManager implements SaHandler {
     const fp = snapshotPorts(snap);
     const out: McastGroupPorts[] = [];
     for (const g of this.groups.values()) {
-      const members: PortRef[] = [];
+      const members: PeerRef[] = [];
       for (const m of g.members.values()) {
         const r = fp.byGuid.get(m.portGuid);
         if (r) members.push({ node: r.node, port: r.port });
@@ -485,7 +486,7 @@ export class MulticastManager implements SaHandler {
   }
 
   /** o15-0.2.1: who may modify an existing membership. */
-  private mayModify(m: McMember, g: Group, req: SaRequester, reqPort: PortRef | undefined, ctx: SaContext): boolean {
+  private mayModify(m: McMember, g: Group, req: SaRequester, reqPort: PeerRef | undefined, ctx: SaContext): boolean {
     if (!reqPort) return req.trusted;
     const own = portGuidOf(ctx, reqPort) === m.portGuid;
     if (!m.proxyJoin) return own;

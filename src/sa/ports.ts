@@ -2,13 +2,14 @@
  * GID and P_Keys in the current snapshot, and P_Key matching. */
 import { DEFAULT_GID_PREFIX } from '../wire/mad.js';
 import type { PortInfo } from '../wire/sma.js';
-import { portKind, snapshotPorts, type EndPort, type PortRef } from '../model/snapshot.js';
+import { portKind, snapshotPorts, type EndPort } from '../model/snapshot.js';
+import type { PeerRef } from '../model/fabric.js';
 import type { SaContext, SaRequester } from './types.js';
 import { GUID_MASK } from '../util/guid.js';
 
 
 /** The requester's port in the current snapshot (by GUID when the server resolved it, else by LID). */
-export function requesterPort(ctx: SaContext, req: SaRequester): PortRef | undefined {
+export function requesterPort(ctx: SaContext, req: SaRequester): PeerRef | undefined {
   const fp = snapshotPorts(ctx.snapshot);
   if (req.portGuid !== undefined) {
     const r = fp.byGuid.get(req.portGuid);
@@ -17,16 +18,16 @@ export function requesterPort(ctx: SaContext, req: SaRequester): PortRef | undef
   return fp.byLid(req.lid);
 }
 
-export function portGuidOf(ctx: SaContext, ref: PortRef): bigint {
+export function portGuidOf(ctx: SaContext, ref: PeerRef): bigint {
   return ctx.snapshot.fabric.nodes[ref.node]!.ports[ref.port]!.guid;
 }
 
-export function portInfoOf(ctx: SaContext, ref: PortRef): PortInfo | undefined {
+export function portInfoOf(ctx: SaContext, ref: PeerRef): PortInfo | undefined {
   return ctx.snapshot.discovery?.nodes[ref.node]?.portInfo[ref.port];
 }
 
 /** The port's GID (its PortInfo GID prefix, else fe80::, and its GUID). */
-export function portGidOf(ctx: SaContext, ref: PortRef): bigint {
+export function portGidOf(ctx: SaContext, ref: PeerRef): bigint {
   const prefix = portInfoOf(ctx, ref)?.gidPrefix || DEFAULT_GID_PREFIX;
   return (prefix << 64n) | portGuidOf(ctx, ref);
 }
@@ -44,7 +45,7 @@ export function portOfGid(ctx: SaContext, gid: bigint): EndPort | undefined {
 }
 
 /** The P_Key table the SM programs on this port (membership bit included). */
-export function pkeysOf(ctx: SaContext, ref: PortRef): number[] {
+export function pkeysOf(ctx: SaContext, ref: PeerRef): number[] {
   const guid = portGuidOf(ctx, ref);
   return ctx.partitions.pkeysFor(guid, portKind(ctx.snapshot.fabric.nodes[ref.node]!.type), guid === ctx.smPortGuid);
 }

@@ -72,7 +72,7 @@ export interface SimFabricOptions {
 }
 
 /** A node by index, node/port GUID, or NodeDescription. */
-export type NodeRef = number | bigint | string;
+export type SimNodeRef = number | bigint | string;
 
 export interface FabricStats {
   injected: number;
@@ -186,7 +186,7 @@ export class SimFabric implements SmaHost, EndpointHost {
   // =====================================================================================
 
   /** Find a node by index, node GUID, port GUID or NodeDescription (a "0x..." string is a GUID). */
-  findNode(ref: NodeRef): SimNode | undefined {
+  findNode(ref: SimNodeRef): SimNode | undefined {
     if (typeof ref === 'number') return this.nodes[ref];
     if (typeof ref === 'bigint') return this.byGuid.get(ref) ?? this.byPortGuid.get(ref)?.node;
     const d = this.byDesc.get(ref);
@@ -196,13 +196,13 @@ export class SimFabric implements SmaHost, EndpointHost {
   }
 
   /** The node's live SMA state (throws when not found). */
-  node(ref: NodeRef): SimNode {
+  node(ref: SimNodeRef): SimNode {
     const n = this.findNode(ref);
     if (!n) throw new SimFabricError(`no node ${typeof ref === 'bigint' ? '0x' + ref.toString(16) : String(ref)} in the simulated fabric`);
     return n;
   }
 
-  port(ref: NodeRef, port: number): SimPort {
+  port(ref: SimNodeRef, port: number): SimPort {
     const n = this.node(ref);
     const p = n.ports[port];
     if (!p) throw new SimFabricError(`node ${n.idx} (${n.desc}) has no port ${port}`);
@@ -210,26 +210,26 @@ export class SimFabric implements SmaHost, EndpointHost {
   }
 
   /** PortInfo of a port as a Get would return it (LocalPortNum = the port itself). */
-  portInfo(ref: NodeRef, port: number): PortInfo {
+  portInfo(ref: SimNodeRef, port: number): PortInfo {
     const p = this.port(ref, port);
     this.expireLease(p);
     return portInfoValue(p, port, true);
   }
 
-  switchInfo(ref: NodeRef): SwitchInfo {
+  switchInfo(ref: SimNodeRef): SwitchInfo {
     const n = this.node(ref);
     if (!n.sw) throw new SimFabricError(`node ${n.idx} (${n.desc}) is not a switch`);
     return switchInfoValue(n);
   }
 
   /** A copy of a switch's LFT (LinearFDBCap entries, 0xff = unprogrammed). */
-  lft(ref: NodeRef): Uint8Array {
+  lft(ref: SimNodeRef): Uint8Array {
     const n = this.node(ref);
     if (!n.sw) throw new SimFabricError(`node ${n.idx} (${n.desc}) is not a switch`);
     return n.sw.fwd.lftSnapshot();
   }
 
-  pkeys(ref: NodeRef, port: number): number[] {
+  pkeys(ref: SimNodeRef, port: number): number[] {
     return Array.from(this.port(ref, port).pkeys);
   }
 
@@ -253,16 +253,16 @@ export class SimFabric implements SmaHost, EndpointHost {
   // =====================================================================================
 
   /** Pull the cable of (node, port): both ends go DOWN; switches on the link raise trap 128. */
-  linkDown(ref: NodeRef, port: number): void {
+  linkDown(ref: SimNodeRef, port: number): void {
     this.setCable(ref, port, false);
   }
 
   /** Reconnect the cable: both ends train to INIT; switches raise trap 128. */
-  linkUp(ref: NodeRef, port: number): void {
+  linkUp(ref: SimNodeRef, port: number): void {
     this.setCable(ref, port, true);
   }
 
-  private setCable(ref: NodeRef, port: number, up: boolean): void {
+  private setCable(ref: SimNodeRef, port: number, up: boolean): void {
     const p = this.port(ref, port);
     if (!p.peer) throw new SimFabricError(`node ${p.node.idx} (${p.node.desc}) port ${port} has no cable`);
     p.cableUp = up;
@@ -273,7 +273,7 @@ export class SimFabric implements SmaHost, EndpointHost {
   }
 
   /** A port that accepts PortInfo Sets but stays in INIT (true), or behaves again (false). */
-  setStuckInit(ref: NodeRef, port: number, stuck: boolean): void {
+  setStuckInit(ref: SimNodeRef, port: number, stuck: boolean): void {
     this.port(ref, port).stuckInit = stuck;
   }
 
@@ -283,7 +283,7 @@ export class SimFabric implements SmaHost, EndpointHost {
   }
 
   /** Faults on one link (both directions); undefined clears them. */
-  setLinkFaults(ref: NodeRef, port: number, cfg: FaultConfig | undefined): void {
+  setLinkFaults(ref: SimNodeRef, port: number, cfg: FaultConfig | undefined): void {
     const p = this.port(ref, port);
     for (const q of p.peer ? [p, p.peer] : [p]) {
       this.faults.setLink(portKey(q.node.idx, q.num), cfg);
@@ -291,7 +291,7 @@ export class SimFabric implements SmaHost, EndpointHost {
   }
 
   /** Raise a port trap (129 link integrity, 130 buffer overrun, 131 flow control watchdog) from a switch or CA port. */
-  raiseTrap(ref: NodeRef, port: number, trap: 129 | 130 | 131): void {
+  raiseTrap(ref: SimNodeRef, port: number, trap: 129 | 130 | 131): void {
     const p = this.port(ref, port);
     const mp = managementPort(p.node, p.num);
     if (!mp) throw new SimFabricError(`node ${p.node.idx} has no management port for port ${port}`);
@@ -316,7 +316,7 @@ export class SimFabric implements SmaHost, EndpointHost {
   // =====================================================================================
 
   /** Attach a process at a CA port (default: its first cabled port) or a switch's port 0. */
-  attach(ref: NodeRef, port?: number, opts: AttachOptions = {}): SimEndpoint {
+  attach(ref: SimNodeRef, port?: number, opts: AttachOptions = {}): SimEndpoint {
     if (this.closed) throw new SimFabricError('the simulated fabric is closed');
     const n = this.node(ref);
     let pn = port;
@@ -458,12 +458,12 @@ export class SimFabric implements SmaHost, EndpointHost {
   }
 
   /** Add to the PMA counters of (node, port), e.g. `{ symbolErrors: 5 }` (error injection). */
-  addPortCounts(ref: NodeRef, port: number, counts: Partial<Record<PortCounterName, number>>): void {
+  addPortCounts(ref: SimNodeRef, port: number, counts: Partial<Record<PortCounterName, number>>): void {
     addCounts(this.port(ref, port), counts);
   }
 
   /** Traps a node is still repeating (not yet repressed). */
-  pendingTraps(ref: NodeRef): number {
+  pendingTraps(ref: SimNodeRef): number {
     return this.traps.pending(this.node(ref));
   }
 
@@ -477,7 +477,7 @@ export class SimFabric implements SmaHost, EndpointHost {
   }
 
   /** A packet (a test packet: sim/probe.ts) enters the fabric at (node, port), LID-routed. */
-  injectPacket(ref: NodeRef, port: number, pkt: Packet): void {
+  injectPacket(ref: SimNodeRef, port: number, pkt: Packet): void {
     this.inject(this.node(ref), port, pkt, false);
   }
 
