@@ -387,6 +387,11 @@ export class SmController {
   get handedOverBy(): RemoteSm | undefined {
     return this.handedWhileDiscovering === undefined ? undefined : this.remotes.get(this.handedWhileDiscovering);
   }
+  /** The SM whose HANDOVER the sweep under way answers: it gave the subnet up, so its SMInfo
+   * counts for nothing in this sweep's decision (and it may be gone: a master that stops). */
+  get handingOver(): bigint | undefined {
+    return this.handoverFrom;
+  }
   /** HANDOVER came while this SM was still discovering (it never stood by for that SM, so it
    * holds none of its SA state yet). */
   private handedWhileDiscovering?: bigint;

@@ -647,7 +647,10 @@ export class SubnetManager {
     const ownPortUp = disc.fabric.nodes[disc.smNode]?.type === NodeType.Switch || (own?.portState ?? PortState.Down) >= PortState.Init;
     const from = this.ctl.handedOverBy;
     if (from?.lid && this.o.onHandedOver) await this.o.onHandedOver(from).catch((e: unknown) => this.o.log.warn('SA state not pulled from the master', { master: from.guid, lid: from.lid, error: (e as Error).message }));
-    const remotes = ownPortUp ? await querySms(this.o.smp, smPorts(disc), (at, e) => this.o.log.debug('SMInfo not read', { port: at.guid, lid: at.lid, error: (e as Error).message })) : [];
+    // Not the SM that handed over (it gave the subnet up; a master that stops is gone by now),
+    // unless this read is how this SM learns the route to it (for the ACKNOWLEDGE).
+    const gaveUp = this.ctl.knownSms.find((r) => r.guid === this.ctl.handingOver && (r.lid || r.path))?.guid;
+    const remotes = ownPortUp ? await querySms(this.o.smp, smPorts(disc).filter((p) => p.guid !== gaveUp), (at, e) => this.o.log.debug('SMInfo not read', { port: at.guid, lid: at.lid, error: (e as Error).message })) : [];
     for (const r of remotes) this.o.log.info('SM found', { guid: r.guid, lid: r.lid ?? 0, priority: r.priority, state: r.state });
     this.ctl.handle({ type: 'discovered', remotes, ownPortUp, fromView }, this.o.clock.now());
     this.noteForeign(remotes);
