@@ -351,4 +351,38 @@ describe('ibsm beside OpenSM on ibsim, both at their defaults (the matrix)', () 
       }),
     TEST_TIMEOUT,
   );
+
+  it(
+    "ibsm and ibsm: SIGTERM of the master; the standby, handed the subnet, takes it over from its view of the fabric (no rediscovery first), a full sweep verifies it: no LID changed, no LFT block written",
+    () =>
+      withFabric(async (ib, sms) => {
+        const a = await startIbsm(ib, 'Hca1', 5);
+        sms.push(a);
+        await waitFor('first ibsm MASTER', () => ibsmUp(a), 60_000);
+        const b = await startIbsm(ib, 'Hca2', 2);
+        sms.push(b);
+        const aLid = await caLid(ib, 'Hca1');
+        await waitFor('second ibsm STANDBY', () => new RegExp(`entering STANDBY master=0x[0-9a-f]+ lid=${aLid}`).test(b.log()), 60_000);
+        // Its first pull of the master's SA state (with the master's view), at its next poll.
+        await waitFor("the standby holds the master's view", () => /IBSM-1044/.test(b.log()), 30_000);
+        const bLid = await caLid(ib, 'Hca2');
+        const before = await fabricState(ib);
+        allSmLid(before, aLid);
+        const t0 = Date.now();
+        await stopSm(a);
+        await waitFor('standby MASTER', () => ibsmUp(b), 30_000);
+        const took = Date.now() - t0;
+        await allNamed(ib, bLid, 30_000);
+        console.log(`MATRIX ibsm->ibsm SIGTERM: MASTER ${took} ms after the stop began; every port moved by ${Date.now() - t0} ms`);
+        expect(b.log()).toMatch(/IBSM-1042 takeover from the view/);
+        // The verifying sweep: a full heavy sweep as master right after.
+        await waitFor('the sweep that verifies', () => /entering MASTER[^]*heavy sweep done/.test(b.log()), 30_000);
+        const after = await fabricState(ib);
+        allSmLid(after, bLid);
+        sameFabric(after, before);
+        expect((await sminfo(ib, bLid)).state).toBe(MASTER);
+        expect(await lftBlocksWritten(b)).toBe(0);
+      }),
+    TEST_TIMEOUT,
+  );
 });

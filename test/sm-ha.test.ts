@@ -498,6 +498,7 @@ describe('a clean handover to a standby that holds the master view (#27: < 0.5 s
   it('the new master tells every port it is their master before it sends more SMPs than the switches count (no rediscovery), then a full sweep verifies and writes no LFT block', async () => {
     const { f, a, b, tap, switches, discovery } = await pair();
     const lftsBefore = lfts(f);
+    expect(has(b, "this standby's view of the fabric is the master's")).toBe(true);
     const t0 = f.clock.now();
     await drive(f.clock, a.subnet.sm.handOverOnStop());
     await a.kill();
@@ -546,6 +547,23 @@ describe('a clean handover to a standby that holds the master view (#27: < 0.5 s
     expect(has(b, 'takeover: the fabric is not the view the old master had; full heavy sweep')).toBe(true);
     expect(has(b, 'takeover from the view')).toBe(false);
     expect(b.subnet.sm.state).toBe('master');
+    expect(b.subnet.sm.current!.fabric.nodes.some((n) => n.guid === goneGuid)).toBe(false);
+    await b.kill();
+  });
+
+  it("a change the master swept while the standby stood by makes the standby's view stale: it says so, and a handover starts with a full rediscovery", async () => {
+    const { f, a, b } = await pair();
+    const gone = f.cas[9]!;
+    const goneGuid = f.sim.nodes[gone]!.guid;
+    f.sim.linkDown(gone, 1);
+    await f.clock.advanceAsync(3000); // the master's sweeps take the host out; B pulls the new view's fingerprint
+    expect(a.subnet.sm.current!.fabric.nodes.some((n) => n.guid === goneGuid)).toBe(false);
+    expect(has(b, "this standby's view of the fabric is no longer the master's")).toBe(true);
+    await drive(f.clock, a.subnet.sm.handOverOnStop());
+    await a.kill();
+    await f.clock.advanceAsync(1500);
+    expect(b.subnet.sm.state).toBe('master');
+    expect(has(b, 'takeover')).toBe(false);
     expect(b.subnet.sm.current!.fabric.nodes.some((n) => n.guid === goneGuid)).toBe(false);
     await b.kill();
   });

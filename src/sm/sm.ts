@@ -519,6 +519,7 @@ export class SubnetManager {
       this.transitions[t.to]++;
       if (t.to !== 'master') this.local.forget();
       if (t.to === 'standby') this.sweeper.forgetOwnLids();
+      if (t.to === 'standby') this.viewSaid = undefined;
       this.o.onStateChange?.(t);
     }
   }
@@ -611,8 +612,15 @@ export class SubnetManager {
     const d = this.ownDisc;
     if (d && theirs !== undefined && this.ownView?.disc !== d) this.ownView = { disc: d, fp: fabricFingerprint(d.fabric) };
     const current = d !== undefined && theirs !== undefined && this.ownView?.fp === theirs;
+    if (current !== (this.viewSaid ?? false) && (current || this.viewSaid !== undefined)) {
+      if (current) this.o.log.info("this standby's view of the fabric is the master's: a handover is taken over from it", { master });
+      else this.o.log.info("this standby's view of the fabric is no longer the master's: a handover is followed by a full heavy sweep", { master });
+      this.viewSaid = current;
+    }
     this.ctl.handle({ type: 'masterView', guid: master, current }, this.o.clock.now());
   }
+  /** What the last of those two lines said (undefined: neither since standing by). */
+  private viewSaid?: boolean;
 
   /** MasterSMLID of this SM's own port (0 when unknown). */
   private async masterSmLidHere(): Promise<number> {
