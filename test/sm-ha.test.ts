@@ -492,18 +492,25 @@ describe('a clean handover to a standby that holds the master view (#27: < 0.5 s
     // What B sent to stand by: its discovery of the fabric, the SMInfo reads, its polls.
     const discovery = tap.t.smps;
     tap.t.smps = 0;
-    return { f, a, b, tap: tap.t, discovery, switches: f.sim.nodes.filter((n) => n.type === NodeType.Switch).length };
+    /** A stops, handing over to B; then `ms` of the fabric's time. */
+    const stopA = async (ms: number): Promise<void> => {
+      await drive(f.clock, a.subnet.sm.handOverOnStop());
+      await a.kill();
+      await f.clock.advanceAsync(ms);
+      expect(b.subnet.sm.state).toBe('master');
+    };
+    /** The host that goes, and whether an SM's snapshot still has it. */
+    const host = f.cas[9]!;
+    const hasHost = (sm: Sm): boolean => sm.subnet.sm.current!.fabric.nodes.some((n) => n.guid === f.sim.nodes[host]!.guid);
+    return { f, a, b, tap: tap.t, discovery, stopA, host, hasHost, switches: f.sim.nodes.filter((n) => n.type === NodeType.Switch).length };
   }
 
   it('the new master tells every port it is their master before it sends more SMPs than the switches count (no rediscovery), then a full sweep verifies and writes no LFT block', async () => {
-    const { f, a, b, tap, switches, discovery } = await pair();
+    const { f, b, tap, switches, discovery, stopA } = await pair();
     const lftsBefore = lfts(f);
     expect(has(b, "this standby's view of the fabric is the master's")).toBe(true);
     const t0 = f.clock.now();
-    await drive(f.clock, a.subnet.sm.handOverOnStop());
-    await a.kill();
-    await f.clock.advanceAsync(1000);
-    expect(b.subnet.sm.state).toBe('master');
+    await stopA(1000);
     expect(has(b, 'takeover from the view: every port told its new master')).toBe(true);
     // The SwitchInfo of every switch, SMInfo of the other SMs: no NodeInfo/PortInfo walk first.
     expect(tap.beforeClaim, 'SMPs before the first MasterSMLID write').toBeDefined();
@@ -521,59 +528,41 @@ describe('a clean handover to a standby that holds the master view (#27: < 0.5 s
   });
 
   it('a host whose link goes down while the new master claims the ports is found by the sweep that verifies', async () => {
-    const { f, a, b, tap } = await pair();
-    const gone = f.cas[9]!;
-    const goneGuid = f.sim.nodes[gone]!.guid;
-    tap.onClaim = () => f.sim.linkDown(gone, 1);
-    await drive(f.clock, a.subnet.sm.handOverOnStop());
-    await a.kill();
-    await f.clock.advanceAsync(1500);
+    const { f, b, tap, stopA, host, hasHost } = await pair();
+    tap.onClaim = () => f.sim.linkDown(host, 1);
+    await stopA(1500);
     expect(has(b, 'takeover from the view: every port told its new master')).toBe(true);
-    expect(b.subnet.sm.state).toBe('master');
-    expect(b.subnet.sm.current!.fabric.nodes.some((n) => n.guid === goneGuid), 'the host is gone from the snapshot').toBe(false);
-    const others = f.cas.filter((i) => i !== gone);
+    expect(hasHost(b), 'the host is gone from the snapshot').toBe(false);
+    const others = f.cas.filter((i) => i !== host);
     expect(new Set(others.map((i) => f.sim.portInfo(i, 1).masterSmLid))).toEqual(new Set([lidOf(f, b)]));
     await b.kill();
   });
 
   it('a link that went down just before the handover (a switch flags it): no takeover from the view, a full heavy sweep as before', async () => {
-    const { f, a, b } = await pair();
-    const gone = f.cas[9]!;
-    const goneGuid = f.sim.nodes[gone]!.guid;
-    f.sim.linkDown(gone, 1);
-    await drive(f.clock, a.subnet.sm.handOverOnStop());
-    await a.kill();
-    await f.clock.advanceAsync(1500);
+    const { f, b, stopA, host, hasHost } = await pair();
+    f.sim.linkDown(host, 1);
+    await stopA(1500);
     expect(has(b, 'takeover: the fabric is not the view the old master had; full heavy sweep')).toBe(true);
     expect(has(b, 'takeover from the view')).toBe(false);
-    expect(b.subnet.sm.state).toBe('master');
-    expect(b.subnet.sm.current!.fabric.nodes.some((n) => n.guid === goneGuid)).toBe(false);
+    expect(hasHost(b)).toBe(false);
     await b.kill();
   });
 
   it("a change the master swept while the standby stood by makes the standby's view stale: it says so, and a handover starts with a full rediscovery", async () => {
-    const { f, a, b } = await pair();
-    const gone = f.cas[9]!;
-    const goneGuid = f.sim.nodes[gone]!.guid;
-    f.sim.linkDown(gone, 1);
+    const { f, a, b, stopA, host, hasHost } = await pair();
+    f.sim.linkDown(host, 1);
     await f.clock.advanceAsync(3000); // the master's sweeps take the host out; B pulls the new view's fingerprint
-    expect(a.subnet.sm.current!.fabric.nodes.some((n) => n.guid === goneGuid)).toBe(false);
+    expect(hasHost(a)).toBe(false);
     expect(has(b, "this standby's view of the fabric is no longer the master's")).toBe(true);
-    await drive(f.clock, a.subnet.sm.handOverOnStop());
-    await a.kill();
-    await f.clock.advanceAsync(1500);
-    expect(b.subnet.sm.state).toBe('master');
+    await stopA(1500);
     expect(has(b, 'takeover')).toBe(false);
-    expect(b.subnet.sm.current!.fabric.nodes.some((n) => n.guid === goneGuid)).toBe(false);
+    expect(hasHost(b)).toBe(false);
     await b.kill();
   });
 
   it('without the SA state sync (no view of the master to trust, as from OpenSM) the new master rediscovers the fabric before it claims it', async () => {
-    const { f, a, b, tap, discovery } = await pair({ saSync: false });
-    await drive(f.clock, a.subnet.sm.handOverOnStop());
-    await a.kill();
-    await f.clock.advanceAsync(1000);
-    expect(b.subnet.sm.state).toBe('master');
+    const { b, tap, discovery, stopA } = await pair({ saSync: false });
+    await stopA(1000);
     expect(has(b, 'takeover')).toBe(false);
     expect(tap.beforeClaim!).toBeGreaterThan(0.8 * discovery);
     expect(b.subnet.sm.stats.filter((st) => st.kind === 'heavy').length, 'no second sweep to verify').toBe(1);
