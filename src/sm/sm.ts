@@ -578,8 +578,12 @@ export class SubnetManager {
         }
         if (a.pullFirst) {
           // The master that handed over serves its state until it has the ACKNOWLEDGE.
-          await this.o.onHandedOver?.(to).catch((e: unknown) => this.o.log.warn('SA state not pulled from the master', { master: to.guid, lid: to.lid, error: (e as Error).message }));
-          this.viewChecked(to.guid);
+          // Not pulled: what was pulled before may be stale, so no takeover from the view.
+          const pulled = await (this.o.onHandedOver?.(to) ?? Promise.resolve()).then(
+            () => true,
+            (e: unknown) => (this.o.log.warn('SA state not pulled from the master', { master: to.guid, lid: to.lid, error: (e as Error).message }), false),
+          );
+          this.viewChecked(to.guid, pulled);
         }
         const sent = sendSmInfo(this.o.smp, to, a.control, { ...this.smInfo(undefined, true), smState: a.state }).catch((e: unknown) => {
           this.o.log.warn('SMInfo Set not delivered', { to: a.to.guid, lid: a.to.lid, control: a.control, error: (e as Error).message });
@@ -606,9 +610,9 @@ export class SubnetManager {
   private ownView?: { disc: DiscoveryResult; fp: bigint };
 
   /** After a pull of the master's state: tell the controller whether this SM's own view of the
-   * fabric is the master's. */
-  private viewChecked(master: bigint): void {
-    const theirs = this.o.masterView?.();
+   * fabric is the master's (never when the pull failed: `fresh` false). */
+  private viewChecked(master: bigint, fresh = true): void {
+    const theirs = fresh ? this.o.masterView?.() : undefined;
     const d = this.ownDisc;
     if (d && theirs !== undefined && this.ownView?.disc !== d) this.ownView = { disc: d, fp: fabricFingerprint(d.fabric) };
     const current = d !== undefined && theirs !== undefined && this.ownView?.fp === theirs;
