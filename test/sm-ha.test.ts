@@ -548,15 +548,39 @@ describe('a clean handover to a standby that holds the master view (#27: < 0.5 s
     await b.kill();
   });
 
-  it("a change the master swept while the standby stood by makes the standby's view stale: it says so, and a handover starts with a full rediscovery", async () => {
+  it("a change the master swept while the standby stood by makes the standby's view stale: it says so, rediscovers the fabric once, and holds the master's view again", async () => {
     const { f, a, b, stopA, host, hasHost } = await pair();
+    const discoveries = (): number => b.sink.lines.filter((l) => l.includes('discovery done')).length;
+    const before = discoveries();
     f.sim.linkDown(host, 1);
     await f.clock.advanceAsync(3000); // the master's sweeps take the host out; B pulls the new view's fingerprint
     expect(hasHost(a)).toBe(false);
     expect(has(b, "this standby's view of the fabric is no longer the master's")).toBe(true);
+    expect(b.sink.lines.filter((l) => l.includes("view of the fabric is the master's")).length, 'said at the start and again after the rediscovery').toBe(2);
+    expect(discoveries() - before, 'one rediscovery for the one change').toBe(1);
+    expect(b.subnet.sm.state).toBe('standby');
+    await f.clock.advanceAsync(3000);
+    expect(discoveries() - before, 'none while the view stays the master\'s').toBe(1);
     await stopA(1500);
-    expect(has(b, 'takeover')).toBe(false);
+    expect(has(b, 'takeover from the view: every port told its new master')).toBe(true);
     expect(hasHost(b)).toBe(false);
+    await b.kill();
+  });
+
+  it("started with the master (it saw the fabric before the master's LIDs), the standby rediscovers once its first pull shows the master's view, and a handover is taken over from it", async () => {
+    const f = fabric(SPEC2);
+    const a = startSm(f, f.cas[0]!, 9);
+    const b = startSm(f, f.cas[5]!, 2);
+    await f.clock.advanceAsync(3000);
+    expect(b.subnet.sm.state).toBe('standby');
+    expect(has(b, "this standby's view of the fabric is the master's")).toBe(true);
+    expect(b.sink.lines.filter((l) => l.includes('discovery done')).length).toBe(2);
+    await drive(f.clock, a.subnet.sm.handOverOnStop());
+    await a.kill();
+    await f.clock.advanceAsync(1000);
+    expect(b.subnet.sm.state).toBe('master');
+    expect(has(b, 'takeover from the view: every port told its new master')).toBe(true);
+    expect(smLids(f)).toEqual(new Set([lidOf(f, b)]));
     await b.kill();
   });
 

@@ -92,8 +92,9 @@ export type SmEvent =
   | { type: 'pollAnswered'; remote: RemoteSm }
   | { type: 'pollFailed' }
   /** After a pull of the master's SA state: whether this SM's own view of the fabric (its last
-   * discovery) has the fingerprint of the master's (sa/sync.ts, model/snapshot.ts). */
-  | { type: 'masterView'; guid: bigint; current: boolean }
+   * discovery) has the fingerprint of the master's (sa/sync.ts, model/snapshot.ts), and that
+   * fingerprint (`theirs`, when the master sent one). */
+  | { type: 'masterView'; guid: bigint; current: boolean; theirs?: bigint }
   | { type: 'actionDone'; action: SmAction; outcome: ActionOutcome };
 
 export interface ControllerOptions {
@@ -276,6 +277,13 @@ export class SmController {
         return;
       case 'masterView':
         this.viewOf = ev.current ? ev.guid : undefined;
+        // A standby whose view is not its master's rediscovers the fabric once per view of the
+        // master's (started with it, it saw the fabric before the master's LIDs; or the master
+        // swept a change since), so that a handover can be taken over from its view again.
+        if (!ev.current && ev.theirs !== undefined && this.smState === 'standby' && this.master?.guid === ev.guid && ev.theirs !== this.refreshedFor) {
+          this.refreshedFor = ev.theirs;
+          this.refreshWanted = true;
+        }
         return;
       case 'pollFailed':
         if (this.smState !== 'standby') return;
@@ -477,12 +485,17 @@ export class SmController {
   private viewOf?: bigint;
   /** The next heavy sweep rediscovers the whole fabric (it verifies a takeover from a view). */
   private fullNext = false;
+  /** STANDBY: the master's view this SM last rediscovered the fabric for, and whether it is to. */
+  private refreshedFor?: bigint;
+  private refreshWanted = false;
   /** The running heavy sweep took over from a view (it did not rediscover the fabric). */
   private fromView = false;
 
   private standBy(master: RemoteSm, now: number, reason: string, quiet = false): void {
     this.master = master;
     this.viewOf = undefined;
+    this.refreshedFor = undefined;
+    this.refreshWanted = false;
     this.missed = 0;
     this.nextPollAt = now + (this.o.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
     this.nextLightAt = undefined;
@@ -558,6 +571,11 @@ export class SmController {
   }
 
   private pollDue(now: number): SmAction | undefined {
+    if (this.refreshWanted) {
+      // A discovery only: the SMInfo it reads finds the master, and this SM stays standing by.
+      this.refreshWanted = false;
+      return { type: 'heavySweep', reason: "refresh the standby's view", full: true };
+    }
     if (!this.master || this.nextPollAt === undefined || now < this.nextPollAt) return undefined;
     this.nextPollAt = undefined;
     return { type: 'pollMaster', to: this.master };
@@ -599,7 +617,7 @@ export class SmController {
   /** When poll() will have an action without a new event (the next light sweep or poll), if ever. */
   pollAt(): number | undefined {
     if (this.stopped || this.running) return undefined;
-    if (this.smState === 'standby') return this.nextPollAt;
+    if (this.smState === 'standby') return this.refreshWanted ? 0 : this.nextPollAt;
     if (this.smState === 'notActive') return undefined;
     return this.nextLightAt;
   }

@@ -621,7 +621,7 @@ export class SubnetManager {
       else this.o.log.info("this standby's view of the fabric is no longer the master's: a handover is followed by a full heavy sweep", { master });
       this.viewSaid = current;
     }
-    this.ctl.handle({ type: 'masterView', guid: master, current }, this.o.clock.now());
+    this.ctl.handle({ type: 'masterView', guid: master, current, ...(theirs !== undefined ? { theirs } : {}) }, this.o.clock.now());
   }
   /** What the last of those two lines said (undefined: neither since standing by). */
   private viewSaid?: boolean;
