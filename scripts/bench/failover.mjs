@@ -36,6 +36,7 @@
 //     --timeout S       per phase (default 300)
 //     --keep            keep the scratch directory, with each SM's log (<case>-master/log, <case>-new/log)
 //     --sm-args "ARGS"  more arguments for every ibsm (e.g. "--verbose": its sweep phase lines)
+//     --sm-node-args "ARGS"  Node options for every ibsm (e.g. "--cpu-prof --cpu-prof-dir D")
 //     --sm-dist DIR     the ibsm under test: DIR/cli/main.js (default this checkout's dist/; e.g.
 //                       an older commit compiled elsewhere, for before/after figures)
 //   FAILOVER_DEBUG=1 prints each phase and polling round on stderr.
@@ -59,6 +60,7 @@ const PAIRS = opt('--cases', DEFAULT_CASES.join(',')).split(',').filter(Boolean)
 const SAMPLE = Number(opt('--sample', '24'));
 const SM_ARGS = opt('--sm-args', '').split(' ').filter(Boolean);
 const SM_DIST = path.resolve(opt('--sm-dist', distDir));
+const SM_NODE_ARGS = opt('--sm-node-args', '').split(' ').filter(Boolean);
 const PHASE_MS = Number(opt('--timeout', '300')) * 1000;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
@@ -122,7 +124,7 @@ function startSm(kind, sim, host, priority, tag, o = {}) {
   let logFile;
   if (kind === 'ibsm') {
     cmd = process.execPath;
-    args = [path.join(SM_DIST, 'cli/main.js'), 'run', '--umad', '--priority', String(priority), '--guid2lid', path.join(cache, 'guid2lid'), ...SM_ARGS];
+    args = [...SM_NODE_ARGS, path.join(SM_DIST, 'cli/main.js'), 'run', '--umad', '--priority', String(priority), '--guid2lid', path.join(cache, 'guid2lid'), ...SM_ARGS];
   } else {
     logFile = path.join(cache, 'opensm.log');
     const conf = path.join(cache, 'opensm.conf');
