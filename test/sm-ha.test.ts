@@ -478,6 +478,13 @@ function smpTap(smLid: () => number) {
 
 describe('a clean handover to a standby that holds the master view (#27: < 0.5 s on 1,024 hosts)', () => {
   const SPEC2 = 'gen:fattree2:leaves=4,spines=2,hosts=4';
+  /** A stops, handing over to B; then `ms` of the fabric's time, and B masters. */
+  async function handOver(f: ReturnType<typeof fabric>, a: Sm, b: Sm, ms: number): Promise<void> {
+    await drive(f.clock, a.subnet.sm.handOverOnStop());
+    await a.kill();
+    await f.clock.advanceAsync(ms);
+    expect(b.subnet.sm.state).toBe('master');
+  }
   /** Master A, standby B (its SMPs tapped) that pulled A's SA state and view. */
   async function pair(o: { saSync?: boolean } = {}) {
     const f = fabric(SPEC2);
@@ -492,13 +499,7 @@ describe('a clean handover to a standby that holds the master view (#27: < 0.5 s
     // What B sent to stand by: its discovery of the fabric, the SMInfo reads, its polls.
     const discovery = tap.t.smps;
     tap.t.smps = 0;
-    /** A stops, handing over to B; then `ms` of the fabric's time. */
-    const stopA = async (ms: number): Promise<void> => {
-      await drive(f.clock, a.subnet.sm.handOverOnStop());
-      await a.kill();
-      await f.clock.advanceAsync(ms);
-      expect(b.subnet.sm.state).toBe('master');
-    };
+    const stopA = (ms: number): Promise<void> => handOver(f, a, b, ms);
     /** The host that goes, and whether an SM's snapshot still has it. */
     const host = f.cas[9]!;
     const hasHost = (sm: Sm): boolean => sm.subnet.sm.current!.fabric.nodes.some((n) => n.guid === f.sim.nodes[host]!.guid);
@@ -575,10 +576,7 @@ describe('a clean handover to a standby that holds the master view (#27: < 0.5 s
     expect(b.subnet.sm.state).toBe('standby');
     expect(has(b, "this standby's view of the fabric is the master's")).toBe(true);
     expect(b.sink.lines.filter((l) => l.includes('discovery done')).length).toBe(2);
-    await drive(f.clock, a.subnet.sm.handOverOnStop());
-    await a.kill();
-    await f.clock.advanceAsync(1000);
-    expect(b.subnet.sm.state).toBe('master');
+    await handOver(f, a, b, 1000);
     expect(has(b, 'takeover from the view: every port told its new master')).toBe(true);
     expect(smLids(f)).toEqual(new Set([lidOf(f, b)]));
     await b.kill();
