@@ -286,6 +286,9 @@ export class SubnetManager {
     try {
       await sendSmInfo(this.o.smp, to, SmInfoControl.Handover, { ...this.smInfo(undefined, true), smState: SmState.Master });
       await acked;
+      // The answer to the ACKNOWLEDGE goes out at the end of this event-loop turn: let it, before
+      // the caller closes the port (the new master would retry it, and log it undelivered).
+      await new Promise<void>((r) => clock.defer(r));
     } catch (e) {
       this.o.log.warn('SMInfo Set not delivered', { to: to.guid, lid: to.lid, control: SmInfoControl.Handover, error: (e as Error).message });
     } finally {
