@@ -4,7 +4,7 @@ import { SA_QKEY } from './wire/sa.js';
 import type { NoticeSmp } from './wire/notice.js';
 import type { MadRpc } from './rpc/madrpc.js';
 import { SubnetManager, type SmOptions, type SweepStats } from './sm/sm.js';
-import { portKind, snapshotPorts, type Snapshot } from './model/snapshot.js';
+import { fabricFingerprint, portKind, snapshotPorts, type Snapshot } from './model/snapshot.js';
 import { installSmHandlers } from './sm/handlers.js';
 import { PartitionPlan, partitionGroups } from './model/partitions.js';
 import { formatGid } from './wire/format.js';
@@ -154,11 +154,14 @@ export class Subnet {
           }
         : undefined,
       stateKept: () => this.restored,
+      masterView: () => this.syncMirror.topology(),
       onStateChange: (t) => {
         // Only the master's SA answers; a standby's drops SA requests (OpenSM, C15-0.1.3). One
         // that just handed over answers (and serves its state to the new master) until the new
         // master answers its poll as MASTER: the clients' MasterSMLID still names it till then.
-        this.servingAfterHandover = t.to === 'standby' && t.reason === 'handover';
+        // A master that stops hands over first (sm.ts handOverOnStop) and serves likewise until it
+        // exits: the new master pulls the latest state before it acknowledges.
+        this.servingAfterHandover = (t.to === 'standby' && t.reason === 'handover') || (t.from === 'master' && t.to === 'notActive' && t.reason === 'stopped');
         this.sa?.setActive(t.to === 'master' || t.to === 'discovering' || this.servingAfterHandover);
         // Taking over from a master whose state we mirror: groups, services, subscriptions, LIDs.
         if (t.from === 'standby' && t.to === 'discovering') this.restoreMirror();
@@ -275,8 +278,11 @@ export class Subnet {
     const lids = new Map<bigint, { base: number; lmc: number }>();
     const snap = this.sm.current;
     if (snap) for (const ep of snapshotPorts(snap).endPorts) if (ep.lid) lids.set(ep.guid, { base: ep.lid, lmc: ep.lmc });
-    return exportSaState(this.multicast, this.services, this.inform, this.o.clock.now(), lids, this.aliases);
+    if (snap && this.fingerprinted?.snap !== snap) this.fingerprinted = { snap, fp: fabricFingerprint(snap.fabric) };
+    return exportSaState(this.multicast, this.services, this.inform, this.o.clock.now(), lids, this.aliases, this.fingerprinted?.fp);
   }
+  /** The current snapshot's fingerprint (sent to standbys with the SA state), computed once. */
+  private fingerprinted?: { snap: Snapshot; fp: bigint };
 
   /** Masters known to serve pulls (true) or not (false, with when that was seen). */
   private readonly syncCapable = new Map<bigint, { ok: boolean; at: number }>();

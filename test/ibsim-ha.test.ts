@@ -322,32 +322,71 @@ describe('ibsm beside OpenSM on ibsim, both at their defaults (the matrix)', () 
     TEST_TIMEOUT,
   );
 
+  /** ibsm master A at Hca1, ibsm standby B at Hca2 (standing by for A), the fabric as they hold it. */
+  async function ibsmPair(ib: Ibsim, sms: RunningSm[]) {
+    const a = await startIbsm(ib, 'Hca1', 5);
+    sms.push(a);
+    await waitFor('first ibsm MASTER', () => ibsmUp(a), 60_000);
+    const b = await startIbsm(ib, 'Hca2', 2);
+    sms.push(b);
+    const aLid = await caLid(ib, 'Hca1');
+    await waitFor('second ibsm STANDBY', () => new RegExp(`entering STANDBY master=0x[0-9a-f]+ lid=${aLid}`).test(b.log()), 60_000);
+    const bLid = await caLid(ib, 'Hca2');
+    expect((await sminfo(ib, bLid)).state).toBe(STANDBY);
+    return { a, b, aLid, bLid };
+  }
+
+  /** After the event at `t0`: B masters and every port names it (times since `t0`). */
+  async function takenOver(ib: Ibsim, b: RunningSm, bLid: number, t0: number): Promise<{ master: number; moved: number }> {
+    await waitFor('standby MASTER', () => ibsmUp(b), 30_000);
+    const master = Date.now() - t0;
+    await allNamed(ib, bLid, 30_000);
+    return { master, moved: Date.now() - t0 };
+  }
+
+  /** B masters a fabric otherwise as it was: no LID changed, the same LFTs, none written by B. */
+  async function sameUnder(ib: Ibsim, b: RunningSm, bLid: number, before: FabricState): Promise<void> {
+    const after = await fabricState(ib);
+    allSmLid(after, bLid);
+    sameFabric(after, before);
+    expect((await sminfo(ib, bLid)).state).toBe(MASTER);
+    expect(await lftBlocksWritten(b)).toBe(0);
+  }
+
   it(
     'ibsm and ibsm: kill -9 of the master; the standby is master within seconds, no LID changed, no LFT block written',
     () =>
       withFabric(async (ib, sms) => {
-        const a = await startIbsm(ib, 'Hca1', 5);
-        sms.push(a);
-        await waitFor('first ibsm MASTER', () => ibsmUp(a), 60_000);
-        const b = await startIbsm(ib, 'Hca2', 2);
-        sms.push(b);
-        const aLid = await caLid(ib, 'Hca1');
-        await waitFor('second ibsm STANDBY', () => new RegExp(`entering STANDBY master=0x[0-9a-f]+ lid=${aLid}`).test(b.log()), 60_000);
-        const bLid = await caLid(ib, 'Hca2');
-        expect((await sminfo(ib, bLid)).state).toBe(STANDBY);
+        const { a, b, aLid, bLid } = await ibsmPair(ib, sms);
         const before = await fabricState(ib);
         allSmLid(before, aLid);
         process.kill(a.proc.pid, 'SIGKILL');
+        const took = await takenOver(ib, b, bLid, Date.now());
+        console.log(`MATRIX ibsm->ibsm kill -9: MASTER ${took.master} ms after kill -9; every port moved by ${took.moved} ms`);
+        await sameUnder(ib, b, bLid, before);
+      }),
+    TEST_TIMEOUT,
+  );
+
+  it(
+    "ibsm and ibsm: SIGTERM of the master; the standby, handed the subnet, takes it over from its view of the fabric (no rediscovery first), a full sweep verifies it: no LID changed, no LFT block written",
+    () =>
+      withFabric(async (ib, sms) => {
+        const { a, b, aLid, bLid } = await ibsmPair(ib, sms);
+        // Its first pull of the master's SA state (with the master's view), at its next poll.
+        await waitFor("the standby holds the master's view", () => /IBSM-1044/.test(b.log()), 30_000);
+        const before = await fabricState(ib);
+        allSmLid(before, aLid);
         const t0 = Date.now();
-        await waitFor('standby MASTER', () => ibsmUp(b), 30_000);
-        const took = Date.now() - t0;
-        await allNamed(ib, bLid, 30_000);
-        console.log(`MATRIX ibsm->ibsm kill -9: MASTER ${took} ms after kill -9; every port moved by ${Date.now() - t0} ms`);
-        const after = await fabricState(ib);
-        allSmLid(after, bLid);
-        sameFabric(after, before);
-        expect((await sminfo(ib, bLid)).state).toBe(MASTER);
-        expect(await lftBlocksWritten(b)).toBe(0);
+        await stopSm(a);
+        const took = await takenOver(ib, b, bLid, t0);
+        console.log(`MATRIX ibsm->ibsm SIGTERM: MASTER ${took.master} ms after the stop began; every port moved by ${took.moved} ms`);
+        expect(b.log()).toMatch(/IBSM-1042 takeover from the view/);
+        // The old master answered the ACKNOWLEDGE before it closed its port.
+        expect(b.log()).not.toMatch(/IBSM-1031 SMInfo Set not delivered/);
+        // The verifying sweep: a full heavy sweep as master right after.
+        await waitFor('the sweep that verifies', () => /entering MASTER[^]*heavy sweep done/.test(b.log()), 30_000);
+        await sameUnder(ib, b, bLid, before);
       }),
     TEST_TIMEOUT,
   );

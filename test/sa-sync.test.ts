@@ -56,3 +56,27 @@ describe('SyncSource / SyncMirror', () => {
     for (const cut of [5, 14, b.length - 1]) expect(() => decodeSyncUpdate(b.subarray(0, cut))).toThrow(DecodeError);
   });
 });
+
+describe("the master's view sent with the SA state (#27)", () => {
+  it('the fingerprint is equal for equal views and moves with a LID, a link or a node', async () => {
+    const { loadFabricSpec } = await import('../src/model/load.js');
+    const { cloneFabric } = await import('../src/model/fabric.js');
+    const { fabricFingerprint } = await import('../src/model/snapshot.js');
+    const f = loadFabricSpec('gen:fattree2:leaves=2,spines=1,hosts=2');
+    f.nodes.forEach((n, i) => n.ports.forEach((p) => p && (p.lid = i + 1)));
+    const fp = fabricFingerprint(f);
+    expect(fabricFingerprint(cloneFabric(f))).toBe(fp);
+    const lid = cloneFabric(f);
+    const ca = lid.nodes.findIndex((n) => n.type !== 2);
+    lid.nodes[ca]!.ports[1]!.lid = 99;
+    expect(fabricFingerprint(lid)).not.toBe(fp);
+    const link = cloneFabric(f);
+    const peer = link.nodes[ca]!.ports[1]!.peer!;
+    link.nodes[ca]!.ports[1]!.peer = undefined;
+    link.nodes[peer.node]!.ports[peer.port]!.peer = undefined;
+    expect(fabricFingerprint(link)).not.toBe(fp);
+    const node = cloneFabric(f);
+    node.nodes[ca]!.guid ^= 1n;
+    expect(fabricFingerprint(node)).not.toBe(fp);
+  });
+});

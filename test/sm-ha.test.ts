@@ -9,7 +9,7 @@ import { loadFabricSpec } from '../src/model/load.js';
 import { MadRpc } from '../src/rpc/madrpc.js';
 import { MadHeaderView, MgmtClass, Method, NodeType, SmpAttr, SMP_DATA_OFFSET } from '../src/wire/mad.js';
 import { smpResponse } from '../src/wire/builders.js';
-import { PortCap, SMInfo, SmState } from '../src/wire/sma.js';
+import { PortCap, PortInfo, SMInfo, SmState } from '../src/wire/sma.js';
 import { SmInfoControl } from '../src/wire/modifiers.js';
 import { Subnet } from '../src/subnet.js';
 import { smpClientOf } from '../src/sm/smp-client.js';
@@ -41,8 +41,16 @@ function fabric(spec = SPEC) {
   return { clock, sim, cas };
 }
 
-function startSm(f: ReturnType<typeof fabric>, node: number, priority: number, o: { smKey?: bigint; sweepIntervalMs?: number; saSync?: boolean; forceMaster?: boolean; guid2lid?: Map<bigint, { base: number; lmc: number }> } = {}): Sm {
+function startSm(f: ReturnType<typeof fabric>, node: number, priority: number, o: { smKey?: bigint; sweepIntervalMs?: number; saSync?: boolean; forceMaster?: boolean; guid2lid?: Map<bigint, { base: number; lmc: number }>; tap?: (mad: Uint8Array) => void } = {}): Sm {
   const ep = f.sim.attach(node);
+  if (o.tap) {
+    const send = ep.send.bind(ep);
+    const tap = o.tap;
+    ep.send = (mad, addr) => {
+      tap(mad);
+      send(mad, addr);
+    };
+  }
   ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap, Method.Get, Method.Set] });
   ep.register(MgmtClass.SubnDirected, 1, { methods: [Method.Get, Method.Set] });
   const rpc = new MadRpc(ep, f.clock, { timeoutMs: 50, retries: 2, window: 64 });
@@ -452,6 +460,138 @@ describe('SMs on one fabric', () => {
   });
 });
 
+/** The SMPs an SM sends, and how many it had sent when its first PortInfo Set naming `smLid()`
+ * as MasterSMLID went out (a new master claiming the ports). */
+function smpTap(smLid: () => number) {
+  const t = { smps: 0, beforeClaim: undefined as number | undefined, onClaim: undefined as (() => void) | undefined };
+  const fn = (mad: Uint8Array): void => {
+    const h = MadHeaderView.over(mad);
+    if (h.mgmtClass !== MgmtClass.SubnDirected && h.mgmtClass !== MgmtClass.SubnLid) return;
+    if (t.beforeClaim === undefined && h.method === Method.Set && h.attrId === SmpAttr.PortInfo && smLid() && PortInfo.decode(mad, SMP_DATA_OFFSET).masterSmLid === smLid()) {
+      t.beforeClaim = t.smps;
+      t.onClaim?.();
+    }
+    t.smps++;
+  };
+  return { t, fn };
+}
+
+describe('a clean handover to a standby that holds the master view (#27: < 0.5 s on 1,024 hosts)', () => {
+  const SPEC2 = 'gen:fattree2:leaves=4,spines=2,hosts=4';
+  /** A stops, handing over to B; then `ms` of the fabric's time, and B masters. */
+  async function handOver(f: ReturnType<typeof fabric>, a: Sm, b: Sm, ms: number): Promise<void> {
+    await drive(f.clock, a.subnet.sm.handOverOnStop());
+    await a.kill();
+    await f.clock.advanceAsync(ms);
+    expect(b.subnet.sm.state).toBe('master');
+  }
+  /** Master A, standby B (its SMPs tapped) that pulled A's SA state and view. */
+  async function pair(o: { saSync?: boolean } = {}) {
+    const f = fabric(SPEC2);
+    const a = startSm(f, f.cas[0]!, 9, o);
+    await f.clock.advanceAsync(2000);
+    let bNode = -1;
+    const tap = smpTap(() => (bNode >= 0 ? f.sim.portInfo(bNode, 1).lid : 0));
+    bNode = f.cas[5]!;
+    const b = startSm(f, bNode, 2, { ...o, tap: tap.fn });
+    await f.clock.advanceAsync(3000);
+    expect(b.subnet.sm.state).toBe('standby');
+    // What B sent to stand by: its discovery of the fabric, the SMInfo reads, its polls.
+    const discovery = tap.t.smps;
+    tap.t.smps = 0;
+    const stopA = (ms: number): Promise<void> => handOver(f, a, b, ms);
+    /** The host that goes, and whether an SM's snapshot still has it. */
+    const host = f.cas[9]!;
+    const hasHost = (sm: Sm): boolean => sm.subnet.sm.current!.fabric.nodes.some((n) => n.guid === f.sim.nodes[host]!.guid);
+    return { f, a, b, tap: tap.t, discovery, stopA, host, hasHost, switches: f.sim.nodes.filter((n) => n.type === NodeType.Switch).length };
+  }
+
+  it('the new master tells every port it is their master before it sends more SMPs than the switches count (no rediscovery), then a full sweep verifies and writes no LFT block', async () => {
+    const { f, b, tap, switches, discovery, stopA } = await pair();
+    const lftsBefore = lfts(f);
+    expect(has(b, "this standby's view of the fabric is the master's")).toBe(true);
+    const t0 = f.clock.now();
+    await stopA(1000);
+    expect(has(b, 'takeover from the view: every port told its new master')).toBe(true);
+    // The SwitchInfo of every switch, SMInfo of the other SMs: no NodeInfo/PortInfo walk first.
+    expect(tap.beforeClaim, 'SMPs before the first MasterSMLID write').toBeDefined();
+    expect(tap.beforeClaim!).toBeLessThanOrEqual(switches + 4);
+    expect(discovery).toBeGreaterThan(5 * (switches + 4));
+    expect(smLids(f)).toEqual(new Set([lidOf(f, b)]));
+    // The verifying sweep ran (a full heavy sweep after the takeover) and found nothing to change.
+    const heavies = b.subnet.sm.stats.filter((st) => st.kind === 'heavy');
+    expect(heavies.length).toBe(2);
+    expect(heavies[1]!.smps).toBeGreaterThan(0.8 * discovery);
+    expect(heavies[1]!.lftBlocksWritten + heavies[1]!.portInfoSets).toBe(0);
+    expect(lfts(f)).toEqual(lftsBefore);
+    expect(f.clock.now() - t0).toBeLessThan(2000);
+    await b.kill();
+  });
+
+  it('a host whose link goes down while the new master claims the ports is found by the sweep that verifies', async () => {
+    const { f, b, tap, stopA, host, hasHost } = await pair();
+    tap.onClaim = () => f.sim.linkDown(host, 1);
+    await stopA(1500);
+    expect(has(b, 'takeover from the view: every port told its new master')).toBe(true);
+    expect(hasHost(b), 'the host is gone from the snapshot').toBe(false);
+    const others = f.cas.filter((i) => i !== host);
+    expect(new Set(others.map((i) => f.sim.portInfo(i, 1).masterSmLid))).toEqual(new Set([lidOf(f, b)]));
+    await b.kill();
+  });
+
+  it('a link that went down just before the handover (a switch flags it): no takeover from the view, a full heavy sweep as before', async () => {
+    const { f, b, stopA, host, hasHost } = await pair();
+    f.sim.linkDown(host, 1);
+    await stopA(1500);
+    expect(has(b, 'takeover: the fabric is not the view the old master had; full heavy sweep')).toBe(true);
+    expect(has(b, 'takeover from the view')).toBe(false);
+    expect(hasHost(b)).toBe(false);
+    await b.kill();
+  });
+
+  it("a change the master swept while the standby stood by makes the standby's view stale: it says so, rediscovers the fabric once, and holds the master's view again", async () => {
+    const { f, a, b, stopA, host, hasHost } = await pair();
+    const discoveries = (): number => b.sink.lines.filter((l) => l.includes('discovery done')).length;
+    const before = discoveries();
+    f.sim.linkDown(host, 1);
+    await f.clock.advanceAsync(3000); // the master's sweeps take the host out; B pulls the new view's fingerprint
+    expect(hasHost(a)).toBe(false);
+    expect(has(b, "this standby's view of the fabric is no longer the master's")).toBe(true);
+    expect(b.sink.lines.filter((l) => l.includes("view of the fabric is the master's")).length, 'said at the start and again after the rediscovery').toBe(2);
+    expect(discoveries() - before, 'one rediscovery for the one change').toBe(1);
+    expect(b.subnet.sm.state).toBe('standby');
+    await f.clock.advanceAsync(3000);
+    expect(discoveries() - before, 'none while the view stays the master\'s').toBe(1);
+    await stopA(1500);
+    expect(has(b, 'takeover from the view: every port told its new master')).toBe(true);
+    expect(hasHost(b)).toBe(false);
+    await b.kill();
+  });
+
+  it("started with the master (it saw the fabric before the master's LIDs), the standby rediscovers once its first pull shows the master's view, and a handover is taken over from it", async () => {
+    const f = fabric(SPEC2);
+    const a = startSm(f, f.cas[0]!, 9);
+    const b = startSm(f, f.cas[5]!, 2);
+    await f.clock.advanceAsync(3000);
+    expect(b.subnet.sm.state).toBe('standby');
+    expect(has(b, "this standby's view of the fabric is the master's")).toBe(true);
+    expect(b.sink.lines.filter((l) => l.includes('discovery done')).length).toBe(2);
+    await handOver(f, a, b, 1000);
+    expect(has(b, 'takeover from the view: every port told its new master')).toBe(true);
+    expect(smLids(f)).toEqual(new Set([lidOf(f, b)]));
+    await b.kill();
+  });
+
+  it('without the SA state sync (no view of the master to trust, as from OpenSM) the new master rediscovers the fabric before it claims it', async () => {
+    const { b, tap, discovery, stopA } = await pair({ saSync: false });
+    await stopA(1000);
+    expect(has(b, 'takeover')).toBe(false);
+    expect(tap.beforeClaim!).toBeGreaterThan(0.8 * discovery);
+    expect(b.subnet.sm.stats.filter((st) => st.kind === 'heavy').length, 'no second sweep to verify').toBe(1);
+    await b.kill();
+  });
+});
+
 describe('SA state across failover', () => {
   it('the standby mirrors groups, services and subscriptions and has them when it takes over: same MGID and MLID, MFTs still forward', async () => {
     const f = fabric();
@@ -587,6 +727,40 @@ describe('SmController elections', () => {
         expect(c.state).toBe('master');
         expect(c.poll(5)).toBeUndefined();
       }
+    }
+  });
+
+  it("a standby handed over by its master pulls before it acknowledges, takes over from its view only when that view is the master's, acknowledges a repeated HANDOVER without restarting, and then verifies with a full heavy sweep", () => {
+    for (const current of [true, false]) {
+      const c = new SmController({ sweepIntervalMs: 1000, guid: 0x20n, priority: 1 });
+      const m = remote(0x10n, 9, SmState.Master);
+      c.handle({ type: 'start' }, 0);
+      const h = c.poll(0)!;
+      c.handle({ type: 'discovered', remotes: [m], ownPortUp: true }, 1);
+      c.handle({ type: 'actionDone', action: h, outcome: 'ok' }, 2);
+      expect(c.state).toBe('standby');
+      c.handle({ type: 'masterView', guid: m.guid, current }, 3);
+      c.handle({ type: 'smInfoSet', control: SmInfoControl.Handover, from: m }, 4);
+      const ack = c.poll(4)!;
+      expect(ack).toEqual({ type: 'sendSmInfo', to: m, control: SmInfoControl.Acknowledge, state: SmState.Standby, pullFirst: true });
+      // The pull before the ACKNOWLEDGE says again whether the view is the master's.
+      c.handle({ type: 'masterView', guid: m.guid, current }, 5);
+      c.handle({ type: 'actionDone', action: ack, outcome: 'ok' }, 5);
+      const sweep = c.poll(5)!;
+      expect(sweep).toEqual(current ? { type: 'heavySweep', reason: 'handover', takeover: true } : { type: 'heavySweep', reason: 'handover' });
+      // The same HANDOVER again (the old master's retry): one more ACKNOWLEDGE, nothing restarts.
+      c.handle({ type: 'smInfoSet', control: SmInfoControl.Handover, from: m }, 6);
+      expect(c.handedOverBy, 'not a handover to an SM still discovering').toBeUndefined();
+      c.handle({ type: 'discovered', remotes: [{ ...m, state: SmState.NotActive }], ownPortUp: true, fromView: current }, 7);
+      expect(c.mayProgram).toBe(true);
+      c.handle({ type: 'actionDone', action: sweep, outcome: 'ok' }, 8);
+      expect(c.state).toBe('master');
+      const ack2 = c.poll(8)!;
+      expect(ack2).toEqual({ type: 'sendSmInfo', to: m, control: SmInfoControl.Acknowledge, state: SmState.Standby });
+      c.handle({ type: 'actionDone', action: ack2, outcome: 'ok' }, 8);
+      const next = c.poll(9);
+      if (current) expect(next).toEqual({ type: 'heavySweep', reason: 'verify the takeover', full: true });
+      else expect(next).toBeUndefined();
     }
   });
 

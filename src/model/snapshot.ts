@@ -151,3 +151,30 @@ export function snapshotPorts(snap: Snapshot): EndPortIndex {
 export function smPortOf(snap: Snapshot): EndPort | undefined {
   return snapshotPorts(snap).at(snap.discovery.smNode, snap.discovery.smPort);
 }
+
+/** A digest of a fabric as an SM manages it: every node (GUID, type), every linked end port (GUID,
+ * LID, LMC) and every link (by node GUID and port), in the fabric's node order (canonical: by node
+ * GUID). Two SMs whose views of a subnet have the same fingerprint see the same nodes, links and
+ * LIDs: a standby whose own discovery has its master's fingerprint can take the subnet over from
+ * that view (sm/sweep.ts `Sweeper.takeover`). 64-bit FNV-1a; not a security measure. */
+export function fabricFingerprint(fabric: Fabric): bigint {
+  const M = 0xffff_ffff_ffff_ffffn;
+  let h = 0xcbf2_9ce4_8422_2325n;
+  const mix = (v: bigint): void => {
+    h = ((h ^ (v & M)) * 0x100_0000_01b3n) & M;
+  };
+  for (const n of fabric.nodes) {
+    mix(n.guid);
+    mix(BigInt(n.type));
+    n.ports.forEach((p, pn) => {
+      if (!p) return;
+      const end = isEndPort(n, pn);
+      if (end && (n.type === NodeType.Switch || p.peer)) mix((BigInt(pn) << 48n) | (BigInt(p.lmc ?? 0) << 32n) | BigInt(p.lid ?? 0));
+      if (p.peer) {
+        mix(fabric.nodes[p.peer.node]!.guid);
+        mix((BigInt(pn) << 16n) | BigInt(p.peer.port));
+      }
+    });
+  }
+  return h;
+}

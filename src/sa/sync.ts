@@ -23,7 +23,7 @@ export interface SyncLid {
   lmc: number;
 }
 
-const Tag = { Group: 1, Member: 2, Service: 3, Subscription: 4, Lid: 5, Alias: 6 } as const;
+const Tag = { Group: 1, Member: 2, Service: 3, Subscription: 4, Lid: 5, Alias: 6, Topology: 7 } as const;
 
 /** Entries of the SA state, keyed so that a change is a put or a delete. */
 export type SyncEntries = Map<string, Uint8Array>;
@@ -38,9 +38,15 @@ function tagged(tag: number, body: Uint8Array): Uint8Array {
 }
 
 /** The SA state as entries: groups (their parameters), members, services, subscriptions, LIDs,
- * alias GUIDs. */
-export function exportSaState(mc: MulticastManager, services: ServiceRegistry, inform: InformManager, now: number, lids?: ReadonlyMap<bigint, SyncLid>, aliases?: AliasGuids): SyncEntries {
+ * alias GUIDs, and the fingerprint of the master's view of the fabric (model/snapshot.ts
+ * `fabricFingerprint`: a standby whose own view has it may take over from that view). */
+export function exportSaState(mc: MulticastManager, services: ServiceRegistry, inform: InformManager, now: number, lids?: ReadonlyMap<bigint, SyncLid>, aliases?: AliasGuids, topology?: bigint): SyncEntries {
   const out: SyncEntries = new Map();
+  if (topology !== undefined) {
+    const body = new Uint8Array(8);
+    new DataView(body.buffer).setBigUint64(0, topology);
+    out.set('t', tagged(Tag.Topology, body));
+  }
   for (const g of mc.list()) {
     out.set(`g/${hex(g.mgid)}`, tagged(Tag.Group, MCMemberRecord.encode({ ...g.rec, mgid: g.mgid, mlid: g.mlid, portGid: 0n, joinState: 0, proxyJoin: 0 })));
     for (const m of g.members.values()) {
@@ -196,6 +202,7 @@ export class SyncMirror {
           break;
         }
         case Tag.Lid:
+        case Tag.Topology:
           break;
         case Tag.Alias: {
           const dv = new DataView(body.buffer, body.byteOffset, body.byteLength);
@@ -216,6 +223,12 @@ export class SyncMirror {
     for (const s of svcs) services.restore(s, now);
     for (const s of subs) inform.restore(s);
     return { groups: groups.size, members, services: svcs.length, subscriptions: subs.length, aliasPorts };
+  }
+
+  /** The fingerprint of the master's view of the fabric, when it sent one. */
+  topology(): bigint | undefined {
+    const v = this.entries.get('t');
+    return v?.[0] === Tag.Topology && v.length === 9 ? new DataView(v.buffer, v.byteOffset + 1, 8).getBigUint64(0) : undefined;
   }
 
   /** The GUID→LID map in the mirrored state. */

@@ -43,8 +43,13 @@ export interface RemoteSm {
 }
 
 export type SmAction =
-  /** Discover the fabric and the other SMs; program it when the controller says this SM masters. */
-  | { type: 'heavySweep'; reason: string }
+  /** Discover the fabric and the other SMs; program it when the controller says this SM masters.
+   * `takeover`: handed the subnet by the master whose view of the fabric this SM's own discovery
+   * is (same fingerprint, sent with the SA state): take it over from that view (every port told
+   * this SM is its master, no rediscovery first) when the fabric shows no change since; a full
+   * heavy sweep follows as master and verifies. `full`: rediscover the whole fabric (no local
+   * sweep). */
+  | { type: 'heavySweep'; reason: string; takeover?: boolean; full?: boolean }
   /** Check for changes (SwitchInfo PortStateChange, CA port states and IsSM bits, known SMs). */
   | { type: 'lightSweep' }
   /** Recompute the multicast trees over the current snapshot and write the MFT blocks that differ. */
@@ -52,8 +57,10 @@ export type SmAction =
   /** SubnSet(SMInfo) with a control modifier (HANDOVER, ACKNOWLEDGE) to another SM. `state`: the
    * SmState the Set carries, fixed when the controller decides: a HANDOVER says MASTER although
    * the sender stands by by the time it goes out, an ACKNOWLEDGE says STANDBY (OpenSM and ibsm
-   * refuse either otherwise). */
-  | { type: 'sendSmInfo'; to: RemoteSm; control: number; state: number }
+   * refuse either otherwise). `pullFirst` (an ACKNOWLEDGE to the master this SM stood by for):
+   * pull its SA state and its view's fingerprint before the Set lets it go (it serves them until
+   * then), then say whether this SM's view is that master's (`masterView`). */
+  | { type: 'sendSmInfo'; to: RemoteSm; control: number; state: number; pullFirst?: boolean }
   /** SubnGet(SMInfo) to the master this standby watches. */
   | { type: 'pollMaster'; to: RemoteSm }
   /** Trap 144 to the master: this SM is a standby now. */
@@ -75,8 +82,9 @@ export type SmEvent =
   /** The SA's multicast groups changed (join, leave, group created or deleted). */
   | { type: 'multicastChanged' }
   /** A heavy sweep's discovery is done: the other SMs it found (SMInfo read), and whether this
-   * SM's own port is up. The shell then asks `mayProgram`. */
-  | { type: 'discovered'; remotes: readonly RemoteSm[]; ownPortUp: boolean }
+   * SM's own port is up. The shell then asks `mayProgram`.
+   * `fromView`: the sweep is a takeover that did not rediscover (its view is the old master's). */
+  | { type: 'discovered'; remotes: readonly RemoteSm[]; ownPortUp: boolean; fromView?: boolean }
   /** A light sweep re-read the known SMs (and any new IsSM port). */
   | { type: 'smsChecked'; remotes: readonly RemoteSm[] }
   /** A SubnSet(SMInfo) from another SM that `smInfoSetStatus` accepted. */
@@ -84,6 +92,10 @@ export type SmEvent =
   /** The master answered (or did not answer) a poll. */
   | { type: 'pollAnswered'; remote: RemoteSm }
   | { type: 'pollFailed' }
+  /** After a pull of the master's SA state: whether this SM's own view of the fabric (its last
+   * discovery) has the fingerprint of the master's (sa/sync.ts, model/snapshot.ts), and that
+   * fingerprint (`theirs`, when the master sent one). */
+  | { type: 'masterView'; guid: bigint; current: boolean; theirs?: bigint }
   | { type: 'actionDone'; action: SmAction; outcome: ActionOutcome };
 
 export interface ControllerOptions {
@@ -242,6 +254,7 @@ export class SmController {
         this.mcastWanted = true;
         return;
       case 'discovered':
+        this.fromView = ev.fromView === true;
         this.discovered(ev.remotes, ev.ownPortUp, now);
         return;
       case 'smsChecked':
@@ -263,6 +276,16 @@ export class SmController {
           this.outbox.push({ type: 'notifyMaster', to: ev.remote });
         }
         this.afterPoll(now);
+        return;
+      case 'masterView':
+        this.viewOf = ev.current ? ev.guid : undefined;
+        // A standby whose view is not its master's rediscovers the fabric once per view of the
+        // master's (started with it, it saw the fabric before the master's LIDs; or the master
+        // swept a change since), so that a handover can be taken over from its view again.
+        if (!ev.current && ev.theirs !== undefined && this.smState === 'standby' && this.master?.guid === ev.guid && ev.theirs !== this.refreshedFor) {
+          this.refreshedFor = ev.theirs;
+          this.refreshWanted = true;
+        }
         return;
       case 'pollFailed':
         if (this.smState !== 'standby') return;
@@ -374,6 +397,11 @@ export class SmController {
   get handedOverBy(): RemoteSm | undefined {
     return this.handedWhileDiscovering === undefined ? undefined : this.remotes.get(this.handedWhileDiscovering);
   }
+  /** The SM whose HANDOVER the sweep under way answers: it gave the subnet up, so its SMInfo
+   * counts for nothing in this sweep's decision (and it may be gone: a master that stops). */
+  get handingOver(): bigint | undefined {
+    return this.handoverFrom;
+  }
   /** HANDOVER came while this SM was still discovering (it never stood by for that SM, so it
    * holds none of its SA state yet). */
   private handedWhileDiscovering?: bigint;
@@ -401,15 +429,26 @@ export class SmController {
   private smInfoSet(control: number, from: RemoteSm, now: number): void {
     this.note(from, now);
     switch (control) {
-      case SmInfoControl.Handover:
+      case SmInfoControl.Handover: {
         // ACKNOWLEDGE is a standby's answer and says STANDBY (OpenSM refuses it otherwise), also
         // from an SM handed the subnet while still discovering (OpenSM hands over to one).
-        this.outbox.push({ type: 'sendSmInfo', to: from, control: SmInfoControl.Acknowledge, state: SmState.Standby });
+        const ack: SmAction = { type: 'sendSmInfo', to: from, control: SmInfoControl.Acknowledge, state: SmState.Standby };
         if (this.smState === 'master') {
           // Two masters met and the other one gave way: sweep to take its ports over.
+          this.outbox.push(ack);
           this.heavyReason ??= 'handover';
           return;
         }
+        if (this.smState === 'discovering' && from.guid === this.handoverFrom) {
+          // The same HANDOVER again (the sender retried: our answer was late): acknowledged again,
+          // the takeover under way goes on.
+          this.outbox.push(ack);
+          return;
+        }
+        // From the master this SM stood by for: its SA state and view pulled before the ACKNOWLEDGE.
+        const fromMaster = this.smState === 'standby' && this.master?.guid === from.guid;
+        this.outbox.push(fromMaster ? { ...ack, pullFirst: true } : ack);
+        this.takeoverFrom = fromMaster ? from.guid : undefined;
         this.handedWhileDiscovering = this.smState === 'discovering' ? from.guid : undefined;
         this.master = undefined;
         this.nextPollAt = undefined;
@@ -417,6 +456,7 @@ export class SmController {
         this.handoverFrom = from.guid;
         this.heavyReason = 'handover';
         return;
+      }
       case SmInfoControl.Acknowledge:
         return;
       case SmInfoControl.Disable:
@@ -441,9 +481,23 @@ export class SmController {
   }
   /** HANDOVER came from this SM: the next sweep's discovery does not stand by for it. */
   private handoverFrom?: bigint;
+  /** HANDOVER came from the master this SM stood by for (a takeover from its view may follow). */
+  private takeoverFrom?: bigint;
+  /** The master whose view of the fabric this SM's own view is, as of the last pull. */
+  private viewOf?: bigint;
+  /** The next heavy sweep rediscovers the whole fabric (it verifies a takeover from a view). */
+  private fullNext = false;
+  /** STANDBY: the master's view this SM last rediscovered the fabric for, and whether it is to. */
+  private refreshedFor?: bigint;
+  private refreshWanted = false;
+  /** The running heavy sweep took over from a view (it did not rediscover the fabric). */
+  private fromView = false;
 
   private standBy(master: RemoteSm, now: number, reason: string, quiet = false): void {
     this.master = master;
+    this.viewOf = undefined;
+    this.refreshedFor = undefined;
+    this.refreshWanted = false;
     this.missed = 0;
     this.nextPollAt = now + (this.o.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
     this.nextLightAt = undefined;
@@ -460,14 +514,23 @@ export class SmController {
       case 'heavySweep': {
         const programmed = this.programming;
         this.programming = false;
+        const fromView = this.fromView;
+        this.fromView = false;
         this.handoverFrom = undefined;
         this.handedWhileDiscovering = undefined;
+        this.takeoverFrom = undefined;
         if (outcome !== 'failed' && programmed) {
           const first = !this.haveSnapshot || this.smState !== 'master';
           this.haveSnapshot = true;
           this.enter('master', a.reason === 'start' ? 'no better SM' : a.reason);
           if (first || this.nextLightAt === undefined) this.armLight(now);
           if (outcome === 'incomplete') this.retryLater(now);
+          // Taken over from a view: the whole fabric is rediscovered at once, as master, and
+          // whatever changed is programmed (on an unchanged fabric that sweep writes nothing).
+          if (fromView) {
+            this.heavyReason ??= 'verify the takeover';
+            this.fullNext = true;
+          }
         } else if (this.smState === 'discovering') {
           // Retry on the sweep interval (after RETRY_SWEEP_MS without light sweeps).
           this.nextLightAt = now + (this.o.sweepIntervalMs > 0 ? this.o.sweepIntervalMs : RETRY_SWEEP_MS);
@@ -510,6 +573,11 @@ export class SmController {
   }
 
   private pollDue(now: number): SmAction | undefined {
+    if (this.refreshWanted) {
+      // A discovery only: the SMInfo it reads finds the master, and this SM stays standing by.
+      this.refreshWanted = false;
+      return { type: 'heavySweep', reason: "refresh the standby's view", full: true };
+    }
     if (!this.master || this.nextPollAt === undefined || now < this.nextPollAt) return undefined;
     this.nextPollAt = undefined;
     return { type: 'pollMaster', to: this.master };
@@ -525,6 +593,9 @@ export class SmController {
     }
     if (this.heavyReason !== undefined) {
       const a: SmAction = { type: 'heavySweep', reason: this.heavyReason };
+      if (this.smState === 'discovering' && this.takeoverFrom !== undefined && this.viewOf === this.takeoverFrom) a.takeover = true;
+      if (this.fullNext) a.full = true;
+      this.fullNext = false;
       this.heavyReason = undefined;
       this.retryHeavy = false;
       // The heavy sweep reads the groups when it programs the MFTs, and everything a light sweep
@@ -548,7 +619,7 @@ export class SmController {
   /** When poll() will have an action without a new event (the next light sweep or poll), if ever. */
   pollAt(): number | undefined {
     if (this.stopped || this.running) return undefined;
-    if (this.smState === 'standby') return this.nextPollAt;
+    if (this.smState === 'standby') return this.refreshWanted ? 0 : this.nextPollAt;
     if (this.smState === 'notActive') return undefined;
     return this.nextLightAt;
   }

@@ -13,7 +13,7 @@ import type { LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
 import { best, isForeignKey, SmController, smInfoSetStatus, smStateCode, type ActionOutcome, type RemoteSm, type SmAction, type SmEvent, type SmStateName, type SweepKind, type Transition } from './controller.js';
 import { notifyMaster, pollSm, querySms, sendSmInfo, smPorts, type SmPort } from './sminfo.js';
-import type { DiscoveryResult } from '../model/snapshot.js';
+import { fabricFingerprint, type DiscoveryResult } from '../model/snapshot.js';
 import { DEFAULT_SM_KEY, PortCap, PortInfo, SmState } from '../wire/sma.js';
 import { portInfoMod, SmInfoControl } from '../wire/modifiers.js';
 import { formatHex } from '../wire/format.js';
@@ -73,6 +73,9 @@ export interface SmOptions {
   onHandedOver?: (from: RemoteSm) => Promise<void>;
   /** STANDBY: the master answered a poll (the SA pulls its state here). Awaited. */
   onMasterPolled?: (master: RemoteSm) => Promise<void>;
+  /** The fingerprint of the master's view of the fabric, as last pulled with its SA state
+   * (model/snapshot.ts `fabricFingerprint`); undefined when none (a master that does not sync). */
+  masterView?: () => bigint | undefined;
   /** Called on every SMInfo state change (after it is logged). */
   onStateChange?: (t: Transition) => void;
   /** Max operational VLs (PortInfo.OperationalVLs code: 1=VL0, 2=VL0-1, 3=VL0-3, 4=VL0-7, 5=VL0-14). */
@@ -283,6 +286,9 @@ export class SubnetManager {
     try {
       await sendSmInfo(this.o.smp, to, SmInfoControl.Handover, { ...this.smInfo(undefined, true), smState: SmState.Master });
       await acked;
+      // The answer to the ACKNOWLEDGE goes out at the end of this event-loop turn: let it, before
+      // the caller closes the port (the new master would retry it, and log it undelivered).
+      await new Promise<void>((r) => clock.defer(r));
     } catch (e) {
       this.o.log.warn('SMInfo Set not delivered', { to: to.guid, lid: to.lid, control: SmInfoControl.Handover, error: (e as Error).message });
     } finally {
@@ -516,6 +522,7 @@ export class SubnetManager {
       this.transitions[t.to]++;
       if (t.to !== 'master') this.local.forget();
       if (t.to === 'standby') this.sweeper.forgetOwnLids();
+      if (t.to === 'standby') this.viewSaid = undefined;
       this.o.onStateChange?.(t);
     }
   }
@@ -523,7 +530,7 @@ export class SubnetManager {
   private async execute(a: SmAction): Promise<{ outcome: ActionOutcome; value: unknown }> {
     switch (a.type) {
       case 'heavySweep': {
-        const st = await this.heavySweep();
+        const st = await this.heavySweep(a);
         const left = st.skippedNodes + st.skippedLinks + st.failedWrites + st.stuckPorts + this.sweeper.mftFailed;
         if (left > 0) this.fullWanted = true; // what was left out is looked for in the whole fabric
         return { outcome: left > 0 && this.snapshot ? 'incomplete' : 'ok', value: st };
@@ -556,6 +563,7 @@ export class SubnetManager {
           const lid = r.lid ?? a.to.lid ?? (await this.masterSmLidHere());
           const remote = { ...r, lid: lid || undefined, path: a.to.path };
           await this.o.onMasterPolled?.(remote).catch((e: unknown) => this.o.log.warn('SA state not pulled from the master', { master: remote.guid, lid: remote.lid, error: (e as Error).message }));
+          this.viewChecked(remote.guid);
           this.ctl.handle({ type: 'pollAnswered', remote }, this.o.clock.now());
         } catch (e) {
           this.o.log.debug('master poll unanswered', { master: a.to.guid, lid: a.to.lid, error: (e as Error).message });
@@ -571,13 +579,22 @@ export class SubnetManager {
           this.o.log.warn('SMInfo Set not sent: no route to the SM', { to: a.to.guid, control: a.control });
           return { outcome: 'ok', value: undefined };
         }
-        try {
-          await sendSmInfo(this.o.smp, to, a.control, { ...this.smInfo(undefined, true), smState: a.state });
-        } catch (e) {
-          this.o.log.warn('SMInfo Set not delivered', { to: a.to.guid, lid: a.to.lid, control: a.control, error: (e as Error).message });
-        } finally {
-          if (a.control === SmInfoControl.Handover) this.handoverSent();
+        if (a.pullFirst) {
+          // The master that handed over serves its state until it has the ACKNOWLEDGE.
+          // Not pulled: what was pulled before may be stale, so no takeover from the view.
+          const pulled = await (this.o.onHandedOver?.(to) ?? Promise.resolve()).then(
+            () => true,
+            (e: unknown) => (this.o.log.warn('SA state not pulled from the master', { master: to.guid, lid: to.lid, error: (e as Error).message }), false),
+          );
+          this.viewChecked(to.guid, pulled);
         }
+        const sent = sendSmInfo(this.o.smp, to, a.control, { ...this.smInfo(undefined, true), smState: a.state }).catch((e: unknown) => {
+          this.o.log.warn('SMInfo Set not delivered', { to: a.to.guid, lid: a.to.lid, control: a.control, error: (e as Error).message });
+        });
+        // An ACKNOWLEDGE is not waited for: the SM that handed over may exit before it answers,
+        // and the takeover does not depend on its answer.
+        if (a.control !== SmInfoControl.Acknowledge) await sent;
+        if (a.control === SmInfoControl.Handover) this.handoverSent();
         return { outcome: 'ok', value: undefined };
       }
       case 'notifyMaster': {
@@ -592,6 +609,25 @@ export class SubnetManager {
   }
 
   private ownDisc?: DiscoveryResult;
+  /** `ownDisc`'s fingerprint, computed when first asked (a standby's view is not changed). */
+  private ownView?: { disc: DiscoveryResult; fp: bigint };
+
+  /** After a pull of the master's state: tell the controller whether this SM's own view of the
+   * fabric is the master's (never when the pull failed: `fresh` false). */
+  private viewChecked(master: bigint, fresh = true): void {
+    const theirs = fresh ? this.o.masterView?.() : undefined;
+    const d = this.ownDisc;
+    if (d && theirs !== undefined && this.ownView?.disc !== d) this.ownView = { disc: d, fp: fabricFingerprint(d.fabric) };
+    const current = d !== undefined && theirs !== undefined && this.ownView?.fp === theirs;
+    if (current !== (this.viewSaid ?? false) && (current || this.viewSaid !== undefined)) {
+      if (current) this.o.log.info("this standby's view of the fabric is the master's: a handover is taken over from it", { master });
+      else this.o.log.info("this standby's view of the fabric is no longer the master's: a handover is followed by a full heavy sweep", { master });
+      this.viewSaid = current;
+    }
+    this.ctl.handle({ type: 'masterView', guid: master, current, ...(theirs !== undefined ? { theirs } : {}) }, this.o.clock.now());
+  }
+  /** What the last of those two lines said (undefined: neither since standing by). */
+  private viewSaid?: boolean;
 
   /** MasterSMLID of this SM's own port (0 when unknown). */
   private async masterSmLidHere(): Promise<number> {
@@ -620,15 +656,18 @@ export class SubnetManager {
 
   /** Between discovery and the first Set: read the other SMs' SMInfo and let the controller
    * decide whether this SM programs the fabric. */
-  private async decide(disc: DiscoveryResult): Promise<false | { reregister: boolean }> {
+  private async decide(disc: DiscoveryResult, fromView = false): Promise<false | { reregister: boolean }> {
     this.ownDisc = disc;
     const own = disc.nodes[disc.smNode]?.portInfo[disc.smPort];
     const ownPortUp = disc.fabric.nodes[disc.smNode]?.type === NodeType.Switch || (own?.portState ?? PortState.Down) >= PortState.Init;
     const from = this.ctl.handedOverBy;
     if (from?.lid && this.o.onHandedOver) await this.o.onHandedOver(from).catch((e: unknown) => this.o.log.warn('SA state not pulled from the master', { master: from.guid, lid: from.lid, error: (e as Error).message }));
-    const remotes = ownPortUp ? await querySms(this.o.smp, smPorts(disc), (at, e) => this.o.log.debug('SMInfo not read', { port: at.guid, lid: at.lid, error: (e as Error).message })) : [];
+    // Not the SM that handed over (it gave the subnet up; a master that stops is gone by now),
+    // unless this read is how this SM learns the route to it (for the ACKNOWLEDGE).
+    const gaveUp = this.ctl.knownSms.find((r) => r.guid === this.ctl.handingOver && (r.lid || r.path))?.guid;
+    const remotes = ownPortUp ? await querySms(this.o.smp, smPorts(disc).filter((p) => p.guid !== gaveUp), (at, e) => this.o.log.debug('SMInfo not read', { port: at.guid, lid: at.lid, error: (e as Error).message })) : [];
     for (const r of remotes) this.o.log.info('SM found', { guid: r.guid, lid: r.lid ?? 0, priority: r.priority, state: r.state });
-    this.ctl.handle({ type: 'discovered', remotes, ownPortUp }, this.o.clock.now());
+    this.ctl.handle({ type: 'discovered', remotes, ownPortUp, fromView }, this.o.clock.now());
     this.noteForeign(remotes);
     const first = this.ctl.state !== 'master';
     this.logTransitions();
@@ -677,7 +716,7 @@ export class SubnetManager {
     }
   }
 
-  private async heavySweep(): Promise<SweepStats> {
+  private async heavySweep(a: Extract<SmAction, { type: 'heavySweep' }>): Promise<SweepStats> {
     const t0 = this.o.clock.now();
     const s0 = this.o.smp.sent;
     this.sweepCount++;
@@ -685,14 +724,18 @@ export class SubnetManager {
     const r0 = { recovered: rt.recovered, foundDone: rt.foundDone, failed: rt.failures.timeout + rt.failures.status };
     // A change around a few ports is re-explored and re-routed locally (sm/local-sweep.ts),
     // unless a full sweep is wanted.
-    const full = this.fullWanted;
+    const full = this.fullWanted || a.full === true;
     this.fullWanted = false;
     const local = !full && this.snapshot && this.ctl.state === 'master' && this.o.localSweeps !== false ? await this.local.sweep(this.snapshot, this.sweepCount) : undefined;
-    const { snapshot, stats } = local ?? (await this.sweeper.heavy(this.sweepCount, (disc) => this.decide(disc)));
+    // Handed the subnet by the master whose view this SM holds: taken over from it (the controller
+    // follows with a full heavy sweep that verifies).
+    const view = a.takeover ? this.ownDisc : undefined;
+    const takeover = view && !local ? await this.sweeper.takeover(this.sweepCount, view, (disc) => this.decide(disc, true)) : undefined;
+    const { snapshot, stats } = local ?? takeover ?? (await this.sweeper.heavy(this.sweepCount, (disc) => this.decide(disc)));
     const retried = { recovered: rt.recovered - r0.recovered, setsFoundDone: rt.foundDone - r0.foundDone, givenUp: rt.failures.timeout + rt.failures.status - r0.failed };
     if (retried.recovered + retried.setsFoundDone + retried.givenUp > 0) this.o.log.info('SMP retries in this sweep', retried);
     if (!snapshot) return stats; // another SM masters the fabric
-    if (!local) this.local.remember(snapshot);
+    if (!local && !takeover) this.local.remember(snapshot);
     this.snapshot = snapshot;
     // Multicast forwarding for the SA's groups over the new routes.
     stats.mftBlocksWritten = this.lastMft = await this.sweeper.programMulticast(snapshot);

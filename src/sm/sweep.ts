@@ -12,6 +12,7 @@ import type { Snapshot } from '../model/snapshot.js';
 import type { QosVlSettings } from '../model/qos-policy.js';
 import { PartitionPlan } from '../model/partitions.js';
 import { keepPortInfo } from '../model/port-info.js';
+import { cloneFabric } from '../model/fabric.js';
 import { DEADLOCK_FREE_FALLBACK, routeWithFallback, type FallbackResult } from '../routing/registry.js';
 import { RoutingNotApplicable, type RoutingOptions } from '../routing/types.js';
 import { computeMfts, type McastGroupPorts } from '../routing/mcast-tree.js';
@@ -19,7 +20,7 @@ import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { logCodeOf } from '../util/log-codes.js';
 import { discover, type DiscoveryResult, type DiscoverySkip } from './discovery.js';
-import { assignLids, type LidRange } from './lids.js';
+import { assignLids, type LidAssignment, type LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
 import { APPLY_WINDOW, LFT_APPLY_WINDOW, applyAll, type ApplyHooks, type WriteSource } from './apply.js';
 import { Programmed, type SmpWrite } from './programmed.js';
@@ -221,6 +222,93 @@ export class Sweeper {
     }
   }
 
+  /** The LID options of a sweep's view: this SM's own LIDs (as master), else another SM's
+   * (adopted at a failover) or the guid2lid file, and what the ports hold. */
+  private lidOptions(disc: DiscoveryResult): Parameters<typeof assignLids>[1] {
+    const s = this.s;
+    const reassign = s.reassignLids === true && this.reassignPending;
+    return { lmc: s.lmc, smNode: disc.smNode, smPort: disc.smPort, existing: reassign ? undefined : (this.own ?? this.adopted ?? s.guid2lid), keepCurrent: !reassign };
+  }
+
+  /** The LID step of a sweep that programs: LIDs assigned to the view's ports, kept as this SM's
+   * own and persisted (guid2lid). */
+  private assign(disc: DiscoveryResult, sweep: number): { lids: LidAssignment; smLid: number } {
+    const { s, log } = this;
+    const tl = this.clock.now();
+    const lids = assignLids(disc.fabric, this.lidOptions(disc));
+    this.reassignPending = false;
+    this.own = lids.byGuid;
+    const smLid = disc.fabric.nodes[disc.smNode]!.ports[disc.smPort]!.lid!;
+    s.saveGuid2Lid?.(lids.byGuid);
+    log.info('LIDs assigned', { endPorts: lids.byGuid.size, maxLid: lids.maxLid, changed: lids.changed, smLid });
+    if (log.enabled('debug')) log.debug('sweep phase: LIDs', { sweep, endPorts: lids.byGuid.size, maxLid: lids.maxLid, changed: lids.changed, smLid, lmc: s.lmc, ms: ms1(this.clock.now() - tl) });
+    return { lids, smLid };
+  }
+
+  /** Writes to nodes whose M_Key is readable and not this SM's carry that key (`foreignKeys`). */
+  private keyed(disc: DiscoveryResult): { keyed: (writes: readonly SmpWrite[]) => readonly SmpWrite[]; keyedSource: (src: WriteSource) => WriteSource } {
+    const keys = this.foreignKeys(disc);
+    const withKey = (w: SmpWrite): SmpWrite => (keys.has(w.path.join(',')) ? { ...w, mkey: keys.get(w.path.join(',')) } : w);
+    return {
+      keyed: (writes) => (keys.size ? writes.map(withKey) : writes),
+      keyedSource: (src) => (keys.size ? { next: () => { const w = src.next(); return w && withKey(w); } } : src),
+    };
+  }
+
+  /** Take the subnet over from `view` without rediscovering it: `view` is this SM's own last
+   * discovery (it stood by since), which its old master's view matched at the handover (same
+   * fingerprint, sm/controller.ts `takeover`). First every switch's SwitchInfo, all at once: each
+   * must answer, flag no port change and hold the LinearFDBTop of the view's LIDs, and the LIDs
+   * this SM would assign must be the view's; otherwise undefined (the fabric changed: the caller
+   * sweeps in full, as after any handover). Then, once `decide` lets this SM program, every port's
+   * PortInfo (MasterSMLID: this SM; what else a heavy sweep's planner finds to write) and the
+   * routes, computed and not written: routing is canonical, so the old master wrote these very
+   * tables. The controller follows with a full heavy sweep that verifies (reads the tables back
+   * and writes only what differs, takes in whatever changed meanwhile). */
+  async takeover(sweep: number, view: DiscoveryResult, decide: (disc: DiscoveryResult) => Promise<false | { reregister: boolean }>): Promise<{ snapshot?: Snapshot; stats: SweepStats } | undefined> {
+    const { smp, log, s } = this;
+    const t0 = this.clock.now();
+    const s0 = smp.sent;
+    const fabric = view.fabric;
+    const switches: number[] = [];
+    fabric.nodes.forEach((n, i) => n.type === NodeType.Switch && switches.push(i));
+    const fresh = s.reassignLids === true && this.reassignPending ? 'reassign_lids asks for new LIDs' : undefined;
+    const check = fresh ? undefined : assignLids(cloneFabric(fabric), this.lidOptions(view));
+    const top = check?.maxLid ?? 0;
+    const why = fresh ?? (check!.changed ? `${check!.changed} LIDs would change` : undefined) ??
+      (await Promise.all(
+        switches.map((i) =>
+          smp.getDr(view.nodes[i]!.path, SmpAttr.SwitchInfo, 0).then(
+            (b) => {
+              const si = SwitchInfo.decode(b);
+              if (si.portStateChange) return `switch ${fabric.nodes[i]!.desc} flags a port change`;
+              return si.linearFdbTop !== top ? `switch ${fabric.nodes[i]!.desc} holds LinearFDBTop ${si.linearFdbTop}, not ${top}` : undefined;
+            },
+            (e: unknown) => `switch ${fabric.nodes[i]!.desc} did not answer SwitchInfo (${(e as Error).message})`,
+          ),
+        ),
+      )).find((r) => r !== undefined);
+    if (why) {
+      log.info('takeover: the fabric is not the view the old master had; full heavy sweep', { reason: why, smps: smp.sent - s0 });
+      return undefined;
+    }
+    const go = await decide(view);
+    const nodes = fabric.nodes.length;
+    if (!go) return { stats: { ...emptyStats('heavy'), smps: smp.sent - s0, ms: this.clock.now() - t0, nodes, switches: switches.length } };
+    const { lids, smLid } = this.assign(view, sweep);
+    let failedWrites = 0;
+    const hooks = this.hooks(view, () => failedWrites++);
+    const tp = this.clock.now();
+    const portInfoSets = (await applyAll(smp, this.keyed(view).keyed(planPortInfo(view, { ...s, smLid, reregister: go.reregister })), hooks)).ok;
+    const portsMs = this.clock.now() - tp;
+    const routed = this.route(view);
+    for (const sk of routed.skipped) log.warn('routing engine not applicable', { engine: sk.engine, reason: sk.reason });
+    const snapshot: Snapshot = { fabric, discovery: view, routing: routed.result, maxLid: lids.maxLid, smLid, sweep };
+    const stats: SweepStats = { ...emptyStats('heavy'), smps: smp.sent - s0, ms: this.clock.now() - t0, nodes, switches: switches.length, endPorts: lids.byGuid.size, maxLid: lids.maxLid, portInfoSets, failedWrites, engine: routed.result.engine };
+    log.info('takeover from the view: every port told its new master; a full heavy sweep verifies', { portInfoSets, failedWrites, smps: stats.smps, portsMs: Math.round(portsMs), ms: Math.round(stats.ms) });
+    return { snapshot, stats };
+  }
+
   /** Discover the fabric, then (when `decide` says this SM masters it) program it. Returns the
    * new snapshot (not yet multicast-programmed: `programMulticast` follows) and the stats, or only
    * the discovery's stats when this SM does not program. `decide` is where the controller looks
@@ -275,15 +363,7 @@ export class Sweeper {
     }
 
     // 2. LIDs.
-    const tl = this.clock.now();
-    const reassign = s.reassignLids === true && this.reassignPending;
-    this.reassignPending = false;
-    const lids = assignLids(fabric, { lmc: s.lmc, smNode: disc.smNode, smPort: disc.smPort, existing: reassign ? undefined : (this.own ?? this.adopted ?? s.guid2lid), keepCurrent: !reassign });
-    this.own = lids.byGuid;
-    const smLid = fabric.nodes[disc.smNode]!.ports[disc.smPort]!.lid!;
-    s.saveGuid2Lid?.(lids.byGuid);
-    log.info('LIDs assigned', { endPorts: lids.byGuid.size, maxLid: lids.maxLid, changed: lids.changed, smLid });
-    if (verbose) log.debug('sweep phase: LIDs', { sweep, endPorts: lids.byGuid.size, maxLid: lids.maxLid, changed: lids.changed, smLid, lmc: s.lmc, ms: ms1(this.clock.now() - tl) });
+    const { lids, smLid } = this.assign(disc, sweep);
 
     // What reset switches and ports no longer hold, before any Set changes what we know of them.
     observeResets(disc, this.programmed);
@@ -300,10 +380,7 @@ export class Sweeper {
         log.warn('port protected by an M_Key this SM does not know: its Sets are refused; left out until the M_Key lease expires', { ...Sweeper.target(disc, w), protectBits: mp.mkeyProtectBits, leaseS: mp.mkeyLeasePeriod });
       else log.warn('SMP write failed; left for the next sweep', { ...Sweeper.target(disc, w), attr: w.attr, mod: w.mod, error: (e as Error).message });
     });
-    const keys = this.foreignKeys(disc);
-    const withKey = (w: SmpWrite): SmpWrite => (keys.has(w.path.join(',')) ? { ...w, mkey: keys.get(w.path.join(',')) } : w);
-    const keyed = (writes: readonly SmpWrite[]): readonly SmpWrite[] => (keys.size ? writes.map(withKey) : writes);
-    const keyedSource = (src: WriteSource): WriteSource => (keys.size ? { next: () => { const w = src.next(); return w && withKey(w); } } : src);
+    const { keyed, keyedSource } = this.keyed(disc);
     const apply = async (writes: readonly SmpWrite[]): Promise<number> => (await applyAll(smp, keyed(writes), hooks)).ok;
 
     // 3. PortInfo (LID, LMC, SM LID, timeouts, MTU, VLs, M_Key, enforcement) and INIT → ARMED.
