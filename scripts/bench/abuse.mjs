@@ -6,6 +6,12 @@
 //
 //   node scripts/bench/abuse.mjs [--sm ibsm,opensm] [--topo gen:fattree2:leaves=4,spines=2,hosts=4]
 //        [--sa 1000000] [--sminfo 100000] [--conns 10000] [--hosts 4] [--json]
+//        [--progress] [--idle-ms 3000] [--cli FILE] [--ibsm-node-flags="FLAGS"]
+//
+// --progress prints the attack's state every 2 s on stderr (RSS, heap, external); --idle-ms how
+// long the idle RSS and PathRecord latency are sampled; --cli runs ibsm as `node [FLAGS] FILE`
+// (e.g. dist/cli/main.js) and --ibsm-node-flags gives node's flags (the shebang's are then not
+// applied: give them, e.g. "--max-semi-space-size=4 --trace-gc-nvp").
 //
 // --sa SA MADs in all (random attributes and methods, RMPP headers; test/fixtures/
 // ibsim-abuse-host.mjs `sa`), from --hosts hosts at once; --sminfo SubnSet(SMInfo) with wrong
@@ -133,7 +139,9 @@ export async function runAbuse(o = {}) {
     } else {
       at.web = 21000 + ((process.pid * 13 + seq) % 20000);
       at.metrics = at.web + 1;
-      sm = child(BIN, ['run', '--umad', '--sm-key', '0x5eb0', '--sweep-interval', '10', '--log-file', log, '--metrics-listen', `127.0.0.1:${at.metrics}`, '--web', `127.0.0.1:${at.web}`, '--control-socket', at.socket], { env, cwd: dir, preload: true });
+      const bin = o.cli ?? BIN;
+      const cmd = o.nodeFlags?.length || o.cli ? [process.execPath, ...(o.nodeFlags ?? []), bin] : [bin];
+      sm = child(cmd[0], [...cmd.slice(1), 'run', '--umad', '--sm-key', '0x5eb0', '--sweep-interval', '10', '--log-file', log, '--metrics-listen', `127.0.0.1:${at.metrics}`, '--web', `127.0.0.1:${at.web}`, '--control-socket', at.socket], { env, cwd: dir, preload: true });
     }
     procs.push(sm);
     say('waiting for SUBNET UP');
@@ -258,10 +266,16 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       conns: { type: 'string', default: '10000' },
       hosts: { type: 'string', default: '4' },
       json: { type: 'boolean', default: false },
+      progress: { type: 'boolean', default: false },
+      'idle-ms': { type: 'string', default: '3000' },
+      cli: { type: 'string' },
+      'ibsm-node-flags': { type: 'string', default: '' },
     },
   });
+  const nodeFlags = a['ibsm-node-flags'].split(' ').filter(Boolean);
+  const progress = a.progress ? (line) => console.error(`${new Date().toISOString().slice(11, 19)} ${line}`) : undefined;
   for (const sm of a.sm.split(',')) {
-    const r = await runAbuse({ sm, topo: a.topo, sa: Number(a.sa), sminfo: Number(a.sminfo), conns: Number(a.conns), hosts: Number(a.hosts) });
+    const r = await runAbuse({ sm, topo: a.topo, sa: Number(a.sa), sminfo: Number(a.sminfo), conns: Number(a.conns), hosts: Number(a.hosts), nodeFlags, progress, idleMs: Number(a['idle-ms']), cli: a.cli });
     console.log(a.json ? JSON.stringify(r) : JSON.stringify(r, null, 2));
   }
 }

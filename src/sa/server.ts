@@ -140,10 +140,22 @@ function hex4(n: number): string {
   return s;
 }
 
+/** A requester LID's waiting requests; `inRing` while it is in the round-robin ring. */
+interface LidQueue {
+  readonly q: Fifo<ReceivedMad>;
+  inRing: boolean;
+}
+/** Empty per-LID queues kept before they are dropped (all at once, when a new LID arrives). */
+const QUEUES_KEPT = 1024;
+
 export class SaServer {
   private ctx: SaContext | undefined;
-  /** Requests waiting, per requester LID (insertion order: the round-robin order). */
-  private readonly queues = new Map<number, Fifo<ReceivedMad>>();
+  /** Each requester LID's queue, kept while empty (a Map entry removed and added back per burst
+   * reallocates the table of a long-lived Map in the old space: issue #29's flood profile);
+   * the empty ones are dropped once there are more than QUEUES_KEPT. */
+  private readonly queues = new Map<number, LidQueue>();
+  /** The queues with requests, in round-robin order: each gives one request per turn. */
+  private readonly ring = new Fifo<LidQueue>();
   private queued = 0;
   private draining = false;
   private unsubscribe: (() => void) | undefined;
@@ -221,6 +233,7 @@ export class SaServer {
 
   private clearQueues(): void {
     this.queues.clear();
+    this.ring.clear();
     this.queued = 0;
   }
 
@@ -245,15 +258,22 @@ export class SaServer {
       return;
     }
     const lid = m.addr.lid;
-    let q = this.queues.get(lid);
+    let e = this.queues.get(lid);
     // All together maxQueue: when full, the longest queue gives way to a shorter one's request.
-    if (this.queued >= this.maxQueue && !this.makeRoom(q?.size ?? 0)) {
+    if (this.queued >= this.maxQueue && !this.makeRoom(e?.q.size ?? 0)) {
       this.stats.busy++;
       this.answerStatus(m, MadStatus.Busy);
       return;
     }
-    if (!q) this.queues.set(lid, (q = new Fifo()));
-    q.push(m);
+    if (!e) {
+      if (this.queues.size >= QUEUES_KEPT) for (const [k, x] of this.queues) if (!x.q.size) this.queues.delete(k);
+      this.queues.set(lid, (e = { q: new Fifo(), inRing: false }));
+    }
+    e.q.push(m);
+    if (!e.inRing) {
+      e.inRing = true;
+      this.ring.push(e);
+    }
     this.queued++;
     if (!this.draining) {
       this.draining = true;
@@ -264,7 +284,9 @@ export class SaServer {
   /** Answer BUSY the newest request of the longest queue if it is longer than `than` + 1; whether it did. */
   private makeRoom(than: number): boolean {
     let longest: Fifo<ReceivedMad> | undefined;
-    for (const q of this.queues.values()) if (!longest || q.size > longest.size) longest = q;
+    this.ring.forEach((e) => {
+      if (!longest || e.q.size > longest.size) longest = e.q;
+    });
     if (!longest || longest.size <= than + 1) return false;
     const m = longest.pop()!;
     this.queued--;
@@ -276,19 +298,19 @@ export class SaServer {
   private drain(): void {
     let n = 0;
     while (n < this.batch && this.queued) {
-      for (const [lid, q] of this.queues) {
-        const m = q.shift()!;
-        this.queued--;
-        if (!q.size) this.queues.delete(lid);
-        try {
-          this.process(m);
-        } catch (e) {
-          // Never let one request stop the server; answer it as a resource failure.
-          this.opts.log?.from(m.addr.lid).error('SA request failed', { lid: m.addr.lid, error: (e as Error).message });
-          this.answerStatus(m, SaStatus.NoResources);
-        }
-        if (++n >= this.batch) break;
+      const e = this.ring.shift()!;
+      const m = e.q.shift()!;
+      this.queued--;
+      if (e.q.size) this.ring.push(e);
+      else e.inRing = false;
+      try {
+        this.process(m);
+      } catch (err) {
+        // Never let one request stop the server; answer it as a resource failure.
+        this.opts.log?.from(m.addr.lid).error('SA request failed', { lid: m.addr.lid, error: (err as Error).message });
+        this.answerStatus(m, SaStatus.NoResources);
       }
+      n++;
     }
     if (this.queued) this.schedule(() => this.drain());
     else this.draining = false;

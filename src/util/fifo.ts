@@ -12,7 +12,11 @@ export class Fifo<T> {
     if (this.h >= this.a.length) return undefined;
     const v = this.a[this.h];
     this.a[this.h++] = undefined;
-    if (this.h > 1024 && this.h * 2 > this.a.length) {
+    if (this.h === this.a.length) {
+      // Empty: start over in the same array (an idle queue keeps no slots of its last burst).
+      this.a.length = 0;
+      this.h = 0;
+    } else if (this.h > 1024 && this.h * 2 > this.a.length) {
       this.a = this.a.slice(this.h);
       this.h = 0;
     }
@@ -22,6 +26,10 @@ export class Fifo<T> {
   pop(): T | undefined {
     if (this.h >= this.a.length) return undefined;
     return this.a.pop();
+  }
+  /** Call `fn` on each item, oldest first. */
+  forEach(fn: (v: T) => void): void {
+    for (let i = this.h; i < this.a.length; i++) fn(this.a[i] as T);
   }
   /** Drop everything. */
   clear(): void {
