@@ -90,9 +90,10 @@ export class FtreeLids {
     const { lfts, c } = this;
     if (c.weighted) {
       for (let j = 0; j < n; j++) lfts[T]![lids[j]!] = ports[j]!;
-      for (let i = 0; i < c.nR; i++) {
-        const s = c.rList[i]!;
-        if (c.candHi[s]! - c.candLo[s]! <= 0) continue;
+      const { nR, rList, candLo, candHi } = c;
+      for (let i = 0; i < nR; i++) {
+        const s = rList[i]!;
+        if (candHi[s]! - candLo[s]! <= 0) continue;
         const t = lfts[s]!;
         for (let j = 0; j < n; j++) t[lids[j]!] = c.pick(s, i0 + j);
       }
@@ -166,16 +167,18 @@ export class FtreeLids {
       const col = cols.column(ep.lid);
       const { buf, width: W } = cols;
       buf[ep.sw * W + col] = 0;
-      for (let i = 0; i < c.nR; i++) {
-        const x = c.rList[i]!;
-        if (c.candHi[x]! > c.candLo[x]!) buf[x * W + col] = c.pick(x, this.index);
+      const { rList, candLo, candHi, nR, inR, tEpoch } = c;
+      const index = this.index;
+      for (let i = 0; i < nR; i++) {
+        const x = rList[i]!;
+        if (candHi[x]! > candLo[x]!) buf[x * W + col] = c.pick(x, index);
       }
-      if (copyFrom >= 0 && c.nR + 1 < nSw) {
+      if (copyFrom >= 0 && nR + 1 < nSw) {
         if (copiedLid !== copyFrom) {
           for (let x = 0; x < nSw; x++) copied[x] = lfts[x]![copyFrom]!;
           copiedLid = copyFrom;
         }
-        for (let x = 0; x < nSw; x++) if (c.inR[x] !== c.tEpoch) buf[x * W + col] = copied[x]!;
+        for (let x = 0; x < nSw; x++) if (inR[x] !== tEpoch) buf[x * W + col] = copied[x]!;
       } else if (fb) for (const x of fb) buf[x * W + col] = c.fallbackPort[x]!;
     }
     cols.flush();
