@@ -21,7 +21,7 @@ import { PathRecord, SA_CLASS_VERSION, SA_DATA_OFFSET, SA_DATA_SIZE, SA_HEADER_O
 import { SA_TABLE_METHODS, responseMethod, saStatusResponse } from '../wire/builders.js';
 import type { MadRpc } from '../rpc/madrpc.js';
 import type { ReceivedMad } from '../transport/types.js';
-import { Fifo } from '../util/fifo.js';
+import { FairQueues } from '../util/fair-queues.js';
 import type { Logger } from '../util/log.js';
 import { AnswerCache, type AnswerCacheStats } from './answer-cache.js';
 import { responseLayout, type SaEngine } from './engine.js';
@@ -140,26 +140,12 @@ function hex4(n: number): string {
   return s;
 }
 
-/** A requester LID's waiting requests; `inRing` while it is in the round-robin ring. */
-interface LidQueue {
-  readonly q: Fifo<ReceivedMad>;
-  inRing: boolean;
-}
-/** Empty per-LID queues kept before they are dropped (all at once, when a new LID arrives). */
-const QUEUES_KEPT = 1024;
-
 export class SaServer {
   private ctx: SaContext | undefined;
-  /** Each requester LID's queue, kept while empty (a Map entry removed and added back per burst
-   * reallocates the table of a long-lived Map in the old space: issue #29's flood profile);
-   * the empty ones are dropped once there are more than QUEUES_KEPT. */
-  private readonly queues = new Map<number, LidQueue>();
-  /** The queues with requests, in round-robin order: each gives one request per turn. */
-  private readonly ring = new Fifo<LidQueue>();
-  private queued = 0;
+  /** Requests waiting, per requester LID, answered round-robin. */
+  private readonly queues: FairQueues<number, ReceivedMad>;
   private draining = false;
   private unsubscribe: (() => void) | undefined;
-  private readonly maxQueue: number;
   private readonly batch: number;
   private readonly schedule: (fn: () => void) => void;
   private readonly cache: AnswerCache;
@@ -180,7 +166,7 @@ export class SaServer {
     readonly engine: SaEngine,
     private readonly opts: SaServerOptions = {},
   ) {
-    this.maxQueue = Math.max(1, opts.maxQueue ?? 512);
+    this.queues = new FairQueues(Math.max(1, opts.maxQueue ?? 512));
     this.batch = Math.max(1, opts.batch ?? 32);
     this.schedule = opts.schedule ?? ((fn) => rpc.clock.defer(fn));
     this.cache = new AnswerCache(Math.max(0, opts.answerCacheSize ?? 32768), PathRecord.byteLength);
@@ -233,12 +219,10 @@ export class SaServer {
 
   private clearQueues(): void {
     this.queues.clear();
-    this.ring.clear();
-    this.queued = 0;
   }
 
   get queueLength(): number {
-    return this.queued;
+    return this.queues.size;
   }
 
   /** A copy of the counters, for metrics. */
@@ -257,52 +241,23 @@ export class SaServer {
       this.stats.malformed++;
       return;
     }
-    const lid = m.addr.lid;
-    let e = this.queues.get(lid);
     // All together maxQueue: when full, the longest queue gives way to a shorter one's request.
-    if (this.queued >= this.maxQueue && !this.makeRoom(e?.q.size ?? 0)) {
+    const refused = this.queues.push(m.addr.lid, m);
+    if (refused) {
       this.stats.busy++;
-      this.answerStatus(m, MadStatus.Busy);
-      return;
+      this.answerStatus(refused, MadStatus.Busy);
+      if (refused === m) return;
     }
-    if (!e) {
-      if (this.queues.size >= QUEUES_KEPT) for (const [k, x] of this.queues) if (!x.q.size) this.queues.delete(k);
-      this.queues.set(lid, (e = { q: new Fifo(), inRing: false }));
-    }
-    e.q.push(m);
-    if (!e.inRing) {
-      e.inRing = true;
-      this.ring.push(e);
-    }
-    this.queued++;
     if (!this.draining) {
       this.draining = true;
       this.schedule(() => this.drain());
     }
   }
 
-  /** Answer BUSY the newest request of the longest queue if it is longer than `than` + 1; whether it did. */
-  private makeRoom(than: number): boolean {
-    let longest: Fifo<ReceivedMad> | undefined;
-    this.ring.forEach((e) => {
-      if (!longest || e.q.size > longest.size) longest = e.q;
-    });
-    if (!longest || longest.size <= than + 1) return false;
-    const m = longest.pop()!;
-    this.queued--;
-    this.stats.busy++;
-    this.answerStatus(m, MadStatus.Busy);
-    return true;
-  }
-
   private drain(): void {
     let n = 0;
-    while (n < this.batch && this.queued) {
-      const e = this.ring.shift()!;
-      const m = e.q.shift()!;
-      this.queued--;
-      if (e.q.size) this.ring.push(e);
-      else e.inRing = false;
+    while (n < this.batch && this.queues.size) {
+      const m = this.queues.shift()!;
       try {
         this.process(m);
       } catch (err) {
@@ -312,7 +267,7 @@ export class SaServer {
       }
       n++;
     }
-    if (this.queued) this.schedule(() => this.drain());
+    if (this.queues.size) this.schedule(() => this.drain());
     else this.draining = false;
   }
 

@@ -29,10 +29,7 @@ import type { SmPort } from './sminfo.js';
 import { hasExtendedSpeeds, noteExtendedSpeeds } from './port-info-get.js';
 import { LFT_INTERLEAVE, lftPlan, observeResets, planLftReads, planMfts, planPkeys, planVlTables } from './plan-tables.js';
 import { pump } from '../util/pump.js';
-import { verifyRoutes } from '../routing/verify.js';
-
-/** Milliseconds to one decimal, for the --verbose phase lines. */
-const ms1 = (ms: number): number => Math.round(ms * 10) / 10;
+import { FAILURE_LOG_LINES, logDiscoveryPhase, logRoutingPhase, logWriteFailure, ms1, skipLogger, writeTarget } from './sweep-log.js';
 
 export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   routing: string[];
@@ -90,8 +87,6 @@ export const FINAL_FALLBACK_ENGINE = DEADLOCK_FREE_FALLBACK;
 /** The ERROR logged when the configured chain gave way to the final fallback, and its stable code. */
 const ROUTING_FALLBACK_MSG = 'no engine of the routing chain applies; routing with the final fallback';
 export const ROUTING_FALLBACK_CODE = logCodeOf(ROUTING_FALLBACK_MSG)!;
-/** Log lines per sweep for SMPs given up (then one summary line). */
-const FAILURE_LOG_LINES = 20;
 /** How often a long routing reports progress (onProgress 'routing'). */
 const ROUTE_PROGRESS_MS = 100;
 
@@ -158,7 +153,7 @@ export class Sweeper {
       const e = w.effect;
       if (e.kind !== 'portInfo' || portStateOfSet(w.data) !== PortState.Armed) continue;
       if (disc.nodes[e.node]!.portInfo[e.port]?.portState !== PortState.Init) continue;
-      if (++n <= FAILURE_LOG_LINES) this.log.warn('port stuck in INIT: told to ARM, it stays in INIT; left for the next sweep', Sweeper.target(disc, w));
+      if (++n <= FAILURE_LOG_LINES) this.log.warn('port stuck in INIT: told to ARM, it stays in INIT; left for the next sweep', writeTarget(disc, w));
     }
     if (n > FAILURE_LOG_LINES) this.log.warn('more ports stuck in INIT', { more: n - FAILURE_LOG_LINES });
     return n;
@@ -183,19 +178,8 @@ export class Sweeper {
     return out;
   }
 
-  /** Where a write went, for a log line an operator can act on. */
-  private static target(disc: DiscoveryResult, w: SmpWrite): Record<string, unknown> {
-    const e = w.effect;
-    const ni = e.kind === 'portInfo' || e.kind === 'switchInfo' ? e.node : disc.fabric.nodes.findIndex((n) => n.guid === (e.kind === 'lft' ? e.guid : e.kind === 'mft' ? e.write.switchGuid : undefined));
-    const n = ni >= 0 ? disc.fabric.nodes[ni] : undefined;
-    const port = e.kind === 'portInfo' ? e.port : 0;
-    const lid = n ? (n.ports[n.type === NodeType.Switch ? 0 : port]?.lid ?? 0) : 0;
-    return { node: n?.desc ?? '', guid: n?.guid ?? 0n, port, lid, path: w.path.join(',') };
-  }
-
   /** Route with the configured chain; when none of it applies, with the final fallback (and an
-   * ERROR with a stable code naming the engines and their reasons). */
-  /** The configured chain (with its routing options), or the final fallback when none applies. */
+   * ERROR with a stable code naming the engines and their reasons). The configured chain (with its routing options), or the final fallback when none applies. */
   route(disc: DiscoveryResult): FallbackResult {
     const { s, log } = this;
     // A long routing (seconds: dfsssp or nue on a large cyclic fabric) holds the event loop; its
@@ -324,22 +308,7 @@ export class Sweeper {
     const disc = await discover(smp, {
       extendedSpeeds: this.extendedSpeeds,
       onProgress: (p) => progress?.('discover', p),
-      onSkip: (sk) => {
-        skips.push(sk);
-        if (sk.kind === 'duplicate') {
-          log.error('duplicate GUID: a second node answers with the GUID of a node found already; it is left out', { guid: sk.guid, node: sk.desc, port: sk.port ?? 0, path: sk.path.join(','), first: (sk.first ?? []).join(',') });
-          return;
-        }
-        if (skips.length <= FAILURE_LOG_LINES)
-          log.warn(sk.kind === 'node' ? 'node left out of this sweep: it could not be read' : 'link left out of this sweep: its far side could not be read', {
-            node: sk.desc,
-            guid: sk.guid,
-            ...(sk.port !== undefined ? { port: sk.port } : {}),
-            lid: sk.lid,
-            path: sk.path.join(','),
-            error: (sk.error as Error).message,
-          });
-      },
+      onSkip: skipLogger(log, skips),
     });
     if (skips.length > FAILURE_LOG_LINES) log.warn('more nodes and links left out of this sweep', { more: skips.length - FAILURE_LOG_LINES });
     this.learnExtendedSpeeds(disc);
@@ -350,12 +319,7 @@ export class Sweeper {
     const switches = fabric.nodes.filter((n) => n.type === NodeType.Switch).length;
     log.info('discovery done', { nodes: fabric.nodes.length, switches, smps: disc.smps, depth: disc.maxDepth });
     const verbose = log.enabled('debug');
-    if (verbose) {
-      let ports = 0;
-      let linked = 0;
-      for (const n of fabric.nodes) for (const p of n.ports) if (p) (ports++, p.peer && linked++);
-      log.debug('sweep phase: discovery', { sweep, nodes: fabric.nodes.length, switches, ports, links: linked / 2, smps: disc.smps, depth: disc.maxDepth, skippedNodes, skippedLinks, ms: ms1(this.clock.now() - t0) });
-    }
+    if (verbose) logDiscoveryPhase(log, sweep, disc, switches, skippedNodes, skippedLinks, this.clock.now() - t0);
     const go = await decide(disc);
     if (!go) {
       const stats: SweepStats = { ...emptyStats('heavy'), smps: smp.sent - s0, ms: this.clock.now() - t0, nodes: fabric.nodes.length, switches, skippedNodes, skippedLinks };
@@ -371,14 +335,7 @@ export class Sweeper {
     const failed = new Set<SmpWrite>();
     const hooks = this.hooks(disc, (w, e) => {
       failed.add(w);
-      if (++failedWrites > FAILURE_LOG_LINES) return;
-      // The M_Key lives on the management port (a switch's port 0, a CA's own port).
-      const ef = w.effect;
-      const mp = ef.kind === 'portInfo' ? disc.nodes[ef.node]!.portInfo[disc.fabric.nodes[ef.node]!.type === NodeType.Switch ? 0 : ef.port] : undefined;
-      // (An M_Key not ours reads as 0 when protected.)
-      if (mp && mp.mkeyProtectBits > 0 && !(s.mkey && mp.mkey === s.mkey))
-        log.warn('port protected by an M_Key this SM does not know: its Sets are refused; left out until the M_Key lease expires', { ...Sweeper.target(disc, w), protectBits: mp.mkeyProtectBits, leaseS: mp.mkeyLeasePeriod });
-      else log.warn('SMP write failed; left for the next sweep', { ...Sweeper.target(disc, w), attr: w.attr, mod: w.mod, error: (e as Error).message });
+      if (++failedWrites <= FAILURE_LOG_LINES) logWriteFailure(log, disc, w, e, s.mkey);
     });
     const { keyed, keyedSource } = this.keyed(disc);
     const apply = async (writes: readonly SmpWrite[]): Promise<number> => (await applyAll(smp, keyed(writes), hooks)).ok;
@@ -405,26 +362,7 @@ export class Sweeper {
     for (const sk of routed.skipped) log.warn('routing engine not applicable', { engine: sk.engine, reason: sk.reason });
     const routeMs = this.clock.now() - tr;
     log.info('routing done', { engine: routed.result.engine, ms: Math.round(routeMs), vls: routed.result.vlsUsed ?? 1 });
-    if (verbose) {
-      const tv = this.clock.now();
-      const v = verifyRoutes(fabric, routed.result, { stretch: false });
-      log.debug('sweep phase: routing', {
-        sweep,
-        engine: routed.result.engine,
-        skipped: routed.skipped.map((k) => k.engine).join(',') || 'none',
-        ms: ms1(routeMs),
-        vls: v.vlsUsed,
-        verified: v.ok,
-        deadlockFree: v.deadlockFree,
-        unreachablePairs: v.unreachablePairs,
-        loops: v.loopEntries,
-        cdgCycles: v.cdg.reduce((a, c) => a + c.cyclicComponents, 0),
-        hopsMax: v.hops.max,
-        routesPerLinkMax: v.linkLoad.max,
-        routesPerLinkMean: Math.round(v.linkLoad.mean * 10) / 10,
-        verifyMs: ms1(this.clock.now() - tv),
-      });
-    }
+    if (verbose) logRoutingPhase(log, sweep, fabric, routed, routeMs, () => this.clock.now());
     const tt = this.clock.now();
     const vlTables = await apply(planVlTables(disc, routed.result, this.programmed, s.qosVl));
 
@@ -489,7 +427,7 @@ export class Sweeper {
     for (const note of plan.notes) this.log.debug('multicast', { note });
     const r = await applyAll(this.smp, planMfts(snap.discovery, plan, this.programmed), this.hooks(snap.discovery));
     const first = r.failed[0];
-    if (first) this.log.warn('MFT blocks not written; left for the next update', { blocks: r.failed.length, ...Sweeper.target(snap.discovery, first.write), error: (first.error as Error).message });
+    if (first) this.log.warn('MFT blocks not written; left for the next update', { blocks: r.failed.length, ...writeTarget(snap.discovery, first.write), error: (first.error as Error).message });
     this.mftFailed = r.failed.length;
     if (this.log.enabled('debug')) this.log.debug('sweep phase: multicast', { sweep: snap.sweep, groups: groups.length, mftBlocks: r.ok, mftFailed: r.failed.length, ms: ms1(this.clock.now() - t0) });
     return r.ok + r.failed.length;

@@ -1,0 +1,186 @@
+/** ftree's tables, per destination LID: rotate through the candidates (FtreeCandidates).
+ *
+ * Destination i at switch s takes candidate (i + position of s in its level) mod count. One
+ * switch spreads its destinations evenly over its up links; one destination is reached from the
+ * switches of a level over every up link in turn, so its routes arrive over every link into
+ * its leaf and the levels above carry the same share (the leaf-to-leaf shift of OpenSM's ftree
+ * sends all of them down one link). LIDs of one port (LMC) are consecutive destinations, so
+ * they leave every switch over different links. */
+import { swName, type FabricIndex } from './graph.js';
+import type { FtreeCandidates } from './ftree-candidates.js';
+import { NA } from './ftree-shape.js';
+import { ColumnBuffer, RunWriter } from './lft-writers.js';
+
+export class FtreeLids {
+  /** The next CA destination index (the rotation's i). */
+  private index = 0;
+  private readonly runs: RunWriter;
+  private readonly cols: ColumnBuffer;
+  /** Leaves whose own LID is routed (with their first group that has CAs). */
+  private readonly ownDone = new Set<number>();
+
+  /** Writes `lfts`. */
+  constructor(
+    private readonly ix: FabricIndex,
+    private readonly c: FtreeCandidates,
+    private readonly lfts: Uint8Array[],
+  ) {
+    this.runs = new RunWriter(lfts, ix.nSw, ix.maxPorts + 1);
+    this.cols = new ColumnBuffer(lfts, ix.nSw);
+  }
+
+  /** CA destinations of one group (`inGroup`): leaves in switch order, ports in the leaf's port
+   *  order, each group with its own rotation from index 0 (with compute nodes named, the CNs
+   *  first, then the other CAs: each group balanced on its own). */
+  routeGroup(inGroup: (ei: number) => boolean): void {
+    const { ix, c } = this;
+    const ends = ix.ends;
+    this.index = 0;
+    for (const leaf of c.byLevel[0]!) {
+      const eps: number[] = [];
+      for (let i = ix.endsStart[leaf]!; i < ix.endsStart[leaf + 1]!; i++) eps.push(ix.endsOfSw[i]!);
+      eps.sort((a, b) => ends[a]!.swPort - ends[b]!.swPort);
+      const cas = eps.filter((ei) => !ends[ei]!.isSwitch && inGroup(ei));
+      if (cas.length === 0) continue;
+      c.prepare(leaf);
+      // A switch without an up/down route to the leaf is never on a CA's route to it (no switch
+      // picks it as a next hop); one with CAs of its own means the tree is cut.
+      const deferred = c.nR + 1 < c.nSw ? c.outside() : [];
+      const cut = deferred.find((s) => ix.caCount[s]! > 0);
+      if (cut !== undefined) {
+        throw NA(`switch ${swName(ix, cut)} has no up/down route to leaf ${swName(ix, leaf)}: its ancestors do not reach that leaf going down, so this is not a fat tree`);
+      }
+      if (deferred.length > 0) c.fallback(deferred);
+      const lids: number[] = [];
+      const ports: number[] = [];
+      for (const ei of cas) {
+        const ep = ends[ei]!;
+        for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) {
+          lids.push(l);
+          ports.push(ep.swPort);
+        }
+      }
+      const caLids = lids.length;
+      // the leaf's own LID goes with the first group that has CAs there
+      const own = this.ownDone.has(leaf) ? undefined : eps.find((ei) => ends[ei]!.isSwitch);
+      this.ownDone.add(leaf);
+      if (own !== undefined) {
+        lids.push(ends[own]!.lid);
+        ports.push(0);
+      }
+      this.routeLids(leaf, lids, ports, caLids, deferred.length > 0 ? deferred : undefined);
+    }
+  }
+
+  /** The CA groups' entries are final: write out what is buffered. */
+  flush(): void {
+    this.runs.flushAll();
+    this.cols.flush();
+  }
+
+  /** Route the LIDs of T (lids[j] delivered on ports[j]); CA LIDs take consecutive destination
+   *  indices, a switch LID (no data traffic) the next one without advancing. Switches outside T's
+   *  up/down part take the fallback port. Before this, T's LIDs are NO_ROUTE in every table but
+   *  T's own (each LID is routed once), which ColumnBuffer's columns start from. */
+  private routeLids(T: number, lids: number[], ports: number[], caCount: number, fallbackOf: number[] | undefined): void {
+    const i0 = this.index;
+    this.index += caCount;
+    const n = lids.length;
+    if (n === 0) return;
+    const { lfts, c } = this;
+    if (c.weighted) {
+      for (let j = 0; j < n; j++) lfts[T]![lids[j]!] = ports[j]!;
+      const { nR, rList, candLo, candHi } = c;
+      for (let i = 0; i < nR; i++) {
+        const s = rList[i]!;
+        if (candHi[s]! - candLo[s]! <= 0) continue;
+        const t = lfts[s]!;
+        for (let j = 0; j < n; j++) t[lids[j]!] = c.pick(s, i0 + j);
+      }
+      if (fallbackOf) for (const s of fallbackOf) for (let j = 0; j < n; j++) lfts[s]![lids[j]!] = c.fallbackPort[s]!;
+      return;
+    }
+    const l0 = lids[0]!;
+    // The first m LIDs are l0 .. l0+m-1 (the CA LIDs usually are consecutive; the leaf's own LID
+    // at the end, a router port's or a gap may not be): checked entry by entry, not by the ends.
+    let m = 1;
+    while (m < n && lids[m] === l0 + m) m++;
+    this.routeRun(T, l0, m, ports, i0, fallbackOf);
+    for (let j = m; j < n; j++) this.routeColumn(T, lids[j]!, ports[j]!, i0 + j, fallbackOf);
+  }
+
+  /** LIDs l0 .. l0+m-1 (destination indices from i0): runs of the rotation (unweighted). */
+  private routeRun(T: number, l0: number, m: number, ports: number[], i0: number, fallbackOf: number[] | undefined): void {
+    const { lfts, runs } = this;
+    const { rList, candLo, candHi, candPort, sigma, swVer, fallbackPort } = this.c;
+    const tT = lfts[T]!;
+    for (let j = 0; j < m; j++) tT[l0 + j] = ports[j]!;
+    for (let i = 0, nR = this.c.nR; i < nR; i++) {
+      const s = rList[i]!;
+      const a = candLo[s]!;
+      const nc = candHi[s]! - a;
+      if (nc > 0) runs.add(s, l0, m, candPort, a, nc, (i0 + sigma[s]!) % nc, swVer[s]!);
+    }
+    if (fallbackOf) for (const s of fallbackOf) lfts[s]!.fill(fallbackPort[s]!, l0, l0 + m);
+  }
+
+  /** One LID (destination index i) by column (unweighted). */
+  private routeColumn(T: number, lid: number, port: number, i: number, fallbackOf: number[] | undefined): void {
+    const { rList, candLo, candHi, candPort, sigma, fallbackPort } = this.c;
+    const cols = this.cols;
+    const col = cols.column(lid);
+    const { buf, width: W } = cols;
+    buf[T * W + col] = port;
+    for (let r = 0, nR = this.c.nR; r < nR; r++) {
+      const s = rList[r]!;
+      const a = candLo[s]!;
+      const nc = candHi[s]! - a;
+      if (nc > 0) buf[s * W + col] = candPort[a + ((i + sigma[s]!) % nc)]!;
+    }
+    if (fallbackOf) for (const s of fallbackOf) buf[s * W + col] = fallbackPort[s]!;
+  }
+
+  /** Switch LIDs of the other switches (management traffic), after the CA groups: switches without
+   *  an up/down route follow their route to a CA below T (whose route joins T's part and stays in
+   *  it): the first CA LID of the first switch with CAs in T's part (CA switches are leaves, so
+   *  none is T's ancestor: the first one the BFS down finds). The CA entries are final now; the
+   *  last column read is kept (consecutive switch LIDs mostly copy from the same CA LID). */
+  routeSwitchLids(level: Int32Array): void {
+    const { ix, c, cols, lfts } = this;
+    const { nSw, ends } = ix;
+    const firstCaLid = new Int32Array(nSw).fill(-1);
+    for (const ep of ends) if (!ep.isSwitch && ep.sw >= 0 && firstCaLid[ep.sw]! < 0) firstCaLid[ep.sw] = ep.lid;
+    const copied = new Uint8Array(nSw);
+    let copiedLid = -1;
+    for (const ep of ends) {
+      if (!ep.isSwitch || ep.sw < 0 || (level[ep.sw] === 0 && ix.caCount[ep.sw]! > 0)) continue;
+      c.prepare(ep.sw);
+      const ca = c.firstCaSwitchBelow(ep.sw);
+      const copyFrom = ca >= 0 ? firstCaLid[ca]! : -1;
+      let fb: number[] | undefined;
+      if (copyFrom < 0 && c.nR + 1 < nSw) {
+        fb = c.outside();
+        c.fallback(fb);
+      }
+      if (copyFrom >= 0) c.downUpRoutes += nSw - c.nR - 1;
+      // As routeLids(ep.sw, [ep.lid], [0], 0, fb), but switches outside the part copy copyFrom's entry.
+      const col = cols.column(ep.lid);
+      const { buf, width: W } = cols;
+      buf[ep.sw * W + col] = 0;
+      const { rList, candLo, candHi, nR, inR, tEpoch } = c;
+      const index = this.index;
+      for (let i = 0; i < nR; i++) {
+        const x = rList[i]!;
+        if (candHi[x]! > candLo[x]!) buf[x * W + col] = c.pick(x, index);
+      }
+      if (copyFrom >= 0 && nR + 1 < nSw) {
+        if (copiedLid !== copyFrom) {
+          for (let x = 0; x < nSw; x++) copied[x] = lfts[x]![copyFrom]!;
+          copiedLid = copyFrom;
+        }
+        for (let x = 0; x < nSw; x++) if (inR[x] !== tEpoch) buf[x * W + col] = copied[x]!;
+      } else if (fb) for (const x of fb) buf[x * W + col] = c.fallbackPort[x]!;
+    }
+    cols.flush();
+  }
+}

@@ -1,0 +1,108 @@
+/** Incremental re-routing's column under work (routing/incremental.ts): one destination LID's
+ * entries at every switch (`col`), walked toward its switch T, and the CA-to-CA link loads and
+ * per-port counters of the tables being built, which the repairs keep up to date. */
+import type { FabricIndex } from './graph.js';
+
+export const UNKNOWN = 0;
+export const BUSY = 1;
+export const GOOD = 2;
+export const BROKEN = 3;
+
+export class ColumnWalk {
+  /** The column being worked on: per switch its port toward the LID. */
+  readonly col: Uint8Array;
+  /** After walk(T): per switch GOOD (its route reaches T) or BROKEN, and (GOOD) its hops to T. */
+  readonly state: Uint8Array;
+  readonly dist: Int32Array;
+  private readonly stack: Int32Array;
+  /** CA-to-CA routes per directed channel, as the tables being built have them (the verifier's
+   *  linkLoad), and CA destination LIDs per switch port (OpenSM's minhop balance counters). */
+  readonly load: Float64Array;
+  readonly counters: Int32Array;
+  /** Ports per switch row in `counters` and `portEntry`. */
+  readonly W: number;
+
+  constructor(private readonly ix: FabricIndex) {
+    const nSw = ix.nSw;
+    this.W = ix.maxPorts + 1;
+    this.col = new Uint8Array(nSw);
+    this.state = new Uint8Array(nSw);
+    this.dist = new Int32Array(nSw);
+    this.stack = new Int32Array(nSw + 1);
+    this.load = new Float64Array(ix.adjStart[nSw]!);
+    this.counters = new Int32Array(nSw * this.W);
+  }
+
+  /** The channel s's entry in `col` leaves by, or −1 (no port, or one that leads to no switch). */
+  channel(s: number): number {
+    const p = this.col[s]!;
+    return p > 0 && p < this.W ? this.ix.portEntry[s * this.W + p]! : -1;
+  }
+
+  /** Follow `col` from switch `s` toward T, calling `f` with each channel crossed; stops at T, a
+   *  port that leads to no switch, or after nSw hops (a loop). */
+  follow(s: number, T: number, f: (e: number) => void): void {
+    const { nSw, adjSw } = this.ix;
+    for (let hop = 0; s !== T && hop < nSw; hop++) {
+      const e = this.channel(s);
+      if (e < 0) return;
+      f(e);
+      s = adjSw[e]!;
+    }
+  }
+
+  /** Add (sign +1) or remove (−1) the routes of the CA sources of `col` toward T to `load` and
+   *  `counters`. */
+  account(T: number, sign: number): void {
+    const { nSw, caCount } = this.ix;
+    const { counters, load, W, col } = this;
+    for (let s = 0; s < nSw; s++) {
+      const p = col[s]!;
+      if (s !== T && p > 0 && p < W && this.ix.portEntry[s * W + p]! >= 0) counters[s * W + p]! += sign;
+      const w = caCount[s]!;
+      if (w && s !== T) this.follow(s, T, (e) => (load[e]! += sign * w));
+    }
+  }
+
+  /** Follow `col` toward T from every switch; fills `state` (GOOD/BROKEN) and `dist`; returns the
+   *  number of broken switches. */
+  walk(T: number): number {
+    const { nSw, adjSw, portEntry } = this.ix;
+    const { state, dist, stack, col, W } = this;
+    state.fill(UNKNOWN);
+    state[T] = GOOD;
+    dist[T] = 0;
+    let broken = 0;
+    for (let s0 = 0; s0 < nSw; s0++) {
+      if (state[s0] !== UNKNOWN) continue;
+      let sp = 0;
+      let s = s0;
+      let end: number;
+      for (;;) {
+        state[s] = BUSY;
+        stack[sp++] = s;
+        const p = col[s]!;
+        const e = p > 0 && p < W ? portEntry[s * W + p]! : -1;
+        if (e < 0) {
+          end = BROKEN;
+          break;
+        }
+        const nx = adjSw[e]!;
+        if (state[nx] === UNKNOWN) {
+          s = nx;
+          continue;
+        }
+        end = state[nx] === GOOD ? GOOD : BROKEN; // BUSY: a loop
+        if (end === GOOD) dist[s] = dist[nx]! + 1;
+        break;
+      }
+      for (let k = sp - 1; k >= 0; k--) {
+        const u = stack[k]!;
+        state[u] = end;
+        if (end === GOOD && k < sp - 1) dist[u] = dist[stack[k + 1]!]! + 1;
+        if (end === BROKEN) broken++;
+      }
+    }
+    return broken;
+  }
+}
