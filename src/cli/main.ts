@@ -216,7 +216,11 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
 }
 
+/** The package's version: package.json two levels up (dist/cli/, dist/bundle/), or the one the
+ * single executable was built with (it has no package.json beside it: scripts/launcher.mjs). */
 export function readVersion(): string {
+  const built = (globalThis as { __ibsmVersion?: string }).__ibsmVersion;
+  if (built !== undefined) return built;
   try {
     return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
   } catch {
