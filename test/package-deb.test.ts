@@ -35,6 +35,10 @@ describe('the Debian package', () => {
     expect(deb).toBeDefined();
     const info = execFileSync('dpkg-deb', ['-f', path.join(dir, deb!), 'Depends'], { encoding: 'utf8' });
     expect(info).toMatch(/libibumad3/);
+    // lintian: no error (.ci/run installs it; the overrides the package ships name why)
+    const lint = spawnSync('lintian', ['--fail-on', 'error', path.join(dir, deb!)], { encoding: 'utf8', timeout: 120_000 });
+    expect(lint.status, lint.stdout + lint.stderr).toBe(0);
+    expect(lint.stdout).not.toMatch(/^E: /m);
 
     try {
       const inst = dpkg('-i', path.join(dir, deb!));
