@@ -5,6 +5,8 @@
 // in the file but evaluated only then. (One file beat esbuild's code splitting into ~40 chunks:
 // resolving the chunks cost more than compiling them.)
 //
+//   node scripts/build-bundle.mjs [--out DIR/SUBDIR]   (default dist/bundle)
+//
 //   dist/bundle/main.cjs        the bundle (CommonJS: Node 20 has a code cache for scripts only)
 //   dist/bundle/main.cjs.cache  V8's code cache of it, made here by one `ibsm run --once` on the
 //                               default simulated fabric, so the functions start-up and a sweep use
@@ -25,7 +27,15 @@ import { build } from 'esbuild';
 import { launcher, NODE_FLAGS } from './launcher.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const outdir = path.join(root, 'dist/bundle');
+// --out DIR: another directory at dist/bundle's depth (so the derived paths hold), for a build
+// that must not race another (test/package-deb builds its own in .tmp/ while test/bundle rebuilds
+// dist/bundle).
+const outIdx = process.argv.indexOf('--out');
+const outdir = outIdx > 0 ? path.resolve(process.argv[outIdx + 1]) : path.join(root, 'dist/bundle');
+if (path.dirname(path.dirname(outdir)) !== root) {
+  console.error(`build-bundle: --out ${outdir}: the bundle must sit two levels under ${root} (it finds ../../package.json and the addon from there)`);
+  process.exit(2);
+}
 const code = path.join(outdir, 'main.cjs');
 const bin = path.join(outdir, 'ibsm.cjs');
 // The bin's node flags and shebang, and its text: scripts/launcher.mjs (the single executable's too).

@@ -8,7 +8,7 @@
 // It runs with no Node installed: the node binary needs glibc, libstdc++ and libgcc (Node's
 // official Linux builds link the rest in), the addon libibumad.
 //
-//   node scripts/build-sea.mjs [--out FILE]     (default dist/sea/ibsm)
+//   node scripts/build-sea.mjs [--out FILE] [--bundle DIR]   (defaults dist/sea/ibsm, dist/bundle)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,7 +28,8 @@ const fail = (msg) => {
 };
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 20 || (major === 20 && minor < 12)) fail(`Node ${process.versions.node} has no SEA assets (node:sea getAsset): Node 20.12 or later is needed`);
-const bundle = path.join(root, 'dist/bundle/main.cjs');
+const bundleIdx = process.argv.indexOf('--bundle');
+const bundle = path.join(bundleIdx > 0 ? path.resolve(process.argv[bundleIdx + 1]) : path.join(root, 'dist/bundle'), 'main.cjs');
 const addon = path.join(root, 'build/Release/ibsm_umad.node');
 if (!existsSync(bundle)) fail(`${bundle} is missing: run npm run build first`);
 if (!existsSync(addon)) fail(`${addon} is missing: install libibumad-dev and run npm run build:native`);

@@ -12,6 +12,8 @@ import { IBSIM_EXAMPLES, runPreloaded, startIbsim } from './helpers/ibsim.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-deb-'));
+// Out of dist/ (what npm packs, while test/package packs it).
+const BUNDLE = path.join(ROOT, '.tmp', `bundle-deb-${process.pid}`);
 const dpkg = (...args: string[]) => spawnSync('dpkg', args, { encoding: 'utf8', timeout: 120_000 });
 // A PATH with no node on it (node may be in /usr/bin: only /usr/sbin, checked below).
 const NO_NODE_PATH = '/usr/sbin';
@@ -22,6 +24,7 @@ const CONFIG = ['/etc/ibsm/ibsm.conf', '/etc/logrotate.d/ibsm'];
 afterAll(() => {
   if (process.getuid?.() === 0 && dpkg('-s', 'ibsm').status === 0) dpkg('--purge', 'ibsm');
   rmSync(dir, { recursive: true, force: true });
+  rmSync(BUNDLE, { recursive: true, force: true });
 });
 
 describe('the Debian package', () => {
@@ -29,7 +32,9 @@ describe('the Debian package', () => {
     expect(process.getuid?.(), 'installing a package needs root (CI runs as root)').toBe(0);
     expect(dpkg('-s', 'ibsm').status, 'a package ibsm is installed already: remove it first').not.toBe(0);
     const exe = path.join(dir, 'ibsm');
-    execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-sea.mjs'), '--out', exe], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
+    // Its own bundle, not dist/bundle, which test/bundle rebuilds meanwhile.
+    execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-bundle.mjs'), '--out', BUNDLE], { cwd: ROOT, stdio: 'pipe', timeout: 180_000 });
+    execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-sea.mjs'), '--out', exe, '--bundle', BUNDLE], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
     execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-deb.mjs'), '--exe', exe, '--out', dir], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
     const deb = readdirSync(dir).find((f) => f.endsWith('.deb'));
     expect(deb).toBeDefined();
