@@ -5,11 +5,13 @@
 // in the file but evaluated only then. (One file beat esbuild's code splitting into ~40 chunks:
 // resolving the chunks cost more than compiling them.)
 //
+//   node scripts/build-bundle.mjs [--out DIR/SUBDIR]   (default dist/bundle)
+//
 //   dist/bundle/main.cjs        the bundle (CommonJS: Node 20 has a code cache for scripts only)
 //   dist/bundle/main.cjs.cache  V8's code cache of it, made here by one `ibsm run --once` on the
 //                               default simulated fabric, so the functions start-up and a sweep use
 //                               are in it compiled
-//   dist/bundle/ibsm.cjs        the package's bin: compiles main.cjs with that cache (V8 checks it
+//   dist/bundle/ibsm.cjs        the package's bin (scripts/launcher.mjs): compiles main.cjs with that cache (V8 checks it
 //                               against its version, flags and the source, and compiles afresh
 //                               when it does not fit) and runs the command
 //
@@ -22,29 +24,21 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { installEarlySignals } from '../dist/cli/signals.js';
+import { launcher, NODE_FLAGS } from './launcher.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const outdir = path.join(root, 'dist/bundle');
+// --out DIR: another directory at dist/bundle's depth (so the derived paths hold), for a build
+// that must not race another (test/package-deb builds its own in .tmp/ while test/bundle rebuilds
+// dist/bundle).
+const outIdx = process.argv.indexOf('--out');
+const outdir = outIdx > 0 ? path.resolve(process.argv[outIdx + 1]) : path.join(root, 'dist/bundle');
+if (path.dirname(path.dirname(outdir)) !== root) {
+  console.error(`build-bundle: --out ${outdir}: the bundle must sit two levels under ${root} (it finds ../../package.json and the addon from there)`);
+  process.exit(2);
+}
 const code = path.join(outdir, 'main.cjs');
 const bin = path.join(outdir, 'ibsm.cjs');
-// The bin's V8 flags: a young generation of at most 4 MB per semi-space (V8's default lets it grow
-// to 16 MB: three of them are RSS the SM's short-lived MAD objects never need; measured on the
-// 432-host fat tree through ibsim: peak RSS 104 to 84 MB, CPU unchanged). Only the shebang can
-// give them (V8 reads them before any script runs); the code cache is made with the same flags.
-// (2 MB was measured too, with TurboFan held on a device, src/cli/tiering.ts: peak RSS at 432
-// hosts 59.9 to 56.8 MB, but on ft3-large CPU 1,330 to 1,838 ms, median of 3: not taken.)
-// --inspect-port: where Node's own SIGUSR1 handler would open the inspector (127.0.0.1:9229 by
-// default, a debugger anyone on the host could attach to in a root process) is an address bind
-// refuses (link-local, no interface): during Node's start-up, before the bin's first statement
-// takes SIGUSR1 (src/cli/signals.ts), a SIGUSR1 opens nothing.
-const NODE_FLAGS = ['--max-semi-space-size=4', '--inspect-port=[fe80::1]:9229'];
-// What the shebang's env(1) drops before node starts: NODE_EXTRA_CA_CERTS makes Node 20 read and
-// parse that certificate file at start-up, before any script runs (~45 ms of CPU for a system
-// bundle of ~140 certificates, measured here with \`node -e 0\`: 88 vs 40 ms), and ibsm makes no TLS
-// connection (its HTTP endpoints are plain HTTP; node:crypto serves the web view's WebSocket hash).
-const UNSET_ENV = ['NODE_EXTRA_CA_CERTS'];
-const SHEBANG = `#!/usr/bin/env -S ${UNSET_ENV.map((v) => `-u ${v} `).join('')}node ${NODE_FLAGS.join(' ')}`;
+// The bin's node flags and shebang, and its text: scripts/launcher.mjs (the single executable's too).
 
 rmSync(outdir, { recursive: true, force: true });
 mkdirSync(outdir, { recursive: true });
@@ -77,62 +71,7 @@ if (text.startsWith('#!')) text = '//' + text.slice(2);
 const ascii = (t) => t.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 writeFileSync(code, ascii(text));
 
-writeFileSync(
-  bin,
-  `${SHEBANG}
-// The ibsm command (scripts/build-bundle.mjs): main.cjs compiled with its V8 code cache, then run.
-'use strict';
-// SIGTERM, SIGINT, SIGHUP and SIGUSR1 taken before anything else (src/cli/signals.ts): held for
-// \`run\`, never Node's inspector.
-(${installEarlySignals.toString()})(process.argv[2] === 'run');
-const fs = require('node:fs');
-const path = require('node:path');
-const vm = require('node:vm');
-const file = path.join(__dirname, 'main.cjs');
-const argv = process.argv.slice(2);
-// ibsm run --umad (and discover, query): the addon loaded first and asked to list the CAs on a thread of its own while
-// this one compiles and evaluates the bundle (libibumad's first call reads sysfs; under ibsim,
-// umad2sim writes its whole sysfs tree then, ~10 ms). The bundle takes the addon from here
-// (transport/native.ts, the same path); any failure is left to it, which names the fix. (Under
-// umad2sim with no ibsim listening the thread lists nothing: that first call would never return.)
-const optsEnd = argv.indexOf('--');
-const opts = optsEnd < 0 ? argv : argv.slice(0, optsEnd);
-if ((argv[0] === 'run' || argv[0] === 'discover' || argv[0] === 'query') && opts.includes('--umad') && !opts.some((a) => a === '--help' || a === '-h' || a === '--version' || a === '-V')) {
-  try {
-    const addon = { exports: {} };
-    process.dlopen(addon, path.join(__dirname, '../../build/Release/ibsm_umad.node'));
-    globalThis.__ibsmNative = addon.exports;
-    // The thread waited for at exit: libibumad (and umad2sim) not left half way through.
-    if (typeof addon.exports.prefetchCas === 'function' && addon.exports.prefetchCas()) process.once('exit', () => addon.exports.endPrefetch());
-  } catch {}
-}
-let cachedData;
-try {
-  cachedData = fs.readFileSync(file + '.cache');
-} catch {}
-// latin1: the bundle is ASCII (built so), read into a one-byte string without a UTF-8 decode.
-// CommonJS's wrapper written out, and this file's require handed to the bundle (it requires only
-// node: builtins, and sits in this directory): node:module, which Module.wrap and createRequire
-// would load, costs 1-2 ms of start-up (node:module loads the ESM loader and source maps).
-const script = new vm.Script('(function (exports, require, module, __filename, __dirname) { ' + fs.readFileSync(file, 'latin1') + '\\n});', { filename: file, cachedData });
-const hadCache = cachedData !== undefined;
-// The cache's 0.8 MB buffer is not needed once compiled: let it go (it would stay for the process's life).
-cachedData = undefined;
-if (process.env.IBSM_CODE_CACHE === 'report') process.stderr.write('ibsm: code cache ' + (hadCache ? (script.cachedDataRejected ? 'rejected' : 'accepted') : 'absent') + '\\n');
-// --opt back first: V8 checks a cache against the hash of its flags, and run --umad sets --no-opt for a while (src/cli/tiering.ts).
-if (process.env.IBSM_CODE_CACHE === 'write') process.once('exit', () => (require('node:v8').setFlagsFromString('--opt'), fs.writeFileSync(file + '.cache', script.createCachedData())));
-const m = { exports: {} };
-script.runInThisContext().call(m.exports, m.exports, require, m, file, __dirname);
-// PROCESS_IO: stdout/stderr made only when used (src/cli/stdio.ts)
-// ibsm run is done when main resolves (the SM stopped, its log lines written synchronously, its
-// sockets closed): it exits there, without Node's teardown of the V8 heap (4-5 ms from SUBNET UP
-// to exit with --once, median of 15 through ibsim). The other commands may still be writing.
-m.exports.main(argv, m.exports.PROCESS_IO).then((code) => {
-  process.exitCode = code;
-  if (argv[0] === 'run') process.exit(code);
-});
-`,
-);
+writeFileSync(bin, launcher('bin'));
 chmodSync(bin, 0o755);
 
 // The generated codecs, precompiled: the layout engine generates each layout's encoder, decoder

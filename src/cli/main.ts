@@ -216,7 +216,11 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
 }
 
+/** The package's version: package.json two levels up (dist/cli/, dist/bundle/), or the one the
+ * single executable was built with (it has no package.json beside it: scripts/launcher.mjs). */
 export function readVersion(): string {
+  const built = (globalThis as { __ibsmVersion?: string }).__ibsmVersion;
+  if (built !== undefined) return built;
   try {
     return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
   } catch {
@@ -224,7 +228,14 @@ export function readVersion(): string {
   }
 }
 
-const isMain = process.argv[1] !== undefined && new URL(import.meta.url).pathname === realpathSync(process.argv[1]);
+// (Under the single executable argv[1] is the command as typed, `ibsm` found on PATH: no file here.)
+const isMain = ((): boolean => {
+  try {
+    return process.argv[1] !== undefined && new URL(import.meta.url).pathname === realpathSync(process.argv[1]);
+  } catch {
+    return false;
+  }
+})();
 // No top-level await: the bundle (scripts/build-bundle.mjs) is CommonJS, for V8's code cache.
 if (isMain) {
   // The signals before anything else (the bin installs them earlier still): cli/signals.ts.

@@ -147,28 +147,43 @@ export interface NativeUmad {
 /** Where the addon is built (the same two levels up from src/transport and dist/transport). */
 export const NATIVE_ADDON_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../build/Release/ibsm_umad.node');
 
+/** The single executable (scripts/build-sea.mjs) carries the addon in itself and writes it out to
+ * a private per-version path before it can be loaded: its launcher gives that step here, which
+ * returns the path or throws naming what is wrong. */
+const seaAddon = (): (() => string) | undefined => (globalThis as { __ibsmSeaAddon?: () => string }).__ibsmSeaAddon;
+
 let loaded: NativeUmad | undefined;
 
 /** Load the addon once; throws TransportError naming the fix when it is not built or cannot load. */
 export function loadNative(): NativeUmad {
   if (loaded) return loaded;
-  // Loaded already by the bundled bin, from this same path (scripts/build-bundle.mjs).
+  // Loaded already by the bundled bin or the single executable, from the same path (scripts/launcher.mjs).
   const early = (globalThis as { __ibsmNative?: NativeUmad }).__ibsmNative;
   if (early) return (loaded = early);
-  if (!existsSync(NATIVE_ADDON_PATH)) {
+  const fromSea = seaAddon();
+  let file = NATIVE_ADDON_PATH;
+  if (fromSea) {
+    try {
+      file = fromSea();
+    } catch (e) {
+      throw new TransportError(`the native umad transport this executable carries cannot be written out to be loaded: ${(e as Error).message}`, 'load');
+    }
+  } else if (!existsSync(file)) {
     throw new TransportError(
-      `the native umad transport is not built (${NATIVE_ADDON_PATH} is missing); install libibumad-dev (apt-get install libibumad-dev) and run: npm run build:native`,
+      `the native umad transport is not built (${file} is missing); install libibumad-dev (apt-get install libibumad-dev) and run: npm run build:native`,
       'load',
     );
   }
   try {
     // process.dlopen, not a require: node:module (for createRequire) costs 1-2 ms of start-up.
     const m = { exports: {} as NativeUmad };
-    process.dlopen(m, NATIVE_ADDON_PATH);
+    process.dlopen(m, file);
     loaded = m.exports;
   } catch (e) {
     throw new TransportError(
-      `the native umad transport ${NATIVE_ADDON_PATH} cannot be loaded (${(e as Error).message}); install libibumad3/libibumad-dev and rebuild it with: npm run build:native`,
+      fromSea
+        ? `the native umad transport ${file} cannot be loaded (${(e as Error).message}); install libibumad3 (apt-get install libibumad3)`
+        : `the native umad transport ${file} cannot be loaded (${(e as Error).message}); install libibumad3/libibumad-dev and rebuild it with: npm run build:native`,
       'load',
     );
   }
