@@ -53,6 +53,13 @@ describe('the Debian package', () => {
       expect(spawnSync('/bin/sh', ['-c', 'command -v node'], { env, encoding: 'utf8' }).status, 'no node on that PATH').not.toBe(0);
       const v = spawnSync('ibsm', ['--version'], { env, encoding: 'utf8' });
       expect(v.stdout.trim(), v.stderr).toMatch(/^ibsm \d+\.\d+\.\d+/);
+      // Where the package put things, as --help and the man page name them (#36).
+      const help = spawnSync('ibsm', ['--help'], { env, encoding: 'utf8' }).stdout;
+      const man = execFileSync('zcat', ['/usr/share/man/man8/ibsm.8.gz'], { encoding: 'utf8' }).replace(/\\-/g, '-');
+      for (const f of ['/etc/ibsm/ibsm.conf', '/etc/logrotate.d/ibsm', '/var/cache/ibsm/', '/lib/systemd/system/ibsm.service', '/usr/sbin/ibsm']) {
+        expect(help, `ibsm --help names ${f}`).toContain(f);
+        expect(man, `ibsm(8) names ${f}`).toContain(f);
+      }
       const conf = spawnSync('ibsm', ['config', '--check'], { env, encoding: 'utf8' });
       expect(conf.status, conf.stdout + conf.stderr).toBe(0);
       expect(conf.stdout + conf.stderr).toContain('/etc/ibsm/ibsm.conf');

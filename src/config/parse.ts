@@ -154,12 +154,28 @@ export function commandHelp(cmd: Command, extra = ''): string {
   return `${HEADS[cmd]}\n\noptions:\n${optionLines([...optionsOf(cmd), ...always])}\n${extra}`;
 }
 
+/** The files ibsm reads and writes where an operator finds them: the man page's FILES section and
+ * the end of `ibsm --help`. */
+export const FILES: ReadonlyArray<readonly [path: string, what: string]> = [
+  ['/etc/ibsm/ibsm.conf', 'read by ibsm run and ibsm config without --config, if it exists (ibsm\'s JSON or an opensm.conf)'],
+  ['/var/cache/opensm/guid2lid', 'the guid2lid file as root on a device (--guid2lid; OpenSM\'s own, so either SM keeps the other\'s LIDs)'],
+  ['/run/ibsm/ibsm.sock', 'the control socket as root (--control-socket), mode 0600'],
+  ['/run/ibsm/ibsm-port-GUID.lock', 'the claim of an SM port (one SM per port)'],
+  ['/var/log/ibsm.log, /var/log/ibsm-GUID.log', 'the log of ibsm.service and of ibsm@GUID.service (--log-file; SIGUSR1 reopens it)'],
+  ['/lib/systemd/system/ibsm.service, ibsm@.service', 'the Debian package\'s units: an SM on the first active port, or one per port GUID'],
+  ['/etc/logrotate.d/ibsm', 'the Debian package\'s logrotate snippet for those logs'],
+  ['/var/cache/ibsm/', 'the package\'s cache: the native addon the single executable /usr/sbin/ibsm writes out (native/, checked owner and mode before it is loaded), ibsm@GUID\'s guid2lid files'],
+];
+
 export const GLOBAL_USAGE = `usage: ibsm <command> [options]
 
 commands:
 ${(Object.keys(HEADS) as Command[]).map((c) => `  ${HEADS[c].replace(/^usage: ibsm /, '').replace('\n  ', '\n      ')}`).join('\n')}
 
 ibsm <command> --help lists the command's options; ibsm -V prints the version.
+
+files:
+${FILES.map(([f, what]) => `  ${f}\n      ${what}`).join('\n')}
 `;
 
 /** The README's option table of a command (test/config.test.ts checks the README holds it). */
@@ -204,7 +220,7 @@ export function manPage(version: string): string {
     '.PP',
     'With \\fB\\-\\-umad\\fR and no \\fB\\-\\-ca\\fR/\\fB\\-\\-port\\fR the SM port is chosen as rdma\\-core does: InfiniBand link layer only, ports with IsSMDisabled skipped, the first ACTIVE port, else the first LinkUp one, else the first not Disabled.',
   );
-  out.push('.SH FILES', '.TP', '/etc/ibsm/ibsm.conf', 'read by \\fBibsm run\\fR and \\fBibsm config\\fR without \\fB\\-\\-config\\fR, if it exists', '.TP', '/var/cache/opensm/guid2lid', 'the guid2lid file as root on a real HCA');
+  out.push('.SH FILES', ...FILES.flatMap(([f, what]) => ['.TP', roff(f), roff(what)]));
   out.push(
     '.SH SECURITY',
     'ibsm trusts root on its host (the control socket is a unix socket of mode 0600), the SM_Key (\\fB\\-\\-sm\\-key\\fR: another SM with a different key cannot control it; an SA request carrying it is trusted, and only a trusted requester may join or leave a multicast group for another port unless \\fB\\-\\-sa\\-proxy\\-joins\\fR) and the M_Key (\\fB\\-\\-mkey\\fR). A host on the fabric cannot grow its state, metrics or log without bound: every log line a remote party can trigger is rate-limited per source and code (IBSM-8050 summaries). Nothing listens on the network unless \\fB\\-\\-metrics\\-port\\fR, \\fB\\-\\-metrics\\-listen\\fR or \\fB\\-\\-web\\fR asks; local resources are checked before the first SMP and never removed. See the README, section Security.',
