@@ -199,6 +199,21 @@ async function openSmServes(ib: Ibsim, osm: RunningSm, mark: number, osmLid: num
   expect(r.stdout).toMatch(/PathRecord dump/);
 }
 
+/** ibsm, master after OpenSM on an unchanged fabric: its sweep as master (after `mark` characters
+ * of its log) read OpenSM's tables back and kept them (IBSM-4020): no LFT block written, every
+ * switch's table (ibroute) as OpenSM left it. */
+async function keptOpenSmTables(sm: RunningSm, mark: number, ib: Ibsim, before: FabricState): Promise<void> {
+  const swept = (): boolean => {
+    const log = sm.log().slice(mark);
+    const at = log.search(/IBSM-402[01]/);
+    return at >= 0 && /IBSM-100[12]/.test(log.slice(at)); // SUBNET UP, or a heavy sweep done
+  };
+  await waitFor('ibsm swept the fabric as master', swept, 60_000);
+  expect(sm.log().slice(mark).match(/IBSM-402[01].*/)?.[0]).toMatch(/IBSM-4020/);
+  expect(await lftBlocksWritten(sm)).toBe(0);
+  expect((await fabricState(ib)).lfts).toEqual(before.lfts);
+}
+
 const bound = (kind: Kind, osmConf: string[]): number => (kind === 'opensm' && osmConf.length === 0 ? 150_000 : 30_000);
 
 describe('ibsm beside OpenSM on ibsim, both at their defaults (the matrix)', () => {
@@ -240,6 +255,7 @@ describe('ibsm beside OpenSM on ibsim, both at their defaults (the matrix)', () 
             expect(after.lids).toEqual(before.lids);
             if (s.kind === 'opensm') await openSmServes(ib, s, mark, sLid);
             else expect(s.log().slice(mark)).not.toMatch(/IBSM-1036/);
+            if (s.kind === 'ibsm' && m.kind === 'opensm') await keptOpenSmTables(s, mark, ib, before);
             // A stopping ibsm hands the subnet over: the standby masters at once, not after its polls.
             if (how === 'SIGTERM' && m.kind === 'ibsm') {
               expect(m.log()).toMatch(/stopping: handover to/);
@@ -269,6 +285,7 @@ describe('ibsm beside OpenSM on ibsim, both at their defaults (the matrix)', () 
           await waitFor(`${first} STANDBY (sminfo)`, async () => (await sminfo(ib, mLid)).state === STANDBY, 30_000);
           expect((await sminfo(ib, sLid)).state).toBe(MASTER);
           expect((await fabricState(ib)).lids).toEqual(before.lids);
+          if (s.kind === 'ibsm') await keptOpenSmTables(s, 0, ib, before);
           if (s.kind === 'opensm') {
             await openSmServes(ib, s, 0, sLid);
             // It never stood by under ibsm: a STANDBY OpenSM under a worse master sends it trap 144,

@@ -22,6 +22,7 @@ import { SaClient } from '../src/sa/client.js';
 import { pullSync, registerSync } from '../src/sa/sync-agent.js';
 import { SyncMirror } from '../src/sa/sync.js';
 import { drive } from './helpers/drive.js';
+import { getEngine } from '../src/routing/index.js';
 
 const SPEC = 'gen:fattree2:leaves=3,spines=2,hosts=3';
 
@@ -41,7 +42,7 @@ function fabric(spec = SPEC) {
   return { clock, sim, cas };
 }
 
-function startSm(f: ReturnType<typeof fabric>, node: number, priority: number, o: { smKey?: bigint; sweepIntervalMs?: number; saSync?: boolean; forceMaster?: boolean; guid2lid?: Map<bigint, { base: number; lmc: number }>; tap?: (mad: Uint8Array) => void } = {}): Sm {
+function startSm(f: ReturnType<typeof fabric>, node: number, priority: number, o: { routing?: string[]; seed?: number; smKey?: bigint; sweepIntervalMs?: number; saSync?: boolean; forceMaster?: boolean; guid2lid?: Map<bigint, { base: number; lmc: number }>; tap?: (mad: Uint8Array) => void } = {}): Sm {
   const ep = f.sim.attach(node);
   if (o.tap) {
     const send = ep.send.bind(ep);
@@ -61,7 +62,8 @@ function startSm(f: ReturnType<typeof fabric>, node: number, priority: number, o
     smp: smpClientOf(rpc),
     clock: f.clock,
     log: new Logger(sink, 'debug'),
-    routing: ['minhop'],
+    routing: o.routing ?? ['minhop'],
+    ...(o.seed !== undefined ? { seed: o.seed } : {}),
     lmc: 0,
     sweepIntervalMs: o.sweepIntervalMs ?? 1000,
     priority,
@@ -198,6 +200,49 @@ describe('SMs on one fabric', () => {
     expect(taken.lftBlocksWritten, 'no LFT block rewritten on an unchanged fabric').toBe(0);
     await a.kill();
     await b.kill();
+  });
+
+  it('masters again after another SM ran the fabric: reads the tables back, adopts them when they verify, and routes by what the switches hold', async () => {
+    const f = fabric();
+    const a = startSm(f, f.cas[0]!, 1);
+    await f.clock.advanceAsync(2000);
+    expect(a.subnet.sm.state).toBe('master');
+    const b = startSm(f, f.cas[5]!, 12);
+    await f.clock.advanceAsync(4000);
+    expect(b.subnet.sm.state).toBe('master');
+    expect(a.subnet.sm.state).toBe('standby');
+    // b took a's tables over as they were (they verify and balance as its own would)
+    expect(has(b, 'IBSM-4020 forwarding tables of the previous master adopted')).toBe(true);
+    // While a stands by, the master routes the fabric another way (as an SM with another engine or
+    // seed would): every switch's LFT rewritten with minhop's routes under another tie-break seed.
+    const mine = a.subnet.sm.current!;
+    const other = getEngine('minhop').route(mine.fabric, { lmc: 0, seed: 11 });
+    const sws = mine.fabric.nodes.flatMap((n, i) => (n.type === NodeType.Switch ? [i] : []));
+    const simOf = (i: number) => f.sim.nodes.find((n) => n.guid === mine.fabric.nodes[i]!.guid)!;
+    const differ = sws.filter((i) => Buffer.compare(other.lfts.get(i)!.subarray(0, mine.maxLid + 1), mine.routing.lfts.get(i)!.subarray(0, mine.maxLid + 1)) !== 0);
+    expect(differ.length, 'the other routing differs from a\'s').toBeGreaterThan(0);
+    for (const i of sws) {
+      const t = other.lfts.get(i)!;
+      for (let blk = 0; blk * 64 <= mine.maxLid; blk++) simOf(i).sw!.fwd.setLftBlock(blk, Array.from(t.subarray(blk * 64, blk * 64 + 64)));
+    }
+    await b.kill();
+    await f.clock.advanceAsync(5000);
+    expect(a.subnet.sm.state).toBe('master');
+    // a forgot what it had written when it stood by: it read the tables back and kept them.
+    expect(has(a, 'IBSM-2040 LFT blocks read back')).toBe(true);
+    expect(has(a, 'IBSM-4020 forwarding tables of the previous master adopted')).toBe(true);
+    const now = a.subnet.sm.current!;
+    for (const i of sws) expect(Buffer.from(f.sim.lft(simOf(i).guid).subarray(1, now.maxLid + 1)), `switch ${i}: what it holds is a's routing`).toEqual(Buffer.from(now.routing.lfts.get(i)!.subarray(1, now.maxLid + 1)));
+    // A heavy sweep on the unchanged fabric keeps them; an operator's reroute routes with a's engine.
+    const kept = a.subnet.sm.sweep('heavy');
+    await f.clock.advanceAsync(1000);
+    expect((await kept).lftBlocksWritten).toBe(0);
+    const rerouted = a.subnet.sm.reroute();
+    await f.clock.advanceAsync(1000);
+    expect((await rerouted).lftBlocksWritten).toBeGreaterThan(0);
+    const own = getEngine('minhop').route(a.subnet.sm.current!.fabric, { lmc: 0 });
+    for (const i of sws) expect(Buffer.from(f.sim.lft(simOf(i).guid).subarray(1, now.maxLid + 1))).toEqual(Buffer.from(own.lfts.get(i)!.subarray(1, now.maxLid + 1)));
+    await a.kill();
   });
 
   it('acknowledges a directed-route HANDOVER from an SM it did not know yet, with SmState STANDBY (OpenSM hands over to an SM still discovering)', async () => {

@@ -92,7 +92,7 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
       };
     },
     resweep: (heavy) => sm.subnet.sm.sweep(heavy ? 'heavy' : 'light'),
-    reroute: () => sm.subnet.sm.sweep('heavy'),
+    reroute: () => sm.subnet.sm.reroute(),
     dump(what: DumpKind) {
       const snap = snapshot();
       switch (what) {

@@ -78,4 +78,9 @@ export class MftCache {
   forget(switchGuid: bigint): void {
     this.state.delete(switchGuid);
   }
+
+  /** Forget every switch (another SM may have written them). */
+  clear(): void {
+    this.state.clear();
+  }
 }

@@ -88,6 +88,13 @@ export class Programmed {
     for (let p = 0; p <= ports; p++) this.pkeys.set(`${guid}/${p}`, RESET_PKEY_SIG);
   }
 
+  /** Another SM masters the subnet (this one stands by): it may write any table, so nothing
+   * written before is known to be there any more; the next sweep as master reads the LFTs back. */
+  forgetAll(): void {
+    for (const m of [this.lfts, this.rfts, this.pkeys, this.vl, this.partial]) m.clear();
+    this.mft.clear();
+  }
+
   /** A port found in its reset state (no LID): default P_Key table, VL tables unknown. */
   portReset(key: string): void {
     this.pkeys.set(key, RESET_PKEY_SIG);

@@ -311,6 +311,8 @@ export class SubnetManager {
   /** Settings a reload changes (issue #28; api/sm.ts `reload`): the next heavy sweep, a full one,
    * programs P_Keys, VL tables and routes from them. */
   reconfigure(s: Pick<SmOptions, 'partitions' | 'qosVl' | 'routing' | 'routingOptions'>): void {
+    const routes = (o: Pick<SmOptions, 'routing' | 'routingOptions'>): string => JSON.stringify([o.routing, o.routingOptions], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+    if (routes(s) !== routes(this.o)) this.sweeper.routingChanged();
     Object.assign(this.o, s);
     this.local.forget();
   }
@@ -377,6 +379,12 @@ export class SubnetManager {
 
   /** Ask for a sweep; resolves with the stats of the last sweep once it (and the heavy sweep a
    * light one finds it needs) is done. A heavy one asked for here is a full heavy sweep. */
+  /** An operator's re-route (`ibsm reroute`): a heavy sweep that routes with the configured
+   * engine, also over tables kept from another SM (sm/adopt-lfts.ts). */
+  reroute(): Promise<SweepStats> {
+    this.sweeper.routingChanged();
+    return this.sweep('heavy');
+  }
   sweep(kind: SweepKind): Promise<SweepStats> {
     const p = this.wait((a) => a.type === 'heavySweep' || a.type === 'lightSweep', true) as Promise<SweepStats>;
     if (kind === 'heavy') this.fullWanted = true;
@@ -521,7 +529,7 @@ export class SubnetManager {
       if (t.to === 'standby' && t.reason === 'handover' && t.master) log.info('handover to {master}', { master: t.master.guid });
       this.transitions[t.to]++;
       if (t.to !== 'master') this.local.forget();
-      if (t.to === 'standby') this.sweeper.forgetOwnLids();
+      if (t.to === 'standby') this.sweeper.standingBy();
       if (t.to === 'standby') this.viewSaid = undefined;
       this.o.onStateChange?.(t);
     }

@@ -8,6 +8,7 @@ import { verifyRoutes } from '../routing/verify.js';
 import type { Logger } from '../util/log.js';
 import type { DiscoveryResult, DiscoverySkip } from './discovery.js';
 import type { SmpWrite } from './programmed.js';
+import type { LftAdoption } from './adopt-lfts.js';
 
 /** Log lines per sweep for SMPs given up (then one summary line). */
 export const FAILURE_LOG_LINES = 20;
@@ -85,4 +86,13 @@ export function logRoutingPhase(log: Logger, sweep: number, fabric: Fabric, rout
     routesPerLinkMean: Math.round(v.linkLoad.mean * 10) / 10,
     verifyMs: ms1(now() - tv),
   });
+}
+
+/** The LFT blocks read back from switches this SM had not programmed, and whether the tables
+ * another SM left there were adopted (sm/adopt-lfts.ts). */
+export function logLftReads(log: Logger, blocks: number, a: LftAdoption | undefined, previousMasterLid: number | undefined): void {
+  if (blocks) log.info('LFT blocks read back', { blocks });
+  if (!a) return;
+  if (a.adopted) log.info('forwarding tables of the previous master adopted', { previousMasterLid, lids: a.lids, busiestLink: a.busiest, oursBusiestLink: a.ours, deadlockFree: a.deadlockFree });
+  else log.info('forwarding tables of the previous master not adopted: routing with the configured engine', { previousMasterLid, reason: a.reason });
 }

@@ -29,7 +29,8 @@ import type { SmPort } from './sminfo.js';
 import { hasExtendedSpeeds, noteExtendedSpeeds } from './port-info-get.js';
 import { LFT_INTERLEAVE, lftPlan, observeResets, planLftReads, planMfts, planPkeys, planVlTables } from './plan-tables.js';
 import { pump } from '../util/pump.js';
-import { FAILURE_LOG_LINES, logDiscoveryPhase, logRoutingPhase, logWriteFailure, ms1, skipLogger, writeTarget } from './sweep-log.js';
+import { ForeignTables, previousMaster } from './adopt-lfts.js';
+import { FAILURE_LOG_LINES, logDiscoveryPhase, logLftReads, logRoutingPhase, logWriteFailure, ms1, skipLogger, writeTarget } from './sweep-log.js';
 
 export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   routing: string[];
@@ -103,19 +104,21 @@ export class Sweeper {
   /** The LIDs this SM last assigned as master: they win over what the ports hold, so another SM
    * that renumbered the fabric (a rogue master) does not get its LIDs adopted as ours. */
   private own?: ReadonlyMap<bigint, LidRange>;
-  /** Another SM masters the subnet now (this one stands by): its LIDs are the subnet's. */
-  forgetOwnLids(): void {
+  /** Another SM masters the subnet now: its LIDs are the subnet's, and it may rewrite any table. */
+  standingBy(): void {
     this.own = undefined;
+    this.programmed.forgetAll();
+    this.foreign.forget();
   }
+  private readonly foreign = new ForeignTables(); // the LFTs another SM left, while kept
+  routingChanged = (): void => this.foreign.forget();
   /** reassign_lids: not yet done (the first sweep that assigns LIDs does it). */
   private reassignPending = true;
   /** Port GUIDs whose last PortInfo said IsExtendedSpeedsSupported: read with bit 31 from the
    * start at the next sweep (no second read of a known NDR/XDR port). One entry per port ever
    * seen with the bit. */
   private readonly extendedSpeeds = new Set<bigint>();
-  knowsExtendedSpeeds(portGuid: bigint): boolean {
-    return this.extendedSpeeds.has(portGuid);
-  }
+  knowsExtendedSpeeds = (portGuid: bigint): boolean => this.extendedSpeeds.has(portGuid);
   /** What a sweep's view says of IsExtendedSpeedsSupported, for the next sweeps' reads. */
   learnExtendedSpeeds(disc: DiscoveryResult): void {
     noteExtendedSpeeds(this.extendedSpeeds, disc);
@@ -321,6 +324,7 @@ export class Sweeper {
     const verbose = log.enabled('debug');
     if (verbose) logDiscoveryPhase(log, sweep, disc, switches, skippedNodes, skippedLinks, this.clock.now() - t0);
     const go = await decide(disc);
+    const routedBy = previousMaster(disc);
     if (!go) {
       const stats: SweepStats = { ...emptyStats('heavy'), smps: smp.sent - s0, ms: this.clock.now() - t0, nodes: fabric.nodes.length, switches, skippedNodes, skippedLinks };
       return { stats };
@@ -373,10 +377,11 @@ export class Sweeper {
       reads.map((r) => () => smp.getDr(r.path, SmpAttr.LinearForwardingTable, lftBlockMod(r.block)).then((b) => this.programmed.learnLft(r.guid, r.block, r.blocks, b), () => undefined)),
       APPLY_WINDOW,
     );
-    if (reads.length) log.info('LFT blocks read back', { blocks: reads.length });
+    const { routing, adoption } = this.foreign.choose(fabric, routed.result, lids.maxLid, this.programmed, routedBy !== undefined ? reads : []);
+    logLftReads(log, reads.length, adoption, routedBy);
     // The SwitchInfo Sets, then each changed block planned as the window has room (never all at
     // once), LFT_INTERLEAVE switches at a time.
-    const lft = lftPlan(disc, routed.result, lids.maxLid, this.programmed, s.packetLife, LFT_INTERLEAVE);
+    const lft = lftPlan(disc, routing, lids.maxLid, this.programmed, s.packetLife, LFT_INTERLEAVE);
     const lftRes = await applyAll(smp, keyedSource(lft), hooks, LFT_APPLY_WINDOW);
     const blocks = lft.planned - lftRes.failed.filter((f) => f.write.effect.kind === 'lft' || f.write.effect.kind === 'rft').length;
     progress?.('lft', { blocks });
@@ -389,7 +394,7 @@ export class Sweeper {
     if (verbose) log.debug('sweep phase: activation', { sweep, planned: activation.length, activated, ms: ms1(this.clock.now() - ta) });
     if (failedWrites > FAILURE_LOG_LINES) log.warn('more SMP writes failed in this sweep', { more: failedWrites - FAILURE_LOG_LINES });
 
-    const snapshot: Snapshot = { fabric, discovery: disc, routing: routed.result, maxLid: lids.maxLid, smLid, sweep };
+    const snapshot: Snapshot = { fabric, discovery: disc, routing, maxLid: lids.maxLid, smLid, sweep };
     const stats: SweepStats = {
       kind: 'heavy',
       smps: smp.sent - s0,
@@ -405,7 +410,7 @@ export class Sweeper {
       vlTablesWritten: vlTables,
       mftBlocksWritten: 0,
       activated,
-      engine: routed.result.engine,
+      engine: routing.engine,
       skippedNodes,
       skippedLinks,
       failedWrites,
