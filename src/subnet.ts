@@ -338,6 +338,7 @@ export class Subnet {
       snapshot: snap,
       partitions,
       qos: this.qosPolicy,
+      qosOn: this.o.qos !== undefined || this.o.qosVl !== undefined,
       smPortGuid: this.o.portGuid,
       smKey: this.smKey,
       aliases: this.aliases,

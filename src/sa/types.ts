@@ -72,6 +72,9 @@ export interface SaContext {
   packetLifeTime?: number;
   /** The QoS policy (qos-policy.conf): PathRecord/MultiPathRecord SL, MTU/rate/lifetime limits. */
   qos?: QosPolicy;
+  /** QoS on (a policy, or OpenSM's `qos TRUE`): a PathRecord in a partition with `sl=` takes that
+   * SL when neither the routing engine nor a QoS level gives one (OpenSM's partition SL). */
+  qosOn?: boolean;
   /** Alias GUIDs (GUIDInfoRecord Set/Delete; sa/guidinfo.ts). */
   aliases?: AliasView;
   /** Paths to and from other subnets through routers (sa/inter-subnet.ts); absent: one subnet. */
