@@ -33,7 +33,7 @@ export interface SaRequester {
   portGuid?: bigint;
   /** The SM_Key in the request's SA header. */
   smKey: bigint;
-  /** True when smKey equals the SM's key (trusted requester: may see M_Keys etc.). */
+  /** True when smKey equals the SA_Key (trusted requester: may see SM_Keys, act for other ports). */
   trusted: boolean;
   /** The address to answer to (for Reports: InformInfo subscribers). */
   qpn: number;
@@ -62,6 +62,9 @@ export interface SaContext {
   /** The SM's port GUID and key. */
   smPortGuid: bigint;
   smKey: bigint;
+  /** The SA_Key (OpenSM's sa_key): a request carrying it in the SA header's SM_Key field is
+   * trusted; another non-zero key is dropped (sa/server.ts). Absent: the SM_Key. */
+  saKey?: bigint;
   /** Virtual-clock time in ms (leases). */
   now: number;
   /** Optional: tables the SM read or programmed (see SaTables). */
