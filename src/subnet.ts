@@ -36,6 +36,8 @@ export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSn
   portGuid: bigint;
   /** Serve the SA (default true). */
   sa?: boolean;
+  /** The SA_Key (default OpenSM's, 0x1): what a trusted SA request carries in its SM_Key field. */
+  saKey?: bigint;
   /** Keep the SA's state in step with the other ibsm SMs (sa/sync.ts; default true). */
   saSync?: boolean;
   saServer?: SaServerOptions;
@@ -82,9 +84,12 @@ export class Subnet {
 
   /** This SM's SM_Key (OpenSM's default unless configured). */
   private readonly smKey: bigint;
+  /** This SA's SA_Key (OpenSM's default unless configured). */
+  private readonly saKey: bigint;
 
   constructor(private readonly o: SubnetOptions) {
     this.smKey = o.smKey ?? DEFAULT_SM_KEY;
+    this.saKey = o.saKey ?? DEFAULT_SM_KEY;
     const { rpc, log } = o;
     this.events.onListenerError = (ev, e) => log.warn('event listener failed', { event: String(ev), error: (e as Error).message });
     this.qosPolicy = o.qos?.withPartitions(o.partitions ?? PartitionPlan.defaultPlan());
@@ -298,7 +303,7 @@ export class Subnet {
     let ok = false;
     let error: string | undefined;
     try {
-      const sa = new SaClient(this.o.rpc, { saLid: m.lid, smKey: this.smKey });
+      const sa = new SaClient(this.o.rpc, { saLid: m.lid, smKey: this.saKey });
       const recs = await sa.getTable(SaAttr.ServiceRecord, ServiceRecord, { serviceId: SYNC_SERVICE_ID }, ServiceRecord.mask('serviceId'));
       ok = recs.some((r) => (r.serviceGid & 0xffff_ffff_ffff_ffffn) === m.guid);
     } catch (e) {
@@ -338,8 +343,10 @@ export class Subnet {
       snapshot: snap,
       partitions,
       qos: this.qosPolicy,
+      qosOn: this.o.qos !== undefined || this.o.qosVl !== undefined,
       smPortGuid: this.o.portGuid,
       smKey: this.smKey,
+      saKey: this.saKey,
       aliases: this.aliases,
       get now() {
         return clock.now();

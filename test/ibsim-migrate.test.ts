@@ -6,7 +6,8 @@
  * MTU, rate) and PathRecord SLs (saquery -p), compared field by field. Then, on each, a partition
  * added and SIGHUP: the new P_Key 0x8040 in a member port's table; then a broken partitions.conf
  * and SIGHUP: the SM still up on the previous configuration (0x8040 still there, SA answering).
- * (The opensm.conf has no trailing comments: `key value # comment` is issue #28's config part.)
+ * The opensm.conf is as an OpenSM site writes it: trailing comments (`sweep_interval 10 # why`) and
+ * OpenSM's own engine list (`routing_engine torus-2QoS,minhop`, read as torus,minhop).
  * Every process is stopped by PID. */
 import { describe, expect, it } from 'vitest';
 import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,15 +29,15 @@ qos-ulps
 end-qos-ulps
 `;
 const openSmConf = (dir: string): string => `# opensm.conf, as an OpenSM site has it
-sm_priority 5
-sweep_interval 10
+sm_priority 5   # above the default
+sweep_interval 10 # seconds
 lmc 0
-routing_engine minhop
+routing_engine torus-2QoS,minhop # the torus first; minhop where it is not one
 subnet_prefix 0xfe80000000000000
-packet_life_time 0x12
+packet_life_time 0x12	# tab before the comment
 head_of_queue_lifetime 0x12
 leaf_head_of_queue_lifetime 0x10
-qos TRUE
+qos TRUE # with partitions.conf's sl=
 qos_max_vls 8
 qos_high_limit 0
 qos_vlarb_high 0:4,1:0,2:0,3:0,4:0,5:0,6:0,7:0
@@ -122,6 +123,14 @@ describe('an OpenSM configuration migrated to ibsm, on ibsim (OpenSM as the witn
     writeFileSync(g2l, osm.guid2lid);
     const ours = await observe('ibsm', dir, g2l);
     const report = `\n--- ibsm log ---\n${ours.log.slice(-4000)}`;
+
+    // The engine list as OpenSM spells it, read in its order by both: OpenSM tries torus-2QoS
+    // (it fails for want of /etc/opensm/torus-2QoS.conf) and routes with minhop; ibsm maps it to
+    // torus,minhop, and its torus, which finds the ring from the fabric (torus_config is not read),
+    // routes this two-switch ring. The tables, groups and PathRecords below are the same either way.
+    expect(osm.log).toMatch(/setup of routing engine 'torus-2QoS'[^]*setup of routing engine 'minhop'/);
+    expect(ours.log, report).toMatch(/IBSM-8001 ibsm starting .*routing=torus,minhop /);
+    expect(ours.log, report).toMatch(/IBSM-1001 SUBNET UP .*engine=(torus|minhop)\b/);
 
     // P_Key tables: the same keys (full members of every partition) under both.
     expect(keysIn(osm.pkeys).sort(), 'OpenSM').toEqual(['8002', '8003', 'ffff']);

@@ -182,9 +182,11 @@ describe('opensm.conf as operators write it', () => {
     expect(read('log_flags 0x01\n').notes.join()).toMatch(/ibsm always logs errors and notices/);
     expect(() => read('log_flags 0x1ff\n')).toThrow(/log_flags must be a byte/);
   });
-  it('sa_key: accepted when it is the SM_Key, refused with the reason otherwise', () => {
-    expect(read('sm_key 0x5\nsa_key 0x5\n').keys.find((k) => k.key === 'sa_key')!.status).toBe('as ibsm does');
-    expect(() => read('sm_key 0x5\nsa_key 0x6\n')).toThrow(/c\.conf:2: sa_key 0x6 is refused: ibsm's SA takes a request as trusted when it carries the SM_Key/);
+  it('sa_key: mapped to --sa-key, apart from sm_key', () => {
+    const r = read('sm_key 0x5\nsa_key 0x6\n');
+    expect(r.values.get('sa-key')).toBe(6n);
+    expect(r.values.get('sm-key')).toBe(5n);
+    expect(r.keys.find((k) => k.key === 'sa_key')!.status).toBe('--sa-key');
   });
   it('a key given twice takes the later value, said', () => {
     const r = read('lmc 1\nlmc 2\n');

@@ -8,6 +8,7 @@ import { MadRpc } from '../src/rpc/madrpc.js';
 import type { MadAddress, ReceivedMad } from '../src/transport/types.js';
 import { SaEngine } from '../src/sa/engine.js';
 import { coreSaHandlers, SaServer } from '../src/sa/server.js';
+import { SA_DATA_OFFSET, SA_HEADER_OFFSET } from '../src/wire/sa-constants.js';
 import { buildContext, mixedFabric, nodeByDesc, type Built } from './sa-fixture.js';
 
 let b: Built;
@@ -174,8 +175,13 @@ describe('fuzz: the server never throws and answers every request with a spec st
 
   function check(server: SaServer, sent: Sent[], data: Uint8Array): void {
     const before = sent.length;
+    const dropped = server.stats.wrongKey;
     expect(() => server.process({ data, addr: FROM, status: 0 })).not.toThrow();
-    if (data.length < 24 || data[3]! & 0x80) {
+    // a non-zero SM_Key field other than the SA_Key: dropped unanswered (as OpenSM), counted
+    const key = data.length >= SA_DATA_OFFSET ? new DataView(data.buffer, data.byteOffset).getBigUint64(SA_HEADER_OFFSET) : 0n;
+    const wrongKey = key !== 0n && key !== (b.ctx.saKey ?? b.ctx.smKey);
+    expect(server.stats.wrongKey).toBe(dropped + (wrongKey ? 1 : 0));
+    if (data.length < 24 || wrongKey || data[3]! & 0x80) {
       expect(sent.length).toBe(before);
       return;
     }
@@ -209,7 +215,7 @@ describe('fuzz: the server never throws and answers every request with a spec st
         fc.constantFrom(...methods),
         fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }),
         fc.uint8Array({ minLength: 200, maxLength: 200 }),
-        fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }),
+        fc.oneof(fc.constant(0n), fc.constant(b.ctx.saKey ?? b.ctx.smKey), fc.bigInt({ min: 0n, max: (1n << 64n) - 1n })),
         fc.boolean(),
         (attr, method, mask, data, smKey, narrow) => {
           // Half the cases keep the mask to the first 8 components so that real matching runs.

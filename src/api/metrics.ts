@@ -286,6 +286,7 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
     metric('ibsm_sa_answers_total', 'counter', 'SA answers, by MAD/SA status.', Object.entries(sa.byStatus).map(([st, n]) => [{ status: st }, n]));
     metric('ibsm_sa_busy_total', 'counter', 'SA requests answered BUSY.', [[{}, sa.busy]]);
     metric('ibsm_sa_invalid_total', 'counter', 'SA requests that did not decode.', [[{}, sa.invalid]]);
+    metric('ibsm_sa_wrong_key_total', 'counter', 'SA requests dropped unanswered: a non-zero SM_Key field other than the SA_Key (--sa-key).', [[{}, sa.wrongKey]]);
     metric('ibsm_sa_path_cache_total', 'counter', 'PathRecord Gets answered from the per-sweep answer cache (hit) or computed (miss).', [
       [{ result: 'hit' }, sa.cache.hits],
       [{ result: 'miss' }, sa.cache.misses],

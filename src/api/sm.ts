@@ -69,6 +69,8 @@ export interface SmConfig {
   saCache?: number;
   priority?: number;
   smKey?: bigint;
+  /** The SA_Key: an SA request with it in its SM_Key field is trusted; another non-zero key is dropped. */
+  saKey?: bigint;
   /** Program the fabric even while a master with another SM_Key holds it. */
   forceMaster?: boolean;
   /** Standby polling of the master, ms. */
@@ -130,7 +132,7 @@ export interface SmConfig {
 /** The keys of SmConfig that are config-file keys (test/config.test.ts: the same as the option table's). */
 export const SM_CONFIG_KEYS = [
   'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
-  'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'forceMaster', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'forceLinkSpeed', 'forceLinkSpeedExt', 'forceLinkSpeedExt2', 'forceLinkWidth', 'packetLife', 'hoqLife', 'leafHoqLife',
+  'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'saKey', 'forceMaster', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'forceLinkSpeed', 'forceLinkSpeedExt', 'forceLinkSpeedExt2', 'forceLinkWidth', 'packetLife', 'hoqLife', 'leafHoqLife',
   'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket', 'web',
   'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal', 'prefixRoutes', 'saProxyJoins',
   'partEnforce', 'reassignLids', 'forceHeavySweep', 'honorGuid2lid', 'logTruncate',
@@ -506,6 +508,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     mkeyLeasePeriod: o.mkeyLease,
     priority: o.priority,
     smKey: o.smKey,
+    saKey: o.saKey,
     forceMaster: o.forceMaster,
     pollIntervalMs: o.pollInterval,
     pollRetries: o.pollRetries,

@@ -129,6 +129,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'sa-cache', type: 'int', arg: 'N', min: 0, max: 1_000_000, help: 'PathRecord answers the SA keeps for repeated queries; emptied at every heavy sweep (0: off)', default: 32768, commands: RUN, key: 'saCache' },
   { name: 'priority', type: 'int', arg: 'N', min: 0, max: 15, help: 'SM priority in SMInfo: the higher wins the election, ties go to the lower port GUID', default: 0, commands: RUN, key: 'priority', opensm: 'sm_priority' },
   { name: 'sm-key', type: 'key64', arg: 'KEY', help: "SM_Key (OpenSM's default, 0x1); an SM with another non-zero key never takes the fabric, and ibsm does not program a fabric another key's master holds", default: DEFAULT_SM_KEY, commands: RUN, key: 'smKey', opensm: 'sm_key' },
+  { name: 'sa-key', type: 'key64', arg: 'KEY', help: "SA_Key (OpenSM's default, 0x1): an SA request carrying it in its SM_Key field is trusted (sees SM_Keys, may act for other ports); one carrying another non-zero key is dropped, as OpenSM does; 0 is an ordinary request", default: DEFAULT_SM_KEY, commands: RUN, key: 'saKey', opensm: 'sa_key' },
   { name: 'force-master', type: 'boolean', help: 'master the fabric even while an SM with another SM_Key answers as MASTER there (the two then overwrite each other; default: leave that fabric alone and say why)', default: false, commands: RUN, key: 'forceMaster' },
   { name: 'poll-interval', type: 'int', arg: 'MS', min: 10, max: 600_000, help: "a standby polls its master's SMInfo this often", default: 500, commands: RUN, key: 'pollInterval', opensm: 'sminfo_polling_timeout' },
   { name: 'poll-retries', type: 'int', arg: 'N', min: 0, max: 100, help: 'unanswered polls in a row after which a standby takes over', default: 3, commands: RUN, key: 'pollRetries', opensm: 'polling_retry_number' },
@@ -177,7 +178,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'check', type: 'boolean', help: 'check the configuration and every file it names (partitions, QoS policy, GUID files, guid2lid, prefix routes, topology) without running: each problem with its file:line; exit 0 when all is good, 2 when not', default: false, commands: ['config'] },
   { name: 'log-truncate', type: 'boolean', help: 'empty the log file at start instead of appending to it (opensm.conf accum_log_file FALSE)', default: false, commands: RUN, key: 'logTruncate' },
   // ---- issue 29: whom the SA trusts (README "Security"; OpenSM has no key for it: it always accepts)
-  { name: 'sa-proxy-joins', type: 'boolean', help: "accept MCMember joins and leaves for another port's PortGID (proxy joins) from any port of the group's partition, as OpenSM does; by default only a trusted requester (the SM_Key in the SA header) may join or leave for another port", default: false, commands: RUN, key: 'saProxyJoins' },
+  { name: 'sa-proxy-joins', type: 'boolean', help: "accept MCMember joins and leaves for another port's PortGID (proxy joins) from any port of the group's partition, as OpenSM does; by default only a trusted requester (the SA_Key, --sa-key, in the SA header) may join or leave for another port", default: false, commands: RUN, key: 'saProxyJoins' },
   // ---- the client commands of a running SM
   { name: 'socket', type: 'string', arg: 'PATH', help: "the running SM's control socket", default: DEFAULT_CONTROL_SOCKET, commands: CONTROL_COMMANDS },
   { name: 'heavy', type: 'boolean', help: 'a heavy sweep (rediscover the fabric) instead of a light one', default: false, commands: ['resweep'] },
@@ -185,7 +186,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   // ---- query
   { name: 'send', type: 'boolean', help: 'query path between two subnets on the in-process fabric: inject a test packet each way with P1 and P2 and print the hops', default: false, commands: ['query'] },
   { name: 'sa-lid', type: 'int', arg: 'LID', min: 0, max: 0xbfff, help: "the SA's LID", defaultText: 'the SM LID in the local PortInfo', commands: ['query'] },
-  { name: 'sm-key', aliases: ['smkey'], type: 'key64', arg: 'KEY', help: 'SM_Key sent with the query (trusted requests)', defaultText: '0', commands: ['query'] },
+  { name: 'sm-key', aliases: ['smkey'], type: 'key64', arg: 'KEY', help: "the key sent in the SA header's SM_Key field: the SA's SA_Key (--sa-key) for trusted requests; another non-zero key is not answered", defaultText: '0', commands: ['query'] },
   // ---- output
   { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query', 'status', 'resweep', 'reroute', 'reload', 'dump'] },
 ];

@@ -87,6 +87,14 @@ export class PartitionPlan {
     return parsePartitions('Default=0x7fff, ipoib : ALL=full ;');
   }
 
+  /** The SL a partition's definition gives (`sl=`, 0 when not given or out of range): a
+   * PathRecord's SL in that partition with QoS on and no QoS level SL, as OpenSM (p_prtn->sl). */
+  slOf(pkey: number): number {
+    const p = this.partitions.find((x) => (x.pkey & 0x7fff) === (pkey & 0x7fff));
+    const n = num(p?.groupFlags.sl);
+    return n >= 0 && n <= 15 ? n : MGRP_DEFAULTS.sl;
+  }
+
   /** Membership of a port in a partition, if any. */
   membershipOf(p: Partition, guid: bigint, kind: PortKind, self: boolean): Membership | undefined {
     let m: Membership | undefined = p.members.get(guid);

@@ -11,10 +11,10 @@
  *   0x8) merged per port. SubnAdmDelete = leave: the given bits are cleared, the member goes when
  *   none remain, the group goes (and its MLID is freed) when no full member remains.
  * - A join or leave for another port's PortGID (a proxy join) is refused ERR_REQ_DENIED unless
- *   the requester is trusted (the SM_Key in its SA header), or `proxyJoins: 'partition'`
+ *   the requester is trusted (the SA_Key in its SA header), or `proxyJoins: 'partition'`
  *   (`--sa-proxy-joins`, OpenSM's way) lets any port of the partition do it.
  * - SubnAdmGet/GetTable: matched by component mask; the requester only sees groups whose P_Key
- *   it holds; PortGID, JoinState and ProxyJoin are zero unless the requester is trusted (SM_Key).
+ *   it holds; PortGID, JoinState and ProxyJoin are zero unless the requester is trusted (SA_Key).
  * - Changes are reported to listeners (`onGroupsChanged`: the SM recomputes MFTs, see mft.ts) and
  *   as traps 66/67 to InformInfo subscribers (through the `traps` sink, e.g. InformManager).
  */
@@ -89,7 +89,7 @@ export interface MulticastOptions {
   /** PacketLifeTime of a group whose creator does not give one. Default 18 (as the subnet timeout). */
   defaultPacketLifeTime?: number;
   /** Who may join or leave for another port's PortGID (a proxy join, IBA o15-0.2.1): 'trusted'
-   * (default) only a requester with the SM_Key in its SA header (IBA lets the SA refuse others);
+   * (default) only a requester with the SA_Key in its SA header (IBA lets the SA refuse others);
    * 'partition' any port sharing a P_Key with that port, as OpenSM (`--sa-proxy-joins`). */
   proxyJoins?: 'trusted' | 'partition';
 }

@@ -6,7 +6,7 @@
  * Per (SLID, DLID) pair: MTU and rate are the minimum over the links traversed (and a switch
  * end's port 0), PacketLifeTime the SA's configured value as OpenSM's packet_life_time (0 for a
  * loopback path), SL from the routing engine
- * (`routing.sl`, else 0), P_Key a key both ends share (the requested one must be shared),
+ * (`routing.sl`), else the QoS level's, else with QoS on the partition's sl=, else 0, P_Key a key both ends share (the requested one must be shared),
  * Reversible when the reverse path exists under the same constraints. Selectors follow the spec
  * and OpenSM: GreaterThan / LessThan / Exactly / Best, NoRecords when one cannot be met; rates
  * compare by bandwidth (the rate enumeration is not ordered). With an LMC every LID pair of the
@@ -220,9 +220,10 @@ function pathParams(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort
   if (has(bit('rawTraffic')) && rec.rawTraffic) pkey = 0;
 
   // SL: a layered routing engine's (dfsssp: its SLs keep the routes deadlock-free) wins over the
-  // QoS level's; Subnet logs the conflict once per policy.
+  // QoS level's; Subnet logs the conflict once per policy. Neither: with QoS on, the partition's
+  // sl= (OpenSM's partition SL); a requested SL is checked against the first two only, as OpenSM.
   const engineSl = ctx.snapshot.routing.sl?.(slid, dlid);
-  let sl = engineSl ?? level?.sl ?? 0;
+  let sl = engineSl ?? level?.sl ?? (ctx.qosOn && pkey & 0x7fff ? ctx.partitions.slOf(pkey) : 0);
   if (has(bit('sl'))) {
     if ((engineSl !== undefined || level?.sl !== undefined) && sl !== rec.sl) return undefined;
     sl = rec.sl;

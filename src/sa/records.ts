@@ -10,7 +10,7 @@
  * request's bytes (`componentsMatch`). A LID RID matches any LID of the port's LMC range and the
  * record carries the base LID (as OpenSM does). Records about a device are shown only to
  * requesters sharing a P_Key with it; PortInfoRecord.M_Key and SMInfoRecord.SM_Key only to a
- * trusted requester (the SM_Key in the request).
+ * trusted requester (the SA_Key in the request's SM_Key field).
  */
 import { MadStatus, Method, NodeType } from '../wire/mad.js';
 import { componentsMatch, readBits, type Layout } from '../wire/layout.js';

@@ -76,6 +76,8 @@ export interface SaServerStats {
   sendFailures: number;
   /** Refusals at a bound (ERR_NO_RESOURCES answers from the engine: services, subscriptions, groups, PathRecords). */
   refused: number;
+  /** Requests dropped unanswered: a non-zero SM_Key field other than the SA_Key (OpenSM's ERR 1A04). */
+  wrongKey: number;
   /** Requests per attribute name (SaAttr names, unknown IDs under "other"). */
   byAttribute: Record<string, number>;
   /** PathRecord Gets answered from / missing in the answer cache. */
@@ -132,6 +134,9 @@ function writeSingleResponseHeader(mad: Uint8Array, request: Uint8Array, method:
  * second view on the cache path (measurably cheaper per request). */
 const SM_KEY_BIT = SA_HEADER_OFFSET * 8 + SaHeader.fields.smKey.bit;
 
+/** The key a trusted SA request carries: the SA_Key, else (a context without one) the SM_Key. */
+const saKeyOf = (ctx: SaContext): bigint => ctx.saKey ?? ctx.smKey;
+
 const HEX4 = new Map<number, string>();
 /** "0x" and four hex digits (memoised: it names counters on every answer). */
 function hex4(n: number): string {
@@ -171,7 +176,7 @@ export class SaServer {
     this.schedule = opts.schedule ?? ((fn) => rpc.clock.defer(fn));
     this.cache = new AnswerCache(Math.max(0, opts.answerCacheSize ?? 32768), PathRecord.byteLength);
     this.limits = resolveSaLimits(opts.limits);
-    this.stats = { received: 0, answered: 0, errors: 0, busy: 0, malformed: 0, invalid: 0, ignored: 0, rmppFailures: 0, rmppRefused: 0, rmppActive: 0, sendFailures: 0, refused: 0, byAttribute: {}, byStatus: {}, cache: this.cache.stats };
+    this.stats = { received: 0, answered: 0, errors: 0, busy: 0, malformed: 0, invalid: 0, ignored: 0, rmppFailures: 0, rmppRefused: 0, rmppActive: 0, sendFailures: 0, refused: 0, wrongKey: 0, byAttribute: {}, byStatus: {}, cache: this.cache.stats };
   }
 
   /** The RPC clock's time (for the log rate limits; 0 for an RPC without a clock, as in unit stubs). */
@@ -298,11 +303,19 @@ export class SaServer {
     }
     const d = m.data;
     const ctx0 = this.ctx;
+    // The SA header's SM_Key field: 0 (an ordinary request), the SA_Key (trusted), or another key:
+    // dropped unanswered, as OpenSM (osm_sa_mad_ctrl.c, ERR 1A04: "MAD ignored"), counted and said
+    // (rate-limited per requester). The key received is logged, never the SA_Key.
+    const key = ctx0 && d.length >= SA_DATA_OFFSET ? readBig(d, SM_KEY_BIT, 64) : 0n; // zero (the usual case) costs no BigInt work
+    if (key !== 0n && key !== saKeyOf(ctx0!)) {
+      this.stats.wrongKey++;
+      this.opts.log?.from(m.addr.lid).warn('SA request with a wrong SA_Key dropped', { lid: m.addr.lid, key: `0x${key.toString(16).padStart(16, '0')}`, dropped: this.stats.wrongKey });
+      return;
+    }
     // A repeated PathRecord Get is answered with the response already sent for it (AnswerCache).
     const h = MadHeaderView.over(d);
     if (ctx0 && d.length >= SA_DATA_OFFSET && h.attrId === SaAttr.PathRecord && h.method === Method.Get && h.mgmtClass === MgmtClass.SubnAdm && h.classVersion === SA_CLASS_VERSION && h.baseVersion === 1) {
-      const smKey = readBig(d, SM_KEY_BIT, 64); // zero (the usual case) costs no BigInt work
-      const trusted = smKey !== 0n && smKey === ctx0.smKey;
+      const trusted = key !== 0n;
       const hit = this.cache.get(ctx0, d, m.addr.lid, trusted);
       if (hit) {
         this.stats.byAttribute['PathRecord'] = (this.stats.byAttribute['PathRecord'] ?? 0) + 1;
@@ -362,7 +375,8 @@ export class SaServer {
         lid: m.addr.lid,
         portGuid: snapshotPorts(ctx.snapshot).byLid(m.addr.lid)?.guid,
         smKey,
-        trusted: smKey !== 0n && smKey === ctx.smKey,
+        // (another non-zero key was dropped in processOne)
+        trusted: smKey !== 0n && smKey === saKeyOf(ctx),
         qpn: m.addr.qpn,
       },
     };

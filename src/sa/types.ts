@@ -33,7 +33,7 @@ export interface SaRequester {
   portGuid?: bigint;
   /** The SM_Key in the request's SA header. */
   smKey: bigint;
-  /** True when smKey equals the SM's key (trusted requester: may see M_Keys etc.). */
+  /** True when smKey equals the SA_Key (trusted requester: may see SM_Keys, act for other ports). */
   trusted: boolean;
   /** The address to answer to (for Reports: InformInfo subscribers). */
   qpn: number;
@@ -62,6 +62,9 @@ export interface SaContext {
   /** The SM's port GUID and key. */
   smPortGuid: bigint;
   smKey: bigint;
+  /** The SA_Key (OpenSM's sa_key): a request carrying it in the SA header's SM_Key field is
+   * trusted; another non-zero key is dropped (sa/server.ts). Absent: the SM_Key. */
+  saKey?: bigint;
   /** Virtual-clock time in ms (leases). */
   now: number;
   /** Optional: tables the SM read or programmed (see SaTables). */
@@ -72,6 +75,9 @@ export interface SaContext {
   packetLifeTime?: number;
   /** The QoS policy (qos-policy.conf): PathRecord/MultiPathRecord SL, MTU/rate/lifetime limits. */
   qos?: QosPolicy;
+  /** QoS on (a policy, or OpenSM's `qos TRUE`): a PathRecord in a partition with `sl=` takes that
+   * SL when neither the routing engine nor a QoS level gives one (OpenSM's partition SL). */
+  qosOn?: boolean;
   /** Alias GUIDs (GUIDInfoRecord Set/Delete; sa/guidinfo.ts). */
   aliases?: AliasView;
   /** Paths to and from other subnets through routers (sa/inter-subnet.ts); absent: one subnet. */
