@@ -170,12 +170,12 @@ describe('config files', () => {
     expect(osm.values.get('subnet-prefix')).toBe(BigInt(lines.get('subnet_prefix')!));
     // every key, each once, with what ibsm does with it
     expect(osm.keys.map((k) => k.key).sort()).toEqual([...lines.keys()].sort());
-    expect(osm.keys.find((k) => k.key === 'lmc_esp0')!.status).toBe('as ibsm does');
+    expect(osm.keys.find((k) => k.key === 'sm_sl')!.status).toBe('as ibsm does');
     // through the command: sources name the file; every key's use is printed
     const r = await cli(['config', '--config', conf]);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(new RegExp(`// from: file ${conf} \\(0x0*1\\)\\n  "smKey": "0x1",`));
-    expect(r.out).toMatch(/\/\/   .*:\d+ lmc_esp0 FALSE: as ibsm does\n/);
+    expect(r.out).toMatch(/\/\/   .*:\d+ sm_sl 0: as ibsm does\n/);
     expect(readConfigFile(conf).format).toBe('opensm.conf');
   });
 

@@ -124,6 +124,7 @@ export interface SmConfig {
    * force_heavy_sweep, honor_guid2lid_file, accum_log_file FALSE. */
   partEnforce?: 'both' | 'in' | 'out' | 'off';
   reassignLids?: boolean;
+  lmcEsp0?: boolean;
   forceHeavySweep?: boolean;
   honorGuid2lid?: boolean;
   logTruncate?: boolean;
@@ -135,7 +136,7 @@ export const SM_CONFIG_KEYS = [
   'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'saKey', 'forceMaster', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'forceLinkSpeed', 'forceLinkSpeedExt', 'forceLinkSpeedExt2', 'forceLinkWidth', 'packetLife', 'hoqLife', 'leafHoqLife',
   'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket', 'web',
   'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal', 'prefixRoutes', 'saProxyJoins',
-  'partEnforce', 'reassignLids', 'forceHeavySweep', 'honorGuid2lid', 'logTruncate',
+  'partEnforce', 'lmcEsp0', 'reassignLids', 'forceHeavySweep', 'honorGuid2lid', 'logTruncate',
 ] as const satisfies ReadonlyArray<keyof SmConfig>;
 
 export interface OpenSmOptions extends SmConfig {
@@ -490,6 +491,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     qosVl,
     partEnforce: o.partEnforce,
     reassignLids: o.reassignLids,
+    lmcEsp0: o.lmcEsp0,
     forceHeavySweep: o.forceHeavySweep,
     honorGuid2lid: o.honorGuid2lid,
     sweepIntervalMs: o.sweepInterval! * 1000,

@@ -52,7 +52,6 @@ function logFlags(v: string): OptionValue | { problem: string } | { note: string
 export const OPENSM_KEY_RULES: readonly OpensmKeyRule[] = [
   // ---- device attributes
   none('m_key_lookup', 'TRUE', "ibsm has no guid2mkey file: a port protected by an M_Key ibsm does not know is reported (IBSM-2032) and left until its lease ends; an unprotected port's M_Key is read from its PortInfo (IBSM-2033)"),
-  same('lmc_esp0', 'FALSE', "ibsm gives every switch's port 0 one LID (LMC 0), as OpenSM does with FALSE; LMC on enhanced switch port 0 is not implemented"),
   same('sm_sl', '0', "ibsm's SM and SA traffic uses SL 0 (SMSL 0)"),
   same('vl_stall_count', '0x07', 'ibsm programs VLStallCount 7 (OpenSM\'s default) on every switch port'),
   same('leaf_vl_stall_count', '0x07', 'ibsm programs VLStallCount 7 (OpenSM\'s default) on every switch port'),

@@ -48,7 +48,7 @@ export function endPorts(fabric: Fabric): EndPort[] {
     n.ports.forEach((p, pn) => {
       if (!p || !isEndPort(n, pn)) return;
       const sw = kind === 'switch';
-      out.push({ node: ni, port: pn, guid: p.guid, lid: p.lid ?? 0, lmc: sw ? 0 : (p.lmc ?? 0), kind, linked: sw || p.peer !== undefined });
+      out.push({ node: ni, port: pn, guid: p.guid, lid: p.lid ?? 0, lmc: p.lmc ?? 0, kind, linked: sw || p.peer !== undefined });
     });
   });
   return out;

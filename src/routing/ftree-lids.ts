@@ -65,8 +65,11 @@ export class FtreeLids {
       const own = this.ownDone.has(leaf) ? undefined : eps.find((ei) => ends[ei]!.isSwitch);
       this.ownDone.add(leaf);
       if (own !== undefined) {
-        lids.push(ends[own]!.lid);
-        ports.push(0);
+        const o = ends[own]!;
+        for (let l = o.lid; l < o.lid + (1 << o.lmc); l++) {
+          lids.push(l);
+          ports.push(0);
+        }
       }
       this.routeLids(leaf, lids, ports, caLids, deferred.length > 0 ? deferred : undefined);
     }
@@ -163,23 +166,26 @@ export class FtreeLids {
         c.fallback(fb);
       }
       if (copyFrom >= 0) c.downUpRoutes += nSw - c.nR - 1;
-      // As routeLids(ep.sw, [ep.lid], [0], 0, fb), but switches outside the part copy copyFrom's entry.
-      const col = cols.column(ep.lid);
-      const { buf, width: W } = cols;
-      buf[ep.sw * W + col] = 0;
-      const { rList, candLo, candHi, nR, inR, tEpoch } = c;
-      const index = this.index;
-      for (let i = 0; i < nR; i++) {
-        const x = rList[i]!;
-        if (candHi[x]! > candLo[x]!) buf[x * W + col] = c.pick(x, index);
-      }
-      if (copyFrom >= 0 && nR + 1 < nSw) {
-        if (copiedLid !== copyFrom) {
-          for (let x = 0; x < nSw; x++) copied[x] = lfts[x]![copyFrom]!;
-          copiedLid = copyFrom;
+      // As routeLids(ep.sw, [ep.lid], [0], 0, fb), but switches outside the part copy copyFrom's
+      // entry; every LID of the switch's range (lmc_esp0) alike.
+      for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) {
+        const col = cols.column(l);
+        const { buf, width: W } = cols;
+        buf[ep.sw * W + col] = 0;
+        const { rList, candLo, candHi, nR, inR, tEpoch } = c;
+        const index = this.index;
+        for (let i = 0; i < nR; i++) {
+          const x = rList[i]!;
+          if (candHi[x]! > candLo[x]!) buf[x * W + col] = c.pick(x, index);
         }
-        for (let x = 0; x < nSw; x++) if (inR[x] !== tEpoch) buf[x * W + col] = copied[x]!;
-      } else if (fb) for (const x of fb) buf[x * W + col] = c.fallbackPort[x]!;
+        if (copyFrom >= 0 && nR + 1 < nSw) {
+          if (copiedLid !== copyFrom) {
+            for (let x = 0; x < nSw; x++) copied[x] = lfts[x]![copyFrom]!;
+            copiedLid = copyFrom;
+          }
+          for (let x = 0; x < nSw; x++) if (inR[x] !== tEpoch) buf[x * W + col] = copied[x]!;
+        } else if (fb) for (const x of fb) buf[x * W + col] = c.fallbackPort[x]!;
+      }
     }
     cols.flush();
   }

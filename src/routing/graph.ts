@@ -12,7 +12,7 @@ export interface EndPort {
   node: number;
   port: number;
   guid: bigint;
-  /** Base LID and LMC (switch port 0: lmc 0). */
+  /** Base LID and LMC (switch port 0: 0 unless lmc_esp0 gave its enhanced port 0 the LMC). */
   lid: number;
   lmc: number;
   isSwitch: boolean;
@@ -135,8 +135,8 @@ export function indexFabric(fabric: Fabric): FabricIndex {
         warnings.push(`switch ${fmtGuid(n.guid)} has no LID: it is not routed to`);
         continue;
       }
-      ends.push({ node: e.node, port: 0, guid: e.guid, lid: e.lid, lmc: 0, isSwitch: true, sw: swOfNode[e.node]!, swPort: 0, nodeGuid: n.guid });
-      maxLid = Math.max(maxLid, e.lid);
+      ends.push({ node: e.node, port: 0, guid: e.guid, lid: e.lid, lmc: e.lmc, isSwitch: true, sw: swOfNode[e.node]!, swPort: 0, nodeGuid: n.guid });
+      maxLid = Math.max(maxLid, e.lid + (1 << e.lmc) - 1);
       continue;
     }
     if (!e.lid) {

@@ -30,7 +30,7 @@ import { EscapeRoutes } from './nue/escape.js';
 import { LayerSearch } from './nue/search.js';
 import { buildLayers, components, escapeRoots, escapeTree, layerOrder, type Layers } from './nue/setup.js';
 import { UnitTree } from './nue/tree.js';
-import { destinationUnits, type Units } from './nue/units.js';
+import { destinationUnits, lidRange, type Units } from './nue/units.js';
 import { UnitWriter } from './nue/writer.js';
 import { identitySl2Vl, RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
 
@@ -97,7 +97,7 @@ function switchLidsOnEscape(ix: FabricIndex, { caLidsOf }: Units, writer: UnitWr
   for (const ep of ix.ends) {
     if (!ep.isSwitch || ep.sw < 0 || caLidsOf[ep.sw]!.length > 0) continue;
     escape.route(ep.sw);
-    writer.commit({ T: ep.sw, lids: [ep.lid], caLids: 0 }, 0);
+    writer.commit({ T: ep.sw, lids: lidRange(ep), caLids: 0 }, 0);
   }
 }
 

@@ -2,12 +2,12 @@
  *
  * End ports are every connected CA/router port and every switch's port 0. Each gets 2^LMC
  * consecutive LIDs aligned to 2^LMC (a switch's base port 0 gets one LID unless it has enhanced
- * port 0; ibsm gives switches LMC 0 like OpenSM does without enhanced SP0). Preference order for a
+ * port 0 and lmc_esp0 is set, as OpenSM does). Preference order for a
  * port's range: the guid2lid map (what the operator or a previous run persisted), then the LID
  * the port already has on the wire if it is valid, aligned and free, then the lowest free aligned
  * range. The SM's own port is placed first so a cold fabric gives it LID 1. */
 import type { Fabric } from '../model/fabric.js';
-import { endPorts as fabricEndPorts } from '../model/snapshot.js';
+import { endPorts as fabricEndPorts, type DiscoveryResult } from '../model/snapshot.js';
 import { formatGuid } from '../util/guid.js';
 
 export const MAX_UNICAST_LID = 0xbfff;
@@ -26,6 +26,9 @@ export interface LidOptions {
   existing?: ReadonlyMap<bigint, LidRange>;
   /** Honour LIDs found on the ports (port.lid as discovered). Default true. */
   keepCurrent?: boolean;
+  /** Switches (node index) whose port 0 gets `lmc` too (OpenSM lmc_esp0 on an enhanced port 0);
+   * the others get LMC 0. */
+  lmcSwitch?: (node: number) => boolean;
 }
 
 export interface LidAssignment {
@@ -50,17 +53,25 @@ interface LidPort {
 }
 
 /** The end ports that get LIDs (model/snapshot.ts's end ports that are linked: every switch's
- * port 0, every CA/router port with a cable), with the LMC each gets (switches: 0). */
-export function endPorts(fabric: Fabric, lmc: number): LidPort[] {
+ * port 0, every CA/router port with a cable), with the LMC each gets (switches: 0, or `lmc` where
+ * `lmcSwitch` says). */
+export function endPorts(fabric: Fabric, lmc: number, lmcSwitch?: (node: number) => boolean): LidPort[] {
   return fabricEndPorts(fabric)
     .filter((e) => e.linked)
-    .map((e) => ({ node: e.node, port: e.port, guid: e.guid, lmc: e.kind === 'switch' ? 0 : lmc, current: e.lid }));
+    .map((e) => ({ node: e.node, port: e.port, guid: e.guid, lmc: e.kind === 'switch' && !lmcSwitch?.(e.node) ? 0 : lmc, current: e.lid }));
+}
+
+/** OpenSM lmc_esp0: with an LMC, the switches whose port 0 gets it too (those whose SwitchInfo
+ * says EnhancedPort0); undefined when off. */
+export function lmcSwitches(disc: DiscoveryResult, s: { lmc: number; lmcEsp0?: boolean }): ((node: number) => boolean) | undefined {
+  if (!s.lmcEsp0 || s.lmc === 0) return undefined;
+  return (node) => disc.nodes[node]?.switchInfo?.enhancedPort0 === 1;
 }
 
 /** Assign LIDs in place (sets port.lid and port.lmc on every end port). */
 export function assignLids(fabric: Fabric, opts: LidOptions): LidAssignment {
   if (!Number.isInteger(opts.lmc) || opts.lmc < 0 || opts.lmc > 7) throw new RangeError(`LMC must be 0..7, got ${opts.lmc}`);
-  const ports = endPorts(fabric, opts.lmc);
+  const ports = endPorts(fabric, opts.lmc, opts.lmcSwitch);
   const smIdx = ports.findIndex((p) => p.node === opts.smNode && (opts.smPort === undefined || p.port === opts.smPort));
   if (smIdx > 0) ports.unshift(...ports.splice(smIdx, 1));
 

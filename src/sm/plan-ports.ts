@@ -122,7 +122,7 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
       const mkeyProtectBits = isEnd ? (s.mkey !== undefined ? (s.mkeyProtectBits ?? 0) : 0) : cur.mkeyProtectBits;
       const clientReregister = isEnd ? (s.reregister && !sw && cur.capabilityMask & PortCap.IsClientReregistrationSupported ? 1 : 0) : cur.clientReregister;
       const lid = isEnd ? (p.lid ?? 0) : cur.lid;
-      const lmc = isEnd ? (sw ? 0 : s.lmc) : cur.lmc;
+      const lmc = isEnd ? (sw ? (p.lmc ?? 0) : s.lmc) : cur.lmc;
       let neighborMtu = cur.neighborMtu;
       let operationalVls = cur.operationalVls;
       let link: ReturnType<typeof linkSettings> = {};

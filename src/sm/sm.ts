@@ -107,6 +107,8 @@ export interface SmOptions {
    * new LIDs at the first master sweep (reassign_lids), the guid2lid file over the old master's
    * LIDs at a takeover (honor_guid2lid_file), every periodic sweep heavy (force_heavy_sweep). */
   partEnforce?: 'both' | 'in' | 'out' | 'off';
+  /** OpenSM lmc_esp0: with an LMC, a switch with an enhanced port 0 gets it there too. */
+  lmcEsp0?: boolean;
   reassignLids?: boolean;
   honorGuid2lid?: boolean;
   forceHeavySweep?: boolean;

@@ -20,7 +20,7 @@ import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { logCodeOf } from '../util/log-codes.js';
 import { discover, type DiscoveryResult, type DiscoverySkip } from './discovery.js';
-import { assignLids, type LidAssignment, type LidRange } from './lids.js';
+import { assignLids, lmcSwitches, type LidAssignment, type LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
 import { APPLY_WINDOW, LFT_APPLY_WINDOW, applyAll, type ApplyHooks, type WriteSource } from './apply.js';
 import { Programmed, type SmpWrite } from './programmed.js';
@@ -45,6 +45,7 @@ export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   multicastGroups?: (snap: Snapshot) => McastGroupPorts[];
   /** OpenSM's qos_* VL settings: SL2VL and VLArbitration programmed from them (QoS on). */
   qosVl?: QosVlSettings;
+  lmcEsp0?: boolean; // OpenSM lmc_esp0: a switch with an enhanced port 0 gets the LMC there too
   /** The first sweep as master gives every port a new LID: guid2lid and the ports' LIDs not used (OpenSM reassign_lids). */
   reassignLids?: boolean;
   /** A standby taking over prefers the guid2lid file to the LIDs the old master gave (OpenSM honor_guid2lid_file; default true). */
@@ -214,7 +215,7 @@ export class Sweeper {
   private lidOptions(disc: DiscoveryResult): Parameters<typeof assignLids>[1] {
     const s = this.s;
     const reassign = s.reassignLids === true && this.reassignPending;
-    return { lmc: s.lmc, smNode: disc.smNode, smPort: disc.smPort, existing: reassign ? undefined : (this.own ?? this.adopted ?? s.guid2lid), keepCurrent: !reassign };
+    return { lmc: s.lmc, lmcSwitch: lmcSwitches(disc, s), smNode: disc.smNode, smPort: disc.smPort, existing: reassign ? undefined : (this.own ?? this.adopted ?? s.guid2lid), keepCurrent: !reassign };
   }
 
   /** The LID step of a sweep that programs: LIDs assigned to the view's ports, kept as this SM's

@@ -34,8 +34,8 @@ export function destinationUnits(ix: FabricIndex): Units {
     maxLidsPerSw = Math.max(maxLidsPerSw, l.length);
   }
   const groups = Math.max(1, Math.min(maxLidsPerSw, Math.floor(SEARCH_BUDGET / Math.max(1, caSw * nE))));
-  const swLid = new Int32Array(nSw);
-  for (const ep of ends) if (ep.isSwitch && ep.sw >= 0) swLid[ep.sw] = ep.lid;
+  const swLids: number[][] = Array.from({ length: nSw }, () => []);
+  for (const ep of ends) if (ep.isSwitch && ep.sw >= 0) swLids[ep.sw] = lidRange(ep);
   const units: Unit[] = [];
   for (let gi = 0; gi < groups; gi++) {
     for (let T = 0; T < nSw; T++) {
@@ -43,9 +43,14 @@ export function destinationUnits(ix: FabricIndex): Units {
       // LIDs in order, dealt round-robin: consecutive LIDs (one port's LMC range) land in different groups.
       const lids = l.filter((_, j) => j % groups === gi);
       if (lids.length === 0) continue;
-      const own = gi === 0 ? swLid[T]! : 0;
-      units.push({ T, lids: own > 0 ? [...lids, own] : lids, caLids: lids.length });
+      const own = gi === 0 ? swLids[T]! : [];
+      units.push({ T, lids: own.length ? [...lids, ...own] : lids, caLids: lids.length });
     }
   }
   return { units, groups, caLidsOf };
+}
+
+/** The LIDs of an end port's range (a switch's port 0 has more than one with lmc_esp0). */
+export function lidRange(ep: { lid: number; lmc: number }): number[] {
+  return Array.from({ length: 1 << ep.lmc }, (_, k) => ep.lid + k);
 }
