@@ -1,4 +1,5 @@
 /** The route between two end ports of a snapshot, walked hop by hop through its LFTs. */
+import { IbsmError } from '../util/errors.js';
 import { snapshotPorts, type EndPort, type ReadonlySnapshot, type Snapshot } from '../model/snapshot.js';
 import { walkLfts } from '../model/lft-walk.js';
 import { NodeType } from '../wire/mad.js';
@@ -25,7 +26,7 @@ export interface Route {
   switches: number;
 }
 
-export class RouteError extends Error {
+export class RouteError extends IbsmError {
   override readonly name = 'RouteError';
 }
 

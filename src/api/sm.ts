@@ -280,7 +280,7 @@ function checkGuid2LidWritable(path: string): void {
     closeSync(openSync(tmp, 'w'));
     unlinkSync(tmp);
   } catch (e) {
-    throw new Guid2LidError(`--guid2lid ${path}: the cache cannot be written: ${(e as Error).message}`);
+    throw new Guid2LidError(`--guid2lid ${path}: the cache cannot be written: ${(e as Error).message}`, { file: path, cause: e });
   }
 }
 
