@@ -1,6 +1,6 @@
 /** The events of a running SM+SA (Subnet.events), their payloads, and the pure diff of two
  * snapshots that yields the topology and port-state events. */
-import type { Snapshot } from './model/snapshot.js';
+import type { ReadonlySnapshot, Snapshot } from './model/snapshot.js';
 import type { Fabric } from './model/fabric.js';
 import type { SweepStats } from './sm/sweep.js';
 import type { Transition } from './sm/controller.js';
@@ -70,7 +70,7 @@ export interface MulticastGroupEvent {
 /** Every event and its payload. */
 export interface SubnetEvents {
   /** The first heavy sweep as master completed (the log line SUBNET UP). */
-  subnetUp: { stats: SweepStats; snapshot: Snapshot };
+  subnetUp: { stats: SweepStats; snapshot: ReadonlySnapshot };
   /** A sweep finished (heavy or light), with its figures. */
   sweep: SweepStats;
   /** A heavy sweep found nodes, ports or links that came or went since the previous one. */

@@ -4,7 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createSimFabric, fileLogSink, JoinState, Logger, NodeType, openSaClient, openSm, parseGuidFile, routeBetween, type IbsmSm, type PortStateChange, type TopologyChange } from '../src/index.js';
+import { fileLogSink, Logger, NodeType, openSaClient, openSm, routeBetween, type IbsmSm, type PortStateChange, type TopologyChange } from '../src/index.js';
+import { createSimFabric } from '../src/entry/sim.js';
+import { JoinState } from '../src/entry/wire.js';
+import { parseGuidFile } from '../src/entry/config.js';
 import { MemorySink } from '../src/util/log.js';
 
 

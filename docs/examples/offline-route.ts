@@ -1,6 +1,6 @@
 // The offline router and verifier, and the topology loaders and writers, without any SM.
 import assert from 'node:assert/strict';
-import { loadFabricSpec, assignLids, routeWithFallback, verifyRoutes, DEFAULT_FALLBACK, formatIbnetdiscover, parseTopologyText, fabricToJson, parseFabricJson } from 'ibsm';
+import { loadFabricSpec, assignLids, routeWithFallback, verifyRoutes, DEFAULT_FALLBACK, formatIbnetdiscover, parseTopologyText, fabricToJson, parseFabricJson } from 'ibsm/routing';
 
 const fabric = loadFabricSpec('gen:fattree3:radix=8');
 assignLids(fabric, { lmc: 0 });

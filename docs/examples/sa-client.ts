@@ -1,7 +1,8 @@
 // The SA client: every record table, a multicast group created, joined and left, a service
 // registered and deleted, and an InformInfo subscription whose Reports arrive as events.
 import assert from 'node:assert/strict';
-import { openSm, openSaClient, formatGid, Logger, JoinState, SaAttr, LinkRecord, NodeType } from 'ibsm';
+import { openSm, openSaClient, Logger, NodeType } from 'ibsm';
+import { formatGid, JoinState, SaAttr, LinkRecord } from 'ibsm/wire';
 
 const sm = await openSm({ sim: 'gen:fattree2:leaves=2,spines=2,hosts=3', sweepInterval: 0, log: new Logger(undefined, 'warn') });
 await sm.start();

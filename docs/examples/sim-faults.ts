@@ -1,7 +1,8 @@
 // Test your own code against the simulated fabric: an SM that comes up through MAD loss, then
 // a switch-to-switch link taken down and up again, seen as port-state and topology events.
 import assert from 'node:assert/strict';
-import { openSm, loadFabricSpec, Logger, NodeType, type PortStateChange } from 'ibsm';
+import { openSm, Logger, NodeType, type PortStateChange } from 'ibsm';
+import { loadFabricSpec } from 'ibsm/routing';
 
 const fabric = loadFabricSpec('gen:fattree2:leaves=2,spines=2,hosts=2');
 const sm = await openSm({ sim: fabric, seed: 7, sweepInterval: 0, log: new Logger(undefined, 'warn') });

@@ -15,7 +15,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const [dist, lidsFile, outFile] = process.argv.slice(2);
-const { openSaClient, PathRecord, SaAttr } = await import(pathToFileURL(path.join(dist, 'index.js')).href);
+const { openSaClient } = await import(pathToFileURL(path.join(dist, 'index.js')).href);
+const { PathRecord, SaAttr } = await import(pathToFileURL(path.join(dist, 'entry/wire.js')).href);
 const input = JSON.parse(readFileSync(lidsFile, 'utf8'));
 const pairs = input.pairs;
 const sources = pairs ? pairs.map((p) => p[0]) : input.sources;

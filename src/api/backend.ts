@@ -1,5 +1,6 @@
 /** Opens the transport a command runs on — the in-process simulated fabric or libibumad (real
  * HCAs, or ibsim under the umad2sim preload) — with a MadRpc over it. */
+import { IbsmError } from '../util/errors.js';
 import { readFileSync } from 'node:fs';
 import { MgmtClass, Method } from '../wire/mad.js';
 import { SA_CLASS_VERSION } from '../wire/sa.js';
@@ -19,7 +20,7 @@ import { claimSmPort, SmPortBusyError } from './sm-port-lock.js';
 import { constants as osConstants } from 'node:os';
 import { formatGuid } from '../util/guid.js';
 
-export class PortNotFoundError extends Error {
+export class PortNotFoundError extends IbsmError {
   override readonly name = 'PortNotFoundError';
 }
 

@@ -2,6 +2,7 @@
  * 127.0.0.1): the SM, the RPC layer, the SA, the PerfMgr's port counters, duration histograms
  * (sweeps, SA requests, SMP round trips), route-verification figures, and the process and Node
  * runtime metrics prom-client would give (custom code: no dependency). */
+import { IbsmError } from '../util/errors.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdirSync } from 'node:fs';
@@ -21,7 +22,7 @@ import { ConnectionGuard } from '../util/conn-guard.js';
 import { formatGuid } from '../util/guid.js';
 
 /** The metrics endpoint cannot listen where it was told (address in use, not local, ...). */
-export class MetricsListenError extends Error {
+export class MetricsListenError extends IbsmError {
   override readonly name = 'MetricsListenError';
 }
 

@@ -1,5 +1,6 @@
 /** The route between two end ports of a snapshot, walked hop by hop through its LFTs. */
-import { snapshotPorts, type EndPort, type Snapshot } from '../model/snapshot.js';
+import { IbsmError } from '../util/errors.js';
+import { snapshotPorts, type EndPort, type ReadonlySnapshot, type Snapshot } from '../model/snapshot.js';
 import { walkLfts } from '../model/lft-walk.js';
 import { NodeType } from '../wire/mad.js';
 import { formatGuid } from '../util/guid.js';
@@ -25,7 +26,7 @@ export interface Route {
   switches: number;
 }
 
-export class RouteError extends Error {
+export class RouteError extends IbsmError {
   override readonly name = 'RouteError';
 }
 
@@ -47,8 +48,10 @@ function resolve(snap: Snapshot, p: PortSpec): EndPort {
   return ep;
 }
 
-/** Walk from `from` to `to` (its base LID) through the routing result's LFTs (model/lft-walk). */
-export function routeBetween(snap: Snapshot, from: PortSpec, to: PortSpec): Route {
+/** Walk from `from` to `to` (its base LID) through the routing result's LFTs (model/lft-walk).
+ * `snapshot` is only read (`sm.snapshot` as the API gives it, read-only, is taken as it is). */
+export function routeBetween(snapshot: Snapshot | ReadonlySnapshot, from: PortSpec, to: PortSpec): Route {
+  const snap = snapshot as Snapshot;
   const src = resolve(snap, from);
   const dst = resolve(snap, to);
   const f = snap.fabric;

@@ -12,13 +12,14 @@
  *   port GUID (and the ibsim instance), holding the owner's PID: a live owner refuses the claim,
  *   a dead one's (SIGKILL) file is taken over. /run/ibsm when it can be written, else the
  *   temporary directory (always, under ibsim: its fabrics come and go). */
+import { IbsmError } from '../util/errors.js';
 import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { formatGuid, guidHex } from '../util/guid.js';
 
 /** Another SM runs on the port. */
-export class SmPortBusyError extends Error {
+export class SmPortBusyError extends IbsmError {
   override readonly name = 'SmPortBusyError';
 }
 

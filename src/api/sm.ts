@@ -12,7 +12,7 @@ import { parseGuidFile } from '../model/guid-file.js';
 import { ConfigFileError, readNamedFile } from '../config/files.js';
 import { parseQosPolicy, qosVlSettings, type QosPolicy, type QosVlSettings } from '../model/qos-policy.js';
 import type { Fabric } from '../model/fabric.js';
-import type { Snapshot } from '../model/snapshot.js';
+import type { ReadonlySnapshot, Snapshot } from '../model/snapshot.js';
 import type { SimFabric } from '../sim/fabric.js';
 import { Logger, type LogSink } from '../util/log.js';
 import { CONFIG_OPTIONS, defaultOf } from '../config/options.js';
@@ -283,7 +283,7 @@ function checkGuid2LidWritable(path: string): void {
     closeSync(openSync(tmp, 'w'));
     unlinkSync(tmp);
   } catch (e) {
-    throw new Guid2LidError(`--guid2lid ${path}: the cache cannot be written: ${(e as Error).message}`);
+    throw new Guid2LidError(`--guid2lid ${path}: the cache cannot be written: ${(e as Error).message}`, { file: path, cause: e });
   }
 }
 
@@ -327,8 +327,9 @@ export class IbsmSm {
     return this.backend.sim;
   }
 
-  /** The last heavy sweep's snapshot: fabric (nodes, ports, links, LIDs), discovery, routing. */
-  get snapshot(): Snapshot | undefined {
+  /** The last heavy sweep's snapshot: fabric (nodes, ports, links, LIDs), discovery, routing.
+   * Read-only all the way down (a newer heavy sweep makes a new one). */
+  get snapshot(): ReadonlySnapshot | undefined {
     return this.subnet.sm.current;
   }
 
@@ -399,7 +400,7 @@ export class IbsmSm {
 
   /** The route between two ports in the current snapshot, hop by hop through the programmed LFTs. */
   route(from: PortSpec, to: PortSpec): Route {
-    const snap = this.snapshot;
+    const snap = this.subnet.sm.current;
     if (!snap) throw new Error('no route yet: the subnet is not up');
     return routeBetween(snap, from, to);
   }

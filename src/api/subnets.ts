@@ -90,10 +90,10 @@ export class IbsmSubnets {
   private async program(i: number): Promise<void> {
     if (this.stopped) return;
     const s = this.subnets[i]!;
-    const snap = s.sm.snapshot;
+    const snap = s.sm.subnet.sm.current;
     if (!snap || s.sm.subnet.sm.state !== 'master') return;
     this.setRouters(s, await s.tables.program(snap));
-    for (const o of this.subnets) if (o !== s) this.setRouters(o, await o.tables.refresh(o.routers, o.sm.snapshot));
+    for (const o of this.subnets) if (o !== s) this.setRouters(o, await o.tables.refresh(o.routers, o.sm.subnet.sm.current));
   }
 
   private setRouters(s: RunningSubnet, views: RouterPortView[]): void {
@@ -104,7 +104,7 @@ export class IbsmSubnets {
   /** Read every subnet's routers again. */
   async refreshAll(): Promise<void> {
     const run = this.chain.then(async () => {
-      for (const s of this.subnets) this.setRouters(s, await s.tables.refresh(s.routers, s.sm.snapshot));
+      for (const s of this.subnets) this.setRouters(s, await s.tables.refresh(s.routers, s.sm.subnet.sm.current));
     });
     this.chain = run.catch(() => undefined);
     await run;

@@ -58,13 +58,13 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
   const verified = new WeakMap<Snapshot, VerifyReport>();
   let saSample = { at: started, received: 0 };
   const snapshot = (): Snapshot => {
-    const s = sm.snapshot;
+    const s = sm.subnet.sm.current;
     if (!s) throw new Error('the subnet is not up yet');
     return s;
   };
   return {
     status() {
-      const snap = sm.snapshot;
+      const snap = sm.subnet.sm.current;
       const done = sm.subnet.sm.sweepsDone;
       let routing: unknown;
       if (snap) {

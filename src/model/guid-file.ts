@@ -1,8 +1,10 @@
 /** GUID files (OpenSM's root_guid_file, cn_guid_file, io_guid_file): one GUID per line, `#`
  * comments. Pure. */
 
+import { IbsmFileError } from '../util/errors.js';
+
 /** A GUID file that does not parse: the message names the file and line. */
-export class GuidFileError extends Error {
+export class GuidFileError extends IbsmFileError {
   override readonly name = 'GuidFileError';
 }
 

@@ -8,6 +8,7 @@
  * As in OpenSM, the default partition 0x7fff always exists: without a file every port is a full
  * member and the partition carries IPoIB (`Default=0x7fff, ipoib : ALL=full ;`); with a file that has no rule for it, ALL=limited, SELF=full. */
 
+import { IbsmFileError } from '../util/errors.js';
 export type Membership = 'full' | 'limited' | 'both';
 import { RATE_GBPS, RATES_ASCENDING } from './rates.js';
 import type { PortKind } from './snapshot.js';
@@ -49,7 +50,7 @@ export interface PartitionStatement {
 /** Multicast group flags, on a partition definition or after an mgid=. */
 const GROUP_FLAGS = ['rate', 'mtu', 'sl', 'scope', 'q_key', 'tclass', 'flowlabel'];
 
-export class PartitionConfigError extends Error {
+export class PartitionConfigError extends IbsmFileError {
   override readonly name = 'PartitionConfigError';
 }
 

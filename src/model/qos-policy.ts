@@ -21,9 +21,10 @@
  * groups; QoS class, service ID and P_Key only when the request carries them), else the level
  * named DEFAULT (or the simple `default` SL); none when neither exists.
  */
+import { IbsmFileError } from '../util/errors.js';
 import type { PartitionPlan, PortKind } from './partitions.js';
 
-export class QosPolicyError extends Error {
+export class QosPolicyError extends IbsmFileError {
   override readonly name = 'QosPolicyError';
 }
 

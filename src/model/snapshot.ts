@@ -8,6 +8,7 @@ import { NodeType } from '../wire/mad.js';
 import type { NodeInfo, PortInfo, SwitchInfo } from '../wire/sma.js';
 import type { Fabric, FabricNode, NodeKind, PeerRef } from './fabric.js';
 import type { RoutingResult } from './routes.js';
+import type { DeepReadonly } from '../util/deep-readonly.js';
 
 // ---------------------------------------------------------------- end ports
 
@@ -138,12 +139,16 @@ export interface Snapshot {
   readonly sweep: number;
 }
 
-const indexCache = new WeakMap<Snapshot, EndPortIndex>();
+/** A snapshot as the API hands it out (`IbsmSm.snapshot`, the `subnetUp` event): read-only all
+ * the way down, so that a program cannot change the SM's view (util/deep-readonly.ts). */
+export type ReadonlySnapshot = DeepReadonly<Snapshot>;
 
-/** The end-port index of a snapshot (built once per snapshot). */
-export function snapshotPorts(snap: Snapshot): EndPortIndex {
+const indexCache = new WeakMap<Snapshot | ReadonlySnapshot, EndPortIndex>();
+
+/** The end-port index of a snapshot (built once per snapshot; it only reads the snapshot). */
+export function snapshotPorts(snap: Snapshot | ReadonlySnapshot): EndPortIndex {
   let idx = indexCache.get(snap);
-  if (!idx) indexCache.set(snap, (idx = indexEndPorts(snap.fabric)));
+  if (!idx) indexCache.set(snap, (idx = indexEndPorts(snap.fabric as Fabric)));
   return idx;
 }
 

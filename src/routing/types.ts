@@ -1,4 +1,5 @@
 /** Routing engine interfaces. Engines are pure: Fabric (with LIDs assigned) + options → tables. */
+import { IbsmError } from '../util/errors.js';
 import type { Fabric } from '../model/fabric.js';
 
 export { NO_ROUTE, type RoutingResult } from '../model/routes.js';
@@ -33,7 +34,7 @@ export interface RoutingEngine {
   route(fabric: Fabric, opts: RoutingOptions): RoutingResult;
 }
 
-export class RoutingError extends Error {
+export class RoutingError extends IbsmError {
   override readonly name: string = 'RoutingError';
 }
 

@@ -1,5 +1,6 @@
 /** Typed errors of the RPC layer. Every message names the class, method, attribute and
  * destination so an operator can tell which MAD to which node failed. */
+import { IbsmError } from '../util/errors.js';
 import { MgmtClass, Method, SmpAttr } from '../wire/mad.js';
 
 const CLASS_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(MgmtClass).map(([k, v]) => [v, k]));
@@ -27,7 +28,7 @@ export function describeMad(id: MadIdent): string {
   return `${cls} ${method} ${attr} mod ${hex(id.attrMod, 1)} to ${id.destination}`;
 }
 
-export abstract class RpcError extends Error {}
+export abstract class RpcError extends IbsmError {}
 
 /** No response after every try, or the transport reported every try undeliverable. */
 export class MadTimeoutError extends RpcError {

@@ -13,6 +13,7 @@
  * packet walkers (./walk.ts), fault injection (./faults.ts), trap origination (./traps.ts), the
  * scheduler, and the endpoints attached at ports (./endpoint.ts).
  */
+import { IbsmError } from '../util/errors.js';
 import type { Clock } from '../util/clock.js';
 import { allocBytes } from '../util/slab.js';
 import { addCounts, processPma } from './pma.js';
@@ -86,7 +87,7 @@ export interface FabricStats {
   dropReasons: Record<string, number>;
 }
 
-export class SimFabricError extends Error {
+export class SimFabricError extends IbsmError {
   override readonly name = 'SimFabricError';
 }
 

@@ -6,6 +6,7 @@
  * port's range: the guid2lid map (what the operator or a previous run persisted), then the LID
  * the port already has on the wire if it is valid, aligned and free, then the lowest free aligned
  * range. The SM's own port is placed first so a cold fabric gives it LID 1. */
+import { IbsmError, IbsmFileError } from '../util/errors.js';
 import type { Fabric } from '../model/fabric.js';
 import { endPorts as fabricEndPorts, type DiscoveryResult } from '../model/snapshot.js';
 import { formatGuid } from '../util/guid.js';
@@ -39,7 +40,7 @@ export interface LidAssignment {
   changed: number;
 }
 
-export class LidSpaceExhausted extends Error {
+export class LidSpaceExhausted extends IbsmError {
   override readonly name = 'LidSpaceExhausted';
 }
 
@@ -126,7 +127,7 @@ export function assignLids(fabric: Fabric, opts: LidOptions): LidAssignment {
   return { maxLid, byGuid: result, changed };
 }
 
-export class Guid2LidError extends Error {
+export class Guid2LidError extends IbsmFileError {
   override readonly name = 'Guid2LidError';
 }
 

@@ -1,12 +1,13 @@
 /** A listen address as an option gives it: `ADDR:PORT`, with ADDR an IPv4 address, a host name or a
  * bracketed IPv6 address (`[::1]:8080`), PORT 0 (any free port) to 65535. */
 
+import { IbsmError } from './errors.js';
 export interface ListenAddress {
   host: string;
   port: number;
 }
 
-export class ListenAddressError extends Error {
+export class ListenAddressError extends IbsmError {
   override readonly name = 'ListenAddressError';
 }
 
