@@ -15,6 +15,7 @@ import type { Fabric } from '../model/fabric.js';
 import { setting, type EffectiveConfig } from './file.js';
 import { UsageError } from './parse.js';
 import { optionByName } from './options.js';
+import { IbsmError } from '../util/errors.js';
 
 /** The options that name a file, with the file's role (what it is for). */
 export const FILE_ROLES: Readonly<Record<string, string>> = {
@@ -68,10 +69,11 @@ export function readNamedFile(file: string, option: string, origin = `--${option
 }
 
 /** A file problem as an error to throw (a configuration refused: exit 2). */
-export class ConfigFileError extends Error {
+export class ConfigFileError extends IbsmError {
   override readonly name = 'ConfigFileError';
+  /** `file`: the first problem's. */
   constructor(readonly problems: readonly ConfigProblem[]) {
-    super(problems.map((p) => p.message).join('\n'));
+    super(problems.map((p) => p.message).join('\n'), { file: problems[0]?.file });
   }
 }
 

@@ -2,9 +2,10 @@
  * option table (config/options.ts). */
 import { defaultText, optionsOf, OPTIONS, suggest, type Command, type OptionSpec, type OptionValue } from './options.js';
 import { HARDWARE_GENERATIONS } from '../model/generators.js';
+import { IbsmError } from '../util/errors.js';
 
 /** Bad usage: a wrong option, value or config file. The command exits 2 with the message. */
-export class UsageError extends Error {
+export class UsageError extends IbsmError {
   override readonly name = 'UsageError';
   constructor(
     message: string,

@@ -15,11 +15,12 @@ import { decodeSaMad, decodeSaRecords, SA_QKEY, SA_STATUS_NAMES, SA_DATA_SIZE, t
 import { saRequest } from '../wire/builders.js';
 import type { DeepPartial, Layout } from '../wire/layout.js';
 import type { GrhAddress, MadAddress } from '../transport/types.js';
+import { IbsmError } from '../util/errors.js';
 
 const METHOD_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(Method).map(([k, v]) => [v, k]));
 
 /** The SA answered with a non-zero status. */
-export class SaStatusError extends Error {
+export class SaStatusError extends IbsmError {
   override readonly name = 'SaStatusError';
   constructor(
     readonly method: number,
@@ -47,7 +48,7 @@ export function saStatusText(status: number): string {
 }
 
 /** No SM/SA could be found from the local port. */
-export class SaNotFoundError extends Error {
+export class SaNotFoundError extends IbsmError {
   override readonly name = 'SaNotFoundError';
 }
 

@@ -19,6 +19,7 @@ import { MadTimeoutError } from '../rpc/errors.js';
 import { PathRecord, SaAttr, SaStatus, type PathRecord as PathRecordValue } from '../wire/sa.js';
 import { SA_WELL_KNOWN_GUID } from '../wire/router.js';
 import { SaClient, SaStatusError } from './client.js';
+import { IbsmError } from '../util/errors.js';
 
 export interface InterSubnetPathOptions {
   /** The local SA's LID. */
@@ -55,7 +56,7 @@ export interface InterSubnetPath {
 }
 
 /** No inter-subnet path: the local SA has none, or no P1 validated. */
-export class InterSubnetPathError extends Error {
+export class InterSubnetPathError extends IbsmError {
   override readonly name = 'InterSubnetPathError';
   constructor(
     message: string,

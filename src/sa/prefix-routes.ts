@@ -6,8 +6,10 @@
  * first available router. Parsing is pure; errors name the file and line.
  */
 
+import { IbsmFileError } from '../util/errors.js';
+
 /** A line of prefix-routes.conf that does not parse. */
-export class PrefixRoutesError extends Error {
+export class PrefixRoutesError extends IbsmFileError {
   override readonly name = 'PrefixRoutesError';
 }
 
