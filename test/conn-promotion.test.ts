@@ -16,6 +16,7 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { checkHeapGrowth, heapGrowthHeld, holdHeapGrowth, releaseHeapGrowth, SMALL_HEAP_BYTES } from '../src/cli/heap.js';
 
 const MB = 1 << 20;
 
@@ -54,5 +55,22 @@ describe('abusive connections and the old space', () => {
     // (to 34 MB here); held, by at most half its live size or V8's least step, 8 MB (19 MB).
     expect(held.old).toBeLessThan(0.7 * own.old);
     expect(own.old - held.old).toBeGreaterThan(8 * MB);
+  });
+
+  it('the hold lets go above SMALL_HEAP_BYTES in use (a large fabric), takes again under half of it, and is let go at release', async () => {
+    await holdHeapGrowth();
+    try {
+      checkHeapGrowth(8 * MB);
+      expect(heapGrowthHeld()).toBe(true);
+      checkHeapGrowth(SMALL_HEAP_BYTES + 1);
+      expect(heapGrowthHeld()).toBe(false);
+      checkHeapGrowth(SMALL_HEAP_BYTES * 0.75); // between the two: as it was
+      expect(heapGrowthHeld()).toBe(false);
+      checkHeapGrowth(SMALL_HEAP_BYTES / 4);
+      expect(heapGrowthHeld()).toBe(true);
+    } finally {
+      releaseHeapGrowth();
+    }
+    expect(heapGrowthHeld()).toBe(false);
   });
 });
