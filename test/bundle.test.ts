@@ -21,7 +21,7 @@ describe('the bundled ibsm command', () => {
     execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-bundle.mjs')], { cwd: ROOT, stdio: 'pipe', timeout: 180_000 });
     const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string> };
     expect(path.resolve(ROOT, pkg.bin.ibsm!)).toBe(BIN);
-    expect(readFileSync(BIN, 'utf8').split('\n')[0]).toBe('#!/usr/bin/env -S -u NODE_EXTRA_CA_CERTS node --max-semi-space-size=4 --inspect-port=[fe80::1]:9229');
+    expect(readFileSync(BIN, 'utf8').split('\n')[0]).toBe('#!/usr/bin/env -S -u NODE_EXTRA_CA_CERTS MALLOC_ARENA_MAX=1 node --max-semi-space-size=4 --inspect-port=[fe80::1]:9229');
     expect(readFileSync(CODE, 'utf8'), 'no require of another file of the package').not.toMatch(/require\(["']\.\.?\//);
     expect(readFileSync(CODE, 'utf8'), 'ASCII only: V8 keeps it a one-byte string').not.toMatch(/[^\x00-\x7f]/);
 

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { parseCommandLine } from '../src/config/parse.js';
+import { SET_ENV } from '../scripts/launcher.mjs';
 
 const unit = (name: string): Map<string, string> => new Map(readFileSync(`packaging/${name}`, 'utf8').split('\n').filter((l) => /^\w+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
 
@@ -19,6 +20,8 @@ describe('systemd units', () => {
       if (name.includes('@')) expect(args.values.get('guid')).toBe(0x0002c90300a1b2c3n);
       expect(u.get('ExecReload')).toBe('/bin/kill -HUP $MAINPID');
       expect(u.get('KillSignal')).toBe('SIGTERM');
+      // the environment the bin's shebang sets (one malloc arena): the single executable has no shebang
+      expect(u.get('Environment')).toBe((SET_ENV as string[]).join(' '));
     });
   }
   it('the package ships them and the man page', () => {

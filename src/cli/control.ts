@@ -128,27 +128,32 @@ export async function serveControl(path: string, target: ControlTarget, log: Log
   await checkControlPath(path);
   if ((await controlSocketState(path)) === 'stale') unlinkSync(path);
   const server = createServer((sock: Socket) => {
-    let buf = '';
+    // Bytes, not strings: a line is decoded once it is whole, so over-long or never-ended lines
+    // (issue #29's abuse) cost the JS heap nothing; their chunks are only held, up to MAX_REQUEST.
+    let parts: Buffer[] = [];
+    let pending = 0;
     let queued = 0;
     let chain = Promise.resolve();
-    sock.setEncoding('utf8');
     sock.on('error', () => sock.destroy());
-    sock.on('data', (d: string) => {
-      buf += d;
-      if (buf.length > MAX_REQUEST) {
-        buf = '';
+    sock.on('data', (d: Buffer) => {
+      if (pending + d.length > MAX_REQUEST) {
+        parts = [];
+        pending = 0;
         sock.end(json({ ok: false, error: `request longer than ${MAX_REQUEST} bytes` }) + '\n', () => sock.destroy());
         return;
       }
+      let from = 0;
       let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, nl).trim();
-        buf = buf.slice(nl + 1);
+      while ((nl = d.indexOf(10, from)) >= 0) {
+        const tail = d.subarray(from, nl);
+        const line = (pending ? Buffer.concat([...parts, tail]) : tail).toString('utf8').trim();
+        parts = [];
+        pending = 0;
+        from = nl + 1;
         if (!line) continue;
         // Requests queued on one connection, and answers it leaves unread, are bounded too.
         if (++queued > MAX_QUEUED || sock.writableLength > MAX_UNREAD) {
           sock.end(json({ ok: false, error: `more than ${MAX_QUEUED} requests waiting on one connection, or answers left unread` }) + '\n', () => sock.destroy());
-          buf = '';
           return;
         }
         guard.busy(sock, 1);
@@ -163,6 +168,10 @@ export async function serveControl(path: string, target: ControlTarget, log: Log
           queued--;
           if (!sock.destroyed) sock.write(reply + '\n');
         });
+      }
+      if (from < d.length) {
+        parts.push(d.subarray(from));
+        pending += d.length - from;
       }
     });
   });

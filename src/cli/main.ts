@@ -89,6 +89,8 @@ async function runCmd(argv: string[], io: Io): Promise<number> {
   if (r.help) return help(io, 'run');
   // On a device, TurboFan waits for the first 2 s of CPU (cli/tiering.ts).
   if (setting(r.config, 'umad') === true) await (await import('./tiering.js')).holdTurbofan();
+  // While the heap is small, V8's old generation grows little past its live size (cli/heap.ts).
+  await (await import('./heap.js')).holdHeapGrowth();
   const { runSm, runIoOf } = await import('./run.js');
   // A reload (SIGHUP, ibsm reload) reads the configuration as this start did: file and command line.
   return runSm(r.config, runIoOf(io), () => runConfig(argv).config);

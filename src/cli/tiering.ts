@@ -20,7 +20,7 @@
  * (scripts/build-bundle.mjs) sets `--opt` back before it writes the cache, and the hold sets the
  * rest back at exit, before the bin's own exit handler runs (prepended). */
 
-interface V8Flags {
+export interface V8Flags {
   setFlagsFromString(flags: string): void;
 }
 
@@ -29,7 +29,7 @@ let flags: V8Flags | undefined;
 /** V8's flag setter. node:v8 itself loads node:stream and its kin (3.5 ms of start-up, measured
  * with `require('node:v8')` on this machine); the binding under it (what node:v8's
  * setFlagsFromString calls) loads nothing, and is asked for with its deprecation warning off. */
-async function v8Flags(): Promise<V8Flags> {
+export async function v8Flags(): Promise<V8Flags> {
   if (flags) return flags;
   const p = process as unknown as { binding?: (name: string) => unknown; noDeprecation?: boolean };
   const quiet = p.noDeprecation;

@@ -43,7 +43,10 @@ export interface WebServer {
 }
 
 const CSP = `default-src 'none'; script-src 'sha256-${createHash('sha256').update(PAGE_SCRIPT).digest('base64')}'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`;
-const COMMON_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer' };
+/** A response's headers: a literal, not `{ ...COMMON_HEADERS, ... }` (V8 11, Node 20, promotes
+ * every object a spread that adds properties makes: issue #29's abusive requests filled the old
+ * space with them; docs of test/conn-promotion.test.ts). */
+const headers = (type: string): Record<string, string> => ({ 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-frame-options': 'DENY', 'referrer-policy': 'no-referrer', 'content-type': type });
 
 /** Serve the feed on `listen`. Resolves once listening; rejects (EADDRINUSE, EACCES...) if it cannot. */
 export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptions = {}): Promise<WebServer> {
@@ -78,8 +81,10 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
   }, o.heartbeatMs ?? 15_000);
   heartbeat.unref();
 
-  const send = (res: ServerResponse, status: number, type: string, body: string, head: boolean, extra: Record<string, string> = {}): void => {
-    res.writeHead(status, { ...COMMON_HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(body), ...extra });
+  const send = (res: ServerResponse, status: number, type: string, body: string, head: boolean, extra?: Record<string, string>): void => {
+    const h = headers(type);
+    h['content-length'] = String(Buffer.byteLength(body));
+    res.writeHead(status, extra ? Object.assign(h, extra) : h);
     res.end(head ? undefined : body);
   };
 
@@ -104,9 +109,12 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
         send(res, 200, 'text/html; charset=utf-8', pageHtml(feed.state(), feed.svg(), have), head, { 'content-security-policy': CSP });
         return;
       }
-      case '/favicon.ico':
-        res.writeHead(204, COMMON_HEADERS).end();
+      case '/favicon.ico': {
+        const h = headers('');
+        delete h['content-type'];
+        res.writeHead(204, h).end();
         return;
+      }
       case '/api/state':
         send(res, 200, 'application/json', JSON.stringify(feed.state()), head);
         return;
@@ -127,7 +135,7 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
           send(res, 503, 'text/plain; charset=utf-8', `too many event streams (${maxClients}); the page polls instead\n`, head, { 'retry-after': '10' });
           return;
         }
-        res.writeHead(200, { ...COMMON_HEADERS, 'content-type': 'text/event-stream', connection: 'keep-alive' });
+        res.writeHead(200, Object.assign(headers('text/event-stream'), { connection: 'keep-alive' }));
         if (head) {
           res.end();
           return;

@@ -1,0 +1,68 @@
+/** V8's old generation kept close to its live size while `ibsm run`'s heap is small.
+ *
+ * After a mark-compact V8 lets the old generation grow to up to 4× what survived it (its heap
+ * growing factor, highest where collecting is cheap: a small heap) before it collects again. An SM
+ * on a small fabric lives in ~10 MB, so ~30 MB of garbage may pile up in the old space before V8
+ * looks: issue #29's abusive connections leave that much, since every TCP connection Node accepts
+ * promotes its socket's objects (~0.5-1 KB, measured with a bare net server that closes each at
+ * once: they outlive two scavenges whatever their lifetime) and 10,000 of them filled the old space
+ * to 30-35 MB, the peak RSS 1.7× the idle one (scripts/bench/README.md, "Where the peak RSS went").
+ * While the heap in use is under SMALL_HEAP_BYTES, V8 may grow the old generation by GROWING_PERCENT
+ * only (`--heap-growing-percent`, at least its minimum step of 8 MB): a few more mark-compacts
+ * of a few ms. Above it (a large fabric's own state) V8's factor again: the flag held for a whole
+ * in-process run on 11,664 hosts cost +13% CPU (+33% at 20 %), its mark-compacts of a growing
+ * 300 MB heap. V8 reads the flag at each limit it sets (after each collection), so a change takes
+ * effect at the next one.
+ *
+ * Set back at exit as TurboFan's hold is (cli/tiering.ts): V8 checks a code cache against the hash
+ * of its flags, and the bin writes its cache at the exit of a run. */
+import { v8Flags, type V8Flags } from './tiering.js';
+
+/** The old generation grows by at most this much over its live size while the heap is small. */
+export const GROWING_PERCENT = 50;
+/** The heap in use (V8's heapUsed) above which V8's own growing factor is back... */
+export const SMALL_HEAP_BYTES = 64 << 20;
+/** ...and below which the hold is on again. */
+const SMALL_AGAIN_BYTES = 32 << 20;
+/** How often the heap is looked at (an unref'd timer: it never keeps the process up). */
+const CHECK_MS = 250;
+
+let timer: ReturnType<typeof setInterval> | undefined;
+let flags: V8Flags | undefined;
+let holding = false;
+
+const set = (on: boolean): void => {
+  holding = on;
+  flags!.setFlagsFromString(`--heap-growing-percent=${on ? GROWING_PERCENT : 0}`);
+};
+
+/** Hold the old generation's growth while the heap is small (`ibsm run`). */
+export async function holdHeapGrowth(): Promise<void> {
+  if (timer !== undefined) return;
+  flags = await v8Flags();
+  process.prependOnceListener('exit', releaseHeapGrowth);
+  timer = setInterval(checkHeapGrowth, CHECK_MS);
+  timer.unref();
+  set(true);
+  checkHeapGrowth();
+}
+
+/** The hold on or off for the heap in use now (its timer asks every CHECK_MS). */
+export function checkHeapGrowth(heapUsed = process.memoryUsage().heapUsed): void {
+  if (timer === undefined) return;
+  if (holding && heapUsed > SMALL_HEAP_BYTES) set(false);
+  else if (!holding && heapUsed < SMALL_AGAIN_BYTES) set(true);
+}
+
+/** V8's own growing factor again, for good (at exit). */
+export function releaseHeapGrowth(): void {
+  if (timer === undefined) return;
+  clearInterval(timer);
+  timer = undefined;
+  if (holding) set(false);
+}
+
+/** Whether the old generation's growth is held now. */
+export function heapGrowthHeld(): boolean {
+  return holding;
+}
