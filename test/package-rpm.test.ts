@@ -86,8 +86,9 @@ describe('the RPM', () => {
     for (const tool of ['rpmbuild', 'rpm', 'rpmlint', 'dpkg-deb']) expect(spawnSync(tool, ['--version']).status, `${tool} is missing: .ci/run installs it (Debian: rpm, rpmlint, dpkg-dev)`).toBe(0);
     const exe = path.join(dir, 'ibsm');
     // Its own bundle, not dist/bundle, which test/bundle rebuilds meanwhile.
-    execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-bundle.mjs'), '--out', BUNDLE], { cwd: ROOT, stdio: 'pipe', timeout: 180_000 });
-    execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-sea.mjs'), '--out', exe, '--bundle', BUNDLE], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
+    // (asynchronous: a worker blocked for a minute misses vitest's RPC deadline)
+    await run(process.execPath, [path.join(ROOT, 'scripts/build-bundle.mjs'), '--out', BUNDLE], { cwd: ROOT, timeout: 180_000 });
+    await run(process.execPath, [path.join(ROOT, 'scripts/build-sea.mjs'), '--out', exe, '--bundle', BUNDLE], { cwd: ROOT, timeout: 120_000 });
     // Both packages from the one executable (each compresses it with xz: side by side).
     const debDir = path.join(dir, 'deb');
     const rpmDir = path.join(dir, 'rpm');
@@ -149,7 +150,7 @@ describe('the RPM', () => {
     expect([...debCommands].filter((c) => !rpmCommands.has(c) && !c.includes('/etc/ibsm')), 'the .deb\'s commands (but purge) the RPM does not run').toEqual([]);
 
     // rpmlint: its errors are the accepted ones (its whole output in the failure message)
-    const lint = spawnSync('rpmlint', [rpm], { encoding: 'utf8', timeout: 180_000 });
+    const lint = await run('rpmlint', [rpm], { encoding: 'utf8', timeout: 180_000 }).catch((e: { stdout?: string; stderr?: string }) => ({ stdout: e.stdout ?? '', stderr: e.stderr ?? String(e) }));
     const errors = [...lint.stdout.matchAll(/^ibsm\.\S+: E: (\S+)/gm)].map((m) => m[1]);
     expect(lint.stdout, lint.stderr).toMatch(/1 packages and 0 specfiles checked/);
     expect(errors.filter((e) => !RPMLINT_ACCEPTED.includes(e)), lint.stdout).toEqual([]);
