@@ -4,16 +4,20 @@
  * ibsim under umad2sim with no node on PATH, the units pass systemd-analyze verify where it is
  * installed, the service is not started, and dpkg -r leaves only the config, --purge nothing. */
 import { afterAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { IBSIM_EXAMPLES, runPreloaded, startIbsim } from './helpers/ibsim.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-deb-'));
 // Out of dist/ (what npm packs, while test/package packs it).
 const BUNDLE = path.join(ROOT, '.tmp', `bundle-deb-${process.pid}`);
+// The long steps (builds, lintian) asynchronous: a worker blocked for a minute misses vitest's RPC
+// deadline ("Timeout calling onTaskUpdate", an error of the run although the test passed).
+const run = promisify(execFile);
 const dpkg = (...args: string[]) => spawnSync('dpkg', args, { encoding: 'utf8', timeout: 120_000 });
 // A PATH with no node on it (node may be in /usr/bin: only /usr/sbin, checked below).
 const NO_NODE_PATH = '/usr/sbin';
@@ -33,15 +37,18 @@ describe('the Debian package', () => {
     expect(dpkg('-s', 'ibsm').status, 'a package ibsm is installed already: remove it first').not.toBe(0);
     const exe = path.join(dir, 'ibsm');
     // Its own bundle, not dist/bundle, which test/bundle rebuilds meanwhile.
-    execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-bundle.mjs'), '--out', BUNDLE], { cwd: ROOT, stdio: 'pipe', timeout: 180_000 });
-    execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-sea.mjs'), '--out', exe, '--bundle', BUNDLE], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
-    execFileSync(process.execPath, [path.join(ROOT, 'scripts/build-deb.mjs'), '--exe', exe, '--out', dir], { cwd: ROOT, stdio: 'pipe', timeout: 120_000 });
+    await run(process.execPath, [path.join(ROOT, 'scripts/build-bundle.mjs'), '--out', BUNDLE], { cwd: ROOT, timeout: 180_000 });
+    await run(process.execPath, [path.join(ROOT, 'scripts/build-sea.mjs'), '--out', exe, '--bundle', BUNDLE], { cwd: ROOT, timeout: 120_000 });
+    await run(process.execPath, [path.join(ROOT, 'scripts/build-deb.mjs'), '--exe', exe, '--out', dir], { cwd: ROOT, timeout: 300_000 });
     const deb = readdirSync(dir).find((f) => f.endsWith('.deb'));
     expect(deb).toBeDefined();
     const info = execFileSync('dpkg-deb', ['-f', path.join(dir, deb!), 'Depends'], { encoding: 'utf8' });
     expect(info).toMatch(/libibumad3/);
     // lintian: no error (.ci/run installs it; the overrides the package ships name why)
-    const lint = spawnSync('lintian', ['--fail-on', 'error', path.join(dir, deb!)], { encoding: 'utf8', timeout: 120_000 });
+    const lint = await run('lintian', ['--fail-on', 'error', path.join(dir, deb!)], { encoding: 'utf8', timeout: 120_000 }).then(
+      (r) => ({ status: 0, ...r }),
+      (e: { code?: number; stdout?: string; stderr?: string }) => ({ status: e.code ?? 1, stdout: e.stdout ?? '', stderr: e.stderr ?? String(e) }),
+    );
     expect(lint.status, lint.stdout + lint.stderr).toBe(0);
     expect(lint.stdout).not.toMatch(/^E: /m);
 
