@@ -53,6 +53,9 @@ export interface SubnetOptions extends Omit<SmOptions, 'multicastGroups' | 'onSn
   qosVl?: QosVlSettings;
 }
 
+/** QoS is on: a qos-policy.conf or OpenSM's qos_* VL settings. */
+const qosOn = (c: Pick<SubnetOptions, 'qos' | 'qosVl'>): boolean => c.qos !== undefined || c.qosVl !== undefined;
+
 export class Subnet {
   readonly sm: SubnetManager;
   readonly engine: SaEngine;
@@ -223,7 +226,7 @@ export class Subnet {
   /** The multicast groups partitions.conf names, its notes logged. QoS on (a policy, or --qos /
    * `qos TRUE`: qosVl): a group's sl= is used, as OpenSM's with qos. */
   private configGroups(c: Pick<SubnetOptions, 'partitions' | 'qos' | 'qosVl'>): ReturnType<typeof partitionGroups> {
-    const pg = partitionGroups(c.partitions ?? PartitionPlan.defaultPlan(), { qos: c.qos !== undefined || c.qosVl !== undefined });
+    const pg = partitionGroups(c.partitions ?? PartitionPlan.defaultPlan(), { qos: qosOn(c) });
     for (const w of pg.warnings) this.o.log.warn('partitions.conf multicast group skipped', { reason: w });
     return pg;
   }
@@ -343,7 +346,7 @@ export class Subnet {
       snapshot: snap,
       partitions,
       qos: this.qosPolicy,
-      qosOn: this.o.qos !== undefined || this.o.qosVl !== undefined,
+      qosOn: qosOn(this.o),
       smPortGuid: this.o.portGuid,
       smKey: this.smKey,
       saKey: this.saKey,

@@ -25,7 +25,6 @@
 //
 // As a module: `runAbuse(options)` returns the figures (test/harden-abuse.test.ts runs it short).
 import { mkdtempSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
-import { connect } from 'node:net';
 import { request } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,6 +32,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { spawnSync } from 'node:child_process';
 import { ibsimLimitArgs } from './ibsim-limits.mjs';
+import { connectionAbuse } from './abuse-conns.mjs';
 import { child, listening, rssMb, sleep, until } from './procs.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -67,36 +67,13 @@ function httpGet(port, urlPath, { host = `127.0.0.1:${port}`, method = 'GET' } =
 
 /** Abusive connections to ibsm's local servers, `count` in all, spread over the kinds. */
 async function abuseConnections(count, at, stopped) {
-  const held = [];
-  const hold = (s) => {
-    held.push(s);
-    if (held.length > 300) held.shift().destroy();
-  };
-  const open = (to, send) =>
-    new Promise((resolve) => {
-      const s = connect(to);
-      s.on('error', () => resolve(s));
-      s.once('connect', () => {
-        if (send) s.write(send);
-        resolve(s);
-      });
-    });
-  const kinds = [
-    async () => hold(await open({ path: at.socket })), // idle
-    async () => hold(await open({ path: at.socket }, '{"cmd":"sta')), // half a line
-    async () => (await open({ path: at.socket }, 'x'.repeat(70_000))).destroy(), // over-long
-    async () => hold(await open({ port: at.web, host: '127.0.0.1' }, 'GET / HTTP/1.1\r\nHost: localhost\r\nX-a: ')), // slowloris
-    async () => hold(await open({ port: at.metrics, host: '127.0.0.1' }, 'GET /metrics HTTP/1.1\r\nHost: localhost\r\n')),
-    async () => void (await httpGet(at.metrics, '/metrics', { host: 'evil.example' })),
-    async () => void (await httpGet(at.web, '/api/state', { method: 'POST' })),
-    async () => void (await httpGet(at.web, '/../../etc/passwd')),
-  ];
+  const { kinds, release } = connectionAbuse(at);
   let done = 0;
   while (done < count && !stopped()) {
     await Promise.all(Array.from({ length: Math.min(16, count - done) }, (_, i) => kinds[(done + i) % kinds.length]().catch(() => undefined)));
     done += Math.min(16, count - done);
   }
-  for (const s of held) s.destroy();
+  release();
   return done;
 }
 

@@ -30,6 +30,7 @@ import type { WebFeed } from '../web/feed.js';
 import type { WebServer } from '../web/server.js';
 import { parsePrefixRoutes } from '../sa/prefix-routes.js';
 import { interSubnetPaths } from '../sa/inter-subnet.js';
+import { sameValue } from '../util/same-value.js';
 
 /** What `ibsm run` takes, by config-file key (`ibsm config` lists them). */
 export interface SmConfig {
@@ -267,11 +268,6 @@ export interface ReloadResult {
   groupsUpdated: number;
   groupsReleased: number;
 }
-
-const sameValue = (a: unknown, b: unknown): boolean => {
-  const j = (v: unknown): string => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${x}n` : x)) ?? 'undefined';
-  return j(a) === j(b);
-};
 
 /** The guid2lid cache is written after sweeps (atomically, through FILE.tmp-PID): its directory is
  * made and the temporary file tried now, before the first SMP, so an unwritable cache is a local

@@ -23,6 +23,7 @@ import { RetryingSmp, isFabricFailure, type SmpFailureReason, type SmpRetryOptio
 import { DiscoveryError } from './discovery.js';
 import { RoutingError, type RoutingOptions } from '../routing/types.js';
 import { LocalSweeper } from './local-sweep.js';
+import { sameValue } from '../util/same-value.js';
 
 export type { SweepStats } from './sweep.js';
 /** The snapshot of a heavy sweep (model/snapshot.ts). */
@@ -313,8 +314,7 @@ export class SubnetManager {
   /** Settings a reload changes (issue #28; api/sm.ts `reload`): the next heavy sweep, a full one,
    * programs P_Keys, VL tables and routes from them. */
   reconfigure(s: Pick<SmOptions, 'partitions' | 'qosVl' | 'routing' | 'routingOptions'>): void {
-    const routes = (o: Pick<SmOptions, 'routing' | 'routingOptions'>): string => JSON.stringify([o.routing, o.routingOptions], (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
-    if (routes(s) !== routes(this.o)) this.sweeper.routingChanged();
+    if (!sameValue([s.routing, s.routingOptions], [this.o.routing, this.o.routingOptions])) this.sweeper.routingChanged();
     Object.assign(this.o, s);
     this.local.forget();
   }
