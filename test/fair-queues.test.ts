@@ -45,6 +45,28 @@ describe('FairQueues', () => {
     expect(drain(f)).toEqual([4, 1]);
   });
 
+  it('refuses a key its own item at once beyond perKey, leaving the others room', () => {
+    const f = new FairQueues<number, string>(100, undefined, 2);
+    expect(f.push(1, 'a1')).toBeUndefined();
+    expect(f.push(1, 'a2')).toBeUndefined();
+    expect(f.push(1, 'a3')).toBe('a3');
+    expect(f.push(2, 'b1')).toBeUndefined();
+    expect(f.size).toBe(3);
+    expect(drain(f)).toEqual(['a1', 'b1', 'a2']);
+    // drained: key 1 has room again
+    expect(f.push(1, 'a4')).toBeUndefined();
+  });
+
+  it('setMax changes the bound of all keys together', () => {
+    const f = new FairQueues<number, number>(2);
+    f.push(1, 1);
+    f.push(2, 2);
+    expect(f.push(3, 3)).toBe(3);
+    f.setMax(3);
+    expect(f.push(3, 3)).toBeUndefined();
+    expect(drain(f)).toEqual([1, 2, 3]);
+  });
+
   it('clear empties everything', () => {
     const f = new FairQueues<number, number>(10);
     f.push(1, 1);

@@ -7,7 +7,9 @@ import { RmppFlag } from '../src/wire/rmpp.js';
 import { MadRpc } from '../src/rpc/madrpc.js';
 import type { MadAddress, ReceivedMad } from '../src/transport/types.js';
 import { SaEngine } from '../src/sa/engine.js';
-import { coreSaHandlers, SaServer } from '../src/sa/server.js';
+import { coreSaHandlers, QUEUE_MIN, QUEUE_PER_END_PORT, QUEUE_PER_REQUESTER, SaServer } from '../src/sa/server.js';
+import { snapshotPorts } from '../src/model/snapshot.js';
+import { generateFabric } from '../src/model/generators.js';
 import { SA_DATA_OFFSET, SA_HEADER_OFFSET } from '../src/wire/sa-constants.js';
 import { buildContext, mixedFabric, nodeByDesc, type Built } from './sa-fixture.js';
 
@@ -81,7 +83,7 @@ interface Sent {
   to: MadAddress;
 }
 
-function stubServer(opts: { maxQueue?: number; manual?: boolean } = {}): { server: SaServer; sent: Sent[]; run: () => void } {
+function stubServer(opts: { maxQueue?: number; manual?: boolean; ctx?: Built['ctx'] } = {}): { server: SaServer; sent: Sent[]; run: () => void } {
   const sent: Sent[] = [];
   const pending: (() => void)[] = [];
   const rpc = {
@@ -99,7 +101,7 @@ function stubServer(opts: { maxQueue?: number; manual?: boolean } = {}): { serve
     },
   } as unknown as MadRpc;
   const server = new SaServer(rpc, newEngine(), { maxQueue: opts.maxQueue, schedule: (fn) => pending.push(fn) });
-  server.setContext(b.ctx);
+  server.setContext(opts.ctx ?? b.ctx);
   return { server, sent, run: () => { while (pending.length) pending.shift()!(); } };
 }
 
@@ -121,6 +123,27 @@ describe('SaServer requests and errors', () => {
     expect(MadHeader.decode(sent[mine]!.mad).status).not.toBe(MadStatus.Busy);
     expect(mine - (200 - 64 + 1)).toBeLessThanOrEqual(1); // answered in the first turn
     expect(sent.length).toBe(200 + 1);
+  });
+
+  it('default bounds (#32): every end port sending a re-registration burst at once is queued, none BUSY; one requester is held to QUEUE_PER_REQUESTER', async () => {
+    const big = await buildContext(generateFabric('gen:fattree2:leaves=4,spines=2,hosts=8'));
+    const { server, sent, run } = stubServer({ ctx: big.ctx });
+    const lids = snapshotPorts(big.ctx.snapshot).endPorts.map((e) => e.lid);
+    const burst = QUEUE_PER_END_PORT;
+    expect(lids.length * burst).toBeGreaterThan(QUEUE_MIN); // the storm is beyond the old fixed bound
+    let tid = 1n;
+    for (const lid of lids) for (let i = 0; i < burst; i++) server.receive({ data: saRequest(Method.Get, SaAttr.NodeRecord, undefined, 0n, tid++), addr: { lid, qpn: 1 }, status: 0 });
+    expect(sent.length).toBe(0);
+    run();
+    expect(sent.length).toBe(lids.length * burst);
+    expect(sent.some((x) => MadHeader.decode(x.mad).status === MadStatus.Busy)).toBe(false);
+    sent.length = 0;
+    const flood: MadAddress = { lid: lids[0]!, qpn: 1 };
+    for (let i = 0; i < QUEUE_PER_REQUESTER + 50; i++) server.receive({ data: saRequest(Method.Get, SaAttr.NodeRecord, undefined, 0n, tid++), addr: flood, status: 0 });
+    expect(sent.length).toBe(50);
+    expect(sent.every((x) => MadHeader.decode(x.mad).status === MadStatus.Busy)).toBe(true);
+    run();
+    expect(sent.length).toBe(QUEUE_PER_REQUESTER + 50);
   });
 
   it('echoes the full TID; empty GetTable → GetTableResp with no records; bounded queue → BUSY', () => {

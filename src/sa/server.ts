@@ -32,13 +32,26 @@ import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
 import { KeyCounter, resolveSaLimits, type SaLimits } from './limits.js';
 
 /** The handlers of the SA core: every record of the snapshot, PathRecord, MultiPathRecord, TraceRecord. */
+/** The default bounds of the request queues (SaServerOptions.maxQueue, maxQueuePerRequester). A
+ * host re-registering sends some 20 requests at once (issue #32's storm: an IPoIB join, a
+ * ServiceRecord, an InformInfo, 16 PathRecords); 32 each gives room for that, for the whole
+ * subnet at once. */
+export const QUEUE_MIN = 512;
+export const QUEUE_PER_END_PORT = 32;
+export const QUEUE_PER_REQUESTER = 256;
+
 export function coreSaHandlers(): SaHandler[] {
   return [...recordHandlers(), ...pathHandlers()];
 }
 
 export interface SaServerOptions {
-  /** Most requests waiting to be answered; beyond it requests are answered BUSY. Default 512. */
+  /** Most requests waiting to be answered, all requesters together; beyond it the longest queue
+   * gives way (BUSY). Default: QUEUE_PER_END_PORT per end port of the subnet (so that every host
+   * re-registering at once after a failover is queued, not refused), at least QUEUE_MIN. */
   maxQueue?: number;
+  /** Most requests waiting from one requester LID; beyond it its requests are answered BUSY at
+   * once. Default QUEUE_PER_REQUESTER. */
+  maxQueuePerRequester?: number;
   /** Requests answered per turn of the event loop. Default 32. */
   batch?: number;
   /** How a drain turn is scheduled (default the RPC clock's defer). */
@@ -171,7 +184,7 @@ export class SaServer {
     readonly engine: SaEngine,
     private readonly opts: SaServerOptions = {},
   ) {
-    this.queues = new FairQueues(Math.max(1, opts.maxQueue ?? 512));
+    this.queues = new FairQueues(Math.max(1, opts.maxQueue ?? QUEUE_MIN), undefined, Math.max(1, opts.maxQueuePerRequester ?? QUEUE_PER_REQUESTER));
     this.batch = Math.max(1, opts.batch ?? 32);
     this.schedule = opts.schedule ?? ((fn) => rpc.clock.defer(fn));
     this.cache = new AnswerCache(Math.max(0, opts.answerCacheSize ?? 32768), PathRecord.byteLength);
@@ -208,6 +221,7 @@ export class SaServer {
   /** Called by the SM after each sweep. Until the first call every request is answered BUSY. */
   setContext(ctx: SaContext | undefined): void {
     this.ctx = ctx && this.interSubnet ? { ...ctx, interSubnet: this.interSubnet } : ctx;
+    if (ctx && this.opts.maxQueue === undefined) this.queues.setMax(Math.max(QUEUE_MIN, QUEUE_PER_END_PORT * snapshotPorts(ctx.snapshot).endPorts.length));
   }
 
   /** The inter-subnet answers (sa/inter-subnet.ts) every context gets from now on; a new view

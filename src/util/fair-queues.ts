@@ -1,7 +1,8 @@
 /** Bounded queues, one per key (the SA's requester LIDs), drained round-robin: each key with
  * items gives one per turn, so a flood from one key delays another key's item by one turn, not by
- * the flood. Together they hold at most `max`; when full, the longest queue gives way to a shorter
- * one. Pure: no I/O, no time. */
+ * the flood. One key holds at most `perKey` (beyond, its own item is refused at once); together
+ * they hold at most `max` (which may change: `setMax`), and when full the longest queue gives way
+ * to a shorter one. Pure: no I/O, no time. */
 import { Fifo } from './fifo.js';
 
 interface KeyQueue<T> {
@@ -22,9 +23,15 @@ export class FairQueues<K, T> {
   private count = 0;
 
   constructor(
-    private readonly max: number,
+    private max: number,
     private readonly kept = QUEUES_KEPT,
+    private readonly perKey = Infinity,
   ) {}
+
+  /** A new bound for all keys together (items already queued beyond it stay and drain). */
+  setMax(max: number): void {
+    this.max = max;
+  }
 
   /** Items waiting, all keys together. */
   get size(): number {
@@ -35,6 +42,7 @@ export class FairQueues<K, T> {
    * queue is longer than this key's + 1, else the newest item of the longest queue, which gave way. */
   push(key: K, item: T): T | undefined {
     let e = this.queues.get(key);
+    if (e && e.q.size >= this.perKey) return item;
     let refused: T | undefined;
     if (this.count >= this.max) {
       refused = this.giveWay(e?.q.size ?? 0);
