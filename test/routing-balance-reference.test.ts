@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { loadFabricSpec } from '../src/model/load.js';
 import { assignLids } from '../src/sm/lids.js';
 import { routeMinhop } from '../src/routing/minhop.js';
-import { destLidsOfSwitch, indexFabric, rng } from '../src/routing/graph.js';
+import { destLidsOf, indexFabric, rng } from '../src/routing/graph.js';
 import type { Fabric } from '../src/model/fabric.js';
 
 function reference(fabric: Fabric, seed?: number): Map<number, Uint8Array> {
@@ -23,7 +23,7 @@ function reference(fabric: Fabric, seed?: number): Map<number, Uint8Array> {
   for (let s = 0; s < ix.nSw; s++) count.push(new Array(ix.maxPorts + 1).fill(0));
   const dest = { end: [] as number[], lid: [] as number[] };
   for (let T = 0; T < ix.nSw; T++) {
-    destLidsOfSwitch(ix, T, dest);
+    destLidsOf(ix, ix.endsOfSw.subarray(ix.endsStart[T]!, ix.endsStart[T + 1]!), dest);
     if (dest.lid.length === 0) continue;
     const dist = new Array(ix.nSw).fill(-1);
     dist[T] = 0;

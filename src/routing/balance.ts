@@ -3,7 +3,8 @@
  *  every switch picks, for every destination LID delivered by T, the least used port among its
  *  legal minimum-distance ports. With LMC > 0 the LIDs of one port prefer next hops on different
  *  systems (system image GUID), then different switches, before falling back to port counts. */
-import { bfsSwitches, destLidsOfSwitch, rng, type FabricIndex } from './graph.js';
+import { bfsSwitches, destLidsOf, rng, type FabricIndex } from './graph.js';
+import type { DestGroup } from './route-order.js';
 import { ColumnBuffer } from './lft-writers.js';
 
 export interface Balancer {
@@ -66,7 +67,8 @@ function newFillScratch(ports: number, lids: number): FillScratch {
 }
 
 /**
- * Fill the LFT entries of every switch for the LIDs delivered by switch T.
+ * Fill the LFT entries of every switch for the LIDs of destinations `g` (end ports delivered by
+ * switch T = g.sw; route-order.ts), in their order.
  * @param dist  per switch: distance to T along legal routes (−1 = cannot reach)
  * @param updn  which channels may be used toward T (up/down routing; undefined: all): see UpDown
  *
@@ -74,12 +76,13 @@ function newFillScratch(ports: number, lids: number): FillScratch {
  * feedback: one large function was recompiled by TurboFan several times per run (deopts on
  * paths reached late), which cost more CPU than the routing itself.
  */
-export function fillForDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[], bal: Balancer, dist: Int32Array, updn: UpDown | undefined, scratch: DestLids): void {
-  const dst = beginDest(ix, T, lfts, bal, scratch);
+export function fillForDestSwitch(ix: FabricIndex, g: DestGroup, lfts: Uint8Array[], bal: Balancer, dist: Int32Array, updn: UpDown | undefined, scratch: DestLids): void {
+  const T = g.sw;
+  const dst = beginDest(ix, g, lfts, bal, scratch);
   if (!dst) return;
   const { adjStart, adjSw } = ix;
   const cands = fillScratch.cands;
-  const rand = bal.rand;
+  const rand = g.fixed ? undefined : bal.rand;
   for (let s = 0; s < ix.nSw; s++) {
     if (s === T) continue;
     const ds = dist[s]!;
@@ -109,8 +112,9 @@ export function fillForDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[]
  * seed the switches must draw their rotation in index order: fillForDestSwitch.) Leaves `dist`
  * as bfsSwitches does.
  */
-export function fillFromDestSwitch(ix: FabricIndex, T: number, lfts: Uint8Array[], bal: Balancer, dist: Int32Array, queue: Int32Array, scratch: DestLids): void {
-  const dst = beginDest(ix, T, lfts, bal, scratch);
+export function fillFromDestSwitch(ix: FabricIndex, g: DestGroup, lfts: Uint8Array[], bal: Balancer, dist: Int32Array, queue: Int32Array, scratch: DestLids): void {
+  const T = g.sw;
+  const dst = beginDest(ix, g, lfts, bal, scratch);
   // nothing to deliver: the distances only
   if (!dst) return bfsSwitches(ix, T, dist, queue);
   dist.fill(-1);
@@ -164,11 +168,12 @@ interface DestFill {
 }
 const destFill: DestFill = { nL: 0, inCols: false, colBuf: new Uint8Array(0), W: 0, anyLmc: false, nCounted: 0 };
 
-/** The LIDs T delivers (scratch), which of them count (fillScratch.counted), where each one's
- * entry goes (fillScratch.idx: its column in the buffer, or the LID), and T's own entries written;
- * undefined when T delivers no LID. */
-function beginDest(ix: FabricIndex, T: number, lfts: Uint8Array[], bal: Balancer, scratch: DestLids): DestFill | undefined {
-  destLidsOfSwitch(ix, T, scratch);
+/** The LIDs of g's end ports (scratch), which of them count (fillScratch.counted), where each
+ * one's entry goes (fillScratch.idx: its column in the buffer, or the LID), and the entries of
+ * T = g.sw written; undefined when they have no LID. */
+function beginDest(ix: FabricIndex, g: DestGroup, lfts: Uint8Array[], bal: Balancer, scratch: DestLids): DestFill | undefined {
+  const T = g.sw;
+  destLidsOf(ix, g.ends, scratch);
   const nL = scratch.lid.length;
   if (nL === 0) return undefined;
   const ends = ix.ends;

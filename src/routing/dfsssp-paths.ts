@@ -1,6 +1,7 @@
 /** dfsssp's step 1 (routing/dfsssp.ts): the balanced shortest paths toward every destination LID,
  * destination switch by destination switch, with the dependencies of the source switches' routes. */
 import type { FabricIndex } from './graph.js';
+import type { DestGroup } from './route-order.js';
 
 /** LFT columns staged before they are written to the tables (see stageColumns). */
 const STAGE = 256;
@@ -81,14 +82,17 @@ export class BalancedPaths {
   private readonly colLid: Int32Array;
   private nCol = 0;
   private readonly runCol: Int32Array;
+  /** The tie-breaks of the destinations being routed: `seeded`, or none (a fixed group). */
+  private rand: (() => number) | undefined;
 
   /** Writes `lfts` (run). */
   constructor(
     private readonly ix: FabricIndex,
     private readonly lfts: Uint8Array[],
     depStart: Int32Array,
-    private readonly rand: (() => number) | undefined,
+    private readonly seeded: (() => number) | undefined,
   ) {
+    this.rand = seeded;
     const { nSw, adjStart, adjSw, ends } = ix;
     this.nSw = nSw;
     const nE = adjStart[nSw]!;
@@ -132,33 +136,34 @@ export class BalancedPaths {
     this.runCol = new Int32Array(B + 1);
   }
 
-  /** Every destination switch with end ports in turn (ticking before each); fills the tables and
-   *  returns the dependency bits. */
-  run(tick: (() => void) | undefined): Uint32Array {
-    const ix = this.ix;
-    for (let T = 0; T < this.nSw; T++) {
-      if (ix.endsStart[T + 1]! === ix.endsStart[T]!) continue;
+  /** The destinations in turn, each destination switch's end ports together (or in the
+   *  configured order: route-order.ts), ticking before each group; fills the tables and returns
+   *  the dependency bits. */
+  run(tick: (() => void) | undefined, groups: readonly DestGroup[]): Uint32Array {
+    for (const g of groups) {
       tick?.();
-      this.routeSwitch(T);
+      this.rand = g.fixed ? undefined : this.seeded;
+      this.routeSwitch(g);
     }
     this.flush();
     return this.bits;
   }
 
-  /** T's LIDs: the breadth-first pass (and its DP: T's first LID), then each further LID, then
-   *  the weights written back and T's columns staged. */
-  private routeSwitch(T: number): void {
+  /** The LIDs of g's end ports (delivered by T = g.sw): the breadth-first pass (and its DP: the
+   *  first LID), then each further LID, then the weights written back and the columns staged. */
+  private routeSwitch(g: DestGroup): void {
     const { ix, nSw } = this;
     const ends = ix.ends;
+    const T = g.sw;
     let nLid = 0;
-    for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) nLid += 1 << ends[ix.endsOfSw[i]!]!.lmc;
+    for (let i = 0; i < g.ends.length; i++) nLid += 1 << ends[g.ends[i]!]!.lmc;
     if (this.portBuf.length < nLid * nSw) this.portBuf = new Uint8Array(nLid * nSw);
     if (this.lidBuf.length < nLid) this.lidBuf = new Int32Array(nLid);
     const list = nLid > 1;
     const inc = list && !this.rand;
     this.breadthFirst(T, list, inc);
     if (inc) this.reverseCandidates();
-    const routed = this.routeLids(T, list, inc);
+    const routed = this.routeLids(g, list, inc);
     if (routed && list) for (let q = 0; q < this.nc; q++) this.weight[this.candE[q]!] = this.candW[q]!;
     this.stageColumns(nLid);
   }
@@ -255,7 +260,7 @@ export class BalancedPaths {
    *  next by the incremental DP (or, seeded, a full one), a switch's own LID's successor copied
    *  from it; then each LID's usage and dependencies. Returns whether a CA LID was routed (the
    *  weights changed). */
-  private routeLids(T: number, list: boolean, inc: boolean): boolean {
+  private routeLids(g: DestGroup, list: boolean, inc: boolean): boolean {
     const { ix, nSw, portBuf, lidBuf, reach, rand } = this;
     const ends = ix.ends;
     let j = -1;
@@ -263,8 +268,8 @@ export class BalancedPaths {
     // A switch's own LID (first of T's) carries no traffic, so without random tie-breaks the next
     // LID sees the same weights and takes the same paths: its ports are copied from this one's.
     let same = false;
-    for (let i = ix.endsStart[T]!; i < ix.endsStart[T + 1]!; i++) {
-      const ep = ends[ix.endsOfSw[i]!]!;
+    for (let i = 0; i < g.ends.length; i++) {
+      const ep = ends[g.ends[i]!]!;
       for (let d = ep.lid; d < ep.lid + (1 << ep.lmc); d++) {
         j++;
         lidBuf[j] = d;

@@ -24,6 +24,7 @@ import { emptyLfts, indexFabric, lftMap, rng } from './graph.js';
 import { BalancedPaths } from './dfsssp-paths.js';
 import { assignLayers, cdgAcyclic, dependencyStarts, type Layers } from './dfsssp-layers.js';
 import { checkLmc } from './minhop.js';
+import { orderDestinations, orderNote } from './route-order.js';
 import { identitySl2Vl, RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
 
 export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult {
@@ -35,7 +36,9 @@ export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult
   const rand = opts.seed !== undefined ? rng(opts.seed) : undefined;
   const notes = [...ix.warnings];
   const depStart = dependencyStarts(ix);
-  const dep0 = new BalancedPaths(ix, lfts, depStart, rand).run(opts.tick);
+  const order = orderDestinations(ix, opts.routeOrder, opts.routeOrderNoScatter);
+  if (order.listed || order.skipped) notes.push(orderNote(order));
+  const dep0 = new BalancedPaths(ix, lfts, depStart, rand).run(opts.tick, order.groups);
   // Layer 0 without a credit loop (fat trees): every path stays there. Otherwise the layers are
   // built from the tables' dependency counts.
   let layers: Layers | undefined;
@@ -68,5 +71,6 @@ export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult
 export const dfsssp: RoutingEngine = {
   name: 'dfsssp',
   description: 'balanced shortest paths made deadlock-free with virtual layers (SL = layer, SL i → VL i)',
+  takesRouteOrder: true,
   route: routeDfsssp,
 };

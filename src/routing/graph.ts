@@ -262,12 +262,13 @@ export function rng(seed: number): () => number {
   return () => r.next();
 }
 
-/** Destination LIDs delivered by switch s, in LID order, split into (end index, lid) pairs. */
-export function destLidsOfSwitch(ix: FabricIndex, s: number, out: { end: number[]; lid: number[] }): void {
+/** The destination LIDs of end ports `ends` (ix.ends indices, e.g. a switch's run of endsOfSw),
+ *  in that order, each port's LIDs in LID order, split into (end index, lid) pairs. */
+export function destLidsOf(ix: FabricIndex, ends: ArrayLike<number>, out: { end: number[]; lid: number[] }): void {
   out.end.length = 0;
   out.lid.length = 0;
-  for (let i = ix.endsStart[s]!; i < ix.endsStart[s + 1]!; i++) {
-    const ei = ix.endsOfSw[i]!;
+  for (let i = 0; i < ends.length; i++) {
+    const ei = ends[i]!;
     const ep = ix.ends[ei]!;
     for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) {
       out.end.push(ei);

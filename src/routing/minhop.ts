@@ -4,6 +4,7 @@
 import type { Fabric } from '../model/fabric.js';
 import { fillForDestSwitch, fillFromDestSwitch, finishFill, newBalancer, type DestLids } from './balance.js';
 import { bfsSwitches, emptyLfts, indexFabric, lftMap } from './graph.js';
+import { orderDestinations, orderNote } from './route-order.js';
 import { RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
 
 export function checkLmc(engine: string, opts: RoutingOptions): void {
@@ -18,19 +19,23 @@ export function routeMinhop(fabric: Fabric, opts: RoutingOptions): RoutingResult
   const dist = new Int32Array(ix.nSw);
   const queue = new Int32Array(ix.nSw);
   const scratch: DestLids = { end: [], lid: [] };
-  for (let T = 0; T < ix.nSw; T++) {
-    if (ix.endsStart[T + 1]! === ix.endsStart[T]!) continue;
+  const order = orderDestinations(ix, opts.routeOrder, opts.routeOrderNoScatter);
+  let bfsOf = -1;
+  for (const g of order.groups) {
     if (bal.rand) {
-      bfsSwitches(ix, T, dist, queue);
-      fillForDestSwitch(ix, T, lfts, bal, dist, undefined, scratch);
-    } else fillFromDestSwitch(ix, T, lfts, bal, dist, queue, scratch);
+      // the distances to T are kept while consecutive groups go to T
+      if (bfsOf !== g.sw) bfsSwitches(ix, g.sw, dist, queue);
+      bfsOf = g.sw;
+      fillForDestSwitch(ix, g, lfts, bal, dist, undefined, scratch);
+    } else fillFromDestSwitch(ix, g, lfts, bal, dist, queue, scratch);
   }
   finishFill(bal);
-  return { engine: 'minhop', lfts: lftMap(ix, lfts), maxLid: ix.maxLid, vlsUsed: 1, deadlockFree: false, notes: [...ix.warnings] };
+  return { engine: 'minhop', lfts: lftMap(ix, lfts), maxLid: ix.maxLid, vlsUsed: 1, deadlockFree: false, notes: [...ix.warnings, ...(order.listed || order.skipped ? [orderNote(order)] : [])] };
 }
 
 export const minhop: RoutingEngine = {
   name: 'minhop',
   description: 'shortest paths, balanced by per-port LID counts (OpenSM minhop); not deadlock-free on cyclic fabrics',
+  takesRouteOrder: true,
   route: routeMinhop,
 };

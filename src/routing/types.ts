@@ -20,6 +20,13 @@ export interface RoutingOptions {
   cnGuids?: readonly bigint[];
   /** ftree: I/O-node port GUIDs (OpenSM's io_guid_file); without cnGuids every other CA is a CN. */
   ioGuids?: readonly bigint[];
+  /** Port GUIDs whose destinations are routed first, in this order (OpenSM's
+   * guid_routing_order_file; engines with `takesRouteOrder`: minhop, updn, dfsssp). Earlier
+   * destinations get the least loaded ports. */
+  routeOrder?: readonly bigint[];
+  /** The listed destinations break ties without the seed's randomness (OpenSM's
+   * guid_routing_order_no_scatter). */
+  routeOrderNoScatter?: boolean;
   /** Called between units of work by the engines that can run for seconds (dfsssp: a destination
    * switch, a credit loop broken; nue: a destination switch): the caller may look at the time
    * (an SM holding V8's optimizing compiler back lets it go, cli/tiering.ts). It must not touch
@@ -31,6 +38,8 @@ export interface RoutingEngine {
   readonly name: string;
   /** One line for --help listings. */
   readonly description: string;
+  /** The engine routes destinations in RoutingOptions.routeOrder's order; others ignore it. */
+  readonly takesRouteOrder?: boolean;
   route(fabric: Fabric, opts: RoutingOptions): RoutingResult;
 }
 

@@ -10,6 +10,7 @@ import type { Fabric } from '../model/fabric.js';
 import { fillForDestSwitch, finishFill, newBalancer, type DestLids, type UpDown } from './balance.js';
 import { bfsSwitches, emptyLfts, indexFabric, lftMap, resolveRoots, swName, type FabricIndex } from './graph.js';
 import { checkLmc } from './minhop.js';
+import { orderDestinations, orderNote, type DestOrder } from './route-order.js';
 import { RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
 
 /** OpenSM's root detection (a switch sees more than 90% of the CAs at one hop distance and no other
@@ -100,8 +101,105 @@ interface UpdnRun {
   fallbackRoutes: number;
 }
 
-function runUpdn(ix: FabricIndex, roots: readonly number[], seed: number | undefined): UpdnRun {
-  const { nSw, adjStart, adjSw, swGuid, caCount } = ix;
+/** What the up/down rule toward one destination switch needs: the tables' channels' directions
+ *  and per-switch scratch, reused switch after switch. */
+interface UpdnScratch {
+  ix: FabricIndex;
+  isUp: Uint8Array;
+  dDown: Int32Array;
+  eff: Int32Array;
+  fallback: Uint8Array;
+  queue: Int32Array;
+  bucketHead: Int32Array;
+  bucketNext: Int32Array;
+}
+
+/** The legal distances toward T (eff, dDown, fallback); counts the (switch with CAs, T) pairs
+ *  without a legal route and the fallback routes of switches without CAs. */
+function legalDistances(c: UpdnScratch, T: number): { unroutable: number; fallbackRoutes: number } {
+  const { ix, isUp, dDown, eff, fallback, queue, bucketHead, bucketNext } = c;
+  const { nSw, adjStart, adjSw, caCount } = ix;
+  // Phase 1: down-only distances (BFS backwards over down links).
+  dDown.fill(-1);
+  dDown[T] = 0;
+  let head = 0;
+  let tail = 0;
+  queue[tail++] = T;
+  while (head < tail) {
+    const x = queue[head++]!;
+    for (let e = adjStart[x]!; e < adjStart[x + 1]!; e++) {
+      // x→y up  ⇔  y→x down
+      if (!isUp[e]) continue;
+      const y = adjSw[e]!;
+      if (dDown[y]! < 0) {
+        dDown[y] = dDown[x]! + 1;
+        queue[tail++] = y;
+      }
+    }
+  }
+  // Phase 2: others go up to the nearest switch that has a legal route (multi-source, unit weights).
+  eff.set(dDown);
+  bucketHead.fill(-1);
+  let maxB = 0;
+  for (let s = 0; s < nSw; s++) {
+    const d = dDown[s]!;
+    if (d < 0) continue;
+    bucketNext[s] = bucketHead[d]!;
+    bucketHead[d] = s;
+    if (d > maxB) maxB = d;
+  }
+  for (let b = 0; b <= maxB; b++) {
+    let x = bucketHead[b]!;
+    while (x >= 0) {
+      const nx = bucketNext[x]!;
+      for (let e = adjStart[x]!; e < adjStart[x + 1]!; e++) {
+        // y→x up  ⇔  x→y down
+        if (isUp[e]) continue;
+        const y = adjSw[e]!;
+        if (eff[y]! < 0) {
+          eff[y] = b + 1;
+          bucketNext[y] = bucketHead[b + 1]!;
+          bucketHead[b + 1] = y;
+          if (b + 1 > maxB) maxB = b + 1;
+        }
+      }
+      x = nx;
+    }
+  }
+  // Phase 3: switches with no legal route at all (e.g. one root toward another root's LID). No CA
+  // route passes through them (every legal next hop has a legal route), so if they have no CAs
+  // themselves, a plain shortest path (down then up) only carries their own management traffic.
+  fallback.fill(0);
+  let unroutable = 0;
+  let fallbackRoutes = 0;
+  let pending = 0;
+  for (let s = 0; s < nSw; s++) {
+    if (eff[s]! >= 0) continue;
+    if (caCount[s]! > 0) unroutable++;
+    else pending++;
+  }
+  if (pending > 0) {
+    for (let b = 0; b <= maxB && pending > 0; b++) {
+      // Rebuild bucket b from eff (phase 2 buckets were consumed); O(nSw) per level, rare.
+      for (let x = 0; x < nSw; x++) {
+        if (eff[x] !== b) continue;
+        for (let e = adjStart[x]!; e < adjStart[x + 1]!; e++) {
+          const y = adjSw[e]!;
+          if (eff[y]! >= 0 || caCount[y]! > 0) continue;
+          eff[y] = b + 1;
+          fallback[y] = 1;
+          fallbackRoutes++;
+          pending--;
+          if (b + 1 > maxB) maxB = b + 1;
+        }
+      }
+    }
+  }
+  return { unroutable, fallbackRoutes };
+}
+
+function runUpdn(ix: FabricIndex, roots: readonly number[], opts: RoutingOptions): UpdnRun & { order: DestOrder } {
+  const { nSw, adjStart, adjSw, swGuid } = ix;
   const nE = adjStart[nSw]!;
   const rank = rankFromRoots(ix, roots);
   const isUp = new Uint8Array(nE);
@@ -112,98 +210,32 @@ function runUpdn(ix: FabricIndex, roots: readonly number[], seed: number | undef
     }
   }
   const lfts = emptyLfts(ix);
-  const bal = newBalancer(ix, seed);
+  const bal = newBalancer(ix, opts.seed);
   const scratch: DestLids = { end: [], lid: [] };
-  const dDown = new Int32Array(nSw);
-  const eff = new Int32Array(nSw);
-  const queue = new Int32Array(nSw);
   // Bucket queue for the second phase (distances < 2 * nSw).
-  const bucketHead = new Int32Array(2 * nSw + 2);
-  const bucketNext = new Int32Array(nSw);
+  const c: UpdnScratch = { ix, isUp, dDown: new Int32Array(nSw), eff: new Int32Array(nSw), fallback: new Uint8Array(nSw), queue: new Int32Array(nSw), bucketHead: new Int32Array(2 * nSw + 2), bucketNext: new Int32Array(nSw) };
+  const rule: UpDown = { isUp, dDown: c.dDown, fallback: c.fallback };
   let unroutable = 0;
   let fallbackRoutes = 0;
-  const fallback = new Uint8Array(nSw);
-  const rule: UpDown = { isUp, dDown, fallback };
-  for (let T = 0; T < nSw; T++) {
-    if (ix.endsStart[T + 1]! === ix.endsStart[T]!) continue;
-    // Phase 1: down-only distances (BFS backwards over down links).
-    dDown.fill(-1);
-    dDown[T] = 0;
-    let head = 0;
-    let tail = 0;
-    queue[tail++] = T;
-    while (head < tail) {
-      const x = queue[head++]!;
-      for (let e = adjStart[x]!; e < adjStart[x + 1]!; e++) {
-        // x→y up  ⇔  y→x down
-        if (!isUp[e]) continue;
-        const y = adjSw[e]!;
-        if (dDown[y]! < 0) {
-          dDown[y] = dDown[x]! + 1;
-          queue[tail++] = y;
-        }
+  // Destination switches in turn (or the destinations in the configured order: a switch's rule
+  // is worked out again when its destinations come back, and counted once).
+  const order = orderDestinations(ix, opts.routeOrder, opts.routeOrderNoScatter);
+  const counted = new Uint8Array(nSw);
+  let ruleOf = -1;
+  for (const g of order.groups) {
+    if (ruleOf !== g.sw) {
+      const n = legalDistances(c, g.sw);
+      ruleOf = g.sw;
+      if (!counted[g.sw]) {
+        counted[g.sw] = 1;
+        unroutable += n.unroutable;
+        fallbackRoutes += n.fallbackRoutes;
       }
     }
-    // Phase 2: others go up to the nearest switch that has a legal route (multi-source, unit weights).
-    eff.set(dDown);
-    bucketHead.fill(-1);
-    let maxB = 0;
-    for (let s = 0; s < nSw; s++) {
-      const d = dDown[s]!;
-      if (d < 0) continue;
-      bucketNext[s] = bucketHead[d]!;
-      bucketHead[d] = s;
-      if (d > maxB) maxB = d;
-    }
-    for (let b = 0; b <= maxB; b++) {
-      let x = bucketHead[b]!;
-      while (x >= 0) {
-        const nx = bucketNext[x]!;
-        for (let e = adjStart[x]!; e < adjStart[x + 1]!; e++) {
-          // y→x up  ⇔  x→y down
-          if (isUp[e]) continue;
-          const y = adjSw[e]!;
-          if (eff[y]! < 0) {
-            eff[y] = b + 1;
-            bucketNext[y] = bucketHead[b + 1]!;
-            bucketHead[b + 1] = y;
-            if (b + 1 > maxB) maxB = b + 1;
-          }
-        }
-        x = nx;
-      }
-    }
-    // Phase 3: switches with no legal route at all (e.g. one root toward another root's LID). No CA
-    // route passes through them (every legal next hop has a legal route), so if they have no CAs
-    // themselves, a plain shortest path (down then up) only carries their own management traffic.
-    fallback.fill(0);
-    let pending = 0;
-    for (let s = 0; s < nSw; s++) {
-      if (eff[s]! >= 0) continue;
-      if (caCount[s]! > 0) unroutable++;
-      else pending++;
-    }
-    if (pending > 0) {
-      for (let b = 0; b <= maxB && pending > 0; b++) {
-        // Rebuild bucket b from eff (phase 2 buckets were consumed); O(nSw) per level, rare.
-        for (let x = 0; x < nSw; x++) {
-          if (eff[x] !== b) continue;
-          for (let e = adjStart[x]!; e < adjStart[x + 1]!; e++) {
-            const y = adjSw[e]!;
-            if (eff[y]! >= 0 || caCount[y]! > 0) continue;
-            eff[y] = b + 1;
-            fallback[y] = 1;
-            fallbackRoutes++;
-            pending--;
-            if (b + 1 > maxB) maxB = b + 1;
-          }
-        }
-      }
-    }
-    fillForDestSwitch(ix, T, lfts, bal, eff, rule, scratch);
+    fillForDestSwitch(ix, g, lfts, bal, c.eff, rule, scratch);
   }
   finishFill(bal);
-  return { lfts, unroutable, fallbackRoutes };
+  return { lfts, unroutable, fallbackRoutes, order };
 }
 
 export function routeUpdn(fabric: Fabric, opts: RoutingOptions): RoutingResult {
@@ -225,13 +257,14 @@ export function routeUpdn(fabric: Fabric, opts: RoutingOptions): RoutingResult {
       notes.push(`no root detected by CA hop histogram; using the most central switch ${swName(ix, det.center)} as the single root`);
     }
   }
-  let run = runUpdn(ix, roots, opts.seed);
+  let run = runUpdn(ix, roots, opts);
   if (run.unroutable > 0 && roots.length > 1) {
     notes.push(`${roots.length} roots leave ${run.unroutable} (switch with CAs, destination switch) pairs without a legal up/down route; retrying with the single root ${swName(ix, roots[0]!)}`);
     roots = [roots[0]!];
-    run = runUpdn(ix, roots, opts.seed);
+    run = runUpdn(ix, roots, opts);
   }
   if (run.unroutable > 0) notes.push(`${run.unroutable} (switch, destination switch) pairs have no route (the fabric is not connected)`);
+  if (run.order.listed || run.order.skipped) notes.push(orderNote(run.order));
   if (run.fallbackRoutes > 0) notes.push(`${run.fallbackRoutes} (switch, destination switch) routes go down then up, from switches without CAs that have no legal up/down path (e.g. between roots, as in OpenSM); no CA traffic uses them`);
   return {
     engine: 'updn',
@@ -247,6 +280,7 @@ export function routeUpdn(fabric: Fabric, opts: RoutingOptions): RoutingResult {
 export const updn: RoutingEngine = {
   name: 'updn',
   description: 'up/down from root switches (configured or detected): deadlock-free on one VL, any topology',
+  takesRouteOrder: true,
   route: routeUpdn,
 };
 
