@@ -9,6 +9,8 @@ import { formatGuid2Lid, Guid2LidError, parseGuid2Lid, type LidRange } from '../
 import type { SweepStats } from '../sm/sweep.js';
 import { parsePartitions, PartitionConfigError, PartitionPlan } from '../model/partitions.js';
 import { parseGuidFile } from '../model/guid-file.js';
+import { parseRouteOrder } from '../routing/route-order.js';
+import { enginesWithoutRouteOrder } from '../routing/registry.js';
 import { ConfigFileError, readNamedFile } from '../config/files.js';
 import { parseQosPolicy, qosVlSettings, type QosPolicy, type QosVlSettings } from '../model/qos-policy.js';
 import type { Fabric } from '../model/fabric.js';
@@ -55,6 +57,10 @@ export interface SmConfig {
   /** ftree's compute nodes and I/O nodes: files of port GUIDs (OpenSM cn_guid_file, io_guid_file). */
   cnGuidFile?: string;
   ioGuidFile?: string;
+  /** Port GUIDs whose destinations minhop, updn and dfsssp route first, in order (OpenSM
+   * guid_routing_order_file); with `guidRoutingOrderNoScatter` they take no random tie-break. */
+  guidRoutingOrderFile?: string;
+  guidRoutingOrderNoScatter?: boolean;
   guid2lid?: string;
   partitions?: string;
   qosPolicy?: string;
@@ -133,7 +139,7 @@ export interface SmConfig {
 
 /** The keys of SmConfig that are config-file keys (test/config.test.ts: the same as the option table's). */
 export const SM_CONFIG_KEYS = [
-  'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
+  'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'guidRoutingOrderFile', 'guidRoutingOrderNoScatter', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
   'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'saKey', 'forceMaster', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'forceLinkSpeed', 'forceLinkSpeedExt', 'forceLinkSpeedExt2', 'forceLinkWidth', 'packetLife', 'hoqLife', 'leafHoqLife',
   'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket', 'web',
   'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal', 'prefixRoutes', 'saProxyJoins',
@@ -228,7 +234,7 @@ function namedText(file: string, key: keyof SmConfig): string {
  * stop the SM (OpenSM: "Partition configuration in error; retrying with default config"): said
  * loudly there, and the default partition used; a reload throws instead and keeps the running
  * configuration. */
-function readSmFiles(o: OpenSmOptions, atStart?: Logger): SmFiles {
+function readSmFiles(o: OpenSmOptions, atStart?: Logger, atReload?: Logger): SmFiles {
   let partitions = PartitionPlan.defaultPlan();
   if (o.partitions) {
     const t = namedText(o.partitions, 'partitions');
@@ -245,17 +251,38 @@ function readSmFiles(o: OpenSmOptions, atStart?: Logger): SmFiles {
   const roots = [...(o.roots ?? []), ...(o.rootGuidFile ? parseGuidFile(namedText(o.rootGuidFile, 'rootGuidFile'), o.rootGuidFile) : [])];
   const cnGuids = o.cnGuidFile ? parseGuidFile(namedText(o.cnGuidFile, 'cnGuidFile'), o.cnGuidFile) : undefined;
   const ioGuids = o.ioGuidFile ? parseGuidFile(namedText(o.ioGuidFile, 'ioGuidFile'), o.ioGuidFile) : undefined;
+  const routeOrder = o.guidRoutingOrderFile ? readRouteOrder(o.guidRoutingOrderFile, atReload) : undefined;
+  const noScatter = routeOrder && o.guidRoutingOrderNoScatter ? { routeOrderNoScatter: true } : {};
   const prefixRoutes = o.prefixRoutes ? parsePrefixRoutes(namedText(o.prefixRoutes, 'prefixRoutes'), o.prefixRoutes) : undefined;
   // The policy against the partitions it names (throws as at start).
   qos?.withPartitions(partitions);
-  return { partitions, qos, qosVl, routingOptions: { ...(roots.length ? { roots } : {}), ...(cnGuids ? { cnGuids } : {}), ...(ioGuids ? { ioGuids } : {}) }, prefixRoutes };
+  return { partitions, qos, qosVl, routingOptions: { ...(roots.length ? { roots } : {}), ...(cnGuids ? { cnGuids } : {}), ...(ioGuids ? { ioGuids } : {}), ...(routeOrder ? { routeOrder, ...noScatter } : {}) }, prefixRoutes };
+}
+
+/** The guid routing order file. At start one that cannot be read or parsed is refused, as every
+ * file the configuration names; at a reload it is logged and the routes go without an order (as
+ * OpenSM, which reads it at every routing: ERR 3A0D), the rest of the reload applied. */
+function readRouteOrder(file: string, atReload?: Logger): bigint[] | undefined {
+  if (!atReload) return parseRouteOrder(namedText(file, 'guidRoutingOrderFile'), file);
+  try {
+    return parseRouteOrder(namedText(file, 'guidRoutingOrderFile'), file);
+  } catch (e) {
+    atReload.error('guid routing order file not read; routing without an order', { file, error: (e as Error).message });
+    return undefined;
+  }
+}
+
+/** A WARN for each engine of the chain that routes in its own order when an order is given. */
+function warnRouteOrder(log: Logger, routing: readonly string[], files: SmFiles): void {
+  if (!files.routingOptions.routeOrder) return;
+  for (const engine of enginesWithoutRouteOrder(routing)) log.warn('routing engine routes in its own order: the guid routing order file is not used by it', { engine, routing: routing.join(',') });
 }
 
 /** The settings a reload applies to the running SM (issue #28): the files' contents (partitions,
  * QoS policy and VL settings, the routing engines' GUID files, prefix routes) and the routing
  * chain. Any other setting that changed takes effect at the next start (named in the result). */
 export const RELOADABLE_KEYS: ReadonlySet<keyof SmConfig> = new Set<keyof SmConfig>([
-  'partitions', 'qosPolicy', 'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'routing', 'rootGuidFile', 'roots', 'cnGuidFile', 'ioGuidFile', 'prefixRoutes',
+  'partitions', 'qosPolicy', 'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'routing', 'rootGuidFile', 'roots', 'cnGuidFile', 'ioGuidFile', 'guidRoutingOrderFile', 'guidRoutingOrderNoScatter', 'prefixRoutes',
 ]);
 
 /** What a reload did: the settings that changed and were applied, those that need a restart. */
@@ -371,13 +398,14 @@ export class IbsmSm {
     let changed: Array<keyof SmConfig>;
     let r: ReturnType<Subnet['reconfigure']>;
     try {
-      files = readSmFiles(n);
+      files = readSmFiles(n, undefined, this.log);
       changed = SM_CONFIG_KEYS.filter((k) => !sameValue((this.options as Record<string, unknown>)[k], (n as Record<string, unknown>)[k]));
       r = this.subnet.reconfigure({ partitions: files.partitions, qos: files.qos, qosVl: files.qosVl, routing: n.routing!, routingOptions: files.routingOptions });
     } catch (e) {
       this.subnet.noteReload({ ok: false, error: (e as Error).message });
       throw e;
     }
+    warnRouteOrder(this.log, n.routing!, files);
     if (files.prefixRoutes) this.subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes: files.prefixRoutes }));
     const applied = changed.filter((k) => RELOADABLE_KEYS.has(k));
     const restartNeeded = changed.filter((k) => !RELOADABLE_KEYS.has(k));
@@ -385,7 +413,7 @@ export class IbsmSm {
     const o = this.options as Record<string, unknown>;
     for (const k of applied) o[k] = (n as Record<string, unknown>)[k];
     this.subnet.noteReload({ ok: true, applied, restartNeeded });
-    const reread = (['partitions', 'qosPolicy', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'prefixRoutes'] as const).filter((k) => n[k] !== undefined);
+    const reread = (['partitions', 'qosPolicy', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'guidRoutingOrderFile', 'prefixRoutes'] as const).filter((k) => n[k] !== undefined);
     return { reread, applied, restartNeeded, ...r };
   }
 
@@ -467,7 +495,9 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     for (const d of dropped) log.warn('guid2lid entry not used', { problem: d });
     log.info('guid2lid loaded', { file: g2l, entries: guid2lid.size });
   }
-  const { partitions, qos, qosVl, routingOptions, prefixRoutes } = readSmFiles(o, log);
+  const smFiles = readSmFiles(o, log);
+  const { partitions, qos, qosVl, routingOptions, prefixRoutes } = smFiles;
+  warnRouteOrder(log, o.routing!, smFiles);
 
   const be = o.backend ?? await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, guid: o.guid, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
   if (be.windowCap) log.info('umad2sim: MADs in flight capped by the socket send buffer', { window: be.windowCap.window, sndbuf: be.windowCap.sndbuf });

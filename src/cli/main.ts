@@ -126,6 +126,7 @@ async function configCmd(argv: string[], io: Io): Promise<number> {
     ['roots', 'root-guid-file', (g: unknown[]) => `${g.length} GUIDs`],
     ['cnGuids', 'cn-guid-file', (g: unknown[]) => `${g.length} GUIDs`],
     ['ioGuids', 'io-guid-file', (g: unknown[]) => `${g.length} GUIDs`],
+    ['routeOrder', 'guid-routing-order-file', (g: unknown[]) => `${g.length} GUIDs`],
     ['prefixRoutes', 'prefix-routes', (g: unknown[]) => `${g.length} routes`],
     ['guid2lid', 'guid2lid', (g: Map<unknown, unknown>) => `${g.size} entries`],
     ['topology', 'sim', (t: { nodes: unknown[] }) => `${t.nodes.length} nodes`],

@@ -1,8 +1,8 @@
-/** `ibsm route <topology file | gen:spec> [--engine NAME[,NAME...]] [--lmc N] [--roots GUID,..] [--root-guid-file FILE] [--seed N] [--max-vls N] [--json]`
+/** `ibsm route <topology file | gen:spec> [--engine NAME[,NAME...]] [--lmc N] [--roots GUID,..] [--root-guid-file FILE] [--guid-routing-order-file FILE] [--seed N] [--max-vls N] [--json]`
  *  Load a fabric, assign LIDs, route it, verify the tables and print the figures.
  *  Exit status: 0 routes verified, 1 verification failed, 2 bad usage / cannot load / cannot route. */
 import { performance } from 'node:perf_hooks';
-import { RoutingError, routeWithFallback, engineNames, verifyRoutes, type FallbackResult, type LoadStats, type VerifyReport } from '../routing/index.js';
+import { RoutingError, routeWithFallback, engineNames, enginesWithoutRouteOrder, parseRouteOrder, verifyRoutes, type FallbackResult, type LoadStats, type VerifyReport } from '../routing/index.js';
 import { fmtGuid } from '../routing/graph.js';
 import { assignLids, LidSpaceExhausted } from '../sm/lids.js';
 import { loadFabricSpec, TopologyError } from '../model/load.js';
@@ -23,6 +23,8 @@ interface Args {
   roots?: bigint[];
   cnGuids?: bigint[];
   ioGuids?: bigint[];
+  routeOrder?: bigint[];
+  routeOrderNoScatter: boolean;
   seed?: number;
   maxVls?: number;
   json: boolean;
@@ -37,17 +39,17 @@ function parseArgs(argv: string[]): Args | 'help' {
   const v = <T>(name: string): T | undefined => (p.values.get(name) ?? defaultOf(optionByName(name)!)) as T | undefined;
   const guid = (g: string): bigint => BigInt(g.startsWith('0x') ? g : '0x' + g);
   /** The GUIDs of a --*-guid-file option, if given. */
-  const guidFile = (name: string): bigint[] | undefined => {
+  const guidFile = (name: string, parse = parseGuidFile): bigint[] | undefined => {
     const file = v<string>(name);
     if (file === undefined) return undefined;
     const text = readNamedFile(file, name);
     if (typeof text !== 'string') throw new UsageError(text.message, 'route');
-    return parseGuidFile(text, file);
+    return parse(text, file);
   };
   const fromFile = guidFile('root-guid-file');
   let roots = v<string[]>('roots')?.map(guid);
   if (fromFile) roots = [...(roots ?? []), ...fromFile];
-  return { spec, engines: v<string[]>('engine')!, lmc: v<number>('lmc')!, roots, cnGuids: guidFile('cn-guid-file'), ioGuids: guidFile('io-guid-file'), seed: v<number>('seed'), maxVls: v<number>('max-vls'), json: v<boolean>('json') ?? false };
+  return { spec, engines: v<string[]>('engine')!, lmc: v<number>('lmc')!, roots, cnGuids: guidFile('cn-guid-file'), ioGuids: guidFile('io-guid-file'), routeOrder: guidFile('guid-routing-order-file', parseRouteOrder), routeOrderNoScatter: v<boolean>('guid-routing-order-no-scatter') ?? false, seed: v<number>('seed'), maxVls: v<number>('max-vls'), json: v<boolean>('json') ?? false };
 }
 
 export async function routeMain(argv: string[], io: CliIo): Promise<number> {
@@ -92,6 +94,7 @@ export async function routeMain(argv: string[], io: CliIo): Promise<number> {
       ...(args.roots ? { roots: args.roots } : {}),
       ...(args.cnGuids ? { cnGuids: args.cnGuids } : {}),
       ...(args.ioGuids ? { ioGuids: args.ioGuids } : {}),
+      ...(args.routeOrder ? { routeOrder: args.routeOrder, routeOrderNoScatter: args.routeOrderNoScatter } : {}),
       ...(args.seed !== undefined ? { seed: args.seed } : {}),
       ...(args.maxVls !== undefined ? { maxVls: args.maxVls } : {}),
     });
@@ -103,6 +106,7 @@ export async function routeMain(argv: string[], io: CliIo): Promise<number> {
     throw e;
   }
   const routeMs = performance.now() - t0;
+  if (args.routeOrder && enginesWithoutRouteOrder([routed.engine]).length) routed.result.notes.push(`${routed.engine} routes in its own order: --guid-routing-order-file is not used by it (only ${engineNames().filter((n) => !enginesWithoutRouteOrder([n]).length).join(', ')} take it)`);
   const t1 = performance.now();
   const report = verifyRoutes(fabric, routed.result);
   const verifyMs = performance.now() - t1;

@@ -11,6 +11,7 @@ import { parseQosPolicy, type QosPolicy } from '../model/qos-policy.js';
 import { parseGuid2Lid, type LidRange } from '../sm/lids.js';
 import { parsePrefixRoutes, type PrefixRoute } from '../sa/prefix-routes.js';
 import { parseGuidFile } from '../model/guid-file.js';
+import { parseRouteOrder } from '../routing/route-order.js';
 import type { Fabric } from '../model/fabric.js';
 import { setting, type EffectiveConfig } from './file.js';
 import { UsageError } from './parse.js';
@@ -24,6 +25,7 @@ export const FILE_ROLES: Readonly<Record<string, string>> = {
   'root-guid-file': 'the root switch GUIDs for updn/ftree',
   'cn-guid-file': 'the compute-node port GUIDs for ftree',
   'io-guid-file': 'the I/O-node port GUIDs for ftree',
+  'guid-routing-order-file': 'the port GUIDs minhop, updn and dfsssp route first, in order',
   'prefix-routes': 'prefix-routes.conf: routers for off-subnet GIDs',
   guid2lid: 'the guid2lid file: LIDs kept across restarts',
   sim: 'the topology file of the simulated fabric',
@@ -48,6 +50,7 @@ export interface ConfigFiles {
   roots?: bigint[];
   cnGuids?: bigint[];
   ioGuids?: bigint[];
+  routeOrder?: bigint[];
   prefixRoutes?: PrefixRoute[];
   guid2lid?: Map<bigint, LidRange>;
   /** Duplicates in the guid2lid file and how they were resolved (file:line each). */
@@ -121,6 +124,7 @@ export async function loadConfigFiles(c: EffectiveConfig, o: { topology?: boolea
   files.roots = each('root-guid-file', parseGuidFile);
   files.cnGuids = each('cn-guid-file', parseGuidFile);
   files.ioGuids = each('io-guid-file', parseGuidFile);
+  files.routeOrder = each('guid-routing-order-file', parseRouteOrder);
   files.prefixRoutes = each('prefix-routes', parsePrefixRoutes);
   const dropped: string[] = [];
   files.guid2lid = each('guid2lid', (t, f) => parseGuid2Lid(t, f, dropped), 'may-not-exist');

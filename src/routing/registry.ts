@@ -35,6 +35,12 @@ export function registerEngine(engine: RoutingEngine, replace = false): void {
   engines.set(engine.name, engine);
 }
 
+/** The engines of `chain` that route in their own order (no `takesRouteOrder`): a configured
+ *  guid routing order does not apply to them. */
+export function enginesWithoutRouteOrder(chain: readonly string[]): string[] {
+  return chain.filter((n) => !getEngine(n).takesRouteOrder);
+}
+
 export interface FallbackResult {
   result: RoutingResult;
   /** The engine that produced the tables. */

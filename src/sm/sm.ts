@@ -91,7 +91,7 @@ export interface SmOptions {
   leafHoqLife?: number;
   packetLife?: number;
   /** Routing options beyond LMC and seed (configured root switches). */
-  routingOptions?: Pick<RoutingOptions, 'roots' | 'cnGuids' | 'ioGuids'>;
+  routingOptions?: Pick<RoutingOptions, 'roots' | 'cnGuids' | 'ioGuids' | 'routeOrder' | 'routeOrderNoScatter'>;
   seed?: number;
   /** OpenSM's qos_* VL settings: with them the SM programs SL2VL and VLArbitration (QoS on). */
   qosVl?: QosVlSettings;

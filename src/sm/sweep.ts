@@ -35,7 +35,7 @@ import { FAILURE_LOG_LINES, logDiscoveryPhase, logLftReads, logRoutingPhase, log
 export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   routing: string[];
   /** Routing options beyond LMC and seed (configured root switches). */
-  routingOptions?: Pick<RoutingOptions, 'roots' | 'cnGuids' | 'ioGuids'>;
+  routingOptions?: Pick<RoutingOptions, 'roots' | 'cnGuids' | 'ioGuids' | 'routeOrder' | 'routeOrderNoScatter'>;
   /** SwitchInfo LifeTimeValue (default 0x12, as OpenSM's packet_life_time). */
   packetLife?: number;
   guid2lid?: ReadonlyMap<bigint, LidRange>;
