@@ -178,6 +178,15 @@ describe('hand-computed cases', () => {
     expect(s).toMatchObject({ min: 1, p1: 1, p50: 1, mean: 1, flows: 8 });
   });
 
+  for (const spec of ['gen:fattree2:radix=8', 'gen:fattree2:leaves=4,spines=2,hosts=2', 'gen:fattree3:radix=8']) {
+    it(`${spec}, non-blocking: ftree carries every shift at full bandwidth (all-to-all min 1)`, () => {
+      const { f, lfts } = routed(spec, 'ftree');
+      const s = evaluateTraffic(f, lfts, { kind: 'alltoall' }, { samples: 10_000 });
+      expect(s.phases).toBe(s.hosts - 1);
+      expect(s).toMatchObject({ min: 1, mean: 1 });
+    });
+  }
+
   it('a route that does not arrive is a flow at bandwidth 0, counted', () => {
     const { f, lfts } = routed('gen:fattree2:leaves=2,spines=1,hosts=2', 'minhop');
     const net = new TrafficNetwork(f, lfts);
