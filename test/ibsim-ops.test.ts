@@ -1,5 +1,6 @@
 /** Operating ibsm on ibsim through its control socket, with the real tools as witnesses: `ibsm dump
- * lfts` prints what `ibroute` reads from each switch, `ibsm dump topology` what `ibnetdiscover`
+ * lfts` prints what `ibroute` reads from each switch (and `ibsm dump traffic` the traffic evaluator's
+ * figures on those tables), `ibsm dump topology` what `ibnetdiscover`
  * finds, `ibsm status` the SM's own state; SIGHUP reloads the configuration and sweeps, as under OpenSM. */
 import { describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { startIbsim, runPreloaded, IBSIM_EXAMPLES } from './helpers/ibsim.js';
 import { TIMEOUT, CLI, startIbsm, stopSa, waitFor, type RunningSa } from './helpers/sa-compare.js';
 import { parseTopologyText } from '../src/model/load.js';
 import { isSwitch } from '../src/model/fabric.js';
+import { DEFAULT_TRAFFIC_SAMPLES, evaluateTraffic, trafficLine } from '../src/routing/traffic.js';
 
 const run = promisify(execFile);
 const FILE = path.join(IBSIM_EXAMPLES, 'net.2sw2path4hca');
@@ -18,7 +20,7 @@ const FILE = path.join(IBSIM_EXAMPLES, 'net.2sw2path4hca');
 const rows = (text: string): string[] => text.split('\n').filter((l) => /^0x[0-9a-f]{4} \d{3} : /.test(l));
 
 describe('ibsm operated on ibsim', () => {
-  it('dump lfts equals ibroute on every switch, dump topology equals ibnetdiscover, status and SIGHUP', async () => {
+  it('dump lfts equals ibroute on every switch, dump topology equals ibnetdiscover, dump traffic equals the evaluator on the tables ibroute reads, status and SIGHUP', async () => {
     const ib = await startIbsim(FILE);
     let sa: RunningSa | undefined;
     const sock = path.join(mkdtempSync(path.join(os.tmpdir(), 'ibsm-ops-')), 'ibsm.sock');
@@ -47,6 +49,22 @@ describe('ibsm operated on ibsim', () => {
       const links = (f: typeof fabric): string[] =>
         f.nodes.flatMap((n) => n.ports.filter((p) => p?.peer).map((p) => `${n.guid}:${p!.num}-${f.nodes[p!.peer!.node]!.guid}:${p!.peer!.port}`)).sort();
       expect(links(ours)).toEqual(links(fabric));
+
+      // dump traffic: the evaluator over the LFTs ibroute read and the fabric ibnetdiscover found
+      const lfts = new Map<number, Uint8Array>();
+      for (const [i, sw] of fabric.nodes.entries()) {
+        if (!isSwitch(sw)) continue;
+        const t = new Uint8Array(64).fill(255);
+        const theirs = await runPreloaded('ibroute', [String(sw.ports[0]!.lid!)], { ibsim: ib, timeoutMs: 20_000 });
+        for (const r of rows(theirs.stdout)) t[parseInt(r.slice(2, 6), 16)] = Number(r.slice(7, 10));
+        lfts.set(i, t);
+      }
+      const traffic = await ibsm('dump', 'traffic');
+      for (const kind of ['ebb', 'alltoall'] as const) {
+        const want = evaluateTraffic(fabric, lfts, { kind }, { samples: DEFAULT_TRAFFIC_SAMPLES });
+        expect(want.flows).toBeGreaterThan(0);
+        expect(traffic).toContain(`${kind.padEnd(9)} ${trafficLine(want)}\n`);
+      }
 
       // SIGHUP: the configuration reloaded and a heavy sweep, as OpenSM re-reads and re-sweeps
       process.kill(sa.proc.pid, 'SIGHUP');

@@ -103,20 +103,42 @@ describe('balance', () => {
     }
   });
 
-  it('ftree: the routes to one host arrive over every spine, each leaf deals its destinations evenly over its spines', () => {
+  /** The leaves of a 2-level tree with their hosts' LIDs, and the spine count. */
+  const leavesOf = (f: Fabric): { leaves: Array<{ i: number; hostLids: number[] }>; spines: number } => {
+    const leaves = f.nodes
+      .map((n, i) => ({ n, i }))
+      .filter(({ n }) => isSwitch(n) && n.ports.some((p) => p?.peer && !isSwitch(f.nodes[p.peer.node]!)))
+      .map(({ n, i }) => ({ i, hostLids: n.ports.filter((p) => p?.peer && !isSwitch(f.nodes[p.peer.node]!)).map((p) => f.nodes[p!.peer!.node]!.ports[p!.peer!.port]!.lid!) }));
+    return { leaves, spines: f.nodes.filter((n) => isSwitch(n)).length - leaves.length };
+  };
+
+  it('ftree, destination-mod-k on a tree whose leaves have as many hosts as up-links: the routes to one host come down one spine, the hosts of a leaf each by another (#35)', () => {
     const f = fabric('gen:fattree2:radix=8');
     const r = getEngine('ftree').route(f, { lmc: 0 });
-    const leaves = f.nodes.map((n, i) => ({ n, i })).filter(({ n }) => isSwitch(n) && n.ports.some((p) => p?.peer && !isSwitch(f.nodes[p.peer.node]!)));
-    const spines = f.nodes.filter((n) => isSwitch(n)).length - leaves.length;
-    for (const { n: leaf, i: li } of leaves) {
-      const hostLids = leaf.ports.filter((p) => p?.peer && !isSwitch(f.nodes[p.peer.node]!)).map((p) => f.nodes[p!.peer!.node]!.ports[p!.peer!.port]!.lid!);
+    const { leaves, spines } = leavesOf(f);
+    for (const { i: li, hostLids } of leaves) {
+      const down = new Set<number>();
+      for (const lid of hostLids) {
+        const via = new Set(leaves.filter(({ i }) => i !== li).map(({ i }) => nextHop(f, r, i, lid)));
+        expect(via.size).toBe(1);
+        down.add([...via][0]!);
+      }
+      expect(down.size).toBe(spines);
+    }
+    const v = verifyRoutes(f, r);
+    expect(v.linkLoad.max).toBe(v.linkLoad.min);
+  });
+
+  it('ftree, elsewhere (3 up-links, 4 hosts a leaf): the routes to one host arrive over every spine', () => {
+    const f = fabric('gen:fattree2:leaves=7,spines=3,hosts=4');
+    const r = getEngine('ftree').route(f, { lmc: 0 });
+    const { leaves, spines } = leavesOf(f);
+    for (const { i: li, hostLids } of leaves) {
       for (const lid of hostLids) {
         const via = new Set(leaves.filter(({ i }) => i !== li).map(({ i }) => nextHop(f, r, i, lid)));
         expect(via.size).toBe(spines);
       }
     }
-    const v = verifyRoutes(f, r);
-    expect(v.linkLoad.max).toBe(v.linkLoad.min);
   });
 
   it('ftree is near optimal on a 3-level fat tree, and beats minhop', () => {

@@ -21,7 +21,7 @@ const MAX_UNREAD = 4 << 20;
  * new connection closes the oldest idle one rather than being refused (util/conn-guard.ts). */
 export const CONTROL_CONNECTIONS: Readonly<ConnectionGuardOptions> = { max: 16, perPeer: 16, idleMs: 30_000 };
 
-export const DUMPS = ['lfts', 'mfts', 'topology', 'lids'] as const;
+export const DUMPS = ['lfts', 'mfts', 'topology', 'lids', 'traffic'] as const;
 export type DumpKind = (typeof DUMPS)[number];
 
 export const TOPO_FORMATS = ['dot', 'svg', 'json'] as const;
@@ -34,7 +34,8 @@ export interface ControlTarget {
   status(): unknown;
   resweep(heavy: boolean): Promise<unknown>;
   reroute(): Promise<unknown>;
-  dump(what: DumpKind): string;
+  /** A dump's text (`traffic` is computed then, in steps: a promise). */
+  dump(what: DumpKind): string | Promise<string>;
   /** The picture of the fabric (view/topology.ts). */
   topo(format: TopoFormat): string;
   /** Reload the configuration, as SIGHUP (cli/run.ts). */

@@ -9,6 +9,7 @@ import { loadFabricSpec } from '../model/load.js';
 import { snapshotPorts, type Snapshot } from '../model/snapshot.js';
 import { DEFAULT_FALLBACK, routeWithFallback } from '../routing/registry.js';
 import { verifyRoutes, type VerifyReport } from '../routing/verify.js';
+import { DEFAULT_TRAFFIC_SAMPLES, trafficLine, trafficSteps, type TrafficPattern } from '../routing/traffic.js';
 import { routesPerLink } from '../routing/incremental.js';
 import { assignLids, formatGuid2Lid, type LidRange } from '../sm/lids.js';
 import { ERROR_COUNTERS } from '../sm/perf-counters.js';
@@ -102,6 +103,8 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
           return dumpMfts(snap.fabric, snap.fabric.nodes.filter(isSwitch).map((n) => mftOf(sm, n.guid)));
         case 'topology':
           return formatIbnetdiscover(snap.fabric, { sourceNode: snap.discovery.smNode, sourcePort: snap.discovery.smPort });
+        case 'traffic':
+          return trafficDump(snap);
         case 'lids': {
           const m = new Map<bigint, LidRange>();
           for (const e of snapshotPorts(snap).endPorts) if (e.lid) m.set(e.guid, { base: e.lid, lmc: e.lmc });
@@ -114,6 +117,24 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
       return renderTopology(topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory }), format);
     },
   };
+}
+
+/** `ibsm dump traffic`: EBB and all-to-all on the snapshot's tables (routing/traffic.ts), a phase
+ *  at a time with the event loop given back in between, so the SM goes on answering meanwhile. */
+export async function trafficDump(snap: Snapshot): Promise<string> {
+  const patterns: TrafficPattern[] = [{ kind: 'ebb' }, { kind: 'alltoall' }];
+  let out = `traffic on the tables of sweep ${snap.sweep} (${snap.routing.engine}), per-flow bandwidth / injection rate (docs/traffic.md)\n`;
+  for (const p of patterns) {
+    const steps = trafficSteps(snap.fabric, snap.routing.lfts, p, { samples: DEFAULT_TRAFFIC_SAMPLES });
+    for (let r = steps.next(); ; r = steps.next()) {
+      if (r.done) {
+        out += `${r.value.pattern.padEnd(9)} ${trafficLine(r.value)}\n`;
+        break;
+      }
+      await new Promise<void>((res) => setImmediate(res));
+    }
+  }
+  return out;
 }
 
 /** `ibsm status | resweep | reroute | dump`: one request to the running SM's control socket. */

@@ -1,5 +1,6 @@
-/** `ibsm route <topology file | gen:spec> [--engine NAME[,NAME...]] [--lmc N] [--roots GUID,..] [--root-guid-file FILE] [--guid-routing-order-file FILE] [--seed N] [--max-vls N] [--json]`
- *  Load a fabric, assign LIDs, route it, verify the tables and print the figures.
+/** `ibsm route <topology file | gen:spec> [--engine NAME[,NAME...]] [--lmc N] [--roots GUID,..] [--root-guid-file FILE] [--guid-routing-order-file FILE] [--seed N] [--max-vls N] [--traffic ebb|alltoall|shift:K|FILE [--traffic-samples N] [--traffic-seed N]] [--json]`
+ *  Load a fabric, assign LIDs, route it, verify the tables and print the figures (with --traffic,
+ *  the bandwidth the patterns' flows get through the tables: routing/traffic.ts).
  *  Exit status: 0 routes verified, 1 verification failed, 2 bad usage / cannot load / cannot route. */
 import { performance } from 'node:perf_hooks';
 import { RoutingError, routeWithFallback, engineNames, enginesWithoutRouteOrder, parseRouteOrder, verifyRoutes, type FallbackResult, type LoadStats, type VerifyReport } from '../routing/index.js';
@@ -10,6 +11,7 @@ import { commandHelp, parseCommandLine, UsageError } from '../config/parse.js';
 import { defaultOf, optionByName } from '../config/options.js';
 import { GuidFileError, parseGuidFile } from '../model/guid-file.js';
 import { readNamedFile } from '../config/files.js';
+import { evaluateTraffic, parseTrafficPattern, PATTERN_SYNTAX, trafficLine, TrafficError, type TrafficStats } from '../routing/traffic.js';
 
 export interface CliIo {
   stdout: { write(s: string): unknown };
@@ -28,6 +30,10 @@ interface Args {
   seed?: number;
   maxVls?: number;
   json: boolean;
+  /** --traffic patterns (routing/traffic.ts), --traffic-samples, --traffic-seed. */
+  traffic: string[];
+  trafficSamples: number;
+  trafficSeed: number;
 }
 
 function parseArgs(argv: string[]): Args | 'help' {
@@ -49,7 +55,7 @@ function parseArgs(argv: string[]): Args | 'help' {
   const fromFile = guidFile('root-guid-file');
   let roots = v<string[]>('roots')?.map(guid);
   if (fromFile) roots = [...(roots ?? []), ...fromFile];
-  return { spec, engines: v<string[]>('engine')!, lmc: v<number>('lmc')!, roots, cnGuids: guidFile('cn-guid-file'), ioGuids: guidFile('io-guid-file'), routeOrder: guidFile('guid-routing-order-file', parseRouteOrder), routeOrderNoScatter: v<boolean>('guid-routing-order-no-scatter') ?? false, seed: v<number>('seed'), maxVls: v<number>('max-vls'), json: v<boolean>('json') ?? false };
+  return { spec, engines: v<string[]>('engine')!, lmc: v<number>('lmc')!, roots, cnGuids: guidFile('cn-guid-file'), ioGuids: guidFile('io-guid-file'), routeOrder: guidFile('guid-routing-order-file', parseRouteOrder), routeOrderNoScatter: v<boolean>('guid-routing-order-no-scatter') ?? false, seed: v<number>('seed'), maxVls: v<number>('max-vls'), json: v<boolean>('json') ?? false, traffic: v<string[]>('traffic') ?? [], trafficSamples: v<number>('traffic-samples')!, trafficSeed: v<number>('traffic-seed')! };
 }
 
 export async function routeMain(argv: string[], io: CliIo): Promise<number> {
@@ -111,6 +117,16 @@ export async function routeMain(argv: string[], io: CliIo): Promise<number> {
   const report = verifyRoutes(fabric, routed.result);
   const verifyMs = performance.now() - t1;
   const r = routed.result;
+  let traffic: TrafficStats[];
+  try {
+    traffic = trafficOf(args, fabric, r.lfts);
+  } catch (e) {
+    if (e instanceof TrafficError || e instanceof UsageError) {
+      io.stderr.write(`ibsm route: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
 
   if (args.json) {
     const out = {
@@ -128,10 +144,11 @@ export async function routeMain(argv: string[], io: CliIo): Promise<number> {
       ...(r.roots ? { roots: r.roots.map(fmtGuid) } : {}),
       notes: r.notes,
       verify: report,
+      ...(traffic.length ? { traffic } : {}),
     };
     io.stdout.write(JSON.stringify(out, null, 2) + '\n');
   } else {
-    io.stdout.write(formatTable(args, routed, report, routeMs, verifyMs));
+    io.stdout.write(formatTable(args, routed, report, routeMs, verifyMs, traffic));
   }
   return report.ok ? 0 : 1;
 }
@@ -144,7 +161,17 @@ function loadLine(l: LoadStats): string {
   return `max ${fmtNum(l.max)}  mean ${fmtNum(l.mean)}  min ${fmtNum(l.min)}  p50 ${fmtNum(l.p50)}  p99 ${fmtNum(l.p99)}  (${l.links} links)`;
 }
 
-function formatTable(args: Args, routed: FallbackResult, v: VerifyReport, routeMs: number, verifyMs: number): string {
+/** The --traffic patterns evaluated on the tables (routing/traffic.ts). */
+function trafficOf(args: Args, fabric: Parameters<typeof evaluateTraffic>[0], lfts: Parameters<typeof evaluateTraffic>[1]): TrafficStats[] {
+  const readText = (file: string): string => {
+    const t = readNamedFile(file, 'traffic');
+    if (typeof t !== 'string') throw new UsageError(`${t.message} (a --traffic pattern is ${PATTERN_SYNTAX})`, 'route');
+    return t;
+  };
+  return args.traffic.map((spec) => evaluateTraffic(fabric, lfts, parseTrafficPattern(spec, readText), { samples: args.trafficSamples, seed: args.trafficSeed }));
+}
+
+function formatTable(args: Args, routed: FallbackResult, v: VerifyReport, routeMs: number, verifyMs: number, traffic: TrafficStats[]): string {
   const r = routed.result;
   const rows: Array<[string, string]> = [];
   rows.push(['topology', args.spec]);
@@ -162,6 +189,7 @@ function formatTable(args: Args, routed: FallbackResult, v: VerifyReport, routeM
   for (const c of v.cdg) rows.push([`CDG VL${c.vl}`, c.cyclicComponents === 0 ? `acyclic (${c.dependencies} dependencies)` : `${c.cyclicComponents} cyclic component(s), ${c.channelsInCycles} channels (${c.dependencies} dependencies)`]);
   rows.push(['routes per link', loadLine(v.linkLoad)]);
   rows.push(['LIDs per port', loadLine(v.lftPortLoad)]);
+  for (const t of traffic) rows.push([`traffic ${t.pattern}`, trafficLine(t)]);
   rows.push(['result', !v.ok ? 'FAILED' : v.deadlockFree ? 'OK' : 'OK (every LID reached, but the CDG has cycles: not deadlock-free)']);
   const w = Math.max(...rows.map(([k]) => k.length));
   let out = rows.map(([k, val]) => `${k.padEnd(w)}  ${val}`).join('\n') + '\n';

@@ -110,6 +110,9 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'engine', short: 'e', type: 'list', arg: 'NAME[,NAME...]', help: 'routing engine, or an ordered fallback list', default: [...DEFAULT_FALLBACK], commands: ['route'], check: checkEngines },
   { name: 'roots', type: 'list', arg: 'GUID[,GUID...]', help: 'root switches for updn/ftree (a CA port GUID means its switch)', commands: ['route'], check: checkGuids },
   { name: 'max-vls', type: 'int', arg: 'N', min: 1, max: 15, help: 'virtual layers dfsssp may use', default: 8, commands: ['route'] },
+  { name: 'traffic', type: 'list', arg: 'PATTERN[,PATTERN...]', help: 'also judge the tables by the traffic they carry (docs/traffic.md): ebb (random bisections), alltoall (phases of shifts), shift:K, or a flows file ("SRC DST" lines: LIDs, GUIDs or node names); per-flow bandwidth / injection rate, min p1 p50 mean', commands: ['route'] },
+  { name: 'traffic-samples', type: 'int', arg: 'N', min: 1, max: 1_000_000, help: 'random bisections of --traffic ebb; most shift phases of alltoall (evenly spaced; all of them when N is at least hosts-1)', default: 100, commands: ['route'] },
+  { name: 'traffic-seed', type: 'int', arg: 'N', min: 0, max: 2 ** 31, help: 'seed of the random bisections of --traffic ebb', default: 1, commands: ['route'] },
   // ---- run
   { name: 'routing', type: 'list', arg: 'a,b,c', help: 'routing engines in order of preference', default: [...DEFAULT_FALLBACK], commands: RUN, key: 'routing', opensm: 'routing_engine', check: checkEngines },
   { name: 'lmc', type: 'int', arg: 'N', min: 0, max: 7, help: 'LMC of every CA port', default: 0, commands: [...RUN, 'route'], key: 'lmc', opensm: 'lmc' },

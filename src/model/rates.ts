@@ -55,6 +55,23 @@ export function rateGbps(code: number): number {
   return RATE_GBPS[code] ?? 0;
 }
 
+/** Gb/s of data a link carries whose ends can do the widths and speeds ibnetdiscover names ("4x",
+ * "EDR"): it trains to the widest width and fastest speed both ends have. Undefined when an end's
+ * width or speed is missing or unknown (routing/traffic.ts's link capacities). */
+export function namedLinkGbps(a: { width?: string; speed?: string }, b: { width?: string; speed?: string } = a): number | undefined {
+  let lanes = Infinity;
+  let lane = Infinity;
+  for (const end of [a, b]) {
+    const w = end.width === undefined ? undefined : widthCode(end.width);
+    const s = end.speed === undefined ? undefined : speedCodes(end.speed);
+    const g = s && laneGbps({ linkWidthActive: w ?? 0, linkSpeedActive: s.speed, linkSpeedExtActive: s.ext, linkSpeedExtActive2: s.ext2 });
+    if (w === undefined || !g) return undefined;
+    lanes = Math.min(lanes, LANES[w]!);
+    lane = Math.min(lane, g);
+  }
+  return lanes * lane;
+}
+
 /** Compare two rate codes by bandwidth. */
 export function rateCompare(a: number, b: number): number {
   return (RATE_GBPS[a] ?? 0) - (RATE_GBPS[b] ?? 0);

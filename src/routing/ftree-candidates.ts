@@ -25,6 +25,14 @@ export class FtreeCandidates {
   /** Switches by level, and each switch's position in its level (the rotation offset). */
   readonly byLevel: number[][];
   readonly sigma: Int32Array;
+  /** Per switch: destination index i takes candidate (floor(i / div) + sigma) mod count. On a
+   *  regular tree, destination-mod-k: sigma 0 and div the product of the up-link counts of the
+   *  levels below (level 0: 1), so every switch of a level splits the destinations alike, by
+   *  their digit of that level: a shift pattern whose hosts are in the destination order then
+   *  meets no other flow on any link (a non-blocking tree carries it at full rate). On a degraded
+   *  tree div 1 and sigma the switch's position in its level: the routes to one destination leave
+   *  the switches of a level over every up link in turn. */
+  readonly div: Int32Array;
   /** In a degraded tree the candidates of a switch may lead to parents with fewer onward links
    *  (a spine that lost a core): there the rotation is weighted by each candidate's own number of
    *  candidates, interleaved (smooth weighted round robin), so traffic follows capacity. */
@@ -82,6 +90,15 @@ export class FtreeCandidates {
     this.sigma = new Int32Array(nSw);
     for (let s = 0; s < nSw; s++) this.sigma[s] = this.byLevel[shape.level[s]!]!.push(s) - 1;
     this.weighted = shape.irregular.length > 0;
+    this.div = new Int32Array(nSw).fill(1);
+    if (!this.weighted && this.destinationModK(ix)) {
+      this.sigma.fill(0);
+      let d = 1;
+      for (const level of this.byLevel) {
+        for (const s of level) this.div[s] = d;
+        d *= this.upCount(level[0]!);
+      }
+    }
     this.ancStamp = new Int32Array(nSw).fill(-1);
     this.inR = new Int32Array(nSw).fill(-1);
     this.rList = new Int32Array(nSw);
@@ -272,13 +289,43 @@ export class FtreeCandidates {
     }
   }
 
+  private upCount(s: number): number {
+    return this.upStart[s + 1]! - this.upStart[s]!;
+  }
+
+  /** Destination-mod-k where it splits the destinations evenly: a regular tree without parallel
+   *  links whose leaves each have a multiple of their up-link count of CA ports, and whose CA
+   *  ports are a multiple of the product of every level's up-link count. Elsewhere (a leaf with 12
+   *  hosts and 8 up-links) it would send every route to one destination down one of the leaf's
+   *  links, and the leaf's links would carry 1 or 2 destinations' routes, where the rotation by
+   *  position spreads them: that keeps the routes per link at the bound there. */
+  private destinationModK(ix: FabricIndex): boolean {
+    let total = 0;
+    let prod = 1;
+    for (const level of this.byLevel) prod *= Math.max(1, this.upCount(level[0]!));
+    const seen = new Int32Array(this.nSw).fill(-1);
+    for (let s = 0; s < this.nSw; s++) {
+      const k = this.upCount(s);
+      for (let e = this.upStart[s]!; e < this.upStart[s + 1]!; e++) {
+        const p = this.upSw[e]!;
+        if (seen[p] === s) return false; // parallel links
+        seen[p] = s;
+      }
+      const cas = ix.caCount[s]!;
+      if (cas > 0 && (k === 0 || cas % k !== 0)) return false;
+      total += cas;
+    }
+    return total % prod === 0;
+  }
+
   /** The port switch s takes for destination index i. */
   pick(s: number, i: number): number {
     const { candLo, candHi, candPort, seqLo, seqHi, sigma } = this;
     const a = candLo[s]!;
     const W = this.weighted ? seqHi[s]! - seqLo[s]! : 0;
-    if (W > 0) return candPort[a + this.seq[seqLo[s]! + ((i + sigma[s]!) % W)]!]!;
-    return candPort[a + ((i + sigma[s]!) % (candHi[s]! - a))]!;
+    const r = Math.floor(i / this.div[s]!) + sigma[s]!;
+    if (W > 0) return candPort[a + this.seq[seqLo[s]! + (r % W)]!]!;
+    return candPort[a + (r % (candHi[s]! - a))]!;
   }
 
   /** The first switch with CAs that a BFS down from T and its ancestors (in their order) finds

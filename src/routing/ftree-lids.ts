@@ -115,21 +115,28 @@ export class FtreeLids {
   /** LIDs l0 .. l0+m-1 (destination indices from i0): runs of the rotation (unweighted). */
   private routeRun(T: number, l0: number, m: number, ports: number[], i0: number, fallbackOf: number[] | undefined): void {
     const { lfts, runs } = this;
-    const { rList, candLo, candHi, candPort, sigma, swVer, fallbackPort } = this.c;
+    const { rList, candLo, candHi, candPort, sigma, div, swVer, fallbackPort } = this.c;
     const tT = lfts[T]!;
     for (let j = 0; j < m; j++) tT[l0 + j] = ports[j]!;
     for (let i = 0, nR = this.c.nR; i < nR; i++) {
       const s = rList[i]!;
       const a = candLo[s]!;
       const nc = candHi[s]! - a;
-      if (nc > 0) runs.add(s, l0, m, candPort, a, nc, (i0 + sigma[s]!) % nc, swVer[s]!);
+      if (nc <= 0) continue;
+      const d = div[s]!;
+      if (d === 1 || nc === 1) runs.add(s, l0, m, candPort, a, nc, (i0 + sigma[s]!) % nc, swVer[s]!);
+      else {
+        // destination-mod-k above level 0: the digit changes every d destinations
+        const t = lfts[s]!;
+        for (let j = 0; j < m; j++) t[l0 + j] = candPort[a + ((Math.floor((i0 + j) / d) + sigma[s]!) % nc)]!;
+      }
     }
     if (fallbackOf) for (const s of fallbackOf) lfts[s]!.fill(fallbackPort[s]!, l0, l0 + m);
   }
 
   /** One LID (destination index i) by column (unweighted). */
   private routeColumn(T: number, lid: number, port: number, i: number, fallbackOf: number[] | undefined): void {
-    const { rList, candLo, candHi, candPort, sigma, fallbackPort } = this.c;
+    const { rList, candLo, candHi, candPort, sigma, div, fallbackPort } = this.c;
     const cols = this.cols;
     const col = cols.column(lid);
     const { buf, width: W } = cols;
@@ -138,7 +145,7 @@ export class FtreeLids {
       const s = rList[r]!;
       const a = candLo[s]!;
       const nc = candHi[s]! - a;
-      if (nc > 0) buf[s * W + col] = candPort[a + ((i + sigma[s]!) % nc)]!;
+      if (nc > 0) buf[s * W + col] = candPort[a + ((Math.floor(i / div[s]!) + sigma[s]!) % nc)]!;
     }
     if (fallbackOf) for (const s of fallbackOf) buf[s * W + col] = fallbackPort[s]!;
   }

@@ -11,12 +11,20 @@
  * Routing, per destination leaf T: the ancestors of T (switches that reach it going down) may go
  * down to a child one hop nearer, every other switch up to a parent one hop nearer (up/down, so
  * no credit loops on one VL). Per destination LID i (leaves in order, their ports in port order,
- * the LIDs of a port consecutive), a switch at position σ in its level takes its candidate
- * (i + σ) mod count. So one switch deals its destinations evenly over its up links, and the
- * routes to one destination leave the switches of a level over every up link in turn: they
- * arrive over every link into the destination's leaf, and each level above carries its share
- * (OpenSM's ftree sends all routes to one destination down one link into its leaf). On the
- * generators' trees this meets the lower bound (test/helpers/fat-tree-bound.ts). LMC > 0: the
+ * the LIDs of a port consecutive), a switch takes its candidate by one of two rules
+ * (ftree-candidates.ts, `div` and `sigma`):
+ * - destination-mod-k where it splits the destinations evenly (a regular tree without parallel
+ *   links, every leaf's CAs a multiple of its up-links, issue #35): a switch of level l takes
+ *   candidate floor(i / k_0·…·k_{l-1}) mod k_l, the same at every switch of the level, as
+ *   OpenSM's ftree. The routes to one destination come down one path, and a shift of the hosts
+ *   in destination order meets no other flow on any link: all-to-all at full bandwidth on a
+ *   non-blocking tree (routing/traffic.ts measures it; scripts/bench/traffic-opensm.mjs).
+ * - elsewhere a switch at position σ in its level takes (i + σ) mod count: the routes to one
+ *   destination leave the switches of a level over every up link in turn, so they arrive over
+ *   every link into the destination's leaf (a leaf with 12 hosts and 8 up-links would otherwise
+ *   get 1 or 2 destinations' routes per link).
+ * Either way one switch deals its destinations evenly over its up links; on the generators'
+ * trees the busiest link meets the lower bound (test/helpers/fat-tree-bound.ts). LMC > 0: the
  * LIDs of a port leave every switch over different links. In a degraded tree the rotation is
  * weighted by how many candidates each next hop has, so traffic follows the remaining capacity.
  * Switches without CAs that have no up/down route (between top switches, around a missing link)
