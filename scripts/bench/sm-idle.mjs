@@ -2,7 +2,8 @@
 // life idle, sweeping lightly. One SM at a time on a fresh ibsim, both with the same light sweep
 // interval (ibsm --sweep-interval S, OpenSM -s S, otherwise at its defaults), both under the same
 // umad_send counting shim:
-//   - after SUBNET UP and a settle (no Set sent for one sweep interval and a second), over
+//   - after SUBNET UP and a settle (no Set sent for one sweep interval and a second, then
+//     `settleS` more, default 20 s), over
 //     `seconds`: the SM's CPU (user + system from /proc/PID/stat), ibsim's CPU, and the SMPs the SM
 //     sent (the shim's live counts), each per minute;
 //   - then a cable pulled (ibsim console `Unlink` of a leaf's port to a spine): the time from the
@@ -49,7 +50,7 @@ function live(readCounts, file) {
  * One idle run of `kind` on `fab` (sm-vs-opensm.mjs prepareFabric). Returns
  * { sm, upMs, cpuPerMin, simCpuPerMin, smpsPerMin, setsIdle, cut: { ms, lft, smps } }.
  */
-export async function idleRun(kind, fab, { dir, shim, cliFile, cliIsBin, readCounts, seconds, intervalS, topo }) {
+export async function idleRun(kind, fab, { dir, shim, cliFile, cliIsBin, readCounts, seconds, intervalS, topo, settleS = 20 }) {
   const sim = await startIbsim(fab.netFile, { dir, limits: fab.limits, prefix: 'h9idle', timeoutMs: 60_000 + fab.limits.nodes * 5 });
   const tag = `idle-${kind}`;
   const cache = path.join(dir, tag);
@@ -89,6 +90,9 @@ export async function idleRun(kind, fab, { dir, shim, cliFile, cliIsBin, readCou
       if (s !== prev) [prev, since] = [s, Date.now()];
       if (Date.now() - t0 > 900_000) break;
     }
+    // Then `settleS` more: one-off work after SUBNET UP that sends nothing (ibsm: the intact
+    // routing's load and the re-route rehearsal of sm/local-sweep.ts) is not idle.
+    await sleep(settleS * 1000);
     const a = { cpu: cpuMsOf(child.pid), sim: cpuMsOf(sim.pid), c: live(readCounts, countFile), t: performance.now() };
     await sleep(seconds * 1000);
     const b = { cpu: cpuMsOf(child.pid), sim: cpuMsOf(sim.pid), c: live(readCounts, countFile), t: performance.now() };

@@ -35,6 +35,7 @@
 //                                   and SMPs per minute after SUBNET UP, then a cable pulled: the
 //                                   time to the SM's last LFT Set for it (--runs runs, medians)
 //     --idle-seconds S              how long the idle phase measures (default 30)
+//     --idle-settle S               the wait after SUBNET UP and the last Set before it (default 20)
 //     --idle-interval S             the light sweep interval of both SMs (default 5: ibsm
 //                                   --sweep-interval 5, OpenSM -s 5)
 // The in-process routing figures (10k/50k end ports) are scripts/bench/routing.mjs.
@@ -66,6 +67,7 @@ const ibsmNodeFlags = opt('--ibsm-node-flags', '').split(' ').filter(Boolean);
 const phases = opt('--phases', 'once').split(',').filter(Boolean);
 const idleSeconds = Number(opt('--idle-seconds', '30'));
 const idleInterval = Number(opt('--idle-interval', '5'));
+const idleSettle = Number(opt('--idle-settle', '20'));
 
 // ibsim's default limits (2048 nodes, 256 switches, 13312 ports) are raised for every fabric.
 const FABRICS = {
@@ -369,7 +371,7 @@ async function idlePhase(fab, dir, shim) {
   for (let run = 0; run < runs; run++) {
     for (const kind of sms) {
       const cli = { cliFile, cliIsBin: cliIsBin && !ibsmNodeFlags.length };
-      const r = await idleRun(kind, fab, { dir, shim, ...cli, readCounts, seconds: idleSeconds, intervalS: idleInterval, topo: fab.topo }).catch((e) => (console.log(`   idle ${kind}: ${e.message}`), undefined));
+      const r = await idleRun(kind, fab, { dir, shim, ...cli, readCounts, seconds: idleSeconds, intervalS: idleInterval, settleS: idleSettle, topo: fab.topo }).catch((e) => (console.log(`   idle ${kind}: ${e.message}`), undefined));
       if (!r) continue;
       byKind.get(kind).push(r);
       process.stderr.write(`   [${fab.key}] idle ${kind} run ${run + 1}: up ${fmt(r.upMs)} ms, CPU ${fmt(r.cpuPerMin)} ms/min, ibsim CPU ${fmt(r.simCpuPerMin)} ms/min, ${fmt(r.smpsPerMin)} SMPs/min, cut ${r.cut?.what}: last LFT Set after ${fmt(r.cut?.ms)} ms (${fmt(r.cut?.lft)} LFT Sets, ${fmt(r.cut?.smps)} SMPs)\n`);
