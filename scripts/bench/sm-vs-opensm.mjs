@@ -80,6 +80,7 @@ const FABRICS = {
   // The fabrics of issue #32 (ibsim's limits raised): 5,536 and 10,242 nodes.
   '5k': { label: '5k: gen:fattree3:pods=16,leaves=16,spines=8,cores=32,hosts=20', source: 'gen:fattree3:pods=16,leaves=16,spines=8,cores=32,hosts=20' },
   '10k': { label: '10k: gen:fattree3:pods=18,leaves=18,spines=9,cores=36,hosts=30', source: 'gen:fattree3:pods=18,leaves=18,spines=9,cores=36,hosts=30' },
+  '20k': { label: '20k: gen:fattree3:pods=24,leaves=24,spines=12,cores=48,hosts=36', source: 'gen:fattree3:pods=24,leaves=24,spines=12,cores=48,hosts=36' },
   // 60 hosts and 4 switches: LIDs 1..64, the top LID a multiple of 64 (ibroute's skipped block).
   lid64: { label: 'lid64: gen:fattree2:leaves=2,spines=2,hosts=30', source: 'gen:fattree2:leaves=2,spines=2,hosts=30' },
 };
