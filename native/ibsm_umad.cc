@@ -80,8 +80,12 @@ enum RecordField : uint32_t {
 constexpr int kRecvTimeoutMs = 50;      // the receiver's wait when a stop request wakes it at once
 // umad2sim (ibsim's LD_PRELOAD library, umad fds from 1024 up) waits on its own queue for a poll
 // that names a umad fd and ignores the other fds: there the wake-up fd cannot end the wait, so
-// the wait is this short and a stop waits at most this long.
+// the wait is this short and a stop waits at most this long...
 constexpr int kRecvTimeoutSimMs = 1;
+// ...while MADs come; once none came for kSimIdlePolls waits, the wait grows to this (an idle SM
+// woke 1,000 times a second: 1.3 s of CPU a minute, ten times OpenSM's whole idle cost; issue #32).
+constexpr int kRecvTimeoutSimIdleMs = 20;
+constexpr int kSimIdlePolls = 100;
 constexpr int kUmad2simFirstFd = 1024;
 constexpr uint32_t kMaxPending = 4096;  // MADs waiting for JS before the receiver pauses
 constexpr int kMaxMadLength = 1 << 20;  // largest (RMPP-reassembled) MAD accepted
@@ -794,12 +798,18 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     std::vector<uint8_t> buf(umadSize_ + kDefaultMadLength);
     int transientErrors = 0;
     const int umadFd = umad_get_fd(portid_);
-    const int waitMs = umadFd >= kUmad2simFirstFd ? kRecvTimeoutSimMs : kRecvTimeoutMs;
+    const bool sim = umadFd >= kUmad2simFirstFd;
+    int emptyPolls = 0;
     while (!stop_.load(std::memory_order_relaxed)) {
       struct pollfd fds[2] = {{umadFd, POLLIN, 0}, {wakeFd_, POLLIN, 0}};
+      const int waitMs = !sim ? kRecvTimeoutMs : emptyPolls < kSimIdlePolls ? kRecvTimeoutSimMs : kRecvTimeoutSimIdleMs;
       int n = umadFd >= 0 ? poll(fds, wakeFd_ >= 0 ? 2 : 1, waitMs) : 1;
       if (stop_.load(std::memory_order_relaxed)) break;
-      if (n == 0) continue;
+      if (n == 0) {
+        if (emptyPolls < kSimIdlePolls) emptyPolls++;
+        continue;
+      }
+      emptyPolls = 0;
       if (n < 0 || !(fds[0].revents & POLLIN)) {
         // EINTR, or umad2sim's -1 without errno: try again (backing off if it persists).
         if (n < 0 && ++transientErrors > 100) std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -30,6 +30,14 @@
 //     --ibsm-node-flags S           node flags for ibsm, run as node S CLI (e.g. to profile:
 //                                   "--cpu-prof --cpu-prof-dir=/tmp/p"; the bin's own shebang
 //                                   flags are not applied then)
+//     --phases once,idle            once: the --once runs above (default); idle: each SM running
+//                                   with light sweeps (scripts/bench/sm-idle.mjs): CPU, ibsim CPU
+//                                   and SMPs per minute after SUBNET UP, then a cable pulled: the
+//                                   time to the SM's last LFT Set for it (--runs runs, medians)
+//     --idle-seconds S              how long the idle phase measures (default 30)
+//     --idle-settle S               the wait after SUBNET UP and the last Set before it (default 20)
+//     --idle-interval S             the light sweep interval of both SMs (default 5: ibsm
+//                                   --sweep-interval 5, OpenSM -s 5)
 // The in-process routing figures (10k/50k end ports) are scripts/bench/routing.mjs.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -41,6 +49,7 @@ import { startIbsim, clientEnv, runClient, UMAD2SIM } from './ibsim.mjs';
 import { buildShim } from './umad-count.mjs';
 import { readLfts } from './lft-readback.mjs';
 import { opt, flag } from './args.mjs';
+import { idleRun, medianIdle, printIdle } from './sm-idle.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const EXAMPLES = '/usr/share/doc/ibsim-utils/net-examples';
@@ -55,6 +64,10 @@ const timeoutMs = Number(opt('--timeout', '600')) * 1000;
 const LARGE = opt('--large', 'gen:fattree3:radix=24');
 const runs = Math.max(1, Number(opt('--runs', '3')));
 const ibsmNodeFlags = opt('--ibsm-node-flags', '').split(' ').filter(Boolean);
+const phases = opt('--phases', 'once').split(',').filter(Boolean);
+const idleSeconds = Number(opt('--idle-seconds', '30'));
+const idleInterval = Number(opt('--idle-interval', '5'));
+const idleSettle = Number(opt('--idle-settle', '20'));
 
 // ibsim's default limits (2048 nodes, 256 switches, 13312 ports) are raised for every fabric.
 const FABRICS = {
@@ -64,6 +77,10 @@ const FABRICS = {
   'ft3-large': { label: 'ft3-large: gen:fattree3:pods=8,leaves=16,spines=8,cores=32,hosts=12', source: 'gen:fattree3:pods=8,leaves=16,spines=8,cores=32,hosts=12' },
   torus: { label: 'torus 6x6x6: gen:torus:6x6x6,hosts=4', source: 'gen:torus:6x6x6,hosts=4' },
   rrg: { label: 'rrg-200: gen:random:switches=200,degree=8,hosts=8,seed=1', source: 'gen:random:switches=200,degree=8,hosts=8,seed=1' },
+  // The fabrics of issue #32 (ibsim's limits raised): 5,536 and 10,242 nodes.
+  '5k': { label: '5k: gen:fattree3:pods=16,leaves=16,spines=8,cores=32,hosts=20', source: 'gen:fattree3:pods=16,leaves=16,spines=8,cores=32,hosts=20' },
+  '10k': { label: '10k: gen:fattree3:pods=18,leaves=18,spines=9,cores=36,hosts=30', source: 'gen:fattree3:pods=18,leaves=18,spines=9,cores=36,hosts=30' },
+  '20k': { label: '20k: gen:fattree3:pods=24,leaves=24,spines=12,cores=48,hosts=36', source: 'gen:fattree3:pods=24,leaves=24,spines=12,cores=48,hosts=36' },
   // 60 hosts and 4 switches: LIDs 1..64, the top LID a multiple of 64 (ibroute's skipped block).
   lid64: { label: 'lid64: gen:fattree2:leaves=2,spines=2,hosts=30', source: 'gen:fattree2:leaves=2,spines=2,hosts=30' },
 };
@@ -264,7 +281,7 @@ async function prepareFabric(key, dir, mods) {
   const text = readFileSync(netFile, 'utf8');
   const simHost = /^(?:Ca|Hca)\s+\d+\s+"([^"]+)"/m.exec(text)?.[1];
   const limits = ibsimLimits(fabric);
-  return { ...f, key, netFile, simHost, limits, nodes: fabric.nodes.length, switches: sw.length, hosts: hosts.length };
+  return { ...f, key, netFile, simHost, limits, topo: fabric, nodes: fabric.nodes.length, switches: sw.length, hosts: hosts.length };
 }
 
 const fmt = (x, d = 0) => (x === undefined || x === null || Number.isNaN(x) ? '-' : typeof x === 'number' ? x.toFixed(d) : String(x));
@@ -349,6 +366,21 @@ function printDetail(rows) {
   for (const k of [...keys].sort((a, b) => a - b)) console.log('   ' + describeKey(k).padEnd(34) + rows.map((r) => String(r.counts?.byKey.get(k) ?? 0).padStart(14)).join(''));
 }
 
+/** The idle phase of one fabric: --runs runs of each SM, interleaved; medians printed. */
+async function idlePhase(fab, dir, shim) {
+  const byKind = new Map(sms.map((k) => [k, []]));
+  for (let run = 0; run < runs; run++) {
+    for (const kind of sms) {
+      const cli = { cliFile, cliIsBin: cliIsBin && !ibsmNodeFlags.length };
+      const r = await idleRun(kind, fab, { dir, shim, ...cli, readCounts, seconds: idleSeconds, intervalS: idleInterval, settleS: idleSettle, topo: fab.topo }).catch((e) => (console.log(`   idle ${kind}: ${e.message}`), undefined));
+      if (!r) continue;
+      byKind.get(kind).push(r);
+      process.stderr.write(`   [${fab.key}] idle ${kind} run ${run + 1}: up ${fmt(r.upMs)} ms, CPU ${fmt(r.cpuPerMin)} ms/min, ibsim CPU ${fmt(r.simCpuPerMin)} ms/min, ${fmt(r.smpsPerMin)} SMPs/min, cut ${r.cut?.what}: last LFT Set after ${fmt(r.cut?.ms)} ms (${fmt(r.cut?.lft)} LFT Sets, ${fmt(r.cut?.smps)} SMPs)\n`);
+    }
+  }
+  printIdle(fab, sms.filter((k) => byKind.get(k).length).map((k) => medianIdle(byKind.get(k))), idleInterval, idleSeconds);
+}
+
 async function main() {
   need();
   const mods = {
@@ -366,6 +398,8 @@ async function main() {
   try {
     for (const key of fabricKeys) {
       const fab = await prepareFabric(key, dir, mods);
+      if (phases.includes('idle')) await idlePhase(fab, dir, shim);
+      if (!phases.includes('once')) continue;
       const rows = [];
       for (const engine of engines) {
         const byKind = new Map(sms.map((k) => [k, []]));

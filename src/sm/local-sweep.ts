@@ -125,7 +125,8 @@ export class LocalSweeper {
       return undefined;
     }
     if (!view.flagged) {
-      const light = await this.sweeper.light(prev);
+      // Every CA port: the change a trap or a light sweep signalled may be on any of them.
+      const light = await this.sweeper.light(prev, true);
       // A port state or another SM (trap 144, a new IsSM port): the heavy sweep's discovery and
       // SM election handle those.
       if (light.changed || light.smPorts.length) {

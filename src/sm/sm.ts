@@ -390,11 +390,14 @@ export class SubnetManager {
   sweep(kind: SweepKind): Promise<SweepStats> {
     const p = this.wait((a) => a.type === 'heavySweep' || a.type === 'lightSweep', true) as Promise<SweepStats>;
     if (kind === 'heavy') this.fullWanted = true;
+    else this.lightFull = true;
     this.event({ type: 'sweepRequested', kind, reason: 'requested' });
     return p;
   }
   /** The next heavy sweep must be a full one: asked for, or the last one left part of the fabric out. */
   private fullWanted = false;
+  /** The next light sweep reads every CA port (one asked for), not only the periodic share. */
+  private lightFull = false;
 
   /** The multicast groups changed (join/leave): reprogram the MFTs as soon as the SM is idle
    * (right after a sweep under way). Resolves with the MFT blocks written. */
@@ -551,7 +554,10 @@ export class SubnetManager {
           this.fullWanted = true;
           return { outcome: 'changed', value: undefined };
         }
-        const { changed, stats, smPorts: sms, foreign } = await this.sweeper.light(this.snapshot!);
+        // Periodic: the next share of the CA ports; asked for (sweep('light')): all of them.
+        const full = this.lightFull;
+        this.lightFull = false;
+        const { changed, stats, smPorts: sms, foreign } = await this.sweeper.light(this.snapshot!, full);
         if (foreign.ports) this.o.log.error('ports name another master or their LIDs moved: another SM is writing this fabric', { ports: foreign.ports, masterSmLids: [...foreign.masterSmLids].join(','), ...foreign.first });
         await this.checkSms(sms);
         if (changed) {

@@ -3,11 +3,11 @@
  *
  * Heavy: discovery → LIDs → PortInfo (with INIT → ARMED) → P_Keys → routing → SL2VL/VLArb →
  * SwitchInfo + LFT blocks → ARMED → ACTIVE → snapshot → MFT blocks.
- * Light: every switch's SwitchInfo (PortStateChange) and every CA port's state; "changed" when
- * anything moved. Multicast: the MFT blocks of the current groups over the current snapshot. */
+ * Light (sm/light-sweep.ts): every switch's SwitchInfo (PortStateChange) and a rotating share of
+ * the CA ports; "changed" when anything moved. Multicast: the MFT blocks of the current groups over the current snapshot. */
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
-import { PortCap, PortInfo, SwitchInfo } from '../wire/sma.js';
-import { lftBlockMod, portInfoMod } from '../wire/modifiers.js';
+import { SwitchInfo } from '../wire/sma.js';
+import { lftBlockMod } from '../wire/modifiers.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { QosVlSettings } from '../model/qos-policy.js';
 import { PartitionPlan } from '../model/partitions.js';
@@ -26,7 +26,8 @@ import { APPLY_WINDOW, LFT_APPLY_WINDOW, applyAll, type ApplyHooks, type WriteSo
 import { Programmed, type SmpWrite } from './programmed.js';
 import { planActivation, planPortInfo, portStateOfSet, type PortSettings } from './plan-ports.js';
 import type { SmPort } from './sminfo.js';
-import { hasExtendedSpeeds, noteExtendedSpeeds } from './port-info-get.js';
+import { noteExtendedSpeeds } from './port-info-get.js';
+import { CaRotation, caRounds, lightSweep, type ForeignWrites } from './light-sweep.js';
 import { LFT_INTERLEAVE, lftPlan, observeResets, planLftReads, planMfts, planPkeys, planVlTables } from './plan-tables.js';
 import { pump } from '../util/pump.js';
 import { ForeignTables, previousMaster } from './adopt-lfts.js';
@@ -51,6 +52,8 @@ export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   /** A standby taking over prefers the guid2lid file to the LIDs the old master gave (OpenSM honor_guid2lid_file; default true). */
   honorGuid2lid?: boolean;
   onProgress?: (phase: string, detail: Record<string, number>) => void;
+  /** The light sweep interval: how many light sweeps share the CA ports (sm/light-sweep.ts caRounds). */
+  sweepIntervalMs?: number;
 }
 
 export interface SweepStats {
@@ -130,7 +133,9 @@ export class Sweeper {
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly s: SweepSettings,
-  ) {}
+  ) {
+    this.rotation = new CaRotation(caRounds(s.sweepIntervalMs));
+  }
 
   /** Apply hooks for a sweep's view `disc`: PortInfo/SwitchInfo answers update it, table writes
    * update what is programmed. */
@@ -439,60 +444,22 @@ export class Sweeper {
     return r.ok + r.failed.length;
   }
 
-  /** Read every switch's SwitchInfo (PortStateChange) and every linked CA port's state; also
-   * which CA ports advertise an SM (a new IsSM bit is a new SM to query). */
-  async light(snap: Snapshot): Promise<{ changed: boolean; stats: SweepStats; smPorts: SmPort[]; foreign: ForeignWrites }> {
+  /** The CA ports periodic light sweeps read in turn (sm/light-sweep.ts). */
+  private readonly rotation: CaRotation;
+
+  /** Every switch's SwitchInfo (PortStateChange) and the next share of the linked CA ports (every
+   * one when `full`): "changed" when anything moved; the CA ports that advertise an SM; what
+   * another SM wrote (sm/light-sweep.ts). */
+  async light(snap: Snapshot, full = false): Promise<{ changed: boolean; stats: SweepStats; smPorts: SmPort[]; foreign: ForeignWrites }> {
     const t0 = this.clock.now();
     const s0 = this.smp.sent;
-    let changed = false;
-    const { fabric, discovery } = snap;
-    const sms: SmPort[] = [];
-    const smLid = fabric.nodes[discovery.smNode]?.ports[discovery.smPort]?.lid ?? 0;
-    const foreign: ForeignWrites = { ports: 0, masterSmLids: new Set(), first: undefined };
-    await Promise.all(
-      fabric.nodes.map(async (n, i) => {
-        const d = discovery.nodes[i]!;
-        try {
-          if (n.type === NodeType.Switch) {
-            const si = SwitchInfo.decode(await this.smp.getDr(d.path, SmpAttr.SwitchInfo, 0));
-            if (si.portStateChange) changed = true;
-          } else {
-            for (let p = 1; p < n.ports.length; p++) {
-              const path = d.portPaths[p];
-              if (!path || !n.ports[p]?.peer) continue;
-              // with bit 31 where the snapshot says the port has extended speeds (its answer complete)
-              const pi = PortInfo.decode(await this.smp.getDr(path, SmpAttr.PortInfo, portInfoMod(p, hasExtendedSpeeds(d.portInfo[p]))));
-              if (pi.portState !== PortState.Active) changed = true;
-              // Another SM writes here: the port names another master, or holds another LID.
-              const port = n.ports[p]!;
-              if (pi.portState >= PortState.Armed && smLid && ((pi.masterSmLid !== smLid && pi.masterSmLid !== 0) || (port.lid !== undefined && pi.lid !== port.lid))) {
-                changed = true;
-                foreign.ports++;
-                if (pi.masterSmLid !== smLid) foreign.masterSmLids.add(pi.masterSmLid);
-                foreign.first ??= { node: n.desc, guid: port.guid, port: p, lid: pi.lid, was: port.lid ?? 0, masterSmLid: pi.masterSmLid };
-              }
-              const own = i === discovery.smNode && p === discovery.smPort;
-              if (!own && pi.capabilityMask & PortCap.IsSM) sms.push({ guid: n.ports[p]!.guid, lid: pi.lid, path });
-            }
-          }
-        } catch {
-          changed = true; // unreachable now: the fabric changed
-        }
-      }),
-    );
-    const stats: SweepStats = { ...emptyStats('light'), smps: this.smp.sent - s0, ms: this.clock.now() - t0, nodes: fabric.nodes.length, maxLid: snap.maxLid };
-    if (this.log.enabled('debug')) this.log.debug('sweep phase: light sweep', { nodes: fabric.nodes.length, smps: stats.smps, changed, smPorts: sms.length, ms: ms1(stats.ms) });
-    return { changed, stats, smPorts: sms, foreign };
+    const cas = this.rotation.next(snap, full);
+    const r = await lightSweep(this.smp, snap, cas);
+    const nodes = snap.fabric.nodes.length;
+    const stats: SweepStats = { ...emptyStats('light'), smps: this.smp.sent - s0, ms: this.clock.now() - t0, nodes, switches: r.switches, maxLid: snap.maxLid };
+    if (this.log.enabled('debug')) this.log.debug('sweep phase: light sweep', { nodes, smps: stats.smps, changed: r.changed, smPorts: r.smPorts.length, caPorts: r.caPorts, full, ms: ms1(stats.ms) });
+    return { changed: r.changed, stats, smPorts: r.smPorts, foreign: r.foreign };
   }
-}
-
-/** What a light sweep saw of another SM writing the fabric: CA ports naming another master or
- * holding another LID than this SM gave them. */
-export interface ForeignWrites {
-  ports: number;
-  masterSmLids: Set<number>;
-  /** The first such port, for the log line. */
-  first?: { node: string; guid: bigint; port: number; lid: number; was: number; masterSmLid: number };
 }
 
 function emptyStats(kind: 'heavy' | 'light'): SweepStats {

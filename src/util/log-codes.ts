@@ -78,7 +78,7 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-1105', level: 'debug', msg: 'sweep phase: forwarding tables', meaning: '--verbose: SwitchInfo, LFT blocks read and written, SL2VL/VLArb tables, time.' },
   { code: 'IBSM-1106', level: 'debug', msg: 'sweep phase: activation', meaning: '--verbose: ports told ARMED to ACTIVE and time.' },
   { code: 'IBSM-1107', level: 'debug', msg: 'sweep phase: multicast', meaning: '--verbose: multicast groups, MFT blocks written and failed, time.' },
-  { code: 'IBSM-1108', level: 'debug', msg: 'sweep phase: light sweep', meaning: '--verbose: nodes read, SMPs, whether anything changed, time.' },
+  { code: 'IBSM-1108', level: 'debug', msg: 'sweep phase: light sweep', meaning: '--verbose: nodes, SMPs, whether anything changed, CA ports read (this sweep\'s share, or all when full), time.' },
   { code: 'IBSM-1109', level: 'debug', msg: 'sweep done', meaning: '--verbose: one sweep finished (kind, SMPs, time).' },
   { code: 'IBSM-1201', level: 'info', msg: 'local sweep done', meaning: 'A change around a few ports was re-explored and re-routed locally.' },
   { code: 'IBSM-1202', level: 'info', msg: 'local sweep: change not local, full heavy sweep follows', meaning: 'The local sweep found more than it can handle; the whole fabric is swept.' },

@@ -22,11 +22,12 @@ export interface SmRig {
   lines(s: string): string[];
 }
 
-export function smRig(fabric: Fabric, o: { sm?: Partial<SmOptions>; rpc?: MadRpcOptions; sim?: Partial<SimFabricOptions>; attach?: number; wrapSmp?: (s: SmpClient) => SmpClient } = {}): SmRig {
+export function smRig(fabric: Fabric, o: { sm?: Partial<SmOptions>; rpc?: MadRpcOptions; sim?: Partial<SimFabricOptions>; attach?: number; wrapSmp?: (s: SmpClient) => SmpClient; traps?: boolean } = {}): SmRig {
   const clock = new VirtualClock();
   const sim = new SimFabric(fabric, { clock, seed: 7, ...o.sim });
   const ep = sim.attach(o.attach ?? 0);
-  ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap] });
+  // traps: false: the SM's port serves no Trap, so every trap is lost (the SM learns only by sweeping)
+  ep.register(MgmtClass.SubnLid, 1, { methods: o.traps === false ? [] : [Method.Trap] });
   ep.register(MgmtClass.SubnDirected, 1);
   const rpc = new MadRpc(ep, clock, { timeoutMs: 50, retries: 3, window: 64, perDestinationWindow: 8, ...o.rpc });
   const sink = new MemorySink();
