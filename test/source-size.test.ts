@@ -17,8 +17,6 @@ const ALLOWED_FILES: Record<string, string> = {
   'src/model/generators.ts': 'not split yet (#31): every topology generator in one file',
   'src/model/netfile.ts': 'not split yet (#31): the topology file parser and writer',
   'src/routing/verify-walk.ts': 'not split yet (#31): the verifier\'s walk (not one of the engines split)',
-  'src/rpc/madrpc.ts': 'not split yet (#31): the MAD RPC layer',
-  'src/rpc/rmpp.ts': 'not split yet (#31): RMPP sender and receiver',
   'src/sa/multicast.ts': 'not split yet (#31): the SA multicast records and joins',
   'src/sa/path.ts': 'not split yet (#31): the SA path record engine',
   'src/sim/fabric.ts': 'not split yet (#31): the in-process fabric simulator',
