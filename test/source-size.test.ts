@@ -20,7 +20,6 @@ const ALLOWED_FILES: Record<string, string> = {
   'src/sim/fabric.ts': 'not split yet (#31): the in-process fabric simulator',
   'src/sm/controller.ts': 'not split yet (#31): the SM controller (states, HA)',
   'src/sm/sm.ts': 'not split yet (#31): the SM core',
-  'src/transport/umad.ts': 'not split yet (#31): the umad transport',
 };
 
 /** Functions over MAX_FUNCTION_LINES, as `<path>:<name>` (methods `<Class>.<method>`). */
