@@ -27,7 +27,7 @@ import { AnswerCache, type AnswerCacheStats } from './answer-cache.js';
 import { responseLayout, type SaEngine } from './engine.js';
 import { snapshotPorts } from '../model/snapshot.js';
 import { recordHandlers } from './records.js';
-import { pathHandlers } from './path.js';
+import { pathHandlers } from './path-handlers.js';
 import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
 import { KeyCounter, resolveSaLimits, type SaLimits } from './limits.js';
 
