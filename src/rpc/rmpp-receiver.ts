@@ -59,21 +59,21 @@ export class RmppReceiver {
   };
 
   private fail(reason: string, status: number): void {
-    this.state = 'failed';
-    if (this.timer) this.host.clock.clearTimeout(this.timer);
-    this.timer = undefined;
-    if (this.about) sendAbort(this.host, this.about, this.peer, status, true);
-    this.onForget();
-    this.settle.fail(new RmppTimeoutError(this.ident, 'receive', this.expected - 1, this.lastSeg || undefined, reason));
+    this.end(status, new RmppTimeoutError(this.ident, 'receive', this.expected - 1, this.lastSeg || undefined, reason));
   }
 
   private protocolAbort(status: number, detail: string): void {
+    this.end(status, new RmppAbortError('ABORT', status, false, this.ident.destination, detail));
+  }
+
+  /** The transfer failed: stop, ABORT the sender with `status` (once it is known), settle with `err`. */
+  private end(status: number, err: Error): void {
     this.state = 'failed';
     if (this.timer) this.host.clock.clearTimeout(this.timer);
     this.timer = undefined;
     if (this.about) sendAbort(this.host, this.about, this.peer, status, true);
     this.onForget();
-    this.settle.fail(new RmppAbortError('ABORT', status, false, this.ident.destination, detail));
+    this.settle.fail(err);
   }
 
   private ack(seg: number, nwl: number): void {

@@ -2,10 +2,16 @@
 import type { Fabric } from '../fabric.js';
 import { FabricBuilder, checkRadix, hostName, ports, type GeneratorArgs } from './builder.js';
 
-export function fatTree2(a: GeneratorArgs): Fabric {
+/** `radix=` (even, at least 2) and half of it, or both undefined when not given. */
+function evenRadix(a: GeneratorArgs): { radix: number | undefined; half: number | undefined } {
   const radix = a.has('radix') ? a.int('radix', undefined, 2) : undefined;
   if (radix !== undefined && radix % 2) a.fail(`radix=${radix} must be even`);
   const half = radix !== undefined ? radix / 2 : undefined;
+  return { radix, half };
+}
+
+export function fatTree2(a: GeneratorArgs): Fabric {
+  const { radix, half } = evenRadix(a);
   const leaves = a.int('leaves', radix, 1);
   const spines = a.int('spines', half, 1);
   const hosts = a.int('hosts', half, 0);
@@ -29,9 +35,7 @@ export function fatTree2(a: GeneratorArgs): Fabric {
 }
 
 export function fatTree3(a: GeneratorArgs): Fabric {
-  const radix = a.has('radix') ? a.int('radix', undefined, 2) : undefined;
-  if (radix !== undefined && radix % 2) a.fail(`radix=${radix} must be even`);
-  const half = radix !== undefined ? radix / 2 : undefined;
+  const { radix, half } = evenRadix(a);
   const pods = a.int('pods', radix, 1);
   const leaves = a.int('leaves', half, 1);
   const spines = a.int('spines', half, 1);
