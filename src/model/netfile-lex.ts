@@ -1,6 +1,6 @@
 /** The lexical level of ibsim's topology files (model/netfile.ts): lines, C number parsing as
  * ibsim's strtoul/atoi do it, and ibsim's bit encodings of widths and speeds. */
-import { U64 } from './ibsim-guids.js';
+import { GUID_MASK } from '../util/guid.js';
 
 const W_1X = 1, W_4X = 2, W_8X = 4, W_12X = 8, W_2X = 16;
 export const S_SDR = 1, S_DDR = 2, S_QDR = 4;
@@ -51,10 +51,10 @@ export function cStrToBig(s: string): { value: bigint; digits: boolean } {
   for (; i < s.length; i++) {
     const d = parseInt(s[i]!, base);
     if (Number.isNaN(d)) break;
-    v = (v * BigInt(base) + BigInt(d)) & U64;
+    v = (v * BigInt(base) + BigInt(d)) & GUID_MASK;
     digits = true;
   }
-  return { value: neg ? -v & U64 : v, digits };
+  return { value: neg ? -v & GUID_MASK : v, digits };
 }
 
 export function cNum(s: string): number {

@@ -35,7 +35,8 @@ import { dirname, resolve, isAbsolute } from 'node:path';
 import { NodeType } from '../wire/mad.js';
 import type { Fabric, FabricNode, FabricPort, NodeKind } from './fabric.js';
 import { TopologyError } from './errors.js';
-import { guidAfter, initialGuids, portGuid, U64 } from './ibsim-guids.js';
+import { guidAfter, initialGuids, portGuid } from './ibsim-guids.js';
+import { GUID_MASK } from '../util/guid.js';
 import {
   DEFAULT_SPEED,
   DEFAULT_WIDTH,
@@ -207,7 +208,7 @@ class NetParser {
     if (i < 0) throw this.err(r, l, 'expected "=<guid>" (absolute) or "+<offset>" (relative) after the GUID keyword');
     const v = cStrToBig(l.text.slice(i + 1)).value;
     if (!relative) this.absGuids[type] = v;
-    this.guids[type] = (this.absGuids[type] + (relative ? v : 0n)) & U64;
+    this.guids[type] = (this.absGuids[type] + (relative ? v : 0n)) & GUID_MASK;
   }
 
   private module(l: Line, r: LineReader): void {

@@ -3,7 +3,8 @@
 import { NodeType } from '../../wire/mad.js';
 import type { Fabric, FabricNode, NodeKind } from '../fabric.js';
 import { TopologyError } from '../errors.js';
-import { guidAfter, initialGuids, portGuid, U64 } from '../ibsim-guids.js';
+import { guidAfter, initialGuids, portGuid } from '../ibsim-guids.js';
+import { GUID_MASK } from '../../util/guid.js';
 
 /** Builds a Fabric node by node, assigning GUIDs the way ibsim does for a .net file. */
 export class FabricBuilder {
@@ -12,7 +13,7 @@ export class FabricBuilder {
 
   /** Set the next GUID for a node type (like a `switchguid=` / `caguid=` line). */
   setNextGuid(type: NodeKind, guid: bigint): void {
-    this.guids[type] = guid & U64;
+    this.guids[type] = guid & GUID_MASK;
   }
 
   addNode(type: NodeKind, desc: string, numPorts: number, ids: { vendorId?: number; deviceId?: number } = {}): number {
