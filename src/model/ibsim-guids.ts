@@ -6,8 +6,7 @@
  */
 import { NodeType } from '../wire/mad.js';
 import type { NodeKind } from './fabric.js';
-
-export const U64 = (1n << 64n) - 1n;
+import { GUID_MASK } from '../util/guid.js';
 
 const FIRST_GUID: Record<NodeKind, bigint> = { [NodeType.CA]: 0x100000n, [NodeType.Switch]: 0x200000n, [NodeType.Router]: 0n };
 
@@ -18,10 +17,10 @@ export function initialGuids(): Record<NodeKind, bigint> {
 
 /** The counter value after a node of `type` with `numPorts` ports took `guid`. */
 export function guidAfter(type: NodeKind, guid: bigint, numPorts: number): bigint {
-  return (guid + (type === NodeType.Switch ? 1n : BigInt(numPorts) + 1n)) & U64;
+  return (guid + (type === NodeType.Switch ? 1n : BigInt(numPorts) + 1n)) & GUID_MASK;
 }
 
 /** The GUID of port `port` of a node whose node GUID is `nodeGuid`. */
 export function portGuid(type: NodeKind, nodeGuid: bigint, port: number): bigint {
-  return type === NodeType.Switch ? nodeGuid : (nodeGuid + BigInt(port)) & U64;
+  return type === NodeType.Switch ? nodeGuid : (nodeGuid + BigInt(port)) & GUID_MASK;
 }

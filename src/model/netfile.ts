@@ -27,15 +27,38 @@
  * twice, or a non-blank line ending a record early (ibsim silently drops it) are TopologyErrors;
  * port aliases (`@`) are not supported; an include path is resolved against the including file's
  * directory first, then the working directory (ibsim uses only the working directory).
+ *
+ * Lines, C numbers and ibsim's rate encodings: model/netfile-lex.ts.
  */
 import { readFileSync, existsSync } from 'node:fs';
 import { dirname, resolve, isAbsolute } from 'node:path';
 import { NodeType } from '../wire/mad.js';
 import type { Fabric, FabricNode, FabricPort, NodeKind } from './fabric.js';
 import { TopologyError } from './errors.js';
-import { guidAfter, initialGuids, portGuid, U64 } from './ibsim-guids.js';
+import { guidAfter, initialGuids, portGuid } from './ibsim-guids.js';
+import { GUID_MASK } from '../util/guid.js';
+import {
+  DEFAULT_SPEED,
+  DEFAULT_WIDTH,
+  EXT_ORDER,
+  LineReader,
+  MAX_INCLUDE_DEPTH,
+  NODE_DESC_BYTES,
+  SPEED_ORDER,
+  SPEED_TEXT,
+  S_QDR,
+  WIDTH_ORDER,
+  WIDTH_TEXT,
+  cAtoi,
+  cNum,
+  cStrToBig,
+  highestBit,
+  truncateUtf8,
+  type Line,
+} from './netfile-lex.js';
 
 export { TopologyError } from './errors.js';
+export { cStrToBig } from './netfile-lex.js';
 
 /** A `do <command>` line: ibsim runs it as a console command while parsing; we only record it. */
 export interface NetCommand {
@@ -61,15 +84,6 @@ export interface ParseNetOptions {
   /** Reads an included file. Default: the file system, relative to the including file, then cwd. */
   readInclude?: (name: string, fromFile: string) => { path: string; text: string };
 }
-
-// ---- ibsim's bit encodings -------------------------------------------------------------------
-const W_1X = 1, W_4X = 2, W_8X = 4, W_12X = 8, W_2X = 16;
-const S_SDR = 1, S_DDR = 2, S_QDR = 4;
-const E_FDR = 1, E_EDR = 2, E_HDR = 4, E_NDR = 8;
-const DEFAULT_WIDTH = W_4X;
-const DEFAULT_SPEED = S_SDR;
-const MAX_INCLUDE_DEPTH = 8;
-const NODE_DESC_BYTES = 63;
 
 interface PortDecl {
   remoteId: string;
@@ -102,99 +116,6 @@ interface PNode {
   ports: (PortState | undefined)[];
   enhancedPort0: boolean;
 }
-
-interface Line {
-  text: string;
-  no: number;
-}
-
-class LineReader {
-  private i = 0;
-  private readonly lines: string[];
-  constructor(
-    text: string,
-    readonly file: string,
-  ) {
-    this.lines = text.split('\n');
-    if (this.lines.length > 0 && this.lines[this.lines.length - 1] === '') this.lines.pop();
-  }
-  next(): Line | undefined {
-    if (this.i >= this.lines.length) return undefined;
-    const raw = this.lines[this.i++]!;
-    return { text: raw.endsWith('\r') ? raw.slice(0, -1) : raw, no: this.i };
-  }
-}
-
-/** C strtoul/strtoull with base 0 (0x hex, leading-0 octal, decimal); `value` 0 when no digits. */
-export function cStrToBig(s: string): { value: bigint; digits: boolean } {
-  let i = 0;
-  while (i < s.length && /\s/.test(s[i]!)) i++;
-  let neg = false;
-  if (s[i] === '+' || s[i] === '-') {
-    neg = s[i] === '-';
-    i++;
-  }
-  let base = 10;
-  if (s[i] === '0' && (s[i + 1] === 'x' || s[i + 1] === 'X') && /[0-9a-fA-F]/.test(s[i + 2] ?? '')) {
-    base = 16;
-    i += 2;
-  } else if (s[i] === '0') base = 8;
-  let v = 0n;
-  let digits = false;
-  for (; i < s.length; i++) {
-    const d = parseInt(s[i]!, base);
-    if (Number.isNaN(d)) break;
-    v = (v * BigInt(base) + BigInt(d)) & U64;
-    digits = true;
-  }
-  return { value: neg ? -v & U64 : v, digits };
-}
-
-function cNum(s: string): number {
-  const v = cStrToBig(s).value;
-  return v > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(v);
-}
-
-/** C atoi: optional blanks and sign, decimal digits. */
-function cAtoi(s: string): number {
-  const m = /^\s*([+-]?\d+)/.exec(s);
-  return m ? parseInt(m[1]!, 10) : 0;
-}
-
-function truncateUtf8(s: string, maxBytes: number): string {
-  if (Buffer.byteLength(s, 'utf8') <= maxBytes) return s;
-  let out = '';
-  let n = 0;
-  for (const ch of s) {
-    const b = Buffer.byteLength(ch, 'utf8');
-    if (n + b > maxBytes) break;
-    out += ch;
-    n += b;
-  }
-  return out;
-}
-
-function highestBit(mask: number, order: Array<[number, string]>): string | undefined {
-  for (const [bit, name] of order) if (mask & bit) return name;
-  return undefined;
-}
-const WIDTH_ORDER: Array<[number, string]> = [[W_12X, '12x'], [W_8X, '8x'], [W_4X, '4x'], [W_2X, '2x'], [W_1X, '1x']];
-const SPEED_ORDER: Array<[number, string]> = [[S_QDR, 'QDR'], [S_DDR, 'DDR'], [S_SDR, 'SDR']];
-const EXT_ORDER: Array<[number, string]> = [[E_NDR, 'NDR'], [E_HDR, 'HDR'], [E_EDR, 'EDR'], [E_FDR, 'FDR']];
-
-/** What ibsim enables for a rate printed by ibnetdiscover (e.g. "4x" + "QDR"). */
-const WIDTH_TEXT: Record<string, number> = { '12': W_1X | W_4X | W_12X, '8': W_8X, '4': W_1X | W_4X, '1': W_1X, '2': W_2X };
-const SPEED_TEXT: Array<[string, { speed: number; ext?: number; ext2?: number }]> = [
-  ['SDR', { speed: S_SDR }],
-  ['DDR', { speed: S_SDR | S_DDR }],
-  ['QDR', { speed: S_SDR | S_DDR | S_QDR }],
-  ['FDR', { speed: S_SDR | S_DDR | S_QDR, ext: E_FDR }],
-  ['EDR', { speed: S_SDR | S_DDR | S_QDR, ext: E_FDR | E_EDR }],
-  ['HDR', { speed: S_SDR | S_DDR | S_QDR, ext: E_FDR | E_EDR | E_HDR }],
-  ['NDR', { speed: S_SDR | S_DDR | S_QDR, ext: E_FDR | E_EDR | E_HDR | E_NDR }],
-  ['XDR', { speed: S_SDR | S_DDR | S_QDR, ext: E_FDR | E_EDR | E_HDR | E_NDR, ext2: 1 }],
-  ['FDR10', { speed: S_SDR | S_DDR | S_QDR }],
-];
 
 const TYPE_WORD: Record<NodeKind, string> = { [NodeType.CA]: 'CA', [NodeType.Switch]: 'switch', [NodeType.Router]: 'router' };
 
@@ -287,7 +208,7 @@ class NetParser {
     if (i < 0) throw this.err(r, l, 'expected "=<guid>" (absolute) or "+<offset>" (relative) after the GUID keyword');
     const v = cStrToBig(l.text.slice(i + 1)).value;
     if (!relative) this.absGuids[type] = v;
-    this.guids[type] = (this.absGuids[type] + (relative ? v : 0n)) & U64;
+    this.guids[type] = (this.absGuids[type] + (relative ? v : 0n)) & GUID_MASK;
   }
 
   private module(l: Line, r: LineReader): void {

@@ -183,132 +183,185 @@ const RDMA_TCP_BASE = 0x0000000001060000n;
 const RDS_PORT = 0x48can;
 const ISER_PORT = 0x0cbcn;
 
+/** A block of the full form (port-group, qos-level, qos-match-rule) as read: its fields, and the
+ * line each was last given on. */
+interface Block {
+  kind: string;
+  line: number;
+  fields: Map<string, string>;
+  lines: Map<string, number>;
+}
+type FullRule = Omit<MatchRule, 'level'> & { levelName: string; line: number; lines: Map<string, number> };
+type SimpleRule = Omit<MatchRule, 'level'> & { sl: number };
+
+/** What a file gives, before the match rules are resolved against the levels and groups. */
+interface Parsed {
+  file: string;
+  levels: QosLevel[];
+  groups: Map<string, PortGroup>;
+  fullRules: FullRule[];
+  simpleRules: SimpleRule[];
+  warnings: string[];
+  simpleDefault?: number;
+}
+
+/** Each block of the full form: what its fields make. A field's problem is reported at the
+ * field's own line (`w`: the last line that gave it), a missing name at the block's (`where`). */
+const BLOCKS: Record<string, (f: Map<string, string>, where: string, w: (key: string) => string, b: Block, p: Parsed) => void> = {
+  'port-group': (f, where, w, _b, p) => {
+    const name = f.get('name');
+    if (!name) throw new QosPolicyError(`${where}: a port-group needs a name`);
+    const g: PortGroup = { name, use: f.get('use'), guids: ranges(f.get('port-guid') ?? '', w('port-guid')), partitions: names(f.get('partition') ?? ''), nodeTypes: new Set() };
+    for (const t of names(f.get('node-type') ?? '')) {
+      const k = t.toLowerCase();
+      if (k === 'ca' || k === 'switch' || k === 'router' || k === 'all' || k === 'self') g.nodeTypes.add(k);
+      else throw new QosPolicyError(`${w('node-type')}: node-type "${t}" is not one of CA, SWITCH, ROUTER, ALL, SELF`);
+    }
+    if (f.has('port-name')) p.warnings.push(`${w('port-name')}: port-group ${name}: port-name is not supported (name ports by port-guid): ignored`);
+    p.groups.set(name.toLowerCase(), g);
+  },
+  'qos-level': (f, where, w, _b, p) => {
+    const name = f.get('name');
+    if (!name) throw new QosPolicyError(`${where}: a qos-level needs a name`);
+    const l: QosLevel = { name, use: f.get('use'), pkeys: ranges(f.get('pkey') ?? '', w('pkey')) };
+    if (f.has('sl')) l.sl = small(f.get('sl')!, 15, 'sl', w('sl'));
+    if (f.has('mtu-limit')) l.mtuLimit = small(f.get('mtu-limit')!, 5, 'mtu-limit', w('mtu-limit'));
+    if (f.has('rate-limit')) l.rateLimit = small(f.get('rate-limit')!, 22, 'rate-limit', w('rate-limit'));
+    if (f.has('packet-life')) l.packetLife = small(f.get('packet-life')!, 0x3f, 'packet-life', w('packet-life'));
+    if (f.has('path-bits')) p.warnings.push(`${w('path-bits')}: qos-level ${name}: path-bits is not supported: ignored`);
+    p.levels.push(l);
+  },
+  'qos-match-rule': (f, where, w, b, p) => {
+    const levelName = f.get('qos-level-name');
+    if (!levelName) throw new QosPolicyError(`${where}: a qos-match-rule needs a qos-level-name`);
+    p.fullRules.push({
+      use: f.get('use'),
+      qosClass: ranges(f.get('qos-class') ?? '', w('qos-class')),
+      source: names(f.get('source') ?? ''),
+      destination: names(f.get('destination') ?? ''),
+      serviceId: ranges(f.get('service-id') ?? '', w('service-id')),
+      pkey: ranges(f.get('pkey') ?? '', w('pkey')),
+      levelName,
+      line: b.line,
+      lines: b.lines,
+    });
+  },
+};
+
+function finishBlock(b: Block, p: Parsed): void {
+  BLOCKS[b.kind]?.(b.fields, `${p.file}:${b.line + 1}`, (key) => `${p.file}:${(b.lines.get(key) ?? b.line) + 1}`, b, p);
+}
+
+/** A simple-form line's criterion: its key (undefined: none) and values; `at` where the line is. */
+interface UlpLine {
+  ulp: string;
+  key: string | undefined;
+  vals: Range[];
+  at: string;
+}
+
+/** A ULP's service IDs in a port space: all of it, or the ports `port-num` names. */
+function ulpPorts(c: UlpLine, rule: SimpleRule, base: bigint): void {
+  if (c.key === undefined) rule.serviceId = [[base, base + 0xffffn]];
+  else if (c.key === 'port-num') rule.serviceId = c.vals.map(([a, b]) => [base + a, base + b] as const);
+  else throw new QosPolicyError(`${c.at}: ${c.ulp} takes "port-num", not "${c.key}"`);
+}
+
+/** Each ULP of the simple form (qos-ulps, but `default`): what its criterion matches. */
+const ULPS: Record<string, (c: UlpLine, rule: SimpleRule) => void> = {
+  any: (c, rule) => {
+    const { key, vals } = c;
+    if (key === 'service-id') rule.serviceId = vals;
+    else if (key === 'pkey') rule.pkey = vals;
+    else if (key === 'target-port-guid') rule.destinationGuids = vals;
+    else if (key === 'source-port-guid') rule.sourceGuids = vals;
+    else if (key === 'source-target-port-guid') {
+      rule.sourceGuids = vals;
+      rule.destinationGuids = vals;
+    } else throw new QosPolicyError(`${c.at}: "any" takes service-id, pkey, target-port-guid, source-port-guid or source-target-port-guid, not "${key ?? ''}"`);
+  },
+  sdp: (c, rule) => ulpPorts(c, rule, SDP_BASE),
+  rds: (c, rule) => {
+    if (c.key === undefined) rule.serviceId = [[RDMA_TCP_BASE + RDS_PORT, RDMA_TCP_BASE + RDS_PORT]];
+    else ulpPorts(c, rule, RDMA_TCP_BASE);
+  },
+  iser: (c, rule) => {
+    if (c.key === undefined) rule.serviceId = [[RDMA_TCP_BASE + ISER_PORT, RDMA_TCP_BASE + ISER_PORT]];
+    else ulpPorts(c, rule, RDMA_TCP_BASE);
+  },
+  srp: (c, rule) => {
+    if (c.key !== 'target-port-guid') throw new QosPolicyError(`${c.at}: srp takes "target-port-guid"`);
+    rule.destinationGuids = c.vals;
+  },
+  ipoib: (c, rule) => {
+    if (c.key === undefined) rule.pkey = [[0x7fffn, 0x7fffn]];
+    else if (c.key === 'pkey') rule.pkey = c.vals.map(([a, b]) => [a & 0x7fffn, b & 0x7fffn] as const);
+    else throw new QosPolicyError(`${c.at}: ipoib takes "pkey", not "${c.key}"`);
+  },
+};
+
+/** One qos-ulps line: "<ulp>[, <criterion> <values>] : <sl>". */
+function simpleLine(line: string, at: string, lineNo: number, p: Parsed): void {
+  const colon = line.lastIndexOf(':');
+  if (colon < 0) throw new QosPolicyError(`${at}: a qos-ulps line is "<ulp>[, <criterion> <values>] : <sl>"`);
+  const sl = small(line.slice(colon + 1), 15, 'the SL', at);
+  const head = line.slice(0, colon).trim();
+  const comma = head.indexOf(',');
+  const ulp = (comma < 0 ? head : head.slice(0, comma)).trim().toLowerCase();
+  const crit = comma < 0 ? '' : head.slice(comma + 1).trim();
+  const m = /^([a-z-]+)\s+(.+)$/i.exec(crit);
+  const key = m?.[1]!.toLowerCase();
+  const vals = m ? ranges(m[2]!, at) : [];
+  if (crit && !m) throw new QosPolicyError(`${at}: "${crit}" is not "<criterion> <values>"`);
+  if (ulp === 'default') {
+    if (crit) throw new QosPolicyError(`${at}: "default" takes no criterion`);
+    p.simpleDefault = sl;
+    return;
+  }
+  const rule: SimpleRule = { qosClass: [], source: [], destination: [], serviceId: [], pkey: [], sl, use: `${ulp} (line ${lineNo})` };
+  const fill = Object.hasOwn(ULPS, ulp) ? ULPS[ulp] : undefined;
+  if (!fill) throw new QosPolicyError(`${at}: unknown ULP "${ulp}" (default, any, sdp, rds, iser, srp, ipoib)`);
+  fill({ ulp, key, vals, at }, rule);
+  p.simpleRules.push(rule);
+}
+
+/** The sections of a policy file, and the block each holds ('': lines, not blocks). */
+const SECTIONS: Record<string, string> = { 'port-groups': 'port-group', 'qos-levels': 'qos-level', 'qos-match-rules': 'qos-match-rule', 'qos-ulps': '', 'qos-setup': '' };
+
+/** The match rules with their levels (and groups) resolved by name, the full form's first. */
+function resolveRules(p: Parsed, byName: ReadonlyMap<string, QosLevel>): MatchRule[] {
+  const rules: MatchRule[] = [];
+  for (const r of p.fullRules) {
+    const level = byName.get(r.levelName.toLowerCase());
+    const at = (key: string): number => (r.lines.get(key) ?? r.line) + 1;
+    if (!level) throw new QosPolicyError(`${p.file}:${at('qos-level-name')}: qos-match-rule: qos-level "${r.levelName}" is not defined`);
+    for (const [key, list] of [['source', r.source], ['destination', r.destination]] as const) {
+      for (const g of list) if (!p.groups.has(g.toLowerCase())) throw new QosPolicyError(`${p.file}:${at(key)}: qos-match-rule: port-group "${g}" is not defined`);
+    }
+    const { levelName: _n, line: _l, lines: _ls, ...rest } = r;
+    rules.push({ ...rest, level });
+  }
+  for (const r of p.simpleRules) {
+    const { sl, ...rest } = r;
+    rules.push({ ...rest, level: { name: `ulp sl ${sl}`, sl, pkeys: [] } });
+  }
+  return rules;
+}
+
 export function parseQosPolicy(text: string, file = 'qos-policy.conf'): QosPolicy {
   const lines = text.split('\n').map((l) => l.replace(/#.*/, '').trim());
-  const levels: QosLevel[] = [];
-  const groups = new Map<string, PortGroup>();
-  const fullRules: Array<Omit<MatchRule, 'level'> & { levelName: string; line: number; lines: Map<string, number> }> = [];
-  const simpleRules: Array<Omit<MatchRule, 'level'> & { sl: number }> = [];
-  const warnings: string[] = [];
-  let simpleDefault: number | undefined;
+  const p: Parsed = { file, levels: [], groups: new Map(), fullRules: [], simpleRules: [], warnings: [] };
   let section: string | undefined;
-  let block: { kind: string; line: number; fields: Map<string, string>; lines: Map<string, number> } | undefined;
-
+  let block: Block | undefined;
   const at = (i: number): string => `${file}:${i + 1}`;
-  const finishBlock = (i: number): void => {
-    const b = block!;
-    const f = b.fields;
-    const where = `${file}:${b.line + 1}`;
-    // A field's problem is reported at the field's own line (the last line that gave it).
-    const w = (key: string): string => `${file}:${(b.lines.get(key) ?? b.line) + 1}`;
-    if (b.kind === 'port-group') {
-      const name = f.get('name');
-      if (!name) throw new QosPolicyError(`${where}: a port-group needs a name`);
-      const g: PortGroup = { name, use: f.get('use'), guids: ranges(f.get('port-guid') ?? '', w('port-guid')), partitions: names(f.get('partition') ?? ''), nodeTypes: new Set() };
-      for (const t of names(f.get('node-type') ?? '')) {
-        const k = t.toLowerCase();
-        if (k === 'ca' || k === 'switch' || k === 'router' || k === 'all' || k === 'self') g.nodeTypes.add(k);
-        else throw new QosPolicyError(`${w('node-type')}: node-type "${t}" is not one of CA, SWITCH, ROUTER, ALL, SELF`);
-      }
-      if (f.has('port-name')) warnings.push(`${w('port-name')}: port-group ${name}: port-name is not supported (name ports by port-guid): ignored`);
-      groups.set(name.toLowerCase(), g);
-    } else if (b.kind === 'qos-level') {
-      const name = f.get('name');
-      if (!name) throw new QosPolicyError(`${where}: a qos-level needs a name`);
-      const l: QosLevel = { name, use: f.get('use'), pkeys: ranges(f.get('pkey') ?? '', w('pkey')) };
-      if (f.has('sl')) l.sl = small(f.get('sl')!, 15, 'sl', w('sl'));
-      if (f.has('mtu-limit')) l.mtuLimit = small(f.get('mtu-limit')!, 5, 'mtu-limit', w('mtu-limit'));
-      if (f.has('rate-limit')) l.rateLimit = small(f.get('rate-limit')!, 22, 'rate-limit', w('rate-limit'));
-      if (f.has('packet-life')) l.packetLife = small(f.get('packet-life')!, 0x3f, 'packet-life', w('packet-life'));
-      if (f.has('path-bits')) warnings.push(`${w('path-bits')}: qos-level ${name}: path-bits is not supported: ignored`);
-      levels.push(l);
-    } else if (b.kind === 'qos-match-rule') {
-      const levelName = f.get('qos-level-name');
-      if (!levelName) throw new QosPolicyError(`${where}: a qos-match-rule needs a qos-level-name`);
-      fullRules.push({
-        use: f.get('use'),
-        qosClass: ranges(f.get('qos-class') ?? '', w('qos-class')),
-        source: names(f.get('source') ?? ''),
-        destination: names(f.get('destination') ?? ''),
-        serviceId: ranges(f.get('service-id') ?? '', w('service-id')),
-        pkey: ranges(f.get('pkey') ?? '', w('pkey')),
-        levelName,
-        line: b.line,
-        lines: b.lines,
-      });
-    }
-    void i;
-    block = undefined;
-  };
-
-  const simple = (line: string, i: number): void => {
-    const colon = line.lastIndexOf(':');
-    if (colon < 0) throw new QosPolicyError(`${at(i)}: a qos-ulps line is "<ulp>[, <criterion> <values>] : <sl>"`);
-    const sl = small(line.slice(colon + 1), 15, 'the SL', at(i));
-    const head = line.slice(0, colon).trim();
-    const comma = head.indexOf(',');
-    const ulp = (comma < 0 ? head : head.slice(0, comma)).trim().toLowerCase();
-    const crit = comma < 0 ? '' : head.slice(comma + 1).trim();
-    const m = /^([a-z-]+)\s+(.+)$/i.exec(crit);
-    const key = m?.[1]!.toLowerCase();
-    const vals = m ? ranges(m[2]!, at(i)) : [];
-    if (crit && !m) throw new QosPolicyError(`${at(i)}: "${crit}" is not "<criterion> <values>"`);
-    const rule: Omit<MatchRule, 'level'> & { sl: number } = { qosClass: [], source: [], destination: [], serviceId: [], pkey: [], sl, use: `${ulp} (line ${i + 1})` };
-    const port = (base: bigint): void => {
-      if (key === undefined) rule.serviceId = [[base, base + 0xffffn]];
-      else if (key === 'port-num') rule.serviceId = vals.map(([a, b]) => [base + a, base + b] as const);
-      else throw new QosPolicyError(`${at(i)}: ${ulp} takes "port-num", not "${key}"`);
-    };
-    switch (ulp) {
-      case 'default':
-        if (crit) throw new QosPolicyError(`${at(i)}: "default" takes no criterion`);
-        simpleDefault = sl;
-        return;
-      case 'any':
-        if (key === 'service-id') rule.serviceId = vals;
-        else if (key === 'pkey') rule.pkey = vals;
-        else if (key === 'target-port-guid') rule.destinationGuids = vals;
-        else if (key === 'source-port-guid') rule.sourceGuids = vals;
-        else if (key === 'source-target-port-guid') {
-          rule.sourceGuids = vals;
-          rule.destinationGuids = vals;
-        } else throw new QosPolicyError(`${at(i)}: "any" takes service-id, pkey, target-port-guid, source-port-guid or source-target-port-guid, not "${key ?? ''}"`);
-        break;
-      case 'sdp':
-        port(SDP_BASE);
-        break;
-      case 'rds':
-        if (key === undefined) rule.serviceId = [[RDMA_TCP_BASE + RDS_PORT, RDMA_TCP_BASE + RDS_PORT]];
-        else port(RDMA_TCP_BASE);
-        break;
-      case 'iser':
-        if (key === undefined) rule.serviceId = [[RDMA_TCP_BASE + ISER_PORT, RDMA_TCP_BASE + ISER_PORT]];
-        else port(RDMA_TCP_BASE);
-        break;
-      case 'srp':
-        if (key !== 'target-port-guid') throw new QosPolicyError(`${at(i)}: srp takes "target-port-guid"`);
-        rule.destinationGuids = vals;
-        break;
-      case 'ipoib':
-        if (key === undefined) rule.pkey = [[0x7fffn, 0x7fffn]];
-        else if (key === 'pkey') rule.pkey = vals.map(([a, b]) => [a & 0x7fffn, b & 0x7fffn] as const);
-        else throw new QosPolicyError(`${at(i)}: ipoib takes "pkey", not "${key}"`);
-        break;
-      default:
-        throw new QosPolicyError(`${at(i)}: unknown ULP "${ulp}" (default, any, sdp, rds, iser, srp, ipoib)`);
-    }
-    simpleRules.push(rule);
-  };
-
-  const SECTIONS: Record<string, string> = { 'port-groups': 'port-group', 'qos-levels': 'qos-level', 'qos-match-rules': 'qos-match-rule', 'qos-ulps': '', 'qos-setup': '' };
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
     if (!line) continue;
     const word = line.toLowerCase();
     if (!section) {
-      if (word in SECTIONS) {
+      if (Object.hasOwn(SECTIONS, word)) {
         section = word;
-        if (word === 'qos-setup') warnings.push(`${at(i)}: qos-setup is ignored, as OpenSM ignores it (VL tables come from the qos VL settings)`);
+        if (word === 'qos-setup') p.warnings.push(`${at(i)}: qos-setup is ignored, as OpenSM ignores it (VL tables come from the qos VL settings)`);
         continue;
       }
       throw new QosPolicyError(`${at(i)}: "${line}" outside a section (port-groups, qos-levels, qos-match-rules, qos-ulps, qos-setup)`);
@@ -320,7 +373,7 @@ export function parseQosPolicy(text: string, file = 'qos-policy.conf'): QosPolic
     }
     if (section === 'qos-setup') continue;
     if (section === 'qos-ulps') {
-      simple(line, i);
+      simpleLine(line, at(i), i + 1, p);
       continue;
     }
     const kind = SECTIONS[section]!;
@@ -330,7 +383,8 @@ export function parseQosPolicy(text: string, file = 'qos-policy.conf'): QosPolic
       continue;
     }
     if (word === `end-${kind}`) {
-      finishBlock(i);
+      finishBlock(block, p);
+      block = undefined;
       continue;
     }
     const c = line.indexOf(':');
@@ -342,25 +396,10 @@ export function parseQosPolicy(text: string, file = 'qos-policy.conf'): QosPolic
     block.lines.set(key, i);
   }
   if (section) throw new QosPolicyError(`${file}: section ${section} is not closed with end-${section}`);
-
-  const byName = new Map(levels.map((l) => [l.name.toLowerCase(), l]));
-  const rules: MatchRule[] = [];
-  for (const r of fullRules) {
-    const level = byName.get(r.levelName.toLowerCase());
-    const at = (key: string): number => (r.lines.get(key) ?? r.line) + 1;
-    if (!level) throw new QosPolicyError(`${file}:${at('qos-level-name')}: qos-match-rule: qos-level "${r.levelName}" is not defined`);
-    for (const [key, list] of [['source', r.source], ['destination', r.destination]] as const) {
-      for (const g of list) if (!groups.has(g.toLowerCase())) throw new QosPolicyError(`${file}:${at(key)}: qos-match-rule: port-group "${g}" is not defined`);
-    }
-    const { levelName: _n, line: _l, lines: _ls, ...rest } = r;
-    rules.push({ ...rest, level });
-  }
-  for (const r of simpleRules) {
-    const { sl, ...rest } = r;
-    rules.push({ ...rest, level: { name: `ulp sl ${sl}`, sl, pkeys: [] } });
-  }
-  const defaultLevel = byName.get('default') ?? (simpleDefault !== undefined ? { name: 'default', sl: simpleDefault, pkeys: [] } : undefined);
-  return new QosPolicy(levels, groups, rules, defaultLevel, warnings);
+  const byName = new Map(p.levels.map((l) => [l.name.toLowerCase(), l]));
+  const rules = resolveRules(p, byName);
+  const defaultLevel = byName.get('default') ?? (p.simpleDefault !== undefined ? { name: 'default', sl: p.simpleDefault, pkeys: [] } : undefined);
+  return new QosPolicy(p.levels, p.groups, rules, defaultLevel, p.warnings);
 }
 
 // ---------------------------------------------------------------- VL settings (OpenSM's qos_* options)

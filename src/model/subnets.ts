@@ -5,7 +5,7 @@
  */
 import { NodeType } from '../wire/mad.js';
 import type { Fabric } from './fabric.js';
-import { FabricBuilder, type GeneratorArgs } from './generators.js';
+import { FabricBuilder, type GeneratorArgs } from './generators/builder.js';
 
 /** The prefix of subnet `i` of a multi-subnet fabric: fec0:0000:0000:<i> (site-local, distinct). */
 export function subnetPrefixOf(i: number): bigint {

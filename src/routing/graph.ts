@@ -6,6 +6,7 @@ import { endPorts as fabricEndPorts } from '../model/snapshot.js';
 import { NodeType } from '../wire/mad.js';
 import { RoutingNotApplicable } from './types.js';
 import { Rng } from '../util/rng.js';
+import { formatGuid } from '../util/guid.js';
 
 /** An end port with what routing needs of it (derived from model/snapshot.ts's end ports). */
 export interface EndPort {
@@ -59,9 +60,8 @@ export interface FabricIndex {
   warnings: string[];
 }
 
-export function fmtGuid(g: bigint): string {
-  return '0x' + g.toString(16).padStart(16, '0');
-}
+/** A GUID as 0x and 16 hex digits (util/guid's formatGuid: one text form of a GUID). */
+export const fmtGuid = formatGuid;
 
 export function swName(ix: FabricIndex, s: number): string {
   const n = ix.fabric.nodes[ix.swNode[s]!]!;

@@ -22,14 +22,15 @@
  *   fail. T's own sources are left out of that comparison: their routes cross no switch-to-switch
  *   link, so they make no channel dependency.
  * - Before all that, T's CA LIDs whose routes are all shortest paths to T (on one VL each) are
- *   walked in batches switch by switch (routing/verify-batch.ts); the rest as above.
+ *   walked in batches switch by switch (routing/verify-walk-batch.ts over routing/verify-batch.ts's
+ *   columns); the rest as above.
  */
 import type { PortSl2Vl } from '../model/routes.js';
 import { fmtGuid, swName, type EndPort, type FabricIndex } from './graph.js';
 import { describe } from './verify-report.js';
 import { InTree, ST_OK, sortByDist } from './verify-tree.js';
 import { LftWindows } from './verify-windows.js';
-import { BATCH, BATCH_SHIFT, ColumnBatch, MAX_LINKS } from './verify-batch.js';
+import { BatchedWalk } from './verify-walk-batch.js';
 import { ChannelCounts } from './verify-channels.js';
 import { SourceSls } from './verify-sls.js';
 import type { FailureKind, RouteFailure } from './verify.js';
@@ -114,29 +115,8 @@ export class LidWalker {
   /** Whether every switch is reachable from the switch whose `byDist` it is (else no LID of it
    *  has shortest paths from every switch: no batch). */
   private byDistAll = false;
-  /** The batched walk (routing/verify-batch.ts): its columns' LIDs, owners, VLs, multiplicities. */
-  private readonly batch: ColumnBatch;
-  /** No per-port SL2VL, no switch with more links than a batch's entry can name. */
-  private readonly batchable: boolean;
-  private readonly bLids = new Int32Array(BATCH);
-  private readonly bOwners = new Int32Array(BATCH);
-  private readonly bCol = new Int32Array(BATCH);
-  private readonly bCols = new Int32Array(BATCH);
-  private readonly bVls = new Int32Array(BATCH);
-  private readonly bMult = new Int32Array(BATCH);
-  private readonly bVl = new Int32Array(BATCH);
-  /** Batched columns tried and left to the per-LID walk (batches given up when most are). */
-  private batchTries = 0;
-  private batchMisses = 0;
-  private batchTwinTries = 0;
-  private batchTwins = 0;
-  private batchHashMisses = 0;
-  /** Batches carried, and those undone (a route not a shortest path): checked first when often. */
-  private batchRuns = 0;
-  private batchAborts = 0;
-  /** The switch delivering each LID (−1: none). */
-  private readonly lidSw: Int32Array;
-  private batchHashStride = 4;
+  /** T's CA LIDs in batches where their routes are shortest paths (routing/verify-walk-batch.ts). */
+  private readonly batched: BatchedWalk;
   constructor(
     private readonly ix: FabricIndex,
     lftByNode: ReadonlyMap<number, Uint8Array>,
@@ -162,13 +142,7 @@ export class LidWalker {
     this.vsl = o.byPorts ? new Int32Array(nSw * 16) : new Int32Array(0);
     this.byDist = new Int32Array(nSw);
     this.distCount = new Int32Array(nSw + 2);
-    this.batch = new ColumnBatch(ix, this.wins.lft);
-    let maxLinks = 0;
-    for (let x = 0; x < nSw; x++) maxLinks = Math.max(maxLinks, ix.adjStart[x + 1]! - ix.adjStart[x]!);
-    this.batchable = o.batch && !o.byPorts && maxLinks <= MAX_LINKS && this.totalSources < 65536;
-    this.wins.hashOnLoad = !this.batchable;
-    this.lidSw = new Int32Array(ix.maxLid + 1).fill(-1);
-    for (const ep of ends) if (ep.sw >= 0) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc) && l <= ix.maxLid; l++) this.lidSw[l] = ep.sw;
+    this.batched = new BatchedWalk(ix, this.wins, this.sls, this.ch, o, this.totalSources);
   }
 
   /** Hop and stretch figures over the reachable CA-to-CA pairs. */
@@ -251,7 +225,10 @@ export class LidWalker {
         owners_.push(oi);
       }
     }
-    if (dist && this.batchable && (this.batchTries < 1024 || 2 * this.batchMisses <= this.batchTries)) this.walkBatched(T, dist);
+    if (dist && this.batched.wanted()) {
+      this.sortBy(T, dist);
+      if (this.byDistAll) this.batched.run(T, dist, this.byDist, lids_, owners_, this);
+    }
     const n = lids_.length;
     // Hashing costs a pass per LID: given up when 1,024 CA LIDs had no twin.
     if (this.twinTries >= 1024 && this.twins === 0) this.wins.hashing = false;
@@ -369,114 +346,8 @@ export class LidWalker {
     this.byDistAll = all;
   }
 
-  /** T's CA LIDs (taken from lids_ / owners_) in batches switch by switch (routing/verify-batch.ts)
-   *  where their routes are all shortest paths to T, each LID's on one VL; the others are left in
-   *  lids_ / owners_, in their order, for the per-LID walk. A batch: up to BATCH LIDs of two consecutive blocks. */
-  private walkBatched(T: number, dist: Int32Array): void {
-    this.sortBy(T, dist);
-    if (!this.byDistAll) return;
-    const { lids_, owners_, ends, bLids, bOwners } = this;
-    const n = lids_.length;
-    let keep = 0;
-    let B = 0;
-    for (let i = 0; i <= n; i++) {
-      const oi = i < n ? owners_[i]! : -1;
-      if (oi >= 0 && ends[oi]!.isSwitch) {
-        lids_[keep] = lids_[i]!;
-        owners_[keep++] = oi;
-        continue;
-      }
-      // A batch: up to BATCH LIDs of two consecutive blocks (see ColumnBatch.dec).
-      const blk = i < n ? lids_[i]! >>> BATCH_SHIFT : 0;
-      const b0 = bLids[0]! >>> BATCH_SHIFT;
-      if (B > 0 && (oi < 0 || B === BATCH || blk < b0 || blk > b0 + 1)) {
-        keep = this.batchOf(T, dist, B, keep);
-        B = 0;
-      }
-      if (oi < 0) break;
-      bLids[B] = lids_[i]!;
-      bOwners[B++] = oi;
-    }
-    lids_.length = keep;
-    owners_.length = keep;
-  }
-
-  /** One batch (bLids / bOwners[0 .. B − 1], LIDs of two consecutive blocks): the columns that qualify
-   *  carried (twins, with the same entries at every switch and the same VL, once for all), the
-   *  others appended to lids_ / owners_ at `keep`; returns the new end. The carry checks that
-   *  the routes are shortest paths as it goes (and undoes the batch when one is not): the
-   *  columns are checked first only when that was seldom so. */
-  private batchOf(T: number, dist: Int32Array, B: number, keep: number): number {
-    const { batch, bLids, bOwners, bCol, bCols, bVls, bMult, bVl, ends, lids_, owners_, wins } = this;
-    const hashing = this.batchTwinTries < 1024 || this.batchTwins > 0;
-    for (let j = 0; j < B; j++) {
-      batch.ensure(bLids[j]!, this.lidSw, hashing ? this.batchHashStride : 0);
-      bCol[j] = bLids[j]! & (2 * BATCH - 1);
-    }
-    const dec = batch.dec;
-    let checked = this.batchRuns >= 64 && 8 * this.batchAborts > this.batchRuns;
-    batch.check(dec, bCol, B, T, dist, !checked);
-    // T's entry leads to the LID's own port; the LID's sources are on one VL.
-    for (let j = 0; j < B; j++) {
-      this.batchTries++;
-      const ok = !batch.bad[j] && wins.leadsTo(T, wins.port(T, bLids[j]!), ends[bOwners[j]!]!);
-      bVl[j] = ok ? this.sls.lidVl(bLids[j]!, T) : -1;
-    }
-    for (let pass = 0; pass < 2; pass++) {
-      let nC = 0;
-      let M = 0;
-      const byHash = hashing ? new Map<number, number[]>() : undefined;
-      for (let j = 0; j < B; j++) {
-        const vl = bVl[j]!;
-        if (vl < 0) continue;
-        M++;
-        if (byHash) {
-          if (pass === 0) this.batchTwinTries++;
-          const h = batch.hashOf(bCol[j]!);
-          const cands = byHash.get(h);
-          const r = cands?.find((k) => bVls[k] === vl && batch.sameColumns(dec, bCols[k]!, bCol[j]!, T));
-          if (r !== undefined) {
-            bMult[r]!++;
-            if (pass === 0) this.batchTwins++;
-            continue;
-          }
-          if (cands) {
-            cands.push(nC);
-            if (++this.batchHashMisses > 64 + this.batchTwins) this.batchHashStride = 1;
-          } else byHash.set(h, [nC]);
-        }
-        bCols[nC] = bCol[j]!;
-        bVls[nC] = vl;
-        bMult[nC++] = 1;
-      }
-      if (nC === 0) break;
-      if (pass === 0) this.batchRuns++;
-      if (batch.carry(this.ch, dec, this.byDist, T, dist, bCols, bVls, bMult, nC, this.o.doCdg, this.o.sl !== undefined)) {
-        this.batchFigures(T, dist, M);
-        break;
-      }
-      // Some route is not a shortest path: check every column, carry those that are (once:
-      // checked columns are carried whole, else all are left to the per-LID walk).
-      this.batchAborts++;
-      if (checked || pass > 0) {
-        bVl.fill(-1, 0, B);
-        break;
-      }
-      checked = true;
-      batch.check(dec, bCol, B, T, dist, false);
-      for (let j = 0; j < B; j++) if (batch.bad[j]) bVl[j] = -1;
-    }
-    for (let j = 0; j < B; j++) {
-      if (bVl[j]! >= 0) continue;
-      this.batchMisses++;
-      lids_[keep] = bLids[j]!;
-      owners_[keep++] = bOwners[j]!;
-    }
-    return keep;
-  }
-
   /** M CA LIDs delivered by T, reached from every source over a shortest path (dist + 2 links). */
-  private batchFigures(T: number, dist: Int32Array, M: number): void {
+  batchFigures(T: number, dist: Int32Array, M: number): void {
     const { srcSw, caCount } = this;
     for (let i = 0; i < srcSw.length; i++) {
       const x = srcSw[i]!;

@@ -4,7 +4,7 @@
  * retries on timeout and at once when the transport hands a MAD back undeliverable (ibsim's status
  * 110), keeps a window of outstanding requests (global and per destination, FIFO beyond it),
  * dispatches unsolicited MADs (requests, traps, reports) by class/method/attribute, and runs RMPP
- * where the transport does not.
+ * where the transport does not (rpc/rmpp-transfers.ts; options and counters in rpc/madrpc-types.ts).
  *
  * Hot path: one Promise per request; the Pending objects pooled in a slot table indexed by the
  * low TID (rpc/pending.ts); one clock timer for all deadlines, kept in a ring of preallocated
@@ -14,109 +14,25 @@
 import type { Clock } from '../util/clock.js';
 import { EncodeError } from '../wire/errors.js';
 import { MAD_SIZE, MadHeader, MadHeaderView, Method, MgmtClass, PERMISSIVE_LID, SMP_DATA_OFFSET, SMP_DATA_SIZE, SmpDr, isResponse } from '../wire/mad.js';
-import { copyTid, setTidLow, smpLid, tidHigh, tidLow } from '../wire/builders.js';
+import { copyTid, setTidLow, smpLid, tidLow } from '../wire/builders.js';
 import { buildSmpDr } from './smp-dr.js';
 import type { AgentOptions, MadAddress, ReceivedMad, Transport } from '../transport/types.js';
 import { TransportError } from '../transport/types.js';
-import { RMPP_HEADER_OFFSET, RMPP_HEADER_SIZE, RmppType, decodeRmpp, encodeRmpp, rmppData, type RmppHeader } from '../wire/rmpp.js';
+import { RMPP_HEADER_OFFSET, RMPP_HEADER_SIZE, encodeRmpp, rmppData } from '../wire/rmpp.js';
 import { MadStatusError, MadTimeoutError, RpcClosedError, describeMad } from './errors.js';
-import {
-  RmppReceiver,
-  RmppSender,
-  hasRmppHeader,
-  newRmppStats,
-  replyAddress,
-  resolveRmppOptions,
-  rmppActive,
-  rmppLeftToKernel,
-  rmppDataOffset,
-  segmentRmpp,
-  type ResolvedRmppOptions,
-  type RmppHost,
-  type RmppOptions,
-  type RmppStats,
-} from './rmpp.js';
-import { defaultDestinationKey, identFor, identOf, type DestinationKey } from './ident.js';
+import { hasRmppHeader, newRmppStats, replyAddress, resolveRmppOptions, rmppActive, rmppLeftToKernel, rmppDataOffset, type RmppHost, type RmppStats } from './rmpp.js';
+import { RmppTransfers } from './rmpp-transfers.js';
+import { defaultDestinationKey, identFor, type DestinationKey } from './ident.js';
 import { UnsolicitedDispatch, type UnsolicitedFilter, type UnsolicitedHandler } from './dispatch.js';
 import { Pending, RequestTable, St, type SmpSink } from './pending.js';
 import { TryDeadlines } from './timeouts.js';
-import { RtoEstimator, type RtoOptions } from './rto.js';
+import { RtoEstimator } from './rto.js';
+import type { MadRpcOptions, MadRpcStats, RequestOptions, SmpOptions } from './madrpc-types.js';
 
 export type { DestinationKey } from './ident.js';
 export type { SmpSink } from './pending.js';
 export type { UnsolicitedFilter, UnsolicitedHandler } from './dispatch.js';
-
-
-export interface MadRpcOptions {
-  /** Per-try response timeout (with `adaptiveTimeout`: the first try's, until a round trip was
-   * measured). Default 100 ms. */
-  timeoutMs?: number;
-  /** Timeouts from measured round trips (RFC 6298 SRTT/RTTVAR, Karn's rule) with the timeout
-   * doubled at each retry of a request (src/rpc/rto.ts). Off by default: every try waits
-   * `timeoutMs`. A request given its own `timeoutMs` keeps it. */
-  adaptiveTimeout?: boolean | Omit<RtoOptions, 'initialMs'>;
-  /** Extra tries after the first. Default 3. */
-  retries?: number;
-  /** Most requests outstanding at once. Default 16. */
-  window?: number;
-  /** Most requests outstanding to one destination. Default 4. */
-  perDestinationWindow?: number;
-  /** Destination key for the per-destination window. Default: DR path for class 0x81, else the LID. */
-  destinationKey?: (mad: Uint8Array, addr: MadAddress) => DestinationKey;
-  /** M_Key put in SMPs built by smpGet/smpSet/smpGetDr/smpSetDr. Default 0. */
-  mkey?: bigint;
-  /** RMPP in TypeScript (default on), or `false` where the kernel does RMPP (real hardware). */
-  rmpp?: RmppOptions | false;
-  /** First low TID to hand out (default 1; TIDs run 1..2^30-1 and wrap); tests use it to exercise wrap-around. */
-  firstTid?: number;
-  /** Let the event loop deliver what arrived before expiring tries (default true; see onTimer). */
-  graceTurn?: boolean;
-  /** Multi-segment requests from one peer LID being reassembled at once (default 16); a first
-   * segment beyond it is dropped and counted in `peerRmppRefused` (the peer retries its request). */
-  maxPeerRmppPerLid?: number;
-}
-
-export interface RequestOptions {
-  timeoutMs?: number;
-  retries?: number;
-  /** Override the destination key of this request. */
-  destination?: DestinationKey;
-}
-
-export interface SmpOptions extends RequestOptions {
-  mkey?: bigint;
-}
-
-export interface MadRpcStats {
-  /** MADs handed to the transport as requests (first tries and retries). */
-  sent: number;
-  retries: number;
-  /** Tries that expired without a response. */
-  timeouts: number;
-  /** Tries the transport handed back with a non-zero status (the request, or its answer: ibsim
-   * hands back an answer it lost on the way with status 110). */
-  bounced: number;
-  /** Requests rejected after all tries (timeouts or undeliverable). */
-  failed: number;
-  /** Responses matched to a request. */
-  responses: number;
-  /** Responses with no outstanding request (late, duplicate or foreign). */
-  unmatched: number;
-  /** Unsolicited MADs handed to a handler. */
-  unsolicited: number;
-  /** Unsolicited MADs no handler wanted. */
-  unhandled: number;
-  /** Responses sent with respond()/respondRmpp(). */
-  responsesSent: number;
-  /** Received MADs too short to carry a header, and SMP responses too short for an SMP or of
-   * another attribute than their request's. */
-  malformed: number;
-}
-
-/** The key of one RMPP transfer: class, peer LID and the full TID. */
-function rmppKey(cls: number, lid: number, mad: Uint8Array): string {
-  return `${cls}:${lid}:${tidHigh(mad)}:${tidLow(mad)}`;
-}
+export type { MadRpcOptions, MadRpcStats, RequestOptions, SmpOptions } from './madrpc-types.js';
 
 export class MadRpc implements RmppHost {
   readonly stats: MadRpcStats = { sent: 0, retries: 0, timeouts: 0, bounced: 0, failed: 0, responses: 0, unmatched: 0, unsolicited: 0, unhandled: 0, responsesSent: 0, malformed: 0 };
@@ -125,7 +41,8 @@ export class MadRpc implements RmppHost {
   private readonly retries: number;
   private readonly destKeyFn: (mad: Uint8Array, addr: MadAddress) => DestinationKey;
   private readonly mkey: bigint;
-  private readonly rmppOpts: ResolvedRmppOptions | undefined;
+  /** The RMPP transfers, when RMPP runs here (not in the kernel). */
+  private readonly rmpp: RmppTransfers | undefined;
   /** The adaptive timeout, when on. */
   readonly rto: RtoEstimator | undefined;
 
@@ -133,14 +50,7 @@ export class MadRpc implements RmppHost {
   private readonly deadlines: TryDeadlines;
   private readonly unsolicited = new UnsolicitedDispatch();
 
-  private readonly receivers = new Map<string, RmppReceiver>();
-  private readonly senders = new Map<string, { sender: RmppSender; done: Promise<void> }>();
   private closed = false;
-  /** Peer-initiated RMPP reassemblies per peer LID (bounded by maxPeerRmppPerLid). */
-  private readonly peerRx = new Map<number, number>();
-  private readonly maxPeerRx: number;
-  /** First segments of peer requests dropped: that peer had maxPeerRmppPerLid transfers running. */
-  peerRmppRefused = 0;
   /** Observer of round trips (ms, management class) of requests answered at their first try
    * (Karn's rule: a retried request's answer may belong to any try); the metrics' SMP histogram. */
   onRoundTrip?: (ms: number, mgmtClass: number) => void;
@@ -155,8 +65,14 @@ export class MadRpc implements RmppHost {
     this.destKeyFn = opts.destinationKey ?? defaultDestinationKey;
     this.mkey = opts.mkey ?? 0n;
     if (opts.adaptiveTimeout) this.rto = new RtoEstimator({ ...(opts.adaptiveTimeout === true ? {} : opts.adaptiveTimeout), initialMs: this.timeoutMs });
-    this.maxPeerRx = Math.max(1, opts.maxPeerRmppPerLid ?? 16);
-    this.rmppOpts = opts.rmpp === false ? undefined : resolveRmppOptions({ madSize: transport.maxMadSize, quietWithoutAck: transport.maxMadSize !== undefined, ...opts.rmpp });
+    if (opts.rmpp !== false) {
+      const ro = resolveRmppOptions({ madSize: transport.maxMadSize, quietWithoutAck: transport.maxMadSize !== undefined, ...opts.rmpp });
+      this.rmpp = new RmppTransfers(this, ro, Math.max(1, opts.maxPeerRmppPerLid ?? 16), {
+        lookup: (d) => this.lookup(d),
+        settle: (p) => this.settle(p),
+        dispatch: (m) => this.dispatch(m),
+      });
+    }
     this.table = new RequestTable(Math.max(1, opts.window ?? 16), Math.max(1, opts.perDestinationWindow ?? 4), opts.firstTid ?? 1, (p) => this.sendTry(p));
     this.deadlines = new TryDeadlines(clock, opts.graceTurn ?? true, (p: Pending) => {
       this.stats.timeouts++;
@@ -164,6 +80,11 @@ export class MadRpc implements RmppHost {
       this.retryOrFail(p);
     });
     transport.onReceive((m) => this.onReceive(m));
+  }
+
+  /** First segments of peer requests dropped: that peer had maxPeerRmppPerLid transfers running. */
+  get peerRmppRefused(): number {
+    return this.rmpp?.peerRefused ?? 0;
   }
 
   /** Requests sent and not yet answered. */
@@ -326,7 +247,7 @@ export class MadRpc implements RmppHost {
     // The header fields read at offsets derived from the MadHeader table (no view object per MAD).
     const mgmtClass = d[MGMT_CLASS_OFFSET]!;
     if (m.status !== 0) return this.onBounce(m);
-    if (this.rmppOpts && hasRmppHeader(mgmtClass) && rmppActive(d) && !rmppLeftToKernel(d)) return this.onRmpp(m);
+    if (this.rmpp && hasRmppHeader(mgmtClass) && rmppActive(d) && !rmppLeftToKernel(d)) return this.rmpp.onMad(m);
     if (isResponse(d[METHOD_OFFSET]!)) {
       const p = this.table.lookup(tidLow(d), mgmtClass);
       if (!p || !p.awaiting) {
@@ -421,7 +342,7 @@ export class MadRpc implements RmppHost {
     const hdr = header.slice(0, off);
     copyTid(request.data, hdr);
     const to = replyAddress(addr);
-    if (!this.rmppOpts) {
+    if (!this.rmpp) {
       const one = new Uint8Array(off + payload.length);
       one.set(hdr);
       one.set(payload, off);
@@ -435,133 +356,12 @@ export class MadRpc implements RmppHost {
       }
       return Promise.resolve();
     }
-    const segs = segmentRmpp(hdr, payload, undefined, this.rmppOpts.madSize);
-    if (segs.length === 1) {
-      this.stats.responsesSent++;
-      try {
-        // Send only what is used: a peer without RMPP (a diag tool under ibsim) counts the records
-        // by the MAD's length; real hardware pads short sends.
-        this.transport.send(segs[0]!.subarray(0, off + payload.length), to);
-      } catch (e) {
-        return Promise.reject(e);
-      }
-      this.rmppStats.segmentsSent++;
-      return Promise.resolve();
-    }
-    const key = rmppKey(cls, to.lid, hdr);
-    const running = this.senders.get(key);
-    if (running) return running.done;
-    this.stats.responsesSent++;
-    let ok!: () => void;
-    let fail!: (e: Error) => void;
-    const done = new Promise<void>((res, rej) => {
-      ok = res;
-      fail = rej;
-    });
-    const sender = new RmppSender(this, this.rmppOpts, segs, to, { ...identOf(hdr, to), destination: `LID ${to.lid}` }, { ok, fail }, () => {
-      if (this.senders.get(key)?.sender === sender) this.senders.delete(key);
-    });
-    this.senders.set(key, { sender, done });
-    sender.start();
-    return done;
+    return this.rmpp.respond(cls, off, hdr, payload, to);
   }
 
   /** RmppHost: raw send. */
   sendRaw(mad: Uint8Array, addr: MadAddress): void {
     this.transport.send(mad, addr);
-  }
-
-  private onRmpp(m: ReceivedMad): void {
-    const d = m.data;
-    let h: RmppHeader;
-    try {
-      h = decodeRmpp(d);
-    } catch {
-      this.stats.malformed++;
-      return;
-    }
-    const hv = MadHeaderView.over(d);
-    const cls = hv.mgmtClass;
-    const key = rmppKey(cls, m.addr.lid, d);
-    if (h.type !== RmppType.Data) {
-      const s = this.senders.get(key);
-      if (s) return s.sender.onControl(h);
-      const r = this.receivers.get(key);
-      if (r && (h.type === RmppType.Stop || h.type === RmppType.Abort)) return r.onStopAbort(h);
-      this.stats.unmatched++; // stray ACK (e.g. for a single-segment response) or late control MAD
-      return;
-    }
-    const existing = this.receivers.get(key);
-    if (existing) return existing.onData(m, h);
-    const rsp = isResponse(hv.method);
-    if (rsp) {
-      const p = this.lookup(d);
-      if (!p || !p.awaiting) {
-        this.stats.unmatched++;
-        return;
-      }
-      if (h.data1 !== 1) {
-        // not the start of a transfer we know: ignore, the sender will resend from segment 1
-        this.rmppStats.outOfWindowSegments++;
-        return;
-      }
-      const rx = new RmppReceiver(
-        this,
-        this.rmppOpts!,
-        m.addr,
-        identFor(p.mad, p.addr),
-        cls,
-        {
-          ok: (whole) => {
-            if (p.state !== St.Outstanding) return;
-            this.stats.responses++;
-            this.settle(p);
-            p.resolve(whole);
-          },
-          fail: (e) => {
-            if (p.state !== St.Outstanding) return;
-            this.settle(p);
-            this.stats.failed++;
-            p.reject(e);
-          },
-        },
-        () => {
-          if (this.receivers.get(key) === rx) this.receivers.delete(key);
-        },
-      );
-      p.rx = rx;
-      this.receivers.set(key, rx);
-      rx.onData(m, h);
-      return;
-    }
-    // an RMPP request from a peer (e.g. a multi-segment SA query): reassemble, then dispatch
-    if (h.data1 !== 1) {
-      this.rmppStats.outOfWindowSegments++;
-      return;
-    }
-    const lid = m.addr.lid;
-    const running = this.peerRx.get(lid) ?? 0;
-    if (running >= this.maxPeerRx) {
-      this.peerRmppRefused++;
-      return;
-    }
-    this.peerRx.set(lid, running + 1);
-    const rx: RmppReceiver = new RmppReceiver(
-      this,
-      this.rmppOpts!,
-      m.addr,
-      identOf(d, m.addr),
-      cls,
-      { ok: (whole) => this.dispatch(whole), fail: () => undefined },
-      () => {
-        if (this.receivers.get(key) === rx) this.receivers.delete(key);
-        const n = (this.peerRx.get(lid) ?? 1) - 1;
-        if (n > 0) this.peerRx.set(lid, n);
-        else this.peerRx.delete(lid);
-      },
-    );
-    this.receivers.set(key, rx);
-    rx.onData(m, h);
   }
 
   // ---------------------------------------------------------------- SMP helpers
@@ -649,11 +449,7 @@ export class MadRpc implements RmppHost {
     this.closed = true;
     this.deadlines.close();
     const all = this.table.clear();
-    for (const r of this.receivers.values()) r.cancel();
-    this.receivers.clear();
-    this.peerRx.clear();
-    for (const s of this.senders.values()) s.sender.cancel(new RpcClosedError('RMPP send'));
-    this.senders.clear();
+    this.rmpp?.close();
     for (const p of all) {
       const e = new RpcClosedError(describeMad(identFor(p.mad, p.addr)));
       if (p.sink) p.sink.smpFailed(p.ctx, e);

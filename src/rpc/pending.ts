@@ -11,7 +11,7 @@
  */
 import { Fifo } from '../util/fifo.js';
 import type { MadAddress, ReceivedMad } from '../transport/types.js';
-import type { RmppReceiver } from './rmpp.js';
+import type { RmppReceiver } from './rmpp-receiver.js';
 import type { DestinationKey } from './ident.js';
 
 export const enum St {

@@ -17,110 +17,42 @@
  *   it holds; PortGID, JoinState and ProxyJoin are zero unless the requester is trusted (SA_Key).
  * - Changes are reported to listeners (`onGroupsChanged`: the SM recomputes MFTs, see mft.ts) and
  *   as traps 66/67 to InformInfo subscribers (through the `traps` sink, e.g. InformManager).
+ *
+ * The group records, masks and pure checks and queries: sa/mcast-group.ts.
  */
-import { DEFAULT_GID_PREFIX, Method, MadStatus } from '../wire/mad.js';
+import { Method, MadStatus } from '../wire/mad.js';
 import { JoinState, MCMemberRecord, SaAttr, SaStatus, Selector, McScope } from '../wire/sa.js';
 import { PortInfo } from '../wire/sma.js';
 import type { SaAnswer, SaContext, SaHandler, SaQuery, SaRequester } from './types.js';
 import { MCAST_LID_BASE, MCAST_LID_MAX, type McastGroupPorts } from '../routing/mcast-tree.js';
-import { portKind, snapshotPorts, type Snapshot } from '../model/snapshot.js';
+import { snapshotPorts, type Snapshot } from '../model/snapshot.js';
 import type { PeerRef } from '../model/fabric.js';
-import type { PartitionGroup } from '../model/partitions.js';
 import { KeyCounter, requesterKey, resolveSaLimits, type SaLimits } from './limits.js';
-
-import { hasPkey, pkeysOf, portGidOf, portGuidOf, portInfoOf, portOfGid, requesterPort, sharePkey } from './ports.js';
+import { hasPkey, pkeysOf, portGuidOf, portInfoOf, portOfGid, requesterPort, sharePkey } from './ports.js';
 import { knownPortRate as portRate, RATE_GBPS, rateGbps as gbps } from '../model/rates.js';
 import { GUID_MASK } from '../util/guid.js';
-import { RATE, selectorHolds } from './selector.js';
+import {
+  CM,
+  MC_CREATE_MASK,
+  MC_JOIN_MASK,
+  encodeMember,
+  hasFullMember,
+  matchesGroup,
+  nextRate,
+  portCapable,
+  queryGroups,
+  validRequestedMgid,
+  type Group,
+  type McGroup,
+  type McGroupEvent,
+  type McMember,
+  type MulticastOptions,
+  type WellKnownGroupSpec,
+} from './mcast-group.js';
 
 export { hasPkey, pkeysOf, portGidOf, portGuidOf, portInfoOf, portOfGid, requesterPort, sharePkey } from './ports.js';
+export { MC_CREATE_MASK, MC_JOIN_MASK, validRequestedMgid, type McGroup, type McGroupEvent, type McMember, type McastTrapSink, type MulticastOptions, type WellKnownGroupSpec } from './mcast-group.js';
 
-// ---------------------------------------------------------------- groups
-
-export interface McMember {
-  portGuid: bigint;
-  portGid: bigint;
-  joinState: number;
-  proxyJoin: boolean;
-}
-
-export interface McGroup {
-  readonly mgid: bigint;
-  readonly mlid: number;
-  /** The group's parameters (PortGID, JoinState, ProxyJoin zero; selectors "exactly"). */
-  readonly rec: Readonly<MCMemberRecord>;
-  readonly members: ReadonlyMap<bigint, Readonly<McMember>>;
-  /** Created from the SM's configuration; the last leave does not delete it. */
-  readonly wellKnown: boolean;
-}
-
-interface Group {
-  mgid: bigint;
-  mlid: number;
-  rec: MCMemberRecord;
-  members: Map<bigint, McMember>;
-  /** Created by the SM from its configuration (partitions.conf): kept without members. */
-  wellKnown: boolean;
-  /** Who created it (requesterKey), counted against groupsPerRequester. */
-  creator?: string;
-}
-
-export type McGroupEvent =
-  | { kind: 'created'; mgid: bigint; mlid: number }
-  | { kind: 'deleted'; mgid: bigint; mlid: number }
-  | { kind: 'membership'; mgid: bigint; mlid: number };
-
-/** Where traps 66/67 go (InformManager implements it). */
-export interface McastTrapSink {
-  mcGroupCreated(mgid: bigint, pkey: number, ctx: SaContext): unknown;
-  mcGroupDeleted(mgid: bigint, pkey: number, ctx: SaContext): unknown;
-}
-
-/** A group the SM's configuration creates (model/partitions.ts). */
-export type WellKnownGroupSpec = Omit<PartitionGroup, 'source'>;
-
-export interface MulticastOptions {
-  /** Highest MLID to hand out. Default 0xC000 + maxGroups - 1 (sa/limits.ts: 1,024 groups, as
-   * OpenSM); a snapshot's switches bound it further by their smallest MulticastFDBCap. */
-  maxMlid?: number;
-  /** Bounds (maxGroups, groupsPerRequester); sa/limits.ts. */
-  limits?: Partial<SaLimits>;
-  traps?: McastTrapSink;
-  /** PacketLifeTime of a group whose creator does not give one. Default 18 (as the subnet timeout). */
-  defaultPacketLifeTime?: number;
-  /** Who may join or leave for another port's PortGID (a proxy join, IBA o15-0.2.1): 'trusted'
-   * (default) only a requester with the SA_Key in its SA header (IBA lets the SA refuse others);
-   * 'partition' any port sharing a P_Key with that port, as OpenSM (`--sa-proxy-joins`). */
-  proxyJoins?: 'trusted' | 'partition';
-}
-
-const M = (p: string): bigint => MCMemberRecord.mask(p);
-const CM = {
-  mgid: M('mgid'),
-  portGid: M('portGid'),
-  qKey: M('qKey'),
-  mlid: M('mlid'),
-  mtuSelector: M('mtuSelector'),
-  mtu: M('mtu'),
-  tClass: M('tClass'),
-  pKey: M('pKey'),
-  rateSelector: M('rateSelector'),
-  rate: M('rate'),
-  packetLifeTimeSelector: M('packetLifeTimeSelector'),
-  packetLifeTime: M('packetLifeTime'),
-  sl: M('sl'),
-  flowLabel: M('flowLabel'),
-  hopLimit: M('hopLimit'),
-  scope: M('scope'),
-  joinState: M('joinState'),
-  proxyJoin: M('proxyJoin'),
-};
-/** Components a join/leave needs. */
-export const MC_JOIN_MASK = CM.mgid | CM.portGid | CM.joinState;
-/** Components a create needs. */
-export const MC_CREATE_MASK = MC_JOIN_MASK | CM.qKey | CM.tClass | CM.pKey | CM.flowLabel | CM.sl;
-
-const FULL_BITS = JoinState.FullMember | JoinState.SendOnlyFullMember;
 const status = (s: number): SaAnswer => ({ kind: 'status', status: s });
 
 export class MulticastManager implements SaHandler {
@@ -248,11 +180,11 @@ export class MulticastManager implements SaHandler {
     const fresh = specs.filter((sp) => !this.groups.has(sp.mgid));
     const released = [...this.groups.values()].filter((g) => g.wellKnown && !wanted.has(g.mgid));
     const free = this.maxMlid - MCAST_LID_BASE + 1 - this.mlids.size;
-    const freed = released.filter((g) => !this.hasFullMember(g)).length;
+    const freed = released.filter((g) => !hasFullMember(g)).length;
     if (fresh.length > free + freed) throw new RangeError(`partitions.conf names ${fresh.length} new multicast groups; ${free + freed} MLIDs are free`);
     for (const g of released) {
       g.wellKnown = false;
-      if (!this.hasFullMember(g)) {
+      if (!hasFullMember(g)) {
         if (ctx) this.deleteGroup(g, ctx);
         else {
           this.groups.delete(g.mgid);
@@ -280,7 +212,7 @@ export class MulticastManager implements SaHandler {
   removePort(portGuid: bigint, ctx: SaContext): void {
     for (const g of [...this.groups.values()]) {
       if (!g.members.delete(portGuid)) continue;
-      if (!this.hasFullMember(g) && !g.wellKnown) this.deleteGroup(g, ctx);
+      if (!hasFullMember(g) && !g.wellKnown) this.deleteGroup(g, ctx);
       else this.emit({ kind: 'membership', mgid: g.mgid, mlid: g.mlid });
     }
   }
@@ -300,7 +232,7 @@ export class MulticastManager implements SaHandler {
         return this.leave(q, rec, ctx);
       case Method.Get:
       case Method.GetTable: {
-        const recs = this.query(q, rec, ctx);
+        const recs = queryGroups(this.groups.values(), q, rec, ctx);
         if (q.method === Method.Get) {
           if (recs.length === 0) return status(SaStatus.NoRecords);
           if (recs.length > 1) return status(SaStatus.TooManyRecords);
@@ -350,7 +282,7 @@ export class MulticastManager implements SaHandler {
       g = made;
       created = true;
     } else {
-      if (!this.matchesGroup(g, req, mask) || !this.portCapable(g, pi)) return status(SaStatus.ReqInvalid);
+      if (!matchesGroup(g, req, mask) || !portCapable(g, pi)) return status(SaStatus.ReqInvalid);
       if (!hasPkey(portPkeys, g.rec.pKey)) return status(SaStatus.ReqInvalid);
       const existing = g.members.get(portGuid);
       if (existing && !this.mayModify(existing, g, q.requester, reqPort, ctx)) return status(SaStatus.ReqInvalid);
@@ -365,7 +297,7 @@ export class MulticastManager implements SaHandler {
       this.emit({ kind: 'created', mgid: g.mgid, mlid: g.mlid });
       this.o.traps?.mcGroupCreated(g.mgid, g.rec.pKey, ctx);
     } else if (before !== after.joinState) this.emit({ kind: 'membership', mgid: g.mgid, mlid: g.mlid });
-    return { kind: 'records', records: [this.encode(g, after, true)], method: Method.GetResp };
+    return { kind: 'records', records: [encodeMember(g, after, true)], method: Method.GetResp };
   }
 
   private create(mask: bigint, req: MCMemberRecord, pi: PortInfo | undefined, ctx: SaContext): Group | number {
@@ -462,28 +394,7 @@ export class MulticastManager implements SaHandler {
     return undefined;
   }
 
-  /** o15-0.2.4 #5: every component given must match the group (MTU/rate by selector). */
-  private matchesGroup(g: Group, r: MCMemberRecord, mask: bigint): boolean {
-    const gr = g.rec;
-    if (mask & CM.mlid && r.mlid !== gr.mlid) return false;
-    if (mask & CM.qKey && r.qKey !== gr.qKey) return false;
-    if (mask & CM.pKey && r.pKey !== gr.pKey) return false;
-    if (mask & CM.tClass && r.tClass !== gr.tClass) return false;
-    if (mask & CM.sl && r.sl !== gr.sl) return false;
-    if (mask & CM.flowLabel && r.flowLabel !== gr.flowLabel) return false;
-    if (mask & CM.hopLimit && r.hopLimit !== gr.hopLimit) return false;
-    if (mask & CM.mtuSelector && mask & CM.mtu && !selectorHolds(r.mtuSelector, r.mtu, gr.mtu)) return false;
-    if (mask & CM.rateSelector && mask & CM.rate && !selectorHolds(r.rateSelector, r.rate, gr.rate, RATE)) return false;
-    return true;
-  }
 
-  /** The joining port can carry the group's MTU and rate. */
-  private portCapable(g: Group, pi: PortInfo | undefined): boolean {
-    if (!pi) return true;
-    if (pi.mtuCap && pi.mtuCap < g.rec.mtu) return false;
-    const r = portRate(pi);
-    return !r || gbps(r) >= gbps(g.rec.rate);
-  }
 
   /** o15-0.2.1: who may modify an existing membership. */
   private mayModify(m: McMember, g: Group, req: SaRequester, reqPort: PeerRef | undefined, ctx: SaContext): boolean {
@@ -513,17 +424,13 @@ export class MulticastManager implements SaHandler {
     if (!(bits & m.joinState) || (bits | m.joinState) !== m.joinState) return status(SaStatus.ReqInvalid);
     if (!this.mayModify(m, g, q.requester, requesterPort(ctx, q.requester), ctx)) return status(SaStatus.ReqInvalid);
     m.joinState &= ~bits;
-    const out = this.encode(g, m, true);
+    const out = encodeMember(g, m, true);
     if (m.joinState === 0) g.members.delete(guid);
-    if (!this.hasFullMember(g) && !g.wellKnown) this.deleteGroup(g, ctx);
+    if (!hasFullMember(g) && !g.wellKnown) this.deleteGroup(g, ctx);
     else this.emit({ kind: 'membership', mgid: g.mgid, mlid: g.mlid });
     return { kind: 'records', records: [out], method: Method.DeleteResp };
   }
 
-  private hasFullMember(g: Group): boolean {
-    for (const m of g.members.values()) if (m.joinState & FULL_BITS) return true;
-    return false;
-  }
 
   private deleteGroup(g: Group, ctx: SaContext): void {
     this.groups.delete(g.mgid);
@@ -535,46 +442,7 @@ export class MulticastManager implements SaHandler {
 
   // ------------------------------------------------------------ queries
 
-  private query(q: SaQuery, r: MCMemberRecord, ctx: SaContext): Uint8Array[] {
-    const mask = q.componentMask;
-    const reqPort = requesterPort(ctx, q.requester);
-    const reqPkeys = reqPort ? pkeysOf(ctx, reqPort) : [];
-    const trusted = q.requester.trusted;
-    const stateMask = (mask & CM.joinState ? 0xf : 0) as number;
-    const scopeOk = (g: Group): boolean => !(mask & CM.scope) || r.scope === g.rec.scope;
-    const out: Uint8Array[] = [];
-    // In MGID order, as OpenSM (its groups are a map keyed by MGID): saquery -g lists the same way.
-    for (const g of [...this.groups.values()].sort((a, b) => (a.mgid < b.mgid ? -1 : a.mgid > b.mgid ? 1 : 0))) {
-      if (mask & CM.mgid && r.mgid !== g.mgid) continue;
-      if (!trusted && !hasPkey(reqPkeys, g.rec.pKey)) continue;
-      if (!this.matchesGroup(g, r, mask) || !scopeOk(g)) continue;
-      if (mask & CM.proxyJoin && !(mask & CM.portGid) && r.proxyJoin !== 0) continue;
-      if (mask & CM.portGid) {
-        const m = g.members.get(r.portGid & GUID_MASK);
-        if (!m || (m.joinState & stateMask) !== (r.joinState & stateMask)) continue;
-        if (mask & CM.proxyJoin && Number(m.proxyJoin) !== r.proxyJoin) continue;
-        out.push(this.encode(g, m, trusted));
-      } else if (trusted) {
-        for (const m of g.members.values()) {
-          if ((m.joinState & stateMask) !== (r.joinState & stateMask)) continue;
-          out.push(this.encode(g, m, true));
-        }
-      } else {
-        if (stateMask && r.joinState !== 0) continue; // the group record carries JoinState 0
-        out.push(this.encode(g, undefined, false));
-      }
-    }
-    return out;
-  }
 
-  private encode(g: Group, m: McMember | undefined, showPort: boolean): Uint8Array {
-    return MCMemberRecord.encode({
-      ...g.rec,
-      portGid: showPort && m ? m.portGid : 0n,
-      joinState: showPort && m ? m.joinState : 0,
-      proxyJoin: showPort && m ? Number(m.proxyJoin) : 0,
-    });
-  }
 
   private emit(e: McGroupEvent): void {
     for (const fn of this.listeners) fn(e);
@@ -607,24 +475,3 @@ export class MulticastManager implements SaHandler {
 
 /** Per snapshot: 0xC000 + its switches' smallest MulticastFDBCap - 1 (snapshots never change). */
 const FDB_LIMITS = new WeakMap<Snapshot, number>();
-
-function nextRate(code: number, dir: 1 | -1): number {
-  const g = gbps(code);
-  let best = 0;
-  for (const [c, v] of Object.entries(RATE_GBPS)) {
-    if (dir > 0 ? v > g && (!best || v < gbps(best)) : v < g && (!best || v > gbps(best))) best = Number(c);
-  }
-  return best;
-}
-
-/** o15-0.1.5: a requested MGID must be multicast, use no reserved flags, and not claim the SA's
- * signature (0xA01B) with link-local scope. IPoIB MGIDs (0x401B, 0x601B) pass. */
-export function validRequestedMgid(mgid: bigint): boolean {
-  if (((mgid >> 120n) & 0xffn) !== 0xffn) return false;
-  const sig = Number((mgid >> 96n) & 0xffffn);
-  if (sig === 0x401b || sig === 0x601b) return true;
-  const flagsScope = Number((mgid >> 112n) & 0xffn);
-  if (flagsScope & 0xe0) return false;
-  if (sig === 0xa01b && (flagsScope & 0xf) === McScope.LinkLocal) return false;
-  return true;
-}

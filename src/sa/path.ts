@@ -1,5 +1,6 @@
 /**
- * PathRecord, MultiPathRecord and TraceRecord: paths computed from the forwarding tables the SM
+ * PathRecord (MultiPathRecord in sa/multipath.ts, TraceRecord in sa/trace.ts, the walk they share
+ * in sa/path-walk.ts): paths computed from the forwarding tables the SM
  * programmed (the snapshot's routing LFTs), followed hop by hop from the source to the
  * destination LID. Pure.
  *
@@ -13,9 +14,8 @@
  * two ranges is a path: "diagonal" pairs first (Preference 0), then the rest (Preference 2), up to
  * NumbPath per port pair. SGID/DGID queries iterate the ranges; SLID/DLID pin them.
  */
-import { DEFAULT_GID_PREFIX, MadStatus, Method, NodeType } from '../wire/mad.js';
-import { MultiPathRecord, PathRecord, SaAttr, SaStatus, Selector, TraceRecord, multiPathGids, multiPathServiceId, type PathRecord as PathRecordValue } from '../wire/sa.js';
-import type { PortInfo } from '../wire/sma.js';
+import { DEFAULT_GID_PREFIX, MadStatus, Method } from '../wire/mad.js';
+import { PathRecord, SaAttr, SaStatus, Selector, type PathRecord as PathRecordValue } from '../wire/sa.js';
 import { SaRequestError } from './engine.js';
 import { portOfGid } from './ports.js';
 import { commonPkey, pkeyView, portPkeys, shareThis, Visibility } from './visibility.js';
@@ -23,89 +23,16 @@ import { lidRange, portKind, snapshotPorts, type EndPort } from '../model/snapsh
 import type { QosPort } from '../model/qos-policy.js';
 import type { SaContext, SaHandler, SaQuery } from './types.js';
 
-/** The default (and link-local) GID prefix. */
-
-
 import { RATE_GBPS, portRate, rateCompare } from '../model/rates.js';
 import { GUID_MASK } from '../util/guid.js';
-import { walkLfts, type WalkHop } from '../model/lft-walk.js';
+import { pinfo, walkPath } from './path-walk.js';
 import { RATE, selectValue } from './selector.js';
 
 export { portRate };
+export { walkPath, type PathHop, type PathWalk } from './path-walk.js';
 
-// ---------- walking the forwarding tables ----------
-
-/** One node a path goes through: the port it enters by (0 at the source) and leaves by (0 at the destination). */
-export type PathHop = WalkHop;
-
-export type PathWalk =
-  | { ok: true; hops: PathHop[]; /** links traversed */ links: number; mtu: number; rate: number }
-  | { ok: false; reason: string };
-
-function pinfo(ctx: SaContext, node: number, port: number): PortInfo | undefined {
-  return ctx.snapshot.discovery.nodes[node]?.portInfo[port];
-}
-
-/** Follow the LFTs from `src` towards `dlid` (owned by `dst`). */
 /** OpenSM's default packet_life_time. */
 export const DEFAULT_PACKET_LIFE_TIME = 0x12;
-
-/** Walks per SA context (a new context comes with every sweep, so a cache never outlives the
- * tables it was walked on), keyed by source port and destination LID (the LID names the
- * destination port: `dst` is its owner). Bounded: cleared when full. */
-const WALK_CACHE_MAX = 200_000;
-const walkCache = new WeakMap<SaContext['snapshot'], Map<number, PathWalk>>();
-
-export function walkPath(ctx: SaContext, src: EndPort, dlid: number, dst: EndPort): PathWalk {
-  let cache = walkCache.get(ctx.snapshot);
-  if (!cache) walkCache.set(ctx.snapshot, (cache = new Map()));
-  const key = (src.node * 256 + src.port) * 0x10000 + dlid;
-  const hit = cache.get(key);
-  if (hit) return hit;
-  if (cache.size >= WALK_CACHE_MAX) cache.clear();
-  const w = walkUncached(ctx, src, dlid, dst);
-  cache.set(key, w);
-  return w;
-}
-
-function walkUncached(ctx: SaContext, src: EndPort, dlid: number, dst: EndPort): PathWalk {
-  const { fabric, routing } = ctx.snapshot;
-  if (src.node === dst.node && src.port === dst.port) {
-    const pi = pinfo(ctx, src.node, src.port);
-    return { ok: true, hops: [{ node: src.node, inPort: 0, outPort: 0 }], links: 0, mtu: pi?.mtuCap || 1, rate: pi ? portRate(pi) : 2 };
-  }
-  let mtu = Infinity;
-  let rate = -1;
-  let links = 0;
-  // A switch's own port 0 limits what leaves or reaches it (its MTUCap may be below its links').
-  const port0 = (node: number): void => {
-    if (fabric.nodes[node]!.type === NodeType.Switch) mtu = Math.min(mtu, pinfo(ctx, node, 0)?.mtuCap || Infinity);
-  };
-  port0(src.node);
-  const w = walkLfts(fabric, routing.lfts, src, dlid, dst, (node, port, peer) => {
-    for (const x of [pinfo(ctx, node, port), pinfo(ctx, peer.node, peer.port)]) {
-      if (!x) continue;
-      mtu = Math.min(mtu, x.mtuCap || Infinity, x.neighborMtu || Infinity);
-      const r = portRate(x);
-      if (rate < 0 || rateCompare(r, rate) < 0) rate = r;
-    }
-    links++;
-  });
-  if (!w.ok) {
-    const reason = {
-      noLink: `node ${w.node} port ${w.port} has no link`,
-      noRoute: `switch ${w.node} has no route to LID ${dlid}`,
-      notOwner: `LID ${dlid} routed into node ${w.node}, which is not its owner`,
-      loop: `no arrival at LID ${dlid} (the route loops)`,
-    }[w.reason];
-    return { ok: false, reason };
-  }
-  const end = w.hops.at(-1)!.node;
-  port0(end);
-  if (mtu === Infinity) mtu = pinfo(ctx, end, 0)?.mtuCap || 1;
-  if (rate < 0) rate = 2;
-  return { ok: true, hops: w.hops, links, mtu, rate };
-}
 
 // ---------- PathRecord ----------
 
@@ -113,7 +40,7 @@ function walkUncached(ctx: SaContext, src: EndPort, dlid: number, dst: EndPort):
 const PR_BITS: Readonly<Record<string, bigint>> = Object.fromEntries(
   [...new Set(PathRecord.components.map((c) => c.path.replace(/#\d+$/, '')))].map((p) => [p, PathRecord.mask(p)]),
 );
-const bit = (name: string): bigint => {
+export const bit = (name: string): bigint => {
   const b = PR_BITS[name];
   if (b === undefined) throw new Error(`PathRecord has no component "${name}"`);
   return b;
@@ -131,7 +58,7 @@ function portGid(ctx: SaContext, ep: EndPort, prefix: bigint): bigint {
 }
 
 /** Resolve a GID of this subnet to its end port; throws ReqInvalidGid for a foreign prefix or an unknown GUID. */
-function portByGid(ctx: SaContext, gid: bigint, what: string): EndPort {
+export function portByGid(ctx: SaContext, gid: bigint, what: string): EndPort {
   const prefix = gid >> 64n;
   if (prefix !== DEFAULT_GID_PREFIX && prefix !== subnetPrefix(ctx)) {
     throw new SaRequestError(SaStatus.ReqInvalidGid, `${what} prefix 0x${prefix.toString(16)} is not this subnet's (no router)`);
@@ -311,7 +238,7 @@ interface Endpoints {
 }
 
 /** The source and destination a PathRecord template names (GID first, else LID). */
-function endpoints(ctx: SaContext, req: PathRequest): Endpoints {
+export function endpoints(ctx: SaContext, req: PathRequest): Endpoints {
   const { rec, mask } = req;
   const has = (b: bigint): boolean => (mask & b) === b;
   const idx = snapshotPorts(ctx.snapshot);
@@ -378,160 +305,3 @@ export const pathRecordHandler: SaHandler = {
     return { kind: 'records', records: queryPaths(ctx, q) };
   },
 };
-
-// ---------- MultiPathRecord ----------
-
-const MPR_BITS = Object.fromEntries(MultiPathRecord.components.map((c) => [c.path, 1n << BigInt(c.index)])) as Record<string, bigint>;
-const SHARED_FIELDS = ['rawTraffic', 'flowLabel', 'hopLimit', 'tClass', 'reversible', 'numbPath', 'pKey', 'qosClass', 'sl', 'mtuSelector', 'mtu', 'rateSelector', 'rate', 'packetLifeTimeSelector', 'packetLifeTime'] as const;
-
-/** PathRecords for every SGID × DGID pair of a MultiPathRecord, round-robin across pairs, up to NumbPath in all. */
-export function queryMultiPaths(ctx: SaContext, q: SaQuery): Uint8Array[] {
-  const inter = ctx.interSubnet?.answer(ctx, q);
-  if (inter) return inter;
-  const m = MultiPathRecord.decode(q.data);
-  const mmask = q.componentMask;
-  const { sgids, dgids } = multiPathGids(m);
-  if (!sgids.length || !dgids.length) throw new SaRequestError(SaStatus.ReqInsufficientComponents, 'a MultiPathRecord needs SGIDCount and DGIDCount of at least 1');
-  let mask = 0n;
-  const rec = PathRecord.zero();
-  for (const f of SHARED_FIELDS) {
-    if (mmask & MPR_BITS[f]!) {
-      mask |= bit(f);
-      (rec as Record<string, unknown>)[f] = m[f];
-    }
-  }
-  if (mmask & (MPR_BITS['serviceIdMsb']! | MPR_BITS['serviceIdLsb']!)) {
-    mask |= bit('serviceId');
-    rec.serviceId = multiPathServiceId(m);
-  }
-  const limit = mmask & MPR_BITS['numbPath']! ? m.numbPath : Infinity;
-  const srcs = sgids.map((g) => portByGid(ctx, g, 'SGID'));
-  const dsts = dgids.map((g) => portByGid(ctx, g, 'DGID'));
-  const vis = new Visibility(ctx, q.requester);
-  const prefix = subnetPrefix(ctx);
-  const lists: Candidate[][] = [];
-  for (const s of srcs) for (const d of dsts) if (vis.path(s, d)) lists.push(pairPaths(ctx, { rec, mask }, s, d, Infinity, prefix).map((r) => ({ rec: r, src: s, dst: d })));
-  // Round-robin across the port pairs.
-  const order: Candidate[] = [];
-  for (let i = 0; ; i++) {
-    let any = false;
-    for (const l of lists) {
-      if (i < l.length) {
-        order.push(l[i]!);
-        any = true;
-      }
-    }
-    if (!any) break;
-  }
-  const indep = mmask & MPR_BITS['independenceSelector']! ? m.independenceSelector : 0;
-  const picked = indep ? independentFirst(ctx, order, indep, limit) : order.slice(0, limit);
-  return picked.map((c) => c.rec);
-}
-
-interface Candidate {
-  rec: Uint8Array;
-  src: EndPort;
-  dst: EndPort;
-}
-
-/**
- * IndependenceSelector (MultiPathRecord): the paths chosen so that they share as little as
- * possible, greedily: each next path is the candidate with the fewest elements in common with the
- * paths already chosen (ties: round-robin order). 1 = links (directed switch egress ports), 2 =
- * switches, 3 = chassis (switches by SystemImageGUID). The end ports' own first and last hops
- * cannot differ for a single-port CA, so independence is as much as the fabric allows, not a
- * guarantee. OpenSM ignores the selector; ibsm's reading.
- */
-function independentFirst(ctx: SaContext, order: readonly Candidate[], selector: number, limit: number): Candidate[] {
-  const { fabric } = ctx.snapshot;
-  const elements = (c: Candidate): Set<string> => {
-    const dlid = PathRecord.decode(c.rec).dlid;
-    const w = walkPath(ctx, c.src, dlid, c.dst);
-    const out = new Set<string>();
-    if (!w.ok) return out;
-    for (const h of w.hops) {
-      const n = fabric.nodes[h.node]!;
-      if (n.type !== NodeType.Switch) continue;
-      if (selector === 1) out.add(`${h.node}:${h.outPort}`);
-      else if (selector === 3) out.add(n.systemImageGuid ? `sys:${n.systemImageGuid.toString(16)}` : `node:${h.node}`);
-      else out.add(`node:${h.node}`);
-    }
-    return out;
-  };
-  const sets = order.map(elements);
-  const used = new Set<string>();
-  const taken = new Set<number>();
-  const out: Candidate[] = [];
-  while (out.length < limit && taken.size < order.length) {
-    let best = -1;
-    let bestShared = Infinity;
-    for (let i = 0; i < order.length; i++) {
-      if (taken.has(i)) continue;
-      let shared = 0;
-      for (const e of sets[i]!) if (used.has(e)) shared++;
-      if (shared < bestShared) [best, bestShared] = [i, shared];
-    }
-    taken.add(best);
-    out.push(order[best]!);
-    for (const e of sets[best]!) used.add(e);
-  }
-  return out;
-}
-
-export const multiPathRecordHandler: SaHandler = {
-  attrIds: [SaAttr.MultiPathRecord],
-  handle(q, ctx) {
-    if (q.method !== Method.GetMulti) throw new SaRequestError(MadStatus.UnsupportedMethodAttr, 'MultiPathRecord supports GetMulti only');
-    return { kind: 'records', records: queryMultiPaths(ctx, q), method: Method.GetMultiResp };
-  },
-};
-
-// ---------- TraceRecord ----------
-
-/** TraceRecords of the path a PathRecord template names: one per node, source to destination. */
-export function queryTrace(ctx: SaContext, q: SaQuery): Uint8Array[] {
-  const req: PathRequest = { rec: PathRecord.decode(q.data), mask: q.componentMask };
-  const { src, dst } = endpoints(ctx, req);
-  if (!src || !dst) throw new SaRequestError(SaStatus.ReqInsufficientComponents, 'a trace needs both a source (SGID or SLID) and a destination (DGID or DLID)');
-  if (!new Visibility(ctx, q.requester).path(src, dst)) return [];
-  const has = (b: bigint): boolean => (req.mask & b) === b;
-  const dlid = has(bit('dlid')) ? req.rec.dlid : dst.lid;
-  if (dlid < lidRange(dst)[0] || dlid > lidRange(dst)[1]) return [];
-  const walk = walkPath(ctx, src, dlid, dst);
-  if (!walk.ok) return [];
-  const { fabric, sweep } = ctx.snapshot;
-  const prefix = subnetPrefix(ctx);
-  const portId = (node: number, port: number): bigint => {
-    const n = fabric.nodes[node]!;
-    return port === 0 && n.type !== NodeType.Switch ? 0n : (n.ports[n.type === NodeType.Switch ? 0 : port]?.guid ?? 0n);
-  };
-  return walk.hops.map((h) => {
-    const n = fabric.nodes[h.node]!;
-    const first = h === walk.hops[0];
-    const last = h === walk.hops[walk.hops.length - 1];
-    return TraceRecord.encode({
-      gidPrefix: prefix,
-      idGeneration: sweep & 0xffff,
-      nodeType: n.type,
-      nodeId: n.guid,
-      chassisId: n.systemImageGuid,
-      entryPortId: first && n.type !== NodeType.Switch ? 0n : portId(h.node, h.inPort),
-      exitPortId: last && n.type !== NodeType.Switch ? 0n : portId(h.node, h.outPort),
-      entryPort: h.inPort,
-      exitPort: h.outPort,
-    });
-  });
-}
-
-export const traceRecordHandler: SaHandler = {
-  attrIds: [SaAttr.TraceRecord],
-  handle(q, ctx) {
-    if (q.method !== Method.GetTraceTable) throw new SaRequestError(MadStatus.UnsupportedMethodAttr, 'TraceRecord supports GetTraceTable only');
-    return { kind: 'records', records: queryTrace(ctx, q), method: Method.GetTableResp };
-  },
-};
-
-/** The PathRecord, MultiPathRecord and TraceRecord handlers. */
-export function pathHandlers(): SaHandler[] {
-  return [pathRecordHandler, multiPathRecordHandler, traceRecordHandler];
-}

@@ -27,9 +27,10 @@ import { AnswerCache, type AnswerCacheStats } from './answer-cache.js';
 import { responseLayout, type SaEngine } from './engine.js';
 import { snapshotPorts } from '../model/snapshot.js';
 import { recordHandlers } from './records.js';
-import { pathHandlers } from './path.js';
+import { pathHandlers } from './path-handlers.js';
 import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
 import { KeyCounter, resolveSaLimits, type SaLimits } from './limits.js';
+import { formatGuid } from '../util/guid.js';
 
 /** The handlers of the SA core: every record of the snapshot, PathRecord, MultiPathRecord, TraceRecord. */
 /** The default bounds of the request queues (SaServerOptions.maxQueue, maxQueuePerRequester). A
@@ -323,7 +324,7 @@ export class SaServer {
     const key = ctx0 && d.length >= SA_DATA_OFFSET ? readBig(d, SM_KEY_BIT, 64) : 0n; // zero (the usual case) costs no BigInt work
     if (key !== 0n && key !== saKeyOf(ctx0!)) {
       this.stats.wrongKey++;
-      this.opts.log?.from(m.addr.lid).warn('SA request with a wrong SA_Key dropped', { lid: m.addr.lid, key: `0x${key.toString(16).padStart(16, '0')}`, dropped: this.stats.wrongKey });
+      this.opts.log?.from(m.addr.lid).warn('SA request with a wrong SA_Key dropped', { lid: m.addr.lid, key: formatGuid(key), dropped: this.stats.wrongKey });
       return;
     }
     // A repeated PathRecord Get is answered with the response already sent for it (AnswerCache).

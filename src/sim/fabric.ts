@@ -11,9 +11,9 @@
  *
  * This class composes the parts: node state (./node.ts, ./link.ts) and the SMA (./sma.ts), the
  * packet walkers (./walk.ts), fault injection (./faults.ts), trap origination (./traps.ts), the
- * scheduler, and the endpoints attached at ports (./endpoint.ts).
+ * scheduler, and the endpoints attached at ports (./endpoint.ts); its options ./fabric-types.ts,
+ * building its nodes ./fabric-build.ts.
  */
-import { IbsmError } from '../util/errors.js';
 import type { Clock } from '../util/clock.js';
 import { allocBytes } from '../util/slab.js';
 import { addCounts, processPma } from './pma.js';
@@ -25,9 +25,10 @@ import { setTidHigh } from '../wire/builders.js';
 import { PortCap, type PortInfo, type SwitchInfo } from '../wire/sma.js';
 import { NoticeType } from '../wire/notice.js';
 import { TransportError, type LocalPortInfo, type MadAddress } from '../transport/types.js';
-import { MAX_LINEAR_FDB_CAP } from './forwarding.js';
 import { refreshLink, type PortChange } from './link.js';
-import { buildSimNode, managementPort, portOwnsLid, PortStore, slotsOf, type SimNode, type SimPort } from './node.js';
+import { managementPort, portOwnsLid, type SimNode, type SimPort } from './node.js';
+import { buildSimNodes } from './fabric-build.js';
+import { SimFabricError, resolveSimFabricOptions, type FabricStats, type ResolvedSimFabricOptions, type SimFabricOptions, type SimNodeRef } from './fabric-types.js';
 import { processSmp, type SmaHost } from './sma.js';
 import { portInfoValue } from './sma-port.js';
 import { switchInfoValue } from './sma-switch.js';
@@ -42,54 +43,7 @@ import { RouterPlane } from './router.js';
 export { SimEndpoint, type AttachOptions } from './endpoint.js';
 export type { SimNode, SimPort } from './node.js';
 export type { FaultConfig } from './faults.js';
-
-export interface SimFabricOptions {
-  clock: Clock;
-  /** Seed of the fault-injection RNG (default 1). */
-  seed?: number;
-  /** Virtual latency per link crossing (ms); default 0.001 (1 µs). 0 delivers on the next
-   * deferred turn (`clock.defer`: setImmediate on a RealClock) instead of a timer: the fast choice with a RealClock. */
-  hopLatencyMs?: number;
-  /** What happens to a MAD whose path is bad: silently dropped (a real fabric), or returned to
-   * the sending endpoint with status 110 (ETIMEDOUT) as ibsim does. Default 'drop'. */
-  badPath?: 'drop' | 'status';
-  /** SwitchInfo.LinearFDBCap (default 49152); 0 with randomFdbCap > 0 makes RFT switches. */
-  linearFdbCap?: number;
-  randomFdbCap?: number;
-  /** Switches (by node GUID) built with a RandomForwardingTable and no linear one (LinearFDBCap 0,
-   * RandomFDBCap `randomFdbCap` or 4096), whatever the caps above: fabrics mixing both kinds. */
-  rftSwitches?: ReadonlySet<bigint>;
-  /** SwitchInfo.MulticastFDBCap (default 1024). */
-  multicastFdbCap?: number;
-  /** SwitchInfo.EnhancedPort0 (default false). */
-  enhancedPort0?: boolean;
-  /** NodeInfo.PartitionCap and switch PartitionEnforcementCap (default 32). */
-  partitionCap?: number;
-  /** Trap resend interval (ms); default 4.096 µs x 2^SubnetTimeout, at least 1 ms. */
-  trapRepeatMs?: number;
-  /** Sends of one trap without a TrapRepress (default 4). */
-  trapMaxSends?: number;
-  faults?: FaultConfig;
-}
-
-/** A node by index, node/port GUID, or NodeDescription. */
-export type SimNodeRef = number | bigint | string;
-
-export interface FabricStats {
-  injected: number;
-  delivered: number;
-  dropped: number;
-  /** Link crossings of all MADs. */
-  hops: number;
-  smpsHandled: number;
-  trapsSent: number;
-  duplicated: number;
-  dropReasons: Record<string, number>;
-}
-
-export class SimFabricError extends IbsmError {
-  override readonly name = 'SimFabricError';
-}
+export { SimFabricError, type FabricStats, type SimFabricOptions, type SimNodeRef } from './fabric-types.js';
 
 const ETIMEDOUT = 110;
 /** Spare request buffers kept (more than the MADs an SM keeps in flight is never needed). */
@@ -104,7 +58,7 @@ export class SimFabric implements SmaHost, EndpointHost {
   readonly nodes: SimNode[];
   readonly stats: FabricStats = { injected: 0, delivered: 0, dropped: 0, hops: 0, smpsHandled: 0, trapsSent: 0, duplicated: 0, dropReasons: {} };
   private readonly clock: Clock;
-  private readonly opts: Required<Omit<SimFabricOptions, 'clock' | 'faults' | 'trapRepeatMs' | 'rftSwitches'>> & { trapRepeatMs?: number };
+  private readonly opts: ResolvedSimFabricOptions;
   private readonly faults: SimFaults;
   private readonly byGuid = new Map<bigint, SimNode>();
   private readonly byPortGuid = new Map<bigint, SimPort>();
@@ -126,18 +80,7 @@ export class SimFabric implements SmaHost, EndpointHost {
 
   constructor(fabric: Fabric, opts: SimFabricOptions) {
     this.clock = opts.clock;
-    this.opts = {
-      seed: opts.seed ?? 1,
-      hopLatencyMs: opts.hopLatencyMs ?? 0.001,
-      badPath: opts.badPath ?? 'drop',
-      linearFdbCap: Math.min(opts.linearFdbCap ?? 49152, MAX_LINEAR_FDB_CAP),
-      randomFdbCap: opts.randomFdbCap ?? 0,
-      multicastFdbCap: opts.multicastFdbCap ?? 1024,
-      enhancedPort0: opts.enhancedPort0 ?? false,
-      partitionCap: opts.partitionCap ?? 32,
-      trapMaxSends: opts.trapMaxSends ?? 4,
-      ...(opts.trapRepeatMs !== undefined ? { trapRepeatMs: opts.trapRepeatMs } : {}),
-    };
+    this.opts = resolveSimFabricOptions(opts);
     this.faults = new SimFaults(this.opts.seed, opts.faults);
     const scheduler = (this.scheduler = new Scheduler(this.clock, this.opts.hopLatencyMs === 0, (ev) => this.arrived(ev)));
     this.walk = new Walker({
@@ -155,36 +98,13 @@ export class SimFabric implements SmaHost, EndpointHost {
       },
       this.opts,
     );
-    let slots = 0;
-    for (const fn of fabric.nodes) slots += slotsOf(fn);
-    const store = new PortStore(slots, this.opts.partitionCap);
-    let slot0 = 0;
-    this.nodes = fabric.nodes.map((fn, idx) => {
-      const caps = opts.rftSwitches?.has(fn.guid) ? { ...this.opts, linearFdbCap: 0, randomFdbCap: this.opts.randomFdbCap || 4096 } : this.opts;
-      const node = buildSimNode(fn, idx, caps, this.byPortGuid, store, slot0);
-      slot0 += slotsOf(fn);
-      if (!this.byGuid.has(fn.guid)) this.byGuid.set(fn.guid, node);
-      if (!this.byDesc.has(fn.desc)) this.byDesc.set(fn.desc, node);
-      return node;
-    });
-    // cable the links, then train them (a cold fabric: every cabled port comes up in INIT)
-    fabric.nodes.forEach((fn, i) => {
-      fn.ports.forEach((fp, pn) => {
-        if (!fp?.peer) return;
-        const a = this.nodes[i]!.ports[pn];
-        const b = this.nodes[fp.peer.node]?.ports[fp.peer.port];
-        if (!a || !b) throw new SimFabricError(`node ${i} (${fn.desc}) port ${pn}: peer ${fp.peer.node}/${fp.peer.port} does not exist`);
-        a.peer = b;
-      });
-    });
+    this.nodes = buildSimNodes(fabric, this.opts, opts.rftSwitches, { byGuid: this.byGuid, byDesc: this.byDesc, byPortGuid: this.byPortGuid });
     this.routers = new RouterPlane(this.nodes);
     const ignored: PortChange[] = [];
     for (const n of this.nodes) for (const p of n.ports) if (p?.peer) refreshLink(p, ignored);
   }
 
-  // =====================================================================================
-  // inspection
-  // =====================================================================================
+  // ---- inspection --------------------------------------------------------------------------------
 
   /** Find a node by index, node GUID, port GUID or NodeDescription (a "0x..." string is a GUID). */
   findNode(ref: SimNodeRef): SimNode | undefined {
@@ -249,9 +169,7 @@ export class SimFabric implements SmaHost, EndpointHost {
     }
   }
 
-  // =====================================================================================
-  // topology events and faults
-  // =====================================================================================
+  // ---- topology events and faults ----------------------------------------------------------------
 
   /** Pull the cable of (node, port): both ends go DOWN; switches on the link raise trap 128. */
   linkDown(ref: SimNodeRef, port: number): void {
@@ -312,9 +230,7 @@ export class SimFabric implements SmaHost, EndpointHost {
     return this.scheduler.pending;
   }
 
-  // =====================================================================================
-  // endpoints
-  // =====================================================================================
+  // ---- endpoints ---------------------------------------------------------------------------------
 
   /** Attach a process at a CA port (default: its first cabled port) or a switch's port 0. */
   attach(ref: SimNodeRef, port?: number, opts: AttachOptions = {}): SimEndpoint {
@@ -419,9 +335,7 @@ export class SimFabric implements SmaHost, EndpointHost {
     }
   }
 
-  // =====================================================================================
-  // SmaHost
-  // =====================================================================================
+  // ---- SmaHost -----------------------------------------------------------------------------------
 
   /** @internal */
   now(): number {
@@ -468,9 +382,7 @@ export class SimFabric implements SmaHost, EndpointHost {
     return this.traps.pending(this.node(ref));
   }
 
-  // =====================================================================================
-  // delivery
-  // =====================================================================================
+  // ---- delivery ----------------------------------------------------------------------------------
 
   private count(reason: string): void {
     this.stats.dropped++;

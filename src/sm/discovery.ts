@@ -67,20 +67,49 @@ const PROBES_IN_PROGRESS = 512;
 
 export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Promise<DiscoveryResult> {
   const sent0 = smp.sent;
-  const fabric: Fabric = { nodes: [] };
-  const nodes: DiscoveredNode[] = [];
-  const byGuid = new Map<bigint, number>();
+  const sweep = new DiscoverySweep(smp, opts);
+  // Hop 0: the SM's own node.
+  const local = await sweep.getNodeInfo([]);
+  if (local.nodeType !== NodeType.Switch && local.localPortNum === 0) throw new DiscoveryError('the local CA reported LocalPortNum 0');
+  sweep.addNode(local, [], 0);
+  const smPort = local.nodeType === NodeType.Switch ? 0 : local.localPortNum;
+  await sweep.bfs(sent0);
+  const { fabric, nodes, skipped } = sweep;
+  const kept = skipped.size ? leaveOut(fabric, nodes, skipped) : { fabric, nodes };
+  const canon = canonicalize(kept.fabric, kept.nodes, 0, smPort);
+  return { fabric: canon.fabric, nodes: canon.nodes, smNode: canon.smNode, smPort, smps: smp.sent - sent0, maxDepth: canon.maxDepth };
+}
+
+const decodeNodeInfo = (b: Uint8Array): NodeInfo => NodeInfo.decode(b);
+
+/** One discovery sweep: the fabric and what was read of each node, as the BFS finds them. */
+class DiscoverySweep {
+  readonly fabric: Fabric = { nodes: [] };
+  readonly nodes: DiscoveredNode[] = [];
+  private readonly byGuid = new Map<bigint, number>();
+  /** Nodes whose details could not be read: left out of this sweep (no probe goes through them). */
+  readonly skipped = new Set<number>();
+  private readonly ext: ReadonlySet<bigint> | undefined;
+
+  constructor(
+    private readonly smp: SmpClient,
+    private readonly opts: DiscoveryOptions,
+  ) {
+    this.ext = opts.extendedSpeeds;
+  }
 
   // one `then` per SMP (no async frame): a sweep sends one of these per port; a PortInfo is kept
   // in its wire bytes (model/port-info.ts), not decoded
-  const decodeNodeInfo = (b: Uint8Array): NodeInfo => NodeInfo.decode(b);
-  const ext = opts.extendedSpeeds;
-  const knownExt = (portGuid: bigint): boolean => ext !== undefined && ext.has(portGuid);
-  const getNodeInfo = (path: number[]): Promise<NodeInfo> => smp.getDr(path, SmpAttr.NodeInfo, 0).then(decodeNodeInfo);
+  private knownExt(portGuid: bigint): boolean {
+    return this.ext !== undefined && this.ext.has(portGuid);
+  }
 
+  getNodeInfo(path: number[]): Promise<NodeInfo> {
+    return this.smp.getDr(path, SmpAttr.NodeInfo, 0).then(decodeNodeInfo);
+  }
 
-  const addNode = (ni: NodeInfo, path: number[], depth: number): number => {
-    const idx = fabric.nodes.length;
+  addNode(ni: NodeInfo, path: number[], depth: number): number {
+    const idx = this.fabric.nodes.length;
     const sw = ni.nodeType === NodeType.Switch;
     const node: FabricNode = {
       type: ni.nodeType as NodeKind,
@@ -94,66 +123,58 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
     };
     if (sw) for (let p = 0; p <= ni.numPorts; p++) node.ports[p] = newPort(p, ni.portGuid);
     else node.ports[ni.localPortNum] = newPort(ni.localPortNum, ni.portGuid);
-    fabric.nodes.push(node);
+    this.fabric.nodes.push(node);
     const d: DiscoveredNode = { path, nodeInfo: ni, portInfo: [], portPaths: [], depth };
     d.portPaths[sw ? 0 : ni.localPortNum] = path;
-    nodes.push(d);
-    byGuid.set(ni.nodeGuid, idx);
+    this.nodes.push(d);
+    this.byGuid.set(ni.nodeGuid, idx);
     return idx;
-  };
+  }
 
-  const applyPortInfo = (idx: number, port: number, pi: PortInfo): void => {
-    nodes[idx]!.portInfo[port] = pi;
-    const fp = fabric.nodes[idx]!.ports[port]!;
+  private applyPortInfo(idx: number, port: number, pi: PortInfo): void {
+    this.nodes[idx]!.portInfo[port] = pi;
+    const fp = this.fabric.nodes[idx]!.ports[port]!;
     // A link's width/speed is only meaningful while it is up (a down port reports stale values).
-    if ((port !== 0 || fabric.nodes[idx]!.type !== NodeType.Switch) && pi.portState >= PortState.Init) {
+    if ((port !== 0 || this.fabric.nodes[idx]!.type !== NodeType.Switch) && pi.portState >= PortState.Init) {
       fp.width = widthName(pi.linkWidthActive);
       fp.speed = speedName(pi.linkSpeedActive, pi.linkSpeedExtActive, pi.linkSpeedExtActive2);
     }
     fp.lid = pi.lid;
     fp.lmc = pi.lmc;
-  };
+  }
 
-  // Hop 0: the SM's own node.
-  const local = await getNodeInfo([]);
-  if (local.nodeType !== NodeType.Switch && local.localPortNum === 0) throw new DiscoveryError('the local CA reported LocalPortNum 0');
-  addNode(local, [], 0);
-  const smPort = local.nodeType === NodeType.Switch ? 0 : local.localPortNum;
-
-  /** Nodes whose details could not be read: left out of this sweep (no probe goes through them). */
-  const skipped = new Set<number>();
-  const nodeLid = (idx: number): number => {
-    const n = fabric.nodes[idx]!;
-    const d = nodes[idx]!;
+  private nodeLid(idx: number): number {
+    const n = this.fabric.nodes[idx]!;
+    const d = this.nodes[idx]!;
     return d.portInfo[n.type === NodeType.Switch ? 0 : d.nodeInfo.localPortNum]?.lid ?? 0;
-  };
+  }
 
   /** Read a node's details; returns the ports to probe. A node that cannot be read is left out. */
-  const readNode = async (idx: number): Promise<number[]> => {
+  private async readNode(idx: number): Promise<number[]> {
     try {
-      return await readNodeOnce(idx);
+      return await this.readNodeOnce(idx);
     } catch (error) {
       if (idx === 0) throw error; // the SM's own node: nothing to sweep without it
-      skipped.add(idx);
-      const n = fabric.nodes[idx]!;
-      opts.onSkip?.({ kind: 'node', guid: n.guid, desc: n.desc, lid: nodeLid(idx), path: nodes[idx]!.path, error });
+      this.skipped.add(idx);
+      const n = this.fabric.nodes[idx]!;
+      this.opts.onSkip?.({ kind: 'node', guid: n.guid, desc: n.desc, lid: this.nodeLid(idx), path: this.nodes[idx]!.path, error });
       return [];
     }
-  };
+  }
 
-  const readNodeOnce = async (idx: number): Promise<number[]> => {
-    const d = nodes[idx]!;
-    const n = fabric.nodes[idx]!;
+  private async readNodeOnce(idx: number): Promise<number[]> {
+    const d = this.nodes[idx]!;
+    const n = this.fabric.nodes[idx]!;
     const jobs: Promise<unknown>[] = [];
-    jobs.push(smp.getDr(d.path, SmpAttr.NodeDescription, 0).then((b) => (n.desc = NodeDescription.decode(b).description)));
+    jobs.push(this.smp.getDr(d.path, SmpAttr.NodeDescription, 0).then((b) => (n.desc = NodeDescription.decode(b).description)));
     if (n.type === NodeType.Switch) {
-      jobs.push(smp.getDr(d.path, SmpAttr.SwitchInfo, 0).then((b) => (d.switchInfo = SwitchInfo.decode(b))));
+      jobs.push(this.smp.getDr(d.path, SmpAttr.SwitchInfo, 0).then((b) => (d.switchInfo = SwitchInfo.decode(b))));
       // port 0 first: its CapabilityMask decides AttributeModifier bit 31 for the external ports
       jobs.push(
-        getPortInfo(smp, d.path, 0, keepPortInfo, undefined, knownExt(n.ports[0]!.guid)).then((pi0) => {
-          applyPortInfo(idx, 0, pi0);
+        getPortInfo(this.smp, d.path, 0, keepPortInfo, undefined, this.knownExt(n.ports[0]!.guid)).then((pi0) => {
+          this.applyPortInfo(idx, 0, pi0);
           const ports: Promise<unknown>[] = [];
-          for (let p = 1; p <= n.numPorts; p++) ports.push(getPortInfo(smp, d.path, p, keepPortInfo, pi0).then((pi) => applyPortInfo(idx, p, pi)));
+          for (let p = 1; p <= n.numPorts; p++) ports.push(getPortInfo(this.smp, d.path, p, keepPortInfo, pi0).then((pi) => this.applyPortInfo(idx, p, pi)));
           return settleAll(ports);
         }),
       );
@@ -166,107 +187,108 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
       return probe;
     }
     const entry = d.nodeInfo.localPortNum;
-    jobs.push(getPortInfo(smp, d.path, entry, keepPortInfo, undefined, knownExt(n.ports[entry]!.guid)).then((pi) => applyPortInfo(idx, entry, pi)));
+    jobs.push(getPortInfo(this.smp, d.path, entry, keepPortInfo, undefined, this.knownExt(n.ports[entry]!.guid)).then((pi) => this.applyPortInfo(idx, entry, pi)));
     await settleAll(jobs);
     // Only the SM's own CA is left through its port; other CAs/routers do not forward SMPs.
     if (idx === 0 && d.portInfo[entry]!.portState >= PortState.Init) return [entry];
     return [];
-  };
+  }
 
-  const link = (a: number, ap: number, b: number, bp: number): void => {
-    fabric.nodes[a]!.ports[ap]!.peer = { node: b, port: bp };
-    fabric.nodes[b]!.ports[bp]!.peer = { node: a, port: ap };
-  };
+  private link(a: number, ap: number, b: number, bp: number): void {
+    this.fabric.nodes[a]!.ports[ap]!.peer = { node: b, port: bp };
+    this.fabric.nodes[b]!.ports[bp]!.peer = { node: a, port: ap };
+  }
 
   /** Probe the far side of node `idx` port `p`; returns a newly found node index, if any. */
-  const probe = async (idx: number, p: number, depth: number): Promise<number | undefined> => {
-    if (fabric.nodes[idx]!.ports[p]!.peer) return undefined; // linked from the other side meanwhile
-    const path = [...nodes[idx]!.path, p];
-    if (path.length > MAX_HOPS) throw new DiscoveryError(`fabric deeper than ${MAX_HOPS} hops at node 0x${fabric.nodes[idx]!.guid.toString(16)}`);
+  private async probe(idx: number, p: number, depth: number): Promise<number | undefined> {
+    if (this.fabric.nodes[idx]!.ports[p]!.peer) return undefined; // linked from the other side meanwhile
+    const path = [...this.nodes[idx]!.path, p];
+    if (path.length > MAX_HOPS) throw new DiscoveryError(`fabric deeper than ${MAX_HOPS} hops at node 0x${this.fabric.nodes[idx]!.guid.toString(16)}`);
     let ni: NodeInfo;
     try {
-      ni = await getNodeInfo(path);
+      ni = await this.getNodeInfo(path);
     } catch (error) {
-      opts.onSkip?.({ kind: 'link', guid: fabric.nodes[idx]!.guid, desc: fabric.nodes[idx]!.desc, port: p, lid: nodeLid(idx), path, error });
+      this.opts.onSkip?.({ kind: 'link', guid: this.fabric.nodes[idx]!.guid, desc: this.fabric.nodes[idx]!.desc, port: p, lid: this.nodeLid(idx), path, error });
       return undefined;
     }
-    if (fabric.nodes[idx]!.ports[p]!.peer) return undefined;
-    const known = byGuid.get(ni.nodeGuid);
+    if (this.fabric.nodes[idx]!.ports[p]!.peer) return undefined;
+    const known = this.byGuid.get(ni.nodeGuid);
     const rp = ni.nodeType === NodeType.Switch ? ni.localPortNum : ni.localPortNum;
     if (known === undefined) {
-      const nidx = addNode(ni, path, depth);
-      link(idx, p, nidx, rp);
+      const nidx = this.addNode(ni, path, depth);
+      this.link(idx, p, nidx, rp);
       return nidx;
     }
-    const kn = fabric.nodes[known]!;
+    const kn = this.fabric.nodes[known]!;
     // The port it answered through is linked elsewhere already: another node with the same GUID.
     const there = kn.ports[rp]?.peer;
     if (there && (there.node !== idx || there.port !== p)) {
-      opts.onSkip?.({ kind: 'duplicate', guid: ni.nodeGuid, desc: kn.desc, port: rp, lid: nodeLid(known), path, first: nodes[known]!.path, error: new DiscoveryError(`two nodes answer with GUID ${formatGuid(ni.nodeGuid)}`) });
+      this.opts.onSkip?.({ kind: 'duplicate', guid: ni.nodeGuid, desc: kn.desc, port: rp, lid: this.nodeLid(known), path, first: this.nodes[known]!.path, error: new DiscoveryError(`two nodes answer with GUID ${formatGuid(ni.nodeGuid)}`) });
       return undefined;
     }
     if (kn.type === NodeType.Switch) {
-      if (!kn.ports[rp]!.peer) link(idx, p, known, rp);
+      if (!kn.ports[rp]!.peer) this.link(idx, p, known, rp);
       return undefined;
     }
     // A further port of a known CA/router.
     if (!kn.ports[rp]) {
       kn.ports[rp] = newPort(rp, ni.portGuid);
-      nodes[known]!.portPaths[rp] = path;
-      link(idx, p, known, rp);
+      this.nodes[known]!.portPaths[rp] = path;
+      this.link(idx, p, known, rp);
       try {
-        applyPortInfo(known, rp, await getPortInfo(smp, path, rp, keepPortInfo, undefined, knownExt(ni.portGuid)));
+        this.applyPortInfo(known, rp, await getPortInfo(this.smp, path, rp, keepPortInfo, undefined, this.knownExt(ni.portGuid)));
       } catch (error) {
-        skipped.add(known); // a CA port we cannot read: the CA waits for the next sweep
-        opts.onSkip?.({ kind: 'node', guid: kn.guid, desc: kn.desc, lid: nodeLid(known), path, error });
+        this.skipped.add(known); // a CA port we cannot read: the CA waits for the next sweep
+        this.opts.onSkip?.({ kind: 'node', guid: kn.guid, desc: kn.desc, lid: this.nodeLid(known), path, error });
       }
     } else if (!kn.ports[rp]!.peer) {
-      link(idx, p, known, rp);
+      this.link(idx, p, known, rp);
     }
     return undefined;
-  };
-
-  let frontier = [0];
-  let depth = 0;
-  while (frontier.length) {
-    // A BFS level is read and probed a bounded number of nodes and ports at a time (util/pump):
-    // starting all of a level's SMPs at once kept ~24k requests, promises and closures alive at
-    // 11,664 hosts, and every scavenge copied them (GC was 27 % of the discovery).
-    const level = frontier;
-    const toProbe: number[][] = new Array<number[]>(level.length);
-    await pump(
-      (function* () {
-        for (let k = 0; k < level.length; k++) yield () => readNode(level[k]!).then((ps) => void (toProbe[k] = ps));
-      })(),
-      NODE_READS_IN_PROGRESS,
-    );
-    const next: number[] = [];
-    const d1 = depth + 1;
-    const addFound = (found: number | undefined): void => {
-      if (found !== undefined) next.push(found);
-    };
-    await pump(
-      (function* () {
-        for (let k = 0; k < level.length; k++) {
-          const idx = level[k]!;
-          for (const p of toProbe[k]!) yield () => probe(idx, p, d1).then(addFound);
-        }
-      })(),
-      PROBES_IN_PROGRESS,
-    );
-    opts.onProgress?.({
-      depth,
-      nodes: fabric.nodes.length,
-      switches: fabric.nodes.filter((n) => n.type === NodeType.Switch).length,
-      smps: smp.sent - sent0,
-    });
-    frontier = next.sort((a, b) => a - b);
-    depth++;
   }
 
-  const kept = skipped.size ? leaveOut(fabric, nodes, skipped) : { fabric, nodes };
-  const canon = canonicalize(kept.fabric, kept.nodes, 0, smPort);
-  return { fabric: canon.fabric, nodes: canon.nodes, smNode: canon.smNode, smPort, smps: smp.sent - sent0, maxDepth: canon.maxDepth };
+  /** The BFS from the SM's node (index 0), level by level. */
+  async bfs(sent0: number): Promise<void> {
+    const readNode = (idx: number): Promise<number[]> => this.readNode(idx);
+    const probe = (idx: number, p: number, depth: number): Promise<number | undefined> => this.probe(idx, p, depth);
+    let frontier = [0];
+    let depth = 0;
+    while (frontier.length) {
+      // A BFS level is read and probed a bounded number of nodes and ports at a time (util/pump):
+      // starting all of a level's SMPs at once kept ~24k requests, promises and closures alive at
+      // 11,664 hosts, and every scavenge copied them (GC was 27 % of the discovery).
+      const level = frontier;
+      const toProbe: number[][] = new Array<number[]>(level.length);
+      await pump(
+        (function* () {
+          for (let k = 0; k < level.length; k++) yield () => readNode(level[k]!).then((ps) => void (toProbe[k] = ps));
+        })(),
+        NODE_READS_IN_PROGRESS,
+      );
+      const next: number[] = [];
+      const d1 = depth + 1;
+      const addFound = (found: number | undefined): void => {
+        if (found !== undefined) next.push(found);
+      };
+      await pump(
+        (function* () {
+          for (let k = 0; k < level.length; k++) {
+            const idx = level[k]!;
+            for (const p of toProbe[k]!) yield () => probe(idx, p, d1).then(addFound);
+          }
+        })(),
+        PROBES_IN_PROGRESS,
+      );
+      this.opts.onProgress?.({
+        depth,
+        nodes: this.fabric.nodes.length,
+        switches: this.fabric.nodes.filter((n) => n.type === NodeType.Switch).length,
+        smps: this.smp.sent - sent0,
+      });
+      frontier = next.sort((a, b) => a - b);
+      depth++;
+    }
+  }
 }
 
 /** A port as discovery fills it in, every field there from the start (one object shape, the

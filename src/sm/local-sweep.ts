@@ -37,6 +37,7 @@ import { planLfts, planPkeys, planVlTables } from './plan-tables.js';
 import type { SmpClient } from './smp-client.js';
 import type { SmpWrite } from './programmed.js';
 import type { Sweeper, SweepSettings, SweepStats } from './sweep.js';
+import { formatGuid } from '../util/guid.js';
 
 /** Link changes a local sweep handles before it calls for a full heavy sweep. */
 export const LOCAL_MAX_CHANGES = 16;
@@ -45,8 +46,6 @@ export const LOCAL_MAX_CHANGES = 16;
 class NotLocal extends Error {
   override readonly name = 'NotLocal';
 }
-
-const hex = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
 
 const decodePortInfo = (b: Uint8Array): PortInfo => PortInfo.decode(b);
 
@@ -253,7 +252,7 @@ export class LocalSweeper {
         if (lid === undefined || used.has(lid)) {
           // Past the top only by as many LIDs as nodes are taken in (LinearFDBTop grows with it).
           while (used.has(next) || reserved.has(next)) next++;
-          if (next > MAX_UNICAST_LID) throw new NotLocal(`no free unicast LID for port ${hex(p.guid)} of ${hex(n.guid)} "${n.desc}"`);
+          if (next > MAX_UNICAST_LID) throw new NotLocal(`no free unicast LID for port ${formatGuid(p.guid)} of ${formatGuid(n.guid)} "${n.desc}"`);
           lid = next;
         }
         p.lid = lid;
@@ -270,7 +269,7 @@ export class LocalSweeper {
     const fabric = cloneFabric(prev.fabric);
     let nodes: DiscoveredNode[] = pd.nodes.map((d) => ({ ...d, portInfo: [...d.portInfo], portPaths: [...d.portPaths] }));
     const byGuid = new Map(fabric.nodes.map((n, i) => [n.guid, i]));
-    const name = (i: number): string => `${hex(fabric.nodes[i]!.guid)} "${fabric.nodes[i]!.desc}"`;
+    const name = (i: number): string => `${formatGuid(fabric.nodes[i]!.guid)} "${fabric.nodes[i]!.desc}"`;
     const unchecked = new Set<number>();
     fabric.nodes.forEach((n, i) => n.type === NodeType.Switch && unchecked.add(i));
     let changes = 0;
@@ -343,7 +342,7 @@ export class LocalSweeper {
                 reach[k] = 1;
                 this.log.info('node found', { node: fabric.nodes[k]!.desc, guid: ni.nodeGuid, port: ni.localPortNum, via: n.desc, viaGuid: n.guid, viaPort: p });
               }
-              if (k === undefined || reach[k] === 0) throw new NotLocal(`switch ${name(i)} port ${p} leads to node ${hex(ni.nodeGuid)}, not in the last sweep`);
+              if (k === undefined || reach[k] === 0) throw new NotLocal(`switch ${name(i)} port ${p} leads to node ${formatGuid(ni.nodeGuid)}, not in the last sweep`);
               const rp = ni.localPortNum;
               const kp = fabric.nodes[k]!.ports[rp];
               if (!kp) throw new NotLocal(`switch ${name(i)} port ${p} leads to port ${rp} of ${name(k)}, not in the last sweep`);
