@@ -99,7 +99,7 @@ ${
   process.noDeprecation = quiet;
 }
 globalThis.__ibsmVersion = ${JSON.stringify(sea.version)};
-// The bundle's paths inside the executable (stack traces name /usr/sbin/ibsm/main.cjs).
+// The bundle's paths inside the executable (stack traces name /usr/lib/ibsm/ibsm/main.cjs).
 const file = path.join(process.execPath, 'main.cjs');
 let addonFile;
 globalThis.__ibsmSeaAddon = () => addonFile ?? (addonFile = (${seaAddonPath.toString()})(${JSON.stringify(sea.addon)}));
