@@ -75,6 +75,8 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < NFORWARDED; i++) sigaddset(&taken, forwarded[i]);
   sigaddset(&taken, SIGCHLD);
   sigprocmask(SIG_BLOCK, &taken, &orig);
+  /* SIGCHLD ignored (inherited so) would reap the child unseen: its status is wanted. */
+  signal(SIGCHLD, SIG_DFL);
   /* A signal the launcher was started with ignored (nohup: SIGHUP) stays ignored: not forwarded. */
   for (size_t i = 0; i < NFORWARDED; i++) {
     struct sigaction sa;
@@ -179,6 +181,7 @@ int main(int argc, char **argv) {
           while ((w = waitpid(child, &status, WNOHANG)) < 0 && errno == EINTR) {
           }
           if (w == child) end_as(status);
+          if (w < 0) fail("waitpid", NULL);
         } else if (is_ready) {
           kill(child, sig);
         } else if (queued < (int)(sizeof queue / sizeof queue[0])) {

@@ -54,6 +54,10 @@ describe('the bundled ibsm command', () => {
     const badNode = spawnSync(LAUNCHER, ['--version'], { encoding: 'utf8', env: { ...process.env, IBSM_NODE: '/nonexistent/node' } });
     expect(badNode.status).toBe(127);
     expect(badNode.stderr).toMatch(/IBSM_NODE \/nonexistent\/node: No such file/);
+    // started with SIGCHLD ignored (inherited so: the child would be reaped unseen), it still
+    // sees its child's end and exits as it did
+    const noChld = spawnSync('bash', ['-c', 'trap "" CHLD; exec "$0" --version', LAUNCHER], { encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL' });
+    expect({ status: noChld.status, out: noChld.stdout.trim() }).toEqual({ status: 0, out: `ibsm ${pkg.version}` });
 
     const up = run(['run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once']);
     expect(up.status, up.stderr).toBe(0);
