@@ -14,6 +14,8 @@
 //   dist/bundle/ibsm.cjs        the package's bin (scripts/launcher.mjs): compiles main.cjs with that cache (V8 checks it
 //                               against its version, flags and the source, and compiles afresh
 //                               when it does not fit) and runs the command
+//   dist/bundle/ibsm            the launcher (native/ibsm-launch.c): signals handled from the
+//                               process's first instant, ibsm.cjs run as its child
 //
 // dist/bundle/ sits at the depth of dist/cli/, so the paths the code derives from import.meta.url
 // (../../package.json, ../../build/Release/ibsm_umad.node) hold in the bundle as in dist/cli/.
@@ -24,7 +26,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { launcher, NODE_FLAGS } from './launcher.mjs';
+import { buildLauncher } from './build-native.mjs';
+import { launcher, NODE_FLAGS, SET_ENV, UNSET_ENV } from './launcher.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // --out DIR: another directory at dist/bundle's depth (so the derived paths hold), for a build
@@ -73,6 +76,14 @@ writeFileSync(code, ascii(text));
 
 writeFileSync(bin, launcher('bin'));
 chmodSync(bin, 0o755);
+// The launcher (native/ibsm-launch.c): the process signals are sent to from its first instant,
+// running the bin with the node this was built with (or IBSM_NODE, or node on PATH), the
+// shebang's flags and environment. The packaged entry; npm's bin stays ibsm.cjs (a script).
+try {
+  buildLauncher({ out: path.join(outdir, 'ibsm'), target: path.basename(bin), node: process.execPath, flags: NODE_FLAGS, unset: UNSET_ENV, set: SET_ENV });
+} catch (e) {
+  console.warn(`build-bundle: no launcher (dist/bundle/ibsm): ${e.message}`);
+}
 
 // The generated codecs, precompiled: the layout engine generates each layout's encoder, decoder
 // and view class from its field table on first use (src/wire/codegen.ts, view.ts), with

@@ -27,7 +27,7 @@ export const NODE_FLAGS = [...V8_FLAGS, '--inspect-port=[fe80::1]:9229'];
 // bundle of ~140 certificates, measured here with `node -e 0`: 88 vs 40 ms), and ibsm makes no TLS
 // connection (its HTTP endpoints are plain HTTP; node:crypto serves the web view's WebSocket hash).
 // (The single executable cannot drop it: Node reads it before the executable's script runs.)
-const UNSET_ENV = ['NODE_EXTRA_CA_CERTS'];
+export const UNSET_ENV = ['NODE_EXTRA_CA_CERTS'];
 // What it sets: one malloc arena for every thread (glibc's default gives each of V8's and libuv's
 // worker threads its own, whose freed memory stays resident): issue #29's 10,000 abusive
 // connections left ~5 MB more RSS without it (peak 82.3 against 77.3 MB, idle 58); on the
@@ -99,7 +99,7 @@ ${
   process.noDeprecation = quiet;
 }
 globalThis.__ibsmVersion = ${JSON.stringify(sea.version)};
-// The bundle's paths inside the executable (stack traces name /usr/sbin/ibsm/main.cjs).
+// The bundle's paths inside the executable (stack traces name /usr/lib/ibsm/ibsm/main.cjs).
 const file = path.join(process.execPath, 'main.cjs');
 let addonFile;
 globalThis.__ibsmSeaAddon = () => addonFile ?? (addonFile = (${seaAddonPath.toString()})(${JSON.stringify(sea.addon)}));

@@ -10,6 +10,8 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { buildLauncher } from './build-native.mjs';
+import { SET_ENV, UNSET_ENV } from './launcher.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const PKG = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
@@ -45,15 +47,27 @@ export const SCRIPT = {
  *   { path, mode, data }   a file (data: Buffer or string)
  *   { path, mode, dir }    a directory the package owns
  * `config`: a configuration file the operator edits (dpkg conffile, RPM %config(noreplace));
- * `license`: the copyright (RPM %license). `exe` is the single executable (scripts/build-sea.mjs):
- * it also writes the commented /etc/ibsm/ibsm.conf. `work`: a directory for a scratch file.
+ * `license`: the copyright (RPM %license). `exe` is the single executable (scripts/build-sea.mjs),
+ * at /usr/lib/ibsm/ibsm: it also writes the commented /etc/ibsm/ibsm.conf. /usr/sbin/ibsm, the
+ * command and the units' ExecStart, is the launcher (native/ibsm-launch.c) that runs it: the
+ * process signals go to, handling them from its first instant (issue #28). `work`: a directory
+ * for scratch files.
  */
 export function packageFiles(format, exe, work) {
   if (format !== 'deb' && format !== 'rpm') throw new Error(`package-files: no format ${format}`);
   const deb = format === 'deb';
   const unitDir = deb ? 'lib/systemd/system' : 'usr/lib/systemd/system';
-  const files = [{ path: 'usr/sbin/ibsm', mode: 0o755, data: readFileSync(exe) }];
-  // The units as in packaging/, the executable at /usr/sbin.
+  mkdirSync(work, { recursive: true });
+  const launch = path.join(work, `.ibsm-launch-${process.pid}`);
+  // The single executable takes no node flags; the environment as the bin's shebang.
+  buildLauncher({ out: launch, target: '../lib/ibsm/ibsm', unset: UNSET_ENV, set: SET_ENV });
+  const files = [
+    { path: 'usr/sbin/ibsm', mode: 0o755, data: readFileSync(launch) },
+    { path: 'usr/lib/ibsm', mode: 0o755, dir: true },
+    { path: 'usr/lib/ibsm/ibsm', mode: 0o755, data: readFileSync(exe) },
+  ];
+  rmSync(launch, { force: true });
+  // The units as in packaging/, the command at /usr/sbin.
   for (const u of UNITS) files.push({ path: `${unitDir}/${u}`, mode: 0o644, data: readFileSync(path.join(ROOT, 'packaging', u), 'utf8').replaceAll('/usr/bin/ibsm', '/usr/sbin/ibsm') });
   files.push({ path: 'usr/share/man/man8/ibsm.8.gz', mode: 0o644, data: gzipSync(readFileSync(path.join(ROOT, 'docs/ibsm.8')), { level: 9 }) });
   files.push({ path: 'etc/ibsm', mode: 0o755, dir: true });
@@ -67,7 +81,8 @@ export function packageFiles(format, exe, work) {
     files.push({ path: 'usr/share/doc/ibsm/changelog.gz', mode: 0o644, data: gzipSync(Buffer.from(`ibsm (${PKG.version}) unstable; urgency=medium\n\n  * Package built from the ibsm sources (scripts/build-deb.mjs).\n\n -- ${MAINTAINER}  ${new Date(0).toUTCString().replace('GMT', '+0000')}\n`), { level: 9 }) });
     // What lintian reports that the single executable is by design (a copy of node: zlib and the
     // rest linked in, not stripped because strip drops the injected blob and it then crashes at start).
-    files.push({ path: 'usr/share/lintian/overrides/ibsm', mode: 0o644, data: 'ibsm: embedded-library zlib [usr/sbin/ibsm]\nibsm: unstripped-binary-or-object [usr/sbin/ibsm]\nibsm: hardening-no-pie [usr/sbin/ibsm]\n' });
+    const exeOverrides = ['embedded-library zlib', 'unstripped-binary-or-object', 'hardening-no-pie'].map((t) => `ibsm: ${t} [usr/lib/ibsm/ibsm]\n`);
+    files.push({ path: 'usr/share/lintian/overrides/ibsm', mode: 0o644, data: exeOverrides.join('') });
   }
   return files;
 }

@@ -3,7 +3,8 @@
  * built from — the version read relative to the bundle, `run` on the simulated fabric (the SM, SA
  * and simulator evaluated on demand inside the file) and `discover` — and V8 accepts the cache
  * when the bin runs through its shebang, rejects it (and compiles afresh) without its flags. Then
- * the bin's CA listing on the addon's thread for `run --umad`, on ibsim (below). */
+ * the bin's CA listing on the addon's thread for `run --umad`, on ibsim (below). The launcher
+ * (dist/bundle/ibsm) runs the bin with the shebang's flags and environment. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -40,6 +41,23 @@ describe('the bundled ibsm command', () => {
     const noCa = run(['--version'], ca);
     expect(noCa.stdout.trim()).toBe(`ibsm ${pkg.version}`);
     expect(noCa.stderr).not.toContain('extra certs');
+
+    // The launcher (native/ibsm-launch.c, dist/bundle/ibsm): the bin as its child with the
+    // shebang's flags (V8 accepts the cache made with them) and environment (no extra certs read);
+    // the child's exit status is its own; a node that cannot be run is named, exit 127.
+    const LAUNCHER = path.join(ROOT, 'dist/bundle/ibsm');
+    const lv = spawnSync(LAUNCHER, ['--version'], { encoding: 'utf8', env: { ...process.env, ...ca, IBSM_CODE_CACHE: 'report' } });
+    expect(lv.stdout.trim(), lv.stderr).toBe(`ibsm ${pkg.version}`);
+    expect(lv.stderr).toContain('ibsm: code cache accepted');
+    expect(lv.stderr).not.toContain('extra certs');
+    expect(spawnSync(LAUNCHER, ['run', '--no-such-option']).status).toBe(2);
+    const badNode = spawnSync(LAUNCHER, ['--version'], { encoding: 'utf8', env: { ...process.env, IBSM_NODE: '/nonexistent/node' } });
+    expect(badNode.status).toBe(127);
+    expect(badNode.stderr).toMatch(/IBSM_NODE \/nonexistent\/node: No such file/);
+    // started with SIGCHLD ignored (inherited so: the child would be reaped unseen), it still
+    // sees its child's end and exits as it did
+    const noChld = spawnSync('bash', ['-c', 'trap "" CHLD; exec "$0" --version', LAUNCHER], { encoding: 'utf8', timeout: 30_000, killSignal: 'SIGKILL' });
+    expect({ status: noChld.status, out: noChld.stdout.trim() }).toEqual({ status: 0, out: `ibsm ${pkg.version}` });
 
     const up = run(['run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once']);
     expect(up.status, up.stderr).toBe(0);

@@ -1,10 +1,11 @@
 /** The Debian package (#36): scripts/build-sea.mjs makes the single executable, scripts/build-deb.mjs
  * the .deb; it is installed with dpkg -i (root: CI runs as root; not root is a failure, not a
- * skip), /usr/sbin/ibsm runs --version, run --once on the embedded fabric and run --umad --once on
- * ibsim under umad2sim with no node on PATH, the units pass systemd-analyze verify where it is
+ * skip), /usr/sbin/ibsm (the launcher, running the single executable /usr/lib/ibsm/ibsm) runs
+ * --version, run --once on the embedded fabric, stops with the stopping line on a SIGTERM 1 ms after
+ * its start, and runs run --umad --once on ibsim under umad2sim with no node on PATH, the units pass systemd-analyze verify where it is
  * installed, the service is not started, and dpkg -r leaves only the config, --purge nothing. */
 import { afterAll, describe, expect, it } from 'vitest';
-import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,7 +22,7 @@ const run = promisify(execFile);
 const dpkg = (...args: string[]) => spawnSync('dpkg', args, { encoding: 'utf8', timeout: 120_000 });
 // A PATH with no node on it (node may be in /usr/bin: only /usr/sbin, checked below).
 const NO_NODE_PATH = '/usr/sbin';
-const FILES = ['/usr/sbin/ibsm', '/lib/systemd/system/ibsm.service', '/lib/systemd/system/ibsm@.service', '/usr/share/man/man8/ibsm.8.gz', '/usr/share/doc/ibsm'];
+const FILES = ['/usr/sbin/ibsm', '/usr/lib/ibsm/ibsm', '/lib/systemd/system/ibsm.service', '/lib/systemd/system/ibsm@.service', '/usr/share/man/man8/ibsm.8.gz', '/usr/share/doc/ibsm'];
 // The conffiles: left by dpkg -r, gone with --purge.
 const CONFIG = ['/etc/ibsm/ibsm.conf', '/etc/logrotate.d/ibsm'];
 
@@ -73,6 +74,17 @@ describe('the Debian package', () => {
       const once = spawnSync('ibsm', ['run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once'], { env, encoding: 'utf8', cwd: dir, timeout: 60_000 });
       expect(once.status, once.stderr).toBe(0);
       expect(once.stdout + once.stderr).toMatch(/SUBNET UP nodes=7 /);
+      // /usr/sbin/ibsm is the launcher (native/ibsm-launch.c), the single executable its child: a
+      // SIGTERM 1 ms after the start, during Node's start-up, is still the stopping line and exit 0
+      const early = spawn('/usr/sbin/ibsm', ['run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--control-socket', 'none'], { env, cwd: dir });
+      let earlyOut = '';
+      early.stdout.setEncoding('utf8').on('data', (d: string) => (earlyOut += d));
+      early.stderr.setEncoding('utf8').on('data', (d: string) => (earlyOut += d));
+      const earlyEnd = new Promise<{ code: number | null; signal: string | null }>((r) => early.once('close', (code, signal) => r({ code, signal })));
+      await new Promise((r) => setTimeout(r, 1));
+      early.kill('SIGTERM');
+      expect(await earlyEnd, earlyOut).toEqual({ code: 0, signal: null });
+      expect(earlyOut).toMatch(/IBSM-8002 ibsm stopping reason=SIGTERM\b/);
 
       const ib = await startIbsim(path.join(IBSIM_EXAMPLES, 'net.2sw2path4hca'));
       try {

@@ -1,22 +1,19 @@
-/** Signals from the process's first instant (issue #28; src/cli/signals.ts, the bin's first
- * statement). Each of SIGTERM, SIGINT, SIGHUP and SIGUSR1 is sent to `ibsm run` (the package's
- * bin) 1 ms, 10 ms and 50 ms after the spawn and in the middle of the first sweep, on the
- * embedded simulated fabric and through ibsim (--umad). Witnesses: no TCP port is ever listened on
- * by the process (its sockets against /proc/net/tcp{,6}) and 127.0.0.1:9229 never accepts a
- * connection (Node's inspector, which SIGUSR1 opens by default); SIGTERM and SIGINT log the
- * stopping line with their name and exit 0; after SIGHUP and SIGUSR1 the SM goes on (SUBNET UP)
- * and a SIGTERM then stops it the same way.
- *
- * One case is not the bin's to handle: a signal that lands before Node has run the bin's first
- * statement (Node's start-up, some 20-40 ms here; the process may not be node yet at 1 ms). There
- * Node's default applies (SIGTERM, SIGINT, SIGHUP: the process ends by the signal, having done
- * nothing: not a line written; SIGUSR1: Node's inspector, whose address the shebang makes one
- * bind refuses, so no port either). The test accepts that only for 1 and 10 ms and only with
- * nothing written, and prints how often it happened. The idle SIGTERM's exit time is printed.
- * Another command than `run` ignores SIGUSR1 too and leaves SIGTERM to Node's default. */
+/** Signals from the process's first instant (issue #28; native/ibsm-launch.c, the launcher, and
+ * src/cli/signals.ts, the bin's first statement). Each of SIGTERM, SIGINT, SIGHUP and SIGUSR1 is
+ * sent to `ibsm run` (the launcher, dist/bundle/ibsm, the process operators and systemd signal)
+ * 1 ms, 10 ms and 50 ms after it started and in the middle of the first sweep, on the embedded
+ * simulated fabric and through ibsim (--umad). Witnesses: no TCP port is ever listened on by the
+ * launcher or its child (their sockets against /proc/net/tcp{,6}) and 127.0.0.1:9229 never
+ * accepts a connection (Node's inspector, which SIGUSR1 opens by default); SIGTERM and SIGINT log
+ * the stopping line with their name and exit 0, whenever they come (Node's start-up included: the
+ * launcher holds them until the bin's listeners are installed); after SIGHUP and SIGUSR1 the SM
+ * goes on (SUBNET UP) and a SIGTERM then stops it the same way. The idle SIGTERM's exit time is
+ * printed. Another command than `run` ignores SIGUSR1 too and ends by SIGTERM as Node's default
+ * (the launcher ends by the signal its child ended by); the launcher killed (SIGKILL), the SM
+ * stops (the child's parent-death signal, SIGTERM) with the stopping line. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,15 +22,32 @@ import { formatIbnetdiscover } from '../src/model/ibnetdiscover.js';
 import { startIbsim, UMAD2SIM, type Ibsim } from './helpers/ibsim.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const BIN = path.join(ROOT, 'dist/bundle/ibsm.cjs');
+const BIN = path.join(ROOT, 'dist/bundle/ibsm');
 const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGUSR1'] as const;
 const WHEN = [1, 10, 50, 'mid-sweep'] as const;
 const SPEC = 'gen:fattree2:leaves=12,spines=6,hosts=12';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** TCP ports the process listens on (its socket inodes among the LISTEN rows). */
+/** The process and its descendants (the launcher's child, node). */
+function family(pid: number): number[] {
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) {
+    try {
+      for (const t of readdirSync(`/proc/${all[i]}/task`)) all.push(...readFileSync(`/proc/${all[i]}/task/${t}/children`, 'utf8').split(' ').filter(Boolean).map(Number));
+    } catch {
+      /* gone */
+    }
+  }
+  return all;
+}
+
+/** TCP ports the process or a descendant listens on (their socket inodes among the LISTEN rows). */
 function listeningPorts(pid: number): number[] {
+  return family(pid).flatMap(ownListeningPorts);
+}
+
+function ownListeningPorts(pid: number): number[] {
   let inodes: Set<string>;
   try {
     inodes = new Set(
@@ -84,10 +98,30 @@ interface Outcome {
   inspector: boolean;
 }
 
+/** The launcher with `args`; under umad2sim through bash, for its 1024 open-file limit (umad2sim
+ * takes the fds from 1024 up), which then execs the launcher (same PID). */
+function start(args: string[], env: Record<string, string | undefined>, cwd: string): ChildProcessWithoutNullStreams {
+  if (env.LD_PRELOAD === undefined) return spawn(BIN, args, { cwd, env });
+  return spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@"', 'bash', BIN, ...args], { cwd, env });
+}
+
+/** Until `pid` is the launcher (bash has exec'd it): the times are counted from there. */
+async function launched(pid: number): Promise<void> {
+  const bin = realpathSync(BIN);
+  for (let i = 0; i < 5000; i++) {
+    try {
+      if (readlinkSync(`/proc/${pid}/exe`) === bin) return;
+    } catch {
+      return; // gone: the outcome says why
+    }
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
 /** `ibsm run` with `sig` sent at `when`; after SIGHUP/SIGUSR1, a SIGTERM once the subnet is up. */
 async function signalRun(args: string[], env: Record<string, string | undefined>, sig: (typeof SIGNALS)[number], when: (typeof WHEN)[number]): Promise<Outcome> {
   const cwd = mkdtempSync(path.join(os.tmpdir(), 'ibsm-signals-'));
-  const child = spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@"', 'bash', BIN, 'run', ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = start(['run', ...args], env, cwd);
   let out = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -117,7 +151,10 @@ async function signalRun(args: string[], env: Record<string, string | undefined>
   };
   if (when === 'mid-sweep') {
     expect(await until(/IBSM-1022 entering DISCOVERING/, 30_000), out).toBe(true);
-  } else await sleep(when);
+  } else {
+    await launched(child.pid!);
+    await sleep(when);
+  }
   kill(sig);
   if (sig === 'SIGHUP' || sig === 'SIGUSR1') {
     await until(/SUBNET UP/, 60_000);
@@ -132,9 +169,8 @@ async function signalRun(args: string[], env: Record<string, string | undefined>
   return { ...r, out, listened: [...listened], inspector };
 }
 
-/** The matrix on one backend; returns how many signals landed before the bin's first statement. */
+/** The matrix on one backend. */
 async function matrix(args: string[], env: Record<string, string | undefined>): Promise<void> {
-  const early: string[] = [];
   for (const sig of SIGNALS) {
     for (const when of WHEN) {
       const o = await signalRun(args, env, sig, when);
@@ -142,25 +178,17 @@ async function matrix(args: string[], env: Record<string, string | undefined>): 
       expect(o.inspector, `127.0.0.1:9229 answered after ${what}`).toBe(false);
       expect(o.listened, `TCP ports listened on after ${what}`).toEqual([]);
       expect(o.out, what).not.toMatch(/Debugger listening/);
-      if (o.signal !== null && typeof when === 'number' && !/IBSM-\d+/.test(o.out)) {
-        // Before the bin's first statement: Node's default, nothing done (no line of ibsm's; the
-        // umad2sim preload may have printed its own as the process loaded). On a loaded machine
-        // Node takes 50 ms and more to reach that statement, so any early time may land here.
-        early.push(`${sig}@${when}ms→${o.signal}`);
-        continue;
-      }
       expect({ code: o.code, signal: o.signal }, what).toEqual({ code: 0, signal: null });
       const stopped = sig === 'SIGHUP' || sig === 'SIGUSR1' ? 'SIGTERM' : sig;
       expect(o.out, what).toMatch(new RegExp(`IBSM-8002 ibsm stopping reason=${stopped}\\b`));
       if (sig === 'SIGHUP' || sig === 'SIGUSR1') expect(o.out, what).toMatch(/SUBNET UP/);
     }
   }
-  console.log(`signals before the bin's first statement (Node's default, nothing done): ${early.length ? early.join(', ') : 'none'}`);
 }
 
 /** SIGTERM once the SM is idle (after SUBNET UP and its idle-time work): ms to exit. */
 async function idleStop(args: string[], env: Record<string, string | undefined>): Promise<number> {
-  const child = spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@"', 'bash', BIN, 'run', '--verbose', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'], cwd: mkdtempSync(path.join(os.tmpdir(), 'ibsm-signals-')) });
+  const child = start(['run', '--verbose', ...args], env, mkdtempSync(path.join(os.tmpdir(), 'ibsm-signals-')));
   let out = '';
   child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stdout.resume();
@@ -185,6 +213,27 @@ describe('signals from the first instant', () => {
     const ms = await idleStop(args, env);
     console.log(`idle SIGTERM to exit, embedded fabric: ${ms.toFixed(1)} ms`);
   }, 600_000);
+
+  it('the launcher killed (SIGKILL): the SM stops by its parent-death signal, with the stopping line', async () => {
+    const env = { ...process.env };
+    delete env.NODE_OPTIONS;
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'ibsm-signals-'));
+    const child = start(['run', '--sim', SPEC, '--control-socket', 'none'], env, cwd);
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
+    // 'close': every holder of the pipes gone, the SM (the launcher's child) included
+    const closed = new Promise<void>((r) => child.once('close', () => r()));
+    for (const end = Date.now() + 60_000; Date.now() < end && !/SUBNET UP/.test(out); ) await sleep(10);
+    const sm = family(child.pid!).slice(1);
+    expect(sm, out).toHaveLength(1);
+    process.kill(child.pid!, 'SIGKILL');
+    const t = setTimeout(() => sm.forEach((p) => process.kill(p, 'SIGKILL')), 60_000);
+    await closed;
+    clearTimeout(t);
+    rmSync(cwd, { recursive: true, force: true });
+    expect(out).toMatch(/IBSM-8002 ibsm stopping reason=SIGTERM\b/);
+  }, 120_000);
 
   it('another command (ibsm status waiting on a control socket that never answers): SIGUSR1 ignored, SIGTERM its default', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-signals-sock-'));

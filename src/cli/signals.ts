@@ -15,6 +15,11 @@
  * be bound (`--inspect-port=[fe80::1]:9229`: a link-local address without an interface is refused
  * by bind), so even then no port is opened.
  *
+ * That covers signals from the bin's first statement on. Before it (Node's start-up, 20-50 ms)
+ * the launcher covers them: native/ibsm-launch.c, the process operators and systemd signal, runs
+ * the bin (or the single executable) as its child and holds the signals it receives until the
+ * child says, through IBSM_READY_FD, that its listeners are installed.
+ *
  * Self-contained (no import, nothing from its module): the bundle's bin runs its source text. */
 export type IbsmSignal = 'SIGTERM' | 'SIGINT' | 'SIGHUP' | 'SIGUSR1';
 
@@ -51,6 +56,21 @@ export function installEarlySignals(hold: boolean): EarlySignals {
   if (hold) {
     s.hold = true;
     for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) s.listen!(sig);
+  }
+  // Started by the launcher (native/ibsm-launch.c, the PID signals are sent to): it holds them
+  // until this byte, the listeners being installed, then sends them on. (The bin and the single
+  // executable run this source as CommonJS, where `require` is; the tsc build's ESM does not, and
+  // the launcher never runs it.)
+  const ready = process.env.IBSM_READY_FD;
+  if (ready !== undefined && typeof require === 'function') {
+    delete process.env.IBSM_READY_FD;
+    const fs = require('node:fs') as typeof import('node:fs');
+    try {
+      fs.writeSync(Number(ready), '.');
+      fs.closeSync(Number(ready));
+    } catch {
+      // not a pipe of the launcher's: nothing to tell
+    }
   }
   return s;
 }

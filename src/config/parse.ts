@@ -165,7 +165,7 @@ export const FILES: ReadonlyArray<readonly [path: string, what: string]> = [
   ['/var/log/ibsm.log, /var/log/ibsm-GUID.log', 'the log of ibsm.service and of ibsm@GUID.service (--log-file; SIGUSR1 reopens it)'],
   ['/lib/systemd/system/ibsm.service, ibsm@.service', 'the Debian package\'s units: an SM on the first active port, or one per port GUID'],
   ['/etc/logrotate.d/ibsm', 'the Debian package\'s logrotate snippet for those logs'],
-  ['/var/cache/ibsm/', 'the package\'s cache: the native addon the single executable /usr/sbin/ibsm writes out (native/, checked owner and mode before it is loaded), ibsm@GUID\'s guid2lid files'],
+  ['/var/cache/ibsm/', 'the package\'s cache: the native addon the single executable /usr/lib/ibsm/ibsm (run by the launcher /usr/sbin/ibsm) writes out (native/, checked owner and mode before it is loaded), ibsm@GUID\'s guid2lid files'],
 ];
 
 export const GLOBAL_USAGE = `usage: ibsm <command> [options]
