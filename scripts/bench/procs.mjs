@@ -69,3 +69,18 @@ export function rssMb(pid) {
     return NaN;
   }
 }
+
+/** On SIGINT/SIGTERM, SIGKILL every PID in `live` (the children a bench started and still runs:
+ * ibsim, the SMs) and exit 130, so an interrupted bench leaves nothing behind. */
+export function killOnInterrupt(live) {
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.once(sig, () => {
+      for (const pid of live) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {}
+      }
+      process.exit(130);
+    });
+  }
+}

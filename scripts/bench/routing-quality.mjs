@@ -37,6 +37,7 @@ import { ibsimLimits } from './ibsim-limits.mjs';
 import { startIbsim, stopChild, clientEnv, runClient, UMAD2SIM } from './ibsim.mjs';
 import { loadBoundsModules, loadByLayer, topologyBounds } from './routing-bounds.mjs';
 import { readLfts } from './lft-readback.mjs';
+import { killOnInterrupt } from './procs.mjs';
 import { opt, flag } from './args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -59,16 +60,7 @@ const qosEngines = opt('--qos', 'nue,torus-2QoS').split(',');
 let runCounter = 0;
 // Children alive (the SM, ibsim), killed by PID if this bench is interrupted.
 const live = new Set();
-for (const sig of ['SIGINT', 'SIGTERM']) {
-  process.once(sig, () => {
-    for (const pid of live) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {}
-    }
-    process.exit(130);
-  });
-}
+killOnInterrupt(live);
 // "E-noqos": OpenSM engine E with QoS off whatever --qos says (nue then routes on 1 VL: WRN NUE48).
 const noQos = (e) => e.endsWith('-noqos');
 const osmEngine = (e) => e.replace(/-noqos$/, '');

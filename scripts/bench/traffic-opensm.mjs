@@ -28,6 +28,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
 import { startIbsim, stopChild, clientEnv, runClient, UMAD2SIM } from './ibsim.mjs';
 import { readLfts } from './lft-readback.mjs';
+import { killOnInterrupt } from './procs.mjs';
 import { opt, flag } from './args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -53,16 +54,7 @@ const osmEngines = opt('--opensm', 'minhop,updn,ftree,dfsssp,nue').split(',').fi
 const samples = Number(opt('--samples', '100'));
 const a2a = Number(opt('--a2a', '1000'));
 const live = new Set();
-for (const sig of ['SIGINT', 'SIGTERM']) {
-  process.once(sig, () => {
-    for (const pid of live) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {}
-    }
-    process.exit(130);
-  });
-}
+killOnInterrupt(live);
 
 function need() {
   const missing = [];
