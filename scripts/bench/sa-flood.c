@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <infiniband/umad.h>
+#include "bench-clock.h"
 
 #define SA_CLASS 0x03
 #define SA_VERSION 2
@@ -34,20 +35,11 @@
 #define MAX_OUT 1024
 #define RESEND_MS 1000
 
-static uint64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void die(const char *what, int rc) {
-  fprintf(stderr, "sa-flood: %s failed (%d: %s)\n", what, rc, strerror(rc < 0 ? -rc : errno));
-  exit(1);
-}
 
 struct slot { uint32_t tid; uint16_t dlid; uint64_t sent; };
 
 int main(int argc, char **argv) {
+  bench_program = "sa-flood";
   if (argc != 7) {
     fprintf(stderr, "usage: sa-flood <slid> <sa-lid> <outstanding> <duration-ms> <start-at-ms> <dlid,...>\n");
     return 2;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <infiniband/umad.h>
+#include "bench-clock.h"
 
 #define SA_CLASS 0x03
 #define SA_VERSION 2
@@ -41,16 +42,6 @@
 enum { GET = 0x01, SET = 0x02 };
 enum { INFORM_INFO = 0x0003, SERVICE_RECORD = 0x0031, MCMEMBER_RECORD = 0x0038, PATH_RECORD = 0x0035 };
 
-static uint64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void die(const char *what, int rc) {
-  fprintf(stderr, "storm-client: %s failed (%d: %s)\n", what, rc, strerror(rc < 0 ? -rc : errno));
-  exit(1);
-}
 
 static void put16(uint8_t *p, uint16_t v) { p[0] = v >> 8; p[1] = v; }
 static void put32(uint8_t *p, uint32_t v) { put16(p, v >> 16); put16(p + 2, v); }
@@ -67,6 +58,7 @@ struct req {
 };
 
 int main(int argc, char **argv) {
+  bench_program = "storm-client";
   if (argc != 3) {
     fprintf(stderr, "usage: storm-client <start-at-ms> <peer-guid,...>\n");
     return 2;
