@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <infiniband/umad.h>
-#include "bench-clock.h"
+#include "bench-client.h"
 
 #define SA_CLASS 0x03
 #define SA_VERSION 2
@@ -52,12 +52,8 @@ int main(int argc, char **argv) {
   for (char *s = strtok(argv[6], ","); s && ndl < 65536; s = strtok(0, ",")) dlids[ndl++] = (uint16_t)atoi(s);
   if (!ndl) { fprintf(stderr, "sa-flood: no DLIDs\n"); return 2; }
 
-  int rc = umad_init();
-  if (rc < 0) die("umad_init", rc);
-  int port = umad_open_port(NULL, 0);
-  if (port < 0) die("umad_open_port", port);
-  int agent = umad_register(port, SA_CLASS, SA_VERSION, 0, NULL);
-  if (agent < 0) die("umad_register", agent);
+  int rc, agent;
+  int port = open_sa_agent(&agent);
   if (slid == 0 || salid == 0) { /* our own LID and the SM's, as the port showed them when we attached */
     umad_port_t p;
     if ((rc = umad_get_port(NULL, 0, &p)) < 0) die("umad_get_port", rc);

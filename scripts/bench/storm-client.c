@@ -27,7 +27,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <infiniband/umad.h>
-#include "bench-clock.h"
+#include "bench-client.h"
 
 #define SA_CLASS 0x03
 #define SA_VERSION 2
@@ -68,12 +68,8 @@ int main(int argc, char **argv) {
   int npeers = 0;
   for (char *s = strtok(argv[2], ","); s && npeers < MAX_REQ - 3; s = strtok(0, ",")) peers[npeers++] = strtoull(s, 0, 16);
 
-  int rc = umad_init();
-  if (rc < 0) die("umad_init", rc);
-  int port = umad_open_port(NULL, 0);
-  if (port < 0) die("umad_open_port", port);
-  int agent = umad_register(port, SA_CLASS, SA_VERSION, 0, NULL);
-  if (agent < 0) die("umad_register", agent);
+  int rc, agent;
+  int port = open_sa_agent(&agent);
   umad_port_t p;
   if ((rc = umad_get_port(NULL, 0, &p)) < 0) die("umad_get_port", rc);
   uint64_t guid = be64toh(p.port_guid);
