@@ -41,6 +41,8 @@ interface Node {
   stateKept: boolean;
   /** OpenSM's force_heavy_sweep. */
   forceHeavy: boolean;
+  /** What happens while this SM's next action runs. */
+  mid?: 'mcast' | 'fullTrap';
 }
 
 type Op =
@@ -51,7 +53,9 @@ type Op =
   | { op: 'mcast'; i: number }
   | { op: 'advance'; ms: number }
   | { op: 'failSweeps'; n: number }
-  | { op: 'losePolls'; n: number };
+  | { op: 'losePolls'; n: number }
+  /** While SM i's next action runs (before it finishes): a multicast change, or a full sweep asked for. */
+  | { op: 'midAction'; i: number; what: 'mcast' | 'fullTrap' };
 
 class Subnet {
   now = 0;
@@ -137,6 +141,9 @@ class Subnet {
       case 'losePolls':
         this.lostPolls += o.n;
         break;
+      case 'midAction':
+        this.nodes[o.i]!.mid = o.what;
+        break;
     }
     this.pump();
   }
@@ -163,7 +170,19 @@ class Subnet {
   }
 
   private execute(n: Node, a: SmAction): void {
-    const done = (outcome: ActionOutcome): void => n.c.handle({ type: 'actionDone', action: a, outcome }, this.now);
+    const done = (outcome: ActionOutcome): void => {
+      // Something that arrives while the action runs (after a sweep read the groups or the fabric).
+      const mid = n.mid;
+      n.mid = undefined;
+      if (mid === 'mcast') {
+        if (n.c.state === 'master') n.pendingMcast = true;
+        n.c.handle({ type: 'multicastChanged' }, this.now);
+      } else if (mid === 'fullTrap') {
+        if (n.c.state === 'master') n.pending = n.pendingFull = true;
+        n.c.handle({ type: 'sweepRequested', kind: 'heavy', reason: 'trap mid-action', full: true }, this.now);
+      }
+      n.c.handle({ type: 'actionDone', action: a, outcome }, this.now);
+    };
     switch (a.type) {
       case 'heavySweep': {
         n.pending = false;
@@ -265,6 +284,7 @@ function arbOps(n: number): fc.Arbitrary<Op[]> {
       { weight: 4, arbitrary: fc.integer({ min: 1, max: 3000 }).map((ms): Op => ({ op: 'advance', ms })) },
       { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }).map((k): Op => ({ op: 'failSweeps', n: k })) },
       { weight: 1, arbitrary: fc.integer({ min: 1, max: 5 }).map((k): Op => ({ op: 'losePolls', n: k })) },
+      { weight: 2, arbitrary: fc.tuple(i, fc.constantFrom('mcast' as const, 'fullTrap' as const)).map(([x, what]): Op => ({ op: 'midAction', i: x, what })) },
     ),
     { minLength: 1, maxLength: 30 },
   );
