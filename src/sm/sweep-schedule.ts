@@ -150,11 +150,10 @@ export class SweepSchedule {
       if (state.discovering && state.takeover) a.takeover = true;
       if (this.fullNext) a.full = true;
       this.fullNext = false;
-      this.heavyReason = undefined;
       this.retryHeavy = false;
+      // It reads the groups when it programs the MFTs, and everything a light sweep would look at.
+      this.dropSweeps();
       this.mcastWanted = false;
-      this.lightWanted = false;
-      this.lightFull = false;
       return a;
     }
     if (!state.master) return undefined;
