@@ -10,9 +10,10 @@ import { VirtualClock } from '../src/util/clock.js';
 import { SimFabric } from '../src/sim/fabric.js';
 import { loadFabricSpec } from '../src/model/load.js';
 import { MadRpc } from '../src/rpc/madrpc.js';
-import { MgmtClass, Method, NodeType, PortState } from '../src/wire/mad.js';
+import { MgmtClass, Method, NodeType, PortState, SmpAttr } from '../src/wire/mad.js';
 import { SubnetManager } from '../src/sm/sm.js';
-import { smpClientOf } from '../src/sm/smp-client.js';
+import { smpClientOf, type SmpClient } from '../src/sm/smp-client.js';
+import { installSmHandlers } from '../src/sm/handlers.js';
 import { Logger, MemorySink } from '../src/util/log.js';
 import { formatGuid2Lid, type LidRange } from '../src/sm/lids.js';
 import { PhaseOrderError, runPhases, type Phase } from '../src/sm/pipeline.js';
@@ -116,5 +117,75 @@ describe('guid2lid store', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('one failure policy in a local sweep', () => {
+  it('a refused PortInfo Set does not stop the local sweep: its tables still go out, then IBSM-1204 and a full heavy sweep', async () => {
+    const clock = new VirtualClock();
+    const sim = new SimFabric(loadFabricSpec('gen:fattree2:leaves=4,spines=2,hosts=2'), { clock, seed: 7 });
+    const ep = sim.attach(0);
+    ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap] });
+    ep.register(MgmtClass.SubnDirected, 1);
+    const rpc = new MadRpc(ep, clock, { timeoutMs: 50, retries: 1, window: 64, perDestinationWindow: 8 });
+    // One record of the Sets sent and the log lines written, in order.
+    const events: string[] = [];
+    let refusePortInfo = false;
+    const sink = {
+      write: (line: string): void => {
+        events.push(`log ${line}`);
+        if (/ IBSM-1204 /.test(line)) refusePortInfo = false; // the full heavy sweep that follows is served
+      },
+    };
+    const base = smpClientOf(rpc);
+    const smp: SmpClient = {
+      getDr: base.getDr,
+      getLid: base.getLid,
+      setLid: base.setLid,
+      trap: base.trap,
+      get sent() {
+        return base.sent;
+      },
+      setDr: (path, attr, mod, data, mkey) => {
+        const refuse = refusePortInfo && attr === SmpAttr.PortInfo;
+        events.push(`set ${attr} ${refuse ? 'refused' : 'sent'}`);
+        return refuse ? Promise.reject(new Error('refused')) : base.setDr(path, attr, mod, data, mkey);
+      },
+    };
+    const log = new Logger(sink, 'info');
+    const sm = new SubnetManager({ smp, clock, log, routing: ['ftree', 'updn', 'minhop'], lmc: 0, sweepIntervalMs: 1000 });
+    installSmHandlers(rpc, sm, { portGuid: ep.local.portGuid, log });
+    await drive(clock, sm.start());
+    const f0 = sm.current!.fabric;
+    const a = f0.nodes.findIndex((n) => n.desc === 'sw-l1-1');
+    const pa = f0.nodes[a]!.ports.findIndex((p, i) => i > 0 && p?.peer && f0.nodes[p.peer.node]!.type === NodeType.Switch);
+    const peer = f0.nodes[a]!.ports[pa]!.peer!;
+    const after = async (act: () => void): Promise<void> => {
+      const n = sm.stats.length;
+      act();
+      await clock.runUntil(() => sm.stats.length > n, 10_000);
+    };
+    await after(() => sim.linkDown(f0.nodes[a]!.guid, pa));
+    expect(sm.stats.at(-1)!.reroute, 'the link down: a local sweep').toBeDefined();
+    const from = events.length;
+    refusePortInfo = true;
+    await after(() => sim.linkUp(f0.nodes[a]!.guid, pa));
+    const ev = events.slice(from);
+    const firstRefused = ev.findIndex((e) => e === `set ${SmpAttr.PortInfo} refused`);
+    const giveUp = ev.findIndex((e) => / IBSM-1204 /.test(e));
+    expect(firstRefused, 'a PortInfo Set of the link that came up was refused').toBeGreaterThanOrEqual(0);
+    expect(giveUp, 'the local sweep said it gives way to a full heavy sweep').toBeGreaterThan(firstRefused);
+    // The writes after the refused ones went on: the LFT phase's Sets (SwitchInfo, PortStateChange
+    // cleared; LFT blocks where routes changed) were sent by the local sweep before it gave way.
+    const tables = new Set([`set ${SmpAttr.SwitchInfo} sent`, `set ${SmpAttr.LinearForwardingTable} sent`]);
+    expect(ev.slice(firstRefused, giveUp).filter((e) => tables.has(e)).length).toBeGreaterThan(0);
+    expect(ev.slice(firstRefused, giveUp).some((e) => / IBSM-2030 /.test(e)), 'each failed write logged').toBe(true);
+    // The full heavy sweep that followed set the link up: both ends ACTIVE (the fabric's own state).
+    expect(sm.stats.at(-1)!.reroute, 'the last sweep: a full heavy one').toBeUndefined();
+    expect(sim.portInfo(f0.nodes[a]!.guid, pa).portState).toBe(PortState.Active);
+    expect(sim.portInfo(f0.nodes[peer.node]!.guid, peer.port).portState).toBe(PortState.Active);
+    sm.stop();
+    rpc.close();
+    await ep.close();
   });
 });
