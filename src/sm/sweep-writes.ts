@@ -26,10 +26,10 @@ export class SweepWrites {
     private readonly smp: SmpClient,
     private readonly log: Logger,
     /** The sweep's view: PortInfo/SwitchInfo answers go into it; failures are named from it. */
-    private readonly disc: DiscoveryResult,
-    private readonly programmed: Programmed,
+    disc: DiscoveryResult,
+    programmed: Programmed,
     /** The SM's own M_Key (a refused write to a port with another key is said as such). */
-    private readonly mkey: bigint | undefined,
+    mkey: bigint | undefined,
     /** M_Keys to present, by DR path (`foreignKeys`). */
     private readonly keys: ReadonlyMap<string, bigint> = new Map(),
     /** Called with each acknowledged write (a local sweep's LFT block log lines). */
