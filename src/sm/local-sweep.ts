@@ -11,9 +11,12 @@
  * 3. Routing: `rerouteIncremental` (routing/incremental.ts) from the previous tables, back to the
  *    remembered intact routing (the last full heavy sweep's) where it works again; when its
  *    guarantees do not hold, the configured engine chain re-routes the new fabric in full.
- * 4. The same planners as a heavy sweep over the new view: only what differs is written (PortInfo
- *    of the ports read in this sweep that need it, such as those that came up; the LFT blocks whose
- *    entries changed; SwitchInfo to clear PortStateChange), then ARMED → ACTIVE.
+ * 4. The heavy sweep's apply phases (sm/program-phases.ts) over the changed view: only what
+ *    differs is written (PortInfo of the ports read in this sweep that need it, such as those that
+ *    came up; the LFT blocks whose entries changed; SwitchInfo to clear PortStateChange), then
+ *    ARMED → ACTIVE, through the one apply step: a failed write does not stop the others.
+ * As phases (sm/pipeline.ts): discover (1, 2) → decide (a switch flagged a change, else a light
+ * sweep) → plan (3) → apply (4) → verify (every write acknowledged).
  * The change is not local, and `sweep` returns undefined for a full heavy sweep, when no switch
  * flags a change but a light sweep finds a port to set up or another SM, when a switch does
  * not answer, a switch was reset (LinearFDBTop differs), a port leads to a node the snapshot does
