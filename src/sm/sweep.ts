@@ -283,7 +283,6 @@ export class Sweeper {
     const switches = view.fabric.nodes.filter((n) => n.type === NodeType.Switch).length;
     const r = newRun(sweep, this.clock.now(), smp.sent, { ...emptyStats('heavy'), nodes: view.fabric.nodes.length, switches });
     let changed = false;
-    let portsMs = 0;
     const ran = await runPhases<SweepRun>([
       {
         kind: 'discover',
@@ -298,17 +297,23 @@ export class Sweeper {
       },
       this.decidePhase(decide),
       ...this.planPhases(false),
-      { ...this.phases.portInfo, run: async (run) => { const tp = this.clock.now(); await this.phases.portInfo.run(run); portsMs = this.clock.now() - tp; } },
+      this.phases.portInfo,
+      {
+        kind: 'verify',
+        name: 'the snapshot',
+        run: (run) => {
+          const portsMs = this.clock.now() - run.ports!.at;
+          run.writes!.finish();
+          run.snapshot = { fabric: view.fabric, discovery: view, routing: run.routed!.result, maxLid: run.maxLid, smLid: run.smLid, sweep };
+          run.stats = { ...programmedStats(run, smp.sent - run.s0, this.clock.now() - run.t0), endPorts: run.lids!.byGuid.size, engine: run.routed!.result.engine };
+          const st = run.stats;
+          log.info('takeover from the view: every port told its new master; a full heavy sweep verifies', { portInfoSets: st.portInfoSets, failedWrites: st.failedWrites, smps: st.smps, portsMs: Math.round(portsMs), ms: Math.round(st.ms) });
+        },
+      },
     ], r);
     if (changed) return undefined;
-    const stats = { ...r.stats, smps: smp.sent - r.s0, ms: this.clock.now() - r.t0 };
-    if (!ran) return { stats };
-    const s2 = programmedStats(r, stats.smps, stats.ms);
-    s2.endPorts = r.lids!.byGuid.size;
-    s2.engine = r.routed!.result.engine;
-    const snapshot: Snapshot = { fabric: view.fabric, discovery: view, routing: r.routed!.result, maxLid: r.maxLid, smLid: r.smLid, sweep };
-    log.info('takeover from the view: every port told its new master; a full heavy sweep verifies', { portInfoSets: s2.portInfoSets, failedWrites: s2.failedWrites, smps: s2.smps, portsMs: Math.round(portsMs), ms: Math.round(s2.ms) });
-    return { snapshot, stats: s2 };
+    if (!ran) return { stats: { ...r.stats, smps: smp.sent - r.s0, ms: this.clock.now() - r.t0 } };
+    return { snapshot: r.snapshot!, stats: r.stats };
   }
 
   /** Why the fabric is not `view` any more (reassign_lids, LIDs that would change, a switch that
