@@ -196,7 +196,9 @@ export class Subnet {
         onError: (e, m) => log.from(m.addr.lid).warn('SA state not sent to a standby', { lid: m.addr.lid, error: (e as Error).message }),
       });
     }
-    this.multicast.onGroupsChanged(() => this.multicastChanged());
+    // Group changes batched into MFT updates by the controller: at most one running and one
+    // pending (a flood of joins costs one update per round, not one per join).
+    this.multicast.onGroupsChanged(() => this.sm.multicastChanged());
     this.offHandlers = installSmHandlers(rpc, this.sm, {
       portGuid: o.portGuid,
       mkey: o.mkey,
@@ -259,28 +261,6 @@ export class Subnet {
     if (this.ctx) this.sa?.setContext((this.ctx = this.makeContext(this.ctx.snapshot)));
     this.sm.requestHeavySweep('configuration reloaded', true);
     return { groupsCreated: g.created.length, groupsUpdated: g.updated, groupsReleased: g.released };
-  }
-
-  /** Group changes batched into MFT updates: at most one running and one pending (a flood of
-   * joins costs one update per round, not one per join). */
-  private mcastRunning = false;
-  private mcastPending = false;
-  private multicastChanged(): void {
-    if (this.mcastRunning) {
-      this.mcastPending = true;
-      return;
-    }
-    this.mcastRunning = true;
-    void this.sm
-      .updateMulticast()
-      .catch((e: unknown) => this.o.log.error('multicast forwarding update failed', { error: (e as Error).message }))
-      .finally(() => {
-        this.mcastRunning = false;
-        if (this.mcastPending) {
-          this.mcastPending = false;
-          this.multicastChanged();
-        }
-      });
   }
 
   /** The SA state as sync entries (with the GUID→LID map of the current snapshot). */

@@ -32,10 +32,10 @@ describe('multicast create flood from one host', () => {
     const r = await bringUp('gen:fattree2:leaves=4,spines=2,hosts=4');
     const h = await client(r, r.cas[3]!);
     // Count the SM's MFT updates and how many run at once.
-    const orig = r.subnet.sm.updateMulticast.bind(r.subnet.sm);
+    const orig = r.subnet.sm.programMulticast.bind(r.subnet.sm);
     let running = 0;
     let maxRunning = 0;
-    const updates = vi.spyOn(r.subnet.sm, 'updateMulticast').mockImplementation(() => {
+    const updates = vi.spyOn(r.subnet.sm, 'programMulticast').mockImplementation(() => {
       maxRunning = Math.max(maxRunning, ++running);
       return orig().finally(() => running--);
     });
@@ -63,11 +63,11 @@ describe('multicast create flood from one host', () => {
   it('with the creator bound raised, 1,000 groups from one host (16 outstanding) cost little memory: one MFT update at a time', async () => {
     const r = await bringUp('gen:fattree2:leaves=4,spines=2,hosts=4', { subnet: { saLimits: { groupsPerRequester: 5000 } } });
     const h = await client(r, r.cas[3]!);
-    const orig = r.subnet.sm.updateMulticast.bind(r.subnet.sm);
+    const orig = r.subnet.sm.programMulticast.bind(r.subnet.sm);
     let running = 0;
     let maxRunning = 0;
     let calls = 0;
-    r.subnet.sm.updateMulticast = () => {
+    r.subnet.sm.programMulticast = () => {
       calls++;
       maxRunning = Math.max(maxRunning, ++running);
       return orig().finally(() => running--);

@@ -7,7 +7,14 @@
  * - nothing is written to the fabric (a sweep that programs, a light sweep, a multicast update) by
  *   an SM that is not master (or discovering on its way to master, for the programming sweep);
  * - once the subnet settles, the SMs of one SM_Key have exactly one master, the best of them;
- * - every sweep requested of a master runs while it stays master. */
+ * - every sweep requested of a master runs while it stays master, and one requested as full runs
+ *   as a full heavy sweep; after a heavy sweep that left part of the fabric out, the next heavy
+ *   sweep is a full one;
+ * - a multicast change on a master is never lost: a multicast update or a programming heavy sweep
+ *   follows while it stays master;
+ * - ClientReregister is set by exactly the first programming sweep after becoming master (unless
+ *   the SA kept the clients' registrations), never by a master's later sweeps;
+ * - under force_heavy_sweep no light sweep runs. */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { SmController, isBetter, smInfoSetStatus, smStateCode, type RemoteSm, type SmAction, type ActionOutcome } from '../src/sm/controller.js';
@@ -24,17 +31,31 @@ interface Node {
   alive: boolean;
   /** A sweep asked of this SM while master, not yet run. */
   pending: boolean;
+  /** A full heavy sweep asked of this SM while master, not yet run as a full one. */
+  pendingFull: boolean;
+  /** A multicast change while master, not yet programmed. */
+  pendingMcast: boolean;
+  /** The last heavy sweep left part of the fabric out: the next heavy one must be full. */
+  fullDue: boolean;
+  /** The SA holds the clients' registrations (a failover with the SA state). */
+  stateKept: boolean;
+  /** OpenSM's force_heavy_sweep. */
+  forceHeavy: boolean;
+  /** What happens while this SM's next action runs. */
+  mid?: 'mcast' | 'fullTrap';
 }
 
 type Op =
   | { op: 'start'; i: number }
   | { op: 'kill'; i: number }
   | { op: 'stop'; i: number }
-  | { op: 'trap'; i: number }
+  | { op: 'trap'; i: number; full: boolean }
   | { op: 'mcast'; i: number }
   | { op: 'advance'; ms: number }
   | { op: 'failSweeps'; n: number }
-  | { op: 'losePolls'; n: number };
+  | { op: 'losePolls'; n: number }
+  /** While SM i's next action runs (before it finishes): a multicast change, or a full sweep asked for. */
+  | { op: 'midAction'; i: number; what: 'mcast' | 'fullTrap' };
 
 class Subnet {
   now = 0;
@@ -44,16 +65,23 @@ class Subnet {
   private lostPolls = 0;
   violations: string[] = [];
 
-  constructor(specs: ReadonlyArray<{ priority: number; foreign: boolean }>) {
+  constructor(specs: readonly Spec[]) {
     this.nodes = specs.map((s, i) => {
       const guid = BigInt(0x100 + i);
       const key = s.foreign ? 0x99n : 1n;
-      return { c: this.controller(guid, s.priority, key), guid, priority: s.priority, key, alive: false, pending: false };
+      const forceHeavy = s.forceHeavy === true;
+      return { c: this.controller(guid, s.priority, key, forceHeavy), guid, priority: s.priority, key, alive: false, pending: false, pendingFull: false, pendingMcast: false, fullDue: false, stateKept: s.stateKept === true, forceHeavy };
     });
   }
 
-  private controller(guid: bigint, priority: number, smKey: bigint): SmController {
-    return new SmController({ sweepIntervalMs: SWEEP_MS, guid, priority, smKey, pollIntervalMs: POLL_MS, pollRetries: 3 });
+  private controller(guid: bigint, priority: number, smKey: bigint, forceHeavySweep: boolean): SmController {
+    return new SmController({ sweepIntervalMs: SWEEP_MS, guid, priority, smKey, pollIntervalMs: POLL_MS, pollRetries: 3, forceHeavySweep });
+  }
+
+  private forget(n: Node): void {
+    n.pending = false;
+    n.pendingFull = false;
+    n.pendingMcast = false;
   }
 
   private info(n: Node): RemoteSm {
@@ -73,9 +101,10 @@ class Subnet {
       case 'start': {
         const n = this.nodes[o.i]!;
         if (n.alive) return;
-        n.c = this.controller(n.guid, n.priority, n.key);
+        n.c = this.controller(n.guid, n.priority, n.key, n.forceHeavy);
         n.alive = true;
-        n.pending = false;
+        this.forget(n);
+        n.fullDue = false;
         n.c.handle({ type: 'start' }, this.now);
         break;
       }
@@ -85,19 +114,22 @@ class Subnet {
       case 'stop': {
         const n = this.nodes[o.i]!;
         if (n.alive) n.c.handle({ type: 'stop' }, this.now);
-        n.pending = false;
+        this.forget(n);
         break;
       }
       case 'trap': {
         const n = this.nodes[o.i]!;
         if (!n.alive) return;
         if (n.c.state === 'master') n.pending = true;
-        n.c.handle({ type: 'sweepRequested', kind: 'heavy', reason: 'trap' }, this.now);
+        if (n.c.state === 'master' && o.full) n.pendingFull = true;
+        n.c.handle({ type: 'sweepRequested', kind: 'heavy', reason: 'trap', full: o.full }, this.now);
         break;
       }
       case 'mcast': {
         const n = this.nodes[o.i]!;
-        if (n.alive) n.c.handle({ type: 'multicastChanged' }, this.now);
+        if (!n.alive) return;
+        if (n.c.state === 'master') n.pendingMcast = true;
+        n.c.handle({ type: 'multicastChanged' }, this.now);
         break;
       }
       case 'advance':
@@ -108,6 +140,9 @@ class Subnet {
         break;
       case 'losePolls':
         this.lostPolls += o.n;
+        break;
+      case 'midAction':
+        this.nodes[o.i]!.mid = o.what;
         break;
     }
     this.pump();
@@ -124,7 +159,7 @@ class Subnet {
         any = true;
         this.execute(n, a);
       }
-      for (const n of this.nodes) if (n.alive && n.c.state !== 'master') n.pending = false;
+      for (const n of this.nodes) if (n.alive && n.c.state !== 'master') this.forget(n);
       if (!any) return;
     }
     this.violations.push(`the SMs never went idle at t=${this.now}`);
@@ -135,23 +170,48 @@ class Subnet {
   }
 
   private execute(n: Node, a: SmAction): void {
-    const done = (outcome: ActionOutcome): void => n.c.handle({ type: 'actionDone', action: a, outcome }, this.now);
+    const done = (outcome: ActionOutcome): void => {
+      // Something that arrives while the action runs (after a sweep read the groups or the fabric).
+      const mid = n.mid;
+      n.mid = undefined;
+      if (mid === 'mcast') {
+        if (n.c.state === 'master') n.pendingMcast = true;
+        n.c.handle({ type: 'multicastChanged' }, this.now);
+      } else if (mid === 'fullTrap') {
+        if (n.c.state === 'master') n.pending = n.pendingFull = true;
+        n.c.handle({ type: 'sweepRequested', kind: 'heavy', reason: 'trap mid-action', full: true }, this.now);
+      }
+      n.c.handle({ type: 'actionDone', action: a, outcome }, this.now);
+    };
     switch (a.type) {
       case 'heavySweep': {
         n.pending = false;
-        n.c.handle({ type: 'discovered', remotes: this.others(n), ownPortUp: true }, this.now);
+        if (n.fullDue && !a.full) this.violations.push(`a heavy sweep by 0x${n.guid.toString(16)} after one that left part of the fabric out is not full, at t=${this.now}`);
+        n.fullDue = false;
+        const wasMaster = n.c.state === 'master';
+        n.c.handle({ type: 'discovered', remotes: this.others(n), ownPortUp: true, stateKept: n.stateKept }, this.now);
         const outcome = this.sweepOutcomes.shift() ?? 'ok';
-        if (n.c.mayProgram) this.write(n, 'a programming sweep', ['master', 'discovering']);
+        // A sweep that fails programs nothing: what it was to do is still owed.
+        if (a.full && outcome !== 'failed') n.pendingFull = false;
+        if (n.c.mayProgram) {
+          this.write(n, 'a programming sweep', ['master', 'discovering']);
+          if (outcome !== 'failed') n.pendingMcast = false;
+          const first = !wasMaster && !n.stateKept;
+          if (n.c.reregister !== first) this.violations.push(`ClientReregister ${n.c.reregister ? 'set' : 'not set'} by 0x${n.guid.toString(16)}'s programming sweep (${wasMaster ? 'already master' : 'first as master'}, state kept ${n.stateKept}) at t=${this.now}`);
+        } else if (n.c.reregister) this.violations.push(`ClientReregister without programming by 0x${n.guid.toString(16)} at t=${this.now}`);
+        if (outcome === 'incomplete') n.fullDue = true;
         done(outcome);
         return;
       }
       case 'lightSweep':
         this.write(n, 'a light sweep', ['master']);
+        if (n.forceHeavy) this.violations.push(`a light sweep by 0x${n.guid.toString(16)} under force_heavy_sweep at t=${this.now}`);
         n.c.handle({ type: 'smsChecked', remotes: this.others(n) }, this.now);
         done('ok');
         return;
       case 'programMulticast':
         this.write(n, 'a multicast update', ['master']);
+        n.pendingMcast = false;
         done('ok');
         return;
       case 'sendSmInfo': {
@@ -200,7 +260,17 @@ class Subnet {
   }
 }
 
-const arbSpecs = fc.array(fc.record({ priority: fc.integer({ min: 0, max: 15 }), foreign: fc.integer({ min: 0, max: 5 }).map((x) => x === 0) }), { minLength: 1, maxLength: 4 });
+interface Spec {
+  priority: number;
+  foreign: boolean;
+  stateKept?: boolean;
+  forceHeavy?: boolean;
+}
+
+const arbSpecs = fc.array(
+  fc.record({ priority: fc.integer({ min: 0, max: 15 }), foreign: fc.integer({ min: 0, max: 5 }).map((x) => x === 0), stateKept: fc.boolean(), forceHeavy: fc.integer({ min: 0, max: 5 }).map((x) => x === 0) }),
+  { minLength: 1, maxLength: 4 },
+);
 
 function arbOps(n: number): fc.Arbitrary<Op[]> {
   const i = fc.integer({ min: 0, max: n - 1 });
@@ -209,11 +279,12 @@ function arbOps(n: number): fc.Arbitrary<Op[]> {
       { weight: 3, arbitrary: i.map((x): Op => ({ op: 'start', i: x })) },
       { weight: 1, arbitrary: i.map((x): Op => ({ op: 'kill', i: x })) },
       { weight: 1, arbitrary: i.map((x): Op => ({ op: 'stop', i: x })) },
-      { weight: 2, arbitrary: i.map((x): Op => ({ op: 'trap', i: x })) },
-      { weight: 1, arbitrary: i.map((x): Op => ({ op: 'mcast', i: x })) },
+      { weight: 2, arbitrary: fc.tuple(i, fc.boolean()).map(([x, full]): Op => ({ op: 'trap', i: x, full })) },
+      { weight: 2, arbitrary: i.map((x): Op => ({ op: 'mcast', i: x })) },
       { weight: 4, arbitrary: fc.integer({ min: 1, max: 3000 }).map((ms): Op => ({ op: 'advance', ms })) },
       { weight: 1, arbitrary: fc.integer({ min: 1, max: 3 }).map((k): Op => ({ op: 'failSweeps', n: k })) },
       { weight: 1, arbitrary: fc.integer({ min: 1, max: 5 }).map((k): Op => ({ op: 'losePolls', n: k })) },
+      { weight: 2, arbitrary: fc.tuple(i, fc.constantFrom('mcast' as const, 'fullTrap' as const)).map(([x, what]): Op => ({ op: 'midAction', i: x, what })) },
     ),
     { minLength: 1, maxLength: 30 },
   );
@@ -221,11 +292,17 @@ function arbOps(n: number): fc.Arbitrary<Op[]> {
 
 const RUNS = Number(process.env.IBSM_PROPERTY_RUNS ?? 10_000);
 
-function check(specs: ReadonlyArray<{ priority: number; foreign: boolean }>, ops: readonly Op[]): void {
+function check(specs: readonly Spec[], ops: readonly Op[]): void {
   const s = new Subnet(specs);
   for (const o of ops) s.apply(o);
   s.settle();
   expect(s.violations).toEqual([]);
+  for (const n of s.nodes) {
+    if (!n.alive || n.c.state !== 'master') continue;
+    expect(n.pending, `a sweep asked of 0x${n.guid.toString(16)} ran`).toBe(false);
+    expect(n.pendingFull, `a full sweep asked of 0x${n.guid.toString(16)} ran as a full one`).toBe(false);
+    expect(n.pendingMcast, `a multicast change on 0x${n.guid.toString(16)} was programmed`).toBe(false);
+  }
   // Settled: per SM_Key, the SMs still running (not stopped) have one master, the best of them.
   const running = s.nodes.filter((n) => n.alive && n.c.state !== 'notActive');
   const keys = new Set(running.map((n) => n.key));
@@ -243,11 +320,10 @@ function check(specs: ReadonlyArray<{ priority: number; foreign: boolean }>, ops
     expect(masters[0]!.guid, 'the best SM masters').toBe(bestOne.guid);
     for (const n of mine) if (n !== masters[0]) expect(n.c.state, `0x${n.guid.toString(16)} stands by`).toBe('standby');
   }
-  for (const n of s.nodes) if (n.alive && n.c.state === 'master') expect(n.pending, `a sweep asked of 0x${n.guid.toString(16)} ran`).toBe(false);
 }
 
 describe('SmController: random event sequences against the invariants (fast-check)', () => {
-  it(`${RUNS.toLocaleString('en-US')} sequences: no write while not master; once settled one master per SM_Key, the best; every requested sweep runs`, () => {
+  it(`${RUNS.toLocaleString('en-US')} sequences: no write while not master; once settled one master per SM_Key, the best; every requested sweep runs (a full one as full); no multicast change lost; ClientReregister on the first master sweep only`, () => {
     fc.assert(
       fc.property(arbSpecs.chain((specs) => fc.tuple(fc.constant(specs), arbOps(specs.length))), ([specs, ops]) => check(specs, ops)),
       { numRuns: RUNS, seed: Number(process.env.IBSM_PROPERTY_SEED ?? 31) },

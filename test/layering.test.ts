@@ -134,3 +134,62 @@ describe('layering of src/', () => {
     expect(violations().bad).toEqual([]);
   });
 });
+
+/** The SM's decision core (issue #31): sm/controller.ts and the files it is made of. They, and
+ * everything they import, are pure: only the core itself, wire/ and util/ (no clock, no logger:
+ * util/clock.ts and util/log.ts are I/O), no node builtin or npm package, and no ambient time,
+ * timer, randomness or process state in the core's own code (time comes in as an argument). */
+const CORE = ['sm/controller.ts', 'sm/controller-types.ts', 'sm/election.ts', 'sm/sweep-schedule.ts'];
+const CORE_MAY_REACH = (rel: string): boolean => CORE.includes(rel) || ((rel.startsWith('wire/') || rel.startsWith('util/')) && rel !== 'util/clock.ts' && rel !== 'util/log.ts');
+const AMBIENT = /\b(Date\s*\.\s*now|new\s+Date|setTimeout|setInterval|setImmediate|queueMicrotask|Math\s*\.\s*random|performance\s*\.|process\s*\.|globalThis)\b/;
+
+function resolveTs(fromFile: string, spec: string): string {
+  return path.resolve(path.dirname(fromFile), spec).replace(/\.js$/, '.ts');
+}
+
+/** Code without its comments and string literals (what AMBIENT is matched against). */
+function codeOnly(text: string): string {
+  const sc = ts.createScanner(ts.ScriptTarget.Latest, true, ts.LanguageVariant.Standard, text);
+  let out = '';
+  for (let k = sc.scan(); k !== ts.SyntaxKind.EndOfFileToken; k = sc.scan()) {
+    if (k === ts.SyntaxKind.StringLiteral || k === ts.SyntaxKind.NoSubstitutionTemplateLiteral) out += '""';
+    else out += sc.getTokenText() + ' ';
+  }
+  return out;
+}
+
+/** Every file the core reaches through its imports, and what is wrong with each. */
+function coreReach(): { reached: string[]; bad: string[] } {
+  const seen = new Set<string>();
+  const bad: string[] = [];
+  const todo = CORE.map((f) => path.join(SRC, f));
+  while (todo.length) {
+    const file = todo.pop()!;
+    const rel = path.relative(SRC, file).split(path.sep).join('/');
+    if (seen.has(rel)) continue;
+    seen.add(rel);
+    if (!CORE_MAY_REACH(rel)) bad.push(`${rel}: reached from the controller, outside its pure core (wire/, util/ but clock and log)`);
+    for (const spec of importsOf(file)) {
+      if (spec.startsWith('.')) todo.push(resolveTs(file, spec));
+      else bad.push(`${rel} → ${spec}: the controller's core imports no builtin or package`);
+    }
+    if (CORE.includes(rel) && AMBIENT.test(codeOnly(readFileSync(file, 'utf8')))) bad.push(`${rel}: uses ambient time, timers, randomness or process state (${AMBIENT.exec(codeOnly(readFileSync(file, 'utf8')))![0]})`);
+  }
+  return { reached: [...seen].sort(), bad };
+}
+
+describe("the SM controller's pure core", () => {
+  it('the checks see a timer in code and not in a comment or a string', () => {
+    expect(AMBIENT.test(codeOnly('const x = 1; // setTimeout(f, 1)\nconst s = "Date.now()";'))).toBe(false);
+    expect(AMBIENT.test(codeOnly('const t = Date.now();'))).toBe(true);
+    expect(CORE_MAY_REACH('util/clock.ts')).toBe(false);
+    expect(CORE_MAY_REACH('sm/sm.ts')).toBe(false);
+  });
+
+  it('imports only itself, wire/ and util/ (no clock, no log), and reads no ambient time', () => {
+    const { reached, bad } = coreReach();
+    expect(bad).toEqual([]);
+    for (const f of CORE) expect(reached, f).toContain(f);
+    expect(reached.some((f) => f.startsWith('wire/'))).toBe(true); // the walk follows imports
+  });
+});

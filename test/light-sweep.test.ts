@@ -23,9 +23,9 @@ const K = 12;
 /** Every getDr the SM sends, recorded (attribute, path, port). */
 function spying(gets: Array<{ attr: number; path: string; port: number }>) {
   return (s: SmpClient): SmpClient => ({
-    getDr: (path, attr, mod = 0) => {
+    getDr: (path, attr, mod = 0, t) => {
       gets.push({ attr, path: path.join(','), port: mod & 0xff });
-      return s.getDr(path, attr, mod);
+      return s.getDr(path, attr, mod, t);
     },
     setDr: (...a) => s.setDr(...a),
     setDrTo: s.setDrTo?.bind(s),

@@ -397,8 +397,9 @@ export class MadRpc implements RmppHost {
   /** SubnSet over a directed route settled through a callback slot: `sink.smpOk(ctx, data)` with
    * the response's SMP data, or `sink.smpFailed(ctx, error)` (as smpSetDr would reject; also for
    * an SMP that cannot be built or an RPC that is closed, then before this returns). No promise
-   * and no closure per SMP: what a programming step of many Sets uses. */
-  smpSetDrTo<C>(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array, mkey: bigint | undefined, sink: SmpSink<C>, ctx: C): void {
+   * and no closure per SMP: what a programming step of many Sets uses. `opts`: its timeout and
+   * tries, as request()'s. */
+  smpSetDrTo<C>(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array, mkey: bigint | undefined, sink: SmpSink<C>, ctx: C, opts?: RequestOptions): void {
     if (this.closed) return sink.smpFailed(ctx, new RpcClosedError('request'));
     // Over a transport that copies on send, the MAD is MadRpc's own: built into a pooled buffer
     // and pooled again once the request settled (no MAD allocated per SMP once the pool is warm).
@@ -409,7 +410,7 @@ export class MadRpc implements RmppHost {
     } catch (e) {
       return sink.smpFailed(ctx, e instanceof Error ? e : new EncodeError('SmpDr', '', String(e)));
     }
-    const p = this.book(mad, DR_ADDR, undefined, true);
+    const p = this.book(mad, DR_ADDR, opts, true);
     p.sink = sink as SmpSink<unknown>;
     p.ctx = ctx;
     p.ownMad = own;

@@ -1,6 +1,9 @@
-/** The sweep's SMP retries, above MadRpc's own: an SMP that still timed out after MadRpc's tries,
- * or that came back BUSY, is tried again after a backoff (doubling, on the injected clock), a few
- * rounds. A Set whose answer was lost may have taken effect, so its retry can be refused (the
+/** The SM's one retry layer for its sweeps' SMPs (docs/architecture.md, "Retries"). Every SMP a
+ * sweep sends is tried here at most 1 + `rounds` times in all: the client below makes one try of
+ * each (ONE_TRY: MadRpc retries none of them), so no retries nest. An SMP that timed out (no
+ * answer, or the transport handed it back undelivered) or came back BUSY is tried again after a
+ * pause (doubling from `backoffMs` up to `maxBackoffMs`, on the injected clock).
+ * A Set whose answer was lost may have taken effect, so its retry can be refused (the
  * INIT→ARMED PortInfo Set retried on a port that is Armed already: MAD status 0x1c): a Set that
  * fails is followed by a Get of the same attribute, and when the SMA already holds what the Set
  * asked for, the Set is done (its answer is the Get's). What still fails is counted by reason and
@@ -12,17 +15,27 @@ import { MadStatusError, MadTimeoutError } from '../rpc/errors.js';
 import { PortState, SmpAttr } from '../wire/mad.js';
 import { PortInfo } from '../wire/sma.js';
 import type { Clock } from '../util/clock.js';
-import type { SmpClient, SmpSetReq, SmpSink } from './smp-client.js';
+import { ONE_TRY, type SmpClient, type SmpSetReq, type SmpSink } from './smp-client.js';
 
 /** Why an SMP was given up: no answer, or an error status the SMA stood by. */
 export type SmpFailureReason = 'timeout' | 'status';
 
 export interface SmpRetryOptions {
-  /** Rounds of retries after MadRpc gave up (default 3). */
+  /** Tries after the first (default DEFAULT_SMP_RETRY.rounds): the SMP's budget is 1 + rounds. */
   rounds?: number;
-  /** Pause before the first round (default 20 ms), doubled at each further one. */
+  /** Pause before the first retry (default DEFAULT_SMP_RETRY.backoffMs), doubled at each further
+   * one up to `maxBackoffMs` (default: DEFAULT_SMP_RETRY.maxBackoffMs with the default backoffMs,
+   * no cap with a backoffMs given). */
   backoffMs?: number;
+  maxBackoffMs?: number;
 }
+
+/** The default budget: 12 tries of an SMP, 105 ms of pauses between them at most (5 ms, then
+ * 10 ms each). Under 20 % loss each way (a try answered with probability 0.64) an SMP is given up
+ * once in 200,000; an SMP that is never answered costs 12 timeouts and 105 ms, no more than the
+ * two layers before cost (MadRpc's 1+3 tries, or 1+2, inside 1+3 rounds here, with 140 ms of
+ * pauses: 16 or 12 timeouts). */
+export const DEFAULT_SMP_RETRY: Required<SmpRetryOptions> = { rounds: 11, backoffMs: 5, maxBackoffMs: 10 };
 
 /** MAD status bit 0: the SMA is busy; try again later. */
 const BUSY = 0x1;
@@ -66,14 +79,16 @@ export class RetryingSmp implements SmpClient {
   foundDone = 0;
   private readonly rounds: number;
   private readonly backoffMs: number;
+  private readonly maxBackoffMs: number;
 
   constructor(
     private readonly inner: SmpClient,
     private readonly clock: Clock,
     o: SmpRetryOptions = {},
   ) {
-    this.rounds = o.rounds ?? 3;
-    this.backoffMs = o.backoffMs ?? 20;
+    this.rounds = o.rounds ?? DEFAULT_SMP_RETRY.rounds;
+    this.backoffMs = o.backoffMs ?? DEFAULT_SMP_RETRY.backoffMs;
+    this.maxBackoffMs = Math.max(this.backoffMs, o.maxBackoffMs ?? (o.backoffMs === undefined ? DEFAULT_SMP_RETRY.maxBackoffMs : Infinity));
   }
 
   get sent(): number {
@@ -82,28 +97,29 @@ export class RetryingSmp implements SmpClient {
 
   // The first try goes straight to the inner client with one rejection handler (one closure per
   // SMP): the retry rounds (their closures and async frames) are built only for an SMP that failed.
+  // A caller's SmpTry is not taken: this layer owns the SMP's budget.
   getDr(path: readonly number[], attrId: number, attrMod = 0): Promise<Uint8Array> {
     let p: Promise<Uint8Array>;
     try {
-      p = this.inner.getDr(path, attrId, attrMod);
+      p = this.inner.getDr(path, attrId, attrMod, ONE_TRY);
     } catch (e) {
       p = Promise.reject(e);
     }
-    return p.then(undefined, (e: unknown) => this.getFailed(e, () => this.inner.getDr(path, attrId, attrMod)));
+    return p.then(undefined, (e: unknown) => this.getFailed(e, () => this.inner.getDr(path, attrId, attrMod, ONE_TRY)));
   }
   getLid(lid: number, attrId: number, attrMod = 0): Promise<Uint8Array> {
     let p: Promise<Uint8Array>;
     try {
-      p = this.inner.getLid(lid, attrId, attrMod);
+      p = this.inner.getLid(lid, attrId, attrMod, ONE_TRY);
     } catch (e) {
       p = Promise.reject(e);
     }
-    return p.then(undefined, (e: unknown) => this.getFailed(e, () => this.inner.getLid(lid, attrId, attrMod)));
+    return p.then(undefined, (e: unknown) => this.getFailed(e, () => this.inner.getLid(lid, attrId, attrMod, ONE_TRY)));
   }
   setDr(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array, mkey?: bigint): Promise<Uint8Array> {
     let p: Promise<Uint8Array>;
     try {
-      p = this.inner.setDr(path, attrId, attrMod, data, mkey);
+      p = this.inner.setDr(path, attrId, attrMod, data, mkey, ONE_TRY);
     } catch (e) {
       p = Promise.reject(e);
     }
@@ -112,15 +128,15 @@ export class RetryingSmp implements SmpClient {
         e,
         attrId,
         data,
-        () => this.inner.setDr(path, attrId, attrMod, data, mkey),
-        () => this.inner.getDr(path, attrId, attrMod),
+        () => this.inner.setDr(path, attrId, attrMod, data, mkey, ONE_TRY),
+        () => this.inner.getDr(path, attrId, attrMod, ONE_TRY),
       ),
     );
   }
   setLid(lid: number, attrId: number, attrMod: number, data: Uint8Array): Promise<Uint8Array> {
     let p: Promise<Uint8Array>;
     try {
-      p = this.inner.setLid(lid, attrId, attrMod, data);
+      p = this.inner.setLid(lid, attrId, attrMod, data, ONE_TRY);
     } catch (e) {
       p = Promise.reject(e);
     }
@@ -129,8 +145,8 @@ export class RetryingSmp implements SmpClient {
         e,
         attrId,
         data,
-        () => this.inner.setLid(lid, attrId, attrMod, data),
-        () => this.inner.getLid(lid, attrId, attrMod),
+        () => this.inner.setLid(lid, attrId, attrMod, data, ONE_TRY),
+        () => this.inner.getLid(lid, attrId, attrMod, ONE_TRY),
       ),
     );
   }
@@ -154,8 +170,8 @@ export class RetryingSmp implements SmpClient {
             e,
             r.attr,
             r.data,
-            () => this.inner.setDr(r.path, r.attr, r.mod, r.data, r.mkey),
-            () => this.inner.getDr(r.path, r.attr, r.mod),
+            () => this.inner.setDr(r.path, r.attr, r.mod, r.data, r.mkey, ONE_TRY),
+            () => this.inner.getDr(r.path, r.attr, r.mod, ONE_TRY),
           ).then(
             (d) => sink.smpOk(r, d),
             (x: unknown) => sink.smpFailed(r, asError(x)),
@@ -164,7 +180,7 @@ export class RetryingSmp implements SmpClient {
       };
       this.sinks.set(sink, w as SmpSink<SmpSetReq>);
     }
-    this.inner.setDrTo(req, w);
+    this.inner.setDrTo(req, w, ONE_TRY);
   }
   private readonly sinks = new WeakMap<object, SmpSink<SmpSetReq>>();
 
@@ -204,15 +220,15 @@ export class RetryingSmp implements SmpClient {
     }
   }
 
-  /** After a try failed with `e`: `op` tried again after a doubling pause while it times out or
-   * the SMA says BUSY, up to `rounds` more times. */
+  /** After a try failed with `e`: `op` tried again after a doubling pause (capped) while it times
+   * out or the SMA says BUSY, up to `rounds` more times. */
   private async retryAfter(e: unknown, op: () => Promise<Uint8Array>): Promise<Uint8Array> {
     let wait = this.backoffMs;
     for (let round = 0; ; round++) {
       const again = e instanceof MadTimeoutError || (e instanceof MadStatusError && (e.status & BUSY) !== 0);
       if (!again || round >= this.rounds) throw e;
       await new Promise<void>((r) => this.clock.setTimeout(r, wait));
-      wait *= 2;
+      wait = Math.min(wait * 2, this.maxBackoffMs);
       try {
         const r = await op();
         this.recovered++;
