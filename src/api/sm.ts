@@ -161,7 +161,7 @@ export class IbsmSm {
     const [{ WebFeed }, { serveWeb }] = await Promise.all([import('../web/feed.js'), import('../web/server.js')]);
     const feed = new WebFeed({ subnet: this.subnet, perf: this.perf, clock: this.backend.clock });
     try {
-      this.web = { feed, server: await serveWeb(feed, parseListenAddress(listen), { log: this.log }) };
+      this.web = { feed, server: await serveWeb(feed, parseListenAddress(listen), { log: this.log, clock: this.backend.clock }) };
     } catch (e) {
       feed.close();
       throw e;

@@ -1,0 +1,118 @@
+import { Heap } from './heap.js';
+import { RealClock, type Clock, type TimerHandle } from './clock.js';
+
+interface PacedTimer {
+  id: number;
+  at: number;
+  seq: number;
+  fn: () => void;
+}
+
+const earlier = (x: PacedTimer, y: PacedTimer): boolean => x.at < y.at || (x.at === y.at && x.seq < y.seq);
+
+/** One time base for an in-process fabric and the SM (and clients) running on it: real time, except
+ * that timers due within `leadMs` of now fire on the next event-loop turn, `now()` jumping to their
+ * due time. So the fabric's modelled latencies (microseconds a hop) cost no wall time and keep their
+ * order, while the SM's timers (sweep interval, MAD timeouts, polls) and the fabric's own (trap
+ * repeats, injected delays, M_Key leases) take the real time they name: a MAD the fabric delays by
+ * 2 s meets the SM's 1 s timeout, as on a real fabric. `now()` never runs behind real time, nor
+ * backwards; timers fire in time order (FIFO for ties), as on VirtualClock, and a timer set while
+ * others fire waits for the next turn. */
+export class PacedClock implements Clock {
+  private t: number;
+  private seq = 0;
+  private nextId = 1;
+  private readonly live = new Map<number, PacedTimer>();
+  private readonly heap = new Heap<PacedTimer>(earlier);
+  private turnPending = false;
+  private wakeTimer?: NodeJS.Timeout;
+  private wakeAt = Infinity;
+
+  constructor(
+    private readonly leadMs = 1,
+    private readonly real: () => number = ((c) => () => c.now())(new RealClock()),
+  ) {
+    this.t = real();
+  }
+
+  now(): number {
+    const r = this.real();
+    if (r > this.t) this.t = r;
+    return this.t;
+  }
+
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    const id = this.nextId++;
+    const tm: PacedTimer = { id, at: this.now() + Math.max(0, ms), seq: this.seq++, fn };
+    this.live.set(id, tm);
+    this.heap.push(tm);
+    this.wake();
+    return { id };
+  }
+
+  clearTimeout(h: TimerHandle): void {
+    this.live.delete(h.id);
+  }
+
+  /** A zero-delay timer: after the timers already due, in the next turn. */
+  defer(fn: () => void): void {
+    this.setTimeout(fn, 0);
+  }
+
+  /** Timers pending. */
+  get pending(): number {
+    return this.live.size;
+  }
+
+  private nextAt(): number | undefined {
+    for (;;) {
+      const top = this.heap.peek();
+      if (!top || this.live.get(top.id) === top) return top?.at;
+      this.heap.pop();
+    }
+  }
+
+  /** The next turn for what is due within the lead, else a real timer for the earliest one. */
+  private wake(): void {
+    const next = this.nextAt();
+    if (next === undefined || this.turnPending) return;
+    const wait = next - this.now();
+    if (wait <= this.leadMs) {
+      this.turnPending = true;
+      setImmediate(this.turn);
+      return;
+    }
+    if (this.wakeTimer && this.wakeAt <= next) return;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeAt = next;
+    this.wakeTimer = setTimeout(this.onWake, Math.ceil(wait - this.leadMs));
+  }
+
+  private readonly onWake = (): void => {
+    this.wakeTimer = undefined;
+    this.wakeAt = Infinity;
+    this.wake();
+  };
+
+  /** Fire what is due within the lead and was set before this turn, in order; what those set
+   * waits for the next turn (I/O gets its turn between, as with setImmediate on a RealClock). */
+  private readonly turn = (): void => {
+    this.turnPending = false;
+    const limit = this.now() + this.leadMs;
+    const before = this.seq;
+    try {
+      for (;;) {
+        const at = this.nextAt();
+        if (at === undefined || at > limit) break;
+        const tm = this.heap.peek()!;
+        if (tm.seq >= before) break;
+        this.heap.pop();
+        this.live.delete(tm.id);
+        if (tm.at > this.t) this.t = tm.at;
+        tm.fn();
+      }
+    } finally {
+      this.wake();
+    }
+  };
+}
