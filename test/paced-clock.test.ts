@@ -10,6 +10,8 @@ const turns = async (n: number): Promise<void> => {
 
 describe('PacedClock', () => {
   it('runs sub-lead timers at once in time order, now() at each due time; a long one waits for real time', async () => {
+    const realTimers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const before = realTimers();
     let real = 100;
     const clock = new PacedClock(1, () => real);
     const seen: Array<[string, number]> = [];
@@ -36,6 +38,9 @@ describe('PacedClock', () => {
     real = 200;
     expect(clock.now()).toBe(200);
     expect(clock.pending).toBe(1);
+    // one real timer waits for it; cancelled, none is left to hold the process
+    expect(realTimers()).toBe(before + 1);
     clock.clearTimeout(long);
+    expect(realTimers()).toBe(before);
   });
 });

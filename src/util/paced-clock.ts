@@ -51,7 +51,16 @@ export class PacedClock implements Clock {
   }
 
   clearTimeout(h: TimerHandle): void {
+    const tm = this.live.get(h.id);
+    if (!tm) return;
     this.live.delete(h.id);
+    // The real timer waits for no cancelled timer (one left would hold the process up to its time).
+    if (tm.at === this.wakeAt) {
+      clearTimeout(this.wakeTimer);
+      this.wakeTimer = undefined;
+      this.wakeAt = Infinity;
+      this.wake();
+    }
   }
 
   /** A zero-delay timer: after the timers already due, in the next turn. */
