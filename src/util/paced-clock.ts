@@ -8,6 +8,10 @@ interface PacedTimer {
   fn: () => void;
 }
 
+/** The step of real time `now()` moves by (0.1 ms): finer than any timer the SM sets, coarse
+ * enough that the MADs sent in one burst share a due time on the fabric. */
+const TICK_MS = 0.1;
+
 const earlier = (x: PacedTimer, y: PacedTimer): boolean => x.at < y.at || (x.at === y.at && x.seq < y.seq);
 
 /** One time base for an in-process fabric and the SM (and clients) running on it: real time, except
@@ -15,8 +19,8 @@ const earlier = (x: PacedTimer, y: PacedTimer): boolean => x.at < y.at || (x.at 
  * due time. So the fabric's modelled latencies (microseconds a hop) cost no wall time and keep their
  * order, while the SM's timers (sweep interval, MAD timeouts, polls) and the fabric's own (trap
  * repeats, injected delays, M_Key leases) take the real time they name: a MAD the fabric delays by
- * 2 s meets the SM's 1 s timeout, as on a real fabric. `now()` never runs behind real time, nor
- * backwards; timers fire in time order (FIFO for ties), as on VirtualClock, and a timer set while
+ * 2 s meets the SM's 1 s timeout, as on a real fabric. `now()` moves with real time in steps of
+ * 0.1 ms (never more than a step behind it), never backwards; timers fire in time order (FIFO for ties), as on VirtualClock, and a timer set while
  * others fire waits for the next turn. */
 export class PacedClock implements Clock {
   private t: number;
@@ -36,7 +40,9 @@ export class PacedClock implements Clock {
   }
 
   now(): number {
-    const r = this.real();
+    // Real time in steps of TICK_MS: the MADs a sweep sends within a step share their due times
+    // on the fabric (sim/scheduler.ts buckets them by due time), as on a virtual clock.
+    const r = Math.floor(this.real() / TICK_MS) * TICK_MS;
     if (r > this.t) this.t = r;
     return this.t;
   }
