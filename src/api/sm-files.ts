@@ -1,9 +1,10 @@
 /** The files the SM\'s options name, read and checked: partitions.conf, qos-policy.conf (and the
  * qos_* VL settings), the routing engines\' GUID files, prefix-routes.conf; and the guid2lid cache. */
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, unlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { SubnetOptions } from '../subnet.js';
-import { formatGuid2Lid, Guid2LidError, parseGuid2Lid, type LidRange } from '../sm/lids.js';
+import { Guid2LidError, parseGuid2Lid, type LidRange } from '../sm/lids.js';
+import { Guid2LidFile } from './guid2lid-file.js';
 import { parsePartitions, PartitionConfigError, PartitionPlan } from '../model/partitions.js';
 import { parseGuidFile } from '../model/guid-file.js';
 import { parseRouteOrder } from '../routing/route-order.js';
@@ -95,15 +96,9 @@ export function checkGuid2LidWritable(path: string): void {
   }
 }
 
-export function writeFileAtomic(path: string, text: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
-}
-
 /** The guid2lid cache the options name (`none`: none): checked writable, read when it exists
- * (unless reassign_lids), and how the SM saves it. */
-export function openGuid2Lid(o: OpenSmOptions, log: Logger): Pick<SubnetOptions, 'guid2lid' | 'saveGuid2Lid'> {
+ * (unless reassign_lids), and the store the SM saves it to (written off the sweep's path). */
+export function openGuid2Lid(o: OpenSmOptions, log: Logger): Pick<SubnetOptions, 'guid2lid' | 'saveGuid2Lid'> & { file?: Guid2LidFile } {
   const g2l = o.guid2lid === 'none' ? undefined : o.guid2lid;
   if (!g2l) return {};
   checkGuid2LidWritable(g2l);
@@ -115,5 +110,6 @@ export function openGuid2Lid(o: OpenSmOptions, log: Logger): Pick<SubnetOptions,
     for (const d of dropped) log.warn('guid2lid entry not used', { problem: d });
     log.info('guid2lid loaded', { file: g2l, entries: guid2lid.size });
   }
-  return { guid2lid, saveGuid2Lid: (m) => writeFileAtomic(g2l, formatGuid2Lid(m)) };
+  const file = new Guid2LidFile(g2l, log);
+  return { guid2lid, saveGuid2Lid: (m) => file.save(m), file };
 }

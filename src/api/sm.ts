@@ -25,6 +25,7 @@ import { sameValue } from '../util/same-value.js';
 import { fileLogSink } from './log-file.js';
 import { optionsFor, RELOADABLE_KEYS, REREAD_KEYS, SM_CONFIG_KEYS, withDefaults, type OpenSmOptions, type ReloadResult, type SmConfig } from './sm-config.js';
 import { openGuid2Lid, readSmFiles, warnRouteOrder, type SmFiles } from './sm-files.js';
+import type { Guid2LidFile } from './guid2lid-file.js';
 
 export { fileLogSink } from './log-file.js';
 export { RELOADABLE_KEYS, SM_CONFIG_KEYS, type OpenSmOptions, type ReloadResult, type SmConfig } from './sm-config.js';
@@ -99,6 +100,8 @@ export class IbsmSm {
 
   /** @internal The options it was opened with (defaults applied); a reload compares with them. */
   options: OpenSmOptions = {};
+  /** @internal The guid2lid file the sweeps save to (written in the background; `stop` waits for it). */
+  guid2lidFile?: Guid2LidFile;
 
   /** Reload the configuration (SIGHUP, `ibsm reload`): `next` is the whole new configuration (as
    * openSm takes it). Every file is read and checked first; an error (naming its file and line)
@@ -182,6 +185,7 @@ export class IbsmSm {
     this.metrics?.close();
     this.metricsData?.close();
     await this.backend.close();
+    await this.guid2lidFile?.flush(); // the last sweep's LIDs on disk before the process ends
     this.log.limiter.flush(); // the suppressed-lines summaries still pending
     this.closeLog?.();
   }
@@ -199,7 +203,8 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     reopenLog = sink?.reopen;
     log = new Logger(sink, o.verbose ? 'debug' : 'info', o.logFormat ?? 'text');
   }
-  const { guid2lid, saveGuid2Lid } = openGuid2Lid(o, log);
+  // The sweep hands each master sweep's LIDs to the store; the file is written off its path.
+  const { guid2lid, saveGuid2Lid, file: g2lStore } = openGuid2Lid(o, log);
   const smFiles = readSmFiles(o, log);
   const { partitions, qos, qosVl, routingOptions, prefixRoutes } = smFiles;
   warnRouteOrder(log, o.routing!, smFiles);
@@ -226,6 +231,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));
   const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrInterval! * 1000 : undefined, reopenLog);
   sm.options = o;
+  sm.guid2lidFile = g2lStore;
   if (o.metricsListen !== undefined || o.metricsPort !== undefined) {
     try {
       const at = o.metricsListen !== undefined ? parseListenAddress(o.metricsListen) : { host: '127.0.0.1', port: o.metricsPort! };
