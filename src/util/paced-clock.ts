@@ -1,18 +1,8 @@
-import { Heap } from './heap.js';
-import { RealClock, type Clock, type TimerHandle } from './clock.js';
-
-interface PacedTimer {
-  id: number;
-  at: number;
-  seq: number;
-  fn: () => void;
-}
+import { RealClock, TimerQueue, type Clock, type TimerHandle } from './clock.js';
 
 /** The step of real time `now()` moves by (0.1 ms): finer than any timer the SM sets, coarse
  * enough that the MADs sent in one burst share a due time on the fabric. */
 const TICK_MS = 0.1;
-
-const earlier = (x: PacedTimer, y: PacedTimer): boolean => x.at < y.at || (x.at === y.at && x.seq < y.seq);
 
 /** One time base for an in-process fabric and the SM (and clients) running on it: real time, except
  * that timers due within `leadMs` of now fire on the next event-loop turn, `now()` jumping to their
@@ -24,10 +14,7 @@ const earlier = (x: PacedTimer, y: PacedTimer): boolean => x.at < y.at || (x.at 
  * others fire waits for the next turn. */
 export class PacedClock implements Clock {
   private t: number;
-  private seq = 0;
-  private nextId = 1;
-  private readonly live = new Map<number, PacedTimer>();
-  private readonly heap = new Heap<PacedTimer>(earlier);
+  private readonly q = new TimerQueue();
   private turnPending = false;
   private wakeTimer?: NodeJS.Timeout;
   private wakeAt = Infinity;
@@ -48,20 +35,14 @@ export class PacedClock implements Clock {
   }
 
   setTimeout(fn: () => void, ms: number): TimerHandle {
-    const id = this.nextId++;
-    const tm: PacedTimer = { id, at: this.now() + Math.max(0, ms), seq: this.seq++, fn };
-    this.live.set(id, tm);
-    this.heap.push(tm);
+    const h = this.q.add(this.now() + Math.max(0, ms), fn);
     this.wake();
-    return { id };
+    return h;
   }
 
   clearTimeout(h: TimerHandle): void {
-    const tm = this.live.get(h.id);
-    if (!tm) return;
-    this.live.delete(h.id);
     // The real timer waits for no cancelled timer (one left would hold the process up to its time).
-    if (tm.at === this.wakeAt) {
+    if (this.q.cancel(h) === this.wakeAt) {
       clearTimeout(this.wakeTimer);
       this.wakeTimer = undefined;
       this.wakeAt = Infinity;
@@ -76,20 +57,12 @@ export class PacedClock implements Clock {
 
   /** Timers pending. */
   get pending(): number {
-    return this.live.size;
-  }
-
-  private nextAt(): number | undefined {
-    for (;;) {
-      const top = this.heap.peek();
-      if (!top || this.live.get(top.id) === top) return top?.at;
-      this.heap.pop();
-    }
+    return this.q.size;
   }
 
   /** The next turn for what is due within the lead, else a real timer for the earliest one. */
   private wake(): void {
-    const next = this.nextAt();
+    const next = this.q.nextAt();
     if (next === undefined || this.turnPending) return;
     const wait = next - this.now();
     if (wait <= this.leadMs) {
@@ -114,15 +87,9 @@ export class PacedClock implements Clock {
   private readonly turn = (): void => {
     this.turnPending = false;
     const limit = this.now() + this.leadMs;
-    const before = this.seq;
+    const before = this.q.seq;
     try {
-      for (;;) {
-        const at = this.nextAt();
-        if (at === undefined || at > limit) break;
-        const tm = this.heap.peek()!;
-        if (tm.seq >= before) break;
-        this.heap.pop();
-        this.live.delete(tm.id);
+      for (let tm = this.q.popDue(limit, before); tm; tm = this.q.popDue(limit, before)) {
         if (tm.at > this.t) this.t = tm.at;
         tm.fn();
       }
