@@ -6,7 +6,7 @@ import { MgmtClass, Method } from '../wire/mad.js';
 import { SA_CLASS_VERSION } from '../wire/sa.js';
 import { MadRpc, type MadRpcOptions } from '../rpc/madrpc.js';
 import { RealClock, type Clock } from '../util/clock.js';
-import { AsapClock } from '../util/asap-clock.js';
+import { PacedClock } from '../util/paced-clock.js';
 import type { Transport } from '../transport/types.js';
 import type { SimFabric } from '../sim/fabric.js';
 import { cloneFabric, type Fabric } from '../model/fabric.js';
@@ -49,7 +49,8 @@ export interface Backend {
   kind: 'sim' | 'umad';
   transport: Transport;
   rpc: MadRpc;
-  /** Clock for SM timers (real time). */
+  /** The clock of the SM's timers: real time; on a simulated fabric the fabric's own (one time
+   * base for both: util/paced-clock.ts). */
   clock: Clock;
   sim?: SimFabric;
   simFabric?: Fabric;
@@ -97,8 +98,8 @@ export function parseNodeRef(s: string): number | bigint | string {
 }
 
 export async function openBackend(o: BackendOptions): Promise<Backend> {
-  const clock = new RealClock();
   if (o.umad) {
+    const clock = new RealClock();
     const { openUmad, listUmadPorts, portOfGuid } = await import('../transport/umad.js');
     let { ca, port } = o;
     if (o.guid) {
@@ -153,7 +154,8 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
   const [{ loadFabricSpec }, { SimFabric }] = await Promise.all([import('../model/load.js'), import('../sim/fabric.js')]);
   const fabric = typeof o.sim === 'object' ? o.sim : loadFabricSpec(o.sim ?? DEFAULT_SIM_SPEC, { seed: o.seed });
   // The simulator takes ownership of its Fabric; keep the loaded one pristine for comparisons.
-  const sim = new SimFabric(cloneFabric(fabric), { clock: new AsapClock(), seed: o.seed });
+  // One time base for the fabric and the SM: real time, the fabric's microseconds run at once.
+  const sim = new SimFabric(cloneFabric(fabric), { clock: new PacedClock(), seed: o.seed });
   let at: number | bigint | string = o.attach !== undefined ? parseNodeRef(o.attach) : 0;
   let atPort: number | undefined;
   if (o.guid) {
@@ -165,10 +167,11 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
   return attachSim(sim, fabric, at, atPort, o, true);
 }
 
-/** A backend at one port of a simulated fabric (`ownsSim`: closing it closes the fabric too; an
- * in-process fabric of several subnets has one backend per SM on one fabric: api/subnets.ts). */
+/** A backend at one port of a simulated fabric, on the fabric's clock (`ownsSim`: closing it
+ * closes the fabric too; an in-process fabric of several subnets has one backend per SM on one
+ * fabric: api/subnets.ts). */
 export function attachSim(sim: SimFabric, fabric: Fabric, at: number | bigint | string, atPort: number | undefined, o: Pick<BackendOptions, 'sm' | 'sa' | 'reports' | 'rpc'>, ownsSim: boolean): Backend {
-  const clock = new RealClock();
+  const clock = sim.clock;
   const ep = sim.attach(at, atPort);
   ep.register(MgmtClass.SubnLid, 1, o.sm ? { methods: [0x05, 0x01, 0x02] } : {});
   ep.register(MgmtClass.SubnDirected, 1, o.sm ? { methods: [0x01, 0x02] } : {});

@@ -1,24 +1,13 @@
 /** Open an SM+SA on a backend with the options of `ibsm run` (the config keys of the option table),
- * and stop it. `ibsm run` is this plus signals, --once and the progress line. */
-import { dirname } from 'node:path';
-import { closeSync, existsSync, mkdirSync, fstatSync, ftruncateSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+ * and stop it. `ibsm run` is this plus signals, --once and the progress line. The options and their
+ * defaults: ./sm-config.ts; the files they name: ./sm-files.ts. */
 import type { Server } from 'node:http';
 import { Subnet, type SubnetOptions } from '../subnet.js';
 import { smpClientOf } from '../sm/smp-client.js';
-import { Guid2LidError, parseGuid2Lid, type LidRange } from '../sm/lids.js';
-import { Guid2LidFile } from './guid2lid-file.js';
 import type { SweepStats } from '../sm/sweep.js';
-import { parsePartitions, PartitionConfigError, PartitionPlan } from '../model/partitions.js';
-import { parseGuidFile } from '../model/guid-file.js';
-import { parseRouteOrder } from '../routing/route-order.js';
-import { enginesWithoutRouteOrder } from '../routing/registry.js';
-import { ConfigFileError, readNamedFile } from '../config/files.js';
-import { parseQosPolicy, qosVlSettings, type QosPolicy, type QosVlSettings } from '../model/qos-policy.js';
-import type { Fabric } from '../model/fabric.js';
-import type { ReadonlySnapshot, Snapshot } from '../model/snapshot.js';
+import type { ReadonlySnapshot } from '../model/snapshot.js';
 import type { SimFabric } from '../sim/fabric.js';
-import { Logger, type LogSink } from '../util/log.js';
-import { CONFIG_OPTIONS, defaultOf } from '../config/options.js';
+import { Logger } from '../util/log.js';
 import type { SubnetEvents, TypedEmitter } from '../events.js';
 import { openBackend, type Backend } from './backend.js';
 import { addLocalSm } from './local-sms.js';
@@ -31,285 +20,16 @@ import type { TimerHandle } from '../util/clock.js';
 import { parseListenAddress } from '../util/listen.js';
 import type { WebFeed } from '../web/feed.js';
 import type { WebServer } from '../web/server.js';
-import { parsePrefixRoutes } from '../sa/prefix-routes.js';
 import { interSubnetPaths } from '../sa/inter-subnet.js';
 import { sameValue } from '../util/same-value.js';
+import { fileLogSink } from './log-file.js';
+import { optionsFor, RELOADABLE_KEYS, REREAD_KEYS, SM_CONFIG_KEYS, withDefaults, type OpenSmOptions, type ReloadResult, type SmConfig } from './sm-config.js';
+import { openGuid2Lid, readSmFiles, warnRouteOrder, type SmFiles } from './sm-files.js';
+import type { Guid2LidFile } from './guid2lid-file.js';
 
-/** What `ibsm run` takes, by config-file key (`ibsm config` lists them). */
-export interface SmConfig {
-  /** The in-process fabric: a topology file, a generator spec (gen:...) or a Fabric. Default the embedded fat tree. */
-  sim?: string | Fabric;
-  /** Run on a real HCA (or ibsim) through libibumad instead. */
-  umad?: boolean;
-  ca?: string;
-  port?: number;
-  /** The SM port by port GUID (opensm -g). */
-  guid?: bigint;
-  /** Where the SM attaches on the simulated fabric (node index, GUID or description). */
-  attach?: string;
-  seed?: number;
-  /** Routing engines in order of preference. */
-  routing?: string[];
-  lmc?: number;
-  /** Root switch GUIDs for updn/ftree: a file of GUIDs (OpenSM root_guid_file) ... */
-  rootGuidFile?: string;
-  /** ... or the GUIDs themselves. */
-  roots?: bigint[];
-  /** ftree's compute nodes and I/O nodes: files of port GUIDs (OpenSM cn_guid_file, io_guid_file). */
-  cnGuidFile?: string;
-  ioGuidFile?: string;
-  /** Port GUIDs whose destinations minhop, updn and dfsssp route first, in order (OpenSM
-   * guid_routing_order_file); with `guidRoutingOrderNoScatter` they take no random tie-break. */
-  guidRoutingOrderFile?: string;
-  guidRoutingOrderNoScatter?: boolean;
-  guid2lid?: string;
-  partitions?: string;
-  qosPolicy?: string;
-  /** Light sweep interval, seconds (0: none). */
-  sweepInterval?: number;
-  logFormat?: 'text' | 'json';
-  logFile?: string;
-  logMaxSize?: number;
-  verbose?: boolean;
-  metricsPort?: number;
-  /** Where to serve the metrics, ADDR:PORT (metricsPort N is 127.0.0.1:N). */
-  metricsListen?: string;
-  saCache?: number;
-  priority?: number;
-  smKey?: bigint;
-  /** The SA_Key: an SA request with it in its SM_Key field is trusted; another non-zero key is dropped. */
-  saKey?: bigint;
-  /** Program the fabric even while a master with another SM_Key holds it. */
-  forceMaster?: boolean;
-  /** Standby polling of the master, ms. */
-  pollInterval?: number;
-  pollRetries?: number;
-  mkey?: bigint;
-  mkeyProtectBits?: number;
-  mkeyLease?: number;
-  subnetPrefix?: bigint;
-  subnetTimeout?: number;
-  maxOpVls?: number;
-  /** OpenSM's force_link_speed, force_link_speed_ext, (NVIDIA's) force_link_speed_ext2, force_link_width (0: leave). */
-  forceLinkSpeed?: number;
-  forceLinkSpeedExt?: number;
-  forceLinkSpeedExt2?: number;
-  forceLinkWidth?: number;
-  packetLife?: number;
-  hoqLife?: number;
-  leafHoqLife?: number;
-  /** QoS on without a policy file (opensm -Q); the qos* values set its VL tables. */
-  qos?: boolean;
-  qosMaxVls?: number;
-  qosHighLimit?: number;
-  /** "vl:weight,..." */
-  qosVlarbHigh?: string;
-  qosVlarbLow?: string;
-  /** 16 VLs, comma separated. */
-  qosSl2vl?: string;
-  /** PerfMgr: sweep every linked port's counters through the PMAs. */
-  perfmgr?: boolean;
-  /** PerfMgr sweep interval, seconds. */
-  perfmgrInterval?: number;
-  /** The control socket `ibsm run` serves (cli/control.ts); none when absent. */
-  controlSocket?: string;
-  /** The read-only live web view on ADDR:PORT (src/web); off when absent. */
-  web?: string;
-  /** The SA's bounds per requester (sa/limits.ts). */
-  saServicesPerPort?: number;
-  saSubscriptionsPerPort?: number;
-  saReportsQueued?: number;
-  saGroupsPerPort?: number;
-  saMaxGroups?: number;
-  saRmppPerPort?: number;
-  saRmppTotal?: number;
-  /** Proxy joins (MCMember joins and leaves for another port) from any port of the partition, as
-   * OpenSM; default only from a trusted requester (sa/multicast.ts). */
-  saProxyJoins?: boolean;
-  /** OpenSM's prefix-routes.conf (sa/prefix-routes.ts): off-subnet DGIDs through the named router ports. */
-  prefixRoutes?: string;
-  /** opensm.conf keys ibsm implements: part_enforce (and no_partition_enforcement), reassign_lids,
-   * force_heavy_sweep, honor_guid2lid_file, accum_log_file FALSE. */
-  partEnforce?: 'both' | 'in' | 'out' | 'off';
-  reassignLids?: boolean;
-  lmcEsp0?: boolean;
-  forceHeavySweep?: boolean;
-  honorGuid2lid?: boolean;
-  logTruncate?: boolean;
-}
-
-/** The keys of SmConfig that are config-file keys (test/config.test.ts: the same as the option table's). */
-export const SM_CONFIG_KEYS = [
-  'sim', 'umad', 'ca', 'port', 'guid', 'attach', 'seed', 'routing', 'lmc', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'guidRoutingOrderFile', 'guidRoutingOrderNoScatter', 'guid2lid', 'partitions', 'qosPolicy', 'sweepInterval', 'logFormat', 'logFile', 'logMaxSize', 'verbose',
-  'metricsPort', 'metricsListen', 'saCache', 'priority', 'smKey', 'saKey', 'forceMaster', 'pollInterval', 'pollRetries', 'mkey', 'mkeyProtectBits', 'mkeyLease', 'subnetPrefix', 'subnetTimeout', 'maxOpVls', 'forceLinkSpeed', 'forceLinkSpeedExt', 'forceLinkSpeedExt2', 'forceLinkWidth', 'packetLife', 'hoqLife', 'leafHoqLife',
-  'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'perfmgr', 'perfmgrInterval', 'controlSocket', 'web',
-  'saServicesPerPort', 'saSubscriptionsPerPort', 'saReportsQueued', 'saGroupsPerPort', 'saMaxGroups', 'saRmppPerPort', 'saRmppTotal', 'prefixRoutes', 'saProxyJoins',
-  'partEnforce', 'lmcEsp0', 'reassignLids', 'forceHeavySweep', 'honorGuid2lid', 'logTruncate',
-] as const satisfies ReadonlyArray<keyof SmConfig>;
-
-export interface OpenSmOptions extends SmConfig {
-  /** Run on this backend instead of opening one (the SMs of a multi-subnet fabric: api/subnets.ts). */
-  backend?: Backend;
-  /** The logger (default: from logFormat/logFile/verbose, to stderr). */
-  log?: Logger;
-  onProgress?: (phase: string, detail: Record<string, number>) => void;
-}
-
+export { fileLogSink } from './log-file.js';
+export { RELOADABLE_KEYS, SM_CONFIG_KEYS, type OpenSmOptions, type ReloadResult, type SmConfig } from './sm-config.js';
 export { GuidFileError, parseGuidFile } from '../model/guid-file.js';
-
-/** A log sink appending to a file. When a line would take it past maxMb (OpenSM's log_max_size),
- * the file is rotated: renamed FILE.1 (replacing the previous FILE.1) and a new FILE begun, so the
- * log holds at most 2 × maxMb on disk and the lines just before the rotation are kept (OpenSM
- * truncates them away); where the rename fails the file is truncated, as OpenSM does. maxMb 0:
- * never. `truncate`: empty the file at start (opensm.conf accum_log_file FALSE). `reopen` opens the path again (after logrotate moved the file away). */
-export function fileLogSink(file: string, maxMb = 0, truncate = false): LogSink & { close(): void; reopen(): void } {
-  let fd = openSync(file, truncate ? 'w' : 'a');
-  let size = fstatSync(fd).size;
-  const rotate = (): void => {
-    try {
-      renameSync(file, `${file}.1`);
-      const next = openSync(file, 'a');
-      closeSync(fd);
-      fd = next;
-    } catch {
-      ftruncateSync(fd, 0);
-    }
-    size = 0;
-  };
-  return {
-    reopen() {
-      try {
-        const next = openSync(file, 'a');
-        closeSync(fd);
-        fd = next;
-        size = fstatSync(fd).size;
-      } catch {
-        /* keep writing where we were */
-      }
-    },
-    write(line: string) {
-      const s = line + '\n';
-      try {
-        if (maxMb > 0 && size + s.length > maxMb * 1024 * 1024) rotate();
-        size += writeSync(fd, s);
-      } catch {
-        /* a full disk must not stop the SM */
-      }
-    },
-    close: () => closeSync(fd),
-  };
-}
-
-function withDefaults(o: OpenSmOptions): OpenSmOptions {
-  const d: Record<string, unknown> = {};
-  const get = (name: string): unknown => {
-    const k = CONFIG_OPTIONS.find((x) => x.name === name)?.key;
-    return k !== undefined ? (o as Record<string, unknown>)[k] : undefined;
-  };
-  for (const s of CONFIG_OPTIONS) {
-    const v = defaultOf(s, get as (name: string) => undefined);
-    if (v !== undefined) d[s.key!] = v;
-  }
-  return { ...d, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) } as OpenSmOptions;
-}
-
-/** What openSm and a reload read from the configuration's files, each checked (an error names its
- * file and line): partitions.conf, qos-policy.conf (and the qos_* VL settings), the GUID files of
- * the routing engines and prefix-routes.conf. */
-interface SmFiles {
-  partitions: PartitionPlan;
-  qos?: QosPolicy;
-  qosVl?: QosVlSettings;
-  routingOptions: SubnetOptions['routingOptions'] & object;
-  prefixRoutes?: ReturnType<typeof parsePrefixRoutes>;
-}
-
-/** A file named and not readable: an error naming the option, the file's role and why (not a bare ENOENT). */
-function namedText(file: string, key: keyof SmConfig): string {
-  const t = readNamedFile(file, CONFIG_OPTIONS.find((x) => x.key === key)!.name);
-  if (typeof t !== 'string') throw new ConfigFileError([t]);
-  return t;
-}
-
-/** The files the options name, read and checked. `atStart`: a partitions.conf in error does not
- * stop the SM (OpenSM: "Partition configuration in error; retrying with default config"): said
- * loudly there, and the default partition used; a reload throws instead and keeps the running
- * configuration. */
-function readSmFiles(o: OpenSmOptions, atStart?: Logger, atReload?: Logger): SmFiles {
-  let partitions = PartitionPlan.defaultPlan();
-  if (o.partitions) {
-    const t = namedText(o.partitions, 'partitions');
-    try {
-      partitions = parsePartitions(t, o.partitions);
-    } catch (e) {
-      if (!atStart || !(e instanceof PartitionConfigError)) throw e;
-      atStart.error('partition configuration in error; using the default configuration', { file: o.partitions, error: e.message });
-    }
-  }
-  const qos = o.qosPolicy ? parseQosPolicy(namedText(o.qosPolicy, 'qosPolicy'), o.qosPolicy) : undefined;
-  // QoS on (a policy file, or --qos as opensm -Q): SL2VL, VLArbitration and VLHighLimit from the qos-* settings.
-  const qosVl = qos || o.qos ? qosVlSettings({ maxVls: o.qosMaxVls, highLimit: o.qosHighLimit, vlarbHigh: o.qosVlarbHigh, vlarbLow: o.qosVlarbLow, sl2vl: o.qosSl2vl }) : undefined;
-  const roots = [...(o.roots ?? []), ...(o.rootGuidFile ? parseGuidFile(namedText(o.rootGuidFile, 'rootGuidFile'), o.rootGuidFile) : [])];
-  const cnGuids = o.cnGuidFile ? parseGuidFile(namedText(o.cnGuidFile, 'cnGuidFile'), o.cnGuidFile) : undefined;
-  const ioGuids = o.ioGuidFile ? parseGuidFile(namedText(o.ioGuidFile, 'ioGuidFile'), o.ioGuidFile) : undefined;
-  const routeOrder = o.guidRoutingOrderFile ? readRouteOrder(o.guidRoutingOrderFile, atReload) : undefined;
-  const noScatter = routeOrder && o.guidRoutingOrderNoScatter ? { routeOrderNoScatter: true } : {};
-  const prefixRoutes = o.prefixRoutes ? parsePrefixRoutes(namedText(o.prefixRoutes, 'prefixRoutes'), o.prefixRoutes) : undefined;
-  // The policy against the partitions it names (throws as at start).
-  qos?.withPartitions(partitions);
-  return { partitions, qos, qosVl, routingOptions: { ...(roots.length ? { roots } : {}), ...(cnGuids ? { cnGuids } : {}), ...(ioGuids ? { ioGuids } : {}), ...(routeOrder ? { routeOrder, ...noScatter } : {}) }, prefixRoutes };
-}
-
-/** The guid routing order file. At start one that cannot be read or parsed is refused, as every
- * file the configuration names; at a reload it is logged and the routes go without an order (as
- * OpenSM, which reads it at every routing: ERR 3A0D), the rest of the reload applied. */
-function readRouteOrder(file: string, atReload?: Logger): bigint[] | undefined {
-  if (!atReload) return parseRouteOrder(namedText(file, 'guidRoutingOrderFile'), file);
-  try {
-    return parseRouteOrder(namedText(file, 'guidRoutingOrderFile'), file);
-  } catch (e) {
-    atReload.error('guid routing order file not read; routing without an order', { file, error: (e as Error).message });
-    return undefined;
-  }
-}
-
-/** A WARN for each engine of the chain that routes in its own order when an order is given. */
-function warnRouteOrder(log: Logger, routing: readonly string[], files: SmFiles): void {
-  if (!files.routingOptions.routeOrder) return;
-  for (const engine of enginesWithoutRouteOrder(routing)) log.warn('routing engine routes in its own order: the guid routing order file is not used by it', { engine, routing: routing.join(',') });
-}
-
-/** The settings a reload applies to the running SM (issue #28): the files' contents (partitions,
- * QoS policy and VL settings, the routing engines' GUID files, prefix routes) and the routing
- * chain. Any other setting that changed takes effect at the next start (named in the result). */
-export const RELOADABLE_KEYS: ReadonlySet<keyof SmConfig> = new Set<keyof SmConfig>([
-  'partitions', 'qosPolicy', 'qos', 'qosMaxVls', 'qosHighLimit', 'qosVlarbHigh', 'qosVlarbLow', 'qosSl2vl', 'routing', 'rootGuidFile', 'roots', 'cnGuidFile', 'ioGuidFile', 'guidRoutingOrderFile', 'guidRoutingOrderNoScatter', 'prefixRoutes',
-]);
-
-/** What a reload did: the settings that changed and were applied, those that need a restart. */
-export interface ReloadResult {
-  /** The files read again (by setting), whether or not their contents changed. */
-  reread: string[];
-  applied: string[];
-  restartNeeded: string[];
-  groupsCreated: number;
-  groupsUpdated: number;
-  groupsReleased: number;
-}
-
-/** The guid2lid cache is written after sweeps (atomically, through FILE.tmp-PID): its directory is
- * made and the temporary file tried now, before the first SMP, so an unwritable cache is a local
- * problem said at start (naming the option and the path), not a failure after the first sweep. */
-function checkGuid2LidWritable(path: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-    closeSync(openSync(tmp, 'w'));
-    unlinkSync(tmp);
-  } catch (e) {
-    throw new Guid2LidError(`--guid2lid ${path}: the cache cannot be written: ${(e as Error).message}`, { file: path, cause: e });
-  }
-}
 
 /** A running SM+SA. */
 export class IbsmSm {
@@ -410,7 +130,7 @@ export class IbsmSm {
     const o = this.options as Record<string, unknown>;
     for (const k of applied) o[k] = (n as Record<string, unknown>)[k];
     this.subnet.noteReload({ ok: true, applied, restartNeeded });
-    const reread = (['partitions', 'qosPolicy', 'rootGuidFile', 'cnGuidFile', 'ioGuidFile', 'guidRoutingOrderFile', 'prefixRoutes'] as const).filter((k) => n[k] !== undefined);
+    const reread = REREAD_KEYS.filter((k) => n[k] !== undefined);
     return { reread, applied, restartNeeded, ...r };
   }
 
@@ -444,7 +164,7 @@ export class IbsmSm {
     const [{ WebFeed }, { serveWeb }] = await Promise.all([import('../web/feed.js'), import('../web/server.js')]);
     const feed = new WebFeed({ subnet: this.subnet, perf: this.perf, clock: this.backend.clock });
     try {
-      this.web = { feed, server: await serveWeb(feed, parseListenAddress(listen), { log: this.log }) };
+      this.web = { feed, server: await serveWeb(feed, parseListenAddress(listen), { log: this.log, clock: this.backend.clock }) };
     } catch (e) {
       feed.close();
       throw e;
@@ -483,78 +203,31 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     reopenLog = sink?.reopen;
     log = new Logger(sink, o.verbose ? 'debug' : 'info', o.logFormat ?? 'text');
   }
-  const g2l = o.guid2lid === 'none' ? undefined : o.guid2lid;
-  if (g2l) checkGuid2LidWritable(g2l);
-  let guid2lid: Map<bigint, LidRange> | undefined;
-  if (g2l && existsSync(g2l) && o.reassignLids) log.info('guid2lid not used: every port gets a new LID (reassign_lids)', { file: g2l });
-  else if (g2l && existsSync(g2l)) {
-    const dropped: string[] = [];
-    guid2lid = parseGuid2Lid(namedText(g2l, 'guid2lid'), g2l, dropped);
-    for (const d of dropped) log.warn('guid2lid entry not used', { problem: d });
-    log.info('guid2lid loaded', { file: g2l, entries: guid2lid.size });
-  }
   // The sweep hands each master sweep's LIDs to the store; the file is written off its path.
-  const g2lStore = g2l ? new Guid2LidFile(g2l, log) : undefined;
+  const { guid2lid, saveGuid2Lid, file: g2lStore } = openGuid2Lid(o, log);
   const smFiles = readSmFiles(o, log);
   const { partitions, qos, qosVl, routingOptions, prefixRoutes } = smFiles;
   warnRouteOrder(log, o.routing!, smFiles);
 
-  const be = o.backend ?? await openBackend({ sim: o.sim, umad: o.umad, ca: o.ca, port: o.port, guid: o.guid, sm: true, sa: true, seed: o.seed, attach: o.attach, rpc: o.mkey !== undefined ? { mkey: o.mkey } : {} });
+  const be = o.backend ?? (await openBackend({ ...optionsFor('backend', o), sm: true, sa: true }));
   if (be.windowCap) log.info('umad2sim: MADs in flight capped by the socket send buffer', { window: be.windowCap.window, sndbuf: be.windowCap.sndbuf });
   log.info('ibsm starting', { backend: be.kind, port: `${be.transport.local.caName}/${be.transport.local.portNum}`, portGuid: be.transport.local.portGuid, routing: o.routing!.join(','), lmc: o.lmc });
+  // Every option the table sends to the SM (`to: 'subnet.…'`), then what openSm made of the rest.
   const subnet = new Subnet({
+    ...optionsFor('subnet', o),
     rpc: be.rpc,
     portGuid: be.transport.local.portGuid,
     smp: smpClientOf(be.rpc),
     clock: be.clock,
     log,
-    routing: o.routing!,
     routingOptions,
-    lmc: o.lmc!,
     guid2lid,
-    saveGuid2Lid: g2lStore ? (m) => g2lStore.save(m) : undefined,
+    saveGuid2Lid,
     partitions,
     qos,
     qosVl,
-    partEnforce: o.partEnforce,
-    reassignLids: o.reassignLids,
-    lmcEsp0: o.lmcEsp0,
-    forceHeavySweep: o.forceHeavySweep,
-    honorGuid2lid: o.honorGuid2lid,
-    sweepIntervalMs: o.sweepInterval! * 1000,
-    subnetTimeout: o.subnetTimeout,
-    gidPrefix: o.subnetPrefix,
-    maxOpVls: o.maxOpVls,
-    forceLinkSpeed: o.forceLinkSpeed,
-    forceLinkSpeedExt: o.forceLinkSpeedExt,
-    forceLinkSpeedExt2: o.forceLinkSpeedExt2,
-    forceLinkWidth: o.forceLinkWidth,
-    packetLife: o.packetLife,
-    hoqLife: o.hoqLife,
-    leafHoqLife: o.leafHoqLife,
-    mkey: o.mkey,
-    mkeyProtectBits: o.mkeyProtectBits,
-    mkeyLeasePeriod: o.mkeyLease,
-    priority: o.priority,
-    smKey: o.smKey,
-    saKey: o.saKey,
-    forceMaster: o.forceMaster,
-    pollIntervalMs: o.pollInterval,
-    pollRetries: o.pollRetries,
-    seed: o.seed,
-    saServer: { answerCacheSize: o.saCache },
-    saLimits: {
-      servicesPerRequester: o.saServicesPerPort,
-      subscriptionsPerRequester: o.saSubscriptionsPerPort,
-      reportsQueuedPerSubscriber: o.saReportsQueued,
-      groupsPerRequester: o.saGroupsPerPort,
-      maxGroups: o.saMaxGroups,
-      rmppPerRequester: o.saRmppPerPort,
-      rmppTotal: o.saRmppTotal,
-    },
-    saProxyJoins: o.saProxyJoins,
     onProgress: o.onProgress,
-  });
+  } as SubnetOptions);
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));
   const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrInterval! * 1000 : undefined, reopenLog);
   sm.options = o;

@@ -12,7 +12,7 @@ import { cloneFabric, type Fabric } from '../model/fabric.js';
 import { loadFabricSpec } from '../model/load.js';
 import { subnetsOf, type RouterPortView, type SubnetPart } from '../model/subnets.js';
 import { SimFabric, type SimNodeRef } from '../sim/fabric.js';
-import { AsapClock } from '../util/asap-clock.js';
+import { PacedClock } from '../util/paced-clock.js';
 import { Logger } from '../util/log.js';
 import { smpClientOf } from '../sm/smp-client.js';
 import { RouterTables } from '../sm/router-tables.js';
@@ -21,6 +21,7 @@ import { parsePrefixRoutes, type PrefixRoute } from '../sa/prefix-routes.js';
 import { readFileSync } from 'node:fs';
 import { attachSim, type Backend } from './backend.js';
 import { fileLogSink, openSm, type IbsmSm, type OpenSmOptions } from './sm.js';
+import { optionsFor } from './sm-config.js';
 
 /** A subnet prefix as the first four groups of a GID (fec0:0000:0000:0001). */
 export function formatPrefix(prefix: bigint): string {
@@ -170,13 +171,15 @@ export async function openSubnets(o: SubnetsOptions): Promise<IbsmSubnets> {
   const prefixRoutes = o.prefixRoutes ? parsePrefixRoutes(readFileSync(o.prefixRoutes, 'utf8'), o.prefixRoutes) : undefined;
   const parts = subnetsOf(fabric);
   if (!parts.length) throw new Error('the fabric has no subnet with a CA to run an SM on');
-  const sim = new SimFabric(cloneFabric(fabric), { clock: new AsapClock(), seed: o.seed });
+  // One time base for the fabric and its SMs (util/paced-clock.ts); attachSim uses the fabric's.
+  const sim = new SimFabric(cloneFabric(fabric), { clock: new PacedClock(), seed: o.seed });
+  const { rpc } = optionsFor('backend', o);
   const sink = !o.log && o.logFile ? fileLogSink(o.logFile, o.logMaxSize) : undefined;
   const base = o.log ?? new Logger(sink, o.verbose ? 'debug' : 'info', o.logFormat ?? 'text');
   const subnets: RunningSubnet[] = [];
   for (const part of parts) {
     const log = base.child({ prefix: formatPrefix(part.prefix) });
-    const backend = attachSim(sim, fabric, part.smNode, undefined, { sm: true, sa: true, ...(o.mkey !== undefined ? { rpc: { mkey: o.mkey } } : {}) }, false);
+    const backend = attachSim(sim, fabric, part.smNode, undefined, { sm: true, sa: true, ...(rpc ? { rpc } : {}) }, false);
     // one guid2lid file and one metrics port cannot serve several SMs: none here
     const sm = await openSm({ ...o, sim: undefined, backend, log, subnetPrefix: part.prefix, guid2lid: 'none', prefixRoutes: undefined, metricsPort: part.index === 0 ? o.metricsPort : undefined, metricsListen: part.index === 0 ? o.metricsListen : undefined, web: part.index === 0 ? o.web : undefined });
     subnets.push({ part, sm, tables: new RouterTables({ smp: smpClientOf(backend.rpc), log }), routers: [] });

@@ -8,6 +8,7 @@ import { commandHelp, GLOBAL_USAGE, parseCommandLine, UsageError } from '../conf
 import { formatEffectiveConfig, resolveConfig, setting, type EffectiveConfig } from '../config/file.js';
 import { COMMANDS, type Command } from '../config/options.js';
 import { Logger, ProgressTty } from '../util/log.js';
+import { processHost } from '../util/host.js';
 import { PROCESS_IO } from './stdio.js';
 import { installEarlySignals } from './signals.js';
 
@@ -28,7 +29,7 @@ async function discoverCmd(argv: string[], io: Io): Promise<number> {
   const args = parseCommandLine('discover', argv);
   if (args.help) return help(io, 'discover');
   if (args.positionals.length) throw new UsageError(`unexpected argument "${args.positionals[0]}"`, 'discover');
-  const c = resolveConfig('discover', args, undefined);
+  const c = resolveConfig('discover', args, undefined, processHost());
   checkBackend(c);
   const [{ discover }, { smpClientOf }, { formatIbnetdiscover }, { fabricToJson }, { openBackend }] = await Promise.all([
     import('../sm/discovery.js'),
@@ -37,15 +38,8 @@ async function discoverCmd(argv: string[], io: Io): Promise<number> {
     import('../model/json.js'),
     import('../api/backend.js'),
   ]);
-  const be = await openBackend({
-    sim: setting<string>(c, 'sim'),
-    umad: setting<boolean>(c, 'umad'),
-    ca: setting<string>(c, 'ca'),
-    port: setting<number>(c, 'port'),
-    guid: setting<bigint>(c, 'guid'),
-    seed: setting<number>(c, 'seed'),
-    attach: setting<string>(c, 'attach'),
-  });
+  const { optionsFor, smOptionsOf } = await import('../api/sm-config.js');
+  const be = await openBackend(optionsFor('backend', smOptionsOf(c)));
   try {
     const smp = smpClientOf(be.rpc);
     // On a terminal: the progress line, ended before anything else is written (an error included).
@@ -69,7 +63,8 @@ export function runConfig(argv: string[], cmd: 'run' | 'config' = 'run', default
   const args = parseCommandLine(cmd, argv);
   if (args.help) return { config: { settings: new Map() }, help: true };
   if (args.positionals.length) throw new UsageError(`unexpected argument "${args.positionals[0]}"`, cmd);
-  const config = defaultFile === undefined ? resolveConfig(cmd, args) : resolveConfig(cmd, args, defaultFile);
+  // The host facts the defaults go by (root, under ibsim), read here at the edge.
+  const config = resolveConfig(cmd, args, defaultFile, processHost());
   checkBackend(config);
   if (setting(config, 'metrics-port') !== undefined && setting(config, 'metrics-listen') !== undefined) throw new UsageError('give either --metrics-port or --metrics-listen, not both', cmd);
   return { config, help: false };

@@ -1,7 +1,8 @@
 /** `ibsm run`: the SM daemon — the API's openSm with the effective configuration, plus the
  * logger (stderr, a TTY with the progress line, or --log-file), --once, signals, and fatal errors
  * logged in the configured format with their code. */
-import { fileLogSink, openSm, type IbsmSm, type OpenSmOptions } from '../api/sm.js';
+import { fileLogSink, openSm, type IbsmSm } from '../api/sm.js';
+import { smOptionsOf } from '../api/sm-config.js';
 import { setting, type EffectiveConfig } from '../config/file.js';
 import type { Server } from 'node:net';
 import { Logger, ProgressTty, stderrSink, type LogSink } from '../util/log.js';
@@ -10,12 +11,7 @@ import { PROCESS_IO, stderrIsTty } from './stdio.js';
 import { checkTurbofanHold } from './tiering.js';
 import { claimSignals, type IbsmSignal } from './signals.js';
 
-/** The effective configuration as the API's options (the config keys are the option names there). */
-export function smOptionsOf(c: EffectiveConfig): OpenSmOptions {
-  const o: Record<string, unknown> = {};
-  for (const s of c.settings.values()) if (s.option.key !== undefined && s.value !== undefined) o[s.option.key] = s.value;
-  return o as OpenSmOptions;
-}
+export { smOptionsOf } from '../api/sm-config.js';
 
 /** Where the process writes: stderr for fatal errors when the log goes to a file. */
 export interface RunIo {
@@ -183,6 +179,8 @@ class RunSignals {
   }
 }
 
+/** `ibsm run` from its logger to its exit: the phases below, in order; each returns the exit
+ * status when the run ends there. */
 async function runSmWith(c: EffectiveConfig, io: RunIo, sig: RunSignals, reread?: () => EffectiveConfig): Promise<number> {
   let out: ReturnType<typeof runLogger>;
   try {
@@ -191,173 +189,226 @@ async function runSmWith(c: EffectiveConfig, io: RunIo, sig: RunSignals, reread?
     // The log file cannot be opened: said on stderr, in the configured format.
     return logFatal(new Logger(sinkOf(io), 'info', setting<'text' | 'json'>(c, 'log-format') ?? 'text'), e, 'start', false, io);
   }
-  const { log, tty, file } = out;
-  const fatal = (e: unknown, phase: 'start' | 'sweep' | 'control'): number => {
-    tty?.end();
-    const code = logFatal(log, e, phase, file !== undefined, io);
-    file?.close();
-    return code;
-  };
-  /** A stop asked for before the SM existed (or before it was up): logged, and the exit is 0. */
-  const stoppedEarly = (): number => {
-    tty?.end();
-    log.info('ibsm stopping', { reason: sig.stopWhy! });
-    file?.close();
-    return 0;
-  };
-  if (sig.stopWhy !== undefined) return stoppedEarly();
-  // The control socket's path is checked before anything is opened on the fabric (before the
-  // first SMP): a path that is not a socket, or one another ibsm serves, is refused there (a busy
-  // or unusable default path is not a reason to stop managing the fabric: logged, no socket).
-  let socketPath = setting<string>(c, 'control-socket');
-  const socketGiven = c.settings.get('control-socket')?.source !== 'default';
-  let control: Server | undefined;
-  const controlModule = socketPath && socketPath !== 'none' ? import('./control.js') : undefined;
-  if (controlModule && socketPath) {
-    try {
-      await (await controlModule).checkControlPath(socketPath);
-    } catch (e) {
-      if (socketGiven) return fatal(new Error(`--control-socket ${socketPath}: ${(e as Error).message}`), 'control');
-      log.warn('control socket not served', { path: socketPath, error: (e as Error).message });
-      socketPath = undefined;
-    }
-  }
-  let sm: IbsmSm;
-  let fabric: Fabric | undefined;
-  try {
-    // The files the configuration names, read and checked before the first SMP; a problem names
-    // where the file was given (an opensm.conf key and its line too) and what the file is for. A
-    // partitions.conf in error is not one: the SM runs with the default partition (IBSM-9012).
-    const { loadConfigFiles, ConfigFileError } = await import('../config/files.js');
-    const refused = (await loadConfigFiles(c, { topology: false })).problems.filter((p) => !(p.option === 'partitions' && p.kind === 'invalid'));
-    if (refused.length) throw new ConfigFileError(refused);
-    // Several subnets joined by routers on the in-process fabric: one SM+SA per subnet
-    // (cli/run-subnets.ts). The fabric is loaded once, here; the topology loaders, the generators
-    // and the multi-subnet runner (with the simulator) are loaded only for --sim.
-    const simSpec = setting<string>(c, 'sim');
-    if (simSpec !== undefined && !setting(c, 'umad')) {
-      const [{ loadFabricSpec }, { isMultiSubnet }] = await Promise.all([import('../model/load.js'), import('../model/subnets.js')]);
-      fabric = loadFabricSpec(simSpec, { seed: setting<number>(c, 'seed') });
-      if (isMultiSubnet(fabric)) {
-        const { runSubnets } = await import('./run-subnets.js');
-        return await runSubnets(c, fabric, log, sig.stopped);
-      }
-    }
-    if (sig.stopWhy !== undefined) return stoppedEarly();
-    sm = await openSm({
-      ...smOptionsOf(c),
-      ...(fabric ? { sim: fabric } : {}),
-      log,
-      onProgress: (phase, d) => {
-        checkTurbofanHold();
-        tty?.progress(`${phase}: ${Object.entries(d).map(([k, v]) => `${k}=${v}`).join(' ')}`);
-      },
-    });
-  } catch (e) {
-    if (sig.stopWhy !== undefined) return stoppedEarly();
-    return fatal(e, 'start');
-  }
-  if (c.file) log.info('configuration read', { file: c.file.file, format: c.file.format });
-  for (const n of c.file?.notes ?? []) log.warn('configuration', { file: c.file!.file, note: n });
+  const run = new RunSession(c, io, sig, out, reread);
+  if (sig.stopWhy !== undefined) return run.stoppedEarly();
+  const ended = (await run.checkControlPath()) ?? (await run.openSm()) ?? (await run.serveControl()) ?? (await run.firstSweep());
+  if (ended !== undefined) return ended;
+  // As OpenSM: SIGHUP reloads the configuration (and sweeps the whole fabric again).
+  sig.serve(() => void run.reload('SIGHUP'), run.onUsr1);
+  await sig.stopped;
+  await run.stop(sig.stopWhy!);
+  return run.end();
+}
 
-  let stopping: Promise<void> | undefined;
-  const stop = (why: string): Promise<void> => {
-    stopping ??= (async () => {
-      tty?.end();
-      log.info('ibsm stopping', { reason: why });
-      await sm.stop();
+/** One `ibsm run`: its log (with the progress line and the log file), its signals, the control
+ * socket and the SM. */
+class RunSession {
+  private readonly log: Logger;
+  private readonly tty?: ProgressTty;
+  private readonly file?: ReturnType<typeof fileLogSink>;
+  private socketPath?: string;
+  private readonly socketGiven: boolean;
+  private controlModule?: Promise<typeof import('./control.js')>;
+  private control?: Server;
+  private sm!: IbsmSm;
+  /** The in-process fabric, loaded once (a reload with the same --sim keeps it). */
+  private fabric?: Fabric;
+  private stopping?: Promise<void>;
+  /** Reloads run one at a time (a second waits for the first). */
+  private reloading = Promise.resolve<unknown>(undefined);
+
+  constructor(
+    private readonly c: EffectiveConfig,
+    private readonly io: RunIo,
+    private readonly sig: RunSignals,
+    out: ReturnType<typeof runLogger>,
+    private readonly reread?: () => EffectiveConfig,
+  ) {
+    ({ log: this.log, tty: this.tty, file: this.file } = out);
+    this.socketPath = setting<string>(c, 'control-socket');
+    this.socketGiven = c.settings.get('control-socket')?.source !== 'default';
+  }
+
+  fatal(e: unknown, phase: 'start' | 'sweep' | 'control'): number {
+    this.tty?.end();
+    const code = logFatal(this.log, e, phase, this.file !== undefined, this.io);
+    this.file?.close();
+    return code;
+  }
+
+  /** A stop asked for before the SM existed (or before it was up): logged, and the exit is 0. */
+  stoppedEarly(): number {
+    this.tty?.end();
+    this.log.info('ibsm stopping', { reason: this.sig.stopWhy! });
+    this.file?.close();
+    return 0;
+  }
+
+  /** The control socket's path is checked before anything is opened on the fabric (before the
+   * first SMP): a path that is not a socket, or one another ibsm serves, is refused there (a busy
+   * or unusable default path is not a reason to stop managing the fabric: logged, no socket). */
+  async checkControlPath(): Promise<number | undefined> {
+    const path = this.socketPath;
+    if (!path || path === 'none') return undefined;
+    this.controlModule = import('./control.js');
+    try {
+      await (await this.controlModule).checkControlPath(path);
+    } catch (e) {
+      if (this.socketGiven) return this.fatal(new Error(`--control-socket ${path}: ${(e as Error).message}`), 'control');
+      this.log.warn('control socket not served', { path, error: (e as Error).message });
+      this.socketPath = undefined;
+    }
+    return undefined;
+  }
+
+  /** The files the configuration names, read and checked before the first SMP; then the SM (or,
+   * on an in-process fabric of several subnets, their run to its end). */
+  async openSm(): Promise<number | undefined> {
+    const { c, sig, log, tty } = this;
+    try {
+      // A problem names where the file was given (an opensm.conf key and its line too) and what
+      // the file is for. A partitions.conf in error is not one: the SM runs with the default
+      // partition (IBSM-9012).
+      const { loadConfigFiles, ConfigFileError } = await import('../config/files.js');
+      const refused = (await loadConfigFiles(c, { topology: false })).problems.filter((p) => !(p.option === 'partitions' && p.kind === 'invalid'));
+      if (refused.length) throw new ConfigFileError(refused);
+      // Several subnets joined by routers on the in-process fabric: one SM+SA per subnet
+      // (cli/run-subnets.ts). The fabric is loaded once, here; the topology loaders, the generators
+      // and the multi-subnet runner (with the simulator) are loaded only for --sim.
+      const simSpec = setting<string>(c, 'sim');
+      if (simSpec !== undefined && !setting(c, 'umad')) {
+        const [{ loadFabricSpec }, { isMultiSubnet }] = await Promise.all([import('../model/load.js'), import('../model/subnets.js')]);
+        this.fabric = loadFabricSpec(simSpec, { seed: setting<number>(c, 'seed') });
+        if (isMultiSubnet(this.fabric)) {
+          const { runSubnets } = await import('./run-subnets.js');
+          return await runSubnets(c, this.fabric, log, sig.stopped);
+        }
+      }
+      if (sig.stopWhy !== undefined) return this.stoppedEarly();
+      this.sm = await openSm({
+        ...smOptionsOf(c),
+        ...(this.fabric ? { sim: this.fabric } : {}),
+        log,
+        onProgress: (phase, d) => {
+          checkTurbofanHold();
+          tty?.progress(`${phase}: ${Object.entries(d).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+        },
+      });
+    } catch (e) {
+      if (sig.stopWhy !== undefined) return this.stoppedEarly();
+      return this.fatal(e, 'start');
+    }
+    if (c.file) log.info('configuration read', { file: c.file.file, format: c.file.format });
+    for (const n of c.file?.notes ?? []) log.warn('configuration', { file: c.file!.file, note: n });
+    // A stop asked for from here on stops the SM at once, whatever it is doing (a sweep's SMPs in
+    // flight are dropped with the RPC layer: sm/sm.ts logs the action as cut short by the stop).
+    void sig.stopped.then((why) => this.stop(why));
+    // SIGUSR1 from now on; SIGHUP once the subnet is up (before, it is remembered).
+    sig.serve(() => undefined, this.onUsr1);
+    return undefined;
+  }
+
+  readonly onUsr1 = (): void => {
+    this.file?.reopen();
+    this.log.info('log file reopened', { signal: 'SIGUSR1' });
+  };
+
+  stop(why: string): Promise<void> {
+    this.stopping ??= (async () => {
+      this.tty?.end();
+      this.log.info('ibsm stopping', { reason: why });
+      await this.sm.stop();
     })();
-    return stopping;
-  };
-  // A stop asked for from here on stops the SM at once, whatever it is doing (a sweep's SMPs in
-  // flight are dropped with the RPC layer: sm/sm.ts logs the action as cut short by the stop).
-  void sig.stopped.then((why) => stop(why));
-  // SIGUSR1 from now on; SIGHUP once the subnet is up (before, it is remembered).
-  const onUsr1 = (): void => {
-    file?.reopen();
-    log.info('log file reopened', { signal: 'SIGUSR1' });
-  };
-  sig.serve(() => undefined, onUsr1);
+    return this.stopping;
+  }
+
+  /** The end of a run that got the SM going: the control socket and the log file closed. */
+  async end(): Promise<number> {
+    await new Promise((r) => (this.control ? this.control.close(r) : r(undefined)));
+    this.file?.close();
+    return 0;
+  }
 
   /** Reload (SIGHUP, `ibsm reload`): the configuration read again and checked whole; what can
    * change live applied, what cannot named; a bad file leaves the running configuration. One at a
    * time (a second waits for the first). */
-  let reloading = Promise.resolve<unknown>(undefined);
-  const reload = (why: string): Promise<unknown> => {
-    const run = async (): Promise<unknown> => {
-      if (!reread) {
-        sm.subnet.sm.requestHeavySweep(why, true);
-        return { reloaded: false, reason: 'no configuration to read again; a heavy sweep instead' };
-      }
-      let next: EffectiveConfig | undefined;
-      let r: Awaited<ReturnType<IbsmSm['reload']>>;
-      try {
-        next = reread();
-        r = await sm.reload({ ...smOptionsOf(next), ...(fabric && setting(next, 'sim') === setting(c, 'sim') ? { sim: fabric } : {}) });
-      } catch (e) {
-        const error = (e as Error).message;
-        log.error('configuration reload failed; the running configuration is kept', { trigger: why, error, errorType: (e as Error).name });
-        // (sm.reload counts and reports its own failures; a configuration file refused here.)
-        if (next === undefined) sm.subnet.noteReload({ ok: false, error });
-        throw e;
-      }
-      log.info('configuration reloaded', { trigger: why, reread: r.reread.join(',') || 'none', applied: r.applied.join(',') || 'none', groupsCreated: r.groupsCreated, groupsUpdated: r.groupsUpdated, groupsReleased: r.groupsReleased });
-      if (r.restartNeeded.length) log.warn('configuration changes need a restart', { settings: r.restartNeeded.join(','), note: 'the running values are kept until ibsm is restarted' });
-      for (const n of next.file?.notes ?? []) log.warn('configuration', { file: next.file!.file, note: n });
-      return { reloaded: true, ...r };
-    };
-    const p = reloading.then(run, run);
-    reloading = p.catch(() => undefined);
+  reload(why: string): Promise<unknown> {
+    const run = (): Promise<unknown> => this.reloadNow(why);
+    const p = this.reloading.then(run, run);
+    this.reloading = p.catch(() => undefined);
     return p;
-  };
-  // Served before the first sweep: a local resource, bound before the first SMP.
-  if (controlModule && socketPath) {
-    try {
-      // Loaded only for a daemon that serves it: node:net and the ops' views.
-      const [{ serveControl }, { controlTargetOf }] = await Promise.all([controlModule, import('./ops.js')]);
-      control = await serveControl(socketPath, { ...controlTargetOf(sm), reload: () => reload('control socket') }, log);
-      log.info('control socket served', { path: socketPath });
-    } catch (e) {
-      if (socketGiven) {
-        await stop('error');
-        return fatal(new Error(`--control-socket ${socketPath}: ${(e as Error).message}`), 'control');
-      }
-      log.warn('control socket not served', { path: socketPath, error: (e as Error).message });
-    }
   }
 
-  try {
-    // The first sweep, or a stop asked for during it.
-    const started = sm.start().then(() => true);
-    started.catch(() => undefined); // a failure after a stop is the stop's (below), not unhandled
-    const up = await Promise.race([started, sig.stopped.then(() => false)]);
-    if (!up) {
-      await stop(sig.stopWhy!);
-      file?.close();
-      return 0;
+  private async reloadNow(why: string): Promise<unknown> {
+    const { sm, log, c } = this;
+    if (!this.reread) {
+      sm.subnet.sm.requestHeavySweep(why, true);
+      return { reloaded: false, reason: 'no configuration to read again; a heavy sweep instead' };
     }
-  } catch (e) {
-    if (sig.stopWhy !== undefined) {
-      await stop(sig.stopWhy);
-      file?.close();
-      return 0;
+    let next: EffectiveConfig | undefined;
+    let r: Awaited<ReturnType<IbsmSm['reload']>>;
+    try {
+      next = this.reread();
+      r = await sm.reload({ ...smOptionsOf(next), ...(this.fabric && setting(next, 'sim') === setting(c, 'sim') ? { sim: this.fabric } : {}) });
+    } catch (e) {
+      const error = (e as Error).message;
+      log.error('configuration reload failed; the running configuration is kept', { trigger: why, error, errorType: (e as Error).name });
+      // (sm.reload counts and reports its own failures; a configuration file refused here.)
+      if (next === undefined) sm.subnet.noteReload({ ok: false, error });
+      throw e;
     }
-    await stop('error');
-    await new Promise((r) => (control ? control.close(r) : r(undefined)));
-    return fatal(e, 'sweep');
+    log.info('configuration reloaded', { trigger: why, reread: r.reread.join(',') || 'none', applied: r.applied.join(',') || 'none', groupsCreated: r.groupsCreated, groupsUpdated: r.groupsUpdated, groupsReleased: r.groupsReleased });
+    if (r.restartNeeded.length) log.warn('configuration changes need a restart', { settings: r.restartNeeded.join(','), note: 'the running values are kept until ibsm is restarted' });
+    for (const n of next.file?.notes ?? []) log.warn('configuration', { file: next.file!.file, note: n });
+    return { reloaded: true, ...r };
   }
-  tty?.end();
-  if (setting(c, 'once') && sig.stopWhy === undefined) {
-    await stop('--once');
-    await new Promise((r) => (control ? control.close(r) : r(undefined)));
-    file?.close();
-    return 0;
+
+  /** The control socket, served before the first sweep: a local resource, bound before the first SMP. */
+  async serveControl(): Promise<number | undefined> {
+    const path = this.socketPath;
+    if (!this.controlModule || !path) return undefined;
+    try {
+      // Loaded only for a daemon that serves it: node:net and the ops' views.
+      const [{ serveControl }, { controlTargetOf }] = await Promise.all([this.controlModule, import('./ops.js')]);
+      this.control = await serveControl(path, { ...controlTargetOf(this.sm), reload: () => this.reload('control socket') }, this.log);
+      this.log.info('control socket served', { path });
+    } catch (e) {
+      if (this.socketGiven) {
+        await this.stop('error');
+        return this.fatal(new Error(`--control-socket ${path}: ${(e as Error).message}`), 'control');
+      }
+      this.log.warn('control socket not served', { path, error: (e as Error).message });
+    }
+    return undefined;
   }
-  // As OpenSM: SIGHUP reloads the configuration (and sweeps the whole fabric again).
-  sig.serve(() => void reload('SIGHUP'), onUsr1);
-  await sig.stopped;
-  await stop(sig.stopWhy!);
-  await new Promise((r) => (control ? control.close(r) : r(undefined)));
-  file?.close();
-  return 0;
+
+  /** The first sweep, or a stop asked for during it; then --once ends the run. */
+  async firstSweep(): Promise<number | undefined> {
+    const { sig } = this;
+    try {
+      const started = this.sm.start().then(() => true);
+      started.catch(() => undefined); // a failure after a stop is the stop's (below), not unhandled
+      const up = await Promise.race([started, sig.stopped.then(() => false)]);
+      if (!up) {
+        await this.stop(sig.stopWhy!);
+        this.file?.close();
+        return 0;
+      }
+    } catch (e) {
+      if (sig.stopWhy !== undefined) {
+        await this.stop(sig.stopWhy);
+        this.file?.close();
+        return 0;
+      }
+      await this.stop('error');
+      await new Promise((r) => (this.control ? this.control.close(r) : r(undefined)));
+      return this.fatal(e, 'sweep');
+    }
+    this.tty?.end();
+    if (setting(this.c, 'once') && sig.stopWhy === undefined) {
+      await this.stop('--once');
+      return this.end();
+    }
+    return undefined;
+  }
 }

@@ -4,8 +4,7 @@
 import { MgmtClass, Method, NodeType } from '../wire/mad.js';
 import { SA_CLASS_VERSION } from '../wire/sa.js';
 import { MadRpc } from '../rpc/madrpc.js';
-import { RealClock } from '../util/clock.js';
-import { AsapClock } from '../util/asap-clock.js';
+import { PacedClock } from '../util/paced-clock.js';
 import { Logger } from '../util/log.js';
 import { loadFabricSpec } from '../model/load.js';
 import { SimFabric } from '../sim/fabric.js';
@@ -22,9 +21,10 @@ export async function openQuerySession(args: BackendArgs): Promise<QuerySession>
     const be = await openBackend({ umad: true, ca: args.ca, port: args.caPort, sa: true });
     return { rpc: be.rpc, close: () => be.close() };
   }
-  const clock = new RealClock();
+  // One time base for the fabric, the SM and the client (util/paced-clock.ts).
+  const clock = new PacedClock();
   const fabric = loadFabricSpec(args.sim ?? DEFAULT_SIM_SPEC, { seed });
-  const sim = new SimFabric(fabric, { clock: new AsapClock(), seed });
+  const sim = new SimFabric(fabric, { clock, seed });
   const smEp = sim.attach(0);
   smEp.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap, Method.Get, Method.Set] });
   smEp.register(MgmtClass.SubnDirected, 1, { methods: [Method.Get, Method.Set] });

@@ -3,7 +3,8 @@
  * character that is not a comment or blank is `{` for ibsm's format), checked against the option
  * table; then defaults ← file ← command line, each value with its source. */
 import { existsSync, readFileSync } from 'node:fs';
-import { CONFIG_OPTIONS, DEFAULT_CONFIG_FILE, defaultOf, formatValue, optionsOf, suggest, type Command, type OptionSpec, type OptionValue } from './options.js';
+import { CONFIG_OPTIONS, DEFAULT_CONFIG_FILE, defaultOf, formatValue, optionsOf, suggest, type Command, type HostFacts, type OptionSpec, type OptionValue } from './options.js';
+import { processHost } from '../util/host.js';
 import { checked, checkInt, UsageError, type ParsedArgs } from './parse.js';
 import { readOpensmConf, type OpensmKeyUse } from './opensm-conf.js';
 
@@ -111,8 +112,9 @@ export interface EffectiveConfig {
   file?: ConfigFileValues;
 }
 
-/** Defaults ← config file (`--config`, else /etc/ibsm/ibsm.conf if it exists) ← command line. */
-export function resolveConfig(cmd: Command, args: ParsedArgs, defaultFile: string | undefined = DEFAULT_CONFIG_FILE): EffectiveConfig {
+/** Defaults ← config file (`--config`, else /etc/ibsm/ibsm.conf if it exists) ← command line.
+ * `host`: what the host-dependent defaults go by (the CLI passes what it read of its process). */
+export function resolveConfig(cmd: Command, args: ParsedArgs, defaultFile: string | undefined = DEFAULT_CONFIG_FILE, host: HostFacts = processHost()): EffectiveConfig {
   const named = args.values.get('config') as string | undefined;
   const path = named ?? (defaultFile !== undefined && existsSync(defaultFile) ? defaultFile : undefined);
   const file = path !== undefined ? readConfigFile(path) : undefined;
@@ -122,7 +124,7 @@ export function resolveConfig(cmd: Command, args: ParsedArgs, defaultFile: strin
     if (o.name === 'config') continue;
     if (args.values.has(o.name)) settings.set(o.name, { option: o, value: args.values.get(o.name), source: 'command line' });
     else if (file?.values.has(o.name)) settings.set(o.name, { option: o, value: file.values.get(o.name), source: `file ${file.file}` });
-    else settings.set(o.name, { option: o, value: defaultOf(o, given), source: 'default' });
+    else settings.set(o.name, { option: o, value: defaultOf(o, given, host), source: 'default' });
   }
   return { settings, file };
 }

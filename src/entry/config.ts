@@ -1,7 +1,8 @@
 /** `ibsm/config`: the `ibsm` command's option table and config files (ibsm's JSON, OpenSM's
  * opensm.conf), and the parsers of the files an SM reads (partitions, QoS policy, guid2lid, root
  * GUIDs, prefix routes) with the errors that name their file and line. */
-export { OPTIONS, optionsOf, DEFAULT_CONFIG_FILE, ROOT_GUID2LID_FILE, type OptionSpec, type OptionValue, type Command } from '../config/options.js';
+export { OPTIONS, optionsOf, DEFAULT_CONFIG_FILE, ROOT_GUID2LID_FILE, PLAIN_HOST, type OptionSpec, type OptionValue, type OptionTarget, type HostFacts, type Command } from '../config/options.js';
+export { processHost } from '../util/host.js';
 export { parseCommandLine, commandHelp, UsageError } from '../config/parse.js';
 export { readConfigFile, resolveConfig, formatEffectiveConfig, type EffectiveConfig, type Setting, type ConfigFileValues } from '../config/file.js';
 export { ConfigFileError } from '../config/files.js';

@@ -4,4 +4,5 @@ export { createSimFabric } from '../sim/create.js';
 export { SimFabric, SimFabricError, SimEndpoint, type SimFabricOptions, type FaultConfig, type FabricStats } from '../sim/fabric.js';
 export { sendProbe, type ProbeHeader, type ProbeResult, type ProbeHop } from '../sim/probe.js';
 export { AsapClock } from '../util/asap-clock.js';
+export { PacedClock } from '../util/paced-clock.js';
 export { RealClock, type Clock } from '../util/clock.js';

@@ -57,7 +57,8 @@ const DR_ADDRESS: MadAddress = Object.freeze({ lid: PERMISSIVE_LID, qpn: 0 });
 export class SimFabric implements SmaHost, EndpointHost {
   readonly nodes: SimNode[];
   readonly stats: FabricStats = { injected: 0, delivered: 0, dropped: 0, hops: 0, smpsHandled: 0, trapsSent: 0, duplicated: 0, dropReasons: {} };
-  private readonly clock: Clock;
+  /** The time base the fabric runs on (a backend attached to it runs on the same: api/backend.ts). */
+  readonly clock: Clock;
   private readonly opts: ResolvedSimFabricOptions;
   private readonly faults: SimFaults;
   private readonly byGuid = new Map<bigint, SimNode>();

@@ -57,36 +57,32 @@ interface VTimer {
 
 const vtimerLess = (x: VTimer, y: VTimer): boolean => x.at < y.at || (x.at === y.at && x.seq < y.seq);
 
-/** A virtual clock: time moves only when advanced. Timers fire in time order (FIFO for ties).
- * Timers live in a binary heap (cancelled ones are dropped lazily when they reach the top). */
-export class VirtualClock implements Clock {
-  private t = 0;
-  private seq = 0;
+/** Timers by due time, in order (FIFO for ties): a binary heap, cancelled ones dropped lazily
+ * when they reach the top. The store of VirtualClock and PacedClock. */
+export class TimerQueue {
+  /** Timers added so far (the next one's sequence number). */
+  seq = 0;
   private nextId = 1;
   private readonly live = new Map<number, VTimer>();
   private readonly heap = new Heap<VTimer>(vtimerLess);
-  now(): number {
-    return this.t;
-  }
-  setTimeout(fn: () => void, ms: number): TimerHandle {
+  add(at: number, fn: () => void): TimerHandle {
     const id = this.nextId++;
-    const tm: VTimer = { id, at: this.t + Math.max(0, ms), seq: this.seq++, fn };
+    const tm: VTimer = { id, at, seq: this.seq++, fn };
     this.live.set(id, tm);
     this.heap.push(tm);
     return { id };
   }
-  clearTimeout(h: TimerHandle): void {
+  /** Cancel; the due time of the timer cancelled, if it was pending. */
+  cancel(h: TimerHandle): number | undefined {
+    const tm = this.live.get(h.id);
     this.live.delete(h.id);
+    return tm?.at;
   }
-  /** A zero-delay timer: runs at the current virtual time, after the timers already due. */
-  defer(fn: () => void): void {
-    this.setTimeout(fn, 0);
-  }
-  /** Number of pending timers. */
-  get pending(): number {
+  /** Pending timers. */
+  get size(): number {
     return this.live.size;
   }
-  /** Time of the earliest pending timer, if any. */
+  /** Due time of the earliest pending timer, if any. */
   nextAt(): number | undefined {
     this.dropCancelled();
     return this.heap.peek()?.at;
@@ -98,13 +94,45 @@ export class VirtualClock implements Clock {
       this.heap.pop();
     }
   }
-  private popDue(limit: number): VTimer | undefined {
+  /** Take the earliest pending timer if it is due by `limit` (and was added before sequence
+   * number `before`, when given). */
+  popDue(limit: number, before = Infinity): { at: number; fn: () => void } | undefined {
     this.dropCancelled();
     const top = this.heap.peek();
-    if (!top || top.at > limit) return undefined;
+    if (!top || top.at > limit || top.seq >= before) return undefined;
     this.heap.pop();
     this.live.delete(top.id);
     return top;
+  }
+}
+
+/** A virtual clock: time moves only when advanced. Timers fire in time order (FIFO for ties). */
+export class VirtualClock implements Clock {
+  private t = 0;
+  private readonly q = new TimerQueue();
+  now(): number {
+    return this.t;
+  }
+  setTimeout(fn: () => void, ms: number): TimerHandle {
+    return this.q.add(this.t + Math.max(0, ms), fn);
+  }
+  clearTimeout(h: TimerHandle): void {
+    this.q.cancel(h);
+  }
+  /** A zero-delay timer: runs at the current virtual time, after the timers already due. */
+  defer(fn: () => void): void {
+    this.setTimeout(fn, 0);
+  }
+  /** Number of pending timers. */
+  get pending(): number {
+    return this.q.size;
+  }
+  /** Time of the earliest pending timer, if any. */
+  nextAt(): number | undefined {
+    return this.q.nextAt();
+  }
+  private popDue(limit: number): { at: number; fn: () => void } | undefined {
+    return this.q.popDue(limit);
   }
   /** Advance by `ms`, firing due timers in order (timers they schedule fire too if due). */
   advance(ms: number): void {

@@ -21,6 +21,7 @@ import { ConnectionGuard } from '../util/conn-guard.js';
 import type { WebFeed } from './feed.js';
 import { PAGE_SCRIPT, pageHtml } from './page.js';
 import { formatGuid } from '../util/guid.js';
+import { RealClock, type Clock, type TimerHandle } from '../util/clock.js';
 
 export interface WebServerOptions {
   log?: Logger;
@@ -30,6 +31,8 @@ export interface WebServerOptions {
   pushIntervalMs?: number;
   /** A comment line on idle streams every so often (proxies close silent ones), ms; default 15 s. */
   heartbeatMs?: number;
+  /** The clock of the pushes and heartbeats: the SM's (api/sm.ts); default real time. */
+  clock?: Clock;
 }
 
 export interface WebServer {
@@ -52,13 +55,14 @@ const headers = (type: string): Record<string, string> => ({ 'cache-control': 'n
 export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptions = {}): Promise<WebServer> {
   const maxClients = o.maxClients ?? 32;
   const pushInterval = o.pushIntervalMs ?? 250;
+  const clock = o.clock ?? new RealClock();
   const streams = new Set<ServerResponse>();
-  let pushTimer: NodeJS.Timeout | undefined;
-  let lastPush = 0;
+  let pushTimer: TimerHandle | undefined;
+  let lastPush = -Infinity;
 
   const push = (): void => {
     pushTimer = undefined;
-    lastPush = Date.now();
+    lastPush = clock.now();
     const msg = `event: update\ndata: ${JSON.stringify({ version: feed.version })}\n\n`;
     for (const s of streams) write(s, msg);
   };
@@ -73,13 +77,14 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
   };
   const offChange = feed.onChange(() => {
     if (pushTimer || streams.size === 0) return;
-    pushTimer = setTimeout(push, Math.max(0, lastPush + pushInterval - Date.now()));
-    pushTimer.unref();
+    pushTimer = clock.setTimeout(push, Math.max(0, lastPush + pushInterval - clock.now()));
   });
-  const heartbeat = setInterval(() => {
+  const heartbeatMs = o.heartbeatMs ?? 15_000;
+  const beat = (): void => {
     for (const s of streams) write(s, ': alive\n\n');
-  }, o.heartbeatMs ?? 15_000);
-  heartbeat.unref();
+    heartbeat = clock.setTimeout(beat, heartbeatMs);
+  };
+  let heartbeat = clock.setTimeout(beat, heartbeatMs);
 
   const send = (res: ServerResponse, status: number, type: string, body: string, head: boolean, extra?: Record<string, string>): void => {
     const h = headers(type);
@@ -183,8 +188,8 @@ export function serveWeb(feed: WebFeed, listen: ListenAddress, o: WebServerOptio
         close: () =>
           new Promise<void>((done) => {
             offChange();
-            clearInterval(heartbeat);
-            if (pushTimer) clearTimeout(pushTimer);
+            clock.clearTimeout(heartbeat);
+            if (pushTimer) clock.clearTimeout(pushTimer);
             for (const s of streams) s.end();
             streams.clear();
             server.close(() => done());
