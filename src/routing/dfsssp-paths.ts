@@ -29,8 +29,7 @@ const STAGE = 256;
  * set's first candidate (the others are above the cost, and only grow): nothing to scan. When it
  * empties, k is rescanned at the next LID, in BFS order, after every switch one hop nearer is
  * final; if its cost went up, that propagates one hop outwards. In balanced fabrics most switches
- * have tied candidates, so few are rescanned (fat tree of 11,664 end ports: ~3% of the costs change
- * per LID).
+ * have tied candidates, so few are rescanned (scripts/bench/README.md, "Figures behind source comments").
  */
 export class BalancedPaths {
   private readonly nSw: number;

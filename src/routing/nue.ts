@@ -19,7 +19,7 @@
  * group every LID gets its own tree: each switch rotates, LID by LID, through its links one hop
  * nearer in the group's search (checked against the layer's CDG like the search's own choice),
  * so the LIDs of one port (LMC > 0) and of one switch spread over parallel links; on a fat tree
- * this balances like ftree (11,664 end ports: busiest link 11,646 routes, as ftree).
+ * this balances like ftree (scripts/bench/README.md, "Figures behind source comments").
  */
 import type { Fabric } from '../model/fabric.js';
 import { depStarts } from './acyclic.js';
