@@ -22,6 +22,12 @@ export function logRe(code: Codes, then?: string): RegExp {
   return new RegExp(` ${known(code)} ${then === undefined ? '' : `[^\\n]*?${then}`}`);
 }
 
+/** A RegExp matching a line of `code` in either format: text (the code column) or JSON ("code"). */
+export function anyFormatRe(code: Codes): RegExp {
+  const c = known(code);
+  return new RegExp(` ${c} |"code":"${c}"`);
+}
+
 /** The lines (of a list, or of a whole log's text) with the code `code` (and `then` after it). */
 export function withCode(log: string | readonly string[], code: Codes, then?: string): string[] {
   const re = logRe(code, then);
