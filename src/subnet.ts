@@ -6,6 +6,8 @@ import type { MadRpc } from './rpc/madrpc.js';
 import { SubnetManager, type SmOptions, type SweepStats } from './sm/sm.js';
 import { fabricFingerprint, portKind, snapshotPorts, type Snapshot } from './model/snapshot.js';
 import { installSmHandlers } from './sm/handlers.js';
+import { apply } from './sm/apply.js';
+import type { SmpWrite } from './sm/programmed.js';
 import { PartitionPlan, partitionGroups } from './model/partitions.js';
 import { formatGid } from './wire/format.js';
 import { DEFAULT_GID_PREFIX, NodeType, SmpAttr } from './wire/mad.js';
@@ -413,16 +415,19 @@ export class Subnet {
     for (const b of this.aliases.blocks()) this.writeGuidInfo(b.portGuid, b.block, b.guids);
   }
 
-  /** SubnSet(GUIDInfo) of one block of an end port's alias GUIDs, through its DR path. */
+  /** SubnSet(GUIDInfo) of one block of an end port's alias GUIDs, through its DR path and the
+   * apply step (sm/apply.ts); a failure is logged with the port, the next sweep writes it again. */
   private writeGuidInfo(portGuid: bigint, block: number, guids: readonly bigint[]): void {
     const snap = this.ctx?.snapshot;
     const ep = snap && snapshotPorts(snap).byGuid.get(portGuid);
     if (!snap || !ep) return;
     const d = snap.discovery.nodes[ep.node]!;
     const path = d.portPaths[ep.port] ?? d.path;
-    this.o.smp.setDr(path, SmpAttr.GUIDInfo, block, GUIDInfo.encode({ guids: [...guids] })).catch((e: unknown) =>
-      this.o.log.warn('alias GUIDs not written', { node: snap.fabric.nodes[ep.node]!.desc, guid: portGuid, port: ep.port, lid: ep.lid, block, error: (e as Error).message }),
-    );
+    const w: SmpWrite = { path, attr: SmpAttr.GUIDInfo, mod: block, data: GUIDInfo.encode({ guids: [...guids] }), effect: { kind: 'guidInfo', portGuid, block } };
+    void apply(this.o.smp, [w], {
+      ok: () => undefined,
+      failed: (_w, e) => this.o.log.warn('alias GUIDs not written', { node: snap.fabric.nodes[ep.node]!.desc, guid: portGuid, port: ep.port, lid: ep.lid, block, error: (e as Error).message }),
+    }, 1);
   }
 
   /** First heavy sweep (the SA answers from its end on). Resolves at SUBNET UP. */

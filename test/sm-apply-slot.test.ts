@@ -1,11 +1,11 @@
-/** The apply step over the SMP client's callback slot (applyAll without a promise per write):
+/** The apply step over the SMP client's callback slot (apply without a promise per write):
  * every write settles once (its hook called once), at most `window` are in flight, the retry
  * rounds of RetryingSmp still run behind the slot (a timeout retried, a refused Set found done by
  * its Get), a hook that throws stops new writes and rejects once the writes in flight settled,
  * and the slot gives the same results as the promise path (setDr) on the same script. */
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { applyAll, type ApplyHooks } from '../src/sm/apply.js';
+import { apply, type ApplyHooks } from '../src/sm/apply.js';
 import { RetryingSmp } from '../src/sm/retry.js';
 import type { SmpClient, SmpSetReq, SmpSink } from '../src/sm/smp-client.js';
 import type { SmpWrite } from '../src/sm/programmed.js';
@@ -103,7 +103,7 @@ async function drive<T>(clock: VirtualClock, p: Promise<T>): Promise<T> {
   return p;
 }
 
-describe('applyAll over the callback slot', () => {
+describe('apply over the callback slot', () => {
   it('settles every write once, keeps the window, and agrees with the promise path (fast-check scripts)', async () => {
     await fc.assert(
       fc.asyncProperty(
@@ -120,7 +120,7 @@ describe('applyAll over the callback slot', () => {
             const clock = new VirtualClock();
             const smp = new RetryingSmp(f.client, clock, { rounds: 2, backoffMs: 5 });
             const r = recorder();
-            const res = await drive(clock, applyAll(smp, writes(n), r.hooks, window));
+            const res = await drive(clock, apply(smp, writes(n), r.hooks, window));
             for (let i = 0; i < n; i++) expect((r.oks.get(i) ?? 0) + (r.fails.get(i) ?? 0)).toBe(1);
             expect(res.ok + res.failed.length).toBe(n);
             expect(res.ok).toBe(r.oks.size);
@@ -144,7 +144,7 @@ describe('applyAll over the callback slot', () => {
     const clock = new VirtualClock();
     const smp = new RetryingSmp(f.client, clock, { rounds: 3, backoffMs: 5 });
     const r = recorder();
-    const res = await drive(clock, applyAll(smp, writes(4), r.hooks, 2));
+    const res = await drive(clock, apply(smp, writes(4), r.hooks, 2));
     expect(res.ok).toBe(3); // 0 at once, 1 after its retry, 2 found done
     expect(res.failed.map((x) => x.write.mod)).toEqual([3]);
     expect(res.failed[0]!.error).toBeInstanceOf(MadStatusError);
@@ -167,7 +167,7 @@ describe('applyAll over the callback slot', () => {
       },
       failed: () => undefined,
     };
-    await expect(drive(clock, applyAll(smp, writes(20), hooks, 4))).rejects.toBe(boom);
+    await expect(drive(clock, apply(smp, writes(20), hooks, 4))).rejects.toBe(boom);
     // 0..3 went out; 0's answer let 4 go; 1's hook threw: 2, 3 and 4 settled, nothing more started
     expect(oks).toBe(5);
     expect(f.stats().tries.size).toBe(5);
@@ -175,7 +175,7 @@ describe('applyAll over the callback slot', () => {
 
   it('no writes: resolves at once with nothing done', async () => {
     const f = fakeClient(new Map(), true);
-    const res = await applyAll(new RetryingSmp(f.client, new VirtualClock()), [], recorder().hooks);
+    const res = await apply(new RetryingSmp(f.client, new VirtualClock()), [], recorder().hooks);
     expect(res).toEqual({ ok: 0, failed: [] });
   });
 
@@ -201,7 +201,7 @@ describe('applyAll over the callback slot', () => {
       };
       const oks: number[] = [];
       const hooks: ApplyHooks = { ok: (w) => (settled++, void oks.push(w.mod)), failed: () => void settled++ };
-      const res = await drive(clock, applyAll(smp, src, hooks, 4));
+      const res = await drive(clock, apply(smp, src, hooks, 4));
       expect(res.ok, `slot=${slot}`).toBe(29);
       expect(res.failed.map((x) => x.write.mod)).toEqual([9]);
       expect(new Set(oks).size).toBe(29);

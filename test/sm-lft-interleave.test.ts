@@ -16,7 +16,7 @@ import { smpClientOf } from '../src/sm/smp-client.js';
 import { Logger, MemorySink } from '../src/util/log.js';
 import { drive } from './helpers/drive.js';
 import { Programmed, type SmpWrite } from '../src/sm/programmed.js';
-import { LFT_APPLY_WINDOW, applyAll } from '../src/sm/apply.js';
+import { LFT_APPLY_WINDOW, apply } from '../src/sm/apply.js';
 import { LFT_INTERLEAVE, lftPlan, planLfts } from '../src/sm/plan-tables.js';
 import { lftBlockMod } from '../src/wire/modifiers.js';
 import { LinearForwardingTable } from '../src/wire/sma.js';
@@ -99,7 +99,7 @@ describe('lftPlan with several switches at once', () => {
     const p = new Programmed();
     const plan = lftPlan(snap.discovery, snap.routing, snap.maxLid, p, undefined, LFT_INTERLEAVE);
     plan.skipSwitchInfo();
-    const res = await drive(clock, applyAll(smp, plan, { ok: (w) => p.record(w), failed: (w) => p.failed(w) }, LFT_APPLY_WINDOW));
+    const res = await drive(clock, apply(smp, plan, { ok: (w) => p.record(w), failed: (w) => p.failed(w) }, LFT_APPLY_WINDOW));
     expect(res.failed).toEqual([]);
     expect(res.ok).toBe(plan.planned);
     snap.fabric.nodes.forEach((n, ni) => {

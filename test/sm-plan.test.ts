@@ -13,7 +13,7 @@ import { smpClientOf, type SmpClient } from '../src/sm/smp-client.js';
 import { Logger, MemorySink } from '../src/util/log.js';
 import { drive } from './helpers/drive.js';
 import { Programmed, RESET_PKEY_SIG, type SmpWrite } from '../src/sm/programmed.js';
-import { applyWrites } from '../src/sm/apply.js';
+import { apply, type ApplyHooks } from '../src/sm/apply.js';
 import { planActivation, planPortInfo } from '../src/sm/plan-ports.js';
 import { observeResets, planLfts, planPkeys } from '../src/sm/plan-tables.js';
 import { PartitionPlan } from '../src/model/partitions.js';
@@ -100,6 +100,14 @@ describe('SM planners', () => {
   });
 });
 
+/** The apply step for a caller that needs every write: rejects with the first failure once all
+ * settled (the step itself goes on past failures). */
+async function applyWrites(smp: SmpClient, writes: readonly SmpWrite[], hooks: ApplyHooks, window?: number): Promise<number> {
+  const r = await apply(smp, writes, hooks, window);
+  if (r.failed[0]) throw r.failed[0].error;
+  return r.ok;
+}
+
 describe('apply', () => {
   it('records only the writes the fabric acknowledged, and rejects with the first error', async () => {
     const { snap, smp, clock } = await upSnapshot();
@@ -111,11 +119,14 @@ describe('apply', () => {
         return smp.sent;
       },
       setDr: (path, attr, mod, data) => (mod === 1 ? Promise.reject(new Error('lost')) : smp.setDr(path, attr, mod, data)),
+      setDrTo: undefined, // every write through setDr above
     };
     await expect(drive(clock, applyWrites(failing, writes, acked(p), 1))).rejects.toThrow('lost');
     const left = planLfts(snap.discovery, snap.routing, snap.maxLid, p).lft;
     expect(left.length).toBeGreaterThan(0);
     expect(left.some((w) => w.effect.kind === 'lft' && w.effect.block === 1), 'the failed block is still to write').toBe(true);
+    // One failure policy: the writes after a failed one still went out; only the failed blocks are left.
+    expect(left.every((w) => w.effect.kind === 'lft' && w.effect.block === 1), 'only the failed blocks are left').toBe(true);
     // Everything else goes through: afterwards nothing is left.
     await drive(clock, applyWrites(smp, left, acked(p)));
     expect(planLfts(snap.discovery, snap.routing, snap.maxLid, p).lft).toEqual([]);

@@ -1,11 +1,12 @@
 /** Open an SM+SA on a backend with the options of `ibsm run` (the config keys of the option table),
  * and stop it. `ibsm run` is this plus signals, --once and the progress line. */
 import { dirname } from 'node:path';
-import { closeSync, existsSync, mkdirSync, fstatSync, ftruncateSync, openSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, fstatSync, ftruncateSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { Subnet, type SubnetOptions } from '../subnet.js';
 import { smpClientOf } from '../sm/smp-client.js';
-import { formatGuid2Lid, Guid2LidError, parseGuid2Lid, type LidRange } from '../sm/lids.js';
+import { Guid2LidError, parseGuid2Lid, type LidRange } from '../sm/lids.js';
+import { Guid2LidFile } from './guid2lid-file.js';
 import type { SweepStats } from '../sm/sweep.js';
 import { parsePartitions, PartitionConfigError, PartitionPlan } from '../model/partitions.js';
 import { parseGuidFile } from '../model/guid-file.js';
@@ -310,12 +311,6 @@ function checkGuid2LidWritable(path: string): void {
   }
 }
 
-function writeFileAtomic(path: string, text: string): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, text);
-  renameSync(tmp, path);
-}
-
 /** A running SM+SA. */
 export class IbsmSm {
   private metrics?: Server;
@@ -385,6 +380,8 @@ export class IbsmSm {
 
   /** @internal The options it was opened with (defaults applied); a reload compares with them. */
   options: OpenSmOptions = {};
+  /** @internal The guid2lid file the sweeps save to (written in the background; `stop` waits for it). */
+  guid2lidFile?: Guid2LidFile;
 
   /** Reload the configuration (SIGHUP, `ibsm reload`): `next` is the whole new configuration (as
    * openSm takes it). Every file is read and checked first; an error (naming its file and line)
@@ -468,6 +465,7 @@ export class IbsmSm {
     this.metrics?.close();
     this.metricsData?.close();
     await this.backend.close();
+    await this.guid2lidFile?.flush(); // the last sweep's LIDs on disk before the process ends
     this.log.limiter.flush(); // the suppressed-lines summaries still pending
     this.closeLog?.();
   }
@@ -495,6 +493,8 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     for (const d of dropped) log.warn('guid2lid entry not used', { problem: d });
     log.info('guid2lid loaded', { file: g2l, entries: guid2lid.size });
   }
+  // The sweep hands each master sweep's LIDs to the store; the file is written off its path.
+  const g2lStore = g2l ? new Guid2LidFile(g2l, log) : undefined;
   const smFiles = readSmFiles(o, log);
   const { partitions, qos, qosVl, routingOptions, prefixRoutes } = smFiles;
   warnRouteOrder(log, o.routing!, smFiles);
@@ -512,7 +512,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     routingOptions,
     lmc: o.lmc!,
     guid2lid,
-    saveGuid2Lid: g2l ? (m) => writeFileAtomic(g2l, formatGuid2Lid(m)) : undefined,
+    saveGuid2Lid: g2lStore ? (m) => g2lStore.save(m) : undefined,
     partitions,
     qos,
     qosVl,
@@ -558,6 +558,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));
   const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrInterval! * 1000 : undefined, reopenLog);
   sm.options = o;
+  sm.guid2lidFile = g2lStore;
   if (o.metricsListen !== undefined || o.metricsPort !== undefined) {
     try {
       const at = o.metricsListen !== undefined ? parseListenAddress(o.metricsListen) : { host: '127.0.0.1', port: o.metricsPort! };

@@ -1,6 +1,9 @@
 /** The one apply step: send a list of planned writes, at most `window` in flight (MadRpc's own
- * window limits what is on the wire), and record each acknowledged one. Used by every programming
- * phase of a sweep, so "build writes → send → record → forget on error" exists once. */
+ * window limits what is on the wire), and report each one acknowledged or failed. Every Set the SM
+ * sends to the fabric goes through `apply`: the sweeps' programming phases (sm/sweep-writes.ts
+ * adds their logging, counting and M_Keys), GUIDInfo (subnet.ts), router tables
+ * (sm/router-tables.ts) and SMInfo (sm/sminfo.ts). One failure policy: a write that fails does not
+ * stop the others; it goes to `hooks.failed` and into the result, and the caller logs and counts it. */
 import { pump } from '../util/pump.js';
 import type { SmpClient, SmpSink } from './smp-client.js';
 import type { SmpWrite } from './programmed.js';
@@ -20,6 +23,9 @@ export interface ApplyHooks {
   /** `w` failed (timeout or error status): whatever it belonged to is unknown again. */
   failed(w: SmpWrite, error: unknown): void;
 }
+
+/** Hooks for a caller that only looks at the result. */
+export const NO_HOOKS: ApplyHooks = { ok: () => undefined, failed: () => undefined };
 
 /** Writes handed out one at a time, as the window has room (sm/plan-tables.ts's LftPlan: a sweep's
  * LFT blocks are never all planned at once). */
@@ -47,12 +53,18 @@ export interface ApplyResult {
 
 /** Send every write in `writes` (a list, or a source asked for the next one as the window has
  * room), whatever happens to the others; resolves when all settled. A failure goes to
- * `hooks.failed` and into the result: the sweep carries on without it. Through the client's
- * callback slot where it has one (no promise or closure per write), else setDr. */
-export function applyAll(smp: SmpClient, writes: readonly SmpWrite[] | WriteSource, hooks: ApplyHooks, window = APPLY_WINDOW): Promise<ApplyResult> {
+ * `hooks.failed` and into the result: the caller carries on without it. Directed-route writes go
+ * through the client's callback slot where it has one (no promise or closure per write), else
+ * setDr; a write with `lid` goes LID-routed (setLid). */
+export function apply(smp: SmpClient, writes: readonly SmpWrite[] | WriteSource, hooks: ApplyHooks, window = APPLY_WINDOW): Promise<ApplyResult> {
   const src = isSource(writes) ? writes : new ArraySource(writes);
-  if (!smp.setDrTo) return applyAllPromised(smp, drain(src), hooks, window);
+  if (!smp.setDrTo) return applyPromised(smp, drain(src), hooks, window);
   return new Promise<ApplyResult>((resolve, reject) => new WindowedApply(smp, src, hooks, window, resolve, reject).fill());
+}
+
+/** One write's Set as a promise: LID-routed when it has a LID, else directed route. */
+function send(smp: SmpClient, w: SmpWrite): Promise<Uint8Array> {
+  return w.lid !== undefined ? smp.setLid(w.lid, w.attr, w.mod, w.data) : smp.setDr(w.path, w.attr, w.mod, w.data, w.mkey);
 }
 
 function isSource(w: readonly SmpWrite[] | WriteSource): w is WriteSource {
@@ -60,13 +72,13 @@ function isSource(w: readonly SmpWrite[] | WriteSource): w is WriteSource {
 }
 
 /** Every write a source has left, as a list. */
-export function drain(src: WriteSource): SmpWrite[] {
+function drain(src: WriteSource): SmpWrite[] {
   const out: SmpWrite[] = [];
   for (let w = src.next(); w; w = src.next()) out.push(w);
   return out;
 }
 
-/** applyAll over the callback slot: at most `window` writes in flight, the next started as one
+/** apply over the callback slot: at most `window` writes in flight, the next started as one
  * settles; one object is the sink of every write. A hook that throws stops new writes; the
  * promise rejects with its error once the writes in flight settled (as pump does). */
 class WindowedApply implements SmpSink<SmpWrite> {
@@ -101,7 +113,8 @@ class WindowedApply implements SmpSink<SmpWrite> {
         break;
       }
       this.active++;
-      smp.setDrTo!(w, this);
+      if (w.lid === undefined) smp.setDrTo!(w, this);
+      else send(smp, w).then((r) => this.smpOk(w, r), (e: unknown) => this.smpFailed(w, e as Error));
     }
     this.filling = false;
     if (this.active > 0 || (!this.hookFailed && !this.exhausted)) return;
@@ -139,10 +152,10 @@ class WindowedApply implements SmpSink<SmpWrite> {
   }
 }
 
-async function applyAllPromised(smp: SmpClient, writes: readonly SmpWrite[], hooks: ApplyHooks, window: number): Promise<ApplyResult> {
+async function applyPromised(smp: SmpClient, writes: readonly SmpWrite[], hooks: ApplyHooks, window: number): Promise<ApplyResult> {
   const res: ApplyResult = { ok: 0, failed: [] };
   const jobs = writes.map((w) => () =>
-    smp.setDr(w.path, w.attr, w.mod, w.data, w.mkey).then(
+    send(smp, w).then(
       (resp) => {
         res.ok++;
         hooks.ok(w, resp);
@@ -155,20 +168,4 @@ async function applyAllPromised(smp: SmpClient, writes: readonly SmpWrite[], hoo
   );
   await pump(jobs, window);
   return res;
-}
-
-/** Send `writes`; resolves with how many were sent. Rejects with the first error after the writes
- * in flight settle (no new ones start after a failure). */
-export async function applyWrites(smp: SmpClient, writes: readonly SmpWrite[], hooks: ApplyHooks, window = APPLY_WINDOW): Promise<number> {
-  const jobs = writes.map((w) => () =>
-    smp.setDr(w.path, w.attr, w.mod, w.data, w.mkey).then(
-      (resp) => hooks.ok(w, resp),
-      (e: unknown) => {
-        hooks.failed(w, e);
-        throw e;
-      },
-    ),
-  );
-  await pump(jobs, window);
-  return writes.length;
 }

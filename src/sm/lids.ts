@@ -131,6 +131,14 @@ export class Guid2LidError extends IbsmFileError {
   override readonly name = 'Guid2LidError';
 }
 
+/** Where the LIDs of each master sweep are kept across restarts (guid2lid). `save` is called
+ * from the sweep with the new map and returns at once: a store doing I/O does it later (the file
+ * store, api/guid2lid-file.ts, writes in the background, the latest map winning) and logs and
+ * counts its own failures. A `save` that throws is logged and counted by the sweep, never fatal. */
+export interface Guid2LidStore {
+  save(map: ReadonlyMap<bigint, LidRange>): void;
+}
+
 /** Parse OpenSM's guid2lid file: one `0x<port guid> 0x<min lid> 0x<max lid>` per line.
  *
  * Duplicates are resolved as OpenSM resolves them, each one said in `dropped` (file:line and why):

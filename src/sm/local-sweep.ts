@@ -11,9 +11,12 @@
  * 3. Routing: `rerouteIncremental` (routing/incremental.ts) from the previous tables, back to the
  *    remembered intact routing (the last full heavy sweep's) where it works again; when its
  *    guarantees do not hold, the configured engine chain re-routes the new fabric in full.
- * 4. The same planners as a heavy sweep over the new view: only what differs is written (PortInfo
- *    of the ports read in this sweep that need it, such as those that came up; the LFT blocks whose
- *    entries changed; SwitchInfo to clear PortStateChange), then ARMED → ACTIVE.
+ * 4. The heavy sweep's apply phases (sm/program-phases.ts) over the changed view: only what
+ *    differs is written (PortInfo of the ports read in this sweep that need it, such as those that
+ *    came up; the LFT blocks whose entries changed; SwitchInfo to clear PortStateChange), then
+ *    ARMED → ACTIVE, through the one apply step: a failed write does not stop the others.
+ * As phases (sm/pipeline.ts): discover (1, 2) → decide (a switch flagged a change, else a light
+ * sweep) → plan (3) → apply (4) → verify (every write acknowledged).
  * The change is not local, and `sweep` returns undefined for a full heavy sweep, when no switch
  * flags a change but a light sweep finds a port to set up or another SM, when a switch does
  * not answer, a switch was reset (LinearFDBTop differs), a port leads to a node the snapshot does
@@ -24,19 +27,16 @@ import { getPortInfo } from './port-info-get.js';
 import { cloneFabric, type Fabric, type FabricNode, type NodeKind } from '../model/fabric.js';
 import { speedName, widthName } from '../model/rates.js';
 import { indexEndPorts, type DiscoveredNode, type DiscoveryResult, type Snapshot } from '../model/snapshot.js';
-import { PartitionPlan } from '../model/partitions.js';
-import type { RoutingResult } from '../model/routes.js';
 import { intactRouting, rehearsalSteps, rerouteIncremental, type IntactRouting } from '../routing/incremental.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { canonicalize } from './discovery.js';
 import { MAX_UNICAST_LID } from './lids.js';
-import { applyWrites } from './apply.js';
-import { planActivation, planPortInfo } from './plan-ports.js';
-import { planLfts, planPkeys, planVlTables } from './plan-tables.js';
 import type { SmpClient } from './smp-client.js';
 import type { SmpWrite } from './programmed.js';
-import type { Sweeper, SweepSettings, SweepStats } from './sweep.js';
+import { emptyStats, type Sweeper, type SweepSettings, type SweepStats } from './sweep.js';
+import { newRun, programmedStats, runPhases, type SweepRun } from './pipeline.js';
+import { writeTarget } from './sweep-log.js';
 import { formatGuid } from '../util/guid.js';
 
 /** Link changes a local sweep handles before it calls for a full heavy sweep. */
@@ -48,6 +48,16 @@ class NotLocal extends Error {
 }
 
 const decodePortInfo = (b: Uint8Array): PortInfo => PortInfo.decode(b);
+
+/** What a re-exploration found: the new view, the links changed (`ups` of them came up), the
+ * switches that flagged a change, and the ports read (`<node guid>/<port>`). */
+interface Explored {
+  disc: DiscoveryResult;
+  changes: number;
+  ups: number;
+  flagged: number;
+  fresh: Set<string>;
+}
 
 export class LocalSweeper {
   private intact?: IntactRouting;
@@ -114,120 +124,126 @@ export class LocalSweeper {
   async sweep(prev: Snapshot, sweep: number): Promise<{ snapshot: Snapshot; stats: SweepStats } | undefined> {
     if (this.pending) this.prepare(this.pending);
     if (!this.intact) return undefined;
-    const t0 = this.clock.now();
-    const s0 = this.smp.sent;
-    let view: { disc: DiscoveryResult; changes: number; ups: number; flagged: number; fresh: Set<string> };
-    try {
-      view = await this.explore(prev);
-    } catch (e) {
-      this.log.info('local sweep: change not local, full heavy sweep follows', { reason: (e as Error).message });
+    const r = newRun(sweep, this.clock.now(), this.smp.sent, { ...emptyStats('heavy'), maxLid: prev.maxLid });
+    const p = this.sweeper.phases;
+    let ex: Explored | undefined;
+    let result: { snapshot: Snapshot; stats: SweepStats } | undefined;
+    // Links that only went down: the new routes first (nothing else to set up, and every moment
+    // counts while traffic is sent into the dead ports). A link that came up gets its PortInfo
+    // first and is activated after the tables are in.
+    const downOnly = (): boolean => ex!.ups === 0;
+    await runPhases<SweepRun>([
+      {
+        kind: 'discover',
+        name: 're-exploration around the changes',
+        run: async () => {
+          try {
+            ex = await this.explore(prev);
+          } catch (e) {
+            this.log.info('local sweep: change not local, full heavy sweep follows', { reason: (e as Error).message });
+            return false;
+          }
+        },
+      },
+      {
+        kind: 'decide',
+        name: 'local, unchanged or full',
+        run: async (run) => {
+          if (ex!.flagged) return this.changedView(run, ex!, prev);
+          result = await this.unflagged(run, prev);
+          return false;
+        },
+      },
+      { kind: 'plan', name: 'routes (incremental)', run: (run) => this.reroute(run, prev) },
+      { ...p.lfts, run: (run) => (downOnly() ? p.lfts.run(run) : undefined) },
+      p.portInfo,
+      p.pkeys,
+      p.vlTables,
+      { ...p.lfts, run: (run) => (downOnly() ? undefined : p.lfts.run(run)) },
+      p.activation,
+      { kind: 'verify', name: 'every write acknowledged', run: (run) => void (result = this.verify(run, ex!)) },
+    ], r);
+    return result;
+  }
+
+  /** With no switch flagging a change, a light sweep over every CA port decides: nothing changed
+   * (the snapshot stays) or a full heavy sweep (undefined). */
+  private async unflagged(r: SweepRun, prev: Snapshot): Promise<{ snapshot: Snapshot; stats: SweepStats } | undefined> {
+    // Every CA port: the change a trap or a light sweep signalled may be on any of them.
+    const light = await this.sweeper.light(prev, true);
+    // A port state or another SM (trap 144, a new IsSM port): the heavy sweep's discovery and
+    // SM election handle those.
+    if (light.changed || light.smPorts.length) {
+      this.log.info('local sweep: no switch flags a change; ports or SMs need a full heavy sweep', { smPorts: light.smPorts.length });
       return undefined;
     }
-    if (!view.flagged) {
-      // Every CA port: the change a trap or a light sweep signalled may be on any of them.
-      const light = await this.sweeper.light(prev, true);
-      // A port state or another SM (trap 144, a new IsSM port): the heavy sweep's discovery and
-      // SM election handle those.
-      if (light.changed || light.smPorts.length) {
-        this.log.info('local sweep: no switch flags a change; ports or SMs need a full heavy sweep', { smPorts: light.smPorts.length });
-        return undefined;
-      }
-      return { snapshot: prev, stats: { ...light.stats, kind: 'heavy', smps: this.smp.sent - s0, ms: this.clock.now() - t0, switches: countSwitches(prev.fabric) } };
-    }
-    const { disc } = view;
+    return { snapshot: prev, stats: { ...light.stats, kind: 'heavy', smps: this.smp.sent - r.s0, ms: this.clock.now() - r.t0, switches: countSwitches(prev.fabric) } };
+  }
+
+  /** The changed part as the sweep's view: the tables planned over the whole new view, PortInfo
+   * and activation only for the ports read in this sweep (the rest of the view holds what the
+   * SMAs answered to earlier Sets, which some SMAs, ibsim, do not word as their Gets do). */
+  private changedView(r: SweepRun, ex: Explored, prev: Snapshot): void {
+    const { disc } = ex;
     this.sweeper.learnExtendedSpeeds(disc);
     const fabric = disc.fabric;
     // The top LID: the previous one, or above it when a node taken in got a LID past it.
     let maxLid = prev.maxLid;
-    for (const n of fabric.nodes) for (const p of n.ports) if (p?.lid && p.lid > maxLid) maxLid = p.lid;
+    for (const n of fabric.nodes) for (const pt of n.ports) if (pt?.lid && pt.lid > maxLid) maxLid = pt.lid;
+    // (The planners see the other nodes without ports, so they skip them.)
+    const freshNodes = new Set([...ex.fresh].map((k) => k.slice(0, k.indexOf('/'))));
+    const ports: DiscoveryResult = { ...disc, fabric: { nodes: fabric.nodes.map((n) => (freshNodes.has(String(n.guid)) ? n : { ...n, ports: [] })) } };
+    const fresh = (w: SmpWrite): boolean => w.effect.kind !== 'portInfo' || ex.fresh.has(`${fabric.nodes[w.effect.node]!.guid}/${w.effect.port}`);
+    r.view = { scope: 'changed', disc, ports, fresh, interleave: 1 };
+    r.maxLid = maxLid;
+    r.smLid = prev.smLid;
+    const debug = this.log.enabled('debug');
+    r.writes = this.sweeper.writesFor(disc, { onOk: (w) => void (debug && w.effect.kind === 'lft' && this.log.debug('LFT block written', { guid: w.effect.guid, block: w.effect.block })) });
+  }
 
-    // Routing: incremental from the previous tables, else the configured chain in full.
+  /** Routing: incremental from the previous tables, else the configured chain in full. */
+  private reroute(r: SweepRun, prev: Snapshot): void {
     const tr = this.clock.now();
-    let routing: RoutingResult;
-    let how: 'incremental' | 'full';
-    const inc = rerouteIncremental(prev.fabric, prev.routing, fabric, { intact: this.intact });
+    r.exploredAt = tr;
+    const disc = r.view!.disc;
+    const inc = rerouteIncremental(prev.fabric, prev.routing, disc.fabric, { intact: this.intact });
     if (inc.ok) {
-      routing = inc.result;
-      how = 'incremental';
+      r.routing = inc.result;
+      r.reroute = 'incremental';
       this.log.info('incremental re-route', { ...inc.stats, busiestLink: inc.stats.busiestLink, ms: Math.round(this.clock.now() - tr) });
     } else {
       this.log.warn('incremental re-route not possible; full re-route', { reason: inc.reason });
       const routed = this.sweeper.route(disc);
       for (const sk of routed.skipped) this.log.warn('routing engine not applicable', { engine: sk.engine, reason: sk.reason });
-      routing = routed.result;
-      how = 'full';
+      r.routing = routed.result;
+      r.reroute = 'full';
     }
+    r.routedAt = this.clock.now();
+    this.log.info('routing done', { engine: r.routing.engine, ms: Math.round(r.routedAt - tr), vls: r.routing.vlsUsed ?? 1, incremental: r.reroute === 'incremental' });
+  }
 
-    const routedAt = this.clock.now();
-    this.log.info('routing done', { engine: routing.engine, ms: Math.round(routedAt - tr), vls: routing.vlsUsed ?? 1, incremental: how === 'incremental' });
-
-    // Programming: the heavy sweep's planners over the new view write only what differs.
-    const s = this.s;
-    const programmed = this.sweeper.programmed;
-    const hooks = this.sweeper.hooks(disc);
-    let portInfoSets: number, pkeyBlocks: number, vlTables: number, lftBlocks: number, activated: number;
-    const pkeyFull = { ports: 0 };
-    /** When the last LFT block was acknowledged (the phases are logged with the sweep). */
-    let tablesAt = 0;
-    try {
-      const lft = planLfts(disc, routing, maxLid, programmed, s.packetLife);
-      // Only the ports read in this sweep: the rest of the view holds what the SMAs answered to
-      // earlier Sets, which some SMAs (ibsim) do not word as their Gets do.
-      // (The planners see the other nodes without ports, so they skip them.)
-      const freshNodes = new Set([...view.fresh].map((k) => k.slice(0, k.indexOf('/'))));
-      const sub: DiscoveryResult = { ...disc, fabric: { nodes: fabric.nodes.map((n) => (freshNodes.has(String(n.guid)) ? n : { ...n, ports: [] })) } };
-      const fresh = (w: SmpWrite): boolean => w.effect.kind !== 'portInfo' || view.fresh.has(`${fabric.nodes[w.effect.node]!.guid}/${w.effect.port}`);
-      const tables = async (): Promise<number> => {
-        await applyWrites(this.smp, [...lft.switchInfo, ...lft.lft], hooks);
-        for (const w of lft.lft) if (w.effect.kind === 'lft') this.log.debug('LFT block written', { guid: w.effect.guid, block: w.effect.block });
-        tablesAt = this.clock.now();
-        return lft.lft.length;
-      };
-      // Links that only went down: the new routes first (nothing else to set up, and every
-      // moment counts while traffic is sent into the dead ports). A link that came up gets its
-      // PortInfo first and is activated after the tables are in.
-      const downOnly = view.ups === 0;
-      lftBlocks = downOnly ? await tables() : 0;
-      portInfoSets = await applyWrites(this.smp, planPortInfo(sub, { ...s, smLid: prev.smLid }).filter(fresh), hooks);
-      pkeyBlocks = await applyWrites(this.smp, planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), programmed, (m, f) => this.log.warn(m, f), pkeyFull, s.partEnforce), hooks);
-      vlTables = await applyWrites(this.smp, planVlTables(disc, routing, programmed, s.qosVl), hooks);
-      if (!downOnly) lftBlocks = await tables();
-      activated = await applyWrites(this.smp, planActivation(sub).filter(fresh), hooks);
-    } catch (e) {
-      this.log.warn('local sweep: a write failed; full heavy sweep follows', { error: (e as Error).message });
+  /** Every write acknowledged: the new snapshot. Any write failed: undefined (a full heavy sweep
+   * follows, the failures logged and counted by the write step). */
+  private verify(r: SweepRun, ex: Explored): { snapshot: Snapshot; stats: SweepStats } | undefined {
+    const w = r.writes!;
+    w.finish();
+    const first = [...w.failed][0];
+    if (first) {
+      this.log.warn('local sweep: a write failed; full heavy sweep follows', { failed: w.failedCount, ...writeTarget(r.view!.disc, first) });
       return undefined;
     }
-    const snapshot: Snapshot = { fabric, discovery: disc, routing, maxLid, smLid: prev.smLid, sweep };
-    const stats: SweepStats = {
-      kind: 'heavy',
-      smps: this.smp.sent - s0,
-      ms: this.clock.now() - t0,
-      nodes: fabric.nodes.length,
-      switches: countSwitches(fabric),
-      endPorts: indexEndPorts(fabric).endPorts.filter((e) => e.linked && e.lid).length,
-      maxLid,
-      lftBlocksWritten: lftBlocks,
-      portInfoSets,
-      pkeyBlocksWritten: pkeyBlocks,
-      pkeyTablesFull: pkeyFull.ports,
-      vlTablesWritten: vlTables,
-      mftBlocksWritten: 0,
-      activated,
-      skippedNodes: 0,
-      skippedLinks: 0,
-      failedWrites: 0,
-      stuckPorts: 0,
-      duplicateGuids: 0,
-      engine: routing.engine,
-      reroute: how,
-    };
+    const { disc } = r.view!;
+    const fabric = disc.fabric;
+    const snapshot: Snapshot = { fabric, discovery: disc, routing: r.routing!, maxLid: r.maxLid, smLid: r.smLid, sweep: r.sweep };
+    const base = programmedStats(r, this.smp.sent - r.s0, this.clock.now() - r.t0);
+    const stats: SweepStats = { ...base, nodes: fabric.nodes.length, switches: countSwitches(fabric), endPorts: indexEndPorts(fabric).endPorts.filter((e) => e.linked && e.lid).length, reroute: r.reroute };
     // Phases, from the sweep's start: exploration done, routes computed, LFT blocks acknowledged.
-    const at = (t: number): number => Math.round(t - t0);
-    this.log.info('local sweep done', { links: view.changes, switchesFlagged: view.flagged, reroute: how, lftBlocks, smps: stats.smps, ms: Math.round(stats.ms), exploredMs: at(tr), routedMs: at(routedAt), tablesMs: at(tablesAt) });
+    const at = (t: number): number => Math.round(t - r.t0);
+    this.log.info('local sweep done', { links: ex.changes, switchesFlagged: ex.flagged, reroute: r.reroute, lftBlocks: r.done.lftBlocks, smps: stats.smps, ms: Math.round(stats.ms), exploredMs: at(r.exploredAt), routedMs: at(r.routedAt), tablesMs: at(r.tablesAt) });
     // A full re-route is the new baseline (the routing to return to, and its busiest link the
     // bound of the next incremental re-route): else every later change would be measured against
     // the fabric before this one and refused (IBSM-4011) as long as this change lasts.
-    if (how === 'full') this.remember(snapshot);
+    if (r.reroute === 'full') this.remember(snapshot);
     return { snapshot, stats };
   }
 
@@ -264,7 +280,7 @@ export class LocalSweeper {
 
   /** Level by level from the SM: SwitchInfo of every switch, the ports of the flagged ones, the
    * link changes applied to a copy of the previous view. Throws NotLocal. */
-  private async explore(prev: Snapshot): Promise<{ disc: DiscoveryResult; changes: number; ups: number; flagged: number; fresh: Set<string> }> {
+  private async explore(prev: Snapshot): Promise<Explored> {
     const pd = prev.discovery;
     const fabric = cloneFabric(prev.fabric);
     let nodes: DiscoveredNode[] = pd.nodes.map((d) => ({ ...d, portInfo: [...d.portInfo], portPaths: [...d.portPaths] }));

@@ -16,11 +16,17 @@ export type WriteEffect =
   | { kind: 'vl'; key: string; sig: string; parts: number }
   | { kind: 'lft'; guid: bigint; block: number }
   | { kind: 'rft'; guid: bigint; block: number; sig: string }
-  | { kind: 'mft'; write: MftWrite };
+  | { kind: 'mft'; write: MftWrite }
+  // Writes outside the sweeps' tables (nothing recorded here): their callers keep what they wrote.
+  | { kind: 'guidInfo'; portGuid: bigint; block: number }
+  | { kind: 'routerLid'; portGuid: bigint; block: number }
+  | { kind: 'smInfo'; guid: bigint };
 
-/** One SMP Set a planner asks for. `data` is the encoded attribute. */
+/** One SMP Set a planner asks for. `data` is the encoded attribute. Directed route along `path`,
+ * or LID-routed to `lid` when given (router tables, SMInfo to an SM known only by its LID). */
 export interface SmpWrite {
   path: readonly number[];
+  lid?: number;
   attr: number;
   mod: number;
   data: Uint8Array;

@@ -5,7 +5,7 @@
  * changed since the last write; then each router port is read back (RouterPortInfo of every port
  * of the router, RouterPrefixTable: the prefixes it reaches) into the `RouterPortView`s the SA
  * answers inter-subnet PathRecords from. A router that does not answer is logged and left out
- * (it is not offered), the rest carry on.
+ * (it is not offered), the rest carry on. The writes go through the apply step (sm/apply.ts).
  */
 import { NodeType } from '../wire/mad.js';
 import { ROUTER_BLOCK_ENTRIES, ROUTER_LAST_BLOCK, RouterAttr, RouterLidTable, RouterPortInfo, RouterPrefixTable, SA_WELL_KNOWN_GUID, type RouterLidEntry } from '../wire/router.js';
@@ -13,6 +13,8 @@ import { snapshotPorts, type Snapshot } from '../model/snapshot.js';
 import type { RouterPortView } from '../model/subnets.js';
 import type { Logger } from '../util/log.js';
 import type { SmpClient } from './smp-client.js';
+import type { SmpWrite } from './programmed.js';
+import { apply } from './apply.js';
 
 export interface RouterTableStats {
   routerPorts: number;
@@ -59,13 +61,17 @@ export class RouterTables {
       stats.routerPorts++;
       try {
         const had = this.written.get(ep.guid) ?? [];
+        const writes: SmpWrite[] = [];
         for (let b = 0; b < blocks.length; b++) {
           const last = b === blocks.length - 1;
           if (had[b] === keys[b] && !(last && had.length !== blocks.length)) continue;
-          await smp.setLid(ep.lid, RouterAttr.RouterLidTable, (b | (last ? ROUTER_LAST_BLOCK : 0)) >>> 0, RouterLidTable.encode({ entries: blocks[b]! }));
-          stats.blocksWritten++;
-          had[b] = keys[b]!;
+          const data = RouterLidTable.encode({ entries: blocks[b]! });
+          writes.push({ path: [], lid: ep.lid, attr: RouterAttr.RouterLidTable, mod: (b | (last ? ROUTER_LAST_BLOCK : 0)) >>> 0, data, effect: { kind: 'routerLid', portGuid: ep.guid, block: b } });
         }
+        // In block order, one at a time (the last block's flag ends the table).
+        const r = await apply(smp, writes, { ok: (w) => void (w.effect.kind === 'routerLid' && (had[w.effect.block] = keys[w.effect.block]!)), failed: () => undefined }, 1);
+        stats.blocksWritten += r.ok;
+        if (r.failed[0]) throw r.failed[0].error;
         had.length = blocks.length;
         this.written.set(ep.guid, had);
         views.push(await this.read(ep.lid, node.guid, node.desc, ep.guid, ep.port, node.numPorts));

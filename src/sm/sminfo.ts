@@ -7,6 +7,8 @@ import { encodeNotice, NoticeType, Trap144Change } from '../wire/notice.js';
 import type { DiscoveryResult } from '../model/snapshot.js';
 import type { RemoteSm } from './controller.js';
 import type { SmpClient } from './smp-client.js';
+import type { SmpWrite } from './programmed.js';
+import { apply, NO_HOOKS } from './apply.js';
 
 /** An end port that advertises an SM: how to reach it. */
 export interface SmPort {
@@ -61,11 +63,14 @@ export async function pollSm(smp: SmpClient, to: RemoteSm): Promise<RemoteSm> {
   return remoteOf({ guid: to.guid, lid: to.lid ?? 0, path: to.path ?? [] }, data);
 }
 
-/** SubnSet(SMInfo) with a control modifier, carrying this SM's own SMInfo. */
+/** SubnSet(SMInfo) with a control modifier, carrying this SM's own SMInfo, through the apply
+ * step (by DR path when known, else by LID). Rejects with the write's error: the caller (the
+ * controller's action) logs and counts it. */
 export async function sendSmInfo(smp: SmpClient, to: RemoteSm, control: number, self: SMInfo): Promise<void> {
   const data = SMInfo.encode(self, new Uint8Array(64));
-  if (to.path) await smp.setDr(to.path, SmpAttr.SMInfo, control, data);
-  else await smp.setLid(to.lid!, SmpAttr.SMInfo, control, data);
+  const w: SmpWrite = { path: to.path ?? [], ...(to.path ? {} : { lid: to.lid! }), attr: SmpAttr.SMInfo, mod: control, data, effect: { kind: 'smInfo', guid: to.guid } };
+  const r = await apply(smp, [w], NO_HOOKS, 1);
+  if (r.failed[0]) throw r.failed[0].error;
 }
 
 /** Trap 144 (local changes: SM priority / IsSM) from this SM's port to the master's LID. */

@@ -1,17 +1,18 @@
-/** The sweeps the controller asks for, carried out over an SmpClient: each is a sequence of
- * phases, and each programming phase is plan (pure, sm/plan-*.ts) → apply (sm/apply.ts).
+/** The sweeps the controller asks for, carried out over an SmpClient as phase tables
+ * (sm/pipeline.ts): discover → decide → plan → apply → verify, each apply phase planning what
+ * differs (pure, sm/plan-*.ts) and sending it through the one apply step (sm/apply.ts).
  *
- * Heavy: discovery → LIDs → PortInfo (with INIT → ARMED) → P_Keys → routing → SL2VL/VLArb →
- * SwitchInfo + LFT blocks → ARMED → ACTIVE → snapshot → MFT blocks.
+ * Heavy: discovery → decide (the other SMs) → LIDs → routes → PortInfo (with INIT → ARMED) →
+ * P_Keys → SL2VL/VLArb → SwitchInfo + LFT blocks → ARMED → ACTIVE → snapshot; MFT blocks follow.
+ * Takeover: the handed view checked → decide → LIDs → routes → PortInfo → snapshot.
+ * Local (sm/local-sweep.ts): the same phases over the changed part of the fabric.
  * Light (sm/light-sweep.ts): every switch's SwitchInfo (PortStateChange) and a rotating share of
  * the CA ports; "changed" when anything moved. Multicast: the MFT blocks of the current groups over the current snapshot. */
-import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
+import { NodeType, SmpAttr } from '../wire/mad.js';
 import { SwitchInfo } from '../wire/sma.js';
-import { lftBlockMod } from '../wire/modifiers.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { QosVlSettings } from '../model/qos-policy.js';
-import { PartitionPlan } from '../model/partitions.js';
-import { keepPortInfo } from '../model/port-info.js';
+import type { PartitionPlan } from '../model/partitions.js';
 import { cloneFabric } from '../model/fabric.js';
 import { DEADLOCK_FREE_FALLBACK, routeWithFallback, type FallbackResult } from '../routing/registry.js';
 import { RoutingNotApplicable, type RoutingOptions } from '../routing/types.js';
@@ -20,18 +21,19 @@ import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { logCodeOf } from '../util/log-codes.js';
 import { discover, type DiscoveryResult, type DiscoverySkip } from './discovery.js';
-import { assignLids, lmcSwitches, type LidAssignment, type LidRange } from './lids.js';
+import { assignLids, lmcSwitches, type Guid2LidStore, type LidAssignment, type LidRange } from './lids.js';
 import type { SmpClient } from './smp-client.js';
-import { APPLY_WINDOW, LFT_APPLY_WINDOW, applyAll, type ApplyHooks, type WriteSource } from './apply.js';
 import { Programmed, type SmpWrite } from './programmed.js';
-import { planActivation, planPortInfo, portStateOfSet, type PortSettings } from './plan-ports.js';
+import type { PortSettings } from './plan-ports.js';
 import type { SmPort } from './sminfo.js';
 import { noteExtendedSpeeds } from './port-info-get.js';
 import { CaRotation, caRounds, lightSweep, type ForeignWrites } from './light-sweep.js';
-import { LFT_INTERLEAVE, lftPlan, observeResets, planLftReads, planMfts, planPkeys, planVlTables } from './plan-tables.js';
-import { pump } from '../util/pump.js';
+import { LFT_INTERLEAVE, observeResets, planMfts } from './plan-tables.js';
 import { ForeignTables, previousMaster } from './adopt-lfts.js';
-import { FAILURE_LOG_LINES, logDiscoveryPhase, logLftReads, logRoutingPhase, logWriteFailure, ms1, skipLogger, writeTarget } from './sweep-log.js';
+import { FAILURE_LOG_LINES, logDiscoveryPhase, logRoutingPhase, ms1, skipLogger, writeTarget } from './sweep-log.js';
+import { newRun, programmedStats, runPhases, type SweepRun, type SweepView } from './pipeline.js';
+import { programPhases, type SweepPhase } from './program-phases.js';
+import { foreignKeys, SweepWrites } from './sweep-writes.js';
 
 export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   routing: string[];
@@ -40,7 +42,9 @@ export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   /** SwitchInfo LifeTimeValue (default 0x12, as OpenSM's packet_life_time). */
   packetLife?: number;
   guid2lid?: ReadonlyMap<bigint, LidRange>;
-  saveGuid2Lid?: (map: ReadonlyMap<bigint, LidRange>) => void;
+  /** The guid2lid store's save (sm/lids.ts Guid2LidStore): called with each master sweep's LIDs,
+   * off the sweep's path (it returns at once; a file store writes later). */
+  saveGuid2Lid?: Guid2LidStore['save'];
   partitions?: PartitionPlan;
   seed?: number;
   multicastGroups?: (snap: Snapshot) => McastGroupPorts[];
@@ -135,57 +139,18 @@ export class Sweeper {
     private readonly s: SweepSettings,
   ) {
     this.rotation = new CaRotation(caRounds(s.sweepIntervalMs));
+    this.phases = programPhases({ smp, clock, log, s, programmed: this.programmed, foreign: this.foreign });
   }
 
-  /** Apply hooks for a sweep's view `disc`: PortInfo/SwitchInfo answers update it, table writes
-   * update what is programmed. */
-  hooks(disc: DiscoveryResult, onFail?: (w: SmpWrite, e: unknown) => void): ApplyHooks {
-    return {
-      ok: (w: SmpWrite, resp: Uint8Array) => {
-        const e = w.effect;
-        if (e.kind === 'portInfo') disc.nodes[e.node]!.portInfo[e.port] = keepPortInfo(resp);
-        else if (e.kind === 'switchInfo') disc.nodes[e.node]!.switchInfo = SwitchInfo.decode(resp); // what the switch holds now (the SA reports it)
-        else this.programmed.record(w);
-      },
-      failed: (w: SmpWrite, e: unknown) => {
-        this.programmed.failed(w);
-        onFail?.(w, e);
-      },
-    };
+  /** The write step of a sweep over `disc` (sm/sweep-writes.ts): the one apply step with its
+   * failure policy; the M_Keys of nodes this SM read a foreign key from are presented (`keys`). */
+  writesFor(disc: DiscoveryResult, o: { keys?: boolean; onOk?: (w: SmpWrite) => void } = {}): SweepWrites {
+    const keys = o.keys === false ? undefined : foreignKeys(disc, this.s.mkey, this.log);
+    return new SweepWrites(this.smp, this.log, disc, this.programmed, this.s.mkey, keys, o.onOk);
   }
 
-  /** Ports whose INIT → ARMED Set (of `writes`, the acknowledged ones) was acknowledged but that
-   * still report INIT: one line each (bounded), counted. */
-  private reportStuck(disc: DiscoveryResult, writes: readonly SmpWrite[]): number {
-    let n = 0;
-    for (const w of writes) {
-      const e = w.effect;
-      if (e.kind !== 'portInfo' || portStateOfSet(w.data) !== PortState.Armed) continue;
-      if (disc.nodes[e.node]!.portInfo[e.port]?.portState !== PortState.Init) continue;
-      if (++n <= FAILURE_LOG_LINES) this.log.warn('port stuck in INIT: told to ARM, it stays in INIT; left for the next sweep', writeTarget(disc, w));
-    }
-    if (n > FAILURE_LOG_LINES) this.log.warn('more ports stuck in INIT', { more: n - FAILURE_LOG_LINES });
-    return n;
-  }
-
-  /** Nodes (by DR path) whose management port shows an M_Key that is not this SM's, readable
-   * because its protection is off (never set, or its lease expired, IBA 14.2.4.2): their Sets
-   * present that key. */
-  private foreignKeys(disc: DiscoveryResult): Map<string, bigint> {
-    const out = new Map<string, bigint>();
-    const mine = this.s.mkey ?? 0n;
-    disc.fabric.nodes.forEach((n, ni) => {
-      const d = disc.nodes[ni]!;
-      const sw = n.type === NodeType.Switch;
-      d.portPaths.forEach((path, pn) => {
-        const pi = d.portInfo[sw ? 0 : pn];
-        if (!path || !pi || pi.mkeyProtectBits !== 0 || pi.mkey === 0n || pi.mkey === mine) return;
-        out.set(path.join(','), pi.mkey);
-        this.log.info("port's M_Key read from its PortInfo (protection off): its Sets present it", { node: n.desc, guid: n.guid, port: pn, lid: pi.lid });
-      });
-    });
-    return out;
-  }
+  /** The apply phases (sm/program-phases.ts), the same for every sweep of this sweeper. */
+  readonly phases: ReturnType<typeof programPhases>;
 
   /** Route with the configured chain; when none of it applies, with the final fallback (and an
    * ERROR with a stable code naming the engines and their reasons). The configured chain (with its routing options), or the final fallback when none applies. */
@@ -224,7 +189,9 @@ export class Sweeper {
   }
 
   /** The LID step of a sweep that programs: LIDs assigned to the view's ports, kept as this SM's
-   * own and persisted (guid2lid). */
+   * own and handed to the guid2lid store (its `save` takes the map and returns; a file store
+   * writes later, sm/lids.ts Guid2LidStore). A store that throws is logged and counted: the sweep
+   * carries on. */
   private assign(disc: DiscoveryResult, sweep: number): { lids: LidAssignment; smLid: number } {
     const { s, log } = this;
     const tl = this.clock.now();
@@ -232,20 +199,72 @@ export class Sweeper {
     this.reassignPending = false;
     this.own = lids.byGuid;
     const smLid = disc.fabric.nodes[disc.smNode]!.ports[disc.smPort]!.lid!;
-    s.saveGuid2Lid?.(lids.byGuid);
+    try {
+      s.saveGuid2Lid?.(lids.byGuid);
+    } catch (e) {
+      this.guid2lidFailures++;
+      log.warn('guid2lid not saved', { error: (e as Error).message, failures: this.guid2lidFailures });
+    }
     log.info('LIDs assigned', { endPorts: lids.byGuid.size, maxLid: lids.maxLid, changed: lids.changed, smLid });
     if (log.enabled('debug')) log.debug('sweep phase: LIDs', { sweep, endPorts: lids.byGuid.size, maxLid: lids.maxLid, changed: lids.changed, smLid, lmc: s.lmc, ms: ms1(this.clock.now() - tl) });
     return { lids, smLid };
   }
+  /** Saves of the guid2lid map that threw (logged each). */
+  guid2lidFailures = 0;
 
-  /** Writes to nodes whose M_Key is readable and not this SM's carry that key (`foreignKeys`). */
-  private keyed(disc: DiscoveryResult): { keyed: (writes: readonly SmpWrite[]) => readonly SmpWrite[]; keyedSource: (src: WriteSource) => WriteSource } {
-    const keys = this.foreignKeys(disc);
-    const withKey = (w: SmpWrite): SmpWrite => (keys.has(w.path.join(',')) ? { ...w, mkey: keys.get(w.path.join(',')) } : w);
+  /** The decide phase: `decide` (the controller, over the other SMs) says whether this SM
+   * programs the view, and with ClientReregister. */
+  private decidePhase(decide: (disc: DiscoveryResult) => Promise<false | { reregister: boolean }>): SweepPhase {
     return {
-      keyed: (writes) => (keys.size ? writes.map(withKey) : writes),
-      keyedSource: (src) => (keys.size ? { next: () => { const w = src.next(); return w && withKey(w); } } : src),
+      kind: 'decide',
+      name: 'master or not',
+      run: async (r) => {
+        const go = await decide(r.view!.disc);
+        if (!go) return false;
+        r.go = go;
+        // the SM that programmed the fabric before, as its port says before this SM's Sets
+        r.view!.routedBy = previousMaster(r.view!.disc);
+      },
     };
+  }
+
+  /** The plan phases every sweep over the whole fabric runs: LIDs (and what reset nodes lost,
+   * before any Set changes what is known of them), then the routes. */
+  private planPhases(observe: boolean): SweepPhase[] {
+    return [
+      {
+        kind: 'plan',
+        name: 'LIDs',
+        run: (r) => {
+          const disc = r.view!.disc;
+          const { lids, smLid } = this.assign(disc, r.sweep);
+          r.lids = lids;
+          r.smLid = smLid;
+          r.maxLid = lids.maxLid;
+          if (observe) observeResets(disc, this.programmed);
+          r.writes = this.writesFor(disc);
+        },
+      },
+      { kind: 'plan', name: 'routes', run: (r) => this.planRoutes(r) },
+    ];
+  }
+
+  /** Routes over the view with the configured chain (their SL2VL needs and LFTs follow). */
+  private planRoutes(r: SweepRun): void {
+    const { log } = this;
+    const tr = this.clock.now();
+    const routed = this.route(r.view!.disc);
+    for (const sk of routed.skipped) log.warn('routing engine not applicable', { engine: sk.engine, reason: sk.reason });
+    const routeMs = this.clock.now() - tr;
+    log.info('routing done', { engine: routed.result.engine, ms: Math.round(routeMs), vls: routed.result.vlsUsed ?? 1 });
+    if (log.enabled('debug')) logRoutingPhase(log, r.sweep, r.view!.disc.fabric, routed, routeMs, () => this.clock.now());
+    r.routed = routed;
+    r.routing = routed.result;
+  }
+
+  /** The whole fabric as a view. */
+  private static whole(disc: DiscoveryResult): SweepView {
+    return { scope: 'whole', disc, ports: disc, fresh: () => true, interleave: LFT_INTERLEAVE };
   }
 
   /** Take the subnet over from `view` without rediscovering it: `view` is this SM's own last
@@ -257,63 +276,102 @@ export class Sweeper {
    * PortInfo (MasterSMLID: this SM; what else a heavy sweep's planner finds to write) and the
    * routes, computed and not written: routing is canonical, so the old master wrote these very
    * tables. The controller follows with a full heavy sweep that verifies (reads the tables back
-   * and writes only what differs, takes in whatever changed meanwhile). */
+   * and writes only what differs, takes in whatever changed meanwhile).
+   * Phases: discover (the view checked) → decide → plan (LIDs, routes) → apply (PortInfo) → verify. */
   async takeover(sweep: number, view: DiscoveryResult, decide: (disc: DiscoveryResult) => Promise<false | { reregister: boolean }>): Promise<{ snapshot?: Snapshot; stats: SweepStats } | undefined> {
-    const { smp, log, s } = this;
-    const t0 = this.clock.now();
-    const s0 = smp.sent;
+    const { smp, log } = this;
+    const switches = view.fabric.nodes.filter((n) => n.type === NodeType.Switch).length;
+    const r = newRun(sweep, this.clock.now(), smp.sent, { ...emptyStats('heavy'), nodes: view.fabric.nodes.length, switches });
+    let changed = false;
+    const ran = await runPhases<SweepRun>([
+      {
+        kind: 'discover',
+        name: 'the view checked',
+        run: async (run) => {
+          const why = await this.viewChanged(view);
+          if (why) log.info('takeover: the fabric is not the view the old master had; full heavy sweep', { reason: why, smps: smp.sent - r.s0 });
+          changed = why !== undefined;
+          run.view = Sweeper.whole(view);
+          return !changed;
+        },
+      },
+      this.decidePhase(decide),
+      ...this.planPhases(false),
+      this.phases.portInfo,
+      {
+        kind: 'verify',
+        name: 'the snapshot',
+        run: (run) => {
+          const portsMs = this.clock.now() - run.ports!.at;
+          run.writes!.finish();
+          run.snapshot = { fabric: view.fabric, discovery: view, routing: run.routed!.result, maxLid: run.maxLid, smLid: run.smLid, sweep };
+          run.stats = { ...programmedStats(run, smp.sent - run.s0, this.clock.now() - run.t0), endPorts: run.lids!.byGuid.size, engine: run.routed!.result.engine };
+          const st = run.stats;
+          log.info('takeover from the view: every port told its new master; a full heavy sweep verifies', { portInfoSets: st.portInfoSets, failedWrites: st.failedWrites, smps: st.smps, portsMs: Math.round(portsMs), ms: Math.round(st.ms) });
+        },
+      },
+    ], r);
+    if (changed) return undefined;
+    if (!ran) return { stats: { ...r.stats, smps: smp.sent - r.s0, ms: this.clock.now() - r.t0 } };
+    return { snapshot: r.snapshot!, stats: r.stats };
+  }
+
+  /** Why the fabric is not `view` any more (reassign_lids, LIDs that would change, a switch that
+   * flags a port change, holds another LinearFDBTop or does not answer), or undefined. */
+  private async viewChanged(view: DiscoveryResult): Promise<string | undefined> {
+    const { smp, s } = this;
     const fabric = view.fabric;
+    if (s.reassignLids === true && this.reassignPending) return 'reassign_lids asks for new LIDs';
+    const check = assignLids(cloneFabric(fabric), this.lidOptions(view));
+    if (check.changed) return `${check.changed} LIDs would change`;
+    const top = check.maxLid;
     const switches: number[] = [];
     fabric.nodes.forEach((n, i) => n.type === NodeType.Switch && switches.push(i));
-    const fresh = s.reassignLids === true && this.reassignPending ? 'reassign_lids asks for new LIDs' : undefined;
-    const check = fresh ? undefined : assignLids(cloneFabric(fabric), this.lidOptions(view));
-    const top = check?.maxLid ?? 0;
-    const why = fresh ?? (check!.changed ? `${check!.changed} LIDs would change` : undefined) ??
-      (await Promise.all(
-        switches.map((i) =>
-          smp.getDr(view.nodes[i]!.path, SmpAttr.SwitchInfo, 0).then(
-            (b) => {
-              const si = SwitchInfo.decode(b);
-              if (si.portStateChange) return `switch ${fabric.nodes[i]!.desc} flags a port change`;
-              return si.linearFdbTop !== top ? `switch ${fabric.nodes[i]!.desc} holds LinearFDBTop ${si.linearFdbTop}, not ${top}` : undefined;
-            },
-            (e: unknown) => `switch ${fabric.nodes[i]!.desc} did not answer SwitchInfo (${(e as Error).message})`,
-          ),
+    const answers = await Promise.all(
+      switches.map((i) =>
+        smp.getDr(view.nodes[i]!.path, SmpAttr.SwitchInfo, 0).then(
+          (b) => {
+            const si = SwitchInfo.decode(b);
+            if (si.portStateChange) return `switch ${fabric.nodes[i]!.desc} flags a port change`;
+            return si.linearFdbTop !== top ? `switch ${fabric.nodes[i]!.desc} holds LinearFDBTop ${si.linearFdbTop}, not ${top}` : undefined;
+          },
+          (e: unknown) => `switch ${fabric.nodes[i]!.desc} did not answer SwitchInfo (${(e as Error).message})`,
         ),
-      )).find((r) => r !== undefined);
-    if (why) {
-      log.info('takeover: the fabric is not the view the old master had; full heavy sweep', { reason: why, smps: smp.sent - s0 });
-      return undefined;
-    }
-    const go = await decide(view);
-    const nodes = fabric.nodes.length;
-    if (!go) return { stats: { ...emptyStats('heavy'), smps: smp.sent - s0, ms: this.clock.now() - t0, nodes, switches: switches.length } };
-    const { lids, smLid } = this.assign(view, sweep);
-    let failedWrites = 0;
-    const hooks = this.hooks(view, () => failedWrites++);
-    const tp = this.clock.now();
-    const portInfoSets = (await applyAll(smp, this.keyed(view).keyed(planPortInfo(view, { ...s, smLid, reregister: go.reregister })), hooks)).ok;
-    const portsMs = this.clock.now() - tp;
-    const routed = this.route(view);
-    for (const sk of routed.skipped) log.warn('routing engine not applicable', { engine: sk.engine, reason: sk.reason });
-    const snapshot: Snapshot = { fabric, discovery: view, routing: routed.result, maxLid: lids.maxLid, smLid, sweep };
-    const stats: SweepStats = { ...emptyStats('heavy'), smps: smp.sent - s0, ms: this.clock.now() - t0, nodes, switches: switches.length, endPorts: lids.byGuid.size, maxLid: lids.maxLid, portInfoSets, failedWrites, engine: routed.result.engine };
-    log.info('takeover from the view: every port told its new master; a full heavy sweep verifies', { portInfoSets, failedWrites, smps: stats.smps, portsMs: Math.round(portsMs), ms: Math.round(stats.ms) });
-    return { snapshot, stats };
+      ),
+    );
+    return answers.find((a) => a !== undefined);
   }
 
   /** Discover the fabric, then (when `decide` says this SM masters it) program it. Returns the
    * new snapshot (not yet multicast-programmed: `programMulticast` follows) and the stats, or only
    * the discovery's stats when this SM does not program. `decide` is where the controller looks
-   * at the other SMs before any Set goes out. */
+   * at the other SMs before any Set goes out.
+   * Phases: discover → decide → plan (LIDs, routes) → apply (PortInfo and INIT → ARMED, P_Keys,
+   * SL2VL/VLArb, SwitchInfo + LFT blocks, ARMED → ACTIVE) → verify (the snapshot). */
   async heavy(sweep: number, decide: (disc: DiscoveryResult) => Promise<false | { reregister: boolean }>): Promise<{ snapshot?: Snapshot; stats: SweepStats }> {
-    const { smp, log, s } = this;
-    const t0 = this.clock.now();
-    const s0 = smp.sent;
-    const progress = s.onProgress;
+    const r = newRun(sweep, this.clock.now(), this.smp.sent, emptyStats('heavy'));
+    const p = this.phases;
+    const ran = await runPhases<SweepRun>([
+      { kind: 'discover', name: 'discovery', run: (run) => this.discoverWhole(run) },
+      this.decidePhase(decide),
+      ...this.planPhases(true),
+      p.portInfo,
+      p.pkeys,
+      p.vlTables,
+      p.lfts,
+      p.activation,
+      { kind: 'verify', name: 'the snapshot', run: (run) => this.verifyWhole(run) },
+    ], r);
+    if (!ran) return { stats: { ...r.stats, smps: this.smp.sent - r.s0, ms: this.clock.now() - r.t0 } };
+    return { snapshot: r.snapshot!, stats: r.stats };
+  }
 
-    // 1. Discovery. What cannot be read is left out of this sweep (logged, counted).
+  /** The discover phase of a heavy sweep: the whole fabric. What cannot be read is left out of
+   * this sweep (logged, counted). */
+  private async discoverWhole(r: SweepRun): Promise<void> {
+    const { smp, log } = this;
     const skips: DiscoverySkip[] = [];
+    const progress = this.s.onProgress;
     const disc = await discover(smp, {
       extendedSpeeds: this.extendedSpeeds,
       onProgress: (p) => progress?.('discover', p),
@@ -323,107 +381,21 @@ export class Sweeper {
     this.learnExtendedSpeeds(disc);
     const skippedNodes = skips.filter((k) => k.kind === 'node').length;
     const skippedLinks = skips.filter((k) => k.kind === 'link').length;
-    const duplicates = skips.length - skippedNodes - skippedLinks;
     const fabric = disc.fabric;
     const switches = fabric.nodes.filter((n) => n.type === NodeType.Switch).length;
     log.info('discovery done', { nodes: fabric.nodes.length, switches, smps: disc.smps, depth: disc.maxDepth });
-    const verbose = log.enabled('debug');
-    if (verbose) logDiscoveryPhase(log, sweep, disc, switches, skippedNodes, skippedLinks, this.clock.now() - t0);
-    const go = await decide(disc);
-    const routedBy = previousMaster(disc);
-    if (!go) {
-      const stats: SweepStats = { ...emptyStats('heavy'), smps: smp.sent - s0, ms: this.clock.now() - t0, nodes: fabric.nodes.length, switches, skippedNodes, skippedLinks };
-      return { stats };
-    }
+    if (log.enabled('debug')) logDiscoveryPhase(log, r.sweep, disc, switches, skippedNodes, skippedLinks, this.clock.now() - r.t0);
+    r.stats = { ...r.stats, nodes: fabric.nodes.length, switches, skippedNodes, skippedLinks };
+    r.duplicates = skips.length - skippedNodes - skippedLinks;
+    r.view = Sweeper.whole(disc);
+  }
 
-    // 2. LIDs.
-    const { lids, smLid } = this.assign(disc, sweep);
-
-    // What reset switches and ports no longer hold, before any Set changes what we know of them.
-    observeResets(disc, this.programmed);
-    let failedWrites = 0;
-    const failed = new Set<SmpWrite>();
-    const hooks = this.hooks(disc, (w, e) => {
-      failed.add(w);
-      if (++failedWrites <= FAILURE_LOG_LINES) logWriteFailure(log, disc, w, e, s.mkey);
-    });
-    const { keyed, keyedSource } = this.keyed(disc);
-    const apply = async (writes: readonly SmpWrite[]): Promise<number> => (await applyAll(smp, keyed(writes), hooks)).ok;
-
-    // 3. PortInfo (LID, LMC, SM LID, timeouts, MTU, VLs, M_Key, enforcement) and INIT → ARMED.
-    if (go.reregister) log.info('ClientReregister set on every port: the SA holds no registrations from before');
-    const tp = this.clock.now();
-    const piWrites = planPortInfo(disc, { ...s, smLid, reregister: go.reregister });
-    const portInfoSets = await apply(piWrites);
-    progress?.('ports', { sets: portInfoSets });
-    const stuckPorts = this.reportStuck(disc, piWrites.filter((w) => !failed.has(w)));
-
-    // 4. P_Keys.
-    const pkeyFull = { ports: 0 };
-    const pkeyBlocks = await apply(planPkeys(disc, s.partitions ?? PartitionPlan.defaultPlan(), this.programmed, (m, f) => log.warn(m, f), pkeyFull, s.partEnforce));
-    if (verbose) {
-      const armed = piWrites.filter((w) => !failed.has(w) && portStateOfSet(w.data) === PortState.Armed).length;
-      log.debug('sweep phase: ports', { sweep, portInfoPlanned: piWrites.length, portInfoSets, armed, stuckPorts, pkeyBlocks, reregister: go.reregister, ms: ms1(this.clock.now() - tp) });
-    }
-
-    // 5. Routing, then the SL2VL / VLArbitration tables the routes need (layered engines).
-    const tr = this.clock.now();
-    const routed = this.route(disc);
-    for (const sk of routed.skipped) log.warn('routing engine not applicable', { engine: sk.engine, reason: sk.reason });
-    const routeMs = this.clock.now() - tr;
-    log.info('routing done', { engine: routed.result.engine, ms: Math.round(routeMs), vls: routed.result.vlsUsed ?? 1 });
-    if (verbose) logRoutingPhase(log, sweep, fabric, routed, routeMs, () => this.clock.now());
-    const tt = this.clock.now();
-    const vlTables = await apply(planVlTables(disc, routed.result, this.programmed, s.qosVl));
-
-    // 6. LFTs: LinearFDBTop and changed blocks only (blocks of switches programmed by someone
-    // else are read first, so a takeover rewrites only what differs).
-    const reads = planLftReads(disc, lids.maxLid, this.programmed);
-    await pump(
-      reads.map((r) => () => smp.getDr(r.path, SmpAttr.LinearForwardingTable, lftBlockMod(r.block)).then((b) => this.programmed.learnLft(r.guid, r.block, r.blocks, b), () => undefined)),
-      APPLY_WINDOW,
-    );
-    const { routing, adoption } = this.foreign.choose(fabric, routed.result, lids.maxLid, this.programmed, routedBy !== undefined ? reads : []);
-    logLftReads(log, reads.length, adoption, routedBy);
-    // The SwitchInfo Sets, then each changed block planned as the window has room (never all at
-    // once), LFT_INTERLEAVE switches at a time.
-    const lft = lftPlan(disc, routing, lids.maxLid, this.programmed, s.packetLife, LFT_INTERLEAVE);
-    const lftRes = await applyAll(smp, keyedSource(lft), hooks, LFT_APPLY_WINDOW);
-    const blocks = lft.planned - lftRes.failed.filter((f) => f.write.effect.kind === 'lft' || f.write.effect.kind === 'rft').length;
-    progress?.('lft', { blocks });
-    if (verbose) log.debug('sweep phase: forwarding tables', { sweep, vlTables, switchInfo: lft.switchInfo.length, lftBlocksRead: reads.length, lftBlocksPlanned: lft.planned, lftBlocks: blocks, lftFailed: lft.planned - blocks, maxLid: lids.maxLid, ms: ms1(this.clock.now() - tt) });
-
-    // 7. ARMED → ACTIVE.
-    const ta = this.clock.now();
-    const activation = planActivation(disc);
-    const activated = await apply(activation);
-    if (verbose) log.debug('sweep phase: activation', { sweep, planned: activation.length, activated, ms: ms1(this.clock.now() - ta) });
-    if (failedWrites > FAILURE_LOG_LINES) log.warn('more SMP writes failed in this sweep', { more: failedWrites - FAILURE_LOG_LINES });
-
-    const snapshot: Snapshot = { fabric, discovery: disc, routing, maxLid: lids.maxLid, smLid, sweep };
-    const stats: SweepStats = {
-      kind: 'heavy',
-      smps: smp.sent - s0,
-      ms: this.clock.now() - t0,
-      nodes: fabric.nodes.length,
-      switches,
-      endPorts: lids.byGuid.size,
-      maxLid: lids.maxLid,
-      lftBlocksWritten: blocks,
-      portInfoSets,
-      pkeyBlocksWritten: pkeyBlocks,
-      pkeyTablesFull: pkeyFull.ports,
-      vlTablesWritten: vlTables,
-      mftBlocksWritten: 0,
-      activated,
-      engine: routing.engine,
-      skippedNodes,
-      skippedLinks,
-      failedWrites,
-      stuckPorts,
-      duplicateGuids: duplicates,
-    };
-    return { snapshot, stats };
+  /** The verify phase of a heavy sweep: the failures summed up, the snapshot and the stats. */
+  private verifyWhole(r: SweepRun): void {
+    r.writes!.finish();
+    const disc = r.view!.disc;
+    r.snapshot = { fabric: disc.fabric, discovery: disc, routing: r.routing!, maxLid: r.maxLid, smLid: r.smLid, sweep: r.sweep };
+    r.stats = { ...programmedStats(r, this.smp.sent - r.s0, this.clock.now() - r.t0), endPorts: r.lids!.byGuid.size, duplicateGuids: r.duplicates };
   }
 
   /** MFT writes that failed at the last programMulticast. */
@@ -436,7 +408,7 @@ export class Sweeper {
     const groups = this.s.multicastGroups?.(snap) ?? [];
     const plan = computeMfts(snap.fabric, snap.routing.lfts, groups);
     for (const note of plan.notes) this.log.debug('multicast', { note });
-    const r = await applyAll(this.smp, planMfts(snap.discovery, plan, this.programmed), this.hooks(snap.discovery));
+    const r = await this.writesFor(snap.discovery, { keys: false }).run(planMfts(snap.discovery, plan, this.programmed));
     const first = r.failed[0];
     if (first) this.log.warn('MFT blocks not written; left for the next update', { blocks: r.failed.length, ...writeTarget(snap.discovery, first.write), error: (first.error as Error).message });
     this.mftFailed = r.failed.length;
@@ -462,6 +434,6 @@ export class Sweeper {
   }
 }
 
-function emptyStats(kind: 'heavy' | 'light'): SweepStats {
+export function emptyStats(kind: 'heavy' | 'light'): SweepStats {
   return { kind, smps: 0, ms: 0, nodes: 0, switches: 0, endPorts: 0, maxLid: 0, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, pkeyTablesFull: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0, skippedNodes: 0, skippedLinks: 0, failedWrites: 0, stuckPorts: 0, duplicateGuids: 0 };
 }

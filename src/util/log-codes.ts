@@ -83,7 +83,7 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-1201', level: 'info', msg: 'local sweep done', meaning: 'A change around a few ports was re-explored and re-routed locally.' },
   { code: 'IBSM-1202', level: 'info', msg: 'local sweep: change not local, full heavy sweep follows', meaning: 'The local sweep found more than it can handle; the whole fabric is swept.' },
   { code: 'IBSM-1203', level: 'info', msg: 'local sweep: no switch flags a change; ports or SMs need a full heavy sweep', meaning: 'No switch reports a port change, so a full heavy sweep looks for what moved.' },
-  { code: 'IBSM-1204', level: 'warn', msg: 'local sweep: a write failed; full heavy sweep follows', meaning: 'A write of a local sweep failed; a full heavy sweep follows.' },
+  { code: 'IBSM-1204', level: 'warn', msg: 'local sweep: a write failed; full heavy sweep follows', meaning: 'Writes of a local sweep failed (each logged as IBSM-2030; the count and the first one given): the other writes went on, and a full heavy sweep follows.' },
   { code: 'IBSM-1205', level: 'info', msg: 'node found', meaning: 'A local sweep took in a host the last sweep did not have (node, GUID, port, and the switch port it hangs off given).' },
   // ---- 2: discovery, LIDs, programming
   { code: 'IBSM-2001', level: 'info', msg: 'discovery done', meaning: 'Discovery finished: nodes, switches, SMPs, depth.' },
@@ -181,6 +181,7 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-9010', level: 'warn', msg: 'guid2lid entry not used', meaning: 'A duplicate in the guid2lid file, resolved as OpenSM does: a GUID given twice keeps its later line; a LID range already taken by an earlier line is dropped and its port gets a free LID (file:line given).' },
   { code: 'IBSM-9011', level: 'info', msg: 'guid2lid not used: every port gets a new LID (reassign_lids)', meaning: '--reassign-lids (opensm.conf reassign_lids TRUE): the first sweep as master assigns LIDs afresh.' },
   { code: 'IBSM-9012', level: 'error', msg: 'partition configuration in error; using the default configuration', meaning: 'partitions.conf has an error (file:line given): the SM runs with the default partition (0x7fff, every port full, IPoIB), as OpenSM does; a reload keeps the last good configuration instead. Fix the file and reload.' },
+  { code: 'IBSM-9013', level: 'warn', msg: 'guid2lid not saved', meaning: 'The LIDs of a sweep were not saved to the guid2lid store (the file and error given, and how many saves failed so far): the sweep carried on; the next sweep saves again. Check the file\'s directory (space, permissions).' },
   { code: 'IBSM-9101', level: 'error', msg: 'configuration refused; ibsm stops', meaning: 'An option, the config file or a file it names is wrong (the error says which); exit 2.' },
   { code: 'IBSM-9102', level: 'error', msg: 'metrics address not available; ibsm stops', meaning: 'The --metrics-listen / --metrics-port address is in use or not local; exit 1.' },
   { code: 'IBSM-9103', level: 'error', msg: 'no usable device; ibsm stops', meaning: 'No HCA port (or simulated fabric) to run on: check --ca/--port/--guid; or another SM (OpenSM, another ibsm) already runs on that port (SmPortBusyError, naming it): its IsSM bit is left alone; exit 1.' },
