@@ -9,6 +9,7 @@ import { createSimFabric } from '../src/entry/sim.js';
 import { JoinState } from '../src/entry/wire.js';
 import { parseGuidFile } from '../src/entry/config.js';
 import { MemorySink } from '../src/util/log.js';
+import { hasCode } from './helpers/log-lines.js';
 
 
 const SPEC = 'gen:fattree2:leaves=2,spines=2,hosts=2';
@@ -27,7 +28,7 @@ async function up(extra: Parameters<typeof openSm>[0] = {}): Promise<{ sm: IbsmS
   expect(e.stats.kind).toBe('heavy');
   expect(states).toEqual(['notActive->discovering', 'discovering->master']);
   expect(sweeps).toEqual([e.stats.smps]);
-  expect(sink.lines.some((l) => l.includes('SUBNET UP'))).toBe(true);
+  expect(hasCode(sink.lines, 'IBSM-1001')).toBe(true);
   return { sm, sink };
 }
 
@@ -192,8 +193,8 @@ describe('package API', () => {
       await sm.start();
       await up;
       expect(sm.events.listenerErrors).toBe(1);
-      expect(sink.lines.some((l) => /event listener failed event=sweep error="listener bug"/.test(l))).toBe(true);
-      expect(sink.lines.some((l) => l.includes('SUBNET UP'))).toBe(true);
+      expect(hasCode(sink.lines, 'IBSM-6001', 'event=sweep error="listener bug"')).toBe(true);
+      expect(hasCode(sink.lines, 'IBSM-1001')).toBe(true);
     } finally {
       await sm.stop();
     }

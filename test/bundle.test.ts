@@ -11,6 +11,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSy
 import { IBSIM_EXAMPLES, runPreloaded, startIbsim, UMAD2SIM, type Ibsim } from './helpers/ibsim.js';
 import os from 'node:os';
 import path from 'node:path';
+import { hasCode, logRe } from './helpers/log-lines.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'dist/bundle/ibsm.cjs');
@@ -61,7 +62,7 @@ describe('the bundled ibsm command', () => {
 
     const up = run(['run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once']);
     expect(up.status, up.stderr).toBe(0);
-    expect(up.stdout + up.stderr).toMatch(/SUBNET UP nodes=7 switches=3 endPorts=7 /);
+    expect(up.stdout + up.stderr).toMatch(logRe('IBSM-1001', 'nodes=7 switches=3 endPorts=7 '));
     const topo = run(['discover', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2']);
     expect(topo.status, topo.stderr).toBe(0);
     expect(topo.stdout.match(/^Switch\s/gm)?.length).toBe(3);
@@ -78,7 +79,7 @@ describe('the bundled ibsm command', () => {
     const preload = path.join(dir, 'modules.cjs');
     writeFileSync(preload, "process.on('exit', () => require('fs').writeSync(2, 'MODULES ' + process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13)).join(' ') + '\\n'));\n");
     const lean = run(['run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once'], { NODE_OPTIONS: `--require ${preload}` });
-    expect(lean.stderr).toMatch(/SUBNET UP nodes=7 /);
+    expect(lean.stderr).toMatch(logRe('IBSM-1001', 'nodes=7 '));
     const loaded = /MODULES (.*)/.exec(lean.stderr)?.[1]?.split(' ') ?? [];
     expect(loaded).toContain('fs');
     for (const m of ['http', 'crypto', 'net', 'stream', 'tty', 'perf_hooks', 'module', 'v8']) expect(loaded, m).not.toContain(m);
@@ -105,7 +106,7 @@ describe('the bundled ibsm command', () => {
     writeFileSync(exits, "process.on('beforeExit', () => require('fs').writeSync(2, 'BEFOREEXIT\\n')); process.on('exit', () => require('fs').writeSync(2, 'EXIT\\n'));\n");
     const ran = run(['run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once'], { NODE_OPTIONS: `--require ${exits}` });
     expect(ran.status, ran.stderr).toBe(0);
-    expect(ran.stderr).toMatch(/SUBNET UP nodes=7 /);
+    expect(ran.stderr).toMatch(logRe('IBSM-1001', 'nodes=7 '));
     expect(ran.stderr).toContain('EXIT');
     expect(ran.stderr).not.toContain('BEFOREEXIT');
     expect(run(['run', '--no-such-option'], { NODE_OPTIONS: `--require ${exits}` }).status).toBe(2);
@@ -119,10 +120,10 @@ describe('the bundled ibsm command', () => {
     writeFileSync(counter, "let n = 0; const F = Function; globalThis.Function = new Proxy(F, { construct(t, a) { n++; return Reflect.construct(t, a); } }); process.on('exit', () => require('fs').writeSync(2, 'NEWFUNCTION ' + n + '\\n'));\n");
     const simArgs = ['run', '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once'];
     const viaBin = run(simArgs, { NODE_OPTIONS: `--require ${counter}` });
-    expect(viaBin.stderr).toMatch(/SUBNET UP nodes=7 /);
+    expect(viaBin.stderr).toMatch(logRe('IBSM-1001', 'nodes=7 '));
     expect(/NEWFUNCTION (\d+)/.exec(viaBin.stderr)?.[1]).toBe('0');
     const viaTsc = spawnSync(process.execPath, ['--require', counter, path.join(ROOT, 'dist/cli/main.js'), ...simArgs], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
-    expect(viaTsc.stderr).toMatch(/SUBNET UP nodes=7 /);
+    expect(viaTsc.stderr).toMatch(logRe('IBSM-1001', 'nodes=7 '));
     expect(Number(/NEWFUNCTION (\d+)/.exec(viaTsc.stderr)?.[1])).toBeGreaterThan(5);
     rmSync(dir, { recursive: true, force: true });
   }, 240_000);
@@ -193,8 +194,8 @@ describe('the bin lists the CAs on a thread of its own for run --umad', () => {
     const guid = ibstat.stdout.trim().split('\n')[0]!;
     const r = await runPreloaded(BIN, ['run', '--umad', '--once', '--guid', guid, '--guid2lid', 'none'], { ibsim: ib, simHost: 'Hca1', cwd: dir, timeoutMs: TIMEOUT });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(new RegExp(`ibsm starting backend=umad port=\\S+/1 portGuid=${guid}`));
-    expect(r.stderr).toMatch(/SUBNET UP nodes=6 switches=2 /);
+    expect(r.stderr).toMatch(logRe('IBSM-8001', `backend=umad port=\\S+/1 portGuid=${guid}`));
+    expect(r.stderr).toMatch(logRe('IBSM-1001', 'nodes=6 switches=2 '));
     expect(sysTrees(dir)).toEqual([]);
   });
 
@@ -233,7 +234,7 @@ describe('the bin lists the CAs on a thread of its own for run --umad', () => {
     const r = spawnSync('bash', ['-c', 'ulimit -n 1024 && exec "$@"', 'bash', BIN, 'run', '--umad', '--once'], { cwd: dir, env, encoding: 'utf8', timeout: TIMEOUT });
     expect(r.signal, 'did not hang').toBeNull();
     expect(r.status).toBe(1);
-    expect(r.stderr).toContain('no usable device; ibsm stops');
+    expect(hasCode(r.stderr, 'IBSM-9103')).toBe(true);
     expect(r.stderr).toContain(`no ibsim is listening on socket \\"ibsm-no-such-sim-${process.pid}\\"`);
   });
 });

@@ -116,7 +116,7 @@ describe('the SM routes in the order', () => {
       expect(r.applied).toEqual(['guidRoutingOrderNoScatter']);
       await swept;
       const err = sink.lines.map((l) => JSON.parse(l) as Record<string, string>).find((l) => l.code === 'IBSM-4031')!;
-      expect(err).toMatchObject({ level: 'error', msg: 'guid routing order file not read; routing without an order', file: order });
+      expect(err).toMatchObject({ level: 'error', file: order });
       expect(err.error).toContain('does not exist');
       const w = leafView(sm.snapshot!);
       expect(w.remote.map((h) => w.port(h.lid))).toEqual(first.remote.map((h) => first.port(h.lid)));

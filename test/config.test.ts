@@ -14,6 +14,7 @@ import { readOpensmConf } from '../src/config/opensm-conf.js';
 import { FORK_KEYS } from '../src/config/opensm-keys.js';
 import { DEFAULT_FALLBACK } from '../src/routing/registry.js';
 import { SM_CONFIG_KEYS } from '../src/api/sm.js';
+import { logRe } from './helpers/log-lines.js';
 
 async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';
@@ -188,9 +189,9 @@ describe('config files', () => {
     const r = await cli(['run', '--config', conf, '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once', '--log-file', log, '--guid2lid', 'none']);
     expect(r.code, r.err).toBe(0);
     const text = readFileSync(log, 'utf8');
-    expect(text).toMatch(/SUBNET UP/);
-    expect(text).toMatch(/ibsm starting .*routing=updn,minhop lmc=1/);
-    expect(text).toMatch(/configuration .*partition_config_file \/etc\/opensm\/partitions.conf does not exist: the default partition, as in OpenSM/);
+    expect(text).toMatch(logRe('IBSM-1001'));
+    expect(text).toMatch(logRe('IBSM-8001', 'routing=updn,minhop lmc=1'));
+    expect(text).toMatch(logRe('IBSM-9002', 'partition_config_file /etc/opensm/partitions.conf does not exist: the default partition, as in OpenSM'));
   });
 
   it('a malformed opensm.conf line is an error with its line number', async () => {

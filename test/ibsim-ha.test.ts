@@ -22,6 +22,7 @@ import { waitFor } from './helpers/sa-compare.js';
 import { startIbsim, runPreloaded, startPreloaded, IBSIM_EXAMPLES, type Ibsim, type PreloadedProcess } from './helpers/ibsim.js';
 import { parseIbnetdiscover } from '../src/model/ibnetdiscover.js';
 import { NodeType } from '../src/wire/mad.js';
+import { hasCode, withCode, logRe } from './helpers/log-lines.js';
 
 const CLI = path.resolve('dist/cli/main.js');
 const FILE = path.join(IBSIM_EXAMPLES, 'net.2sw2path4hca');
@@ -142,7 +143,7 @@ async function lftBlocksWritten(sm: RunningSm): Promise<number> {
   return Number(m[1]);
 }
 
-const ibsmUp = (sm: RunningSm): boolean => /entering MASTER/.test(sm.log()) && /SUBNET UP/.test(sm.log());
+const ibsmUp = (sm: RunningSm): boolean => hasCode(sm.log(), 'IBSM-1020') && hasCode(sm.log(), 'IBSM-1001');
 const osmUp = (sm: RunningSm): boolean => sm.log().includes('SUBNET UP');
 
 /** Every port's MasterSMLID is `lid`. */
@@ -258,7 +259,7 @@ describe('ibsm beside OpenSM on ibsim, both at their defaults (the matrix)', () 
             if (s.kind === 'ibsm' && m.kind === 'opensm') await keptOpenSmTables(s, mark, ib, before);
             // A stopping ibsm hands the subnet over: the standby masters at once, not after its polls.
             if (how === 'SIGTERM' && m.kind === 'ibsm') {
-              expect(m.log()).toMatch(/stopping: handover to/);
+              expect(hasCode(m.log(), 'IBSM-1041')).toBe(true);
               expect(took, 'well before the standby polls could tell').toBeLessThan(s.kind === 'opensm' ? 30_000 : 1_500);
             }
             expect(took).toBeGreaterThanOrEqual(0);
@@ -293,7 +294,7 @@ describe('ibsm beside OpenSM on ibsim, both at their defaults (the matrix)', () 
             // (docs/ibsim-notes.md); ibsm answers its SMInfo Get with the handover decided.
             expect(s.log()).not.toMatch(/Entering STANDBY state/);
             const sGuid = await portGuid(ib, 'Hca2');
-            expect(m.log()).toContain(`handover to 0x${sGuid.toString(16).padStart(16, '0')}`);
+            expect(m.log()).toMatch(logRe('IBSM-1024', `0x${sGuid.toString(16).padStart(16, '0')}`));
             // It stood by for OpenSM without asking it for ibsm's SA state more than once.
             await waitFor("ibsm found OpenSM does not serve ibsm's SA sync", () => /IBSM-1040/.test(m.log()), 30_000);
             expect(m.log().match(/IBSM-1033/g) ?? []).toEqual([]);
@@ -326,14 +327,14 @@ describe('ibsm beside OpenSM on ibsim, both at their defaults (the matrix)', () 
         expect(said).toMatch(/priority=15 theirSmKey=0x0000000000009999 ourSmKey=0x0000000000001234/);
         // From here on ibsm writes nothing: watched over two of its sweep intervals.
         const blocks = await lftBlocksWritten(ibsm);
-        const lidsAssigned = (ibsm.log().match(/LIDs assigned/g) ?? []).length;
+        const lidsAssigned = withCode(ibsm.log(), 'IBSM-2020').length;
         const held = await fabricState(ib);
         await sleep(21_000);
         const later = await fabricState(ib);
         expect(later).toEqual(held);
         allSmLid(later, osmLid);
         expect(await lftBlocksWritten(ibsm)).toBe(blocks);
-        expect((ibsm.log().match(/LIDs assigned/g) ?? []).length).toBe(lidsAssigned);
+        expect(withCode(ibsm.log(), 'IBSM-2020').length).toBe(lidsAssigned);
         expect((await sminfo(ib, ibsmLid)).state).toBe(1); // DISCOVERING: not master, not standing by for another key
       }),
     TEST_TIMEOUT,
@@ -347,7 +348,7 @@ describe('ibsm beside OpenSM on ibsim, both at their defaults (the matrix)', () 
     const b = await startIbsm(ib, 'Hca2', 2);
     sms.push(b);
     const aLid = await caLid(ib, 'Hca1');
-    await waitFor('second ibsm STANDBY', () => new RegExp(`entering STANDBY master=0x[0-9a-f]+ lid=${aLid}`).test(b.log()), 60_000);
+    await waitFor('second ibsm STANDBY', () => logRe('IBSM-1021', `master=0x[0-9a-f]+ lid=${aLid}\\b`).test(b.log()), 60_000);
     const bLid = await caLid(ib, 'Hca2');
     expect((await sminfo(ib, bLid)).state).toBe(STANDBY);
     return { a, b, aLid, bLid };
@@ -398,11 +399,15 @@ describe('ibsm beside OpenSM on ibsim, both at their defaults (the matrix)', () 
         await stopSm(a);
         const took = await takenOver(ib, b, bLid, t0);
         console.log(`MATRIX ibsm->ibsm SIGTERM: MASTER ${took.master} ms after the stop began; every port moved by ${took.moved} ms`);
-        expect(b.log()).toMatch(/IBSM-1042 takeover from the view/);
+        expect(hasCode(b.log(), 'IBSM-1042')).toBe(true);
         // The old master answered the ACKNOWLEDGE before it closed its port.
-        expect(b.log()).not.toMatch(/IBSM-1031 SMInfo Set not delivered/);
+        expect(hasCode(b.log(), 'IBSM-1031')).toBe(false);
         // The verifying sweep: a full heavy sweep as master right after.
-        await waitFor('the sweep that verifies', () => /entering MASTER[^]*heavy sweep done/.test(b.log()), 30_000);
+        await waitFor('the sweep that verifies', () => {
+          const log = b.log();
+          const at = log.search(logRe('IBSM-1020'));
+          return at >= 0 && hasCode(log.slice(at), 'IBSM-1002');
+        }, 30_000);
         await sameUnder(ib, b, bLid, before);
       }),
     TEST_TIMEOUT,

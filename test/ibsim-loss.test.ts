@@ -11,6 +11,7 @@ import { startIbsim, runPreloaded } from './helpers/ibsim.js';
 import { witnessUp } from './helpers/witness.js';
 import { formatIbnetdiscover } from '../src/model/ibnetdiscover.js';
 import { loadFabricSpec } from '../src/model/load.js';
+import { withCode, logRe } from './helpers/log-lines.js';
 
 const CLI = path.resolve('dist/cli/main.js');
 const TIMEOUT = 60_000;
@@ -37,10 +38,10 @@ describe('ibsm run --umad converges under MAD loss on its own port (ibsim Error)
           await ib.console(`Error "${host}"[1] ${pct}`);
           const r = await runPreloaded(process.execPath, [CLI, 'run', '--umad', '--once'], { ibsim: ib, simHost: host, timeoutMs: TIMEOUT });
           await ib.console(`Error "${host}"[1] 0`);
-          expect(r.stderr).toMatch(/SUBNET UP /);
+          expect(r.stderr).toMatch(logRe('IBSM-1001'));
           expect(r.code).toBe(0);
           // One heavy sweep, nothing left out, nothing failed.
-          expect(r.stderr.match(/discovery done/g)).toHaveLength(1);
+          expect(withCode(r.stderr, 'IBSM-2001')).toHaveLength(1);
           expect(r.stderr).not.toMatch(/left out|write failed|sweep failed/);
           // The loss was real: ibsim counts each MAD it dropped at the port in PortRcvErrors.
           const pc = await runPreloaded('perfquery', [], { ibsim: ib, simHost: host, timeoutMs: 30_000 });
@@ -48,7 +49,7 @@ describe('ibsm run --umad converges under MAD loss on its own port (ibsim Error)
           if (pct >= 5) expect(drops).toBeGreaterThan(0);
           if (pct === 20) {
             // Lost answers to INIT→ARMED Sets: the retry is refused, the re-read finds it done.
-            const line = r.stderr.split('\n').find((l) => l.includes('SMP retries in this sweep'))!;
+            const line = withCode(r.stderr, 'IBSM-1034')[0]!;
             expect(line).toBeDefined();
             expect(Number(/setsFoundDone=(\d+)/.exec(line)![1])).toBeGreaterThan(0);
           }

@@ -30,14 +30,14 @@ describe('metrics and --verbose on ibsim', () => {
           .split('\n')
           .filter((l) => l.startsWith('{'))
           .map((l) => JSON.parse(l) as Record<string, unknown>);
-      const served = lines().find((l) => l.msg === 'metrics served')!;
+      const served = lines().find((l) => l.code === 'IBSM-8020')!;
       expect(served.code).toBe('IBSM-8020');
       const port = Number(/^http:\/\/0\.0\.0\.0:(\d+)\/metrics$/.exec(served.url as string)![1]);
       const scrape = async (): Promise<string> => (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
 
       // The discovery phase of the first sweep, against ibnetdiscover's view of the fabric.
       const fabric = parseTopologyText(await tool(ib, 'ibnetdiscover', []), 'ibnetdiscover');
-      const disc = lines().find((l) => l.msg === 'sweep phase: discovery' && l.sweep === 1)!;
+      const disc = lines().find((l) => l.code === 'IBSM-1101' && l.sweep === 1)!;
       expect(disc).toMatchObject({ code: 'IBSM-1101', nodes: fabric.nodes.length, switches: fabric.nodes.filter(isSwitch).length });
       const links = fabric.nodes.reduce((a, n) => a + n.ports.filter((p, i) => i > 0 && p?.peer).length, 0) / 2;
       expect(disc.links).toBe(links);
@@ -63,7 +63,7 @@ describe('metrics and --verbose on ibsim', () => {
       // SIGHUP: a heavy sweep, one more in the histogram.
       process.kill(sa.proc.pid, 'SIGHUP');
       await waitFor('the SIGHUP sweep in the histogram', async () => value(await scrape(), 'ibsm_sweep_duration_seconds_count{kind="heavy"}') === 2, 20_000);
-      expect(lines().filter((l) => l.msg === 'sweep done' && l.kind === 'heavy')).toHaveLength(2);
+      expect(lines().filter((l) => l.code === 'IBSM-1109' && l.kind === 'heavy')).toHaveLength(2);
     } finally {
       await stopSa(sa, 'ibsm');
       await ib.stop();

@@ -12,6 +12,7 @@ import { parseTopologyText } from '../src/model/load.js';
 import { isSwitch } from '../src/model/fabric.js';
 import { PortCounters, PORT_COUNTER_NAMES, type PortCounterName } from '../src/wire/pma.js';
 import { ERROR_COUNTERS } from '../src/sm/perf-counters.js';
+import { withCode } from './helpers/log-lines.js';
 
 const FIXTURE = path.resolve('test/fixtures/ibsim-perfmgr.mjs');
 
@@ -85,7 +86,7 @@ describe('PerfMgr on ibsim', () => {
         const mine = second.ports.find((p) => p.lid === swLid && p.port === swPort.num)!;
         expect(Number(mine.totals.rcvErrors)).toBe(after.rcvErrors);
         expect(second.stats.errorPorts).toBeGreaterThanOrEqual(1);
-        const logLine = pm.stderr().split('\n').find((l) => l.includes('port error counters rose') && l.includes(`lid=${swLid} `) && l.includes(`port=${swPort.num} `));
+        const logLine = withCode(pm.stderr(), 'IBSM-7005').find((l) => l.includes(`lid=${swLid} `) && l.includes(`port=${swPort.num} `));
         expect(logLine, pm.stderr()).toContain(`rcvErrors+${after.rcvErrors}`);
         expect(logLine).toContain(`guid=0x${sw.guid.toString(16).padStart(16, '0')}`);
 

@@ -14,6 +14,7 @@ import { formatIbnetdiscover } from '../src/model/ibnetdiscover.js';
 import { loadFabricSpec } from '../src/model/load.js';
 import { verifyRoutes } from '../src/routing/verify.js';
 import { cloneFabric, isSwitch, type Fabric } from '../src/model/fabric.js';
+import { withCode, logRe } from './helpers/log-lines.js';
 
 const CLI = path.resolve('dist/cli/main.js');
 const TIMEOUT = 120_000;
@@ -175,14 +176,14 @@ describe('incremental re-routing on ibsim, witnessed by ibroute', () => {
         sm = undefined;
         expect(r.code).toBe(0);
         const log = r.stderr;
-        expect(log).toMatch(/SUBNET UP/);
-        expect(log).toMatch(/trap received trap=128/);
+        expect(log).toMatch(logRe('IBSM-1001'));
+        expect(log).toMatch(logRe('IBSM-3001', 'trap=128'));
         // The whole fabric was discovered once: the changes were explored locally.
-        expect(log.match(/discovery done/g)?.length).toBe(1);
-        const local = [...log.matchAll(/local sweep done.*?reroute=(\w+) lftBlocks=(\d+)/g)].filter((m) => Number(m[2]) > 0);
+        expect(withCode(log, 'IBSM-2001')).toHaveLength(1);
+        const local = withCode(log, 'IBSM-1201').map((l) => /reroute=(\w+) lftBlocks=(\d+)/.exec(l)!).filter((m) => Number(m[2]) > 0);
         expect(local.map((m) => m[1])).toEqual(['incremental', 'incremental', 'incremental', 'incremental']);
         expect(local.slice(0, 2).map((m) => Number(m[2]))).toEqual([blocks, blocks]);
-        expect(log).toMatch(/node found node=.* guid=0x/);
+        expect(log).toMatch(logRe('IBSM-1205', 'node=.* guid=0x'));
       } finally {
         if (sm) await sm.stop('SIGKILL');
         await ib.stop();

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { runPreloaded } from './helpers/ibsim.js';
 import { TIMEOUT, fattreeFile, waitFor, withIbsm } from './helpers/sa-compare.js';
+import { logRe } from './helpers/log-lines.js';
 
 const SM_KEY = '0x0000000000000005';
 const SA_KEY = '0x00000000000000ab';
@@ -32,9 +33,9 @@ describe('--sa-key on ibsim (saquery --smkey)', () => {
         const wrong = await runPreloaded('saquery', ['-K', '--smkey', SM_KEY, '-t', '200', 'SMIR'], { ibsim: ib, simHost: host, timeoutMs: 30_000 });
         expect(wrong.code).not.toBe(0);
         expect(smKeyOf(wrong.stdout)).toBeUndefined();
-        await waitFor('IBSM-5040', () => /IBSM-5040 SA request with a wrong SA_Key dropped lid=\d+ key=0x0000000000000005 /.test(sm.log().slice(before)), 10_000);
+        await waitFor('IBSM-5040', () => logRe('IBSM-5040', 'lid=\\d+ key=0x0000000000000005 ').test(sm.log().slice(before)), 10_000);
         expect(sm.log()).not.toMatch(/0x0*ab\b/i); // the SA_Key is never logged
-        const port = Number(/IBSM-\d+ metrics served url=http:\/\/127\.0\.0\.1:(\d+)\/metrics/.exec(sm.log())?.[1]);
+        const port = Number(logRe('IBSM-8020', 'url=http://127\\.0\\.0\\.1:(\\d+)/metrics').exec(sm.log())?.[1]);
         const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
         // saquery sent its request (and retries) with the wrong key: every one dropped and counted
         expect(Number(/^ibsm_sa_wrong_key_total (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1);

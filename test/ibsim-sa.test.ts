@@ -13,6 +13,7 @@ import {
   TIMEOUT, hex16, linkLocalGid, planOf, spread, parseSaquery, diffRecords, saquery, client, startOpenSm, startIbsm, stopSa,
   fattreeFile, withIbsm, ibsmQuery, parseIbrouteMcast, mcastReach, waitFor, type EndPort, type Plan, type RunningSa,
 } from './helpers/sa-compare.js';
+import { hasCode } from './helpers/log-lines.js';
 
 /** The MGID both SAs are asked to create (a fixed one, so the records can be compared). */
 const TEST_MGID = 'ff12:401b:ffff::1234';
@@ -311,7 +312,7 @@ describe('fuzzing ibsm SA through ibsim', () => {
       }
       // A wrong non-zero SA_Key: no answer (as OpenSM), said in the log (rate-limited per requester).
       expect(fz.byCase.wrongKey!.noAnswer, JSON.stringify(summary)).toBe(fz.byCase.wrongKey!.sent);
-      expect(sm.log()).toMatch(/IBSM-5040 SA request with a wrong SA_Key dropped/);
+      expect(hasCode(sm.log(), 'IBSM-5040')).toBe(true);
       // Specific codes where the spec names one.
       expect(Object.keys(fz.byCase.badAttr!.statuses)).toEqual(['0x000c']);
       expect(Object.keys(fz.byCase.badMethod!.statuses).every((s) => s === '0x0008' || s === '0x000c')).toBe(true);

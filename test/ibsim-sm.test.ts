@@ -13,6 +13,7 @@ import { verifyRoutes } from '../src/routing/verify.js';
 import { NodeType } from '../src/wire/mad.js';
 import { cloneFabric, type Fabric } from '../src/model/fabric.js';
 import { graphOf } from './helpers/graph.js';
+import { logRe } from './helpers/log-lines.js';
 
 /** The witness compares topologies edited by hand (a link removed): ignore rates left on unlinked ports. */
 const LINKS_ONLY = { ignoreUnlinkedRates: true };
@@ -113,7 +114,7 @@ describe('ibsm run --umad on ibsim, checked with the real tools', () => {
           const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-run-'));
           const g2l = path.join(dir, 'guid2lid');
           const r = await runPreloaded(process.execPath, [CLI, 'run', '--umad', '--once', '--guid2lid', g2l], { ibsim: ib, timeoutMs: TIMEOUT });
-          expect(r.stderr).toMatch(/SUBNET UP/);
+          expect(r.stderr).toMatch(logRe('IBSM-1001'));
           expect(r.code).toBe(0);
           const seen = await witness(ib, loadFabricSpec(file), 1);
           // guid2lid holds exactly what the fabric shows
@@ -133,7 +134,7 @@ describe('ibsm run --umad on ibsim, checked with the real tools', () => {
       const ib = await startIbsim(file);
       try {
         const r = await runPreloaded(process.execPath, [CLI, 'run', '--umad', '--once'], { ibsim: ib, simHost: 'Hca2', timeoutMs: TIMEOUT });
-        expect(r.stderr).toMatch(/SUBNET UP/);
+        expect(r.stderr).toMatch(logRe('IBSM-1001'));
         expect(r.code).toBe(0);
         const seen = await witness(ib, loadFabricSpec(file), 1);
         const hca2 = seen.nodes.find((n) => n.desc === 'Hca2')!;
@@ -155,7 +156,7 @@ describe('ibsm run --umad on ibsim, checked with the real tools', () => {
       const ib = await startIbsim(file);
       try {
         const r = await runPreloaded(process.execPath, [CLI, 'run', '--umad', '--once', '--routing', 'ftree'], { ibsim: ib, timeoutMs: TIMEOUT });
-        expect(r.stderr).toMatch(/SUBNET UP .*engine=ftree/);
+        expect(r.stderr).toMatch(logRe('IBSM-1001', 'engine=ftree'));
         expect(r.code).toBe(0);
         await witness(ib, topo, 1, { tracePairs: 40 });
       } finally {
@@ -231,8 +232,8 @@ describe('ibsm run --umad on ibsim, checked with the real tools', () => {
         if (sm) {
           const r = await sm.stop('SIGTERM');
           expect(r.code).toBe(0);
-          expect(r.stderr).toMatch(/SUBNET UP/);
-          expect(r.stderr).toMatch(/trap received trap=128/);
+          expect(r.stderr).toMatch(logRe('IBSM-1001'));
+          expect(r.stderr).toMatch(logRe('IBSM-3001', 'trap=128'));
         }
         await ib.stop();
       }

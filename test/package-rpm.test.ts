@@ -16,6 +16,7 @@ import { appendFileSync, chmodSync, copyFileSync, existsSync, mkdirSync, mkdtemp
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { logRe } from './helpers/log-lines.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const PKG = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string; license: string };
@@ -187,7 +188,7 @@ describe('the RPM', () => {
     expect(check.status, check.stdout + check.stderr).toBe(0);
     const once = spawnSync(installed, ['run', '--config', conf, '--sim', 'gen:fattree2:leaves=2,spines=1,hosts=2', '--once'], { env, encoding: 'utf8', cwd: dir, timeout: 60_000 });
     expect(once.status, once.stderr).toBe(0);
-    expect(once.stdout + once.stderr).toMatch(/SUBNET UP nodes=7 /);
+    expect(once.stdout + once.stderr).toMatch(logRe('IBSM-1001', 'nodes=7 '));
 
     // Erased: the service stopped first, the addon the executable wrote out and the cache dropped,
     // the edited config kept as .rpmsave, the unedited logrotate snippet gone with the rest.

@@ -16,6 +16,7 @@ import { accumulate, cleared, counterMetricName, zeroCounters } from '../src/sm/
 import { PerfMgr } from '../src/sm/perfmgr.js';
 import { Logger, MemorySink } from '../src/util/log.js';
 import { drive } from './helpers/drive.js';
+import { withCode } from './helpers/log-lines.js';
 
 const reading = (v: Partial<PortCounters>): PortCounters => ({ ...PortCounters.zero(), ...v });
 
@@ -103,7 +104,7 @@ describe('PerfMgr on the in-process fabric', () => {
     const before = r.sink.lines.length;
     const second = await drive(r.clock, r.pm.sweep(r.snap.fabric));
     expect(second.errorPorts).toBe(1);
-    const line = r.sink.lines.slice(before).find((l) => l.includes('port error counters rose'));
+    const line = withCode(r.sink.lines.slice(before), 'IBSM-7005')[0];
     expect(line).toContain(`node=${/\s/.test(leaf.desc) ? JSON.stringify(leaf.desc) : leaf.desc}`);
     expect(line).toContain(`guid=0x${leaf.guid.toString(16).padStart(16, '0')}`);
     expect(line).toContain(`port=${peer.port}`);

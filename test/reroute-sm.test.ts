@@ -14,6 +14,7 @@ import { Logger, MemorySink } from '../src/util/log.js';
 import { verifyRoutes } from '../src/routing/verify.js';
 import { isSwitch, type Fabric } from '../src/model/fabric.js';
 import { drive } from './helpers/drive.js';
+import { hasCode } from './helpers/log-lines.js';
 
 interface Rig {
   clock: VirtualClock;
@@ -108,7 +109,7 @@ async function linkDownAndBack(spec: string, from: string, to: string): Promise<
   // Down: trap 128 → a local sweep, routes repaired incrementally.
   const down = await sweepAfter(r, () => r.sim.linkDown(f0.nodes[a]!.guid, pa));
   expect(down.reroute).toBe('incremental');
-  expect(r.sink.lines.some((l) => l.includes('local sweep done'))).toBe(true);
+  expect(hasCode(r.sink.lines, 'IBSM-1201')).toBe(true);
   const f1 = r.sm.current!.fabric;
   expect(f1.nodes.find((n) => n.desc === from)!.ports[pa]!.peer).toBeUndefined();
   expect(down.smps).toBeLessThan(first.smps / 5);
@@ -163,7 +164,7 @@ describe('local sweep and incremental re-routing on the in-process fabric', () =
     const pa = f0.nodes[a]!.ports.findIndex((p, i) => i > 0 && p?.peer && isSwitch(f0.nodes[p.peer.node]!));
     const s = await sweepAfter(r, () => r.sim.linkDown(f0.nodes[a]!.guid, pa));
     expect(s.reroute).toBe('full');
-    expect(r.sink.lines.some((l) => /incremental re-route not possible; full re-route reason=.*busiest link/.test(l))).toBe(true);
+    expect(hasCode(r.sink.lines, 'IBSM-4011', 'reason=.*busiest link')).toBe(true);
     const f1 = r.sm.current!.fabric;
     expect(verifyRoutes(f1, simLfts(r, f1), { stretch: false }).ok).toBe(true);
     // That full re-route is the new baseline: a second leaf losing an uplink (the same load as the
@@ -190,7 +191,7 @@ describe('local sweep and incremental re-routing on the in-process fabric', () =
     const maxLid = r.sm.current!.maxLid;
     const s = await sweepAfter(r, () => r.sim.linkUp(topo.nodes[host]!.guid, 1));
     expect(s.reroute).toBe('incremental');
-    expect(r.sink.lines.some((l) => /node found node=.*guid=0x/.test(l))).toBe(true);
+    expect(hasCode(r.sink.lines, 'IBSM-1205', 'node=.*guid=0x')).toBe(true);
     const f1 = r.sm.current!.fabric;
     const n1 = f1.nodes.find((n) => n.guid === topo.nodes[host]!.guid)!;
     expect(n1).toBeDefined();
@@ -244,7 +245,7 @@ describe('local sweep and incremental re-routing on the in-process fabric', () =
     expect(r.sm.current!.fabric.nodes.some((n) => n.guid === topo.nodes[spine]!.guid)).toBe(false);
     const s = await sweepAfter(r, () => r.sim.linkUp(topo.nodes[spine]!.guid, ports[0]!));
     expect(s.reroute).toBeUndefined();
-    expect(r.sink.lines.some((l) => /local sweep: change not local, full heavy sweep follows reason=.*not in the last sweep/.test(l))).toBe(true);
+    expect(hasCode(r.sink.lines, 'IBSM-1202', 'reason=.*not in the last sweep')).toBe(true);
     const f1 = r.sm.current!.fabric;
     expect(f1.nodes.some((n) => n.guid === topo.nodes[spine]!.guid)).toBe(true);
     expect(verifyRoutes(f1, simLfts(r, f1), { stretch: false }).ok).toBe(true);

@@ -12,6 +12,7 @@ import { Logger, MemorySink } from '../src/util/log.js';
 import { NodeType } from '../src/wire/mad.js';
 import { resolveInterSubnetPath, type InterSubnetPath } from '../src/sa/inter-subnet-client.js';
 import { Rng } from '../src/util/rng.js';
+import { logRe } from './helpers/log-lines.js';
 
 const quiet = (): Logger => new Logger(new MemorySink(), 'info');
 
@@ -635,7 +636,7 @@ describe('the CLI across subnets', () => {
     const r = await cli(['run', '--sim', SPEC, '--once', '--log-file', file, '--control-socket', 'none']);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
-    const up = readFileSync(file, 'utf8').split('\n').filter((l) => / SUBNET UP /.test(l));
+    const up = readFileSync(file, 'utf8').split('\n').filter((l) => logRe('IBSM-1001').test(l));
     expect(up).toHaveLength(3);
     for (const [i, l] of up.sort().entries()) expect(l).toMatch(new RegExp(`info  IBSM-1001 SUBNET UP prefix=fec0:0000:0000:000${i} nodes=\\d+ switches=3 endPorts=\\d+ smps=\\d+ ms=\\d+ engine=\\w+$`));
   });

@@ -20,6 +20,7 @@ import path from 'node:path';
 import { loadFabricSpec } from '../src/model/load.js';
 import { formatIbnetdiscover } from '../src/model/ibnetdiscover.js';
 import { startIbsim, UMAD2SIM, type Ibsim } from './helpers/ibsim.js';
+import { logRe } from './helpers/log-lines.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'dist/bundle/ibsm');
@@ -150,14 +151,14 @@ async function signalRun(args: string[], env: Record<string, string | undefined>
     return re.test(out);
   };
   if (when === 'mid-sweep') {
-    expect(await until(/IBSM-1022 entering DISCOVERING/, 30_000), out).toBe(true);
+    expect(await until(logRe('IBSM-1022'), 30_000), out).toBe(true);
   } else {
     await launched(child.pid!);
     await sleep(when);
   }
   kill(sig);
   if (sig === 'SIGHUP' || sig === 'SIGUSR1') {
-    await until(/SUBNET UP/, 60_000);
+    await until(logRe('IBSM-1001'), 60_000);
     await sleep(100);
     kill('SIGTERM');
   }
@@ -180,8 +181,8 @@ async function matrix(args: string[], env: Record<string, string | undefined>): 
       expect(o.out, what).not.toMatch(/Debugger listening/);
       expect({ code: o.code, signal: o.signal }, what).toEqual({ code: 0, signal: null });
       const stopped = sig === 'SIGHUP' || sig === 'SIGUSR1' ? 'SIGTERM' : sig;
-      expect(o.out, what).toMatch(new RegExp(`IBSM-8002 ibsm stopping reason=${stopped}\\b`));
-      if (sig === 'SIGHUP' || sig === 'SIGUSR1') expect(o.out, what).toMatch(/SUBNET UP/);
+      expect(o.out, what).toMatch(logRe('IBSM-8002', `reason=${stopped}\\b`));
+      if (sig === 'SIGHUP' || sig === 'SIGUSR1') expect(o.out, what).toMatch(logRe('IBSM-1001'));
     }
   }
 }
@@ -193,14 +194,14 @@ async function idleStop(args: string[], env: Record<string, string | undefined>)
   child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
   child.stdout.resume();
   const exited = new Promise<number | null>((r) => child.once('close', (code) => r(code)));
-  for (const end = Date.now() + 60_000; Date.now() < end && !/IBSM-4012 incremental re-route rehearsed/.test(out); ) await sleep(10);
+  for (const end = Date.now() + 60_000; Date.now() < end && !logRe('IBSM-4012').test(out); ) await sleep(10);
   await sleep(200);
   const t0 = performance.now();
   process.kill(child.pid!, 'SIGTERM');
   const code = await exited;
   const ms = performance.now() - t0;
   expect(code, out).toBe(0);
-  expect(out).toMatch(/IBSM-8002 ibsm stopping reason=SIGTERM/);
+  expect(out).toMatch(logRe('IBSM-8002', 'reason=SIGTERM'));
   return ms;
 }
 
@@ -224,7 +225,7 @@ describe('signals from the first instant', () => {
     child.stderr.setEncoding('utf8').on('data', (d: string) => (out += d));
     // 'close': every holder of the pipes gone, the SM (the launcher's child) included
     const closed = new Promise<void>((r) => child.once('close', () => r()));
-    for (const end = Date.now() + 60_000; Date.now() < end && !/SUBNET UP/.test(out); ) await sleep(10);
+    for (const end = Date.now() + 60_000; Date.now() < end && !logRe('IBSM-1001').test(out); ) await sleep(10);
     const sm = family(child.pid!).slice(1);
     expect(sm, out).toHaveLength(1);
     process.kill(child.pid!, 'SIGKILL');
@@ -232,7 +233,7 @@ describe('signals from the first instant', () => {
     await closed;
     clearTimeout(t);
     rmSync(cwd, { recursive: true, force: true });
-    expect(out).toMatch(/IBSM-8002 ibsm stopping reason=SIGTERM\b/);
+    expect(out).toMatch(logRe('IBSM-8002', 'reason=SIGTERM\\b'));
   }, 120_000);
 
   it('another command (ibsm status waiting on a control socket that never answers): SIGUSR1 ignored, SIGTERM its default', async () => {

@@ -16,6 +16,7 @@ import type { LidRange } from '../src/sm/lids.js';
 import type { Fabric } from '../src/model/fabric.js';
 import { drive } from './helpers/drive.js';
 import { parsePartitions, type PartitionPlan } from '../src/model/partitions.js';
+import { hasCode } from './helpers/log-lines.js';
 
 const EX = '/usr/share/doc/ibsim-utils/net-examples';
 
@@ -90,7 +91,7 @@ describe('SM on the in-process fabric', () => {
     it(`brings ${spec.replace(EX + '/', '')} to ACTIVE with complete, loop-free LFTs`, async () => {
       const r = rig(loadFabricSpec(spec));
       const st = await drive(r.clock, r.sm.start());
-      expect(r.sink.lines.some((l) => l.includes('SUBNET UP'))).toBe(true);
+      expect(hasCode(r.sink.lines, 'IBSM-1001')).toBe(true);
       expect(st.activated).toBeGreaterThan(0);
       checkFabric(r);
     });

@@ -28,6 +28,7 @@ import { WebFeed } from '../src/web/feed.js';
 import { serveWeb } from '../src/web/server.js';
 import { countNotBackground, decodePng } from './helpers/png.js';
 import { CVD, deltaE, hexOfCss } from './helpers/colour.js';
+import { hasCode, lit } from './helpers/log-lines.js';
 
 const SPEC = 'gen:fattree2:leaves=4,spines=2,hosts=3';
 /** Two cables between each leaf and spine. */
@@ -58,7 +59,7 @@ describe('live web view', () => {
     const { sm, sink } = await open({ perfmgr: true, perfmgrInterval: 2 });
     const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
     try {
-      expect(sink.lines.some((l) => l.includes('web view served') && l.includes(sm.webUrl!))).toBe(true);
+      expect(hasCode(sink.lines, 'IBSM-8030', lit(sm.webUrl!))).toBe(true);
       const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
       const errors: string[] = [];
       page.on('pageerror', (e) => errors.push(e.message));

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// SHA-1 of every LFT (and, for nue, the SL of every destination LID, the VL count and the notes)
+// SHA-1 of every LFT (and the SLs: nue's per destination LID, dfsssp's per source and destination; the VL count and the notes)
 // per (fabric, engine), so a change meant to keep the tables (a speed-up) can be checked against a
 // copy of the build before it. Prints one "case engine[/maxVls] sha1" line each; asserts nothing.
 //
@@ -45,12 +45,12 @@ const cases = [
   ['deg-spine', 'gen:fattree3:radix=8', 0, (f) => removeSwitch(f, 'sw-l2-1'), T],
   ['deg-core-large', 'gen:fattree3:pods=8,leaves=16,spines=8,cores=32,hosts=12', 0, (f) => removeSwitch(f, 'sw-l3-5'), T],
   ['deg-multi', 'gen:fattree2:radix=8', 0, (f) => (unlink(f, 'sw-l1-0'), unlink(f, 'sw-l1-3', 1), removeSwitch(f, 'sw-l2-2')), T],
-  ['torus444', 'gen:torus:4x4x4,hosts=2', 0, null, ['nue', 'updn', 'minhop']],
-  ['torus666', 'gen:torus:6x6x6,hosts=4', 0, null, ['nue', 'updn']],
-  ['torus-lmc1', 'gen:torus:4x4x4,hosts=2', 1, null, ['nue', 'updn']],
-  ['mesh', 'gen:mesh:5x5,hosts=2', 0, null, ['nue', 'updn']],
-  ['rrg200', 'gen:random:switches=200,degree=8,hosts=8,seed=3', 0, null, ['nue', 'updn', 'minhop']],
-  ['rrg-lmc1', 'gen:random:switches=40,degree=5,hosts=3,seed=7', 1, null, ['nue', 'updn']],
+  ['torus444', 'gen:torus:4x4x4,hosts=2', 0, null, ['nue', 'updn', 'minhop', 'dfsssp']],
+  ['torus666', 'gen:torus:6x6x6,hosts=4', 0, null, ['nue', 'updn', 'dfsssp']],
+  ['torus-lmc1', 'gen:torus:4x4x4,hosts=2', 1, null, ['nue', 'updn', 'dfsssp']],
+  ['mesh', 'gen:mesh:5x5,hosts=2', 0, null, ['nue', 'updn', 'dfsssp']],
+  ['rrg200', 'gen:random:switches=200,degree=8,hosts=8,seed=3', 0, null, ['nue', 'updn', 'minhop', 'dfsssp']],
+  ['rrg-lmc1', 'gen:random:switches=40,degree=5,hosts=3,seed=7', 1, null, ['nue', 'updn', 'dfsssp']],
   ['ft3-io', 'gen:fattree3:radix=8', 0, null, ['ftree'], (f) => ({ ioGuids: f.nodes.filter((n) => n.type !== 2).filter((_, i) => i % 3 === 1).map((n) => n.ports[1].guid) })],
   ['10k-io', 'gen:fattree3:radix=36', 0, null, ['ftree'], (f) => ({ ioGuids: f.nodes.filter((n) => n.type !== 2).filter((_, i) => i % 7 === 1).map((n) => n.ports[1].guid) })],
   ['ft3-roots', 'gen:fattree3:radix=8', 0, null, ['ftree', 'updn', 'nue'], (f) => ({ roots: f.nodes.filter((n) => n.type === 2 && /l3/.test(n.desc)).map((n) => n.guid) })],
@@ -59,13 +59,15 @@ const cases = [
   ['ft2-nohost-leaf', 'gen:fattree2:radix=8', 0, (f) => { const i = f.nodes.findIndex((n) => n.type !== 2); const n = f.nodes[i]; const p = n.ports[1]; delete f.nodes[p.peer.node].ports[p.peer.port].peer; delete p.peer; }, ['ftree', 'updn', 'nue']],
   ['ft2-emptyleaf', 'gen:fattree2:radix=8', 0, (f) => { const sw = f.nodes.find((n) => n.desc === 'sw-l1-0'); for (const p of sw.ports) if (p?.peer && f.nodes[p.peer.node].type !== 2) { delete f.nodes[p.peer.node].ports[p.peer.port].peer; delete p.peer; } }, ['ftree', 'updn', 'nue']],
   ['ft2-emptyleaf-roots', 'gen:fattree2:radix=8', 0, (f) => { const sw = f.nodes.find((n) => n.desc === 'sw-l1-0'); for (const p of sw.ports) if (p?.peer && f.nodes[p.peer.node].type !== 2) { delete f.nodes[p.peer.node].ports[p.peer.port].peer; delete p.peer; } }, ['ftree'], (f) => ({ roots: f.nodes.filter((n) => n.type === 2 && /l2/.test(n.desc)).map((n) => n.guid) })],
-  ['dragonfly', 'gen:dragonfly:a=4,p=2,h=2', 0, null, ['nue', 'updn']],
+  ['dragonfly', 'gen:dragonfly:a=4,p=2,h=2', 0, null, ['nue', 'updn', 'dfsssp']],
+  ['ft3-large-dfsssp', 'gen:fattree3:pods=8,leaves=16,spines=8,cores=32,hosts=12', 0, null, ['dfsssp']],
+  ['deg-multi-dfsssp', 'gen:fattree2:radix=8', 0, (f) => (unlink(f, 'sw-l1-0'), unlink(f, 'sw-l1-3', 1), removeSwitch(f, 'sw-l2-2')), ['dfsssp']],
 ];
 for (const [name, spec, lmc, edit, engines, extra] of cases) {
   if (filter && !new RegExp(filter).test(name)) continue;
   for (const eng of engines) {
     if (process.env.ENG && !new RegExp(process.env.ENG).test(eng)) continue;
-    for (const maxVls of eng === 'nue' ? [8, 2, 1] : [undefined]) {
+    for (const maxVls of eng === 'nue' || eng === 'dfsssp' ? [8, 2, 1] : [undefined]) {
       if (maxVls !== undefined && maxVls !== 8 && /^(10k|50k)$/.test(name)) continue;
       const f = loadFabricSpec(spec);
       edit?.(f);
@@ -83,8 +85,10 @@ for (const [name, spec, lmc, edit, engines, extra] of cases) {
         h.update(r.lfts.get(k));
       }
       if (r.sl) {
-        const sl = new Uint8Array(r.maxLid + 1);
-        for (let d = 0; d <= r.maxLid; d++) sl[d] = r.sl(0, d);
+        // by source too where the SL depends on it (dfsssp: per source switch), on fabrics small enough
+        const sources = r.slBySourceSwitch && !r.slByDestination && r.maxLid <= 2048 ? r.maxLid + 1 : 1;
+        const sl = new Uint8Array((r.maxLid + 1) * sources);
+        for (let s = 0; s < sources; s++) for (let d = 0; d <= r.maxLid; d++) sl[s * (r.maxLid + 1) + d] = r.sl(s, d);
         h.update('sl');
         h.update(sl);
       }

@@ -1,18 +1,15 @@
 /** V8's old generation kept close to its live size while `ibsm run`'s heap is small.
  *
  * After a mark-compact V8 lets the old generation grow to up to 4× what survived it (its heap
- * growing factor, highest where collecting is cheap: a small heap) before it collects again. An SM
- * on a small fabric lives in ~10 MB, so ~30 MB of garbage may pile up in the old space before V8
- * looks: issue #29's abusive connections leave that much, since every TCP connection Node accepts
- * promotes its socket's objects (~0.5-1 KB, measured with a bare net server that closes each at
- * once: they outlive two scavenges whatever their lifetime) and 10,000 of them filled the old space
- * to 30-35 MB, the peak RSS 1.7× the idle one (scripts/bench/README.md, "Where the peak RSS went").
- * While the heap in use is under SMALL_HEAP_BYTES, V8 may grow the old generation by GROWING_PERCENT
- * only (`--heap-growing-percent`, at least its minimum step of 8 MB): a few more mark-compacts
- * of a few ms. Above it (a large fabric's own state) V8's factor again: the flag held for a whole
- * in-process run on 11,664 hosts cost +13% CPU (+33% at 20 %), its mark-compacts of a growing
- * 300 MB heap. V8 reads the flag at each limit it sets (after each collection), so a change takes
- * effect at the next one.
+ * growing factor, highest where collecting is cheap: a small heap) before it collects again, so on
+ * a small fabric several times the SM's live heap of garbage may pile up in the old space: issue
+ * #29's abusive connections leave that much, since every TCP connection Node accepts promotes its
+ * socket's objects whatever their lifetime (the figures: scripts/bench/README.md, "Where the peak
+ * RSS went"). While the heap in use is under SMALL_HEAP_BYTES, V8 may grow the old generation by
+ * GROWING_PERCENT only (`--heap-growing-percent`, at least its minimum step of 8 MB): a few more
+ * short mark-compacts. Above it (a large fabric's own state) V8's factor again: the flag held for a
+ * whole large run costs CPU in mark-compacts of a growing heap (scripts/bench/README.md, "Figures behind source comments"). V8 reads the flag at each
+ * limit it sets (after each collection), so a change takes effect at the next one.
  *
  * Set back at exit as TurboFan's hold is (cli/tiering.ts): V8 checks a code cache against the hash
  * of its flags, and the bin writes its cache at the exit of a run. */

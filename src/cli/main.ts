@@ -140,7 +140,7 @@ function help(io: Io, cmd: Command, extra = ''): number {
 function version(io: Io): number {
   const line = `ibsm ${readVersion()}\n`;
   // One short line to the process's own stdout goes to fd 1 directly: making process.stdout (a
-  // stream, loading node:stream and its kin) would be ~10 ms of CPU, a third of what --version costs.
+  // stream, loading node:stream and its kin) would be a good part of what --version costs (cli/stdio.ts).
   if (io === PROCESS_IO) {
     try {
       writeSync(1, line);

@@ -11,6 +11,7 @@ import { SaClient, SaNotFoundError, SaStatusError } from '../sa/client.js';
 import { formatGid, formatHex, type AnyLayout, type FieldSpec, type Layout } from '../wire/layout.js';
 import { Method } from '../wire/mad.js';
 import { parseGidText } from '../wire/format.js';
+import { parseU64, parseUintText } from '../util/guid.js';
 import {
   GUIDInfoRecord, InformInfoRecord, LinearForwardingTableRecord, LinkRecord, MCMemberRecord, MulticastForwardingTableRecord, MultiPathRecord, NodeRecord, PathRecord,
   PKeyTableRecord, PortInfoRecord, SaAttr, ServiceRecord, SLtoVLMappingTableRecord, SMInfoRecord, SwitchInfoRecord, TraceRecord, VLArbitrationTableRecord, splitMultiPathServiceId,
@@ -60,13 +61,14 @@ interface RecordSpec {
 
 // ---------- value parsing
 function num(flag: string, v: string, max: number): number {
-  const n = /^0x[0-9a-f]+$/i.test(v) ? parseInt(v, 16) : /^\d+$/.test(v) ? Number(v) : NaN;
+  const n = parseUintText(v);
   if (!Number.isInteger(n) || n < 0 || n > max) throw new UsageError(`${flag} needs a number 0..${max} (decimal or 0x hex), got "${v}"`);
   return n;
 }
 function big(flag: string, v: string): bigint {
-  if (!/^(0x[0-9a-f]{1,16}|\d+)$/i.test(v)) throw new UsageError(`${flag} needs a 64-bit value (0x hex or decimal), got "${v}"`);
-  return BigInt(v);
+  const n = parseU64(v);
+  if (n === undefined) throw new UsageError(`${flag} needs a 64-bit value (0x hex or decimal), got "${v}"`);
+  return n;
 }
 /** A GID as IPv6 text (fe80::2:c903:0:1) or 0x + up to 32 hex digits. */
 export function parseGid(flag: string, v: string): bigint {

@@ -1,5 +1,5 @@
 /** The process's own stdout and stderr for the commands, each made only when first used: making
- * the stream of a pipe loads node:net and node:stream (10-20 ms of start-up), which `ibsm run`
+ * the stream of a pipe loads node:net and node:stream (start-up time: scripts/bench/README.md, "Figures behind source comments"), which `ibsm run`
  * never needs (it logs with writeSync to fd 2, util/log.ts). */
 import { fstatSync, statSync } from 'node:fs';
 

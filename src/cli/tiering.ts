@@ -26,8 +26,8 @@ export interface V8Flags {
 
 let flags: V8Flags | undefined;
 
-/** V8's flag setter. node:v8 itself loads node:stream and its kin (3.5 ms of start-up, measured
- * with `require('node:v8')` on this machine); the binding under it (what node:v8's
+/** V8's flag setter. node:v8 itself loads node:stream and its kin (start-up time: scripts/bench/
+ * README.md, "TurboFan held on a device"); the binding under it (what node:v8's
  * setFlagsFromString calls) loads nothing, and is asked for with its deprecation warning off. */
 export async function v8Flags(): Promise<V8Flags> {
   if (flags) return flags;
@@ -77,8 +77,8 @@ let heldCpuMs = TURBOFAN_AFTER_CPU_MS;
 
 /** TurboFan on again once the hold's CPU budget or time is spent. The hold's timer asks every
  * CHECK_MS; work that keeps the event loop for long (a routing of seconds: the SM's progress
- * ticks, cli/run.ts) asks too, or it would run all its length without TurboFan (dfsssp failing on
- * the 6x6x6 torus, under ibsim: 17-24 s held, 4-5 s in OpenSM). */
+ * between a routing engine's steps, RoutingEngine.steps, cli/run.ts) asks too, or it would run all its length without TurboFan (several times
+ * slower: scripts/bench/README.md, "TurboFan held on a device"). */
 export function checkTurbofanHold(): void {
   if (held === undefined) return;
   const u = process.cpuUsage();

@@ -7,6 +7,7 @@ import { CONFIG_OPTIONS, DEFAULT_CONFIG_FILE, defaultOf, formatValue, optionsOf,
 import { processHost } from '../util/host.js';
 import { checked, checkInt, UsageError, type ParsedArgs } from './parse.js';
 import { readOpensmConf, type OpensmKeyUse } from './opensm-conf.js';
+import { parseU64 } from '../util/guid.js';
 
 export interface ConfigFileValues {
   file: string;
@@ -41,10 +42,12 @@ export function checkJsonValue(o: OptionSpec, v: unknown, file: string): OptionV
     case 'int':
       if (typeof v !== 'number') throw bad(`an integer from ${o.min ?? 0} to ${o.max}`);
       return checkInt(o, v, where, describe(v));
-    case 'key64':
-      if (typeof v === 'string' && /^(0x[0-9a-fA-F]{1,16}|\d+)$/.test(v) && BigInt(v) < 1n << 64n) return BigInt(v);
+    case 'key64': {
+      const n = typeof v === 'string' ? parseU64(v) : undefined;
+      if (n !== undefined) return n;
       if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return BigInt(v);
       throw bad('a 64-bit number as a string (e.g. "0x1234")');
+    }
     case 'enum':
       if (typeof v !== 'string' || !o.choices!.includes(v)) throw bad(`one of ${o.choices!.map((c) => `"${c}"`).join(', ')}`);
       return v;

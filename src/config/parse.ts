@@ -3,6 +3,7 @@
 import { defaultText, optionsOf, OPTIONS, suggest, type Command, type OptionSpec, type OptionValue } from './options.js';
 import { HARDWARE_GENERATIONS } from '../model/generators.js';
 import { IbsmError } from '../util/errors.js';
+import { parseU64, parseUintText } from '../util/guid.js';
 
 /** Bad usage: a wrong option, value or config file. The command exits 2 with the message. */
 export class UsageError extends IbsmError {
@@ -28,12 +29,13 @@ export function parseValue(o: OptionSpec, text: string, what = `--${o.name}`): O
       if (text === '') throw new UsageError(`${what} needs a value`);
       return checked(o, text, what);
     case 'int': {
-      const n = /^0x[0-9a-f]+$/i.test(text) ? parseInt(text, 16) : /^\d+$/.test(text) ? Number(text) : NaN;
-      return checkInt(o, n, what, `"${text}"`);
+      return checkInt(o, parseUintText(text), what, `"${text}"`);
     }
-    case 'key64':
-      if (!/^(0x[0-9a-fA-F]{1,16}|\d+)$/.test(text) || BigInt(text) >= 1n << 64n) throw new UsageError(`${what} must be a 64-bit number (e.g. 0x1234), got "${text}"`);
-      return BigInt(text);
+    case 'key64': {
+      const v = parseU64(text);
+      if (v === undefined) throw new UsageError(`${what} must be a 64-bit number (e.g. 0x1234), got "${text}"`);
+      return v;
+    }
     case 'enum':
       if (!o.choices!.includes(text)) throw new UsageError(`${what} must be one of ${o.choices!.join(', ')}, got "${text}"${suggest(text, o.choices!)}`);
       return text;

@@ -2,6 +2,7 @@
  * comments. Pure. */
 
 import { IbsmFileError } from '../util/errors.js';
+import { parseHexGuid } from '../util/guid.js';
 
 /** A GUID file that does not parse: the message names the file and line. */
 export class GuidFileError extends IbsmFileError {
@@ -13,8 +14,9 @@ export function parseGuidFile(text: string, file: string): bigint[] {
   text.split('\n').forEach((l, i) => {
     const t = l.replace(/#.*/, '').trim();
     if (!t) return;
-    if (!/^(0x)?[0-9a-fA-F]{1,16}$/.test(t)) throw new GuidFileError(`${file}:${i + 1}: "${t}" is not a GUID (hex, e.g. 0x0002c90000000001)`);
-    out.push(BigInt(t.startsWith('0x') || t.startsWith('0X') ? t : `0x${t}`));
+    const g = parseHexGuid(t);
+    if (g === undefined) throw new GuidFileError(`${file}:${i + 1}: "${t}" is not a GUID (hex, e.g. 0x0002c90000000001)`);
+    out.push(g);
   });
   return out;
 }

@@ -13,6 +13,7 @@ export type Membership = 'full' | 'limited' | 'both';
 import { RATE_GBPS, RATES_ASCENDING } from './rates.js';
 import type { PortKind } from './snapshot.js';
 import { parseGidText } from '../wire/format.js';
+import { parseU64 } from '../util/guid.js';
 
 export type { PortKind };
 
@@ -249,8 +250,8 @@ export function parsePartitions(text: string, file = 'partitions.conf'): Partiti
       group = undefined;
       if (KEYWORDS.has(key)) {
         part.keywords.set(key, merge(part.keywords.get(key), membership(v, defmember, where, item)));
-      } else if (/^(0x[0-9a-fA-F]{1,16}|\d+)$/.test(key)) {
-        const g = BigInt(key);
+      } else if (parseU64(key) !== undefined) {
+        const g = parseU64(key)!;
         part.members.set(g, merge(part.members.get(g), membership(v, defmember, where, item)));
       } else {
         throw new PartitionConfigError(`${where}: "${item}" is not a port GUID, a keyword (ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF) or mgid=`);

@@ -1,8 +1,8 @@
 /** The PortInfo a sweep keeps for every port (`DiscoveredNode.portInfo`), compact: the attribute's
  * 64 wire bytes in a shared arena, read through the view generated from the one PortInfo field
- * table (wire/view.ts), instead of a decoded object of ~50 properties. At 11,664 hosts (71,604
- * ports) the decoded objects held ~38 MB of the JS heap; the kept form is a view and its 64-byte window
- * (~120 bytes on the heap) plus 64 bytes in the arena per port.
+ * table (wire/view.ts), instead of a decoded object of ~50 properties, which on a large fabric
+ * held a good part of the JS heap (scripts/bench/README.md, "Figures behind source comments"); the kept form is a view and its 64-byte window plus 64
+ * bytes in the arena per port.
  *
  * A kept PortInfo is a `PortInfo` to every reader (each field is a property; assigning one writes
  * its bits). What copies own properties (object spread, `Object.assign`) must go through

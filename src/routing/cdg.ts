@@ -16,64 +16,107 @@ export interface CdgReport {
 }
 
 export function cdgCycles(ix: FabricIndex, vl: number, bits: Uint8Array, depStart: Float64Array, deps: number): CdgReport {
+  const { start, adj } = channelGraph(ix, bits, depStart, deps);
+  let cyclic = 0;
+  let inCycles = 0;
+  let example: number[] | undefined;
+  stronglyConnected(start, adj, (v, size, comp, id) => {
+    cyclic++;
+    inCycles += size;
+    example ??= cycleIn(start, adj, comp, id, v);
+  });
+  const rep: CdgReport = { vl, dependencies: deps, cyclicComponents: cyclic, channelsInCycles: inCycles };
+  if (example) {
+    rep.exampleCycle = example.map((e) => {
+      let s = 0;
+      while (ix.adjStart[s + 1]! <= e) s++;
+      return `${swName(ix, s)} port ${ix.adjPort[e]}`;
+    });
+  }
+  return rep;
+}
+
+/** The dependencies of one VL (the bit set `bits` over the channels' dependency index) as a graph
+ * over the channels in CSR form: channel v's successors adj[start[v] .. start[v + 1] - 1], in
+ * the order of the bits. */
+function channelGraph(ix: FabricIndex, bits: Uint8Array, depStart: Float64Array, deps: number): { start: Int32Array; adj: Int32Array } {
   const n = ix.adjStart[ix.nSw]!;
   const { adjStart, adjSw } = ix;
   // Bit indices stay below 2^32 (as the verifier's walk writes them).
   const has = (bit: number): boolean => (bits[bit >>> 3]! & (1 << (bit & 7))) !== 0;
   // Below 2^31: `bit & 7` is the bit's place in its byte.
   const small = depStart[n]! < 2 ** 31;
-  // Iterative Tarjan.
-  const index = new Int32Array(n).fill(-1);
-  const low = new Int32Array(n);
-  const onStack = new Uint8Array(n);
-  const comp = new Int32Array(n).fill(-1);
-  const sstack = new Int32Array(n);
-  const cstack = new Int32Array(n);
-  const citer = new Int32Array(n);
+  const start = new Int32Array(n + 1);
+  let adj = new Int32Array(Math.max(16, deps));
+  let m = 0;
+  for (let v = 0; v < n; v++) {
+    start[v] = m;
+    const h = adjSw[v]!;
+    const deg = adjStart[h + 1]! - adjStart[h]!;
+    const b0 = depStart[v]!;
+    const b0i = b0 | 0;
+    for (let k = 0; k < deg; ) {
+      // (Below 2^31, in 32-bit arithmetic; a byte without dependencies skipped whole.)
+      if (small) {
+        const bit = b0i + k;
+        const byte = bits[bit >>> 3]!;
+        if (byte === 0 && (bit & 7) === 0 && k + 8 <= deg) {
+          k += 8;
+          continue;
+        }
+        k++;
+        if (!(byte & (1 << (bit & 7)))) continue;
+      } else if (!has(b0 + k++)) continue;
+      if (m === adj.length) {
+        const grown = new Int32Array(adj.length * 2);
+        grown.set(adj);
+        adj = grown;
+      }
+      adj[m++] = adjStart[h]! + k - 1;
+    }
+  }
+  start[n] = m;
+  return { start, adj };
+}
+
+/** Strongly connected components of a graph in CSR form (vertex v's successors
+ * adj[start[v] .. start[v + 1] - 1]): an iterative Tarjan over typed arrays. `onCyclic` is called
+ * for each component of more than one vertex as it is completed, with the vertex it was found
+ * at, its size, every vertex's component so far (`comp`) and its own number there. */
+function stronglyConnected(start: Int32Array, adj: Int32Array, onCyclic: (v: number, size: number, comp: Int32Array, id: number) => void): void {
+  const N = start.length - 1;
+  const index = new Int32Array(N).fill(-1);
+  const low = new Int32Array(N);
+  const onStack = new Uint8Array(N);
+  const comp = new Int32Array(N).fill(-1);
+  const sstack = new Int32Array(N);
+  const cstack = new Int32Array(N);
+  const citer = new Int32Array(N);
   let sp = 0;
   let idx = 0;
   let ncomp = 0;
-  let cyclic = 0;
-  let inCycles = 0;
-  let example: number[] | undefined;
-  for (let root = 0; root < n; root++) {
-    if (index[root]! >= 0) continue;
+  for (let root = 0; root < N; root++) {
+    // (a vertex without successors is a component of its own: not a root worth a search)
+    if (index[root]! >= 0 || start[root] === start[root + 1]) continue;
     let csp = 0;
     cstack[csp] = root;
-    citer[csp] = 0;
-    csp++;
+    citer[csp++] = start[root]!;
     index[root] = low[root] = idx++;
     sstack[sp++] = root;
     onStack[root] = 1;
     while (csp > 0) {
       const v = cstack[csp - 1]!;
-      const h = adjSw[v]!;
-      const deg = adjStart[h + 1]! - adjStart[h]!;
       let k = citer[csp - 1]!;
       let pushed = false;
-      const b0 = depStart[v]!;
-      const b0i = b0 | 0;
-      while (k < deg) {
-        // (Below 2^31, in 32-bit arithmetic; a byte without dependencies skipped whole.)
-        if (small) {
-          const bit = b0i + k;
-          const byte = bits[bit >>> 3]!;
-          if (byte === 0 && (bit & 7) === 0 && k + 8 <= deg) {
-            k += 8;
-            continue;
-          }
-          k++;
-          if (!(byte & (1 << (bit & 7)))) continue;
-        } else if (!has(b0 + k++)) continue;
-        const w = adjStart[h]! + k - 1;
+      while (k < start[v + 1]!) {
+        const w = adj[k++]!;
         if (index[w]! < 0) {
           citer[csp - 1] = k;
           index[w] = low[w] = idx++;
           sstack[sp++] = w;
           onStack[w] = 1;
           cstack[csp] = w;
-          citer[csp] = 0;
-          csp++;
+          citer[csp++] = start[w]!;
           pushed = true;
           break;
         } else if (onStack[w] && index[w]! < low[v]!) low[v] = index[w]!;
@@ -89,11 +132,7 @@ export function cdgCycles(ix: FabricIndex, vl: number, bits: Uint8Array, depStar
           comp[w] = ncomp;
           size++;
         } while (w !== v);
-        if (size > 1) {
-          cyclic++;
-          inCycles += size;
-          if (!example) example = findCycle(ix, bits, depStart, comp, v);
-        }
+        if (size > 1) onCyclic(v, size, comp, ncomp);
         ncomp++;
       }
       csp--;
@@ -103,41 +142,28 @@ export function cdgCycles(ix: FabricIndex, vl: number, bits: Uint8Array, depStar
       }
     }
   }
-  const rep: CdgReport = { vl, dependencies: deps, cyclicComponents: cyclic, channelsInCycles: inCycles };
-  if (example) {
-    rep.exampleCycle = example.map((e) => {
-      let s = 0;
-      while (ix.adjStart[s + 1]! <= e) s++;
-      return `${swName(ix, s)} port ${ix.adjPort[e]}`;
-    });
-  }
-  return rep;
 }
 
-function findCycle(ix: FabricIndex, bits: Uint8Array, depStart: Float64Array, comp: Int32Array, start: number): number[] {
-  const c = comp[start]!;
+/** A cycle inside component `id` from its vertex v: the walk along each vertex's first successor
+ * in the component, from where it first repeats. */
+function cycleIn(start: Int32Array, adj: Int32Array, comp: Int32Array, id: number, v: number): number[] {
   const seenAt = new Map<number, number>();
   const walk: number[] = [];
-  let v = start;
-  while (!seenAt.has(v)) {
-    seenAt.set(v, walk.length);
-    walk.push(v);
-    const h = ix.adjSw[v]!;
-    const deg = ix.adjStart[h + 1]! - ix.adjStart[h]!;
-    let nxt = -1;
-    for (let k = 0; k < deg; k++) {
-      const bit = depStart[v]! + k;
-      if (!(bits[bit >>> 3]! & (1 << (bit & 7)))) continue;
-      const w = ix.adjStart[h]! + k;
-      if (comp[w] === c) {
-        nxt = w;
+  let x = v;
+  while (!seenAt.has(x)) {
+    seenAt.set(x, walk.length);
+    walk.push(x);
+    let nx = -1;
+    for (let j = start[x]!; j < start[x + 1]!; j++) {
+      if (comp[adj[j]!] === id) {
+        nx = adj[j]!;
         break;
       }
     }
-    if (nxt < 0) break;
-    v = nxt;
+    if (nx < 0) break;
+    x = nx;
   }
-  return walk.slice(seenAt.get(v) ?? 0);
+  return walk.slice(seenAt.get(x) ?? 0);
 }
 
 /** Channel-dependency cycles when routes change VL on the way (per-port SL2VL): the graph is over
@@ -178,85 +204,15 @@ export function vcdgCycles(ix: FabricIndex, pairBits: readonly (Uint8Array | und
   const adj = new Int32Array(start[N]!);
   const fill = start.slice(0, N);
   each((from, to) => (adj[fill[from]!++] = to));
-  // Iterative Tarjan.
-  const index = new Int32Array(N).fill(-1);
-  const low = new Int32Array(N);
-  const onStack = new Uint8Array(N);
-  const comp = new Int32Array(N).fill(-1);
-  const sstack = new Int32Array(N);
-  const cstack = new Int32Array(N);
-  const citer = new Int32Array(N);
-  let sp = 0;
-  let idx = 0;
-  let ncomp = 0;
   const cyclic = new Int32Array(16);
   const inCycles = new Int32Array(16);
   const example: (number[] | undefined)[] = new Array(16);
-  for (let root = 0; root < N; root++) {
-    if (index[root]! >= 0 || start[root] === start[root + 1]) continue;
-    let csp = 0;
-    cstack[csp] = root;
-    citer[csp++] = start[root]!;
-    index[root] = low[root] = idx++;
-    sstack[sp++] = root;
-    onStack[root] = 1;
-    while (csp > 0) {
-      const v = cstack[csp - 1]!;
-      let k = citer[csp - 1]!;
-      let pushed = false;
-      while (k < start[v + 1]!) {
-        const w = adj[k++]!;
-        if (index[w]! < 0) {
-          citer[csp - 1] = k;
-          index[w] = low[w] = idx++;
-          sstack[sp++] = w;
-          onStack[w] = 1;
-          cstack[csp] = w;
-          citer[csp++] = start[w]!;
-          pushed = true;
-          break;
-        } else if (onStack[w] && index[w]! < low[v]!) low[v] = index[w]!;
-      }
-      if (pushed) continue;
-      citer[csp - 1] = k;
-      if (low[v] === index[v]) {
-        let size = 0;
-        let w: number;
-        do {
-          w = sstack[--sp]!;
-          onStack[w] = 0;
-          comp[w] = ncomp;
-          size++;
-        } while (w !== v);
-        if (size > 1) {
-          const vl = Math.floor(v / n);
-          cyclic[vl]!++;
-          inCycles[vl]! += size;
-          if (!example[vl]) {
-            // Walk inside the component until a channel repeats.
-            const seenAt = new Map<number, number>();
-            const walk: number[] = [];
-            let x = v;
-            while (!seenAt.has(x)) {
-              seenAt.set(x, walk.length);
-              walk.push(x);
-              let nx = -1;
-              for (let j = start[x]!; j < start[x + 1]!; j++) if (comp[adj[j]!] === ncomp) { nx = adj[j]!; break; }
-              if (nx < 0) break;
-              x = nx;
-            }
-            example[vl] = walk.slice(seenAt.get(x) ?? 0);
-          }
-        }
-        ncomp++;
-      }
-      csp--;
-      if (csp > 0) {
-        const u = cstack[csp - 1]!;
-        if (low[v]! < low[u]!) low[u] = low[v]!;
-      }
-    }
-  }
+  stronglyConnected(start, adj, (v, size, comp, id) => {
+    const vl = Math.floor(v / n);
+    cyclic[vl]!++;
+    inCycles[vl]! += size;
+    example[vl] ??= cycleIn(start, adj, comp, id, v);
+  });
   const reports: CdgReport[] = [];
   for (let vl = 0; vl < 16; vl++) {
     if (!used[vl]) continue;

@@ -5,7 +5,7 @@
  * depStart[e1] + (e2 - adjStart[head of e1]).
  */
 import { swName, type FabricIndex } from './graph.js';
-import { RoutingNotApplicable } from './types.js';
+import { RoutingNotApplicable, type RoutingPhase } from './types.js';
 
 /** depStart of the dependency index: channel e's dependencies are depStart[e] .. depStart[e+1]-1. */
 export function dependencyStarts(ix: FabricIndex): Int32Array {
@@ -16,26 +16,66 @@ export function dependencyStarts(ix: FabricIndex): Int32Array {
   return depStart;
 }
 
+/** A cycle of the CDG: the grey channels stack[j..sp-1], closing back to stack[j]. */
+export interface CdgCycle {
+  stack: Int32Array;
+  j: number;
+  sp: number;
+}
+
 /**
- * Depth-first search of the CDG whose dependencies are those with `present(index)`. On a cycle
- * (the grey channels stack[j..sp-1], closing back to stack[j]) `onCycle` is called: true stops the
- * search; false means it removed dependencies (only), and the search restarts from the current
- * root with the grey channels cleared (finished channels stay valid, as dependencies were only
- * removed). Iterative over typed arrays.
+ * Depth-first search of the CDG whose dependencies are those with `present(index)`, one cycle at
+ * a time (`next`). Between two calls the caller may remove dependencies (only): the search goes on
+ * from the current root with the grey channels cleared (finished channels stay valid, as
+ * dependencies were only removed). Iterative over typed arrays.
  */
-function searchCycles(ix: FabricIndex, depStart: Int32Array, present: (i: number) => boolean, onCycle: (stack: Int32Array, j: number, sp: number) => boolean): void {
-  const { adjStart, adjSw } = ix;
-  const nE = adjStart[ix.nSw]!;
-  const color = new Uint8Array(nE); // 0 white, 1 grey (on stack), 2 black
-  const stackV = new Int32Array(nE + 1);
-  const stackK = new Int32Array(nE + 1);
-  for (let root = 0; root < nE; root++) {
-    if (color[root] !== 0) continue;
-    stackV[0] = root;
-    stackK[0] = 0;
-    color[root] = 1;
-    let sp = 1;
-    while (sp > 0) {
+export class CycleSearch {
+  private readonly color: Uint8Array; // 0 white, 1 grey (on stack), 2 black
+  private readonly stackV: Int32Array;
+  private readonly stackK: Int32Array;
+  private root = -1;
+  private sp = 0;
+  private found = false;
+
+  constructor(
+    private readonly ix: FabricIndex,
+    private readonly depStart: Int32Array,
+    private readonly present: (i: number) => boolean,
+  ) {
+    const nE = ix.adjStart[ix.nSw]!;
+    this.color = new Uint8Array(nE);
+    this.stackV = new Int32Array(nE + 1);
+    this.stackK = new Int32Array(nE + 1);
+  }
+
+  /** The next cycle, or undefined when the CDG has none left. */
+  next(): CdgCycle | undefined {
+    const { adjStart, adjSw } = this.ix;
+    const { color, stackV, stackK, depStart, present } = this;
+    const nE = adjStart[this.ix.nSw]!;
+    let sp = this.sp;
+    if (this.found) {
+      for (let q = 0; q < sp; q++) color[stackV[q]!] = 0;
+      color[this.root] = 1;
+      stackV[0] = this.root;
+      stackK[0] = 0;
+      sp = 1;
+      this.found = false;
+    }
+    for (;;) {
+      if (sp === 0) {
+        let r = this.root + 1;
+        while (r < nE && color[r] !== 0) r++;
+        this.root = r;
+        if (r >= nE) {
+          this.sp = 0;
+          return undefined;
+        }
+        stackV[0] = r;
+        stackK[0] = 0;
+        color[r] = 1;
+        sp = 1;
+      }
       const v = stackV[sp - 1]!;
       const h = adjSw[v]!;
       const deg = adjStart[h + 1]! - adjStart[h]!;
@@ -64,13 +104,9 @@ function searchCycles(ix: FabricIndex, depStart: Int32Array, present: (i: number
       if (cycleAt >= 0) {
         let j = sp - 1;
         while (stackV[j] !== cycleAt) j--;
-        if (onCycle(stackV, j, sp)) return;
-        for (let q = 0; q < sp; q++) color[stackV[q]!] = 0;
-        color[root] = 1;
-        stackV[0] = root;
-        stackK[0] = 0;
-        sp = 1;
-        continue;
+        this.sp = sp;
+        this.found = true;
+        return { stack: stackV, j, sp };
       }
       stackK[sp - 1] = k;
       color[v] = 2;
@@ -81,14 +117,7 @@ function searchCycles(ix: FabricIndex, depStart: Int32Array, present: (i: number
 
 /** True when the CDG with the dependencies set in the bit set `bits` has no cycle. */
 export function cdgAcyclic(ix: FabricIndex, depStart: Int32Array, bits: Uint32Array): boolean {
-  let cyclic = false;
-  searchCycles(
-    ix,
-    depStart,
-    (i) => ((bits[i >>> 5]! >>> (i & 31)) & 1) !== 0,
-    () => (cyclic = true),
-  );
-  return !cyclic;
+  return new CycleSearch(ix, depStart, (i) => ((bits[i >>> 5]! >>> (i & 31)) & 1) !== 0).next() === undefined;
 }
 
 export interface Layers {
@@ -104,8 +133,9 @@ export interface Layers {
 
 /** Every (source switch, destination LID) path starts in layer 0; while a layer's CDG has a cycle,
  *  the dependency on it used by the fewest paths is broken by moving its paths to the next layer.
- *  More layers than maxVls → RoutingNotApplicable. `lfts` are the engine's tables (switch index). */
-export function assignLayers(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array, maxVls: number, tick?: () => void): Layers {
+ *  More layers than maxVls → RoutingNotApplicable. `lfts` are the engine's tables (switch index).
+ *  A step ('layers') after each credit loop broken. */
+export function* assignLayers(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array, maxVls: number): Generator<RoutingPhase, Layers, void> {
   const { nSw, adjStart, adjSw, adjPort, ends, maxLid, caCount } = ix;
   const nE = adjStart[nSw]!;
   const W = ix.maxPorts + 1;
@@ -197,33 +227,29 @@ export function assignLayers(ix: FabricIndex, lfts: Uint8Array[], depStart: Int3
   let cyclesBroken = 0;
   for (let l = 0; l < depCnt.length; l++) {
     const cnt = depCnt[l]!;
-    searchCycles(
-      ix,
-      depStart,
-      (i) => cnt[i]! > 0,
-      (stackV, j, sp) => {
-        // Break the cycle's weakest dependency.
-        const cycleAt = stackV[j]!;
-        let bestA = -1;
-        let bestB = -1;
-        let bestC = Infinity;
-        for (let q = j; q < sp; q++) {
-          const a = stackV[q]!;
-          const b = q + 1 < sp ? stackV[q + 1]! : cycleAt;
-          const c = cnt[depStart[a]! + (b - adjStart[adjSw[a]!]!)]!;
-          if (c < bestC) {
-            bestC = c;
-            bestA = a;
-            bestB = b;
-          }
+    const search = new CycleSearch(ix, depStart, (i) => cnt[i]! > 0);
+    for (let c = search.next(); c; c = search.next()) {
+      // Break the cycle's weakest dependency.
+      const { stack: stackV, j, sp } = c;
+      const cycleAt = stackV[j]!;
+      let bestA = -1;
+      let bestB = -1;
+      let bestC = Infinity;
+      for (let q = j; q < sp; q++) {
+        const a = stackV[q]!;
+        const b = q + 1 < sp ? stackV[q + 1]! : cycleAt;
+        const n = cnt[depStart[a]! + (b - adjStart[adjSw[a]!]!)]!;
+        if (n < bestC) {
+          bestC = n;
+          bestA = a;
+          bestB = b;
         }
-        if (!(bestC > 0)) throw new Error('dfsssp: internal error, a CDG cycle with an unused dependency');
-        movePaths(l, bestA, bestB);
-        cyclesBroken++;
-        tick?.();
-        return false;
-      },
-    );
+      }
+      if (!(bestC > 0)) throw new Error('dfsssp: internal error, a CDG cycle with an unused dependency');
+      movePaths(l, bestA, bestB);
+      cyclesBroken++;
+      yield 'layers';
+    }
   }
   return { srcSw, srcIdx, layer, vlsUsed, cyclesBroken, moved };
 }

@@ -2,12 +2,13 @@
  * destination switch by destination switch, with the dependencies of the source switches' routes. */
 import type { FabricIndex } from './graph.js';
 import type { DestGroup } from './route-order.js';
+import type { RoutingPhase } from './types.js';
 
 /** LFT columns staged before they are written to the tables (see stageColumns). */
 const STAGE = 256;
 
 /**
- * Step 1 (`BalancedPaths.run`): fills `lfts` with the balanced shortest paths; returns the dependencies of the routes
+ * Step 1 (`BalancedPaths.steps`): fills `lfts` with the balanced shortest paths; returns the dependencies of the routes
  * of the source switches (those with CAs) as a bit set over the dependency index (depStart).
  *
  * Per destination switch T, one breadth-first pass numbers the reached switches by BFS position
@@ -28,8 +29,7 @@ const STAGE = 256;
  * set's first candidate (the others are above the cost, and only grow): nothing to scan. When it
  * empties, k is rescanned at the next LID, in BFS order, after every switch one hop nearer is
  * final; if its cost went up, that propagates one hop outwards. In balanced fabrics most switches
- * have tied candidates, so few are rescanned (fat tree of 11,664 end ports: ~3% of the costs change
- * per LID).
+ * have tied candidates, so few are rescanned (scripts/bench/README.md, "Figures behind source comments").
  */
 export class BalancedPaths {
   private readonly nSw: number;
@@ -137,11 +137,11 @@ export class BalancedPaths {
   }
 
   /** The destinations in turn, each destination switch's end ports together (or in the
-   *  configured order: route-order.ts), ticking before each group; fills the tables and returns
-   *  the dependency bits. */
-  run(tick: (() => void) | undefined, groups: readonly DestGroup[]): Uint32Array {
+   *  configured order: route-order.ts), a step ('paths') before each group; fills the tables and
+   *  returns the dependency bits. */
+  *steps(groups: readonly DestGroup[]): Generator<RoutingPhase, Uint32Array, void> {
     for (const g of groups) {
-      tick?.();
+      yield 'paths';
       this.rand = g.fixed ? undefined : this.seeded;
       this.routeSwitch(g);
     }

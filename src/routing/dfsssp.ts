@@ -25,9 +25,10 @@ import { BalancedPaths } from './dfsssp-paths.js';
 import { assignLayers, cdgAcyclic, dependencyStarts, type Layers } from './dfsssp-layers.js';
 import { checkLmc } from './minhop.js';
 import { orderDestinations, orderNote } from './route-order.js';
-import { identitySl2Vl, RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
+import { identitySl2Vl, RoutingNotApplicable, runSteps, type RoutingEngine, type RoutingOptions, type RoutingPhase, type RoutingResult } from './types.js';
 
-export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult {
+/** dfsssp in steps: 'paths' before each destination group, 'layers' after each credit loop broken. */
+export function* dfssspSteps(fabric: Fabric, opts: RoutingOptions): Generator<RoutingPhase, RoutingResult, void> {
   checkLmc('dfsssp', opts);
   const maxVls = opts.maxVls ?? 8;
   if (!Number.isInteger(maxVls) || maxVls < 1 || maxVls > 15) throw new RoutingNotApplicable('dfsssp', `maxVls must be 1..15, got ${maxVls}`);
@@ -38,11 +39,11 @@ export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult
   const depStart = dependencyStarts(ix);
   const order = orderDestinations(ix, opts.routeOrder, opts.routeOrderNoScatter);
   if (order.listed || order.skipped) notes.push(orderNote(order));
-  const dep0 = new BalancedPaths(ix, lfts, depStart, rand).run(opts.tick, order.groups);
+  const dep0 = yield* new BalancedPaths(ix, lfts, depStart, rand).steps(order.groups);
   // Layer 0 without a credit loop (fat trees): every path stays there. Otherwise the layers are
   // built from the tables' dependency counts.
   let layers: Layers | undefined;
-  if (!cdgAcyclic(ix, depStart, dep0)) layers = assignLayers(ix, lfts, depStart, maxVls, opts.tick);
+  if (!cdgAcyclic(ix, depStart, dep0)) layers = yield* assignLayers(ix, lfts, depStart, maxVls);
   const vlsUsed = layers?.vlsUsed ?? 1;
   notes.push(`${vlsUsed} layer(s) used of ${maxVls}; ${layers?.cyclesBroken ?? 0} credit loop(s) broken by moving ${layers?.moved ?? 0} path(s) to higher layers`);
 
@@ -68,9 +69,14 @@ export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult
   };
 }
 
+export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult {
+  return runSteps(dfssspSteps(fabric, opts));
+}
+
 export const dfsssp: RoutingEngine = {
   name: 'dfsssp',
   description: 'balanced shortest paths made deadlock-free with virtual layers (SL = layer, SL i → VL i)',
   takesRouteOrder: true,
   route: routeDfsssp,
+  steps: dfssspSteps,
 };

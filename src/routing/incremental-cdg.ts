@@ -32,7 +32,7 @@ export function singleVlCdg(ix: FabricIndex, cm: Uint8Array): CdgReport {
   return cdgCycles(ix, 0, bits, depStart, deps);
 }
 
-/** Per LID: the switches the sources' routes cross (stamped with the LID), each with its channel. */
+/** Per column: the switches the sources' routes cross (stamped with the epoch of the call), each with its channel. */
 interface Scratch {
   stamp: Int32Array;
   ent: Int32Array;
@@ -189,21 +189,9 @@ export function incrementalCdg(from: DepCounts, read: (l: number, out: Uint8Arra
 /** The dependencies of LID l's column (toward switch T) set in `bits`; returns how many were new.
  * On its own so that it is optimized after a few LIDs. */
 function lidDeps(ix: FabricIndex, W: number, cm: Uint8Array, l: number, T: number, sources: Int32Array, ds: Int32Array, bits: Uint8Array, sc: Scratch): number {
-  const { nSw, adjStart, adjSw, portEntry } = ix;
-  const { stamp, ent, list } = sc;
-  const base = l * nSw;
-  let k = 0;
-  for (let i = 0; i < sources.length; i++) {
-    for (let u = sources[i]!; u !== T && stamp[u] !== l; ) {
-      stamp[u] = l;
-      list[k++] = u;
-      const p = cm[base + u]!;
-      const e = p > 0 && p < W ? portEntry[u * W + p]! : -1;
-      ent[u] = e;
-      if (e < 0) break;
-      u = adjSw[e]!;
-    }
-  }
+  const { nSw, adjStart, adjSw } = ix;
+  const k = crossed(ix, W, cm, l * nSw, T, sources, sc);
+  const { ent, list } = sc;
   let deps = 0;
   for (let i = 0; i < k; i++) {
     const u = list[i]!;

@@ -2,9 +2,9 @@
  * Writing LFT entries in long sequential strokes instead of a byte per table per LID (ftree, nue).
  *
  * Both fill the tables destination switch by destination switch: a few dozen LIDs in every
- * switch's table, so every table gets a short write far from the previous one (ftree at 46,080
- * end ports: 3.3 million scattered 40-byte writes over 141 MB of tables, where the time went on
- * cache and TLB misses, not on the routing). Two helpers turn that into row-wise writes:
+ * switch's table, so every table gets a short write far from the previous one, and on a large
+ * fabric the time went on cache and TLB misses, not on the routing (scripts/bench/README.md, "Figures behind source comments"). Two helpers turn that
+ * into row-wise writes:
  *
  * - RunWriter: switch s takes, for consecutive LIDs, its candidate ports in rotation. As long as
  *   the next leaf's LIDs continue the LID range, the candidate list is the same and the rotation

@@ -19,7 +19,7 @@
  * group every LID gets its own tree: each switch rotates, LID by LID, through its links one hop
  * nearer in the group's search (checked against the layer's CDG like the search's own choice),
  * so the LIDs of one port (LMC > 0) and of one switch spread over parallel links; on a fat tree
- * this balances like ftree (11,664 end ports: busiest link 11,646 routes, as ftree).
+ * this balances like ftree (scripts/bench/README.md, "Figures behind source comments").
  */
 import type { Fabric } from '../model/fabric.js';
 import { depStarts } from './acyclic.js';
@@ -32,12 +32,12 @@ import { buildLayers, components, escapeRoots, escapeTree, layerOrder, type Laye
 import { UnitTree } from './nue/tree.js';
 import { destinationUnits, lidRange, type Units } from './nue/units.js';
 import { UnitWriter } from './nue/writer.js';
-import { identitySl2Vl, RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
+import { identitySl2Vl, RoutingNotApplicable, runSteps, type RoutingEngine, type RoutingOptions, type RoutingPhase, type RoutingResult } from './types.js';
 
 /** nue's phases in order: set-up (components, escape tree, layers: nue/setup.ts), destinations
  *  (nue/units.ts), each unit on the first layer that takes it (nue/search.ts, nue/writer.ts) or
- *  the escape paths (nue/escape.ts), then the result. */
-export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
+ *  the escape paths (nue/escape.ts), then the result. A step ('units') before each unit. */
+export function* nueSteps(fabric: Fabric, opts: RoutingOptions): Generator<RoutingPhase, RoutingResult, void> {
   checkLmc('nue', opts);
   const maxVls = opts.maxVls ?? 8;
   if (!Number.isInteger(maxVls) || maxVls < 1 || maxVls > 15) throw new RoutingNotApplicable('nue', `maxVls must be 1..15, got ${maxVls}`);
@@ -57,20 +57,24 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
   const escape = new EscapeRoutes(ix, esc.isTree, tree);
   const search = new LayerSearch(ix, comps, tree);
   const units = destinationUnits(ix);
-  const { perVl, escaped } = routeUnits(units, layers, search, writer, escape, maxVls, opts.tick);
+  const { perVl, escaped } = yield* routeUnits(units, layers, search, writer, escape, maxVls);
   switchLidsOnEscape(ix, units, writer, escape);
   cols.flush();
   return result(ix, lfts, vlOf, roots, units, perVl, escaped, notes);
 }
 
+export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
+  return runSteps(nueSteps(fabric, opts));
+}
+
 /** Each unit on the first layer (in layerOrder) whose search reaches its component, spread over
- *  it; else on the escape paths (VL 0). Ticks once per unit. Returns the units per VL. */
-function routeUnits({ units }: Units, layers: Layers, search: LayerSearch, writer: UnitWriter, escape: EscapeRoutes, maxVls: number, tick: (() => void) | undefined): { perVl: number[]; escaped: number } {
+ *  it; else on the escape paths (VL 0). A step before each unit. Returns the units per VL. */
+function* routeUnits({ units }: Units, layers: Layers, search: LayerSearch, writer: UnitWriter, escape: EscapeRoutes, maxVls: number): Generator<RoutingPhase, { perVl: number[]; escaped: number }, void> {
   const perVl = new Array<number>(maxVls).fill(0);
   let escaped = 0;
   let rot = 0;
   for (const u of units) {
-    tick?.();
+    yield 'units';
     let done = false;
     const pref = layerOrder(layers, u.T, rot++);
     for (let k = 0; k < pref.length && !done; k++) {
@@ -124,4 +128,5 @@ export const nue: RoutingEngine = {
   name: 'nue',
   description: 'deadlock-free on any connected topology within maxVls VLs (1..15): routes chosen on an acyclic CDG per VL, balanced by routes per link (Nue class)',
   route: routeNue,
+  steps: nueSteps,
 };

@@ -5,7 +5,7 @@ import { ftree } from './ftree.js';
 import { minhop } from './minhop.js';
 import { nue } from './nue.js';
 import { torus } from './torus.js';
-import { RoutingError, RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
+import { RoutingError, RoutingNotApplicable, runSteps, type RoutingEngine, type RoutingOptions, type RoutingPhase, type RoutingResult } from './types.js';
 import { updn } from './updn.js';
 
 const engines = new Map<string, RoutingEngine>([minhop, updn, ftree, dfsssp, torus, nue].map((e) => [e.name, e]));
@@ -49,15 +49,25 @@ export interface FallbackResult {
   skipped: Array<{ engine: string; reason: string }>;
 }
 
+/** What the caller of routeWithFallback does between an engine's steps (RoutingEngine.steps):
+ *  the engines never see it. */
+export interface BetweenSteps {
+  /** Called at each step of a stepped engine (dfsssp, nue: between units of work); it must not
+   *  touch the fabric, and what it throws ends the routing. The SM reports progress there (and
+   *  the CLI lets V8's optimizing compiler go: cli/tiering.ts). */
+  tick?: (phase: RoutingPhase) => void;
+}
+
 /** Try the engines in order; RoutingNotApplicable moves on to the next, any other error propagates.
  *  When none applies, throws RoutingNotApplicable listing every reason. */
-export function routeWithFallback(fabric: Fabric, order: readonly string[], opts: RoutingOptions): FallbackResult {
+export function routeWithFallback(fabric: Fabric, order: readonly string[], opts: RoutingOptions & BetweenSteps): FallbackResult {
   if (order.length === 0) throw new RoutingError('no routing engine given');
+  const { tick, ...engineOpts } = opts;
   const skipped: FallbackResult['skipped'] = [];
   for (const name of order) {
     const eng = getEngine(name);
     try {
-      const result = eng.route(fabric, opts);
+      const result = eng.steps && tick ? runSteps(eng.steps(fabric, engineOpts), tick) : eng.route(fabric, engineOpts);
       if (skipped.length > 0) result.notes.unshift(...skipped.map((s) => `${s.engine} skipped: ${s.reason}`));
       return { result, engine: name, skipped };
     } catch (err) {

@@ -27,11 +27,6 @@ export interface RoutingOptions {
   /** The listed destinations break ties without the seed's randomness (OpenSM's
    * guid_routing_order_no_scatter). */
   routeOrderNoScatter?: boolean;
-  /** Called between units of work by the engines that can run for seconds (dfsssp: a destination
-   * switch, a credit loop broken; nue: a destination switch): the caller may look at the time
-   * (an SM holding V8's optimizing compiler back lets it go, cli/tiering.ts). It must not touch
-   * the fabric. */
-  tick?: () => void;
 }
 
 export interface RoutingEngine {
@@ -41,6 +36,24 @@ export interface RoutingEngine {
   /** The engine routes destinations in RoutingOptions.routeOrder's order; others ignore it. */
   readonly takesRouteOrder?: boolean;
   route(fabric: Fabric, opts: RoutingOptions): RoutingResult;
+  /** The same routing as named phases, for the engines that can run for seconds (dfsssp, nue):
+   * the generator yields the name of the phase it is in between units of work (a destination
+   * switch, a credit loop broken) and returns what `route` returns. The caller may do what it
+   * likes between two steps without touching the fabric (an SM reports progress there, and lets
+   * V8's optimizing compiler go: cli/tiering.ts); `route` runs the steps through (runSteps). */
+  steps?(fabric: Fabric, opts: RoutingOptions): Generator<RoutingPhase, RoutingResult, void>;
+}
+
+/** The name of a phase a stepped engine is in: 'paths' and 'layers' (dfsssp), 'units' (nue). */
+export type RoutingPhase = 'paths' | 'layers' | 'units';
+
+/** Run an engine's steps to the end, calling `between` (if given) at each step; its result. */
+export function runSteps(steps: Generator<RoutingPhase, RoutingResult, void>, between?: (phase: RoutingPhase) => void): RoutingResult {
+  for (;;) {
+    const s = steps.next();
+    if (s.done) return s.value;
+    between?.(s.value);
+  }
 }
 
 export class RoutingError extends IbsmError {

@@ -6,7 +6,7 @@ import type { SaContext, SaQuery } from './types.js';
 import type { PartitionGroup } from '../model/partitions.js';
 import type { SaLimits } from './limits.js';
 import { hasPkey, pkeysOf, requesterPort } from './ports.js';
-import { knownPortRate as portRate, RATE_GBPS, rateGbps as gbps } from '../model/rates.js';
+import { knownPortRate as portRate, rateGbps as gbps } from '../model/rates.js';
 import { GUID_MASK } from '../util/guid.js';
 import { RATE, selectorHolds } from './selector.js';
 
@@ -164,16 +164,6 @@ export function queryGroups(groups: Iterable<Group>, q: SaQuery, r: MCMemberReco
     }
   }
   return out;
-}
-
-/** The next rate up (`dir` 1) or down (-1) from `code` by bandwidth; 0 when there is none. */
-export function nextRate(code: number, dir: 1 | -1): number {
-  const g = gbps(code);
-  let best = 0;
-  for (const [c, v] of Object.entries(RATE_GBPS)) {
-    if (dir > 0 ? v > g && (!best || v < gbps(best)) : v < g && (!best || v > gbps(best))) best = Number(c);
-  }
-  return best;
 }
 
 /** o15-0.1.5: a requested MGID must be multicast, use no reserved flags, and not claim the SA's

@@ -30,6 +30,7 @@ import type { PeerRef } from '../model/fabric.js';
 import { KeyCounter, requesterKey, resolveSaLimits, type SaLimits } from './limits.js';
 import { hasPkey, pkeysOf, portGuidOf, portInfoOf, portOfGid, requesterPort, sharePkey } from './ports.js';
 import { knownPortRate as portRate, RATE_GBPS, rateGbps as gbps } from '../model/rates.js';
+import { RATE, selectForNewGroup } from './selector.js';
 import { GUID_MASK } from '../util/guid.js';
 import {
   CM,
@@ -38,7 +39,6 @@ import {
   encodeMember,
   hasFullMember,
   matchesGroup,
-  nextRate,
   portCapable,
   queryGroups,
   validRequestedMgid,
@@ -313,37 +313,17 @@ export class MulticastManager implements SaHandler {
     const portMtu = pi?.mtuCap ?? 0;
     let mtu = portMtu || 4;
     if (mask & CM.mtu && mask & CM.mtuSelector && req.mtuSelector !== Selector.Best) {
-      const w = req.mtu;
-      switch (req.mtuSelector) {
-        case Selector.GreaterThan:
-          if (portMtu && w >= portMtu) return SaStatus.ReqInvalid;
-          mtu = portMtu || w + 1;
-          break;
-        case Selector.LessThan:
-          mtu = portMtu && w > portMtu ? portMtu : w - 1;
-          break;
-        default:
-          mtu = w;
-      }
-      if (mtu < 1 || mtu > 5 || (portMtu && mtu > portMtu)) return SaStatus.ReqInvalid;
+      const v = selectForNewGroup(req.mtuSelector, req.mtu, portMtu);
+      if (v === undefined || v < 1 || v > 5 || (portMtu && v > portMtu)) return SaStatus.ReqInvalid;
+      mtu = v;
     }
     const pRate = portRate(pi);
     let rate = pRate || 3;
     if (mask & CM.rate && mask & CM.rateSelector && req.rateSelector !== Selector.Best) {
-      const w = req.rate;
-      if (!RATE_GBPS[w]) return SaStatus.ReqInvalid;
-      switch (req.rateSelector) {
-        case Selector.GreaterThan:
-          if (pRate && gbps(w) >= gbps(pRate)) return SaStatus.ReqInvalid;
-          rate = pRate || nextRate(w, +1);
-          break;
-        case Selector.LessThan:
-          rate = pRate && gbps(w) > gbps(pRate) ? pRate : nextRate(w, -1);
-          break;
-        default:
-          rate = w;
-      }
-      if (!RATE_GBPS[rate] || (pRate && gbps(rate) > gbps(pRate))) return SaStatus.ReqInvalid;
+      if (!RATE_GBPS[req.rate]) return SaStatus.ReqInvalid;
+      const v = selectForNewGroup(req.rateSelector, req.rate, pRate, RATE);
+      if (v === undefined || !RATE_GBPS[v] || (pRate && gbps(v) > gbps(pRate))) return SaStatus.ReqInvalid;
+      rate = v;
     }
     const mlid = this.allocMlid(this.mlidLimit(ctx.snapshot));
     if (mlid === undefined) {

@@ -7,6 +7,7 @@
  */
 
 import { IbsmFileError } from '../util/errors.js';
+import { parseHexGuid } from '../util/guid.js';
 
 /** A line of prefix-routes.conf that does not parse. */
 export class PrefixRoutesError extends IbsmFileError {
@@ -21,8 +22,6 @@ export interface PrefixRoute {
   line: number;
 }
 
-const HEX64 = /^(0x)?[0-9a-fA-F]{1,16}$/;
-
 export function parsePrefixRoutes(text: string, file: string): PrefixRoute[] {
   const out: PrefixRoute[] = [];
   text.split('\n').forEach((raw, i) => {
@@ -32,8 +31,9 @@ export function parsePrefixRoutes(text: string, file: string): PrefixRoute[] {
     if (words.length !== 2) throw new PrefixRoutesError(`${file}:${i + 1}: expected "<prefix> <router port GUID>" (hex or *), got "${t}"`);
     const val = (w: string, what: string): bigint | undefined => {
       if (w === '*') return undefined;
-      if (!HEX64.test(w)) throw new PrefixRoutesError(`${file}:${i + 1}: ${what} "${w}" is not a 64-bit hex number or *`);
-      return BigInt(w.startsWith('0x') || w.startsWith('0X') ? w : `0x${w}`);
+      const v = parseHexGuid(w);
+      if (v === undefined) throw new PrefixRoutesError(`${file}:${i + 1}: ${what} "${w}" is not a 64-bit hex number or *`);
+      return v;
     };
     const prefix = val(words[0]!, 'prefix');
     const guid = val(words[1]!, 'GUID');

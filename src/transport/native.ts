@@ -175,7 +175,7 @@ export function loadNative(): NativeUmad {
     );
   }
   try {
-    // process.dlopen, not a require: node:module (for createRequire) costs 1-2 ms of start-up.
+    // process.dlopen, not a require: node:module (for createRequire) costs start-up time (scripts/bench/README.md, "Figures behind source comments").
     const m = { exports: {} as NativeUmad };
     process.dlopen(m, file);
     loaded = m.exports;

@@ -204,7 +204,7 @@ const copiers = new WeakMap<AnyLayout, RecordCopier | null>();
 /** The copier of `layout`'s records: what `encode(decode(bytes))` gives (every field's bits as
  * they are, reserved bits zero), made with one byte copy and a mask of the bytes that hold
  * reserved bits, derived once from the field table; without reading each field out and writing it
- * back (a PortInfo: 7.7 µs interpreted, the copy 0.2 µs). Undefined for a layout where the two
+ * back (many times faster: scripts/bench/README.md, "Figures behind source comments"). Undefined for a layout where the two
  * differ: one with a string field (its decode stops at the first NUL). */
 export function recordCopier(layout: AnyLayout): RecordCopier | undefined {
   let c = copiers.get(layout);

@@ -11,6 +11,7 @@ import { loadFabricSpec } from '../../src/model/load.js';
 import { parseGuid2Lid } from '../../src/sm/lids.js';
 import { NodeType } from '../../src/wire/mad.js';
 import type { Fabric } from '../../src/model/fabric.js';
+import { anyFormatRe } from './log-lines.js';
 
 export const TIMEOUT = 60_000;
 export const CLI = path.resolve('dist/cli/main.js');
@@ -181,7 +182,7 @@ export async function startOpenSm(ib: Ibsim, extraArgs: string[] = []): Promise<
 /** ibsm run at the first node; resolves at SUBNET UP (its log goes to stdout here). */
 export async function startIbsm(ib: Ibsim, guid2lid: string, extraArgs: string[] = []): Promise<RunningSa> {
   const proc = startPreloaded('bash', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, CLI, 'run', '--umad', '--sweep-interval', '2', '--guid2lid', guid2lid, ...extraArgs], { ibsim: ib, timeoutMs: 10 * TIMEOUT });
-  await proc.waitForLine((l) => l.includes('SUBNET UP'), 30_000);
+  await proc.waitForLine((l) => anyFormatRe('IBSM-1001').test(l), 30_000); // text or --log-format json
   return { proc, guid2lid, log: () => proc.stdout() };
 }
 

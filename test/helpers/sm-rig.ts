@@ -11,6 +11,7 @@ import { installSmHandlers } from '../../src/sm/handlers.js';
 import { Logger, MemorySink } from '../../src/util/log.js';
 import { verifyRoutes, type VerifyReport } from '../../src/routing/verify.js';
 import type { Fabric } from '../../src/model/fabric.js';
+import { withCode, type Codes } from './log-lines.js';
 
 export interface SmRig {
   clock: VirtualClock;
@@ -18,8 +19,8 @@ export interface SmRig {
   rpc: MadRpc;
   sm: SubnetManager;
   sink: MemorySink;
-  /** Log lines containing `s`. */
-  lines(s: string): string[];
+  /** The log lines of a code (or of any of several), with `then` further on the line (helpers/log-lines.ts). */
+  lines(code: Codes, then?: string): string[];
 }
 
 export function smRig(fabric: Fabric, o: { sm?: Partial<SmOptions>; rpc?: MadRpcOptions; sim?: Partial<SimFabricOptions>; attach?: number; wrapSmp?: (s: SmpClient) => SmpClient; traps?: boolean } = {}): SmRig {
@@ -33,7 +34,7 @@ export function smRig(fabric: Fabric, o: { sm?: Partial<SmOptions>; rpc?: MadRpc
   const sink = new MemorySink();
   const sm = new SubnetManager({ smp: (o.wrapSmp ?? ((x) => x))(smpClientOf(rpc)), clock, log: new Logger(sink, 'debug'), routing: ['ftree', 'updn', 'minhop'], lmc: 0, sweepIntervalMs: 0, ...o.sm });
   installSmHandlers(rpc, sm, { portGuid: ep.local.portGuid, log: new Logger(sink, 'debug') });
-  return { clock, sim, rpc, sm, sink, lines: (s) => sink.lines.filter((l) => l.includes(s)) };
+  return { clock, sim, rpc, sm, sink, lines: (code, then) => withCode(sink.lines, code, then) };
 }
 
 /** The fabric as the SM's last snapshot says it is: every cabled port of every node in it
