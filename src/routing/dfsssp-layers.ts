@@ -6,6 +6,7 @@
  */
 import { swName, type FabricIndex } from './graph.js';
 import { RoutingNotApplicable, type RoutingPhase } from './types.js';
+import { InternalError } from '../util/errors.js';
 
 /** depStart of the dependency index: channel e's dependencies are depStart[e] .. depStart[e+1]-1. */
 export function dependencyStarts(ix: FabricIndex): Int32Array {
@@ -245,7 +246,7 @@ export function* assignLayers(ix: FabricIndex, lfts: Uint8Array[], depStart: Int
           bestB = b;
         }
       }
-      if (!(bestC > 0)) throw new Error('dfsssp: internal error, a CDG cycle with an unused dependency');
+      if (!(bestC > 0)) throw new InternalError('dfsssp: internal error, a CDG cycle with an unused dependency');
       movePaths(l, bestA, bestB);
       cyclesBroken++;
       yield 'layers';
