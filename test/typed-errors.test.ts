@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { IbsmError } from '../src/util/errors.js';
 import { VirtualClock } from '../src/util/clock.js';
 import { PathRecord, ComponentMaskError } from '../src/entry/wire.js';
+import { openSaClient, SubnetNotUpError } from '../src/index.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -79,5 +80,11 @@ describe('typed errors', () => {
     expect(stuck).toBeInstanceOf(IbsmError);
     expect((stuck as IbsmError).code).toBe('VirtualTimeError');
     expect((stuck as Error).message).toMatch(/^deadlock: the promise has not settled at 0 ms of virtual time/);
+
+    // an SM whose subnet is not up yet (no snapshot): the client cannot know the SA's LID
+    const early = await openSaClient({ sm: { sim: undefined, snapshot: undefined } as never }).catch((x: unknown) => x);
+    expect(early).toBeInstanceOf(SubnetNotUpError);
+    expect((early as IbsmError).code).toBe('SubnetNotUpError');
+    expect((early as Error).message).toContain('await sm.start()');
   });
 });
