@@ -158,13 +158,14 @@ export class FtreeCandidates {
   /** Distances and candidates toward T, for T's ancestors and the switches below them (the only
    *  ones with up/down routes to T). Ancestors of T (switches that reach it going down) may go
    *  down to a child one hop nearer; every other switch goes up to a parent one hop nearer along
-   *  up/down routes. Shared by all LIDs delivered by T. Writes every per-T field. */
-  prepare(T: number): void {
+   *  up/down routes. Shared by all LIDs delivered by T. Writes every per-T field (the weighted
+   *  rotation's sequences only with `weights`). */
+  prepare(T: number, weights = true): void {
     const ep = ++this.tEpoch;
     this.ancestors(T, ep);
     const k = this.ancestorCandidates(ep);
     this.belowCandidates(ep, k);
-    this.buildWeights();
+    if (weights) this.buildWeights();
   }
 
   /** T's ancestors by BFS up from T: `dist`, stamps, rList[0 .. nAnc). */

@@ -19,10 +19,15 @@
  * - each switch's CAs' routes (one per CA) are counted as soon as it has chosen, so the switches
  *   after it (the rest of this destination's sources) see them.
  * The candidates are those of the up/down routing, so the routes stay up/down (deadlock-free on
- * one VL) and shortest.
+ * one VL) and shortest. It costs about CA LIDs × switch-to-switch channels, twice: above
+ * CONVERGE_BUDGET (beyond about 2,000 hosts on a 3-level tree) ftree keeps the weighted rotation
+ * (ftree-candidates.ts), and says so.
  */
 import type { FabricIndex } from './graph.js';
 import type { FtreeCandidates } from './ftree-candidates.js';
+
+/** CA LIDs × directed switch-to-switch links up to which a degraded tree's routes converge. */
+export const CONVERGE_BUDGET = 2e7;
 
 export class FtreeConverge {
   /** Routes counted so far per directed switch-to-switch link (adjacency entry). */
@@ -53,7 +58,7 @@ export class FtreeConverge {
     this.load = new Float64Array(ix.adjStart[nSw]!);
     this.next = new Int32Array(nSw);
     this.via = new Int32Array(nSw);
-    this.chainAt = new Int32Array(nSw);
+    this.chainAt = new Int32Array(nSw).fill(-1);
     this.pathCost = new Float64Array(nSw);
     const level = new Int32Array(nSw);
     c.byLevel.forEach((l, k) => l.forEach((x) => (level[x] = k)));
@@ -105,7 +110,7 @@ export class FtreeConverge {
     const width = ix.maxPorts + 1;
     let cur = -1;
     for (const { T, lid, i, chain } of this.routed) {
-      if (T !== cur) c.prepare((cur = T));
+      if (T !== cur) c.prepare((cur = T), false);
       for (let x = 0; x < c.nR; x++) {
         const s = c.rList[x]!;
         const w = ix.caCount[s]!;
@@ -130,7 +135,6 @@ export class FtreeConverge {
     // a class's candidates name ports: each switch's own link by its port
     const { adjSw, portEntry: entryOf } = ix;
     const width = ix.maxPorts + 1;
-    chainAt.fill(-1);
     chain.forEach((s, k) => (chainAt[s] = k));
     via[T] = 0;
     next[T] = -1;
@@ -180,6 +184,7 @@ export class FtreeConverge {
         }
       }
     }
+    for (const x of chain) chainAt[x] = -1;
   }
 }
 

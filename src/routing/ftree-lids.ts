@@ -8,7 +8,7 @@
  * they leave every switch over different links. */
 import { swName, type FabricIndex } from './graph.js';
 import type { FtreeCandidates } from './ftree-candidates.js';
-import { FtreeConverge } from './ftree-converge.js';
+import { CONVERGE_BUDGET, FtreeConverge } from './ftree-converge.js';
 import { NA } from './ftree-shape.js';
 import { ColumnBuffer, RunWriter } from './lft-writers.js';
 
@@ -37,8 +37,10 @@ export class FtreeLids {
   private readonly cols: ColumnBuffer;
   /** Leaves whose own LID is routed (with their first group that has CAs). */
   private readonly ownDone = new Set<number>();
-  /** Degraded trees: the CA LIDs' routes, chosen per LID. */
+  /** Degraded trees: the CA LIDs' routes, chosen per LID (within CONVERGE_BUDGET). */
   private readonly converge?: FtreeConverge;
+  /** For the result's notes. */
+  readonly notes: string[] = [];
 
   /** Writes `lfts`. */
   constructor(
@@ -48,7 +50,12 @@ export class FtreeLids {
   ) {
     this.runs = new RunWriter(lfts, ix.nSw, ix.maxPorts + 1);
     this.cols = new ColumnBuffer(lfts, ix.nSw);
-    if (c.weighted) this.converge = new FtreeConverge(ix, c);
+    if (c.weighted) {
+      let caLids = 0;
+      for (const ep of ix.ends) if (!ep.isSwitch) caLids += 1 << ep.lmc;
+      if (caLids * ix.adjStart[ix.nSw]! <= CONVERGE_BUDGET) this.converge = new FtreeConverge(ix, c);
+      else this.notes.push(`degraded tree of ${caLids} CA LIDs: routed by the weighted rotation (the converging routes cost CA LIDs × switch links, above ${CONVERGE_BUDGET.toExponential()} here)`);
+    }
   }
 
   /** CA destinations of one group (`inGroup`): leaves in switch order, ports in the leaf's port
@@ -121,14 +128,16 @@ export class FtreeLids {
     const digits = extra ? c.extra! : c;
     if (c.weighted) {
       for (let j = 0; j < n; j++) lfts[T]![lids[j]!] = ports[j]!;
-      // CA LIDs: converging routes (ftree-converge.ts); the switch's own LID: the weighted rotation
-      for (let j = 0; j < caCount; j++) this.converge!.route(T, lids[j]!, i0 + j, lfts);
+      // CA LIDs: converging routes (ftree-converge.ts); the switch's own LID (and every LID beyond
+      // the budget): the weighted rotation
+      const conv = this.converge;
+      if (conv) for (let j = 0; j < caCount; j++) conv.route(T, lids[j]!, i0 + j, lfts);
       const { nR, rList, candLo, candHi } = c;
       for (let i = 0; i < nR; i++) {
         const s = rList[i]!;
         if (candHi[s]! - candLo[s]! <= 0) continue;
         const t = lfts[s]!;
-        for (let j = caCount; j < n; j++) t[lids[j]!] = c.pick(s, i0 + j);
+        for (let j = conv ? caCount : 0; j < n; j++) t[lids[j]!] = c.pick(s, i0 + j);
       }
       if (fallbackOf) for (const s of fallbackOf) for (let j = 0; j < n; j++) lfts[s]![lids[j]!] = c.fallbackPort[s]!;
       return;

@@ -60,7 +60,7 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
   for (const g of groups.inGroup) writer.routeGroup(g);
   writer.flush();
   writer.routeSwitchLids(shape.level);
-  return result(ix, shape, cands, lfts, groups);
+  return result(ix, shape, cands, lfts, groups, writer.notes);
 }
 
 interface CaGroups {
@@ -83,13 +83,14 @@ function caGroups(ix: FabricIndex, opts: RoutingOptions): CaGroups {
 }
 
 /** The tables, the top switches as roots, and the notes. */
-function result(ix: FabricIndex, shape: FatTreeShape, cands: FtreeCandidates, lfts: Uint8Array[], { inGroup, isCn }: CaGroups): RoutingResult {
+function result(ix: FabricIndex, shape: FatTreeShape, cands: FtreeCandidates, lfts: Uint8Array[], { inGroup, isCn }: CaGroups, more: string[]): RoutingResult {
   const { ends } = ix;
   const { byLevel, downUpRoutes } = cands;
   const notes = [...ix.warnings];
   if (inGroup.length > 1) notes.push(`compute nodes balanced first: ${ends.filter((e, i) => !e.isSwitch && isCn(i)).length} CN ports, ${ends.filter((e, i) => !e.isSwitch && !isCn(i)).length} other CA ports after them`);
   notes.push(`fat tree: ${shape.levels} levels, ${byLevel.map((b, l) => `level ${l}: ${b.length}`).join(', ')} switches`);
   if (shape.irregular.length > 0) notes.push(`the tree is irregular (degraded): ${shape.irregular.join('; ')}`);
+  notes.push(...more);
   if (downUpRoutes > 0) notes.push(`${downUpRoutes} routes from switches without CAs go down then up (no up/down path exists, e.g. between top-level switches or around a missing link; no CA route uses them)`);
   return {
     engine: 'ftree',
