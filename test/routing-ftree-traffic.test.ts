@@ -2,7 +2,8 @@
 // routing/traffic.ts) against independent witnesses built here: destination-mod-k tables (what
 // OpenSM's ftree does on a regular tree) on an oversubscribed 3-level tree whose leaves' hosts are
 // not a multiple of their up links (ft3-large's shape), and the reference dfsssp (OpenSM's
-// engine, test/helpers/dfsssp-reference.ts) on a degraded tree; with the routes per link kept.
+// engine, test/helpers/dfsssp-reference.ts) on a degraded tree; with the routes per link kept;
+// and a degraded tree beyond the converging routes' budget keeps the weighted rotation.
 import { describe, expect, it } from 'vitest';
 import type { Fabric } from '../src/model/fabric.js';
 import { isSwitch } from '../src/model/fabric.js';
@@ -93,6 +94,17 @@ describe('ftree: effective bisection bandwidth against independent witnesses', (
     const caOnly = new Map([...chain.result.lfts].map(([s, t]) => [s, Uint8Array.from(t, (p, l) => (switchLids.includes(l) ? 255 : p))]));
     expect(verifyRoutes(f, caOnly, { stretch: false }).deadlockFree).toBe(true);
     expect(ebb(f, chain.result.lfts)).toBeGreaterThanOrEqual(ebb(f, ref.lfts));
+  }, 60_000);
+
+  it('a degraded tree beyond the converging routes\' budget (3,456 hosts): the weighted rotation, said so, complete', () => {
+    const f = fabric('gen:fattree3:radix=24', (g) => cutEvery(g, 97));
+    const chain = routeWithFallback(f, DEFAULT_FALLBACK, { lmc: 0 });
+    expect(chain.engine).toBe('ftree');
+    expect(chain.result.notes.some((n) => /degraded tree of 3456 CA LIDs: routed by the weighted rotation/.test(n))).toBe(true);
+    const v = verifyRoutes(f, chain.result, { stretch: false });
+    expect(v.failures).toEqual([]);
+    expect(v.unreachablePairs).toBe(0);
+    expect(v.loopEntries).toBe(0);
   }, 60_000);
 });
 
