@@ -129,20 +129,15 @@ describe('balance', () => {
     expect(v.linkLoad.max).toBe(v.linkLoad.min);
   });
 
-  it('ftree, 4 hosts on 3 up-links: three hosts\' routes come down one spine each, the fourth\'s over every spine', () => {
+  it('ftree, elsewhere (3 up-links, 4 hosts a leaf): the routes to one host arrive over every spine', () => {
     const f = fabric('gen:fattree2:leaves=7,spines=3,hosts=4');
     const r = getEngine('ftree').route(f, { lmc: 0 });
     const { leaves, spines } = leavesOf(f);
     for (const { i: li, hostLids } of leaves) {
-      const one = new Set<number>();
-      hostLids.forEach((lid, k) => {
+      for (const lid of hostLids) {
         const via = new Set(leaves.filter(({ i }) => i !== li).map(({ i }) => nextHop(f, r, i, lid)));
-        if (k < 3) {
-          expect(via.size).toBe(1);
-          one.add([...via][0]!);
-        } else expect(via.size).toBe(spines);
-      });
-      expect(one.size).toBe(3);
+        expect(via.size).toBe(spines);
+      }
     }
   });
 

@@ -33,20 +33,6 @@ export class FtreeCandidates {
    *  tree div 1 and sigma the switch's position in its level: the routes to one destination leave
    *  the switches of a level over every up link in turn. */
   readonly div: Int32Array;
-  /** Where every leaf has r CA ports beyond a multiple of its k up links (12 hosts on 8 up links:
-   *  r = 4) and r divides k, the first floor(c / k)·k of a leaf's CA ports ("dedicated") take
-   *  destination-mod-k (div, sigma 0: one down path each) and the other r ("extra") their own
-   *  index iX = r·(the leaf's number) + t: each over its own g = k / r of the leaf's links, at a
-   *  leaf of position σ link t·g + (σ + floor(iX / r) + t) mod g (`g` per leaf switch, 0 above:
-   *  a leaf's extras alternate, so one source leaf's routes to them take every link), and above
-   *  destination-mod-k by iX with `div` (level l: r·k_1·…·k_{l-1}; level 1 one digit up from the
-   *  dedicated ones, `sigma` 1, so they share fewer links with them). Each leaf link then
-   *  carries the routes of one dedicated destination and 1/g of an extra one (the routes per link
-   *  at the bound, where destination-mod-k would give some links two destinations), and an extra
-   *  destination's routes come down g paths, not every one (a random permutation meets fewer
-   *  flows on them: issue #35). Undefined where destination-mod-k applies to every CA or the
-   *  rotation does. */
-  readonly extra?: { div: Int32Array; sigma: Int32Array; r: number; g: Int32Array };
   /** In a degraded tree the candidates of a switch may lead to parents with fewer onward links
    *  (a spine that lost a core): there the rotation is weighted by each candidate's own number of
    *  candidates, interleaved (smooth weighted round robin), so traffic follows capacity. */
@@ -105,27 +91,7 @@ export class FtreeCandidates {
     for (let s = 0; s < nSw; s++) this.sigma[s] = this.byLevel[shape.level[s]!]!.push(s) - 1;
     this.weighted = shape.irregular.length > 0;
     this.div = new Int32Array(nSw).fill(1);
-    const mode = this.weighted ? 'rotate' : this.digitsMode(ix);
-    if (mode !== 'rotate') {
-      if (typeof mode === 'number') {
-        const r = mode;
-        const div = new Int32Array(nSw).fill(1);
-        let d = r;
-        for (let l = 1; l < this.byLevel.length; l++) {
-          for (const s of this.byLevel[l]!) div[s] = d;
-          d *= this.upCount(this.byLevel[l]![0]!);
-        }
-        const sigma = new Int32Array(nSw);
-        const g = new Int32Array(nSw);
-        for (const s of this.byLevel[0]!) {
-          sigma[s] = this.sigma[s]!;
-          g[s] = this.upCount(s) / r;
-        }
-        // one up from the dedicated destinations' digit: a leaf's extra destinations come down
-        // other links above its spines than its dedicated ones
-        for (const s of this.byLevel[1] ?? []) sigma[s] = 1;
-        this.extra = { div, sigma, r, g };
-      }
+    if (!this.weighted && this.destinationModK(ix)) {
       this.sigma.fill(0);
       let d = 1;
       for (const level of this.byLevel) {
@@ -328,26 +294,14 @@ export class FtreeCandidates {
     return this.upStart[s + 1]! - this.upStart[s]!;
   }
 
-  /** Of `cas` CA ports on leaf s, how many are dedicated (destination-mod-k) where the digits are
-   *  split (`extra`): the first floor(cas / k)·k; all of them otherwise. */
-  dedicated(s: number, cas: number): number {
-    if (!this.extra) return cas;
-    const k = this.upCount(s);
-    return Math.floor(cas / k) * k;
-  }
-
-  /** Destination-mod-k ('dmodk') where it splits the destinations evenly: a regular tree without
-   *  parallel links whose leaves each have a multiple of their up-link count of CA ports, and whose
-   *  CA ports are a multiple of the product of every level's up-link count. Where every leaf has
-   *  r more (a leaf with 12 hosts and 8 up-links: 4), destination-mod-k would send every route to
-   *  one destination down one of the leaf's links, and the leaf's links would carry 1 or 2
-   *  destinations' routes: there r (see `extra`) when r divides the leaves' up links, the
-   *  dedicated ports are a multiple of that product and the leaves a multiple of the product
-   *  above them. Else 'rotate' (the rotation by position). */
-  private digitsMode(ix: FabricIndex): 'dmodk' | 'rotate' | number {
-    let ded = 0;
-    let r = -1;
-    let leaves = 0;
+  /** Destination-mod-k where it splits the destinations evenly: a regular tree without parallel
+   *  links whose leaves each have a multiple of their up-link count of CA ports, and whose CA
+   *  ports are a multiple of the product of every level's up-link count. Elsewhere (a leaf with 12
+   *  hosts and 8 up-links) it would send every route to one destination down one of the leaf's
+   *  links, and the leaf's links would carry 1 or 2 destinations' routes, where the rotation by
+   *  position spreads them: that keeps the routes per link at the bound there. */
+  private destinationModK(ix: FabricIndex): boolean {
+    let total = 0;
     let prod = 1;
     for (const level of this.byLevel) prod *= Math.max(1, this.upCount(level[0]!));
     const seen = new Int32Array(this.nSw).fill(-1);
@@ -355,20 +309,14 @@ export class FtreeCandidates {
       const k = this.upCount(s);
       for (let e = this.upStart[s]!; e < this.upStart[s + 1]!; e++) {
         const p = this.upSw[e]!;
-        if (seen[p] === s) return 'rotate'; // parallel links
+        if (seen[p] === s) return false; // parallel links
         seen[p] = s;
       }
       const cas = ix.caCount[s]!;
-      if (cas === 0) continue;
-      if (k === 0 || (r >= 0 && cas % k !== r)) return 'rotate';
-      r = cas % k;
-      ded += cas - r;
-      leaves++;
+      if (cas > 0 && (k === 0 || cas % k !== 0)) return false;
+      total += cas;
     }
-    if (ded % prod !== 0) return 'rotate';
-    if (r <= 0) return 'dmodk';
-    const k0 = this.upCount(this.byLevel[0]![0]!);
-    return ded > 0 && k0 % r === 0 && leaves % (prod / k0) === 0 ? r : 'rotate';
+    return total % prod === 0;
   }
 
   /** The port switch s takes for destination index i. */

@@ -12,27 +12,9 @@ import { CONVERGE_BUDGET, FtreeConverge } from './ftree-converge.js';
 import { NA } from './ftree-shape.js';
 import { ColumnBuffer, RunWriter } from './lft-writers.js';
 
-/** Destination index i at switch s takes candidate (floor(i / div[s]) + sigma[s]) mod count;
- *  with `g` (an extra destination at a leaf, FtreeCandidates' `extra`) t·g + (sigma[s] +
- *  floor(i / r) + t) mod g, t = i mod r. */
-interface Digits {
-  div: Int32Array;
-  sigma: Int32Array;
-  r?: number;
-  g?: Int32Array;
-}
-
-function digit({ div, sigma, r, g }: Digits, s: number, i: number, nc: number): number {
-  const gs = g ? g[s]! : 0;
-  if (gs > 0) return ((i % r!) * gs + ((sigma[s]! + Math.floor(i / r!) + (i % r!)) % gs)) % nc;
-  return (Math.floor(i / div[s]!) + sigma[s]!) % nc;
-}
-
 export class FtreeLids {
-  /** The next CA destination index (the rotation's i), and the next extra one (FtreeCandidates'
-   *  `extra`: CA ports beyond a multiple of the leaf's up links). */
+  /** The next CA destination index (the rotation's i). */
   private index = 0;
-  private indexX = 0;
   private readonly runs: RunWriter;
   private readonly cols: ColumnBuffer;
   /** Leaves whose own LID is routed (with their first group that has CAs). */
@@ -64,7 +46,7 @@ export class FtreeLids {
   routeGroup(inGroup: (ei: number) => boolean): void {
     const { ix, c } = this;
     const ends = ix.ends;
-    this.index = this.indexX = 0;
+    this.index = 0;
     for (const leaf of c.byLevel[0]!) {
       const eps: number[] = [];
       for (let i = ix.endsStart[leaf]!; i < ix.endsStart[leaf + 1]!; i++) eps.push(ix.endsOfSw[i]!);
@@ -82,28 +64,25 @@ export class FtreeLids {
       if (deferred.length > 0) c.fallback(deferred);
       const lids: number[] = [];
       const ports: number[] = [];
-      const add = (ei: number, port: number): void => {
+      for (const ei of cas) {
         const ep = ends[ei]!;
         for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) {
           lids.push(l);
-          ports.push(port);
+          ports.push(ep.swPort);
         }
-      };
-      const fb = deferred.length > 0 ? deferred : undefined;
-      // the dedicated CAs, then the extra ones (FtreeCandidates' `extra`), with their own index
-      const ded = c.dedicated(leaf, cas.length);
-      if (ded < cas.length) {
-        for (const ei of cas.slice(0, ded)) add(ei, ends[ei]!.swPort);
-        this.routeLids(leaf, lids, ports, lids.length, fb);
-        lids.length = ports.length = 0;
       }
-      for (const ei of cas.slice(ded < cas.length ? ded : 0)) add(ei, ends[ei]!.swPort);
       const caLids = lids.length;
       // the leaf's own LID goes with the first group that has CAs there
       const own = this.ownDone.has(leaf) ? undefined : eps.find((ei) => ends[ei]!.isSwitch);
       this.ownDone.add(leaf);
-      if (own !== undefined) add(own, 0);
-      this.routeLids(leaf, lids, ports, caLids, fb, ded < cas.length);
+      if (own !== undefined) {
+        const o = ends[own]!;
+        for (let l = o.lid; l < o.lid + (1 << o.lmc); l++) {
+          lids.push(l);
+          ports.push(0);
+        }
+      }
+      this.routeLids(leaf, lids, ports, caLids, deferred.length > 0 ? deferred : undefined);
     }
   }
 
@@ -118,14 +97,12 @@ export class FtreeLids {
    *  indices, a switch LID (no data traffic) the next one without advancing. Switches outside T's
    *  up/down part take the fallback port. Before this, T's LIDs are NO_ROUTE in every table but
    *  T's own (each LID is routed once), which ColumnBuffer's columns start from. */
-  private routeLids(T: number, lids: number[], ports: number[], caCount: number, fallbackOf: number[] | undefined, extra = false): void {
-    const i0 = extra ? this.indexX : this.index;
-    if (extra) this.indexX += caCount;
-    else this.index += caCount;
+  private routeLids(T: number, lids: number[], ports: number[], caCount: number, fallbackOf: number[] | undefined): void {
+    const i0 = this.index;
+    this.index += caCount;
     const n = lids.length;
     if (n === 0) return;
     const { lfts, c } = this;
-    const digits = extra ? c.extra! : c;
     if (c.weighted) {
       for (let j = 0; j < n; j++) lfts[T]![lids[j]!] = ports[j]!;
       // CA LIDs: converging routes (ftree-converge.ts); the switch's own LID (and every LID beyond
@@ -147,15 +124,14 @@ export class FtreeLids {
     // at the end, a router port's or a gap may not be): checked entry by entry, not by the ends.
     let m = 1;
     while (m < n && lids[m] === l0 + m) m++;
-    this.routeRun(T, l0, m, ports, i0, fallbackOf, digits);
-    for (let j = m; j < n; j++) this.routeColumn(T, lids[j]!, ports[j]!, i0 + j, fallbackOf, digits);
+    this.routeRun(T, l0, m, ports, i0, fallbackOf);
+    for (let j = m; j < n; j++) this.routeColumn(T, lids[j]!, ports[j]!, i0 + j, fallbackOf);
   }
 
   /** LIDs l0 .. l0+m-1 (destination indices from i0): runs of the rotation (unweighted). */
-  private routeRun(T: number, l0: number, m: number, ports: number[], i0: number, fallbackOf: number[] | undefined, digits: Digits): void {
-    const { sigma, div, g } = digits;
+  private routeRun(T: number, l0: number, m: number, ports: number[], i0: number, fallbackOf: number[] | undefined): void {
     const { lfts, runs } = this;
-    const { rList, candLo, candHi, candPort, swVer, fallbackPort } = this.c;
+    const { rList, candLo, candHi, candPort, sigma, div, swVer, fallbackPort } = this.c;
     const tT = lfts[T]!;
     for (let j = 0; j < m; j++) tT[l0 + j] = ports[j]!;
     for (let i = 0, nR = this.c.nR; i < nR; i++) {
@@ -164,20 +140,19 @@ export class FtreeLids {
       const nc = candHi[s]! - a;
       if (nc <= 0) continue;
       const d = div[s]!;
-      if ((d === 1 && !g?.[s]) || nc === 1) runs.add(s, l0, m, candPort, a, nc, (i0 + sigma[s]!) % nc, swVer[s]!);
+      if (d === 1 || nc === 1) runs.add(s, l0, m, candPort, a, nc, (i0 + sigma[s]!) % nc, swVer[s]!);
       else {
-        // destination-mod-k above level 0 (the digit changes every d destinations), an extra
-        // destination at a leaf: entry by entry
+        // destination-mod-k above level 0: the digit changes every d destinations
         const t = lfts[s]!;
-        for (let j = 0; j < m; j++) t[l0 + j] = candPort[a + digit(digits, s, i0 + j, nc)]!;
+        for (let j = 0; j < m; j++) t[l0 + j] = candPort[a + ((Math.floor((i0 + j) / d) + sigma[s]!) % nc)]!;
       }
     }
     if (fallbackOf) for (const s of fallbackOf) lfts[s]!.fill(fallbackPort[s]!, l0, l0 + m);
   }
 
   /** One LID (destination index i) by column (unweighted). */
-  private routeColumn(T: number, lid: number, port: number, i: number, fallbackOf: number[] | undefined, digits: Digits): void {
-    const { rList, candLo, candHi, candPort, fallbackPort } = this.c;
+  private routeColumn(T: number, lid: number, port: number, i: number, fallbackOf: number[] | undefined): void {
+    const { rList, candLo, candHi, candPort, sigma, div, fallbackPort } = this.c;
     const cols = this.cols;
     const col = cols.column(lid);
     const { buf, width: W } = cols;
@@ -186,7 +161,7 @@ export class FtreeLids {
       const s = rList[r]!;
       const a = candLo[s]!;
       const nc = candHi[s]! - a;
-      if (nc > 0) buf[s * W + col] = candPort[a + digit(digits, s, i, nc)]!;
+      if (nc > 0) buf[s * W + col] = candPort[a + ((Math.floor(i / div[s]!) + sigma[s]!) % nc)]!;
     }
     if (fallbackOf) for (const s of fallbackOf) buf[s * W + col] = fallbackPort[s]!;
   }

@@ -19,14 +19,10 @@
  *   OpenSM's ftree. The routes to one destination come down one path, and a shift of the hosts
  *   in destination order meets no other flow on any link: all-to-all at full bandwidth on a
  *   non-blocking tree (routing/traffic.ts measures it; scripts/bench/traffic-opensm.mjs).
- * - where a leaf's CAs are not a multiple of its up-links (12 hosts on 8), the first
- *   floor(c / k)·k of them as above, the other c mod k with their own index: rotated by the
- *   leaf's position at the leaves (their routes arrive over every link into their leaf, so a leaf
- *   link carries one destination and an even share of the others: the routes per link at the
- *   bound), destination-mod-k above (ftree-candidates.ts, `extra`);
  * - elsewhere a switch at position σ in its level takes (i + σ) mod count: the routes to one
  *   destination leave the switches of a level over every up link in turn, so they arrive over
- *   every link into the destination's leaf.
+ *   every link into the destination's leaf (a leaf with 12 hosts and 8 up-links would otherwise
+ *   get 1 or 2 destinations' routes per link).
  * Either way one switch deals its destinations evenly over its up links; on the generators'
  * trees the busiest link meets the lower bound (test/helpers/fat-tree-bound.ts). LMC > 0: the
  * LIDs of a port leave every switch over different links. In a degraded tree each CA LID's
