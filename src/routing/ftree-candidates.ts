@@ -329,9 +329,11 @@ export class FtreeCandidates {
     return candPort[a + (r % (candHi[s]! - a))]!;
   }
 
-  /** The first switch with CAs that a BFS down from T and its ancestors (in their order) finds
-   *  (after prepare(T)): the CA switch nearest the front of T's part, by discovery; −1 if none. */
-  firstCaSwitchBelow(T: number): number {
+  /** The switches with CAs that a BFS down from T and its ancestors (in their order) finds
+   *  (after prepare(T)), at most `max`, in discovery order: the first is the CA switch nearest
+   *  the front of T's part; none: empty. */
+  caSwitchesBelow(T: number, max: number): number[] {
+    const out: number[] = [];
     const { queue, bfsStamp, rList, downStart, downSw } = this;
     const ep = this.tEpoch;
     let h = 0;
@@ -348,11 +350,11 @@ export class FtreeCandidates {
         const c = downSw[j]!;
         if (bfsStamp[c] === ep) continue;
         bfsStamp[c] = ep;
-        if (this.ix.caCount[c]! > 0) return c;
+        if (this.ix.caCount[c]! > 0 && out.push(c) >= max) return out;
         queue[t++] = c;
       }
     }
-    return -1;
+    return out;
   }
 
   /** Switches without an up/down route to T (after prepare). */

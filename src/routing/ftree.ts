@@ -30,7 +30,9 @@
  * destination where they can, the least loaded links where they cannot, so a link toward a
  * destination carries few destinations and traffic follows the remaining capacity.
  * Switches without CAs that have no up/down route (between top switches, around a missing link)
- * go down then up; no CA route uses them.
+ * go down then up; on a regular tree no CA route uses them. On a degraded tree the CAs' routes to
+ * some switch LIDs must turn down then up too: they turn where they close no channel-dependency
+ * cycle, and where they cannot the result claims no deadlock freedom (ftree-turns.ts).
  */
 import type { Fabric } from '../model/fabric.js';
 import { emptyLfts, indexFabric, lftMap, type FabricIndex } from './graph.js';
@@ -56,7 +58,7 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
   for (const g of groups.inGroup) writer.routeGroup(g);
   writer.flush();
   writer.routeSwitchLids(shape.level);
-  return result(ix, shape, cands, lfts, groups, writer.notes);
+  return result(ix, shape, cands, lfts, groups, writer.notes, writer.deadlockFree);
 }
 
 interface CaGroups {
@@ -79,7 +81,7 @@ function caGroups(ix: FabricIndex, opts: RoutingOptions): CaGroups {
 }
 
 /** The tables, the top switches as roots, and the notes. */
-function result(ix: FabricIndex, shape: FatTreeShape, cands: FtreeCandidates, lfts: Uint8Array[], { inGroup, isCn }: CaGroups, more: string[]): RoutingResult {
+function result(ix: FabricIndex, shape: FatTreeShape, cands: FtreeCandidates, lfts: Uint8Array[], { inGroup, isCn }: CaGroups, more: string[], deadlockFree: boolean): RoutingResult {
   const { ends } = ix;
   const { byLevel, downUpRoutes } = cands;
   const notes = [...ix.warnings];
@@ -87,13 +89,13 @@ function result(ix: FabricIndex, shape: FatTreeShape, cands: FtreeCandidates, lf
   notes.push(`fat tree: ${shape.levels} levels, ${byLevel.map((b, l) => `level ${l}: ${b.length}`).join(', ')} switches`);
   if (shape.irregular.length > 0) notes.push(`the tree is irregular (degraded): ${shape.irregular.join('; ')}`);
   notes.push(...more);
-  if (downUpRoutes > 0) notes.push(`${downUpRoutes} routes from switches without CAs go down then up (no up/down path exists, e.g. between top-level switches or around a missing link; no CA route uses them)`);
+  if (downUpRoutes > 0) notes.push(`${downUpRoutes} routes go down then up (no up/down path exists, e.g. between top-level switches or around a missing link; from CAs only to switch LIDs of a degraded tree, where they close no cycle if they can: ftree-turns.ts)`);
   return {
     engine: 'ftree',
     lfts: lftMap(ix, lfts),
     maxLid: ix.maxLid,
     vlsUsed: 1,
-    deadlockFree: true,
+    deadlockFree,
     roots: byLevel[shape.levels - 1]!.map((s) => ix.swGuid[s]!),
     notes,
   };
