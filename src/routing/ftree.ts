@@ -89,7 +89,10 @@ function result(ix: FabricIndex, shape: FatTreeShape, cands: FtreeCandidates, lf
   notes.push(`fat tree: ${shape.levels} levels, ${byLevel.map((b, l) => `level ${l}: ${b.length}`).join(', ')} switches`);
   if (shape.irregular.length > 0) notes.push(`the tree is irregular (degraded): ${shape.irregular.join('; ')}`);
   notes.push(...more);
-  if (downUpRoutes > 0) notes.push(`${downUpRoutes} routes go down then up (no up/down path exists, e.g. between top-level switches or around a missing link; from CAs only to switch LIDs of a degraded tree, where they close no cycle if they can: ftree-turns.ts)`);
+  if (downUpRoutes > 0) {
+    const fromCas = cands.weighted ? 'on this degraded tree CA routes to switch LIDs may use them, turned where they close no cycle if they can: ftree-turns.ts' : 'no CA route uses them';
+    notes.push(`${downUpRoutes} routes from switches without CAs go down then up (no up/down path exists, e.g. between top-level switches or around a missing link; ${fromCas})`);
+  }
   return {
     engine: 'ftree',
     lfts: lftMap(ix, lfts),
