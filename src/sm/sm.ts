@@ -81,7 +81,7 @@ export class SubnetManager {
     this.ctl = new SmController({ sweepIntervalMs: o.sweepIntervalMs, guid: o.portGuid, priority: o.priority, smKey: o.smKey, pollIntervalMs: o.pollIntervalMs, pollRetries: o.pollRetries, standbySync: o.standbySync, forceMaster: o.forceMaster, forceHeavySweep: o.forceHeavySweep });
     this.retrying = new RetryingSmp(o.smp, o.clock, o.smpRetry);
     this.sweeper = new Sweeper(this.retrying, o.clock, o.log, o);
-    this.local = new LocalSweeper(this.retrying, o.clock, o.log, o, this.sweeper);
+    this.local = new LocalSweeper(this.sweeper);
     this.foreign = new ForeignSms(o.log, this.smKey);
     this.ha = new HaShell({
       o,
