@@ -90,7 +90,7 @@ describe('SmController decides ClientReregister', () => {
   });
 
   it('never without programming: a sweep that finds a master stands by', () => {
-    const c = new SmController({ sweepIntervalMs: 1000, guid: 2n });
+    const c = new SmController({ sweepIntervalMs: 1000, portGuid: 2n });
     c.handle({ type: 'start' }, 0);
     c.poll(0);
     c.handle({ type: 'discovered', remotes: [{ guid: 1n, priority: 0, state: 3, actCount: 0, smKey: 1n, lid: 1 }], ownPortUp: true }, 0);

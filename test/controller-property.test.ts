@@ -75,7 +75,7 @@ class Subnet {
   }
 
   private controller(guid: bigint, priority: number, smKey: bigint, forceHeavySweep: boolean): SmController {
-    return new SmController({ sweepIntervalMs: SWEEP_MS, guid, priority, smKey, pollIntervalMs: POLL_MS, pollRetries: 3, forceHeavySweep });
+    return new SmController({ sweepIntervalMs: SWEEP_MS, portGuid: guid, priority, smKey, pollIntervalMs: POLL_MS, pollRetries: 3, forceHeavySweep });
   }
 
   private forget(n: Node): void {

@@ -69,8 +69,10 @@ export type SmEvent =
 export interface ControllerOptions {
   /** Light sweep interval in ms; 0 disables light sweeps. */
   sweepIntervalMs: number;
-  /** This SM: its port GUID, priority (0-15) and SM_Key. */
-  guid?: bigint;
+  /** This SM: its port GUID (its identity in SMInfo and elections), priority (0-15: the higher
+   * wins an election) and SM_Key (SMs with another non-zero key are ignored; SMInfo carries it
+   * only to trusted requesters). */
+  portGuid?: bigint;
   priority?: number;
   smKey?: bigint;
   /** A standby polls its master this often, and takes over after this many polls in a row go

@@ -72,7 +72,7 @@ export class SmController {
   private fromView = false;
 
   constructor(private readonly o: ControllerOptions) {
-    this.self = { guid: o.guid ?? 0n, priority: o.priority ?? 0, smKey: o.smKey ?? DEFAULT_SM_KEY };
+    this.self = { guid: o.portGuid ?? 0n, priority: o.priority ?? 0, smKey: o.smKey ?? DEFAULT_SM_KEY };
     this.sched = new SweepSchedule(o);
   }
 

@@ -78,7 +78,7 @@ export class SubnetManager {
 
   constructor(private readonly o: SmOptions) {
     this.smKey = o.smKey ?? DEFAULT_SM_KEY;
-    this.ctl = new SmController({ sweepIntervalMs: o.sweepIntervalMs, guid: o.portGuid, priority: o.priority, smKey: o.smKey, pollIntervalMs: o.pollIntervalMs, pollRetries: o.pollRetries, standbySync: o.standbySync, forceMaster: o.forceMaster, forceHeavySweep: o.forceHeavySweep });
+    this.ctl = new SmController(o);
     this.retrying = new RetryingSmp(o.smp, o.clock, o.smpRetry);
     this.sweeper = new Sweeper(this.retrying, o.clock, o.log, o);
     this.local = new LocalSweeper(this.sweeper);
