@@ -4,6 +4,13 @@ import type { RemoteSm, SmStateName } from './election.js';
 
 export type SweepKind = 'heavy' | 'light';
 
+/** How a heavy sweep runs (SmController.scopeOf; sm/sweep-run.ts runs it): `full` rediscovers
+ * the whole fabric; `local` re-explores around the changes over the last view (sm/local-sweep.ts)
+ * and falls back to a full one when the change is not local; `takeover` programs from the view
+ * the master that handed over had (its fingerprint) and falls back to a full one when the fabric
+ * changed since. */
+export type HeavyScope = 'full' | 'local' | 'takeover';
+
 export type SmAction =
   /** Discover the fabric and the other SMs; program it when the controller says this SM masters.
    * `takeover`: handed the subnet by the master whose view of the fabric this SM's own discovery
@@ -90,6 +97,9 @@ export interface ControllerOptions {
   forceMaster?: boolean;
   /** OpenSM's force_heavy_sweep: every sweep due or asked for as light is a full heavy one. */
   forceHeavySweep?: boolean;
+  /** Re-explore and re-route a local change (a trap, a light sweep's finding) without a full
+   * heavy sweep (sm/local-sweep.ts); default true. */
+  localSweeps?: boolean;
 }
 
 export const DEFAULT_POLL_INTERVAL_MS = 500;

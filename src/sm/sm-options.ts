@@ -41,9 +41,6 @@ export interface SmOptions extends ControllerOptions {
   /** Whether the SA holds the clients' registrations from before this SM became master (a
    * failover with the SA state kept): otherwise the first master sweep sets ClientReregister. */
   stateKept?: () => boolean;
-  /** Re-explore and re-route a local change (a trap, a light sweep's finding) without a full
-   * heavy sweep (sm/local-sweep.ts); default true. */
-  localSweeps?: boolean;
   /** DISCOVERING after a HANDOVER: before the first sweep as master decides, take the SA state
    * from the SM that handed over (an ibsm one serves it until this SM masters). Awaited. */
   onHandedOver?: (from: RemoteSm) => Promise<void>;
