@@ -74,6 +74,36 @@ describe('SmController decides full or local heavy sweeps', () => {
   });
 });
 
+describe('SmController decides the scope of a heavy sweep (sm/sweep-run.ts runs it)', () => {
+  /** The next action, a heavy sweep, its scope, and the sweep run to its end. */
+  function scope(c: SmController, now: number): string {
+    const a = c.poll(now)!;
+    if (a?.type !== 'heavySweep') throw new Error(`not a heavy sweep: ${JSON.stringify(a)}`);
+    const s = c.scopeOf(a);
+    c.handle({ type: 'discovered', remotes: [], ownPortUp: true }, now);
+    c.handle({ type: 'actionDone', action: a, outcome: 'ok' }, now);
+    return s;
+  }
+
+  it('full before this SM masters; local as master; full when a full one is asked for', () => {
+    const c = new SmController({ sweepIntervalMs: 1000 });
+    c.handle({ type: 'start' }, 0);
+    expect(scope(c, 0)).toBe('full');
+    expect(c.state).toBe('master');
+    c.handle({ type: 'sweepRequested', kind: 'heavy', reason: 'trap 128' }, 10);
+    expect(scope(c, 10)).toBe('local');
+    c.handle({ type: 'sweepRequested', kind: 'heavy', reason: 'operator', full: true }, 20);
+    expect(scope(c, 20)).toBe('full');
+  });
+
+  it('full with local sweeps off; a takeover action is a takeover', () => {
+    const { c } = master({ localSweeps: false });
+    c.handle({ type: 'sweepRequested', kind: 'heavy', reason: 'trap 128' }, 10);
+    expect(scope(c, 10)).toBe('full');
+    expect(c.scopeOf({ type: 'heavySweep', reason: 'handover', takeover: true })).toBe('takeover');
+  });
+});
+
 describe('SmController decides ClientReregister', () => {
   it('the first programming sweep as master sets it, the later ones do not', () => {
     const { c, reregistered } = master();
@@ -90,7 +120,7 @@ describe('SmController decides ClientReregister', () => {
   });
 
   it('never without programming: a sweep that finds a master stands by', () => {
-    const c = new SmController({ sweepIntervalMs: 1000, guid: 2n });
+    const c = new SmController({ sweepIntervalMs: 1000, portGuid: 2n });
     c.handle({ type: 'start' }, 0);
     c.poll(0);
     c.handle({ type: 'discovered', remotes: [{ guid: 1n, priority: 0, state: 3, actCount: 0, smKey: 1n, lid: 1 }], ownPortUp: true }, 0);

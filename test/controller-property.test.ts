@@ -75,7 +75,7 @@ class Subnet {
   }
 
   private controller(guid: bigint, priority: number, smKey: bigint, forceHeavySweep: boolean): SmController {
-    return new SmController({ sweepIntervalMs: SWEEP_MS, guid, priority, smKey, pollIntervalMs: POLL_MS, pollRetries: 3, forceHeavySweep });
+    return new SmController({ sweepIntervalMs: SWEEP_MS, portGuid: guid, priority, smKey, pollIntervalMs: POLL_MS, pollRetries: 3, forceHeavySweep });
   }
 
   private forget(n: Node): void {
@@ -189,6 +189,8 @@ class Subnet {
         if (n.fullDue && !a.full) this.violations.push(`a heavy sweep by 0x${n.guid.toString(16)} after one that left part of the fabric out is not full, at t=${this.now}`);
         n.fullDue = false;
         const wasMaster = n.c.state === 'master';
+        // The scope the shell runs it with (sm/sweep-run.ts): local only as master, never when full.
+        if (n.c.scopeOf(a) === 'local' && (!wasMaster || a.full)) this.violations.push(`a local sweep by 0x${n.guid.toString(16)} ${wasMaster ? 'where a full one is due' : 'while not master'} at t=${this.now}`);
         n.c.handle({ type: 'discovered', remotes: this.others(n), ownPortUp: true, stateKept: n.stateKept }, this.now);
         const outcome = this.sweepOutcomes.shift() ?? 'ok';
         // A sweep that fails programs nothing: what it was to do is still owed.

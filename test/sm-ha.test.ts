@@ -423,7 +423,7 @@ describe('SMs on one fabric', () => {
   });
 
   it("at their defaults ibsm's SM_Key is OpenSM's: an SM that says key 1 is of this subnet", () => {
-    const c = new SmController({ sweepIntervalMs: 0, guid: 2n, priority: 1 });
+    const c = new SmController({ sweepIntervalMs: 0, portGuid: 2n, priority: 1 });
     c.handle({ type: 'start' }, 0);
     expect(c.poll(0)?.type).toBe('heavySweep');
     c.handle({ type: 'discovered', remotes: [{ guid: 1n, priority: 10, state: SmState.Master, actCount: 0, smKey: 1n, lid: 1 }], ownPortUp: true }, 1);
@@ -755,7 +755,7 @@ describe('SmController elections', () => {
 
   it('a master hands over only to a better standby that is current', () => {
     for (const current of [false, true]) {
-      const c = new SmController({ sweepIntervalMs: 1000, guid: 0x20n, priority: 1, standbySync: () => (current ? 'current' : 'behind') });
+      const c = new SmController({ sweepIntervalMs: 1000, portGuid: 0x20n, priority: 1, standbySync: () => (current ? 'current' : 'behind') });
       c.handle({ type: 'start' }, 0);
       const h = c.poll(0)!;
       c.handle({ type: 'discovered', remotes: [], ownPortUp: true }, 1);
@@ -778,7 +778,7 @@ describe('SmController elections', () => {
 
   it("a standby handed over by its master pulls before it acknowledges, takes over from its view only when that view is the master's, acknowledges a repeated HANDOVER without restarting, and then verifies with a full heavy sweep", () => {
     for (const current of [true, false]) {
-      const c = new SmController({ sweepIntervalMs: 1000, guid: 0x20n, priority: 1 });
+      const c = new SmController({ sweepIntervalMs: 1000, portGuid: 0x20n, priority: 1 });
       const m = remote(0x10n, 9, SmState.Master);
       c.handle({ type: 'start' }, 0);
       const h = c.poll(0)!;
@@ -811,7 +811,7 @@ describe('SmController elections', () => {
   });
 
   it('hands over to a standby that never syncs (OpenSM) only after it has been seen for three poll intervals', () => {
-    const c = new SmController({ sweepIntervalMs: 1000, guid: 0x20n, priority: 1, pollIntervalMs: 100, standbySync: () => 'unknown' });
+    const c = new SmController({ sweepIntervalMs: 1000, portGuid: 0x20n, priority: 1, pollIntervalMs: 100, standbySync: () => 'unknown' });
     c.handle({ type: 'start' }, 0);
     const h = c.poll(0)!;
     c.handle({ type: 'discovered', remotes: [], ownPortUp: true }, 1);
@@ -839,7 +839,7 @@ describe('SmController elections', () => {
   });
 
   it('a standby takes over after its polls go unanswered; DISABLE makes it not active; DISCOVER wakes it', () => {
-    const c = new SmController({ sweepIntervalMs: 1000, guid: 0x40n, priority: 1, pollIntervalMs: 100, pollRetries: 2 });
+    const c = new SmController({ sweepIntervalMs: 1000, portGuid: 0x40n, priority: 1, pollIntervalMs: 100, pollRetries: 2 });
     c.handle({ type: 'start' }, 0);
     const h = c.poll(0)!;
     const m = remote(0x10n, 5, SmState.Master);
@@ -868,7 +868,7 @@ describe('SmController elections', () => {
 
     // A master that stopped but still answers SMInfo says NOTACTIVE: that is a miss too, however
     // good its priority (found by test/controller-property.test.ts).
-    const e = new SmController({ sweepIntervalMs: 1000, guid: 0x40n, priority: 1, pollIntervalMs: 100, pollRetries: 2 });
+    const e = new SmController({ sweepIntervalMs: 1000, portGuid: 0x40n, priority: 1, pollIntervalMs: 100, pollRetries: 2 });
     e.handle({ type: 'start' }, 0);
     const eh = e.poll(0)!;
     e.handle({ type: 'discovered', remotes: [m], ownPortUp: true }, 1);
@@ -886,7 +886,7 @@ describe('SmController elections', () => {
     }
     expect(e.state).toBe('discovering');
 
-    const d = new SmController({ sweepIntervalMs: 1000, guid: 0x40n, priority: 1 });
+    const d = new SmController({ sweepIntervalMs: 1000, portGuid: 0x40n, priority: 1 });
     d.handle({ type: 'start' }, 0);
     d.handle({ type: 'smInfoSet', control: SmInfoControl.Disable, from: m }, 1);
     expect(d.state).toBe('notActive');

@@ -124,13 +124,14 @@ export class FtreeCandidates {
   /** Distances and candidates toward T, for T's ancestors and the switches below them (the only
    *  ones with up/down routes to T). Ancestors of T (switches that reach it going down) may go
    *  down to a child one hop nearer; every other switch goes up to a parent one hop nearer along
-   *  up/down routes. Shared by all LIDs delivered by T. Writes every per-T field. */
-  prepare(T: number): void {
+   *  up/down routes. Shared by all LIDs delivered by T. Writes every per-T field (the weighted
+   *  rotation's sequences only with `weights`). */
+  prepare(T: number, weights = true): void {
     const ep = ++this.tEpoch;
     this.ancestors(T, ep);
     const k = this.ancestorCandidates(ep);
     this.belowCandidates(ep, k);
-    this.buildWeights();
+    if (weights) this.buildWeights();
   }
 
   /** T's ancestors by BFS up from T: `dist`, stamps, rList[0 .. nAnc). */
@@ -328,9 +329,11 @@ export class FtreeCandidates {
     return candPort[a + (r % (candHi[s]! - a))]!;
   }
 
-  /** The first switch with CAs that a BFS down from T and its ancestors (in their order) finds
-   *  (after prepare(T)): the CA switch nearest the front of T's part, by discovery; −1 if none. */
-  firstCaSwitchBelow(T: number): number {
+  /** The switches with CAs that a BFS down from T and its ancestors (in their order) finds
+   *  (after prepare(T)), at most `max`, in discovery order: the first is the CA switch nearest
+   *  the front of T's part; none: empty. */
+  caSwitchesBelow(T: number, max: number): number[] {
+    const out: number[] = [];
     const { queue, bfsStamp, rList, downStart, downSw } = this;
     const ep = this.tEpoch;
     let h = 0;
@@ -347,11 +350,11 @@ export class FtreeCandidates {
         const c = downSw[j]!;
         if (bfsStamp[c] === ep) continue;
         bfsStamp[c] = ep;
-        if (this.ix.caCount[c]! > 0) return c;
+        if (this.ix.caCount[c]! > 0 && out.push(c) >= max) return out;
         queue[t++] = c;
       }
     }
-    return -1;
+    return out;
   }
 
   /** Switches without an up/down route to T (after prepare). */

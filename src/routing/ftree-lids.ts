@@ -8,7 +8,9 @@
  * they leave every switch over different links. */
 import { swName, type FabricIndex } from './graph.js';
 import type { FtreeCandidates } from './ftree-candidates.js';
+import { CONVERGE_BUDGET, FtreeConverge } from './ftree-converge.js';
 import { NA } from './ftree-shape.js';
+import { FtreeTurns } from './ftree-turns.js';
 import { ColumnBuffer, RunWriter } from './lft-writers.js';
 
 export class FtreeLids {
@@ -18,6 +20,17 @@ export class FtreeLids {
   private readonly cols: ColumnBuffer;
   /** Leaves whose own LID is routed (with their first group that has CAs). */
   private readonly ownDone = new Set<number>();
+  /** Degraded trees: the CA LIDs' routes, chosen per LID (within CONVERGE_BUDGET). */
+  private readonly converge?: FtreeConverge;
+  /** For the result's notes. */
+  readonly notes: string[] = [];
+  /** Degraded trees: the CA sources' channel dependencies, kept acyclic (ftree-turns.ts). */
+  private turns?: FtreeTurns;
+
+  /** False where a degraded tree's routes close a channel-dependency cycle (ftree-turns.ts). */
+  get deadlockFree(): boolean {
+    return !this.turns || this.turns.cyclic === 0;
+  }
 
   /** Writes `lfts`. */
   constructor(
@@ -27,6 +40,12 @@ export class FtreeLids {
   ) {
     this.runs = new RunWriter(lfts, ix.nSw, ix.maxPorts + 1);
     this.cols = new ColumnBuffer(lfts, ix.nSw);
+    if (c.weighted) {
+      let caLids = 0;
+      for (const ep of ix.ends) if (!ep.isSwitch) caLids += 1 << ep.lmc;
+      if (caLids * ix.adjStart[ix.nSw]! <= CONVERGE_BUDGET) this.converge = new FtreeConverge(ix, c);
+      else this.notes.push(`degraded tree of ${caLids} CA LIDs: routed by the weighted rotation (the converging routes cost CA LIDs × switch links, above ${CONVERGE_BUDGET.toExponential()} here)`);
+    }
   }
 
   /** CA destinations of one group (`inGroup`): leaves in switch order, ports in the leaf's port
@@ -77,6 +96,7 @@ export class FtreeLids {
 
   /** The CA groups' entries are final: write out what is buffered. */
   flush(): void {
+    this.converge?.refine(this.lfts);
     this.runs.flushAll();
     this.cols.flush();
   }
@@ -93,12 +113,16 @@ export class FtreeLids {
     const { lfts, c } = this;
     if (c.weighted) {
       for (let j = 0; j < n; j++) lfts[T]![lids[j]!] = ports[j]!;
+      // CA LIDs: converging routes (ftree-converge.ts); the switch's own LID (and every LID beyond
+      // the budget): the weighted rotation
+      const conv = this.converge;
+      if (conv) for (let j = 0; j < caCount; j++) conv.route(T, lids[j]!, i0 + j, lfts);
       const { nR, rList, candLo, candHi } = c;
       for (let i = 0; i < nR; i++) {
         const s = rList[i]!;
         if (candHi[s]! - candLo[s]! <= 0) continue;
         const t = lfts[s]!;
-        for (let j = 0; j < n; j++) t[lids[j]!] = c.pick(s, i0 + j);
+        for (let j = conv ? caCount : 0; j < n; j++) t[lids[j]!] = c.pick(s, i0 + j);
       }
       if (fallbackOf) for (const s of fallbackOf) for (let j = 0; j < n; j++) lfts[s]![lids[j]!] = c.fallbackPort[s]!;
       return;
@@ -154,19 +178,25 @@ export class FtreeLids {
    *  an up/down route follow their route to a CA below T (whose route joins T's part and stays in
    *  it): the first CA LID of the first switch with CAs in T's part (CA switches are leaves, so
    *  none is T's ancestor: the first one the BFS down finds). The CA entries are final now; the
-   *  last column read is kept (consecutive switch LIDs mostly copy from the same CA LID). */
+   *  last column read is kept (consecutive switch LIDs mostly copy from the same CA LID). On a
+   *  degraded tree, where the CAs' routes there turn down then up: the first of the CA switches
+   *  below T's part (up to TURN_CANDIDATES) whose routes close no channel-dependency cycle
+   *  (ftree-turns.ts). */
   routeSwitchLids(level: Int32Array): void {
     const { ix, c, cols, lfts } = this;
     const { nSw, ends } = ix;
     const firstCaLid = new Int32Array(nSw).fill(-1);
     for (const ep of ends) if (!ep.isSwitch && ep.sw >= 0 && firstCaLid[ep.sw]! < 0) firstCaLid[ep.sw] = ep.lid;
+    const routed = (ep: (typeof ends)[number]): boolean => !ep.isSwitch || (level[ep.sw] === 0 && ix.caCount[ep.sw]! > 0);
+    const turns = c.weighted ? (this.turns = new FtreeTurns(ix, level)) : undefined;
+    if (turns) for (const ep of ends) if (ep.sw >= 0 && routed(ep)) for (let l = ep.lid; l < ep.lid + (1 << ep.lmc); l++) turns.addLid(ep.sw, l, lfts);
     const copied = new Uint8Array(nSw);
     let copiedLid = -1;
     for (const ep of ends) {
-      if (!ep.isSwitch || ep.sw < 0 || (level[ep.sw] === 0 && ix.caCount[ep.sw]! > 0)) continue;
+      if (ep.sw < 0 || routed(ep)) continue;
       c.prepare(ep.sw);
-      const ca = c.firstCaSwitchBelow(ep.sw);
-      const copyFrom = ca >= 0 ? firstCaLid[ca]! : -1;
+      const cas = c.caSwitchesBelow(ep.sw, turns ? TURN_CANDIDATES : 1);
+      const copyFrom = cas.length > 0 ? firstCaLid[cas[0]!]! : -1;
       let fb: number[] | undefined;
       if (copyFrom < 0 && c.nR + 1 < nSw) {
         fb = c.outside();
@@ -192,8 +222,22 @@ export class FtreeLids {
           }
           for (let x = 0; x < nSw; x++) if (inR[x] !== tEpoch) buf[x * W + col] = copied[x]!;
         } else if (fb) for (const x of fb) buf[x * W + col] = c.fallbackPort[x]!;
+        if (!turns) continue;
+        const port = (x: number): number => buf[x * W + col]!;
+        let ok = turns.tryColumn(ep.sw, port);
+        // the next CA switch below T's part to turn at, until one closes no cycle
+        for (let k = 1; !ok && copyFrom >= 0 && k <= cas.length; k++) {
+          const from = firstCaLid[cas[k % cas.length]!]!;
+          for (let x = 0; x < nSw; x++) if (inR[x] !== tEpoch) buf[x * W + col] = lfts[x]![from]!;
+          if (k < cas.length) ok = turns.tryColumn(ep.sw, port);
+        }
+        if (!ok) turns.cyclic++;
       }
     }
     cols.flush();
+    if (turns && turns.cyclic > 0) this.notes.push(`degraded tree: the CAs' routes to ${turns.cyclic} LIDs close a channel-dependency cycle (routes to switch LIDs that must turn down then up, wherever they turn: ftree-turns.ts): not deadlock-free`);
   }
 }
+
+/** CA switches below a switch LID's part tried as the place its down-then-up routes turn. */
+const TURN_CANDIDATES = 16;

@@ -25,10 +25,14 @@
  *   get 1 or 2 destinations' routes per link).
  * Either way one switch deals its destinations evenly over its up links; on the generators'
  * trees the busiest link meets the lower bound (test/helpers/fat-tree-bound.ts). LMC > 0: the
- * LIDs of a port leave every switch over different links. In a degraded tree the rotation is
- * weighted by how many candidates each next hop has, so traffic follows the remaining capacity.
+ * LIDs of a port leave every switch over different links. In a degraded tree each CA LID's
+ * routes are chosen on their own (ftree-converge.ts): they join one chain of links down to the
+ * destination where they can, the least loaded links where they cannot, so a link toward a
+ * destination carries few destinations and traffic follows the remaining capacity.
  * Switches without CAs that have no up/down route (between top switches, around a missing link)
- * go down then up; no CA route uses them.
+ * go down then up; on a regular tree no CA route uses them. On a degraded tree the CAs' routes to
+ * some switch LIDs must turn down then up too: they turn where they close no channel-dependency
+ * cycle, and where they cannot the result claims no deadlock freedom (ftree-turns.ts).
  */
 import type { Fabric } from '../model/fabric.js';
 import { emptyLfts, indexFabric, lftMap, type FabricIndex } from './graph.js';
@@ -54,7 +58,7 @@ export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult 
   for (const g of groups.inGroup) writer.routeGroup(g);
   writer.flush();
   writer.routeSwitchLids(shape.level);
-  return result(ix, shape, cands, lfts, groups);
+  return result(ix, shape, cands, lfts, groups, writer.notes, writer.deadlockFree);
 }
 
 interface CaGroups {
@@ -77,20 +81,24 @@ function caGroups(ix: FabricIndex, opts: RoutingOptions): CaGroups {
 }
 
 /** The tables, the top switches as roots, and the notes. */
-function result(ix: FabricIndex, shape: FatTreeShape, cands: FtreeCandidates, lfts: Uint8Array[], { inGroup, isCn }: CaGroups): RoutingResult {
+function result(ix: FabricIndex, shape: FatTreeShape, cands: FtreeCandidates, lfts: Uint8Array[], { inGroup, isCn }: CaGroups, more: string[], deadlockFree: boolean): RoutingResult {
   const { ends } = ix;
   const { byLevel, downUpRoutes } = cands;
   const notes = [...ix.warnings];
   if (inGroup.length > 1) notes.push(`compute nodes balanced first: ${ends.filter((e, i) => !e.isSwitch && isCn(i)).length} CN ports, ${ends.filter((e, i) => !e.isSwitch && !isCn(i)).length} other CA ports after them`);
   notes.push(`fat tree: ${shape.levels} levels, ${byLevel.map((b, l) => `level ${l}: ${b.length}`).join(', ')} switches`);
   if (shape.irregular.length > 0) notes.push(`the tree is irregular (degraded): ${shape.irregular.join('; ')}`);
-  if (downUpRoutes > 0) notes.push(`${downUpRoutes} routes from switches without CAs go down then up (no up/down path exists, e.g. between top-level switches or around a missing link; no CA route uses them)`);
+  notes.push(...more);
+  if (downUpRoutes > 0) {
+    const fromCas = cands.weighted ? 'on this degraded tree CA routes to switch LIDs may use them, turned where they close no cycle if they can: ftree-turns.ts' : 'no CA route uses them';
+    notes.push(`${downUpRoutes} routes from switches without CAs go down then up (no up/down path exists, e.g. between top-level switches or around a missing link; ${fromCas})`);
+  }
   return {
     engine: 'ftree',
     lfts: lftMap(ix, lfts),
     maxLid: ix.maxLid,
     vlsUsed: 1,
-    deadlockFree: true,
+    deadlockFree,
     roots: byLevel[shape.levels - 1]!.map((s) => ix.swGuid[s]!),
     notes,
   };

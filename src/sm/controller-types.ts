@@ -4,6 +4,13 @@ import type { RemoteSm, SmStateName } from './election.js';
 
 export type SweepKind = 'heavy' | 'light';
 
+/** How a heavy sweep runs (SmController.scopeOf; sm/sweep-run.ts runs it): `full` rediscovers
+ * the whole fabric; `local` re-explores around the changes over the last view (sm/local-sweep.ts)
+ * and falls back to a full one when the change is not local; `takeover` programs from the view
+ * the master that handed over had (its fingerprint) and falls back to a full one when the fabric
+ * changed since. */
+export type HeavyScope = 'full' | 'local' | 'takeover';
+
 export type SmAction =
   /** Discover the fabric and the other SMs; program it when the controller says this SM masters.
    * `takeover`: handed the subnet by the master whose view of the fabric this SM's own discovery
@@ -69,8 +76,10 @@ export type SmEvent =
 export interface ControllerOptions {
   /** Light sweep interval in ms; 0 disables light sweeps. */
   sweepIntervalMs: number;
-  /** This SM: its port GUID, priority (0-15) and SM_Key. */
-  guid?: bigint;
+  /** This SM: its port GUID (its identity in SMInfo and elections), priority (0-15: the higher
+   * wins an election) and SM_Key (SMs with another non-zero key are ignored; SMInfo carries it
+   * only to trusted requesters). */
+  portGuid?: bigint;
   priority?: number;
   smKey?: bigint;
   /** A standby polls its master this often, and takes over after this many polls in a row go
@@ -88,6 +97,9 @@ export interface ControllerOptions {
   forceMaster?: boolean;
   /** OpenSM's force_heavy_sweep: every sweep due or asked for as light is a full heavy one. */
   forceHeavySweep?: boolean;
+  /** Re-explore and re-route a local change (a trap, a light sweep's finding) without a full
+   * heavy sweep (sm/local-sweep.ts); default true. */
+  localSweeps?: boolean;
 }
 
 export const DEFAULT_POLL_INTERVAL_MS = 500;

@@ -26,7 +26,7 @@ import { DEFAULT_SM_KEY, SmState } from '../wire/sma.js';
 import { SmInfoControl } from '../wire/modifiers.js';
 import { formatGuid } from '../util/guid.js';
 import { best, isBetter, isForeignKey, STATE_CODE, type RemoteSm, type SmStateName } from './election.js';
-import { DEFAULT_POLL_INTERVAL_MS, DEFAULT_POLL_RETRIES, type ActionOutcome, type ControllerOptions, type SmAction, type SmEvent, type Transition } from './controller-types.js';
+import { DEFAULT_POLL_INTERVAL_MS, DEFAULT_POLL_RETRIES, type ActionOutcome, type ControllerOptions, type HeavyScope, type SmAction, type SmEvent, type Transition } from './controller-types.js';
 import { SweepSchedule } from './sweep-schedule.js';
 
 export * from './election.js';
@@ -72,7 +72,7 @@ export class SmController {
   private fromView = false;
 
   constructor(private readonly o: ControllerOptions) {
-    this.self = { guid: o.guid ?? 0n, priority: o.priority ?? 0, smKey: o.smKey ?? DEFAULT_SM_KEY };
+    this.self = { guid: o.portGuid ?? 0n, priority: o.priority ?? 0, smKey: o.smKey ?? DEFAULT_SM_KEY };
     this.sched = new SweepSchedule(o);
   }
 
@@ -88,6 +88,14 @@ export class SmController {
   /** Other SMs as last read. */
   get knownSms(): readonly RemoteSm[] {
     return [...this.remotes.values()];
+  }
+
+  /** How the heavy sweep `a` (an action of this controller's) runs: a takeover from the view
+   * it was handed (DISCOVERING after a HANDOVER), a local one as master unless a full one is
+   * wanted or local sweeps are off, else a full one. */
+  scopeOf(a: Extract<SmAction, { type: 'heavySweep' }>): HeavyScope {
+    if (a.takeover) return 'takeover';
+    return a.full !== true && this.smState === 'master' && this.o.localSweeps !== false ? 'local' : 'full';
   }
 
   /** A heavy sweep whose discovery is done may go on to program the fabric. */

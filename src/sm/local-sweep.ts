@@ -62,14 +62,18 @@ interface Explored {
 export class LocalSweeper {
   private intact?: IntactRouting;
 
+  // The heavy sweeper's SMP client, clock, log and settings: one place for them.
+  private readonly smp: SmpClient;
+  private readonly clock: Clock;
+  private readonly log: Logger;
+  private readonly s: SweepSettings;
+
   constructor(
-    private readonly smp: SmpClient,
-    private readonly clock: Clock,
-    private readonly log: Logger,
-    private readonly s: SweepSettings,
     private readonly sweeper: Sweeper,
     private readonly maxChanges = LOCAL_MAX_CHANGES,
-  ) {}
+  ) {
+    ({ smp: this.smp, clock: this.clock, log: this.log, s: this.s } = sweeper);
+  }
 
   /** A heavy sweep's snapshot whose intact routing is still to be prepared. */
   private pending?: Snapshot;

@@ -95,60 +95,33 @@ export class RetryingSmp implements SmpClient {
     return this.inner.sent;
   }
 
-  // The first try goes straight to the inner client with one rejection handler (one closure per
-  // SMP): the retry rounds (their closures and async frames) are built only for an SMP that failed.
+  // The first try goes straight to the inner client with its send and one rejection handler (two
+  // closures per SMP): the retry rounds (their async frames) are built only for an SMP that failed.
   // A caller's SmpTry is not taken: this layer owns the SMP's budget.
   getDr(path: readonly number[], attrId: number, attrMod = 0): Promise<Uint8Array> {
-    let p: Promise<Uint8Array>;
-    try {
-      p = this.inner.getDr(path, attrId, attrMod, ONE_TRY);
-    } catch (e) {
-      p = Promise.reject(e);
-    }
-    return p.then(undefined, (e: unknown) => this.getFailed(e, () => this.inner.getDr(path, attrId, attrMod, ONE_TRY)));
+    const send = (): Promise<Uint8Array> => this.inner.getDr(path, attrId, attrMod, ONE_TRY);
+    return attempt(send).then(undefined, (e: unknown) => this.getFailed(e, send));
   }
   getLid(lid: number, attrId: number, attrMod = 0): Promise<Uint8Array> {
-    let p: Promise<Uint8Array>;
-    try {
-      p = this.inner.getLid(lid, attrId, attrMod, ONE_TRY);
-    } catch (e) {
-      p = Promise.reject(e);
-    }
-    return p.then(undefined, (e: unknown) => this.getFailed(e, () => this.inner.getLid(lid, attrId, attrMod, ONE_TRY)));
+    const send = (): Promise<Uint8Array> => this.inner.getLid(lid, attrId, attrMod, ONE_TRY);
+    return attempt(send).then(undefined, (e: unknown) => this.getFailed(e, send));
   }
   setDr(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array, mkey?: bigint): Promise<Uint8Array> {
-    let p: Promise<Uint8Array>;
-    try {
-      p = this.inner.setDr(path, attrId, attrMod, data, mkey, ONE_TRY);
-    } catch (e) {
-      p = Promise.reject(e);
-    }
-    return p.then(undefined, (e: unknown) =>
-      this.setFailed(
-        e,
-        attrId,
-        data,
-        () => this.inner.setDr(path, attrId, attrMod, data, mkey, ONE_TRY),
-        () => this.inner.getDr(path, attrId, attrMod, ONE_TRY),
-      ),
+    return attempt(() => this.inner.setDr(path, attrId, attrMod, data, mkey, ONE_TRY)).then(undefined, (e: unknown) => this.setDrFailed(e, path, attrId, attrMod, data, mkey));
+  }
+  /** A directed-route Set that failed its first try: the retry rounds, then the Get after them. */
+  private setDrFailed(e: unknown, path: readonly number[], attrId: number, attrMod: number, data: Uint8Array, mkey?: bigint): Promise<Uint8Array> {
+    return this.setFailed(
+      e,
+      attrId,
+      data,
+      () => this.inner.setDr(path, attrId, attrMod, data, mkey, ONE_TRY),
+      () => this.inner.getDr(path, attrId, attrMod, ONE_TRY),
     );
   }
   setLid(lid: number, attrId: number, attrMod: number, data: Uint8Array): Promise<Uint8Array> {
-    let p: Promise<Uint8Array>;
-    try {
-      p = this.inner.setLid(lid, attrId, attrMod, data, ONE_TRY);
-    } catch (e) {
-      p = Promise.reject(e);
-    }
-    return p.then(undefined, (e: unknown) =>
-      this.setFailed(
-        e,
-        attrId,
-        data,
-        () => this.inner.setLid(lid, attrId, attrMod, data, ONE_TRY),
-        () => this.inner.getLid(lid, attrId, attrMod, ONE_TRY),
-      ),
-    );
+    const send = (): Promise<Uint8Array> => this.inner.setLid(lid, attrId, attrMod, data, ONE_TRY);
+    return attempt(send).then(undefined, (e: unknown) => this.setFailed(e, attrId, data, send, () => this.inner.getLid(lid, attrId, attrMod, ONE_TRY)));
   }
   /** setDr through a callback slot: the first try goes to the inner client's slot with a sink
    * that forwards successes as they are (one sink per caller's sink, kept: nothing allocated per
@@ -166,13 +139,7 @@ export class RetryingSmp implements SmpClient {
       w = {
         smpOk: (r, d) => sink.smpOk(r, d),
         smpFailed: (r, e) => {
-          this.setFailed(
-            e,
-            r.attr,
-            r.data,
-            () => this.inner.setDr(r.path, r.attr, r.mod, r.data, r.mkey, ONE_TRY),
-            () => this.inner.getDr(r.path, r.attr, r.mod, ONE_TRY),
-          ).then(
+          this.setDrFailed(e, r.path, r.attr, r.mod, r.data, r.mkey).then(
             (d) => sink.smpOk(r, d),
             (x: unknown) => sink.smpFailed(r, asError(x)),
           );

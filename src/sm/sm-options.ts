@@ -7,7 +7,7 @@ import type { McastGroupPorts } from '../routing/mcast-tree.js';
 import type { RoutingOptions } from '../routing/types.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import type { RemoteSm, Transition } from './controller.js';
+import type { ControllerOptions, RemoteSm, Transition } from './controller.js';
 import type { LidRange } from './lids.js';
 import type { SmpRetryOptions } from './retry.js';
 import type { SmpClient } from './smp-client.js';
@@ -16,7 +16,10 @@ import type { SweepStats } from './sweep.js';
 /** The snapshot of a heavy sweep (model/snapshot.ts). */
 export type SmSnapshot = Snapshot;
 
-export interface SmOptions {
+/** The controller's options (sm/controller-types.ts: the sweep interval, this SM's identity in
+ * elections, polling, force_master, force_heavy_sweep) go to it as they are; the rest is the
+ * shell's and the sweepers'. */
+export interface SmOptions extends ControllerOptions {
   smp: SmpClient;
   clock: Clock;
   log: Logger;
@@ -27,8 +30,6 @@ export interface SmOptions {
   guid2lid?: ReadonlyMap<bigint, LidRange>;
   saveGuid2Lid?: (map: ReadonlyMap<bigint, LidRange>) => void;
   partitions?: PartitionPlan;
-  /** Light sweep interval in ms; 0 disables light sweeps. */
-  sweepIntervalMs: number;
   /** PortInfo.SubnetTimeout (4.096 µs × 2^n). */
   subnetTimeout?: number;
   /** M_Key to program (0: none) with protect bits and lease period. */
@@ -37,25 +38,9 @@ export interface SmOptions {
   mkeyLeasePeriod?: number;
   /** Subnet prefix programmed into every end port (default fe80::/64). */
   gidPrefix?: bigint;
-  /** This SM's port GUID (its identity in SMInfo and elections). */
-  portGuid?: bigint;
-  /** SM priority advertised in SMInfo (0-15; the higher wins an election). */
-  priority?: number;
-  /** SM_Key: SMs with another non-zero key are ignored; SMInfo carries it only to trusted requesters. */
-  smKey?: bigint;
-  /** Program the fabric even while a master with another SM_Key holds it (ControllerOptions.forceMaster). */
-  forceMaster?: boolean;
-  /** A standby polls its master every pollIntervalMs and takes over after pollRetries misses. */
-  pollIntervalMs?: number;
-  pollRetries?: number;
-  /** What a standby holds of this master's SA state (see ControllerOptions.standbySync). */
-  standbySync?: (guid: bigint) => 'current' | 'behind' | 'unknown';
   /** Whether the SA holds the clients' registrations from before this SM became master (a
    * failover with the SA state kept): otherwise the first master sweep sets ClientReregister. */
   stateKept?: () => boolean;
-  /** Re-explore and re-route a local change (a trap, a light sweep's finding) without a full
-   * heavy sweep (sm/local-sweep.ts); default true. */
-  localSweeps?: boolean;
   /** DISCOVERING after a HANDOVER: before the first sweep as master decides, take the SA state
    * from the SM that handed over (an ibsm one serves it until this SM masters). Awaited. */
   onHandedOver?: (from: RemoteSm) => Promise<void>;
@@ -93,11 +78,10 @@ export interface SmOptions {
   smpRetry?: SmpRetryOptions;
   /** opensm.conf keys (config/opensm-keys.ts): partition enforcement on switch ports (part_enforce),
    * new LIDs at the first master sweep (reassign_lids), the guid2lid file over the old master's
-   * LIDs at a takeover (honor_guid2lid_file), every periodic sweep heavy (force_heavy_sweep). */
+   * LIDs at a takeover (honor_guid2lid_file); force_heavy_sweep is ControllerOptions'. */
   partEnforce?: 'both' | 'in' | 'out' | 'off';
   /** OpenSM lmc_esp0: with an LMC, a switch with an enhanced port 0 gets it there too. */
   lmcEsp0?: boolean;
   reassignLids?: boolean;
   honorGuid2lid?: boolean;
-  forceHeavySweep?: boolean;
 }

@@ -25,6 +25,7 @@ import { HaShell } from './ha-shell.js';
 import { ActionWaiters } from './action-waiters.js';
 import { ForeignSms } from './foreign-sms.js';
 import type { SmOptions } from './sm-options.js';
+import { runHeavySweep } from './sweep-run.js';
 
 export type { SweepStats } from './sweep.js';
 export type { SmOptions, SmSnapshot } from './sm-options.js';
@@ -78,10 +79,10 @@ export class SubnetManager {
 
   constructor(private readonly o: SmOptions) {
     this.smKey = o.smKey ?? DEFAULT_SM_KEY;
-    this.ctl = new SmController({ sweepIntervalMs: o.sweepIntervalMs, guid: o.portGuid, priority: o.priority, smKey: o.smKey, pollIntervalMs: o.pollIntervalMs, pollRetries: o.pollRetries, standbySync: o.standbySync, forceMaster: o.forceMaster, forceHeavySweep: o.forceHeavySweep });
+    this.ctl = new SmController(o);
     this.retrying = new RetryingSmp(o.smp, o.clock, o.smpRetry);
     this.sweeper = new Sweeper(this.retrying, o.clock, o.log, o);
-    this.local = new LocalSweeper(this.retrying, o.clock, o.log, o, this.sweeper);
+    this.local = new LocalSweeper(this.sweeper);
     this.foreign = new ForeignSms(o.log, this.smKey);
     this.ha = new HaShell({
       o,
@@ -435,19 +436,13 @@ export class SubnetManager {
     this.sweepCount++;
     const rt = this.retrying;
     const r0 = { recovered: rt.recovered, foundDone: rt.foundDone, failed: rt.failures.timeout + rt.failures.status };
-    // A change around a few ports is re-explored and re-routed locally (sm/local-sweep.ts),
-    // unless a full sweep is wanted.
-    const full = a.full === true;
-    const local = !full && this.snapshot && this.ctl.state === 'master' && this.o.localSweeps !== false ? await this.local.sweep(this.snapshot, this.sweepCount) : undefined;
-    // Handed the subnet by the master whose view this SM holds: taken over from it (the controller
-    // follows with a full heavy sweep that verifies).
-    const view = a.takeover ? this.ownDisc : undefined;
-    const takeover = view && !local ? await this.sweeper.takeover(this.sweepCount, view, (disc) => this.decide(disc, true)) : undefined;
-    const { snapshot, stats } = local ?? takeover ?? (await this.sweeper.heavy(this.sweepCount, (disc) => this.decide(disc)));
+    // The scope the controller decides (full, local around a change, a takeover from the view
+    // this SM was handed, followed by a full heavy sweep that verifies), over the views held here.
+    const scope = this.ctl.scopeOf(a);
+    const { snapshot, stats, ran } = await runHeavySweep({ sweeper: this.sweeper, local: this.local }, scope, this.sweepCount, { prev: this.snapshot, view: this.ownDisc }, (disc, fromView) => this.decide(disc, fromView));
     const retried = { recovered: rt.recovered - r0.recovered, setsFoundDone: rt.foundDone - r0.foundDone, givenUp: rt.failures.timeout + rt.failures.status - r0.failed };
     if (retried.recovered + retried.setsFoundDone + retried.givenUp > 0) this.o.log.info('SMP retries in this sweep', retried);
     if (!snapshot) return stats; // another SM masters the fabric
-    if (!local && !takeover) this.local.remember(snapshot);
     this.snapshot = snapshot;
     // Multicast forwarding for the SA's groups over the new routes.
     stats.mftBlocksWritten = this.lastMft = await this.sweeper.programMulticast(snapshot);
@@ -455,7 +450,7 @@ export class SubnetManager {
     stats.smps = this.o.smp.sent - s0;
     this.o.onSnapshot?.(snapshot);
     this.record(stats);
-    this.o.log.debug('sweep done', { kind: 'heavy', sweep: this.sweepCount, local: local !== undefined, smps: stats.smps, ms: Math.round(stats.ms * 10) / 10 });
+    this.o.log.debug('sweep done', { kind: 'heavy', sweep: this.sweepCount, local: ran === 'local', smps: stats.smps, ms: Math.round(stats.ms * 10) / 10 });
     const left = { skippedNodes: stats.skippedNodes, skippedLinks: stats.skippedLinks, failedWrites: stats.failedWrites, stuckPorts: stats.stuckPorts, duplicateGuids: stats.duplicateGuids };
     if (Object.values(left).some((v) => v > 0)) this.o.log.warn('heavy sweep left some of the fabric out; the next sweep tries again', left);
     if (!this.subnetUpLogged) {

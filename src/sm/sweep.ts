@@ -133,10 +133,10 @@ export class Sweeper {
   }
 
   constructor(
-    private readonly smp: SmpClient,
-    private readonly clock: Clock,
-    private readonly log: Logger,
-    private readonly s: SweepSettings,
+    readonly smp: SmpClient,
+    readonly clock: Clock,
+    readonly log: Logger,
+    readonly s: SweepSettings,
   ) {
     this.rotation = new CaRotation(caRounds(s.sweepIntervalMs));
     this.phases = programPhases({ smp, clock, log, s, programmed: this.programmed, foreign: this.foreign });
