@@ -37,7 +37,7 @@ export { openBackend, PortNotFoundError, SmPortBusyError, DEFAULT_SIM_SPEC, type
 export { snapshotPorts, type Snapshot, type ReadonlySnapshot, type EndPort, type EndPortIndex, type DiscoveryResult, type DiscoveredNode } from './model/snapshot.js';
 export type { DeepReadonly } from './util/deep-readonly.js';
 export type { Fabric, FabricNode, FabricPort, PeerRef } from './model/fabric.js';
-export { IbsmError, IbsmFileError } from './util/errors.js';
+export { IbsmError, IbsmFileError, SubnetNotUpError } from './util/errors.js';
 export { TopologyError } from './model/errors.js';
 export { NodeType, PortState } from './wire/mad.js';
 export { Logger, type LogSink, type Level } from './util/log.js';

@@ -11,7 +11,7 @@ import { parseGuid2Lid } from '../src/sm/lids.js';
 import { NodeType } from '../src/wire/mad.js';
 import {
   TIMEOUT, hex16, linkLocalGid, planOf, spread, parseSaquery, diffRecords, saquery, client, startOpenSm, startIbsm, stopSa,
-  fattreeFile, withIbsm, ibsmQuery, parseIbrouteMcast, mcastReach, waitFor, type EndPort, type Plan, type RunningSa,
+  fattreeFile, withIbsm, ibsmQuery, parseIbrouteMcast, mcastReach, waitFor, type PlanEndPort, type Plan, type RunningSa,
 } from './helpers/sa-compare.js';
 import { hasCode } from './helpers/log-lines.js';
 
@@ -36,7 +36,7 @@ function queriesOf(p: Plan, smLid: number): string[][] {
     for (const pn of spread(cabled, 2)) q.push(['LR', `${s.lid}/${pn}`]);
   }
   for (const e of spread(cas, 6)) q.push(['LR', `${e.lid}/${e.port}`]);
-  const pairs: Array<[EndPort, EndPort]> = [];
+  const pairs: Array<[PlanEndPort, PlanEndPort]> = [];
   for (const a of cas) for (const b of cas) if (a !== b) pairs.push([a, b]);
   for (const [a, b] of spread(pairs, 8)) q.push(['-p', '--src-to-dst', `${a.lid}:${b.lid}`]);
   for (const [a, b] of spread(pairs, 4)) q.push(['-p', '--sgid-to-dgid', `${linkLocalGid(a.guid)}-${linkLocalGid(b.guid)}`]);

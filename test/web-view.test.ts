@@ -412,7 +412,9 @@ describe('live web view', () => {
     await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
     const port = (busy.address() as AddressInfo).port;
     try {
-      await expect(openSm({ sim: SPEC, sweepInterval: 0, web: `127.0.0.1:${port}`, log: new Logger(new MemorySink()) })).rejects.toThrow(new RegExp(`--web 127.0.0.1:${port}: cannot serve the web view: .*EADDRINUSE`));
+      const e = (await openSm({ sim: SPEC, sweepInterval: 0, web: `127.0.0.1:${port}`, log: new Logger(new MemorySink()) }).then(() => new Error('opened'), (x: unknown) => x)) as Error & { code?: string };
+      expect(e.message).toMatch(new RegExp(`--web 127.0.0.1:${port}: cannot serve the web view: .*EADDRINUSE`));
+      expect(e.code).toBe('WebListenError');
     } finally {
       busy.close();
     }

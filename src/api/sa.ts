@@ -12,6 +12,8 @@ import { TypedEmitter } from '../events.js';
 import { parseNodeRef, openBackend, type Backend } from './backend.js';
 import type { IbsmSm } from './sm.js';
 import { localSmOn } from './local-sms.js';
+import { SubnetNotUpError } from '../util/errors.js';
+import { SimFabricError } from '../sim/fabric-types.js';
 
 export interface SaClientEvents {
   /** A Report (a trap forwarded by the SA to this subscriber), already acknowledged with ReportResp. */
@@ -152,17 +154,17 @@ export class IbsmSaClient {
 export async function openSaClient(o: OpenSaClientOptions): Promise<IbsmSaClient> {
   if (o.sm && !o.sm.sim) {
     const snap = o.sm.snapshot;
-    if (!snap) throw new Error('openSaClient({ sm }): the subnet is not up yet (await sm.start())');
+    if (!snap) throw new SubnetNotUpError('openSaClient({ sm }): the subnet is not up yet (await sm.start())');
     return sharedClient(o.sm.backend.rpc, o.saLid ?? snap.smLid, o.smKey);
   }
   if (o.sm) {
     const sim = o.sm.sim!;
     const snap = o.sm.snapshot;
-    if (!snap) throw new Error('openSaClient({ sm }): the subnet is not up yet (await sm.start())');
+    if (!snap) throw new SubnetNotUpError('openSaClient({ sm }): the subnet is not up yet (await sm.start())');
     const smNode = snap.discovery.smNode;
     const smGuid = snap.fabric.nodes[smNode]!.guid;
     const at = o.attach !== undefined ? parseNodeRef(o.attach) : sim.nodes.findIndex((n) => n.type !== NodeType.Switch && n.guid !== smGuid);
-    if (at === -1) throw new Error('the simulated fabric has no other CA to attach the SA client to; name one with attach');
+    if (at === -1) throw new SimFabricError('the simulated fabric has no other CA to attach the SA client to; name one with attach');
     const ep = sim.attach(at);
     ep.register(MgmtClass.SubnDirected, 1);
     ep.register(MgmtClass.SubnAdm, SA_CLASS_VERSION, { methods: [Method.Report] });
@@ -176,7 +178,7 @@ export async function openSaClient(o: OpenSaClientOptions): Promise<IbsmSaClient
   const local = (o.umad ?? true) ? localSmOn({ ca: o.ca, port: o.port, guid: o.guid }) : undefined;
   if (local) {
     const saLid = o.saLid ?? local.saLid();
-    if (saLid === undefined) throw new Error('openSaClient: the SM of this process on that port has no subnet up yet (await sm.start())');
+    if (saLid === undefined) throw new SubnetNotUpError('openSaClient: the SM of this process on that port has no subnet up yet (await sm.start())');
     return sharedClient(local.rpc, saLid, o.smKey);
   }
   const be: Backend = await openBackend({ umad: o.umad ?? true, ca: o.ca, port: o.port, guid: o.guid, sa: true, reports: true });

@@ -26,6 +26,8 @@ import { fileLogSink } from './log-file.js';
 import { optionsFor, RELOADABLE_KEYS, REREAD_KEYS, SM_CONFIG_KEYS, withDefaults, type OpenSmOptions, type ReloadResult, type SmConfig } from './sm-config.js';
 import { openGuid2Lid, readSmFiles, warnRouteOrder, type SmFiles } from './sm-files.js';
 import type { Guid2LidFile } from './guid2lid-file.js';
+import { SubnetNotUpError } from '../util/errors.js';
+import { WebListenError } from '../util/listen.js';
 
 export { fileLogSink } from './log-file.js';
 export { RELOADABLE_KEYS, SM_CONFIG_KEYS, type OpenSmOptions, type ReloadResult, type SmConfig } from './sm-config.js';
@@ -142,7 +144,7 @@ export class IbsmSm {
   /** The route between two ports in the current snapshot, hop by hop through the programmed LFTs. */
   route(from: PortSpec, to: PortSpec): Route {
     const snap = this.subnet.sm.current;
-    if (!snap) throw new Error('no route yet: the subnet is not up');
+    if (!snap) throw new SubnetNotUpError('no route yet: the subnet is not up (await sm.start())');
     return routeBetween(snap, from, to);
   }
 
@@ -249,7 +251,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
       log.info('web view served', { url: sm.webUrl });
     } catch (e) {
       await sm.stop();
-      throw new Error(`--web ${o.web}: cannot serve the web view: ${(e as Error).message}`);
+      throw new WebListenError(`--web ${o.web}: cannot serve the web view: ${(e as Error).message}`, { cause: e });
     }
   }
   return sm;

@@ -22,6 +22,7 @@ import { readFileSync } from 'node:fs';
 import { attachSim, type Backend } from './backend.js';
 import { fileLogSink, openSm, type IbsmSm, type OpenSmOptions } from './sm.js';
 import { optionsFor } from './sm-config.js';
+import { SimFabricError } from '../sim/fabric-types.js';
 
 /** A subnet prefix as the first four groups of a GID (fec0:0000:0000:0001). */
 export function formatPrefix(prefix: bigint): string {
@@ -134,11 +135,11 @@ export class IbsmSubnets {
     let idx = n.idx;
     if (n.type === NodeType.Router) {
       const p = this.fabric.nodes[n.idx]!.ports[port ?? 1]?.peer;
-      if (!p) throw new Error(`router ${n.desc} port ${port ?? 1} has no cable`);
+      if (!p) throw new SimFabricError(`router ${n.desc} port ${port ?? 1} has no cable: name the port of the subnet wanted`);
       idx = p.node;
     }
     const s = this.subnets.find((x) => x.part.nodes.includes(idx));
-    if (!s) throw new Error(`node ${n.desc} is in no managed subnet`);
+    if (!s) throw new SimFabricError(`node ${n.desc} is in no managed subnet (no CA of its subnet runs an SM)`);
     return s;
   }
 
@@ -170,7 +171,7 @@ export async function openSubnets(o: SubnetsOptions): Promise<IbsmSubnets> {
   const fabric = typeof o.sim === 'object' ? o.sim : loadFabricSpec(o.sim, { seed: o.seed });
   const prefixRoutes = o.prefixRoutes ? parsePrefixRoutes(readFileSync(o.prefixRoutes, 'utf8'), o.prefixRoutes) : undefined;
   const parts = subnetsOf(fabric);
-  if (!parts.length) throw new Error('the fabric has no subnet with a CA to run an SM on');
+  if (!parts.length) throw new SimFabricError('the fabric has no subnet with a CA to run an SM on');
   // One time base for the fabric and its SMs (util/paced-clock.ts); attachSim uses the fabric's.
   const sim = new SimFabric(cloneFabric(fabric), { clock: new PacedClock(), seed: o.seed });
   const { rpc } = optionsFor('backend', o);

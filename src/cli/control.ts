@@ -12,6 +12,7 @@ import { dirname } from 'node:path';
 import type { Logger } from '../util/log.js';
 import { ConnectionGuard, type ConnectionGuardOptions } from '../util/conn-guard.js';
 import { formatGuid } from '../util/guid.js';
+import { IbsmError } from '../util/errors.js';
 
 const MAX_REQUEST = 64 * 1024;
 /** Requests waiting on one connection, and bytes of answers it has not read, before it is closed. */
@@ -42,7 +43,7 @@ export interface ControlTarget {
   reload?(): Promise<unknown>;
 }
 
-export class ControlError extends Error {
+export class ControlError extends IbsmError {
   override readonly name = 'ControlError';
 }
 

@@ -21,6 +21,7 @@ import { smpClientOf } from '../sm/smp-client.js';
 import { parseCommandLine, UsageError } from '../config/parse.js';
 import { DEFAULT_CONTROL_SOCKET, type Command } from '../config/options.js';
 import { controlRequest, DUMPS, type ControlTarget, type DumpKind, type TopoFormat } from './control.js';
+import { SubnetNotUpError } from '../util/errors.js';
 
 interface Io {
   stdout: { write(s: string): unknown };
@@ -60,7 +61,7 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
   let saSample = { at: started, received: 0 };
   const snapshot = (): Snapshot => {
     const s = sm.subnet.sm.current;
-    if (!s) throw new Error('the subnet is not up yet');
+    if (!s) throw new SubnetNotUpError('the subnet is not up yet');
     return s;
   };
   return {

@@ -13,6 +13,7 @@ import { Subnet } from '../subnet.js';
 import { openBackend, parseNodeRef, DEFAULT_SIM_SPEC } from '../api/backend.js';
 import type { BackendArgs, QuerySession } from './query.js';
 import { UsageError } from '../config/parse.js';
+import { SimFabricError } from '../sim/fabric-types.js';
 
 export async function openQuerySession(args: BackendArgs): Promise<QuerySession> {
   const seed = args.seed;
@@ -44,7 +45,7 @@ export async function openQuerySession(args: BackendArgs): Promise<QuerySession>
   // The client: --attach, else the first CA port that is not the SM's.
   const attach = args.attach;
   const client = attach !== undefined ? parseNodeRef(attach) : sim.nodes.findIndex((n, i) => i !== 0 && n.type !== NodeType.Switch);
-  if (client === -1) throw new Error('the simulated fabric has no CA to send the query from; name a node with --attach');
+  if (client === -1) throw new SimFabricError('the simulated fabric has no CA to send the query from; name a node with --attach');
   const cEp = sim.attach(client);
   cEp.register(MgmtClass.SubnDirected, 1);
   cEp.register(MgmtClass.SubnAdm, SA_CLASS_VERSION);

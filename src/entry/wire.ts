@@ -29,6 +29,7 @@ export { formatGid, formatHex, type Layout, type DeepPartial } from '../wire/lay
 export { MgmtClass, Method, NODE_TYPE_NAMES, PORT_STATE_NAMES } from '../wire/mad.js';
 export { MadRpc, type MadRpcOptions } from '../rpc/madrpc.js';
 export { RpcError, MadStatusError, RmppAbortError, RmppTimeoutError, RpcClosedError } from '../rpc/errors.js';
+export { ComponentMaskError } from '../wire/errors.js';
 export { SaClient, type SaClientOptions } from '../sa/client.js';
 export { saGidOf } from '../sa/inter-subnet-client.js';
 export { formatPrefix } from '../api/subnets.js';

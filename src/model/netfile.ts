@@ -56,6 +56,7 @@ import {
   truncateUtf8,
   type Line,
 } from './netfile-lex.js';
+import { IbsmFileError } from '../util/errors.js';
 
 export { TopologyError } from './errors.js';
 export { cStrToBig } from './netfile-lex.js';
@@ -122,7 +123,7 @@ const TYPE_WORD: Record<NodeKind, string> = { [NodeType.CA]: 'CA', [NodeType.Swi
 const defaultReadInclude = (name: string, fromFile: string): { path: string; text: string } => {
   const candidates = isAbsolute(name) ? [name] : [resolve(dirname(fromFile), name), resolve(name)];
   for (const c of candidates) if (existsSync(c)) return { path: c, text: readFileSync(c, 'utf8') };
-  throw new Error(`cannot find include file "${name}" (looked in ${candidates.join(', ')})`);
+  throw new IbsmFileError(`cannot find include file "${name}" (looked in ${candidates.join(', ')})`, { file: name });
 };
 
 class NetParser {

@@ -6,6 +6,7 @@
  */
 import { swName, type FabricIndex } from './graph.js';
 import { RoutingNotApplicable, type RoutingPhase } from './types.js';
+import { InternalError } from '../util/errors.js';
 
 /** depStart of the dependency index: channel e's dependencies are depStart[e] .. depStart[e+1]-1. */
 export function dependencyStarts(ix: FabricIndex): Int32Array {
@@ -120,7 +121,7 @@ export function cdgAcyclic(ix: FabricIndex, depStart: Int32Array, bits: Uint32Ar
   return new CycleSearch(ix, depStart, (i) => ((bits[i >>> 5]! >>> (i & 31)) & 1) !== 0).next() === undefined;
 }
 
-export interface Layers {
+export interface DfssspLayers {
   /** Source switches (those with CAs) in switch order, and switch → index in it (−1: not a source). */
   srcSw: number[];
   srcIdx: Int32Array;
@@ -135,7 +136,7 @@ export interface Layers {
  *  the dependency on it used by the fewest paths is broken by moving its paths to the next layer.
  *  More layers than maxVls → RoutingNotApplicable. `lfts` are the engine's tables (switch index).
  *  A step ('layers') after each credit loop broken. */
-export function* assignLayers(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array, maxVls: number): Generator<RoutingPhase, Layers, void> {
+export function* assignLayers(ix: FabricIndex, lfts: Uint8Array[], depStart: Int32Array, maxVls: number): Generator<RoutingPhase, DfssspLayers, void> {
   const { nSw, adjStart, adjSw, adjPort, ends, maxLid, caCount } = ix;
   const nE = adjStart[nSw]!;
   const W = ix.maxPorts + 1;
@@ -245,7 +246,7 @@ export function* assignLayers(ix: FabricIndex, lfts: Uint8Array[], depStart: Int
           bestB = b;
         }
       }
-      if (!(bestC > 0)) throw new Error('dfsssp: internal error, a CDG cycle with an unused dependency');
+      if (!(bestC > 0)) throw new InternalError('dfsssp: internal error, a CDG cycle with an unused dependency');
       movePaths(l, bestA, bestB);
       cyclesBroken++;
       yield 'layers';

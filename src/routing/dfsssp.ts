@@ -22,7 +22,7 @@
 import type { Fabric } from '../model/fabric.js';
 import { emptyLfts, indexFabric, lftMap, rng } from './graph.js';
 import { BalancedPaths } from './dfsssp-paths.js';
-import { assignLayers, cdgAcyclic, dependencyStarts, type Layers } from './dfsssp-layers.js';
+import { assignLayers, cdgAcyclic, dependencyStarts, type DfssspLayers } from './dfsssp-layers.js';
 import { checkLmc } from './minhop.js';
 import { orderDestinations, orderNote } from './route-order.js';
 import { identitySl2Vl, RoutingNotApplicable, runSteps, type RoutingEngine, type RoutingOptions, type RoutingPhase, type RoutingResult } from './types.js';
@@ -42,7 +42,7 @@ export function* dfssspSteps(fabric: Fabric, opts: RoutingOptions): Generator<Ro
   const dep0 = yield* new BalancedPaths(ix, lfts, depStart, rand).steps(order.groups);
   // Layer 0 without a credit loop (fat trees): every path stays there. Otherwise the layers are
   // built from the tables' dependency counts.
-  let layers: Layers | undefined;
+  let layers: DfssspLayers | undefined;
   if (!cdgAcyclic(ix, depStart, dep0)) layers = yield* assignLayers(ix, lfts, depStart, maxVls);
   const vlsUsed = layers?.vlsUsed ?? 1;
   notes.push(`${vlsUsed} layer(s) used of ${maxVls}; ${layers?.cyclesBroken ?? 0} credit loop(s) broken by moving ${layers?.moved ?? 0} path(s) to higher layers`);

@@ -8,8 +8,9 @@ import { RoutingNotApplicable } from './types.js';
 import { Rng } from '../util/rng.js';
 import { formatGuid } from '../util/guid.js';
 
-/** An end port with what routing needs of it (derived from model/snapshot.ts's end ports). */
-export interface EndPort {
+/** An end port as FabricIndex holds it: what routing needs of it, switch-indexed (derived from
+ * model/snapshot.ts's end ports; a distinct name from the public `EndPort`). */
+export interface IndexedEndPort {
   node: number;
   port: number;
   guid: bigint;
@@ -47,7 +48,7 @@ export interface FabricIndex {
   /** s * (maxPorts+1) + port → adjacency entry, -1 when that port does not lead to a switch. */
   portEntry: Int32Array;
   /** End ports (CA/router ports with a LID, every switch's port 0 with a LID). */
-  ends: EndPort[];
+  ends: IndexedEndPort[];
   /** LID → index in ends, -1 when unassigned. Length maxLid+1. */
   lidOwner: Int32Array;
   maxLid: number;
@@ -125,7 +126,7 @@ export function indexFabric(fabric: Fabric): FabricIndex {
 
   // End ports and LIDs.
   const warnings: string[] = [];
-  const ends: EndPort[] = [];
+  const ends: IndexedEndPort[] = [];
   let maxLid = 0;
   for (const e of fabricEndPorts(fabric)) {
     if (!e.linked) continue;

@@ -10,6 +10,7 @@ import { depCounts, keepDeps } from './incremental-cdg.js';
 import { computeLoads, keepLoads } from './incremental-load.js';
 import { rerouteIncremental } from './incremental.js';
 import type { IncrementalOutcome, IntactRouting } from './incremental-types.js';
+import { InternalError } from '../util/errors.js';
 
 /** Remember a full re-route as the intact routing, with its busiest link (the most CA-to-CA
  * routes on a directed switch-to-switch link: verify's linkLoad.max, from the load kept). */
@@ -72,7 +73,7 @@ export function rehearsalSteps(intact: IntactRouting): Array<() => IncrementalOu
       return (down = rerouteIncremental(f, intact.routing, broken, { intact, balanceFactor: Infinity }));
     },
     () => {
-      if (!down?.ok) throw new Error('rehearsal: the step back runs only after the step down succeeded');
+      if (!down?.ok) throw new InternalError('rehearsal: the step back runs only after the step down succeeded');
       return rerouteIncremental(broken!, down.result, f, { intact, balanceFactor: Infinity });
     },
   ];

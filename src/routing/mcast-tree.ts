@@ -19,6 +19,7 @@
 import { isSwitch, type Fabric } from '../model/fabric.js';
 import { NO_ROUTE } from '../model/routes.js';
 import type { PeerRef } from '../model/fabric.js';
+import { IbsmError } from '../util/errors.js';
 
 
 /** First multicast LID. */
@@ -54,7 +55,7 @@ export interface MftPlan {
   notes: string[];
 }
 
-export class MftError extends Error {
+export class MftError extends IbsmError {
   override readonly name = 'MftError';
 }
 

@@ -28,7 +28,7 @@ import { emptyLfts, indexFabric, lftMap, swName, type FabricIndex } from './grap
 import { checkLmc } from './minhop.js';
 import { EscapeRoutes } from './nue/escape.js';
 import { LayerSearch } from './nue/search.js';
-import { buildLayers, components, escapeRoots, escapeTree, layerOrder, type Layers } from './nue/setup.js';
+import { buildLayers, components, escapeRoots, escapeTree, layerOrder, type NueLayers } from './nue/setup.js';
 import { UnitTree } from './nue/tree.js';
 import { destinationUnits, lidRange, type Units } from './nue/units.js';
 import { UnitWriter } from './nue/writer.js';
@@ -69,7 +69,7 @@ export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
 
 /** Each unit on the first layer (in layerOrder) whose search reaches its component, spread over
  *  it; else on the escape paths (VL 0). A step before each unit. Returns the units per VL. */
-function* routeUnits({ units }: Units, layers: Layers, search: LayerSearch, writer: UnitWriter, escape: EscapeRoutes, maxVls: number): Generator<RoutingPhase, { perVl: number[]; escaped: number }, void> {
+function* routeUnits({ units }: Units, layers: NueLayers, search: LayerSearch, writer: UnitWriter, escape: EscapeRoutes, maxVls: number): Generator<RoutingPhase, { perVl: number[]; escaped: number }, void> {
   const perVl = new Array<number>(maxVls).fill(0);
   let escaped = 0;
   let rot = 0;

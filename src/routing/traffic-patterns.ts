@@ -76,19 +76,19 @@ function resolveEnd(net: TrafficNetwork, e: FlowEnd, file: string, line: number)
   return h;
 }
 
-export interface Phase {
+export interface TrafficPhase {
   src: Int32Array;
   dst: Int32Array;
   count: number;
 }
 
 /** The pattern's phases, lazily. `samples`: ebb's bisections; alltoall's phases at most. */
-export function* patternPhases(net: TrafficNetwork, p: TrafficPattern, samples: number, seed: number): Generator<Phase> {
+export function* patternPhases(net: TrafficNetwork, p: TrafficPattern, samples: number, seed: number): Generator<TrafficPhase> {
   const N = net.hosts.length;
   if (N < 2) return;
   const src = new Int32Array(N);
   const dst = new Int32Array(N);
-  const shift = (k: number): Phase => {
+  const shift = (k: number): TrafficPhase => {
     let c = 0;
     for (let i = 0; i < N; i++) {
       const j = (((i + k) % N) + N) % N;

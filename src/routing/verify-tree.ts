@@ -13,7 +13,7 @@
  * it), a single pass over it checks so and resolves the LID. A LID whose routes fail is
  * resolved again in index order alone, so that its failures are listed as they always were.
  */
-import type { EndPort } from './graph.js';
+import type { IndexedEndPort } from './graph.js';
 import { C_BAD, C_CA, C_NO_LFT, C_NO_ROUTE, C_SELF, type LftWindows } from './verify-windows.js';
 
 export const ST_UNKNOWN = 0;
@@ -71,7 +71,7 @@ export class InTree {
 
   /** Resolve LID d (owned by `dest`; its decoded entries at `b` in wins.win): states, hops,
    *  order, failures. Returns the number of switches whose route fails. */
-  resolve(d: number, dest: EndPort, destIsCa: boolean, b: number, byDist?: Int32Array): number {
+  resolve(d: number, dest: IndexedEndPort, destIsCa: boolean, b: number, byDist?: Int32Array): number {
     // The switches by distance to the destination, farthest first, are an order of every LID
     // whose routes are shortest paths: checked in one pass (given up when it is seldom one).
     if (byDist && (this.distTries < 1024 || 2 * this.distHits >= this.distTries)) {
@@ -104,7 +104,7 @@ export class InTree {
 
   /** Whether `order` (every switch; the previous LID's, or by distance) is one of d's: each switch's
    *  entry leads to one before it in the order or delivers. States and hops set on the way. */
-  private sameOrder(d: number, dest: EndPort, destIsCa: boolean, b: number, order: Int32Array): boolean {
+  private sameOrder(d: number, dest: IndexedEndPort, destIsCa: boolean, b: number, order: Int32Array): boolean {
     const { state, hops, nSw } = this;
     const win = this.wins.win;
     state.fill(ST_UNKNOWN);
@@ -129,7 +129,7 @@ export class InTree {
 
   /** One resolve of d, starting from prev[nSw − 1] down to prev[pStart], then the switches in
    *  index order. Loop counts are added only when no route fails or in index order alone. */
-  private pass(d: number, dest: EndPort, destIsCa: boolean, b: number, pStart: number): number {
+  private pass(d: number, dest: IndexedEndPort, destIsCa: boolean, b: number, pStart: number): number {
     const { state, hops, failList, stack, failKind, failAt, failPort, nSw, order, prev } = this;
     const win = this.wins.win;
     state.fill(ST_UNKNOWN);

@@ -1,7 +1,7 @@
 /** The verifier's batched walk (routing/verify-walk.ts, with routing/verify-batch.ts's columns): a
  * delivering switch's CA LIDs in batches, switch by switch, where their routes are all shortest
  * paths to it, each LID's on one VL; what does not qualify is left to the per-LID walk. */
-import type { EndPort, FabricIndex } from './graph.js';
+import type { IndexedEndPort, FabricIndex } from './graph.js';
 import type { LftWindows } from './verify-windows.js';
 import { BATCH, BATCH_SHIFT, ColumnBatch, MAX_LINKS } from './verify-batch.js';
 import type { ChannelCounts } from './verify-channels.js';
@@ -38,7 +38,7 @@ export class BatchedWalk {
   /** The switch delivering each LID (−1: none). */
   private readonly lidSw: Int32Array;
   private batchHashStride = 4;
-  private readonly ends: readonly EndPort[];
+  private readonly ends: readonly IndexedEndPort[];
 
   constructor(
     ix: FabricIndex,

@@ -26,7 +26,7 @@
  *   columns); the rest as above.
  */
 import type { PortSl2Vl } from '../model/routes.js';
-import { fmtGuid, swName, type EndPort, type FabricIndex } from './graph.js';
+import { fmtGuid, swName, type IndexedEndPort, type FabricIndex } from './graph.js';
 import { describe } from './verify-report.js';
 import { InTree, ST_OK, sortByDist } from './verify-tree.js';
 import { LftWindows } from './verify-windows.js';
@@ -78,7 +78,7 @@ export class LidWalker {
   private readonly hopMap = new Map<number, number>();
 
   // ---- fabric ----
-  private readonly ends: EndPort[];
+  private readonly ends: IndexedEndPort[];
   private readonly nSw: number;
   private readonly caCount: Int32Array;
   /** Switches with CA/router ports (the sources). */
@@ -281,7 +281,7 @@ export class LidWalker {
   }
 
   /** Failure groups of d (distinct break point × kind), in the order the failing switches were found. */
-  private failed(d: number, T: number, destIsCa: boolean, dest: EndPort, nFail: number): void {
+  private failed(d: number, T: number, destIsCa: boolean, dest: IndexedEndPort, nFail: number): void {
     const { failList, failAt, failKind, failPort } = this.tree;
     const caCount = this.caCount;
     this.unreachableFromSwitches += nFail;

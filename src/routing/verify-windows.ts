@@ -9,7 +9,7 @@
  * per port it can have (bytes above: 255 no route, the others a bad port), so that the tables of
  * all the switches stay in the cache while a window is read.
  */
-import type { EndPort, FabricIndex } from './graph.js';
+import type { IndexedEndPort, FabricIndex } from './graph.js';
 
 // Outcomes of an LFT entry that does not lead to another switch.
 export const C_CA = -1;
@@ -162,7 +162,7 @@ export class LftWindows {
   }
 
   /** Whether switch s's port `port` leads to end port `dest`. */
-  leadsTo(s: number, port: number, dest: EndPort): boolean {
+  leadsTo(s: number, port: number, dest: IndexedEndPort): boolean {
     const peer = this.ix.fabric.nodes[this.ix.swNode[s]!]!.ports[port]?.peer;
     return peer !== undefined && peer.node === dest.node && peer.port === dest.port;
   }

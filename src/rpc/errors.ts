@@ -57,8 +57,10 @@ export class MadStatusError extends RpcError {
     readonly status: number,
     /** The whole response, for callers that want to look further. */
     readonly response: Uint8Array,
+    /** The message, when the caller knows what the status means (default: the MAD and its status). */
+    detail?: string,
   ) {
-    super(`${describeMad(mad)} answered with MAD status ${hex(status, 4)}${statusText(status)}`);
+    super(detail ?? `${describeMad(mad)} answered with MAD status ${hex(status, 4)}${statusText(status)}`);
   }
 }
 

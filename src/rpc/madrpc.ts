@@ -28,6 +28,7 @@ import { Pending, RequestTable, St, type SmpSink } from './pending.js';
 import { TryDeadlines } from './timeouts.js';
 import { RtoEstimator } from './rto.js';
 import type { MadRpcOptions, MadRpcStats, RequestOptions, SmpOptions } from './madrpc-types.js';
+import { LayoutError } from '../wire/errors.js';
 
 export type { DestinationKey } from './ident.js';
 export type { SmpSink } from './pending.js';
@@ -470,7 +471,7 @@ const METHOD_OFFSET = MadHeader.fields.method.bit >>> 3;
 /** The status: the whole 16-bit field, or a directed-route SMP's 15 bits after the D bit. */
 const STATUS_OFFSET = MadHeader.fields.status.bit >>> 3;
 const DR_STATUS_MASK = 2 ** SmpDr.fields.status.width - 1;
-if (MadHeader.fields.status.width !== 16 || SmpDr.fields.status.bit + SmpDr.fields.status.width !== MadHeader.fields.status.bit + 16) throw new Error('madrpc: the status fields moved');
+if (MadHeader.fields.status.width !== 16 || SmpDr.fields.status.bit + SmpDr.fields.status.width !== MadHeader.fields.status.bit + 16) throw new LayoutError('MadHeader/SmpDr', 'the status fields moved (madrpc reads them as one 16-bit word)');
 
 /** The MAD status of an SMP response (what wire/builders.madStatus reads, without a view per MAD). */
 function smpStatus(d: Uint8Array, mgmtClass: number): number {

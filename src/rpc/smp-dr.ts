@@ -8,12 +8,13 @@
  */
 import { MAX_DR_HOPS, smpDr } from '../wire/builders.js';
 import { MAD_SIZE, SmpDr, SMP_DATA_OFFSET, SMP_DATA_SIZE } from '../wire/mad.js';
+import { LayoutError } from '../wire/errors.js';
 
 /** The byte offset of a byte-aligned field of `bits` bits (the table is checked at load). */
 function byteOffset(name: keyof typeof SmpDr.fields, bits: number): number {
   const f = SmpDr.fields[name];
   const width = f.kind === 'array' ? f.elem.width : f.width;
-  if (f.bit % 8 !== 0 || width !== bits || (f.kind === 'array' && f.stride !== bits)) throw new Error(`rpc/smp-dr: SmpDr.${name} is no longer a byte-aligned ${bits}-bit field`);
+  if (f.bit % 8 !== 0 || width !== bits || (f.kind === 'array' && f.stride !== bits)) throw new LayoutError('SmpDr', `${name} is no longer a byte-aligned ${bits}-bit field (rpc/smp-dr reads it as one)`);
   return f.bit >>> 3;
 }
 const METHOD = byteOffset('method', 8);

@@ -11,9 +11,10 @@ import type { AnyLayout } from '../wire/layout.js';
 import { ClassCap, ClassPortInfo, SaCap, SaCap2 } from '../wire/classportinfo.js';
 
 import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
+import { IbsmError, InternalError } from '../util/errors.js';
 
 /** A request the SA refuses with a specific status (SaStatus / MadStatus value). Handlers throw it. */
-export class SaRequestError extends Error {
+export class SaRequestError extends IbsmError {
   override readonly name = 'SaRequestError';
   constructor(
     readonly status: number,
@@ -73,8 +74,8 @@ export class SaEngine {
   /** Add a handler for its attributes. Throws when one of them already has a handler. */
   register(handler: SaHandler): void {
     for (const a of handler.attrIds) {
-      if (a === SaAttr.ClassPortInfo) throw new Error('ClassPortInfo is answered by the SA engine itself');
-      if (this.handlers.has(a)) throw new Error(`SA attribute 0x${a.toString(16).padStart(4, '0')} already has a handler`);
+      if (a === SaAttr.ClassPortInfo) throw new InternalError('ClassPortInfo is answered by the SA engine itself');
+      if (this.handlers.has(a)) throw new InternalError(`SA attribute 0x${a.toString(16).padStart(4, '0')} already has a handler`);
     }
     for (const a of handler.attrIds) this.handlers.set(a, handler);
   }

@@ -27,6 +27,7 @@ import { RATE_GBPS, portRate, rateCompare } from '../model/rates.js';
 import { GUID_MASK } from '../util/guid.js';
 import { pinfo, walkPath } from './path-walk.js';
 import { RATE, selectValue } from './selector.js';
+import { ComponentMaskError } from '../wire/errors.js';
 
 export { portRate };
 export { walkPath, type PathHop, type PathWalk } from './path-walk.js';
@@ -42,7 +43,7 @@ const PR_BITS: Readonly<Record<string, bigint>> = Object.fromEntries(
 );
 export const bit = (name: string): bigint => {
   const b = PR_BITS[name];
-  if (b === undefined) throw new Error(`PathRecord has no component "${name}"`);
+  if (b === undefined) throw new ComponentMaskError('PathRecord', name);
   return b;
 };
 

@@ -12,6 +12,7 @@ import type { MadRpc } from '../rpc/madrpc.js';
 import type { ReceivedMad } from '../transport/types.js';
 import { GSI_QKEY } from '../wire/mad.js';
 import { decodeSyncUpdate, encodeSyncUpdate, type SyncMirror, type SyncSource, type SyncUpdate } from './sync.js';
+import { MadStatusError } from '../rpc/errors.js';
 
 export const SYNC_CLASS = 0x31;
 /** A master whose SA serves pulls says so with a ServiceRecord of this ServiceID at its port GID
@@ -91,7 +92,7 @@ export async function pullSync(rpc: MadRpc, lid: number, smKey: bigint, guid: bi
   dv.setBigUint64(16, mirror.seq);
   const r = await rpc.request(req, { lid, qpn: 1, qkey: GSI_QKEY }, { retries: 1 });
   const st = MadHeaderView.over(r.data).status;
-  if (st !== 0) throw new Error(`the master refused the SA state (MAD status 0x${st.toString(16).padStart(4, '0')}): its SM_Key differs`);
+  if (st !== 0) throw new MadStatusError({ mgmtClass: SYNC_CLASS, method: Method.Get, attrId: SYNC_ATTR, attrMod: 0, destination: `LID ${lid}` }, st, r.data, `the master refused the SA state (MAD status 0x${st.toString(16).padStart(4, '0')}): its SM_Key differs (give every SM the same SM_Key)`);
   const u = decodeSyncUpdate(r.data.subarray(DATA_OFFSET));
   mirror.apply(u);
   return u;

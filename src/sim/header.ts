@@ -5,10 +5,11 @@
  * boundary or changed its width is an error here, not a silent misread. */
 import { intPlacement } from '../wire/codegen.js';
 import { MadHeader, SmpDr } from '../wire/mad.js';
+import { LayoutError } from '../wire/errors.js';
 
 function byteField(f: { bit: number; width: number }, name: string, bytes: number): number {
   const p = intPlacement(f);
-  if (!p || !p.whole || p.span !== bytes) throw new Error(`sim/header: ${name} is not a whole ${bytes}-byte field`);
+  if (!p || !p.whole || p.span !== bytes) throw new LayoutError('sim header', `${name} is not a whole ${bytes}-byte field`);
   return p.byte;
 }
 
@@ -24,7 +25,7 @@ const HOP_COUNT = byteField(D.hopCount, 'hopCount', 1);
 const DR_SLID = byteField(D.drSlid, 'drSlid', 2);
 const DR_DLID = byteField(D.drDlid, 'drDlid', 2);
 const DIRECTION = intPlacement(D.direction)!;
-if (DIRECTION.span !== 1 || DIRECTION.mask !== 1) throw new Error('sim/header: direction is not one bit');
+if (DIRECTION.span !== 1 || DIRECTION.mask !== 1) throw new LayoutError('sim header', 'direction is not one bit');
 
 export const attrIdOf = (b: Uint8Array): number => (b[ATTR_ID]! << 8) | b[ATTR_ID + 1]!;
 export const attrModOf = (b: Uint8Array): number => ((b[ATTR_MOD]! << 24) | (b[ATTR_MOD + 1]! << 16) | (b[ATTR_MOD + 2]! << 8) | b[ATTR_MOD + 3]!) >>> 0;

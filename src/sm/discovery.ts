@@ -23,6 +23,7 @@ import { keepPortInfo } from '../model/port-info.js';
 import type { SmpClient } from './smp-client.js';
 import { pump } from '../util/pump.js';
 import { formatGuid } from '../util/guid.js';
+import { IbsmError } from '../util/errors.js';
 
 export type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 
@@ -55,7 +56,7 @@ export interface DiscoverySkip {
   error: unknown;
 }
 
-export class DiscoveryError extends Error {
+export class DiscoveryError extends IbsmError {
   override readonly name = 'DiscoveryError';
 }
 

@@ -17,6 +17,7 @@ import { ClassPortInfo } from '../wire/classportinfo.js';
 import { PMA_CLASS_VERSION, PmaAttr, PmaCap, PORT_COUNTER_NAMES, PortCounters, PortCountersExtended, pmaData, pmaRequest } from '../wire/pma.js';
 import type { Logger } from '../util/log.js';
 import { accumulate, cleared, ERROR_COUNTERS, type PortCounterState } from './perf-counters.js';
+import { MadStatusError } from '../rpc/errors.js';
 
 /** The indexes (in PORT_COUNTER_NAMES) of the error counters. */
 const ERROR_INDEXES: readonly number[] = PORT_COUNTER_NAMES.flatMap((n, i) => (ERROR_COUNTERS.has(n) ? [i] : []));
@@ -174,7 +175,7 @@ export class PerfMgr {
     this.totals.mads++;
     const r = await this.o.rpc.request(pmaRequest(method, attrId, data), { lid, qpn: 1, qkey: GSI_QKEY }, this.o.timeoutMs !== undefined ? { timeoutMs: this.o.timeoutMs } : undefined);
     const status = madStatus(r.data);
-    if (status !== 0) throw new Error(`PMA at LID ${lid} answered attribute ${formatHex(attrId, 16)} with MAD status ${formatHex(status, 16)}`);
+    if (status !== 0) throw new MadStatusError({ mgmtClass: MgmtClass.Perf, method, attrId, attrMod: 0, destination: `LID ${lid}` }, status, r.data, `PMA at LID ${lid} answered attribute ${formatHex(attrId, 16)} with MAD status ${formatHex(status, 16)}`);
     return r.data;
   }
 

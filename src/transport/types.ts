@@ -1,6 +1,7 @@
 /** The transport interface: how MAD bytes leave and enter ibsm. Implementations: sim (in-process
  * fabric), umad (native addon over libibumad), and the fault injector wrapping either. Nothing
  * above this layer knows which backend it runs on. */
+import { IbsmError } from '../util/errors.js';
 
 /** Global routing header fields, for GSI traffic that needs a GRH (RoCE, inter-subnet). */
 export interface GrhAddress {
@@ -73,7 +74,7 @@ export interface Transport {
   close(): Promise<void>;
 }
 
-export class TransportError extends Error {
+export class TransportError extends IbsmError {
   override readonly name = 'TransportError';
   constructor(
     message: string,

@@ -1,4 +1,5 @@
 import { Heap } from './heap.js';
+import { IbsmError } from './errors.js';
 
 /** An injectable clock so the SM, RPC timeouts and the simulated fabric can run on virtual time in tests. */
 export interface TimerHandle {
@@ -107,6 +108,12 @@ export class TimerQueue {
 }
 
 /** A virtual clock: time moves only when advanced. Timers fire in time order (FIFO for ties). */
+/** A run of virtual time (VirtualClock.runUntil) that cannot reach its end: nothing pending
+ * (deadlock) or past its limit. */
+export class VirtualTimeError extends IbsmError {
+  override readonly name = 'VirtualTimeError';
+}
+
 export class VirtualClock implements Clock {
   private t = 0;
   private readonly q = new TimerQueue();
@@ -180,11 +187,11 @@ export class VirtualClock implements Clock {
         // Give slow in-process chains (setImmediate hops) more turns before calling it a deadlock.
         if (await settleUnless(done, DEADLOCK_TURNS)) break;
         next = this.nextAt();
-        if (next === undefined) throw new Error(`deadlock: ${q ? 'the promise has not settled' : 'the condition does not hold'} at ${this.t} ms of virtual time (${this.t - start} ms in) and no timer is pending`);
+        if (next === undefined) throw new VirtualTimeError(`deadlock: ${q ? 'the promise has not settled' : 'the condition does not hold'} at ${this.t} ms of virtual time (${this.t - start} ms in) and no timer is pending`);
       }
       if (next > limit) {
         this.t = Math.max(this.t, limit);
-        throw new Error(`did not settle within ${maxMs} ms of virtual time`);
+        throw new VirtualTimeError(`did not settle within ${maxMs} ms of virtual time`);
       }
       if (next > this.t) this.t = next;
       // Everything due at this instant, each followed by one turn for its continuations.

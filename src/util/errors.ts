@@ -31,3 +31,15 @@ export class IbsmFileError extends IbsmError {
     super(message, where ?? (m ? { file: m[1], line: m[2] === undefined ? undefined : Number(m[2]) } : {}));
   }
 }
+
+/** A broken invariant of ibsm itself ("cannot happen"): a bug to report, with the message, not
+ * something an operator's input or the fabric can cause. */
+export class InternalError extends IbsmError {
+  override readonly name = 'InternalError';
+}
+
+/** A call that needs a subnet the SM has brought up (a snapshot), made before the first sweep
+ * finished: `await sm.start()` (or wait for `subnetUp`) first. */
+export class SubnetNotUpError extends IbsmError {
+  override readonly name = 'SubnetNotUpError';
+}

@@ -11,6 +11,11 @@ export class ListenAddressError extends IbsmError {
   override readonly name = 'ListenAddressError';
 }
 
+/** The web view cannot listen where `--web` told it (address in use, not local, ...); `cause` is why. */
+export class WebListenError extends IbsmError {
+  override readonly name = 'WebListenError';
+}
+
 export function parseListenAddress(text: string): ListenAddress {
   const m = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/.exec(text.trim());
   if (!m) throw new ListenAddressError(`"${text}" is not ADDR:PORT (e.g. 127.0.0.1:8080, 0.0.0.0:8080 or [::1]:8080)`);

@@ -1,6 +1,7 @@
 /** Typed errors of the wire layer. Decoders of untrusted bytes throw only DecodeError. */
+import { IbsmError } from '../util/errors.js';
 
-export class DecodeError extends Error {
+export class DecodeError extends IbsmError {
   override readonly name = 'DecodeError';
   constructor(
     /** The structure being decoded, e.g. "PortInfo". */
@@ -15,7 +16,7 @@ export class DecodeError extends Error {
   }
 }
 
-export class EncodeError extends Error {
+export class EncodeError extends IbsmError {
   override readonly name = 'EncodeError';
   constructor(
     readonly structure: string,
@@ -28,12 +29,24 @@ export class EncodeError extends Error {
 
 /** A layout table that does not describe its structure (a field out of bounds, a gap, an overlap):
  * a programming error, thrown by defineLayout when the layout is defined. */
-export class LayoutError extends Error {
+export class LayoutError extends IbsmError {
   override readonly name = 'LayoutError';
   constructor(
     readonly structure: string,
     readonly detail: string,
   ) {
     super(`layout ${structure}: ${detail}`);
+  }
+}
+
+/** A component name a layout does not have (`PathRecord.mask('dgid')`: the names are the layout's
+ * field paths, `layout.components` lists them). */
+export class ComponentMaskError extends IbsmError {
+  override readonly name = 'ComponentMaskError';
+  constructor(
+    readonly structure: string,
+    readonly component: string,
+  ) {
+    super(`layout ${structure} has no component ${component}`);
   }
 }

@@ -4,6 +4,7 @@
  *
  * Bit numbering follows the IBA spec: bit 0 is the most significant bit of byte 0.
  */
+import { LayoutError } from './errors.js';
 export type Radix = 'dec' | 'hex';
 
 interface FieldCommon {
@@ -118,25 +119,25 @@ type Opts<F> = Omit<F, 'kind' | 'bit' | 'width'>;
 type CommonOpts = Pick<FieldCommon, 'label' | 'cm'>;
 
 export function uint(bit: number, width: number, opts: Opts<UintField> = {}): UintField {
-  if (width < 1 || width > 32) throw new Error(`uint width ${width} out of 1..32`);
+  if (width < 1 || width > 32) throw new LayoutError(`uint field at bit ${bit}`, `uint width ${width} out of 1..32`);
   return { kind: 'uint', bit, width, ...opts };
 }
 export function hex(bit: number, width: number, opts: Opts<UintField> = {}): UintField {
   return uint(bit, width, { radix: 'hex', ...opts });
 }
 export function u64(bit: number, width = 64, opts: Opts<U64Field> = {}): U64Field {
-  if (width < 1 || width > 64) throw new Error(`u64 width ${width} out of 1..64`);
+  if (width < 1 || width > 64) throw new LayoutError(`u64 field at bit ${bit}`, `u64 width ${width} out of 1..64`);
   return { kind: 'u64', bit, width, ...opts };
 }
 export function gid(bit: number, opts: Opts<GidField> = {}): GidField {
   return { kind: 'gid', bit, width: 128, ...opts };
 }
 export function bytes(bit: number, byteCount: number, opts: Opts<BytesField> = {}): BytesField {
-  if (bit % 8) throw new Error('bytes fields must be byte aligned');
+  if (bit % 8) throw new LayoutError(`bytes field at bit ${bit}`, 'bytes fields must be byte aligned');
   return { kind: 'bytes', bit, width: byteCount * 8, ...opts };
 }
 export function str(bit: number, byteCount: number, opts: Opts<StringField> = {}): StringField {
-  if (bit % 8) throw new Error('string fields must be byte aligned');
+  if (bit % 8) throw new LayoutError(`string field at bit ${bit}`, 'string fields must be byte aligned');
   return { kind: 'string', bit, width: byteCount * 8, ...opts };
 }
 export function reserved(bit: number, width: number, opts: Opts<ReservedField> = {}): ReservedField {
@@ -147,6 +148,6 @@ export function array<E extends ElemField>(elem: E, count: number, stride: numbe
   return { kind: 'array', bit: elem.bit, width: stride * (count - 1) + elem.width, elem, count, stride, ...opts };
 }
 export function struct<L extends AnyLayout>(bit: number, layout: L, opts: CommonOpts = {}): StructField<L> {
-  if (bit % 8) throw new Error('struct fields must be byte aligned');
+  if (bit % 8) throw new LayoutError(`struct field at bit ${bit}`, 'struct fields must be byte aligned');
   return { kind: 'struct', bit, width: layout.byteLength * 8, layout, ...opts };
 }

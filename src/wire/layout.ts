@@ -11,7 +11,7 @@
  * bits (`cm: n`, e.g. PathRecord's ServiceID is two 32-bit components). An `array` is one
  * component. Matching compares the raw bits of a component in the encoded query and record.
  */
-import { DecodeError, EncodeError, LayoutError } from './errors.js';
+import { ComponentMaskError, DecodeError, EncodeError, LayoutError } from './errors.js';
 import { readBig, readBits } from './bits.js';
 import { compileDecoder, compileEncoder, zeroOf } from './codegen.js';
 import { dumpLine, formatValue } from './format.js';
@@ -175,7 +175,7 @@ export function defineLayout<T extends FieldTable>(name: string, byteLength: num
       let m = 0n;
       for (const p of paths) {
         const bits = index.get(p);
-        if (bits === undefined) throw new Error(`layout ${name} has no component ${p}`);
+        if (bits === undefined) throw new ComponentMaskError(name, p);
         m |= bits;
       }
       return m;

@@ -19,7 +19,7 @@ import {
   type Layout,
   type LayoutValue,
 } from './layout.js';
-import { DecodeError } from './errors.js';
+import { DecodeError, LayoutError } from './errors.js';
 import {
   GUIDInfo,
   LinearForwardingTable,
@@ -44,7 +44,7 @@ import { RATE_NAMES, SELECTOR_NAMES, SaAttr } from './sa-constants.js';
 function withElementComponents<V>(layout: Layout<V>, field: string): Layout<V> {
   const f = layout.fields[field];
   if (!f || f.kind !== 'array' || f.stride !== f.elem.width) {
-    throw new Error(`layout ${layout.name}: ${field} is not a packed array`);
+    throw new LayoutError(layout.name, `${field} is not a packed array`);
   }
   const split: ArrayField = { ...f, cm: f.count };
   return defineLayout(layout.name, layout.byteLength, { ...layout.fields, [field]: split }) as unknown as Layout<V>;

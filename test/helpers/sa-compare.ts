@@ -29,7 +29,7 @@ export function linkLocalGid(guid: bigint): string {
 
 // ---------------------------------------------------------------- topology
 
-export interface EndPort {
+export interface PlanEndPort {
   node: number;
   port: number;
   guid: bigint;
@@ -40,7 +40,7 @@ export interface Plan {
   fabric: Fabric;
   /** ibsim node names (SIM_HOST values) of the CAs, in file order. */
   caHosts: string[];
-  ends: EndPort[];
+  ends: PlanEndPort[];
   lidOfGuid: Map<bigint, number>;
 }
 
@@ -52,7 +52,7 @@ export function caHostsOf(file: string): string[] {
 export function planOf(file: string, guid2lid: string): Plan {
   const fabric = loadFabricSpec(file);
   const lidOfGuid = new Map([...parseGuid2Lid(guid2lid)].map(([g, r]) => [g, r.base]));
-  const ends: EndPort[] = [];
+  const ends: PlanEndPort[] = [];
   fabric.nodes.forEach((n, i) => {
     n.ports.forEach((p, pn) => {
       if (!p) return;
@@ -239,7 +239,7 @@ export function parseIbrouteMcast(text: string): Map<number, number[]> {
 }
 
 /** Walk the MFTs from `from` (a CA end port) for `mlid`; returns the CA end-port GUIDs reached and any switch reached twice. */
-export function mcastReach(plan: Plan, mfts: Map<number, Map<number, number[]>>, from: EndPort, mlid: number): { reached: Set<bigint>; loops: string[] } {
+export function mcastReach(plan: Plan, mfts: Map<number, Map<number, number[]>>, from: PlanEndPort, mlid: number): { reached: Set<bigint>; loops: string[] } {
   const reached = new Set<bigint>();
   const loops: string[] = [];
   const seen = new Set<number>();

@@ -93,7 +93,7 @@ export function escapeTree(ix: FabricIndex, roots: readonly number[]): EscapeTre
   return { rootDist, isTree };
 }
 
-export interface Layers {
+export interface NueLayers {
   /** One acyclic CDG per VL; layer 0 holds the escape paths' dependencies from the start. */
   layers: AcyclicCdg[];
   /** Per layer: each switch's hop distance from the layer's root. */
@@ -106,7 +106,7 @@ export interface Layers {
  *  spread by farthest-point sampling), and destinations try the layers of the nearest roots first:
  *  their shortest-path trees then mostly agree with the layer's order, which keeps the cycle checks
  *  short. Reads the escape tree. */
-export function buildLayers(ix: FabricIndex, depStart: Float64Array, maxVls: number, { rootDist, isTree }: EscapeTree): Layers {
+export function buildLayers(ix: FabricIndex, depStart: Float64Array, maxVls: number, { rootDist, isTree }: EscapeTree): NueLayers {
   const { nSw, adjStart, adjSw } = ix;
   const q = new Int32Array(nSw);
   const height = caHeights(ix, q);
@@ -165,7 +165,7 @@ function caHeights(ix: FabricIndex, q: Int32Array): Int32Array {
 
 /** Layers by the distance of their root to the destination T (ties in rotation `rot`), layer 0
  *  last: its escape dependencies leave it the least room. */
-export function layerOrder({ layers, layerDist }: Layers, T: number, rot: number): number[] {
+export function layerOrder({ layers, layerDist }: NueLayers, T: number, rot: number): number[] {
   const n = layers.length - 1;
   const idx = Array.from({ length: n }, (_, i) => i + 1);
   const r = (a: number): number => (((a - 1 - rot) % n) + n) % n;
