@@ -19,7 +19,6 @@ const ALLOWED_THROWS: Record<string, string> = {};
 /** Classes extending the built-in Error, not IbsmError, as `<path>:<Class>` → why. */
 const ALLOWED_CLASSES: Record<string, string> = {
   'src/sm/local-sweep.ts:NotLocal': 'private control flow of the local sweep, caught in the same file (never leaves it)',
-  'src/sm/pipeline.ts:PhaseOrderError': 'file owned by the pipeline work of #31 at the time: to move onto InternalError there',
 };
 
 function sourceFiles(dir: string): string[] {

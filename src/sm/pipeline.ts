@@ -9,6 +9,7 @@
  * goes through the one apply step (sm/apply.ts, via sm/sweep-writes.ts). No I/O here: the phases
  * do theirs over the injected SMP client. */
 import type { DiscoveryResult, Snapshot } from '../model/snapshot.js';
+import { InternalError } from '../util/errors.js';
 import type { RoutingResult } from '../model/routes.js';
 import type { FallbackResult } from '../routing/registry.js';
 import type { LidAssignment } from './lids.js';
@@ -30,8 +31,8 @@ export interface Phase<C> {
 }
 
 /** A phase table whose kinds do not follow PHASE_ORDER: a programming error. */
-export class PhaseOrderError extends Error {
-  override readonly name = 'PhaseOrderError';
+export class PhaseOrderError extends InternalError {
+  override readonly name: string = 'PhaseOrderError';
 }
 
 /** Run `phases` in order over `c`; false when one of them ended the sweep. The kinds must follow

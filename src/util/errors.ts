@@ -35,7 +35,7 @@ export class IbsmFileError extends IbsmError {
 /** A broken invariant of ibsm itself ("cannot happen"): a bug to report, with the message, not
  * something an operator's input or the fabric can cause. */
 export class InternalError extends IbsmError {
-  override readonly name = 'InternalError';
+  override readonly name: string = 'InternalError';
 }
 
 /** A call that needs a subnet the SM has brought up (a snapshot), made before the first sweep
