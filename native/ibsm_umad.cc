@@ -26,6 +26,7 @@
 #include <infiniband/umad.h>
 #include <dirent.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -204,6 +205,7 @@ struct SendQueue {
   }
 
   static void Loop(std::shared_ptr<SendQueue> s) {
+    pthread_setname_np(pthread_self(), "ibsm-umad-send");  // per-thread CPU (/proc/PID/task) tells it apart
     std::unique_lock<std::mutex> lk(s->mu);
     for (;;) {
       s->work.wait(lk, [&] { return s->stop || !s->q.empty(); });
@@ -795,6 +797,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   // The receiver waits in poll() on the umad fd and the wake-up eventfd, so a stop request
   // (RequestStop writes the eventfd) ends the wait at once; then umad_recv reads without waiting.
   void ReceiveLoop() {
+    pthread_setname_np(pthread_self(), "ibsm-umad-recv");
     std::vector<uint8_t> buf(umadSize_ + kDefaultMadLength);
     int transientErrors = 0;
     const int umadFd = umad_get_fd(portid_);

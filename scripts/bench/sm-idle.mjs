@@ -26,7 +26,8 @@ export function cpuMsOf(pid) {
   }
 }
 
-/** CPU ms so far of each thread of a process, summed by thread name (/proc/PID/task). */
+/** CPU ms so far of each thread of a process, summed by thread name (/proc/PID/task); the main
+ * thread (its TID the PID) as "main". */
 export function threadCpuOf(pid) {
   const out = new Map();
   let tids = [];
@@ -38,7 +39,7 @@ export function threadCpuOf(pid) {
   for (const tid of tids) {
     try {
       const st = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
+      const name = tid === String(pid) ? 'main' : st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
       const f = st.slice(st.lastIndexOf(') ') + 2).split(' ');
       out.set(name, (out.get(name) ?? 0) + ((Number(f[11]) + Number(f[12])) * 1000) / 100);
     } catch {
