@@ -83,10 +83,13 @@ constexpr int kRecvTimeoutMs = 50;      // the receiver's wait when a stop reque
 // that names a umad fd and ignores the other fds: there the wake-up fd cannot end the wait, so
 // the wait is this short and a stop waits at most this long...
 constexpr int kRecvTimeoutSimMs = 1;
-// ...while MADs come; once none came for kSimIdlePolls waits, the wait grows to this (an idle SM
-// woke 1,000 times a second: 1.3 s of CPU a minute, ten times OpenSM's whole idle cost; issue #32).
-constexpr int kRecvTimeoutSimIdleMs = 20;
-constexpr int kSimIdlePolls = 100;
+// ...while MADs come; once none came for kSimIdlePolls waits, the wait grows to this. Each wait
+// that times out is a wake-up of this thread (~80 µs of CPU on this 2-core machine when loaded):
+// 1 ms waits cost an idle SM 1.3 s of CPU a minute, 20 ms ones 240-390 ms, 50 ms ones 107-120 ms
+// (small fabric, no MADs; issue #32). What it costs: a stop of an idle SM under ibsim waits up to
+// this long (on hardware the wake-up fd ends the wait at once).
+constexpr int kRecvTimeoutSimIdleMs = 50;
+constexpr int kSimIdlePolls = 30;
 constexpr int kUmad2simFirstFd = 1024;
 constexpr uint32_t kMaxPending = 4096;  // MADs waiting for JS before the receiver pauses
 constexpr int kMaxMadLength = 1 << 20;  // largest (RMPP-reassembled) MAD accepted
