@@ -26,6 +26,7 @@
 #include <infiniband/umad.h>
 #include <dirent.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -82,10 +83,23 @@ constexpr int kRecvTimeoutMs = 50;      // the receiver's wait when a stop reque
 // that names a umad fd and ignores the other fds: there the wake-up fd cannot end the wait, so
 // the wait is this short and a stop waits at most this long...
 constexpr int kRecvTimeoutSimMs = 1;
-// ...while MADs come; once none came for kSimIdlePolls waits, the wait grows to this (an idle SM
-// woke 1,000 times a second: 1.3 s of CPU a minute, ten times OpenSM's whole idle cost; issue #32).
-constexpr int kRecvTimeoutSimIdleMs = 20;
-constexpr int kSimIdlePolls = 100;
+// ...while MADs come; once none came for kSimIdlePolls waits, the wait grows to this (or to
+// kRecvTimeoutSimSelfWakeMs, below). Each wait that times out is a wake-up of this thread (~80 µs
+// of CPU on this 2-core machine when loaded): 1 ms waits cost an idle SM 1.3 s of CPU a minute,
+// 20 ms ones 240-390 ms, 50 ms ones 107-120 ms, the self-wake's 1 s ~20 ms (small fabric, no MADs;
+// issue #32). A stop of an idle port under ibsim without an SMI agent waits up to this long (on
+// hardware the wake-up fd ends the wait at once).
+constexpr int kRecvTimeoutSimIdleMs = 50;
+constexpr int kSimIdlePolls = 30;
+// Where the port has an SMI agent (class 0x81: an SM), a stop wakes an idle receiver by a MAD of
+// its own: a directed-route SubnGet(NodeInfo) of hop count 0, which ibsim answers from this port's
+// node (RequestStop, SendSelfWake). The idle wait is then this long (a wake-up a second, nearly
+// none), and a stop waits for the answer at most kSelfWakeAnswerMs (ibsim gone: the wait's end).
+constexpr int kRecvTimeoutSimSelfWakeMs = 1000;
+constexpr int kSelfWakeAnswerMs = 200;
+// The self-wake SMP's transaction ID: its low 32 bits are compared (the high ones are the agent's,
+// as the kernel has them).
+constexpr uint64_t kSelfWakeTid = 0x000000005e1f0a11ULL;
 constexpr int kUmad2simFirstFd = 1024;
 constexpr uint32_t kMaxPending = 4096;  // MADs waiting for JS before the receiver pauses
 constexpr int kMaxMadLength = 1 << 20;  // largest (RMPP-reassembled) MAD accepted
@@ -204,6 +218,7 @@ struct SendQueue {
   }
 
   static void Loop(std::shared_ptr<SendQueue> s) {
+    pthread_setname_np(pthread_self(), "ibsm-umad-send");  // per-thread CPU (/proc/PID/task) tells it apart
     std::unique_lock<std::mutex> lk(s->mu);
     for (;;) {
       s->work.wait(lk, [&] { return s->stop || !s->q.empty(); });
@@ -569,6 +584,10 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
                          static_cast<uint8_t>(rmpp), mask);
     }
     if (id < 0) throw UmadError(env, call, ErrnoOf(id), what);
+    if (mgmtClass == 0x81 && !hasOui) {
+      std::lock_guard<std::mutex> lk(mu_);
+      smiAgent_ = id;
+    }
     return Napi::Number::New(env, id);
   }
 
@@ -577,6 +596,10 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     uint32_t agent = ArgU32(info, 0, "agentId");
     CheckOpen(env, "umad_unregister");
     errno = 0;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      if (smiAgent_ == static_cast<int>(agent)) smiAgent_ = -1;
+    }
     int r = umad_unregister(portid_, static_cast<int>(agent));
     if (r < 0) throw UmadError(env, "umad_unregister", ErrnoOf(r), "agent " + std::to_string(agent));
     return env.Undefined();
@@ -757,10 +780,19 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   }
 
   void RequestStop() {
+    int wakeAgent = -1;
     {
       std::lock_guard<std::mutex> lk(mu_);
       stop_.store(true);
+      // A receiver in its long wait under umad2sim (which cannot see the wake-up fd) is woken by
+      // the answer to a MAD of its own; it then waits for that answer before it leaves, so that
+      // no answer comes after the agent is gone (umad2sim dereferences a NULL queue then).
+      if (idleWait_ && !selfWake_ && smiAgent_ >= 0 && portid_ >= 0) {
+        selfWake_ = true;
+        wakeAgent = smiAgent_;
+      }
     }
+    if (wakeAgent >= 0) SendSelfWake(wakeAgent);
     drained_.notify_all();
     if (wakeFd_ >= 0) {
       uint64_t one = 1;
@@ -772,6 +804,40 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   void StopAndJoin() {
     RequestStop();
     if (thread_.joinable()) thread_.join();
+  }
+
+  // The self-wake SMP: SubnGet(NodeInfo), directed route, hop count 0 (this port's own node),
+  // permissive DR SLID/DLID. A failed send leaves the receiver to its wait's end.
+  void SendSelfWake(int agent) {
+    std::vector<uint8_t> buf(umadSize_ + kDefaultMadLength, 0);
+    uint8_t* m = static_cast<uint8_t*>(umad_get_mad(buf.data()));
+    m[0] = 1;     // base version
+    m[1] = 0x81;  // SubnDirected
+    m[2] = 1;     // class version
+    m[3] = 0x01;  // Get
+    for (int i = 0; i < 8; i++) m[8 + i] = static_cast<uint8_t>(kSelfWakeTid >> (56 - 8 * i));
+    m[16] = 0x00;
+    m[17] = 0x11;  // NodeInfo
+    m[32] = m[33] = m[34] = m[35] = 0xff;  // DrSLID, DrDLID: permissive
+    umad_set_addr(buf.data(), 0xffff, 0, 0, 0);
+    errno = 0;
+    (void)umad_send(portid_, agent, buf.data(), static_cast<int>(kDefaultMadLength), 0, 0);
+  }
+
+  // After a stop with a self-wake sent: read until its answer is read (the MADs before it are
+  // dropped: the port is closing), at most kSelfWakeAnswerMs.
+  void AwaitSelfWake(std::vector<uint8_t>& buf, int umadFd) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kSelfWakeAnswerMs);
+    while (std::chrono::steady_clock::now() < until) {
+      struct pollfd fd{umadFd, POLLIN, 0};
+      if (poll(&fd, 1, kRecvTimeoutSimMs) <= 0 || !(fd.revents & POLLIN)) continue;
+      int len = static_cast<int>(buf.size() - umadSize_);
+      if (umad_recv(portid_, buf.data(), &len, 0) < 0 || len < 16) continue;
+      const uint8_t* m = static_cast<const uint8_t*>(umad_get_mad(buf.data()));
+      uint64_t tid = 0;
+      for (int i = 0; i < 8; i++) tid = (tid << 8) | m[8 + i];
+      if (m[1] == 0x81 && (tid & 0xffffffffULL) == kSelfWakeTid) return;
+    }
   }
 
   // Main thread only, after the receiver has stopped; `closeUmad` false leaves the umad port to a
@@ -795,6 +861,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   // The receiver waits in poll() on the umad fd and the wake-up eventfd, so a stop request
   // (RequestStop writes the eventfd) ends the wait at once; then umad_recv reads without waiting.
   void ReceiveLoop() {
+    pthread_setname_np(pthread_self(), "ibsm-umad-recv");
     std::vector<uint8_t> buf(umadSize_ + kDefaultMadLength);
     int transientErrors = 0;
     const int umadFd = umad_get_fd(portid_);
@@ -802,8 +869,29 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     int emptyPolls = 0;
     while (!stop_.load(std::memory_order_relaxed)) {
       struct pollfd fds[2] = {{umadFd, POLLIN, 0}, {wakeFd_, POLLIN, 0}};
-      const int waitMs = !sim ? kRecvTimeoutMs : emptyPolls < kSimIdlePolls ? kRecvTimeoutSimMs : kRecvTimeoutSimIdleMs;
+      int waitMs = !sim ? kRecvTimeoutMs : emptyPolls < kSimIdlePolls ? kRecvTimeoutSimMs : kRecvTimeoutSimIdleMs;
+      if (sim && emptyPolls >= kSimIdlePolls) {
+        // The long wait, where a stop can wake it (RequestStop reads idleWait_ under mu_).
+        std::lock_guard<std::mutex> lk(mu_);
+        if (stop_.load()) break;
+        if (smiAgent_ >= 0) {
+          idleWait_ = true;
+          waitMs = kRecvTimeoutSimSelfWakeMs;
+        }
+      }
       int n = umadFd >= 0 ? poll(fds, wakeFd_ >= 0 ? 2 : 1, waitMs) : 1;
+      if (idleWait_) {
+        bool woken;
+        {
+          std::lock_guard<std::mutex> lk(mu_);
+          idleWait_ = false;
+          woken = selfWake_;
+        }
+        if (woken) {
+          AwaitSelfWake(buf, umadFd);
+          break;
+        }
+      }
       if (stop_.load(std::memory_order_relaxed)) break;
       if (n == 0) {
         if (emptyPolls < kSimIdlePolls) emptyPolls++;
@@ -974,6 +1062,9 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   uint32_t pendCount_ = 0;
   bool notified_ = false;
   int fatalErrno_ = 0;
+  int smiAgent_ = -1;      // the class 0x81 agent, for the self-wake SMP (-1: none)
+  bool idleWait_ = false;  // the receiver is in its long wait under umad2sim
+  bool selfWake_ = false;  // a stop sent the self-wake SMP: the receiver reads its answer, then leaves
   // Main thread only: the batch being handed over (kept to reuse its capacity).
   std::vector<uint8_t> takeData_;
   std::vector<uint32_t> takeMeta_;

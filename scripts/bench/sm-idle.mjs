@@ -10,7 +10,7 @@
 //     console command to the last LFT Set the SM sent for it (none for a sweep interval and a
 //     second after it), the LFT Sets and the SMPs sent until then.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startIbsim, clientEnv, stopChild, UMAD2SIM } from './ibsim.mjs';
 
@@ -24,6 +24,29 @@ export function cpuMsOf(pid) {
   } catch {
     return NaN;
   }
+}
+
+/** CPU ms so far of each thread of a process, summed by thread name (/proc/PID/task); the main
+ * thread (its TID the PID) as "main". */
+export function threadCpuOf(pid) {
+  const out = new Map();
+  let tids = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const st = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = tid === String(pid) ? 'main' : st.slice(st.indexOf('(') + 1, st.lastIndexOf(')'));
+      const f = st.slice(st.lastIndexOf(') ') + 2).split(' ');
+      out.set(name, (out.get(name) ?? 0) + ((Number(f[11]) + Number(f[12])) * 1000) / 100);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
 }
 
 /** The cable to pull: a leaf's (a switch with CA ports) first port to another switch, as ibsim names it. */
@@ -48,9 +71,11 @@ function live(readCounts, file) {
 
 /**
  * One idle run of `kind` on `fab` (sm-vs-opensm.mjs prepareFabric). Returns
- * { sm, upMs, cpuPerMin, simCpuPerMin, smpsPerMin, setsIdle, cut: { ms, lft, smps } }.
+ * { sm, upMs, cpuPerMin, simCpuPerMin, smpsPerMin, setsIdle, threads, cut: { ms, lft, smps } };
+ * `threads`: the SM's CPU ms per minute by thread name over the idle window. `nodeFlags`: node flags
+ * for ibsm (run as node FLAGS CLI; e.g. --cpu-prof).
  */
-export async function idleRun(kind, fab, { dir, shim, cliFile, cliIsBin, readCounts, seconds, intervalS, topo, settleS = 20 }) {
+export async function idleRun(kind, fab, { dir, shim, cliFile, cliIsBin, readCounts, seconds, intervalS, topo, settleS = 20, nodeFlags = [] }) {
   const sim = await startIbsim(fab.netFile, { dir, limits: fab.limits, prefix: 'h9idle', timeoutMs: 60_000 + fab.limits.nodes * 5 });
   const tag = `idle-${kind}`;
   const cache = path.join(dir, tag);
@@ -63,7 +88,7 @@ export async function idleRun(kind, fab, { dir, shim, cliFile, cliIsBin, readCou
   const env = clientEnv(sim, fab.simHost, { UMAD_COUNT_FILE: countFile, LD_PRELOAD: `${shim} ${UMAD2SIM}`, OSM_CACHE_DIR: cache, OSM_TMP_DIR: cache });
   const [cmd, args] =
     kind === 'ibsm'
-      ? [cliIsBin ? cliFile : process.execPath, [...(cliIsBin ? [] : [cliFile]), 'run', '--umad', '--routing', 'minhop', '--sweep-interval', String(intervalS), '--guid2lid', path.join(cache, 'guid2lid')]]
+      ? [cliIsBin && !nodeFlags.length ? cliFile : process.execPath, [...(cliIsBin && !nodeFlags.length ? [] : [...nodeFlags, cliFile]), 'run', '--umad', '--routing', 'minhop', '--sweep-interval', String(intervalS), '--guid2lid', path.join(cache, 'guid2lid')]]
       : ['opensm', ['-s', String(intervalS), '-F', osmConf, '-f', osmLog, '--dump_files_dir', cache]];
   const t0 = Date.now();
   const child = spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@"', 'bash', cmd, ...args], { env, cwd: cache, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -93,10 +118,12 @@ export async function idleRun(kind, fab, { dir, shim, cliFile, cliIsBin, readCou
     // Then `settleS` more: one-off work after SUBNET UP that sends nothing (ibsm: the intact
     // routing's load and the re-route rehearsal of sm/local-sweep.ts) is not idle.
     await sleep(settleS * 1000);
-    const a = { cpu: cpuMsOf(child.pid), sim: cpuMsOf(sim.pid), c: live(readCounts, countFile), t: performance.now() };
+    // (the SM is bash's exec: the same PID)
+    const a = { cpu: cpuMsOf(child.pid), sim: cpuMsOf(sim.pid), c: live(readCounts, countFile), t: performance.now(), th: threadCpuOf(child.pid) };
     await sleep(seconds * 1000);
-    const b = { cpu: cpuMsOf(child.pid), sim: cpuMsOf(sim.pid), c: live(readCounts, countFile), t: performance.now() };
+    const b = { cpu: cpuMsOf(child.pid), sim: cpuMsOf(sim.pid), c: live(readCounts, countFile), t: performance.now(), th: threadCpuOf(child.pid) };
     const perMin = (x) => (x * 60_000) / (b.t - a.t);
+    r.threads = Object.fromEntries([...b.th].map(([k, v]) => [k, Math.round(perMin(v - (a.th.get(k) ?? 0)))]).filter(([, v]) => v > 0));
     r.cpuPerMin = perMin(b.cpu - a.cpu);
     r.simCpuPerMin = perMin(b.sim - a.sim);
     r.smpsPerMin = perMin(b.c.smps - a.c.smps);

@@ -372,10 +372,10 @@ async function idlePhase(fab, dir, shim) {
   for (let run = 0; run < runs; run++) {
     for (const kind of sms) {
       const cli = { cliFile, cliIsBin: cliIsBin && !ibsmNodeFlags.length };
-      const r = await idleRun(kind, fab, { dir, shim, ...cli, readCounts, seconds: idleSeconds, intervalS: idleInterval, settleS: idleSettle, topo: fab.topo }).catch((e) => (console.log(`   idle ${kind}: ${e.message}`), undefined));
+      const r = await idleRun(kind, fab, { dir, shim, ...cli, nodeFlags: ibsmNodeFlags, readCounts, seconds: idleSeconds, intervalS: idleInterval, settleS: idleSettle, topo: fab.topo }).catch((e) => (console.log(`   idle ${kind}: ${e.message}`), undefined));
       if (!r) continue;
       byKind.get(kind).push(r);
-      process.stderr.write(`   [${fab.key}] idle ${kind} run ${run + 1}: up ${fmt(r.upMs)} ms, CPU ${fmt(r.cpuPerMin)} ms/min, ibsim CPU ${fmt(r.simCpuPerMin)} ms/min, ${fmt(r.smpsPerMin)} SMPs/min, cut ${r.cut?.what}: last LFT Set after ${fmt(r.cut?.ms)} ms (${fmt(r.cut?.lft)} LFT Sets, ${fmt(r.cut?.smps)} SMPs)\n`);
+      process.stderr.write(`   [${fab.key}] idle ${kind} run ${run + 1}: up ${fmt(r.upMs)} ms, CPU ${fmt(r.cpuPerMin)} ms/min, ibsim CPU ${fmt(r.simCpuPerMin)} ms/min, ${fmt(r.smpsPerMin)} SMPs/min, cut ${r.cut?.what}: last LFT Set after ${fmt(r.cut?.ms)} ms (${fmt(r.cut?.lft)} LFT Sets, ${fmt(r.cut?.smps)} SMPs); CPU ms/min by thread ${JSON.stringify(r.threads ?? {})}\n`);
     }
   }
   printIdle(fab, sms.filter((k) => byKind.get(k).length).map((k) => medianIdle(byKind.get(k))), idleInterval, idleSeconds);

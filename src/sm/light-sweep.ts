@@ -1,18 +1,23 @@
-/** The light sweep: has anything changed since the last heavy sweep? At the cost of OpenSM's.
+/** The light sweep: has anything changed since the last heavy sweep? At OpenSM's cost: a periodic
+ * light sweep sends S SMPs, S the switches (OpenSM's light sweep reads every switch's SwitchInfo,
+ * osm_state_mgr.c), spent in two rotations:
  *
- * - Every switch's SwitchInfo, one SMP each: PortStateChange set says a port of that switch changed
- *   state (a link went, came up or retrained). The heavy sweep that follows (sm/local-sweep.ts) reads
- *   the ports of the flagged switches only, and clears the bit by writing SwitchInfo back, as
- *   OpenSM's light sweep does (osm_state_mgr.c: SwitchInfo of every switch, PortInfo only behind a
- *   PortStateChange).
- * - CA ports (and routers'): traps say first what changes there (trap 144 for a new SM port, the
- *   switch's trap 128 and PortStateChange for a link). What a lost trap would have said is caught by
- *   a rotating check: each periodic light sweep reads the next ceil(C / K) of the C linked CA ports,
- *   so every one is read at least once every K light sweeps, K = `caRounds(interval)` (at most
- *   LIGHT_CA_BOUND_MS of sweep intervals). A read finds a port not ACTIVE, a new SM (IsSM), and
- *   another SM's writes (MasterSMLID, LID). A full light sweep (an operator's; a local sweep that
- *   must decide) reads every CA port.
- * At most APPLY_WINDOW SMPs in flight (the SM's window for one-SMP jobs). Pure of I/O but the SMPs. */
+ * - Switches: each sweep the next ceil(S / 2) switches' SwitchInfo, so every switch is read at least
+ *   once every SWITCH_ROUNDS = 2 sweeps. PortStateChange set says a port of that switch changed
+ *   state (a link went, came up or retrained): a lost trap 128 is found within two sweep intervals
+ *   (a trap 128 that arrives sweeps at once, sm/handlers.ts). The heavy sweep that follows
+ *   (sm/local-sweep.ts) reads the ports of the flagged switches only and clears the bit by writing
+ *   SwitchInfo back, as OpenSM does.
+ * - CA ports (and routers'): traps say first what changes there (trap 144 for a new SM port, found
+ *   at once; the switch's trap 128 and PortStateChange for a link). What a lost trap would have
+ *   said is caught by the CA rotation, which takes the rest of the budget: each sweep the next
+ *   max(1, S - ceil(S / 2)) of the C linked CA ports, so every one is read at least once every
+ *   `caBound(S, C)` = ceil(C / max(1, floor(S / 2))) sweeps (5,120 hosts, 416 switches: 25 sweeps;
+ *   9,720 and 522: 38). A read finds a port not ACTIVE, a new SM (IsSM), and another SM's writes
+ *   (MasterSMLID, LID).
+ * A full light sweep (an operator's; a local sweep that must decide; every light sweep without
+ * periodic ones) reads every switch and every CA port. At most APPLY_WINDOW SMPs in flight (the
+ * SM's window for one-SMP jobs). Pure of I/O but the SMPs. */
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { PortCap, PortInfo, SwitchInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
@@ -23,14 +28,30 @@ import { hasExtendedSpeeds } from './port-info-get.js';
 import type { SmpClient } from './smp-client.js';
 import type { SmPort } from './sminfo.js';
 
-/** Every linked CA port is read by the periodic light sweeps at least once per this many ms of
- * sweep intervals (K = floor(bound / interval) sweeps, at least 1). */
-export const LIGHT_CA_BOUND_MS = 60_000;
+/** Periodic light sweeps over which every switch's SwitchInfo is read once. */
+export const SWITCH_ROUNDS = 2;
 
-/** K: the periodic light sweeps over which every linked CA port is read once. Without periodic
- * light sweeps (interval 0) every light sweep reads them all. */
+/** The rotation's period for `new CaRotation(caRounds(interval))` (sm/sweep.ts): SWITCH_ROUNDS with
+ * periodic light sweeps; 1 without (interval 0: every light sweep, asked for, reads everything). */
 export function caRounds(sweepIntervalMs: number | undefined): number {
-  return sweepIntervalMs && sweepIntervalMs > 0 ? Math.max(1, Math.floor(LIGHT_CA_BOUND_MS / sweepIntervalMs)) : 1;
+  return sweepIntervalMs && sweepIntervalMs > 0 ? SWITCH_ROUNDS : 1;
+}
+
+/** The switches a periodic light sweep reads: ceil(S / rounds). */
+export function switchShare(switches: number, rounds = SWITCH_ROUNDS): number {
+  return Math.ceil(switches / Math.max(1, rounds));
+}
+
+/** The CA ports a periodic light sweep reads: what the S-SMP budget leaves after the switches (at
+ * least one, so that a fabric of few switches still reads its CA ports in turn). */
+export function caShare(switches: number, rounds = SWITCH_ROUNDS): number {
+  return Math.max(1, switches - switchShare(switches, rounds));
+}
+
+/** The bound on a lost CA-port trap: periodic light sweeps within which every one of `caPorts`
+ * linked CA ports is read (at `switches` switches). */
+export function caBound(switches: number, caPorts: number, rounds = SWITCH_ROUNDS): number {
+  return Math.max(1, Math.ceil(caPorts / caShare(switches, rounds)));
 }
 
 /** A linked CA port of a snapshot: node index, port number, its DR path. */
@@ -49,24 +70,51 @@ export interface ForeignWrites {
   first?: { node: string; guid: bigint; port: number; lid: number; was: number; masterSmLid: number };
 }
 
-/** The CA ports the periodic light sweeps read in turn. */
-export class CaRotation {
-  private cursor = 0;
-  private of?: { snap: Snapshot; ports: CaPort[] };
+/** What one light sweep reads: switches (node indexes) and CA ports. */
+export interface LightPlan {
+  switches: readonly number[];
+  cas: readonly CaPort[];
+}
 
+/** The next `n` of `all` after `cursor`, wrapping round: the items and the cursor after them. */
+function take<T>(all: readonly T[], cursor: number, n: number): { items: readonly T[]; cursor: number } {
+  if (n >= all.length) return { items: all, cursor: 0 };
+  const start = cursor % all.length;
+  const end = start + n;
+  const items = end <= all.length ? all.slice(start, end) : [...all.slice(start), ...all.slice(0, end - all.length)];
+  return { items, cursor: end % all.length };
+}
+
+/** The switches and CA ports the periodic light sweeps read in turn. */
+export class CaRotation {
+  private swCursor = 0;
+  private caCursor = 0;
+  private of?: { snap: Snapshot; switches: number[]; ports: CaPort[] };
+
+  /** `rounds`: sweeps over which every switch is read (caRounds); 1: every sweep reads everything. */
   constructor(readonly rounds: number) {}
 
-  /** The CA ports the next light sweep reads: all of them when `full`, else the next
-   * ceil(C / rounds) after those read last (wrapping round). */
-  next(snap: Snapshot, full: boolean): readonly CaPort[] {
-    if (this.of?.snap !== snap) this.of = { snap, ports: caPorts(snap) };
-    const all = this.of.ports;
-    if (full || this.rounds <= 1 || all.length === 0) return all;
-    const n = Math.ceil(all.length / this.rounds);
-    const start = this.cursor % all.length;
-    this.cursor = (start + n) % all.length;
-    return start + n <= all.length ? all.slice(start, start + n) : [...all.slice(start), ...all.slice(0, start + n - all.length)];
+  /** What the next light sweep reads: everything when `full`, else the next switchShare(S)
+   * switches and caShare(S) CA ports after those read last (wrapping round). */
+  next(snap: Snapshot, full: boolean): LightPlan {
+    if (this.of?.snap !== snap) this.of = { snap, switches: switchIndexes(snap), ports: caPorts(snap) };
+    const { switches, ports } = this.of;
+    if (full || this.rounds <= 1) return { switches, cas: ports };
+    const sw = take(switches, this.swCursor, switchShare(switches.length, this.rounds));
+    const ca = take(ports, this.caCursor, caShare(switches.length, this.rounds));
+    this.swCursor = sw.cursor;
+    this.caCursor = ca.cursor;
+    return { switches: sw.items, cas: ca.items };
   }
+}
+
+/** The switches of a snapshot (node indexes, in node order). */
+function switchIndexes(snap: Snapshot): number[] {
+  const out: number[] = [];
+  snap.fabric.nodes.forEach((n, i) => {
+    if (n.type === NodeType.Switch) out.push(i);
+  });
+  return out;
 }
 
 /** The linked CA (and router) ports of a snapshot, in node order. */
@@ -92,11 +140,13 @@ export interface LightResult {
   caPorts: number;
 }
 
-/** Read every switch's SwitchInfo and the PortInfo of `cas`: "changed" when a switch flags a port
- * change or does not answer, or a CA port is not ACTIVE, unreadable or written by another SM; the
- * CA ports that advertise an SM (a new IsSM bit is a new SM to query). */
-export async function lightSweep(smp: SmpClient, snap: Snapshot, cas: readonly CaPort[]): Promise<LightResult> {
+/** Read the SwitchInfo of the plan's switches and the PortInfo of its CA ports (given a list of CA
+ * ports alone: every switch and those): "changed" when a switch flags a port change or does not
+ * answer, or a CA port is not ACTIVE, unreadable or written by another SM; the CA ports that
+ * advertise an SM (a new IsSM bit is a new SM to query). */
+export async function lightSweep(smp: SmpClient, snap: Snapshot, plan: LightPlan | readonly CaPort[]): Promise<LightResult> {
   const { fabric, discovery } = snap;
+  const { switches, cas } = isPlan(plan) ? plan : { switches: switchIndexes(snap), cas: plan };
   let changed = false;
   const sms: SmPort[] = [];
   const smLid = fabric.nodes[discovery.smNode]?.ports[discovery.smPort]?.lid ?? 0;
@@ -125,17 +175,16 @@ export async function lightSweep(smp: SmpClient, snap: Snapshot, cas: readonly C
       if (!own && pi.capabilityMask & PortCap.IsSM) sms.push({ guid: port.guid, lid: pi.lid, path: c.path });
     }, unreachable);
   };
-  let switches = 0;
   await pump(
     (function* () {
-      for (let i = 0; i < fabric.nodes.length; i++) {
-        if (fabric.nodes[i]!.type !== NodeType.Switch) continue;
-        switches++;
-        yield readSwitch(i);
-      }
+      for (const i of switches) yield readSwitch(i);
       for (const c of cas) yield readCa(c);
     })(),
     APPLY_WINDOW,
   );
-  return { changed, smPorts: sms, foreign, switches, caPorts: cas.length };
+  return { changed, smPorts: sms, foreign, switches: switches.length, caPorts: cas.length };
+}
+
+function isPlan(p: LightPlan | readonly CaPort[]): p is LightPlan {
+  return !Array.isArray(p);
 }
