@@ -6,7 +6,8 @@
  * P_Keys → SL2VL/VLArb → SwitchInfo + LFT blocks → ARMED → ACTIVE → snapshot; MFT blocks follow.
  * Takeover: the handed view checked → decide → LIDs → routes → PortInfo → snapshot.
  * Local (sm/local-sweep.ts): the same phases over the changed part of the fabric.
- * Light (sm/light-sweep.ts): every switch's SwitchInfo (PortStateChange) and a rotating share of
+ * Light (sm/light-sweep.ts): OpenSM's budget of one SMP a switch per periodic sweep, spent on half
+ * the switches' SwitchInfo (PortStateChange; every switch within two sweeps) and a rotating share of
  * the CA ports; "changed" when anything moved. Multicast: the MFT blocks of the current groups over the current snapshot. */
 import { NodeType, SmpAttr } from '../wire/mad.js';
 import { SwitchInfo } from '../wire/sma.js';
@@ -56,7 +57,8 @@ export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   /** A standby taking over prefers the guid2lid file to the LIDs the old master gave (OpenSM honor_guid2lid_file; default true). */
   honorGuid2lid?: boolean;
   onProgress?: (phase: string, detail: Record<string, number>) => void;
-  /** The light sweep interval: how many light sweeps share the CA ports (sm/light-sweep.ts caRounds). */
+  /** The light sweep interval: 0 makes every light sweep read everything; else the rotation of
+   *  sm/light-sweep.ts (caRounds). */
   sweepIntervalMs?: number;
 }
 
