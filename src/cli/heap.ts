@@ -8,8 +8,9 @@
  * RSS went"). While the heap in use is under SMALL_HEAP_BYTES, V8 may grow the old generation by
  * GROWING_PERCENT only (`--heap-growing-percent`, at least its minimum step of 8 MB): a few more
  * short mark-compacts. Above it (a large fabric's own state) V8's factor again: the flag held for a
- * whole large run costs CPU in mark-compacts of a growing heap (scripts/bench/README.md, "Figures behind source comments"). V8 reads the flag at each
- * limit it sets (after each collection), so a change takes effect at the next one.
+ * whole large run costs CPU in mark-compacts of a growing heap (scripts/bench/README.md, "Figures
+ * behind source comments"). V8 reads the flag at each limit it sets (after each collection), so a
+ * change takes effect at the next one.
  *
  * Set back at exit as TurboFan's hold is (cli/tiering.ts): V8 checks a code cache against the hash
  * of its flags, and the bin writes its cache at the exit of a run. */
