@@ -43,7 +43,7 @@ export { NodeType, PortState } from './wire/mad.js';
 export { Logger, type LogSink, type Level } from './util/log.js';
 
 // ---- the SA client
-export { openSaClient, IbsmSaClient, gidOf, type OpenSaClientOptions, type SaClientEvents } from './api/sa.js';
+export { openSaClient, SaClient, gidOf, type OpenSaClientOptions, type SaClientEvents, type SaClientOptions } from './api/sa.js';
 export { SaStatusError, SaNotFoundError, type SaResult } from './sa/client.js';
 export { MadTimeoutError } from './rpc/errors.js';
 

@@ -36,7 +36,7 @@ const worker = async () => {
     const dlid = destOf(i, j);
     if (sources[i] === dlid) continue;
     try {
-      sl[i][j] = (await sa.client.get(SaAttr.PathRecord, PathRecord, { slid: sources[i], dlid }, MASK)).sl;
+      sl[i][j] = (await sa.get(SaAttr.PathRecord, PathRecord, { slid: sources[i], dlid }, MASK)).sl;
     } catch {
       failed++;
     }

@@ -94,7 +94,7 @@ async function once() {
       ];
       for (let k = 1; k <= peers; k++) {
         const d = hosts[(i + k * 97) % hosts.length];
-        jobs.push(ask('path', () => c.client.get(SaAttr.PathRecord, PathRecord, { sgid: gidOf(hosts[i].guid), dgid: gidOf(d.guid), reversible: 1, numbPath: 1 }, PATH_MASK)));
+        jobs.push(ask('path', () => c.get(SaAttr.PathRecord, PathRecord, { sgid: gidOf(hosts[i].guid), dgid: gidOf(d.guid), reversible: 1, numbPath: 1 }, PATH_MASK)));
       }
       await Promise.all(jobs);
       done.push(performance.now() - t0);

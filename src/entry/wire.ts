@@ -1,5 +1,5 @@
 /** `ibsm/wire`: what travels on the wire and what sends it: the SA records (layouts with their
- * component masks), Notices, the MAD enums, the raw `SaClient` and `MadRpc` (with their errors),
+ * component masks), Notices, the MAD enums, `MadRpc` (with its errors; the one SA client, `SaClient`, is in the root),
  * and the GID/hex formatters. */
 export {
   SaAttr,
@@ -30,6 +30,5 @@ export { MgmtClass, Method, NODE_TYPE_NAMES, PORT_STATE_NAMES } from '../wire/ma
 export { MadRpc, type MadRpcOptions } from '../rpc/madrpc.js';
 export { RpcError, MadStatusError, RmppAbortError, RmppTimeoutError, RpcClosedError } from '../rpc/errors.js';
 export { ComponentMaskError } from '../wire/errors.js';
-export { SaClient, type SaClientOptions } from '../sa/client.js';
 export { saGidOf } from '../sa/inter-subnet-client.js';
 export { formatPrefix } from '../api/subnets.js';
