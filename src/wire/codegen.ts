@@ -77,26 +77,30 @@ function decodeField(name: string, fname: string, f: FieldSpec, b: Uint8Array, b
   }
 }
 
+/** `v` as an unsigned integer of `width` bits below `limit` (POW2[width]); absent is 0. */
+function uintOf(name: string, fname: string, width: number, limit: number, v: unknown): number {
+  const n = v ?? 0;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n >= limit) throw new EncodeError(name, fname, `value ${String(n)} does not fit ${width} unsigned bits`);
+  return n;
+}
+
+/** `v` as an unsigned bigint of `width` bits below `limit` (bigLimit(width)); absent is 0. */
+function bigOf(name: string, fname: string, width: number, limit: bigint, v: unknown): bigint {
+  const n = v ?? 0n;
+  if (typeof n !== 'bigint' || n < 0n || n >= limit) throw new EncodeError(name, fname, `value ${String(n)} does not fit ${width} unsigned bits (bigint expected)`);
+  return n;
+}
+
 export function encodeField(name: string, fname: string, f: FieldSpec, v: unknown, b: Uint8Array, bitBase: number): void {
   const pos = bitBase + f.bit;
   switch (f.kind) {
-    case 'uint': {
-      const n = v ?? 0;
-      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n >= POW2[f.width]!) {
-        throw new EncodeError(name, fname, `value ${String(n)} does not fit ${f.width} unsigned bits`);
-      }
-      writeBits(b, pos, f.width, n);
+    case 'uint':
+      writeBits(b, pos, f.width, uintOf(name, fname, f.width, POW2[f.width]!, v));
       return;
-    }
     case 'u64':
-    case 'gid': {
-      const n = v ?? 0n;
-      if (typeof n !== 'bigint' || n < 0n || n >= bigLimit(f.width)) {
-        throw new EncodeError(name, fname, `value ${String(n)} does not fit ${f.width} unsigned bits (bigint expected)`);
-      }
-      writeBig(b, pos, f.width, n);
+    case 'gid':
+      writeBig(b, pos, f.width, bigOf(name, fname, f.width, bigLimit(f.width), v));
       return;
-    }
     case 'bytes': {
       const n = f.width / 8;
       const src = (v ?? new Uint8Array(0)) as Uint8Array;
@@ -157,10 +161,7 @@ export function makeSetter(name: string, fname: string, f: FieldSpec): Setter {
     const w = f.width;
     const limit = POW2[w]!;
     return (v, b, base) => {
-      const n = v ?? 0;
-      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n >= limit) {
-        throw new EncodeError(name, fname, `value ${String(n)} does not fit ${w} unsigned bits`);
-      }
+      const n = uintOf(name, fname, w, limit, v);
       const i = (base >>> 3) + o;
       if (w === 8) b[i] = n;
       else if (w === 16) {
@@ -178,10 +179,7 @@ export function makeSetter(name: string, fname: string, f: FieldSpec): Setter {
     const w = f.width;
     const limit = POW2[w]!;
     return (v, b, base) => {
-      const n = v ?? 0;
-      if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n >= limit) {
-        throw new EncodeError(name, fname, `value ${String(n)} does not fit ${w} unsigned bits`);
-      }
+      const n = uintOf(name, fname, w, limit, v);
       if (n !== 0) writeBits(b, base + bit, w, n); // the structure was zero-filled
     };
   }
@@ -189,10 +187,7 @@ export function makeSetter(name: string, fname: string, f: FieldSpec): Setter {
     const w = f.width;
     const limit = bigLimit(w);
     return (v, b, base) => {
-      const n = v ?? 0n;
-      if (typeof n !== 'bigint' || n < 0n || n >= limit) {
-        throw new EncodeError(name, fname, `value ${String(n)} does not fit ${w} unsigned bits (bigint expected)`);
-      }
+      const n = bigOf(name, fname, w, limit, v);
       if (n !== 0n) writeBig(b, base + bit, w, n);
     };
   }
