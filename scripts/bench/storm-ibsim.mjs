@@ -9,6 +9,11 @@
 //
 //   node scripts/bench/storm-ibsim.mjs [--topo gen:fattree2:leaves=16,spines=8,hosts=16] [--hosts 128]
 //                                      [--peers 16] [--runs 3] [--sm opensm,ibsm]
+//                                      [--ibsm-node-flags="--cpu-prof --cpu-prof-dir=DIR"] [--rounds N]
+// --sm floor: ibsim's own floor, an "SA" that answers every request at once without computing
+// anything (storm-floor.c, at the SM's port after OpenSM brought the subnet up and left).
+// --rounds N: the storm N times on the same SM (each round new host processes), each round reported
+// on its own: the first meets an SM whose SA has answered nothing yet, the later ones a warm one.
 //
 // OpenSM runs at its defaults (-D 0x05 for the SUBNET UP line in its log). Every process is stopped
 // by its PID.
@@ -31,6 +36,8 @@ const { values: o } = parseArgs({
     peers: { type: 'string', default: '16' },
     runs: { type: 'string', default: '3' },
     sm: { type: 'string', default: 'opensm,ibsm' },
+    'ibsm-node-flags': { type: 'string', default: '' },
+    rounds: { type: 'string', default: '1' },
   },
 });
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'ibsm-bench-storm-'));
@@ -50,8 +57,11 @@ const hosts = cas.slice(1, 1 + nHosts);
 const peers = Number(o.peers);
 
 const client = path.join(scratch, 'storm-client');
-const cc = spawnSync('cc', ['-O2', '-o', client, path.join(ROOT, 'scripts/bench/storm-client.c'), '-libumad'], { encoding: 'utf8' });
-if (cc.status !== 0) throw new Error(`building storm-client.c failed (needs cc and libibumad-dev): ${cc.stderr}`);
+const floor = path.join(scratch, 'storm-floor');
+for (const [bin, src] of [[client, 'storm-client.c'], [floor, 'storm-floor.c']]) {
+  const cc = spawnSync('cc', ['-O2', '-o', bin, path.join(ROOT, 'scripts/bench', src), '-libumad'], { encoding: 'utf8' });
+  if (cc.status !== 0) throw new Error(`building ${src} failed (needs cc and libibumad-dev): ${cc.stderr}`);
+}
 
 function cpuSeconds(pid) {
   try {
@@ -65,15 +75,52 @@ function cpuSeconds(pid) {
 
 async function startSm(kind, sock) {
   const dir = mkdtempSync(path.join(scratch, `${kind}-`));
+  if (kind === 'floor') {
+    // OpenSM brings the subnet up (every port's SMLID names its port) and goes; the floor's
+    // responder then takes the SA's requests at that port (storm-floor.c).
+    const osm = await startSm('opensm', sock);
+    await osm.stop();
+    const p = child(floor, [], { env: { IBSIM_SOCKNAME: sock, SIM_HOST: cas[0].desc }, preload: true });
+    await until('storm-floor READY', () => p.out().includes('READY'), 30_000);
+    return p;
+  }
   if (kind === 'opensm') {
     const log = path.join(dir, 'opensm.log');
     const p = child('opensm', ['-D', '0x05', '-f', log], { env: { IBSIM_SOCKNAME: sock, OSM_CACHE_DIR: dir, OSM_TMP_DIR: dir }, cwd: dir, preload: true });
     await until('OpenSM SUBNET UP', () => existsSync(log) && readFileSync(log, 'utf8').includes('SUBNET UP'), 120_000);
     return p;
   }
-  const p = child(process.execPath, [CLI, 'run', '--umad'], { env: { IBSIM_SOCKNAME: sock }, cwd: dir, preload: true });
+  const nodeFlags = o['ibsm-node-flags'].split(' ').filter(Boolean);
+  const p = child(process.execPath, [...nodeFlags, CLI, 'run', '--umad'], { env: { IBSIM_SOCKNAME: sock }, cwd: dir, preload: true });
   await until('ibsm SUBNET UP', () => p.out().includes('SUBNET UP'), 120_000);
   return p;
+}
+
+/** One storm: every host process started, all at one instant; their results summed. */
+async function storm(kind, ib, sm, procs) {
+  const startAt = Date.now() + 3000 + nHosts * 20; // every host attached before the clock starts
+  for (let i = 0; i < nHosts; i++) {
+    const list = Array.from({ length: peers }, (_, k) => hosts[(i + 1 + k * 7) % nHosts].guid.toString(16)).join(',');
+    procs.push(child(client, [String(startAt), list], { env: { IBSIM_SOCKNAME: ib.sockname, SIM_HOST: hosts[i].desc }, preload: true }));
+    await new Promise((r) => setTimeout(r, 15)); // ibsim takes its clients' connections one at a time
+  }
+  while (Date.now() < startAt - 50) await new Promise((r) => setTimeout(r, 20));
+  const cpu0 = cpuSeconds(sm.pid);
+  // A host ends within 8 resends plus 8 BUSY back-offs of its last request (< 20 s); longer means
+  // ibsim wedged (docs/ibsim-notes.md): say so rather than wait for ever.
+  let timer;
+  const wedged = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`${kind}: the hosts did not finish within 120 s (ibsim wedged?)`)), 120_000); });
+  const codes = await Promise.race([Promise.all(procs.map((p) => p.done)), wedged]).finally(() => clearTimeout(timer));
+  const cpu = cpuSeconds(sm.pid) - cpu0;
+  const sum = (k) => rs.reduce((a, r) => a + r[k], 0);
+  const rs = procs.map((p, i) => {
+    const line = p.out().split('\n').find((l) => l.startsWith('RESULT '));
+    if (!line) throw new Error(`${kind}: host ${hosts[i].desc} failed (exit ${codes[i]}):\n${p.out()}`);
+    return JSON.parse(line.slice(7));
+  });
+  const firstError = rs.find((r) => r.firstError)?.firstError;
+  if (firstError) process.stderr.write(`${kind}: ${sum('errors')} answers were errors, the first: ${firstError}\n`);
+  return { lastMs: Math.max(...rs.map((r) => r.lastMs)), ok: sum('ok'), lost: sum('lost'), busy: sum('busy'), timeouts: sum('timeouts'), errors: sum('errors'), cpu, rss: rssMb(sm.pid) };
 }
 
 async function once(kind) {
@@ -83,29 +130,12 @@ async function once(kind) {
   try {
     sm = await startSm(kind, ib.sockname);
     await new Promise((r) => setTimeout(r, 2000)); // the SM's first sweep's tail (ibsm: its idle-time work)
-    const startAt = Date.now() + 3000 + nHosts * 20; // every host attached before the clock starts
-    for (let i = 0; i < nHosts; i++) {
-      const list = Array.from({ length: peers }, (_, k) => hosts[(i + 1 + k * 7) % nHosts].guid.toString(16)).join(',');
-      procs.push(child(client, [String(startAt), list], { env: { IBSIM_SOCKNAME: ib.sockname, SIM_HOST: hosts[i].desc }, preload: true }));
-      await new Promise((r) => setTimeout(r, 15)); // ibsim takes its clients' connections one at a time
+    const rounds = [];
+    for (let k = 0; k < Number(o.rounds); k++) {
+      rounds.push(await storm(kind, ib, sm, procs));
+      for (const p of procs.splice(0)) if (p.alive()) await p.stop();
     }
-    while (Date.now() < startAt - 50) await new Promise((r) => setTimeout(r, 20));
-    const cpu0 = cpuSeconds(sm.pid);
-    // A host ends within 8 resends plus 8 BUSY back-offs of its last request (< 20 s); longer means
-    // ibsim wedged (docs/ibsim-notes.md): say so rather than wait for ever.
-    let timer;
-    const wedged = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`${kind}: the hosts did not finish within 120 s (ibsim wedged?)`)), 120_000); });
-    const codes = await Promise.race([Promise.all(procs.map((p) => p.done)), wedged]).finally(() => clearTimeout(timer));
-    const cpu = cpuSeconds(sm.pid) - cpu0;
-    const sum = (k) => rs.reduce((a, r) => a + r[k], 0);
-    const rs = procs.map((p, i) => {
-      const line = p.out().split('\n').find((l) => l.startsWith('RESULT '));
-      if (!line) throw new Error(`${kind}: host ${hosts[i].desc} failed (exit ${codes[i]}):\n${p.out()}`);
-      return JSON.parse(line.slice(7));
-    });
-    const firstError = rs.find((r) => r.firstError)?.firstError;
-    if (firstError) process.stderr.write(`${kind}: ${sum('errors')} answers were errors, the first: ${firstError}\n`);
-    return { lastMs: Math.max(...rs.map((r) => r.lastMs)), ok: sum('ok'), lost: sum('lost'), busy: sum('busy'), timeouts: sum('timeouts'), errors: sum('errors'), cpu, rss: rssMb(sm.pid) };
+    return rounds;
   } finally {
     for (const p of procs) if (p.alive()) await p.stop();
     await sm?.stop();
@@ -120,12 +150,19 @@ const results = Object.fromEntries(kinds.map((k) => [k, []]));
 for (let r = 0; r < Number(o.runs); r++) for (const k of kinds) results[k].push(await once(k));
 const requests = nHosts * (3 + peers);
 process.stdout.write(`re-registration storm through ibsim: ${o.topo}, ${nHosts} host processes, ${requests} requests (join + ServiceRecord + InformInfo + ${peers} PathRecords each), medians of ${o.runs}\n`);
-for (const k of kinds) {
-  const rs = results[k];
-  process.stdout.write(
-    `  ${k.padEnd(7)} every host answered in ${median(rs.map((r) => r.lastMs))} ms (runs: ${rs.map((r) => r.lastMs).join(', ')}); ` +
-      `answered ${median(rs.map((r) => r.ok))}/${requests}, lost ${median(rs.map((r) => r.lost))}, errors ${median(rs.map((r) => r.errors))}, BUSY ${median(rs.map((r) => r.busy))}, resent after 1 s ${median(rs.map((r) => r.timeouts))}; ` +
-      `SM CPU ${median(rs.map((r) => r.cpu)).toFixed(2)} s, RSS ${median(rs.map((r) => r.rss)).toFixed(0)} MB\n`,
-  );
+const rounds = Number(o.rounds);
+for (let round = 0; round < rounds; round++) {
+  const tag = rounds > 1 ? ` round ${round + 1}${round === 0 ? ' (cold SA)' : ''}` : '';
+  for (const k of kinds) {
+    const rs = results[k].map((runRounds) => runRounds[round]);
+    process.stdout.write(
+      `  ${k.padEnd(7)}${tag} every host answered in ${median(rs.map((r) => r.lastMs))} ms (runs: ${rs.map((r) => r.lastMs).join(', ')}); ` +
+        `answered ${median(rs.map((r) => r.ok))}/${requests}, lost ${median(rs.map((r) => r.lost))}, errors ${median(rs.map((r) => r.errors))}, BUSY ${median(rs.map((r) => r.busy))}, resent after 1 s ${median(rs.map((r) => r.timeouts))}; ` +
+        `SM CPU ${median(rs.map((r) => r.cpu)).toFixed(2)} s, RSS ${median(rs.map((r) => r.rss)).toFixed(0)} MB\n`,
+    );
+  }
+  const ms = (k) => median(results[k].map((runRounds) => runRounds[round].lastMs));
+  if (results.opensm && results.ibsm) process.stdout.write(`  ibsm / OpenSM${tag}, time until every host is answered: ${(ms('ibsm') / ms('opensm')).toFixed(2)}x (goal <= 0.5x, none lost)\n`);
+  if (results.opensm && results.floor) process.stdout.write(`  floor / OpenSM${tag}: ${(ms('floor') / ms('opensm')).toFixed(2)}x (no SA through ibsim answers faster than the floor)\n`);
+  if (results.opensm && results.ibsm && results.floor) process.stdout.write(`  above the floor, ibsm / OpenSM${tag}: ${((ms('ibsm') - ms('floor')) / Math.max(0.5, ms('opensm') - ms('floor'))).toFixed(2)}x\n`);
 }
-if (results.opensm && results.ibsm) process.stdout.write(`  ibsm / OpenSM, time until every host is answered: ${(median(results.ibsm.map((r) => r.lastMs)) / median(results.opensm.map((r) => r.lastMs))).toFixed(2)}x (goal <= 0.5x, none lost)\n`);
