@@ -5,12 +5,13 @@
  * a 64-bit key does not compile. */
 import { describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { optionsOf, type OptionSpec } from '../src/config/options.js';
+import { smConfigMarkdown } from '../src/api/sm-config.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const TSC = createRequire(import.meta.url).resolve('typescript/bin/tsc');
@@ -75,4 +76,14 @@ describe('SmConfig, derived from the option table', () => {
       expect(at, line).toMatch(error);
     });
   }, 300_000);
+
+  it("docs/api.md lists SmConfig's keys with type, unit, default and help, as the table has them (node scripts/gen-docs.mjs)", () => {
+    const doc = readFileSync(path.join(ROOT, 'docs/api.md'), 'utf8');
+    expect(doc).toContain(`<!-- sm-config -->\n${smConfigMarkdown()}\n<!-- /sm-config -->`);
+    const rows = smConfigMarkdown().split('\n').slice(2);
+    expect(rows.length).toBe(optionsOf('run').filter((o) => o.key !== undefined).length + 1);
+    expect(rows).toContain("| `sweepIntervalS` | `number` | s | 10 | light sweep interval in seconds (0: none); each reads every switch and a share of the CA ports, every CA port at least once per 60 s of intervals (`--sweep-interval`, opensm.conf `sweep_interval`). |");
+    expect(rows.find((r) => r.startsWith('| `logFormat` '))).toMatch(/^\| `logFormat` \| `'text' \\\| 'json'` \| {2}\| text \|/);
+    expect(rows.find((r) => r.startsWith('| `logMaxSizeMb` '))).toMatch(/^\| `logMaxSizeMb` \| `number` \| MB \| 256 \|/);
+  });
 });

@@ -2,7 +2,7 @@
  * with their defaults, and what a reload may apply live. */
 import type { Fabric } from '../model/fabric.js';
 import type { Logger } from '../util/log.js';
-import { CONFIG_OPTIONS, defaultOf, PLAIN_HOST, targetsOf, unitOf, type HostFacts } from '../config/options.js';
+import { CONFIG_OPTIONS, defaultOf, defaultText, PLAIN_HOST, targetsOf, unitOf, type HostFacts } from '../config/options.js';
 import type { ConfigOf } from '../config/option-types.js';
 import type { SubnetOptions } from '../subnet.js';
 import type { EffectiveConfig } from '../config/file.js';
@@ -115,4 +115,18 @@ export interface ReloadResult {
   groupsCreated: number;
   groupsUpdated: number;
   groupsReleased: number;
+}
+
+/** docs/api.md's table of SmConfig (scripts/gen-docs.mjs): every key with the TS type of its value,
+ * its unit, default and help, from the option table; and the API's two extras. */
+export function smConfigMarkdown(): string {
+  const cell = (t: string): string => t.replace(/\|/g, '\\|');
+  const rows = ['| key | type | unit | default | what |', '|---|---|---|---|---|'];
+  for (const o of CONFIG_OPTIONS.filter((x) => x.commands.includes('run'))) {
+    const type = o.key === 'sim' ? 'string | Fabric' : o.type === 'enum' ? o.choices!.map((c) => `'${c}'`).join(' | ') : { boolean: 'boolean', string: 'string', int: 'number', key64: 'bigint', list: 'string[]' }[o.type];
+    const live = o.live ? ' A reload applies it.' : '';
+    rows.push(`| \`${o.key}\` | \`${cell(type)}\` | ${unitOf(o) ?? ''} | ${cell(defaultText(o))} | ${cell(o.help)} (\`--${o.name}\`${o.opensm ? `, opensm.conf \`${o.opensm}\`` : ''}).${live} |`);
+  }
+  rows.push("| `roots` | `bigint[]` |  | none | root switch GUIDs for updn/ftree, the API's alternative to `rootGuidFile`. A reload applies it. |");
+  return rows.join('\n');
 }
