@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Writes what is generated from the tables: the README's option tables (between the
-// <!-- options:CMD --> markers) and its table of hardware models, the man page docs/ibsm.8 and docs/log-codes.md. Run `npm run build` first.
+// <!-- options:CMD --> markers) and its table of hardware models, the man page docs/ibsm.8, docs/log-codes.md,
+// docs/configuration.md's opensm.conf keys and docs/api.md's table of openSm's options (SmConfig). Run `npm run build` first.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { markdownOptionTable, manPage } from '../dist/config/parse.js';
 import { COMMANDS } from '../dist/config/options.js';
@@ -27,3 +28,8 @@ const order = opensmConfKeys(readFileSync(new URL('test/fixtures/opensm-3.3.23.c
 let conf = readFileSync(new URL('docs/configuration.md', root), 'utf8');
 conf = conf.replace(/(<!-- opensm-keys[^\n]*-->\n)[\s\S]*?(<!-- \/opensm-keys -->)/, (_m, a, b) => a + opensmKeysMarkdown(order) + '\n' + b);
 writeFileSync(new URL('docs/configuration.md', root), conf);
+// docs/api.md's table of openSm's options (SmConfig), from the option table.
+const { smConfigMarkdown } = await import('../dist/api/sm-config.js');
+let api = readFileSync(new URL('docs/api.md', root), 'utf8');
+api = api.replace(/(<!-- sm-config -->\n)[\s\S]*?(<!-- \/sm-config -->)/, (_m, a, b) => a + smConfigMarkdown() + '\n' + b);
+writeFileSync(new URL('docs/api.md', root), api);

@@ -16,7 +16,7 @@ const SPEC = 'gen:fattree2:leaves=2,spines=2,hosts=2';
 
 async function up(extra: Parameters<typeof openSm>[0] = {}): Promise<{ sm: IbsmSm; sink: MemorySink }> {
   const sink = new MemorySink();
-  const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, log: new Logger(sink, 'info'), ...extra });
+  const sm = await openSm({ sim: SPEC, seed: 1, sweepIntervalS: 0, log: new Logger(sink, 'info'), ...extra });
   const subnetUp = sm.events.next('subnetUp');
   const states: string[] = [];
   sm.events.on('smStateChanged', (t) => states.push(`${t.from}->${t.to}`));
@@ -184,7 +184,7 @@ describe('package API', () => {
 
   it('a listener that throws is counted and logged; the SM carries on', async () => {
     const sink = new MemorySink();
-    const sm = await openSm({ sim: SPEC, sweepInterval: 0, log: new Logger(sink, 'info') });
+    const sm = await openSm({ sim: SPEC, sweepIntervalS: 0, log: new Logger(sink, 'info') });
     try {
       sm.events.on('sweep', () => {
         throw new Error('listener bug');

@@ -55,10 +55,10 @@ describe('ibsm config --check', () => {
   });
   it('a JSON number beyond range (1e400) is reported as such, not as "got null"', async () => {
     const f = path.join(tmp(), 'ibsm.conf');
-    writeFileSync(f, '{"sweepInterval": 1e400}');
+    writeFileSync(f, '{"sweepIntervalS": 1e400}');
     const r = await ibsm('config', '--check', '--config', f);
     expect(r.code).toBe(2);
-    expect(r.out).toContain(`"sweepInterval" must be an integer from 0 to 86400, got a number too large (Infinity)`);
+    expect(r.out).toContain(`"sweepIntervalS" must be an integer from 0 to 86400, got a number too large (Infinity)`);
     expect(r.out).not.toContain('null');
   });
 });
@@ -91,7 +91,7 @@ describe('file errors name the option (or the opensm.conf key and its line) and 
     expect(r.err).toContain(`${q}:4: sl must be a number 0..15, got \\"99\\" (qos_policy_file at ${conf}:2: qos-policy.conf: the QoS policy (PathRecord SLs and limits))`);
   });
   it('through the API too: the option and the role', async () => {
-    await expect(openSm({ sim: SPEC, sweepInterval: 0, qosPolicy: '/nonexistent/qos.conf', log: new Logger(new MemorySink(), 'info') })).rejects.toThrow('--qos-policy /nonexistent/qos.conf (qos-policy.conf: the QoS policy (PathRecord SLs and limits)): does not exist');
+    await expect(openSm({ sim: SPEC, sweepIntervalS: 0, qosPolicy: '/nonexistent/qos.conf', log: new Logger(new MemorySink(), 'info') })).rejects.toThrow('--qos-policy /nonexistent/qos.conf (qos-policy.conf: the QoS policy (PathRecord SLs and limits)): does not exist');
   });
 });
 
@@ -100,7 +100,7 @@ describe('partitions.conf in error at start: as OpenSM, the default configuratio
     const part = path.join(tmp(), 'partitions.conf');
     writeFileSync(part, 'Default=0x7fff, ipoib : ALL=full ;\nP1=0x10 :\n  ALL=fool ;\n');
     const sink = new MemorySink();
-    const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, partitions: part, log: new Logger(sink, 'info', 'json') });
+    const sm = await openSm({ sim: SPEC, seed: 1, sweepIntervalS: 0, partitions: part, log: new Logger(sink, 'info', 'json') });
     await sm.start();
     const err = sink.lines.map((l) => JSON.parse(l) as Record<string, string>).find((l) => l.code === 'IBSM-9012')!;
     expect(err).toMatchObject({ level: 'error', file: part });

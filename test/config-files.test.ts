@@ -75,13 +75,13 @@ describe('guid2lid duplicates: OpenSM\'s rule, said', () => {
     const file = join(dir, 'guid2lid');
     const sink = new MemorySink();
     // first run: learn the GUIDs, then write a file giving two of them one LID
-    const sm0 = await openSm({ sim: 'gen:fattree2:leaves=2,spines=1,hosts=2', seed: 1, sweepInterval: 0, guid2lid: file, log: new Logger(new MemorySink(), 'info') });
+    const sm0 = await openSm({ sim: 'gen:fattree2:leaves=2,spines=1,hosts=2', seed: 1, sweepIntervalS: 0, guid2lid: file, log: new Logger(new MemorySink(), 'info') });
     await sm0.start();
     const guids = [...parseGuid2Lid((await import('node:fs')).readFileSync(file, 'utf8'))].map(([g]) => g);
     await sm0.stop();
     const hex = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
     writeFileSync(file, `${hex(guids[0]!)} 0x0009 0x0009\n${hex(guids[1]!)} 0x0009 0x0009\n`);
-    const sm = await openSm({ sim: 'gen:fattree2:leaves=2,spines=1,hosts=2', seed: 1, sweepInterval: 0, guid2lid: file, log: new Logger(sink, 'info', 'json') });
+    const sm = await openSm({ sim: 'gen:fattree2:leaves=2,spines=1,hosts=2', seed: 1, sweepIntervalS: 0, guid2lid: file, log: new Logger(sink, 'info', 'json') });
     await sm.start();
     const lines = sink.lines.map((l) => JSON.parse(l) as { code: string; problem?: string });
     expect(lines.filter((l) => l.code === 'IBSM-9010').map((l) => l.problem)).toEqual([expect.stringContaining(`${file}:2: port GUID ${hex(guids[1]!)}: LID 0x9 is already`)]);
@@ -99,7 +99,7 @@ describe('P_Key tables too small for a port\'s partitions', () => {
     // 40 partitions + the default: 41 P_Keys for every port; the simulated ports hold 32
     writeFileSync(file, ['Default=0x7fff, ipoib : ALL=full ;', ...Array.from({ length: 40 }, (_, i) => `part${i}=0x${(0x100 + i).toString(16)} : ALL=full ;`)].join('\n') + '\n');
     const sink = new MemorySink();
-    const sm = await openSm({ sim: 'gen:fattree2:leaves=2,spines=1,hosts=2', seed: 1, sweepInterval: 0, partitions: file, log: new Logger(sink, 'info', 'json') });
+    const sm = await openSm({ sim: 'gen:fattree2:leaves=2,spines=1,hosts=2', seed: 1, sweepIntervalS: 0, partitions: file, log: new Logger(sink, 'info', 'json') });
     await sm.start();
     const full = sink.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.code === 'IBSM-2038');
     expect(full.length).toBeGreaterThan(0);

@@ -88,7 +88,7 @@ describe('the SM routes in the order', () => {
     const dir = tmp();
     const order = path.join(dir, 'order');
     // Learn the hosts' GUIDs from a first run, then list the remote ones of a leaf in reverse.
-    const probe = await openSm({ sim: SPEC, sweepInterval: 0, guid2lid: 'none', routing: ['minhop'], log: new Logger(new MemorySink(), 'info') });
+    const probe = await openSm({ sim: SPEC, sweepIntervalS: 0, guid2lid: 'none', routing: ['minhop'], log: new Logger(new MemorySink(), 'info') });
     await probe.start();
     const first = leafView(probe.snapshot!);
     await probe.stop();
@@ -96,7 +96,7 @@ describe('the SM routes in the order', () => {
     writeFileSync(order, listed.map((h) => `0x${h.guid.toString(16)} host\n`).join(''));
 
     const sink = new MemorySink();
-    const opts = { sim: SPEC, sweepInterval: 0, guid2lid: 'none', routing: ['minhop', 'ftree'], guidRoutingOrderFile: order };
+    const opts = { sim: SPEC, sweepIntervalS: 0, guid2lid: 'none', routing: ['minhop', 'ftree'], guidRoutingOrderFile: order };
     let sm: IbsmSm | undefined;
     try {
       sm = await openSm({ ...opts, log: new Logger(sink, 'info', 'json') });
@@ -126,6 +126,6 @@ describe('the SM routes in the order', () => {
   });
 
   it('at start a configured file that cannot be read is refused (the option and its role named)', async () => {
-    await expect(openSm({ sim: SPEC, sweepInterval: 0, guid2lid: 'none', guidRoutingOrderFile: '/nonexistent/order', log: new Logger(new MemorySink(), 'info') })).rejects.toThrow('--guid-routing-order-file /nonexistent/order (the port GUIDs minhop, updn and dfsssp route first, in order): does not exist');
+    await expect(openSm({ sim: SPEC, sweepIntervalS: 0, guid2lid: 'none', guidRoutingOrderFile: '/nonexistent/order', log: new Logger(new MemorySink(), 'info') })).rejects.toThrow('--guid-routing-order-file /nonexistent/order (the port GUIDs minhop, updn and dfsssp route first, in order): does not exist');
   });
 });

@@ -106,7 +106,7 @@ describe('config files', () => {
       ['{"lmc":"1"}', /"lmc" must be an integer from 0 to 7, got "1" \(a string\)/],
       ['{"smKey":"secret"}', /"smKey" must be a 64-bit number as a string \(e.g. "0x1234"\), got "secret"/],
       ['{"logFormat":"xml"}', /"logFormat" must be one of "text", "json", got "xml"/],
-      ['{"sweepIntervall":3}', /unknown key "sweepIntervall" \(did you mean "sweepInterval"\?\)/],
+      ['{"sweepIntervall":3}', /unknown key "sweepIntervall" \(did you mean "sweepIntervalS"\?\)/],
     ];
     for (const [text, re] of cases) {
       const f = path.join(dir, 'c.json');
@@ -125,7 +125,7 @@ describe('config files', () => {
     const r = await cli(['config', '--config', f1, '--sweep-interval', '7', '--sim', 'gen:torus:3x3', '--subnet-prefix', '0xfe80000000000001']);
     expect(r.code).toBe(0);
     expect(r.out).toMatch(new RegExp(`// from: file ${f1}.*\\n  "lmc": 2,`));
-    expect(r.out).toMatch(/\/\/ from: command line \(7\)\n  "sweepInterval": 7,/);
+    expect(r.out).toMatch(/\/\/ from: command line \(7\)\n  "sweepIntervalS": 7,/);
     expect(r.out).toMatch(/\/\/ from: default \(0\)\n  "priority": 0,/);
     expect(r.out).toMatch(/\/\/ "mkey": unset/);
     const f2 = path.join(dir, 'two.conf');

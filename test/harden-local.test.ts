@@ -148,7 +148,7 @@ describe('the web view and the metrics endpoint under abuse', () => {
   afterAll(async () => sm?.stop());
 
   it('128 (and 300) half-sent requests do not take the web view or the metrics down; metrics check the Host header (403)', async () => {
-    sm = await openSm({ sim: SPEC, sweepInterval: 0, web: '127.0.0.1:0', metricsListen: '127.0.0.1:0', log: new Logger(new MemorySink()) });
+    sm = await openSm({ sim: SPEC, sweepIntervalS: 0, web: '127.0.0.1:0', metricsListen: '127.0.0.1:0', log: new Logger(new MemorySink()) });
     await sm.start();
     const webPort = new URL(sm.webUrl!).port;
     const metricsUrl = (sm as unknown as { metrics: import('node:http').Server }).metrics.address() as import('node:net').AddressInfo;

@@ -49,7 +49,7 @@ function histogram(text: string, name: string): Map<string, { count: number; sum
 
 async function openWithMetrics(listen: string): Promise<{ sm: IbsmSm; sink: MemorySink; url: string }> {
   const sink = new MemorySink();
-  const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, routing: ['minhop'], metricsListen: listen, log: new Logger(sink, 'info', 'json') });
+  const sm = await openSm({ sim: SPEC, seed: 1, sweepIntervalS: 0, routing: ['minhop'], metricsListen: listen, log: new Logger(sink, 'info', 'json') });
   const served = sink.lines.map((l) => JSON.parse(l) as { msg: string; code: string; url?: string }).find((l) => l.code === 'IBSM-8020')!;
   expect(served.code).toBe('IBSM-8020');
   return { sm, sink, url: served.url! };

@@ -384,7 +384,7 @@ describe('force_link_* from an opensm.conf', () => {
     const opts: Record<string, unknown> = {};
     for (const [name, v] of read.values) opts[OPTIONS.find((o) => o.name === name)!.key!] = v;
     expect(opts).toMatchObject({ forceLinkSpeed: 15, forceLinkSpeedExt: 4, forceLinkWidth: 255 });
-    const sm = await openSm({ sim: 'gen:fattree2:leaves=2,spines=2,hosts=2,speed=NDR', seed: 1, sweepInterval: 0, log: new Logger(new MemorySink(), 'info'), ...opts });
+    const sm = await openSm({ sim: 'gen:fattree2:leaves=2,spines=2,hosts=2,speed=NDR', seed: 1, sweepIntervalS: 0, log: new Logger(new MemorySink(), 'info'), ...opts });
     try {
       const up = sm.events.next('subnetUp');
       await sm.start();

@@ -210,7 +210,7 @@ describe('the opensm.conf keys ibsm implements, at work', () => {
     const partitions = path.join(tmp(), 'partitions.conf');
     writeFileSync(partitions, 'Default=0x7fff : ALL=full ;\nP1=0x10 : ALL=full ;\n');
     for (const mode of ['both', 'in', 'off'] as const) {
-      const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, partEnforce: mode, partitions, log: new Logger(new MemorySink(), 'info') });
+      const sm = await openSm({ sim: SPEC, seed: 1, sweepIntervalS: 0, partEnforce: mode, partitions, log: new Logger(new MemorySink(), 'info') });
       await sm.start();
       const { node, port } = leafPort(sm);
       const pi = sm.sim!.portInfo(node, port);
@@ -222,7 +222,7 @@ describe('the opensm.conf keys ibsm implements, at work', () => {
   });
   it('reassign_lids: the first sweep ignores the guid2lid file and the LIDs the ports have', async () => {
     const file = path.join(tmp(), 'guid2lid');
-    const sm0 = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, guid2lid: file, log: new Logger(new MemorySink(), 'info') });
+    const sm0 = await openSm({ sim: SPEC, seed: 1, sweepIntervalS: 0, guid2lid: file, log: new Logger(new MemorySink(), 'info') });
     await sm0.start();
     await sm0.stop();
     // every port moved far up: honoured without reassign_lids, ignored with it
@@ -230,7 +230,7 @@ describe('the opensm.conf keys ibsm implements, at work', () => {
     writeFileSync(file, moved);
     const lidsOf = async (reassignLids: boolean): Promise<{ max: number; sink: MemorySink }> => {
       const sink = new MemorySink();
-      const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, guid2lid: file, reassignLids, log: new Logger(sink, 'info', 'json') });
+      const sm = await openSm({ sim: SPEC, seed: 1, sweepIntervalS: 0, guid2lid: file, reassignLids, log: new Logger(sink, 'info', 'json') });
       await sm.start();
       const max = sm.subnet.sm.current!.maxLid;
       await sm.stop();
@@ -244,7 +244,7 @@ describe('the opensm.conf keys ibsm implements, at work', () => {
   });
   it('force_heavy_sweep: the periodic sweep is a heavy one', async () => {
     for (const forceHeavySweep of [false, true]) {
-      const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, forceHeavySweep, log: new Logger(new MemorySink(), 'info') });
+      const sm = await openSm({ sim: SPEC, seed: 1, sweepIntervalS: 0, forceHeavySweep, log: new Logger(new MemorySink(), 'info') });
       await sm.start();
       const before = { ...sm.subnet.sm.sweepsDone };
       await sm.subnet.sm.sweep('light');
@@ -257,7 +257,7 @@ describe('the opensm.conf keys ibsm implements, at work', () => {
     const log = path.join(tmp(), 'ibsm.log');
     writeFileSync(log, 'an old line\n');
     for (const logTruncate of [false, true]) {
-      const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, logFile: log, logTruncate });
+      const sm = await openSm({ sim: SPEC, seed: 1, sweepIntervalS: 0, logFile: log, logTruncate });
       await sm.stop();
       expect(readFileSync(log, 'utf8').includes('an old line'), String(logTruncate)).toBe(!logTruncate);
     }

@@ -158,7 +158,7 @@ describe('ibsm run on a terminal', () => {
 describe('--verbose', () => {
   it('per-phase debug lines of every sweep, with codes, whose figures are the sweep\'s', async () => {
     const sink = new MemorySink();
-    const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, routing: ['minhop'], log: new Logger(sink, 'debug', 'json') });
+    const sm = await openSm({ sim: SPEC, seed: 1, sweepIntervalS: 0, routing: ['minhop'], log: new Logger(sink, 'debug', 'json') });
     try {
       const st = await sm.start();
       const lines = sink.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -206,7 +206,7 @@ describe('--verbose', () => {
 
   it('without --verbose no phase line is written', async () => {
     const sink = new MemorySink();
-    const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, routing: ['minhop'], log: new Logger(sink, 'info') });
+    const sm = await openSm({ sim: SPEC, seed: 1, sweepIntervalS: 0, routing: ['minhop'], log: new Logger(sink, 'info') });
     try {
       await sm.start();
       expect(withCode(sink.lines, SWEEP_PHASES)).toEqual([]);

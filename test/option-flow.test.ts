@@ -42,7 +42,7 @@ describe('the option table flows to the SM', () => {
     expect(subnet.saLimits).toEqual({ ...DEFAULT_SA_LIMITS, maxGroups: 99 });
     // what openSm reads itself is not handed to the SM as it is
     expect(subnet).not.toHaveProperty('partitions');
-    expect(subnet).not.toHaveProperty('sweepInterval');
+    expect(subnet).not.toHaveProperty('sweepIntervalS');
     const backend = optionsFor('backend', o);
     expect(backend).toEqual({ sim: 'gen:torus:3x3', umad: false, seed: 4, rpc: { mkey: 0x1234n } });
   });

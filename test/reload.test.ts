@@ -27,7 +27,7 @@ describe('IbsmSm.reload', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-reload-'));
     const parts = path.join(dir, 'partitions.conf');
     writeFileSync(parts, 'Default=0x7fff, ipoib : ALL=full ;\n');
-    const opts = { sim: SPEC, partitions: parts, routing: ['ftree', 'minhop'], sweepInterval: 0, guid2lid: 'none' };
+    const opts = { sim: SPEC, partitions: parts, routing: ['ftree', 'minhop'], sweepIntervalS: 0, guid2lid: 'none' };
     const sm = await openSm({ ...opts, log: new Logger(new MemorySink(), 'info') });
     try {
       await sm.start();

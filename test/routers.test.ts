@@ -17,7 +17,7 @@ import { logRe } from './helpers/log-lines.js';
 const quiet = (): Logger => new Logger(new MemorySink(), 'info');
 
 async function up(spec: string, extra: Partial<Parameters<typeof openSubnets>[0]> = {}): Promise<IbsmSubnets> {
-  const net = await openSubnets({ sim: spec, sweepInterval: 0, log: quiet(), ...extra });
+  const net = await openSubnets({ sim: spec, sweepIntervalS: 0, log: quiet(), ...extra });
   await net.start();
   return net;
 }
@@ -545,7 +545,7 @@ describe('--prefix-routes: OpenSM prefix-routes.conf, its documented behaviour',
     const file = join(mkdtempSync(join(tmpdir(), 'ibsm-prefix-routes-')), 'prefix-routes.conf');
     writeFileSync(file, lines);
     // one subnet managed (the routers' other sides have no SM: no router reports a prefix)
-    const sm = await openSm({ sim: 'gen:subnets:count=3,shape=star,routers=2,leaves=2,spines=1,hosts=1', attach: 's0-host-0 HCA-1', sweepInterval: 0, guid2lid: 'none', log: quiet(), prefixRoutes: file });
+    const sm = await openSm({ sim: 'gen:subnets:count=3,shape=star,routers=2,leaves=2,spines=1,hosts=1', attach: 's0-host-0 HCA-1', sweepIntervalS: 0, guid2lid: 'none', log: quiet(), prefixRoutes: file });
     await sm.start();
     const sim = sm.sim!;
     const c = attachSim(sim, sm.backend.simFabric!, 's0-host-1 HCA-1', undefined, { sa: true }, false);

@@ -9,7 +9,7 @@ import { MemorySink } from '../src/util/log.js';
 describe('the simulated fabric and its SM on one time base', () => {
   it('a MAD the fabric holds past the SM\'s 1 s timeout times out and is retried; the subnet comes up', async () => {
     const sink = new MemorySink();
-    const sm = await openSm({ sim: 'gen:fattree2:leaves=2,spines=2,hosts=2', seed: 3, sweepInterval: 0, log: new Logger(sink, 'info') });
+    const sm = await openSm({ sim: 'gen:fattree2:leaves=2,spines=2,hosts=2', seed: 3, sweepIntervalS: 0, log: new Logger(sink, 'info') });
     try {
       expect(sm.sim!.clock).toBe(sm.backend.clock);
       const t0 = sm.backend.clock.now();

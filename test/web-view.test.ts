@@ -37,7 +37,7 @@ const hex = (g: bigint): string => `0x${g.toString(16).padStart(16, '0')}`;
 
 async function open(extra: Parameters<typeof openSm>[0] = {}): Promise<{ sm: IbsmSm; sink: MemorySink }> {
   const sink = new MemorySink();
-  const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, web: '127.0.0.1:0', log: new Logger(sink, 'info'), ...extra });
+  const sm = await openSm({ sim: SPEC, seed: 1, sweepIntervalS: 0, web: '127.0.0.1:0', log: new Logger(sink, 'info'), ...extra });
   await sm.start();
   return { sm, sink };
 }
@@ -56,7 +56,7 @@ async function inBrowser(extra: Parameters<typeof openSm>[0], fn: (sm: IbsmSm, b
 
 describe('live web view', () => {
   it('in headless Chromium: a screenshot, every switch in the picture, nothing that acts; a pulled cable and an injected error show after the next sweep', async () => {
-    const { sm, sink } = await open({ perfmgr: true, perfmgrInterval: 2 });
+    const { sm, sink } = await open({ perfmgr: true, perfmgrIntervalS: 2 });
     const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
     try {
       expect(hasCode(sink.lines, 'IBSM-8030', lit(sm.webUrl!))).toBe(true);
@@ -278,7 +278,7 @@ describe('live web view', () => {
 
   it('a node description is text, never markup: in the picture, its label, the tooltip and the search, with script off and on', async () => {
     const evil = `<img src=x onerror="document.title='owned'">&amp;"'</svg><script>document.title='owned'</script>`;
-    const sm = await openSm({ sim: SPEC, seed: 1, sweepInterval: 0, web: '127.0.0.1:0', log: new Logger(new MemorySink(), 'info') });
+    const sm = await openSm({ sim: SPEC, seed: 1, sweepIntervalS: 0, web: '127.0.0.1:0', log: new Logger(new MemorySink(), 'info') });
     const host = sm.sim!.nodes.find((n) => !n.isSwitch && n.idx > 1)!;
     host.desc = evil; // what NodeDescription answers: 64 bytes of it
     const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
@@ -412,7 +412,7 @@ describe('live web view', () => {
     await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
     const port = (busy.address() as AddressInfo).port;
     try {
-      const e = (await openSm({ sim: SPEC, sweepInterval: 0, web: `127.0.0.1:${port}`, log: new Logger(new MemorySink()) }).then(() => new Error('opened'), (x: unknown) => x)) as Error & { code?: string };
+      const e = (await openSm({ sim: SPEC, sweepIntervalS: 0, web: `127.0.0.1:${port}`, log: new Logger(new MemorySink()) }).then(() => new Error('opened'), (x: unknown) => x)) as Error & { code?: string };
       expect(e.message).toMatch(new RegExp(`--web 127.0.0.1:${port}: cannot serve the web view: .*EADDRINUSE`));
       expect(e.code).toBe('WebListenError');
     } finally {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { openSm, openSaClient, gidOf, NodeType, type TopologyChange } from 'ibsm';
 
-const sm = await openSm({ sim: 'gen:fattree2:leaves=2,spines=2,hosts=2', sweepInterval: 0 });
+const sm = await openSm({ sim: 'gen:fattree2:leaves=2,spines=2,hosts=2', sweepIntervalS: 0 });
 const up = sm.events.next('subnetUp');
 await sm.start();
 const { stats } = await up;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { openSm, openSaClient, Logger, NodeType } from 'ibsm';
 import { formatGid, JoinState, SaAttr, LinkRecord } from 'ibsm/wire';
 
-const sm = await openSm({ sim: 'gen:fattree2:leaves=2,spines=2,hosts=3', sweepInterval: 0, log: new Logger(undefined, 'warn') });
+const sm = await openSm({ sim: 'gen:fattree2:leaves=2,spines=2,hosts=3', sweepIntervalS: 0, log: new Logger(undefined, 'warn') });
 await sm.start();
 const sa = await openSaClient({ sm }); // attaches at another CA of the simulated fabric
 

@@ -5,7 +5,7 @@ import { openSm, Logger, NodeType, type PortStateChange } from 'ibsm';
 import { loadFabricSpec } from 'ibsm/routing';
 
 const fabric = loadFabricSpec('gen:fattree2:leaves=2,spines=2,hosts=2');
-const sm = await openSm({ sim: fabric, seed: 7, sweepInterval: 0, log: new Logger(undefined, 'warn') });
+const sm = await openSm({ sim: fabric, seed: 7, sweepIntervalS: 0, log: new Logger(undefined, 'warn') });
 sm.sim!.setFaults({ dropRate: 0.05 }); // 5% of MADs lost, seeded
 await sm.start();
 console.log(`up through 5% MAD loss: ${sm.sim!.stats.dropped} MADs dropped, ${sm.backend.rpc.stats.retries} retries`);

@@ -5,7 +5,7 @@ import { openSubnets, resolveInterSubnetPath, Logger } from 'ibsm';
 import { sendProbe } from 'ibsm/sim';
 import { formatGid } from 'ibsm/wire';
 
-const net = await openSubnets({ sim: 'gen:subnets:count=3,shape=ring,routers=2', sweepInterval: 0, log: new Logger(undefined, 'warn') });
+const net = await openSubnets({ sim: 'gen:subnets:count=3,shape=ring,routers=2', sweepIntervalS: 0, log: new Logger(undefined, 'warn') });
 await net.start();
 const c = net.client('s0-host-1 HCA-1');
 const dgid = (net.subnets[2]!.part.prefix << 64n) | net.sim.node('s2-host-3 HCA-1').ports[1]!.guid;

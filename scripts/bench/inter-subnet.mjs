@@ -41,7 +41,7 @@ const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6;
 
 async function rep(r) {
   const t0 = process.hrtime.bigint();
-  const net = await openSubnets({ sim: o.topo, sweepInterval: 0, log: new Logger(new MemorySink(), 'warn'), seed: 1 });
+  const net = await openSubnets({ sim: o.topo, sweepIntervalS: 0, log: new Logger(new MemorySink(), 'warn'), seed: 1 });
   await net.start();
   const upMs = ms(t0);
   const hosts = [];

@@ -41,7 +41,7 @@ function pct(sorted, p) {
 }
 
 async function once() {
-  const sm = await openSm({ sim: o.topo, sweepInterval: 0 });
+  const sm = await openSm({ sim: o.topo, sweepIntervalS: 0 });
   await sm.start();
   const snap = sm.snapshot;
   const cas = [];

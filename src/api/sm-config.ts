@@ -2,113 +2,22 @@
  * with their defaults, and what a reload may apply live. */
 import type { Fabric } from '../model/fabric.js';
 import type { Logger } from '../util/log.js';
-import { CONFIG_OPTIONS, defaultOf, PLAIN_HOST, targetsOf, type HostFacts } from '../config/options.js';
+import { CONFIG_OPTIONS, defaultOf, defaultText, PLAIN_HOST, targetsOf, unitOf, type HostFacts } from '../config/options.js';
+import type { ConfigOf } from '../config/option-types.js';
 import type { SubnetOptions } from '../subnet.js';
 import type { EffectiveConfig } from '../config/file.js';
 import type { Backend, BackendOptions } from './backend.js';
 
-/** What `ibsm run` takes, by config-file key (`ibsm config` lists them). */
-export interface SmConfig {
+/** What `ibsm run` takes, by config-file key (`ibsm config` lists them; docs/api.md's table gives
+ * each key's type, unit and help): computed from the option table (config/option-types.ts), so a
+ * key is named once, there. The API's extras: `sim` may be a Fabric, and `roots` gives updn/ftree's
+ * root switch GUIDs themselves (instead of `rootGuidFile`). */
+export type SmConfig = Omit<ConfigOf<'run'>, 'sim'> & {
   /** The in-process fabric: a topology file, a generator spec (gen:...) or a Fabric. Default the embedded fat tree. */
   sim?: string | Fabric;
-  /** Run on a real HCA (or ibsim) through libibumad instead. */
-  umad?: boolean;
-  ca?: string;
-  port?: number;
-  /** The SM port by port GUID (opensm -g). */
-  guid?: bigint;
-  /** Where the SM attaches on the simulated fabric (node index, GUID or description). */
-  attach?: string;
-  seed?: number;
-  /** Routing engines in order of preference. */
-  routing?: string[];
-  lmc?: number;
-  /** Root switch GUIDs for updn/ftree: a file of GUIDs (OpenSM root_guid_file) ... */
-  rootGuidFile?: string;
-  /** ... or the GUIDs themselves. */
+  /** Root switch GUIDs for updn/ftree (as a file: `rootGuidFile`). */
   roots?: bigint[];
-  /** ftree's compute nodes and I/O nodes: files of port GUIDs (OpenSM cn_guid_file, io_guid_file). */
-  cnGuidFile?: string;
-  ioGuidFile?: string;
-  /** Port GUIDs whose destinations minhop, updn and dfsssp route first, in order (OpenSM
-   * guid_routing_order_file); with `guidRoutingOrderNoScatter` they take no random tie-break. */
-  guidRoutingOrderFile?: string;
-  guidRoutingOrderNoScatter?: boolean;
-  guid2lid?: string;
-  partitions?: string;
-  qosPolicy?: string;
-  /** Light sweep interval, seconds (0: none). */
-  sweepInterval?: number;
-  logFormat?: 'text' | 'json';
-  logFile?: string;
-  logMaxSize?: number;
-  verbose?: boolean;
-  metricsPort?: number;
-  /** Where to serve the metrics, ADDR:PORT (metricsPort N is 127.0.0.1:N). */
-  metricsListen?: string;
-  saCache?: number;
-  priority?: number;
-  smKey?: bigint;
-  /** The SA_Key: an SA request with it in its SM_Key field is trusted; another non-zero key is dropped. */
-  saKey?: bigint;
-  /** Program the fabric even while a master with another SM_Key holds it. */
-  forceMaster?: boolean;
-  /** Standby polling of the master, ms. */
-  pollInterval?: number;
-  pollRetries?: number;
-  mkey?: bigint;
-  mkeyProtectBits?: number;
-  mkeyLease?: number;
-  subnetPrefix?: bigint;
-  subnetTimeout?: number;
-  maxOpVls?: number;
-  /** OpenSM's force_link_speed, force_link_speed_ext, (NVIDIA's) force_link_speed_ext2, force_link_width (0: leave). */
-  forceLinkSpeed?: number;
-  forceLinkSpeedExt?: number;
-  forceLinkSpeedExt2?: number;
-  forceLinkWidth?: number;
-  packetLife?: number;
-  hoqLife?: number;
-  leafHoqLife?: number;
-  /** QoS on without a policy file (opensm -Q); the qos* values set its VL tables. */
-  qos?: boolean;
-  qosMaxVls?: number;
-  qosHighLimit?: number;
-  /** "vl:weight,..." */
-  qosVlarbHigh?: string;
-  qosVlarbLow?: string;
-  /** 16 VLs, comma separated. */
-  qosSl2vl?: string;
-  /** PerfMgr: sweep every linked port's counters through the PMAs. */
-  perfmgr?: boolean;
-  /** PerfMgr sweep interval, seconds. */
-  perfmgrInterval?: number;
-  /** The control socket `ibsm run` serves (cli/control.ts); none when absent. */
-  controlSocket?: string;
-  /** The read-only live web view on ADDR:PORT (src/web); off when absent. */
-  web?: string;
-  /** The SA's bounds per requester (sa/limits.ts). */
-  saServicesPerPort?: number;
-  saSubscriptionsPerPort?: number;
-  saReportsQueued?: number;
-  saGroupsPerPort?: number;
-  saMaxGroups?: number;
-  saRmppPerPort?: number;
-  saRmppTotal?: number;
-  /** Proxy joins (MCMember joins and leaves for another port) from any port of the partition, as
-   * OpenSM; default only from a trusted requester (sa/multicast.ts). */
-  saProxyJoins?: boolean;
-  /** OpenSM's prefix-routes.conf (sa/prefix-routes.ts): off-subnet DGIDs through the named router ports. */
-  prefixRoutes?: string;
-  /** opensm.conf keys ibsm implements: part_enforce (and no_partition_enforcement), reassign_lids,
-   * force_heavy_sweep, honor_guid2lid_file, accum_log_file FALSE. */
-  partEnforce?: 'both' | 'in' | 'out' | 'off';
-  reassignLids?: boolean;
-  lmcEsp0?: boolean;
-  forceHeavySweep?: boolean;
-  honorGuid2lid?: boolean;
-  logTruncate?: boolean;
-}
+};
 
 /** An effective configuration (`ibsm run`'s) as openSm's options: the config keys are the option
  * names there. */
@@ -135,7 +44,8 @@ export interface OpenSmOptions extends SmConfig {
 }
 
 /** The options with the table's defaults for those not given. */
-export function withDefaults(o: OpenSmOptions): OpenSmOptions {
+export function withDefaults(options: OpenSmOptions): OpenSmOptions {
+  const o = withKeysRenamed(options);
   const host = o.host ?? PLAIN_HOST;
   const d: Record<string, unknown> = {};
   const get = (name: string): unknown => {
@@ -147,6 +57,22 @@ export function withDefaults(o: OpenSmOptions): OpenSmOptions {
     if (v !== undefined) d[s.key!] = v;
   }
   return { ...d, ...Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) } as OpenSmOptions;
+}
+
+/** A program's options with the table's old keys (`keyAliases`: `sweepInterval`, ...) under their
+ * new names, as a config file's are read; the new name wins when both are given. */
+function withKeysRenamed(o: OpenSmOptions): OpenSmOptions {
+  const given = o as Record<string, unknown>;
+  let out: Record<string, unknown> | undefined;
+  for (const s of CONFIG_OPTIONS) {
+    for (const a of s.keyAliases ?? []) {
+      if (!(a in given)) continue;
+      out ??= { ...given };
+      if (out[s.key!] === undefined) out[s.key!] = given[a];
+      delete out[a];
+    }
+  }
+  return (out ?? o) as OpenSmOptions;
 }
 
 /** The settings a reload applies to the running SM (issue #28): the options the table marks
@@ -174,7 +100,7 @@ export function optionsFor(where: 'subnet' | 'backend', o: OpenSmOptions): Recor
       const field = path.pop()!;
       let at = out;
       for (const p of path) at = (at[p] ??= {}) as Record<string, unknown>;
-      at[field] = spec.arg === 'S' && field.endsWith('Ms') ? (v as number) * 1000 : v;
+      at[field] = unitOf(spec) === 's' && field.endsWith('Ms') ? (v as number) * 1000 : v;
     }
   }
   return out;
@@ -189,4 +115,18 @@ export interface ReloadResult {
   groupsCreated: number;
   groupsUpdated: number;
   groupsReleased: number;
+}
+
+/** docs/api.md's table of SmConfig (scripts/gen-docs.mjs): every key with the TS type of its value,
+ * its unit, default and help, from the option table; and the API's two extras. */
+export function smConfigMarkdown(): string {
+  const cell = (t: string): string => t.replace(/\|/g, '\\|');
+  const rows = ['| key | type | unit | default | what |', '|---|---|---|---|---|'];
+  for (const o of CONFIG_OPTIONS.filter((x) => x.commands.includes('run'))) {
+    const type = o.key === 'sim' ? 'string | Fabric' : o.type === 'enum' ? o.choices!.map((c) => `'${c}'`).join(' | ') : { boolean: 'boolean', string: 'string', int: 'number', key64: 'bigint', list: 'string[]' }[o.type];
+    const live = o.live ? ' A reload applies it.' : '';
+    rows.push(`| \`${o.key}\` | \`${cell(type)}\` | ${unitOf(o) ?? ''} | ${cell(defaultText(o))} | ${cell(o.help)} (\`--${o.name}\`${o.opensm ? `, opensm.conf \`${o.opensm}\`` : ''}).${live} |`);
+  }
+  rows.push("| `roots` | `bigint[]` |  | none | root switch GUIDs for updn/ftree, the API's alternative to `rootGuidFile`. A reload applies it. |");
+  return rows.join('\n');
 }

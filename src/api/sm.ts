@@ -200,7 +200,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   let reopenLog: (() => void) | undefined;
   let log = o.log;
   if (!log) {
-    const sink = o.logFile ? fileLogSink(o.logFile, o.logMaxSize, o.logTruncate) : undefined;
+    const sink = o.logFile ? fileLogSink(o.logFile, o.logMaxSizeMb, o.logTruncate) : undefined;
     closeLog = sink?.close;
     reopenLog = sink?.reopen;
     log = new Logger(sink, o.verbose ? 'debug' : 'info', o.logFormat ?? 'text');
@@ -231,7 +231,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     onProgress: o.onProgress,
   } as SubnetOptions);
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));
-  const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrInterval! * 1000 : undefined, reopenLog);
+  const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrIntervalS! * 1000 : undefined, reopenLog);
   sm.options = o;
   sm.guid2lidFile = g2lStore;
   if (o.metricsListen !== undefined || o.metricsPort !== undefined) {

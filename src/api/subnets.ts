@@ -175,7 +175,7 @@ export async function openSubnets(o: SubnetsOptions): Promise<IbsmSubnets> {
   // One time base for the fabric and its SMs (util/paced-clock.ts); attachSim uses the fabric's.
   const sim = new SimFabric(cloneFabric(fabric), { clock: new PacedClock(), seed: o.seed });
   const { rpc } = optionsFor('backend', o);
-  const sink = !o.log && o.logFile ? fileLogSink(o.logFile, o.logMaxSize) : undefined;
+  const sink = !o.log && o.logFile ? fileLogSink(o.logFile, o.logMaxSizeMb) : undefined;
   const base = o.log ?? new Logger(sink, o.verbose ? 'debug' : 'info', o.logFormat ?? 'text');
   const subnets: RunningSubnet[] = [];
   for (const part of parts) {

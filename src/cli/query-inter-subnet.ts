@@ -52,7 +52,7 @@ export async function queryInterSubnet(q: InterSubnetQuery, io: QueryIo, openRpc
     if (q.backend.sim !== undefined && !q.backend.umad) {
       const fabric = loadFabricSpec(q.backend.sim, { seed: q.backend.seed });
       if (!isMultiSubnet(fabric)) throw new UsageError(`--sgid and --dgid are in different subnets, but ${q.backend.sim} is one subnet (try --sim gen:subnets:count=2)`);
-      net = await openSubnets({ sim: fabric, sweepInterval: 0, seed: q.backend.seed, log: new Logger(undefined, 'warn') });
+      net = await openSubnets({ sim: fabric, sweepIntervalS: 0, seed: q.backend.seed, log: new Logger(undefined, 'warn') });
       await net.start();
       const guid = q.sgid & GUID_MASK;
       const node = net.sim.nodes.find((n) => n.ports.some((p) => p?.guid === guid));

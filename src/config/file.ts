@@ -3,7 +3,7 @@
  * character that is not a comment or blank is `{` for ibsm's format), checked against the option
  * table; then defaults ← file ← command line, each value with its source. */
 import { existsSync, readFileSync } from 'node:fs';
-import { CONFIG_OPTIONS, DEFAULT_CONFIG_FILE, defaultOf, formatValue, optionsOf, suggest, type Command, type HostFacts, type OptionSpec, type OptionValue } from './options.js';
+import { CONFIG_OPTIONS, DEFAULT_CONFIG_FILE, defaultOf, formatValue, optionsOf, suggest, unitOf, type Command, type HostFacts, type OptionSpec, type OptionValue } from './options.js';
 import { processHost } from '../util/host.js';
 import { checked, checkInt, UsageError, type ParsedArgs } from './parse.js';
 import { readOpensmConf, type OpensmKeyUse } from './opensm-conf.js';
@@ -29,8 +29,8 @@ function describe(v: unknown): string {
 }
 
 /** One JSON value checked against its option; errors name the file, the key, the value and what was expected. */
-export function checkJsonValue(o: OptionSpec, v: unknown, file: string): OptionValue {
-  const where = `config file ${file}: "${o.key}"`;
+export function checkJsonValue(o: OptionSpec, v: unknown, file: string, key: string = o.key!): OptionValue {
+  const where = `config file ${file}: "${key}"`;
   const bad = (expect: string): UsageError => new UsageError(`${where} must be ${expect}, got ${describe(v)}`);
   switch (o.type) {
     case 'boolean':
@@ -61,8 +61,9 @@ export function checkJsonValue(o: OptionSpec, v: unknown, file: string): OptionV
   }
 }
 
-/** ibsm's JSON config text → values by option name. */
-export function parseIbsmConfig(text: string, file: string): Map<string, OptionValue> {
+/** ibsm's JSON config text → values by option name. A key the table renamed (`keyAliases`:
+ * `sweepInterval`, now `sweepIntervalS`) is read as the new one, with a note in `deprecated`. */
+export function parseIbsmConfig(text: string, file: string, deprecated: string[] = []): Map<string, OptionValue> {
   let raw: unknown;
   try {
     raw = JSON.parse(stripComments(text));
@@ -72,10 +73,15 @@ export function parseIbsmConfig(text: string, file: string): Map<string, OptionV
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new UsageError(`config file ${file}: expected a JSON object of options`);
   const out = new Map<string, OptionValue>();
   const keys = CONFIG_OPTIONS.map((o) => o.key!);
+  const byKey = new Map<string, string>();
   for (const [k, v] of Object.entries(raw)) {
-    const o = CONFIG_OPTIONS.find((x) => x.key === k);
+    const o = CONFIG_OPTIONS.find((x) => x.key === k) ?? CONFIG_OPTIONS.find((x) => x.keyAliases?.includes(k));
     if (!o) throw new UsageError(`config file ${file}: unknown key "${k}"${suggest(k, keys)} (known: ${keys.join(', ')})`);
-    out.set(o.name, checkJsonValue(o, v, file));
+    const before = byKey.get(o.name);
+    if (before !== undefined) throw new UsageError(`config file ${file}: "${k}" and "${before}" are the same setting (--${o.name}): give it once, as "${o.key}"`);
+    byKey.set(o.name, k);
+    if (k !== o.key) deprecated.push(`config file ${file}: key "${k}" is deprecated: it is read as "${o.key}" (the same value${unitOf(o) ? `, in ${unitOf(o)}` : ''}); \`ibsm config\` prints the new key`);
+    out.set(o.name, checkJsonValue(o, v, file, k));
   }
   return out;
 }
@@ -96,7 +102,10 @@ export function readConfigFile(file: string): ConfigFileValues {
     throw new UsageError(`config file ${file}: cannot read it (${(e as Error).message})`);
   }
   const first = stripComments(text).replace(/^\s*(#.*\n\s*)*/, '').trimStart();
-  if (first.startsWith('{')) return { file, format: 'ibsm', values: parseIbsmConfig(text, file), notes: [] };
+  if (first.startsWith('{')) {
+    const notes: string[] = [];
+    return { file, format: 'ibsm', values: parseIbsmConfig(text, file, notes), notes };
+  }
   const r = readOpensmConf(text, file);
   return { file, format: 'opensm.conf', values: r.values, notes: r.notes, keys: r.keys, lines: r.lines };
 }

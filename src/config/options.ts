@@ -42,8 +42,12 @@ export interface OptionSpec {
   readonly defaultText?: string;
   readonly help: string;
   readonly commands: readonly Command[];
-  /** The key in ibsm's config file; absent: command line only. */
+  /** The key in ibsm's config file and openSm's option; absent: command line only. A value with a
+   * unit says it in the key (`sweepIntervalS`, `pollIntervalMs`, `logMaxSizeMb`). */
   readonly key?: string;
+  /** Older config-file keys still read (a deprecation note names the new key); not listed by
+   * `ibsm config` nor in the docs. */
+  readonly keyAliases?: readonly string[];
   /** The opensm.conf key it maps from (config/opensm-conf.ts converts the value). */
   readonly opensm?: string;
   /** The option may repeat (values collected in order). */
@@ -64,7 +68,7 @@ export interface OptionSpec {
  * - `openSm`: openSm reads it itself (a file it reads and checks, the log, the metrics and the web
  *   view, the PerfMgr, the guid2lid cache: api/sm.ts, sm-files.ts);
  * - `run`: only `ibsm run` uses it (the control socket), openSm ignores it.
- * A value given in seconds (`arg` S) to a field in milliseconds (named …Ms) is multiplied by 1,000. */
+ * A value given in seconds (a key named …S) to a field in milliseconds (named …Ms) is multiplied by 1,000. */
 export type OptionTarget =
   | `subnet.${Exclude<keyof SubnetOptions, 'saLimits' | 'saServer'> & string}`
   | `subnet.saLimits.${keyof SaLimits & string}`
@@ -132,10 +136,12 @@ function checkEngines(v: OptionValue): string | undefined {
   return undefined;
 }
 
-const BACKEND: readonly Command[] = ['run', 'discover', 'config'];
-const RUN: readonly Command[] = ['run', 'config'];
+const BACKEND = ['run', 'discover', 'config'] as const satisfies readonly Command[];
+const RUN = ['run', 'config'] as const satisfies readonly Command[];
 
-export const OPTIONS: readonly OptionSpec[] = [
+/** The table as written: its literal types (`OptionTable`) give the API's SmConfig (api/sm-config.ts),
+ * so no interface restates it. */
+const TABLE = [
   // ---- backend
   { name: 'sim', type: 'string', arg: '<file|gen:spec>', help: 'run on the in-process simulated fabric: a topology file or a generator spec', defaultText: DEFAULT_SIM_SPEC, commands: [...BACKEND, 'query', 'topo'], key: 'sim', to: 'backend.sim' },
   { name: 'umad', type: 'boolean', help: 'run on a real HCA (or ibsim under the umad2sim preload) through libibumad', commands: [...BACKEND, 'query', 'topo'], key: 'umad', default: false, to: 'backend.umad' },
@@ -164,11 +170,11 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'guid2lid', type: 'string', arg: 'FILE', help: "persistent GUID→LID map in OpenSM's guid2lid format (none: no file)", default: guid2lidDefault, defaultText: `${ROOT_GUID2LID_FILE} as root with --umad (not under ibsim), else none`, commands: RUN, key: 'guid2lid', to: 'openSm' },
   { name: 'partitions', type: 'string', arg: 'FILE', help: "partitions in OpenSM's partitions.conf syntax; the multicast groups it names exist before the SA answers", defaultText: 'default partition with IPoIB, all full', commands: RUN, key: 'partitions', opensm: 'partition_config_file', to: 'openSm', live: true },
   { name: 'qos-policy', type: 'string', arg: 'FILE', help: "OpenSM's qos-policy.conf: QoS on; PathRecord SLs and MTU/rate/packet-life limits", commands: RUN, key: 'qosPolicy', opensm: 'qos_policy_file', to: 'openSm', live: true },
-  { name: 'sweep-interval', type: 'int', arg: 'S', min: 0, max: 86400, help: 'light sweep interval in seconds (0: none); each reads every switch and a share of the CA ports, every CA port at least once per 60 s of intervals', default: 10, commands: RUN, key: 'sweepInterval', opensm: 'sweep_interval', to: 'subnet.sweepIntervalMs' },
+  { name: 'sweep-interval', type: 'int', arg: 'S', min: 0, max: 86400, help: 'light sweep interval in seconds (0: none); each reads every switch and a share of the CA ports, every CA port at least once per 60 s of intervals', default: 10, commands: RUN, key: 'sweepIntervalS', keyAliases: ['sweepInterval'], opensm: 'sweep_interval', to: 'subnet.sweepIntervalMs' },
   { name: 'once', type: 'boolean', help: 'exit 0 after the first SUBNET UP (like opensm -o)', default: false, commands: ['run'] },
   { name: 'log-format', type: 'enum', arg: 'text|json', choices: ['text', 'json'], help: 'log line format', default: 'text', commands: RUN, key: 'logFormat', to: 'openSm' },
   { name: 'log-file', type: 'string', arg: 'FILE', help: 'append the log to FILE instead of stderr', defaultText: 'stderr', commands: RUN, key: 'logFile', opensm: 'log_file', to: 'openSm' },
-  { name: 'log-max-size', type: 'int', arg: 'MB', min: 0, max: 1 << 20, help: 'rotate the log file when it grows past this many MB: FILE becomes FILE.1 (the one kept) and a new FILE begins, so the log takes at most twice this on disk (0: never, as OpenSM by default)', default: 256, commands: RUN, key: 'logMaxSize', opensm: 'log_max_size', to: 'openSm' },
+  { name: 'log-max-size', type: 'int', arg: 'MB', min: 0, max: 1 << 20, help: 'rotate the log file when it grows past this many MB: FILE becomes FILE.1 (the one kept) and a new FILE begins, so the log takes at most twice this on disk (0: never, as OpenSM by default)', default: 256, commands: RUN, key: 'logMaxSizeMb', keyAliases: ['logMaxSize'], opensm: 'log_max_size', to: 'openSm' },
   { name: 'verbose', short: 'v', type: 'boolean', help: 'debug logging: per-phase detail of every sweep (discovery, LIDs, routing with its verification figures, tables written, ports armed and activated)', default: false, commands: RUN, key: 'verbose', to: 'openSm' },
   { name: 'metrics-port', type: 'int', arg: 'N', min: 1, max: 65535, help: 'serve Prometheus metrics on 127.0.0.1:N (/metrics)', defaultText: 'off', commands: RUN, key: 'metricsPort', to: 'openSm' },
   { name: 'sa-cache', type: 'int', arg: 'N', min: 0, max: 1_000_000, help: 'PathRecord answers the SA keeps for repeated queries; emptied at every heavy sweep (0: off)', default: 32768, commands: RUN, key: 'saCache', to: 'subnet.saServer.answerCacheSize' },
@@ -176,24 +182,24 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'sm-key', type: 'key64', arg: 'KEY', help: "SM_Key (OpenSM's default, 0x1); an SM with another non-zero key never takes the fabric, and ibsm does not program a fabric another key's master holds", default: DEFAULT_SM_KEY, commands: RUN, key: 'smKey', opensm: 'sm_key', to: 'subnet.smKey' },
   { name: 'sa-key', type: 'key64', arg: 'KEY', help: "SA_Key (OpenSM's default, 0x1): an SA request carrying it in its SM_Key field is trusted (sees SM_Keys, may act for other ports); one carrying another non-zero key is dropped, as OpenSM does; 0 is an ordinary request", default: DEFAULT_SM_KEY, commands: RUN, key: 'saKey', opensm: 'sa_key', to: 'subnet.saKey' },
   { name: 'force-master', type: 'boolean', help: 'master the fabric even while an SM with another SM_Key answers as MASTER there (the two then overwrite each other; default: leave that fabric alone and say why)', default: false, commands: RUN, key: 'forceMaster', to: 'subnet.forceMaster' },
-  { name: 'poll-interval', type: 'int', arg: 'MS', min: 10, max: 600_000, help: "a standby polls its master's SMInfo this often", default: 500, commands: RUN, key: 'pollInterval', opensm: 'sminfo_polling_timeout', to: 'subnet.pollIntervalMs' },
+  { name: 'poll-interval', type: 'int', arg: 'MS', min: 10, max: 600_000, help: "a standby polls its master's SMInfo this often", default: 500, commands: RUN, key: 'pollIntervalMs', keyAliases: ['pollInterval'], opensm: 'sminfo_polling_timeout', to: 'subnet.pollIntervalMs' },
   { name: 'poll-retries', type: 'int', arg: 'N', min: 0, max: 100, help: 'unanswered polls in a row after which a standby takes over', default: 3, commands: RUN, key: 'pollRetries', opensm: 'polling_retry_number', to: 'subnet.pollRetries' },
   { name: 'mkey', type: 'key64', arg: 'KEY', help: 'M_Key programmed into every port', defaultText: 'none', commands: RUN, key: 'mkey', opensm: 'm_key', to: ['subnet.mkey', 'backend.rpc.mkey'] },
   { name: 'mkey-protect', type: 'int', arg: '0-3', min: 0, max: 3, help: 'M_Key protect bits', default: 0, commands: RUN, key: 'mkeyProtectBits', opensm: 'm_key_protection_level', to: 'subnet.mkeyProtectBits' },
-  { name: 'mkey-lease', type: 'int', arg: 'S', min: 0, max: 65535, help: 'M_Key lease period in seconds (0: infinite)', default: 0, commands: RUN, key: 'mkeyLease', opensm: 'm_key_lease_period', to: 'subnet.mkeyLeasePeriod' },
+  { name: 'mkey-lease', type: 'int', arg: 'S', min: 0, max: 65535, help: 'M_Key lease period in seconds (0: infinite)', default: 0, commands: RUN, key: 'mkeyLeaseS', keyAliases: ['mkeyLease'], opensm: 'm_key_lease_period', to: 'subnet.mkeyLeasePeriod' },
   // routing between subnets (docs/routers.md)
   { name: 'prefix-routes', type: 'string', arg: 'FILE', help: "OpenSM's prefix-routes.conf: the local router port for off-subnet DGIDs no router reports (prefix and router port GUID per line, * for either, first match wins)", defaultText: 'none: off-subnet DGIDs only through the routers the SM programs', commands: RUN, key: 'prefixRoutes', opensm: 'prefix_routes_file', to: 'openSm', live: true },
   { name: 'subnet-prefix', type: 'key64', arg: 'PREFIX', help: 'subnet prefix (GID prefix) programmed into every port', default: 0xfe80000000000000n, commands: RUN, key: 'subnetPrefix', opensm: 'subnet_prefix', to: 'subnet.gidPrefix' },
-  { name: 'subnet-timeout', type: 'int', arg: 'N', min: 0, max: 31, help: 'PortInfo SubnetTimeout (4.096 µs × 2^N)', default: 18, commands: RUN, key: 'subnetTimeout', opensm: 'subnet_timeout', to: 'subnet.subnetTimeout' },
+  { name: 'subnet-timeout', type: 'int', arg: 'N', min: 0, max: 31, help: 'PortInfo SubnetTimeout: an IBA exponent code, not a duration (4.096 µs × 2^N)', default: 18, commands: RUN, key: 'subnetTimeout', opensm: 'subnet_timeout', to: 'subnet.subnetTimeout' },
   { name: 'max-op-vls', type: 'int', arg: 'N', min: 1, max: 5, help: 'max operational VLs (1: VL0, 2: VL0-1, 3: VL0-3, 4: VL0-7, 5: VL0-14)', default: 5, commands: RUN, key: 'maxOpVls', opensm: 'max_op_vls', to: 'subnet.maxOpVls' },
   // ---- link settings (OpenSM's force_link_*: osm_link_mgr.c; ibsm's default leaves the ports as they are)
   { name: 'force-link-speed', type: 'int', arg: 'N', min: 0, max: 15, help: "PortInfo LinkSpeedEnabled on every linked port (OpenSM force_link_speed): 0 leave, 1 SDR, 3 SDR/DDR, 5 SDR/QDR, 7 SDR/DDR/QDR, 15 set to LinkSpeedSupported (OpenSM's default); a speed the port does not support is dropped", default: 0, commands: RUN, key: 'forceLinkSpeed', opensm: 'force_link_speed', check: checkOneOf('force-link-speed', [0, 1, 3, 5, 7, 15]), to: 'subnet.forceLinkSpeed' },
   { name: 'force-link-speed-ext', type: 'int', arg: 'N', min: 0, max: 31, help: "PortInfo LinkSpeedExtEnabled where both ends of a link have extended speeds (OpenSM force_link_speed_ext): 0 leave, 1-15 FDR 1, EDR 2, HDR 4, NDR 8, 30 extended speeds off, 31 set to LinkSpeedExtSupported (OpenSM's default)", default: 0, commands: RUN, key: 'forceLinkSpeedExt', opensm: 'force_link_speed_ext', check: checkOneOf('force-link-speed-ext', [...Array.from({ length: 16 }, (_, i) => i), 30, 31]), to: 'subnet.forceLinkSpeedExt' },
   { name: 'force-link-speed-ext2', type: 'int', arg: 'N', min: 0, max: 7, help: "PortInfo LinkSpeedExtEnabled2 (byte 56: XDR) where both ends have IsExtendedSpeeds2Supported (NVIDIA OpenSM's force_link_speed_ext2): 0 leave, 1 XDR, 7 set to LinkSpeedExtSupported2", default: 0, commands: RUN, key: 'forceLinkSpeedExt2', opensm: 'force_link_speed_ext2', check: checkOneOf('force-link-speed-ext2', [0, 1, 7]), to: 'subnet.forceLinkSpeedExt2' },
   { name: 'force-link-width', type: 'int', arg: 'N', min: 0, max: 255, help: "PortInfo LinkWidthEnabled on every linked port (OpenSM force_link_width): 0 leave, 1-15 1x 1, 4x 2, 8x 4, 12x 8, 16-31 with 2x (16) where CapabilityMask2 says IsLinkWidth2xSupported, 255 set to LinkWidthSupported (OpenSM's default)", default: 0, commands: RUN, key: 'forceLinkWidth', opensm: 'force_link_width', check: checkOneOf('force-link-width', [...Array.from({ length: 32 }, (_, i) => i), 255]), to: 'subnet.forceLinkWidth' },
-  { name: 'packet-life', type: 'int', arg: 'N', min: 0, max: 31, help: 'SwitchInfo LifeTimeValue: how long a packet may live in a switch (4.096 µs × 2^N)', default: 0x12, commands: RUN, key: 'packetLife', opensm: 'packet_life_time', to: 'subnet.packetLife' },
-  { name: 'hoq-life', type: 'int', arg: 'N', min: 0, max: 31, help: 'PortInfo HOQLife of switch ports toward switches (4.096 µs × 2^N)', default: 0x12, commands: RUN, key: 'hoqLife', opensm: 'head_of_queue_lifetime', to: 'subnet.hoqLife' },
-  { name: 'leaf-hoq-life', type: 'int', arg: 'N', min: 0, max: 31, help: 'PortInfo HOQLife of switch ports toward CAs and routers', default: 0x10, commands: RUN, key: 'leafHoqLife', opensm: 'leaf_head_of_queue_lifetime', to: 'subnet.leafHoqLife' },
+  { name: 'packet-life', type: 'int', arg: 'N', min: 0, max: 31, help: 'SwitchInfo LifeTimeValue: how long a packet may live in a switch: an IBA exponent code, not a duration (4.096 µs × 2^N)', default: 0x12, commands: RUN, key: 'packetLife', opensm: 'packet_life_time', to: 'subnet.packetLife' },
+  { name: 'hoq-life', type: 'int', arg: 'N', min: 0, max: 31, help: 'PortInfo HOQLife of switch ports toward switches: an IBA exponent code, not a duration (4.096 µs × 2^N)', default: 0x12, commands: RUN, key: 'hoqLife', opensm: 'head_of_queue_lifetime', to: 'subnet.hoqLife' },
+  { name: 'leaf-hoq-life', type: 'int', arg: 'N', min: 0, max: 31, help: 'PortInfo HOQLife of switch ports toward CAs and routers: an IBA exponent code, not a duration (4.096 µs × 2^N)', default: 0x10, commands: RUN, key: 'leafHoqLife', opensm: 'leaf_head_of_queue_lifetime', to: 'subnet.leafHoqLife' },
   { name: 'qos', type: 'boolean', help: "QoS on without a policy file: SL2VL, VLArbitration and VLHighLimit programmed from the qos-* settings (as opensm -Q); --qos-policy turns it on too", default: false, commands: RUN, key: 'qos', opensm: 'qos', to: 'openSm', live: true },
   { name: 'qos-max-vls', type: 'int', arg: 'N', min: 1, max: 15, help: 'QoS: VLs the SL2VL and VLArbitration tables use', default: 15, commands: RUN, key: 'qosMaxVls', opensm: 'qos_max_vls', to: 'openSm', live: true },
   { name: 'qos-high-limit', type: 'int', arg: 'N', min: 0, max: 255, help: 'QoS: PortInfo VLHighLimit (high-priority VLArbitration bytes before a low one may go)', default: 0, commands: RUN, key: 'qosHighLimit', opensm: 'qos_high_limit', to: 'openSm', live: true },
@@ -201,7 +207,7 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'qos-vlarb-low', type: 'string', arg: 'VL:W,...', help: 'QoS: the low-priority VLArbitration table', default: QOS_VL_DEFAULTS.vlarbLow, commands: RUN, key: 'qosVlarbLow', opensm: 'qos_vlarb_low', check: checkQos('vlarbLow'), to: 'openSm', live: true },
   { name: 'qos-sl2vl', type: 'string', arg: 'VL,...', help: 'QoS: the SL→VL table, 16 VLs', default: QOS_VL_DEFAULTS.sl2vl, commands: RUN, key: 'qosSl2vl', opensm: 'qos_sl2vl', check: checkQos('sl2vl'), to: 'openSm', live: true },
   { name: 'perfmgr', type: 'boolean', help: "PerfMgr on: every linked port's PortCounters read through the PMAs, 64-bit totals, error counters that rise logged with the port, Prometheus series per port", default: false, commands: RUN, key: 'perfmgr', opensm: 'perfmgr', to: 'openSm' },
-  { name: 'perfmgr-interval', type: 'int', arg: 'S', min: 1, max: 86400, help: 'PerfMgr sweep interval in seconds', default: 180, commands: RUN, key: 'perfmgrInterval', opensm: 'perfmgr_sweep_time_s', to: 'openSm' },
+  { name: 'perfmgr-interval', type: 'int', arg: 'S', min: 1, max: 86400, help: 'PerfMgr sweep interval in seconds', default: 180, commands: RUN, key: 'perfmgrIntervalS', keyAliases: ['perfmgrInterval'], opensm: 'perfmgr_sweep_time_s', to: 'openSm' },
   { name: 'control-socket', type: 'string', arg: 'PATH', help: 'the local control socket (unix, mode 0600) that ibsm status, resweep, reroute, reload, dump and topo use (none: off)', default: controlSocketDefault, defaultText: `${DEFAULT_CONTROL_SOCKET} with --umad (not under ibsim), else none`, commands: RUN, key: 'controlSocket', to: 'run' },
   // ---- where the metrics are served (issue 14; --metrics-port above is 127.0.0.1:N)
   { name: 'metrics-listen', type: 'string', arg: 'ADDR:PORT', help: 'serve Prometheus metrics on ADDR:PORT (/metrics), e.g. 0.0.0.0:9464 or [::]:9464; excludes --metrics-port', defaultText: 'off', commands: RUN, key: 'metricsListen', check: checkListen, to: 'openSm' },
@@ -235,7 +241,10 @@ export const OPTIONS: readonly OptionSpec[] = [
   { name: 'sm-key', aliases: ['smkey'], type: 'key64', arg: 'KEY', help: "the key sent in the SA header's SM_Key field: the SA's SA_Key (--sa-key) for trusted requests; another non-zero key is not answered", defaultText: '0', commands: ['query'] },
   // ---- output
   { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query', 'status', 'resweep', 'reroute', 'reload', 'dump'] },
-];
+] as const satisfies readonly OptionSpec[];
+
+export type OptionTable = typeof TABLE;
+export const OPTIONS: readonly OptionSpec[] = TABLE;
 
 /** A qos-* table text, checked by the one parser of them. */
 function checkQos(which: 'vlarbHigh' | 'vlarbLow' | 'sl2vl'): (v: OptionValue) => string | undefined {
@@ -297,6 +306,13 @@ export function defaultOf(o: OptionSpec, get: (name: string) => OptionValue | un
 /** The targets of an option (OptionTarget), none for one openSm does not take. */
 export function targetsOf(o: OptionSpec): readonly OptionTarget[] {
   return o.to === undefined ? [] : typeof o.to === 'string' ? [o.to as OptionTarget] : (o.to as readonly OptionTarget[]);
+}
+
+/** The unit a value is in, as its config key says it (`sweepIntervalS`, `pollIntervalMs`,
+ * `logMaxSizeMb`); none for counts, codes and names. */
+export function unitOf(o: OptionSpec): 's' | 'ms' | 'MB' | undefined {
+  const m = o.key === undefined ? null : /[a-z0-9](S|Ms|Mb)$/.exec(o.key);
+  return m ? ({ S: 's', Ms: 'ms', Mb: 'MB' } as const)[m[1] as 'S' | 'Ms' | 'Mb'] : undefined;
 }
 
 /** The default as --help and the README show it. */
