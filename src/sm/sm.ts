@@ -1,7 +1,8 @@
 /** The subnet manager: the shell around the controller (sm/controller.ts). It feeds the
  * controller events (requests, traps, multicast changes, finished actions), carries out the
- * actions it returns (sweeps through the Sweeper, sm/sweep.ts and sm/local-sweep.ts; SMInfo
- * between SMs through sm/ha-shell.ts), arms the one timer the controller asks for, and keeps the
+ * actions it returns (a heavy sweep through its one entry point, sm/sweep-run.ts; a light sweep
+ * and a multicast update through the Sweeper's phase tables, sm/sweep.ts; SMInfo between SMs
+ * through sm/ha-shell.ts), arms the one timer the controller asks for, and keeps the
  * latest snapshot. It decides nothing: which sweep runs, full or local, whether it sets
  * ClientReregister and when multicast is reprogrammed are the controller's outputs. Talks only
  * to an SmpClient (over MadRpc) and a Clock. */

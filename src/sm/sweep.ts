@@ -1,14 +1,17 @@
 /** The sweeps the controller asks for, carried out over an SmpClient as phase tables
  * (sm/pipeline.ts): discover → decide → plan → apply → verify, each apply phase planning what
- * differs (pure, sm/plan-*.ts) and sending it through the one apply step (sm/apply.ts).
+ * differs (pure, sm/plan-*.ts) and sending it through the one apply step (sm/apply.ts). The
+ * Sweeper's tables (`tables`, built once):
  *
  * Heavy: discovery → decide (the other SMs) → LIDs → routes → PortInfo (with INIT → ARMED) →
- * P_Keys → SL2VL/VLArb → SwitchInfo + LFT blocks → ARMED → ACTIVE → snapshot; MFT blocks follow.
+ * P_Keys → SL2VL/VLArb → SwitchInfo + LFT blocks → ARMED → ACTIVE → snapshot.
  * Takeover: the handed view checked → decide → LIDs → routes → PortInfo → snapshot.
- * Local (sm/local-sweep.ts): the same phases over the changed part of the fabric.
- * Light (sm/light-sweep.ts): OpenSM's budget of one SMP a switch per periodic sweep, spent on half
- * the switches' SwitchInfo (PortStateChange; every switch within two sweeps) and a rotating share of
- * the CA ports; "changed" when anything moved. Multicast: the MFT blocks of the current groups over the current snapshot. */
+ * Light (sm/light-sweep.ts): reads → judgement → stats. OpenSM's budget of one SMP a switch per
+ * periodic sweep, spent on half the switches' SwitchInfo (PortStateChange; every switch within two
+ * sweeps) and a rotating share of the CA ports; "changed" when anything moved.
+ * Multicast (sm/mcast-phases.ts): MFT plan → MFT apply → verify, over the current snapshot; after
+ * every heavy sweep that published one (sm/sweep-run.ts) and for a multicast change.
+ * Local (sm/local-sweep.ts): the heavy sweep's phases over the changed part of the fabric. */
 import { NodeType, SmpAttr } from '../wire/mad.js';
 import { SwitchInfo } from '../wire/sma.js';
 import type { Snapshot } from '../model/snapshot.js';
