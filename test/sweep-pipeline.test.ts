@@ -93,7 +93,7 @@ describe("the sweeper's phase tables", () => {
     const lr: LightRun = { snap, full: false, t0: r.clock.now(), s0: smp.sent };
     expect(await step(discover, lr)).toBe(switches);
     expect(lr.answers).toHaveLength(switches);
-    expect(lr.answers!.every((a) => ('node' in a ? a.switchInfo : a.portInfo) !== undefined), 'every read answered').toBe(true);
+    expect(lr.answers!.every((a) => ('node' in a ? a.portStateChange : a.state) !== undefined), 'every read answered').toBe(true);
     expect(await step(decide, lr)).toBe(0);
     expect(lr.result).toMatchObject({ changed: false, smPorts: [], foreign: { ports: 0 } });
     expect(await step(verify, lr)).toBe(0);

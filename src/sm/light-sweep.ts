@@ -139,9 +139,13 @@ export function caPorts(snap: Snapshot): CaPort[] {
   return out;
 }
 
-/** What a light sweep's discover phase read, in the order the answers came (a SwitchInfo or
- * PortInfo, or none: the read failed). */
-export type LightAnswer = { node: number; switchInfo?: SwitchInfo } | { ca: CaPort; portInfo?: PortInfo };
+/** What the decide phase needs of a CA port's PortInfo (the rest is not kept: a sweep's answers
+ * stay small). */
+export type CaPortState = Pick<PortInfo, 'portState' | 'masterSmLid' | 'lid' | 'capabilityMask'>;
+
+/** What a light sweep's discover phase read, in the order the answers came: a switch's
+ * PortStateChange, a CA port's state; neither where the read failed. */
+export type LightAnswer = { node: number; portStateChange?: boolean } | { ca: CaPort; state?: CaPortState };
 
 /** What the decide phase makes of the answers. */
 export interface LightResult {
@@ -157,13 +161,16 @@ export async function readLight(smp: SmpClient, snap: Snapshot, plan: LightPlan)
   const out: LightAnswer[] = [];
   const readSwitch = (i: number) => (): Promise<void> =>
     smp.getDr(discovery.nodes[i]!.path, SmpAttr.SwitchInfo, 0).then(
-      (b) => void out.push({ node: i, switchInfo: SwitchInfo.decode(b) }),
+      (b) => void out.push({ node: i, portStateChange: SwitchInfo.decode(b).portStateChange !== 0 }),
       () => void out.push({ node: i }),
     );
   // with bit 31 where the snapshot says the port has extended speeds (its answer complete)
   const readCa = (c: CaPort) => (): Promise<void> =>
     smp.getDr(c.path, SmpAttr.PortInfo, portInfoMod(c.port, hasExtendedSpeeds(discovery.nodes[c.node]!.portInfo[c.port]))).then(
-      (b) => void out.push({ ca: c, portInfo: PortInfo.decode(b) }),
+      (b) => {
+        const pi = PortInfo.decode(b);
+        out.push({ ca: c, state: { portState: pi.portState, masterSmLid: pi.masterSmLid, lid: pi.lid, capabilityMask: pi.capabilityMask } });
+      },
       () => void out.push({ ca: c }),
     );
   await pump(
@@ -187,10 +194,10 @@ export function judgeLight(snap: Snapshot, answers: readonly LightAnswer[]): Lig
   const foreign: ForeignWrites = { ports: 0, masterSmLids: new Set(), first: undefined };
   for (const a of answers) {
     if ('node' in a) {
-      if (!a.switchInfo || a.switchInfo.portStateChange) changed = true; // unreachable: the fabric changed
+      if (a.portStateChange !== false) changed = true; // flagged, or unreachable: the fabric changed
       continue;
     }
-    const { ca: c, portInfo: pi } = a;
+    const { ca: c, state: pi } = a;
     if (!pi) {
       changed = true;
       continue;
