@@ -1,5 +1,7 @@
 /** The sweep pipeline (sm/pipeline.ts) and the guid2lid store off the sweep's path (issue #31):
- * a phase table runs in order and a phase can end the sweep; a store that throws does not stop a
+ * a phase table runs in order and a phase can end the sweep; every table of the sweeper (heavy,
+ * takeover, light, multicast) follows the phase order, and the light sweep's and the multicast
+ * update's SMPs go out in their discover and apply phases only; a store that throws does not stop a
  * sweep (the fabric itself is the witness: every port ACTIVE, every LFT as the SM says); the file
  * store writes the latest map, coalesces saves, and logs and counts a failed write. */
 import { describe, expect, it } from 'vitest';
@@ -16,7 +18,11 @@ import { smpClientOf, type SmpClient } from '../src/sm/smp-client.js';
 import { installSmHandlers } from '../src/sm/handlers.js';
 import { Logger, MemorySink } from '../src/util/log.js';
 import { formatGuid2Lid, type LidRange } from '../src/sm/lids.js';
-import { PhaseOrderError, runPhases, type Phase } from '../src/sm/pipeline.js';
+import { checkPhaseOrder, PHASE_ORDER, PhaseOrderError, runPhases, type Phase } from '../src/sm/pipeline.js';
+import { Sweeper } from '../src/sm/sweep.js';
+import type { LightRun } from '../src/sm/light-sweep.js';
+import type { McastRun } from '../src/sm/mcast-phases.js';
+import { smRig } from './helpers/sm-rig.js';
 import { Guid2LidFile } from '../src/api/guid2lid-file.js';
 import { drive } from './helpers/drive.js';
 
@@ -36,6 +42,85 @@ describe('runPhases', () => {
     const ph = (kind: Phase<string[]>['kind'], name: string): Phase<string[]> => ({ kind, name, run: (c) => void c.push(name) });
     await expect(runPhases([ph('discover', 'a'), ph('apply', 'b'), ph('plan', 'c')], ran)).rejects.toBeInstanceOf(PhaseOrderError);
     expect(ran).toEqual([]);
+  });
+});
+
+describe("the sweeper's phase tables", () => {
+  const kinds = (t: readonly Phase<never>[]): string[] => t.map((p) => p.kind);
+  const noSmp: SmpClient = {
+    getDr: () => Promise.reject(new Error('no fabric')),
+    setDr: () => Promise.reject(new Error('no fabric')),
+    getLid: () => Promise.reject(new Error('no fabric')),
+    setLid: () => Promise.reject(new Error('no fabric')),
+    trap: () => Promise.reject(new Error('no fabric')),
+    sent: 0,
+  };
+
+  it('heavy, takeover, light and multicast tables follow discover → decide → plan → apply → verify', () => {
+    const sw = new Sweeper(noSmp, new VirtualClock(), new Logger(new MemorySink(), 'info'), { routing: ['minhop'], lmc: 0 });
+    expect(Object.keys(sw.tables).sort()).toEqual(['heavy', 'light', 'multicast', 'takeover']);
+    for (const [name, t] of Object.entries(sw.tables)) {
+      expect(() => checkPhaseOrder(t), name).not.toThrow();
+      for (const p of t) expect(PHASE_ORDER, `${name}: ${p.name}`).toContain(p.kind);
+    }
+    expect(kinds(sw.tables.heavy)).toEqual(['discover', 'decide', 'plan', 'plan', 'apply', 'apply', 'apply', 'apply', 'apply', 'verify']);
+    expect(kinds(sw.tables.takeover)).toEqual(['discover', 'decide', 'plan', 'plan', 'apply', 'verify']);
+    expect(kinds(sw.tables.light)).toEqual(['discover', 'decide', 'verify']);
+    expect(kinds(sw.tables.multicast)).toEqual(['plan', 'apply', 'verify']);
+    // the apply phases are the same objects in the heavy and the takeover tables
+    expect(sw.tables.takeover[4]).toBe(sw.tables.heavy[4]);
+    expect(sw.tables.heavy[4]).toBe(sw.phases.portInfo);
+  });
+
+  it("light: only discover sends SMPs (S of them, the rotation's share), decide judges (a link down: changed); multicast: only apply sends (the blocks plan found), the switches hold them", async () => {
+    const r = smRig(loadFabricSpec('gen:fattree2:leaves=4,spines=2,hosts=6'));
+    await drive(r.clock, r.sm.start());
+    r.sm.stop(); // no sweep of its own meanwhile: the SMPs counted below are the tables'
+    const snap = r.sm.current!;
+    const f = snap.fabric;
+    const switches = f.nodes.filter((n) => n.type === NodeType.Switch).length;
+    const smp = smpClientOf(r.rpc);
+    const members = f.nodes.flatMap((n, i) => (n.type === NodeType.Switch ? [] : n.ports.flatMap((p, pn) => (p?.peer ? [{ node: i, port: pn }] : []))));
+    const sw = new Sweeper(smp, r.clock, new Logger(new MemorySink(), 'debug'), { routing: ['minhop'], lmc: 0, sweepIntervalMs: 5000, multicastGroups: () => [{ mlid: 0xc010, members }] });
+    const step = async <C>(p: Phase<C>, c: C): Promise<number> => {
+      const s0 = smp.sent;
+      await drive(r.clock, Promise.resolve(p.run(c)));
+      return smp.sent - s0;
+    };
+
+    // The light table, one phase at a time: the periodic share (S SMPs: half the switches, the rest CA ports).
+    const [discover, decide, verify] = sw.tables.light as [Phase<LightRun>, Phase<LightRun>, Phase<LightRun>];
+    const lr: LightRun = { snap, full: false, t0: r.clock.now(), s0: smp.sent };
+    expect(await step(discover, lr)).toBe(switches);
+    expect(lr.answers).toHaveLength(switches);
+    expect(lr.answers!.every((a) => ('node' in a ? a.portStateChange : a.state) !== undefined), 'every read answered').toBe(true);
+    expect(await step(decide, lr)).toBe(0);
+    expect(lr.result).toMatchObject({ changed: false, smPorts: [], foreign: { ports: 0 } });
+    expect(await step(verify, lr)).toBe(0);
+    expect(lr.stats).toMatchObject({ kind: 'light', smps: switches, switches: Math.ceil(switches / 2), nodes: f.nodes.length });
+    // The multicast table: plan sends nothing, apply sends what plan found, verify nothing.
+    const [plan, apply, check] = sw.tables.multicast as [Phase<McastRun>, Phase<McastRun>, Phase<McastRun>];
+    const mr: McastRun = { snap, t0: r.clock.now(), sent: 0, failed: 0 };
+    expect(await step(plan, mr)).toBe(0);
+    expect(mr.writes!.length).toBeGreaterThan(0);
+    expect(await step(apply, mr)).toBe(mr.writes!.length);
+    expect(await step(check, mr)).toBe(0);
+    expect(mr).toMatchObject({ sent: mr.writes!.length, failed: 0, groups: 1 });
+    // the switches' own MFT blocks: what was written
+    for (const w of mr.writes!) expect(await drive(r.clock, smp.getDr(w.path, SmpAttr.MulticastForwardingTable, w.mod))).toEqual(w.data);
+    // against what is programmed: the same update again plans nothing
+    expect(await drive(r.clock, sw.programMulticast(snap))).toBe(0);
+    // A link between two switches goes down: the full light sweep's decide phase says changed.
+    const a = f.nodes.findIndex((n) => n.type === NodeType.Switch);
+    const pa = f.nodes[a]!.ports.findIndex((p, i) => i > 0 && p?.peer && f.nodes[p.peer.node]!.type === NodeType.Switch);
+    r.sim.linkDown(f.nodes[a]!.guid, pa);
+    const full: LightRun = { snap, full: true, t0: r.clock.now(), s0: smp.sent };
+    expect(await step(discover, full)).toBeGreaterThanOrEqual(switches + members.length); // reads behind the link retried
+    expect(full.answers, 'every switch and CA port read, answered or not').toHaveLength(switches + members.length);
+    expect(await step(decide, full)).toBe(0);
+    expect(full.result!.changed).toBe(true);
+
+    r.rpc.close();
   });
 });
 

@@ -17,7 +17,10 @@
  *   (MasterSMLID, LID).
  * A full light sweep (an operator's; a local sweep that must decide; every light sweep without
  * periodic ones) reads every switch and every CA port. At most APPLY_WINDOW SMPs in flight (the
- * SM's window for one-SMP jobs). Pure of I/O but the SMPs. */
+ * SM's window for one-SMP jobs). Pure of I/O but the SMPs.
+ *
+ * As phases (sm/pipeline.ts, `lightPhases`): discover (`readLight`) → decide (`judgeLight`,
+ * pure) → verify (the stats). */
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { PortCap, PortInfo, SwitchInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
@@ -27,6 +30,10 @@ import { APPLY_WINDOW } from './apply.js';
 import { hasExtendedSpeeds } from './port-info-get.js';
 import type { SmpClient } from './smp-client.js';
 import type { SmPort } from './sminfo.js';
+import type { Clock } from '../util/clock.js';
+import type { Logger } from '../util/log.js';
+import { emptyStats, type Phase, type SweepStats } from './pipeline.js';
+import { ms1 } from './sweep-log.js';
 
 /** Periodic light sweeps over which every switch's SwitchInfo is read once. */
 export const SWITCH_ROUNDS = 2;
@@ -132,59 +139,124 @@ export function caPorts(snap: Snapshot): CaPort[] {
   return out;
 }
 
+/** What the decide phase needs of a CA port's PortInfo (the rest is not kept: a sweep's answers
+ * stay small). */
+export type CaPortState = Pick<PortInfo, 'portState' | 'masterSmLid' | 'lid' | 'capabilityMask'>;
+
+/** What a light sweep's discover phase read, in the order the answers came: a switch's
+ * PortStateChange, a CA port's state; neither where the read failed. */
+export type LightAnswer = { node: number; portStateChange?: boolean } | { ca: CaPort; state?: CaPortState };
+
+/** What the decide phase makes of the answers. */
 export interface LightResult {
   changed: boolean;
   smPorts: SmPort[];
   foreign: ForeignWrites;
-  switches: number;
-  caPorts: number;
 }
 
-/** Read the SwitchInfo of the plan's switches and the PortInfo of its CA ports (given a list of CA
- * ports alone: every switch and those): "changed" when a switch flags a port change or does not
- * answer, or a CA port is not ACTIVE, unreadable or written by another SM; the CA ports that
- * advertise an SM (a new IsSM bit is a new SM to query). */
-export async function lightSweep(smp: SmpClient, snap: Snapshot, plan: LightPlan | readonly CaPort[]): Promise<LightResult> {
+/** Read the SwitchInfo of the plan's switches, then the PortInfo of its CA ports, at most
+ * APPLY_WINDOW in flight: the answers in the order they came. */
+export async function readLight(smp: SmpClient, snap: Snapshot, plan: LightPlan): Promise<LightAnswer[]> {
+  const { discovery } = snap;
+  const out: LightAnswer[] = [];
+  const readSwitch = (i: number) => (): Promise<void> =>
+    smp.getDr(discovery.nodes[i]!.path, SmpAttr.SwitchInfo, 0).then(
+      (b) => void out.push({ node: i, portStateChange: SwitchInfo.decode(b).portStateChange !== 0 }),
+      () => void out.push({ node: i }),
+    );
+  // with bit 31 where the snapshot says the port has extended speeds (its answer complete)
+  const readCa = (c: CaPort) => (): Promise<void> =>
+    smp.getDr(c.path, SmpAttr.PortInfo, portInfoMod(c.port, hasExtendedSpeeds(discovery.nodes[c.node]!.portInfo[c.port]))).then(
+      (b) => {
+        const pi = PortInfo.decode(b);
+        out.push({ ca: c, state: { portState: pi.portState, masterSmLid: pi.masterSmLid, lid: pi.lid, capabilityMask: pi.capabilityMask } });
+      },
+      () => void out.push({ ca: c }),
+    );
+  await pump(
+    (function* () {
+      for (const i of plan.switches) yield readSwitch(i);
+      for (const c of plan.cas) yield readCa(c);
+    })(),
+    APPLY_WINDOW,
+  );
+  return out;
+}
+
+/** What the answers say (pure): "changed" when a switch flags a port change or does not answer,
+ * or a CA port is not ACTIVE, unreadable or written by another SM; the CA ports that advertise an
+ * SM (a new IsSM bit is a new SM to query), in answer order. */
+export function judgeLight(snap: Snapshot, answers: readonly LightAnswer[]): LightResult {
   const { fabric, discovery } = snap;
-  const { switches, cas } = isPlan(plan) ? plan : { switches: switchIndexes(snap), cas: plan };
   let changed = false;
   const sms: SmPort[] = [];
   const smLid = fabric.nodes[discovery.smNode]?.ports[discovery.smPort]?.lid ?? 0;
   const foreign: ForeignWrites = { ports: 0, masterSmLids: new Set(), first: undefined };
-  const unreachable = (): void => void (changed = true); // the fabric changed
-  const readSwitch = (i: number) => (): Promise<void> =>
-    smp.getDr(discovery.nodes[i]!.path, SmpAttr.SwitchInfo, 0).then((b) => {
-      if (SwitchInfo.decode(b).portStateChange) changed = true;
-    }, unreachable);
-  const readCa = (c: CaPort) => (): Promise<void> => {
-    const d = discovery.nodes[c.node]!;
-    // with bit 31 where the snapshot says the port has extended speeds (its answer complete)
-    return smp.getDr(c.path, SmpAttr.PortInfo, portInfoMod(c.port, hasExtendedSpeeds(d.portInfo[c.port]))).then((b) => {
-      const pi = PortInfo.decode(b);
-      const n = fabric.nodes[c.node]!;
-      const port = n.ports[c.port]!;
-      if (pi.portState !== PortState.Active) changed = true;
-      // Another SM writes here: the port names another master, or holds another LID.
-      if (pi.portState >= PortState.Armed && smLid && ((pi.masterSmLid !== smLid && pi.masterSmLid !== 0) || (port.lid !== undefined && pi.lid !== port.lid))) {
-        changed = true;
-        foreign.ports++;
-        if (pi.masterSmLid !== smLid) foreign.masterSmLids.add(pi.masterSmLid);
-        foreign.first ??= { node: n.desc, guid: port.guid, port: c.port, lid: pi.lid, was: port.lid ?? 0, masterSmLid: pi.masterSmLid };
-      }
-      const own = c.node === discovery.smNode && c.port === discovery.smPort;
-      if (!own && pi.capabilityMask & PortCap.IsSM) sms.push({ guid: port.guid, lid: pi.lid, path: c.path });
-    }, unreachable);
-  };
-  await pump(
-    (function* () {
-      for (const i of switches) yield readSwitch(i);
-      for (const c of cas) yield readCa(c);
-    })(),
-    APPLY_WINDOW,
-  );
-  return { changed, smPorts: sms, foreign, switches: switches.length, caPorts: cas.length };
+  for (const a of answers) {
+    if ('node' in a) {
+      if (a.portStateChange !== false) changed = true; // flagged, or unreachable: the fabric changed
+      continue;
+    }
+    const { ca: c, state: pi } = a;
+    if (!pi) {
+      changed = true;
+      continue;
+    }
+    const n = fabric.nodes[c.node]!;
+    const port = n.ports[c.port]!;
+    if (pi.portState !== PortState.Active) changed = true;
+    // Another SM writes here: the port names another master, or holds another LID.
+    if (pi.portState >= PortState.Armed && smLid && ((pi.masterSmLid !== smLid && pi.masterSmLid !== 0) || (port.lid !== undefined && pi.lid !== port.lid))) {
+      changed = true;
+      foreign.ports++;
+      if (pi.masterSmLid !== smLid) foreign.masterSmLids.add(pi.masterSmLid);
+      foreign.first ??= { node: n.desc, guid: port.guid, port: c.port, lid: pi.lid, was: port.lid ?? 0, masterSmLid: pi.masterSmLid };
+    }
+    const own = c.node === discovery.smNode && c.port === discovery.smPort;
+    if (!own && pi.capabilityMask & PortCap.IsSM) sms.push({ guid: port.guid, lid: pi.lid, path: c.path });
+  }
+  return { changed, smPorts: sms, foreign };
 }
 
-function isPlan(p: LightPlan | readonly CaPort[]): p is LightPlan {
-  return !Array.isArray(p);
+/** A light sweep's state as its phases fill it in. */
+export interface LightRun {
+  readonly snap: Snapshot;
+  /** Every switch and CA port (an operator's light sweep, a local sweep's check), not the share. */
+  readonly full: boolean;
+  /** Clock and SMP count at the start. */
+  readonly t0: number;
+  readonly s0: number;
+  plan?: LightPlan;
+  answers?: LightAnswer[];
+  result?: LightResult;
+  stats?: SweepStats;
+}
+
+/** The light sweep's phase table (sm/pipeline.ts): discover (the rotation's share, or everything,
+ * read), decide (changed? SM ports seen, another SM's writes), verify (the stats, --verbose line).
+ * What follows from the result (a heavy sweep, the SMs' SMInfo read, the foreign writes' ERROR)
+ * is the controller's and the shell's (sm/sm.ts). */
+export function lightPhases(o: { smp: SmpClient; clock: Clock; log: Logger; rotation: CaRotation }): Phase<LightRun>[] {
+  const { smp, clock, log, rotation } = o;
+  return [
+    {
+      kind: 'discover',
+      name: 'SwitchInfo and CA PortInfo reads',
+      run: async (r) => {
+        r.plan = rotation.next(r.snap, r.full);
+        r.answers = await readLight(smp, r.snap, r.plan);
+      },
+    },
+    { kind: 'decide', name: 'changed, SM ports, foreign writes', run: (r) => void (r.result = judgeLight(r.snap, r.answers!)) },
+    {
+      kind: 'verify',
+      name: 'the stats',
+      run: (r) => {
+        const nodes = r.snap.fabric.nodes.length;
+        const res = r.result!;
+        r.stats = { ...emptyStats('light'), smps: smp.sent - r.s0, ms: clock.now() - r.t0, nodes, switches: r.plan!.switches.length, maxLid: r.snap.maxLid };
+        if (log.enabled('debug')) log.debug('sweep phase: light sweep', { nodes, smps: r.stats.smps, changed: res.changed, smPorts: res.smPorts.length, caPorts: r.plan!.cas.length, full: r.full, ms: ms1(r.stats.ms) });
+      },
+    },
+  ];
 }

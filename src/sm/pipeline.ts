@@ -1,20 +1,21 @@
-/** The sweep as phases (issue #31). A heavy sweep and a local sweep are the same ordered phases
+/** The sweep as phases (issue #31). Every sweep is a table of phases run in the order
  *
  *   discover → decide → plan → apply → verify
  *
- * over a view: the whole fabric (a heavy sweep's discovery, or the view a takeover is handed) or
- * the changed part (a local sweep: the last view plus what it re-explored around the changes).
- * They differ only in the view and in which phases they run (sm/sweep.ts and sm/local-sweep.ts
- * give their phase tables); the apply phases are the same objects (sm/program-phases.ts), and each
- * goes through the one apply step (sm/apply.ts, via sm/sweep-writes.ts). No I/O here: the phases
- * do theirs over the injected SMP client. */
+ * A heavy sweep and a local sweep run them over a view: the whole fabric (a heavy sweep's
+ * discovery, or the view a takeover is handed) or the changed part (a local sweep: the last view
+ * plus what it re-explored around the changes). They differ only in the view and in which phases
+ * they run (sm/sweep.ts and sm/local-sweep.ts give their phase tables); the apply phases are the
+ * same objects (sm/program-phases.ts), and each goes through the one apply step (sm/apply.ts, via
+ * sm/sweep-writes.ts). The light sweep (sm/light-sweep.ts: discover → decide → verify) and the
+ * multicast update (sm/mcast-phases.ts: plan → apply → verify) are tables of the same kinds over
+ * their own state. No I/O here: the phases do theirs over the injected SMP client. */
 import type { DiscoveryResult, Snapshot } from '../model/snapshot.js';
 import { InternalError } from '../util/errors.js';
 import type { RoutingResult } from '../model/routes.js';
 import type { FallbackResult } from '../routing/registry.js';
 import type { LidAssignment } from './lids.js';
 import type { SmpWrite } from './programmed.js';
-import type { SweepStats } from './sweep.js';
 import type { SweepWrites } from './sweep-writes.js';
 
 /** The phases of a sweep, in the order they run. */
@@ -35,17 +36,61 @@ export class PhaseOrderError extends InternalError {
   override readonly name: string = 'PhaseOrderError';
 }
 
-/** Run `phases` in order over `c`; false when one of them ended the sweep. The kinds must follow
- * PHASE_ORDER (a kind may repeat, e.g. several apply phases). */
-export async function runPhases<C>(phases: readonly Phase<C>[], c: C): Promise<boolean> {
+/** Throws PhaseOrderError unless the kinds of `phases` follow PHASE_ORDER (a kind may repeat,
+ * e.g. several apply phases; any may be left out). */
+export function checkPhaseOrder(phases: readonly Phase<unknown>[]): void {
   let at = 0;
   for (const p of phases) {
     const k = PHASE_ORDER.indexOf(p.kind);
     if (k < at) throw new PhaseOrderError(`sweep phase ${p.kind} "${p.name}" after ${PHASE_ORDER[at]}: phases run ${PHASE_ORDER.join(' → ')}`);
     at = k;
   }
+}
+
+/** Run `phases` in order over `c`; false when one of them ended the sweep. The kinds must follow
+ * PHASE_ORDER (checkPhaseOrder, before any phase runs). */
+export async function runPhases<C>(phases: readonly Phase<C>[], c: C): Promise<boolean> {
+  checkPhaseOrder(phases as readonly Phase<unknown>[]);
   for (const p of phases) if ((await p.run(c)) === false) return false;
   return true;
+}
+
+/** The decide phase's question to the controller (sm/sm.ts `decide`, through sm/sweep-run.ts):
+ * program the view, with or without ClientReregister, or stop here (another SM masters it). */
+export type DecideFn = (disc: DiscoveryResult) => Promise<false | { reregister: boolean }>;
+
+export interface SweepStats {
+  kind: 'heavy' | 'light';
+  smps: number;
+  ms: number;
+  nodes: number;
+  switches: number;
+  endPorts: number;
+  maxLid: number;
+  lftBlocksWritten: number;
+  portInfoSets: number;
+  pkeyBlocksWritten: number;
+  /** End ports (and enforcing switch ports) whose P_Key table cannot hold all their partitions. */
+  pkeyTablesFull: number;
+  vlTablesWritten: number;
+  mftBlocksWritten: number;
+  activated: number;
+  engine?: string;
+  /** Nodes left out of this sweep (they could not be read), links not probed, and writes that
+   * failed: the next sweep tries them again. */
+  skippedNodes: number;
+  skippedLinks: number;
+  failedWrites: number;
+  /** Ports told INIT → ARMED that answered still in INIT (stuck): left for the next sweep. */
+  stuckPorts: number;
+  /** Nodes left out because they answer with the GUID of another node. */
+  duplicateGuids: number;
+  /** A local sweep's routes (sm/local-sweep.ts): incremental, or the chain in full. */
+  reroute?: 'incremental' | 'full';
+}
+
+export function emptyStats(kind: 'heavy' | 'light'): SweepStats {
+  return { kind, smps: 0, ms: 0, nodes: 0, switches: 0, endPorts: 0, maxLid: 0, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, pkeyTablesFull: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0, skippedNodes: 0, skippedLinks: 0, failedWrites: 0, stuckPorts: 0, duplicateGuids: 0 };
 }
 
 /** What a sweep works on: the whole fabric or the part that changed. */
@@ -72,6 +117,10 @@ export interface SweepRun {
   readonly t0: number;
   readonly s0: number;
   view?: SweepView;
+  /** The decide phase's question (a heavy sweep's, a takeover's). */
+  decide?: DecideFn;
+  /** A takeover's discover phase: why the fabric is not the view handed (a full sweep follows). */
+  stale?: string;
   /** The decide phase's answer: program, and whether with ClientReregister. */
   go?: { reregister: boolean };
   lids?: LidAssignment;

@@ -1,7 +1,8 @@
 /** The subnet manager: the shell around the controller (sm/controller.ts). It feeds the
  * controller events (requests, traps, multicast changes, finished actions), carries out the
- * actions it returns (sweeps through the Sweeper, sm/sweep.ts and sm/local-sweep.ts; SMInfo
- * between SMs through sm/ha-shell.ts), arms the one timer the controller asks for, and keeps the
+ * actions it returns (a heavy sweep through its one entry point, sm/sweep-run.ts; a light sweep
+ * and a multicast update through the Sweeper's phase tables, sm/sweep.ts; SMInfo between SMs
+ * through sm/ha-shell.ts), arms the one timer the controller asks for, and keeps the
  * latest snapshot. It decides nothing: which sweep runs, full or local, whether it sets
  * ClientReregister and when multicast is reprogrammed are the controller's outputs. Talks only
  * to an SmpClient (over MadRpc) and a Clock. */
@@ -59,7 +60,6 @@ export class SubnetManager {
   private sweepCount = 0;
   private subnetUpLogged = false;
   private lastSweep?: SweepStats;
-  private lastMft = 0;
   private readonly waiters = new ActionWaiters();
   private readonly subnetUpWaiters: Array<() => void> = [];
   /** This SM's own discovery (its last heavy sweep's, even as standby). */
@@ -262,11 +262,10 @@ export class SubnetManager {
     this.event({ type: 'multicastChanged' });
   }
 
-  /** One MFT update over the current snapshot (the controller's `programMulticast`): the MFT
-   * blocks written. */
-  async programMulticast(): Promise<number> {
-    this.lastMft = await this.sweeper.programMulticast(this.snapshot!);
-    return this.lastMft;
+  /** One MFT update over the current snapshot (the controller's `programMulticast`; the
+   * multicast table, sm/mcast-phases.ts): the MFT blocks written. */
+  programMulticast(): Promise<number> {
+    return this.sweeper.programMulticast(this.snapshot!);
   }
 
   /** LIDs to honour at the next assignment (another SM's GUID→LID map, after a failover). */
@@ -392,7 +391,10 @@ export class SubnetManager {
     }
   }
 
-  /** A light sweep: the periodic share of the CA ports, or (`full`) all of them. */
+  /** A light sweep (its table, sm/light-sweep.ts): the periodic share of the switches and CA
+   * ports, or (`full`) all of them. What follows from its result: the foreign writes' ERROR, the
+   * new SM ports' SMInfo read (sm/ha-shell.ts), the outcome to the controller (a change: it runs
+   * a heavy sweep next). */
   private async lightSweep(full: boolean): Promise<{ outcome: ActionOutcome; value: unknown }> {
     const { changed, stats, smPorts: sms, foreign } = await this.sweeper.light(this.snapshot!, full);
     if (foreign.ports) this.o.log.error('ports name another master or their LIDs moved: another SM is writing this fabric', { ports: foreign.ports, masterSmLids: [...foreign.masterSmLids].join(','), ...foreign.first });
@@ -431,23 +433,22 @@ export class SubnetManager {
   }
 
   private async heavySweep(a: Extract<SmAction, { type: 'heavySweep' }>): Promise<SweepStats> {
-    const t0 = this.o.clock.now();
-    const s0 = this.o.smp.sent;
     this.sweepCount++;
     const rt = this.retrying;
     const r0 = { recovered: rt.recovered, foundDone: rt.foundDone, failed: rt.failures.timeout + rt.failures.status };
     // The scope the controller decides (full, local around a change, a takeover from the view
-    // this SM was handed, followed by a full heavy sweep that verifies), over the views held here.
+    // this SM was handed, followed by a full heavy sweep that verifies), over the views held here;
+    // the multicast update follows a sweep that published a snapshot (sm/sweep-run.ts).
     const scope = this.ctl.scopeOf(a);
-    const { snapshot, stats, ran } = await runHeavySweep({ sweeper: this.sweeper, local: this.local }, scope, this.sweepCount, { prev: this.snapshot, view: this.ownDisc }, (disc, fromView) => this.decide(disc, fromView));
-    const retried = { recovered: rt.recovered - r0.recovered, setsFoundDone: rt.foundDone - r0.foundDone, givenUp: rt.failures.timeout + rt.failures.status - r0.failed };
-    if (retried.recovered + retried.setsFoundDone + retried.givenUp > 0) this.o.log.info('SMP retries in this sweep', retried);
+    const { snapshot, stats, ran } = await runHeavySweep({ sweeper: this.sweeper, local: this.local }, scope, this.sweepCount, { prev: this.snapshot, view: this.ownDisc }, {
+      decide: (disc, fromView) => this.decide(disc, fromView),
+      swept: (snap) => {
+        const retried = { recovered: rt.recovered - r0.recovered, setsFoundDone: rt.foundDone - r0.foundDone, givenUp: rt.failures.timeout + rt.failures.status - r0.failed };
+        if (retried.recovered + retried.setsFoundDone + retried.givenUp > 0) this.o.log.info('SMP retries in this sweep', retried);
+        if (snap) this.snapshot = snap;
+      },
+    });
     if (!snapshot) return stats; // another SM masters the fabric
-    this.snapshot = snapshot;
-    // Multicast forwarding for the SA's groups over the new routes.
-    stats.mftBlocksWritten = this.lastMft = await this.sweeper.programMulticast(snapshot);
-    stats.ms = this.o.clock.now() - t0;
-    stats.smps = this.o.smp.sent - s0;
     this.o.onSnapshot?.(snapshot);
     this.record(stats);
     this.o.log.debug('sweep done', { kind: 'heavy', sweep: this.sweepCount, local: ran === 'local', smps: stats.smps, ms: Math.round(stats.ms * 10) / 10 });

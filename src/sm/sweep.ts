@@ -1,14 +1,17 @@
 /** The sweeps the controller asks for, carried out over an SmpClient as phase tables
  * (sm/pipeline.ts): discover → decide → plan → apply → verify, each apply phase planning what
- * differs (pure, sm/plan-*.ts) and sending it through the one apply step (sm/apply.ts).
+ * differs (pure, sm/plan-*.ts) and sending it through the one apply step (sm/apply.ts). The
+ * Sweeper's tables (`tables`, built once):
  *
  * Heavy: discovery → decide (the other SMs) → LIDs → routes → PortInfo (with INIT → ARMED) →
- * P_Keys → SL2VL/VLArb → SwitchInfo + LFT blocks → ARMED → ACTIVE → snapshot; MFT blocks follow.
+ * P_Keys → SL2VL/VLArb → SwitchInfo + LFT blocks → ARMED → ACTIVE → snapshot.
  * Takeover: the handed view checked → decide → LIDs → routes → PortInfo → snapshot.
- * Local (sm/local-sweep.ts): the same phases over the changed part of the fabric.
- * Light (sm/light-sweep.ts): OpenSM's budget of one SMP a switch per periodic sweep, spent on half
- * the switches' SwitchInfo (PortStateChange; every switch within two sweeps) and a rotating share of
- * the CA ports; "changed" when anything moved. Multicast: the MFT blocks of the current groups over the current snapshot. */
+ * Light (sm/light-sweep.ts): reads → judgement → stats. OpenSM's budget of one SMP a switch per
+ * periodic sweep, spent on half the switches' SwitchInfo (PortStateChange; every switch within two
+ * sweeps) and a rotating share of the CA ports; "changed" when anything moved.
+ * Multicast (sm/mcast-phases.ts): MFT plan → MFT apply → verify, over the current snapshot; after
+ * every heavy sweep that published one (sm/sweep-run.ts) and for a multicast change.
+ * Local (sm/local-sweep.ts): the heavy sweep's phases over the changed part of the fabric. */
 import { NodeType, SmpAttr } from '../wire/mad.js';
 import { SwitchInfo } from '../wire/sma.js';
 import type { Snapshot } from '../model/snapshot.js';
@@ -17,7 +20,7 @@ import type { PartitionPlan } from '../model/partitions.js';
 import { cloneFabric } from '../model/fabric.js';
 import { DEADLOCK_FREE_FALLBACK, routeWithFallback, type FallbackResult } from '../routing/registry.js';
 import { RoutingNotApplicable, type RoutingOptions } from '../routing/types.js';
-import { computeMfts, type McastGroupPorts } from '../routing/mcast-tree.js';
+import type { McastGroupPorts } from '../routing/mcast-tree.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { logCodeOf } from '../util/log-codes.js';
@@ -28,13 +31,16 @@ import { Programmed, type SmpWrite } from './programmed.js';
 import type { PortSettings } from './plan-ports.js';
 import type { SmPort } from './sminfo.js';
 import { noteExtendedSpeeds } from './port-info-get.js';
-import { CaRotation, caRounds, lightSweep, type ForeignWrites } from './light-sweep.js';
-import { LFT_INTERLEAVE, observeResets, planMfts } from './plan-tables.js';
+import { CaRotation, caRounds, lightPhases, type ForeignWrites, type LightRun } from './light-sweep.js';
+import { LFT_INTERLEAVE, observeResets } from './plan-tables.js';
 import { ForeignTables, previousMaster } from './adopt-lfts.js';
-import { FAILURE_LOG_LINES, logDiscoveryPhase, logRoutingPhase, ms1, skipLogger, writeTarget } from './sweep-log.js';
-import { newRun, programmedStats, runPhases, type SweepRun, type SweepView } from './pipeline.js';
+import { FAILURE_LOG_LINES, logDiscoveryPhase, logRoutingPhase, ms1, skipLogger } from './sweep-log.js';
+import { emptyStats, newRun, programmedStats, runPhases, type DecideFn, type Phase, type SweepRun, type SweepStats, type SweepView } from './pipeline.js';
+import { multicastPhases, type McastRun } from './mcast-phases.js';
 import { programPhases, type SweepPhase } from './program-phases.js';
 import { foreignKeys, SweepWrites } from './sweep-writes.js';
+
+export { emptyStats, type SweepStats } from './pipeline.js';
 
 export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   routing: string[];
@@ -60,36 +66,6 @@ export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   /** The light sweep interval: 0 makes every light sweep read everything; else the rotation of
    *  sm/light-sweep.ts (caRounds). */
   sweepIntervalMs?: number;
-}
-
-export interface SweepStats {
-  kind: 'heavy' | 'light';
-  smps: number;
-  ms: number;
-  nodes: number;
-  switches: number;
-  endPorts: number;
-  maxLid: number;
-  lftBlocksWritten: number;
-  portInfoSets: number;
-  pkeyBlocksWritten: number;
-  /** End ports (and enforcing switch ports) whose P_Key table cannot hold all their partitions. */
-  pkeyTablesFull: number;
-  vlTablesWritten: number;
-  mftBlocksWritten: number;
-  activated: number;
-  engine?: string;
-  /** Nodes left out of this sweep (they could not be read), links not probed, and writes that
-   * failed: the next sweep tries them again. */
-  skippedNodes: number;
-  skippedLinks: number;
-  failedWrites: number;
-  /** Ports told INIT → ARMED that answered still in INIT (stuck): left for the next sweep. */
-  stuckPorts: number;
-  /** Nodes left out because they answer with the GUID of another node. */
-  duplicateGuids: number;
-  /** A local sweep's routes (sm/local-sweep.ts): incremental, or the chain in full. */
-  reroute?: 'incremental' | 'full';
 }
 
 /** The engine that always applies and is deadlock-free (routing/registry.ts: nue): routes with it
@@ -142,7 +118,40 @@ export class Sweeper {
   ) {
     this.rotation = new CaRotation(caRounds(s.sweepIntervalMs));
     this.phases = programPhases({ smp, clock, log, s, programmed: this.programmed, foreign: this.foreign });
+    const p = this.phases;
+    this.tables = {
+      heavy: [
+        { kind: 'discover', name: 'discovery', run: (r) => this.discoverWhole(r) },
+        this.decidePhase,
+        ...this.planPhases(true),
+        p.portInfo,
+        p.pkeys,
+        p.vlTables,
+        p.lfts,
+        p.activation,
+        { kind: 'verify', name: 'the snapshot', run: (r) => this.verifyWhole(r) },
+      ],
+      takeover: [
+        { kind: 'discover', name: 'the view checked', run: (r) => this.checkView(r) },
+        this.decidePhase,
+        ...this.planPhases(false),
+        p.portInfo,
+        { kind: 'verify', name: 'the snapshot', run: (r) => this.verifyTakeover(r) },
+      ],
+      light: lightPhases({ smp, clock, log, rotation: this.rotation }),
+      multicast: multicastPhases({ clock, log, s, programmed: this.programmed, writesFor: (disc) => this.writesFor(disc, { keys: false }) }),
+    };
   }
+
+  /** The phase tables (sm/pipeline.ts) this sweeper runs: a heavy sweep's, a takeover's, a light
+   * sweep's and the multicast update's (a local sweep's is sm/local-sweep.ts's, over the same
+   * apply phases). */
+  readonly tables: {
+    heavy: readonly Phase<SweepRun>[];
+    takeover: readonly Phase<SweepRun>[];
+    light: readonly Phase<LightRun>[];
+    multicast: readonly Phase<McastRun>[];
+  };
 
   /** The write step of a sweep over `disc` (sm/sweep-writes.ts): the one apply step with its
    * failure policy; the M_Keys of nodes this SM read a foreign key from are presented (`keys`). */
@@ -214,21 +223,19 @@ export class Sweeper {
   /** Saves of the guid2lid map that threw (logged each). */
   guid2lidFailures = 0;
 
-  /** The decide phase: `decide` (the controller, over the other SMs) says whether this SM
-   * programs the view, and with ClientReregister. */
-  private decidePhase(decide: (disc: DiscoveryResult) => Promise<false | { reregister: boolean }>): SweepPhase {
-    return {
-      kind: 'decide',
-      name: 'master or not',
-      run: async (r) => {
-        const go = await decide(r.view!.disc);
-        if (!go) return false;
-        r.go = go;
-        // the SM that programmed the fabric before, as its port says before this SM's Sets
-        r.view!.routedBy = previousMaster(r.view!.disc);
-      },
-    };
-  }
+  /** The decide phase: the run's `decide` (the controller, over the other SMs) says whether this
+   * SM programs the view, and with ClientReregister. */
+  private readonly decidePhase: SweepPhase = {
+    kind: 'decide',
+    name: 'master or not',
+    run: async (r) => {
+      const go = await r.decide!(r.view!.disc);
+      if (!go) return false;
+      r.go = go;
+      // the SM that programmed the fabric before, as its port says before this SM's Sets
+      r.view!.routedBy = previousMaster(r.view!.disc);
+    },
+  };
 
   /** The plan phases every sweep over the whole fabric runs: LIDs (and what reset nodes lost,
    * before any Set changes what is known of them), then the routes. */
@@ -280,42 +287,35 @@ export class Sweeper {
    * tables. The controller follows with a full heavy sweep that verifies (reads the tables back
    * and writes only what differs, takes in whatever changed meanwhile).
    * Phases: discover (the view checked) → decide → plan (LIDs, routes) → apply (PortInfo) → verify. */
-  async takeover(sweep: number, view: DiscoveryResult, decide: (disc: DiscoveryResult) => Promise<false | { reregister: boolean }>): Promise<{ snapshot?: Snapshot; stats: SweepStats } | undefined> {
-    const { smp, log } = this;
+  async takeover(sweep: number, view: DiscoveryResult, decide: DecideFn): Promise<{ snapshot?: Snapshot; stats: SweepStats } | undefined> {
     const switches = view.fabric.nodes.filter((n) => n.type === NodeType.Switch).length;
-    const r = newRun(sweep, this.clock.now(), smp.sent, { ...emptyStats('heavy'), nodes: view.fabric.nodes.length, switches });
-    let changed = false;
-    const ran = await runPhases<SweepRun>([
-      {
-        kind: 'discover',
-        name: 'the view checked',
-        run: async (run) => {
-          const why = await this.viewChanged(view);
-          if (why) log.info('takeover: the fabric is not the view the old master had; full heavy sweep', { reason: why, smps: smp.sent - r.s0 });
-          changed = why !== undefined;
-          run.view = Sweeper.whole(view);
-          return !changed;
-        },
-      },
-      this.decidePhase(decide),
-      ...this.planPhases(false),
-      this.phases.portInfo,
-      {
-        kind: 'verify',
-        name: 'the snapshot',
-        run: (run) => {
-          const portsMs = this.clock.now() - run.ports!.at;
-          run.writes!.finish();
-          run.snapshot = { fabric: view.fabric, discovery: view, routing: run.routed!.result, maxLid: run.maxLid, smLid: run.smLid, sweep };
-          run.stats = { ...programmedStats(run, smp.sent - run.s0, this.clock.now() - run.t0), endPorts: run.lids!.byGuid.size, engine: run.routed!.result.engine };
-          const st = run.stats;
-          log.info('takeover from the view: every port told its new master; a full heavy sweep verifies', { portInfoSets: st.portInfoSets, failedWrites: st.failedWrites, smps: st.smps, portsMs: Math.round(portsMs), ms: Math.round(st.ms) });
-        },
-      },
-    ], r);
-    if (changed) return undefined;
-    if (!ran) return { stats: { ...r.stats, smps: smp.sent - r.s0, ms: this.clock.now() - r.t0 } };
+    const r = newRun(sweep, this.clock.now(), this.smp.sent, { ...emptyStats('heavy'), nodes: view.fabric.nodes.length, switches });
+    r.decide = decide;
+    r.view = Sweeper.whole(view); // the view handed, checked by the discover phase
+    const ran = await runPhases(this.tables.takeover, r);
+    if (r.stale !== undefined) return undefined;
+    if (!ran) return { stats: { ...r.stats, smps: this.smp.sent - r.s0, ms: this.clock.now() - r.t0 } };
     return { snapshot: r.snapshot!, stats: r.stats };
+  }
+
+  /** A takeover's discover phase: is the fabric still the view handed? Else `stale` says why. */
+  private async checkView(r: SweepRun): Promise<boolean> {
+    const why = await this.viewChanged(r.view!.disc);
+    if (why) this.log.info('takeover: the fabric is not the view the old master had; full heavy sweep', { reason: why, smps: this.smp.sent - r.s0 });
+    r.stale = why;
+    return why === undefined;
+  }
+
+  /** A takeover's verify phase: the failures summed up, the snapshot and the stats. */
+  private verifyTakeover(run: SweepRun): void {
+    const { smp, log } = this;
+    const view = run.view!.disc;
+    const portsMs = this.clock.now() - run.ports!.at;
+    run.writes!.finish();
+    run.snapshot = { fabric: view.fabric, discovery: view, routing: run.routed!.result, maxLid: run.maxLid, smLid: run.smLid, sweep: run.sweep };
+    run.stats = { ...programmedStats(run, smp.sent - run.s0, this.clock.now() - run.t0), endPorts: run.lids!.byGuid.size, engine: run.routed!.result.engine };
+    const st = run.stats;
+    log.info('takeover from the view: every port told its new master; a full heavy sweep verifies', { portInfoSets: st.portInfoSets, failedWrites: st.failedWrites, smps: st.smps, portsMs: Math.round(portsMs), ms: Math.round(st.ms) });
   }
 
   /** Why the fabric is not `view` any more (reassign_lids, LIDs that would change, a switch that
@@ -350,20 +350,10 @@ export class Sweeper {
    * at the other SMs before any Set goes out.
    * Phases: discover → decide → plan (LIDs, routes) → apply (PortInfo and INIT → ARMED, P_Keys,
    * SL2VL/VLArb, SwitchInfo + LFT blocks, ARMED → ACTIVE) → verify (the snapshot). */
-  async heavy(sweep: number, decide: (disc: DiscoveryResult) => Promise<false | { reregister: boolean }>): Promise<{ snapshot?: Snapshot; stats: SweepStats }> {
+  async heavy(sweep: number, decide: DecideFn): Promise<{ snapshot?: Snapshot; stats: SweepStats }> {
     const r = newRun(sweep, this.clock.now(), this.smp.sent, emptyStats('heavy'));
-    const p = this.phases;
-    const ran = await runPhases<SweepRun>([
-      { kind: 'discover', name: 'discovery', run: (run) => this.discoverWhole(run) },
-      this.decidePhase(decide),
-      ...this.planPhases(true),
-      p.portInfo,
-      p.pkeys,
-      p.vlTables,
-      p.lfts,
-      p.activation,
-      { kind: 'verify', name: 'the snapshot', run: (run) => this.verifyWhole(run) },
-    ], r);
+    r.decide = decide;
+    const ran = await runPhases(this.tables.heavy, r);
     if (!ran) return { stats: { ...r.stats, smps: this.smp.sent - r.s0, ms: this.clock.now() - r.t0 } };
     return { snapshot: r.snapshot!, stats: r.stats };
   }
@@ -403,39 +393,25 @@ export class Sweeper {
   /** MFT writes that failed at the last programMulticast. */
   mftFailed = 0;
 
-  /** Compute every group's spanning tree over `snap` and write the MFT blocks that differ from
-   * what is programmed. Returns blocks sent (written or failed). */
+  /** The multicast update (sm/mcast-phases.ts): every group's spanning tree over `snap`, the MFT
+   * blocks that differ from what is programmed written. Returns blocks sent (written or failed). */
   async programMulticast(snap: Snapshot): Promise<number> {
-    const t0 = this.clock.now();
-    const groups = this.s.multicastGroups?.(snap) ?? [];
-    const plan = computeMfts(snap.fabric, snap.routing.lfts, groups);
-    for (const note of plan.notes) this.log.debug('multicast', { note });
-    const r = await this.writesFor(snap.discovery, { keys: false }).run(planMfts(snap.discovery, plan, this.programmed));
-    const first = r.failed[0];
-    if (first) this.log.warn('MFT blocks not written; left for the next update', { blocks: r.failed.length, ...writeTarget(snap.discovery, first.write), error: (first.error as Error).message });
-    this.mftFailed = r.failed.length;
-    if (this.log.enabled('debug')) this.log.debug('sweep phase: multicast', { sweep: snap.sweep, groups: groups.length, mftBlocks: r.ok, mftFailed: r.failed.length, ms: ms1(this.clock.now() - t0) });
-    return r.ok + r.failed.length;
+    const r: McastRun = { snap, t0: this.clock.now(), sent: 0, failed: 0 };
+    await runPhases(this.tables.multicast, r);
+    this.mftFailed = r.failed;
+    return r.sent;
   }
 
   /** The CA ports periodic light sweeps read in turn (sm/light-sweep.ts). */
   private readonly rotation: CaRotation;
 
-  /** Every switch's SwitchInfo (PortStateChange) and the next share of the linked CA ports (every
-   * one when `full`): "changed" when anything moved; the CA ports that advertise an SM; what
-   * another SM wrote (sm/light-sweep.ts). */
+  /** The light sweep (sm/light-sweep.ts `lightPhases`): the rotation's share of the switches'
+   * SwitchInfo (PortStateChange) and of the linked CA ports (every one when `full`): "changed"
+   * when anything moved; the CA ports that advertise an SM; what another SM wrote. */
   async light(snap: Snapshot, full = false): Promise<{ changed: boolean; stats: SweepStats; smPorts: SmPort[]; foreign: ForeignWrites }> {
-    const t0 = this.clock.now();
-    const s0 = this.smp.sent;
-    const cas = this.rotation.next(snap, full);
-    const r = await lightSweep(this.smp, snap, cas);
-    const nodes = snap.fabric.nodes.length;
-    const stats: SweepStats = { ...emptyStats('light'), smps: this.smp.sent - s0, ms: this.clock.now() - t0, nodes, switches: r.switches, maxLid: snap.maxLid };
-    if (this.log.enabled('debug')) this.log.debug('sweep phase: light sweep', { nodes, smps: stats.smps, changed: r.changed, smPorts: r.smPorts.length, caPorts: r.caPorts, full, ms: ms1(stats.ms) });
-    return { changed: r.changed, stats, smPorts: r.smPorts, foreign: r.foreign };
+    const r: LightRun = { snap, full, t0: this.clock.now(), s0: this.smp.sent };
+    await runPhases(this.tables.light, r);
+    const { changed, smPorts, foreign } = r.result!;
+    return { changed, stats: r.stats!, smPorts, foreign };
   }
-}
-
-export function emptyStats(kind: 'heavy' | 'light'): SweepStats {
-  return { kind, smps: 0, ms: 0, nodes: 0, switches: 0, endPorts: 0, maxLid: 0, lftBlocksWritten: 0, portInfoSets: 0, pkeyBlocksWritten: 0, pkeyTablesFull: 0, vlTablesWritten: 0, mftBlocksWritten: 0, activated: 0, skippedNodes: 0, skippedLinks: 0, failedWrites: 0, stuckPorts: 0, duplicateGuids: 0 };
 }
