@@ -64,8 +64,8 @@ export function steppedEngine(def: EngineSteps): RoutingEngine {
   };
 }
 
-/** The name of a phase an engine is in, yielded before its unit of work:
- *  - 'roots': updn's root detection, a breadth-first pass from a batch of switches;
+/** The name of the phase an engine is in, yielded between two units of work:
+ *  - 'roots': updn's root detection, before the breadth-first pass from each switch;
  *  - 'ranks': updn's switch ranks from the roots and its links' up/down directions;
  *  - 'levels': ftree's topology check (ftree-shape.ts: leaves, levels, the up/down links);
  *  - 'coordinates': torus's grid detection (dimensions, each switch's coordinates);
