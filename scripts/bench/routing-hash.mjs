@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// SHA-1 of every LFT (and the SLs: nue's per destination LID, dfsssp's per source and destination; the VL count and the notes)
+// SHA-1 of every LFT (and the SLs: nue's per destination LID, dfsssp's and torus's per source and destination; torus's per-port SL2VL; the VL count and the notes)
 // per (fabric, engine), so a change meant to keep the tables (a speed-up) can be checked against a
 // copy of the build before it. Prints one "case engine[/maxVls] sha1" line each; asserts nothing.
 //
@@ -45,10 +45,10 @@ const cases = [
   ['deg-spine', 'gen:fattree3:radix=8', 0, (f) => removeSwitch(f, 'sw-l2-1'), T],
   ['deg-core-large', 'gen:fattree3:pods=8,leaves=16,spines=8,cores=32,hosts=12', 0, (f) => removeSwitch(f, 'sw-l3-5'), T],
   ['deg-multi', 'gen:fattree2:radix=8', 0, (f) => (unlink(f, 'sw-l1-0'), unlink(f, 'sw-l1-3', 1), removeSwitch(f, 'sw-l2-2')), T],
-  ['torus444', 'gen:torus:4x4x4,hosts=2', 0, null, ['nue', 'updn', 'minhop', 'dfsssp']],
-  ['torus666', 'gen:torus:6x6x6,hosts=4', 0, null, ['nue', 'updn', 'dfsssp']],
-  ['torus-lmc1', 'gen:torus:4x4x4,hosts=2', 1, null, ['nue', 'updn', 'dfsssp']],
-  ['mesh', 'gen:mesh:5x5,hosts=2', 0, null, ['nue', 'updn', 'dfsssp']],
+  ['torus444', 'gen:torus:4x4x4,hosts=2', 0, null, ['nue', 'updn', 'minhop', 'dfsssp', 'torus']],
+  ['torus666', 'gen:torus:6x6x6,hosts=4', 0, null, ['nue', 'updn', 'dfsssp', 'torus']],
+  ['torus-lmc1', 'gen:torus:4x4x4,hosts=2', 1, null, ['nue', 'updn', 'dfsssp', 'torus']],
+  ['mesh', 'gen:mesh:5x5,hosts=2', 0, null, ['nue', 'updn', 'dfsssp', 'torus']],
   ['rrg200', 'gen:random:switches=200,degree=8,hosts=8,seed=3', 0, null, ['nue', 'updn', 'minhop', 'dfsssp']],
   ['rrg-lmc1', 'gen:random:switches=40,degree=5,hosts=3,seed=7', 1, null, ['nue', 'updn', 'dfsssp']],
   ['ft3-io', 'gen:fattree3:radix=8', 0, null, ['ftree'], (f) => ({ ioGuids: f.nodes.filter((n) => n.type !== 2).filter((_, i) => i % 3 === 1).map((n) => n.ports[1].guid) })],
@@ -67,7 +67,7 @@ for (const [name, spec, lmc, edit, engines, extra] of cases) {
   if (filter && !new RegExp(filter).test(name)) continue;
   for (const eng of engines) {
     if (process.env.ENG && !new RegExp(process.env.ENG).test(eng)) continue;
-    for (const maxVls of eng === 'nue' || eng === 'dfsssp' ? [8, 2, 1] : [undefined]) {
+    for (const maxVls of eng === 'nue' || eng === 'dfsssp' || eng === 'torus' ? [8, 2, 1] : [undefined]) {
       if (maxVls !== undefined && maxVls !== 8 && /^(10k|50k)$/.test(name)) continue;
       const f = loadFabricSpec(spec);
       edit?.(f);
@@ -91,6 +91,11 @@ for (const [name, spec, lmc, edit, engines, extra] of cases) {
         for (let s = 0; s < sources; s++) for (let d = 0; d <= r.maxLid; d++) sl[s * (r.maxLid + 1) + d] = r.sl(s, d);
         h.update('sl');
         h.update(sl);
+      }
+      // torus: the per-port SL2VL tables of its datelines
+      for (const [n, t] of [...(r.sl2vlByPorts ?? [])].sort((a, b) => a[0] - b[0])) {
+        h.update(`sl2vl ${n} ${t.stride}`);
+        h.update(t.vl);
       }
       h.update(JSON.stringify({ v: r.vlsUsed, df: r.deadlockFree, notes: r.notes }));
       console.log(`${name} ${eng}${maxVls ? '/' + maxVls : ''} ${h.digest('hex')}`);

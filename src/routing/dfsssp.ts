@@ -25,7 +25,7 @@ import { BalancedPaths } from './dfsssp-paths.js';
 import { assignLayers, cdgAcyclic, dependencyStarts, type DfssspLayers } from './dfsssp-layers.js';
 import { checkLmc } from './minhop.js';
 import { orderDestinations, orderNote } from './route-order.js';
-import { identitySl2Vl, RoutingNotApplicable, runSteps, type RoutingEngine, type RoutingOptions, type RoutingPhase, type RoutingResult } from './types.js';
+import { identitySl2Vl, RoutingNotApplicable, steppedEngine, type RoutingEngine, type RoutingOptions, type RoutingPhase, type RoutingResult } from './types.js';
 
 /** dfsssp in steps: 'paths' before each destination group, 'layers' after each credit loop broken. */
 export function* dfssspSteps(fabric: Fabric, opts: RoutingOptions): Generator<RoutingPhase, RoutingResult, void> {
@@ -69,14 +69,11 @@ export function* dfssspSteps(fabric: Fabric, opts: RoutingOptions): Generator<Ro
   };
 }
 
-export function routeDfsssp(fabric: Fabric, opts: RoutingOptions): RoutingResult {
-  return runSteps(dfssspSteps(fabric, opts));
-}
-
-export const dfsssp: RoutingEngine = {
+export const dfsssp: RoutingEngine = steppedEngine({
   name: 'dfsssp',
   description: 'balanced shortest paths made deadlock-free with virtual layers (SL = layer, SL i → VL i)',
   takesRouteOrder: true,
-  route: routeDfsssp,
   steps: dfssspSteps,
-};
+});
+
+export const routeDfsssp = dfsssp.route;

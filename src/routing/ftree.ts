@@ -40,23 +40,29 @@ import { FtreeCandidates } from './ftree-candidates.js';
 import { FtreeLids } from './ftree-lids.js';
 import { fatTreeShape, type FatTreeShape } from './ftree-shape.js';
 import { checkLmc } from './minhop.js';
-import type { RoutingEngine, RoutingOptions, RoutingResult } from './types.js';
+import { steppedEngine, type RoutingEngine, type RoutingOptions, type RoutingPhase, type RoutingResult } from './types.js';
 
 export { fatTreeShape, type FatTreeShape } from './ftree-shape.js';
 
-/** ftree's phases in order: the topology check (ftree-shape.ts), the CA destinations group by
- *  group and then the other switches' LIDs (ftree-lids.ts, over the candidates toward each
- *  destination switch: ftree-candidates.ts), then the result. */
-export function routeFtree(fabric: Fabric, opts: RoutingOptions): RoutingResult {
+/** ftree's phases in order: 'levels' (the topology check: ftree-shape.ts, and the candidates'
+ *  set-up: ftree-candidates.ts), 'lids' before each group of CA destinations (ftree-lids.ts,
+ *  over the candidates toward each destination switch), 'switch-lids' before the other
+ *  switches' LIDs, then the result. */
+export function* ftreeSteps(fabric: Fabric, opts: RoutingOptions): Generator<RoutingPhase, RoutingResult, void> {
   checkLmc('ftree', opts);
+  yield 'levels';
   const ix = indexFabric(fabric);
   const shape = fatTreeShape(ix, opts.roots);
   const lfts = emptyLfts(ix);
   const cands = new FtreeCandidates(ix, shape);
   const writer = new FtreeLids(ix, cands, lfts);
   const groups = caGroups(ix, opts);
-  for (const g of groups.inGroup) writer.routeGroup(g);
+  for (const g of groups.inGroup) {
+    yield 'lids';
+    writer.routeGroup(g);
+  }
   writer.flush();
+  yield 'switch-lids';
   writer.routeSwitchLids(shape.level);
   return result(ix, shape, cands, lfts, groups, writer.notes, writer.deadlockFree);
 }
@@ -103,8 +109,10 @@ function result(ix: FabricIndex, shape: FatTreeShape, cands: FtreeCandidates, lf
     notes,
   };
 }
-export const ftree: RoutingEngine = {
+export const ftree: RoutingEngine = steppedEngine({
   name: 'ftree',
   description: 'fat-tree routing (2 to 8 levels, regular trees): balanced for shift patterns, deadlock-free on one VL',
-  route: routeFtree,
-};
+  steps: ftreeSteps,
+});
+
+export const routeFtree = ftree.route;

@@ -5,13 +5,15 @@ import type { Fabric } from '../model/fabric.js';
 import { fillForDestSwitch, fillFromDestSwitch, finishFill, newBalancer, type DestLids } from './balance.js';
 import { bfsSwitches, emptyLfts, indexFabric, lftMap } from './graph.js';
 import { orderDestinations, orderNote } from './route-order.js';
-import { RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
+import { RoutingNotApplicable, steppedEngine, type RoutingEngine, type RoutingOptions, type RoutingPhase, type RoutingResult } from './types.js';
 
 export function checkLmc(engine: string, opts: RoutingOptions): void {
   if (!Number.isInteger(opts.lmc) || opts.lmc < 0 || opts.lmc > 7) throw new RoutingNotApplicable(engine, `LMC must be an integer 0..7, got ${opts.lmc}`);
 }
 
-export function routeMinhop(fabric: Fabric, opts: RoutingOptions): RoutingResult {
+/** minhop in steps: 'paths' before each destination group (the breadth-first pass from its
+ *  switch, when it is not the previous group's, and its LIDs' ports at every switch). */
+export function* minhopSteps(fabric: Fabric, opts: RoutingOptions): Generator<RoutingPhase, RoutingResult, void> {
   checkLmc('minhop', opts);
   const ix = indexFabric(fabric);
   const lfts = emptyLfts(ix);
@@ -22,6 +24,7 @@ export function routeMinhop(fabric: Fabric, opts: RoutingOptions): RoutingResult
   const order = orderDestinations(ix, opts.routeOrder, opts.routeOrderNoScatter);
   let bfsOf = -1;
   for (const g of order.groups) {
+    yield 'paths';
     if (bal.rand) {
       // the distances to T are kept while consecutive groups go to T
       if (bfsOf !== g.sw) bfsSwitches(ix, g.sw, dist, queue);
@@ -33,9 +36,11 @@ export function routeMinhop(fabric: Fabric, opts: RoutingOptions): RoutingResult
   return { engine: 'minhop', lfts: lftMap(ix, lfts), maxLid: ix.maxLid, vlsUsed: 1, deadlockFree: false, notes: [...ix.warnings, ...(order.listed || order.skipped ? [orderNote(order)] : [])] };
 }
 
-export const minhop: RoutingEngine = {
+export const minhop: RoutingEngine = steppedEngine({
   name: 'minhop',
   description: 'shortest paths, balanced by per-port LID counts (OpenSM minhop); not deadlock-free on cyclic fabrics',
   takesRouteOrder: true,
-  route: routeMinhop,
-};
+  steps: minhopSteps,
+});
+
+export const routeMinhop = minhop.route;

@@ -32,7 +32,7 @@ import { buildLayers, components, escapeRoots, escapeTree, layerOrder, type NueL
 import { UnitTree } from './nue/tree.js';
 import { destinationUnits, lidRange, type Units } from './nue/units.js';
 import { UnitWriter } from './nue/writer.js';
-import { identitySl2Vl, RoutingNotApplicable, runSteps, type RoutingEngine, type RoutingOptions, type RoutingPhase, type RoutingResult } from './types.js';
+import { identitySl2Vl, RoutingNotApplicable, steppedEngine, type RoutingEngine, type RoutingOptions, type RoutingPhase, type RoutingResult } from './types.js';
 
 /** nue's phases in order: set-up (components, escape tree, layers: nue/setup.ts), destinations
  *  (nue/units.ts), each unit on the first layer that takes it (nue/search.ts, nue/writer.ts) or
@@ -61,10 +61,6 @@ export function* nueSteps(fabric: Fabric, opts: RoutingOptions): Generator<Routi
   switchLidsOnEscape(ix, units, writer, escape);
   cols.flush();
   return result(ix, lfts, vlOf, roots, units, perVl, escaped, notes);
-}
-
-export function routeNue(fabric: Fabric, opts: RoutingOptions): RoutingResult {
-  return runSteps(nueSteps(fabric, opts));
 }
 
 /** Each unit on the first layer (in layerOrder) whose search reaches its component, spread over
@@ -124,9 +120,10 @@ function result(ix: FabricIndex, lfts: Uint8Array[], vlOf: Uint8Array, roots: nu
     notes,
   };
 }
-export const nue: RoutingEngine = {
+export const nue: RoutingEngine = steppedEngine({
   name: 'nue',
   description: 'deadlock-free on any connected topology within maxVls VLs (1..15): routes chosen on an acyclic CDG per VL, balanced by routes per link (Nue class)',
-  route: routeNue,
   steps: nueSteps,
-};
+});
+
+export const routeNue = nue.route;

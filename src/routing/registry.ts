@@ -5,7 +5,7 @@ import { ftree } from './ftree.js';
 import { minhop } from './minhop.js';
 import { nue } from './nue.js';
 import { torus } from './torus.js';
-import { RoutingError, RoutingNotApplicable, runSteps, type RoutingEngine, type RoutingOptions, type RoutingPhase, type RoutingResult } from './types.js';
+import { RoutingError, RoutingNotApplicable, runSteps, steppedEngine, type EngineSteps, type RoutingEngine, type RoutingOptions, type RoutingPhase, type RoutingResult } from './types.js';
 import { updn } from './updn.js';
 
 const engines = new Map<string, RoutingEngine>([minhop, updn, ftree, dfsssp, torus, nue].map((e) => [e.name, e]));
@@ -29,10 +29,16 @@ export function getEngine(name: string): RoutingEngine {
   return e;
 }
 
-/** Add an engine (e.g. a site-specific one). Replacing a built-in needs `replace: true`. */
-export function registerEngine(engine: RoutingEngine, replace = false): void {
+/** Add an engine (e.g. a site-specific one): its name, description and `steps` (a generator of
+ *  named phases returning the tables; one that routes in one go is `*steps(f, o) { return
+ *  myRoute(f, o); }`). Its `route` is derived from the steps (steppedEngine); a `route` it brings
+ *  is not used. Replacing a built-in needs `replace: true`. */
+export function registerEngine(engine: EngineSteps, replace = false): void {
+  if (typeof engine.steps !== 'function') {
+    throw new RoutingError(`routing engine "${engine.name}" has no steps: give it steps(fabric, opts), a generator that yields phase names between units of work and returns the tables (a route function f becomes *steps(fabric, opts) { return f(fabric, opts); })`);
+  }
   if (engines.has(engine.name) && !replace) throw new RoutingError(`routing engine "${engine.name}" is already registered`);
-  engines.set(engine.name, engine);
+  engines.set(engine.name, steppedEngine(engine));
 }
 
 /** The engines of `chain` that route in their own order (no `takesRouteOrder`): a configured
@@ -52,9 +58,10 @@ export interface FallbackResult {
 /** What the caller of routeWithFallback does between an engine's steps (RoutingEngine.steps):
  *  the engines never see it. */
 export interface BetweenSteps {
-  /** Called at each step of a stepped engine (dfsssp, nue: between units of work); it must not
-   *  touch the fabric, and what it throws ends the routing. The SM reports progress there (and
-   *  the CLI lets V8's optimizing compiler go: cli/tiering.ts). */
+  /** Called at each step of the engine (between units of work: a destination switch or group, a
+   *  credit loop broken), with the phase it is in; it must not touch the fabric, and what it
+   *  throws ends the routing. The SM reports progress there (and the CLI lets V8's optimizing
+   *  compiler go: cli/tiering.ts). */
   tick?: (phase: RoutingPhase) => void;
 }
 
@@ -67,7 +74,7 @@ export function routeWithFallback(fabric: Fabric, order: readonly string[], opts
   for (const name of order) {
     const eng = getEngine(name);
     try {
-      const result = eng.steps && tick ? runSteps(eng.steps(fabric, engineOpts), tick) : eng.route(fabric, engineOpts);
+      const result = runSteps(eng.steps(fabric, engineOpts), tick);
       if (skipped.length > 0) result.notes.unshift(...skipped.map((s) => `${s.engine} skipped: ${s.reason}`));
       return { result, engine: name, skipped };
     } catch (err) {

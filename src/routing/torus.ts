@@ -29,7 +29,7 @@ import type { Fabric } from '../model/fabric.js';
 import type { PortSl2Vl } from '../model/routes.js';
 import { emptyLfts, indexFabric, lftMap, swName, type FabricIndex } from './graph.js';
 import { checkLmc } from './minhop.js';
-import { RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
+import { RoutingNotApplicable, steppedEngine, type RoutingEngine, type RoutingOptions, type RoutingPhase, type RoutingResult } from './types.js';
 
 const NA = (reason: string): RoutingNotApplicable => new RoutingNotApplicable('torus', reason);
 
@@ -211,24 +211,76 @@ function detect(ix: FabricIndex): TorusShape {
   return { dims, ring, coord };
 }
 
-export function routeTorus(fabric: Fabric, opts: RoutingOptions): RoutingResult {
+/** torus in steps: 'coordinates' (the grid: torusShape), 'paths' before the routes toward each
+ *  destination switch with LIDs (dimension order), 'vls' (the SLs and per-port SL2VL tables). */
+export function* torusSteps(fabric: Fabric, opts: RoutingOptions): Generator<RoutingPhase, RoutingResult, void> {
   checkLmc('torus', opts);
   const maxVls = opts.maxVls ?? 8;
   if (!Number.isInteger(maxVls) || maxVls < 1 || maxVls > 15) throw NA(`maxVls must be 1..15, got ${maxVls}`);
+  yield 'coordinates';
   const ix = indexFabric(fabric);
-  const { nSw, adjStart, adjSw, adjPort, ends } = ix;
   const shape = torusShape(ix);
-  const { dims, ring, coord } = shape;
+  const dl = datelines(shape, maxVls);
+  const lfts = emptyLfts(ix);
+  yield* dimensionOrder(ix, shape, dl, lfts);
+  yield 'vls';
+  const { dims, ring } = shape;
+  const { bitDims, wantBits, asLine } = dl;
+  const vlsUsed = bitDims.length > 0 ? 2 : 1;
+  const notes = [...ix.warnings];
+  notes.push(`${dims.map((n, i) => `${n}${ring[i] ? '' : ' (line)'}`).join(' × ')} ${ring.some((r) => r) ? 'torus' : 'mesh'}; ${vlsUsed} VL(s): dateline SL bit for ring(s) ${bitDims.map((i) => `dimension ${i}`).join(', ') || 'none'}`);
+  if (asLine.length > 0) notes.push(`${asLine.length} ring(s) routed as lines (not over their wrap-around link): ${maxVls} VL(s) give dateline bits for ${bitDims.length} of ${wantBits.length} ring(s) of 4 or more`);
+  return {
+    engine: 'torus',
+    lfts: lftMap(ix, lfts),
+    maxLid: ix.maxLid,
+    // Routes on one VL (no ring needs a dateline) need no SLs: QoS's apply then.
+    ...(vlsUsed > 1 ? { sl: datelineSl(ix, shape, dl), slBySourceSwitch: true, sl2vl: new Array<number>(16).fill(0), sl2vlByPorts: datelineSl2Vl(fabric, ix, shape, dl.bitOf) } : {}),
+    vlsUsed,
+    deadlockFree: true,
+    notes,
+  };
+}
+
+/** Which rings get a dateline SL bit, and the way round a route takes in each dimension. */
+interface Datelines {
+  /** The SL bit of each dimension, −1 for none. */
+  bitOf: Int32Array;
+  /** The rings that need a bit (n ≥ 4), largest first. */
+  wantBits: number[];
+  /** Those that have one (up to 4, 16 SLs, with 2 VLs or more). */
+  bitDims: number[];
+  /** Those routed as lines (never over their wrap-around link) for want of a bit. */
+  asLine: number[];
+  /** Direction (+1 or −1) from coordinate a to b ≠ a in dimension i, at a switch whose other
+   *  coordinates sum to `other`. */
+  dir(i: number, a: number, b: number, other: number): number;
+}
+
+function datelines({ dims, ring }: TorusShape, maxVls: number): Datelines {
   const D = dims.length;
   // Rings that need a dateline bit (n ≥ 4), largest first: all of them (up to 4, 16 SLs) with 2 VLs.
   const bitOf = new Int32Array(D).fill(-1);
   const wantBits = dims.map((n, i) => i).filter((i) => ring[i] && dims[i]! >= 4).sort((a, b) => dims[b]! - dims[a]! || a - b);
   const haveBits = maxVls >= 2 ? Math.min(4, wantBits.length) : 0;
   wantBits.slice(0, haveBits).forEach((i, b) => (bitOf[i] = b));
-  const asLine = wantBits.slice(haveBits);
   /** Whether routes may use the wrap-around link of dimension i. */
   const wraps = dims.map((n, i) => ring[i]! && (n === 3 || bitOf[i]! >= 0));
+  const dir = (i: number, a: number, b: number, other: number): number => {
+    const n = dims[i]!;
+    if (!wraps[i]) return b > a ? 1 : -1;
+    const fwd = (b - a + n) % n;
+    if (2 * fwd < n) return 1;
+    if (2 * fwd > n) return -1;
+    return (other + b) % 2 === 0 ? 1 : -1;
+  };
+  return { bitOf, wantBits, bitDims: wantBits.slice(0, haveBits), asLine: wantBits.slice(haveBits), dir };
+}
 
+/** The dimension-order routes into `lfts`: 'paths' before each destination switch with LIDs. */
+function* dimensionOrder(ix: FabricIndex, { dims, ring, coord }: TorusShape, { dir }: Datelines, lfts: Uint8Array[]): Generator<RoutingPhase, void, void> {
+  const { nSw, adjStart, adjSw, adjPort, ends } = ix;
+  const D = dims.length;
   // Channels from each switch one step in each dimension and direction (parallel links kept).
   const step: number[][] = Array.from({ length: nSw * D * 2 }, () => []);
   for (let s = 0; s < nSw; s++) {
@@ -244,19 +296,6 @@ export function routeTorus(fabric: Fabric, opts: RoutingOptions): RoutingResult 
       }
     }
   }
-
-  /** Direction (+1 or −1) from coordinate a to b ≠ a in dimension i, at a switch whose other
-   *  coordinates sum to `other`. */
-  const dir = (i: number, a: number, b: number, other: number): number => {
-    const n = dims[i]!;
-    if (!wraps[i]) return b > a ? 1 : -1;
-    const fwd = (b - a + n) % n;
-    if (2 * fwd < n) return 1;
-    if (2 * fwd > n) return -1;
-    return (other + b) % 2 === 0 ? 1 : -1;
-  };
-
-  const lfts = emptyLfts(ix);
   const tc = new Int32Array(D);
   for (let T = 0; T < nSw; T++) {
     const lids: number[] = [];
@@ -269,6 +308,7 @@ export function routeTorus(fabric: Fabric, opts: RoutingOptions): RoutingResult 
       }
     }
     if (lids.length === 0) continue;
+    yield 'paths';
     for (let i = 0; i < D; i++) tc[i] = coord[T * D + i]!;
     for (let j = 0; j < lids.length; j++) lfts[T]![lids[j]!] = deliver[j]!;
     for (let s = 0; s < nSw; s++) {
@@ -284,13 +324,15 @@ export function routeTorus(fabric: Fabric, opts: RoutingOptions): RoutingResult 
       for (let j = 0; j < lids.length; j++) lft[lids[j]!] = adjPort[chans[(lids[j]! >> 0) % chans.length]!]!;
     }
   }
+}
 
-  // SL: one bit per dateline ring the route crosses, from the two switches' coordinates.
+/** The SL of a route: one bit per dateline ring it crosses, from the two switches' coordinates. */
+function datelineSl(ix: FabricIndex, { dims, coord }: TorusShape, { bitDims, bitOf, dir }: Datelines): (slid: number, dlid: number) => number {
+  const D = dims.length;
   const L = ix.maxLid + 1;
   const lidSw = new Int32Array(L).fill(-1);
-  for (const ep of ends) if (ep.sw >= 0) for (let d = ep.lid; d < ep.lid + (1 << ep.lmc); d++) lidSw[d] = ep.sw;
-  const bitDims = wantBits.slice(0, haveBits);
-  const sl = (slid: number, dlid: number): number => {
+  for (const ep of ix.ends) if (ep.sw >= 0) for (let d = ep.lid; d < ep.lid + (1 << ep.lmc); d++) lidSw[d] = ep.sw;
+  return (slid: number, dlid: number): number => {
     if (bitDims.length === 0 || slid < 0 || slid >= L || dlid < 0 || dlid >= L) return 0;
     const S = lidSw[slid]!;
     const T = lidSw[dlid]!;
@@ -307,20 +349,6 @@ export function routeTorus(fabric: Fabric, opts: RoutingOptions): RoutingResult 
       if ((d > 0 && b < a) || (d < 0 && b > a)) v |= 1 << bitOf[i]!;
     }
     return v;
-  };
-  const vlsUsed = bitDims.length > 0 ? 2 : 1;
-  const notes = [...ix.warnings];
-  notes.push(`${dims.map((n, i) => `${n}${ring[i] ? '' : ' (line)'}`).join(' × ')} ${ring.some((r) => r) ? 'torus' : 'mesh'}; ${vlsUsed} VL(s): dateline SL bit for ring(s) ${bitDims.map((i) => `dimension ${i}`).join(', ') || 'none'}`);
-  if (asLine.length > 0) notes.push(`${asLine.length} ring(s) routed as lines (not over their wrap-around link): ${maxVls} VL(s) give dateline bits for ${haveBits} of ${wantBits.length} ring(s) of 4 or more`);
-  return {
-    engine: 'torus',
-    lfts: lftMap(ix, lfts),
-    maxLid: ix.maxLid,
-    // Routes on one VL (no ring needs a dateline) need no SLs: QoS's apply then.
-    ...(vlsUsed > 1 ? { sl, slBySourceSwitch: true, sl2vl: new Array<number>(16).fill(0), sl2vlByPorts: datelineSl2Vl(fabric, ix, shape, bitOf) } : {}),
-    vlsUsed,
-    deadlockFree: true,
-    notes,
   };
 }
 
@@ -375,8 +403,10 @@ function datelineSl2Vl(fabric: Fabric, ix: FabricIndex, shape: TorusShape, bitOf
   return out;
 }
 
-export const torus: RoutingEngine = {
+export const torus: RoutingEngine = steppedEngine({
   name: 'torus',
   description: 'tori and meshes (detected): dimension-order routes, deadlock-free on 2 VLs with datelines (per-port SL2VL; meshes on 1)',
-  route: routeTorus,
-};
+  steps: torusSteps,
+});
+
+export const routeTorus = torus.route;

@@ -29,26 +29,58 @@ export interface RoutingOptions {
   routeOrderNoScatter?: boolean;
 }
 
-export interface RoutingEngine {
+/** What an engine is made of: its routing as named phases. A site engine given to registerEngine
+ *  is one of these (steps only); steppedEngine derives `route` from `steps`, so every engine
+ *  routes the same stepped and run through. */
+export interface EngineSteps {
   readonly name: string;
   /** One line for --help listings. */
   readonly description: string;
   /** The engine routes destinations in RoutingOptions.routeOrder's order; others ignore it. */
   readonly takesRouteOrder?: boolean;
-  route(fabric: Fabric, opts: RoutingOptions): RoutingResult;
-  /** The same routing as named phases, for the engines that can run for seconds (dfsssp, nue):
-   * the generator yields the name of the phase it is in between units of work (a destination
-   * switch, a credit loop broken) and returns what `route` returns. The caller may do what it
-   * likes between two steps without touching the fabric (an SM reports progress there, and lets
-   * V8's optimizing compiler go: cli/tiering.ts); `route` runs the steps through (runSteps). */
-  steps?(fabric: Fabric, opts: RoutingOptions): Generator<RoutingPhase, RoutingResult, void>;
+  /** The routing as named phases: the generator yields the name of the phase it is in between
+   *  units of work (a destination switch or group, a credit loop broken) and returns the tables.
+   *  The caller may do what it likes between two steps without touching the fabric (an SM
+   *  reports progress there, and lets V8's optimizing compiler go: cli/tiering.ts); nothing of it
+   *  is in the engine's options. */
+  steps(fabric: Fabric, opts: RoutingOptions): Generator<RoutingPhase, RoutingResult, void>;
 }
 
-/** The name of a phase a stepped engine is in: 'paths' and 'layers' (dfsssp), 'units' (nue). */
-export type RoutingPhase = 'paths' | 'layers' | 'units';
+/** A routing engine: its steps, and `route`, the steps run through (runSteps), derived in one
+ *  place (steppedEngine): no engine writes `route` itself. */
+export interface RoutingEngine extends EngineSteps {
+  route(fabric: Fabric, opts: RoutingOptions): RoutingResult;
+}
 
-/** Run an engine's steps to the end, calling `between` (if given) at each step; its result. */
-export function runSteps(steps: Generator<RoutingPhase, RoutingResult, void>, between?: (phase: RoutingPhase) => void): RoutingResult {
+/** The engine of `def`: its steps, and `route` running them through. */
+export function steppedEngine(def: EngineSteps): RoutingEngine {
+  const steps = (fabric: Fabric, opts: RoutingOptions): Generator<RoutingPhase, RoutingResult, void> => def.steps(fabric, opts);
+  return {
+    name: def.name,
+    description: def.description,
+    ...(def.takesRouteOrder !== undefined ? { takesRouteOrder: def.takesRouteOrder } : {}),
+    steps,
+    route: (fabric, opts) => runSteps(steps(fabric, opts)),
+  };
+}
+
+/** The name of the phase an engine is in, yielded between two units of work:
+ *  - 'roots': updn's root detection, before the breadth-first pass from each switch;
+ *  - 'ranks': updn's switch ranks from the roots and its links' up/down directions;
+ *  - 'levels': ftree's topology check (ftree-shape.ts: leaves, levels, the up/down links);
+ *  - 'coordinates': torus's grid detection (dimensions, each switch's coordinates);
+ *  - 'distances': updn's legal up/down distances toward one destination switch;
+ *  - 'paths': the routes toward one destination group (minhop, updn, torus, dfsssp);
+ *  - 'lids': ftree's CA destinations of one group (compute nodes, then the others);
+ *  - 'switch-lids': ftree's routes to the switches' own LIDs;
+ *  - 'layers': dfsssp, after each credit loop broken by moving paths to the next layer;
+ *  - 'units': nue, before each destination unit (a group of LIDs of one switch);
+ *  - 'vls': torus's SLs and per-port SL2VL tables (the datelines). */
+export type RoutingPhase = 'roots' | 'ranks' | 'levels' | 'coordinates' | 'distances' | 'paths' | 'lids' | 'switch-lids' | 'layers' | 'units' | 'vls';
+
+/** Run an engine's steps (or a phase's: updn's detectRoots) to the end, calling `between` (if
+ *  given) at each step; its result. */
+export function runSteps<R = RoutingResult>(steps: Generator<RoutingPhase, R, void>, between?: (phase: RoutingPhase) => void): R {
   for (;;) {
     const s = steps.next();
     if (s.done) return s.value;

@@ -11,12 +11,17 @@ import { fillForDestSwitch, finishFill, newBalancer, type DestLids, type UpDown 
 import { bfsSwitches, emptyLfts, indexFabric, lftMap, resolveRoots, swName, type FabricIndex } from './graph.js';
 import { checkLmc } from './minhop.js';
 import { orderDestinations, orderNote, type DestOrder } from './route-order.js';
-import { RoutingNotApplicable, type RoutingEngine, type RoutingOptions, type RoutingResult } from './types.js';
+import { RoutingNotApplicable, runSteps, steppedEngine, type RoutingEngine, type RoutingOptions, type RoutingPhase, type RoutingResult } from './types.js';
 
 /** OpenSM's root detection (a switch sees more than 90% of the CAs at one hop distance and no other
  *  distance above 5%), kept to the passing switches of least eccentricity; returns switch indices
  *  (possibly empty) and the most central switch. */
 export function detectRoots(ix: FabricIndex): { roots: number[]; center: number } {
+  return runSteps(detectRootsSteps(ix));
+}
+
+/** detectRoots in steps: 'roots' before the breadth-first pass from each switch. */
+function* detectRootsSteps(ix: FabricIndex): Generator<RoutingPhase, { roots: number[]; center: number }, void> {
   const { nSw, caCount } = ix;
   let cas = 0;
   for (let s = 0; s < nSw; s++) cas += caCount[s]!;
@@ -31,6 +36,7 @@ export function detectRoots(ix: FabricIndex): { roots: number[]; center: number 
   const hist: number[] = [];
   const eccOf = new Map<number, number>();
   for (let s = 0; s < nSw; s++) {
+    yield 'roots';
     bfsSwitches(ix, s, dist, queue);
     hist.length = 0;
     let ecc = 0;
@@ -198,7 +204,11 @@ function legalDistances(c: UpdnScratch, T: number): { unroutable: number; fallba
   return { unroutable, fallbackRoutes };
 }
 
-function runUpdn(ix: FabricIndex, roots: readonly number[], opts: RoutingOptions): UpdnRun & { order: DestOrder } {
+/** The up/down tables from `roots`: 'ranks' first (the switches' ranks, the links' directions),
+ *  then per destination group 'distances' (the legal distances toward its switch, when it is not
+ *  the previous group's) and 'paths' (its LIDs' ports at every switch). */
+function* runUpdn(ix: FabricIndex, roots: readonly number[], opts: RoutingOptions): Generator<RoutingPhase, UpdnRun & { order: DestOrder }, void> {
+  yield 'ranks';
   const { nSw, adjStart, adjSw, swGuid } = ix;
   const nE = adjStart[nSw]!;
   const rank = rankFromRoots(ix, roots);
@@ -224,6 +234,7 @@ function runUpdn(ix: FabricIndex, roots: readonly number[], opts: RoutingOptions
   let ruleOf = -1;
   for (const g of order.groups) {
     if (ruleOf !== g.sw) {
+      yield 'distances';
       const n = legalDistances(c, g.sw);
       ruleOf = g.sw;
       if (!counted[g.sw]) {
@@ -232,36 +243,26 @@ function runUpdn(ix: FabricIndex, roots: readonly number[], opts: RoutingOptions
         fallbackRoutes += n.fallbackRoutes;
       }
     }
+    yield 'paths';
     fillForDestSwitch(ix, g, lfts, bal, c.eff, rule, scratch);
   }
   finishFill(bal);
   return { lfts, unroutable, fallbackRoutes, order };
 }
 
-export function routeUpdn(fabric: Fabric, opts: RoutingOptions): RoutingResult {
+/** updn in steps: the roots (configured, or detected: 'roots'), then the tables from them
+ *  (runUpdn), again from the first root alone when several leave pairs without a legal route. */
+export function* updnSteps(fabric: Fabric, opts: RoutingOptions): Generator<RoutingPhase, RoutingResult, void> {
   checkLmc('updn', opts);
   const ix = indexFabric(fabric);
   const notes = [...ix.warnings];
   if (ix.nSw === 0) throw new RoutingNotApplicable('updn', 'the fabric has no switches');
-  let roots: number[];
-  if (opts.roots && opts.roots.length > 0) {
-    roots = resolveRoots(ix, 'updn', opts.roots);
-    notes.push(`roots (configured): ${roots.map((r) => swName(ix, r)).join(', ')}`);
-  } else {
-    const det = detectRoots(ix);
-    if (det.roots.length > 0) {
-      roots = det.roots;
-      notes.push(`roots (detected): ${roots.length} switch(es)${roots.length <= 8 ? ': ' + roots.map((r) => swName(ix, r)).join(', ') : ''}`);
-    } else {
-      roots = [det.center];
-      notes.push(`no root detected by CA hop histogram; using the most central switch ${swName(ix, det.center)} as the single root`);
-    }
-  }
-  let run = runUpdn(ix, roots, opts);
+  let roots = yield* chooseRoots(ix, opts.roots, notes);
+  let run = yield* runUpdn(ix, roots, opts);
   if (run.unroutable > 0 && roots.length > 1) {
     notes.push(`${roots.length} roots leave ${run.unroutable} (switch with CAs, destination switch) pairs without a legal up/down route; retrying with the single root ${swName(ix, roots[0]!)}`);
     roots = [roots[0]!];
-    run = runUpdn(ix, roots, opts);
+    run = yield* runUpdn(ix, roots, opts);
   }
   if (run.unroutable > 0) notes.push(`${run.unroutable} (switch, destination switch) pairs have no route (the fabric is not connected)`);
   if (run.order.listed || run.order.skipped) notes.push(orderNote(run.order));
@@ -277,11 +278,27 @@ export function routeUpdn(fabric: Fabric, opts: RoutingOptions): RoutingResult {
   };
 }
 
-export const updn: RoutingEngine = {
+/** The configured roots, else the detected ones, else the most central switch (noted). */
+function* chooseRoots(ix: FabricIndex, configured: readonly bigint[] | undefined, notes: string[]): Generator<RoutingPhase, number[], void> {
+  if (configured && configured.length > 0) {
+    const roots = resolveRoots(ix, 'updn', configured);
+    notes.push(`roots (configured): ${roots.map((r) => swName(ix, r)).join(', ')}`);
+    return roots;
+  }
+  const det = yield* detectRootsSteps(ix);
+  if (det.roots.length > 0) {
+    notes.push(`roots (detected): ${det.roots.length} switch(es)${det.roots.length <= 8 ? ': ' + det.roots.map((r) => swName(ix, r)).join(', ') : ''}`);
+    return det.roots;
+  }
+  notes.push(`no root detected by CA hop histogram; using the most central switch ${swName(ix, det.center)} as the single root`);
+  return [det.center];
+}
+
+export const updn: RoutingEngine = steppedEngine({
   name: 'updn',
   description: 'up/down from root switches (configured or detected): deadlock-free on one VL, any topology',
   takesRouteOrder: true,
-  route: routeUpdn,
-};
+  steps: updnSteps,
+});
 
-
+export const routeUpdn = updn.route;
