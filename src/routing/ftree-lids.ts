@@ -10,6 +10,7 @@ import { swName, type FabricIndex } from './graph.js';
 import type { FtreeCandidates } from './ftree-candidates.js';
 import { CONVERGE_BUDGET, FtreeConverge } from './ftree-converge.js';
 import { NA } from './ftree-shape.js';
+import { FtreeSplit } from './ftree-split.js';
 import { FtreeTurns } from './ftree-turns.js';
 import { ColumnBuffer, RunWriter } from './lft-writers.js';
 
@@ -26,6 +27,9 @@ export class FtreeLids {
   readonly notes: string[] = [];
   /** Degraded trees: the CA sources' channel dependencies, kept acyclic (ftree-turns.ts). */
   private turns?: FtreeTurns;
+  /** Regular 3-level trees whose leaves' CAs are not a multiple of their up links: each
+   *  destination's routes down one path, the extra CAs split (ftree-split.ts). */
+  private readonly split?: FtreeSplit;
 
   /** False where a degraded tree's routes close a channel-dependency cycle (ftree-turns.ts). */
   get deadlockFree(): boolean {
@@ -40,6 +44,8 @@ export class FtreeLids {
   ) {
     this.runs = new RunWriter(lfts, ix.nSw, ix.maxPorts + 1);
     this.cols = new ColumnBuffer(lfts, ix.nSw);
+    this.split = FtreeSplit.plan(ix, c);
+    if (this.split) this.notes.push('each destination\'s routes from other pods come down one path; the CAs beyond a multiple of a leaf\'s up links split over two (ftree-split.ts)');
     if (c.weighted) {
       let caLids = 0;
       for (const ep of ix.ends) if (!ep.isSwitch) caLids += 1 << ep.lmc;
@@ -125,6 +131,12 @@ export class FtreeLids {
         for (let j = conv ? caCount : 0; j < n; j++) t[lids[j]!] = c.pick(s, i0 + j);
       }
       if (fallbackOf) for (const s of fallbackOf) for (let j = 0; j < n; j++) lfts[s]![lids[j]!] = c.fallbackPort[s]!;
+      return;
+    }
+    if (this.split && !fallbackOf && caCount === this.ix.caCount[T]) {
+      for (let j = 0; j < n; j++) lfts[T]![lids[j]!] = ports[j]!;
+      this.split.route(T, lids.slice(0, caCount), i0, lfts);
+      for (let j = caCount; j < n; j++) this.routeColumn(T, lids[j]!, ports[j]!, i0 + j, fallbackOf);
       return;
     }
     const l0 = lids[0]!;
