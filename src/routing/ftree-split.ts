@@ -50,9 +50,18 @@ export class FtreeSplit {
     private readonly pod: Int32Array,
     /** The child of top switch t in pod P: childIn[t · nPods + P] (−1 for the others). */
     private readonly childIn: Int32Array,
+    /** Leaves by pod, and each spine's position in its pod (its leaves' up links, in the first
+     *  leaf's order). */
+    private readonly podLeaves: number[][],
+    private readonly spinePos: Int32Array,
   ) {
     this.dealt = new Int32Array(c.nSw * 3);
+    // Per leaf, the port up to the spine at each position of its pod.
+    this.portAt = new Uint8Array(c.nSw * k);
+    for (const s of c.byLevel[0]!) for (let j = c.upStart[s]!; j < c.upStart[s + 1]!; j++) this.portAt[s * k + spinePos[c.upSw[j]!]!] = c.upPort[j]!;
   }
+
+  private readonly portAt: Uint8Array;
 
   /** The split where the tree fits the rule, else undefined (ftree rotates). */
   static plan(ix: FabricIndex, c: FtreeCandidates): FtreeSplit | undefined {
@@ -70,13 +79,20 @@ export class FtreeSplit {
     const pod = new Int32Array(c.nSw).fill(-1);
     const podOf = new Map<string, number>();
     const size: number[] = [];
+    const podLeaves: number[][] = [];
+    const spinePos = new Int32Array(c.nSw).fill(-1);
     for (const s of leaves) {
       const p = ups(s);
       if (ix.caCount[s] !== n || p.length !== k || new Set(p).size !== k) return undefined;
       const key = [...p].sort((a, b) => a - b).join(',');
       let id = podOf.get(key);
-      if (id === undefined) podOf.set(key, (id = size.push(0) - 1));
+      if (id === undefined) {
+        podOf.set(key, (id = size.push(0) - 1));
+        podLeaves.push([]);
+        p.forEach((x, j) => (spinePos[x] = j));
+      }
       size[id]!++;
+      podLeaves[id]!.push(s);
       pod[s] = id;
       for (const x of p) {
         if (pod[x] !== -1 && pod[x] !== id) return undefined;
@@ -103,57 +119,68 @@ export class FtreeSplit {
     const whole = q * (N - n);
     const m = Math.min(nPods - 1, Math.floor((cap - whole) / podCas));
     if (m < 1 || whole + (nPods - 1 - m) * podCas + podCas - n > cap) return undefined;
-    return new FtreeSplit(c, k, q, nPods, m, pod, childIn);
+    return new FtreeSplit(c, k, q, nPods, m, pod, childIn, podLeaves, spinePos);
   }
 
   /** Route leaf T's CA LIDs (`lids`, in its port order; destination indices from i0) at every
-   *  switch of T's part (after c.prepare(T)), T's own entries excepted. */
+   *  switch of T's part (after c.prepare(T)), T's own entries excepted. Row by row: a switch's
+   *  entries for T's LIDs together. */
   route(T: number, lids: readonly number[], i0: number, lfts: Uint8Array[]): void {
-    const { c, k, q, nPods, m, pod, childIn, dealt } = this;
-    const { rList, nR, upStart, upSw, upPort, candHi, candLo, sigma, byLevel } = c;
+    const { c, k, q, nPods, m, pod, childIn, dealt, podLeaves, spinePos, portAt } = this;
+    const { rList, nR, upStart, upSw, upPort, candHi, candLo, candPort, sigma } = c;
+    const n = lids.length;
     const rho = sigma[T]!;
     const Q = pod[T]!;
-    const portTo = (s: number, x: number): number => {
-      for (let j = upStart[s]!; j < upStart[s + 1]!; j++) if (upSw[j] === x) return upPort[j]!;
-      return -1;
-    };
     /** The top switch above spine y for the next destination of this kind. */
     const top = (y: number, kind: number): number => {
       const u = upStart[y + 1]! - upStart[y]!;
       return upSw[upStart[y]! + (dealt[y * 3 + kind]!++ % u)]!;
     };
-    for (let h = 0; h < lids.length; h++) {
-      const lid = lids[h]!;
-      const i = i0 + h;
-      for (let x = 0; x < nR; x++) {
-        const s = rList[x]!;
-        if (s !== T && candHi[s]! > candLo[s]!) lfts[s]![lid] = c.pick(s, i);
-      }
-      let yIn: number; // the spine T's own pod comes down
-      let heavy = -1; // the heavy part's top switch (split CAs)
-      let light: number;
+    // Per CA: the spine T's own pod comes down, the top switches of its light and heavy part
+    // (whole CAs: the light one only).
+    const yIn = new Int32Array(n);
+    const light = new Int32Array(n);
+    const heavy = new Int32Array(n).fill(-1);
+    for (let h = 0; h < n; h++) {
       if (h < q * k) {
-        yIn = upSw[upStart[T]! + ((h + rho) % k)]!;
-        light = top(yIn, 0);
+        yIn[h] = upSw[upStart[T]! + ((h + rho) % k)]!;
+        light[h] = top(yIn[h]!, 0);
       } else {
         const e = h - q * k;
-        heavy = top(upSw[upStart[T]! + ((2 * e + rho) % k)]!, 1);
-        yIn = upSw[upStart[T]! + ((2 * e + 1 + rho) % k)]!;
-        light = top(yIn, 2);
+        heavy[h] = top(upSw[upStart[T]! + ((2 * e + rho) % k)]!, 1);
+        yIn[h] = upSw[upStart[T]! + ((2 * e + 1 + rho) % k)]!;
+        light[h] = top(yIn[h]!, 2);
       }
-      for (const S of byLevel[0]!) {
-        if (S === T) continue;
-        const P = pod[S]!;
-        let x = yIn;
-        if (P !== Q) x = childIn[(heavy >= 0 && (P - Q + nPods) % nPods <= m ? heavy : light) * nPods + P]!;
-        lfts[S]![lid] = portTo(S, x);
-      }
-      for (let P = 0; P < nPods; P++) {
-        if (P === Q) continue;
-        for (const t of heavy >= 0 ? [heavy, light] : [light]) {
-          const x = childIn[t * nPods + P]!;
-          lfts[x]![lid] = portTo(x, t);
+    }
+    // The spines and top switches (the leaves below): ftree's rotation (one candidate down toward
+    // T; up where no CA route goes)
+    for (let x = 0; x < nR; x++) {
+      const s = rList[x]!;
+      const a = candLo[s]!;
+      const nc = candHi[s]! - a;
+      if (nc <= 0 || (pod[s]! >= 0 && spinePos[s]! < 0)) continue;
+      const row = lfts[s]!;
+      for (let h = 0; h < n; h++) row[lids[h]!] = candPort[a + ((i0 + h + sigma[s]!) % nc)]!;
+    }
+    // Every leaf up to the spine below its pod's top switch; that spine up to it.
+    const at = new Int32Array(n);
+    for (let P = 0; P < nPods; P++) {
+      const heavyHere = (P - Q + nPods) % nPods <= m;
+      for (let h = 0; h < n; h++) {
+        if (P === Q) {
+          at[h] = spinePos[yIn[h]!]!;
+          continue;
         }
+        for (const u of heavy[h]! >= 0 ? [heavy[h]!, light[h]!] : [light[h]!]) {
+          const x = childIn[u * nPods + P]!;
+          for (let j = upStart[x]!; j < upStart[x + 1]!; j++) if (upSw[j] === u) lfts[x]![lids[h]!] = upPort[j]!;
+        }
+        at[h] = spinePos[childIn[(heavyHere && heavy[h]! >= 0 ? heavy[h]! : light[h]!) * nPods + P]!]!;
+      }
+      for (const S of podLeaves[P]!) {
+        if (S === T) continue;
+        const row = lfts[S]!;
+        for (let h = 0; h < n; h++) row[lids[h]!] = portAt[S * k + at[h]!]!;
       }
     }
   }
