@@ -59,9 +59,13 @@ export class FtreeSplit {
     // Per leaf, the port up to the spine at each position of its pod.
     this.portAt = new Uint8Array(c.nSw * k);
     for (const s of c.byLevel[0]!) for (let j = c.upStart[s]!; j < c.upStart[s + 1]!; j++) this.portAt[s * k + spinePos[c.upSw[j]!]!] = c.upPort[j]!;
+    const a = this.portAt;
+    this.samePorts = podLeaves.map((ls) => ls.every((s) => a.subarray(s * k, s * k + k).every((p, j) => p === a[ls[0]! * k + j])));
   }
 
   private readonly portAt: Uint8Array;
+  /** Per pod: its leaves' up ports to each spine are numbered alike. */
+  private readonly samePorts: boolean[];
 
   /** The split where the tree fits the rule, else undefined (ftree rotates). */
   static plan(ix: FabricIndex, c: FtreeCandidates): FtreeSplit | undefined {
@@ -160,10 +164,11 @@ export class FtreeSplit {
       const nc = candHi[s]! - a;
       if (nc <= 0 || (pod[s]! >= 0 && spinePos[s]! < 0)) continue;
       const row = lfts[s]!;
-      for (let h = 0; h < n; h++) row[lids[h]!] = candPort[a + ((i0 + h + sigma[s]!) % nc)]!;
+      for (let h = 0, r = (i0 + sigma[s]!) % nc; h < n; h++, r = r + 1 === nc ? 0 : r + 1) row[lids[h]!] = candPort[a + r]!;
     }
     // Every leaf up to the spine below its pod's top switch; that spine up to it.
     const at = new Int32Array(n);
+    const pat = new Uint8Array(n);
     for (let P = 0; P < nPods; P++) {
       const heavyHere = (P - Q + nPods) % nPods <= m;
       for (let h = 0; h < n; h++) {
@@ -177,10 +182,15 @@ export class FtreeSplit {
         }
         at[h] = spinePos[childIn[(heavyHere && heavy[h]! >= 0 ? heavy[h]! : light[h]!) * nPods + P]!]!;
       }
-      for (const S of podLeaves[P]!) {
+      // Leaves numbering their up ports alike (the generators' trees) share one pattern.
+      const leaves = podLeaves[P]!;
+      const same = this.samePorts[P]! && lids[n - 1]! - lids[0]! === n - 1;
+      if (same) for (let h = 0; h < n; h++) pat[h] = portAt[leaves[0]! * k + at[h]!]!;
+      for (const S of leaves) {
         if (S === T) continue;
         const row = lfts[S]!;
-        for (let h = 0; h < n; h++) row[lids[h]!] = portAt[S * k + at[h]!]!;
+        if (same) row.set(pat, lids[0]!);
+        else for (let h = 0; h < n; h++) row[lids[h]!] = portAt[S * k + at[h]!]!;
       }
     }
   }
