@@ -30,6 +30,7 @@ export class FtreeLids {
   /** Regular 3-level trees whose leaves' CAs are not a multiple of their up links: each
    *  destination's routes down one path, the extra CAs split (ftree-split.ts). */
   private readonly split?: FtreeSplit;
+  private splitOn = false;
 
   /** False where a degraded tree's routes close a channel-dependency cycle (ftree-turns.ts). */
   get deadlockFree(): boolean {
@@ -45,7 +46,6 @@ export class FtreeLids {
     this.runs = new RunWriter(lfts, ix.nSw, ix.maxPorts + 1);
     this.cols = new ColumnBuffer(lfts, ix.nSw);
     this.split = FtreeSplit.plan(ix, c);
-    if (this.split) this.notes.push('each destination\'s routes from other pods come down one path; the CAs beyond a multiple of a leaf\'s up links split over two (ftree-split.ts)');
     if (c.weighted) {
       let caLids = 0;
       for (const ep of ix.ends) if (!ep.isSwitch) caLids += 1 << ep.lmc;
@@ -61,6 +61,8 @@ export class FtreeLids {
     const { ix, c } = this;
     const ends = ix.ends;
     this.index = 0;
+    // the split balances every CA together: with CN/IO groups the rotation, group by group
+    this.splitOn = ends.every((ep, ei) => ep.isSwitch || ep.sw < 0 || inGroup(ei));
     for (const leaf of c.byLevel[0]!) {
       const eps: number[] = [];
       for (let i = ix.endsStart[leaf]!; i < ix.endsStart[leaf + 1]!; i++) eps.push(ix.endsOfSw[i]!);
@@ -133,8 +135,9 @@ export class FtreeLids {
       if (fallbackOf) for (const s of fallbackOf) for (let j = 0; j < n; j++) lfts[s]![lids[j]!] = c.fallbackPort[s]!;
       return;
     }
-    if (this.split && !fallbackOf && caCount === this.ix.caCount[T]) {
+    if (this.split && this.splitOn && !fallbackOf && caCount === this.ix.caCount[T]) {
       for (let j = 0; j < n; j++) lfts[T]![lids[j]!] = ports[j]!;
+      if (this.split.leaves++ === 0) this.notes.push('each destination\'s routes from other pods come down one path; the CAs beyond a multiple of a leaf\'s up links split over two (ftree-split.ts)');
       this.split.route(T, lids.slice(0, caCount), i0, lfts);
       for (let j = caCount; j < n; j++) this.routeColumn(T, lids[j]!, ports[j]!, i0 + j, fallbackOf);
       return;

@@ -36,6 +36,8 @@ import type { FtreeCandidates } from './ftree-candidates.js';
 export const SPLIT_SLACK = 1.1;
 
 export class FtreeSplit {
+  /** Leaves routed by the split (for the notes). */
+  leaves = 0;
   /** Per (spine, kind: whole, heavy, light): destinations dealt to its up links so far. */
   private readonly dealt: Int32Array;
 
