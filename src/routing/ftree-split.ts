@@ -171,6 +171,8 @@ export class FtreeSplit {
     // Every leaf up to the spine below its pod's top switch; that spine up to it.
     const at = new Int32Array(n);
     const pat = new Uint8Array(n);
+    let consecutive = true;
+    for (let h = 1; h < n && consecutive; h++) consecutive = lids[h] === lids[0]! + h;
     for (let P = 0; P < nPods; P++) {
       const heavyHere = (P - Q + nPods) % nPods <= m;
       for (let h = 0; h < n; h++) {
@@ -186,7 +188,7 @@ export class FtreeSplit {
       }
       // Leaves numbering their up ports alike (the generators' trees) share one pattern.
       const leaves = podLeaves[P]!;
-      const same = this.samePorts[P]! && lids[n - 1]! - lids[0]! === n - 1;
+      const same = consecutive && this.samePorts[P]!;
       if (same) for (let h = 0; h < n; h++) pat[h] = portAt[leaves[0]! * k + at[h]!]!;
       for (const S of leaves) {
         if (S === T) continue;
