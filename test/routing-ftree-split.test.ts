@@ -63,6 +63,26 @@ describe('ftree on ft3-large: effective bisection bandwidth beside OpenSM ftree'
     }
   });
 
+  it('leaves whose up links are cabled to other ports: the same EBB, every spine-core link still at the bound 8,064', () => {
+    const g = loadFabricSpec(FT3_LARGE);
+    // cables moved: ports 13 and 16 of three leaves swapped
+    for (const name of ['sw-l1-5', 'sw-l1-40', 'sw-l1-41']) {
+      const i = g.nodes.findIndex((n) => n.desc === name);
+      const [a, b] = [g.nodes[i]!.ports[13]!, g.nodes[i]!.ports[16]!];
+      const [pa, pb] = [a.peer!, b.peer!];
+      [a.peer, b.peer] = [pb, pa];
+      g.nodes[pb.node]!.ports[pb.port]!.peer = { node: i, port: 13 };
+      g.nodes[pa.node]!.ports[pa.port]!.peer = { node: i, port: 16 };
+    }
+    assignLids(g, { lmc: 0 });
+    const r = routeWithFallback(g, DEFAULT_FALLBACK, { lmc: 0 }).result;
+    const v = verifyRoutes(g, r, { requireDeadlockFree: true });
+    expect(v.ok).toBe(true);
+    expect(v.linkLoad.max).toBe(8064);
+    const ebb = (fab: typeof g, lfts: typeof r.lfts): number => evaluateTraffic(fab, lfts, { kind: 'ebb' }, { samples: 100, seed: 1 }).mean;
+    expect(ebb(g, r.lfts)).toBeCloseTo(ebb(f, chain.result.lfts), 12);
+  });
+
   it('a 2-level tree with 18 CAs on 12 up links keeps the rotation (its incremental re-route moves single routes)', () => {
     expect(chain.result.notes.some((n) => /ftree-split\.ts/.test(n))).toBe(true);
     const two = routed('gen:fattree2:leaves=24,spines=12,hosts=18');

@@ -12,7 +12,8 @@
  * spine as the rest (moving them elsewhere costs more than the split below).
  *
  * The rule, for the n = q·k + r CAs of a leaf T with k up links (0 < r ≤ k/2), ρ its position in
- * its level, y_a its a-th up link's spine:
+ * its level, y_a the a-th spine of its pod (in the port order of the pod's first leaf: the leaves
+ * of a pod count alike, whatever their own port numbers):
  * - CA h < q·k is whole: every route to it comes down y_a, a = (h + ρ) mod k;
  * - CA h = q·k + e (the r extra ones) is split over two spines: y_{a1}, a1 = (2e + ρ) mod k, takes
  *   the routes of the m nearest other pods (by pod number, after T's), y_{a2}, a2 = a1 + 1 mod k,
@@ -52,9 +53,10 @@ export class FtreeSplit {
     private readonly pod: Int32Array,
     /** The child of top switch t in pod P: childIn[t · nPods + P] (−1 for the others). */
     private readonly childIn: Int32Array,
-    /** Leaves by pod, and each spine's position in its pod (its leaves' up links, in the first
-     *  leaf's order). */
+    /** Leaves by pod, their spines (in the first leaf's port order), and each spine's position
+     *  there: every leaf of a pod counts its spines alike, whatever its own port numbers. */
     private readonly podLeaves: number[][],
+    private readonly podSpines: number[][],
     private readonly spinePos: Int32Array,
   ) {
     this.dealt = new Int32Array(c.nSw * 3);
@@ -86,6 +88,7 @@ export class FtreeSplit {
     const podOf = new Map<string, number>();
     const size: number[] = [];
     const podLeaves: number[][] = [];
+    const podSpines: number[][] = [];
     const spinePos = new Int32Array(c.nSw).fill(-1);
     for (const s of leaves) {
       const p = ups(s);
@@ -95,6 +98,7 @@ export class FtreeSplit {
       if (id === undefined) {
         podOf.set(key, (id = size.push(0) - 1));
         podLeaves.push([]);
+        podSpines.push(p);
         p.forEach((x, j) => (spinePos[x] = j));
       }
       size[id]!++;
@@ -125,7 +129,7 @@ export class FtreeSplit {
     const whole = q * (N - n);
     const m = Math.min(nPods - 1, Math.floor((cap - whole) / podCas));
     if (m < 1 || whole + (nPods - 1 - m) * podCas + podCas - n > cap) return undefined;
-    return new FtreeSplit(c, k, q, nPods, m, pod, childIn, podLeaves, spinePos);
+    return new FtreeSplit(c, k, q, nPods, m, pod, childIn, podLeaves, podSpines, spinePos);
   }
 
   /** Route leaf T's CA LIDs (`lids`, in its port order; destination indices from i0) at every
@@ -133,6 +137,7 @@ export class FtreeSplit {
    *  entries for T's LIDs together. */
   route(T: number, lids: readonly number[], i0: number, lfts: Uint8Array[]): void {
     const { c, k, q, nPods, m, pod, childIn, dealt, podLeaves, spinePos, portAt } = this;
+    const spines = this.podSpines[pod[T]!]!;
     const { rList, nR, upStart, upSw, upPort, candHi, candLo, candPort, sigma } = c;
     const n = lids.length;
     const rho = sigma[T]!;
@@ -149,12 +154,12 @@ export class FtreeSplit {
     const heavy = new Int32Array(n).fill(-1);
     for (let h = 0; h < n; h++) {
       if (h < q * k) {
-        yIn[h] = upSw[upStart[T]! + ((h + rho) % k)]!;
+        yIn[h] = spines[(h + rho) % k]!;
         light[h] = top(yIn[h]!, 0);
       } else {
         const e = h - q * k;
-        heavy[h] = top(upSw[upStart[T]! + ((2 * e + rho) % k)]!, 1);
-        yIn[h] = upSw[upStart[T]! + ((2 * e + 1 + rho) % k)]!;
+        heavy[h] = top(spines[(2 * e + rho) % k]!, 1);
+        yIn[h] = spines[(2 * e + 1 + rho) % k]!;
         light[h] = top(yIn[h]!, 2);
       }
     }
