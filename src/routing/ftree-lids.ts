@@ -5,7 +5,9 @@
  * switches of a level over every up link in turn, so its routes arrive over every link into
  * its leaf and the levels above carry the same share (the leaf-to-leaf shift of OpenSM's ftree
  * sends all of them down one link). LIDs of one port (LMC) are consecutive destinations, so
- * they leave every switch over different links. */
+ * they leave every switch over different links. On a regular 3-level tree whose leaves' CAs are
+ * not a multiple of their up links, a leaf's CA LIDs are routed by ftree-split.ts instead (each
+ * destination down one path from the other pods, the extra CAs split). */
 import { swName, type FabricIndex } from './graph.js';
 import type { FtreeCandidates } from './ftree-candidates.js';
 import { CONVERGE_BUDGET, FtreeConverge } from './ftree-converge.js';
