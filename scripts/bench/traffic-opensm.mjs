@@ -17,6 +17,11 @@
 //     --ibsm default,ftree,...     ibsm engines ("default" = the default chain; default: default
 //                                  and every engine)
 //     --samples N                  EBB bisections (default 100)
+//     --seeds 1,2,3,4,5            EBB at each seed of the bisections (default 1): the EBB
+//                                  column and the goals take the median over them, and a line
+//                                  per set of tables gives each seed's figure
+//     --save DIR                   write OpenSM's tables there (<fabric>-<engine>.json: its
+//                                  ibnetdiscover text and every switch's LFT) for analysis
 //     --a2a N                      all-to-all shift phases at most (default 1000: all on the
 //                                  smaller fabrics, evenly spaced on the larger)
 //     --dir PREFIX                 scratch directory prefix; --keep keeps it
@@ -52,6 +57,8 @@ const FABRICS = {
 const fabricKeys = opt('--fabrics', Object.keys(FABRICS).join(',')).split(',').filter(Boolean);
 const osmEngines = opt('--opensm', 'minhop,updn,ftree,dfsssp,nue').split(',').filter(Boolean);
 const samples = Number(opt('--samples', '100'));
+const seeds = opt('--seeds', '1').split(',').filter(Boolean).map(Number);
+const saveDir = opt('--save', '');
 const a2a = Number(opt('--a2a', '1000'));
 const live = new Set();
 killOnInterrupt(live);
@@ -94,6 +101,10 @@ async function runOpenSm(engine, fab, dir, mods) {
     const switches = [];
     fabric.nodes.forEach((n, i) => n.type === 2 && switches.push({ i, lid: n.ports[0]?.lid ?? 0 }));
     const { lfts, errors } = await readLfts(fabric, switches, clientEnv(sim, fab.simHost), dir);
+    if (saveDir) {
+      mkdirSync(saveDir, { recursive: true });
+      writeFileSync(path.join(saveDir, `${fab.key}-${engine}.json`), JSON.stringify({ ibnetdiscover: d.out, lfts: [...lfts].map(([s, t]) => [s, Array.from(t)]) }));
+    }
     return { fabric, lfts, used, errors };
   } finally {
     await stopChild(child);
@@ -107,7 +118,9 @@ async function runOpenSm(engine, fab, dir, mods) {
 /** The figures of one set of tables: EBB, all-to-all, the verifier's verdict. */
 function judge(mods, fabric, lfts, tables) {
   const t0 = Date.now();
-  const ebb = mods.evaluateTraffic(fabric, lfts, { kind: 'ebb' }, { samples, seed: 1 });
+  const bySeed = seeds.map((seed) => mods.evaluateTraffic(fabric, lfts, { kind: 'ebb' }, { samples, seed }));
+  const ebb = [...bySeed].sort((a, b) => a.mean - b.mean)[(bySeed.length - 1) >> 1];
+  ebb.bySeed = bySeed.map((x) => x.mean);
   const all = mods.evaluateTraffic(fabric, lfts, { kind: 'alltoall' }, { samples: a2a });
   const v = mods.verifyRoutes(fabric, tables, { stretch: false });
   return { ebb, all, v, ms: Date.now() - t0 };
@@ -140,7 +153,7 @@ async function main() {
   mkdirSync(dir, { recursive: true });
   const tStart = Date.now();
   console.log(`traffic through the tables, ibsm and OpenSM on the same fabrics (${samples} random bisections, all-to-all in at most ${a2a} shift phases; scratch ${dir})`);
-  console.log('per-flow bandwidth / injection rate by max-min fair sharing (docs/traffic.md): EBB mean (min p1 p50), all-to-all mean (min p1 p50); CDG: the verifier\'s deadlock verdict (OpenSM dfsssp/nue: claimed)');
+  console.log(`per-flow bandwidth / injection rate by max-min fair sharing (docs/traffic.md): EBB mean (min p1 p50${seeds.length > 1 ? `; the median over seeds ${seeds.join(',')}` : ''}), all-to-all mean (min p1 p50); CDG: the verifier's deadlock verdict (OpenSM dfsssp/nue: claimed)`);
   try {
     for (const key of fabricKeys) {
       const base = FABRICS[key];
@@ -150,7 +163,7 @@ async function main() {
       const netFile = path.join(dir, `${key}.net`);
       writeFileSync(netFile, mods.formatIbnetdiscover(fabric, { timestamp: 'traffic-opensm' }));
       const simHost = /^(?:Ca|Hca)\s+\d+\s+"([^"]+)"/m.exec(readFileSync(netFile, 'utf8'))?.[1];
-      const fab = { netFile, simHost, limits: ibsimLimits(fabric) };
+      const fab = { key, netFile, simHost, limits: ibsimLimits(fabric) };
       const hosts = fabric.nodes.filter((n) => n.type !== 2).length;
       console.log(`\n== ${key} (${base.spec}${cut ? `, ${cut} switch links cut` : ''}): ${hosts} hosts, ${fabric.nodes.length - hosts} switches`);
       const head = ['SM', 'engine', 'used', 'VLs', 'CDG', 'EBB mean', 'EBB min/p1/p50', 'a2a mean', 'a2a min/p1/p50', 'eval s'];
@@ -162,6 +175,7 @@ async function main() {
         const cdg = claimed ?? (r.v.deadlockFree ? 'free' : 'cycles');
         rows.push({ sm, engine, used, vls, cdg, r });
         line([sm, engine, used, vls, cdg, f3(r.ebb.mean), `${f3(r.ebb.min)} ${f3(r.ebb.p1)} ${f3(r.ebb.p50)}`, f3(r.all.mean), `${f3(r.all.min)} ${f3(r.all.p1)} ${f3(r.all.p50)}`, (r.ms / 1000).toFixed(1)]);
+        if (seeds.length > 1) console.log(`        EBB at seeds ${seeds.join(',')}: ${r.ebb.bySeed.map((x) => x.toFixed(5)).join(' ')} (median ${r.ebb.mean.toFixed(5)})`);
         if (r.ebb.unrouted || r.all.unrouted) console.log(`        unrouted flows: EBB ${r.ebb.unrouted}, a2a ${r.all.unrouted}`);
       };
       // ibsm: in-process, the tables its SM programs.

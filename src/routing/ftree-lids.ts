@@ -5,11 +5,14 @@
  * switches of a level over every up link in turn, so its routes arrive over every link into
  * its leaf and the levels above carry the same share (the leaf-to-leaf shift of OpenSM's ftree
  * sends all of them down one link). LIDs of one port (LMC) are consecutive destinations, so
- * they leave every switch over different links. */
+ * they leave every switch over different links. On a regular 3-level tree whose leaves' CAs are
+ * not a multiple of their up links, a leaf's CA LIDs are routed by ftree-split.ts instead (each
+ * destination down one path from the other pods, the extra CAs split). */
 import { swName, type FabricIndex } from './graph.js';
 import type { FtreeCandidates } from './ftree-candidates.js';
 import { CONVERGE_BUDGET, FtreeConverge } from './ftree-converge.js';
 import { NA } from './ftree-shape.js';
+import { FtreeSplit } from './ftree-split.js';
 import { FtreeTurns } from './ftree-turns.js';
 import { ColumnBuffer, RunWriter } from './lft-writers.js';
 
@@ -26,6 +29,10 @@ export class FtreeLids {
   readonly notes: string[] = [];
   /** Degraded trees: the CA sources' channel dependencies, kept acyclic (ftree-turns.ts). */
   private turns?: FtreeTurns;
+  /** Regular 3-level trees whose leaves' CAs are not a multiple of their up links: each
+   *  destination's routes down one path, the extra CAs split (ftree-split.ts). */
+  private readonly split?: FtreeSplit;
+  private splitOn = false;
 
   /** False where a degraded tree's routes close a channel-dependency cycle (ftree-turns.ts). */
   get deadlockFree(): boolean {
@@ -40,6 +47,7 @@ export class FtreeLids {
   ) {
     this.runs = new RunWriter(lfts, ix.nSw, ix.maxPorts + 1);
     this.cols = new ColumnBuffer(lfts, ix.nSw);
+    this.split = FtreeSplit.plan(ix, c);
     if (c.weighted) {
       let caLids = 0;
       for (const ep of ix.ends) if (!ep.isSwitch) caLids += 1 << ep.lmc;
@@ -55,6 +63,8 @@ export class FtreeLids {
     const { ix, c } = this;
     const ends = ix.ends;
     this.index = 0;
+    // the split balances every CA together: with CN/IO groups the rotation, group by group
+    this.splitOn = ends.every((ep, ei) => ep.isSwitch || ep.sw < 0 || inGroup(ei));
     for (const leaf of c.byLevel[0]!) {
       const eps: number[] = [];
       for (let i = ix.endsStart[leaf]!; i < ix.endsStart[leaf + 1]!; i++) eps.push(ix.endsOfSw[i]!);
@@ -125,6 +135,13 @@ export class FtreeLids {
         for (let j = conv ? caCount : 0; j < n; j++) t[lids[j]!] = c.pick(s, i0 + j);
       }
       if (fallbackOf) for (const s of fallbackOf) for (let j = 0; j < n; j++) lfts[s]![lids[j]!] = c.fallbackPort[s]!;
+      return;
+    }
+    if (this.split && this.splitOn && !fallbackOf && caCount === this.ix.caCount[T]) {
+      for (let j = 0; j < n; j++) lfts[T]![lids[j]!] = ports[j]!;
+      if (this.split.leaves++ === 0) this.notes.push('each destination\'s routes from other pods come down one path; the CAs beyond a multiple of a leaf\'s up links split over two (ftree-split.ts)');
+      this.split.route(T, lids.slice(0, caCount), i0, lfts);
+      for (let j = caCount; j < n; j++) this.routeColumn(T, lids[j]!, ports[j]!, i0 + j, fallbackOf);
       return;
     }
     const l0 = lids[0]!;
