@@ -39,6 +39,7 @@ import { emptyStats, newRun, programmedStats, runPhases, type DecideFn, type Pha
 import { multicastPhases, type McastRun } from './mcast-phases.js';
 import { programPhases, type SweepPhase } from './program-phases.js';
 import { foreignKeys, SweepWrites } from './sweep-writes.js';
+import { HealthKeeper, type HealthSettings } from './health-phase.js';
 
 export { emptyStats, type SweepStats } from './pipeline.js';
 
@@ -66,6 +67,8 @@ export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   /** The light sweep interval: 0 makes every light sweep read everything; else the rotation of
    *  sm/light-sweep.ts (caRounds). */
   sweepIntervalMs?: number;
+  /** The expected topology and its actions (issue #33; sm/health-phase.ts). */
+  topology?: HealthSettings;
 }
 
 /** The engine that always applies and is deadlock-free (routing/registry.ts: nue): routes with it
@@ -118,12 +121,15 @@ export class Sweeper {
   ) {
     this.rotation = new CaRotation(caRounds(s.sweepIntervalMs));
     this.phases = programPhases({ smp, clock, log, s, programmed: this.programmed, foreign: this.foreign });
+    this.health = new HealthKeeper(log, clock, s.topology ?? {});
     const p = this.phases;
     this.tables = {
       heavy: [
         { kind: 'discover', name: 'discovery', run: (r) => this.discoverWhole(r) },
         this.decidePhase,
+        this.health.phase(false),
         ...this.planPhases(true),
+        this.health.takeDownPhase,
         p.portInfo,
         p.pkeys,
         p.vlTables,
@@ -159,6 +165,9 @@ export class Sweeper {
     const keys = o.keys === false ? undefined : foreignKeys(disc, this.s.mkey, this.log);
     return new SweepWrites(this.smp, this.log, disc, this.programmed, this.s.mkey, keys, o.onOk);
   }
+
+  /** The health state (isolations, mismatches) and its phases, for heavy and local sweeps. */
+  readonly health: HealthKeeper;
 
   /** The apply phases (sm/program-phases.ts), the same for every sweep of this sweeper. */
   readonly phases: ReturnType<typeof programPhases>;

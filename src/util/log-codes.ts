@@ -109,6 +109,12 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-2042', level: 'warn', msg: 'MFT blocks not written; left for the next update', meaning: 'MFT blocks were not acknowledged (first switch named); the next update retries.' },
   { code: 'IBSM-2043', level: 'debug', msg: 'multicast', meaning: 'A note of the multicast tree computation (e.g. a member not reachable).' },
   { code: 'IBSM-2044', level: 'warn', msg: 'alias GUIDs not written', meaning: 'A GUIDInfo block of alias GUIDs was not written to the port (node, port, LID given).' },
+  { code: 'IBSM-2045', level: 'warn', msg: 'topology mismatch', meaning: 'The fabric differs from the expected topology (--topology): the class (missing-node, extra-node, missing-link, extra-link, wrong-port, guid-changed, width, speed) and both ends (node descriptions, GUIDs, ports) given. Logged once when found.' },
+  { code: 'IBSM-2046', level: 'info', msg: 'topology mismatch gone', meaning: 'A mismatch with the expected topology is no longer found (the cable fixed, the file changed).' },
+  { code: 'IBSM-2047', level: 'warn', msg: 'isolated: not brought to ACTIVE, not routed', meaning: 'A link or node is isolated (its class configured `isolate`): held in INIT (taken Down first if it was ARMED or ACTIVE) and left out of routing.' },
+  { code: 'IBSM-2048', level: 'info', msg: 'isolation released', meaning: 'An isolated link or node matches the expected topology again: the sweep brings it to ACTIVE and routes over it.' },
+  { code: 'IBSM-2049', level: 'info', msg: 'isolated ports taken Down', meaning: 'Isolated ports that were ARMED or ACTIVE were set Down (the link retrains to INIT, where it is held); counts given.' },
+  { code: 'IBSM-2050', level: 'info', msg: 'local sweep: a node is isolated; full heavy sweep follows', meaning: 'A local sweep does not re-link an isolated node: a full heavy sweep compares and isolates it again.' },
   // ---- 3: traps
   { code: 'IBSM-3001', level: 'info', msg: 'trap received', meaning: 'A trap arrived (number, source LID; details in the fields).', remote: true },
   { code: 'IBSM-3002', level: 'warn', msg: 'malformed trap ignored', meaning: 'A trap that does not decode was dropped (source LID given).', remote: true },
