@@ -24,7 +24,7 @@ import { SaClient } from './sa/client.js';
 import { SaAttr, ServiceRecord, SERVICE_LEASE_INFINITE } from './wire/sa.js';
 import type { SaContext } from './sa/types.js';
 import type { QosPolicy, QosVlSettings } from './model/qos-policy.js';
-import { diffPortStates, diffTopology, isEmptyChange, TypedEmitter, type ConfigReload, type SubnetEvents } from './events.js';
+import { diffPortStates, diffTopology, healthChangeOf, isEmptyChange, TypedEmitter, type ConfigReload, type SubnetEvents } from './events.js';
 import type { SaLimits } from './sa/limits.js';
 
 const SA_ATTR_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(SaAttr).map(([k, v]) => [v, k]));
@@ -178,6 +178,13 @@ export class Subnet {
         if (t.to === 'master' && sync) this.advertiseSync();
         o.onStateChange?.(t);
         this.events.emit('smStateChanged', t);
+      },
+      topology: o.topology && {
+        ...o.topology,
+        onHealth: (c) => {
+          o.topology?.onHealth?.(c);
+          this.events.emit('healthChanged', healthChangeOf(c));
+        },
       },
       onSweep: (stats) => {
         o.onSweep?.(stats);

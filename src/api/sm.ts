@@ -24,7 +24,7 @@ import { interSubnetPaths } from '../sa/inter-subnet.js';
 import { sameValue } from '../util/same-value.js';
 import { fileLogSink } from './log-file.js';
 import { optionsFor, RELOADABLE_KEYS, REREAD_KEYS, SM_CONFIG_KEYS, withDefaults, type OpenSmOptions, type ReloadResult, type SmConfig } from './sm-config.js';
-import { openGuid2Lid, readSmFiles, warnRouteOrder, type SmFiles } from './sm-files.js';
+import { openGuid2Lid, readSmFiles, readTopology, warnRouteOrder, type SmFiles } from './sm-files.js';
 import type { Guid2LidFile } from './guid2lid-file.js';
 import { SubnetNotUpError } from '../util/errors.js';
 import { WebListenError } from '../util/listen.js';
@@ -209,6 +209,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   const { guid2lid, saveGuid2Lid, file: g2lStore } = openGuid2Lid(o, log);
   const smFiles = readSmFiles(o, log);
   const { partitions, qos, qosVl, routingOptions, prefixRoutes } = smFiles;
+  const topology = await readTopology(o);
   warnRouteOrder(log, o.routing!, smFiles);
 
   const be = o.backend ?? (await openBackend({ ...optionsFor('backend', o), sm: true, sa: true }));
@@ -228,6 +229,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     partitions,
     qos,
     qosVl,
+    topology,
     onProgress: o.onProgress,
   } as SubnetOptions);
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));

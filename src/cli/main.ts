@@ -179,6 +179,10 @@ export async function main(argv: string[], io: Io): Promise<number> {
         const { controlMain } = await import('./ops.js');
         return await controlMain(cmd, rest, io);
       }
+      case 'check': {
+        const { checkMain } = await import('./check.js');
+        return await checkMain(rest, io, () => help(io, 'check'));
+      }
       case 'topo': {
         if (rest.includes('--help') || rest.includes('-h')) return help(io, cmd);
         const { topoMain } = await import('./ops.js');

@@ -139,7 +139,7 @@ export async function trafficDump(snap: Snapshot): Promise<string> {
 }
 
 /** `ibsm status | resweep | reroute | dump`: one request to the running SM's control socket. */
-export async function controlMain(cmd: Exclude<Command, 'run' | 'discover' | 'route' | 'query' | 'config' | 'topo'>, argv: string[], io: Io): Promise<number> {
+export async function controlMain(cmd: Exclude<Command, 'run' | 'discover' | 'route' | 'query' | 'config' | 'topo' | 'check'>, argv: string[], io: Io): Promise<number> {
   const args = parseCommandLine(cmd, argv);
   const socket = (args.values.get('socket') as string | undefined) ?? DEFAULT_CONTROL_SOCKET;
   const json = args.values.get('json') === true;

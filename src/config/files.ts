@@ -29,6 +29,7 @@ export const FILE_ROLES: Readonly<Record<string, string>> = {
   'prefix-routes': 'prefix-routes.conf: routers for off-subnet GIDs',
   guid2lid: 'the guid2lid file: LIDs kept across restarts',
   sim: 'the topology file of the simulated fabric',
+  topology: 'the expected topology (ibnetdiscover format or a cabling plan)',
 };
 
 /** One problem of a configuration's files. */

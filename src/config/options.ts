@@ -8,14 +8,15 @@ import { DEFAULT_SA_LIMITS } from '../sa/limits.js';
 import { parseListenAddress } from '../util/listen.js';
 import { DEFAULT_SM_KEY } from '../wire/sma.js';
 import { formatGuid } from '../util/guid.js';
+import { parseTopologyActions } from '../model/topology-classes.js';
 import type { SubnetOptions } from '../subnet.js';
 import type { SaLimits } from '../sa/limits.js';
 import type { SaServerOptions } from '../sa/server.js';
 import type { BackendOptions } from '../api/backend.js';
 import type { MadRpcOptions } from '../rpc/madrpc-types.js';
 
-export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'reload' | 'dump' | 'topo';
-export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'reload', 'dump', 'topo'];
+export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'reload' | 'dump' | 'topo' | 'check';
+export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'reload', 'dump', 'topo', 'check'];
 /** The commands that talk to a running SM through its control socket. */
 export const CONTROL_COMMANDS: readonly Command[] = ['status', 'resweep', 'reroute', 'reload', 'dump', 'topo'];
 
@@ -136,7 +137,7 @@ function checkEngines(v: OptionValue): string | undefined {
   return undefined;
 }
 
-const BACKEND = ['run', 'discover', 'config'] as const satisfies readonly Command[];
+const BACKEND = ['run', 'discover', 'config', 'check'] as const satisfies readonly Command[];
 const RUN = ['run', 'config'] as const satisfies readonly Command[];
 
 /** The table as written: its literal types (`OptionTable`) give the API's SmConfig (api/sm-config.ts),
@@ -231,6 +232,9 @@ const TABLE = [
   { name: 'log-truncate', type: 'boolean', help: 'empty the log file at start instead of appending to it (opensm.conf accum_log_file FALSE)', default: false, commands: RUN, key: 'logTruncate', to: 'openSm' },
   // ---- issue 29: whom the SA trusts (README "Security"; OpenSM has no key for it: it always accepts)
   { name: 'sa-proxy-joins', type: 'boolean', help: "accept MCMember joins and leaves for another port's PortGID (proxy joins) from any port of the group's partition, as OpenSM does; by default only a trusted requester (the SA_Key, --sa-key, in the SA header) may join or leave for another port", default: false, commands: RUN, key: 'saProxyJoins', to: 'subnet.saProxyJoins' },
+  // ---- issue 33: fabric health (README "Fabric health")
+  { name: 'topology', type: 'string', arg: 'FILE', help: "the expected topology, in ibnetdiscover's format (what `ibsm discover` writes) or a cabling plan (NODE PORT NODE PORT [WIDTH] [SPEED] a line): every heavy and local sweep compares the fabric with it (missing/extra nodes and links, a cable on the wrong port, a changed GUID, a link below its width or speed) and acts as --topology-action says", defaultText: 'none: no comparison', commands: [...RUN, 'check'], key: 'topology', to: 'openSm' },
+  { name: 'topology-action', type: 'string', arg: 'CLASS=ACTION[,...]', help: 'what a mismatch with --topology does, per class (missing-node, extra-node, missing-link, extra-link, wrong-port, guid-changed, width, speed; all): ignore, warn (a log line, a healthChanged event, a metric) or isolate (the link or node held in INIT and left out of routing until it matches again)', defaultText: 'all=warn', commands: RUN, key: 'topologyAction', check: checkTopologyActions, to: 'openSm' },
   // ---- the client commands of a running SM
   { name: 'socket', type: 'string', arg: 'PATH', help: "the running SM's control socket", default: DEFAULT_CONTROL_SOCKET, commands: CONTROL_COMMANDS },
   { name: 'heavy', type: 'boolean', help: 'a heavy sweep (rediscover the fabric) instead of a light one', default: false, commands: ['resweep'] },
@@ -240,7 +244,7 @@ const TABLE = [
   { name: 'sa-lid', type: 'int', arg: 'LID', min: 0, max: 0xbfff, help: "the SA's LID", defaultText: 'the SM LID in the local PortInfo', commands: ['query'] },
   { name: 'sm-key', aliases: ['smkey'], type: 'key64', arg: 'KEY', help: "the key sent in the SA header's SM_Key field: the SA's SA_Key (--sa-key) for trusted requests; another non-zero key is not answered", defaultText: '0', commands: ['query'] },
   // ---- output
-  { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query', 'status', 'resweep', 'reroute', 'reload', 'dump'] },
+  { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query', 'status', 'resweep', 'reroute', 'reload', 'dump', 'check'] },
 ] as const satisfies readonly OptionSpec[];
 
 export type OptionTable = typeof TABLE;
@@ -277,6 +281,15 @@ function compactRanges(vs: readonly number[]): string {
 function checkListen(v: OptionValue): string | undefined {
   try {
     parseListenAddress(v as string);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+function checkTopologyActions(v: OptionValue): string | undefined {
+  try {
+    parseTopologyActions(v as string);
     return undefined;
   } catch (e) {
     return (e as Error).message;

@@ -11,9 +11,9 @@ import { SPEED_NAMES } from './rates.js';
 import type { Fabric, FabricNode } from './fabric.js';
 import { formatGuid } from '../util/guid.js';
 
-/** The mismatch classes, in the order they are reported and configured. */
-export const MISMATCH_CLASSES = ['missing-node', 'extra-node', 'missing-link', 'extra-link', 'wrong-port', 'guid-changed', 'width', 'speed'] as const;
-export type MismatchClass = (typeof MISMATCH_CLASSES)[number];
+import { MISMATCH_CLASSES, type MismatchClass } from './topology-classes.js';
+
+export { MISMATCH_CLASSES, type MismatchClass } from './topology-classes.js';
 
 /** One end of a mismatch: a node (port 0 for the node itself) as the expected file or the fabric has it. */
 export interface MismatchEnd {
@@ -62,8 +62,8 @@ function matchNodes(exp: Fabric, found: Fabric): { e2f: Int32Array; f2e: Int32Ar
   const byGuid = new Map<bigint, number>();
   found.nodes.forEach((n, i) => byGuid.set(n.guid, i));
   exp.nodes.forEach((n, i) => {
-    const f = byGuid.get(n.guid);
-    if (f !== undefined && f2e[f] === -1 && found.nodes[f]!.type === n.type) {
+    const f = n.guid ? byGuid.get(n.guid) : undefined;
+    if (f !== undefined && f2e[f] === -1 && sameType(found.nodes[f]!, n)) {
       e2f[i] = f;
       f2e[f] = i;
     }
@@ -80,7 +80,7 @@ function matchNodes(exp: Fabric, found: Fabric): { e2f: Int32Array; f2e: Int32Ar
         const nf = e2f[p.peer.node]!;
         if (nf < 0) return;
         const q = found.nodes[nf]!.ports[p.peer.port]?.peer;
-        if (q && q.port === pn && f2e[q.node] === -1 && found.nodes[q.node]!.type === n.type) votes.set(q.node, (votes.get(q.node) ?? 0) + 1);
+        if (q && q.port === pn && f2e[q.node] === -1 && sameType(found.nodes[q.node]!, n)) votes.set(q.node, (votes.get(q.node) ?? 0) + 1);
       });
       const best = [...votes].sort((x, y) => y[1] - x[1])[0];
       if (!best) return;
@@ -89,8 +89,8 @@ function matchNodes(exp: Fabric, found: Fabric): { e2f: Int32Array; f2e: Int32Ar
       changed = true;
     });
   }
-  // Else the same type and NodeDescription, unique among the nodes left on both sides.
-  const key = (n: FabricNode): string => `${n.type}/${n.desc}`;
+  // Else the same NodeDescription (and type), unique among the nodes left on both sides.
+  const key = (n: FabricNode): string => n.desc;
   const left = (f: Fabric, m: Int32Array): Map<string, number[]> => {
     const out = new Map<string, number[]>();
     f.nodes.forEach((n, i) => m[i] === -1 && out.set(key(n), [...(out.get(key(n)) ?? []), i]));
@@ -100,7 +100,7 @@ function matchNodes(exp: Fabric, found: Fabric): { e2f: Int32Array; f2e: Int32Ar
   const lf = left(found, f2e);
   for (const [k, es] of le) {
     const fs = lf.get(k);
-    if (es.length !== 1 || fs?.length !== 1) continue;
+    if (es.length !== 1 || fs?.length !== 1 || !sameType(exp.nodes[es[0]!]!, found.nodes[fs[0]!]!)) continue;
     e2f[es[0]!] = fs[0]!;
     f2e[fs[0]!] = es[0]!;
   }
@@ -115,7 +115,7 @@ export function compareTopology(exp: Fabric, found: Fabric): Mismatch[] {
   exp.nodes.forEach((n, i) => {
     const f = e2f[i]!;
     if (f < 0) out.push({ cls: 'missing-node', a: end(n, 0), expected: `a ${typeName(n)}`, found: 'none' });
-    else if (found.nodes[f]!.guid !== n.guid) {
+    else if (n.guid && found.nodes[f]!.guid !== n.guid) {
       const fn = found.nodes[f]!;
       out.push({ cls: 'guid-changed', a: end(fn, 0), expected: `GUID ${formatGuid(n.guid)} ("${n.desc}")`, found: `GUID ${formatGuid(fn.guid)}`, at: { node: f } });
     }
@@ -182,6 +182,10 @@ type L = { a: [number, number]; b: [number, number] };
 const sameNodes = (x: L, y: L): boolean => (x.a[0] === y.a[0] && x.b[0] === y.b[0]) || (x.a[0] === y.b[0] && x.b[0] === y.a[0]);
 const sameEnd = (x: L, e: [number, number]): boolean => (x.a[0] === e[0] && x.a[1] === e[1]) || (x.b[0] === e[0] && x.b[1] === e[1]);
 
+/** Types match, or the expected one is not given (0: a cabling plan's node). */
+const sameType = (a: FabricNode, b: FabricNode): boolean => a.type === b.type || !a.type || !b.type;
+
 function typeName(n: FabricNode): string {
+  if (!n.type) return 'node';
   return n.type === NodeType.Switch ? 'switch' : n.type === NodeType.Router ? 'router' : 'CA';
 }

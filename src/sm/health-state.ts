@@ -13,27 +13,10 @@
 import { NodeType, PortState } from '../wire/mad.js';
 import { cloneFabric } from '../model/fabric.js';
 import type { DiscoveryResult } from '../model/snapshot.js';
-import { MISMATCH_CLASSES, mismatchText, type Mismatch, type MismatchClass, type MismatchEnd } from '../model/topology-compare.js';
+import { mismatchText, type Mismatch, type MismatchEnd } from '../model/topology-compare.js';
+import type { TopologyActions } from '../model/topology-classes.js';
 
-export type HealthAction = 'ignore' | 'warn' | 'isolate';
-export const HEALTH_ACTIONS: readonly HealthAction[] = ['ignore', 'warn', 'isolate'];
-export type TopologyActions = Readonly<Record<MismatchClass, HealthAction>>;
-/** Every class warns unless configured otherwise. */
-export const DEFAULT_TOPOLOGY_ACTIONS: TopologyActions = Object.fromEntries(MISMATCH_CLASSES.map((c) => [c, 'warn'])) as Record<MismatchClass, HealthAction>;
-
-/** Parse `class=action,...` (e.g. "wrong-port=isolate,width=ignore"; `all=action` for every
- * class) over the defaults. Throws RangeError naming what is wrong. */
-export function parseTopologyActions(text: string): TopologyActions {
-  const out: Record<string, HealthAction> = { ...DEFAULT_TOPOLOGY_ACTIONS };
-  for (const item of text.split(',').map((s) => s.trim()).filter(Boolean)) {
-    const [cls, action] = item.split('=').map((s) => s.trim());
-    if (!HEALTH_ACTIONS.includes(action as HealthAction)) throw new RangeError(`topology action "${item}": the action is one of ${HEALTH_ACTIONS.join(', ')}`);
-    if (cls === 'all') for (const c of MISMATCH_CLASSES) out[c] = action as HealthAction;
-    else if ((MISMATCH_CLASSES as readonly string[]).includes(cls!)) out[cls!] = action as HealthAction;
-    else throw new RangeError(`topology action "${item}": the class is one of ${MISMATCH_CLASSES.join(', ')}, all`);
-  }
-  return out as TopologyActions;
-}
+export { DEFAULT_TOPOLOGY_ACTIONS, HEALTH_ACTIONS, parseTopologyActions, type HealthAction, type TopologyActions } from '../model/topology-classes.js';
 
 /** One isolated node (no `b`, port 0) or link. */
 export interface Isolation {

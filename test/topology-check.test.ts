@@ -1,0 +1,67 @@
+/** `ibsm check --topology FILE` through the CLI (issue #33): exit 0 when the fabric matches, 1 on a
+ * mismatch (each named, both ends), 2 on usage or file errors; and the file forms it reads. */
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { main } from '../src/cli/main.js';
+import { loadFabricSpec } from '../src/model/load.js';
+import { parseCablingPlan, parseExpectedTopology } from '../src/model/topology-file.js';
+import { compareTopology } from '../src/model/topology-compare.js';
+import { TopologyError } from '../src/model/errors.js';
+
+async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await main(args, { stdout: { write: (s: string) => (out += s) }, stderr: { write: (s: string) => (err += s) } });
+  return { code, out, err };
+}
+
+const SPEC = 'gen:fattree2:leaves=3,spines=2,hosts=2';
+const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-check-'));
+
+describe('ibsm check', () => {
+  it('exits 0 against what ibsm discover wrote of the same fabric, 1 against another, naming the mismatches', async () => {
+    const d = await cli(['discover', '--sim', SPEC]);
+    expect(d.code).toBe(0);
+    const file = path.join(dir, 'pinned.topo');
+    writeFileSync(file, d.out);
+    const same = await cli(['check', '--topology', file, '--sim', SPEC]);
+    expect(same.err).toBe('');
+    expect(same.code).toBe(0);
+    expect(same.out).toMatch(/the fabric matches/);
+    const other = await cli(['check', '--topology', file, '--sim', 'gen:fattree2:leaves=3,spines=3,hosts=2', '--json']);
+    expect(other.code).toBe(1);
+    const j = JSON.parse(other.out) as { mismatches: Array<{ class: string; a: { description: string; guid: string; port: number } }> };
+    expect(j.mismatches.length).toBeGreaterThan(0);
+    expect(j.mismatches.map((m) => m.class)).toContain('extra-node');
+    for (const m of j.mismatches) expect(m.a.guid).toMatch(/^0x[0-9a-f]{16}$/);
+  });
+
+  it('exits 2 without --topology, with a file that is not there, or one that does not parse', async () => {
+    expect((await cli(['check', '--sim', SPEC])).code).toBe(2);
+    const gone = await cli(['check', '--topology', path.join(dir, 'none'), '--sim', SPEC]);
+    expect(gone.code).toBe(2);
+    expect(gone.err).toMatch(/expected topology/);
+    const bad = path.join(dir, 'bad.plan');
+    writeFileSync(bad, 'leaf-01 1 spine-01\n');
+    const b = await cli(['check', '--topology', bad, '--sim', SPEC]);
+    expect(b.code).toBe(2);
+    expect(b.err).toMatch(/bad\.plan:1/);
+  });
+
+  it('reads a cabling plan by NodeDescription: the fabric it describes matches, a swapped pair does not', () => {
+    const f = loadFabricSpec(SPEC);
+    const lines = f.nodes.flatMap((n, i) => n.ports.flatMap((p, pn) => (p?.peer && pn > 0 && (i < p.peer.node || (i === p.peer.node && pn < p.peer.port)) ? [`"${n.desc}" ${pn} "${f.nodes[p.peer.node]!.desc}" ${p.peer.port} 4x SDR`] : [])));
+    const plan = parseExpectedTopology(lines.join('\n') + '\n', 'plan');
+    expect(compareTopology(plan, f)).toEqual([]);
+    // swap the leaf ports of two hosts in the plan
+    const swapped = lines.map((l) => l.replace(/^"sw-l1-1" 1 /, '"sw-l1-1" X ').replace(/^"sw-l1-1" 2 /, '"sw-l1-1" 1 ').replace(/^"sw-l1-1" X /, '"sw-l1-1" 2 '));
+    expect(compareTopology(parseCablingPlan(swapped.join('\n'), 'plan'), f).map((m) => m.cls)).toEqual(['wrong-port', 'wrong-port']);
+    // a plan that wants NDR: every link is slower
+    const ndr = parseCablingPlan(lines.map((l) => l.replace('SDR', 'NDR')).join('\n'), 'plan');
+    expect(new Set(compareTopology(ndr, f).map((m) => m.cls))).toEqual(new Set(['speed']));
+    expect(() => parseCablingPlan('a 1 b 1 5x', 'p')).toThrow(TopologyError);
+    expect(() => parseCablingPlan('a 1 b 1\na 1 c 1', 'p')).toThrow(/cabled twice/);
+  });
+});
