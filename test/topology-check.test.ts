@@ -65,3 +65,40 @@ describe('ibsm check', () => {
     expect(() => parseCablingPlan('a 1 b 1\na 1 c 1', 'p')).toThrow(/cabled twice/);
   });
 });
+
+describe('the health seen by a person: status, dump health, topo, events, metrics', () => {
+  it('a running SM with an extra spine isolated lists it, draws it, counts it and said so as an event', async () => {
+    const { openSm } = await import('../src/api/sm.js');
+    const { controlTargetOf } = await import('../src/cli/ops.js');
+    const { renderMetrics } = await import('../src/api/metrics.js');
+    const { Logger, MemorySink } = await import('../src/util/log.js');
+    const d = await cli(['discover', '--sim', SPEC]);
+    const file = path.join(dir, 'two-spines.topo');
+    writeFileSync(file, d.out);
+    // the fabric has a third spine the file does not: an extra node, isolated; and its links
+    const sm = await openSm({ sim: 'gen:fattree2:leaves=3,spines=3,hosts=2', topology: file, topologyAction: 'extra-node=isolate', sweepIntervalS: 0, guid2lid: 'none', log: new Logger(new MemorySink(), 'info') });
+    const events: unknown[] = [];
+    sm.events.on('healthChanged', (e) => events.push(e));
+    try {
+      await sm.start();
+      expect(events.length).toBe(1);
+      expect(events[0]).toMatchObject({ found: [{ class: 'extra-node' }], isolated: [{ kind: 'node', class: 'extra-node', source: 'topology' }], isolatedNow: 1 });
+      const t = controlTargetOf(sm);
+      const st = t.status() as { health: { mismatches: number; isolated: number; isolatedList: string[] } };
+      expect(st.health.isolated).toBe(1);
+      expect(st.health.isolatedList[0]).toMatch(/^node "sw-l2-2" \(0x[0-9a-f]{16}\) \(extra-node, topology\)$/);
+      const dump = String(await t.dump('health'));
+      expect(dump).toMatch(/^isolated: 1\n  node "sw-l2-2"/);
+      expect(dump).toMatch(/extra-node: "sw-l2-2"/);
+      const picture = JSON.parse(String(await t.topo('json'))) as { nodes: Array<{ desc: string; isolated?: string }>; links: Array<{ health?: string }> };
+      expect(picture.nodes.find((n) => n.desc === 'sw-l2-2')?.isolated).toMatch(/isolated \(extra-node\)/);
+      const svg = String(await t.topo('svg'));
+      expect(svg).toMatch(/class="node switch isolated"/);
+      const m = renderMetrics(sm.subnet, sm.backend.rpc);
+      expect(m).toMatch(/^ibsm_topology_mismatches\{class="extra-node"\} 1$/m);
+      expect(m).toMatch(/^ibsm_isolated\{kind="node"\} 1$/m);
+    } finally {
+      await sm.stop();
+    }
+  });
+});

@@ -19,6 +19,7 @@ import { compareTopology, MISMATCH_CLASSES, type MismatchClass } from '../src/mo
 import { parseTopologyActions, type HealthAction } from '../src/sm/health-state.js';
 import type { HealthChange } from '../src/sm/health-state.js';
 import { drive } from './helpers/drive.js';
+import { topologyDot, topologySvg, topologyView } from '../src/view/topology.js';
 import { formatGuid } from '../src/util/guid.js';
 import { hasCode } from './helpers/log-lines.js';
 
@@ -239,6 +240,24 @@ describe('expected topology on the running SM: ignore, warn, isolate', () => {
     const snap = r.sm.current!;
     const li = snap.fabric.nodes.findIndex((n) => n.guid === lg);
     expect(snap.fabric.nodes[li]!.ports[up]!.peer).toBeDefined(); // routed over again
+  });
+
+  it('the picture draws the swapped cables isolated where they are, and the missing link where it should be', async () => {
+    const c = cases()['two cables swapped on a leaf']!;
+    const r = rig(c.actual, c.expected, 'all=isolate');
+    await drive(r.clock, r.sm.start());
+    const snap = r.sm.current!;
+    const v = topologyView(snap.fabric, { health: r.sm.health.state });
+    // cut from the routed fabric, drawn back: both swapped cables, marked isolated with their reason
+    expect(v.links.filter((l) => l.health === 'isolated').length).toBe(2);
+    expect(v.links.filter((l) => l.health === 'isolated').every((l) => /wrong-port/.test(l.healthText ?? ''))).toBe(true);
+    expect(topologySvg(v).match(/class="link isolated"/g)?.length).toBe(2);
+    expect(topologyDot(v)).toMatch(/label="isolated"/);
+    const m = cases()['a missing link']!;
+    const r2 = rig(m.actual, m.expected, 'all=warn');
+    await drive(r2.clock, r2.sm.start());
+    const v2 = topologyView(r2.sm.current!.fabric, { health: r2.sm.health.state });
+    expect(v2.links.filter((l) => l.health === 'missing').length).toBe(1);
   });
 
   it('an ACTIVE link found miswired later is taken Down and held in INIT', async () => {

@@ -14,6 +14,9 @@ import { routesPerLink } from '../routing/incremental.js';
 import { assignLids, formatGuid2Lid, type LidRange } from '../sm/lids.js';
 import { ERROR_COUNTERS } from '../sm/perf-counters.js';
 import { dumpLfts, dumpMfts, type MftEntries } from '../view/dumps.js';
+import { dumpHealth } from '../view/topology-health.js';
+import { mismatchText } from '../model/topology-compare.js';
+import { formatGuid } from '../util/guid.js';
 import { topologyDot, topologyJson, topologySvg, topologyView, viewMemory, type TopologyView } from '../view/topology.js';
 import { openBackend } from '../api/backend.js';
 import { discover } from '../sm/discovery.js';
@@ -91,6 +94,7 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
         routing,
         sa: sa ? { requests: sa.received, requestsPerSecond: Number(rate.toFixed(1)), errors: sa.errors } : undefined,
         perfmgr: perf ? { sweeps: perf.totals.sweeps, portFailures: perf.totals.failures, portsWithErrors: errorPorts } : undefined,
+        health: healthStatus(sm),
       };
     },
     resweep: (heavy) => sm.subnet.sm.sweep(heavy ? 'heavy' : 'light'),
@@ -106,6 +110,8 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
           return formatIbnetdiscover(snap.fabric, { sourceNode: snap.discovery.smNode, sourcePort: snap.discovery.smPort });
         case 'traffic':
           return trafficDump(snap);
+        case 'health':
+          return dumpHealth(sm.subnet.sm.health.state, sm.backend.clock.now(), sm.options?.topology);
         case 'lids': {
           const m = new Map<bigint, LidRange>();
           for (const e of snapshotPorts(snap).endPorts) if (e.lid) m.set(e.guid, { base: e.lid, lmc: e.lmc });
@@ -115,8 +121,21 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
     },
     topo(format) {
       const snap = snapshot();
-      return renderTopology(topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory }), format);
+      return renderTopology(topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory, health: sm.subnet.sm.health.state }), format);
     },
+  };
+}
+
+/** `ibsm status`'s health: the isolations held and the mismatches with the expected topology
+ * (the first 20 of each, one line each; `ibsm dump health` has them all). */
+function healthStatus(sm: IbsmSm): unknown {
+  const h = sm.subnet.sm.health.state;
+  if (!sm.options?.topology && !h.isolated.length) return undefined;
+  const name = (e: { guid: bigint; desc: string; port: number }): string => `"${e.desc}" (${formatGuid(e.guid)})${e.port ? ` port ${e.port}` : ''}`;
+  return {
+    ...(sm.options?.topology ? { topology: sm.options.topology, mismatches: h.mismatches.length, mismatchList: h.mismatches.slice(0, 20).map(mismatchText) } : {}),
+    isolated: h.isolated.length,
+    isolatedList: h.isolated.slice(0, 20).map((i) => `${i.kind} ${name(i.a)}${i.b ? ` - ${name(i.b)}` : ''} (${i.cls}, ${i.source})`),
   };
 }
 

@@ -25,3 +25,25 @@ export function parseTopologyActions(text: string): TopologyActions {
   }
   return out as TopologyActions;
 }
+
+/** One end of a mismatch or an isolation: a node (port 0 for the node itself) or a port. */
+export interface MismatchEnd {
+  guid: bigint;
+  desc: string;
+  port: number;
+}
+
+/** One isolated node (no `b`, port 0) or link (sm/health-state.ts holds them). */
+export interface Isolation {
+  key: string;
+  kind: 'node' | 'link';
+  a: MismatchEnd;
+  b?: MismatchEnd;
+  /** The mismatch class or policy that isolated it. */
+  cls: string;
+  /** Who holds it: 'topology' (the expected topology), or another source (a policy, an operator). */
+  source: string;
+  reason: string;
+  /** Clock time (ms) it was isolated. */
+  since: number;
+}

@@ -11,16 +11,9 @@ import { SPEED_NAMES } from './rates.js';
 import type { Fabric, FabricNode } from './fabric.js';
 import { formatGuid } from '../util/guid.js';
 
-import { MISMATCH_CLASSES, type MismatchClass } from './topology-classes.js';
+import { MISMATCH_CLASSES, type MismatchClass, type MismatchEnd } from './topology-classes.js';
 
-export { MISMATCH_CLASSES, type MismatchClass } from './topology-classes.js';
-
-/** One end of a mismatch: a node (port 0 for the node itself) as the expected file or the fabric has it. */
-export interface MismatchEnd {
-  guid: bigint;
-  desc: string;
-  port: number;
-}
+export { MISMATCH_CLASSES, type MismatchClass, type MismatchEnd } from './topology-classes.js';
 
 export interface Mismatch {
   cls: MismatchClass;

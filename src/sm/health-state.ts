@@ -14,24 +14,11 @@ import { NodeType, PortState } from '../wire/mad.js';
 import { cloneFabric } from '../model/fabric.js';
 import type { DiscoveryResult } from '../model/snapshot.js';
 import { mismatchText, type Mismatch, type MismatchEnd } from '../model/topology-compare.js';
-import type { TopologyActions } from '../model/topology-classes.js';
+import type { Isolation, TopologyActions } from '../model/topology-classes.js';
+
+export type { Isolation } from '../model/topology-classes.js';
 
 export { DEFAULT_TOPOLOGY_ACTIONS, HEALTH_ACTIONS, parseTopologyActions, type HealthAction, type TopologyActions } from '../model/topology-classes.js';
-
-/** One isolated node (no `b`, port 0) or link. */
-export interface Isolation {
-  key: string;
-  kind: 'node' | 'link';
-  a: MismatchEnd;
-  b?: MismatchEnd;
-  /** The mismatch class or policy that isolated it. */
-  cls: string;
-  /** Who holds it: 'topology' (the expected topology), or another source (a policy, an operator). */
-  source: string;
-  reason: string;
-  /** Clock time (ms) it was isolated. */
-  since: number;
-}
 
 export interface HealthState {
   /** The last comparison's mismatches (those whose class is not ignored). */
