@@ -159,9 +159,7 @@ export function compareTopology(exp: Fabric, found: Fabric): Mismatch[] {
       foundLinks.delete(k(wrong.a[0], wrong.a[1]));
       out.push({ cls: 'wrong-port', a: end(fnode(wrong.a[0]), wrong.a[1]), b: end(fnode(wrong.b[0]), wrong.b[1]), expected: want, found: 'this link', at: { node: wrong.a[0], port: wrong.a[1], peer: { node: wrong.b[0], port: wrong.b[1] } } });
     } else {
-      const en = exp.nodes[l.e[0]]!;
-      const eb = exp.nodes[l.e[2]]!;
-      out.push({ cls: 'missing-link', a: end(en, l.e[1]), b: end(eb, l.e[3]), expected: 'a link', found: 'none' });
+      out.push({ cls: 'missing-link', a: end(fnode(l.a[0]), l.a[1]), b: end(fnode(l.b[0]), l.b[1]), expected: 'a link', found: 'none' });
     }
   }
   for (const f of foundLinks.values()) {
