@@ -34,7 +34,7 @@ function rig(actual: Fabric, expected: Fabric, actions: string) {
   const rpc = new MadRpc(ep, clock, { timeoutMs: 50, retries: 3, window: 64, perDestinationWindow: 8 });
   const sink = new MemorySink();
   const changes: HealthChange[] = [];
-  const sm = new SubnetManager({ smp: smpClientOf(rpc), clock, log: new Logger(sink, 'info'), routing: ['updn', 'minhop'], lmc: 0, sweepIntervalMs: 0, topology: { expected, actions: parseTopologyActions(actions), onHealth: (c) => changes.push(c) } });
+  const sm = new SubnetManager({ smp: smpClientOf(rpc), clock, log: new Logger(sink, 'info'), routing: ['ftree', 'updn', 'minhop'], lmc: 0, sweepIntervalMs: 0, topology: { expected, actions: parseTopologyActions(actions), onHealth: (c) => changes.push(c) } });
   installSmHandlers(rpc, sm, { portGuid: ep.local.portGuid, log: new Logger(sink, 'info') });
   return { clock, sim, sm, sink, changes };
 }
@@ -147,7 +147,7 @@ function checkRoutesAvoid(r: Rig, held: Array<[bigint, number]>): void {
   snap.fabric.nodes.forEach((n, i) => n.type === NodeType.Switch && lfts.set(i, r.sim.lft(n.guid)));
   for (const [guid, port] of held) {
     const i = snap.fabric.nodes.findIndex((n) => n.guid === guid);
-    if (snap.fabric.nodes[i]!.type !== NodeType.Switch) continue;
+    if (i < 0 || snap.fabric.nodes[i]!.type !== NodeType.Switch) continue; // (an isolated node is not in the routed fabric)
     const lft = lfts.get(i)!;
     const uses = [...lft.subarray(1, snap.maxLid + 1)].filter((p) => p === port).length;
     expect(uses, `LFT entries of ${snap.fabric.nodes[i]!.desc} out of isolated port ${port}`).toBe(0);
@@ -214,6 +214,11 @@ describe('expected topology on the running SM: ignore, warn, isolate', () => {
         expect(hasCode(r.sink.lines, 'IBSM-2047')).toBe(isolating);
         for (const [guid, port] of c.held) expect(state(r, guid, port), `port ${port} of ${guid.toString(16)}`).toBe(isolating ? PortState.Init : PortState.Active);
         if (isolating) checkRoutesAvoid(r, c.held);
+        if (isolating && c.classes[0] === 'guid-changed') {
+          // the replaced spine is left out of the routed fabric: the tree engine still applies
+          expect(r.sm.current!.fabric.nodes.some((n) => n.guid === c.held[0]![0])).toBe(false);
+          expect(r.sm.current!.routing.engine).toBe('ftree');
+        }
       });
     }
   }

@@ -31,6 +31,8 @@ export interface MismatchEnd {
   guid: bigint;
   desc: string;
   port: number;
+  /** The node's type (NodeInfo NodeType; 0: not known, a cabling plan's node). */
+  type?: number;
 }
 
 /** One isolated node (no `b`, port 0) or link (sm/health-state.ts holds them). */

@@ -46,7 +46,7 @@ export function mismatchText(m: Mismatch): string {
   return `${m.cls}: ${ends}: expected ${m.expected}, found ${m.found}`;
 }
 
-const end = (n: FabricNode, port: number): MismatchEnd => ({ guid: n.guid, desc: n.desc, port });
+const end = (n: FabricNode, port: number): MismatchEnd => ({ guid: n.guid, desc: n.desc, port, type: n.type });
 
 /** expected → found node index (and back), by GUID, then by place. */
 function matchNodes(exp: Fabric, found: Fabric): { e2f: Int32Array; f2e: Int32Array } {

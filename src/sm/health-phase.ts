@@ -8,7 +8,7 @@ import type { Fabric } from '../model/fabric.js';
 import { compareTopology, endText, mismatchText } from '../model/topology-compare.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import { cutIsolated, DEFAULT_TOPOLOGY_ACTIONS, EMPTY_HEALTH, isolatedPorts, nextHealth, portsToTakeDown, restoreIsolated, type HealthChange, type HealthState, type TopologyActions } from './health-state.js';
+import { cutIsolated, DEFAULT_TOPOLOGY_ACTIONS, EMPTY_HEALTH, isolatedNodes, isolatedPorts, nextHealth, portsToTakeDown, restoreIsolated, withoutNodes, type HealthChange, type HealthState, type TopologyActions } from './health-state.js';
 import { planPortDown } from './plan-ports.js';
 import type { SweepPhase } from './program-phases.js';
 
@@ -33,9 +33,9 @@ export class HealthKeeper {
     private readonly s: HealthSettings,
   ) {}
 
-  /** The decide phase: compare, move the state on, cut the isolated links from the view. A local
-   * sweep while a node is isolated ends (a full heavy sweep follows: its links are not in the
-   * snapshot to re-link). */
+  /** The decide phase: compare, move the state on, cut the isolated links from the view and leave
+   * the isolated nodes out of it. A local sweep while a node is isolated ends (a full heavy sweep
+   * follows: the node is not in the snapshot to re-link). */
   phase(local: boolean): SweepPhase {
     return {
       kind: 'decide',
@@ -48,9 +48,16 @@ export class HealthKeeper {
         }
         const disc = local ? restoreIsolated(view.disc, this.state.isolated) : view.disc;
         if (this.s.expected) this.judge(compareTopology(this.s.expected, disc.fabric));
+        if (local && this.state.isolated.some((i) => i.kind === 'node')) {
+          this.log.info('local sweep: a node is isolated; full heavy sweep follows');
+          return false;
+        }
+        // The isolated links cut, the isolated nodes left out (renumbered): what the sweep plans over.
         const ports = isolatedPorts(disc, this.state.isolated);
-        r.takeDown = portsToTakeDown(disc, ports);
-        view.disc = cutIsolated(disc, ports);
+        const drop = isolatedNodes(disc, this.state.isolated);
+        const { disc: routed, index } = withoutNodes(cutIsolated(disc, ports), drop);
+        r.takeDown = portsToTakeDown(disc, ports, drop).map((p) => ({ node: index[p.node]!, port: p.port }));
+        view.disc = routed;
         view.ports = view.ports === disc || !local ? view.disc : cutIsolated(view.ports, ports);
       },
     };

@@ -9,7 +9,8 @@
  * unlinked (`cutIsolated`), so routing does not use it and the PortInfo planner does not arm it
  * (it stays in INIT, where the SM still sees both ends and compares them every sweep); one that is
  * already ARMED or ACTIVE is taken Down once (the link retrains and comes back in INIT, held
- * there). An isolated node is all its links isolated. */
+ * there). An isolated node is all its links isolated, and it is left out of the view the sweep
+ * plans over (`withoutNodes`: not routed, not programmed, not in the snapshot). */
 import { NodeType, PortState } from '../wire/mad.js';
 import { cloneFabric } from '../model/fabric.js';
 import type { DiscoveryResult } from '../model/snapshot.js';
@@ -114,14 +115,54 @@ export function cutIsolated(disc: DiscoveryResult, ports: ReadonlySet<string>): 
   return { ...disc, fabric };
 }
 
-/** The ports of `ports` that are ARMED or ACTIVE (they must be taken Down; INIT ones are held). */
-export function portsToTakeDown(disc: DiscoveryResult, ports: ReadonlySet<string>): Array<{ node: number; port: number }> {
-  const out: Array<{ node: number; port: number }> = [];
-  for (const k of ports) {
-    const [node, port] = k.split(':').map(Number) as [number, number];
-    if ((disc.nodes[node]?.portInfo[port]?.portState ?? PortState.Down) >= PortState.Armed) out.push({ node, port });
+/** The isolated nodes of `isolated` (indices of `disc`; never the SM's own). */
+export function isolatedNodes(disc: DiscoveryResult, isolated: readonly Isolation[]): Set<number> {
+  const out = new Set<number>();
+  if (!isolated.some((i) => i.kind === 'node')) return out;
+  const byGuid = new Map<bigint, number>();
+  disc.fabric.nodes.forEach((n, i) => byGuid.set(n.guid, i));
+  for (const i of isolated) {
+    const n = i.kind === 'node' ? byGuid.get(i.a.guid) : undefined;
+    if (n !== undefined && n !== disc.smNode) out.add(n);
   }
   return out;
+}
+
+/** One port of each isolated link that is ARMED or ACTIVE (a PortState Down Set on one end takes
+ * the link down: both ends retrain to INIT), on a node that is not dropped; INIT ones are held. */
+export function portsToTakeDown(disc: DiscoveryResult, ports: ReadonlySet<string>, drop: ReadonlySet<number> = new Set()): Array<{ node: number; port: number }> {
+  const out: Array<{ node: number; port: number }> = [];
+  const done = new Set<string>();
+  const armed = (node: number, port: number): boolean => (disc.nodes[node]?.portInfo[port]?.portState ?? PortState.Down) >= PortState.Armed;
+  for (const k of ports) {
+    const [node, port] = k.split(':').map(Number) as [number, number];
+    const peer = disc.fabric.nodes[node]?.ports[port]?.peer;
+    if (done.has(k) || drop.has(node) || !armed(node, port)) continue;
+    done.add(k);
+    if (peer) done.add(`${peer.node}:${peer.port}`);
+    out.push({ node, port });
+  }
+  return out;
+}
+
+/** `disc` without the nodes of `drop`, the others renumbered in their order (their links to the
+ * dropped nodes cut): routing and the planners never see an isolated node (a switch left in the
+ * view without links would be a fabric no tree engine applies to). `index`: old → new (-1: dropped). */
+export function withoutNodes(disc: DiscoveryResult, drop: ReadonlySet<number>): { disc: DiscoveryResult; index: Int32Array } {
+  const index = new Int32Array(disc.fabric.nodes.length);
+  let k = 0;
+  for (let i = 0; i < index.length; i++) index[i] = drop.has(i) ? -1 : k++;
+  if (!drop.size) return { disc, index };
+  const keep = (_: unknown, i: number): boolean => !drop.has(i);
+  const nodes = disc.fabric.nodes.filter(keep).map((n) => ({
+    ...n,
+    ports: n.ports.map((p) => {
+      if (!p?.peer) return p;
+      const to = index[p.peer.node]!;
+      return { ...p, peer: to < 0 ? undefined : { node: to, port: p.peer.port } };
+    }),
+  }));
+  return { disc: { ...disc, fabric: { nodes }, nodes: disc.nodes.filter(keep), smNode: index[disc.smNode]! }, index };
 }
 
 /** `disc` (a local sweep's view, built on a snapshot that had them cut) with the isolated links

@@ -4,6 +4,7 @@
  * and not routed, so absent from the routed fabric: drawn back, marked). Pure: marks a view
  * (view/topology.ts) in place. */
 import { guidHex } from '../util/guid.js';
+import { NodeType } from '../wire/mad.js';
 import type { Mismatch, MismatchEnd } from '../model/topology-compare.js';
 import type { Isolation } from '../model/topology-classes.js';
 import type { TopologyView, ViewLink } from './topology.js';
@@ -46,8 +47,17 @@ export function markHealth(v: TopologyView, h: HealthMarks): Set<string> {
   }
   for (const i of h.isolated) {
     if (i.kind === 'link' && i.b) mark(end(i.a), end(i.b), 'isolated', `isolated (${i.cls}): ${i.reason}`);
-    const n = nodes.get(guidHex(i.a.guid));
-    if (i.kind === 'node' && n) n.isolated = `isolated (${i.cls}): ${i.reason}`;
+    if (i.kind !== 'node') continue;
+    // an isolated node is not in the routed fabric (nor are its links): drawn alone, marked
+    let n = nodes.get(guidHex(i.a.guid));
+    if (!n) {
+      const sw = i.a.type === NodeType.Switch;
+      n = { id: guidHex(i.a.guid), kind: sw ? 'switch' : i.a.type === NodeType.Router ? 'router' : 'ca', desc: i.a.desc, guid: i.a.guid, tier: sw ? 1 : 0 };
+      nodes.set(n.id, n);
+      v.nodes.push(n);
+    }
+    n.gone = undefined;
+    n.isolated = `isolated (${i.cls}): ${i.reason}`;
   }
   for (const m of h.mismatches) {
     if (m.b) continue;

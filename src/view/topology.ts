@@ -144,14 +144,13 @@ export function topologyView(f: Fabric, o: ViewOptions = {}): TopologyView {
       links.push({ a, b, ...(p.width ? { width: p.width } : {}), ...(p.speed ? { speed: p.speed } : {}), routes: routesOf(n.guid, p.num, f.nodes[p.peer.node]!.guid, p.peer.port) });
     }
   });
-  const view: TopologyView = { nodes, links, maxRoutes: 0, meanRoutes: 0 };
-  if (o.health) for (const k of markHealth(view, o.health)) seen.add(k);
+  const present = new Set(nodes.map((n) => n.id));
+  // what an earlier view showed and this fabric lacks: nodes gone, links down (to a gone node too)
+  if (mem) for (const [id, n] of mem.nodes) if (!present.has(id)) nodes.push({ ...n, gone: true });
+  if (o.health) for (const k of markHealth({ nodes, links, maxRoutes: 0, meanRoutes: 0 }, o.health)) seen.add(k);
   if (mem) {
-    // what an earlier view showed and this fabric lacks: nodes gone, links down (to a gone node too)
-    const present = new Set(nodes.map((n) => n.id));
-    for (const [id, n] of mem.nodes) if (!present.has(id)) nodes.push({ ...n, gone: true });
     for (const [k, l] of mem.links) if (!seen.has(k)) links.push({ a: l.a, b: l.b, ...(l.width ? { width: l.width } : {}), ...(l.speed ? { speed: l.speed } : {}), routes: 0, down: true });
-    for (const n of nodes) if (!n.gone) mem.nodes.set(n.id, n);
+    for (const n of nodes) if (!n.gone) mem.nodes.set(n.id, { ...n, isolated: undefined, health: undefined });
     for (const l of links) if (!l.down && l.health !== 'missing' && l.health !== 'isolated') mem.links.set(linkKey(l.a, l.b), l);
   }
   const all = [...(o.routes?.values() ?? [])];
