@@ -48,6 +48,11 @@ describe('ibsm check', () => {
     const b = await cli(['check', '--topology', bad, '--sim', SPEC]);
     expect(b.code).toBe(2);
     expect(b.err).toMatch(/bad\.plan:1/);
+    // ibsm config --check names the file and line too, and refuses the configuration
+    const c = await cli(['config', '--check', '--sim', SPEC, '--guid2lid', 'none', '--topology', bad]);
+    expect(c.code).toBe(2);
+    expect(c.out).toMatch(/^problem: .*bad\.plan:1: a link is NODE PORT NODE PORT/m);
+    expect((await cli(['config', '--check', '--sim', SPEC, '--guid2lid', 'none', '--topology-action', 'width=drop'])).code).toBe(2);
   });
 
   it('reads a cabling plan by NodeDescription: the fabric it describes matches, a swapped pair does not', () => {

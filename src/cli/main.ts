@@ -125,6 +125,7 @@ async function configCmd(argv: string[], io: Io): Promise<number> {
     ['prefixRoutes', 'prefix-routes', (g: unknown[]) => `${g.length} routes`],
     ['guid2lid', 'guid2lid', (g: Map<unknown, unknown>) => `${g.size} entries`],
     ['topology', 'sim', (t: { nodes: unknown[] }) => `${t.nodes.length} nodes`],
+    ['expectedTopology', 'topology', (t: { nodes: unknown[] }) => `${t.nodes.length} nodes expected`],
   ];
   for (const [k, opt, what] of said) if (files[k] !== undefined) io.stdout.write(`${opt} ${setting<string>(r.config, opt)}: good (${what(files[k] as never)})\n`);
   for (const p of problems) io.stdout.write(`problem: ${p.message}\n`);
