@@ -117,8 +117,8 @@ export function compareTopology(exp: Fabric, found: Fabric): Mismatch[] {
     if (f2e[i] === -1) out.push({ cls: 'extra-node', a: end(n, 0), expected: 'none', found: `a ${typeName(n)}`, at: { node: i } });
   });
   // Links: expected ones, in found indices. A link is keyed by its lower (node, port) end.
-  const k = (node: number, port: number): string => `${node}:${port}`;
-  const expLinks = new Map<string, { a: [number, number]; b: [number, number]; e: [number, number, number, number] }>();
+  const k = (node: number, port: number): number => node * 256 + port;
+  const expLinks = new Map<number, { a: [number, number]; b: [number, number]; e: [number, number, number, number] }>();
   exp.nodes.forEach((n, i) => {
     n.ports.forEach((p, pn) => {
       if (!p?.peer || pn === 0) return;
@@ -129,7 +129,7 @@ export function compareTopology(exp: Fabric, found: Fabric): Mismatch[] {
       expLinks.set(k(fa, pn), { a: [fa, pn], b: [fb, p.peer.port], e: [i, pn, p.peer.node, p.peer.port] });
     });
   });
-  const foundLinks = new Map<string, { a: [number, number]; b: [number, number] }>();
+  const foundLinks = new Map<number, { a: [number, number]; b: [number, number] }>();
   found.nodes.forEach((n, i) => {
     n.ports.forEach((p, pn) => {
       if (!p?.peer || pn === 0 || f2e[i] === -1 || f2e[p.peer.node] === -1) return;
@@ -151,9 +151,13 @@ export function compareTopology(exp: Fabric, found: Fabric): Mismatch[] {
       if (ep.speed && speedRank(fp.speed) < speedRank(ep.speed)) out.push({ cls: 'speed', ...ends, expected: ep.speed, found: fp.speed ?? 'unknown', at });
     } else missing.push(l);
   }
-  // A missing link whose two nodes are linked on other ports (one end the same): the cable is on the wrong port.
+  // A missing link whose two nodes are linked on other ports (one end the same): the cable is on
+  // the wrong port. The links left, by their two nodes.
+  const pair = (x: number, y: number): number => Math.min(x, y) * found.nodes.length + Math.max(x, y);
+  const byPair = new Map<number, L[]>();
+  for (const f of foundLinks.values()) byPair.set(pair(f.a[0], f.b[0]), [...(byPair.get(pair(f.a[0], f.b[0])) ?? []), f]);
   for (const l of missing) {
-    const wrong = [...foundLinks.values()].find((f) => sameNodes(f, l) && (sameEnd(f, l.a) || sameEnd(f, l.b)));
+    const wrong = (byPair.get(pair(l.a[0], l.b[0])) ?? []).find((f) => foundLinks.has(k(f.a[0], f.a[1])) && sameNodes(f, l) && (sameEnd(f, l.a) || sameEnd(f, l.b)));
     const want = `${endText(end(fnode(l.a[0]), l.a[1]))} - ${endText(end(fnode(l.b[0]), l.b[1]))}`;
     if (wrong) {
       foundLinks.delete(k(wrong.a[0], wrong.a[1]));
