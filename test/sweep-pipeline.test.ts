@@ -65,11 +65,12 @@ describe("the sweeper's phase tables", () => {
     }
     // decide: master or not, then the fabric health (issue #33); apply: isolated ports taken Down first
     expect(kinds(sw.tables.heavy)).toEqual(['discover', 'decide', 'decide', 'plan', 'plan', 'apply', 'apply', 'apply', 'apply', 'apply', 'apply', 'verify']);
-    expect(kinds(sw.tables.takeover)).toEqual(['discover', 'decide', 'plan', 'plan', 'apply', 'verify']);
+    expect(kinds(sw.tables.takeover)).toEqual(['discover', 'decide', 'decide', 'plan', 'plan', 'apply', 'verify']);
     expect(kinds(sw.tables.light)).toEqual(['discover', 'decide', 'verify']);
     expect(kinds(sw.tables.multicast)).toEqual(['plan', 'apply', 'verify']);
     // the apply phases are the same objects in the heavy and the takeover tables
-    expect(sw.tables.takeover[4]).toBe(sw.tables.heavy[6]);
+    expect(sw.tables.takeover[5]).toBe(sw.tables.heavy[6]);
+    expect([sw.tables.takeover[2]!.name, sw.tables.heavy[2]!.name]).toEqual(['fabric health', 'fabric health']);
     expect(sw.tables.heavy[6]).toBe(sw.phases.portInfo);
     expect(sw.tables.heavy[5]).toBe(sw.health.takeDownPhase);
   });

@@ -214,6 +214,10 @@ describe('expected topology on the running SM: ignore, warn, isolate', () => {
         expect(hasCode(r.sink.lines, 'IBSM-2047')).toBe(isolating);
         for (const [guid, port] of c.held) expect(state(r, guid, port), `port ${port} of ${guid.toString(16)}`).toBe(isolating ? PortState.Init : PortState.Active);
         if (isolating) checkRoutesAvoid(r, c.held);
+        // light sweeps see nothing to do: a port held in INIT does not call for heavy sweeps
+        const heavy = r.sm.sweepsDone.heavy;
+        for (let i = 0; i < 3; i++) await drive(r.clock, r.sm.sweep('light'));
+        expect(r.sm.sweepsDone.heavy).toBe(heavy);
         if (isolating && c.classes[0] === 'guid-changed') {
           // the replaced spine is left out of the routed fabric: the tree engine still applies
           expect(r.sm.current!.fabric.nodes.some((n) => n.guid === c.held[0]![0])).toBe(false);

@@ -140,6 +140,7 @@ export class Sweeper {
       takeover: [
         { kind: 'discover', name: 'the view checked', run: (r) => this.checkView(r) },
         this.decidePhase,
+        this.health.phase(false),
         ...this.planPhases(false),
         p.portInfo,
         { kind: 'verify', name: 'the snapshot', run: (r) => this.verifyTakeover(r) },
