@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../src/util/clock.js';
 import { SimFabric } from '../src/sim/fabric.js';
-import { trainWidth } from '../src/sim/link-rate.js';
+import { swapCables, trainWidth } from '../src/sim/cabling.js';
 import { loadFabricSpec } from '../src/model/load.js';
 import { cloneFabric, type Fabric } from '../src/model/fabric.js';
 import { MadRpc } from '../src/rpc/madrpc.js';
@@ -288,6 +288,30 @@ describe('expected topology on the running SM: ignore, warn, isolate', () => {
     expect(r.sm.health.state.isolated).toEqual([]);
     expect(hasCode(r.sink.lines, 'IBSM-2048')).toBe(true);
     expect(state(r, lg, up)).toBe(PortState.Active);
+  });
+
+  it('two cables swapped on a running fabric: isolated (INIT, not routed) by the sweep the traps bring; swapped back: released', async () => {
+    const base = loadFabricSpec(SPEC);
+    const { leaf, hostPorts } = leafOf(base);
+    const [p1, p2] = hostPorts as [number, number];
+    const r = rig(cloneFabric(base), base, 'wrong-port=isolate');
+    const lg = base.nodes[leaf]!.guid;
+    await drive(r.clock, r.sm.start());
+    const settle = async (act: () => void): Promise<void> => {
+      const n = r.sm.stats.length;
+      act();
+      await r.clock.runUntil(() => r.sm.stats.length > n && r.sm.stats.at(-1)!.kind === 'heavy', 20_000);
+      await drive(r.clock, new Promise((res) => r.clock.setTimeout(res, 2000)));
+    };
+    await settle(() => swapCables(r.sim, lg, p1, lg, p2));
+    expect(r.sm.health.state.isolated.map((i) => i.cls)).toEqual(['wrong-port', 'wrong-port']);
+    for (const p of [p1, p2]) expect(state(r, lg, p)).toBe(PortState.Init);
+    checkRoutesAvoid(r, [[lg, p1], [lg, p2]]);
+    await settle(() => swapCables(r.sim, lg, p1, lg, p2));
+    expect(r.sm.health.state.isolated).toEqual([]);
+    expect(r.sm.health.state.mismatches).toEqual([]);
+    for (const p of [p1, p2]) expect(state(r, lg, p)).toBe(PortState.Active);
+    checkRoutesAvoid(r, []);
   });
 
   it('the picture draws the swapped cables isolated where they are, and the missing link where it should be', async () => {
