@@ -179,7 +179,8 @@ export class Subnet {
         o.onStateChange?.(t);
         this.events.emit('smStateChanged', t);
       },
-      topology: o.topology && {
+      // (always: a reload may give the SM an expected topology later)
+      topology: {
         ...o.topology,
         onHealth: (c) => {
           o.topology?.onHealth?.(c);

@@ -102,6 +102,18 @@ describe('the health seen by a person: status, dump health, topo, events, metric
       const m = renderMetrics(sm.subnet, sm.backend.rpc);
       expect(m).toMatch(/^ibsm_topology_mismatches\{class="extra-node"\} 1$/m);
       expect(m).toMatch(/^ibsm_isolated\{kind="node"\} 1$/m);
+      // a reload without the file: the next sweep releases the spine (ACTIVE, routed), said as an event
+      const res = await sm.reload({ sim: 'gen:fattree2:leaves=3,spines=3,hosts=2', sweepIntervalS: 0, guid2lid: 'none' });
+      expect(res.applied).toContain('topology');
+      await sm.subnet.sm.sweep('heavy');
+      expect(sm.subnet.sm.health.state).toEqual({ mismatches: [], isolated: [] });
+      expect(events.at(-1)).toMatchObject({ released: [{ kind: 'node', class: 'extra-node' }], isolatedNow: 0 });
+      expect(sm.snapshot!.fabric.nodes.some((n) => n.desc === 'sw-l2-2')).toBe(true);
+      // and with it again (warn only this time): found again, nothing isolated
+      await sm.reload({ sim: 'gen:fattree2:leaves=3,spines=3,hosts=2', sweepIntervalS: 0, guid2lid: 'none', topology: file });
+      await sm.subnet.sm.sweep('heavy');
+      expect(sm.subnet.sm.health.state.mismatches.map((x) => x.cls)).toEqual(['extra-node']);
+      expect(sm.subnet.sm.health.state.isolated).toEqual([]);
     } finally {
       await sm.stop();
     }

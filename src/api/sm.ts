@@ -118,6 +118,7 @@ export class IbsmSm {
     let r: ReturnType<Subnet['reconfigure']>;
     try {
       files = readSmFiles(n, undefined, this.log);
+      files.topology = await readTopology(n);
       changed = SM_CONFIG_KEYS.filter((k) => !sameValue((this.options as Record<string, unknown>)[k], (n as Record<string, unknown>)[k]));
       r = this.subnet.reconfigure({ partitions: files.partitions, qos: files.qos, qosVl: files.qosVl, routing: n.routing!, routingOptions: files.routingOptions });
     } catch (e) {
@@ -125,6 +126,7 @@ export class IbsmSm {
       throw e;
     }
     warnRouteOrder(this.log, n.routing!, files);
+    this.subnet.sm.health.configure(files.topology);
     if (files.prefixRoutes) this.subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes: files.prefixRoutes }));
     const applied = changed.filter((k) => RELOADABLE_KEYS.has(k));
     const restartNeeded = changed.filter((k) => !RELOADABLE_KEYS.has(k));

@@ -30,8 +30,14 @@ export class HealthKeeper {
   constructor(
     private readonly log: Logger,
     private readonly clock: Clock,
-    private readonly s: HealthSettings,
+    private s: HealthSettings,
   ) {}
+
+  /** A reload: another expected topology or other actions (none: no comparison; the next sweep
+   * releases what the topology isolated). */
+  configure(t: { expected?: Fabric; actions?: TopologyActions } | undefined): void {
+    this.s = { ...this.s, expected: t?.expected, actions: t?.actions };
+  }
 
   /** The decide phase: compare, move the state on, cut the isolated links from the view and leave
    * the isolated nodes out of it. A local sweep while a node is isolated ends (a full heavy sweep
@@ -48,6 +54,7 @@ export class HealthKeeper {
         }
         const disc = local ? restoreIsolated(view.disc, this.state.isolated) : view.disc;
         if (this.s.expected) this.judge(compareTopology(this.s.expected, disc.fabric));
+        else if (this.state.mismatches.length || this.state.isolated.some((i) => i.source === 'topology')) this.judge([]); // the file taken away
         if (local && this.state.isolated.some((i) => i.kind === 'node')) {
           this.log.info('local sweep: a node is isolated; full heavy sweep follows');
           return false;
