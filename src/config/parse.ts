@@ -133,7 +133,7 @@ const HEADS: Record<Command, string> = {
   reload: 'usage: ibsm reload [options]\n  ask the running SM to read its configuration again, as SIGHUP: the files checked whole first (an error keeps\n  the running configuration), what can change live applied (partitions, QoS, routing), what needs a restart named',
   dump: 'usage: ibsm dump lfts|mfts|topology|lids|traffic|health [options]\n  the running SM\'s tables as text: LFTs and MFTs as ibroute prints them, the topology as ibnetdiscover, LIDs as guid2lid; health: the isolated links and nodes and the mismatches with --topology; traffic: the bandwidth random bisections and all-to-all get through its LFTs (docs/traffic.md), computed on request',
   check: 'usage: ibsm check --topology FILE [--sim <file|gen:spec> | --umad] [--json]\n  discover the fabric once and compare it with the expected topology (ibnetdiscover format or a cabling plan):\n  each mismatch on a line (missing/extra node or link, wrong port, GUID changed, width, speed), naming both ends;\n  exit 0 when none, 1 on a mismatch, 2 on a usage or file error',
-  topo: 'usage: ibsm topo [--format dot|svg|json] [--sim <file|gen:spec> | --umad | --socket PATH]\n  a picture of the fabric: switches by tier, hosts grouped, links coloured by routes per link, down links marked',
+  topo: 'usage: ibsm topo [--format dot|svg|json] [--sim <file|gen:spec> | --umad | --socket PATH]\n  a picture of the fabric: switches by tier, hosts grouped, links coloured by routes per link, down links marked; with --topology on the running SM: missing, extra and degraded links and isolated links and nodes marked',
 };
 
 /** One line per option: `  --name ARG   help (default: x)`. */
