@@ -39,6 +39,8 @@ import { emptyStats, newRun, programmedStats, runPhases, type DecideFn, type Pha
 import { multicastPhases, type McastRun } from './mcast-phases.js';
 import { programPhases, type SweepPhase } from './program-phases.js';
 import { foreignKeys, SweepWrites } from './sweep-writes.js';
+import { VPortManager } from './vport-mgr.js';
+import { heavyVportPhases, vportPass } from './vport-phases.js';
 
 export { emptyStats, type SweepStats } from './pipeline.js';
 
@@ -119,9 +121,12 @@ export class Sweeper {
     this.rotation = new CaRotation(caRounds(s.sweepIntervalMs));
     this.phases = programPhases({ smp, clock, log, s, programmed: this.programmed, foreign: this.foreign });
     const p = this.phases;
+    this.vports = new VPortManager(smp, log); // vport hook (sm/vport-*.ts)
+    const vp = heavyVportPhases(this.vports, log);
     this.tables = {
       heavy: [
         { kind: 'discover', name: 'discovery', run: (r) => this.discoverWhole(r) },
+        vp.discover,
         this.decidePhase,
         ...this.planPhases(true),
         p.portInfo,
@@ -129,6 +134,7 @@ export class Sweeper {
         p.vlTables,
         p.lfts,
         p.activation,
+        vp.apply,
         { kind: 'verify', name: 'the snapshot', run: (r) => this.verifyWhole(r) },
       ],
       takeover: [
@@ -141,6 +147,20 @@ export class Sweeper {
       light: lightPhases({ smp, clock, log, rotation: this.rotation }),
       multicast: multicastPhases({ clock, log, s, programmed: this.programmed, writesFor: (disc) => this.writesFor(disc, { keys: false }) }),
     };
+  }
+
+  /** SR-IOV vports (sm/vport-mgr.ts). */
+  readonly vports: VPortManager;
+  private vportDeps(): Parameters<typeof vportPass>[0] {
+    const save = (m: ReadonlyMap<bigint, LidRange>): void => {
+      try {
+        this.s.saveGuid2Lid?.(m);
+      } catch (e) {
+        this.guid2lidFailures++;
+        this.log.warn('guid2lid not saved', { error: (e as Error).message, failures: this.guid2lidFailures });
+      }
+    };
+    return { mgr: this.vports, smp: this.smp, clock: this.clock, log: this.log, lmc: this.s.lmc, programmed: this.programmed, writesFor: (snap) => this.writesFor(snap.discovery), save };
   }
 
   /** The phase tables (sm/pipeline.ts) this sweeper runs: a heavy sweep's, a takeover's, a light
@@ -196,7 +216,7 @@ export class Sweeper {
   private lidOptions(disc: DiscoveryResult): Parameters<typeof assignLids>[1] {
     const s = this.s;
     const reassign = s.reassignLids === true && this.reassignPending;
-    return { lmc: s.lmc, lmcSwitch: lmcSwitches(disc, s), smNode: disc.smNode, smPort: disc.smPort, existing: reassign ? undefined : (this.own ?? this.adopted ?? s.guid2lid), keepCurrent: !reassign };
+    return { lmc: s.lmc, lmcSwitch: lmcSwitches(disc, s), smNode: disc.smNode, smPort: disc.smPort, existing: reassign ? undefined : (this.own ?? this.adopted ?? s.guid2lid), keepCurrent: !reassign, reserved: this.vports.reserved() };
   }
 
   /** The LID step of a sweep that programs: LIDs assigned to the view's ports, kept as this SM's
@@ -206,7 +226,9 @@ export class Sweeper {
   private assign(disc: DiscoveryResult, sweep: number): { lids: LidAssignment; smLid: number } {
     const { s, log } = this;
     const tl = this.clock.now();
-    const lids = assignLids(disc.fabric, this.lidOptions(disc));
+    const opts = this.lidOptions(disc);
+    const lids = assignLids(disc.fabric, opts);
+    this.vports.assign(lids, disc.fabric, s.lmc, opts.existing); // vport hook: their ranges join the map saved
     this.reassignPending = false;
     this.own = lids.byGuid;
     const smLid = disc.fabric.nodes[disc.smNode]!.ports[disc.smPort]!.lid!;
@@ -269,6 +291,7 @@ export class Sweeper {
     if (log.enabled('debug')) logRoutingPhase(log, r.sweep, r.view!.disc.fabric, routed, routeMs, () => this.clock.now());
     r.routed = routed;
     r.routing = routed.result;
+    if (this.vports.ports.size) r.maxLid = this.vports.extendRoutes(r.routing, r.view!.disc.fabric, r.maxLid); // vport hook
   }
 
   /** The whole fabric as a view. */
@@ -412,6 +435,8 @@ export class Sweeper {
     const r: LightRun = { snap, full, t0: this.clock.now(), s0: this.smp.sent };
     await runPhases(this.tables.light, r);
     const { changed, smPorts, foreign } = r.result!;
+    // vport hook: new and gone vports handled without a heavy sweep (sm/vport-phases.ts)
+    if (!changed && this.vports.ports.size) r.stats!.smps += (await vportPass(this.vportDeps(), snap)).smps;
     return { changed, stats: r.stats!, smPorts, foreign };
   }
 }
