@@ -7,6 +7,7 @@ import { NodeType, PortState } from '../src/wire/mad.js';
 import { VPortAttr, VPortInfo, vportIndexMod } from '../src/wire/vport.js';
 import { PortCap2 } from '../src/wire/sma.js';
 import type { SimFabric } from '../src/sim/fabric.js';
+import { formatGuid } from '../src/util/guid.js';
 import { checkFabric, smRig, type SmRig } from './helpers/sm-rig.js';
 import { drive } from './helpers/drive.js';
 
@@ -113,6 +114,38 @@ describe('SR-IOV vports: the SM', () => {
     await r.clock.advanceAsync(INTERVAL);
     expect(r.sm.vports.lidMap.has(created[0]!.guid)).toBe(false);
     expect(r.sm.stats.filter((s) => s.kind === 'heavy').length, 'still no heavy sweep').toBe(heavy);
+  });
+
+  it('vport LIDs persist across a restart through guid2lid (a cold fabric, the same LIDs), and are LMC-aware', async () => {
+    const saved: Array<ReadonlyMap<bigint, { base: number; lmc: number }>> = [];
+    const a = smRig(loadFabricSpec(SPEC), { sm: { lmc: 1, saveGuid2Lid: (m) => saved.push(new Map(m)) }, sim: { virtualization: { vportCap: 64, vports: 4 } } });
+    await drive(a.clock, a.sm.start());
+    const lidsA = new Map([...a.sim.vports.all()].filter((v) => v.lidRequired).map((v) => [v.guid, v.lid]));
+    expect(lidsA.size).toBeGreaterThan(0);
+    for (const [g, l] of lidsA) {
+      expect(l % 2, 'aligned to 2^LMC').toBe(0);
+      expect(saved.at(-1)!.get(g)).toEqual({ base: l, lmc: 1 });
+    }
+    // both LIDs of a vport's range are routed as the port's two LIDs
+    const ca = cas(a.sim)[2]!;
+    const v = [...a.sim.vports.virt(ca.guid, 1).vports.values()].find((x) => x.lidRequired)!;
+    for (const s of a.sim.nodes.filter((n) => n.isSwitch)) {
+      const lft = a.sim.lft(s.guid);
+      const base = ca.ports[1]!.info.lid;
+      expect([lft[v.lid], lft[v.lid + 1]]).toEqual([lft[base], lft[base + 1]]);
+    }
+    await checkVports(a);
+    // a fresh SM on a cold fabric, handed the saved map: every vport gets its LID back, though
+    // the physical ports are numbered in another order (the SM attached elsewhere)
+    const b = smRig(loadFabricSpec(SPEC), { attach: cas(a.sim)[5]!.idx, sm: { lmc: 1, guid2lid: saved.at(-1)! }, sim: { virtualization: { vportCap: 64, vports: 4 } } });
+    // and one more VF on the host the SM numbers first: first in line for a fresh LID
+    const first = b.sim.node(a.sm.current!.fabric.nodes.find((n) => n.type === NodeType.CA)!.guid);
+    b.sim.vports.virt(first.guid, 1).add({ index: 5, lidRequired: true });
+    await drive(b.clock, b.sm.start());
+    const lidsB = new Map([...b.sim.vports.all()].filter((x) => x.lidRequired && lidsA.has(x.guid)).map((x) => [x.guid, x.lid]));
+    expect(lidsB.size).toBe(lidsA.size);
+    for (const [g, l] of lidsB) expect(l, formatGuid(g)).toBe(lidsA.get(g));
+    await checkVports(b);
   });
 
   it('a fabric without virtualization: the light sweep sends no vport SMP', async () => {

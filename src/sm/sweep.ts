@@ -216,7 +216,8 @@ export class Sweeper {
   private lidOptions(disc: DiscoveryResult): Parameters<typeof assignLids>[1] {
     const s = this.s;
     const reassign = s.reassignLids === true && this.reassignPending;
-    return { lmc: s.lmc, lmcSwitch: lmcSwitches(disc, s), smNode: disc.smNode, smPort: disc.smPort, existing: reassign ? undefined : (this.own ?? this.adopted ?? s.guid2lid), keepCurrent: !reassign, reserved: this.vports.reserved() };
+    const existing = reassign ? undefined : (this.own ?? this.adopted ?? s.guid2lid);
+    return { lmc: s.lmc, lmcSwitch: lmcSwitches(disc, s), smNode: disc.smNode, smPort: disc.smPort, existing, keepCurrent: !reassign, reserved: this.vports.reserved(existing) };
   }
 
   /** The LID step of a sweep that programs: LIDs assigned to the view's ports, kept as this SM's

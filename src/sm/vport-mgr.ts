@@ -154,9 +154,13 @@ export class VPortManager {
   }
 
   /** LIDs fresh physical ranges should avoid: what the vports hold (kept while they exist). */
-  reserved(): Set<number> {
+  reserved(existing?: ReadonlyMap<bigint, LidRange>): Set<number> {
     const out = new Set<number>();
-    for (const [, v] of this.all()) if (v.lidRequired) for (const l of [this.lidMap.get(v.guid)?.base, v.wireLid]) if (l) out.add(l);
+    for (const [, v] of this.all()) {
+      if (!v.lidRequired) continue;
+      for (const r of [this.lidMap.get(v.guid), existing?.get(v.guid)]) if (r) for (let l = r.base; l < r.base + (1 << r.lmc); l++) out.add(l);
+      if (v.wireLid) out.add(v.wireLid);
+    }
     return out;
   }
 
@@ -178,23 +182,29 @@ export class VPortManager {
     };
     const before = this.lidMap;
     let assigned = 0;
-    let cursor = 1;
-    for (const [, v] of this.all()) {
-      if (!v.lidRequired || (subset && !subset.has(v))) continue;
-      const want = [before.get(v.guid)?.base, existing?.get(v.guid)?.base, v.wireLid].find(free);
-      let base = want;
-      if (base === undefined) {
-        base = Math.ceil(cursor / n) * n;
-        while (base + n - 1 <= MAX_UNICAST_LID && !free(base)) base += n;
-        if (base + n - 1 > MAX_UNICAST_LID) throw new LidSpaceExhausted(`no free unicast LID range of ${n} left for vport GUID ${formatGuid(v.guid)}`);
-        cursor = base + n;
-      }
+    const give = (v: VPortRec, base: number): void => {
       const r = { base, lmc };
       mark(r);
       lids.byGuid.set(v.guid, r);
       v.lid = base;
       lids.maxLid = Math.max(lids.maxLid, base + n - 1);
       assigned++;
+    };
+    const todo = [...this.all()].map(([, v]) => v).filter((v) => v.lidRequired && (!subset || subset.has(v)));
+    // 1. its own range from before, the guid2lid one, the one on the wire; 2. the lowest free
+    const later: VPortRec[] = [];
+    for (const v of todo) {
+      const want = [before.get(v.guid)?.base, existing?.get(v.guid)?.base, v.wireLid].find(free);
+      if (want !== undefined) give(v, want);
+      else later.push(v);
+    }
+    let cursor = 1;
+    for (const v of later) {
+      let base = Math.ceil(cursor / n) * n;
+      while (base + n - 1 <= MAX_UNICAST_LID && !free(base)) base += n;
+      if (base + n - 1 > MAX_UNICAST_LID) throw new LidSpaceExhausted(`no free unicast LID range of ${n} left for vport GUID ${formatGuid(v.guid)}`);
+      cursor = base + n;
+      give(v, base);
     }
     this.lidMap = lids.byGuid;
     this.resolveLids(fabric);
