@@ -8,6 +8,7 @@ import { VPortAttr, VPortInfo, vportIndexMod } from '../src/wire/vport.js';
 import { PortCap2 } from '../src/wire/sma.js';
 import type { SimFabric } from '../src/sim/fabric.js';
 import { formatGuid } from '../src/util/guid.js';
+import { parsePartitions } from '../src/model/partitions.js';
 import { checkFabric, smRig, type SmRig } from './helpers/sm-rig.js';
 import { drive } from './helpers/drive.js';
 
@@ -146,6 +147,26 @@ describe('SR-IOV vports: the SM', () => {
     expect(lidsB.size).toBe(lidsA.size);
     for (const [g, l] of lidsB) expect(l, formatGuid(g)).toBe(lidsA.get(g));
     await checkVports(b);
+  });
+
+  it('each vport gets the P_Keys of its partitions: partitions.conf names vport GUIDs as port GUIDs', async () => {
+    const topo = loadFabricSpec(SPEC);
+    const probe = smRig(topo, { sim: { virtualization: { vportCap: 64, vports: 2 } } });
+    const ca = cas(probe.sim)[1]!;
+    const [a, b] = [1, 2].map((i) => probe.sim.vports.virt(ca.guid, 1).vports.get(i)!.guid);
+    const hex = (g: bigint) => '0x' + g.toString(16).padStart(16, '0');
+    const partitions = parsePartitions(`Default=0x7fff, ipoib : ALL=full ;\nTenantA=0x0a01 : ${hex(a!)}=full ;\nTenantB=0x0a02 : ${hex(b!)}=full ;\n`);
+    const r = smRig(loadFabricSpec(SPEC), { sm: { partitions }, sim: { virtualization: { vportCap: 64, vports: 2 } } });
+    await drive(r.clock, r.sm.start());
+    const virt = r.sim.vports.virt(ca.guid, 1);
+    const keys = (i: number) => [...virt.vports.get(i)!.pkeys].filter((k) => k !== 0);
+    expect(keys(1)).toContain(0x8a01);
+    expect(keys(1)).not.toContain(0x8a02);
+    expect(keys(2)).toContain(0x8a02);
+    expect(keys(2)).not.toContain(0x8a01);
+    for (const i of [0, 1, 2]) expect(keys(i)).toContain(0xffff);
+    // what the SM believes it wrote is what the HCA holds
+    expect(r.sm.vports.ports.get(ca.ports[1]!.guid)!.vports.get(1)!.pkeySig).toBe(keys(1).join(','));
   });
 
   it('a fabric without virtualization: the light sweep sends no vport SMP', async () => {

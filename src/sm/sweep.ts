@@ -16,7 +16,7 @@ import { NodeType, SmpAttr } from '../wire/mad.js';
 import { SwitchInfo } from '../wire/sma.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { QosVlSettings } from '../model/qos-policy.js';
-import type { PartitionPlan } from '../model/partitions.js';
+import { PartitionPlan } from '../model/partitions.js';
 import { cloneFabric } from '../model/fabric.js';
 import { DEADLOCK_FREE_FALLBACK, routeWithFallback, type FallbackResult } from '../routing/registry.js';
 import { RoutingNotApplicable, type RoutingOptions } from '../routing/types.js';
@@ -122,7 +122,7 @@ export class Sweeper {
     this.phases = programPhases({ smp, clock, log, s, programmed: this.programmed, foreign: this.foreign });
     const p = this.phases;
     this.vports = new VPortManager(smp, log); // vport hook (sm/vport-*.ts)
-    const vp = heavyVportPhases(this.vports, log);
+    const vp = heavyVportPhases(this.vports, log, this.vportPkeys);
     this.tables = {
       heavy: [
         { kind: 'discover', name: 'discovery', run: (r) => this.discoverWhole(r) },
@@ -160,8 +160,10 @@ export class Sweeper {
         this.log.warn('guid2lid not saved', { error: (e as Error).message, failures: this.guid2lidFailures });
       }
     };
-    return { mgr: this.vports, smp: this.smp, clock: this.clock, log: this.log, lmc: this.s.lmc, programmed: this.programmed, writesFor: (snap) => this.writesFor(snap.discovery), save };
+    return { mgr: this.vports, smp: this.smp, clock: this.clock, log: this.log, lmc: this.s.lmc, programmed: this.programmed, writesFor: (snap) => this.writesFor(snap.discovery), save, pkeysOf: this.vportPkeys };
   }
+  /** A vport's P_Keys: its partitions in the plan, by its GUID as any CA port's. */
+  private readonly vportPkeys = (guid: bigint): number[] => (this.s.partitions ?? PartitionPlan.defaultPlan()).pkeysFor(guid, 'ca');
 
   /** The phase tables (sm/pipeline.ts) this sweeper runs: a heavy sweep's, a takeover's, a light
    * sweep's and the multicast update's (a local sweep's is sm/local-sweep.ts's, over the same

@@ -29,6 +29,8 @@ export interface VPortRec {
   wireLid: number;
   /** The LID the rule gives it (own range base for LidRequired vports). */
   lid: number;
+  /** The P_Key table written and acknowledged (its keys joined), undefined: not known. */
+  pkeySig?: string;
 }
 
 export interface VirtPortRec {
@@ -140,7 +142,7 @@ export class VPortManager {
         if (known && !full && known.state === s) return;
         const vp = VPortInfo.decode(await this.get(rec.path, VPortAttr.VPortInfo, vportIndexMod(i)));
         if (known && known.guid !== vp.portGuid) this.lidMap.delete(known.guid); // another VF in the slot
-        const v: VPortRec = { index: i, guid: vp.portGuid, lidRequired: vp.lidRequired === 1, lidByVPortIndex: vp.lidByVPortIndex, state: vp.vportState, wireLid: vp.vportLid, lid: known?.guid === vp.portGuid ? known.lid : 0 };
+        const v: VPortRec = { index: i, guid: vp.portGuid, lidRequired: vp.lidRequired === 1, lidByVPortIndex: vp.lidByVPortIndex, state: vp.vportState, wireLid: vp.vportLid, lid: known?.guid === vp.portGuid ? known.lid : 0, pkeySig: known?.guid === vp.portGuid ? known.pkeySig : undefined };
         rec.vports.set(i, v);
         if (!known || known.guid !== vp.portGuid) delta.added.push(v);
       }),

@@ -13,7 +13,8 @@
  *   other LFT entry written. A fabric without virtualization: no SMP.
  */
 import { PortState } from '../wire/mad.js';
-import { VirtualizationInfo, VPortAttr, VPortInfo, vportIndexMod } from '../wire/vport.js';
+import { VirtualizationInfo, VPortAttr, VPortInfo, VPortPKeyTable, vportBlockMod, vportIndexMod } from '../wire/vport.js';
+import { PKEY_BLOCK_SIZE } from '../wire/sma.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
@@ -27,8 +28,20 @@ import type { SmpClient } from './smp-client.js';
 
 /** The writes that enable virtualization and clear VPortStateChange where needed, and bring every
  * pending vport ACTIVE with its LID. */
-export function planVportWrites(mgr: VPortManager, ports?: ReadonlySet<VirtPortRec>): Array<{ w: SmpWrite; v?: VPortRec; p: VirtPortRec }> {
-  const out: Array<{ w: SmpWrite; v?: VPortRec; p: VirtPortRec }> = [];
+export function planVportWrites(mgr: VPortManager, pkeysOf: PkeysOf, ports?: ReadonlySet<VirtPortRec>): Array<{ w: SmpWrite; v?: VPortRec; p: VirtPortRec; sig?: string }> {
+  const out: Array<{ w: SmpWrite; v?: VPortRec; p: VirtPortRec; sig?: string }> = [];
+  // each vport's P_Key table: its partitions (partitions.conf names vport GUIDs like port GUIDs)
+  for (const [p, v] of mgr.all()) {
+    if (ports && !ports.has(p)) continue;
+    const pkeys = pkeysOf(v.guid);
+    const sig = pkeys.join(',');
+    if (v.pkeySig === sig) continue;
+    const blocks = Math.max(1, Math.ceil(pkeys.length / PKEY_BLOCK_SIZE));
+    for (let b = 0; b < blocks; b++) {
+      const data = VPortPKeyTable.encode({ pkeys: Array.from({ length: PKEY_BLOCK_SIZE }, (_, i) => pkeys[b * PKEY_BLOCK_SIZE + i] ?? 0) });
+      out.push({ p, v, sig, w: { path: p.path, attr: VPortAttr.VPortPKeyTable, mod: vportBlockMod(v.index, b), data, effect: { kind: 'vport', portGuid: p.portGuid, index: v.index } } });
+    }
+  }
   for (const p of mgr.ports.values()) {
     if (ports && !ports.has(p)) continue;
     if (!p.enabled || p.stateChange) {
@@ -44,16 +57,22 @@ export function planVportWrites(mgr: VPortManager, ports?: ReadonlySet<VirtPortR
   return out;
 }
 
+/** A vport's P_Key table by its GUID (the partition plan's, sm/vport-phases.ts callers). */
+export type PkeysOf = (guid: bigint) => number[];
+
 /** Send the vport writes through the sweep's apply step; what was acknowledged is what the manager
  * now believes. Returns the vports activated. */
 export async function applyVportWrites(writes: SweepWrites, planned: ReturnType<typeof planVportWrites>): Promise<number> {
   if (!planned.length) return 0;
   const res = await writes.run(planned.map((x) => x.w));
   const failed = new Set(res.failed.map((f) => f.write));
+  const pkeyFailed = new Set(planned.filter((x) => x.sig !== undefined && failed.has(x.w)).map((x) => x.v));
   let activated = 0;
-  for (const { w, v, p } of planned) {
+  for (const { w, v, p, sig } of planned) {
     if (failed.has(w)) continue;
-    if (!v) {
+    if (sig !== undefined) {
+      v!.pkeySig = pkeyFailed.has(v) ? undefined : sig;
+    } else if (!v) {
       p.enabled = true;
       p.stateChange = false;
     } else {
@@ -66,7 +85,7 @@ export async function applyVportWrites(writes: SweepWrites, planned: ReturnType<
 }
 
 /** The heavy sweep's vport phases (sm/sweep.ts puts them in its table). */
-export function heavyVportPhases(mgr: VPortManager, log: Logger): { discover: Phase<SweepRun>; apply: Phase<SweepRun> } {
+export function heavyVportPhases(mgr: VPortManager, log: Logger, pkeysOf: PkeysOf): { discover: Phase<SweepRun>; apply: Phase<SweepRun> } {
   return {
     discover: { kind: 'discover', name: 'vports', run: (r) => mgr.discover(r.view!.disc) },
     apply: {
@@ -74,7 +93,7 @@ export function heavyVportPhases(mgr: VPortManager, log: Logger): { discover: Ph
       name: 'vports',
       run: async (r) => {
         if (!mgr.ports.size) return;
-        const activated = await applyVportWrites(r.writes!, planVportWrites(mgr));
+        const activated = await applyVportWrites(r.writes!, planVportWrites(mgr, pkeysOf));
         const c = mgr.counts();
         log.info('vports', { ports: c.ports, vports: c.vports, active: c.active, withLid: c.withLid, activated });
       },
@@ -101,6 +120,7 @@ export interface VportPassDeps {
   lmc: number;
   programmed: Programmed;
   writesFor: (snap: Snapshot) => SweepWrites;
+  pkeysOf: PkeysOf;
   /** The guid2lid map changed (new vports' LIDs, gone vports' released). */
   save: (map: ReadonlyMap<bigint, { base: number; lmc: number }>) => void;
 }
@@ -153,7 +173,7 @@ export async function vportPass(d: VportPassDeps, snap: Snapshot): Promise<{ smp
           await run.writes.run(run.lftWrites.switchInfo);
           run.lftBlocks = await run.writes.ok(run.lftWrites.lft);
         }
-        run.activated = await applyVportWrites(run.writes, planVportWrites(d.mgr, new Set(run.delta.keys())));
+        run.activated = await applyVportWrites(run.writes, planVportWrites(d.mgr, d.pkeysOf, new Set(run.delta.keys())));
       },
     },
     {
