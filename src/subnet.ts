@@ -333,6 +333,7 @@ export class Subnet {
       smKey: this.smKey,
       saKey: this.saKey,
       aliases: this.aliases,
+      vports: sm.vports.saView(snap.fabric, (g) => partitions.pkeysFor(g, 'ca')), // vport hook (docs/vports.md)
       get now() {
         return clock.now();
       },

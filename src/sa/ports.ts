@@ -41,7 +41,11 @@ export function portOfGid(ctx: SaContext, gid: bigint): EndPort | undefined {
   if (ep) return ep;
   const base = ctx.aliases?.baseOf(guid);
   const b = base !== undefined ? idx.byGuid.get(base) : undefined;
-  return b && { ...b, guid };
+  if (b) return { ...b, guid };
+  // vport hook: a vport's GID names its physical port, with the vport's GUID and LID
+  const v = ctx.vports?.of(guid);
+  const phys = v && idx.byGuid.get(v.physGuid);
+  return phys && { ...phys, guid, lid: v.lid, lmc: v.lmc };
 }
 
 /** The P_Key table the SM programs on this port (membership bit included). */

@@ -58,6 +58,8 @@ export class VPortManager {
   lidMap: Map<bigint, LidRange> = new Map();
   /** SMPs this manager sent (reads). */
   reads = 0;
+  /** Bumped whenever vports or their LIDs change (the SA's view rebuilds on it). */
+  version = 0;
 
   constructor(
     private readonly smp: SmpClient,
@@ -147,6 +149,7 @@ export class VPortManager {
         if (!known || known.guid !== vp.portGuid) delta.added.push(v);
       }),
     );
+    if (delta.added.length || delta.removed.length) this.version++;
     return delta;
   }
 
@@ -210,6 +213,7 @@ export class VPortManager {
     }
     this.lidMap = lids.byGuid;
     this.resolveLids(fabric);
+    this.version++;
     return assigned;
   }
 
@@ -269,6 +273,39 @@ export class VPortManager {
     const out: Array<[VirtPortRec, VPortRec]> = [];
     for (const [p, v] of this.all()) if (v.state !== PortState.Active || (v.lidRequired && v.wireLid !== v.lid)) out.push([p, v]);
     return out;
+  }
+
+  /** What the SA sees of the vports (sa/types.ts VPortView, matched structurally: the SA does
+   * not import the SM): by GUID, the physical port and the LID range; the P_Keys of its partitions. */
+  saView(fabric: Fabric, pkeysOf: (guid: bigint) => number[]): { of(guid: bigint): { physGuid: bigint; lid: number; lmc: number } | undefined; pkeys(guid: bigint): readonly number[] | undefined } {
+    let by = new Map<bigint, { physGuid: bigint; lid: number; lmc: number }>();
+    let keys = new Map<bigint, readonly number[]>();
+    let at = -1;
+    // rebuilt when the vports changed since (a light sweep's vport pass makes no new snapshot)
+    const fresh = (): void => {
+      if (at === this.version) return;
+      at = this.version;
+      by = new Map();
+      keys = new Map();
+      for (const [p, v] of this.all()) {
+        if (v.guid === p.portGuid) continue; // vport 0: the physical port itself
+        const fp = fabric.nodes[p.node]?.ports[p.port];
+        by.set(v.guid, { physGuid: p.portGuid, lid: v.lid, lmc: v.lidRequired ? (this.lidMap.get(v.guid)?.lmc ?? 0) : (fp?.lmc ?? 0) });
+      }
+    };
+    return {
+      of: (g) => {
+        fresh();
+        return by.get(g);
+      },
+      pkeys: (g) => {
+        fresh();
+        if (!by.has(g)) return undefined;
+        let k = keys.get(g);
+        if (!k) keys.set(g, (k = pkeysOf(g)));
+        return k;
+      },
+    };
   }
 
   /** Counts for stats and logs. */
