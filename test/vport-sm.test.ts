@@ -169,6 +169,22 @@ describe('SR-IOV vports: the SM', () => {
     expect(r.sm.vports.ports.get(ca.ports[1]!.guid)!.vports.get(1)!.pkeySig).toBe(keys(1).join(','));
   });
 
+  it('a link down re-routed by a local sweep: the vport LIDs follow their hosts\' new routes', async () => {
+    const r = smRig(loadFabricSpec(SPEC), { sm: { sweepIntervalMs: INTERVAL }, sim: { virtualization: { vportCap: 64, vports: 4 } } });
+    await drive(r.clock, r.sm.start());
+    const leaf = r.sim.node('sw-l1-1');
+    const up = leaf.ports.findIndex((p, i) => i > 0 && p?.peer?.node.isSwitch);
+    r.sim.linkDown(leaf.guid, up);
+    await r.clock.advanceAsync(INTERVAL * 2);
+    expect(r.sm.stats.length).toBeGreaterThan(1);
+    checkFabric(r);
+    for (const s of r.sim.nodes.filter((n) => n.isSwitch)) {
+      const lft = r.sim.lft(s.guid);
+      for (const v of r.sim.vports.all()) if (v.lidRequired) expect(lft[v.lid], `${s.desc}: vport LID ${v.lid}`).toBe(lft[v.virt.port.info.lid]);
+    }
+    await checkVports(r);
+  });
+
   it('a fabric without virtualization: the light sweep sends no vport SMP', async () => {
     const r = smRig(loadFabricSpec(SPEC), { sm: { sweepIntervalMs: INTERVAL } });
     await drive(r.clock, r.sm.start());
