@@ -3,8 +3,9 @@
  * differs (pure, sm/plan-*.ts) and sending it through the one apply step (sm/apply.ts). The
  * Sweeper's tables (`tables`, built once):
  *
- * Heavy: discovery → decide (the other SMs) → LIDs → routes → PortInfo (with INIT → ARMED) →
- * P_Keys → SL2VL/VLArb → SwitchInfo + LFT blocks → ARMED → ACTIVE → snapshot.
+ * Heavy: discovery → vports read → decide (the other SMs) → LIDs (vports' too) → routes (vport
+ * LIDs as their ports') → PortInfo (with INIT → ARMED) → P_Keys → SL2VL/VLArb → SwitchInfo + LFT
+ * blocks → ARMED → ACTIVE → vports (enabled, P_Keys, ACTIVE; sm/vport-phases.ts) → snapshot.
  * Takeover: the handed view checked → decide → LIDs → routes → PortInfo → snapshot.
  * Light (sm/light-sweep.ts): reads → judgement → stats. OpenSM's budget of one SMP a switch per
  * periodic sweep, spent on half the switches' SwitchInfo (PortStateChange; every switch within two
@@ -160,7 +161,7 @@ export class Sweeper {
         this.log.warn('guid2lid not saved', { error: (e as Error).message, failures: this.guid2lidFailures });
       }
     };
-    return { mgr: this.vports, smp: this.smp, clock: this.clock, log: this.log, lmc: this.s.lmc, programmed: this.programmed, writesFor: (snap) => this.writesFor(snap.discovery), save, pkeysOf: this.vportPkeys };
+    return { mgr: this.vports, smp: this.smp, log: this.log, lmc: this.s.lmc, programmed: this.programmed, writesFor: (snap) => this.writesFor(snap.discovery), save, pkeysOf: this.vportPkeys };
   }
   /** A vport's P_Keys: its partitions in the plan, by its GUID as any CA port's. */
   private readonly vportPkeys = (guid: bigint): number[] => (this.s.partitions ?? PartitionPlan.defaultPlan()).pkeysFor(guid, 'ca');

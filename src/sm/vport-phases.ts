@@ -3,20 +3,19 @@
  * sm/sweep-writes.ts), over the state of sm/vport-mgr.ts:
  *
  * - heavy sweep: discover (every capable port's vports read) … apply (virtualization enabled,
- *   VPortStateChange cleared, every vport ACTIVE with its LID; its LFT entries went out with the
- *   routes' LFT blocks);
+ *   VPortStateChange cleared, each vport's P_Key table from the partition plan, every vport ACTIVE
+ *   with its LID; its LFT entries went out with the routes' LFT blocks);
  * - after a light sweep that found nothing else (`vportPass`): discover (one VirtualizationInfo
  *   per capable port; VPortState and the new vports' VPortInfo only where VPortStateChange is
  *   set) → plan (the new vports' LIDs, their LFT entries on every switch: only the blocks holding
  *   them differ from what is programmed) → apply (SwitchInfo where LinearFDBTop grows, those LFT
- *   blocks, the vports' VPortInfo, VPortStateChange cleared) → verify. No heavy sweep, and no
+ *   blocks, the vports' P_Keys and VPortInfo, VPortStateChange cleared) → verify. No heavy sweep, and no
  *   other LFT entry written. A fabric without virtualization: no SMP.
  */
 import { PortState } from '../wire/mad.js';
 import { VirtualizationInfo, VPortAttr, VPortInfo, VPortPKeyTable, vportBlockMod, vportIndexMod } from '../wire/vport.js';
 import { PKEY_BLOCK_SIZE } from '../wire/sma.js';
 import type { Snapshot } from '../model/snapshot.js';
-import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { runPhases, type Phase, type SweepRun } from './pipeline.js';
 import type { SmpWrite } from './programmed.js';
@@ -115,7 +114,6 @@ interface VportRun {
 export interface VportPassDeps {
   mgr: VPortManager;
   smp: SmpClient;
-  clock: Clock;
   log: Logger;
   lmc: number;
   programmed: Programmed;
