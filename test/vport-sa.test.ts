@@ -4,7 +4,9 @@
  * partitions get no PathRecord between them. The SM's real sweep on the in-process fabric. */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_GID_PREFIX, Method, NodeType } from '../src/wire/mad.js';
-import { PathRecord, SaAttr } from '../src/wire/sa.js';
+import { JoinState, MCMemberRecord, PathRecord, SaAttr, SaStatus } from '../src/wire/sa.js';
+import { MC_CREATE_MASK, MC_JOIN_MASK, MulticastManager } from '../src/sa/multicast.js';
+import type { SaAnswer } from '../src/sa/types.js';
 import { VPortAttr, VPortInfo, vportIndexMod } from '../src/wire/vport.js';
 import { SaEngine } from '../src/sa/engine.js';
 import { coreSaHandlers } from '../src/sa/server.js';
@@ -75,5 +77,27 @@ describe('SR-IOV vports in the SA', () => {
     expect(ac.length).toBe(1);
     expect(ac[0]!.pKey).toBe(0x8a01);
     expect(path(ctx, h1.idx, gid(b), gid(c))).toEqual([]);
+  });
+
+  it('MCMember: a vport joins only groups of its own partitions (a group of the other vport of its HCA is refused)', async () => {
+    const probe = await setup();
+    const h1 = probe.hosts[1]!;
+    const va = probe.sim.vports.virt(h1.guid, 1).vports.get(1)!;
+    const vb = probe.sim.vports.virt(h1.guid, 1).vports.get(3)!;
+    const hex = (g: bigint) => '0x' + g.toString(16).padStart(16, '0');
+    const plan = parsePartitions(`Default=0x7fff : ALL=limited ;\nTenantA=0x0a01 : ${hex(va.guid)}=full ;\nTenantB=0x0a02 : ${hex(vb.guid)}=full ;\n`);
+    const { ctx } = await setup(plan);
+    const mm = new MulticastManager();
+    const ask = (v: typeof va, rec: Partial<MCMemberRecord>, mask: bigint): SaAnswer => {
+      const data = new Uint8Array(200);
+      MCMemberRecord.encode({ ...rec, portGid: gid(v.guid) }, data, 0);
+      return mm.handle({ method: Method.Set, attrId: SaAttr.MCMemberRecord, attrMod: 0, componentMask: mask, data, requester: { ...requester(ctx, h1.idx), portGuid: v.guid, lid: v.lid } }, ctx);
+    };
+    const created = ask(vb, { joinState: JoinState.FullMember, qKey: 0x11, pKey: 0x8a02 }, MC_CREATE_MASK);
+    expect(created.kind, 'B creates a group in its partition').toBe('records');
+    const mgid = MCMemberRecord.decode((created as { records: Uint8Array[] }).records[0]!).mgid;
+    const refused = ask(va, { mgid, joinState: JoinState.FullMember }, MC_JOIN_MASK);
+    expect(refused.kind === 'status' ? refused.status : 0, "A may not join B's group").toBe(SaStatus.ReqInvalid);
+    expect(ask(va, { joinState: JoinState.FullMember, qKey: 0x11, pKey: 0x8a01 }, MC_CREATE_MASK).kind, 'A creates in its own').toBe('records');
   });
 });

@@ -14,6 +14,8 @@ export function requesterPort(ctx: SaContext, req: SaRequester): PeerRef | undef
   if (req.portGuid !== undefined) {
     const r = fp.byGuid.get(req.portGuid);
     if (r) return r;
+    // vport hook: a vport asking is its physical port with its own GUID (its own P_Keys)
+    if (ctx.vports?.of(req.portGuid)) return portOfGid(ctx, req.portGuid);
   }
   return fp.byLid(req.lid);
 }
@@ -49,7 +51,10 @@ export function portOfGid(ctx: SaContext, gid: bigint): EndPort | undefined {
 }
 
 /** The P_Key table the SM programs on this port (membership bit included). */
-export function pkeysOf(ctx: SaContext, ref: PeerRef): number[] {
+export function pkeysOf(ctx: SaContext, ref: PeerRef & { guid?: bigint }): number[] {
+  // vport hook: a vport's P_Keys are its partitions' (sm/vport-mgr.ts saView)
+  const vk = ref.guid !== undefined ? ctx.vports?.pkeys(ref.guid) : undefined;
+  if (vk) return [...vk];
   const guid = portGuidOf(ctx, ref);
   return ctx.partitions.pkeysFor(guid, portKind(ctx.snapshot.fabric.nodes[ref.node]!.type), guid === ctx.smPortGuid);
 }
