@@ -63,13 +63,15 @@ describe("the sweeper's phase tables", () => {
       expect(() => checkPhaseOrder(t), name).not.toThrow();
       for (const p of t) expect(PHASE_ORDER, `${name}: ${p.name}`).toContain(p.kind);
     }
-    expect(kinds(sw.tables.heavy)).toEqual(['discover', 'decide', 'plan', 'plan', 'apply', 'apply', 'apply', 'apply', 'apply', 'verify']);
+    // the heavy table's vport phases (sm/vport-phases.ts): a discover after discovery, an apply after activation
+    expect(kinds(sw.tables.heavy)).toEqual(['discover', 'discover', 'decide', 'plan', 'plan', 'apply', 'apply', 'apply', 'apply', 'apply', 'apply', 'verify']);
+    expect([sw.tables.heavy[1]!.name, sw.tables.heavy[10]!.name]).toEqual(['vports', 'vports']);
     expect(kinds(sw.tables.takeover)).toEqual(['discover', 'decide', 'plan', 'plan', 'apply', 'verify']);
     expect(kinds(sw.tables.light)).toEqual(['discover', 'decide', 'verify']);
     expect(kinds(sw.tables.multicast)).toEqual(['plan', 'apply', 'verify']);
     // the apply phases are the same objects in the heavy and the takeover tables
-    expect(sw.tables.takeover[4]).toBe(sw.tables.heavy[4]);
-    expect(sw.tables.heavy[4]).toBe(sw.phases.portInfo);
+    expect(sw.tables.takeover[4]).toBe(sw.tables.heavy[5]);
+    expect(sw.tables.heavy[5]).toBe(sw.phases.portInfo);
   });
 
   it("light: only discover sends SMPs (S of them, the rotation's share), decide judges (a link down: changed); multicast: only apply sends (the blocks plan found), the switches hold them", async () => {
