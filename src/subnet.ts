@@ -276,6 +276,8 @@ export class Subnet {
     const lids = new Map<bigint, { base: number; lmc: number }>();
     const snap = this.sm.current;
     if (snap) for (const ep of snapshotPorts(snap).endPorts) if (ep.lid) lids.set(ep.guid, { base: ep.lid, lmc: ep.lmc });
+    // vport hook (docs/vports.md): the vports' LID ranges go to the standbys too
+    for (const [, v] of this.sm.vports.all()) if (v.lidRequired && v.lid) lids.set(v.guid, this.sm.vports.lidMap.get(v.guid) ?? { base: v.lid, lmc: 0 });
     if (snap && this.fingerprinted?.snap !== snap) this.fingerprinted = { snap, fp: fabricFingerprint(snap.fabric) };
     return exportSaState(this.multicast, this.services, this.inform, this.o.clock.now(), lids, this.aliases, this.fingerprinted?.fp);
   }
@@ -341,6 +343,7 @@ export class Subnet {
       smKey: this.smKey,
       saKey: this.saKey,
       aliases: this.aliases,
+      vports: sm.vports.saView(snap.fabric, (g) => partitions.pkeysFor(g, 'ca')), // vport hook (docs/vports.md)
       get now() {
         return clock.now();
       },

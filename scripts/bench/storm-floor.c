@@ -5,7 +5,7 @@
  * storm-client.c counts as answered). The time until every host has its answers from it is what
  * ibsim and the host processes cost by themselves: no SA through ibsim can answer faster.
  *
- *   storm-floor        (under the umad2sim preload, SIM_HOST naming the SM's node)
+ *   storm-floor        (under the umad2sim preload, SIM_HOST naming the SM's node, SIM_SET_ISSM=1)
  *
  * Prints READY once its agent is registered, then answers until killed.
  */
@@ -28,7 +28,11 @@ int main(void) {
   /* Get (0x01), Set (0x02), GetTable (0x12), Delete (0x15): the requests an SA takes. */
   int wanted[] = {0x01, 0x02, 0x12, 0x15};
   for (unsigned i = 0; i < sizeof wanted / sizeof wanted[0]; i++) methods[wanted[i] / (8 * sizeof(long))] |= 1L << (wanted[i] % (8 * sizeof(long)));
-  int agent = umad_register(port, 0x03, 2, 0, methods);
+  /* ibsim hands unsolicited requests only to a process marked as SM (the bench sets
+   * SIM_SET_ISSM=1 for it); it registers the SM class as an SM does. */
+  int smi = umad_register(port, 0x81, 1, 0, NULL);
+  if (smi < 0) die("umad_register(SM class)", smi);
+  int agent = umad_register(port, 0x03, 2, 1, methods);
   if (agent < 0) die("umad_register", agent);
   printf("READY\n");
   fflush(stdout);

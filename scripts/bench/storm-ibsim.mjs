@@ -28,7 +28,9 @@ import { ibsimLimits } from './ibsim-limits.mjs';
 import { child, rssMb, until } from './procs.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = path.join(ROOT, 'dist/cli/main.js');
+// ibsm as operators run it: the bundled bin through its shebang (its V8 flags and code cache), as
+// sm-vs-opensm.mjs runs it; with --ibsm-node-flags, node BIN (the shebang's flags not applied).
+const BIN = path.join(ROOT, 'dist/bundle/ibsm.cjs');
 const { values: o } = parseArgs({
   options: {
     topo: { type: 'string', default: 'gen:fattree2:leaves=16,spines=8,hosts=16' },
@@ -52,6 +54,9 @@ writeFileSync(netFile, formatIbnetdiscover(fabric, { timestamp: 'bench' }));
 const caGuids = new Map(fabric.nodes.filter((n) => n.type !== 2).map((n) => [n.guid, n.ports.find((p, i) => i > 0 && p?.peer)?.guid]));
 const cas = [...readFileSync(netFile, 'utf8').matchAll(/^(?:Hca|Ca)\s+\d+\s+"([^"]+)"/gm)].map((m) => ({ desc: m[1], guid: caGuids.get(BigInt(`0x${m[1].slice(2)}`)) }));
 if (cas.some((c) => c.guid === undefined)) throw new Error('a CA of the topology file has no linked port');
+// The node the SMs attach at (no SIM_HOST: ibsim's first node, the first of the file): the floor's
+// responder takes its place there.
+const smNode = /^(?:Switch|Hca|Ca)\s+\d+\s+"([^"]+)"/m.exec(readFileSync(netFile, 'utf8'))[1];
 const nHosts = Math.min(Number(o.hosts), cas.length - 1);
 const hosts = cas.slice(1, 1 + nHosts);
 const peers = Number(o.peers);
@@ -80,7 +85,7 @@ async function startSm(kind, sock) {
     // responder then takes the SA's requests at that port (storm-floor.c).
     const osm = await startSm('opensm', sock);
     await osm.stop();
-    const p = child(floor, [], { env: { IBSIM_SOCKNAME: sock, SIM_HOST: cas[0].desc }, preload: true });
+    const p = child(floor, [], { env: { IBSIM_SOCKNAME: sock, SIM_HOST: smNode, SIM_SET_ISSM: '1' }, preload: true });
     await until('storm-floor READY', () => p.out().includes('READY'), 30_000);
     return p;
   }
@@ -91,7 +96,8 @@ async function startSm(kind, sock) {
     return p;
   }
   const nodeFlags = o['ibsm-node-flags'].split(' ').filter(Boolean);
-  const p = child(process.execPath, [...nodeFlags, CLI, 'run', '--umad'], { env: { IBSIM_SOCKNAME: sock }, cwd: dir, preload: true });
+  const argv = nodeFlags.length ? [process.execPath, [...nodeFlags, BIN, 'run', '--umad']] : [BIN, ['run', '--umad']];
+  const p = child(argv[0], argv[1], { env: { IBSIM_SOCKNAME: sock }, cwd: dir, preload: true });
   await until('ibsm SUBNET UP', () => p.out().includes('SUBNET UP'), 120_000);
   return p;
 }

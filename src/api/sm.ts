@@ -20,6 +20,7 @@ import type { TimerHandle } from '../util/clock.js';
 import { parseListenAddress } from '../util/listen.js';
 import type { WebFeed } from '../web/feed.js';
 import type { WebServer } from '../web/server.js';
+import { warmSaWhenIdle } from '../sa/warmup.js';
 import { interSubnetPaths } from '../sa/inter-subnet.js';
 import { sameValue } from '../util/same-value.js';
 import { fileLogSink } from './log-file.js';
@@ -235,6 +236,9 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     onProgress: o.onProgress,
   } as SubnetOptions);
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));
+  // On a device the first re-registration storm comes from real hosts: the SA's code paths run
+  // once first, in the idle moments of the first sweep (sa/warmup.ts).
+  if (be.kind === 'umad' && subnet.sa) warmSaWhenIdle((fn) => be.clock.defer(fn), (w) => log.debug('SA warmed up', { requests: w.requests, errors: w.errors }));
   const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrIntervalS! * 1000 : undefined, reopenLog);
   sm.options = o;
   sm.guid2lidFile = g2lStore;

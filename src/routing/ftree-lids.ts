@@ -15,6 +15,7 @@ import { NA } from './ftree-shape.js';
 import { FtreeSplit } from './ftree-split.js';
 import { FtreeTurns } from './ftree-turns.js';
 import { ColumnBuffer, RunWriter } from './lft-writers.js';
+import type { RoutingPhase } from './types.js';
 
 export class FtreeLids {
   /** The next CA destination index (the rotation's i). */
@@ -58,8 +59,9 @@ export class FtreeLids {
 
   /** CA destinations of one group (`inGroup`): leaves in switch order, ports in the leaf's port
    *  order, each group with its own rotation from index 0 (with compute nodes named, the CNs
-   *  first, then the other CAs: each group balanced on its own). */
-  routeGroup(inGroup: (ei: number) => boolean): void {
+   *  first, then the other CAs: each group balanced on its own). A step ('lids') before each
+   *  leaf with CAs of the group. */
+  *routeGroup(inGroup: (ei: number) => boolean): Generator<RoutingPhase, void, void> {
     const { ix, c } = this;
     const ends = ix.ends;
     this.index = 0;
@@ -71,6 +73,7 @@ export class FtreeLids {
       eps.sort((a, b) => ends[a]!.swPort - ends[b]!.swPort);
       const cas = eps.filter((ei) => !ends[ei]!.isSwitch && inGroup(ei));
       if (cas.length === 0) continue;
+      yield 'lids';
       c.prepare(leaf);
       // A switch without an up/down route to the leaf is never on a CA's route to it (no switch
       // picks it as a next hop); one with CAs of its own means the tree is cut.

@@ -45,8 +45,8 @@ import { steppedEngine, type RoutingEngine, type RoutingOptions, type RoutingPha
 export { fatTreeShape, type FatTreeShape } from './ftree-shape.js';
 
 /** ftree's phases in order: 'levels' (the topology check: ftree-shape.ts, and the candidates'
- *  set-up: ftree-candidates.ts), 'lids' before each group of CA destinations (ftree-lids.ts,
- *  over the candidates toward each destination switch), 'switch-lids' before the other
+ *  set-up: ftree-candidates.ts), 'lids' before each leaf's CA destinations of each group (ftree-lids.ts,
+ *  over the candidates toward that leaf), 'switch-lids' before the other
  *  switches' LIDs, then the result. */
 export function* ftreeSteps(fabric: Fabric, opts: RoutingOptions): Generator<RoutingPhase, RoutingResult, void> {
   checkLmc('ftree', opts);
@@ -57,10 +57,7 @@ export function* ftreeSteps(fabric: Fabric, opts: RoutingOptions): Generator<Rou
   const cands = new FtreeCandidates(ix, shape);
   const writer = new FtreeLids(ix, cands, lfts);
   const groups = caGroups(ix, opts);
-  for (const g of groups.inGroup) {
-    yield 'lids';
-    writer.routeGroup(g);
-  }
+  for (const g of groups.inGroup) yield* writer.routeGroup(g);
   writer.flush();
   yield 'switch-lids';
   writer.routeSwitchLids(shape.level);

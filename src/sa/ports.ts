@@ -14,6 +14,8 @@ export function requesterPort(ctx: SaContext, req: SaRequester): PeerRef | undef
   if (req.portGuid !== undefined) {
     const r = fp.byGuid.get(req.portGuid);
     if (r) return r;
+    // vport hook: a vport asking is its physical port with its own GUID (its own P_Keys)
+    if (ctx.vports?.of(req.portGuid)) return portOfGid(ctx, req.portGuid);
   }
   return fp.byLid(req.lid);
 }
@@ -41,11 +43,18 @@ export function portOfGid(ctx: SaContext, gid: bigint): EndPort | undefined {
   if (ep) return ep;
   const base = ctx.aliases?.baseOf(guid);
   const b = base !== undefined ? idx.byGuid.get(base) : undefined;
-  return b && { ...b, guid };
+  if (b) return { ...b, guid };
+  // vport hook: a vport's GID names its physical port, with the vport's GUID and LID
+  const v = ctx.vports?.of(guid);
+  const phys = v && idx.byGuid.get(v.physGuid);
+  return phys && { ...phys, guid, lid: v.lid, lmc: v.lmc };
 }
 
 /** The P_Key table the SM programs on this port (membership bit included). */
-export function pkeysOf(ctx: SaContext, ref: PeerRef): number[] {
+export function pkeysOf(ctx: SaContext, ref: PeerRef & { guid?: bigint }): number[] {
+  // vport hook: a vport's P_Keys are its partitions' (sm/vport-mgr.ts saView)
+  const vk = ref.guid !== undefined ? ctx.vports?.pkeys(ref.guid) : undefined;
+  if (vk) return [...vk];
   const guid = portGuidOf(ctx, ref);
   return ctx.partitions.pkeysFor(guid, portKind(ctx.snapshot.fabric.nodes[ref.node]!.type), guid === ctx.smPortGuid);
 }

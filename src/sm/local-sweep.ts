@@ -224,6 +224,8 @@ export class LocalSweeper {
       r.routing = routed.result;
       r.reroute = 'full';
     }
+    // vport hook (sm/vport-mgr.ts): the vport LIDs follow their ports' new routes
+    if (this.sweeper.vports.ports.size) r.maxLid = this.sweeper.vports.extendRoutes(r.routing, disc.fabric, r.maxLid);
     r.routedAt = this.clock.now();
     this.log.info('routing done', { engine: r.routing.engine, ms: Math.round(r.routedAt - tr), vls: r.routing.vlsUsed ?? 1, incremental: r.reroute === 'incremental' });
   }

@@ -6,6 +6,7 @@
  * latest snapshot. It decides nothing: which sweep runs, full or local, whether it sets
  * ClientReregister and when multicast is reprogrammed are the controller's outputs. Talks only
  * to an SmpClient (over MadRpc) and a Clock. */
+import type { VPortManager } from './vport-mgr.js';
 import type { SMInfo } from '../wire/sma.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { TimerHandle } from '../util/clock.js';
@@ -101,6 +102,11 @@ export class SubnetManager {
   /** The fabric health: isolated ports and nodes, the expected topology's mismatches (issue #33). */
   get health(): HealthKeeper {
     return this.sweeper.health;
+  }
+
+  /** SR-IOV vports as this SM knows them (vport hook, sm/vport-mgr.ts). */
+  get vports(): VPortManager {
+    return this.sweeper.vports;
   }
 
   get current(): Snapshot | undefined {
