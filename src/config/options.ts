@@ -8,6 +8,7 @@ import { DEFAULT_SA_LIMITS } from '../sa/limits.js';
 import { parseListenAddress } from '../util/listen.js';
 import { DEFAULT_SM_KEY } from '../wire/sma.js';
 import { formatGuid } from '../util/guid.js';
+import { WHAT_IF_SYNTAX } from '../routing/what-if-cases.js';
 import type { SubnetOptions } from '../subnet.js';
 import type { SaLimits } from '../sa/limits.js';
 import type { SaServerOptions } from '../sa/server.js';
@@ -159,6 +160,8 @@ const TABLE = [
   { name: 'traffic', type: 'list', arg: 'PATTERN[,PATTERN...]', help: 'also judge the tables by the traffic they carry (docs/traffic.md): ebb (random bisections), alltoall (phases of shifts), shift:K, or a flows file ("SRC DST" lines: LIDs, GUIDs or node names); per-flow bandwidth / injection rate, min p1 p50 mean', commands: ['route'] },
   { name: 'traffic-samples', type: 'int', arg: 'N', min: 1, max: 1_000_000, help: 'random bisections of --traffic ebb; most shift phases of alltoall (evenly spaced; all of them when N is at least hosts-1)', default: 100, commands: ['route'] },
   { name: 'traffic-seed', type: 'int', arg: 'N', min: 0, max: 2 ** 31, help: 'seed of the random bisections of --traffic ebb', default: 1, commands: ['route'] },
+  { name: 'what-if', type: 'string', arg: 'links|switches|LIST', help: `fail each case in turn and re-route as the running SM would (incrementally where its local sweep does, else the engine chain in full); per case: pairs lost, the verifier's verdict, busiest link, hops, LFT blocks that change; then the worst cases. ${WHAT_IF_SYNTAX}`, commands: ['route'] },
+  { name: 'what-if-verify', type: 'enum', arg: 'full|fast', choices: ['full', 'fast'], help: "full: the verifier over each case's tables; fast: an incremental re-route that drops nothing is judged by its own guarantees (reachability, loops, deadlock freedom on one VL, busiest link), without hop figures: for large fabrics", default: 'full', commands: ['route'] },
   // ---- run
   { name: 'routing', type: 'list', arg: 'a,b,c', help: 'routing engines in order of preference', default: [...DEFAULT_FALLBACK], commands: RUN, key: 'routing', opensm: 'routing_engine', check: checkEngines, to: 'subnet.routing', live: true },
   { name: 'lmc', type: 'int', arg: 'N', min: 0, max: 7, help: 'LMC of every CA port', default: 0, commands: [...RUN, 'route'], key: 'lmc', opensm: 'lmc', to: 'subnet.lmc' },
