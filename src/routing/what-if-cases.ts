@@ -162,8 +162,14 @@ export function failCase(f: Fabric, c: WhatIfCase, anchor?: bigint): { fabric: F
   const newIdx = new Int32Array(f.nodes.length).fill(-1);
   keep.forEach((old, k) => (newIdx[old] = k));
   let downLinks = 0;
+  // Nothing dropped: the numbering is the same, and a node with no link cut is the original one
+  // (shared, not copied: nothing changes a fabric once built).
+  const same = keep.length === f.nodes.length;
+  const touched = new Uint8Array(f.nodes.length);
+  for (const k of cut) touched[Math.floor(k / W)] = 1;
   const nodes = keep.map((i) => {
     const n = f.nodes[i]!;
+    if (same && !touched[i]) return n;
     return {
       ...n,
       ports: n.ports.map((p, pn) => {

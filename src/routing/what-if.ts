@@ -23,6 +23,7 @@
 import type { Fabric } from '../model/fabric.js';
 import { NodeType } from '../wire/mad.js';
 import { rerouteIncremental, intactRouting, type IntactRouting } from './incremental.js';
+import { cachedLoads } from './incremental-load.js';
 import { DEADLOCK_FREE_FALLBACK, routeWithFallback } from './registry.js';
 import { NO_ROUTE, RoutingNotApplicable, type RoutingOptions, type RoutingResult } from './types.js';
 import { verifyRoutes, type VerifyReport } from './verify.js';
@@ -128,6 +129,17 @@ export function whatIfBaseline(fabric: Fabric, routing: RoutingResult, report = 
   return { engine: routing.engine, switches: report.switches, endPorts: report.endPorts, pairs: report.pairs, busiestLink: report.linkLoad.max, hops: report.hops, stretch: { max: report.stretch?.max ?? 0, mean: report.stretch?.mean ?? 0 }, deadlockFree: report.deadlockFree };
 }
 
+/** `routing` over `fabric` as the intact routing: from the load a re-route or the SM's own intact
+ *  routing kept with it when there is one (nothing recomputed, nothing of the caller's changed),
+ *  else computed (routing/incremental.ts intactRouting). */
+export function intactOf(fabric: Fabric, routing: RoutingResult): IntactRouting {
+  const kept = cachedLoads(routing);
+  if (!kept) return intactRouting(fabric, routing);
+  let busiestLink = 0;
+  for (const v of kept.load) if (v > busiestLink) busiestLink = v;
+  return { fabric, routing, busiestLink };
+}
+
 /** LFT entries and blocks of `after` that differ from `before`, by switch GUID (a switch that
  *  left the fabric is not counted: nothing is written to it; a missing entry is NO_ROUTE). */
 export function lftChanges(beforeFabric: Fabric, before: RoutingResult, afterFabric: Fabric, after: RoutingResult): LftChanges {
@@ -212,7 +224,7 @@ export function* whatIfSteps(fabric: Fabric, routing: RoutingResult, cases: read
   const t0 = now();
   // The baseline is not modified (each case works on its own copy); as intact routing it keeps the
   // load and dependencies the incremental re-routes start from (as the SM's does).
-  const intact = o.intact ?? intactRouting(fabric, routing);
+  const intact = o.intact ?? intactOf(fabric, routing);
   const base = o.baseline ?? whatIfBaseline(fabric, routing);
   const s: WhatIfSummary = { baseline: base, cases: 0, incremental: 0, full: 0, failed: 0, losing: 0, worst: { lostPairs: [], busiestLink: [], meanHops: [], lftBlocks: [] }, ms: 0 };
   const worst = (list: WorstCase[], name: string, value: number, floor: number): void => {
