@@ -70,7 +70,8 @@ export interface WhatIfCaseResult {
   /** End ports (CA/router ports with a LID) dropped with what failed, and their LIDs. */
   lostEndPorts: number;
   lostLids: number;
-  /** CA→LID pairs routed before and not after (dropped, or no longer reached). */
+  /** CA→LID pairs routed before and not after (an end port dropped, or no longer reached); pairs
+   *  toward the LIDs of switches that went are not counted. */
   lostPairs: number;
   /** Verified: every remaining pair reached, no loop, deadlock-free where the engine claims it. */
   ok: boolean;
@@ -181,6 +182,7 @@ export function whatIfCase(fabric: Fabric, routing: RoutingResult, base: WhatIfB
   const failed = failCase(fabric, c, o.anchor);
   const nf = failed.fabric;
   const droppedEnds = failed.dropped.filter((n) => n.type !== NodeType.Switch).reduce((k, n) => k + n.ports.filter((p) => p?.lid).length, 0);
+  const droppedSwitchLids = failed.dropped.filter((n) => n.type === NodeType.Switch).reduce((k, n) => k + (n.ports[0]?.lid ? 1 << (n.ports[0].lmc ?? 0) : 0), 0);
   const lostLids = failed.dropped.reduce((k, n) => k + n.ports.reduce((m, p) => m + (p?.lid ? 1 << (p.lmc ?? 0) : 0), 0), 0);
   let reroute: WhatIfCaseResult['reroute'] = 'incremental';
   let why: string | undefined;
@@ -210,7 +212,9 @@ export function whatIfCase(fabric: Fabric, routing: RoutingResult, base: WhatIfB
     out = { case: c.name, reroute, engine, lostEndPorts: 0, lostLids: 0, lostPairs: 0, ok: true, deadlockFree: result.deadlockFree === true, unreachablePairs: 0, loopEntries: 0, busiestLink: s?.busiestLink ?? 0, lft, ms: 0 };
   } else {
     const report = verifyRoutes(nf, result);
-    const lostPairs = base.pairs - report.pairs + report.unreachablePairs;
+    // Pairs toward the LIDs of switches that went are not counted (only management traffic goes
+    // there, and it goes with them); pairs from and to end ports dropped are.
+    const lostPairs = base.pairs - report.pairs - droppedSwitchLids * report.endPorts + report.unreachablePairs;
     out = { case: c.name, reroute, engine, lostEndPorts: droppedEnds, lostLids, lostPairs, ok: report.ok, deadlockFree: report.deadlockFree, unreachablePairs: report.unreachablePairs, loopEntries: report.loopEntries, busiestLink: report.linkLoad.max, hops: report.hops, ...(report.stretch ? { stretch: { max: report.stretch.max, mean: report.stretch.mean } } : {}), lft, report, ms: 0 };
   }
   if (why !== undefined) out.why = why;
