@@ -131,8 +131,8 @@ export function whatIfBaseline(fabric: Fabric, routing: RoutingResult, report = 
 }
 
 /** `routing` over `fabric` as the intact routing: from the load a re-route or the SM's own intact
- *  routing kept with it when there is one (nothing recomputed, nothing of the caller's changed),
- *  else computed (routing/incremental.ts intactRouting). */
+ *  routing kept with it when there is one (nothing recomputed), else computed and kept with it
+ *  (routing/incremental.ts intactRouting: the same figures the SM would keep). */
 export function intactOf(fabric: Fabric, routing: RoutingResult): IntactRouting {
   const kept = cachedLoads(routing);
   if (!kept) return intactRouting(fabric, routing);
