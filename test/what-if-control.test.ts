@@ -44,6 +44,10 @@ describe('ibsm what-if on the running SM', () => {
         expect(j.cases[0]!.lostEndPorts).toBe(snap.fabric.nodes.filter((n) => !isSwitch(n) && n.ports.some((p) => p?.peer && snap.fabric.nodes[p.peer.node]!.desc === 'sw-l1-0')).length);
         expect(leaf.code).toBe(1);
         await expect(controlRequest(sock, { cmd: 'what-if', spec: 'no-such-switch' })).rejects.toThrow(/no node "no-such-switch"/);
+        // One at a time: a second what-if while one runs is refused, saying why.
+        const first = controlRequest(sock, { cmd: 'what-if', spec: 'links' });
+        await expect(controlRequest(sock, { cmd: 'what-if', spec: 'switches' })).rejects.toThrow(/already running/);
+        await first;
       } finally {
         server.close();
       }

@@ -114,7 +114,7 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
         }
       }
     },
-    whatIf: (spec, verify) => liveWhatIf(snapshot(), sm.subnet.routingConfig, spec, verify),
+    whatIf: (spec, verify) => liveWhatIf(sm, snapshot(), sm.subnet.routingConfig, spec, verify),
     topo(format) {
       const snap = snapshot();
       return renderTopology(topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory }), format);

@@ -21,7 +21,7 @@ export function whatIfHeader(what: string, b: WhatIfBaseline, cases: number): st
 /** One case as a line: the failure, the re-route, pairs lost, verifier verdict, busiest link,
  *  hops, LFT blocks that change. */
 export function whatIfLine(r: WhatIfCaseResult): string {
-  const verdict = r.ok ? (r.deadlockFree ? 'ok' : 'ok, CDG cycles') : `FAILED (${r.unreachablePairs} pairs unreachable, ${r.loopEntries} loop entries${r.deadlockFree ? '' : ', CDG cycles'})`;
+  const verdict = r.ok ? (r.deadlockFree ? 'ok' : r.deadlockUnchecked ? 'ok (deadlock freedom not checked: the engine does not claim it)' : 'ok, CDG cycles') : `FAILED (${r.unreachablePairs} pairs unreachable, ${r.loopEntries} loop entries${r.deadlockFree ? '' : ', CDG cycles'})`;
   const lost = r.lostPairs ? `lost ${r.lostPairs} pairs (${r.lostEndPorts} end ports)` : 'lost 0';
   const hops = r.hops ? `hops ${r.hops.max}/${f3(r.hops.mean)}${r.stretch ? ` stretch ${f2(r.stretch.max)}/${f3(r.stretch.mean)}` : ''}` : '';
   return `${r.case}\n    ${r.reroute}${r.why && r.reroute === 'full' ? ` (${r.why})` : ''}: ${verdict}; ${lost}; busiest ${r.busiestLink}; ${hops ? hops + '; ' : ''}LFT ${r.lft.blocks} blocks (${r.lft.entries} entries, ${r.lft.switches} switches); ${Math.round(r.ms)} ms\n`;
@@ -65,8 +65,8 @@ export function runWhatIf(fabric: Fabric, routing: RoutingResult, spec: string, 
   }
 }
 
-/** A what-if on the running SM is running (one at a time: each holds the fabric's tables). */
-let running = false;
+/** The SMs with a what-if running (one at a time each: a what-if holds the fabric's tables). */
+const running = new WeakSet<object>();
 
 /** `ibsm what-if` on the running SM (its control socket): the cases over the snapshot as it is
  *  when asked, with the SM's engine chain and options, one case at a time with the event loop
@@ -75,10 +75,11 @@ let running = false;
  *  Not a worker thread: the cases are what the SM itself computes when a link fails, on its
  *  own tables; a worker would copy the fabric and every LFT (130 MB at 46,080 hosts) and need an
  *  entry of its own outside the one-file bundle. The SM's kept load of its tables is used as is
- *  (routing/what-if.ts intactOf): the intact routing is the snapshot's. */
-export async function liveWhatIf(snap: Snapshot, cfg: Pick<SubnetOptions, 'routing' | 'routingOptions' | 'lmc' | 'seed'>, spec: string, verify: 'full' | 'fast'): Promise<unknown> {
-  if (running) throw new ControlError('a what-if is already running on this SM; ask again when it is done');
-  running = true;
+ *  (routing/what-if.ts intactOf): the intact routing is the snapshot's. `owner`: the SM (one
+ *  what-if at a time on it). */
+export async function liveWhatIf(owner: object, snap: Snapshot, cfg: Pick<SubnetOptions, 'routing' | 'routingOptions' | 'lmc' | 'seed'>, spec: string, verify: 'full' | 'fast'): Promise<unknown> {
+  if (running.has(owner)) throw new ControlError('a what-if is already running on this SM; ask again when it is done');
+  running.add(owner);
   try {
     const cases = parseWhatIf(snap.fabric, spec);
     const yieldLoop = (): Promise<void> => new Promise((res) => setImmediate(res));
@@ -100,7 +101,7 @@ export async function liveWhatIf(snap: Snapshot, cfg: Pick<SubnetOptions, 'routi
     if (e instanceof WhatIfError) throw new ControlError(e.message);
     throw e;
   } finally {
-    running = false;
+    running.delete(owner);
   }
 }
 

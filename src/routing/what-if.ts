@@ -76,6 +76,8 @@ export interface WhatIfCaseResult {
   /** Verified: every remaining pair reached, no loop, deadlock-free where the engine claims it. */
   ok: boolean;
   deadlockFree: boolean;
+  /** verify 'fast' with an engine that does not claim deadlock freedom: not checked. */
+  deadlockUnchecked?: true;
   unreachablePairs: number;
   loopEntries: number;
   /** CA-to-CA routes on the busiest directed switch-to-switch link. */
@@ -209,7 +211,7 @@ export function whatIfCase(fabric: Fabric, routing: RoutingResult, base: WhatIfB
   let out: WhatIfCaseResult;
   if (fast) {
     const s = inc!.ok ? inc!.stats : undefined;
-    out = { case: c.name, reroute, engine, lostEndPorts: 0, lostLids: 0, lostPairs: 0, ok: true, deadlockFree: result.deadlockFree === true, unreachablePairs: 0, loopEntries: 0, busiestLink: s?.busiestLink ?? 0, lft, ms: 0 };
+    out = { case: c.name, reroute, engine, lostEndPorts: 0, lostLids: 0, lostPairs: 0, ok: true, deadlockFree: result.deadlockFree === true, ...(result.deadlockFree === true ? {} : { deadlockUnchecked: true as const }), unreachablePairs: 0, loopEntries: 0, busiestLink: s?.busiestLink ?? 0, lft, ms: 0 };
   } else {
     const report = verifyRoutes(nf, result);
     // Pairs toward the LIDs of switches that went are not counted (only management traffic goes
