@@ -12,6 +12,7 @@ import { routeWithFallback } from '../src/routing/registry.js';
 import { assignLids } from '../src/sm/lids.js';
 import { drive } from './helpers/drive.js';
 import { smRig, type SmRig } from './helpers/sm-rig.js';
+import { runCli } from './helpers/cli.js';
 
 const ENGINES = ['ftree', 'updn', 'minhop'];
 
@@ -138,5 +139,22 @@ describe('what-if', () => {
     const cut = failCase(f, parseWhatIf(f, ups.join('+'))[0]!);
     expect(cut.dropped.map((n) => n.desc).sort()).toEqual(['sw-l1-0', ...f.nodes.filter((n) => n.ports.some((p) => p?.peer && f.nodes[p.peer.node] === leaf) && !isSwitch(n)).map((n) => n.desc)].sort());
     expect(() => parseWhatIf(f, 'no-such-node')).toThrow(/no node "no-such-node"/);
+  });
+
+  it('ibsm route --what-if: text, JSON, exit status, usage errors', async () => {
+    const spec = 'gen:fattree2:leaves=4,spines=3,hosts=4';
+    const j = await runCli(['route', spec, '--what-if', 'links', '--json']);
+    expect(j.code).toBe(0);
+    const doc = JSON.parse(j.out) as { cases: Array<{ reroute: string; ok: boolean }>; summary: { cases: number; failed: number } };
+    expect(doc.cases).toHaveLength(12);
+    expect(doc.summary).toMatchObject({ cases: 12, failed: 0 });
+    const t = await runCli(['route', spec, '--what-if', 'sw-l1-2']);
+    expect(t.code).toBe(1);
+    expect(t.out).toMatch(/lost 136 pairs \(4 end ports\)/);
+    expect(t.out).toMatch(/worst by pairs lost:\n +136 +switch 0x[0-9a-f]{16} "sw-l1-2"/);
+    const bad = await runCli(['route', spec, '--what-if', 'sw-l1-2:99']);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/port 99 has no link/);
+    expect((await runCli(['route', spec, '--what-if', 'links', '--traffic', 'ebb'])).code).toBe(2);
   });
 });

@@ -60,6 +60,7 @@ function parseArgs(argv: string[]): Args | 'help' {
     if (typeof text !== 'string') throw new UsageError(text.message, 'route');
     return parse(text, file);
   };
+  if (p.values.has('what-if') && p.values.has('traffic')) throw new UsageError('--what-if and --traffic: one at a time (--what-if judges each failure case, --traffic the tables as they are)', 'route');
   const fromFile = guidFile('root-guid-file');
   let roots = v<string[]>('roots')?.map(guid);
   if (fromFile) roots = [...(roots ?? []), ...fromFile];
