@@ -154,9 +154,13 @@ export function lftChanges(beforeFabric: Fabric, before: RoutingResult, afterFab
     if (p && p.length === t.length && Buffer.compare(p, t) === 0) continue;
     let any = false;
     const len = Math.max(t.length, p?.length ?? 0);
+    const at = (x: Uint8Array | undefined, l: number): number => (x && l < x.length ? x[l]! : NO_ROUTE);
+    const plain = p !== undefined && p.length === t.length;
     for (let b = 0; b < len; b += LFT_BLOCK) {
       let diff = 0;
-      for (let l = b; l < b + LFT_BLOCK && l < len; l++) if ((t[l] ?? NO_ROUTE) !== (p?.[l] ?? NO_ROUTE)) diff++;
+      const end = Math.min(b + LFT_BLOCK, len);
+      if (plain) for (let l = b; l < end; l++) diff += t[l] !== p[l] ? 1 : 0;
+      else for (let l = b; l < end; l++) diff += at(t, l) !== at(p, l) ? 1 : 0;
       if (!diff) continue;
       any = true;
       out.blocks++;
