@@ -25,7 +25,7 @@ import { NodeType } from '../wire/mad.js';
 import { rerouteIncremental, intactRouting, type IntactRouting } from './incremental.js';
 import { cachedLoads } from './incremental-load.js';
 import { DEADLOCK_FREE_FALLBACK, routeWithFallback } from './registry.js';
-import { NO_ROUTE, RoutingNotApplicable, type RoutingOptions, type RoutingResult } from './types.js';
+import { NO_ROUTE, RoutingError, RoutingNotApplicable, type RoutingOptions, type RoutingResult } from './types.js';
 import { verifyRoutes, type VerifyReport } from './verify.js';
 import { failCase, type WhatIfCase } from './what-if-cases.js';
 
@@ -206,7 +206,15 @@ export function whatIfCase(fabric: Fabric, routing: RoutingResult, base: WhatIfB
     engine = result.engine;
   } else {
     reroute = 'full';
-    const r = routeFull(nf, o);
+    let r: ReturnType<typeof routeFull>;
+    try {
+      r = routeFull(nf, o);
+    } catch (e) {
+      // No engine routes what is left (nor the fallback): the case says so, the others go on.
+      if (!(e instanceof RoutingError)) throw e;
+      const none: WhatIfCaseResult = { case: c.name, reroute, why: `no engine routes the fabric left: ${e.message}`, engine: 'none', lostEndPorts: droppedEnds, lostLids, lostPairs: base.pairs, ok: false, deadlockFree: false, unreachablePairs: 0, loopEntries: 0, busiestLink: 0, lft: { switches: 0, blocks: 0, entries: 0 }, ms: now() - t0 };
+      return none;
+    }
     result = r.result;
     engine = r.engine;
   }
