@@ -179,6 +179,11 @@ export async function main(argv: string[], io: Io): Promise<number> {
         const { controlMain } = await import('./ops.js');
         return await controlMain(cmd, rest, io);
       }
+      case 'what-if': {
+        if (rest.includes('--help') || rest.includes('-h')) return help(io, cmd);
+        const { whatIfClientMain } = await import('./what-if.js');
+        return await whatIfClientMain(rest, io);
+      }
       case 'topo': {
         if (rest.includes('--help') || rest.includes('-h')) return help(io, cmd);
         const { topoMain } = await import('./ops.js');
