@@ -243,6 +243,13 @@ export class Subnet {
     return pg;
   }
 
+  /** How the SM routes now (the engine chain and its options, as configured or last reloaded):
+   * what `ibsm what-if` re-routes with (cli/what-if.ts). */
+  get routingConfig(): Pick<SubnetOptions, 'routing' | 'routingOptions' | 'lmc' | 'seed'> {
+    const { routing, routingOptions, lmc, seed } = this.o;
+    return { routing, routingOptions, lmc, seed };
+  }
+
   /** Configuration reloads so far, by outcome (ibsm_config_reloads_total). */
   readonly reloads = { ok: 0, failed: 0 };
 

@@ -184,6 +184,11 @@ export async function main(argv: string[], io: Io): Promise<number> {
         const { checkMain } = await import('./check.js');
         return await checkMain(rest, io, () => help(io, 'check'));
       }
+      case 'what-if': {
+        if (rest.includes('--help') || rest.includes('-h')) return help(io, cmd);
+        const { whatIfClientMain } = await import('./what-if.js');
+        return await whatIfClientMain(rest, io);
+      }
       case 'topo': {
         if (rest.includes('--help') || rest.includes('-h')) return help(io, cmd);
         const { topoMain } = await import('./ops.js');

@@ -25,6 +25,7 @@ import { parseCommandLine, UsageError } from '../config/parse.js';
 import { DEFAULT_CONTROL_SOCKET, type Command } from '../config/options.js';
 import { controlRequest, DUMPS, type ControlTarget, type DumpKind, type TopoFormat } from './control.js';
 import { SubnetNotUpError } from '../util/errors.js';
+import { liveWhatIf } from './what-if.js';
 
 interface Io {
   stdout: { write(s: string): unknown };
@@ -119,6 +120,7 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
         }
       }
     },
+    whatIf: (spec, verify) => liveWhatIf(sm, snapshot(), sm.subnet.routingConfig, spec, verify),
     topo(format) {
       const snap = snapshot();
       return renderTopology(topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory, health: sm.subnet.sm.health.state }), format);
@@ -158,7 +160,7 @@ export async function trafficDump(snap: Snapshot): Promise<string> {
 }
 
 /** `ibsm status | resweep | reroute | dump`: one request to the running SM's control socket. */
-export async function controlMain(cmd: Exclude<Command, 'run' | 'discover' | 'route' | 'query' | 'config' | 'topo' | 'check'>, argv: string[], io: Io): Promise<number> {
+export async function controlMain(cmd: Exclude<Command, 'run' | 'discover' | 'route' | 'query' | 'config' | 'topo' | 'check' | 'what-if'>, argv: string[], io: Io): Promise<number> {
   const args = parseCommandLine(cmd, argv);
   const socket = (args.values.get('socket') as string | undefined) ?? DEFAULT_CONTROL_SOCKET;
   const json = args.values.get('json') === true;

@@ -9,16 +9,17 @@ import { parseListenAddress } from '../util/listen.js';
 import { DEFAULT_SM_KEY } from '../wire/sma.js';
 import { formatGuid } from '../util/guid.js';
 import { parseTopologyActions } from '../model/topology-classes.js';
+import { WHAT_IF_SYNTAX } from '../routing/what-if-cases.js';
 import type { SubnetOptions } from '../subnet.js';
 import type { SaLimits } from '../sa/limits.js';
 import type { SaServerOptions } from '../sa/server.js';
 import type { BackendOptions } from '../api/backend.js';
 import type { MadRpcOptions } from '../rpc/madrpc-types.js';
 
-export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'reload' | 'dump' | 'topo' | 'check';
-export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'reload', 'dump', 'topo', 'check'];
+export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'reload' | 'dump' | 'topo' | 'what-if' | 'check';
+export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'reload', 'dump', 'topo', 'what-if', 'check'];
 /** The commands that talk to a running SM through its control socket. */
-export const CONTROL_COMMANDS: readonly Command[] = ['status', 'resweep', 'reroute', 'reload', 'dump', 'topo'];
+export const CONTROL_COMMANDS: readonly Command[] = ['status', 'resweep', 'reroute', 'reload', 'dump', 'topo', 'what-if'];
 
 export type OptionType = 'boolean' | 'string' | 'int' | 'key64' | 'list' | 'enum';
 export type OptionValue = boolean | string | number | bigint | string[];
@@ -160,6 +161,8 @@ const TABLE = [
   { name: 'traffic', type: 'list', arg: 'PATTERN[,PATTERN...]', help: 'also judge the tables by the traffic they carry (docs/traffic.md): ebb (random bisections), alltoall (phases of shifts), shift:K, or a flows file ("SRC DST" lines: LIDs, GUIDs or node names); per-flow bandwidth / injection rate, min p1 p50 mean', commands: ['route'] },
   { name: 'traffic-samples', type: 'int', arg: 'N', min: 1, max: 1_000_000, help: 'random bisections of --traffic ebb; most shift phases of alltoall (evenly spaced; all of them when N is at least hosts-1)', default: 100, commands: ['route'] },
   { name: 'traffic-seed', type: 'int', arg: 'N', min: 0, max: 2 ** 31, help: 'seed of the random bisections of --traffic ebb', default: 1, commands: ['route'] },
+  { name: 'what-if', type: 'string', arg: 'links|switches|LIST', help: `fail each case in turn and re-route as the running SM would (incrementally where its local sweep does, else the engine chain in full); per case: pairs lost, the verifier's verdict, busiest link, hops, LFT blocks that change; then the worst cases. ${WHAT_IF_SYNTAX}`, commands: ['route'] },
+  { name: 'what-if-verify', type: 'enum', arg: 'full|fast', choices: ['full', 'fast'], help: "full: the verifier over each case's tables; fast: an incremental re-route that drops nothing is judged by its own guarantees (reachability, loops, deadlock freedom on one VL, busiest link), without hop figures: for large fabrics", default: 'full', commands: ['route', 'what-if'] },
   // ---- run
   { name: 'routing', type: 'list', arg: 'a,b,c', help: 'routing engines in order of preference', default: [...DEFAULT_FALLBACK], commands: RUN, key: 'routing', opensm: 'routing_engine', check: checkEngines, to: 'subnet.routing', live: true },
   { name: 'lmc', type: 'int', arg: 'N', min: 0, max: 7, help: 'LMC of every CA port', default: 0, commands: [...RUN, 'route'], key: 'lmc', opensm: 'lmc', to: 'subnet.lmc' },
@@ -209,7 +212,7 @@ const TABLE = [
   { name: 'qos-sl2vl', type: 'string', arg: 'VL,...', help: 'QoS: the SL→VL table, 16 VLs', default: QOS_VL_DEFAULTS.sl2vl, commands: RUN, key: 'qosSl2vl', opensm: 'qos_sl2vl', check: checkQos('sl2vl'), to: 'openSm', live: true },
   { name: 'perfmgr', type: 'boolean', help: "PerfMgr on: every linked port's PortCounters read through the PMAs, 64-bit totals, error counters that rise logged with the port, Prometheus series per port", default: false, commands: RUN, key: 'perfmgr', opensm: 'perfmgr', to: 'openSm' },
   { name: 'perfmgr-interval', type: 'int', arg: 'S', min: 1, max: 86400, help: 'PerfMgr sweep interval in seconds', default: 180, commands: RUN, key: 'perfmgrIntervalS', keyAliases: ['perfmgrInterval'], opensm: 'perfmgr_sweep_time_s', to: 'openSm' },
-  { name: 'control-socket', type: 'string', arg: 'PATH', help: 'the local control socket (unix, mode 0600) that ibsm status, resweep, reroute, reload, dump and topo use (none: off)', default: controlSocketDefault, defaultText: `${DEFAULT_CONTROL_SOCKET} with --umad (not under ibsim), else none`, commands: RUN, key: 'controlSocket', to: 'run' },
+  { name: 'control-socket', type: 'string', arg: 'PATH', help: 'the local control socket (unix, mode 0600) that ibsm status, resweep, reroute, reload, dump, topo and what-if use (none: off)', default: controlSocketDefault, defaultText: `${DEFAULT_CONTROL_SOCKET} with --umad (not under ibsim), else none`, commands: RUN, key: 'controlSocket', to: 'run' },
   // ---- where the metrics are served (issue 14; --metrics-port above is 127.0.0.1:N)
   { name: 'metrics-listen', type: 'string', arg: 'ADDR:PORT', help: 'serve Prometheus metrics on ADDR:PORT (/metrics), e.g. 0.0.0.0:9464 or [::]:9464; excludes --metrics-port', defaultText: 'off', commands: RUN, key: 'metricsListen', check: checkListen, to: 'openSm' },
   // ---- the live web view (src/web)
@@ -244,7 +247,7 @@ const TABLE = [
   { name: 'sa-lid', type: 'int', arg: 'LID', min: 0, max: 0xbfff, help: "the SA's LID", defaultText: 'the SM LID in the local PortInfo', commands: ['query'] },
   { name: 'sm-key', aliases: ['smkey'], type: 'key64', arg: 'KEY', help: "the key sent in the SA header's SM_Key field: the SA's SA_Key (--sa-key) for trusted requests; another non-zero key is not answered", defaultText: '0', commands: ['query'] },
   // ---- output
-  { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query', 'status', 'resweep', 'reroute', 'reload', 'dump', 'check'] },
+  { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query', 'status', 'resweep', 'reroute', 'reload', 'dump', 'what-if', 'check'] },
 ] as const satisfies readonly OptionSpec[];
 
 export type OptionTable = typeof TABLE;
