@@ -115,6 +115,10 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-2048', level: 'info', msg: 'isolation released', meaning: 'An isolated link or node matches the expected topology again: the sweep brings it to ACTIVE and routes over it.' },
   { code: 'IBSM-2049', level: 'info', msg: 'isolated ports taken Down', meaning: 'Isolated ports that were ARMED or ACTIVE were set Down (the link retrains to INIT, where it is held); counts given.' },
   { code: 'IBSM-2050', level: 'info', msg: 'local sweep: a node is isolated; full heavy sweep follows', meaning: 'A local sweep does not re-link an isolated node: a full heavy sweep compares and isolates it again.' },
+  { code: 'IBSM-2060', level: 'info', msg: 'vports', meaning: 'A heavy sweep read the SR-IOV virtual ports (docs/vports.md): capable ports, vports, ACTIVE, with their own LID, activated now.' },
+  { code: 'IBSM-2061', level: 'warn', msg: 'vports not read', meaning: "A capable port's virtualization attributes could not be read (node, GUID, port, error given): its vports are left as they were until the next sweep." },
+  { code: 'IBSM-2062', level: 'warn', msg: 'vports not polled', meaning: "A light sweep's VirtualizationInfo poll of a capable port failed (GUID, port, error given): read again at the next sweep." },
+  { code: 'IBSM-2063', level: 'info', msg: 'vports changed: handled without a heavy sweep', meaning: 'VPortStateChange on some ports: their vports were read, the new ones given LIDs, routed (only the LFT blocks of the new LIDs) and activated, without a heavy sweep (figures given).' },
   // ---- 3: traps
   { code: 'IBSM-3001', level: 'info', msg: 'trap received', meaning: 'A trap arrived (number, source LID; details in the fields).', remote: true },
   { code: 'IBSM-3002', level: 'warn', msg: 'malformed trap ignored', meaning: 'A trap that does not decode was dropped (source LID given).', remote: true },
