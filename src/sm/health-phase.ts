@@ -8,9 +8,10 @@ import type { Fabric } from '../model/fabric.js';
 import { compareTopology, endText, mismatchText } from '../model/topology-compare.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
-import { cutIsolated, DEFAULT_TOPOLOGY_ACTIONS, EMPTY_HEALTH, isolatedNodes, isolatedPorts, nextHealth, portsToTakeDown, restoreIsolated, withoutNodes, type HealthChange, type HealthState, type TopologyActions } from './health-state.js';
+import { cutIsolated, DEFAULT_TOPOLOGY_ACTIONS, type Isolation, EMPTY_HEALTH, isolatedNodes, isolatedPorts, nextHealth, portsToTakeDown, restoreIsolated, withoutNodes, type HealthChange, type HealthState, type TopologyActions } from './health-state.js';
 import { planPortDown } from './plan-ports.js';
 import type { SweepPhase } from './program-phases.js';
+import { FlapTracker, type FlapPolicy } from './health-flap.js';
 
 /** The health settings of a sweeper. */
 export interface HealthSettings {
@@ -19,6 +20,8 @@ export interface HealthSettings {
   actions?: TopologyActions;
   /** Called when the health state changed (mismatches found or gone, isolations). */
   onHealth?: (c: HealthChange) => void;
+  /** The flapping policy (sm/health-flap.ts; none: off). */
+  flap?: FlapPolicy;
 }
 
 export class HealthKeeper {
@@ -27,11 +30,16 @@ export class HealthKeeper {
   checks = 0;
   takenDown = 0;
 
+  /** The flapping links' tracker (health hook; none without a policy). */
+  readonly flap?: FlapTracker;
+
   constructor(
     private readonly log: Logger,
     private readonly clock: Clock,
     private s: HealthSettings,
-  ) {}
+  ) {
+    if (s.flap) this.flap = new FlapTracker(s.flap);
+  }
 
   /** A reload: another expected topology or other actions (none: no comparison; the next sweep
    * releases what the topology isolated). */
@@ -55,6 +63,7 @@ export class HealthKeeper {
         const disc = local ? restoreIsolated(view.disc, this.state.isolated) : view.disc;
         if (this.s.expected) this.judge(compareTopology(this.s.expected, disc.fabric));
         else if (this.state.mismatches.length || this.state.isolated.some((i) => i.source === 'topology')) this.judge([]); // the file taken away
+        if (this.flap) this.judgeFlaps(disc);
         if (local && this.state.isolated.some((i) => i.kind === 'node')) {
           this.log.info('local sweep: a node is isolated; full heavy sweep follows');
           return false;
@@ -83,6 +92,21 @@ export class HealthKeeper {
       this.log.info('isolated ports taken Down', { ports: planned.length, acknowledged: ok });
     },
   };
+
+  /** The flapping policy over this sweep's view (before the isolated links are cut). */
+  private judgeFlaps(disc: { fabric: Fabric }): void {
+    const held = new Set(this.state.isolated.filter((i) => i.source === 'flapping').map((i) => i.key));
+    const v = this.flap!.observe(disc.fabric, this.clock.now(), held);
+    if (!v.flapping.length && !v.released.length) return;
+    const isolate = this.flap!.policy.action === 'isolate';
+    const added = isolate ? v.flapping.filter((i) => !this.state.isolated.some((x) => x.key === i.key)).map(({ changes: _, ...i }) => i as Isolation) : [];
+    const gone = new Set(v.released);
+    const released = this.state.isolated.filter((i) => i.source === 'flapping' && gone.has(i.key));
+    this.state = { ...this.state, isolated: [...this.state.isolated.filter((i) => !(i.source === 'flapping' && gone.has(i.key))), ...added] };
+    for (const i of v.flapping) this.log.warn('link flapping', { a: endText(i.a), b: endText(i.b!), changes: i.changes, windowS: this.flap!.policy.windowMs / 1000, action: this.flap!.policy.action });
+    for (const i of released) this.log.info('flapping link quiet: isolation released', { a: endText(i.a), b: endText(i.b!), quietS: this.flap!.policy.quietMs / 1000 });
+    if (added.length || released.length) this.s.onHealth?.({ state: this.state, found: [], gone: [], isolated: added, released });
+  }
 
   private judge(mismatches: ReturnType<typeof compareTopology>): void {
     this.checks++;

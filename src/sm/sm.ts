@@ -411,6 +411,12 @@ export class SubnetManager {
     const { changed, stats, smPorts: sms, foreign } = await this.sweeper.light(this.snapshot!, full);
     if (foreign.ports) this.o.log.error('ports name another master or their LIDs moved: another SM is writing this fabric', { ports: foreign.ports, masterSmLids: [...foreign.masterSmLids].join(','), ...foreign.first });
     await this.ha.checkSms(sms);
+    // health hook: a flapping link's quiet time over: a sweep releases it (sm/health-flap.ts).
+    const due = this.health.flap?.releaseDue();
+    if (!changed && due !== undefined && this.o.clock.now() >= due) {
+      this.o.log.info('flapping link quiet time over: heavy sweep follows');
+      this.requestHeavySweep('flapping link quiet', true); // full: a local sweep with nothing flagged would not judge it
+    }
     if (changed) {
       this.o.log.info('light sweep found a change; heavy sweep follows');
     } else {

@@ -119,6 +119,9 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-2061', level: 'warn', msg: 'vports not read', meaning: "A capable port's virtualization attributes could not be read (node, GUID, port, error given): its vports are left as they were until the next sweep." },
   { code: 'IBSM-2062', level: 'warn', msg: 'vports not polled', meaning: "A light sweep's VirtualizationInfo poll of a capable port failed (GUID, port, error given): read again at the next sweep." },
   { code: 'IBSM-2063', level: 'info', msg: 'vports changed: handled without a heavy sweep', meaning: 'VPortStateChange on some ports: their vports were read, the new ones given LIDs, routed (only the LFT blocks of the new LIDs) and activated, without a heavy sweep (figures given).' },
+  { code: 'IBSM-2064', level: 'warn', msg: 'link flapping', meaning: 'A link changed state (went or came back) as many times within the window as --health-flap says (both ends, the count and the action given): with isolate it is held in INIT and left out of routing, its bounces no longer re-route anything.' },
+  { code: 'IBSM-2065', level: 'info', msg: 'flapping link quiet: isolation released', meaning: "A link isolated for flapping saw no state change for --health-flap's quiet time: it is brought to ACTIVE and routed again." },
+  { code: 'IBSM-2066', level: 'info', msg: 'flapping link quiet time over: heavy sweep follows', meaning: "A flapping link's quiet time is over and the light sweep found no change: a heavy sweep releases it." },
   // ---- 3: traps
   { code: 'IBSM-3001', level: 'info', msg: 'trap received', meaning: 'A trap arrived (number, source LID; details in the fields).', remote: true },
   { code: 'IBSM-3002', level: 'warn', msg: 'malformed trap ignored', meaning: 'A trap that does not decode was dropped (source LID given).', remote: true },
