@@ -30,10 +30,11 @@ function rig(flap?: FlapPolicy) {
   ep.register(MgmtClass.SubnDirected, 1);
   const rpc = new MadRpc(ep, clock, { timeoutMs: 50, retries: 3, window: 64, perDestinationWindow: 8 });
   const sink = new MemorySink();
-  const changes: Array<HealthChange & { at: number; lfts: number }> = [];
+  const changes: Array<HealthChange & { at: number; lfts: number; sweeps: number; full: number }> = [];
+  const full = (): number => sink.lines.filter((l) => l.includes('IBSM-2001')).length; // discovery done: a full heavy sweep
   const sm: SubnetManager = new SubnetManager({
     smp: smpClientOf(rpc), clock, log: new Logger(sink, 'info'), routing: ['ftree', 'updn', 'minhop'], lmc: 0, sweepIntervalMs: 5000,
-    topology: { flap, onHealth: (c) => changes.push({ ...c, at: clock.now(), lfts: sm.written.lftBlocksWritten }) },
+    topology: { flap, onHealth: (c) => changes.push({ ...c, at: clock.now(), lfts: sm.written.lftBlocksWritten, sweeps: sm.sweepsDone.heavy, full: full() }) },
   });
   installSmHandlers(rpc, sm, { portGuid: ep.local.portGuid, log: new Logger(sink, 'info') });
   // a leaf's uplink (to a spine)
@@ -41,7 +42,7 @@ function rig(flap?: FlapPolicy) {
   const leaf = f.nodes.findIndex((n, i) => i !== 0 && sw(i) && n.ports.some((p) => p?.peer && !sw(p.peer.node)));
   const up = f.nodes[leaf]!.ports.findIndex((p, pn) => pn > 0 && p?.peer !== undefined && sw(p.peer.node));
   const wait = (ms: number): Promise<void> => drive(clock, new Promise<void>((r) => clock.setTimeout(r, ms)), ms + 60_000);
-  return { clock, sim, sm, sink, changes, f, leaf, up, lg: f.nodes[leaf]!.guid, wait };
+  return { clock, sim, sm, sink, changes, full, f, leaf, up, lg: f.nodes[leaf]!.guid, wait };
 }
 type Rig = ReturnType<typeof rig>;
 
@@ -102,9 +103,8 @@ describe('flapping policy on the running SM', () => {
     expect(iso.isolated[0]).toMatchObject({ source: 'flapping', kind: 'link' });
     expect(hasCode(r.sink.lines, 'IBSM-2064')).toBe(true);
     const lftsAtIsolation = iso.lfts;
-    const sweepsAtIsolation = r.sm.sweepsDone.heavy;
-    const full = (): number => r.sink.lines.filter((l) => l.includes('IBSM-2001')).length; // discovery done: a full heavy sweep
-    const fullAtEnd = full();
+    const fullAtEnd = r.full();
+    console.log([...new Set(r.sink.lines.filter((l) => /IBSM-1202|full heavy|IBSM-1003/.test(l)).map((l) => l.slice(25)))].join("\n"));
     // within the count: 6 changes are 3 bounces, isolated by the 4th (its own Down Set adds one)
     expect(iso.at).toBeLessThan(4 * 2000 + 5000);
     // the bounces after the isolation wrote no LFT block
@@ -119,7 +119,7 @@ describe('flapping policy on the running SM', () => {
     expect(hasCode(r.sink.lines, 'IBSM-2065')).toBe(true);
     expect(r.sim.portInfo(r.lg, r.up).portState).toBe(PortState.Active);
     routesClean(r);
-    console.log(`flap policy: isolated at ${iso.at} ms; sweeps (heavy+local) ${sweepsAtIsolation} at isolation, ${sweepsAtEnd} after 20 bounces (full heavy ones: ${fullAtEnd}); LFT blocks ${lftsAtIsolation} at isolation and after the bounces`);
+    console.log(`flap policy: isolated at ${iso.at} ms; sweeps (heavy+local) ${iso.sweeps} at isolation (full ones: ${iso.full}), ${sweepsAtEnd} after 20 bounces (full heavy ones: ${fullAtEnd}); LFT blocks ${lftsAtIsolation} at isolation and after the bounces`);
   });
 
   it('without the policy, the same run re-routes at each bounce', async () => {
@@ -130,7 +130,7 @@ describe('flapping policy on the running SM', () => {
     await bounce(r, 20);
     const lfts = r.sm.written.lftBlocksWritten - lfts0;
     const sweeps = r.sm.sweepsDone.heavy - sweeps0;
-    const full = r.sink.lines.filter((l) => l.includes('IBSM-2001')).length;
+    const full = r.full();
     console.log(`no flap policy: 20 bounces, ${sweeps} sweeps (heavy+local, ${full} full ones), ${lfts} LFT blocks written`);
     expect(sweeps).toBeGreaterThanOrEqual(20);
     expect(r.sm.health.state.isolated).toEqual([]);

@@ -25,6 +25,7 @@ import { interSubnetPaths } from '../sa/inter-subnet.js';
 import { sameValue } from '../util/same-value.js';
 import { fileLogSink } from './log-file.js';
 import { optionsFor, RELOADABLE_KEYS, REREAD_KEYS, SM_CONFIG_KEYS, withDefaults, type OpenSmOptions, type ReloadResult, type SmConfig } from './sm-config.js';
+import { parseFlapPolicy } from '../sm/health-flap.js';
 import { openGuid2Lid, readSmFiles, readTopology, warnRouteOrder, type SmFiles } from './sm-files.js';
 import type { Guid2LidFile } from './guid2lid-file.js';
 import { SubnetNotUpError } from '../util/errors.js';
@@ -213,6 +214,8 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   const smFiles = readSmFiles(o, log);
   const { partitions, qos, qosVl, routingOptions, prefixRoutes } = smFiles;
   const topology = await readTopology(o);
+  // health hook: the flapping policy (sm/health-flap.ts) beside the expected topology.
+  const flap = o.healthFlap ? parseFlapPolicy(o.healthFlap) : undefined;
   warnRouteOrder(log, o.routing!, smFiles);
 
   const be = o.backend ?? (await openBackend({ ...optionsFor('backend', o), sm: true, sa: true }));
@@ -232,7 +235,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     partitions,
     qos,
     qosVl,
-    topology,
+    topology: flap ? { ...topology, flap } : topology,
     onProgress: o.onProgress,
   } as SubnetOptions);
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));
