@@ -29,7 +29,7 @@ export type DumpKind = (typeof DUMPS)[number];
 export const TOPO_FORMATS = ['dot', 'svg', 'json'] as const;
 export type TopoFormat = (typeof TOPO_FORMATS)[number];
 
-export type ControlRequest = { cmd: 'status' } | { cmd: 'resweep'; heavy?: boolean } | { cmd: 'reroute' } | { cmd: 'reload' } | { cmd: 'dump'; what: DumpKind } | { cmd: 'topo'; format: TopoFormat } | { cmd: 'what-if'; spec: string; verify?: 'full' | 'fast' };
+export type ControlRequest = { cmd: 'status' } | { cmd: 'resweep'; heavy?: boolean } | { cmd: 'reroute' } | { cmd: 'reload' } | { cmd: 'dump'; what: DumpKind } | { cmd: 'topo'; format: TopoFormat } | { cmd: 'what-if'; spec: string; verify?: 'full' | 'fast' } | { cmd: 'isolate' | 'release'; target: string };
 
 /** What the running SM offers the socket. */
 export interface ControlTarget {
@@ -45,6 +45,8 @@ export interface ControlTarget {
   whatIf?(spec: string, verify: 'full' | 'fast'): Promise<unknown>;
   /** Reload the configuration, as SIGHUP (cli/run.ts). */
   reload?(): Promise<unknown>;
+  /** Isolate or release a node or port by hand (sm/health-manual.ts), a sweep applying it. */
+  isolate?(target: string, release: boolean): Promise<unknown>;
 }
 
 export class ControlError extends IbsmError {
@@ -76,8 +78,12 @@ function parseRequest(line: string): ControlRequest {
       if (typeof r.spec !== 'string' || !r.spec.trim()) throw new ControlError('what-if of what? links, switches or a LIST');
       if (r.verify !== undefined && r.verify !== 'full' && r.verify !== 'fast') throw new ControlError('what-if verify: full or fast');
       return { cmd: 'what-if', spec: r.spec, ...(r.verify ? { verify: r.verify } : {}) };
+    case 'isolate':
+    case 'release':
+      if (typeof r.target !== 'string' || !r.target.trim()) throw new ControlError(`${r.cmd} what? NODE[:PORT]`);
+      return { cmd: r.cmd, target: r.target };
     default:
-      throw new ControlError(`unknown command ${JSON.stringify(r?.cmd)}; commands: status, resweep, reroute, reload, dump, topo, what-if`);
+      throw new ControlError(`unknown command ${JSON.stringify(r?.cmd)}; commands: status, resweep, reroute, reload, dump, topo, what-if, isolate, release`);
   }
 }
 
@@ -99,6 +105,10 @@ async function answer(target: ControlTarget, req: ControlRequest): Promise<unkno
     case 'what-if':
       if (!target.whatIf) throw new ControlError('what-if is not available here');
       return target.whatIf(req.spec, req.verify ?? 'full');
+    case 'isolate':
+    case 'release':
+      if (!target.isolate) throw new ControlError(`${req.cmd} is not available here`);
+      return target.isolate(req.target, req.cmd === 'release');
   }
 }
 

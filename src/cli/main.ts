@@ -175,6 +175,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
       case 'resweep':
       case 'reroute':
       case 'reload':
+      case 'isolate':
+      case 'release':
       case 'dump': {
         if (rest.includes('--help') || rest.includes('-h')) return help(io, cmd);
         const { controlMain } = await import('./ops.js');

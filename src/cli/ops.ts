@@ -26,6 +26,8 @@ import { DEFAULT_CONTROL_SOCKET, type Command } from '../config/options.js';
 import { controlRequest, DUMPS, type ControlTarget, type DumpKind, type TopoFormat } from './control.js';
 import { SubnetNotUpError } from '../util/errors.js';
 import { liveWhatIf } from './what-if.js';
+import { manualIsolation } from '../sm/health-manual.js';
+import type { Isolation } from '../model/topology-classes.js';
 
 interface Io {
   stdout: { write(s: string): unknown };
@@ -120,6 +122,20 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
         }
       }
     },
+    async isolate(target, release) {
+      // health hook: manual isolate/release (sm/health-manual.ts); a heavy sweep applies it.
+      const keeper = sm.subnet.sm.health;
+      let out: unknown;
+      if (release) {
+        const { released, refused } = keeper.releaseByHand(target);
+        out = { released: released.map(isolationText), ...(refused.length ? { refused: refused.map((i) => `${isolationText(i)}: held by the expected topology until it matches`) } : {}) };
+      } else {
+        const i = manualIsolation(snapshot().fabric, target, sm.backend.clock.now(), keeper.state.isolated);
+        out = { isolated: isolationText(i), new: keeper.isolateByHand(i) };
+      }
+      await sm.subnet.sm.sweep('heavy');
+      return out;
+    },
     whatIf: (spec, verify) => liveWhatIf(sm, snapshot(), sm.subnet.routingConfig, spec, verify),
     topo(format) {
       const snap = snapshot();
@@ -128,16 +144,18 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
   };
 }
 
+const endName = (e: { guid: bigint; desc: string; port: number }): string => `"${e.desc}" (${formatGuid(e.guid)})${e.port ? ` port ${e.port}` : ''}`;
+const isolationText = (i: Isolation): string => `${i.kind} ${endName(i.a)}${i.b ? ` - ${endName(i.b)}` : ''} (${i.cls}, ${i.source})`;
+
 /** `ibsm status`'s health: the isolations held and the mismatches with the expected topology
  * (the first 20 of each, one line each; `ibsm dump health` has them all). */
 function healthStatus(sm: IbsmSm): unknown {
   const h = sm.subnet.sm.health.state;
   if (!sm.options?.topology && !h.isolated.length) return undefined;
-  const name = (e: { guid: bigint; desc: string; port: number }): string => `"${e.desc}" (${formatGuid(e.guid)})${e.port ? ` port ${e.port}` : ''}`;
   return {
     ...(sm.options?.topology ? { topology: sm.options.topology, mismatches: h.mismatches.length, mismatchList: h.mismatches.slice(0, 20).map(mismatchText) } : {}),
     isolated: h.isolated.length,
-    isolatedList: h.isolated.slice(0, 20).map((i) => `${i.kind} ${name(i.a)}${i.b ? ` - ${name(i.b)}` : ''} (${i.cls}, ${i.source})`),
+    isolatedList: h.isolated.slice(0, 20).map(isolationText),
   };
 }
 
@@ -170,6 +188,13 @@ export async function controlMain(cmd: Exclude<Command, 'run' | 'discover' | 'ro
     if (!what || !(DUMPS as readonly string[]).includes(what)) throw new UsageError(`dump what? one of ${DUMPS.join(', ')}`, 'dump');
     result = await controlRequest(socket, { cmd: 'dump', what: what as DumpKind });
     io.stdout.write(json ? JSON.stringify({ [what]: result }) + '\n' : String(result));
+    return 0;
+  }
+  if (cmd === 'isolate' || cmd === 'release') {
+    const target = args.positionals[0];
+    if (!target || args.positionals.length > 1) throw new UsageError(`${cmd} what? one NODE[:PORT] (a node GUID, a port GUID or a description)`, cmd);
+    result = await controlRequest(socket, { cmd, target });
+    io.stdout.write(json ? JSON.stringify(result) + '\n' : textOf(result));
     return 0;
   }
   if (args.positionals.length) throw new UsageError(`unexpected argument "${args.positionals[0]}"`, cmd);

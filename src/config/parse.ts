@@ -135,6 +135,8 @@ const HEADS: Record<Command, string> = {
   'what-if': 'usage: ibsm what-if links|switches|LIST [--what-if-verify full|fast] [options]\n  the running SM\'s fabric and tables: each case failed in turn and re-routed as the SM would (incrementally where its\n  local sweep does, else its engine chain in full), off its hot path; per case and the worst cases, as ibsm route --what-if',
   check: 'usage: ibsm check --topology FILE [--sim <file|gen:spec> | --umad] [--json]\n  discover the fabric once and compare it with the expected topology (ibnetdiscover format or a cabling plan):\n  each mismatch on a line (missing/extra node or link, wrong port, GUID changed, width, speed), naming both ends;\n  exit 0 when none, 1 on a mismatch, 2 on a usage or file error',
   topo: 'usage: ibsm topo [--format dot|svg|json] [--sim <file|gen:spec> | --umad | --socket PATH]\n  a picture of the fabric: switches by tier, hosts grouped, links coloured by routes per link, down links marked; with --topology on the running SM: missing, extra and degraded links and isolated links and nodes marked',
+  isolate: 'usage: ibsm isolate NODE[:PORT] [options]\n  hold a node (every link of it) or the link at a port isolated on the running SM (source manual): in INIT, not routed,\n  until ibsm release; NODE is a node GUID, a port GUID or a description; a heavy sweep applies it before the answer',
+  release: 'usage: ibsm release NODE[:PORT] [options]\n  release what is isolated at a node or port on the running SM (by hand, or a flapping link before its quiet time);\n  the expected topology\'s isolations stay until the fabric matches; a heavy sweep applies it before the answer',
 };
 
 /** One line per option: `  --name ARG   help (default: x)`. */

@@ -12,6 +12,7 @@ import { cutIsolated, DEFAULT_TOPOLOGY_ACTIONS, type Isolation, EMPTY_HEALTH, is
 import { planPortDown } from './plan-ports.js';
 import type { SweepPhase } from './program-phases.js';
 import { FlapTracker, type FlapPolicy } from './health-flap.js';
+import { releaseMatches } from './health-manual.js';
 
 /** The health settings of a sweeper. */
 export interface HealthSettings {
@@ -92,6 +93,26 @@ export class HealthKeeper {
       this.log.info('isolated ports taken Down', { ports: planned.length, acknowledged: ok });
     },
   };
+
+  /** Manual isolation (health hook; sm/health-manual.ts): held from now; the next sweep applies
+   * it. False when it is held already. */
+  isolateByHand(i: Isolation): boolean {
+    if (this.state.isolated.some((x) => x.key === i.key)) return false;
+    this.state = { ...this.state, isolated: [...this.state.isolated, i] };
+    this.log.warn('isolated by hand', { kind: i.kind, a: endText(i.a), ...(i.b ? { b: endText(i.b) } : {}) });
+    this.s.onHealth?.({ state: this.state, found: [], gone: [], isolated: [i], released: [] });
+    return true;
+  }
+
+  /** Manual release of what `target` names (sm/health-manual.ts releaseMatches); the expected
+   * topology's isolations are refused (the next comparison would isolate them again). */
+  releaseByHand(target: string): { released: Isolation[]; refused: Isolation[] } {
+    const { keep, released, refused } = releaseMatches(this.state.isolated, target);
+    this.state = { ...this.state, isolated: keep };
+    for (const i of released) this.log.info('released by hand', { kind: i.kind, source: i.source, a: endText(i.a), ...(i.b ? { b: endText(i.b) } : {}) });
+    if (released.length) this.s.onHealth?.({ state: this.state, found: [], gone: [], isolated: [], released });
+    return { released, refused };
+  }
 
   /** The flapping policy over this sweep's view (before the isolated links are cut). */
   private judgeFlaps(disc: { fabric: Fabric }): void {

@@ -122,6 +122,8 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-2064', level: 'warn', msg: 'link flapping', meaning: 'A link changed state (went or came back) as many times within the window as --health-flap says (both ends, the count and the action given): with isolate it is held in INIT and left out of routing, its bounces no longer re-route anything.' },
   { code: 'IBSM-2065', level: 'info', msg: 'flapping link quiet: isolation released', meaning: "A link isolated for flapping saw no state change for --health-flap's quiet time: it is brought to ACTIVE and routed again." },
   { code: 'IBSM-2066', level: 'info', msg: 'flapping link quiet time over: heavy sweep follows', meaning: "A flapping link's quiet time is over and the light sweep found no change: a heavy sweep releases it." },
+  { code: 'IBSM-2067', level: 'warn', msg: 'isolated by hand', meaning: '`ibsm isolate NODE[:PORT]`: the link or node (given) is held in INIT and left out of routing (source manual) until `ibsm release`.' },
+  { code: 'IBSM-2068', level: 'info', msg: 'released by hand', meaning: '`ibsm release NODE[:PORT]`: the isolation (its source given: manual, flapping) is released; the sweep that follows brings it to ACTIVE and routes it.' },
   // ---- 3: traps
   { code: 'IBSM-3001', level: 'info', msg: 'trap received', meaning: 'A trap arrived (number, source LID; details in the fields).', remote: true },
   { code: 'IBSM-3002', level: 'warn', msg: 'malformed trap ignored', meaning: 'A trap that does not decode was dropped (source LID given).', remote: true },
