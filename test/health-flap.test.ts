@@ -104,17 +104,20 @@ describe('flapping policy on the running SM', () => {
     expect(hasCode(r.sink.lines, 'IBSM-2064')).toBe(true);
     const lftsAtIsolation = iso.lfts;
     const fullAtEnd = r.full();
-    console.log([...new Set(r.sink.lines.filter((l) => /IBSM-1202|full heavy|IBSM-1003/.test(l)).map((l) => l.slice(25)))].join("\n"));
     // within the count: 6 changes are 3 bounces, isolated by the 4th (its own Down Set adds one)
     expect(iso.at).toBeLessThan(4 * 2000 + 5000);
     // the bounces after the isolation wrote no LFT block
     expect(r.sm.written.lftBlocksWritten).toBe(lftsAtIsolation);
+    // nor full heavy sweeps: the local sweeps reach the switches around it (sm/health-paths.ts)
+    expect(fullAtEnd).toBe(iso.full);
     expect(r.sm.health.state.isolated.map((i) => i.source)).toEqual(['flapping']);
     expect(r.sim.portInfo(r.lg, r.up).portState).toBe(PortState.Init);
     routesClean(r);
     const sweepsAtEnd = r.sm.sweepsDone.heavy;
     // quiet: released after 20 s, ACTIVE and routed again
     await r.wait(30_000);
+    await drive(r.clock, r.sm.sweep('light')); // past the quiet time: it asks for the full heavy sweep that releases
+    await r.wait(1000);
     expect(r.sm.health.state.isolated).toEqual([]);
     expect(hasCode(r.sink.lines, 'IBSM-2065')).toBe(true);
     expect(r.sim.portInfo(r.lg, r.up).portState).toBe(PortState.Active);

@@ -16,6 +16,7 @@ import { cloneFabric } from '../model/fabric.js';
 import type { DiscoveryResult } from '../model/snapshot.js';
 import { mismatchText, type Mismatch, type MismatchEnd } from '../model/topology-compare.js';
 import type { Isolation, TopologyActions } from '../model/topology-classes.js';
+import { pathsAround } from './health-paths.js';
 
 export type { Isolation } from '../model/topology-classes.js';
 
@@ -112,7 +113,7 @@ export function cutIsolated(disc: DiscoveryResult, ports: ReadonlySet<string>): 
     const p = fabric.nodes[node]?.ports[port];
     if (p) p.peer = undefined;
   }
-  return { ...disc, fabric };
+  return { ...disc, fabric, nodes: pathsAround(disc, fabric, ports) };
 }
 
 /** The isolated nodes of `isolated` (indices of `disc`; never the SM's own). */
