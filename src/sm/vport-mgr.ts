@@ -41,6 +41,9 @@ export interface VirtPortRec {
   vportCap: number;
   enabled: boolean;
   stateChange: boolean;
+  /** The vports changed after the pass read them (seen by `recheck`): the next pass reads them
+   * as if VPortStateChange were set (its clearing erased the SMA's flag for that change). */
+  recheck?: boolean;
   vports: Map<number, VPortRec>;
 }
 
@@ -121,17 +124,11 @@ export class VPortManager {
     const vi = VirtualizationInfo.decode(await this.get(rec.path, VPortAttr.VirtualizationInfo, 0));
     rec.vportCap = vi.vportCap;
     rec.enabled = vi.virtualizationEnable === 1;
-    rec.stateChange = vi.vportStateChange === 1;
+    rec.stateChange = vi.vportStateChange === 1 || rec.recheck === true;
+    rec.recheck = false;
     const delta: VirtDelta = { added: [], removed: [] };
     if (!full && !rec.stateChange) return delta;
-    const states = new Map<number, number>();
-    const blocks = Math.floor(vi.vportIndexTop / VPORT_STATE_BLOCK_SIZE) + 1;
-    for (let b = 0; b < blocks; b++) {
-      const st = VPortState.decode(await this.get(rec.path, VPortAttr.VPortState, vportStateMod(b))).states;
-      st.forEach((s, i) => {
-        if (s !== 0 && b * VPORT_STATE_BLOCK_SIZE + i <= vi.vportIndexTop) states.set(b * VPORT_STATE_BLOCK_SIZE + i, s);
-      });
-    }
+    const states = await this.readStates(rec, vi.vportIndexTop);
     for (const [i, v] of [...rec.vports]) {
       if (states.has(i)) continue;
       rec.vports.delete(i);
@@ -151,6 +148,45 @@ export class VPortManager {
     );
     if (delta.added.length || delta.removed.length) this.version++;
     return delta;
+  }
+
+  /** The states of the vports that exist (index → state), from the VPortState blocks up to `top`. */
+  private async readStates(rec: VirtPortRec, top: number): Promise<Map<number, number>> {
+    const states = new Map<number, number>();
+    const blocks = Math.floor(top / VPORT_STATE_BLOCK_SIZE) + 1;
+    for (let b = 0; b < blocks; b++) {
+      const st = VPortState.decode(await this.get(rec.path, VPortAttr.VPortState, vportStateMod(b))).states;
+      st.forEach((s, i) => {
+        if (s !== 0 && b * VPORT_STATE_BLOCK_SIZE + i <= top) states.set(b * VPORT_STATE_BLOCK_SIZE + i, s);
+      });
+    }
+    return states;
+  }
+
+  /** After the SM cleared VPortStateChange on these ports: read their vport states again. A
+   * vport created, destroyed or moved between the pass's read and the clearing (whose flag the
+   * clearing erased) differs from what the manager holds: the port is marked for the next pass.
+   * Returns the ports marked. */
+  async recheck(ports: Iterable<VirtPortRec>): Promise<number> {
+    let marked = 0;
+    await Promise.all(
+      [...ports].map(async (rec) => {
+        try {
+          const vi = VirtualizationInfo.decode(await this.get(rec.path, VPortAttr.VirtualizationInfo, 0));
+          const states = await this.readStates(rec, vi.vportIndexTop);
+          const same = states.size === rec.vports.size && [...states].every(([i, st]) => rec.vports.get(i)?.state === st);
+          if (!same || vi.vportStateChange === 1) {
+            rec.recheck = true;
+            marked++;
+          }
+        } catch (e) {
+          rec.recheck = true; // not known: read again next time
+          marked++;
+          this.log.warn('vports not re-read after VPortStateChange was cleared', { guid: formatGuid(rec.portGuid), port: rec.port, error: (e as Error).message });
+        }
+      }),
+    );
+    return marked;
   }
 
   private async get(path: readonly number[], attr: number, mod: number): Promise<Uint8Array> {
