@@ -47,6 +47,15 @@ export interface VirtPortRec {
   vports: Map<number, VPortRec>;
 }
 
+/** A vport as the SA sees it (sa/types.ts VPortEntry). */
+export interface SaVPort {
+  guid: bigint;
+  physGuid: bigint;
+  lid: number;
+  lmc: number;
+  lidRequired: boolean;
+}
+
 /** What a read of one port found changed (the light sweep's question). */
 export interface VirtDelta {
   added: VPortRec[];
@@ -313,8 +322,8 @@ export class VPortManager {
 
   /** What the SA sees of the vports (sa/types.ts VPortView, matched structurally: the SA does
    * not import the SM): by GUID, the physical port and the LID range; the P_Keys of its partitions. */
-  saView(fabric: Fabric, pkeysOf: (guid: bigint) => number[]): { of(guid: bigint): { physGuid: bigint; lid: number; lmc: number } | undefined; pkeys(guid: bigint): readonly number[] | undefined } {
-    let by = new Map<bigint, { physGuid: bigint; lid: number; lmc: number }>();
+  saView(fabric: Fabric, pkeysOf: (guid: bigint) => number[]): { of(guid: bigint): SaVPort | undefined; list(): Iterable<SaVPort>; pkeys(guid: bigint): readonly number[] | undefined } {
+    let by = new Map<bigint, SaVPort>();
     let keys = new Map<bigint, readonly number[]>();
     let at = -1;
     // rebuilt when the vports changed since (a light sweep's vport pass makes no new snapshot)
@@ -326,13 +335,17 @@ export class VPortManager {
       for (const [p, v] of this.all()) {
         if (v.guid === p.portGuid) continue; // vport 0: the physical port itself
         const fp = fabric.nodes[p.node]?.ports[p.port];
-        by.set(v.guid, { physGuid: p.portGuid, lid: v.lid, lmc: v.lidRequired ? (this.lidMap.get(v.guid)?.lmc ?? 0) : (fp?.lmc ?? 0) });
+        by.set(v.guid, { guid: v.guid, physGuid: p.portGuid, lid: v.lid, lmc: v.lidRequired ? (this.lidMap.get(v.guid)?.lmc ?? 0) : (fp?.lmc ?? 0), lidRequired: v.lidRequired });
       }
     };
     return {
       of: (g) => {
         fresh();
         return by.get(g);
+      },
+      list: () => {
+        fresh();
+        return by.values();
       },
       pkeys: (g) => {
         fresh();
