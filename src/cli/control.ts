@@ -22,7 +22,7 @@ const MAX_UNREAD = 4 << 20;
  * new connection closes the oldest idle one rather than being refused (util/conn-guard.ts). */
 export const CONTROL_CONNECTIONS: Readonly<ConnectionGuardOptions> = { max: 16, perPeer: 16, idleMs: 30_000 };
 
-export const DUMPS = ['lfts', 'mfts', 'topology', 'lids', 'traffic'] as const;
+export const DUMPS = ['lfts', 'mfts', 'topology', 'lids', 'traffic', 'vports'] as const;
 export type DumpKind = (typeof DUMPS)[number];
 
 export const TOPO_FORMATS = ['dot', 'svg', 'json'] as const;

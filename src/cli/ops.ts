@@ -13,7 +13,8 @@ import { DEFAULT_TRAFFIC_SAMPLES, trafficLine, trafficSteps, type TrafficPattern
 import { routesPerLink } from '../routing/incremental.js';
 import { assignLids, formatGuid2Lid, type LidRange } from '../sm/lids.js';
 import { ERROR_COUNTERS } from '../sm/perf-counters.js';
-import { dumpLfts, dumpMfts, type MftEntries } from '../view/dumps.js';
+import { dumpLfts, dumpMfts, dumpVports, type MftEntries } from '../view/dumps.js';
+import { vportRows } from '../sm/vport-ops.js';
 import { topologyDot, topologyJson, topologySvg, topologyView, viewMemory, type TopologyView } from '../view/topology.js';
 import { openBackend } from '../api/backend.js';
 import { discover } from '../sm/discovery.js';
@@ -106,6 +107,8 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
           return formatIbnetdiscover(snap.fabric, { sourceNode: snap.discovery.smNode, sourcePort: snap.discovery.smPort });
         case 'traffic':
           return trafficDump(snap);
+        case 'vports':
+          return dumpVports(vportRows(sm.subnet.sm.vports, snap.fabric));
         case 'lids': {
           const m = new Map<bigint, LidRange>();
           for (const e of snapshotPorts(snap).endPorts) if (e.lid) m.set(e.guid, { base: e.lid, lmc: e.lmc });
