@@ -28,7 +28,18 @@ export type DumpKind = (typeof DUMPS)[number];
 export const TOPO_FORMATS = ['dot', 'svg', 'json'] as const;
 export type TopoFormat = (typeof TOPO_FORMATS)[number];
 
-export type ControlRequest = { cmd: 'status' } | { cmd: 'resweep'; heavy?: boolean } | { cmd: 'reroute' } | { cmd: 'reload' } | { cmd: 'dump'; what: DumpKind } | { cmd: 'topo'; format: TopoFormat };
+export type ControlRequest = { cmd: 'status' } | { cmd: 'resweep'; heavy?: boolean } | { cmd: 'reroute' } | { cmd: 'reload' } | { cmd: 'dump'; what: DumpKind } | { cmd: 'topo'; format: TopoFormat } | VportRequest;
+
+/** `ibsm vport create|destroy HOST[:PORT] [N]`: a hypervisor's act on the embedded simulated fabric. */
+export interface VportRequest {
+  cmd: 'vport';
+  action: 'create' | 'destroy';
+  node: string;
+  port: number;
+  count: number;
+}
+/** Vports one request may create or destroy. */
+export const MAX_VPORTS_PER_REQUEST = 1024;
 
 /** What the running SM offers the socket. */
 export interface ControlTarget {
@@ -41,6 +52,8 @@ export interface ControlTarget {
   topo(format: TopoFormat): string;
   /** Reload the configuration, as SIGHUP (cli/run.ts). */
   reload?(): Promise<unknown>;
+  /** Vports created or destroyed as a hypervisor would (only with the embedded simulated fabric). */
+  vport?(req: VportRequest): unknown;
 }
 
 export class ControlError extends IbsmError {
@@ -68,8 +81,10 @@ function parseRequest(line: string): ControlRequest {
     case 'topo':
       if (typeof r.format !== 'string' || !(TOPO_FORMATS as readonly string[]).includes(r.format)) throw new ControlError(`topo format? one of ${TOPO_FORMATS.join(', ')}`);
       return { cmd: 'topo', format: r.format as TopoFormat };
+    case 'vport':
+      return parseVportRequest(r);
     default:
-      throw new ControlError(`unknown command ${JSON.stringify(r?.cmd)}; commands: status, resweep, reroute, reload, dump, topo`);
+      throw new ControlError(`unknown command ${JSON.stringify(r?.cmd)}; commands: status, resweep, reroute, reload, dump, topo, vport`);
   }
 }
 
@@ -88,7 +103,26 @@ async function answer(target: ControlTarget, req: ControlRequest): Promise<unkno
       return target.dump(req.what);
     case 'topo':
       return target.topo(req.format);
+    case 'vport':
+      if (!target.vport) throw new ControlError('vport create|destroy needs the embedded simulated fabric (ibsm run --sim): on a real fabric the hypervisor makes the VFs');
+      return target.vport(req);
   }
+}
+
+function parseVportRequest(r: Record<string, unknown>): VportRequest {
+  if (r.action !== 'create' && r.action !== 'destroy') throw new ControlError('vport what? create or destroy');
+  if (typeof r.node !== 'string' || !r.node) throw new ControlError('vport: which host? HOST[:PORT] (a node description, GUID or index)');
+  const port = r.port ?? 1;
+  const count = r.count ?? 1;
+  if (!Number.isInteger(port) || (port as number) < 1 || (port as number) > 254) throw new ControlError(`vport: port ${String(port)} is not 1..254`);
+  if (!Number.isInteger(count) || (count as number) < 1 || (count as number) > MAX_VPORTS_PER_REQUEST) throw new ControlError(`vport: count ${String(count)} is not 1..${MAX_VPORTS_PER_REQUEST}`);
+  return { cmd: 'vport', action: r.action, node: r.node, port: port as number, count: count as number };
+}
+
+/** `HOST[:PORT] [N]` of `ibsm vport create|destroy` as a request (throws ControlError on a bad one). */
+export function vportRequestOf(action: string | undefined, where: string | undefined, n: string | undefined): VportRequest {
+  const m = where !== undefined ? /^(.+?)(?::(\d+))?$/.exec(where) : null;
+  return parseVportRequest({ action, node: m?.[1], port: m?.[2] !== undefined ? Number(m[2]) : undefined, count: n !== undefined ? Number(n) : undefined });
 }
 
 const json = (v: unknown): string => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${formatGuid(x)}` : x));

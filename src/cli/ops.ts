@@ -21,7 +21,8 @@ import { discover } from '../sm/discovery.js';
 import { smpClientOf } from '../sm/smp-client.js';
 import { parseCommandLine, UsageError } from '../config/parse.js';
 import { DEFAULT_CONTROL_SOCKET, type Command } from '../config/options.js';
-import { controlRequest, DUMPS, type ControlTarget, type DumpKind, type TopoFormat } from './control.js';
+import { controlRequest, DUMPS, vportRequestOf, type ControlTarget, type DumpKind, type TopoFormat, type VportRequest } from './control.js';
+import { parseNodeRef } from '../api/backend.js';
 import { SubnetNotUpError } from '../util/errors.js';
 
 interface Io {
@@ -120,7 +121,16 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
       const snap = snapshot();
       return renderTopology(topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory }), format);
     },
+    ...(sm.sim ? { vport: (req: VportRequest) => vportAct(sm, req) } : {}),
   };
+}
+
+/** `ibsm vport create|destroy` on the embedded simulated fabric: the hypervisor acts; the SM finds
+ * the change at its next light sweep (a port just given virtualization: a heavy sweep is asked). */
+function vportAct(sm: IbsmSm, req: VportRequest): unknown {
+  const r = sm.sim!.vports.hypervisor(req.action, parseNodeRef(req.node), req.port, req.count);
+  if (r.enabled) void sm.subnet.sm.sweep('heavy').catch(() => undefined);
+  return { [req.action === 'create' ? 'created' : 'destroyed']: r.vports, ...(r.enabled ? { virtualizationEnabled: true } : {}), note: r.enabled ? 'the port had no virtualization: a heavy sweep was asked for' : 'the SM takes them at its next light sweep' };
 }
 
 /** `ibsm dump traffic`: EBB and all-to-all on the snapshot's tables (routing/traffic.ts), a phase
@@ -141,7 +151,7 @@ export async function trafficDump(snap: Snapshot): Promise<string> {
   return out;
 }
 
-/** `ibsm status | resweep | reroute | dump`: one request to the running SM's control socket. */
+/** `ibsm status | resweep | reroute | dump | vport`: one request to the running SM's control socket. */
 export async function controlMain(cmd: Exclude<Command, 'run' | 'discover' | 'route' | 'query' | 'config' | 'topo'>, argv: string[], io: Io): Promise<number> {
   const args = parseCommandLine(cmd, argv);
   const socket = (args.values.get('socket') as string | undefined) ?? DEFAULT_CONTROL_SOCKET;
@@ -152,6 +162,13 @@ export async function controlMain(cmd: Exclude<Command, 'run' | 'discover' | 'ro
     if (!what || !(DUMPS as readonly string[]).includes(what)) throw new UsageError(`dump what? one of ${DUMPS.join(', ')}`, 'dump');
     result = await controlRequest(socket, { cmd: 'dump', what: what as DumpKind });
     io.stdout.write(json ? JSON.stringify({ [what]: result }) + '\n' : String(result));
+    return 0;
+  }
+  if (cmd === 'vport') {
+    const [action, where, n, extra] = args.positionals;
+    if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`, 'vport');
+    result = await controlRequest(socket, vportRequestOf(action, where, n));
+    io.stdout.write(json ? JSON.stringify(result) + '\n' : textOf(result));
     return 0;
   }
   if (args.positionals.length) throw new UsageError(`unexpected argument "${args.positionals[0]}"`, cmd);

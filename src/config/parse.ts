@@ -132,6 +132,7 @@ const HEADS: Record<Command, string> = {
   reroute: 'usage: ibsm reroute [options]\n  ask the running SM to route the whole fabric again (a full heavy sweep) and program what changed',
   reload: 'usage: ibsm reload [options]\n  ask the running SM to read its configuration again, as SIGHUP: the files checked whole first (an error keeps\n  the running configuration), what can change live applied (partitions, QoS, routing), what needs a restart named',
   dump: 'usage: ibsm dump lfts|mfts|topology|lids|traffic|vports [options]\n  the running SM\'s tables as text: LFTs and MFTs as ibroute prints them, the topology as ibnetdiscover, LIDs as guid2lid; traffic: the bandwidth random bisections and all-to-all get through its LFTs (docs/traffic.md), computed on request; vports: the SR-IOV vports by HCA port (docs/vports.md)',
+  vport: 'usage: ibsm vport create|destroy HOST[:PORT] [N] [options]\n  only with the embedded simulated fabric (ibsm run --sim): as a hypervisor would, create N vports (SR-IOV VFs; the 1st, 3rd, ... LidRequired)\n  on HOST\'s port (a node description, GUID or index; port 1 by default), or destroy its N highest; the SM takes them at its next light sweep (docs/vports.md)',
   topo: 'usage: ibsm topo [--format dot|svg|json] [--sim <file|gen:spec> | --umad | --socket PATH]\n  a picture of the fabric: switches by tier, hosts grouped, links coloured by routes per link, down links marked',
 };
 
