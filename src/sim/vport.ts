@@ -37,7 +37,8 @@ export class SimVPort {
   state: number = PortState.Init;
   /** The SM-assigned LID (LidRequired vports). */
   lid = 0;
-  clientReregister = false;
+  /** VPortInfo Sets with ClientReregister the vport received (its clients re-registered). */
+  clientReregisters = 0;
   readonly pkeys: Uint16Array;
   readonly guids: bigint[] = new Array<bigint>(8).fill(0n);
   constructor(

@@ -29,7 +29,7 @@ import type { SmpClient } from './smp-client.js';
 
 /** The writes that enable virtualization and clear VPortStateChange where needed, and bring every
  * pending vport ACTIVE with its LID. */
-export function planVportWrites(mgr: VPortManager, pkeysOf: PkeysOf, ports?: ReadonlySet<VirtPortRec>): Array<{ w: SmpWrite; v?: VPortRec; p: VirtPortRec; sig?: string }> {
+export function planVportWrites(mgr: VPortManager, pkeysOf: PkeysOf, ports?: ReadonlySet<VirtPortRec>, reregister = false): Array<{ w: SmpWrite; v?: VPortRec; p: VirtPortRec; sig?: string }> {
   const out: Array<{ w: SmpWrite; v?: VPortRec; p: VirtPortRec; sig?: string }> = [];
   // each vport's P_Key table: its partitions (partitions.conf names vport GUIDs like port GUIDs)
   for (const [p, v] of mgr.all()) {
@@ -50,9 +50,14 @@ export function planVportWrites(mgr: VPortManager, pkeysOf: PkeysOf, ports?: Rea
       out.push({ p, w: { path: p.path, attr: VPortAttr.VirtualizationInfo, mod: 0, data, effect: { kind: 'vport', portGuid: p.portGuid, index: -1 } } });
     }
   }
-  for (const [p, v] of mgr.pending()) {
+  // with `reregister` (a new master whose SA holds no registrations, as PortInfo:ClientReregister
+  // on the physical ports): every vport, its clients asked to re-register; else the pending ones
+  const pendingNow = mgr.pending();
+  const isPending = new Set(pendingNow.map(([, v]) => v));
+  const pending = reregister ? [...mgr.all()].filter(([, v]) => v.index !== 0 || isPending.has(v)) : pendingNow;
+  for (const [p, v] of pending) {
     if (ports && !ports.has(p)) continue;
-    const data = VPortInfo.encode({ vportState: PortState.Active, vportLid: v.lidRequired ? v.lid : 0, lidRequired: v.lidRequired ? 1 : 0, lidByVPortIndex: v.lidByVPortIndex, portGuid: v.guid });
+    const data = VPortInfo.encode({ vportState: PortState.Active, clientReregister: reregister && v.index !== 0 ? 1 : 0, vportLid: v.lidRequired ? v.lid : 0, lidRequired: v.lidRequired ? 1 : 0, lidByVPortIndex: v.lidByVPortIndex, portGuid: v.guid });
     out.push({ p, v, w: { path: p.path, attr: VPortAttr.VPortInfo, mod: vportIndexMod(v.index), data, effect: { kind: 'vport', portGuid: p.portGuid, index: v.index } } });
   }
   return out;
@@ -79,9 +84,9 @@ export async function applyVportWrites(writes: SweepWrites, planned: ReturnType<
       if (p.stateChange) cleared?.add(p);
       p.stateChange = false;
     } else {
+      if (v.state !== PortState.Active || (v.lidRequired && v.wireLid !== v.lid)) activated++;
       v.state = PortState.Active;
       v.wireLid = v.lidRequired ? v.lid : 0;
-      activated++;
     }
   }
   return activated;
@@ -97,10 +102,11 @@ export function heavyVportPhases(mgr: VPortManager, log: Logger, pkeysOf: PkeysO
       run: async (r) => {
         if (!mgr.ports.size) return;
         const cleared = new Set<VirtPortRec>();
-        const activated = await applyVportWrites(r.writes!, planVportWrites(mgr, pkeysOf), cleared);
+        const reregister = r.go?.reregister ?? false;
+        const activated = await applyVportWrites(r.writes!, planVportWrites(mgr, pkeysOf, undefined, reregister), cleared);
         const recheck = await mgr.recheck(cleared);
         const c = mgr.counts();
-        log.info('vports', { ports: c.ports, vports: c.vports, active: c.active, withLid: c.withLid, activated, recheck });
+        log.info('vports', { ports: c.ports, vports: c.vports, active: c.active, withLid: c.withLid, activated, recheck, ...(reregister ? { clientReregister: c.vports } : {}) });
       },
     },
   };
