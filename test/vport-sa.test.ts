@@ -4,7 +4,7 @@
  * partitions get no PathRecord between them. The SM's real sweep on the in-process fabric. */
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_GID_PREFIX, Method, NodeType } from '../src/wire/mad.js';
-import { JoinState, MCMemberRecord, NodeRecord, PathRecord, PortInfoRecord, SaAttr, SaStatus } from '../src/wire/sa.js';
+import { JoinState, MCMemberRecord, MultiPathRecord, NodeRecord, PathRecord, PortInfoRecord, SaAttr, SaStatus } from '../src/wire/sa.js';
 import { MC_CREATE_MASK, MC_JOIN_MASK, MulticastManager } from '../src/sa/multicast.js';
 import type { SaAnswer } from '../src/sa/types.js';
 import { VPortAttr, VPortInfo, vportIndexMod } from '../src/wire/vport.js';
@@ -138,5 +138,25 @@ describe('SR-IOV vports in the SA', () => {
     expect(guids(vb)).not.toContain(vc.guid);
     expect(guids(va, vb.lid), "B's record by its LID: not to A").toEqual([]);
     expect(guids(vc, va.lid)).toEqual([va.guid]);
+  });
+
+  it('MultiPathRecord from a vport GID to vport GIDs: each path with the vports\' LIDs; a vport outside the partitions left out', async () => {
+    const probe = await setup();
+    const [h1, h2, h3] = [probe.hosts[1]!, probe.hosts[4]!, probe.hosts[5]!];
+    const va = probe.sim.vports.virt(h1.guid, 1).vports.get(1)!;
+    const vc = probe.sim.vports.virt(h2.guid, 1).vports.get(3)!;
+    const vd = probe.sim.vports.virt(h3.guid, 1).vports.get(2)!; // no LID of its own: its port's base LID
+    const ve = probe.sim.vports.virt(h3.guid, 1).vports.get(1)!;
+    const hex = (g: bigint) => '0x' + g.toString(16).padStart(16, '0');
+    const plan = parsePartitions(`Default=0x7fff : ALL=limited ;\nTenantA=0x0a01 : ${hex(va.guid)}=full, ${hex(vc.guid)}=full, ${hex(vd.guid)}=full ;\n`);
+    const { ctx } = await setup(plan);
+    const data = MultiPathRecord.encode({ sgidCount: 1, dgidCount: 3, numbPath: 8, gids: [gid(va.guid), gid(vc.guid), gid(vd.guid), gid(ve.guid)] });
+    const who = { ...requester(ctx, h1.idx), portGuid: va.guid, lid: va.lid };
+    const r = engine().answer(query(Method.GetMulti, SaAttr.MultiPathRecord, data, MultiPathRecord.mask('sgidCount', 'dgidCount', 'numbPath', 'gids'), who), ctx);
+    if (r.kind !== 'records') throw new Error(`status 0x${r.status.toString(16)}`);
+    const recs = r.records.map((x) => PathRecord.decode(x));
+    expect(new Set(recs.map((p) => p.slid))).toEqual(new Set([va.lid]));
+    expect(new Map(recs.map((p) => [p.dgid, p.dlid]))).toEqual(new Map([[gid(vc.guid), vc.lid], [gid(vd.guid), h3.ports[1]!.info.lid]]));
+    expect(recs.some((p) => p.dgid === gid(ve.guid)), 'E shares only the limited Default with A').toBe(false);
   });
 });
