@@ -61,3 +61,44 @@ describe('SR-IOV vports: a vport created between the pass\'s read and its cleari
     }
   });
 });
+
+describe('SR-IOV vports: an HCA that lost its vport state', () => {
+  it('a reset HCA (VirtualizationEnable 0, vports back to Init, P_Key tables empty) is set up again by the next light sweep', async () => {
+    const r = smRig(loadFabricSpec(SPEC), { sm: { sweepIntervalMs: INTERVAL }, sim: { virtualization: { vportCap: 64, vports: 4 } } });
+    await drive(r.clock, r.sm.start());
+    const heavy = r.sm.stats.filter((s) => s.kind === 'heavy').length;
+    const ca = r.sim.nodes.filter((n) => n.type === NodeType.CA)[3]!;
+    const virt = r.sim.vports.virt(ca.guid, 1);
+    const keys = new Map([...virt.vports.values()].map((v) => [v.index, [...v.pkeys]]));
+    expect([...keys.values()].every((k) => k.some((x) => x !== 0))).toBe(true);
+    // the reset: no VPortStateChange raised, only VirtualizationEnable tells
+    virt.enabled = false;
+    for (const v of virt.vports.values()) {
+      if (v.index !== 0) v.state = PortState.Init;
+      v.pkeys.fill(0);
+      if (v.lidRequired) virt.setLid(v, 0);
+    }
+    await r.clock.advanceAsync(INTERVAL * 2);
+    expect(r.sm.stats.filter((s) => s.kind === 'heavy').length, 'no heavy sweep').toBe(heavy);
+    expect(virt.enabled).toBe(true);
+    for (const v of virt.vports.values()) {
+      expect(v.state, `vport ${v.index}`).toBe(PortState.Active);
+      expect([...v.pkeys], `vport ${v.index} P_Keys`).toEqual(keys.get(v.index));
+      if (v.lidRequired) expect(v.lid).toBe(r.sm.vports.lidMap.get(v.guid)?.base);
+    }
+  });
+
+  it('ports a local sweep read again (recheckPorts): their vports are read in full by the next light sweep', async () => {
+    const r = smRig(loadFabricSpec(SPEC), { sm: { sweepIntervalMs: INTERVAL }, sim: { virtualization: { vportCap: 64, vports: 2 } } });
+    await drive(r.clock, r.sm.start());
+    const ca = r.sim.nodes.filter((n) => n.type === NodeType.CA)[4]!;
+    const virt = r.sim.vports.virt(ca.guid, 1);
+    // the vports went back to Init without a flag (the port flapped; the HCA's VFs re-initialised)
+    for (const v of virt.vports.values()) if (v.index !== 0) v.state = PortState.Init;
+    await r.clock.advanceAsync(INTERVAL * 2);
+    expect(virt.vports.get(1)!.state, 'nothing told the SM').toBe(PortState.Init);
+    expect(r.sm.vports.recheckPorts(r.sm.current!.fabric, new Set([`${ca.guid}/1`]))).toBe(1);
+    await r.clock.advanceAsync(INTERVAL * 2);
+    for (const v of virt.vports.values()) expect(v.state, `vport ${v.index}`).toBe(PortState.Active);
+  });
+});

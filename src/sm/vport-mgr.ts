@@ -132,8 +132,10 @@ export class VPortManager {
   async readPort(rec: VirtPortRec, full: boolean): Promise<VirtDelta> {
     const vi = VirtualizationInfo.decode(await this.get(rec.path, VPortAttr.VirtualizationInfo, 0));
     rec.vportCap = vi.vportCap;
+    const reset = rec.enabled && vi.virtualizationEnable !== 1; // the HCA was reset: its vports' tables are gone
     rec.enabled = vi.virtualizationEnable === 1;
-    rec.stateChange = vi.vportStateChange === 1 || rec.recheck === true;
+    if (reset) for (const v of rec.vports.values()) v.pkeySig = undefined;
+    rec.stateChange = vi.vportStateChange === 1 || rec.recheck === true || reset;
     rec.recheck = false;
     const delta: VirtDelta = { added: [], removed: [] };
     if (!full && !rec.stateChange) return delta;
@@ -170,6 +172,22 @@ export class VPortManager {
       });
     }
     return states;
+  }
+
+  /** A local sweep read these ports again (`<node guid>/<port>` of `fabric`: links that came up, a
+   * host re-cabled or reset): their vports are read in full at the next light sweep's vport pass
+   * (an HCA that was reset lost its vports' state, its P_Key tables and VirtualizationEnable).
+   * Returns the ports marked. */
+  recheckPorts(fabric: Fabric, fresh: ReadonlySet<string>): number {
+    const read = new Set<bigint>();
+    for (const n of fabric.nodes) n.ports.forEach((p, i) => p && fresh.has(`${n.guid}/${i}`) && read.add(p.guid));
+    let marked = 0;
+    for (const rec of this.ports.values()) {
+      if (!read.has(rec.portGuid)) continue;
+      rec.recheck = true;
+      marked++;
+    }
+    return marked;
   }
 
   /** After the SM cleared VPortStateChange on these ports: read their vport states again. A
