@@ -9,6 +9,8 @@ import { dumpVports } from '../src/view/dumps.js';
 import { vportRows } from '../src/sm/vport-ops.js';
 import { formatGuid } from '../src/util/guid.js';
 import { bringUp } from './helpers/subnet-rig.js';
+import { WebFeed } from '../src/web/feed.js';
+import { pageHtml } from '../src/web/page.js';
 import { drive } from './helpers/drive.js';
 
 const SPEC = 'gen:fattree2:leaves=2,spines=1,hosts=3';
@@ -19,6 +21,7 @@ describe('SR-IOV vports for operators', () => {
     const r = await bringUp(SPEC, { sim: { virtualization: { vportCap: 32, vports: 2 } } });
     // the first heavy sweep ran in bringUp: listen from now on, and look at what it left
     r.subnet.events.on('vportsChanged', (c) => events.push(c));
+    const feed = new WebFeed({ subnet: r.subnet, clock: r.clock });
     const hosts = r.sim.nodes.filter((n) => n.type === NodeType.CA);
     const caPorts = hosts.reduce((k, n) => k + n.ports.filter((p) => p?.peer).length, 0);
     const rows = vportRows(r.subnet.sm.vports, r.subnet.sm.current!.fabric);
@@ -52,5 +55,14 @@ describe('SR-IOV vports for operators', () => {
     for (const v of made) expect(dump).toMatch(new RegExp(`${String(v.index)}  ${formatGuid(v.guid)}  Active  0x${v.lid.toString(16).padStart(4, '0')}  yes`));
     expect(dump).not.toContain(formatGuid(gone.guid));
     expect(dump).toContain(`${caPorts * 2 + 2} vports on ${caPorts} ports`);
+    // the web view: totals, one row per HCA, the event in its list
+    const web = feed.state();
+    expect(web.vports).toMatchObject({ ports: caPorts, vports: caPorts * 2 + 2, active: caPorts * 2 + 2 });
+    expect(web.vports!.hcas.find((x) => x.guid === formatGuid(h.guid))).toMatchObject({ node: h.desc, vports: 5, active: 5, withLid: 4 });
+    expect(web.events.some((e) => e.kind === 'vports' && e.text.startsWith('vports: 3 added, 1 removed'))).toBe(true);
+    const html = pageHtml(web, feed.svg());
+    expect(html).toContain('<h2>SR-IOV vports</h2>');
+    expect(html).toContain(`<td>${h.desc}</td><td>${formatGuid(h.guid)}</td><td>5</td><td>5</td><td>4</td>`);
+    feed.close();
   });
 });
