@@ -9,6 +9,9 @@ import { MC_CREATE_MASK, MC_JOIN_MASK, MulticastManager } from '../src/sa/multic
 import type { SaAnswer } from '../src/sa/types.js';
 import { VPortAttr, VPortInfo, vportIndexMod } from '../src/wire/vport.js';
 import { SaEngine } from '../src/sa/engine.js';
+import { InformManager } from '../src/sa/inform.js';
+import { InformInfo, INFORM_ALL_PRODUCERS, INFORM_ALL_TYPES, INFORM_LID_RANGE_ALL } from '../src/wire/sa.js';
+import { TrapNumber } from '../src/wire/notice.js';
 import { coreSaHandlers } from '../src/sa/server.js';
 import { loadFabricSpec } from '../src/model/load.js';
 import { parsePartitions, PartitionPlan } from '../src/model/partitions.js';
@@ -158,5 +161,29 @@ describe('SR-IOV vports in the SA', () => {
     expect(new Set(recs.map((p) => p.slid))).toEqual(new Set([va.lid]));
     expect(new Map(recs.map((p) => [p.dgid, p.dlid]))).toEqual(new Map([[gid(vc.guid), vc.lid], [gid(vd.guid), h3.ports[1]!.info.lid]]));
     expect(recs.some((p) => p.dgid === gid(ve.guid)), 'E shares only the limited Default with A').toBe(false);
+  });
+
+  it('InformInfo from a vport: its subscription answered, and reports of GIDs outside its partitions not sent to it', async () => {
+    const probe = await setup();
+    const [h1, h2] = [probe.hosts[1]!, probe.hosts[4]!];
+    const va = probe.sim.vports.virt(h1.guid, 1).vports.get(1)!;
+    const vb = probe.sim.vports.virt(h1.guid, 1).vports.get(3)!;
+    const vc = probe.sim.vports.virt(h2.guid, 1).vports.get(1)!;
+    const hex = (g: bigint) => '0x' + g.toString(16).padStart(16, '0');
+    const plan = parsePartitions(`Default=0x7fff : ALL=limited ;\nTenantA=0x0a01 : ${hex(va.guid)}=full, ${hex(vc.guid)}=full ;\nTenantB=0x0a02 : ${hex(vb.guid)}=full ;\n`);
+    const { ctx } = await setup(plan);
+    const sent: Array<{ lid: number; qpn: number }> = [];
+    const im = new InformManager({ attempts: 1, send: async (lid, qpn) => void sent.push({ lid, qpn }) });
+    const subscribe = (v: typeof va, qpn: number): SaAnswer => {
+      const data = new Uint8Array(200);
+      InformInfo.encode({ gid: 0n, lidRangeBegin: INFORM_LID_RANGE_ALL, lidRangeEnd: 0, isGeneric: 1, subscribe: 1, type: INFORM_ALL_TYPES, trapNumber: TrapNumber.GidInService, qpn, respTimeValue: 18, producerType: INFORM_ALL_PRODUCERS }, data, 0);
+      return im.handle({ method: Method.Set, attrId: SaAttr.InformInfo, attrMod: 0, componentMask: 0n, data, requester: { ...requester(ctx, h1.idx), portGuid: v.guid, lid: v.lid } }, ctx);
+    };
+    expect(subscribe(va, 0x11).kind).toBe('records');
+    expect(subscribe(vb, 0x22).kind).toBe('records');
+    expect(im.list().map((x) => x.subscriberGuid).sort()).toEqual([va.guid, vb.guid].sort());
+    // C (TenantA) comes into service: A is told, at its own LID; B (TenantB) is not
+    expect(await im.gidInService(gid(vc.guid), ctx)).toMatchObject({ matched: 1, delivered: 1 });
+    expect(sent).toEqual([{ lid: va.lid, qpn: 0x11 }]);
   });
 });
