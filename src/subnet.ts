@@ -24,7 +24,7 @@ import { SaClient } from './sa/client.js';
 import { SaAttr, ServiceRecord, SERVICE_LEASE_INFINITE } from './wire/sa.js';
 import type { SaContext } from './sa/types.js';
 import type { QosPolicy, QosVlSettings } from './model/qos-policy.js';
-import { diffPortStates, diffTopology, isEmptyChange, TypedEmitter, type ConfigReload, type SubnetEvents } from './events.js';
+import { diffPortStates, diffTopology, healthChangeOf, isEmptyChange, TypedEmitter, type ConfigReload, type SubnetEvents } from './events.js';
 import { VPortTracker } from './events.js';
 import { vportRows } from './sm/vport-ops.js';
 import type { SaLimits } from './sa/limits.js';
@@ -184,6 +184,14 @@ export class Subnet {
         o.onStateChange?.(t);
         this.events.emit('smStateChanged', t);
       },
+      // (always: a reload may give the SM an expected topology later)
+      topology: {
+        ...o.topology,
+        onHealth: (c) => {
+          o.topology?.onHealth?.(c);
+          this.events.emit('healthChanged', healthChangeOf(c));
+        },
+      },
       onSweep: (stats) => {
         o.onSweep?.(stats);
         this.emitVportChanges();
@@ -239,6 +247,13 @@ export class Subnet {
     const pg = partitionGroups(c.partitions ?? PartitionPlan.defaultPlan(), { qos: qosOn(c) });
     for (const w of pg.warnings) this.o.log.warn('partitions.conf multicast group skipped', { reason: w });
     return pg;
+  }
+
+  /** How the SM routes now (the engine chain and its options, as configured or last reloaded):
+   * what `ibsm what-if` re-routes with (cli/what-if.ts). */
+  get routingConfig(): Pick<SubnetOptions, 'routing' | 'routingOptions' | 'lmc' | 'seed'> {
+    const { routing, routingOptions, lmc, seed } = this.o;
+    return { routing, routingOptions, lmc, seed };
   }
 
   /** Configuration reloads so far, by outcome (ibsm_config_reloads_total). */

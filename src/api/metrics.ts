@@ -2,6 +2,7 @@
  * 127.0.0.1): the SM, the RPC layer, the SA, the PerfMgr's port counters, duration histograms
  * (sweeps, SA requests, SMP round trips), route-verification figures, and the process and Node
  * runtime metrics prom-client would give (custom code: no dependency). */
+import { MISMATCH_CLASSES } from '../model/topology-classes.js';
 import { IbsmError } from '../util/errors.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -276,6 +277,14 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
   metric('ibsm_portinfo_sets_total', 'counter', 'PortInfo Sets sent by heavy sweeps.', [[{}, w.portInfoSets]]);
   metric('ibsm_smp_failures_total', 'counter', 'SMPs the sweeps gave up after every retry (the node or port waits for the next sweep), by reason.', Object.entries(sm.smpFailures).map(([reason, n]) => [{ reason }, n]));
   metric('ibsm_sweep_skipped_nodes', 'gauge', "Nodes (or links to nodes) the last heavy sweep left out: unreadable, or answering with another node's GUID.", [[{}, sm.skippedNodes]]);
+  // Fabric health (issue #33): the expected topology's mismatches by class, the isolations held.
+  const health = sm.health;
+  const byClass = new Map<string, number>(MISMATCH_CLASSES.map((c) => [c, 0]));
+  for (const m of health.state.mismatches) byClass.set(m.cls, (byClass.get(m.cls) ?? 0) + 1);
+  metric('ibsm_topology_mismatches', 'gauge', 'Mismatches with the expected topology (--topology) at the last comparison, by class (those whose action is ignore not counted).', [...byClass].map(([c, n]) => [{ class: c }, n]));
+  metric('ibsm_topology_checks_total', 'counter', 'Comparisons with the expected topology (one per heavy or local sweep that programmed).', [[{}, health.checks]]);
+  metric('ibsm_isolated', 'gauge', 'Links and nodes held isolated (in INIT, out of routing), by kind.', (['link', 'node'] as const).map((k) => [{ kind: k }, health.state.isolated.filter((i) => i.kind === k).length]));
+  metric('ibsm_isolated_ports_taken_down_total', 'counter', 'Isolated ports that were ARMED or ACTIVE, set Down (they retrain to INIT, where they are held).', [[{}, health.takenDown]]);
   const r = rpc.stats;
   metric('ibsm_mads_sent_total', 'counter', 'Requests handed to the transport (first tries and retries).', [[{}, r.sent]]);
   metric('ibsm_mad_retries_total', 'counter', 'Request retries.', [[{}, r.retries]]);

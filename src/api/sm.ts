@@ -25,7 +25,7 @@ import { interSubnetPaths } from '../sa/inter-subnet.js';
 import { sameValue } from '../util/same-value.js';
 import { fileLogSink } from './log-file.js';
 import { optionsFor, RELOADABLE_KEYS, REREAD_KEYS, SM_CONFIG_KEYS, withDefaults, type OpenSmOptions, type ReloadResult, type SmConfig } from './sm-config.js';
-import { openGuid2Lid, readSmFiles, warnRouteOrder, type SmFiles } from './sm-files.js';
+import { openGuid2Lid, readSmFiles, readTopology, warnRouteOrder, type SmFiles } from './sm-files.js';
 import type { Guid2LidFile } from './guid2lid-file.js';
 import { SubnetNotUpError } from '../util/errors.js';
 import { WebListenError } from '../util/listen.js';
@@ -119,6 +119,7 @@ export class IbsmSm {
     let r: ReturnType<Subnet['reconfigure']>;
     try {
       files = readSmFiles(n, undefined, this.log);
+      files.topology = await readTopology(n);
       changed = SM_CONFIG_KEYS.filter((k) => !sameValue((this.options as Record<string, unknown>)[k], (n as Record<string, unknown>)[k]));
       r = this.subnet.reconfigure({ partitions: files.partitions, qos: files.qos, qosVl: files.qosVl, routing: n.routing!, routingOptions: files.routingOptions });
     } catch (e) {
@@ -126,6 +127,7 @@ export class IbsmSm {
       throw e;
     }
     warnRouteOrder(this.log, n.routing!, files);
+    this.subnet.sm.health.configure(files.topology);
     if (files.prefixRoutes) this.subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes: files.prefixRoutes }));
     const applied = changed.filter((k) => RELOADABLE_KEYS.has(k));
     const restartNeeded = changed.filter((k) => !RELOADABLE_KEYS.has(k));
@@ -210,6 +212,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   const { guid2lid, saveGuid2Lid, file: g2lStore } = openGuid2Lid(o, log);
   const smFiles = readSmFiles(o, log);
   const { partitions, qos, qosVl, routingOptions, prefixRoutes } = smFiles;
+  const topology = await readTopology(o);
   warnRouteOrder(log, o.routing!, smFiles);
 
   const be = o.backend ?? (await openBackend({ ...optionsFor('backend', o), sm: true, sa: true }));
@@ -229,6 +232,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     partitions,
     qos,
     qosVl,
+    topology,
     onProgress: o.onProgress,
   } as SubnetOptions);
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));

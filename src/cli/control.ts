@@ -2,7 +2,8 @@
  * The local control socket of a running SM (`ibsm run --control-socket PATH`): a unix socket of
  * mode 0600 (its owner only: root on a real host), never a network port. One JSON request per
  * line (`{"cmd":"status"}`, `{"cmd":"resweep","heavy":true}`, `{"cmd":"reroute"}`, `{"cmd":"reload"}`,
- * `{"cmd":"dump","what":"lfts"}`, `{"cmd":"topo","format":"svg"}`), one JSON answer per line (`{"ok":true,"result":…}` or
+ * `{"cmd":"dump","what":"lfts"}`, `{"cmd":"topo","format":"svg"}`,
+ * `{"cmd":"what-if","spec":"links"}`), one JSON answer per line (`{"ok":true,"result":…}` or
  * `{"ok":false,"error":"…"}`). Requests are bounded in size and connections in number; a bad
  * request is answered with an error, never fatal.
  */
@@ -22,13 +23,13 @@ const MAX_UNREAD = 4 << 20;
  * new connection closes the oldest idle one rather than being refused (util/conn-guard.ts). */
 export const CONTROL_CONNECTIONS: Readonly<ConnectionGuardOptions> = { max: 16, perPeer: 16, idleMs: 30_000 };
 
-export const DUMPS = ['lfts', 'mfts', 'topology', 'lids', 'traffic', 'vports'] as const;
+export const DUMPS = ['lfts', 'mfts', 'topology', 'lids', 'traffic', 'health', 'vports'] as const;
 export type DumpKind = (typeof DUMPS)[number];
 
 export const TOPO_FORMATS = ['dot', 'svg', 'json'] as const;
 export type TopoFormat = (typeof TOPO_FORMATS)[number];
 
-export type ControlRequest = { cmd: 'status' } | { cmd: 'resweep'; heavy?: boolean } | { cmd: 'reroute' } | { cmd: 'reload' } | { cmd: 'dump'; what: DumpKind } | { cmd: 'topo'; format: TopoFormat } | VportRequest;
+export type ControlRequest = { cmd: 'status' } | { cmd: 'resweep'; heavy?: boolean } | { cmd: 'reroute' } | { cmd: 'reload' } | { cmd: 'dump'; what: DumpKind } | { cmd: 'topo'; format: TopoFormat } | { cmd: 'what-if'; spec: string; verify?: 'full' | 'fast' } | VportRequest;
 
 /** `ibsm vport create|destroy HOST[:PORT] [N]`: a hypervisor's act on the embedded simulated fabric. */
 export interface VportRequest {
@@ -50,6 +51,9 @@ export interface ControlTarget {
   dump(what: DumpKind): string | Promise<string>;
   /** The picture of the fabric (view/topology.ts). */
   topo(format: TopoFormat): string;
+  /** Fail each case of `spec` in turn on the live fabric and re-route as the SM would
+   * (cli/what-if.ts `liveWhatIf`): the cases, the summary; one at a time. */
+  whatIf?(spec: string, verify: 'full' | 'fast'): Promise<unknown>;
   /** Reload the configuration, as SIGHUP (cli/run.ts). */
   reload?(): Promise<unknown>;
   /** Vports created or destroyed as a hypervisor would (only with the embedded simulated fabric). */
@@ -81,10 +85,14 @@ function parseRequest(line: string): ControlRequest {
     case 'topo':
       if (typeof r.format !== 'string' || !(TOPO_FORMATS as readonly string[]).includes(r.format)) throw new ControlError(`topo format? one of ${TOPO_FORMATS.join(', ')}`);
       return { cmd: 'topo', format: r.format as TopoFormat };
+    case 'what-if':
+      if (typeof r.spec !== 'string' || !r.spec.trim()) throw new ControlError('what-if of what? links, switches or a LIST');
+      if (r.verify !== undefined && r.verify !== 'full' && r.verify !== 'fast') throw new ControlError('what-if verify: full or fast');
+      return { cmd: 'what-if', spec: r.spec, ...(r.verify ? { verify: r.verify } : {}) };
     case 'vport':
       return parseVportRequest(r);
     default:
-      throw new ControlError(`unknown command ${JSON.stringify(r?.cmd)}; commands: status, resweep, reroute, reload, dump, topo, vport`);
+      throw new ControlError(`unknown command ${JSON.stringify(r?.cmd)}; commands: status, resweep, reroute, reload, dump, topo, what-if, vport`);
   }
 }
 
@@ -103,6 +111,9 @@ async function answer(target: ControlTarget, req: ControlRequest): Promise<unkno
       return target.dump(req.what);
     case 'topo':
       return target.topo(req.format);
+    case 'what-if':
+      if (!target.whatIf) throw new ControlError('what-if is not available here');
+      return target.whatIf(req.spec, req.verify ?? 'full');
     case 'vport':
       if (!target.vport) throw new ControlError('vport create|destroy needs the embedded simulated fabric (ibsm run --sim): on a real fabric the hypervisor makes the VFs');
       return target.vport(req);

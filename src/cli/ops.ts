@@ -15,6 +15,9 @@ import { assignLids, formatGuid2Lid, type LidRange } from '../sm/lids.js';
 import { ERROR_COUNTERS } from '../sm/perf-counters.js';
 import { dumpLfts, dumpMfts, dumpVports, type MftEntries } from '../view/dumps.js';
 import { vportRows } from '../sm/vport-ops.js';
+import { dumpHealth } from '../view/topology-health.js';
+import { mismatchText } from '../model/topology-compare.js';
+import { formatGuid } from '../util/guid.js';
 import { topologyDot, topologyJson, topologySvg, topologyView, viewMemory, type TopologyView } from '../view/topology.js';
 import { openBackend } from '../api/backend.js';
 import { discover } from '../sm/discovery.js';
@@ -24,6 +27,7 @@ import { DEFAULT_CONTROL_SOCKET, type Command } from '../config/options.js';
 import { controlRequest, DUMPS, vportRequestOf, type ControlTarget, type DumpKind, type TopoFormat, type VportRequest } from './control.js';
 import { parseNodeRef } from '../api/backend.js';
 import { SubnetNotUpError } from '../util/errors.js';
+import { liveWhatIf } from './what-if.js';
 
 interface Io {
   stdout: { write(s: string): unknown };
@@ -93,6 +97,7 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
         routing,
         sa: sa ? { requests: sa.received, requestsPerSecond: Number(rate.toFixed(1)), errors: sa.errors } : undefined,
         perfmgr: perf ? { sweeps: perf.totals.sweeps, portFailures: perf.totals.failures, portsWithErrors: errorPorts } : undefined,
+        health: healthStatus(sm),
       };
     },
     resweep: (heavy) => sm.subnet.sm.sweep(heavy ? 'heavy' : 'light'),
@@ -108,6 +113,8 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
           return formatIbnetdiscover(snap.fabric, { sourceNode: snap.discovery.smNode, sourcePort: snap.discovery.smPort });
         case 'traffic':
           return trafficDump(snap);
+        case 'health':
+          return dumpHealth(sm.subnet.sm.health.state, sm.backend.clock.now(), sm.options?.topology);
         case 'vports':
           return dumpVports(vportRows(sm.subnet.sm.vports, snap.fabric));
         case 'lids': {
@@ -117,9 +124,10 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
         }
       }
     },
+    whatIf: (spec, verify) => liveWhatIf(sm, snapshot(), sm.subnet.routingConfig, spec, verify),
     topo(format) {
       const snap = snapshot();
-      return renderTopology(topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory }), format);
+      return renderTopology(topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory, health: sm.subnet.sm.health.state }), format);
     },
     ...(sm.sim ? { vport: (req: VportRequest) => vportAct(sm, req) } : {}),
   };
@@ -131,6 +139,19 @@ function vportAct(sm: IbsmSm, req: VportRequest): unknown {
   const r = sm.sim!.vports.hypervisor(req.action, parseNodeRef(req.node), req.port, req.count);
   if (r.enabled) void sm.subnet.sm.sweep('heavy').catch(() => undefined);
   return { [req.action === 'create' ? 'created' : 'destroyed']: r.vports, ...(r.enabled ? { virtualizationEnabled: true } : {}), note: r.enabled ? 'the port had no virtualization: a heavy sweep was asked for' : 'the SM takes them at its next light sweep' };
+}
+
+/** `ibsm status`'s health: the isolations held and the mismatches with the expected topology
+ * (the first 20 of each, one line each; `ibsm dump health` has them all). */
+function healthStatus(sm: IbsmSm): unknown {
+  const h = sm.subnet.sm.health.state;
+  if (!sm.options?.topology && !h.isolated.length) return undefined;
+  const name = (e: { guid: bigint; desc: string; port: number }): string => `"${e.desc}" (${formatGuid(e.guid)})${e.port ? ` port ${e.port}` : ''}`;
+  return {
+    ...(sm.options?.topology ? { topology: sm.options.topology, mismatches: h.mismatches.length, mismatchList: h.mismatches.slice(0, 20).map(mismatchText) } : {}),
+    isolated: h.isolated.length,
+    isolatedList: h.isolated.slice(0, 20).map((i) => `${i.kind} ${name(i.a)}${i.b ? ` - ${name(i.b)}` : ''} (${i.cls}, ${i.source})`),
+  };
 }
 
 /** `ibsm dump traffic`: EBB and all-to-all on the snapshot's tables (routing/traffic.ts), a phase
@@ -152,7 +173,7 @@ export async function trafficDump(snap: Snapshot): Promise<string> {
 }
 
 /** `ibsm status | resweep | reroute | dump | vport`: one request to the running SM's control socket. */
-export async function controlMain(cmd: Exclude<Command, 'run' | 'discover' | 'route' | 'query' | 'config' | 'topo'>, argv: string[], io: Io): Promise<number> {
+export async function controlMain(cmd: Exclude<Command, 'run' | 'discover' | 'route' | 'query' | 'config' | 'topo' | 'check' | 'what-if'>, argv: string[], io: Io): Promise<number> {
   const args = parseCommandLine(cmd, argv);
   const socket = (args.values.get('socket') as string | undefined) ?? DEFAULT_CONTROL_SOCKET;
   const json = args.values.get('json') === true;

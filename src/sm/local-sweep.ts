@@ -158,8 +158,10 @@ export class LocalSweeper {
           return false;
         },
       },
+      this.sweeper.health.phase(true),
       { kind: 'plan', name: 'routes (incremental)', run: (run) => this.reroute(run, prev) },
       { ...p.lfts, run: (run) => (downOnly() ? p.lfts.run(run) : undefined) },
+      this.sweeper.health.takeDownPhase,
       p.portInfo,
       p.pkeys,
       p.vlTables,

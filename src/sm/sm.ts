@@ -22,6 +22,7 @@ import { RetryingSmp, isFabricFailure, type SmpFailureReason } from './retry.js'
 import { DiscoveryError } from './discovery.js';
 import { RoutingError } from '../routing/types.js';
 import { LocalSweeper } from './local-sweep.js';
+import type { HealthKeeper } from './health-phase.js';
 import { sameValue } from '../util/same-value.js';
 import { HaShell } from './ha-shell.js';
 import { ActionWaiters } from './action-waiters.js';
@@ -96,6 +97,11 @@ export class SubnetManager {
       event: (ev) => this.event(ev),
       logTransitions: () => this.logTransitions(),
     });
+  }
+
+  /** The fabric health: isolated ports and nodes, the expected topology's mismatches (issue #33). */
+  get health(): HealthKeeper {
+    return this.sweeper.health;
   }
 
   /** SR-IOV vports as this SM knows them (vport hook, sm/vport-mgr.ts). */

@@ -40,6 +40,7 @@ import { emptyStats, newRun, programmedStats, runPhases, type DecideFn, type Pha
 import { multicastPhases, type McastRun } from './mcast-phases.js';
 import { programPhases, type SweepPhase } from './program-phases.js';
 import { foreignKeys, SweepWrites } from './sweep-writes.js';
+import { HealthKeeper, type HealthSettings } from './health-phase.js';
 import { VPortManager } from './vport-mgr.js';
 import { heavyVportPhases, vportPass } from './vport-phases.js';
 
@@ -69,6 +70,8 @@ export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   /** The light sweep interval: 0 makes every light sweep read everything; else the rotation of
    *  sm/light-sweep.ts (caRounds). */
   sweepIntervalMs?: number;
+  /** The expected topology and its actions (issue #33; sm/health-phase.ts). */
+  topology?: HealthSettings;
 }
 
 /** The engine that always applies and is deadlock-free (routing/registry.ts: nue): routes with it
@@ -121,6 +124,7 @@ export class Sweeper {
   ) {
     this.rotation = new CaRotation(caRounds(s.sweepIntervalMs));
     this.phases = programPhases({ smp, clock, log, s, programmed: this.programmed, foreign: this.foreign });
+    this.health = new HealthKeeper(log, clock, s.topology ?? {});
     const p = this.phases;
     this.vports = new VPortManager(smp, log); // vport hook (sm/vport-*.ts)
     const vp = heavyVportPhases(this.vports, log, this.vportPkeys);
@@ -129,7 +133,9 @@ export class Sweeper {
         { kind: 'discover', name: 'discovery', run: (r) => this.discoverWhole(r) },
         vp.discover,
         this.decidePhase,
+        this.health.phase(false),
         ...this.planPhases(true),
+        this.health.takeDownPhase,
         p.portInfo,
         p.pkeys,
         p.vlTables,
@@ -141,6 +147,7 @@ export class Sweeper {
       takeover: [
         { kind: 'discover', name: 'the view checked', run: (r) => this.checkView(r) },
         this.decidePhase,
+        this.health.phase(false),
         ...this.planPhases(false),
         p.portInfo,
         { kind: 'verify', name: 'the snapshot', run: (r) => this.verifyTakeover(r) },
@@ -182,6 +189,9 @@ export class Sweeper {
     const keys = o.keys === false ? undefined : foreignKeys(disc, this.s.mkey, this.log);
     return new SweepWrites(this.smp, this.log, disc, this.programmed, this.s.mkey, keys, o.onOk);
   }
+
+  /** The health state (isolations, mismatches) and its phases, for heavy and local sweeps. */
+  readonly health: HealthKeeper;
 
   /** The apply phases (sm/program-phases.ts), the same for every sweep of this sweeper. */
   readonly phases: ReturnType<typeof programPhases>;

@@ -189,6 +189,14 @@ export class WebFeed {
       ev.on('smStateChanged', (t) => this.push('smState', `SM ${t.from} → ${t.to}: ${t.reason}`)),
       ev.on('multicastGroupCreated', (g) => this.push('multicast', `multicast group created: MGID ${g.mgid.toString(16)} MLID 0x${g.mlid.toString(16)}`)),
       ev.on('multicastGroupDeleted', (g) => this.push('multicast', `multicast group deleted: MGID ${g.mgid.toString(16)} MLID 0x${g.mlid.toString(16)}`)),
+      ev.on('healthChanged', (h) => {
+        const end = (e: { guid: bigint; description: string; port: number }): string => `${e.description} ${hex(e.guid)}${e.port ? ` port ${e.port}` : ''}`;
+        const both = (x: { a: Parameters<typeof end>[0]; b?: Parameters<typeof end>[0] }): string => `${end(x.a)}${x.b ? ` ↔ ${end(x.b)}` : ''}`;
+        for (const m of h.found) this.push('health', `topology mismatch (${m.class}): ${both(m)}: expected ${m.expected}, found ${m.found}`);
+        for (const m of h.gone) this.push('health', `topology mismatch gone (${m.class}): ${both(m)}`);
+        for (const i of h.isolated) this.push('health', `isolated (${i.class}): ${both(i)}`);
+        for (const i of h.released) this.push('health', `released (${i.class}): ${both(i)}`);
+      }),
     );
   }
 
@@ -242,7 +250,7 @@ export class WebFeed {
     const snap = this.src.subnet.sm.current;
     if (!snap) return undefined;
     let v = this.views.get(snap);
-    if (!v) this.views.set(snap, (v = topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory: this.memory })));
+    if (!v) this.views.set(snap, (v = topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory: this.memory, health: this.src.subnet.sm.health.state })));
     return v;
   }
 
