@@ -30,6 +30,7 @@ import { verifyRoutes, type VerifyReport } from './verify.js';
 import type { CdgReport } from './cdg.js';
 import { columnReader, columnsOf, countDiffering, keepColumns, lidGuids, markDiffering, tablesByGuid, writeColumn } from './incremental-columns.js';
 import { cachedDeps, incrementalCdg, keepDeps, singleVlCdg, type DepCounts } from './incremental-cdg.js';
+import { addsNoCycle } from './incremental-cdg-delta.js';
 import { cachedLoads, keepLoads, remapLoads } from './incremental-load.js';
 import { ColumnRepair } from './incremental-repair.js';
 import type { IncrementalOptions, IncrementalOutcome, IncrementalStats } from './incremental-types.js';
@@ -375,7 +376,11 @@ class Reroute {
   private singleVlDeps(): { report: CdgReport; deps?: DepCounts } {
     const kept = cachedDeps(this.prev);
     if (!kept) return { report: singleVlCdg(this.ix, this.outCM) };
-    const inc = incrementalCdg(kept, columnReader(columnsOf(this.prevFabric, this.prev), kept.ix.swGuid), this.touch, this.ix, this.outCM);
+    const read = columnReader(columnsOf(this.prevFabric, this.prev), kept.ix.swGuid);
+    // A result no re-route starts from: only what the touched columns add is searched (the
+    // dependencies are not counted, nor kept).
+    if (this.opts.whatIf && addsNoCycle(kept, read, this.touch, this.ix, this.outCM)) return { report: { vl: 0, dependencies: 0, cyclicComponents: 0, channelsInCycles: 0 } };
+    const inc = incrementalCdg(kept, read, this.touch, this.ix, this.outCM);
     return { report: inc.report, deps: inc.deps };
   }
 }
