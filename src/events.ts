@@ -91,6 +91,8 @@ export interface SubnetEvents {
    * changed live, those that need a restart), or refused with the error (file:line) and the
    * running configuration kept. */
   configReload: ConfigReload;
+  /** Vports came or went (a heavy sweep, or a light sweep's vport pass: docs/vports.md). */
+  vportsChanged: VPortChange;
   /** The fabric's health changed (issue #33): mismatches with the expected topology found or
    * gone, links or nodes isolated or released. */
   healthChanged: HealthChanged;
@@ -218,4 +220,33 @@ export function diffPortStates(prev: Snapshot, next: Snapshot): PortStateChange[
     }),
   );
   return out;
+}
+
+/** A vport (SR-IOV virtual function, docs/vports.md): its HCA port, index, GUID and LID. */
+export interface VPortRef {
+  port: { nodeGuid: bigint; nodeDescription: string; portNum: number; portGuid: bigint };
+  index: number;
+  guid: bigint;
+  lidRequired: boolean;
+  lid?: number;
+}
+
+/** Vports that came or went (event `vportsChanged`), by a heavy sweep or a light sweep's vport pass. */
+export interface VPortChange {
+  added: VPortRef[];
+  removed: VPortRef[];
+}
+
+/** Tracks the vports the SM knows between sweeps: `update` answers what came and went since the
+ * last call (undefined: nothing). The first call reports every vport as added. */
+export class VPortTracker {
+  private known = new Map<bigint, VPortRef>();
+  update(rows: ReadonlyArray<{ nodeGuid: bigint; nodeDesc: string; port: number; portGuid: bigint; index: number; guid: bigint; lidRequired: boolean; lid: number }>): VPortChange | undefined {
+    const now = new Map<bigint, VPortRef>();
+    for (const r of rows) now.set(r.guid, { port: { nodeGuid: r.nodeGuid, nodeDescription: r.nodeDesc, portNum: r.port, portGuid: r.portGuid }, index: r.index, guid: r.guid, lidRequired: r.lidRequired, ...(r.lid ? { lid: r.lid } : {}) });
+    const added = [...now].filter(([g]) => !this.known.has(g)).map(([, v]) => v);
+    const removed = [...this.known].filter(([g]) => !now.has(g)).map(([, v]) => v);
+    this.known = now;
+    return added.length || removed.length ? { added, removed } : undefined;
+  }
 }

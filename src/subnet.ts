@@ -25,6 +25,8 @@ import { SaAttr, ServiceRecord, SERVICE_LEASE_INFINITE } from './wire/sa.js';
 import type { SaContext } from './sa/types.js';
 import type { QosPolicy, QosVlSettings } from './model/qos-policy.js';
 import { diffPortStates, diffTopology, healthChangeOf, isEmptyChange, TypedEmitter, type ConfigReload, type SubnetEvents } from './events.js';
+import { VPortTracker } from './events.js';
+import { vportRows } from './sm/vport-ops.js';
 import type { SaLimits } from './sa/limits.js';
 
 const SA_ATTR_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(SaAttr).map(([k, v]) => [v, k]));
@@ -86,6 +88,9 @@ export class Subnet {
   readonly events = new TypedEmitter<SubnetEvents>();
   private prevSnapshot?: Snapshot;
   private upEmitted = false;
+  /** vport hook: the vports last reported (event vportsChanged) and the manager's version then. */
+  private readonly vportTracker = new VPortTracker();
+  private vportVersion = -1;
 
   /** This SM's SM_Key (OpenSM's default unless configured). */
   private readonly smKey: bigint;
@@ -189,6 +194,7 @@ export class Subnet {
       },
       onSweep: (stats) => {
         o.onSweep?.(stats);
+        this.emitVportChanges();
         this.events.emit('sweep', stats);
         if (stats.kind === 'heavy' && !this.upEmitted && this.sm.current) {
           this.upEmitted = true;
@@ -326,6 +332,15 @@ export class Subnet {
     if (!m.lid || !(await this.servesSync({ guid: m.guid, lid: m.lid }))) return;
     const u = await pullSync(this.o.rpc, m.lid, this.smKey, this.o.portGuid, this.syncMirror);
     if (u.changes.length) this.o.log.debug('SA state pulled', { master: m.guid, seq: u.seq, full: u.full, changes: u.changes.length });
+  }
+
+  /** vport hook (docs/vports.md): vports that came or went since the last sweep, as their own event. */
+  private emitVportChanges(): void {
+    const vp = this.sm.vports;
+    if (vp.version === this.vportVersion) return;
+    this.vportVersion = vp.version;
+    const change = this.vportTracker.update(vportRows(vp, this.sm.current?.fabric));
+    if (change) this.events.emit('vportsChanged', change);
   }
 
   private restoreMirror(): void {

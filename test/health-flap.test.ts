@@ -101,7 +101,7 @@ describe('flapping policy on the running SM', () => {
     await bounce(r, 20);
     const iso = r.changes.find((c) => c.isolated.length)!;
     expect(iso.isolated[0]).toMatchObject({ source: 'flapping', kind: 'link' });
-    expect(hasCode(r.sink.lines, 'IBSM-2064')).toBe(true);
+    expect(hasCode(r.sink.lines, 'IBSM-2065')).toBe(true);
     const lftsAtIsolation = iso.lfts;
     const fullAtEnd = r.full();
     // within the count: 6 changes are 3 bounces, isolated by the 4th (its own Down Set adds one)
@@ -119,7 +119,7 @@ describe('flapping policy on the running SM', () => {
     await drive(r.clock, r.sm.sweep('light')); // past the quiet time: it asks for the full heavy sweep that releases
     await r.wait(1000);
     expect(r.sm.health.state.isolated).toEqual([]);
-    expect(hasCode(r.sink.lines, 'IBSM-2065')).toBe(true);
+    expect(hasCode(r.sink.lines, 'IBSM-2066')).toBe(true);
     expect(r.sim.portInfo(r.lg, r.up).portState).toBe(PortState.Active);
     routesClean(r);
     console.log(`flap policy: isolated at ${iso.at} ms; sweeps (heavy+local) ${iso.sweeps} at isolation (full ones: ${iso.full}), ${sweepsAtEnd} after 20 bounces (full heavy ones: ${fullAtEnd}); LFT blocks ${lftsAtIsolation} at isolation and after the bounces`);

@@ -1,8 +1,10 @@
 /**
  * Goldens for the SR-IOV vport attributes (wire/vport.ts). No tool of ours can capture these
  * (infiniband-diags and ibsim do not implement them), so each golden is written by hand, byte by
- * byte, from the layout facts in docs/vports.md (byte offsets and bit positions within a byte,
- * not from the field table's bit offsets), then decoded and re-encoded over a poisoned buffer.
+ * byte, from the structs and #defines of NVIDIA's OpenSM fork's include/iba/ib_types.h
+ * (ib_virtualization_info_t, ib_vport_info_t, ib_vnode_info_t, ib_vport_state_t: byte offsets and
+ * bit masks within a byte, docs/vports.md's table), not from the field tables' bit offsets, then
+ * decoded and re-encoded over a poisoned buffer.
  */
 import { describe, expect, it } from 'vitest';
 import type { AnyLayout } from '../src/wire/layout.js';
@@ -95,8 +97,8 @@ describe('VPortState', () => {
 });
 
 describe('VNodeInfo, VNodeDescription, VPortGUIDInfo, VPortPKeyTable', () => {
-  it('VNodeInfo: NumPorts byte 3, VNodeGUID bytes 8-15, PartitionCap 16-17, LocalPortNum byte 19', () => {
-    const g = bytes({ 3: 1, 8: 0xaa, 15: 0x01, 16: 0x00, 17: 0x80, 19: 1 });
+  it('VNodeInfo: PartitionCap bytes 0-1, LocalPortNum byte 2, NumPorts byte 3, VNodeGUID bytes 4-11', () => {
+    const g = bytes({ 0: 0x00, 1: 0x80, 2: 1, 3: 1, 4: 0xaa, 11: 0x01 });
     expect(roundTrip(VNodeInfo, g)).toMatchObject({ numPorts: 1, vnodeGuid: 0xaa00000000000001n, partitionCap: 128, localPortNum: 1 });
   });
   it('VNodeDescription: 64 bytes of text', () => {

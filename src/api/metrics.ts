@@ -21,6 +21,7 @@ import { SaAttr } from '../wire/sa.js';
 import { HTTP_LIMITS, hostAllowed } from '../util/listen.js';
 import { ConnectionGuard } from '../util/conn-guard.js';
 import { formatGuid } from '../util/guid.js';
+import { vportRows, vportsPerHca } from '../sm/vport-ops.js';
 
 /** The metrics endpoint cannot listen where it was told (address in use, not local, ...). */
 export class MetricsListenError extends IbsmError {
@@ -316,6 +317,7 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
       metric(`ibsm_port_${counterMetricName(name)}_total`, 'counter', `${PortCounters.fields[name].label} of each port, 64-bit total since the PerfMgr first read it${unit}.`, ports.map((p) => [labels(p), Number(p.counters.totals[name]) * scale]));
     }
   }
+  writeVportMetrics(metric, subnet);
   extra?.write({ metric, histogram });
   return out.join('\n') + '\n';
 }
@@ -364,4 +366,16 @@ export function serveMetrics(port: number, render: () => string, host = '127.0.0
       resolve(server);
     });
   });
+}
+
+/** SR-IOV vports (docs/vports.md): totals, and counts per HCA (only HCAs that have vports). */
+function writeVportMetrics(metric: (name: string, type: 'counter' | 'gauge', help: string, samples: Array<[Record<string, string>, number]>) => void, subnet: Subnet): void {
+  const mgr = subnet.sm.vports;
+  if (!mgr.ports.size) return;
+  const hcas = vportsPerHca(vportRows(mgr, subnet.sm.current?.fabric));
+  const labels = (h: (typeof hcas)[number]): Record<string, string> => ({ node_guid: formatGuid(h.nodeGuid), node_desc: h.nodeDesc });
+  metric('ibsm_vport_capable_ports', 'gauge', 'CA ports with SR-IOV virtualization (CapabilityMask2.IsVirtualizationSupported).', [[{}, mgr.ports.size]]);
+  metric('ibsm_vports', 'gauge', 'Vports (virtual functions, vport 0 not counted) the SM knows, per HCA.', hcas.map((h) => [labels(h), h.vports]));
+  metric('ibsm_vports_active', 'gauge', 'Vports ACTIVE, per HCA.', hcas.map((h) => [labels(h), h.active]));
+  metric('ibsm_vports_with_lid', 'gauge', 'LidRequired vports holding their own LID, per HCA.', hcas.map((h) => [labels(h), h.withLid]));
 }

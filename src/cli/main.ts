@@ -177,7 +177,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
       case 'reload':
       case 'isolate':
       case 'release':
-      case 'dump': {
+      case 'dump':
+      case 'vport': {
         if (rest.includes('--help') || rest.includes('-h')) return help(io, cmd);
         const { controlMain } = await import('./ops.js');
         return await controlMain(cmd, rest, io);

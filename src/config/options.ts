@@ -17,10 +17,10 @@ import type { SaServerOptions } from '../sa/server.js';
 import type { BackendOptions } from '../api/backend.js';
 import type { MadRpcOptions } from '../rpc/madrpc-types.js';
 
-export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'reload' | 'dump' | 'topo' | 'what-if' | 'check' | 'isolate' | 'release';
-export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'reload', 'dump', 'topo', 'what-if', 'check', 'isolate', 'release'];
+export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'reload' | 'dump' | 'topo' | 'what-if' | 'check' | 'vport' | 'isolate' | 'release';
+export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'reload', 'dump', 'topo', 'what-if', 'check', 'vport', 'isolate', 'release'];
 /** The commands that talk to a running SM through its control socket. */
-export const CONTROL_COMMANDS: readonly Command[] = ['status', 'resweep', 'reroute', 'reload', 'dump', 'topo', 'what-if', 'isolate', 'release'];
+export const CONTROL_COMMANDS: readonly Command[] = ['status', 'resweep', 'reroute', 'reload', 'dump', 'topo', 'what-if', 'vport', 'isolate', 'release'];
 
 export type OptionType = 'boolean' | 'string' | 'int' | 'key64' | 'list' | 'enum';
 export type OptionValue = boolean | string | number | bigint | string[];
@@ -249,7 +249,7 @@ const TABLE = [
   { name: 'sa-lid', type: 'int', arg: 'LID', min: 0, max: 0xbfff, help: "the SA's LID", defaultText: 'the SM LID in the local PortInfo', commands: ['query'] },
   { name: 'sm-key', aliases: ['smkey'], type: 'key64', arg: 'KEY', help: "the key sent in the SA header's SM_Key field: the SA's SA_Key (--sa-key) for trusted requests; another non-zero key is not answered", defaultText: '0', commands: ['query'] },
   // ---- output
-  { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query', 'status', 'resweep', 'reroute', 'reload', 'dump', 'what-if', 'check', 'isolate', 'release'] },
+  { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query', 'status', 'resweep', 'reroute', 'reload', 'dump', 'what-if', 'check', 'vport', 'isolate', 'release'] },
 ] as const satisfies readonly OptionSpec[];
 
 export type OptionTable = typeof TABLE;

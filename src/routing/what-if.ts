@@ -198,7 +198,7 @@ export function whatIfCase(fabric: Fabric, routing: RoutingResult, base: WhatIfB
   if (c.nodes.length) why = 'a switch that goes does not answer: the SM sweeps in full';
   else if (failed.downLinks > (o.maxLocalChanges ?? 16)) why = `${failed.downLinks} links down (more than ${o.maxLocalChanges ?? 16}): the SM sweeps in full`;
   else {
-    inc = rerouteIncremental(fabric, routing, nf, { intact: o.intact });
+    inc = rerouteIncremental(fabric, routing, nf, { intact: o.intact, whatIf: true });
     if (!inc.ok) why = inc.reason;
   }
   if (inc?.ok) {

@@ -28,10 +28,13 @@ export function portInfoOf(ctx: SaContext, ref: PeerRef): PortInfo | undefined {
   return ctx.snapshot.discovery?.nodes[ref.node]?.portInfo[ref.port];
 }
 
-/** The port's GID (its PortInfo GID prefix, else fe80::, and its GUID). */
-export function portGidOf(ctx: SaContext, ref: PeerRef): bigint {
+/** The port's GID (its PortInfo GID prefix, else fe80::, and its GUID; a vport's GUID when `ref`
+ * is a vport: `portOfGid`, `requesterPort`). */
+export function portGidOf(ctx: SaContext, ref: PeerRef & { guid?: bigint }): bigint {
   const prefix = portInfoOf(ctx, ref)?.gidPrefix || DEFAULT_GID_PREFIX;
-  return (prefix << 64n) | portGuidOf(ctx, ref);
+  // vport hook: a vport's GID is its own GUID behind its physical port's prefix
+  const guid = ref.guid !== undefined && ctx.vports?.of(ref.guid) ? ref.guid : portGuidOf(ctx, ref);
+  return (prefix << 64n) | guid;
 }
 
 /** The port a GID names (by its interface ID: a port GUID, or an alias GUID set through

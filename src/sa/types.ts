@@ -94,9 +94,19 @@ export interface InterSubnetPaths {
 /** What the SA sees of the SR-IOV vports (sm/vport-mgr.ts builds it). */
 export interface VPortView {
   /** A vport by its GUID: its physical port's GUID and its LID range (the rule's LID). */
-  of(guid: bigint): { physGuid: bigint; lid: number; lmc: number } | undefined;
+  of(guid: bigint): VPortEntry | undefined;
+  /** Every vport (not vport 0: that is its physical port). */
+  list(): Iterable<VPortEntry>;
   /** The vport's P_Key table (its partitions), or undefined when `guid` is no vport. */
   pkeys(guid: bigint): readonly number[] | undefined;
+}
+
+export interface VPortEntry {
+  guid: bigint;
+  physGuid: bigint;
+  lid: number;
+  lmc: number;
+  lidRequired: boolean;
 }
 
 /** What the SA's handlers see of alias GUIDs. */

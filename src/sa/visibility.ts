@@ -142,6 +142,12 @@ export class Visibility {
     return vk ? pkeySet(vk) : this.view.port(ep.node, ep.port);
   }
 
+  /** May the requester see records about this vport (vport hook: by its own P_Keys)? */
+  vport(guid: bigint): boolean {
+    const vk = this.ctx.vports?.pkeys(guid);
+    return vk !== undefined && share(this.requesterKeys, pkeySet(vk));
+  }
+
   /** May the requester see records about this device? */
   node(node: number): boolean {
     let ok = this.nodeOk.get(node);

@@ -33,7 +33,7 @@ function vportOf(virt: SimVirt, index: number): SimVPort {
 function setVPortInfo(c: AttrCtx, virt: SimVirt, v: SimVPort): void {
   const w = reqData(c, VPortInfo);
   if (v.lidRequired) virt.setLid(v, w.vportLid);
-  if (w.clientReregister) v.clientReregister = true;
+  if (w.clientReregister) v.clientReregisters++; // the vport's clients re-register (the bit reads 0 again)
   const to = w.vportState;
   if (to === PortState.Down) v.state = PortState.Init; // an SM takes a vport back to Init
   else if (to === PortState.Armed || to === PortState.Active) {
@@ -45,7 +45,7 @@ function setVPortInfo(c: AttrCtx, virt: SimVirt, v: SimVPort): void {
 function writeVPortInfo(c: AttrCtx, v: SimVPort): void {
   writeData(c.resp, VPortInfo, {
     vportState: v.state,
-    clientReregister: v.clientReregister ? 1 : 0,
+    clientReregister: 0,
     lidRequired: v.lidRequired ? 1 : 0,
     guidCap: v.guids.length,
     capabilityMask: 0,

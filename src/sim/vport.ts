@@ -37,7 +37,8 @@ export class SimVPort {
   state: number = PortState.Init;
   /** The SM-assigned LID (LidRequired vports). */
   lid = 0;
-  clientReregister = false;
+  /** VPortInfo Sets with ClientReregister the vport received (its clients re-registered). */
+  clientReregisters = 0;
   readonly pkeys: Uint16Array;
   readonly guids: bigint[] = new Array<bigint>(8).fill(0n);
   constructor(
@@ -110,6 +111,9 @@ export class SimVirt {
   }
 }
 
+/** VPortCap of a port the control socket's `vport create` gives virtualization. */
+export const HYPERVISOR_VPORT_CAP = 128;
+
 /** Vport GUIDs: 0x5e, then the port's slot in the fabric, then the index (unique in the fabric). */
 const VPORT_GUID_BASE = 0x5e00_0000_0000_0000n;
 const VNODE_GUID_BIT = 0x0100_0000_0000_0000n;
@@ -167,6 +171,31 @@ export class SimVirtPlane {
     virt.remove(index);
     virt.vportStateChange = true;
     virt.changes++;
+  }
+
+  /** The hypervisor's commands as the control socket gives them (`ibsm vport create|destroy`):
+   * create `count` vports (every other one LidRequired, the first one so) on a port, enabling
+   * virtualization there first when it had none (`enabled`: the SM sees that port at its next heavy
+   * sweep), or destroy its `count` highest. */
+  hypervisor(action: 'create' | 'destroy', ref: bigint | number | string, port: number, count: number): { enabled: boolean; vports: Array<{ index: number; guid: bigint; lidRequired: boolean }> } {
+    const p = this.portOf(ref, port);
+    const enabled = !p.virt && action === 'create';
+    if (enabled) this.enable(p, { vportCap: HYPERVISOR_VPORT_CAP });
+    const virt = this.virt(ref, port);
+    const out: Array<{ index: number; guid: bigint; lidRequired: boolean }> = [];
+    for (let i = 0; i < count; i++) {
+      if (action === 'create') {
+        const v = this.create(ref, port, { lidRequired: i % 2 === 0 });
+        out.push({ index: v.index, guid: v.guid, lidRequired: v.lidRequired });
+      } else {
+        const top = virt.indexTop;
+        if (top === 0) break;
+        const v = virt.vports.get(top)!;
+        this.destroy(ref, port, top);
+        out.push({ index: v.index, guid: v.guid, lidRequired: v.lidRequired });
+      }
+    }
+    return { enabled, vports: out };
   }
 
   /** Every vport of the fabric. */

@@ -243,6 +243,8 @@ export class LocalSweeper {
     const { disc } = r.view!;
     const fabric = disc.fabric;
     const snapshot: Snapshot = { fabric, discovery: disc, routing: r.routing!, maxLid: r.maxLid, smLid: r.smLid, sweep: r.sweep };
+    // vport hook (sm/vport-mgr.ts): the vports behind the ports read again, read in full next pass
+    if (this.sweeper.vports.ports.size) this.sweeper.vports.recheckPorts(fabric, ex.fresh);
     const base = programmedStats(r, this.smp.sent - r.s0, this.clock.now() - r.t0);
     const stats: SweepStats = { ...base, nodes: fabric.nodes.length, switches: countSwitches(fabric), endPorts: indexEndPorts(fabric).endPorts.filter((e) => e.linked && e.lid).length, reroute: r.reroute };
     // Phases, from the sweep's start: exploration done, routes computed, LFT blocks acknowledged.

@@ -41,7 +41,19 @@ export interface VirtPortRec {
   vportCap: number;
   enabled: boolean;
   stateChange: boolean;
+  /** The vports changed after the pass read them (seen by `recheck`): the next pass reads them
+   * as if VPortStateChange were set (its clearing erased the SMA's flag for that change). */
+  recheck?: boolean;
   vports: Map<number, VPortRec>;
+}
+
+/** A vport as the SA sees it (sa/types.ts VPortEntry). */
+export interface SaVPort {
+  guid: bigint;
+  physGuid: bigint;
+  lid: number;
+  lmc: number;
+  lidRequired: boolean;
 }
 
 /** What a read of one port found changed (the light sweep's question). */
@@ -120,18 +132,14 @@ export class VPortManager {
   async readPort(rec: VirtPortRec, full: boolean): Promise<VirtDelta> {
     const vi = VirtualizationInfo.decode(await this.get(rec.path, VPortAttr.VirtualizationInfo, 0));
     rec.vportCap = vi.vportCap;
+    const reset = rec.enabled && vi.virtualizationEnable !== 1; // the HCA was reset: its vports' tables are gone
     rec.enabled = vi.virtualizationEnable === 1;
-    rec.stateChange = vi.vportStateChange === 1;
+    if (reset) for (const v of rec.vports.values()) v.pkeySig = undefined;
+    rec.stateChange = vi.vportStateChange === 1 || rec.recheck === true || reset;
+    rec.recheck = false;
     const delta: VirtDelta = { added: [], removed: [] };
     if (!full && !rec.stateChange) return delta;
-    const states = new Map<number, number>();
-    const blocks = Math.floor(vi.vportIndexTop / VPORT_STATE_BLOCK_SIZE) + 1;
-    for (let b = 0; b < blocks; b++) {
-      const st = VPortState.decode(await this.get(rec.path, VPortAttr.VPortState, vportStateMod(b))).states;
-      st.forEach((s, i) => {
-        if (s !== 0 && b * VPORT_STATE_BLOCK_SIZE + i <= vi.vportIndexTop) states.set(b * VPORT_STATE_BLOCK_SIZE + i, s);
-      });
-    }
+    const states = await this.readStates(rec, vi.vportIndexTop);
     for (const [i, v] of [...rec.vports]) {
       if (states.has(i)) continue;
       rec.vports.delete(i);
@@ -151,6 +159,61 @@ export class VPortManager {
     );
     if (delta.added.length || delta.removed.length) this.version++;
     return delta;
+  }
+
+  /** The states of the vports that exist (index → state), from the VPortState blocks up to `top`. */
+  private async readStates(rec: VirtPortRec, top: number): Promise<Map<number, number>> {
+    const states = new Map<number, number>();
+    const blocks = Math.floor(top / VPORT_STATE_BLOCK_SIZE) + 1;
+    for (let b = 0; b < blocks; b++) {
+      const st = VPortState.decode(await this.get(rec.path, VPortAttr.VPortState, vportStateMod(b))).states;
+      st.forEach((s, i) => {
+        if (s !== 0 && b * VPORT_STATE_BLOCK_SIZE + i <= top) states.set(b * VPORT_STATE_BLOCK_SIZE + i, s);
+      });
+    }
+    return states;
+  }
+
+  /** A local sweep read these ports again (`<node guid>/<port>` of `fabric`: links that came up, a
+   * host re-cabled or reset): their vports are read in full at the next light sweep's vport pass
+   * (an HCA that was reset lost its vports' state, its P_Key tables and VirtualizationEnable).
+   * Returns the ports marked. */
+  recheckPorts(fabric: Fabric, fresh: ReadonlySet<string>): number {
+    const read = new Set<bigint>();
+    for (const n of fabric.nodes) n.ports.forEach((p, i) => p && fresh.has(`${n.guid}/${i}`) && read.add(p.guid));
+    let marked = 0;
+    for (const rec of this.ports.values()) {
+      if (!read.has(rec.portGuid)) continue;
+      rec.recheck = true;
+      marked++;
+    }
+    return marked;
+  }
+
+  /** After the SM cleared VPortStateChange on these ports: read their vport states again. A
+   * vport created, destroyed or moved between the pass's read and the clearing (whose flag the
+   * clearing erased) differs from what the manager holds: the port is marked for the next pass.
+   * Returns the ports marked. */
+  async recheck(ports: Iterable<VirtPortRec>): Promise<number> {
+    let marked = 0;
+    await Promise.all(
+      [...ports].map(async (rec) => {
+        try {
+          const vi = VirtualizationInfo.decode(await this.get(rec.path, VPortAttr.VirtualizationInfo, 0));
+          const states = await this.readStates(rec, vi.vportIndexTop);
+          const same = states.size === rec.vports.size && [...states].every(([i, st]) => rec.vports.get(i)?.state === st);
+          if (!same || vi.vportStateChange === 1) {
+            rec.recheck = true;
+            marked++;
+          }
+        } catch (e) {
+          rec.recheck = true; // not known: read again next time
+          marked++;
+          this.log.warn('vports not re-read after VPortStateChange was cleared', { guid: formatGuid(rec.portGuid), port: rec.port, error: (e as Error).message });
+        }
+      }),
+    );
+    return marked;
   }
 
   private async get(path: readonly number[], attr: number, mod: number): Promise<Uint8Array> {
@@ -277,8 +340,8 @@ export class VPortManager {
 
   /** What the SA sees of the vports (sa/types.ts VPortView, matched structurally: the SA does
    * not import the SM): by GUID, the physical port and the LID range; the P_Keys of its partitions. */
-  saView(fabric: Fabric, pkeysOf: (guid: bigint) => number[]): { of(guid: bigint): { physGuid: bigint; lid: number; lmc: number } | undefined; pkeys(guid: bigint): readonly number[] | undefined } {
-    let by = new Map<bigint, { physGuid: bigint; lid: number; lmc: number }>();
+  saView(fabric: Fabric, pkeysOf: (guid: bigint) => number[]): { of(guid: bigint): SaVPort | undefined; list(): Iterable<SaVPort>; pkeys(guid: bigint): readonly number[] | undefined } {
+    let by = new Map<bigint, SaVPort>();
     let keys = new Map<bigint, readonly number[]>();
     let at = -1;
     // rebuilt when the vports changed since (a light sweep's vport pass makes no new snapshot)
@@ -290,13 +353,17 @@ export class VPortManager {
       for (const [p, v] of this.all()) {
         if (v.guid === p.portGuid) continue; // vport 0: the physical port itself
         const fp = fabric.nodes[p.node]?.ports[p.port];
-        by.set(v.guid, { physGuid: p.portGuid, lid: v.lid, lmc: v.lidRequired ? (this.lidMap.get(v.guid)?.lmc ?? 0) : (fp?.lmc ?? 0) });
+        by.set(v.guid, { guid: v.guid, physGuid: p.portGuid, lid: v.lid, lmc: v.lidRequired ? (this.lidMap.get(v.guid)?.lmc ?? 0) : (fp?.lmc ?? 0), lidRequired: v.lidRequired });
       }
     };
     return {
       of: (g) => {
         fresh();
         return by.get(g);
+      },
+      list: () => {
+        fresh();
+        return by.values();
       },
       pkeys: (g) => {
         fresh();

@@ -9,8 +9,10 @@
  *   per capable port; VPortState and the new vports' VPortInfo only where VPortStateChange is
  *   set) → plan (the new vports' LIDs, their LFT entries on every switch: only the blocks holding
  *   them differ from what is programmed) → apply (SwitchInfo where LinearFDBTop grows, those LFT
- *   blocks, the vports' P_Keys and VPortInfo, VPortStateChange cleared) → verify. No heavy sweep, and no
- *   other LFT entry written. A fabric without virtualization: no SMP.
+ *   blocks, the vports' P_Keys and VPortInfo, VPortStateChange cleared) → verify (the cleared
+ *   ports' VPortState read again: a vport that changed between the read and the clearing marks its
+ *   port for the next pass). No heavy sweep, and no other LFT entry written. A fabric without
+ *   virtualization: no SMP.
  */
 import { PortState } from '../wire/mad.js';
 import { VirtualizationInfo, VPortAttr, VPortInfo, VPortPKeyTable, vportBlockMod, vportIndexMod } from '../wire/vport.js';
@@ -27,7 +29,7 @@ import type { SmpClient } from './smp-client.js';
 
 /** The writes that enable virtualization and clear VPortStateChange where needed, and bring every
  * pending vport ACTIVE with its LID. */
-export function planVportWrites(mgr: VPortManager, pkeysOf: PkeysOf, ports?: ReadonlySet<VirtPortRec>): Array<{ w: SmpWrite; v?: VPortRec; p: VirtPortRec; sig?: string }> {
+export function planVportWrites(mgr: VPortManager, pkeysOf: PkeysOf, ports?: ReadonlySet<VirtPortRec>, reregister = false): Array<{ w: SmpWrite; v?: VPortRec; p: VirtPortRec; sig?: string }> {
   const out: Array<{ w: SmpWrite; v?: VPortRec; p: VirtPortRec; sig?: string }> = [];
   // each vport's P_Key table: its partitions (partitions.conf names vport GUIDs like port GUIDs)
   for (const [p, v] of mgr.all()) {
@@ -48,9 +50,14 @@ export function planVportWrites(mgr: VPortManager, pkeysOf: PkeysOf, ports?: Rea
       out.push({ p, w: { path: p.path, attr: VPortAttr.VirtualizationInfo, mod: 0, data, effect: { kind: 'vport', portGuid: p.portGuid, index: -1 } } });
     }
   }
-  for (const [p, v] of mgr.pending()) {
+  // with `reregister` (a new master whose SA holds no registrations, as PortInfo:ClientReregister
+  // on the physical ports): every vport, its clients asked to re-register; else the pending ones
+  const pendingNow = mgr.pending();
+  const isPending = new Set(pendingNow.map(([, v]) => v));
+  const pending = reregister ? [...mgr.all()].filter(([, v]) => v.index !== 0 || isPending.has(v)) : pendingNow;
+  for (const [p, v] of pending) {
     if (ports && !ports.has(p)) continue;
-    const data = VPortInfo.encode({ vportState: PortState.Active, vportLid: v.lidRequired ? v.lid : 0, lidRequired: v.lidRequired ? 1 : 0, lidByVPortIndex: v.lidByVPortIndex, portGuid: v.guid });
+    const data = VPortInfo.encode({ vportState: PortState.Active, clientReregister: reregister && v.index !== 0 ? 1 : 0, vportLid: v.lidRequired ? v.lid : 0, lidRequired: v.lidRequired ? 1 : 0, lidByVPortIndex: v.lidByVPortIndex, portGuid: v.guid });
     out.push({ p, v, w: { path: p.path, attr: VPortAttr.VPortInfo, mod: vportIndexMod(v.index), data, effect: { kind: 'vport', portGuid: p.portGuid, index: v.index } } });
   }
   return out;
@@ -60,8 +67,9 @@ export function planVportWrites(mgr: VPortManager, pkeysOf: PkeysOf, ports?: Rea
 export type PkeysOf = (guid: bigint) => number[];
 
 /** Send the vport writes through the sweep's apply step; what was acknowledged is what the manager
- * now believes. Returns the vports activated. */
-export async function applyVportWrites(writes: SweepWrites, planned: ReturnType<typeof planVportWrites>): Promise<number> {
+ * now believes. Returns the vports activated; `cleared` collects the ports whose VPortStateChange
+ * was cleared (the manager's `recheck` reads them again: a change in between lost its flag). */
+export async function applyVportWrites(writes: SweepWrites, planned: ReturnType<typeof planVportWrites>, cleared?: Set<VirtPortRec>): Promise<number> {
   if (!planned.length) return 0;
   const res = await writes.run(planned.map((x) => x.w));
   const failed = new Set(res.failed.map((f) => f.write));
@@ -73,11 +81,12 @@ export async function applyVportWrites(writes: SweepWrites, planned: ReturnType<
       v!.pkeySig = pkeyFailed.has(v) ? undefined : sig;
     } else if (!v) {
       p.enabled = true;
+      if (p.stateChange) cleared?.add(p);
       p.stateChange = false;
     } else {
+      if (v.state !== PortState.Active || (v.lidRequired && v.wireLid !== v.lid)) activated++;
       v.state = PortState.Active;
       v.wireLid = v.lidRequired ? v.lid : 0;
-      activated++;
     }
   }
   return activated;
@@ -92,9 +101,12 @@ export function heavyVportPhases(mgr: VPortManager, log: Logger, pkeysOf: PkeysO
       name: 'vports',
       run: async (r) => {
         if (!mgr.ports.size) return;
-        const activated = await applyVportWrites(r.writes!, planVportWrites(mgr, pkeysOf));
+        const cleared = new Set<VirtPortRec>();
+        const reregister = r.go?.reregister ?? false;
+        const activated = await applyVportWrites(r.writes!, planVportWrites(mgr, pkeysOf, undefined, reregister), cleared);
+        const recheck = await mgr.recheck(cleared);
         const c = mgr.counts();
-        log.info('vports', { ports: c.ports, vports: c.vports, active: c.active, withLid: c.withLid, activated });
+        log.info('vports', { ports: c.ports, vports: c.vports, active: c.active, withLid: c.withLid, activated, recheck, ...(reregister ? { clientReregister: c.vports } : {}) });
       },
     },
   };
@@ -107,6 +119,8 @@ interface VportRun {
   added: VPortRec[];
   lftWrites?: { switchInfo: SmpWrite[]; lft: SmpWrite[] };
   writes?: SweepWrites;
+  cleared: Set<VirtPortRec>;
+  recheck: number;
   activated: number;
   lftBlocks: number;
 }
@@ -127,7 +141,7 @@ export interface VportPassDeps {
 export async function vportPass(d: VportPassDeps, snap: Snapshot): Promise<{ smps: number; activated: number; added: number; removed: number; lftBlocks: number }> {
   const s0 = d.smp.sent;
   if (!d.mgr.ports.size) return { smps: 0, activated: 0, added: 0, removed: 0, lftBlocks: 0 };
-  const r: VportRun = { snap, delta: new Map(), added: [], activated: 0, lftBlocks: 0 };
+  const r: VportRun = { snap, delta: new Map(), added: [], cleared: new Set(), recheck: 0, activated: 0, lftBlocks: 0 };
   const phases: Phase<VportRun>[] = [
     {
       kind: 'discover',
@@ -171,16 +185,19 @@ export async function vportPass(d: VportPassDeps, snap: Snapshot): Promise<{ smp
           await run.writes.run(run.lftWrites.switchInfo);
           run.lftBlocks = await run.writes.ok(run.lftWrites.lft);
         }
-        run.activated = await applyVportWrites(run.writes, planVportWrites(d.mgr, d.pkeysOf, new Set(run.delta.keys())));
+        run.activated = await applyVportWrites(run.writes, planVportWrites(d.mgr, d.pkeysOf, new Set(run.delta.keys())), run.cleared);
       },
     },
     {
       kind: 'verify',
-      name: 'vport pass logged',
-      run: (run) => {
+      name: 'vports re-read after VPortStateChange was cleared; pass logged',
+      run: async (run) => {
         run.writes?.finish();
+        // a vport created between this pass's VPortState read and the clearing lost its flag:
+        // read the cleared ports again so the next pass (not the next heavy sweep) takes it
+        run.recheck = await d.mgr.recheck(run.cleared);
         const removed = [...run.delta.values()].reduce((k, x) => k + x.removed.length, 0);
-        d.log.info('vports changed: handled without a heavy sweep', { ports: run.delta.size, added: run.added.length, removed, activated: run.activated, lftBlocks: run.lftBlocks, smps: d.smp.sent - s0 });
+        d.log.info('vports changed: handled without a heavy sweep', { ports: run.delta.size, added: run.added.length, removed, activated: run.activated, lftBlocks: run.lftBlocks, recheck: run.recheck, smps: d.smp.sent - s0 });
       },
     },
   ];

@@ -60,3 +60,39 @@ export function dumpMfts(f: Fabric, mfts: readonly MftEntries[], mftCap = 1024):
   }
   return out.join('\n');
 }
+
+/** One vport (sm/vport-ops.ts VportRow, matched structurally). */
+export interface VportLine {
+  nodeGuid: bigint;
+  nodeDesc: string;
+  port: number;
+  portGuid: bigint;
+  index: number;
+  guid: bigint;
+  active: boolean;
+  lidRequired: boolean;
+  lid: number;
+}
+
+/** `ibsm dump vports`: every vport by HCA port (docs/vports.md), and the count per HCA. */
+export function dumpVports(rows: readonly VportLine[]): string {
+  const out: string[] = [];
+  let at: bigint | undefined;
+  let n = 0;
+  const flush = (): void => {
+    if (at !== undefined) out.push(`  ${n} vports`, '');
+  };
+  for (const r of rows) {
+    if (r.portGuid !== at) {
+      flush();
+      at = r.portGuid;
+      n = 0;
+      out.push(`HCA ${formatGuid(r.nodeGuid)} '${r.nodeDesc}' port ${r.port} portguid ${formatGuid(r.portGuid)}:`, '  Index  VPortGUID           State   LID     LidRequired');
+    }
+    n++;
+    out.push(`  ${String(r.index).padStart(5)}  ${formatGuid(r.guid)}  ${(r.active ? 'Active' : 'Init').padEnd(6)}  ${r.lid ? lid4(r.lid) : '-'.padEnd(6)}  ${r.lidRequired ? 'yes' : 'no'}`);
+  }
+  flush();
+  out.push(`${rows.length} vports on ${new Set(rows.map((r) => r.portGuid)).size} ports`, '');
+  return out.join('\n');
+}

@@ -6,7 +6,8 @@
  *
  * Bit numbering as in wire/sma.ts: bit 0 is the most significant bit of byte 0.
  *
- * Attribute modifiers (modifier bit 0 = least significant):
+ * Attribute modifiers (modifier bit 0 = least significant; which parameter each carries is from
+ * NVIDIA's ibis, the bit positions are ibsm's own: docs/vports.md):
  * | attribute          | modifier                                             |
  * |--------------------|------------------------------------------------------|
  * | VirtualizationInfo | 0 (the arrival port)                                 |
@@ -70,16 +71,13 @@ export const VPortInfo = defineLayout('VPortInfo', 64, {
 });
 export type VPortInfo = LayoutValue<typeof VPortInfo>;
 
-/** VNodeInfo: the virtual node (VHCA) a vport belongs to. Field order is ibsm's (docs/vports.md). */
+/** VNodeInfo: the virtual node (VHCA) a vport belongs to (NVIDIA's `ib_vnode_info_t`). */
 export const VNodeInfo = defineLayout('VNodeInfo', 64, {
-  reserved1: reserved(0, 24),
+  partitionCap: uint(0, 16, { label: 'PartCap' }),
+  localPortNum: uint(16, 8, { label: 'LocalPort' }),
   numPorts: uint(24, 8, { label: 'NumPorts' }),
-  reserved2: reserved(32, 32),
-  vnodeGuid: u64(64, 64, { label: 'VNodeGuid' }),
-  partitionCap: uint(128, 16, { label: 'PartCap' }),
-  reserved3: reserved(144, 8),
-  localPortNum: uint(152, 8, { label: 'LocalPort' }),
-  reserved4: reserved(160, 352),
+  vnodeGuid: u64(32, 64, { label: 'VNodeGuid' }),
+  reserved1: reserved(96, 416),
 });
 export type VNodeInfo = LayoutValue<typeof VNodeInfo>;
 
