@@ -125,6 +125,31 @@ describe('flapping policy on the running SM', () => {
     console.log(`flap policy: isolated at ${iso.at} ms; sweeps (heavy+local) ${iso.sweeps} at isolation (full ones: ${iso.full}), ${sweepsAtEnd} after 20 bounces (full heavy ones: ${fullAtEnd}); LFT blocks ${lftsAtIsolation} at isolation and after the bounces`);
   });
 
+  it('warn: the flapping link is named once, not isolated, and stays ACTIVE and routed', async () => {
+    const r = rig(parseFlapPolicy('6/60:warn'));
+    await drive(r.clock, r.sm.start());
+    await bounce(r, 10);
+    expect(r.sink.lines.filter((l) => l.includes('IBSM-2065')).length).toBe(1);
+    expect(r.sm.health.state.isolated).toEqual([]);
+    expect(r.changes).toEqual([]);
+    expect(r.sim.portInfo(r.lg, r.up).portState).toBe(PortState.Active);
+    routesClean(r);
+  });
+
+  it('--health-flap reaches the SM (ibsm run options), a bad one is refused at the table', async () => {
+    const { openSm } = await import('../src/api/sm.js');
+    const sm = await openSm({ sim: SPEC, seed: 1, sweepIntervalS: 0, healthFlap: '50/900:isolate', log: new Logger(new MemorySink(), 'warn') });
+    try {
+      expect(sm.subnet.sm.health.flap?.policy).toEqual({ count: 50, windowMs: 900_000, action: 'isolate', quietMs: 900_000 });
+    } finally {
+      await sm.stop();
+    }
+    const { runCli } = await import('./helpers/cli.js');
+    const bad = await runCli(['run', '--sim', SPEC, '--health-flap', '5/60:drop', '--once']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toMatch(/health flap policy "5\/60:drop"/);
+  });
+
   it('without the policy, the same run re-routes at each bounce', async () => {
     const r = rig();
     await drive(r.clock, r.sm.start());
