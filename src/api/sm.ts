@@ -239,9 +239,23 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     onProgress: o.onProgress,
   } as SubnetOptions);
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));
-  // On a device the first re-registration storm comes from real hosts: the SA's code paths run
-  // once first, in the idle moments of the first sweep (sa/warmup.ts).
-  if (be.kind === 'umad' && subnet.sa) warmSaWhenIdle((fn) => be.clock.defer(fn), (w) => log.debug('SA warmed up', { requests: w.requests, errors: w.errors }));
+  // On a device the re-registration storms come from real hosts: the SA's code paths run once
+  // first (sa/warmup.ts), in idle moments once this SM is up as master or stands by (not during the
+  // first sweep, whose time it would lengthen): a takeover's storm meets warm code.
+  if (be.kind === 'umad' && subnet.sa) {
+    let warmed = false;
+    const warm = (): void => {
+      if (warmed) return;
+      warmed = true;
+      offUp();
+      offStandby();
+      warmSaWhenIdle((fn) => be.clock.defer(fn), (w) => log.debug('SA warmed up', { requests: w.requests, errors: w.errors }));
+    };
+    const offUp = subnet.events.on('subnetUp', warm);
+    const offStandby = subnet.events.on('smStateChanged', (t) => {
+      if (t.to === 'standby') warm();
+    });
+  }
   const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrIntervalS! * 1000 : undefined, reopenLog);
   sm.options = o;
   sm.guid2lidFile = g2lStore;

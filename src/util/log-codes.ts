@@ -165,7 +165,7 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-5031', level: 'warn', msg: 'SA state not sent to a standby', meaning: 'A standby asked for the SA state and the answer failed (LID given).', remote: true },
   { code: 'IBSM-5032', level: 'debug', msg: 'SA state pulled', meaning: "A standby copied changes of the master's SA state." },
   { code: 'IBSM-5033', level: 'info', msg: 'SA state restored', meaning: 'After taking over, the SA state copied from the old master was restored.' },
-  { code: 'IBSM-5041', level: 'debug', msg: 'SA warmed up', meaning: 'On a device, in the idle moments of the first sweep, the SA answered a re-registration storm of its own on a scratch server over a small generated fabric (sa/warmup.ts; requests and errors given): the first real storm meets compiled code. Nothing is sent.' },
+  { code: 'IBSM-5041', level: 'debug', msg: 'SA warmed up', meaning: 'On a device, in idle moments once the SM is up as master or stands by, the SA answered a re-registration storm of its own on a scratch server over a small generated fabric (sa/warmup.ts; requests and errors given): the first real storm meets compiled code. Nothing is sent.' },
   { code: 'IBSM-5040', level: 'warn', msg: 'SA request with a wrong SA_Key dropped', meaning: "An SA request carried a non-zero SM_Key field other than the SA_Key (--sa-key, opensm.conf sa_key): dropped unanswered, as OpenSM does (its ERR 1A04); requester LID and the key it sent given, the count in ibsm_sa_wrong_key_total. A client set with the SM_Key instead of the SA_Key, or a probe.", remote: true },
   // ---- 6: RPC and events
   { code: 'IBSM-6001', level: 'warn', msg: 'event listener failed', meaning: 'A listener of the API events threw; the SM carries on.' },
