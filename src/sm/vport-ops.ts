@@ -3,19 +3,9 @@
 import { PortState } from '../wire/mad.js';
 import type { Fabric } from '../model/fabric.js';
 import type { VPortManager } from './vport-mgr.js';
+import type { VportRow } from '../model/vport-row.js';
 
-export interface VportRow {
-  nodeGuid: bigint;
-  nodeDesc: string;
-  port: number;
-  portGuid: bigint;
-  index: number;
-  guid: bigint;
-  active: boolean;
-  lidRequired: boolean;
-  /** The LID the rule gives it (its own when LidRequired); 0 before the SM gave one. */
-  lid: number;
-}
+export type { VportRow } from '../model/vport-row.js';
 
 /** Every vport but vport 0 (the physical function: the port itself), by HCA port and index. */
 export function vportRows(mgr: VPortManager, fabric: Fabric | undefined): VportRow[] {

@@ -2,6 +2,7 @@
  * The SM's tables as text on demand, in the formats operators already read: unicast and multicast
  * forwarding tables as `ibroute` (and OpenSM's opensm-lfts.dump) prints them. Pure.
  */
+import type { VportRow } from '../model/vport-row.js';
 import { isSwitch, type Fabric } from '../model/fabric.js';
 import { NO_ROUTE } from '../model/routes.js';
 import { indexEndPorts } from '../model/snapshot.js';
@@ -61,21 +62,9 @@ export function dumpMfts(f: Fabric, mfts: readonly MftEntries[], mftCap = 1024):
   return out.join('\n');
 }
 
-/** One vport (sm/vport-ops.ts VportRow, matched structurally). */
-export interface VportLine {
-  nodeGuid: bigint;
-  nodeDesc: string;
-  port: number;
-  portGuid: bigint;
-  index: number;
-  guid: bigint;
-  active: boolean;
-  lidRequired: boolean;
-  lid: number;
-}
 
 /** `ibsm dump vports`: every vport by HCA port (docs/vports.md), and the count per HCA. */
-export function dumpVports(rows: readonly VportLine[]): string {
+export function dumpVports(rows: readonly VportRow[]): string {
   const out: string[] = [];
   let at: bigint | undefined;
   let n = 0;
