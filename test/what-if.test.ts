@@ -2,6 +2,7 @@
  * fabric, the what-if's tables and verdict equal what the in-process SM does when that link
  * fails in the simulated fabric. Witnesses: the LFTs the simulated switches hold (read from the
  * fabric, not the SM), the LFT blocks the SM wrote, and the verifier over the SM's tables. */
+import { Rng } from '../src/util/rng.js';
 import { describe, expect, it } from 'vitest';
 import { loadFabricSpec } from '../src/model/load.js';
 import { isSwitch, type Fabric } from '../src/model/fabric.js';
@@ -33,18 +34,6 @@ function tablesByGuid(f: Fabric, lfts: Map<number, Uint8Array>, maxLid: number):
   return m;
 }
 
-/** A small deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 function run(f: Fabric, spec: string): { results: WhatIfCaseResult[]; summary: WhatIfSummary } {
   assignLids(f, { lmc: 0 });
   const routed = routeWithFallback(f, ENGINES, { lmc: 0 });
@@ -65,9 +54,9 @@ describe('what-if', () => {
     const f0 = base.fabric;
     const maxLid = base.maxLid;
     const all = linkCases(f0);
-    const pick = rng(33);
+    const pick = new Rng(33);
     const chosen = new Set<number>();
-    while (chosen.size < 20) chosen.add(Math.floor(pick() * all.length));
+    while (chosen.size < 20) chosen.add(pick.int(all.length));
     // And two host links: the host is dropped, its LID's column emptied.
     const hosts = f0.nodes.filter((n) => !isSwitch(n) && n.guid !== f0.nodes[base.discovery.smNode]!.guid);
     const cases = [...[...chosen].map((i) => all[i]!), ...parseWhatIf(f0, `0x${hosts[5]!.guid.toString(16)}:1,0x${hosts[77]!.guid.toString(16)}:1`)];

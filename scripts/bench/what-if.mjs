@@ -26,6 +26,7 @@ const { loadFabricSpec } = await import(dist('model/load.js'));
 const { assignLids } = await import(dist('sm/lids.js'));
 const { routeWithFallback, DEFAULT_FALLBACK } = await import(dist('routing/registry.js'));
 const { linkCases, whatIfSteps } = await import(dist('routing/what-if.js'));
+const { Rng } = await import(dist('util/rng.js'));
 
 const FABRICS = {
   'ft-small': { spec: 'gen:fattree3:radix=10', verify: 'full', sample: 0, goalS: 60, goalCases: 0 },
@@ -35,18 +36,6 @@ const FABRICS = {
 const keys = opt('--fabrics', 'ft3-large,46080').split(',').filter(Boolean);
 const runs = Number(opt('--runs', '1'));
 const seed = Number(opt('--seed', '1'));
-
-/** A small deterministic PRNG (mulberry32). */
-function rng(s) {
-  let a = s >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * (xs.length - 1)))];
@@ -67,9 +56,9 @@ for (const key of keys) {
     let cases = linkCases(f);
     const all = cases.length;
     if (sample > 0 && sample < all) {
-      const pick = rng(seed);
+      const pick = new Rng(seed);
       const chosen = new Set();
-      while (chosen.size < sample) chosen.add(Math.floor(pick() * all));
+      while (chosen.size < sample) chosen.add(pick.int(all));
       cases = [...chosen].sort((a, b) => a - b).map((i) => cases[i]);
     }
     const cpu0 = process.cpuUsage();
