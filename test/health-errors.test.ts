@@ -13,6 +13,7 @@ import { cloneFabric } from '../src/model/fabric.js';
 import { attachSim } from '../src/api/backend.js';
 import { openSm, type IbsmSm } from '../src/api/sm.js';
 import { controlTargetOf } from '../src/cli/ops.js';
+import { renderMetrics } from '../src/api/metrics.js';
 import { NodeType, PortState } from '../src/wire/mad.js';
 import { verifyRoutes } from '../src/routing/verify.js';
 import { Logger, MemorySink } from '../src/util/log.js';
@@ -125,6 +126,9 @@ describe('error-rate policy on the running SM (PerfMgr on)', () => {
       expect(usedOut(r.sm, r.leaf, r.up)).toBe(0);
       expect(usedOut(r.sm, r.spine, r.spinePort)).toBe(0);
       verifierClean(r.sm);
+      const metrics = renderMetrics(r.sm.subnet, r.sm.backend.rpc, r.sm.perf);
+      expect(metrics).toMatch(/^ibsm_error_rate_links 1$/m);
+      expect(metrics).toMatch(/^ibsm_isolated\{kind="link"\} 1$/m);
       const dump = controlTargetOf(r.sm).dump('health') as string;
       expect(dump).toContain(formatGuid(r.leaf));
       expect(dump).toMatch(/errors/);
@@ -141,6 +145,7 @@ describe('error-rate policy on the running SM (PerfMgr on)', () => {
       expect(usedOut(r.sm, r.leaf, r.up)).toBeGreaterThan(0);
       verifierClean(r.sm);
       expect(withCode(r.sink.lines, 'IBSM-2070').length).toBe(1);
+      expect(renderMetrics(r.sm.subnet, r.sm.backend.rpc, r.sm.perf)).toMatch(/^ibsm_error_rate_links 0$/m);
     } finally {
       await r.sm.stop();
     }
@@ -157,6 +162,7 @@ describe('error-rate policy on the running SM (PerfMgr on)', () => {
       expect(lines[0]).toContain(formatGuid(r.leaf));
       expect(r.sm.subnet.sm.health.state.isolated).toEqual([]);
       expect(r.events).toEqual([]);
+      expect(renderMetrics(r.sm.subnet, r.sm.backend.rpc, r.sm.perf)).toMatch(/^ibsm_error_rate_links 1$/m);
       expect(r.sim.portInfo(r.leaf, r.up).portState).toBe(PortState.Active);
       expect(usedOut(r.sm, r.leaf, r.up)).toBeGreaterThan(0);
       verifierClean(r.sm);

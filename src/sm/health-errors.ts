@@ -112,6 +112,11 @@ export class ErrorRateTracker {
   isErroring(key: string): boolean {
     return this.erroring.has(key);
   }
+
+  /** The links known erroring now (warned about or isolated, not yet quiet). */
+  get erroringLinks(): number {
+    return this.erroring.size;
+  }
 }
 
 function linkAt(f: Fabric, byGuid: ReadonlyMap<bigint, FabricNode>, guid: bigint, port: number): { a: MismatchEnd; b: MismatchEnd } | undefined {
