@@ -171,6 +171,39 @@ describe('error-rate policy on the running SM (PerfMgr on)', () => {
     }
   }, 120_000);
 
+  it('released by hand (ibsm release): ACTIVE and routed at once, not isolated again while quiet', async () => {
+    const r = await rig('SymbolErrorCounter=60:isolate:0');
+    try {
+      await r.wait(25_000);
+      await inject(r, 60_000, () => held(r).length > 0);
+      await r.wait(5000);
+      expect(held(r)).toEqual(['link error-rate errors']);
+      expect(r.sim.portInfo(r.leaf, r.up).portState).toBe(PortState.Init);
+      const out = (await drive(r.clock, Promise.resolve(controlTargetOf(r.sm).isolate(`${formatGuid(r.leaf)}:${r.up}`, true)))) as { released: string[] };
+      expect(out.released[0]).toMatch(/\(error-rate, errors\)$/);
+      expect(hasCode(r.sink.lines, 'IBSM-2069')).toBe(true);
+      expect(r.sim.portInfo(r.leaf, r.up).portState).toBe(PortState.Active);
+      await r.wait(60_000); // quiet: PerfMgr's next sweeps see no rise
+      expect(r.sm.subnet.sm.health.state.isolated).toEqual([]);
+      expect(usedOut(r.sm, r.leaf, r.up)).toBeGreaterThan(0);
+      verifierClean(r.sm);
+      expect(hasCode(r.sink.lines, 'IBSM-2071')).toBe(false); // QUIET_S 0: never released by time
+    } finally {
+      await r.sm.stop();
+    }
+  }, 120_000);
+
+  it('without --perfmgr the policy says it has nothing to judge', async () => {
+    const sink = new MemorySink();
+    const sm = await openSm({ sim: SPEC, seed: 1, sweepIntervalS: 0, healthErrors: 'PortRcvErrors=10:isolate', log: new Logger(sink, 'info') });
+    try {
+      expect(sm.subnet.sm.health.errors?.policy.limits.map((l) => l.label)).toEqual(['PortRcvErrors']);
+      expect(hasCode(sink.lines, 'IBSM-2073')).toBe(true);
+    } finally {
+      await sm.stop();
+    }
+  });
+
   it('errors below the rate: nothing logged, nothing isolated', async () => {
     const r = await rig('SymbolErrorCounter=600:isolate');
     try {
