@@ -13,6 +13,7 @@ import { planPortDown } from './plan-ports.js';
 import type { SweepPhase } from './program-phases.js';
 import { FlapTracker, type FlapPolicy } from './health-flap.js';
 import { releaseMatches } from './health-manual.js';
+import { ErrorRateTracker, judgeErrorRates, type ErrorPolicy, type ReadPort } from './health-errors.js';
 
 /** The health settings of a sweeper. */
 export interface HealthSettings {
@@ -23,6 +24,8 @@ export interface HealthSettings {
   onHealth?: (c: HealthChange) => void;
   /** The flapping policy (sm/health-flap.ts; none: off). */
   flap?: FlapPolicy;
+  /** The error-rate policy (sm/health-errors.ts; none: off). */
+  errors?: ErrorPolicy;
 }
 
 export class HealthKeeper {
@@ -33,6 +36,8 @@ export class HealthKeeper {
 
   /** The flapping links' tracker (health hook; none without a policy). */
   readonly flap?: FlapTracker;
+  /** The erroring links' tracker (health hook: errors; none without a policy). */
+  readonly errors?: ErrorRateTracker;
 
   constructor(
     private readonly log: Logger,
@@ -40,6 +45,7 @@ export class HealthKeeper {
     private s: HealthSettings,
   ) {
     if (s.flap) this.flap = new FlapTracker(s.flap);
+    if (s.errors) this.errors = new ErrorRateTracker(s.errors);
   }
 
   /** A reload: another expected topology or other actions (none: no comparison; the next sweep
@@ -112,6 +118,16 @@ export class HealthKeeper {
     for (const i of released) this.log.info('released by hand', { kind: i.kind, source: i.source, a: endText(i.a), ...(i.b ? { b: endText(i.b) } : {}) });
     if (released.length) this.s.onHealth?.({ state: this.state, found: [], gone: [], isolated: [], released });
     return { released, refused };
+  }
+
+  /** health hook: errors. PerfMgr's ports after its sweep over `f` through the error-rate policy;
+   * true when isolations were added or released (a full heavy sweep applies them). */
+  judgeErrors(f: Fabric, ports: Iterable<ReadPort>): boolean {
+    const c = this.errors && judgeErrorRates(this.errors, this.state, f, ports, this.clock.now(), this.log);
+    if (!c) return false;
+    this.state = c.state;
+    this.s.onHealth?.(c);
+    return true;
   }
 
   /** The flapping policy over this sweep's view (before the isolated links are cut). */

@@ -125,6 +125,10 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-2067', level: 'info', msg: 'flapping link quiet time over: heavy sweep follows', meaning: "A flapping link's quiet time is over and the light sweep found no change: a heavy sweep releases it." },
   { code: 'IBSM-2068', level: 'warn', msg: 'isolated by hand', meaning: '`ibsm isolate NODE[:PORT]`: the link or node (given) is held in INIT and left out of routing (source manual) until `ibsm release`.' },
   { code: 'IBSM-2069', level: 'info', msg: 'released by hand', meaning: '`ibsm release NODE[:PORT]`: the isolation (its source given: manual, flapping) is released; the sweep that follows brings it to ACTIVE and routes it.' },
+  { code: 'IBSM-2070', level: 'warn', msg: 'port error rate over threshold', meaning: 'Error counters read by PerfMgr at one end of a link rose faster than --health-errors allows (both ends, the counters with their rates per minute, the action given): with isolate the link is held in INIT and left out of routing (source errors). Logged once until the link is quiet.' },
+  { code: 'IBSM-2071', level: 'info', msg: 'erroring link quiet: isolation released', meaning: "A link isolated for its error rate saw none of the policy's counters rise for --health-errors' quiet time: it is brought to ACTIVE and routed again." },
+  { code: 'IBSM-2072', level: 'info', msg: 'error-rate isolations changed: heavy sweep follows', meaning: 'The error-rate policy isolated or released a link after a PerfMgr sweep: a full heavy sweep applies it (routes around it, or over it again).' },
+  { code: 'IBSM-2073', level: 'warn', msg: '--health-errors without --perfmgr: no error rates to judge', meaning: 'The error-rate policy is fed by PerfMgr: turn on --perfmgr (and pick --perfmgr-interval) or the policy never acts.' },
   // ---- 3: traps
   { code: 'IBSM-3001', level: 'info', msg: 'trap received', meaning: 'A trap arrived (number, source LID; details in the fields).', remote: true },
   { code: 'IBSM-3002', level: 'warn', msg: 'malformed trap ignored', meaning: 'A trap that does not decode was dropped (source LID given).', remote: true },
