@@ -10,8 +10,8 @@
 // nothing is queued (its write posts the MAD and returns). Under umad2sim (whose umad_send is a
 // write to ibsim's socket, blocking while it is full) send() only copies the MAD into a bounded
 // queue that a sender thread per port drains with umad_send, in order: the writes run on the other
-// core beside the main thread's work (issue #32: SUBNET UP at 5k nodes 5,411 -> 4,969 ms, ft3-large
-// 3,037 -> 1,778, scripts/bench/README.md), one wake-up per burst (setDeferWake/flush).
+// core beside the main thread's work (issue #32: SUBNET UP on ft3-large 3,037 -> 1,778 ms, at 5k
+// nodes 0-9 % less, scripts/bench/README.md), one wake-up per burst (setDeferWake/flush).
 // A full queue drops the MAD (counted, send() returns false), as a lost MAD; send errors are
 // counted (sendStats()). At close a sender stuck in umad_send is left behind with its own state
 // (and the port left open) rather than blocking the main thread.
