@@ -6,6 +6,8 @@ import type { SweepStats } from './sm/sweep.js';
 import type { Transition } from './sm/controller.js';
 import type { NoticeSmp } from './wire/notice.js';
 import { NodeType, PortState } from './wire/mad.js';
+import type { Mismatch, MismatchEnd } from './model/topology-compare.js';
+import type { HealthChange, Isolation } from './sm/health-state.js';
 
 /** A node by GUID, with its NodeDescription. */
 export interface NodeRef {
@@ -89,6 +91,58 @@ export interface SubnetEvents {
    * changed live, those that need a restart), or refused with the error (file:line) and the
    * running configuration kept. */
   configReload: ConfigReload;
+  /** Vports came or went (a heavy sweep, or a light sweep's vport pass: docs/vports.md). */
+  vportsChanged: VPortChange;
+  /** The fabric's health changed (issue #33): mismatches with the expected topology found or
+   * gone, links or nodes isolated or released. */
+  healthChanged: HealthChanged;
+}
+
+/** One end of a mismatch or an isolation: a node (port 0) or a port. */
+export interface HealthEnd {
+  guid: bigint;
+  description: string;
+  port: number;
+}
+export interface HealthMismatch {
+  /** missing-node, extra-node, missing-link, extra-link, wrong-port, guid-changed, width, speed. */
+  class: string;
+  a: HealthEnd;
+  b?: HealthEnd;
+  expected: string;
+  found: string;
+}
+export interface HealthIsolation {
+  kind: 'node' | 'link';
+  class: string;
+  /** 'topology', or the policy or operator that holds it. */
+  source: string;
+  reason: string;
+  /** When it was isolated (the SM's clock, ms). */
+  since: number;
+  a: HealthEnd;
+  b?: HealthEnd;
+}
+export interface HealthChanged {
+  found: HealthMismatch[];
+  gone: HealthMismatch[];
+  isolated: HealthIsolation[];
+  released: HealthIsolation[];
+  /** The state after the change: mismatches shown (not ignored) and isolations held. */
+  mismatches: number;
+  isolatedNow: number;
+}
+
+const healthEnd = (e: MismatchEnd): HealthEnd => ({ guid: e.guid, description: e.desc, port: e.port });
+export function healthMismatchOf(m: Mismatch): HealthMismatch {
+  return { class: m.cls, a: healthEnd(m.a), ...(m.b ? { b: healthEnd(m.b) } : {}), expected: m.expected, found: m.found };
+}
+export function healthIsolationOf(i: Isolation): HealthIsolation {
+  return { kind: i.kind, class: i.cls, source: i.source, reason: i.reason, since: i.since, a: healthEnd(i.a), ...(i.b ? { b: healthEnd(i.b) } : {}) };
+}
+/** The event of a health state change (sm/health-state.ts nextHealth). */
+export function healthChangeOf(c: HealthChange): HealthChanged {
+  return { found: c.found.map(healthMismatchOf), gone: c.gone.map(healthMismatchOf), isolated: c.isolated.map(healthIsolationOf), released: c.released.map(healthIsolationOf), mismatches: c.state.mismatches.length, isolatedNow: c.state.isolated.length };
 }
 
 export type ConfigReload = { ok: true; applied: string[]; restartNeeded: string[] } | { ok: false; error: string };
@@ -166,4 +220,33 @@ export function diffPortStates(prev: Snapshot, next: Snapshot): PortStateChange[
     }),
   );
   return out;
+}
+
+/** A vport (SR-IOV virtual function, docs/vports.md): its HCA port, index, GUID and LID. */
+export interface VPortRef {
+  port: { nodeGuid: bigint; nodeDescription: string; portNum: number; portGuid: bigint };
+  index: number;
+  guid: bigint;
+  lidRequired: boolean;
+  lid?: number;
+}
+
+/** Vports that came or went (event `vportsChanged`), by a heavy sweep or a light sweep's vport pass. */
+export interface VPortChange {
+  added: VPortRef[];
+  removed: VPortRef[];
+}
+
+/** Tracks the vports the SM knows between sweeps: `update` answers what came and went since the
+ * last call (undefined: nothing). The first call reports every vport as added. */
+export class VPortTracker {
+  private known = new Map<bigint, VPortRef>();
+  update(rows: ReadonlyArray<{ nodeGuid: bigint; nodeDesc: string; port: number; portGuid: bigint; index: number; guid: bigint; lidRequired: boolean; lid: number }>): VPortChange | undefined {
+    const now = new Map<bigint, VPortRef>();
+    for (const r of rows) now.set(r.guid, { port: { nodeGuid: r.nodeGuid, nodeDescription: r.nodeDesc, portNum: r.port, portGuid: r.portGuid }, index: r.index, guid: r.guid, lidRequired: r.lidRequired, ...(r.lid ? { lid: r.lid } : {}) });
+    const added = [...now].filter(([g]) => !this.known.has(g)).map(([, v]) => v);
+    const removed = [...this.known].filter(([g]) => !now.has(g)).map(([, v]) => v);
+    this.known = now;
+    return added.length || removed.length ? { added, removed } : undefined;
+  }
 }

@@ -31,6 +31,10 @@ export {
   type PortStateName,
   type SaRequestServed,
   type MulticastGroupEvent,
+  type HealthChanged,
+  type HealthMismatch,
+  type HealthIsolation,
+  type HealthEnd,
 } from './events.js';
 export { routeBetween, RouteError, type Route, type RouteHop, type PortSpec } from './api/route.js';
 export { openBackend, PortNotFoundError, SmPortBusyError, DEFAULT_SIM_SPEC, type Backend, type BackendOptions } from './api/backend.js';

@@ -24,7 +24,9 @@ import { SaClient } from './sa/client.js';
 import { SaAttr, ServiceRecord, SERVICE_LEASE_INFINITE } from './wire/sa.js';
 import type { SaContext } from './sa/types.js';
 import type { QosPolicy, QosVlSettings } from './model/qos-policy.js';
-import { diffPortStates, diffTopology, isEmptyChange, TypedEmitter, type ConfigReload, type SubnetEvents } from './events.js';
+import { diffPortStates, diffTopology, healthChangeOf, isEmptyChange, TypedEmitter, type ConfigReload, type SubnetEvents } from './events.js';
+import { VPortTracker } from './events.js';
+import { vportRows } from './sm/vport-ops.js';
 import type { SaLimits } from './sa/limits.js';
 
 const SA_ATTR_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(SaAttr).map(([k, v]) => [v, k]));
@@ -86,6 +88,9 @@ export class Subnet {
   readonly events = new TypedEmitter<SubnetEvents>();
   private prevSnapshot?: Snapshot;
   private upEmitted = false;
+  /** vport hook: the vports last reported (event vportsChanged) and the manager's version then. */
+  private readonly vportTracker = new VPortTracker();
+  private vportVersion = -1;
 
   /** This SM's SM_Key (OpenSM's default unless configured). */
   private readonly smKey: bigint;
@@ -179,8 +184,17 @@ export class Subnet {
         o.onStateChange?.(t);
         this.events.emit('smStateChanged', t);
       },
+      // (always: a reload may give the SM an expected topology later)
+      topology: {
+        ...o.topology,
+        onHealth: (c) => {
+          o.topology?.onHealth?.(c);
+          this.events.emit('healthChanged', healthChangeOf(c));
+        },
+      },
       onSweep: (stats) => {
         o.onSweep?.(stats);
+        this.emitVportChanges();
         this.events.emit('sweep', stats);
         if (stats.kind === 'heavy' && !this.upEmitted && this.sm.current) {
           this.upEmitted = true;
@@ -235,6 +249,13 @@ export class Subnet {
     return pg;
   }
 
+  /** How the SM routes now (the engine chain and its options, as configured or last reloaded):
+   * what `ibsm what-if` re-routes with (cli/what-if.ts). */
+  get routingConfig(): Pick<SubnetOptions, 'routing' | 'routingOptions' | 'lmc' | 'seed'> {
+    const { routing, routingOptions, lmc, seed } = this.o;
+    return { routing, routingOptions, lmc, seed };
+  }
+
   /** Configuration reloads so far, by outcome (ibsm_config_reloads_total). */
   readonly reloads = { ok: 0, failed: 0 };
 
@@ -268,6 +289,8 @@ export class Subnet {
     const lids = new Map<bigint, { base: number; lmc: number }>();
     const snap = this.sm.current;
     if (snap) for (const ep of snapshotPorts(snap).endPorts) if (ep.lid) lids.set(ep.guid, { base: ep.lid, lmc: ep.lmc });
+    // vport hook (docs/vports.md): the vports' LID ranges go to the standbys too
+    for (const [, v] of this.sm.vports.all()) if (v.lidRequired && v.lid) lids.set(v.guid, this.sm.vports.lidMap.get(v.guid) ?? { base: v.lid, lmc: 0 });
     if (snap && this.fingerprinted?.snap !== snap) this.fingerprinted = { snap, fp: fabricFingerprint(snap.fabric) };
     return exportSaState(this.multicast, this.services, this.inform, this.o.clock.now(), lids, this.aliases, this.fingerprinted?.fp);
   }
@@ -311,6 +334,15 @@ export class Subnet {
     if (u.changes.length) this.o.log.debug('SA state pulled', { master: m.guid, seq: u.seq, full: u.full, changes: u.changes.length });
   }
 
+  /** vport hook (docs/vports.md): vports that came or went since the last sweep, as their own event. */
+  private emitVportChanges(): void {
+    const vp = this.sm.vports;
+    if (vp.version === this.vportVersion) return;
+    this.vportVersion = vp.version;
+    const change = this.vportTracker.update(vportRows(vp, this.sm.current?.fabric));
+    if (change) this.events.emit('vportsChanged', change);
+  }
+
   private restoreMirror(): void {
     if (!this.syncMirror.entries.size) return;
     const n = this.syncMirror.restore(this.multicast, this.services, this.inform, this.o.clock.now(), this.aliases);
@@ -333,6 +365,7 @@ export class Subnet {
       smKey: this.smKey,
       saKey: this.saKey,
       aliases: this.aliases,
+      vports: sm.vports.saView(snap.fabric, (g) => partitions.pkeysFor(g, 'ca')), // vport hook (docs/vports.md)
       get now() {
         return clock.now();
       },

@@ -43,6 +43,10 @@ interface Node {
   forceHeavy: boolean;
   /** What happens while this SM's next action runs. */
   mid?: 'mcast' | 'fullTrap';
+  /** A trap said a switch's port changed: the next local sweep handles it without asking the
+   * controller (sm/local-sweep.ts: a flagged switch); without one, a local sweep finds nothing
+   * flagged and falls back to a full heavy sweep, which decides. */
+  flagged?: boolean;
 }
 
 type Op =
@@ -82,6 +86,7 @@ class Subnet {
     n.pending = false;
     n.pendingFull = false;
     n.pendingMcast = false;
+    n.flagged = false;
   }
 
   private info(n: Node): RemoteSm {
@@ -122,6 +127,7 @@ class Subnet {
         if (!n.alive) return;
         if (n.c.state === 'master') n.pending = true;
         if (n.c.state === 'master' && o.full) n.pendingFull = true;
+        n.flagged = true;
         n.c.handle({ type: 'sweepRequested', kind: 'heavy', reason: 'trap', full: o.full }, this.now);
         break;
       }
@@ -190,12 +196,22 @@ class Subnet {
         n.fullDue = false;
         const wasMaster = n.c.state === 'master';
         // The scope the shell runs it with (sm/sweep-run.ts): local only as master, never when full.
-        if (n.c.scopeOf(a) === 'local' && (!wasMaster || a.full)) this.violations.push(`a local sweep by 0x${n.guid.toString(16)} ${wasMaster ? 'where a full one is due' : 'while not master'} at t=${this.now}`);
-        n.c.handle({ type: 'discovered', remotes: this.others(n), ownPortUp: true, stateKept: n.stateKept }, this.now);
+        const local = n.c.scopeOf(a) === 'local';
+        if (local && (!wasMaster || a.full)) this.violations.push(`a local sweep by 0x${n.guid.toString(16)} ${wasMaster ? 'where a full one is due' : 'while not master'} at t=${this.now}`);
+        // As the shell runs it (sm/sweep-run.ts): a local sweep of a flagged change asks the
+        // controller nothing (no decide phase); the others (and a local one that finds nothing
+        // flagged, or that the change is not local, modelled by its failure) read the SMs and ask.
         const outcome = this.sweepOutcomes.shift() ?? 'ok';
+        const decided = !local || !n.flagged || outcome !== 'ok';
+        n.flagged = false;
+        if (decided) n.c.handle({ type: 'discovered', remotes: this.others(n), ownPortUp: true, stateKept: n.stateKept }, this.now);
         // A sweep that fails programs nothing: what it was to do is still owed.
         if (a.full && outcome !== 'failed') n.pendingFull = false;
-        if (n.c.mayProgram) {
+        if (!decided) {
+          this.write(n, 'a local sweep', ['master']);
+          n.pendingMcast = false;
+          if (n.c.reregister) this.violations.push(`ClientReregister set by 0x${n.guid.toString(16)}'s local sweep at t=${this.now}`);
+        } else if (n.c.mayProgram) {
           this.write(n, 'a programming sweep', ['master', 'discovering']);
           if (outcome !== 'failed') n.pendingMcast = false;
           const first = !wasMaster && !n.stateKept;
@@ -301,6 +317,8 @@ function check(specs: readonly Spec[], ops: readonly Op[]): void {
   expect(s.violations).toEqual([]);
   for (const n of s.nodes) {
     if (!n.alive || n.c.state !== 'master') continue;
+    // A master keeps sweeping: the next periodic sweep is armed (traps and local sweeps never stop it).
+    expect(n.c.pollAt(), `0x${n.guid.toString(16)} has its next periodic sweep armed`).toBeDefined();
     expect(n.pending, `a sweep asked of 0x${n.guid.toString(16)} ran`).toBe(false);
     expect(n.pendingFull, `a full sweep asked of 0x${n.guid.toString(16)} ran as a full one`).toBe(false);
     expect(n.pendingMcast, `a multicast change on 0x${n.guid.toString(16)} was programmed`).toBe(false);
@@ -325,7 +343,7 @@ function check(specs: readonly Spec[], ops: readonly Op[]): void {
 }
 
 describe('SmController: random event sequences against the invariants (fast-check)', () => {
-  it(`${RUNS.toLocaleString('en-US')} sequences: no write while not master; once settled one master per SM_Key, the best; every requested sweep runs (a full one as full); no multicast change lost; ClientReregister on the first master sweep only`, () => {
+  it(`${RUNS.toLocaleString('en-US')} sequences: no write while not master; once settled one master per SM_Key, the best; every requested sweep runs (a full one as full); a master's periodic sweep always armed; no multicast change lost; ClientReregister on the first master sweep only`, () => {
     fc.assert(
       fc.property(arbSpecs.chain((specs) => fc.tuple(fc.constant(specs), arbOps(specs.length))), ([specs, ops]) => check(specs, ops)),
       { numRuns: RUNS, seed: Number(process.env.IBSM_PROPERTY_SEED ?? 31) },

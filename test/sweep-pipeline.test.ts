@@ -63,13 +63,18 @@ describe("the sweeper's phase tables", () => {
       expect(() => checkPhaseOrder(t), name).not.toThrow();
       for (const p of t) expect(PHASE_ORDER, `${name}: ${p.name}`).toContain(p.kind);
     }
-    expect(kinds(sw.tables.heavy)).toEqual(['discover', 'decide', 'plan', 'plan', 'apply', 'apply', 'apply', 'apply', 'apply', 'verify']);
-    expect(kinds(sw.tables.takeover)).toEqual(['discover', 'decide', 'plan', 'plan', 'apply', 'verify']);
+    // the heavy table's vport phases (sm/vport-phases.ts): a discover after discovery, an apply after activation;
+    // decide: master or not, then the fabric health (issue #33); apply: isolated ports taken Down first
+    expect(kinds(sw.tables.heavy)).toEqual(['discover', 'discover', 'decide', 'decide', 'plan', 'plan', 'apply', 'apply', 'apply', 'apply', 'apply', 'apply', 'apply', 'verify']);
+    expect([sw.tables.heavy[1]!.name, sw.tables.heavy[12]!.name]).toEqual(['vports', 'vports']);
+    expect(kinds(sw.tables.takeover)).toEqual(['discover', 'decide', 'decide', 'plan', 'plan', 'apply', 'verify']);
     expect(kinds(sw.tables.light)).toEqual(['discover', 'decide', 'verify']);
     expect(kinds(sw.tables.multicast)).toEqual(['plan', 'apply', 'verify']);
     // the apply phases are the same objects in the heavy and the takeover tables
-    expect(sw.tables.takeover[4]).toBe(sw.tables.heavy[4]);
-    expect(sw.tables.heavy[4]).toBe(sw.phases.portInfo);
+    expect(sw.tables.takeover[5]).toBe(sw.tables.heavy[7]);
+    expect([sw.tables.takeover[2]!.name, sw.tables.heavy[3]!.name]).toEqual(['fabric health', 'fabric health']);
+    expect(sw.tables.heavy[7]).toBe(sw.phases.portInfo);
+    expect(sw.tables.heavy[6]).toBe(sw.health.takeDownPhase);
   });
 
   it("light: only discover sends SMPs (S of them, the rotation's share), decide judges (a link down: changed); multicast: only apply sends (the blocks plan found), the switches hold them", async () => {

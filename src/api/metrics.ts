@@ -2,6 +2,7 @@
  * 127.0.0.1): the SM, the RPC layer, the SA, the PerfMgr's port counters, duration histograms
  * (sweeps, SA requests, SMP round trips), route-verification figures, and the process and Node
  * runtime metrics prom-client would give (custom code: no dependency). */
+import { MISMATCH_CLASSES } from '../model/topology-classes.js';
 import { IbsmError } from '../util/errors.js';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,6 +21,7 @@ import { SaAttr } from '../wire/sa.js';
 import { HTTP_LIMITS, hostAllowed } from '../util/listen.js';
 import { ConnectionGuard } from '../util/conn-guard.js';
 import { formatGuid } from '../util/guid.js';
+import { vportRows, vportsPerHca } from '../sm/vport-ops.js';
 
 /** The metrics endpoint cannot listen where it was told (address in use, not local, ...). */
 export class MetricsListenError extends IbsmError {
@@ -275,6 +277,14 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
   metric('ibsm_portinfo_sets_total', 'counter', 'PortInfo Sets sent by heavy sweeps.', [[{}, w.portInfoSets]]);
   metric('ibsm_smp_failures_total', 'counter', 'SMPs the sweeps gave up after every retry (the node or port waits for the next sweep), by reason.', Object.entries(sm.smpFailures).map(([reason, n]) => [{ reason }, n]));
   metric('ibsm_sweep_skipped_nodes', 'gauge', "Nodes (or links to nodes) the last heavy sweep left out: unreadable, or answering with another node's GUID.", [[{}, sm.skippedNodes]]);
+  // Fabric health (issue #33): the expected topology's mismatches by class, the isolations held.
+  const health = sm.health;
+  const byClass = new Map<string, number>(MISMATCH_CLASSES.map((c) => [c, 0]));
+  for (const m of health.state.mismatches) byClass.set(m.cls, (byClass.get(m.cls) ?? 0) + 1);
+  metric('ibsm_topology_mismatches', 'gauge', 'Mismatches with the expected topology (--topology) at the last comparison, by class (those whose action is ignore not counted).', [...byClass].map(([c, n]) => [{ class: c }, n]));
+  metric('ibsm_topology_checks_total', 'counter', 'Comparisons with the expected topology (one per heavy or local sweep that programmed).', [[{}, health.checks]]);
+  metric('ibsm_isolated', 'gauge', 'Links and nodes held isolated (in INIT, out of routing), by kind.', (['link', 'node'] as const).map((k) => [{ kind: k }, health.state.isolated.filter((i) => i.kind === k).length]));
+  metric('ibsm_isolated_ports_taken_down_total', 'counter', 'Isolated ports that were ARMED or ACTIVE, set Down (they retrain to INIT, where they are held).', [[{}, health.takenDown]]);
   const r = rpc.stats;
   metric('ibsm_mads_sent_total', 'counter', 'Requests handed to the transport (first tries and retries).', [[{}, r.sent]]);
   metric('ibsm_mad_retries_total', 'counter', 'Request retries.', [[{}, r.retries]]);
@@ -307,6 +317,7 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
       metric(`ibsm_port_${counterMetricName(name)}_total`, 'counter', `${PortCounters.fields[name].label} of each port, 64-bit total since the PerfMgr first read it${unit}.`, ports.map((p) => [labels(p), Number(p.counters.totals[name]) * scale]));
     }
   }
+  writeVportMetrics(metric, subnet);
   extra?.write({ metric, histogram });
   return out.join('\n') + '\n';
 }
@@ -355,4 +366,16 @@ export function serveMetrics(port: number, render: () => string, host = '127.0.0
       resolve(server);
     });
   });
+}
+
+/** SR-IOV vports (docs/vports.md): totals, and counts per HCA (only HCAs that have vports). */
+function writeVportMetrics(metric: (name: string, type: 'counter' | 'gauge', help: string, samples: Array<[Record<string, string>, number]>) => void, subnet: Subnet): void {
+  const mgr = subnet.sm.vports;
+  if (!mgr.ports.size) return;
+  const hcas = vportsPerHca(vportRows(mgr, subnet.sm.current?.fabric));
+  const labels = (h: (typeof hcas)[number]): Record<string, string> => ({ node_guid: formatGuid(h.nodeGuid), node_desc: h.nodeDesc });
+  metric('ibsm_vport_capable_ports', 'gauge', 'CA ports with SR-IOV virtualization (CapabilityMask2.IsVirtualizationSupported).', [[{}, mgr.ports.size]]);
+  metric('ibsm_vports', 'gauge', 'Vports (virtual functions, vport 0 not counted) the SM knows, per HCA.', hcas.map((h) => [labels(h), h.vports]));
+  metric('ibsm_vports_active', 'gauge', 'Vports ACTIVE, per HCA.', hcas.map((h) => [labels(h), h.active]));
+  metric('ibsm_vports_with_lid', 'gauge', 'LidRequired vports holding their own LID, per HCA.', hcas.map((h) => [labels(h), h.withLid]));
 }

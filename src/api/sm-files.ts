@@ -13,6 +13,8 @@ import { ConfigFileError, readNamedFile } from '../config/files.js';
 import { parseQosPolicy, qosVlSettings, type QosPolicy, type QosVlSettings } from '../model/qos-policy.js';
 import { parsePrefixRoutes } from '../sa/prefix-routes.js';
 import type { Logger } from '../util/log.js';
+import type { Fabric } from '../model/fabric.js';
+import { parseTopologyActions, type TopologyActions } from '../model/topology-classes.js';
 import { CONFIG_OPTIONS } from '../config/options.js';
 import type { OpenSmOptions, SmConfig } from './sm-config.js';
 
@@ -25,6 +27,8 @@ export interface SmFiles {
   qosVl?: QosVlSettings;
   routingOptions: SubnetOptions['routingOptions'] & object;
   prefixRoutes?: ReturnType<typeof parsePrefixRoutes>;
+  /** The expected topology (--topology) and the action of each mismatch class (--topology-action). */
+  topology?: { expected: Fabric; actions: TopologyActions };
 }
 
 /** A file named and not readable: an error naming the option, the file's role and why (not a bare ENOENT). */
@@ -61,6 +65,14 @@ export function readSmFiles(o: OpenSmOptions, atStart?: Logger, atReload?: Logge
   // The policy against the partitions it names (throws as at start).
   qos?.withPartitions(partitions);
   return { partitions, qos, qosVl, routingOptions: { ...(roots.length ? { roots } : {}), ...(cnGuids ? { cnGuids } : {}), ...(ioGuids ? { ioGuids } : {}), ...(routeOrder ? { routeOrder, ...noScatter } : {}) }, prefixRoutes };
+}
+
+/** The expected topology (--topology) and the actions of its mismatch classes (--topology-action);
+ * the parser loaded only when a file is named (ibsm run on a device loads no topology reader). */
+export async function readTopology(o: OpenSmOptions): Promise<SmFiles['topology']> {
+  if (!o.topology) return undefined;
+  const { parseExpectedTopology } = await import('../model/topology-file.js');
+  return { expected: parseExpectedTopology(namedText(o.topology, 'topology'), o.topology), actions: parseTopologyActions(o.topologyAction ?? '') };
 }
 
 /** The guid routing order file. At start one that cannot be read or parsed is refused, as every

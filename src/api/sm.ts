@@ -25,7 +25,8 @@ import { interSubnetPaths } from '../sa/inter-subnet.js';
 import { sameValue } from '../util/same-value.js';
 import { fileLogSink } from './log-file.js';
 import { optionsFor, RELOADABLE_KEYS, REREAD_KEYS, SM_CONFIG_KEYS, withDefaults, type OpenSmOptions, type ReloadResult, type SmConfig } from './sm-config.js';
-import { openGuid2Lid, readSmFiles, warnRouteOrder, type SmFiles } from './sm-files.js';
+import { parseFlapPolicy } from '../sm/health-flap.js';
+import { openGuid2Lid, readSmFiles, readTopology, warnRouteOrder, type SmFiles } from './sm-files.js';
 import type { Guid2LidFile } from './guid2lid-file.js';
 import { SubnetNotUpError } from '../util/errors.js';
 import { WebListenError } from '../util/listen.js';
@@ -119,6 +120,7 @@ export class IbsmSm {
     let r: ReturnType<Subnet['reconfigure']>;
     try {
       files = readSmFiles(n, undefined, this.log);
+      files.topology = await readTopology(n);
       changed = SM_CONFIG_KEYS.filter((k) => !sameValue((this.options as Record<string, unknown>)[k], (n as Record<string, unknown>)[k]));
       r = this.subnet.reconfigure({ partitions: files.partitions, qos: files.qos, qosVl: files.qosVl, routing: n.routing!, routingOptions: files.routingOptions });
     } catch (e) {
@@ -126,6 +128,7 @@ export class IbsmSm {
       throw e;
     }
     warnRouteOrder(this.log, n.routing!, files);
+    this.subnet.sm.health.configure(files.topology);
     if (files.prefixRoutes) this.subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes: files.prefixRoutes }));
     const applied = changed.filter((k) => RELOADABLE_KEYS.has(k));
     const restartNeeded = changed.filter((k) => !RELOADABLE_KEYS.has(k));
@@ -210,6 +213,9 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   const { guid2lid, saveGuid2Lid, file: g2lStore } = openGuid2Lid(o, log);
   const smFiles = readSmFiles(o, log);
   const { partitions, qos, qosVl, routingOptions, prefixRoutes } = smFiles;
+  const topology = await readTopology(o);
+  // health hook: the flapping policy (sm/health-flap.ts) beside the expected topology.
+  const flap = o.healthFlap ? parseFlapPolicy(o.healthFlap) : undefined;
   warnRouteOrder(log, o.routing!, smFiles);
 
   const be = o.backend ?? (await openBackend({ ...optionsFor('backend', o), sm: true, sa: true }));
@@ -229,12 +235,27 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     partitions,
     qos,
     qosVl,
+    topology: flap ? { ...topology, flap } : topology,
     onProgress: o.onProgress,
   } as SubnetOptions);
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));
-  // On a device the first re-registration storm comes from real hosts: the SA's code paths run
-  // once first, in the idle moments of the first sweep (sa/warmup.ts).
-  if (be.kind === 'umad' && subnet.sa) warmSaWhenIdle((fn) => be.clock.defer(fn), (w) => log.debug('SA warmed up', { requests: w.requests, errors: w.errors }));
+  // On a device the re-registration storms come from real hosts: the SA's code paths run once
+  // first (sa/warmup.ts), in idle moments once this SM is up as master or stands by (not during the
+  // first sweep, whose time it would lengthen): a takeover's storm meets warm code.
+  if (be.kind === 'umad' && subnet.sa) {
+    let warmed = false;
+    const warm = (): void => {
+      if (warmed) return;
+      warmed = true;
+      offUp();
+      offStandby();
+      warmSaWhenIdle((fn) => be.clock.defer(fn), (w) => log.debug('SA warmed up', { requests: w.requests, errors: w.errors }));
+    };
+    const offUp = subnet.events.on('subnetUp', warm);
+    const offStandby = subnet.events.on('smStateChanged', (t) => {
+      if (t.to === 'standby') warm();
+    });
+  }
   const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrIntervalS! * 1000 : undefined, reopenLog);
   sm.options = o;
   sm.guid2lidFile = g2lStore;

@@ -2,7 +2,8 @@
  * The local control socket of a running SM (`ibsm run --control-socket PATH`): a unix socket of
  * mode 0600 (its owner only: root on a real host), never a network port. One JSON request per
  * line (`{"cmd":"status"}`, `{"cmd":"resweep","heavy":true}`, `{"cmd":"reroute"}`, `{"cmd":"reload"}`,
- * `{"cmd":"dump","what":"lfts"}`, `{"cmd":"topo","format":"svg"}`), one JSON answer per line (`{"ok":true,"result":…}` or
+ * `{"cmd":"dump","what":"lfts"}`, `{"cmd":"topo","format":"svg"}`,
+ * `{"cmd":"what-if","spec":"links"}`), one JSON answer per line (`{"ok":true,"result":…}` or
  * `{"ok":false,"error":"…"}`). Requests are bounded in size and connections in number; a bad
  * request is answered with an error, never fatal.
  */
@@ -22,13 +23,24 @@ const MAX_UNREAD = 4 << 20;
  * new connection closes the oldest idle one rather than being refused (util/conn-guard.ts). */
 export const CONTROL_CONNECTIONS: Readonly<ConnectionGuardOptions> = { max: 16, perPeer: 16, idleMs: 30_000 };
 
-export const DUMPS = ['lfts', 'mfts', 'topology', 'lids', 'traffic'] as const;
+export const DUMPS = ['lfts', 'mfts', 'topology', 'lids', 'traffic', 'health', 'vports'] as const;
 export type DumpKind = (typeof DUMPS)[number];
 
 export const TOPO_FORMATS = ['dot', 'svg', 'json'] as const;
 export type TopoFormat = (typeof TOPO_FORMATS)[number];
 
-export type ControlRequest = { cmd: 'status' } | { cmd: 'resweep'; heavy?: boolean } | { cmd: 'reroute' } | { cmd: 'reload' } | { cmd: 'dump'; what: DumpKind } | { cmd: 'topo'; format: TopoFormat };
+export type ControlRequest = { cmd: 'status' } | { cmd: 'resweep'; heavy?: boolean } | { cmd: 'reroute' } | { cmd: 'reload' } | { cmd: 'dump'; what: DumpKind } | { cmd: 'topo'; format: TopoFormat } | { cmd: 'what-if'; spec: string; verify?: 'full' | 'fast' } | VportRequest | { cmd: 'isolate' | 'release'; target: string };
+
+/** `ibsm vport create|destroy HOST[:PORT] [N]`: a hypervisor's act on the embedded simulated fabric. */
+export interface VportRequest {
+  cmd: 'vport';
+  action: 'create' | 'destroy';
+  node: string;
+  port: number;
+  count: number;
+}
+/** Vports one request may create or destroy. */
+export const MAX_VPORTS_PER_REQUEST = 1024;
 
 /** What the running SM offers the socket. */
 export interface ControlTarget {
@@ -39,8 +51,15 @@ export interface ControlTarget {
   dump(what: DumpKind): string | Promise<string>;
   /** The picture of the fabric (view/topology.ts). */
   topo(format: TopoFormat): string;
+  /** Fail each case of `spec` in turn on the live fabric and re-route as the SM would
+   * (cli/what-if.ts `liveWhatIf`): the cases, the summary; one at a time. */
+  whatIf?(spec: string, verify: 'full' | 'fast'): Promise<unknown>;
   /** Reload the configuration, as SIGHUP (cli/run.ts). */
   reload?(): Promise<unknown>;
+  /** Isolate or release a node or port by hand (sm/health-manual.ts), a sweep applying it. */
+  isolate?(target: string, release: boolean): Promise<unknown>;
+  /** Vports created or destroyed as a hypervisor would (only with the embedded simulated fabric). */
+  vport?(req: VportRequest): unknown;
 }
 
 export class ControlError extends IbsmError {
@@ -68,8 +87,18 @@ function parseRequest(line: string): ControlRequest {
     case 'topo':
       if (typeof r.format !== 'string' || !(TOPO_FORMATS as readonly string[]).includes(r.format)) throw new ControlError(`topo format? one of ${TOPO_FORMATS.join(', ')}`);
       return { cmd: 'topo', format: r.format as TopoFormat };
+    case 'what-if':
+      if (typeof r.spec !== 'string' || !r.spec.trim()) throw new ControlError('what-if of what? links, switches or a LIST');
+      if (r.verify !== undefined && r.verify !== 'full' && r.verify !== 'fast') throw new ControlError('what-if verify: full or fast');
+      return { cmd: 'what-if', spec: r.spec, ...(r.verify ? { verify: r.verify } : {}) };
+    case 'isolate':
+    case 'release':
+      if (typeof r.target !== 'string' || !r.target.trim()) throw new ControlError(`${r.cmd} what? NODE[:PORT]`);
+      return { cmd: r.cmd, target: r.target };
+    case 'vport':
+      return parseVportRequest(r);
     default:
-      throw new ControlError(`unknown command ${JSON.stringify(r?.cmd)}; commands: status, resweep, reroute, reload, dump, topo`);
+      throw new ControlError(`unknown command ${JSON.stringify(r?.cmd)}; commands: status, resweep, reroute, reload, dump, topo, what-if, vport, isolate, release`);
   }
 }
 
@@ -88,7 +117,33 @@ async function answer(target: ControlTarget, req: ControlRequest): Promise<unkno
       return target.dump(req.what);
     case 'topo':
       return target.topo(req.format);
+    case 'what-if':
+      if (!target.whatIf) throw new ControlError('what-if is not available here');
+      return target.whatIf(req.spec, req.verify ?? 'full');
+    case 'isolate':
+    case 'release':
+      if (!target.isolate) throw new ControlError(`${req.cmd} is not available here`);
+      return target.isolate(req.target, req.cmd === 'release');
+    case 'vport':
+      if (!target.vport) throw new ControlError('vport create|destroy needs the embedded simulated fabric (ibsm run --sim): on a real fabric the hypervisor makes the VFs');
+      return target.vport(req);
   }
+}
+
+function parseVportRequest(r: Record<string, unknown>): VportRequest {
+  if (r.action !== 'create' && r.action !== 'destroy') throw new ControlError('vport what? create or destroy');
+  if (typeof r.node !== 'string' || !r.node) throw new ControlError('vport: which host? HOST[:PORT] (a node description, GUID or index)');
+  const port = r.port ?? 1;
+  const count = r.count ?? 1;
+  if (!Number.isInteger(port) || (port as number) < 1 || (port as number) > 254) throw new ControlError(`vport: port ${String(port)} is not 1..254`);
+  if (!Number.isInteger(count) || (count as number) < 1 || (count as number) > MAX_VPORTS_PER_REQUEST) throw new ControlError(`vport: count ${String(count)} is not 1..${MAX_VPORTS_PER_REQUEST}`);
+  return { cmd: 'vport', action: r.action, node: r.node, port: port as number, count: count as number };
+}
+
+/** `HOST[:PORT] [N]` of `ibsm vport create|destroy` as a request (throws ControlError on a bad one). */
+export function vportRequestOf(action: string | undefined, where: string | undefined, n: string | undefined): VportRequest {
+  const m = where !== undefined ? /^(.+?)(?::(\d+))?$/.exec(where) : null;
+  return parseVportRequest({ action, node: m?.[1], port: m?.[2] !== undefined ? Number(m[2]) : undefined, count: n !== undefined ? Number(n) : undefined });
 }
 
 const json = (v: unknown): string => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? `${formatGuid(x)}` : x));

@@ -125,6 +125,7 @@ async function configCmd(argv: string[], io: Io): Promise<number> {
     ['prefixRoutes', 'prefix-routes', (g: unknown[]) => `${g.length} routes`],
     ['guid2lid', 'guid2lid', (g: Map<unknown, unknown>) => `${g.size} entries`],
     ['topology', 'sim', (t: { nodes: unknown[] }) => `${t.nodes.length} nodes`],
+    ['expectedTopology', 'topology', (t: { nodes: unknown[] }) => `${t.nodes.length} nodes expected`],
   ];
   for (const [k, opt, what] of said) if (files[k] !== undefined) io.stdout.write(`${opt} ${setting<string>(r.config, opt)}: good (${what(files[k] as never)})\n`);
   for (const p of problems) io.stdout.write(`problem: ${p.message}\n`);
@@ -174,10 +175,22 @@ export async function main(argv: string[], io: Io): Promise<number> {
       case 'resweep':
       case 'reroute':
       case 'reload':
-      case 'dump': {
+      case 'isolate':
+      case 'release':
+      case 'dump':
+      case 'vport': {
         if (rest.includes('--help') || rest.includes('-h')) return help(io, cmd);
         const { controlMain } = await import('./ops.js');
         return await controlMain(cmd, rest, io);
+      }
+      case 'check': {
+        const { checkMain } = await import('./check.js');
+        return await checkMain(rest, io, () => help(io, 'check'));
+      }
+      case 'what-if': {
+        if (rest.includes('--help') || rest.includes('-h')) return help(io, cmd);
+        const { whatIfClientMain } = await import('./what-if.js');
+        return await whatIfClientMain(rest, io);
       }
       case 'topo': {
         if (rest.includes('--help') || rest.includes('-h')) return help(io, cmd);

@@ -13,15 +13,23 @@ import { DEFAULT_TRAFFIC_SAMPLES, trafficLine, trafficSteps, type TrafficPattern
 import { routesPerLink } from '../routing/incremental.js';
 import { assignLids, formatGuid2Lid, type LidRange } from '../sm/lids.js';
 import { ERROR_COUNTERS } from '../sm/perf-counters.js';
-import { dumpLfts, dumpMfts, type MftEntries } from '../view/dumps.js';
+import { dumpLfts, dumpMfts, dumpVports, type MftEntries } from '../view/dumps.js';
+import { vportRows } from '../sm/vport-ops.js';
+import { dumpHealth } from '../view/topology-health.js';
+import { mismatchText } from '../model/topology-compare.js';
+import { formatGuid } from '../util/guid.js';
 import { topologyDot, topologyJson, topologySvg, topologyView, viewMemory, type TopologyView } from '../view/topology.js';
 import { openBackend } from '../api/backend.js';
 import { discover } from '../sm/discovery.js';
 import { smpClientOf } from '../sm/smp-client.js';
 import { parseCommandLine, UsageError } from '../config/parse.js';
 import { DEFAULT_CONTROL_SOCKET, type Command } from '../config/options.js';
-import { controlRequest, DUMPS, type ControlTarget, type DumpKind, type TopoFormat } from './control.js';
+import { controlRequest, DUMPS, vportRequestOf, type ControlTarget, type DumpKind, type TopoFormat, type VportRequest } from './control.js';
+import { parseNodeRef } from '../api/backend.js';
 import { SubnetNotUpError } from '../util/errors.js';
+import { liveWhatIf } from './what-if.js';
+import { manualIsolation } from '../sm/health-manual.js';
+import type { Isolation } from '../model/topology-classes.js';
 
 interface Io {
   stdout: { write(s: string): unknown };
@@ -91,6 +99,7 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
         routing,
         sa: sa ? { requests: sa.received, requestsPerSecond: Number(rate.toFixed(1)), errors: sa.errors } : undefined,
         perfmgr: perf ? { sweeps: perf.totals.sweeps, portFailures: perf.totals.failures, portsWithErrors: errorPorts } : undefined,
+        health: healthStatus(sm),
       };
     },
     resweep: (heavy) => sm.subnet.sm.sweep(heavy ? 'heavy' : 'light'),
@@ -106,6 +115,10 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
           return formatIbnetdiscover(snap.fabric, { sourceNode: snap.discovery.smNode, sourcePort: snap.discovery.smPort });
         case 'traffic':
           return trafficDump(snap);
+        case 'health':
+          return dumpHealth(sm.subnet.sm.health.state, sm.backend.clock.now(), sm.options?.topology);
+        case 'vports':
+          return dumpVports(vportRows(sm.subnet.sm.vports, snap.fabric));
         case 'lids': {
           const m = new Map<bigint, LidRange>();
           for (const e of snapshotPorts(snap).endPorts) if (e.lid) m.set(e.guid, { base: e.lid, lmc: e.lmc });
@@ -113,10 +126,49 @@ export function controlTargetOf(sm: IbsmSm): ControlTarget {
         }
       }
     },
+    async isolate(target, release) {
+      // health hook: manual isolate/release (sm/health-manual.ts); a heavy sweep applies it.
+      const keeper = sm.subnet.sm.health;
+      let out: unknown;
+      if (release) {
+        const { released, refused } = keeper.releaseByHand(target);
+        out = { released: released.map(isolationText), ...(refused.length ? { refused: refused.map((i) => `${isolationText(i)}: held by the expected topology until it matches`) } : {}) };
+      } else {
+        const i = manualIsolation(snapshot().fabric, target, sm.backend.clock.now(), keeper.state.isolated);
+        out = { isolated: isolationText(i), new: keeper.isolateByHand(i) };
+      }
+      await sm.subnet.sm.sweep('heavy');
+      return out;
+    },
+    whatIf: (spec, verify) => liveWhatIf(sm, snapshot(), sm.subnet.routingConfig, spec, verify),
     topo(format) {
       const snap = snapshot();
-      return renderTopology(topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory }), format);
+      return renderTopology(topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory, health: sm.subnet.sm.health.state }), format);
     },
+    ...(sm.sim ? { vport: (req: VportRequest) => vportAct(sm, req) } : {}),
+  };
+}
+
+const endName = (e: { guid: bigint; desc: string; port: number }): string => `"${e.desc}" (${formatGuid(e.guid)})${e.port ? ` port ${e.port}` : ''}`;
+const isolationText = (i: Isolation): string => `${i.kind} ${endName(i.a)}${i.b ? ` - ${endName(i.b)}` : ''} (${i.cls}, ${i.source})`;
+
+/** `ibsm vport create|destroy` on the embedded simulated fabric: the hypervisor acts; the SM finds
+ * the change at its next light sweep (a port just given virtualization: a heavy sweep is asked). */
+function vportAct(sm: IbsmSm, req: VportRequest): unknown {
+  const r = sm.sim!.vports.hypervisor(req.action, parseNodeRef(req.node), req.port, req.count);
+  if (r.enabled) void sm.subnet.sm.sweep('heavy').catch(() => undefined);
+  return { [req.action === 'create' ? 'created' : 'destroyed']: r.vports, ...(r.enabled ? { virtualizationEnabled: true } : {}), note: r.enabled ? 'the port had no virtualization: a heavy sweep was asked for' : 'the SM takes them at its next light sweep' };
+}
+
+/** `ibsm status`'s health: the isolations held and the mismatches with the expected topology
+ * (the first 20 of each, one line each; `ibsm dump health` has them all). */
+function healthStatus(sm: IbsmSm): unknown {
+  const h = sm.subnet.sm.health.state;
+  if (!sm.options?.topology && !h.isolated.length) return undefined;
+  return {
+    ...(sm.options?.topology ? { topology: sm.options.topology, mismatches: h.mismatches.length, mismatchList: h.mismatches.slice(0, 20).map(mismatchText) } : {}),
+    isolated: h.isolated.length,
+    isolatedList: h.isolated.slice(0, 20).map(isolationText),
   };
 }
 
@@ -138,8 +190,8 @@ export async function trafficDump(snap: Snapshot): Promise<string> {
   return out;
 }
 
-/** `ibsm status | resweep | reroute | dump`: one request to the running SM's control socket. */
-export async function controlMain(cmd: Exclude<Command, 'run' | 'discover' | 'route' | 'query' | 'config' | 'topo'>, argv: string[], io: Io): Promise<number> {
+/** `ibsm status | resweep | reroute | dump | vport`: one request to the running SM's control socket. */
+export async function controlMain(cmd: Exclude<Command, 'run' | 'discover' | 'route' | 'query' | 'config' | 'topo' | 'check' | 'what-if'>, argv: string[], io: Io): Promise<number> {
   const args = parseCommandLine(cmd, argv);
   const socket = (args.values.get('socket') as string | undefined) ?? DEFAULT_CONTROL_SOCKET;
   const json = args.values.get('json') === true;
@@ -149,6 +201,20 @@ export async function controlMain(cmd: Exclude<Command, 'run' | 'discover' | 'ro
     if (!what || !(DUMPS as readonly string[]).includes(what)) throw new UsageError(`dump what? one of ${DUMPS.join(', ')}`, 'dump');
     result = await controlRequest(socket, { cmd: 'dump', what: what as DumpKind });
     io.stdout.write(json ? JSON.stringify({ [what]: result }) + '\n' : String(result));
+    return 0;
+  }
+  if (cmd === 'isolate' || cmd === 'release') {
+    const target = args.positionals[0];
+    if (!target || args.positionals.length > 1) throw new UsageError(`${cmd} what? one NODE[:PORT] (a node GUID, a port GUID or a description)`, cmd);
+    result = await controlRequest(socket, { cmd, target });
+    io.stdout.write(json ? JSON.stringify(result) + '\n' : textOf(result));
+    return 0;
+  }
+  if (cmd === 'vport') {
+    const [action, where, n, extra] = args.positionals;
+    if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`, 'vport');
+    result = await controlRequest(socket, vportRequestOf(action, where, n));
+    io.stdout.write(json ? JSON.stringify(result) + '\n' : textOf(result));
     return 0;
   }
   if (args.positionals.length) throw new UsageError(`unexpected argument "${args.positionals[0]}"`, cmd);

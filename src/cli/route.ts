@@ -1,16 +1,21 @@
-/** `ibsm route <topology file | gen:spec> [--engine NAME[,NAME...]] [--lmc N] [--roots GUID,..] [--root-guid-file FILE] [--guid-routing-order-file FILE] [--seed N] [--max-vls N] [--traffic ebb|alltoall|shift:K|FILE [--traffic-samples N] [--traffic-seed N]] [--json]`
+/** `ibsm route <topology file | gen:spec> [--engine NAME[,NAME...]] [--lmc N] [--roots GUID,..] [--root-guid-file FILE] [--guid-routing-order-file FILE] [--seed N] [--max-vls N] [--traffic ebb|alltoall|shift:K|FILE [--traffic-samples N] [--traffic-seed N]] [--what-if links|switches|LIST [--what-if-verify full|fast]] [--json]`
  *  Load a fabric, assign LIDs, route it, verify the tables and print the figures (with --traffic,
- *  the bandwidth the patterns' flows get through the tables: routing/traffic.ts).
- *  Exit status: 0 routes verified, 1 verification failed, 2 bad usage / cannot load / cannot route. */
+ *  the bandwidth the patterns' flows get through the tables: routing/traffic.ts; with --what-if,
+ *  each failure case re-routed as the running SM would and judged: routing/what-if.ts).
+ *  Exit status: 0 routes verified (--what-if: every case verified, no pair lost), 1 verification failed, 2 bad usage / cannot load / cannot route. */
 import { performance } from 'node:perf_hooks';
 import { RoutingError, routeWithFallback, engineNames, enginesWithoutRouteOrder, parseRouteOrder, verifyRoutes, type FallbackResult, type LoadStats, type VerifyReport } from '../routing/index.js';
 import { fmtGuid } from '../routing/graph.js';
+import type { RoutingOptions } from '../routing/types.js';
+import type { Fabric } from '../model/fabric.js';
+import { LOCAL_MAX_CHANGES } from '../sm/local-sweep.js';
 import { assignLids, LidSpaceExhausted } from '../sm/lids.js';
 import { loadFabricSpec, TopologyError } from '../model/load.js';
 import { commandHelp, parseCommandLine, UsageError } from '../config/parse.js';
 import { defaultOf, optionByName } from '../config/options.js';
 import { GuidFileError, parseGuidFile } from '../model/guid-file.js';
 import { readNamedFile } from '../config/files.js';
+import { runWhatIf } from './what-if.js';
 import { evaluateTraffic, parseTrafficPattern, PATTERN_SYNTAX, trafficLine, TrafficError, type TrafficStats } from '../routing/traffic.js';
 
 export interface CliIo {
@@ -34,6 +39,9 @@ interface Args {
   traffic: string[];
   trafficSamples: number;
   trafficSeed: number;
+  /** --what-if cases (routing/what-if.ts) and how each is verified. */
+  whatIf?: string;
+  whatIfVerify: 'full' | 'fast';
 }
 
 function parseArgs(argv: string[]): Args | 'help' {
@@ -52,10 +60,11 @@ function parseArgs(argv: string[]): Args | 'help' {
     if (typeof text !== 'string') throw new UsageError(text.message, 'route');
     return parse(text, file);
   };
+  if (p.values.has('what-if') && p.values.has('traffic')) throw new UsageError('--what-if and --traffic: one at a time (--what-if judges each failure case, --traffic the tables as they are)', 'route');
   const fromFile = guidFile('root-guid-file');
   let roots = v<string[]>('roots')?.map(guid);
   if (fromFile) roots = [...(roots ?? []), ...fromFile];
-  return { spec, engines: v<string[]>('engine')!, lmc: v<number>('lmc')!, roots, cnGuids: guidFile('cn-guid-file'), ioGuids: guidFile('io-guid-file'), routeOrder: guidFile('guid-routing-order-file', parseRouteOrder), routeOrderNoScatter: v<boolean>('guid-routing-order-no-scatter') ?? false, seed: v<number>('seed'), maxVls: v<number>('max-vls'), json: v<boolean>('json') ?? false, traffic: v<string[]>('traffic') ?? [], trafficSamples: v<number>('traffic-samples')!, trafficSeed: v<number>('traffic-seed')! };
+  return { spec, engines: v<string[]>('engine')!, lmc: v<number>('lmc')!, roots, cnGuids: guidFile('cn-guid-file'), ioGuids: guidFile('io-guid-file'), routeOrder: guidFile('guid-routing-order-file', parseRouteOrder), routeOrderNoScatter: v<boolean>('guid-routing-order-no-scatter') ?? false, seed: v<number>('seed'), maxVls: v<number>('max-vls'), json: v<boolean>('json') ?? false, traffic: v<string[]>('traffic') ?? [], trafficSamples: v<number>('traffic-samples')!, trafficSeed: v<number>('traffic-seed')!, whatIf: v<string>('what-if'), whatIfVerify: v<'full' | 'fast'>('what-if-verify')! };
 }
 
 export async function routeMain(argv: string[], io: CliIo): Promise<number> {
@@ -112,6 +121,7 @@ export async function routeMain(argv: string[], io: CliIo): Promise<number> {
     throw e;
   }
   const routeMs = performance.now() - t0;
+  if (args.whatIf !== undefined) return whatIfMain(args, fabric, routed, io);
   if (args.routeOrder && enginesWithoutRouteOrder([routed.engine]).length) routed.result.notes.push(`${routed.engine} routes in its own order: --guid-routing-order-file is not used by it (only ${engineNames().filter((n) => !enginesWithoutRouteOrder([n]).length).join(', ')} take it)`);
   const t1 = performance.now();
   const report = verifyRoutes(fabric, routed.result);
@@ -201,4 +211,21 @@ function formatTable(args: Args, routed: FallbackResult, v: VerifyReport, routeM
   }
   if (r.notes.length) out += `\nnotes:\n${r.notes.map((n) => `  ${n}`).join('\n')}\n`;
   return out;
+}
+
+/** --what-if: the cases over the routed fabric, a line each as it is computed (text), or one JSON
+ *  document at the end. */
+function whatIfMain(args: Args, fabric: Fabric, routed: FallbackResult, io: CliIo): number {
+  const routing: RoutingOptions = { lmc: args.lmc, ...(args.roots ? { roots: args.roots } : {}), ...(args.cnGuids ? { cnGuids: args.cnGuids } : {}), ...(args.ioGuids ? { ioGuids: args.ioGuids } : {}), ...(args.routeOrder ? { routeOrder: args.routeOrder, routeOrderNoScatter: args.routeOrderNoScatter } : {}), ...(args.seed !== undefined ? { seed: args.seed } : {}), ...(args.maxVls !== undefined ? { maxVls: args.maxVls } : {}) };
+  try {
+    const r = runWhatIf(fabric, routed.result, args.whatIf!, { engines: args.engines, routing, verify: args.whatIfVerify, maxLocalChanges: LOCAL_MAX_CHANGES }, args.json ? undefined : (s) => io.stdout.write(s));
+    if (args.json) io.stdout.write(JSON.stringify({ topology: args.spec, whatIf: args.whatIf, ...r.json }, null, 1) + '\n');
+    return r.summary.failed || r.summary.losing ? 1 : 0;
+  } catch (e) {
+    if (e instanceof RoutingError) {
+      io.stderr.write(`ibsm route: ${e.message}\n`);
+      return 2;
+    }
+    throw e;
+  }
 }

@@ -29,6 +29,7 @@ export const FILE_ROLES: Readonly<Record<string, string>> = {
   'prefix-routes': 'prefix-routes.conf: routers for off-subnet GIDs',
   guid2lid: 'the guid2lid file: LIDs kept across restarts',
   sim: 'the topology file of the simulated fabric',
+  topology: 'the expected topology (ibnetdiscover format or a cabling plan)',
 };
 
 /** One problem of a configuration's files. */
@@ -56,6 +57,8 @@ export interface ConfigFiles {
   /** Duplicates in the guid2lid file and how they were resolved (file:line each). */
   guid2lidDropped?: string[];
   topology?: Fabric;
+  /** The expected topology (--topology). */
+  expectedTopology?: Fabric;
 }
 
 
@@ -130,6 +133,11 @@ export async function loadConfigFiles(c: EffectiveConfig, o: { topology?: boolea
   files.guid2lid = each('guid2lid', (t, f) => parseGuid2Lid(t, f, dropped), 'may-not-exist');
   if (dropped.length) files.guid2lidDropped = dropped;
   if (parseTopologyText) files.topology = each('sim', parseTopologyText);
+  if (setting(c, 'topology') !== undefined) {
+    // read at the start of ibsm run (parsed where the SM opens), parsed by a check
+    const parse = o.topology !== false ? (await import('../model/topology-file.js')).parseExpectedTopology : (): undefined => undefined;
+    files.expectedTopology = each('topology', parse);
+  }
   for (const k of Object.keys(files) as Array<keyof ConfigFiles>) if (files[k] === undefined) delete files[k];
   return { files, problems };
 }

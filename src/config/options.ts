@@ -8,16 +8,19 @@ import { DEFAULT_SA_LIMITS } from '../sa/limits.js';
 import { parseListenAddress } from '../util/listen.js';
 import { DEFAULT_SM_KEY } from '../wire/sma.js';
 import { formatGuid } from '../util/guid.js';
+import { parseTopologyActions } from '../model/topology-classes.js';
+import { parseFlapPolicy } from '../sm/health-flap-policy.js';
+import { WHAT_IF_SYNTAX } from '../routing/what-if-cases.js';
 import type { SubnetOptions } from '../subnet.js';
 import type { SaLimits } from '../sa/limits.js';
 import type { SaServerOptions } from '../sa/server.js';
 import type { BackendOptions } from '../api/backend.js';
 import type { MadRpcOptions } from '../rpc/madrpc-types.js';
 
-export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'reload' | 'dump' | 'topo';
-export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'reload', 'dump', 'topo'];
+export type Command = 'run' | 'discover' | 'route' | 'query' | 'config' | 'status' | 'resweep' | 'reroute' | 'reload' | 'dump' | 'topo' | 'what-if' | 'check' | 'vport' | 'isolate' | 'release';
+export const COMMANDS: readonly Command[] = ['discover', 'route', 'run', 'query', 'config', 'status', 'resweep', 'reroute', 'reload', 'dump', 'topo', 'what-if', 'check', 'vport', 'isolate', 'release'];
 /** The commands that talk to a running SM through its control socket. */
-export const CONTROL_COMMANDS: readonly Command[] = ['status', 'resweep', 'reroute', 'reload', 'dump', 'topo'];
+export const CONTROL_COMMANDS: readonly Command[] = ['status', 'resweep', 'reroute', 'reload', 'dump', 'topo', 'what-if', 'vport', 'isolate', 'release'];
 
 export type OptionType = 'boolean' | 'string' | 'int' | 'key64' | 'list' | 'enum';
 export type OptionValue = boolean | string | number | bigint | string[];
@@ -136,7 +139,7 @@ function checkEngines(v: OptionValue): string | undefined {
   return undefined;
 }
 
-const BACKEND = ['run', 'discover', 'config'] as const satisfies readonly Command[];
+const BACKEND = ['run', 'discover', 'config', 'check'] as const satisfies readonly Command[];
 const RUN = ['run', 'config'] as const satisfies readonly Command[];
 
 /** The table as written: its literal types (`OptionTable`) give the API's SmConfig (api/sm-config.ts),
@@ -159,6 +162,8 @@ const TABLE = [
   { name: 'traffic', type: 'list', arg: 'PATTERN[,PATTERN...]', help: 'also judge the tables by the traffic they carry (docs/traffic.md): ebb (random bisections), alltoall (phases of shifts), shift:K, or a flows file ("SRC DST" lines: LIDs, GUIDs or node names); per-flow bandwidth / injection rate, min p1 p50 mean', commands: ['route'] },
   { name: 'traffic-samples', type: 'int', arg: 'N', min: 1, max: 1_000_000, help: 'random bisections of --traffic ebb; most shift phases of alltoall (evenly spaced; all of them when N is at least hosts-1)', default: 100, commands: ['route'] },
   { name: 'traffic-seed', type: 'int', arg: 'N', min: 0, max: 2 ** 31, help: 'seed of the random bisections of --traffic ebb', default: 1, commands: ['route'] },
+  { name: 'what-if', type: 'string', arg: 'links|switches|LIST', help: `fail each case in turn and re-route as the running SM would (incrementally where its local sweep does, else the engine chain in full); per case: pairs lost, the verifier's verdict, busiest link, hops, LFT blocks that change; then the worst cases. ${WHAT_IF_SYNTAX}`, commands: ['route'] },
+  { name: 'what-if-verify', type: 'enum', arg: 'full|fast', choices: ['full', 'fast'], help: "full: the verifier over each case's tables; fast: an incremental re-route that drops nothing is judged by its own guarantees (reachability, loops, deadlock freedom on one VL, busiest link), without hop figures: for large fabrics", default: 'full', commands: ['route', 'what-if'] },
   // ---- run
   { name: 'routing', type: 'list', arg: 'a,b,c', help: 'routing engines in order of preference', default: [...DEFAULT_FALLBACK], commands: RUN, key: 'routing', opensm: 'routing_engine', check: checkEngines, to: 'subnet.routing', live: true },
   { name: 'lmc', type: 'int', arg: 'N', min: 0, max: 7, help: 'LMC of every CA port', default: 0, commands: [...RUN, 'route'], key: 'lmc', opensm: 'lmc', to: 'subnet.lmc' },
@@ -208,7 +213,7 @@ const TABLE = [
   { name: 'qos-sl2vl', type: 'string', arg: 'VL,...', help: 'QoS: the SL→VL table, 16 VLs', default: QOS_VL_DEFAULTS.sl2vl, commands: RUN, key: 'qosSl2vl', opensm: 'qos_sl2vl', check: checkQos('sl2vl'), to: 'openSm', live: true },
   { name: 'perfmgr', type: 'boolean', help: "PerfMgr on: every linked port's PortCounters read through the PMAs, 64-bit totals, error counters that rise logged with the port, Prometheus series per port", default: false, commands: RUN, key: 'perfmgr', opensm: 'perfmgr', to: 'openSm' },
   { name: 'perfmgr-interval', type: 'int', arg: 'S', min: 1, max: 86400, help: 'PerfMgr sweep interval in seconds', default: 180, commands: RUN, key: 'perfmgrIntervalS', keyAliases: ['perfmgrInterval'], opensm: 'perfmgr_sweep_time_s', to: 'openSm' },
-  { name: 'control-socket', type: 'string', arg: 'PATH', help: 'the local control socket (unix, mode 0600) that ibsm status, resweep, reroute, reload, dump and topo use (none: off)', default: controlSocketDefault, defaultText: `${DEFAULT_CONTROL_SOCKET} with --umad (not under ibsim), else none`, commands: RUN, key: 'controlSocket', to: 'run' },
+  { name: 'control-socket', type: 'string', arg: 'PATH', help: 'the local control socket (unix, mode 0600) that ibsm status, resweep, reroute, reload, dump, topo and what-if use (none: off)', default: controlSocketDefault, defaultText: `${DEFAULT_CONTROL_SOCKET} with --umad (not under ibsim), else none`, commands: RUN, key: 'controlSocket', to: 'run' },
   // ---- where the metrics are served (issue 14; --metrics-port above is 127.0.0.1:N)
   { name: 'metrics-listen', type: 'string', arg: 'ADDR:PORT', help: 'serve Prometheus metrics on ADDR:PORT (/metrics), e.g. 0.0.0.0:9464 or [::]:9464; excludes --metrics-port', defaultText: 'off', commands: RUN, key: 'metricsListen', check: checkListen, to: 'openSm' },
   // ---- the live web view (src/web)
@@ -231,6 +236,10 @@ const TABLE = [
   { name: 'log-truncate', type: 'boolean', help: 'empty the log file at start instead of appending to it (opensm.conf accum_log_file FALSE)', default: false, commands: RUN, key: 'logTruncate', to: 'openSm' },
   // ---- issue 29: whom the SA trusts (README "Security"; OpenSM has no key for it: it always accepts)
   { name: 'sa-proxy-joins', type: 'boolean', help: "accept MCMember joins and leaves for another port's PortGID (proxy joins) from any port of the group's partition, as OpenSM does; by default only a trusted requester (the SA_Key, --sa-key, in the SA header) may join or leave for another port", default: false, commands: RUN, key: 'saProxyJoins', to: 'subnet.saProxyJoins' },
+  // ---- issue 33: fabric health (README "Fabric health")
+  { name: 'topology', type: 'string', arg: 'FILE', help: "the expected topology, in ibnetdiscover's format (what `ibsm discover` writes) or a cabling plan (NODE PORT NODE PORT [WIDTH] [SPEED] a line): every heavy and local sweep compares the fabric with it (missing/extra nodes and links, a cable on the wrong port, a changed GUID, a link below its width or speed) and acts as --topology-action says", defaultText: 'none: no comparison', commands: [...RUN, 'check'], key: 'topology', to: 'openSm', live: true },
+  { name: 'topology-action', type: 'string', arg: 'CLASS=ACTION[,...]', help: 'what a mismatch with --topology does, per class (missing-node, extra-node, missing-link, extra-link, wrong-port, guid-changed, width, speed; all): ignore, warn (a log line, a healthChanged event, a metric) or isolate (the link or node held in INIT and left out of routing until it matches again)', defaultText: 'all=warn', commands: RUN, key: 'topologyAction', check: checkTopologyActions, to: 'openSm', live: true },
+  { name: 'health-flap', type: 'string', arg: 'N/WINDOW_S:ACTION[:QUIET_S]', help: "the flapping policy: a link whose state changes (goes, comes back) N times within WINDOW_S seconds, as the heavy and local sweeps see it, is warned about or isolated (held in INIT, not routed, source 'flapping') and released after QUIET_S seconds without a change (default WINDOW_S; 0: only by a restart). opa-fm quarantines at 25 bounces in 15 minutes: 50/900:isolate", defaultText: 'off', commands: RUN, key: 'healthFlap', check: checkFlapPolicy, to: 'openSm' },
   // ---- the client commands of a running SM
   { name: 'socket', type: 'string', arg: 'PATH', help: "the running SM's control socket", default: DEFAULT_CONTROL_SOCKET, commands: CONTROL_COMMANDS },
   { name: 'heavy', type: 'boolean', help: 'a heavy sweep (rediscover the fabric) instead of a light one', default: false, commands: ['resweep'] },
@@ -240,7 +249,7 @@ const TABLE = [
   { name: 'sa-lid', type: 'int', arg: 'LID', min: 0, max: 0xbfff, help: "the SA's LID", defaultText: 'the SM LID in the local PortInfo', commands: ['query'] },
   { name: 'sm-key', aliases: ['smkey'], type: 'key64', arg: 'KEY', help: "the key sent in the SA header's SM_Key field: the SA's SA_Key (--sa-key) for trusted requests; another non-zero key is not answered", defaultText: '0', commands: ['query'] },
   // ---- output
-  { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query', 'status', 'resweep', 'reroute', 'reload', 'dump'] },
+  { name: 'json', type: 'boolean', help: 'print JSON', default: false, commands: ['discover', 'route', 'query', 'status', 'resweep', 'reroute', 'reload', 'dump', 'what-if', 'check', 'vport', 'isolate', 'release'] },
 ] as const satisfies readonly OptionSpec[];
 
 export type OptionTable = typeof TABLE;
@@ -277,6 +286,24 @@ function compactRanges(vs: readonly number[]): string {
 function checkListen(v: OptionValue): string | undefined {
   try {
     parseListenAddress(v as string);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+function checkFlapPolicy(v: OptionValue): string | undefined {
+  try {
+    parseFlapPolicy(v as string);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+function checkTopologyActions(v: OptionValue): string | undefined {
+  try {
+    parseTopologyActions(v as string);
     return undefined;
   } catch (e) {
     return (e as Error).message;

@@ -298,7 +298,7 @@ export interface PartitionGroupsResult {
  * the IPoIB Q_Key 0x0b1b for IP groups. */
 export const MGRP_DEFAULTS = { mtu: 4, rate: 3, sl: 0, scope: 2, ipQKey: 0x0b1b } as const;
 /** ff12:401b:ffff::ffff:ffff, the IPv4 broadcast MGID (P_Key bytes 4..5 filled per partition). */
-const IPOIB_BROADCAST = 0xff12401bffff000000000000ffffffffn;
+export const IPOIB_BROADCAST = 0xff12401bffff000000000000ffffffffn;
 
 interface GroupFlags {
   mtu: number;

@@ -33,17 +33,17 @@ export function singleVlCdg(ix: FabricIndex, cm: Uint8Array): CdgReport {
 }
 
 /** Per column: the switches the sources' routes cross (stamped with the epoch of the call), each with its channel. */
-interface Scratch {
+export interface Scratch {
   stamp: Int32Array;
   ent: Int32Array;
   list: Int32Array;
   epoch: number;
 }
-const newScratch = (n: number): Scratch => ({ stamp: new Int32Array(n), ent: new Int32Array(n), list: new Int32Array(n), epoch: 0 });
+export const newScratch = (n: number): Scratch => ({ stamp: new Int32Array(n), ent: new Int32Array(n), list: new Int32Array(n), epoch: 0 });
 
 /** The channels the CA sources' routes of one column cross (column at `base` of `cm`, toward
  * switch T): fills sc.list (switches) and sc.ent (their channels); returns how many. */
-function crossed(ix: FabricIndex, W: number, cm: Uint8Array, base: number, T: number, sources: Int32Array, sc: Scratch): number {
+export function crossed(ix: FabricIndex, W: number, cm: Uint8Array, base: number, T: number, sources: Int32Array, sc: Scratch): number {
   const { adjSw, portEntry } = ix;
   const { stamp, ent, list } = sc;
   const ep = ++sc.epoch;
@@ -63,7 +63,7 @@ function crossed(ix: FabricIndex, W: number, cm: Uint8Array, base: number, T: nu
 }
 
 /** Add `sign` to the count of each dependency of one column (see `crossed`). */
-function countDeps(ix: FabricIndex, W: number, cm: Uint8Array, base: number, T: number, sources: Int32Array, ds: Int32Array, counts: Int32Array, sign: number, sc: Scratch): void {
+export function countDeps(ix: FabricIndex, W: number, cm: Uint8Array, base: number, T: number, sources: Int32Array, ds: Int32Array, counts: Int32Array, sign: number, sc: Scratch): void {
   const k = crossed(ix, W, cm, base, T, sources, sc);
   const { adjSw, adjStart } = ix;
   const { ent, list } = sc;
@@ -88,7 +88,7 @@ const depCache = new WeakMap<RoutingResult, DepCounts>();
 export const keepDeps = (r: RoutingResult, d: DepCounts): void => void depCache.set(r, d);
 export const cachedDeps = (r: RoutingResult): DepCounts | undefined => depCache.get(r);
 
-function depStarts(ix: FabricIndex): Float64Array {
+export function depStarts(ix: FabricIndex): Float64Array {
   const { nSw, adjStart, adjSw } = ix;
   const n = adjStart[nSw]!;
   const d = new Float64Array(n + 1);
@@ -96,7 +96,7 @@ function depStarts(ix: FabricIndex): Float64Array {
   return d;
 }
 
-function sourcesOf(ix: FabricIndex): Int32Array {
+export function sourcesOf(ix: FabricIndex): Int32Array {
   const out: number[] = [];
   for (let s = 0; s < ix.nSw; s++) if (ix.caCount[s]! > 0) out.push(s);
   return Int32Array.from(out);

@@ -24,6 +24,10 @@ export interface IncrementalOptions {
   detourCaLids?: boolean;
   /** The busiest link may carry at most this many times the intact busiest link (default 1.2). */
   balanceFactor?: number;
+  /** The result is judged and dropped, never re-routed from (what-if, routing/what-if.ts): the
+   *  one-VL deadlock check searches only the dependencies the touched columns add
+   *  (routing/incremental-cdg-delta.ts), and the result keeps no dependencies. Same tables. */
+  whatIf?: boolean;
 }
 
 export interface IncrementalStats {

@@ -30,6 +30,7 @@ import { verifyRoutes, type VerifyReport } from './verify.js';
 import type { CdgReport } from './cdg.js';
 import { columnReader, columnsOf, countDiffering, keepColumns, lidGuids, markDiffering, tablesByGuid, writeColumn } from './incremental-columns.js';
 import { cachedDeps, incrementalCdg, keepDeps, singleVlCdg, type DepCounts } from './incremental-cdg.js';
+import { addsNoCycle } from './incremental-cdg-delta.js';
 import { cachedLoads, keepLoads, remapLoads } from './incremental-load.js';
 import { ColumnRepair } from './incremental-repair.js';
 import type { IncrementalOptions, IncrementalOutcome, IncrementalStats } from './incremental-types.js';
@@ -81,6 +82,8 @@ class Reroute {
   private readonly outCM: Uint8Array;
   private readonly cw: ColumnWalk;
   private readonly repair: ColumnRepair;
+  /** `outCM` holds the touched columns only (what-if: see the constructor). */
+  private readonly partial: boolean;
   /** Whether `load` and `counters` hold the tables as they stand (ensureLoads). */
   private loaded = false;
   private changedEntries = 0;
@@ -114,7 +117,14 @@ class Reroute {
     this.icol = new Uint8Array(nSw);
     this.outCM = new Uint8Array((maxLid + 1) * nSw);
     const pc = columnsOf(prevFabric, prev);
-    if (pc.maxLid === maxLid && pc.guids.length === nSw && pc.guids.every((g, i) => g === ix.swGuid[i])) this.outCM.set(pc.cm);
+    const same = pc.maxLid === maxLid && pc.guids.length === nSw && pc.guids.every((g, i) => g === ix.swGuid[i]);
+    // A what-if result reads only its touched columns (the loads and dependencies kept, the tables
+    // the previous ones): the others are not copied.
+    const singleVl = prev.deadlockFree === true && !prev.sl && (prev.vlsUsed ?? 1) <= 1;
+    this.partial = opts.whatIf === true && same && cachedLoads(prev) !== undefined && (!singleVl || cachedDeps(prev) !== undefined) && prevT.every((t) => t.length === maxLid + 1);
+    if (this.partial) {
+      for (let l = 0; l <= maxLid; l++) if (this.touch[l]) this.outCM.set(pc.cm.subarray(l * nSw, l * nSw + nSw), l * nSw);
+    } else if (same) this.outCM.set(pc.cm);
     else for (let l = 0; l <= maxLid; l++) this.readPrev(l, this.outCM.subarray(l * nSw, l * nSw + nSw));
     this.cw = new ColumnWalk(ix);
     this.repair = new ColumnRepair(ix, this.cw, (opts.balanceFactor ?? 1.2) * (opts.intact?.busiestLink ?? Infinity));
@@ -296,7 +306,10 @@ class Reroute {
     const { ix, prevT, outCM, touch, prev } = this;
     const { nSw, maxLid, ends, lidOwner } = ix;
     const copy = prevT.every((t) => t.length === maxLid + 1);
-    const tables = Array.from({ length: nSw }, (_, s) => (copy ? prevT[s]!.slice() : new Uint8Array(maxLid + 1)));
+    // What-if: a switch whose entries all stay shares the previous table (the writes below write
+    // what it holds).
+    const changed = this.partial ? this.changedSwitches() : undefined;
+    const tables = Array.from({ length: nSw }, (_, s) => (changed && !changed[s] ? prevT[s]! : copy ? prevT[s]!.slice() : new Uint8Array(maxLid + 1)));
     for (let l = 0; l <= maxLid; l++) if (!copy || touch[l]) writeColumn(tables, outCM, l);
     for (const e of ends) {
       if (!e.isSwitch || e.sw < 0) continue;
@@ -321,8 +334,18 @@ class Reroute {
       ...(roots ? { roots } : {}),
       notes: [...ix.warnings, `incremental: ${this.reroutedLids} LIDs re-routed, ${this.restoredLids} restored, ${this.changedEntries} entries changed`],
     };
-    keepColumns(result, { guids: [...ix.swGuid], cm: outCM, maxLid });
+    if (!this.partial) keepColumns(result, { guids: [...ix.swGuid], cm: outCM, maxLid });
     return result;
+  }
+
+  /** Per switch: 1 when a touched column or its own LID's delivery changes its table. */
+  private changedSwitches(): Uint8Array {
+    const { ix, prevT, outCM, touch } = this;
+    const { nSw, maxLid } = ix;
+    const changed = new Uint8Array(nSw);
+    for (let l = 0; l <= maxLid; l++) if (touch[l]) for (let s = 0, b = l * nSw; s < nSw; s++) if (outCM[b + s] !== prevT[s]![l]) changed[s] = 1;
+    for (const e of ix.ends) if (e.isSwitch && e.sw >= 0 && prevT[e.sw]![e.lid] !== 0) changed[e.sw] = 1;
+    return changed;
   }
 
   /** Guarantees. Every column touched was walked to its destination from every switch that can
@@ -375,7 +398,11 @@ class Reroute {
   private singleVlDeps(): { report: CdgReport; deps?: DepCounts } {
     const kept = cachedDeps(this.prev);
     if (!kept) return { report: singleVlCdg(this.ix, this.outCM) };
-    const inc = incrementalCdg(kept, columnReader(columnsOf(this.prevFabric, this.prev), kept.ix.swGuid), this.touch, this.ix, this.outCM);
+    const read = columnReader(columnsOf(this.prevFabric, this.prev), kept.ix.swGuid);
+    // A result no re-route starts from: only what the touched columns add is searched (the
+    // dependencies are not counted, nor kept).
+    if (this.opts.whatIf && addsNoCycle(kept, read, this.touch, this.ix, this.outCM)) return { report: { vl: 0, dependencies: 0, cyclicComponents: 0, channelsInCycles: 0 } };
+    const inc = incrementalCdg(kept, read, this.touch, this.ix, this.outCM);
     return { report: inc.report, deps: inc.deps };
   }
 }

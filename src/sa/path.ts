@@ -18,7 +18,7 @@ import { DEFAULT_GID_PREFIX, MadStatus, Method } from '../wire/mad.js';
 import { PathRecord, SaAttr, SaStatus, Selector, type PathRecord as PathRecordValue } from '../wire/sa.js';
 import { SaRequestError } from './engine.js';
 import { portOfGid } from './ports.js';
-import { commonPkey, pkeyView, portPkeys, shareThis, Visibility } from './visibility.js';
+import { commonPkey, pkeySet, pkeyView, portPkeys, shareThis, Visibility } from './visibility.js';
 import { lidRange, portKind, snapshotPorts, type EndPort } from '../model/snapshot.js';
 import type { QosPort } from '../model/qos-policy.js';
 import type { SaContext, SaHandler, SaQuery } from './types.js';
@@ -123,8 +123,11 @@ function pathParams(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort
   }
 
   const view = pkeyView(ctx);
-  const sk = view.port(src.node, src.port);
-  const dk = view.port(dst.node, dst.port);
+  // vport hook: a vport end has its own P_Keys (two vports of one HCA may share no partition)
+  const vs = ctx.vports?.pkeys(src.guid);
+  const vd = ctx.vports?.pkeys(dst.guid);
+  const sk = vs ? pkeySet(vs) : view.port(src.node, src.port);
+  const dk = vd ? pkeySet(vd) : view.port(dst.node, dst.port);
   // The QoS level (qos-policy.conf) of this request: limits on MTU, rate and packet lifetime, an
   // SL, and the P_Keys it allows. Applied before the request's selectors, as OpenSM.
   const level = ctx.qos?.levelFor({
@@ -140,7 +143,7 @@ function pathParams(ctx: SaContext, req: PathRequest, src: EndPort, dst: EndPort
     if (!shareThis(sk, dk, rec.pKey) || !levelPkey(rec.pKey)) return undefined;
     pkey = rec.pKey;
   } else {
-    const mine = portPkeys(ctx, src.node, src.port);
+    const mine = vs ?? portPkeys(ctx, src.node, src.port);
     const k = commonPkey(level?.pkeys.length ? mine.filter(levelPkey) : mine, dk, sk);
     if (k === undefined) return undefined;
     pkey = k;

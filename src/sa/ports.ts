@@ -14,6 +14,8 @@ export function requesterPort(ctx: SaContext, req: SaRequester): PeerRef | undef
   if (req.portGuid !== undefined) {
     const r = fp.byGuid.get(req.portGuid);
     if (r) return r;
+    // vport hook: a vport asking is its physical port with its own GUID (its own P_Keys)
+    if (ctx.vports?.of(req.portGuid)) return portOfGid(ctx, req.portGuid);
   }
   return fp.byLid(req.lid);
 }
@@ -26,10 +28,13 @@ export function portInfoOf(ctx: SaContext, ref: PeerRef): PortInfo | undefined {
   return ctx.snapshot.discovery?.nodes[ref.node]?.portInfo[ref.port];
 }
 
-/** The port's GID (its PortInfo GID prefix, else fe80::, and its GUID). */
-export function portGidOf(ctx: SaContext, ref: PeerRef): bigint {
+/** The port's GID (its PortInfo GID prefix, else fe80::, and its GUID; a vport's GUID when `ref`
+ * is a vport: `portOfGid`, `requesterPort`). */
+export function portGidOf(ctx: SaContext, ref: PeerRef & { guid?: bigint }): bigint {
   const prefix = portInfoOf(ctx, ref)?.gidPrefix || DEFAULT_GID_PREFIX;
-  return (prefix << 64n) | portGuidOf(ctx, ref);
+  // vport hook: a vport's GID is its own GUID behind its physical port's prefix
+  const guid = ref.guid !== undefined && ctx.vports?.of(ref.guid) ? ref.guid : portGuidOf(ctx, ref);
+  return (prefix << 64n) | guid;
 }
 
 /** The port a GID names (by its interface ID: a port GUID, or an alias GUID set through
@@ -41,11 +46,18 @@ export function portOfGid(ctx: SaContext, gid: bigint): EndPort | undefined {
   if (ep) return ep;
   const base = ctx.aliases?.baseOf(guid);
   const b = base !== undefined ? idx.byGuid.get(base) : undefined;
-  return b && { ...b, guid };
+  if (b) return { ...b, guid };
+  // vport hook: a vport's GID names its physical port, with the vport's GUID and LID
+  const v = ctx.vports?.of(guid);
+  const phys = v && idx.byGuid.get(v.physGuid);
+  return phys && { ...phys, guid, lid: v.lid, lmc: v.lmc };
 }
 
 /** The P_Key table the SM programs on this port (membership bit included). */
-export function pkeysOf(ctx: SaContext, ref: PeerRef): number[] {
+export function pkeysOf(ctx: SaContext, ref: PeerRef & { guid?: bigint }): number[] {
+  // vport hook: a vport's P_Keys are its partitions' (sm/vport-mgr.ts saView)
+  const vk = ref.guid !== undefined ? ctx.vports?.pkeys(ref.guid) : undefined;
+  if (vk) return [...vk];
   const guid = portGuidOf(ctx, ref);
   return ctx.partitions.pkeysFor(guid, portKind(ctx.snapshot.fabric.nodes[ref.node]!.type), guid === ctx.smPortGuid);
 }

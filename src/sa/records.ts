@@ -37,10 +37,13 @@ import { portPkeys, Visibility } from './visibility.js';
 import { snapshotPorts, type EndPort, type EndPortIndex } from '../model/snapshot.js';
 import { portInfoValue } from '../model/port-info.js';
 import type { SaAnswer, SaContext, SaHandler, SaQuery } from './types.js';
+import { vportNodeRecords, vportPortInfoRecords } from './vport-records.js';
 
 /** One candidate record: the device it describes (visibility) and its value. */
 interface Candidate {
   node: number;
+  /** A vport the record describes (sa/vport-records.ts): visible by its own P_Keys. */
+  guid?: bigint;
   /** A second device the record describes (LinkRecord's far end): must be visible too. */
   peer?: number;
   value: object;
@@ -54,6 +57,8 @@ interface Env {
   trusted: boolean;
   /** The end port named by the LID RID, when the request has it. */
   lidPort?: EndPort;
+  /** The LID RID, when the request has it. */
+  lid?: number;
   /** The value of a uint component of the request when its mask bit is set. */
   rid(path: string): number | undefined;
 }
@@ -64,6 +69,8 @@ interface RecordDef {
   layout: Layout<any>;
   /** The LID RID component, matched by LMC range. */
   lidPath?: string;
+  /** vport hook: the LID RID may be a vport's only (the enumerator yields its records). */
+  vportLids?: boolean;
   /** Other LID components the enumerator matches by LMC range itself (left out of the byte comparison). */
   rangePaths?: string[];
   /** Bit-mask components that match when the record has every bit the request sets (as OpenSM and
@@ -95,9 +102,10 @@ function recordHandler(def: RecordDef): SaHandler {
       const idx = snapshotPorts(ctx.snapshot);
       const mask = q.componentMask;
       let lidPort: EndPort | undefined;
+      let lid: number | undefined;
       if (lidComp && mask & lidBit) {
-        lidPort = idx.byLid(readBits(q.data, lidComp.bit, lidComp.width));
-        if (!lidPort) return { kind: 'records', records: [] };
+        lidPort = idx.byLid((lid = readBits(q.data, lidComp.bit, lidComp.width)));
+        if (!lidPort && !(def.vportLids && ctx.vports)) return { kind: 'records', records: [] };
       }
       const env: Env = {
         ctx,
@@ -105,6 +113,7 @@ function recordHandler(def: RecordDef): SaHandler {
         q,
         trusted: q.requester.trusted,
         lidPort,
+        lid,
         rid(path) {
           const c = comps.get(path);
           if (!c || !((mask >> BigInt(c.index)) & 1n)) return undefined;
@@ -117,7 +126,7 @@ function recordHandler(def: RecordDef): SaHandler {
       const limit = q.method === Method.Get ? 2 : Infinity;
       const out: Uint8Array[] = [];
       for (const c of def.candidates(env)) {
-        if (!vis.node(c.node) || (c.peer !== undefined && !vis.node(c.peer))) continue;
+        if (c.guid !== undefined ? !vis.vport(c.guid) : !vis.node(c.node) || (c.peer !== undefined && !vis.node(c.peer))) continue;
         const buf = layout.encode(c.value);
         if (compare && !componentsMatch(layout, compare, buf, 0, q.data, 0)) continue;
         if (subsets.some(({ c, want }) => (readBits(buf, c.bit, c.width) & want) >>> 0 !== want)) continue;
@@ -135,9 +144,9 @@ function isSwitch(ctx: SaContext, node: number): boolean {
   return ctx.snapshot.fabric.nodes[node]!.type === NodeType.Switch;
 }
 
-/** End ports, narrowed to the LID RID's port. */
+/** End ports, narrowed to the LID RID's port (none when the LID is only a vport's). */
 function endPorts(env: Env): Iterable<EndPort> {
-  return env.lidPort ? [env.lidPort] : env.idx.endPorts;
+  return env.lidPort ? [env.lidPort] : env.lid !== undefined ? [] : env.idx.endPorts;
 }
 
 /** Switch nodes (with their port-0 end port), narrowed by the LID RID. */
@@ -170,6 +179,7 @@ const nodeRecord: RecordDef = {
   attrId: SaAttr.NodeRecord,
   layout: NodeRecord,
   lidPath: 'lid',
+  vportLids: true,
   *candidates(env) {
     const { ctx } = env;
     for (const ep of endPorts(env)) {
@@ -187,6 +197,7 @@ const nodeRecord: RecordDef = {
         },
       };
     }
+    yield* vportNodeRecords(ctx, env.lid);
   },
 };
 
@@ -195,6 +206,7 @@ const portInfoRecord: RecordDef = {
   layout: PortInfoRecord,
   subsetPaths: ['portInfo.capabilityMask', 'portInfo.capabilityMask2'],
   lidPath: 'endportLid',
+  vportLids: true,
   *candidates(env) {
     const { ctx } = env;
     const onlyPort = env.rid('portNum');
@@ -209,6 +221,7 @@ const portInfoRecord: RecordDef = {
         yield { node: ep.node, value: { endportLid: ep.lid, portNum: p, options: env.rid('options') ?? 0, portInfo: { ...portInfoValue(pi), mkey: env.trusted ? pi.mkey : 0n } } };
       }
     }
+    yield* vportPortInfoRecords(ctx, env.lid, onlyPort, env.rid('options') ?? 0, env.trusted);
   },
   answer(buf, c, env) {
     // OpenSM (osm_sa_portinfo_record.c pir_rcv_new_pir): unless the request's Options has bit 7

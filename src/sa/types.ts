@@ -80,6 +80,8 @@ export interface SaContext {
   qosOn?: boolean;
   /** Alias GUIDs (GUIDInfoRecord Set/Delete; sa/guidinfo.ts). */
   aliases?: AliasView;
+  /** SR-IOV vports (vport hook, docs/vports.md): their GIDs resolved to their LIDs and P_Keys. */
+  vports?: VPortView;
   /** Paths to and from other subnets through routers (sa/inter-subnet.ts); absent: one subnet. */
   interSubnet?: InterSubnetPaths;
 }
@@ -87,6 +89,24 @@ export interface SaContext {
 /** Answers PathRecord queries with an off-subnet SGID or DGID; undefined: not such a query. */
 export interface InterSubnetPaths {
   answer(ctx: SaContext, q: SaQuery): Uint8Array[] | undefined;
+}
+
+/** What the SA sees of the SR-IOV vports (sm/vport-mgr.ts builds it). */
+export interface VPortView {
+  /** A vport by its GUID: its physical port's GUID and its LID range (the rule's LID). */
+  of(guid: bigint): VPortEntry | undefined;
+  /** Every vport (not vport 0: that is its physical port). */
+  list(): Iterable<VPortEntry>;
+  /** The vport's P_Key table (its partitions), or undefined when `guid` is no vport. */
+  pkeys(guid: bigint): readonly number[] | undefined;
+}
+
+export interface VPortEntry {
+  guid: bigint;
+  physGuid: bigint;
+  lid: number;
+  lmc: number;
+  lidRequired: boolean;
 }
 
 /** What the SA's handlers see of alias GUIDs. */

@@ -129,8 +129,23 @@ export class Visibility {
     readonly who: SaRequester,
   ) {
     this.view = pkeyView(ctx);
-    this.requester = requesterPort(ctx, who);
-    this.requesterKeys = this.requester ? this.view.device(this.requester.node) : new Map();
+    // vport hook (docs/vports.md): a vport asking sees what its own partitions allow
+    const v = who.portGuid !== undefined ? ctx.vports?.of(who.portGuid) : undefined;
+    const vk = v && ctx.vports!.pkeys(who.portGuid!);
+    this.requester = requesterPort(ctx, who) ?? (v && snapshotPorts(ctx.snapshot).byGuid.get(v.physGuid));
+    this.requesterKeys = vk ? pkeySet(vk) : this.requester ? this.view.device(this.requester.node) : new Map();
+  }
+
+  /** An end port's P_Keys: a vport's own, else its port's. */
+  private keysOf(ep: EndPort): PkeySet {
+    const vk = this.ctx.vports?.pkeys(ep.guid);
+    return vk ? pkeySet(vk) : this.view.port(ep.node, ep.port);
+  }
+
+  /** May the requester see records about this vport (vport hook: by its own P_Keys)? */
+  vport(guid: bigint): boolean {
+    const vk = this.ctx.vports?.pkeys(guid);
+    return vk !== undefined && share(this.requesterKeys, pkeySet(vk));
   }
 
   /** May the requester see records about this device? */
@@ -145,8 +160,8 @@ export class Visibility {
 
   /** May the requester see a path between these two end ports (pairwise sharing of all three)? */
   path(src: EndPort, dst: EndPort): boolean {
-    const s = this.view.port(src.node, src.port);
-    const d = this.view.port(dst.node, dst.port);
+    const s = this.keysOf(src);
+    const d = this.keysOf(dst);
     return share(s, d) && share(this.requesterKeys, s) && share(this.requesterKeys, d);
   }
 }

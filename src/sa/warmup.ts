@@ -13,13 +13,13 @@
 import { generateFabric } from '../model/generators.js';
 import { isSwitch, type Fabric } from '../model/fabric.js';
 import type { Snapshot } from '../model/snapshot.js';
-import { PartitionPlan } from '../model/partitions.js';
+import { IPOIB_BROADCAST, MGRP_DEFAULTS, PartitionPlan } from '../model/partitions.js';
 import { computeMfts } from '../routing/mcast-tree.js';
 import { routeWithFallback } from '../routing/registry.js';
 import type { MadRpc } from '../rpc/madrpc.js';
 import type { ReceivedMad } from '../transport/types.js';
 import { saRequest } from '../wire/builders.js';
-import { DEFAULT_GID_PREFIX, Method } from '../wire/mad.js';
+import { Method } from '../wire/mad.js';
 import { InformInfo, JoinState, MCMemberRecord, PathRecord, SaAttr, ServiceRecord, SA_DATA_SIZE, SA_QKEY, INFORM_ALL_PRODUCERS, INFORM_ALL_TRAPS, INFORM_ALL_TYPES, INFORM_LID_RANGE_ALL } from '../wire/sa.js';
 import type { DeepPartial, Layout } from '../wire/layout.js';
 import { SaEngine } from './engine.js';
@@ -28,14 +28,13 @@ import { MC_CREATE_MASK, MC_JOIN_MASK, MulticastManager } from './multicast.js';
 import { coreSaHandlers, SaServer } from './server.js';
 import { ServiceRegistry } from './services.js';
 import type { SaContext } from './types.js';
+import { gidOf } from './client.js';
 import { InternalError } from '../util/errors.js';
 
 /** The fabric the warm-up asks about: 2 leaves, 2 spines, 4 hosts a leaf. */
 const WARM_FABRIC = 'gen:fattree2:leaves=2,spines=2,hosts=4';
 /** How many times each host sends its requests: enough for V8 to compile what they run. */
 const WARM_ROUNDS = 3;
-/** The IPoIB broadcast group of the default partition (what every host joins). */
-const IPOIB_BROADCAST = 0xff12401bffff000000000000ffffffffn;
 
 /** What the warm-up did: requests answered and the CPU it took (process.cpuUsage is the caller's:
  * this module reads no clock). */
@@ -90,7 +89,6 @@ export function* warmSaSteps(): Generator<void, SaWarmup, void> {
   for (const h of [...coreSaHandlers(), multicast, new ServiceRegistry(), inform]) engine.register(h);
   const server = new SaServer(sinkRpc(), engine, { schedule: (fn) => fn(), registerAgent: false });
   server.setContext(ctx);
-  const gid = (guid: bigint): bigint => (DEFAULT_GID_PREFIX << 64n) | guid;
   let tid = 1;
   const send = <V>(from: number, method: number, attrId: number, layout: Layout<V>, rec: DeepPartial<V>, componentMask: bigint): void => {
     const record = new Uint8Array(Math.max(SA_DATA_SIZE, layout.byteLength));
@@ -102,12 +100,12 @@ export function* warmSaSteps(): Generator<void, SaWarmup, void> {
   const pathMask = PathRecord.mask('sgid', 'dgid', 'reversible', 'numbPath', 'pKey');
   for (let round = 0; round < WARM_ROUNDS; round++) {
     for (const [i, h] of hosts.entries()) {
-      const join: DeepPartial<MCMemberRecord> = { mgid: IPOIB_BROADCAST, portGid: gid(h.guid), joinState: JoinState.FullMember };
-      if (round === 0 && i === 0) send(h.lid, Method.Set, SaAttr.MCMemberRecord, MCMemberRecord, { ...join, qKey: 0x0b1b, pKey: 0xffff, tClass: 0, flowLabel: 0, sl: 0 }, MC_CREATE_MASK);
+      const join: DeepPartial<MCMemberRecord> = { mgid: IPOIB_BROADCAST, portGid: gidOf(h.guid), joinState: JoinState.FullMember };
+      if (round === 0 && i === 0) send(h.lid, Method.Set, SaAttr.MCMemberRecord, MCMemberRecord, { ...join, qKey: MGRP_DEFAULTS.ipQKey, pKey: 0xffff, tClass: 0, flowLabel: 0, sl: 0 }, MC_CREATE_MASK);
       else send(h.lid, Method.Set, SaAttr.MCMemberRecord, MCMemberRecord, join, MC_JOIN_MASK);
-      send(h.lid, Method.Set, SaAttr.ServiceRecord, ServiceRecord, { serviceId: h.guid, serviceGid: gid(h.guid), servicePKey: 0xffff, serviceLease: 0xffffffff, serviceName: 'warm-up' }, ServiceRecord.mask('serviceId', 'serviceGid', 'servicePKey', 'serviceLease', 'serviceName'));
+      send(h.lid, Method.Set, SaAttr.ServiceRecord, ServiceRecord, { serviceId: h.guid, serviceGid: gidOf(h.guid), servicePKey: 0xffff, serviceLease: 0xffffffff, serviceName: 'warm-up' }, ServiceRecord.mask('serviceId', 'serviceGid', 'servicePKey', 'serviceLease', 'serviceName'));
       send(h.lid, Method.Set, SaAttr.InformInfo, InformInfo, { gid: 0n, lidRangeBegin: INFORM_LID_RANGE_ALL, isGeneric: 1, subscribe: 1, type: INFORM_ALL_TYPES, trapNumber: INFORM_ALL_TRAPS, qpn: 1, respTimeValue: 18, producerType: INFORM_ALL_PRODUCERS }, 0n);
-      for (const d of hosts) if (d !== h) send(h.lid, Method.Get, SaAttr.PathRecord, PathRecord, { sgid: gid(h.guid), dgid: gid(d.guid), reversible: 1, numbPath: 1, pKey: 0xffff }, pathMask);
+      for (const d of hosts) if (d !== h) send(h.lid, Method.Get, SaAttr.PathRecord, PathRecord, { sgid: gidOf(h.guid), dgid: gidOf(d.guid), reversible: 1, numbPath: 1, pKey: 0xffff }, pathMask);
       yield;
     }
     // The multicast forwarding the joins call for (the SM's multicast update computes it).

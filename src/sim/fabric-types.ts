@@ -3,6 +3,7 @@ import { IbsmError } from '../util/errors.js';
 import type { Clock } from '../util/clock.js';
 import type { FaultConfig } from './faults.js';
 import { MAX_LINEAR_FDB_CAP } from './forwarding.js';
+import type { VirtProfile } from './vport.js';
 
 export interface SimFabricOptions {
   clock: Clock;
@@ -31,6 +32,9 @@ export interface SimFabricOptions {
   /** Sends of one trap without a TrapRepress (default 4). */
   trapMaxSends?: number;
   faults?: FaultConfig;
+  /** SR-IOV: every CA port gets this virtualization profile (sim/vport.ts), e.g. 16 vports each,
+   * half of them LidRequired; more can be created at run time through `vports`. */
+  virtualization?: VirtProfile;
 }
 
 /** A node by index, node/port GUID, or NodeDescription. */
@@ -53,7 +57,7 @@ export class SimFabricError extends IbsmError {
 }
 
 /** The options with their defaults (what the fabric's switches and traps are built with). */
-export type ResolvedSimFabricOptions = Required<Omit<SimFabricOptions, 'clock' | 'faults' | 'trapRepeatMs' | 'rftSwitches'>> & { trapRepeatMs?: number };
+export type ResolvedSimFabricOptions = Required<Omit<SimFabricOptions, 'clock' | 'faults' | 'trapRepeatMs' | 'rftSwitches' | 'virtualization'>> & { trapRepeatMs?: number };
 
 export function resolveSimFabricOptions(opts: SimFabricOptions): ResolvedSimFabricOptions {
   return {

@@ -39,6 +39,7 @@ import { DropError, newPacket, newTransit, portKey, resetTransit, reusePacket, t
 import { TrapSender } from './traps.js';
 import { Walker } from './walk.js';
 import { RouterPlane } from './router.js';
+import { SimVirtPlane } from './vport.js';
 
 export { SimEndpoint, type AttachOptions } from './endpoint.js';
 export type { SimNode, SimPort } from './node.js';
@@ -78,7 +79,8 @@ export class SimFabric implements SmaHost, EndpointHost {
   private injecting = false;
   /** The routers and their tables (sim/router.ts). */
   readonly routers: RouterPlane;
-
+  /** SR-IOV vports of the CAs, created and destroyed as a hypervisor would (sim/vport.ts). */
+  readonly vports: SimVirtPlane;
   constructor(fabric: Fabric, opts: SimFabricOptions) {
     this.clock = opts.clock;
     this.opts = resolveSimFabricOptions(opts);
@@ -101,6 +103,7 @@ export class SimFabric implements SmaHost, EndpointHost {
     );
     this.nodes = buildSimNodes(fabric, this.opts, opts.rftSwitches, { byGuid: this.byGuid, byDesc: this.byDesc, byPortGuid: this.byPortGuid });
     this.routers = new RouterPlane(this.nodes);
+    this.vports = new SimVirtPlane((ref, port) => this.port(ref, port), this.nodes, opts.virtualization);
     const ignored: PortChange[] = [];
     for (const n of this.nodes) for (const p of n.ports) if (p?.peer) refreshLink(p, ignored);
   }

@@ -7,6 +7,7 @@ import { isSwitch as fabricIsSwitch, type FabricNode, type NodeKind } from '../m
 import { SwitchForwarding } from './forwarding.js';
 import { highestBit, setPhysical } from './link.js';
 import { VlTables } from './vl-tables.js';
+import type { SimVirt } from './vport.js';
 
 /** Counters of one port (the port carries them itself: `port.stats` is the port). */
 export interface PortStats {
@@ -70,6 +71,8 @@ export class SimPort implements PortStats {
   linkUp = false;
   linkDowned = 0;
   clientReregisters = 0;
+  /** SR-IOV virtualization of a CA port (sim/vport.ts); undefined: not capable. */
+  virt: SimVirt | undefined = undefined;
   /** The PortInfo state: a view of the port's bytes in the fabric's PortStore. For switch
    * external ports the port-0-only components (LID, M_Key...) stay 0. */
   readonly info: PortInfoState;
@@ -163,8 +166,9 @@ export function managementPort(node: SimNode, inPort: number): SimPort | undefin
 /** Base LID range of a port (switch: port 0). */
 export function portOwnsLid(p: SimPort, lid: number): boolean {
   const base = p.info.lid;
-  if (base === 0) return false;
-  return lid >= base && lid < base + (1 << p.info.lmc);
+  if (base !== 0 && lid >= base && lid < base + (1 << p.info.lmc)) return true;
+  // vport hook (sim/vport.ts): a LidRequired vport answers on its own LID
+  return p.virt !== undefined && p.virt.ownsLid(lid);
 }
 
 // ---------- construction ----------

@@ -19,6 +19,7 @@ import { AttrError, reqData, unsupported, writeData, type AttrCtx, type AttrHand
 import { PORT_HANDLERS } from './sma-port.js';
 import { SWITCH_HANDLERS } from './sma-switch.js';
 import { ROUTER_HANDLERS, type RouterPlane } from './router.js';
+import { VPORT_HANDLERS } from './vport-sma.js';
 
 export interface SmaHost {
   now(): number;
@@ -162,7 +163,7 @@ const NODE_HANDLERS: AttrHandlers = {
   },
 };
 
-const HANDLERS: AttrHandlers = { ...NODE_HANDLERS, ...PORT_HANDLERS, ...SWITCH_HANDLERS };
+const HANDLERS: AttrHandlers = { ...NODE_HANDLERS, ...PORT_HANDLERS, ...SWITCH_HANDLERS, ...VPORT_HANDLERS };
 
 const ASCII = /^[\x00-\x7f]*$/;
 function truncateUtf8(s: string, max: number): string {

@@ -30,6 +30,8 @@ export interface LidOptions {
   /** Switches (node index) whose port 0 gets `lmc` too (OpenSM lmc_esp0 on an enhanced port 0);
    * the others get LMC 0. */
   lmcSwitch?: (node: number) => boolean;
+  /** LIDs fresh ranges avoid (vport hook, sm/vport-mgr.ts: the vports' LIDs, kept while they exist). */
+  reserved?: ReadonlySet<number>;
 }
 
 export interface LidAssignment {
@@ -101,7 +103,8 @@ export function assignLids(fabric: Fabric, opts: LidOptions): LidAssignment {
       if (want !== undefined && free(want, n)) take(i, want, n);
     });
   }
-  // 3. fresh ranges, lowest first
+  // 3. fresh ranges, lowest first (not over a LID a vport holds)
+  if (opts.reserved) for (const l of opts.reserved) if (l > 0 && l <= MAX_UNICAST_LID) used[l] = 1;
   let cursor = 1;
   ports.forEach((p, i) => {
     if (assigned[i] !== undefined) return;

@@ -158,8 +158,10 @@ export class LocalSweeper {
           return false;
         },
       },
+      this.sweeper.health.phase(true),
       { kind: 'plan', name: 'routes (incremental)', run: (run) => this.reroute(run, prev) },
       { ...p.lfts, run: (run) => (downOnly() ? p.lfts.run(run) : undefined) },
+      this.sweeper.health.takeDownPhase,
       p.portInfo,
       p.pkeys,
       p.vlTables,
@@ -222,6 +224,8 @@ export class LocalSweeper {
       r.routing = routed.result;
       r.reroute = 'full';
     }
+    // vport hook (sm/vport-mgr.ts): the vport LIDs follow their ports' new routes
+    if (this.sweeper.vports.ports.size) r.maxLid = this.sweeper.vports.extendRoutes(r.routing, disc.fabric, r.maxLid);
     r.routedAt = this.clock.now();
     this.log.info('routing done', { engine: r.routing.engine, ms: Math.round(r.routedAt - tr), vls: r.routing.vlsUsed ?? 1, incremental: r.reroute === 'incremental' });
   }
@@ -239,6 +243,8 @@ export class LocalSweeper {
     const { disc } = r.view!;
     const fabric = disc.fabric;
     const snapshot: Snapshot = { fabric, discovery: disc, routing: r.routing!, maxLid: r.maxLid, smLid: r.smLid, sweep: r.sweep };
+    // vport hook (sm/vport-mgr.ts): the vports behind the ports read again, read in full next pass
+    if (this.sweeper.vports.ports.size) this.sweeper.vports.recheckPorts(fabric, ex.fresh);
     const base = programmedStats(r, this.smp.sent - r.s0, this.clock.now() - r.t0);
     const stats: SweepStats = { ...base, nodes: fabric.nodes.length, switches: countSwitches(fabric), endPorts: indexEndPorts(fabric).endPorts.filter((e) => e.linked && e.lid).length, reroute: r.reroute };
     // Phases, from the sweep's start: exploration done, routes computed, LFT blocks acknowledged.

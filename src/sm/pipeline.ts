@@ -146,6 +146,8 @@ export interface SweepRun {
   /** The stats so far (discovery's counts), filled in by verify. */
   stats: SweepStats;
   snapshot?: Snapshot;
+  /** Isolated ports still ARMED or ACTIVE (sm/health-phase.ts): the apply step takes them Down. */
+  takeDown?: Array<{ node: number; port: number }>;
 }
 
 /** A run at the start of a sweep. */

@@ -265,3 +265,21 @@ export function planActivation(disc: DiscoveryResult): SmpWrite[] {
   });
   return out;
 }
+
+/** PortState Down for each of `ports` (isolated ports that are ARMED or ACTIVE, sm/health-state.ts):
+ * the link retrains and both ends come back in INIT, where the sweep holds them. */
+export function planPortDown(disc: DiscoveryResult, ports: ReadonlyArray<{ node: number; port: number }>): SmpWrite[] {
+  const out: SmpWrite[] = [];
+  for (const { node, port } of ports) {
+    const n = disc.fabric.nodes[node]!;
+    const d = disc.nodes[node]!;
+    const cur = d.portInfo[port];
+    const path = portPath(n, d, port);
+    if (!cur || !path) continue;
+    const v = PortInfoView.over(setBytesOf(cur));
+    asSetInPlace(v);
+    v.portState = PortState.Down;
+    out.push({ path, attr: SmpAttr.PortInfo, mod: setMod(n.type === NodeType.Switch, port, cur, d), data: v.buf, effect: { kind: 'portInfo', node, port } });
+  }
+  return out;
+}

@@ -20,7 +20,9 @@ export type WriteEffect =
   // Writes outside the sweeps' tables (nothing recorded here): their callers keep what they wrote.
   | { kind: 'guidInfo'; portGuid: bigint; block: number }
   | { kind: 'routerLid'; portGuid: bigint; block: number }
-  | { kind: 'smInfo'; guid: bigint };
+  | { kind: 'smInfo'; guid: bigint }
+  // vport hook (sm/vport-phases.ts): VirtualizationInfo (index -1) or a vport's VPortInfo
+  | { kind: 'vport'; portGuid: bigint; index: number };
 
 /** One SMP Set a planner asks for. `data` is the encoded attribute. Directed route along `path`,
  * or LID-routed to `lid` when given (router tables, SMInfo to an SM known only by its LID). */

@@ -12,6 +12,7 @@ import type { LidRange } from './lids.js';
 import type { SmpRetryOptions } from './retry.js';
 import type { SmpClient } from './smp-client.js';
 import type { SweepStats } from './sweep.js';
+import type { HealthSettings } from './health-phase.js';
 
 /** The snapshot of a heavy sweep (model/snapshot.ts). */
 export type SmSnapshot = Snapshot;
@@ -84,4 +85,6 @@ export interface SmOptions extends ControllerOptions {
   lmcEsp0?: boolean;
   reassignLids?: boolean;
   honorGuid2lid?: boolean;
+  /** The expected topology, its per-class actions and the health callback (issue #33). */
+  topology?: HealthSettings;
 }

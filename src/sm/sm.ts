@@ -6,6 +6,7 @@
  * latest snapshot. It decides nothing: which sweep runs, full or local, whether it sets
  * ClientReregister and when multicast is reprogrammed are the controller's outputs. Talks only
  * to an SmpClient (over MadRpc) and a Clock. */
+import type { VPortManager } from './vport-mgr.js';
 import type { SMInfo } from '../wire/sma.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { TimerHandle } from '../util/clock.js';
@@ -21,6 +22,7 @@ import { RetryingSmp, isFabricFailure, type SmpFailureReason } from './retry.js'
 import { DiscoveryError } from './discovery.js';
 import { RoutingError } from '../routing/types.js';
 import { LocalSweeper } from './local-sweep.js';
+import type { HealthKeeper } from './health-phase.js';
 import { sameValue } from '../util/same-value.js';
 import { HaShell } from './ha-shell.js';
 import { ActionWaiters } from './action-waiters.js';
@@ -95,6 +97,16 @@ export class SubnetManager {
       event: (ev) => this.event(ev),
       logTransitions: () => this.logTransitions(),
     });
+  }
+
+  /** The fabric health: isolated ports and nodes, the expected topology's mismatches (issue #33). */
+  get health(): HealthKeeper {
+    return this.sweeper.health;
+  }
+
+  /** SR-IOV vports as this SM knows them (vport hook, sm/vport-mgr.ts). */
+  get vports(): VPortManager {
+    return this.sweeper.vports;
   }
 
   get current(): Snapshot | undefined {
@@ -399,6 +411,12 @@ export class SubnetManager {
     const { changed, stats, smPorts: sms, foreign } = await this.sweeper.light(this.snapshot!, full);
     if (foreign.ports) this.o.log.error('ports name another master or their LIDs moved: another SM is writing this fabric', { ports: foreign.ports, masterSmLids: [...foreign.masterSmLids].join(','), ...foreign.first });
     await this.ha.checkSms(sms);
+    // health hook: a flapping link's quiet time over: a sweep releases it (sm/health-flap.ts).
+    const due = this.health.flap?.releaseDue();
+    if (!changed && due !== undefined && this.o.clock.now() >= due) {
+      this.o.log.info('flapping link quiet time over: heavy sweep follows');
+      this.requestHeavySweep('flapping link quiet', true); // full: a local sweep with nothing flagged would not judge it
+    }
     if (changed) {
       this.o.log.info('light sweep found a change; heavy sweep follows');
     } else {

@@ -120,6 +120,10 @@ export class SweepSchedule {
     } else if (o.failed && o.master) {
       this.retryLater(now);
     }
+    // A periodic sweep that fell due while this one ran was dropped (a heavy sweep sees what it
+    // would): a master that holds a snapshot always has the next one armed, whether or not this
+    // sweep programmed through the controller (a local sweep does not decide, so it never does).
+    if (o.master && this.snapshot && this.nextLightAt === undefined) this.armLight(now);
   }
 
   lightDone(now: number, changed: boolean): void {

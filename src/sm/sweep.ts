@@ -3,8 +3,9 @@
  * differs (pure, sm/plan-*.ts) and sending it through the one apply step (sm/apply.ts). The
  * Sweeper's tables (`tables`, built once):
  *
- * Heavy: discovery → decide (the other SMs) → LIDs → routes → PortInfo (with INIT → ARMED) →
- * P_Keys → SL2VL/VLArb → SwitchInfo + LFT blocks → ARMED → ACTIVE → snapshot.
+ * Heavy: discovery → vports read → decide (the other SMs) → LIDs (vports' too) → routes (vport
+ * LIDs as their ports') → PortInfo (with INIT → ARMED) → P_Keys → SL2VL/VLArb → SwitchInfo + LFT
+ * blocks → ARMED → ACTIVE → vports (enabled, P_Keys, ACTIVE; sm/vport-phases.ts) → snapshot.
  * Takeover: the handed view checked → decide → LIDs → routes → PortInfo → snapshot.
  * Light (sm/light-sweep.ts): reads → judgement → stats. OpenSM's budget of one SMP a switch per
  * periodic sweep, spent on half the switches' SwitchInfo (PortStateChange; every switch within two
@@ -16,7 +17,7 @@ import { NodeType, SmpAttr } from '../wire/mad.js';
 import { SwitchInfo } from '../wire/sma.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { QosVlSettings } from '../model/qos-policy.js';
-import type { PartitionPlan } from '../model/partitions.js';
+import { PartitionPlan } from '../model/partitions.js';
 import { cloneFabric } from '../model/fabric.js';
 import { DEADLOCK_FREE_FALLBACK, routeWithFallback, type FallbackResult } from '../routing/registry.js';
 import { RoutingNotApplicable, type RoutingOptions } from '../routing/types.js';
@@ -39,6 +40,9 @@ import { emptyStats, newRun, programmedStats, runPhases, type DecideFn, type Pha
 import { multicastPhases, type McastRun } from './mcast-phases.js';
 import { programPhases, type SweepPhase } from './program-phases.js';
 import { foreignKeys, SweepWrites } from './sweep-writes.js';
+import { HealthKeeper, type HealthSettings } from './health-phase.js';
+import { VPortManager } from './vport-mgr.js';
+import { heavyVportPhases, vportPass } from './vport-phases.js';
 
 export { emptyStats, type SweepStats } from './pipeline.js';
 
@@ -66,6 +70,8 @@ export interface SweepSettings extends Omit<PortSettings, 'smLid'> {
   /** The light sweep interval: 0 makes every light sweep read everything; else the rotation of
    *  sm/light-sweep.ts (caRounds). */
   sweepIntervalMs?: number;
+  /** The expected topology and its actions (issue #33; sm/health-phase.ts). */
+  topology?: HealthSettings;
 }
 
 /** The engine that always applies and is deadlock-free (routing/registry.ts: nue): routes with it
@@ -118,22 +124,30 @@ export class Sweeper {
   ) {
     this.rotation = new CaRotation(caRounds(s.sweepIntervalMs));
     this.phases = programPhases({ smp, clock, log, s, programmed: this.programmed, foreign: this.foreign });
+    this.health = new HealthKeeper(log, clock, s.topology ?? {});
     const p = this.phases;
+    this.vports = new VPortManager(smp, log); // vport hook (sm/vport-*.ts)
+    const vp = heavyVportPhases(this.vports, log, this.vportPkeys);
     this.tables = {
       heavy: [
         { kind: 'discover', name: 'discovery', run: (r) => this.discoverWhole(r) },
+        vp.discover,
         this.decidePhase,
+        this.health.phase(false),
         ...this.planPhases(true),
+        this.health.takeDownPhase,
         p.portInfo,
         p.pkeys,
         p.vlTables,
         p.lfts,
         p.activation,
+        vp.apply,
         { kind: 'verify', name: 'the snapshot', run: (r) => this.verifyWhole(r) },
       ],
       takeover: [
         { kind: 'discover', name: 'the view checked', run: (r) => this.checkView(r) },
         this.decidePhase,
+        this.health.phase(false),
         ...this.planPhases(false),
         p.portInfo,
         { kind: 'verify', name: 'the snapshot', run: (r) => this.verifyTakeover(r) },
@@ -142,6 +156,22 @@ export class Sweeper {
       multicast: multicastPhases({ clock, log, s, programmed: this.programmed, writesFor: (disc) => this.writesFor(disc, { keys: false }) }),
     };
   }
+
+  /** SR-IOV vports (sm/vport-mgr.ts). */
+  readonly vports: VPortManager;
+  private vportDeps(): Parameters<typeof vportPass>[0] {
+    const save = (m: ReadonlyMap<bigint, LidRange>): void => {
+      try {
+        this.s.saveGuid2Lid?.(m);
+      } catch (e) {
+        this.guid2lidFailures++;
+        this.log.warn('guid2lid not saved', { error: (e as Error).message, failures: this.guid2lidFailures });
+      }
+    };
+    return { mgr: this.vports, smp: this.smp, log: this.log, lmc: this.s.lmc, programmed: this.programmed, writesFor: (snap) => this.writesFor(snap.discovery), save, pkeysOf: this.vportPkeys };
+  }
+  /** A vport's P_Keys: its partitions in the plan, by its GUID as any CA port's. */
+  private readonly vportPkeys = (guid: bigint): number[] => (this.s.partitions ?? PartitionPlan.defaultPlan()).pkeysFor(guid, 'ca');
 
   /** The phase tables (sm/pipeline.ts) this sweeper runs: a heavy sweep's, a takeover's, a light
    * sweep's and the multicast update's (a local sweep's is sm/local-sweep.ts's, over the same
@@ -159,6 +189,9 @@ export class Sweeper {
     const keys = o.keys === false ? undefined : foreignKeys(disc, this.s.mkey, this.log);
     return new SweepWrites(this.smp, this.log, disc, this.programmed, this.s.mkey, keys, o.onOk);
   }
+
+  /** The health state (isolations, mismatches) and its phases, for heavy and local sweeps. */
+  readonly health: HealthKeeper;
 
   /** The apply phases (sm/program-phases.ts), the same for every sweep of this sweeper. */
   readonly phases: ReturnType<typeof programPhases>;
@@ -196,7 +229,8 @@ export class Sweeper {
   private lidOptions(disc: DiscoveryResult): Parameters<typeof assignLids>[1] {
     const s = this.s;
     const reassign = s.reassignLids === true && this.reassignPending;
-    return { lmc: s.lmc, lmcSwitch: lmcSwitches(disc, s), smNode: disc.smNode, smPort: disc.smPort, existing: reassign ? undefined : (this.own ?? this.adopted ?? s.guid2lid), keepCurrent: !reassign };
+    const existing = reassign ? undefined : (this.own ?? this.adopted ?? s.guid2lid);
+    return { lmc: s.lmc, lmcSwitch: lmcSwitches(disc, s), smNode: disc.smNode, smPort: disc.smPort, existing, keepCurrent: !reassign, reserved: this.vports.reserved(existing) };
   }
 
   /** The LID step of a sweep that programs: LIDs assigned to the view's ports, kept as this SM's
@@ -206,7 +240,9 @@ export class Sweeper {
   private assign(disc: DiscoveryResult, sweep: number): { lids: LidAssignment; smLid: number } {
     const { s, log } = this;
     const tl = this.clock.now();
-    const lids = assignLids(disc.fabric, this.lidOptions(disc));
+    const opts = this.lidOptions(disc);
+    const lids = assignLids(disc.fabric, opts);
+    this.vports.assign(lids, disc.fabric, s.lmc, opts.existing); // vport hook: their ranges join the map saved
     this.reassignPending = false;
     this.own = lids.byGuid;
     const smLid = disc.fabric.nodes[disc.smNode]!.ports[disc.smPort]!.lid!;
@@ -269,6 +305,7 @@ export class Sweeper {
     if (log.enabled('debug')) logRoutingPhase(log, r.sweep, r.view!.disc.fabric, routed, routeMs, () => this.clock.now());
     r.routed = routed;
     r.routing = routed.result;
+    if (this.vports.ports.size) r.maxLid = this.vports.extendRoutes(r.routing, r.view!.disc.fabric, r.maxLid); // vport hook
   }
 
   /** The whole fabric as a view. */
@@ -412,6 +449,8 @@ export class Sweeper {
     const r: LightRun = { snap, full, t0: this.clock.now(), s0: this.smp.sent };
     await runPhases(this.tables.light, r);
     const { changed, smPorts, foreign } = r.result!;
+    // vport hook: new and gone vports handled without a heavy sweep (sm/vport-phases.ts)
+    if (!changed && this.vports.ports.size) r.stats!.smps += (await vportPass(this.vportDeps(), snap)).smps;
     return { changed, stats: r.stats!, smPorts, foreign };
   }
 }

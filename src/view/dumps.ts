@@ -2,6 +2,7 @@
  * The SM's tables as text on demand, in the formats operators already read: unicast and multicast
  * forwarding tables as `ibroute` (and OpenSM's opensm-lfts.dump) prints them. Pure.
  */
+import type { VportRow } from '../model/vport-row.js';
 import { isSwitch, type Fabric } from '../model/fabric.js';
 import { NO_ROUTE } from '../model/routes.js';
 import { indexEndPorts } from '../model/snapshot.js';
@@ -58,5 +59,29 @@ export function dumpMfts(f: Fabric, mfts: readonly MftEntries[], mftCap = 1024):
     }
     out.push(`${mlids.length} valid mlids dumped `, '');
   }
+  return out.join('\n');
+}
+
+
+/** `ibsm dump vports`: every vport by HCA port (docs/vports.md), and the count per HCA. */
+export function dumpVports(rows: readonly VportRow[]): string {
+  const out: string[] = [];
+  let at: bigint | undefined;
+  let n = 0;
+  const flush = (): void => {
+    if (at !== undefined) out.push(`  ${n} vports`, '');
+  };
+  for (const r of rows) {
+    if (r.portGuid !== at) {
+      flush();
+      at = r.portGuid;
+      n = 0;
+      out.push(`HCA ${formatGuid(r.nodeGuid)} '${r.nodeDesc}' port ${r.port} portguid ${formatGuid(r.portGuid)}:`, '  Index  VPortGUID           State   LID     LidRequired');
+    }
+    n++;
+    out.push(`  ${String(r.index).padStart(5)}  ${formatGuid(r.guid)}  ${(r.active ? 'Active' : 'Init').padEnd(6)}  ${r.lid ? lid4(r.lid) : '-'.padEnd(6)}  ${r.lidRequired ? 'yes' : 'no'}`);
+  }
+  flush();
+  out.push(`${rows.length} vports on ${new Set(rows.map((r) => r.portGuid)).size} ports`, '');
   return out.join('\n');
 }

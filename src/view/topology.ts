@@ -11,6 +11,7 @@
 import { isSwitch, type Fabric, type FabricPort } from '../model/fabric.js';
 import { NodeType } from '../wire/mad.js';
 import { guidHex } from '../util/guid.js';
+import { markHealth, type HealthMarks, type LinkHealth } from './topology-health.js';
 
 export interface ViewNode {
   /** The node GUID as 16 hex digits (ids in DOT and SVG). */
@@ -29,6 +30,9 @@ export interface ViewNode {
   attachedPort?: number;
   /** Shown by an earlier view (ViewMemory) but not in this fabric: unplugged, powered off. */
   gone?: boolean;
+  /** Isolated (view/topology-health.ts): why; or a mismatch of the node with the expected topology. */
+  isolated?: string;
+  health?: string;
 }
 
 export interface ViewLink {
@@ -40,6 +44,9 @@ export interface ViewLink {
   routes: number;
   /** The link was in an earlier view (ViewMemory) but is not in this fabric. */
   down?: boolean;
+  /** Against the expected topology and the isolations (view/topology-health.ts), and why. */
+  health?: LinkHealth;
+  healthText?: string;
 }
 
 export interface TopologyView {
@@ -72,6 +79,8 @@ export interface ViewOptions {
   /** What earlier views showed: its nodes and links missing from this fabric are drawn gone and
    * down; this fabric's are remembered in it. */
   memory?: ViewMemory;
+  /** The SM's health state: mismatches and isolations marked (view/topology-health.ts). */
+  health?: HealthMarks;
 }
 
 const kindOf = (t: number): ViewNode['kind'] => (t === NodeType.Switch ? 'switch' : t === NodeType.Router ? 'router' : 'ca');
@@ -135,13 +144,14 @@ export function topologyView(f: Fabric, o: ViewOptions = {}): TopologyView {
       links.push({ a, b, ...(p.width ? { width: p.width } : {}), ...(p.speed ? { speed: p.speed } : {}), routes: routesOf(n.guid, p.num, f.nodes[p.peer.node]!.guid, p.peer.port) });
     }
   });
+  const present = new Set(nodes.map((n) => n.id));
+  // what an earlier view showed and this fabric lacks: nodes gone, links down (to a gone node too)
+  if (mem) for (const [id, n] of mem.nodes) if (!present.has(id)) nodes.push({ ...n, gone: true });
+  if (o.health) for (const k of markHealth({ nodes, links, maxRoutes: 0, meanRoutes: 0 }, o.health)) seen.add(k);
   if (mem) {
-    // what an earlier view showed and this fabric lacks: nodes gone, links down (to a gone node too)
-    const present = new Set(nodes.map((n) => n.id));
-    for (const [id, n] of mem.nodes) if (!present.has(id)) nodes.push({ ...n, gone: true });
     for (const [k, l] of mem.links) if (!seen.has(k)) links.push({ a: l.a, b: l.b, ...(l.width ? { width: l.width } : {}), ...(l.speed ? { speed: l.speed } : {}), routes: 0, down: true });
-    for (const n of nodes) if (!n.gone) mem.nodes.set(n.id, n);
-    for (const l of links) if (!l.down) mem.links.set(linkKey(l.a, l.b), l);
+    for (const n of nodes) if (!n.gone) mem.nodes.set(n.id, { ...n, isolated: undefined, health: undefined });
+    for (const l of links) if (!l.down && l.health !== 'missing' && l.health !== 'isolated') mem.links.set(linkKey(l.a, l.b), l);
   }
   const all = [...(o.routes?.values() ?? [])];
   const meanRoutes = all.length ? all.reduce((a, b) => a + b, 0) / all.length : 0;
@@ -165,8 +175,9 @@ const FEW = rgbOf(VIEW_COLOURS.few);
 const MOST = rgbOf(VIEW_COLOURS.most);
 
 /** A link's colour (VIEW_COLOURS). */
-export function linkColour(l: Pick<ViewLink, 'routes' | 'down'>, max: number): string {
-  if (l.down) return VIEW_COLOURS.down;
+export function linkColour(l: Pick<ViewLink, 'routes' | 'down' | 'health'>, max: number): string {
+  if (l.down || l.health === 'missing') return VIEW_COLOURS.down;
+  if (l.health) return VIEW_COLOURS.sick;
   if (max === 0 || l.routes === 0) return VIEW_COLOURS.none;
   const t = l.routes / max;
   return `#${FEW.map((a, i) => Math.round(a + (MOST[i]! - a) * t).toString(16).padStart(2, '0')).join('')}`;
@@ -183,8 +194,8 @@ export function topologyDot(v: TopologyView): string {
   for (const n of v.nodes) byTier.set(n.tier, [...(byTier.get(n.tier) ?? []), n]);
   const hostsOf = new Map<string, ViewNode[]>();
   for (const n of v.nodes) if (n.attachedTo) hostsOf.set(n.attachedTo, [...(hostsOf.get(n.attachedTo) ?? []), n]);
-  const label = (n: ViewNode): string => `${dotEscape(n.desc)}${n.lid ? `\\nLID ${n.lid}` : ''}${n.gone ? '\\n(gone)' : ''}`;
-  const gone = (n: ViewNode): string => (n.gone ? `, style="dashed,filled", fillcolor="${VIEW_COLOURS.gone}", color="${VIEW_COLOURS.down}"` : '');
+  const label = (n: ViewNode): string => `${dotEscape(n.desc)}${n.lid ? `\\nLID ${n.lid}` : ''}${n.gone ? '\\n(gone)' : n.isolated ? '\\n(isolated)' : ''}`;
+  const gone = (n: ViewNode): string => (n.gone ? `, style="dashed,filled", fillcolor="${VIEW_COLOURS.gone}", color="${VIEW_COLOURS.down}"` : n.isolated || n.health ? `, penwidth=3, color="${VIEW_COLOURS.sick}", tooltip="${dotEscape(n.isolated ?? n.health!)}"` : '');
   for (const [t, ns] of [...byTier].sort((a, b) => a[0] - b[0])) {
     const sw = ns.filter((n) => n.kind === 'switch');
     if (sw.length) out.push(`  { rank=same; ${sw.map((n) => `"${n.id}" [shape=box, style=filled, fillcolor="#dde7f5", label="${label(n)}"${gone(n)}];`).join(' ')} }`);
@@ -199,6 +210,7 @@ export function topologyDot(v: TopologyView): string {
   for (const l of v.links) {
     const attrs = [`color="${linkColour(l, v.maxRoutes)}"`, `tooltip="${l.a.port}-${l.b.port}: ${l.routes} routes"`];
     if (l.down) attrs.push('style=dashed', 'label="down"');
+    else if (l.health) attrs.push(`style=${l.health === 'degraded' || l.health === 'extra' ? 'bold' : 'dashed'}`, `label="${l.health}"`, `tooltip="${dotEscape(l.healthText ?? l.health)}"`);
     out.push(`  "${l.a.node}" -- "${l.b.node}" [${attrs.join(', ')}];`);
   }
   out.push('}');
@@ -297,21 +309,22 @@ export function topologySvg(v: TopologyView): string {
     }
     const widthPx = l.routes ? 1 + (2 * l.routes) / Math.max(1, v.maxRoutes) : l.down ? 2 : 1;
     out.push(
-      `<path class="link${l.down ? ' down' : ''}" data-a="0x${l.a.node}:${l.a.port}" data-b="0x${l.b.node}:${l.b.port}" d="${d}" fill="none" stroke="${linkColour(l, v.maxRoutes)}" stroke-width="${f1(widthPx)}"${l.down ? ' stroke-dasharray="5 3"' : ''}><title>${end(l.a)} ↔ ${end(l.b)}: ${l.down ? 'down' : `${l.routes} routes`}</title></path>`,
+      `<path class="link${l.down ? ' down' : ''}${l.health ? ` ${l.health}` : ''}" data-a="0x${l.a.node}:${l.a.port}" data-b="0x${l.b.node}:${l.b.port}" d="${d}" fill="none" stroke="${linkColour(l, v.maxRoutes)}" stroke-width="${f1(l.health ? Math.max(widthPx, 2) : widthPx)}"${l.down || l.health === 'missing' ? ' stroke-dasharray="5 3"' : l.health === 'isolated' ? ' stroke-dasharray="1 3"' : ''}><title>${end(l.a)} ↔ ${end(l.b)}: ${l.down ? 'down' : l.health ? xmlEscape(l.healthText ?? l.health) : `${l.routes} routes`}</title></path>`,
     );
   }
   for (const n of v.nodes) {
     const p = pos.get(n.id)!;
     const lids = [...new Set([n.lid, ...(n.ends ?? []).map((e) => e.lid)].filter((l) => l !== undefined))];
-    const title = `<title>${xmlEscape(n.desc)} 0x${n.id}${lids.length ? ` LID ${lids.join(', ')}` : ''}${n.gone ? ' (gone: not found by the last sweep)' : ''}</title>`;
-    const attrs = `class="node ${n.kind}${n.gone ? ' gone' : ''}" id="n${n.id}" data-guid="0x${n.id}" data-desc="${xmlEscape(n.desc)}" data-lid="${lids.join(' ')}"${n.ends ? ` data-ports="${n.ends.map((e) => `0x${guidHex(e.guid)}`).join(' ')}"` : ''}`;
-    const goneStyle = n.gone ? ` stroke-dasharray="2 2" opacity="0.8"` : '';
+    const sick = n.isolated ?? n.health;
+    const title = `<title>${xmlEscape(n.desc)} 0x${n.id}${lids.length ? ` LID ${lids.join(', ')}` : ''}${n.gone ? ' (gone: not found by the last sweep)' : sick ? ` (${xmlEscape(sick)})` : ''}</title>`;
+    const attrs = `class="node ${n.kind}${n.gone ? ' gone' : n.isolated ? ' isolated' : n.health ? ' mismatch' : ''}" id="n${n.id}" data-guid="0x${n.id}" data-desc="${xmlEscape(n.desc)}" data-lid="${lids.join(' ')}"${n.ends ? ` data-ports="${n.ends.map((e) => `0x${guidHex(e.guid)}`).join(' ')}"` : ''}`;
+    const goneStyle = n.gone ? ` stroke-dasharray="2 2" opacity="0.8"` : sick ? ` stroke-width="3" stroke-dasharray="${n.isolated ? '1 2' : 'none'}"` : '';
     if (n.kind === 'switch') {
-      out.push(`<g ${attrs}><rect x="${f1(p.x)}" y="${f1(p.y)}" width="${p.w}" height="${p.h}" rx="3" fill="${n.gone ? VIEW_COLOURS.gone : '#dde7f5'}" stroke="${n.gone ? VIEW_COLOURS.down : '#34495e'}"${goneStyle}/>${title}<text x="${f1(p.x + p.w / 2)}" y="${f1(p.y + p.h / 2 + 3)}" text-anchor="middle"${n.gone ? ' fill="#777"' : ''}>${xmlEscape(n.desc.slice(0, 16))}</text></g>`);
+      out.push(`<g ${attrs}><rect x="${f1(p.x)}" y="${f1(p.y)}" width="${p.w}" height="${p.h}" rx="3" fill="${n.gone ? VIEW_COLOURS.gone : '#dde7f5'}" stroke="${n.gone ? VIEW_COLOURS.down : sick ? VIEW_COLOURS.sick : '#34495e'}"${goneStyle}/>${title}<text x="${f1(p.x + p.w / 2)}" y="${f1(p.y + p.h / 2 + 3)}" text-anchor="middle"${n.gone ? ' fill="#777"' : ''}>${xmlEscape(n.desc.slice(0, 16))}</text></g>`);
     } else {
       const label = n.desc.length > 12 ? `${n.desc.slice(0, 11)}…` : n.desc;
       out.push(
-        `<g ${attrs}><rect x="${f1(p.x)}" y="${f1(p.y)}" width="${p.w}" height="${p.h}" fill="${n.gone ? VIEW_COLOURS.gone : '#7fb77e'}" stroke="${n.gone ? VIEW_COLOURS.down : '#2e5e2d'}"${goneStyle}/>${title}<text class="label" transform="translate(${f1(p.x + p.w / 2 - 3)} ${f1(p.y + p.h + 3)}) rotate(90)" font-size="8"${n.gone ? ' fill="#888" text-decoration="line-through"' : ' fill="#333"'}>${xmlEscape(label)}</text></g>`,
+        `<g ${attrs}><rect x="${f1(p.x)}" y="${f1(p.y)}" width="${p.w}" height="${p.h}" fill="${n.gone ? VIEW_COLOURS.gone : '#7fb77e'}" stroke="${n.gone ? VIEW_COLOURS.down : sick ? VIEW_COLOURS.sick : '#2e5e2d'}"${goneStyle}/>${title}<text class="label" transform="translate(${f1(p.x + p.w / 2 - 3)} ${f1(p.y + p.h + 3)}) rotate(90)" font-size="8"${n.gone ? ' fill="#888" text-decoration="line-through"' : ' fill="#333"'}>${xmlEscape(label)}</text></g>`,
       );
     }
   }

@@ -19,6 +19,7 @@ import { PHYS_PORT_STATE_NAMES } from '../wire/sma.js';
 import { TrapNumber } from '../wire/notice.js';
 import type { LinkRef, PortRef } from '../events.js';
 import { guidHex } from '../util/guid.js';
+import { vportRows, vportsPerHca } from '../sm/vport-ops.js';
 
 export interface WebSource {
   subnet: Subnet;
@@ -123,6 +124,8 @@ export interface WebState {
   };
   links?: { maxRoutes: number; meanRoutes: number; busiest: WebLink[]; down: WebLink[] };
   perf?: { sweeps: number; mads: number; failures: number; monitored: number; portsWithErrors: number; rateSeconds?: number; ports: WebPerfPort[] };
+  /** SR-IOV vports (docs/vports.md), per HCA; absent on a fabric without virtualization. */
+  vports?: { ports: number; vports: number; active: number; withLid: number; hcas: Array<{ node: string; guid: string; vports: number; active: number; withLid: number }> };
   events: WebEvent[];
 }
 
@@ -181,10 +184,19 @@ export class WebFeed {
         for (const l of c.linksAdded) this.push('linkUp', `link up: ${linkText(l)}`);
       }),
       ev.on('portStateChanged', (c) => this.push('portState', `port ${c.from} → ${c.to}: ${portText(c.port)}`)),
+      ev.on('vportsChanged', (c) => this.push(c.removed.length && !c.added.length ? 'vportsRemoved' : 'vports', `vports: ${c.added.length} added, ${c.removed.length} removed${[...c.added, ...c.removed].slice(0, 3).map((v) => `; ${v.port.nodeDescription} port ${v.port.portNum} vport ${v.index} ${hex(v.guid)}${v.lid ? ` LID ${v.lid}` : ''}`).join('')}`)),
       ev.on('trap', (t) => this.push('trap', `trap ${t.trapNumber}${TRAP_NAMES[t.trapNumber] ? ` (${TRAP_NAMES[t.trapNumber]})` : ''} from LID ${t.issuerLid}`)),
       ev.on('smStateChanged', (t) => this.push('smState', `SM ${t.from} → ${t.to}: ${t.reason}`)),
       ev.on('multicastGroupCreated', (g) => this.push('multicast', `multicast group created: MGID ${g.mgid.toString(16)} MLID 0x${g.mlid.toString(16)}`)),
       ev.on('multicastGroupDeleted', (g) => this.push('multicast', `multicast group deleted: MGID ${g.mgid.toString(16)} MLID 0x${g.mlid.toString(16)}`)),
+      ev.on('healthChanged', (h) => {
+        const end = (e: { guid: bigint; description: string; port: number }): string => `${e.description} ${hex(e.guid)}${e.port ? ` port ${e.port}` : ''}`;
+        const both = (x: { a: Parameters<typeof end>[0]; b?: Parameters<typeof end>[0] }): string => `${end(x.a)}${x.b ? ` ↔ ${end(x.b)}` : ''}`;
+        for (const m of h.found) this.push('health', `topology mismatch (${m.class}): ${both(m)}: expected ${m.expected}, found ${m.found}`);
+        for (const m of h.gone) this.push('health', `topology mismatch gone (${m.class}): ${both(m)}`);
+        for (const i of h.isolated) this.push('health', `isolated (${i.class}): ${both(i)}`);
+        for (const i of h.released) this.push('health', `released (${i.class}): ${both(i)}`);
+      }),
     );
   }
 
@@ -238,7 +250,7 @@ export class WebFeed {
     const snap = this.src.subnet.sm.current;
     if (!snap) return undefined;
     let v = this.views.get(snap);
-    if (!v) this.views.set(snap, (v = topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory: this.memory })));
+    if (!v) this.views.set(snap, (v = topologyView(snap.fabric, { routes: routesPerLink(snap.fabric, snap.routing), memory: this.memory, health: this.src.subnet.sm.health.state })));
     return v;
   }
 
@@ -282,8 +294,18 @@ export class WebFeed {
       ports: snap ? this.portsOf(snap) : undefined,
       links: this.linksOf(),
       perf: this.perfOf(),
+      vports: this.vportsOf(),
       events: this.events(),
     };
+  }
+
+  /** The vports per HCA (the first maxRows HCAs), totals over all. */
+  private vportsOf(): WebState['vports'] {
+    const mgr = this.src.subnet.sm.vports;
+    if (!mgr.ports.size) return undefined;
+    const hcas = vportsPerHca(vportRows(mgr, this.src.subnet.sm.current?.fabric));
+    const sum = (k: 'vports' | 'active' | 'withLid'): number => hcas.reduce((n, h) => n + h[k], 0);
+    return { ports: mgr.ports.size, vports: sum('vports'), active: sum('active'), withLid: sum('withLid'), hcas: hcas.slice(0, this.maxRows).map((h) => ({ node: h.nodeDesc, guid: hex(h.nodeGuid), vports: h.vports, active: h.active, withLid: h.withLid })) };
   }
 
   private fabricOf(snap: Snapshot): WebState['fabric'] {

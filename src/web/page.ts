@@ -244,8 +244,22 @@ function panels(s: WebState, svg: string | undefined, have: string | undefined):
           )}</div>`
         : ''
     }</section>`,
+    vportsection: vportSection(s.vports),
     events: table('events', ['time', 'kind', 'event'], s.events.map((e) => ({ cls: /Down|Removed|trap/.test(e.kind) ? 'warn' : '', cells: [e.at.slice(11, 23), e.kind, e.text] })), 'no events yet'),
   };
+}
+
+/** SR-IOV vports per HCA (docs/vports.md); hidden on a fabric without virtualization. */
+function vportSection(v: WebState['vports']): string {
+  const body = v
+    ? `${kv('vportsummary', [
+        ['capable ports', fmt(v.ports)],
+        ['vports', fmt(v.vports)],
+        ['active', fmt(v.active)],
+        ['with their own LID', fmt(v.withLid)],
+      ])}<div class="scroll">${table('vports', ['HCA', 'GUID', 'vports', 'active', 'own LID'], v.hcas.map((h) => ({ cls: h.active < h.vports ? 'bad' : '', cells: [h.node, h.guid, h.vports, h.active, h.withLid] })), 'no vports')}</div>`
+    : '';
+  return `<section id="vportsection" data-panel${v ? '' : ' hidden'}><h2>SR-IOV vports</h2>${body}</section>`;
 }
 
 /** The page with the state it shows (the script's hash goes in the Content-Security-Policy).
@@ -267,6 +281,7 @@ export function pageHtml(s: WebState, svg: string | undefined, have?: string): s
 </div>
 <section><h2>Per-link load</h2>${p.linkload}<div class="scroll">${p.links}</div></section>
 ${p.perfsection}
+${p.vportsection}
 <section><h2>Last events</h2><div class="scroll">${p.events}</div></section>
 </main>
 <div id="tip" hidden></div>

@@ -10,6 +10,7 @@
 import { array, bytes, defineLayout, hex, reserved, str, struct, u64, uint, type AnyLayout, type LayoutValue } from './layout.js';
 import { NODE_TYPE_NAMES, PORT_STATE_NAMES, SmpAttr } from './mad.js';
 import { NoticeSmp } from './notice.js';
+import { VPORT_ATTRIBUTES } from './vport.js';
 
 // ---------- value names (as libibmad's dumpers print them) ----------
 
@@ -373,6 +374,8 @@ export const SMA_ATTRIBUTES: Readonly<Record<number, AnyLayout>> = {
   [SmpAttr.SMInfo]: SMInfo,
   [SmpAttr.VendorDiag]: VendorDiag,
   [SmpAttr.LEDInfo]: LEDInfo,
+  // SR-IOV vport attributes (vendor range 0xFFB0-0xFFB6, wire/vport.ts)
+  ...VPORT_ATTRIBUTES,
 };
 
 /** Entries per block of the table attributes. */

@@ -1,0 +1,143 @@
+/** The fabric health phases of a sweep (issue #33): after the decide phase, the view is compared
+ * with the expected topology (model/topology-compare.ts) and the health state moves on
+ * (sm/health-state.ts, pure); the isolated links are cut from the view the sweep plans over (not
+ * routed, not armed) and an apply phase takes Down the isolated ports still ARMED or ACTIVE,
+ * through the sweep's write step (the one apply step, sm/apply.ts). The same phases run in a heavy
+ * sweep and a local one. */
+import type { Fabric } from '../model/fabric.js';
+import { compareTopology, endText, mismatchText } from '../model/topology-compare.js';
+import type { Clock } from '../util/clock.js';
+import type { Logger } from '../util/log.js';
+import { cutIsolated, DEFAULT_TOPOLOGY_ACTIONS, type Isolation, EMPTY_HEALTH, isolatedNodes, isolatedPorts, nextHealth, portsToTakeDown, restoreIsolated, withoutNodes, type HealthChange, type HealthState, type TopologyActions } from './health-state.js';
+import { planPortDown } from './plan-ports.js';
+import type { SweepPhase } from './program-phases.js';
+import { FlapTracker, type FlapPolicy } from './health-flap.js';
+import { releaseMatches } from './health-manual.js';
+
+/** The health settings of a sweeper. */
+export interface HealthSettings {
+  /** The expected topology (`--topology`, read at start). */
+  expected?: Fabric;
+  actions?: TopologyActions;
+  /** Called when the health state changed (mismatches found or gone, isolations). */
+  onHealth?: (c: HealthChange) => void;
+  /** The flapping policy (sm/health-flap.ts; none: off). */
+  flap?: FlapPolicy;
+}
+
+export class HealthKeeper {
+  state: HealthState = EMPTY_HEALTH;
+  /** Comparisons run (one a sweep that programs), isolated ports taken Down. */
+  checks = 0;
+  takenDown = 0;
+
+  /** The flapping links' tracker (health hook; none without a policy). */
+  readonly flap?: FlapTracker;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly clock: Clock,
+    private s: HealthSettings,
+  ) {
+    if (s.flap) this.flap = new FlapTracker(s.flap);
+  }
+
+  /** A reload: another expected topology or other actions (none: no comparison; the next sweep
+   * releases what the topology isolated). */
+  configure(t: { expected?: Fabric; actions?: TopologyActions } | undefined): void {
+    this.s = { ...this.s, expected: t?.expected, actions: t?.actions };
+  }
+
+  /** The decide phase: compare, move the state on, cut the isolated links from the view and leave
+   * the isolated nodes out of it. A local sweep while a node is isolated ends (a full heavy sweep
+   * follows: the node is not in the snapshot to re-link). */
+  phase(local: boolean): SweepPhase {
+    return {
+      kind: 'decide',
+      name: 'fabric health',
+      run: (r) => {
+        const view = r.view!;
+        if (local && this.state.isolated.some((i) => i.kind === 'node')) {
+          this.log.info('local sweep: a node is isolated; full heavy sweep follows');
+          return false;
+        }
+        const disc = local ? restoreIsolated(view.disc, this.state.isolated) : view.disc;
+        if (this.s.expected) this.judge(compareTopology(this.s.expected, disc.fabric));
+        else if (this.state.mismatches.length || this.state.isolated.some((i) => i.source === 'topology')) this.judge([]); // the file taken away
+        if (this.flap) this.judgeFlaps(disc);
+        if (local && this.state.isolated.some((i) => i.kind === 'node')) {
+          this.log.info('local sweep: a node is isolated; full heavy sweep follows');
+          return false;
+        }
+        // The isolated links cut, the isolated nodes left out (renumbered): what the sweep plans over.
+        const ports = isolatedPorts(disc, this.state.isolated);
+        const drop = isolatedNodes(disc, this.state.isolated);
+        const { disc: routed, index } = withoutNodes(cutIsolated(disc, ports), drop);
+        r.takeDown = portsToTakeDown(disc, ports, drop).map((p) => ({ node: index[p.node]!, port: p.port }));
+        view.disc = routed;
+        view.ports = view.ports === disc || !local ? view.disc : cutIsolated(view.ports, ports);
+      },
+    };
+  }
+
+  /** The apply phase: isolated ports still ARMED or ACTIVE taken Down (they come back in INIT). */
+  readonly takeDownPhase: SweepPhase = {
+    kind: 'apply',
+    name: 'isolated ports taken Down',
+    run: async (r) => {
+      const down = r.takeDown ?? [];
+      if (!down.length) return;
+      const planned = planPortDown(r.view!.disc, down).filter(r.view!.fresh);
+      const ok = await r.writes!.ok(planned);
+      this.takenDown += ok;
+      this.log.info('isolated ports taken Down', { ports: planned.length, acknowledged: ok });
+    },
+  };
+
+  /** Manual isolation (health hook; sm/health-manual.ts): held from now; the next sweep applies
+   * it. False when it is held already. */
+  isolateByHand(i: Isolation): boolean {
+    if (this.state.isolated.some((x) => x.key === i.key)) return false;
+    this.state = { ...this.state, isolated: [...this.state.isolated, i] };
+    this.log.warn('isolated by hand', { kind: i.kind, a: endText(i.a), ...(i.b ? { b: endText(i.b) } : {}) });
+    this.s.onHealth?.({ state: this.state, found: [], gone: [], isolated: [i], released: [] });
+    return true;
+  }
+
+  /** Manual release of what `target` names (sm/health-manual.ts releaseMatches); the expected
+   * topology's isolations are refused (the next comparison would isolate them again). */
+  releaseByHand(target: string): { released: Isolation[]; refused: Isolation[] } {
+    const { keep, released, refused } = releaseMatches(this.state.isolated, target);
+    this.state = { ...this.state, isolated: keep };
+    for (const i of released) this.log.info('released by hand', { kind: i.kind, source: i.source, a: endText(i.a), ...(i.b ? { b: endText(i.b) } : {}) });
+    if (released.length) this.s.onHealth?.({ state: this.state, found: [], gone: [], isolated: [], released });
+    return { released, refused };
+  }
+
+  /** The flapping policy over this sweep's view (before the isolated links are cut). */
+  private judgeFlaps(disc: { fabric: Fabric }): void {
+    const held = new Set(this.state.isolated.filter((i) => i.source === 'flapping').map((i) => i.key));
+    const v = this.flap!.observe(disc.fabric, this.clock.now(), held);
+    if (!v.flapping.length && !v.released.length) return;
+    const isolate = this.flap!.policy.action === 'isolate';
+    const added = isolate ? v.flapping.filter((i) => !this.state.isolated.some((x) => x.key === i.key)).map(({ changes: _, ...i }) => i as Isolation) : [];
+    const gone = new Set(v.released);
+    const released = this.state.isolated.filter((i) => i.source === 'flapping' && gone.has(i.key));
+    this.state = { ...this.state, isolated: [...this.state.isolated.filter((i) => !(i.source === 'flapping' && gone.has(i.key))), ...added] };
+    for (const i of v.flapping) this.log.warn('link flapping', { a: endText(i.a), b: endText(i.b!), changes: i.changes, windowS: this.flap!.policy.windowMs / 1000, action: this.flap!.policy.action });
+    for (const i of released) this.log.info('flapping link quiet: isolation released', { a: endText(i.a), b: endText(i.b!), quietS: this.flap!.policy.quietMs / 1000 });
+    if (added.length || released.length) this.s.onHealth?.({ state: this.state, found: [], gone: [], isolated: added, released });
+  }
+
+  private judge(mismatches: ReturnType<typeof compareTopology>): void {
+    this.checks++;
+    const c = nextHealth(this.state, mismatches, this.s.actions ?? DEFAULT_TOPOLOGY_ACTIONS, this.clock.now());
+    this.state = c.state;
+    const { log } = this;
+    for (const m of c.found) log.warn('topology mismatch', { class: m.cls, mismatch: mismatchText(m) });
+    for (const m of c.gone) log.info('topology mismatch gone', { class: m.cls, mismatch: mismatchText(m) });
+    for (const i of c.isolated) log.warn('isolated: not brought to ACTIVE, not routed', { kind: i.kind, class: i.cls, a: endText(i.a), ...(i.b ? { b: endText(i.b) } : {}) });
+    for (const i of c.released) log.info('isolation released', { kind: i.kind, class: i.cls, a: endText(i.a), ...(i.b ? { b: endText(i.b) } : {}) });
+    if (c.found.length || c.gone.length || c.isolated.length || c.released.length) this.s.onHealth?.(c);
+  }
+}
