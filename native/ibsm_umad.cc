@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "issm.h"
+#include "umad2sim-exit.h"
 
 namespace {
 
@@ -265,8 +266,28 @@ bool SimulatorListening(const std::string& want) {
   return found;
 }
 
+// Under umad2sim a closed port's umad fd is kept open ("parked") until process exit: umad2sim
+// hands a MAD that arrives for a class nobody holds to a NULL queue (its receiver thread then dies
+// of SIGSEGV, and the process with it), and a stop cannot keep MADs from arriving (an SMP's answer
+// still on its way, a trap, an SA request). A parked port's MADs wait in umad2sim's queue unread.
+// At exit Umad2simExit detaches from ibsim first and then closes them. umad2sim has 8 fds a device:
+// past kMaxParked the oldest is closed after all.
+constexpr size_t kMaxParked = 6;
+
 struct Instance {
   std::set<UmadPort*> open;
+  std::vector<int> parked;  // umad port ids closed by us, left open under umad2sim
+  void Park(int portid) {
+    parked.push_back(portid);
+    if (parked.size() > kMaxParked) {
+      umad_close_port(parked.front());
+      parked.erase(parked.begin());
+    }
+  }
+  void CloseParked() {
+    for (int id : parked) umad_close_port(id);
+    parked.clear();
+  }
   Napi::FunctionReference portCtor;
   bool tearingDown = false;
   // prefetchCas(): the listing gathered on its own thread while the main thread compiles and
@@ -465,10 +486,23 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   // Stop the receiver and the sender and close everything, synchronously (the receiver is woken,
   // and kSenderStopWaitMs for a sender stuck in umad_send: then it is left behind with
   // the port open, since closing a port under a running umad_send is not safe).
+  // The sender first: nothing goes out once the receiver has stopped.
   void Shutdown() {
+    bool senderDone = StopSender();
     StopAndJoin();
-    ClosePort(StopSender());
+    ClosePort(senderDone);
   }
+
+  // Process exit under umad2sim, in stages across every open port (Umad2simExit): first the threads
+  // (the receiver by its self-wake while ibsim still answers; the sender with what it has queued
+  // dropped), then ibsim is left (native/umad2sim-exit.c: nothing arrives any more), then the ports
+  // closed: an arrival after a close would find umad2sim's queue gone.
+  bool StopThreads() {
+    bool senderDone = StopSender();
+    StopAndJoin();
+    return senderDone;
+  }
+  void CloseAfterStop(bool closeUmad) { ClosePort(closeUmad); }
 
   // True when no sender runs any more (stopped and joined, or never started).
   bool StopSender() {
@@ -705,6 +739,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
       d.Resolve(env.Undefined());
     } else {
       closeWaiters_.push_back(std::move(d));
+      StopSender();  // before the receiver's stop (see Shutdown)
       RequestStop();
     }
     return p;
@@ -789,7 +824,10 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
       issmFd_ = -1;
     }
     if (portid_ >= 0) {
-      if (closeUmad) umad_close_port(portid_);
+      if (closeUmad) {
+        if (!direct_ && inst_ && !inst_->tearingDown) inst_->Park(portid_);  // umad2sim: see kMaxParked
+        else umad_close_port(portid_);
+      }
       portid_ = -1;
       inst_->open.erase(this);  // only while open: at teardown the instance data may be gone later
     }
@@ -1004,6 +1042,25 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   std::vector<uint32_t> takeMeta_;
 };
 
+// umad2simExit(timeoutMs): number. For process exit under umad2sim (ibsim): every open port's
+// threads stopped, this process detached from ibsim and what was on its way taken by umad2sim's
+// receiver (native/umad2sim-exit.c), then the ports closed; so umad2sim's own atexit clean-up
+// finds its receiver in poll() and nothing arriving. 1 detached, 0 not under umad2sim, -errno.
+Napi::Value Umad2simExit(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int ms = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : 200;
+  Instance* inst = env.GetInstanceData<Instance>();
+  std::vector<std::pair<UmadPort*, bool>> stopped;
+  if (inst) {
+    std::set<UmadPort*> open = inst->open;
+    for (UmadPort* p : open) stopped.emplace_back(p, p->StopThreads());
+  }
+  int r = ibsm_umad2sim_quiesce(ms);
+  for (auto& [p, closeUmad] : stopped) p->CloseAfterStop(closeUmad);
+  if (inst) inst->CloseParked();
+  return Napi::Number::New(env, r);
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Instance* inst = new Instance();
   env.SetInstanceData(inst);
@@ -1014,6 +1071,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
     inst->prefetched.Release();
     std::set<UmadPort*> open = inst->open;
     for (UmadPort* p : open) p->Shutdown();
+    inst->CloseParked();
   });
   Napi::Function ctor = UmadPort::Define(env);
   inst->portCtor = Napi::Persistent(ctor);
@@ -1022,6 +1080,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("prefetchCas", Napi::Function::New(env, PrefetchCas, "prefetchCas"));
   exports.Set("endPrefetch", Napi::Function::New(env, EndPrefetch, "endPrefetch"));
   exports.Set("smiGsiPair", Napi::Function::New(env, SmiGsiPair, "smiGsiPair"));
+  exports.Set("umad2simExit", Napi::Function::New(env, Umad2simExit, "umad2simExit"));
 
   Napi::Object rec = Napi::Object::New(env);
   rec.Set("stride", static_cast<uint32_t>(R_STRIDE));

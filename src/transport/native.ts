@@ -142,6 +142,11 @@ export interface NativeUmad {
   prefetchCas?(): boolean;
   /** Wait for that thread (at process exit). */
   endPrefetch?(): void;
+  /** For process exit under umad2sim (ibsim): every open port's threads stopped, this process
+   * detached from ibsim and what was on its way taken, then the ports closed, so that umad2sim's
+   * own exit clean-up cannot deadlock with its receiver thread (native/umad2sim-exit.c). 1
+   * detached, 0 not under umad2sim, negative an errno. */
+  umad2simExit?(timeoutMs: number): number;
 }
 
 /** Where the addon is built (the same two levels up from src/transport and dist/transport). */
