@@ -9,7 +9,7 @@
   'targets': [
     {
       'target_name': 'ibsm_umad',
-      'sources': ['native/ibsm_umad.cc', 'native/issm.c'],
+      'sources': ['native/ibsm_umad.cc', 'native/issm.c', 'native/umad2sim-exit.c'],
       'dependencies': ["<!(node -p \"require('node-addon-api').targets\"):node_addon_api_except"],
       'defines': [
         'NAPI_VERSION=8',

@@ -6,12 +6,12 @@
 // event loop takes many MADs per wake-up. A batch is one Buffer with the MAD bytes back to back
 // and one Uint32Array with RECORD.stride words per MAD (indices exported as RECORD).
 //
-// Sends never block the event loop. send() calls umad_send itself when nothing is queued and the
-// send cannot block: on a kernel's umad device always (its write posts the MAD and returns), under
-// umad2sim while the socket to ibsim has room (one writable poll covers the sends that fit in the
-// rest of its send buffer).
-// Otherwise it copies the MAD into a bounded queue that a sender thread per port drains with
-// umad_send (which blocks while umad2sim's socket is full), in order after what is already queued.
+// Sends never block the event loop. On a kernel's umad device send() calls umad_send itself when
+// nothing is queued (its write posts the MAD and returns). Under umad2sim (whose umad_send is a
+// write to ibsim's socket, blocking while it is full) send() only copies the MAD into a bounded
+// queue that a sender thread per port drains with umad_send, in order: the writes run on the other
+// core beside the main thread's work (issue #32: SUBNET UP on ft3-large 3,037 -> 1,778 ms, at 5k
+// nodes 0-9 % less, scripts/bench/README.md), one wake-up per burst (setDeferWake/flush).
 // A full queue drops the MAD (counted, send() returns false), as a lost MAD; send errors are
 // counted (sendStats()). At close a sender stuck in umad_send is left behind with its own state
 // (and the port left open) rather than blocking the main thread.
@@ -24,12 +24,9 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <infiniband/umad.h>
-#include <dirent.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sys/eventfd.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -51,6 +48,7 @@
 #include <vector>
 
 #include "issm.h"
+#include "umad2sim-exit.h"
 
 namespace {
 
@@ -130,53 +128,6 @@ std::string PortName(const std::string& ca, int port) {
 uint32_t ArgU32(const Napi::CallbackInfo& info, size_t i, const char* name) {
   if (!info[i].IsNumber()) throw Napi::TypeError::New(info.Env(), std::string(name) + " must be a number");
   return info[i].As<Napi::Number>().Uint32Value();
-}
-
-// umad2sim's data socket to ibsim in this process (bound to the abstract name "<sockname>:in<pid>",
-// connected to ibsim's socket for this client; sim_client.c), or -1 (none: ibsim over TCP, or not
-// umad2sim). A real fd, below umad2sim's range, so poll() on it alone is the kernel's.
-int Umad2simSocket() {
-  DIR* d = opendir("/proc/self/fd");
-  if (!d) return -1;
-  const std::string suffix = ":in" + std::to_string(getpid());
-  int found = -1;
-  while (dirent* e = readdir(d)) {
-    char* end;
-    long fd = std::strtol(e->d_name, &end, 10);
-    if (*end != '\0' || fd < 0 || fd >= kUmad2simFirstFd || fd == dirfd(d)) continue;
-    sockaddr_un a;
-    socklen_t len = sizeof a;
-    if (getsockname(static_cast<int>(fd), reinterpret_cast<sockaddr*>(&a), &len) != 0 || a.sun_family != AF_UNIX) continue;
-    const size_t base = offsetof(sockaddr_un, sun_path);
-    if (len <= base + 1 || a.sun_path[0] != '\0') continue;  // not an abstract name
-    std::string name(a.sun_path + 1, len - base - 1);
-    while (!name.empty() && name.back() == '\0') name.pop_back();
-    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      found = static_cast<int>(fd);
-      break;
-    }
-  }
-  closedir(d);
-  return found;
-}
-
-// Whether `fd` polls writable: for a connected unix datagram socket, its send buffer at most a
-// quarter used (and the peer's queue not full). ppoll: umad2sim wraps poll() (and takes its mutex
-// there) but not ppoll.
-bool WritableNow(int fd) {
-  pollfd p{fd, POLLOUT, 0};
-  timespec zero{0, 0};
-  return ppoll(&p, 1, &zero, nullptr) == 1 && (p.revents & POLLOUT) && !(p.revents & (POLLERR | POLLHUP | POLLNVAL));
-}
-
-// Sends a socket that polled writable takes without blocking: a send blocks only once the buffer
-// is full, and a MAD takes ~1,280 bytes of it (a 288-byte datagram's skb; measured on ibsim: 167
-// sends fill 212,992 bytes), counted here as 2,048. 0 when the buffer cannot be read: poll each send.
-uint32_t SendsAfterWritable(int fd) {
-  int sndbuf = 0;
-  socklen_t len = sizeof sndbuf;
-  if (getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &len) != 0 || sndbuf <= 0) return 0;
-  return static_cast<uint32_t>(static_cast<uint64_t>(sndbuf) * 3 / 4 / 2048);
 }
 
 class UmadPort;
@@ -315,8 +266,28 @@ bool SimulatorListening(const std::string& want) {
   return found;
 }
 
+// Under umad2sim a closed port's umad fd is kept open ("parked") until process exit: umad2sim
+// hands a MAD that arrives for a class nobody holds to a NULL queue (its receiver thread then dies
+// of SIGSEGV, and the process with it), and a stop cannot keep MADs from arriving (an SMP's answer
+// still on its way, a trap, an SA request). A parked port's MADs wait in umad2sim's queue unread.
+// At exit Umad2simExit detaches from ibsim first and then closes them. umad2sim has 8 fds a device:
+// past kMaxParked the oldest is closed after all.
+constexpr size_t kMaxParked = 6;
+
 struct Instance {
   std::set<UmadPort*> open;
+  std::vector<int> parked;  // umad port ids closed by us, left open under umad2sim
+  void Park(int portid) {
+    parked.push_back(portid);
+    if (parked.size() > kMaxParked) {
+      umad_close_port(parked.front());
+      parked.erase(parked.begin());
+    }
+  }
+  void CloseParked() {
+    for (int id : parked) umad_close_port(id);
+    parked.clear();
+  }
   Napi::FunctionReference portCtor;
   bool tearingDown = false;
   // prefetchCas(): the listing gathered on its own thread while the main thread compiles and
@@ -501,13 +472,8 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     inst_->open.insert(this);
     thread_ = std::thread(&UmadPort::ReceiveLoop, this);
     // Direct sends (see the top of this file): a kernel's umad write never waits for room;
-    // umad2sim's waits while its socket to ibsim is full, so there send() polls that socket first.
-    if (umad_get_fd(portid_) < kUmad2simFirstFd) {
-      directAlways_ = true;
-    } else {
-      directFd_ = Umad2simSocket();
-      if (directFd_ >= 0) directBudget_ = SendsAfterWritable(directFd_);
-    }
+    // umad2sim's is a socket write, left to the sender thread.
+    direct_ = umad_get_fd(portid_) < kUmad2simFirstFd;
     sendq_ = std::make_shared<SendQueue>(portid_, sendQueue);
     sender_ = std::thread(&SendQueue::Loop, sendq_);
   }
@@ -520,10 +486,23 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   // Stop the receiver and the sender and close everything, synchronously (the receiver is woken,
   // and kSenderStopWaitMs for a sender stuck in umad_send: then it is left behind with
   // the port open, since closing a port under a running umad_send is not safe).
+  // The sender first: nothing goes out once the receiver has stopped.
   void Shutdown() {
+    bool senderDone = StopSender();
     StopAndJoin();
-    ClosePort(StopSender());
+    ClosePort(senderDone);
   }
+
+  // Process exit under umad2sim, in stages across every open port (Umad2simExit): first the threads
+  // (the receiver by its self-wake while ibsim still answers; the sender with what it has queued
+  // dropped), then ibsim is left (native/umad2sim-exit.c: nothing arrives any more), then the ports
+  // closed: an arrival after a close would find umad2sim's queue gone.
+  bool StopThreads() {
+    bool senderDone = StopSender();
+    StopAndJoin();
+    return senderDone;
+  }
+  void CloseAfterStop(bool closeUmad) { ClosePort(closeUmad); }
 
   // True when no sender runs any more (stopped and joined, or never started).
   bool StopSender() {
@@ -656,8 +635,9 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     {
       std::lock_guard<std::mutex> lk(sendq_->mu);
       // Only this thread adds and the sender only takes: the bound checked above still holds.
-      directCredit_ = 0;  // the sender's sends are not counted: poll again before the next direct one
-      if (sendq_->q.empty()) wakeOwed_ = true;  // the sender may be asleep
+      // The sender may be asleep; not while it is inside umad_send (it looks at the queue again
+      // before it waits).
+      if (sendq_->q.empty() && !sendq_->sending) wakeOwed_ = true;
       sendq_->q.push_back(SendQueue::Item{std::move(buf), static_cast<int>(agent), static_cast<int>(n),
                                           static_cast<int>(timeoutMs), static_cast<int>(retries)});
       queued = sendq_->q.size();
@@ -668,23 +648,14 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     return Napi::Boolean::New(env, true);
   }
 
-  // umad_send on this thread when nothing waits in the queue (the order of sends is kept) and the
-  // send cannot block; false when the MAD must go through the queue.
+  // umad_send on this thread on a kernel's device when nothing waits in the queue (the order of
+  // sends is kept); false when the MAD must go through the queue.
   bool TrySendDirect(std::vector<uint8_t>& buf, uint32_t agent, size_t n, uint32_t timeoutMs, uint32_t retries) {
-    if (!directAlways_ && directFd_ < 0) return false;
+    if (!direct_) return false;
     {
       std::lock_guard<std::mutex> lk(sendq_->mu);
       // Only this thread adds to the queue: empty and idle now, it stays so during the send.
       if (!sendq_->q.empty() || sendq_->sending) return false;
-    }
-    if (!directAlways_) {
-      // One poll covers the next directBudget_ sends: only this thread writes while the queue is
-      // empty, and ibsim's reading only makes room.
-      if (directCredit_ == 0) {
-        if (!WritableNow(directFd_)) return false;
-        directCredit_ = directBudget_;
-      }
-      if (directCredit_ > 0) directCredit_--;
     }
     errno = 0;
     int r = umad_send(portid_, static_cast<int>(agent), buf.data(), static_cast<int>(n), static_cast<int>(timeoutMs), static_cast<int>(retries));
@@ -768,6 +739,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
       d.Resolve(env.Undefined());
     } else {
       closeWaiters_.push_back(std::move(d));
+      StopSender();  // before the receiver's stop (see Shutdown)
       RequestStop();
     }
     return p;
@@ -852,7 +824,10 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
       issmFd_ = -1;
     }
     if (portid_ >= 0) {
-      if (closeUmad) umad_close_port(portid_);
+      if (closeUmad) {
+        if (!direct_ && inst_ && !inst_->tearingDown) inst_->Park(portid_);  // umad2sim: see kMaxParked
+        else umad_close_port(portid_);
+      }
       portid_ = -1;
       inst_->open.erase(this);  // only while open: at teardown the instance data may be gone later
     }
@@ -1040,10 +1015,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   std::shared_ptr<SendQueue> sendq_;
   std::thread sender_;
   bool senderLeft_ = false;  // a sender stuck in umad_send was detached at close
-  bool directAlways_ = false;  // a kernel umad device: send() may always call umad_send itself
-  int directFd_ = -1;          // under umad2sim: its socket to ibsim, polled before a direct send
-  uint32_t directBudget_ = 0;  // direct sends one writable poll covers (SendsAfterWritable)
-  uint32_t directCredit_ = 0;  // what is left of it
+  bool direct_ = false;  // a kernel umad device: send() may call umad_send itself
   bool deferWake_ = false;   // main thread only: send() defers the sender's wake-up to flush()
   bool wakeOwed_ = false;    // main thread only: MADs were queued since the sender last was woken
 
@@ -1070,6 +1042,25 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   std::vector<uint32_t> takeMeta_;
 };
 
+// umad2simExit(timeoutMs): number. For process exit under umad2sim (ibsim): every open port's
+// threads stopped, this process detached from ibsim and what was on its way taken by umad2sim's
+// receiver (native/umad2sim-exit.c), then the ports closed; so umad2sim's own atexit clean-up
+// finds its receiver in poll() and nothing arriving. 1 detached, 0 not under umad2sim, -errno.
+Napi::Value Umad2simExit(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int ms = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : 200;
+  Instance* inst = env.GetInstanceData<Instance>();
+  std::vector<std::pair<UmadPort*, bool>> stopped;
+  if (inst) {
+    std::set<UmadPort*> open = inst->open;
+    for (UmadPort* p : open) stopped.emplace_back(p, p->StopThreads());
+  }
+  int r = ibsm_umad2sim_quiesce(ms);
+  for (auto& [p, closeUmad] : stopped) p->CloseAfterStop(closeUmad);
+  if (inst) inst->CloseParked();
+  return Napi::Number::New(env, r);
+}
+
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   Instance* inst = new Instance();
   env.SetInstanceData(inst);
@@ -1080,6 +1071,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
     inst->prefetched.Release();
     std::set<UmadPort*> open = inst->open;
     for (UmadPort* p : open) p->Shutdown();
+    inst->CloseParked();
   });
   Napi::Function ctor = UmadPort::Define(env);
   inst->portCtor = Napi::Persistent(ctor);
@@ -1088,6 +1080,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("prefetchCas", Napi::Function::New(env, PrefetchCas, "prefetchCas"));
   exports.Set("endPrefetch", Napi::Function::New(env, EndPrefetch, "endPrefetch"));
   exports.Set("smiGsiPair", Napi::Function::New(env, SmiGsiPair, "smiGsiPair"));
+  exports.Set("umad2simExit", Napi::Function::New(env, Umad2simExit, "umad2simExit"));
 
   Napi::Object rec = Napi::Object::New(env);
   rec.Set("stride", static_cast<uint32_t>(R_STRIDE));

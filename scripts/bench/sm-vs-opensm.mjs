@@ -64,6 +64,10 @@ const timeoutMs = Number(opt('--timeout', '600')) * 1000;
 const LARGE = opt('--large', 'gen:fattree3:radix=24');
 const runs = Math.max(1, Number(opt('--runs', '3')));
 const ibsmNodeFlags = opt('--ibsm-node-flags', '').split(' ').filter(Boolean);
+// A second ibsm in the same interleaved runs (`--sms ibsm,ibsm-b,opensm`): --ibsm-b-env "K=V ..."
+// adds to its environment, --cli-b runs another bundle (an A/B on the same machine state).
+const ibsmBEnv = Object.fromEntries(opt('--ibsm-b-env', '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+const cliFileB = path.resolve(opt('--cli-b', cliFile));
 const phases = opt('--phases', 'once').split(',').filter(Boolean);
 const idleSeconds = Number(opt('--idle-seconds', '30'));
 const idleInterval = Number(opt('--idle-interval', '5'));
@@ -184,12 +188,14 @@ async function runSm(kind, engine, sim, simHost, shim, dir) {
   const cache = path.join(dir, `${kind}-${engine}.cache`);
   rmSync(cache, { recursive: true, force: true });
   mkdirSync(cache, { recursive: true });
-  const env = clientEnv(sim, simHost, { UMAD_COUNT_FILE: counts, LD_PRELOAD: `${shim} ${UMAD2SIM}`, OSM_CACHE_DIR: cache, OSM_TMP_DIR: cache });
+  const isIbsm = kind.startsWith('ibsm');
+  const cli = kind === 'ibsm-b' ? cliFileB : cliFile;
+  const env = clientEnv(sim, simHost, { UMAD_COUNT_FILE: counts, LD_PRELOAD: `${shim} ${UMAD2SIM}`, OSM_CACHE_DIR: cache, OSM_TMP_DIR: cache, ...(kind === 'ibsm-b' ? ibsmBEnv : {}) });
   // The bin's shebang unsets NODE_EXTRA_CA_CERTS (a CA file read at start-up); so does node S CLI.
-  if (kind === 'ibsm' && ibsmNodeFlags.length) delete env.NODE_EXTRA_CA_CERTS;
+  if (isIbsm && ibsmNodeFlags.length) delete env.NODE_EXTRA_CA_CERTS;
   const [cmd, args] =
-    kind === 'ibsm'
-      ? [cliIsBin && !ibsmNodeFlags.length ? cliFile : process.execPath, [...(cliIsBin && !ibsmNodeFlags.length ? [] : [...ibsmNodeFlags, cliFile]), 'run', '--umad', '--once', '--routing', engine === 'minhop' ? 'minhop' : `${engine},minhop`, '--guid2lid', path.join(cache, 'guid2lid')]]
+    isIbsm
+      ? [cliIsBin && !ibsmNodeFlags.length ? cli : process.execPath, [...(cliIsBin && !ibsmNodeFlags.length ? [] : [...ibsmNodeFlags, cli]), 'run', '--umad', '--once', '--routing', engine === 'minhop' ? 'minhop' : `${engine},minhop`, '--guid2lid', path.join(cache, 'guid2lid')]]
       : ['opensm', ['-o', '-R', engine, '-F', '/dev/null', '-f', osmLog, '--dump_files_dir', cache]];
   // OpenSM appends to its log: start from an empty one, or an earlier run's SUBNET UP line is found.
   rmSync(osmLog, { force: true });
@@ -223,8 +229,8 @@ async function runSm(kind, engine, sim, simHost, shim, dir) {
     if (c.smps) r.usPerSmp = c.cpuUs / c.smps;
   }
   // ibsm's output (its log) beside OpenSM's: the scratch directory's <sm>-<engine>.out (--keep keeps it).
-  if (kind === 'ibsm') writeFileSync(path.join(dir, `${kind}-${engine}.out`), out);
-  if (kind === 'ibsm') {
+  if (isIbsm) writeFileSync(path.join(dir, `${kind}-${engine}.out`), out);
+  if (isIbsm) {
     const line = out.split('\n').find((l) => l.includes('SUBNET UP'));
     if (line) {
       const ts = Date.parse(line.split(/\s/)[0]);
@@ -325,13 +331,14 @@ function printTable(fab, rows) {
     ]);
   }
   for (const e of engines) {
-    const a = rows.find((r) => r.sm === 'ibsm' && r.engine === e);
     const b = rows.find((r) => r.sm === 'opensm' && r.engine === e);
-    if (!a || !b) continue;
-    const ratio = (x, y) => (x && y ? (x / y).toFixed(2) : '-');
-    console.log(
-      `   ${e}: ibsm/OpenSM  UP time ${ratio(a.upMs, b.upMs)}x   CPU ${ratio(a.cpuMs, b.cpuMs)}x   CPU/SMP ${ratio(a.usPerSmp, b.usPerSmp)}x   RSS ${ratio(a.rssMB, b.rssMB)}x   SMPs ${ratio(a.counts?.smps, b.counts?.smps)}x   LFT sets ${ratio(a.counts?.lftSets, b.counts?.lftSets)}x   max routes/link ${ratio(a.verify?.v?.linkLoad.max, b.verify?.v?.linkLoad.max)}x`,
-    );
+    if (!b) continue;
+    for (const a of rows.filter((r) => r.sm.startsWith('ibsm') && r.engine === e)) {
+      const ratio = (x, y) => (x && y ? (x / y).toFixed(2) : '-');
+      console.log(
+        `   ${e}: ${a.sm}/OpenSM  UP time ${ratio(a.upMs, b.upMs)}x   CPU ${ratio(a.cpuMs, b.cpuMs)}x   CPU/SMP ${ratio(a.usPerSmp, b.usPerSmp)}x   RSS ${ratio(a.rssMB, b.rssMB)}x   SMPs ${ratio(a.counts?.smps, b.counts?.smps)}x   LFT sets ${ratio(a.counts?.lftSets, b.counts?.lftSets)}x   max routes/link ${ratio(a.verify?.v?.linkLoad.max, b.verify?.v?.linkLoad.max)}x`,
+      );
+    }
   }
 }
 
@@ -414,7 +421,7 @@ async function main() {
             }
             try {
               const r = await runSm(smKind, engine, sim, fab.simHost, shim, dir);
-              if (run === 0 && (r.code === 0 || r.upMs !== undefined)) r.verify = await verifyFabric(sim, fab.simHost, dir, mods);
+              if (run === 0 && !flag('--no-verify') && (r.code === 0 || r.upMs !== undefined)) r.verify = await verifyFabric(sim, fab.simHost, dir, mods);
               if (r.code !== 0 || r.upMs === undefined) console.log(`   ${smKind}/${engine} exit ${r.code ?? r.signal}:\n${r.tail}`);
               if (r.verify?.errors?.length) console.log(`   ${smKind}/${engine}: ${r.verify.errors.length} LFT read errors, e.g. ${r.verify.errors[0]}`);
               if (r.verify?.patched) console.log(`   ${smKind}/${engine}: top LID a multiple of 64: the last LFT block of ${r.verify.patched} switches read with smpdump (ibroute skips it)`);

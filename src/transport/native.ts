@@ -87,8 +87,8 @@ export interface NativeUmadPort {
 
 /** What the addon's sends did: MADs waiting for the sender thread, in its umad_send, sent, dropped
  * (queue full, or still queued at close), refused by umad_send (errors, the last one's errno), and
- * how many of those sent or refused send() handed to umad_send itself (direct: nothing queued and
- * the device could take it without blocking). */
+ * how many of those sent or refused send() handed to umad_send itself (direct: a kernel's umad
+ * device with nothing queued; never under umad2sim). */
 export interface NativeSendStats {
   queued: number;
   /** 1 while the sender thread is inside umad_send (blocked there when the peer is full). */
@@ -142,6 +142,11 @@ export interface NativeUmad {
   prefetchCas?(): boolean;
   /** Wait for that thread (at process exit). */
   endPrefetch?(): void;
+  /** For process exit under umad2sim (ibsim): every open port's threads stopped, this process
+   * detached from ibsim and what was on its way taken, then the ports closed, so that umad2sim's
+   * own exit clean-up cannot deadlock with its receiver thread (native/umad2sim-exit.c). 1
+   * detached, 0 not under umad2sim, negative an errno. */
+  umad2simExit?(timeoutMs: number): number;
 }
 
 /** Where the addon is built (the same two levels up from src/transport and dist/transport). */

@@ -74,8 +74,12 @@ export async function closeAllUmad(): Promise<void> {
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  // Exiting with a receiver thread running can abort the process: stop them synchronously.
+  // Exiting with a receiver thread running can abort the process: stop them synchronously. Under
+  // umad2sim the ports' threads are stopped and the process detached from ibsim before the ports
+  // close: umad2sim's own exit clean-up deadlocks with its receiver thread when a MAD arrives as
+  // it runs (native/umad2sim-exit.c).
   process.once('exit', () => {
+    if (process.env.LD_PRELOAD?.includes('umad2sim')) native().umad2simExit?.(200);
     for (const t of openTransports) t.closeSync();
   });
 }
