@@ -26,6 +26,7 @@ import { sameValue } from '../util/same-value.js';
 import { fileLogSink } from './log-file.js';
 import { optionsFor, RELOADABLE_KEYS, REREAD_KEYS, SM_CONFIG_KEYS, withDefaults, type OpenSmOptions, type ReloadResult, type SmConfig } from './sm-config.js';
 import { parseFlapPolicy } from '../sm/health-flap.js';
+import { parseUnresponsivePolicy } from '../sm/health-unresponsive-policy.js';
 import { openGuid2Lid, readSmFiles, readTopology, warnRouteOrder, type SmFiles } from './sm-files.js';
 import type { Guid2LidFile } from './guid2lid-file.js';
 import { SubnetNotUpError } from '../util/errors.js';
@@ -216,6 +217,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   const topology = await readTopology(o);
   // health hook: the flapping policy (sm/health-flap.ts) beside the expected topology.
   const flap = o.healthFlap ? parseFlapPolicy(o.healthFlap) : undefined;
+  const unresponsive = o.healthUnresponsive ? parseUnresponsivePolicy(o.healthUnresponsive) : undefined; // and the unresponsive-SMA one
   warnRouteOrder(log, o.routing!, smFiles);
 
   const be = o.backend ?? (await openBackend({ ...optionsFor('backend', o), sm: true, sa: true }));
@@ -235,7 +237,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     partitions,
     qos,
     qosVl,
-    topology: flap ? { ...topology, flap } : topology,
+    topology: flap || unresponsive ? { ...topology, flap, unresponsive } : topology,
     onProgress: o.onProgress,
   } as SubnetOptions);
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));

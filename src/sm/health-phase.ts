@@ -13,6 +13,8 @@ import { planPortDown } from './plan-ports.js';
 import type { SweepPhase } from './program-phases.js';
 import { FlapTracker, type FlapPolicy } from './health-flap.js';
 import { releaseMatches } from './health-manual.js';
+import { UnresponsiveWatch, type HealthHolder } from './health-unresponsive-watch.js';
+import type { UnresponsivePolicy } from './health-unresponsive-policy.js';
 
 /** The health settings of a sweeper. */
 export interface HealthSettings {
@@ -23,9 +25,11 @@ export interface HealthSettings {
   onHealth?: (c: HealthChange) => void;
   /** The flapping policy (sm/health-flap.ts; none: off). */
   flap?: FlapPolicy;
+  /** The unresponsive-SMA policy (sm/health-unresponsive.ts; none: off). */
+  unresponsive?: UnresponsivePolicy;
 }
 
-export class HealthKeeper {
+export class HealthKeeper implements HealthHolder {
   state: HealthState = EMPTY_HEALTH;
   /** Comparisons run (one a sweep that programs), isolated ports taken Down. */
   checks = 0;
@@ -33,6 +37,8 @@ export class HealthKeeper {
 
   /** The flapping links' tracker (health hook; none without a policy). */
   readonly flap?: FlapTracker;
+  /** The unresponsive nodes' watch (health hook; none without a policy). */
+  readonly unresp?: UnresponsiveWatch;
 
   constructor(
     private readonly log: Logger,
@@ -40,6 +46,7 @@ export class HealthKeeper {
     private s: HealthSettings,
   ) {
     if (s.flap) this.flap = new FlapTracker(s.flap);
+    if (s.unresponsive) this.unresp = new UnresponsiveWatch(s.unresponsive, log, clock, this);
   }
 
   /** A reload: another expected topology or other actions (none: no comparison; the next sweep
@@ -65,6 +72,7 @@ export class HealthKeeper {
         if (this.s.expected) this.judge(compareTopology(this.s.expected, disc.fabric));
         else if (this.state.mismatches.length || this.state.isolated.some((i) => i.source === 'topology')) this.judge([]); // the file taken away
         if (this.flap) this.judgeFlaps(disc);
+        if (!local) this.unresp?.judge(disc);
         if (local && this.state.isolated.some((i) => i.kind === 'node')) {
           this.log.info('local sweep: a node is isolated; full heavy sweep follows');
           return false;
@@ -94,6 +102,17 @@ export class HealthKeeper {
     },
   };
 
+  /** Isolations added, and removed by key, by a policy between comparisons (health hook): the
+   * change signalled. Returns those removed. */
+  change(added: Isolation[], removed: readonly string[]): Isolation[] {
+    const gone = this.state.isolated.filter((i) => removed.includes(i.key));
+    const add = added.filter((i) => !this.state.isolated.some((x) => x.key === i.key));
+    if (!add.length && !gone.length) return [];
+    this.state = { ...this.state, isolated: [...this.state.isolated.filter((i) => !gone.includes(i)), ...add] };
+    this.s.onHealth?.({ state: this.state, found: [], gone: [], isolated: add, released: gone });
+    return gone;
+  }
+
   /** Manual isolation (health hook; sm/health-manual.ts): held from now; the next sweep applies
    * it. False when it is held already. */
   isolateByHand(i: Isolation): boolean {
@@ -109,6 +128,7 @@ export class HealthKeeper {
   releaseByHand(target: string): { released: Isolation[]; refused: Isolation[] } {
     const { keep, released, refused } = releaseMatches(this.state.isolated, target);
     this.state = { ...this.state, isolated: keep };
+    for (const i of released) if (i.source === 'unresponsive') this.unresp?.tracker.forget(i.a.guid);
     for (const i of released) this.log.info('released by hand', { kind: i.kind, source: i.source, a: endText(i.a), ...(i.b ? { b: endText(i.b) } : {}) });
     if (released.length) this.s.onHealth?.({ state: this.state, found: [], gone: [], isolated: [], released });
     return { released, refused };

@@ -125,6 +125,9 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-2067', level: 'info', msg: 'flapping link quiet time over: heavy sweep follows', meaning: "A flapping link's quiet time is over and the light sweep found no change: a heavy sweep releases it." },
   { code: 'IBSM-2068', level: 'warn', msg: 'isolated by hand', meaning: '`ibsm isolate NODE[:PORT]`: the link or node (given) is held in INIT and left out of routing (source manual) until `ibsm release`.' },
   { code: 'IBSM-2069', level: 'info', msg: 'released by hand', meaning: '`ibsm release NODE[:PORT]`: the isolation (its source given: manual, flapping) is released; the sweep that follows brings it to ACTIVE and routes it.' },
+  { code: 'IBSM-2075', level: 'warn', msg: 'node unresponsive', meaning: "A node's SMPs timed out, after the retries, in as many consecutive heavy sweeps as --health-unresponsive says (the node, the count and the action given): with isolate it is left out of routing and later sweeps do not wait for it (one probe a sweep watches it)." },
+  { code: 'IBSM-2076', level: 'info', msg: 'unresponsive node answers again', meaning: 'A node named unresponsive (IBSM-2075) and not isolated was read by a heavy sweep again.' },
+  { code: 'IBSM-2077', level: 'info', msg: 'unresponsive node answered for the quiet time: isolation released', meaning: "A node isolated as unresponsive answered its probe for --health-unresponsive's quiet time: released; a heavy sweep reads it and routes through it again." },
   // ---- 3: traps
   { code: 'IBSM-3001', level: 'info', msg: 'trap received', meaning: 'A trap arrived (number, source LID; details in the fields).', remote: true },
   { code: 'IBSM-3002', level: 'warn', msg: 'malformed trap ignored', meaning: 'A trap that does not decode was dropped (source LID given).', remote: true },
