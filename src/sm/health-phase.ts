@@ -27,6 +27,14 @@ export interface HealthSettings {
   flap?: FlapPolicy;
   /** The unresponsive-SMA policy (sm/health-unresponsive.ts; none: off). */
   unresponsive?: UnresponsivePolicy;
+  /** Where the isolations are kept across a restart (sm/health-store.ts; none: not kept). */
+  store?: HealthStore;
+}
+
+/** The health state's keeping (api/health-store-file.ts): read at start, saved on each change. */
+export interface HealthStore {
+  load(): Isolation[];
+  save(isolated: readonly Isolation[]): void;
 }
 
 export class HealthKeeper implements HealthHolder {
@@ -45,6 +53,14 @@ export class HealthKeeper implements HealthHolder {
     private readonly clock: Clock,
     private s: HealthSettings,
   ) {
+    // health hook: the isolations kept across a restart held from the start, each change saved
+    const store = s.store;
+    if (store) {
+      const held = store.load();
+      if (held.length) this.state = { ...this.state, isolated: held };
+      const on = s.onHealth;
+      this.s = { ...s, onHealth: (c) => (c.isolated.length || c.released.length ? store.save(c.state.isolated) : undefined, on?.(c)) };
+    }
     if (s.flap) this.flap = new FlapTracker(s.flap);
     if (s.unresponsive) this.unresp = new UnresponsiveWatch(s.unresponsive, log, clock, this);
   }

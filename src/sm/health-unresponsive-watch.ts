@@ -71,6 +71,8 @@ export class UnresponsiveWatch {
     for (const i of v.unresponsive) this.log.warn('node unresponsive', { node: endText(i.a), sweeps, action });
     for (const e of v.answering) this.log.info('unresponsive node answers again', { node: endText({ ...e, port: 0 }) });
     if (action === 'isolate' && v.unresponsive.length) this.holder.change(v.unresponsive.map(({ sweeps: _, ...i }) => i as Isolation), []);
+    // a held node the discovery read anyway (its ports unknown: held from a restart or the master) answered
+    for (const n of disc.fabric.nodes) if (held.has(n.guid)) this.answered(n.guid, true);
     this.probe(disc);
   }
 
