@@ -19,6 +19,7 @@ import { InformManager } from './sa/inform.js';
 import { AliasGuids } from './sa/guidinfo.js';
 import { DEFAULT_SM_KEY, GUIDInfo, SmState } from './wire/sma.js';
 import { exportSaState, SyncMirror, SyncSource } from './sa/sync.js';
+import { isolationOf, isolationRow, kept } from './sm/health-store.js';
 import { pullSync, registerSync, serveSync, SYNC_SERVICE_ID, SYNC_SERVICE_NAME } from './sa/sync-agent.js';
 import { SaClient } from './sa/client.js';
 import { SaAttr, ServiceRecord, SERVICE_LEASE_INFINITE } from './wire/sa.js';
@@ -98,6 +99,7 @@ export class Subnet {
   private readonly saKey: bigint;
 
   constructor(private readonly o: SubnetOptions) {
+    this.wallOffset = Date.now() - o.clock.now(); // health hook
     this.smKey = o.smKey ?? DEFAULT_SM_KEY;
     this.saKey = o.saKey ?? DEFAULT_SM_KEY;
     const { rpc, log } = o;
@@ -292,8 +294,13 @@ export class Subnet {
     // vport hook (docs/vports.md): the vports' LID ranges go to the standbys too
     for (const [, v] of this.sm.vports.all()) if (v.lidRequired && v.lid) lids.set(v.guid, this.sm.vports.lidMap.get(v.guid) ?? { base: v.lid, lmc: 0 });
     if (snap && this.fingerprinted?.snap !== snap) this.fingerprinted = { snap, fp: fabricFingerprint(snap.fabric) };
-    return exportSaState(this.multicast, this.services, this.inform, this.o.clock.now(), lids, this.aliases, this.fingerprinted?.fp);
+    // health hook: the isolations too, `since` as wall-clock time (the two SMs' clocks differ)
+    const enc = new TextEncoder();
+    const health = new Map(kept(this.sm.health.state.isolated).map((i) => [i.key, enc.encode(isolationRow(i, (t) => t + this.wallOffset))]));
+    return exportSaState(this.multicast, this.services, this.inform, this.o.clock.now(), lids, this.aliases, this.fingerprinted?.fp, health);
   }
+  /** Wall-clock time minus the SM's clock (which starts at 0 with the process), taken at start. */
+  private readonly wallOffset: number;
   /** The current snapshot's fingerprint (sent to standbys with the SA state), computed once. */
   private fingerprinted?: { snap: Snapshot; fp: bigint };
 
@@ -347,6 +354,8 @@ export class Subnet {
     if (!this.syncMirror.entries.size) return;
     const n = this.syncMirror.restore(this.multicast, this.services, this.inform, this.o.clock.now(), this.aliases);
     this.sm.adoptLids(this.syncMirror.lids());
+    const dec = new TextDecoder(); // health hook: the master's isolations held from the first sweep
+    this.sm.health.adopt(this.syncMirror.health().map((b) => isolationOf(JSON.parse(dec.decode(b)))).map((i) => ({ ...i, since: i.since - this.wallOffset })));
     this.o.log.info('SA state restored', { seq: this.syncMirror.seq, ...n });
     this.restored = true;
   }

@@ -129,6 +129,15 @@ export class HealthKeeper implements HealthHolder {
     return gone;
   }
 
+  /** The isolations of the master this SM takes over from (health hook; sa/sync.ts): they replace
+   * this SM's own (all but the expected topology's, which the next comparison recomputes). */
+  adopt(isolated: readonly Isolation[]): void {
+    const keys = new Set(isolated.map((i) => i.key));
+    const gone = this.state.isolated.filter((i) => i.source !== 'topology' && !keys.has(i.key)).map((i) => i.key);
+    this.change([...isolated], gone);
+    this.log.info('health state from the master', { isolated: isolated.length, dropped: gone.length });
+  }
+
   /** Manual isolation (health hook; sm/health-manual.ts): held from now; the next sweep applies
    * it. False when it is held already. */
   isolateByHand(i: Isolation): boolean {

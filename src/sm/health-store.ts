@@ -19,9 +19,14 @@ export const kept = (isolated: readonly Isolation[]): Isolation[] => isolated.fi
 
 const endJson = (e: MismatchEnd): Record<string, unknown> => ({ guid: '0x' + e.guid.toString(16).padStart(16, '0'), desc: e.desc, port: e.port, ...(e.type !== undefined ? { type: e.type } : {}) });
 
+/** One isolation as a JSON row (the file's, and a sync entry's), `since` as `sinceWall(since)`. */
+export function isolationRow(i: Isolation, sinceWall: (since: number) => number): string {
+  return JSON.stringify({ key: i.key, kind: i.kind, a: endJson(i.a), ...(i.b ? { b: endJson(i.b) } : {}), cls: i.cls, source: i.source, reason: i.reason, since: Math.round(sinceWall(i.since)) });
+}
+
 /** The file's text: `sinceWall(i.since)` is the wall-clock time the isolation began. */
 export function formatHealthState(isolated: readonly Isolation[], sinceWall: (since: number) => number): string {
-  const rows = kept(isolated).map((i) => JSON.stringify({ key: i.key, kind: i.kind, a: endJson(i.a), ...(i.b ? { b: endJson(i.b) } : {}), cls: i.cls, source: i.source, reason: i.reason, since: Math.round(sinceWall(i.since)) }));
+  const rows = kept(isolated).map((i) => isolationRow(i, sinceWall));
   return `{"version": 1, "isolated": [${rows.length ? '\n' + rows.join(',\n') + '\n' : ''}]}\n`;
 }
 
@@ -42,14 +47,19 @@ export function parseHealthState(text: string, file = 'health state'): Isolation
   }
   if (doc.version !== 1 || !Array.isArray(doc.isolated)) throw new HealthStateError(`${file}: expected {"version": 1, "isolated": [...]}`, { file });
   return doc.isolated.map((v, k) => {
-    const r = v as Record<string, unknown>;
     try {
-      if (r.kind !== 'node' && r.kind !== 'link') throw new Error('kind is node or link');
-      if (typeof r.key !== 'string' || typeof r.source !== 'string' || typeof r.since !== 'number') throw new Error('key, source and since are needed');
-      const b = r.kind === 'link' ? endOf(r.b, 'b') : undefined;
-      return { key: r.key, kind: r.kind, a: endOf(r.a, 'a'), ...(b ? { b } : {}), cls: typeof r.cls === 'string' ? r.cls : r.source, source: r.source, reason: typeof r.reason === 'string' ? r.reason : '', since: r.since };
+      return isolationOf(v);
     } catch (e) {
       throw new HealthStateError(`${file}: isolation ${k + 1}: ${(e as Error).message}`, { file });
     }
   });
+}
+
+/** An isolation from its row's value (`since` as written). Throws Error naming what is wrong. */
+export function isolationOf(v: unknown): Isolation {
+  const r = v as Record<string, unknown>;
+  if (r?.kind !== 'node' && r?.kind !== 'link') throw new Error('kind is node or link');
+  if (typeof r.key !== 'string' || typeof r.source !== 'string' || typeof r.since !== 'number') throw new Error('key, source and since are needed');
+  const b = r.kind === 'link' ? endOf(r.b, 'b') : undefined;
+  return { key: r.key, kind: r.kind, a: endOf(r.a, 'a'), ...(b ? { b } : {}), cls: typeof r.cls === 'string' ? r.cls : r.source, source: r.source, reason: typeof r.reason === 'string' ? r.reason : '', since: r.since };
 }
