@@ -19,7 +19,7 @@ import { InformManager } from './sa/inform.js';
 import { AliasGuids } from './sa/guidinfo.js';
 import { DEFAULT_SM_KEY, GUIDInfo, SmState } from './wire/sma.js';
 import { exportSaState, SyncMirror, SyncSource } from './sa/sync.js';
-import { isolationOf, isolationRow, kept } from './sm/health-store.js';
+import { isolationOf, isolationRow } from './sm/health-store.js';
 import { pullSync, registerSync, serveSync, SYNC_SERVICE_ID, SYNC_SERVICE_NAME } from './sa/sync-agent.js';
 import { SaClient } from './sa/client.js';
 import { SaAttr, ServiceRecord, SERVICE_LEASE_INFINITE } from './wire/sa.js';
@@ -296,7 +296,7 @@ export class Subnet {
     if (snap && this.fingerprinted?.snap !== snap) this.fingerprinted = { snap, fp: fabricFingerprint(snap.fabric) };
     // health hook: the isolations too, `since` as wall-clock time (the two SMs' clocks differ)
     const enc = new TextEncoder();
-    const health = new Map(kept(this.sm.health.state.isolated).map((i) => [i.key, enc.encode(isolationRow(i, (t) => t + this.wallOffset))]));
+    const health = new Map(this.sm.health.kept().map((i) => [i.key, enc.encode(isolationRow(i, (t) => t + this.wallOffset))]));
     return exportSaState(this.multicast, this.services, this.inform, this.o.clock.now(), lids, this.aliases, this.fingerprinted?.fp, health);
   }
   /** Wall-clock time minus the SM's clock (which starts at 0 with the process), taken at start. */

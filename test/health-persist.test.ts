@@ -11,6 +11,10 @@ import { openSm, type IbsmSm } from '../src/api/sm.js';
 import { serveControl } from '../src/cli/control.js';
 import { controlTargetOf } from '../src/cli/ops.js';
 import { HEALTH_STATE_FILE } from '../src/api/health-store-file.js';
+import { attachSim, type Backend } from '../src/api/backend.js';
+import { loadFabricSpec } from '../src/model/load.js';
+import { SimFabric } from '../src/sim/fabric.js';
+import { PacedClock } from '../src/util/paced-clock.js';
 import { formatHealthState, parseHealthState } from '../src/sm/health-store.js';
 import { Logger, MemorySink } from '../src/util/log.js';
 import { NodeType, PortState } from '../src/wire/mad.js';
@@ -100,6 +104,46 @@ describe('health state across a restart', () => {
       await sm2.stop();
     }
     expect(parseHealthState(readFileSync(file, 'utf8'))).toEqual([]);
+  }, 120_000);
+
+  it('an unresponsive spine stays isolated after a restart and is not waited for from the first sweep (the ports it is reached through are kept)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-health-unresp-'));
+    const opts = { sim: SPEC, seed: 1, sweepIntervalS: 0, guid2lid: path.join(dir, 'guid2lid'), healthUnresponsive: '2:isolate:600' };
+    // the in-process fabric with a short SMP timeout (a timed-out SMP costs 12 tries of it)
+    const backend = (): Backend => {
+      const f = loadFabricSpec(SPEC, { seed: 1 });
+      return attachSim(new SimFabric(structuredClone(f), { clock: new PacedClock(), seed: 1 }), f, 0, undefined, { sm: true, sa: true, rpc: { timeoutMs: 20 } }, true);
+    };
+    const spineOf = (sm: IbsmSm): bigint => {
+      const f = sm.snapshot!.fabric;
+      const sw = (i: number): boolean => f.nodes[i]!.type === NodeType.Switch;
+      return f.nodes.find((n, i) => sw(i) && n.ports.every((p) => !p?.peer || sw(p.peer.node)))!.guid;
+    };
+    const sm1 = await openSm({ ...opts, backend: backend(), log: new Logger(new MemorySink(), 'warn') });
+    let spine = 0n;
+    try {
+      await sm1.start();
+      spine = spineOf(sm1);
+      sm1.sim!.node(spine).smaSilent = true;
+      await sm1.subnet.sm.sweep('heavy');
+      await sm1.subnet.sm.sweep('heavy');
+      expect(sm1.subnet.sm.health.state.isolated.map((i) => [i.a.guid, i.source])).toEqual([[spine, 'unresponsive']]);
+      expect(sm1.subnet.sm.smpFailures.timeout).toBeGreaterThan(0);
+    } finally {
+      await sm1.stop();
+    }
+    const saved = parseHealthState(readFileSync(path.join(dir, HEALTH_STATE_FILE), 'utf8'));
+    expect(saved[0]!.via?.length).toBe(3); // the three leaves' ports toward it
+    const sm2 = await openSm({ ...opts, backend: backend(), log: new Logger(new MemorySink(), 'warn') });
+    try {
+      sm2.sim!.node(spine).smaSilent = true; // still dead
+      await sm2.start();
+      expect(sm2.subnet.sm.health.state.isolated.map((i) => [i.a.guid, i.source])).toEqual([[spine, 'unresponsive']]);
+      expect(sm2.subnet.sm.smpFailures.timeout).toBe(0); // its discovery did not wait for it
+      expect(sm2.snapshot!.fabric.nodes.some((n) => n.guid === spine)).toBe(false);
+    } finally {
+      await sm2.stop();
+    }
   }, 120_000);
 
   it('a state file that cannot be used is logged; the SM starts with nothing isolated', async () => {

@@ -5,8 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Isolation } from '../model/topology-classes.js';
-import { formatHealthState, parseHealthState } from '../sm/health-store.js';
+import { formatHealthState, parseHealthState, type KeptIsolation } from '../sm/health-store.js';
 import type { HealthStore } from '../sm/health-phase.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
@@ -20,7 +19,7 @@ export const healthStatePath = (guid2lid: string | undefined): string | undefine
 export class HealthStateFile implements HealthStore {
   written = 0;
   failures = 0;
-  private next?: readonly Isolation[];
+  private next?: readonly KeptIsolation[];
   private running?: Promise<void>;
 
   constructor(
@@ -35,7 +34,7 @@ export class HealthStateFile implements HealthStore {
     return this.wallNow() - this.clock.now();
   }
 
-  load(): Isolation[] {
+  load(): KeptIsolation[] {
     if (!existsSync(this.path)) return [];
     try {
       const off = this.offset();
@@ -48,7 +47,7 @@ export class HealthStateFile implements HealthStore {
     }
   }
 
-  save(isolated: readonly Isolation[]): void {
+  save(isolated: readonly KeptIsolation[]): void {
     this.next = isolated;
     this.running ??= this.drain();
   }

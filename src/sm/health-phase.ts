@@ -15,6 +15,7 @@ import { FlapTracker, type FlapPolicy } from './health-flap.js';
 import { releaseMatches } from './health-manual.js';
 import { UnresponsiveWatch, type HealthHolder } from './health-unresponsive-watch.js';
 import type { UnresponsivePolicy } from './health-unresponsive-policy.js';
+import { kept, splitVia, type KeptIsolation } from './health-store.js';
 
 /** The health settings of a sweeper. */
 export interface HealthSettings {
@@ -33,8 +34,8 @@ export interface HealthSettings {
 
 /** The health state's keeping (api/health-store-file.ts): read at start, saved on each change. */
 export interface HealthStore {
-  load(): Isolation[];
-  save(isolated: readonly Isolation[]): void;
+  load(): KeptIsolation[];
+  save(isolated: readonly KeptIsolation[]): void;
 }
 
 export class HealthKeeper implements HealthHolder {
@@ -53,16 +54,16 @@ export class HealthKeeper implements HealthHolder {
     private readonly clock: Clock,
     private s: HealthSettings,
   ) {
+    if (s.flap) this.flap = new FlapTracker(s.flap);
+    if (s.unresponsive) this.unresp = new UnresponsiveWatch(s.unresponsive, log, clock, this);
     // health hook: the isolations kept across a restart held from the start, each change saved
     const store = s.store;
     if (store) {
-      const held = store.load();
+      const held = this.takeKept(store.load());
       if (held.length) this.state = { ...this.state, isolated: held };
       const on = s.onHealth;
-      this.s = { ...s, onHealth: (c) => (c.isolated.length || c.released.length ? store.save(c.state.isolated) : undefined, on?.(c)) };
+      this.s = { ...s, onHealth: (c) => (c.isolated.length || c.released.length ? store.save(this.kept()) : undefined, on?.(c)) };
     }
-    if (s.flap) this.flap = new FlapTracker(s.flap);
-    if (s.unresponsive) this.unresp = new UnresponsiveWatch(s.unresponsive, log, clock, this);
   }
 
   /** A reload: another expected topology or other actions (none: no comparison; the next sweep
@@ -131,11 +132,25 @@ export class HealthKeeper implements HealthHolder {
 
   /** The isolations of the master this SM takes over from (health hook; sa/sync.ts): they replace
    * this SM's own (all but the expected topology's, which the next comparison recomputes). */
-  adopt(isolated: readonly Isolation[]): void {
+  adopt(kept: readonly KeptIsolation[]): void {
+    const isolated = this.takeKept(kept);
     const keys = new Set(isolated.map((i) => i.key));
     const gone = this.state.isolated.filter((i) => i.source !== 'topology' && !keys.has(i.key)).map((i) => i.key);
     this.change([...isolated], gone);
     this.log.info('health state from the master', { isolated: isolated.length, dropped: gone.length });
+  }
+
+  /** The isolations to keep (across a restart, for a standby): all but the expected topology's,
+   * an unresponsive node's with the ports it is reached through. */
+  kept(): KeptIsolation[] {
+    return kept(this.state.isolated).map((i) => (i.source === 'unresponsive' && this.unresp ? { ...i, via: this.unresp.tracker.facesOf(i.a.guid) } : i));
+  }
+
+  /** Isolations read back: their `via` taught to the unresponsive policy (when on). */
+  private takeKept(k: readonly KeptIsolation[]): Isolation[] {
+    const { isolated, via } = splitVia(k);
+    for (const [guid, v] of via) this.unresp?.tracker.teach(guid, v);
+    return isolated;
   }
 
   /** Manual isolation (health hook; sm/health-manual.ts): held from now; the next sweep applies

@@ -78,6 +78,12 @@ export class UnresponsiveTracker {
     return out;
   }
 
+  /** The ports a node is reached through, from elsewhere (its isolation kept across a restart,
+   * or handed by the master): known as if seen. */
+  teach(guid: bigint, faces: readonly Face[]): void {
+    for (const f of faces) if (!this.facing.has(faceKey(f.guid, f.port))) this.facing.set(faceKey(f.guid, f.port), { guid, desc: '', port: 0 });
+  }
+
   /** One heavy sweep's view and what its discovery left out. `held`: the nodes isolated as
    * unresponsive now (not counted: the discovery did not probe them). */
   observe(f: Fabric, skips: readonly SkipSeen[], now: number, held: ReadonlySet<bigint>): UnresponsiveVerdict {
