@@ -42,11 +42,12 @@ export interface UnresponsiveVerdict {
   answering: MismatchEnd[];
 }
 
-const faceKey = (guid: bigint, port: number): string => `${guid.toString(16)}/${port}`;
-
 export class UnresponsiveTracker {
-  /** The node each port led to when it was last seen linked (its far end). */
-  private readonly facing = new Map<string, MismatchEnd>();
+  /** The node each port led to when it was last seen linked: per node GUID, the far node's GUID
+   * by port number (arrays of bigints, no object per port: a heavy sweep of 23k nodes fills it
+   * in a few ms), and each node's description and type as last seen. */
+  private readonly facing = new Map<bigint, Array<bigint | undefined>>();
+  private readonly seen = new Map<bigint, { desc: string; type?: number }>();
   /** Consecutive heavy sweeps each node was missed in. */
   private readonly misses = new Map<bigint, number>();
   /** Nodes named unresponsive (K reached), until they answer a discovery again. */
@@ -56,32 +57,35 @@ export class UnresponsiveTracker {
 
   constructor(readonly policy: UnresponsivePolicy) {}
 
-  /** The node port `port` of node `guid` led to when last seen linked. */
+  /** The node port `port` of node `guid` led to when last seen linked (port 0: the node). */
   behind(guid: bigint, port: number): MismatchEnd | undefined {
-    return this.facing.get(faceKey(guid, port));
+    const far = this.facing.get(guid)?.[port];
+    if (far === undefined) return undefined;
+    const n = this.seen.get(far);
+    return { guid: far, desc: n?.desc ?? '', port: 0, ...(n?.type !== undefined ? { type: n.type } : {}) };
   }
 
   /** Whether port `port` of node `guid` leads to a node of `held` (its discovery probe is not sent). */
   leadsToHeld(guid: bigint, port: number, held: ReadonlySet<bigint>): boolean {
-    const far = held.size ? this.facing.get(faceKey(guid, port)) : undefined;
-    return far !== undefined && held.has(far.guid);
+    const far = held.size ? this.facing.get(guid)?.[port] : undefined;
+    return far !== undefined && held.has(far);
   }
 
   /** The ports a node was last seen linked through (where its probe goes). */
   facesOf(guid: bigint): Face[] {
     const out: Face[] = [];
-    for (const [k, far] of this.facing) {
-      if (far.guid !== guid) continue;
-      const [g, p] = k.split('/');
-      out.push({ guid: BigInt('0x' + g), port: Number(p) });
-    }
+    for (const [g, ports] of this.facing) for (let port = 1; port < ports.length; port++) if (ports[port] === guid) out.push({ guid: g, port });
     return out;
   }
 
   /** The ports a node is reached through, from elsewhere (its isolation kept across a restart,
    * or handed by the master): known as if seen. */
   teach(guid: bigint, faces: readonly Face[]): void {
-    for (const f of faces) if (!this.facing.has(faceKey(f.guid, f.port))) this.facing.set(faceKey(f.guid, f.port), { guid, desc: '', port: 0 });
+    for (const f of faces) {
+      const ports = this.facing.get(f.guid) ?? [];
+      ports[f.port] ??= guid;
+      this.facing.set(f.guid, ports);
+    }
   }
 
   /** One heavy sweep's view and what its discovery left out. `held`: the nodes isolated as
@@ -90,21 +94,27 @@ export class UnresponsiveTracker {
     const out: UnresponsiveVerdict = { unresponsive: [], answering: [] };
     const missed = new Map<bigint, MismatchEnd>();
     for (const s of skips) {
-      if (s.kind === 'node') missed.set(s.guid, this.named.get(s.guid) ?? { guid: s.guid, desc: s.desc, port: 0 });
+      if (s.kind === 'node') {
+        const was = this.seen.get(s.guid);
+        missed.set(s.guid, this.named.get(s.guid) ?? { guid: s.guid, desc: s.desc || (was?.desc ?? ''), port: 0, ...(was?.type !== undefined ? { type: was.type } : {}) });
+      }
       else if (s.kind === 'link' && s.port !== undefined) {
         const far = this.behind(s.guid, s.port);
-        if (far) missed.set(far.guid, { ...far, port: 0 });
+        if (far) missed.set(far.guid, far);
       }
     }
     const present = new Set<bigint>();
-    f.nodes.forEach((n) => {
+    for (const n of f.nodes) {
       present.add(n.guid);
-      n.ports.forEach((p, pn) => {
-        if (pn === 0 || !p?.peer) return;
-        const q = f.nodes[p.peer.node]!;
-        this.facing.set(faceKey(n.guid, pn), { guid: q.guid, desc: q.desc, port: p.peer.port, type: q.type });
-      });
-    });
+      this.seen.set(n.guid, { desc: n.desc, type: n.type });
+      let ports = this.facing.get(n.guid);
+      for (let pn = 1; pn < n.ports.length; pn++) {
+        const peer = n.ports[pn]?.peer;
+        if (!peer) continue;
+        if (!ports) this.facing.set(n.guid, (ports = []));
+        ports[pn] = f.nodes[peer.node]!.guid;
+      }
+    }
     for (const g of present) {
       this.misses.delete(g);
       const was = this.named.get(g);
