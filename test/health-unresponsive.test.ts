@@ -150,6 +150,24 @@ describe('unresponsive-SMA policy on the running SM', () => {
     console.log(`unresponsive spine: heavy sweep ${healthy.smps} SMPs / ${Math.round(healthy.ms)} ms healthy; ${first.smps} SMPs, ${first.timeouts} SMPs given up, ${Math.round(first.ms)} ms while it times out; ${later.smps} SMPs, ${later.timeouts} given up, ${Math.round(later.ms)} ms once isolated (virtual time, 50 ms timeout)`);
   });
 
+  it('a CA that stops answering: isolated after K sweeps, later sweeps do not wait for it', async () => {
+    const r = rig(parseUnresponsivePolicy('3:isolate:0'));
+    await drive(r.clock, r.sm.start());
+    const host = r.f.nodes.findIndex((n, i) => i !== 0 && n.type !== NodeType.Switch);
+    const hg = r.f.nodes[host]!.guid;
+    r.sim.node(hg).smaSilent = true;
+    for (let k = 0; k < 3; k++) expect((await r.heavy()).timeouts).toBeGreaterThan(0);
+    expect(r.sm.health.state.isolated.map((i) => [i.a.guid, i.source, i.a.desc])).toEqual([[hg, 'unresponsive', r.f.nodes[host]!.desc]]);
+    expect((await r.heavy()).timeouts).toBe(0);
+    // quiet time 0: answering again does not release it; `ibsm release` does
+    r.sim.node(hg).smaSilent = false;
+    await r.wait(20_000);
+    expect(r.sm.health.state.isolated.length).toBe(1);
+    expect(r.sm.health.releaseByHand(r.f.nodes[host]!.desc).released.length).toBe(1);
+    await r.heavy();
+    expect(r.sm.current!.fabric.nodes.some((n) => n.guid === hg)).toBe(true);
+  });
+
   it('without the policy every heavy sweep pays its timeouts; warn names it once, isolates nothing, and notes it answering again', async () => {
     const off = rig();
     await drive(off.clock, off.sm.start());
