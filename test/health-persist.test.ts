@@ -14,6 +14,7 @@ import { HEALTH_STATE_FILE } from '../src/api/health-store-file.js';
 import { attachSim, type Backend } from '../src/api/backend.js';
 import { loadFabricSpec } from '../src/model/load.js';
 import { SimFabric } from '../src/sim/fabric.js';
+import { FlapTracker } from '../src/sm/health-flap.js';
 import { PacedClock } from '../src/util/paced-clock.js';
 import { formatHealthState, parseHealthState } from '../src/sm/health-store.js';
 import { Logger, MemorySink } from '../src/util/log.js';
@@ -51,6 +52,16 @@ describe('health state across a restart', () => {
     expect(parseHealthState(text)).toEqual(iso.slice(0, 2).map((i) => ({ ...i, since: i.since + 1_000_000 })));
     expect(() => parseHealthState('{"version": 1, "isolated": [{"kind": "port"}]}', 'F')).toThrow(/^F: isolation 1: kind is node or link/);
     expect(() => parseHealthState('nope', 'F')).toThrow(/^F: not JSON/);
+  });
+
+  it('a flapping isolation read back is held and released after the quiet time from the start (the policy on)', () => {
+    const f = loadFabricSpec(SPEC);
+    const t = new FlapTracker({ count: 3, windowMs: 10_000, action: 'isolate', quietMs: 5000 });
+    const held = new Set(['some-link-key']);
+    expect(t.observe(f, 1000, held).released).toEqual([]);
+    expect(t.isFlapping('some-link-key')).toBe(true);
+    expect(t.observe(f, 5000, held).released).toEqual([]);
+    expect(t.observe(f, 6000, held).released).toEqual(['some-link-key']);
   });
 
   it('a link isolated by hand stays isolated after a restart, with the time it was isolated first; its release is kept', async () => {
