@@ -19,7 +19,7 @@ import { InformManager } from './sa/inform.js';
 import { AliasGuids } from './sa/guidinfo.js';
 import { DEFAULT_SM_KEY, GUIDInfo, SmState } from './wire/sma.js';
 import { exportSaState, SyncMirror, SyncSource } from './sa/sync.js';
-import { isolationOf, isolationRow } from './sm/health-store.js';
+import { isolationOf, isolationRow, type KeptIsolation } from './sm/health-store.js';
 import { pullSync, registerSync, serveSync, SYNC_SERVICE_ID, SYNC_SERVICE_NAME } from './sa/sync-agent.js';
 import { SaClient } from './sa/client.js';
 import { SaAttr, ServiceRecord, SERVICE_LEASE_INFINITE } from './wire/sa.js';
@@ -354,10 +354,24 @@ export class Subnet {
     if (!this.syncMirror.entries.size) return;
     const n = this.syncMirror.restore(this.multicast, this.services, this.inform, this.o.clock.now(), this.aliases);
     this.sm.adoptLids(this.syncMirror.lids());
-    const dec = new TextDecoder(); // health hook: the master's isolations held from the first sweep
-    this.sm.health.adopt(this.syncMirror.health().map((b) => isolationOf(JSON.parse(dec.decode(b)))).map((i) => ({ ...i, since: i.since - this.wallOffset })));
+    this.sm.health.adopt(this.mirroredIsolations()); // health hook: the master's isolations held from the first sweep
     this.o.log.info('SA state restored', { seq: this.syncMirror.seq, ...n });
     this.restored = true;
+  }
+
+  /** The master's isolations in the mirrored state (health hook), `since` on this SM's clock; a
+   * row that does not decode is logged and left out. */
+  private mirroredIsolations(): KeptIsolation[] {
+    const dec = new TextDecoder();
+    return this.syncMirror.health().flatMap((b) => {
+      try {
+        const i = isolationOf(JSON.parse(dec.decode(b)));
+        return [{ ...i, since: i.since - this.wallOffset }];
+      } catch (e) {
+        this.o.log.warn('health state row from the master not used', { error: (e as Error).message });
+        return [];
+      }
+    });
   }
 
   /** The SA's view; `now` reads the clock at each use so leases expire between sweeps. */

@@ -1,8 +1,8 @@
 /** The SA's state kept across failover: what a master sends its standbys, in band, so that a
  * standby that takes over has the same multicast groups (MGID, MLID, parameters, every member's
  * join state), ServiceRecords (with their remaining lease), InformInfo subscriptions and GUID→LID
- * map, alias GUIDs, and the SM's health isolations (issue #33). OpenSM has no such thing ("No SM to SM SMDB synchronization"); Cornelis
- * opa-fm syncs in band over its own vendor MAD class, which is the model here.
+ * map, alias GUIDs, and the SM's health isolations (issue #33). OpenSM has no such thing ("No SM
+ * to SM SMDB synchronization"); Cornelis opa-fm syncs in band over its own vendor MAD class, which is the model here.
  *
  * The state is a set of entries, each keyed and encoded with the SA's own record layouts
  * (MCMemberRecord, ServiceRecord, InformInfoRecord). The master (`SyncSource`) numbers every

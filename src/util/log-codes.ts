@@ -132,6 +132,7 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-2079', level: 'warn', msg: 'health state file not used', meaning: 'The health state file could not be read or parsed (the file and the problem given): the SM starts with nothing isolated but what it finds; the file is written again at the next change.' },
   { code: 'IBSM-2080', level: 'warn', msg: 'health state not saved', meaning: 'Writing the health state file failed (the file, the error, the failures so far): the isolations hold in memory; the next change tries again.' },
   { code: 'IBSM-2081', level: 'info', msg: 'health state from the master', meaning: 'Taking over from an ibsm master whose SA state this SM mirrored: its isolations (every source but the expected topology) are held from the first sweep, replacing those this SM had (how many of each given).' },
+  { code: 'IBSM-2082', level: 'warn', msg: 'health state row from the master not used', meaning: 'An isolation in the SA state mirrored from the master did not decode (the problem given; another ibsm version?): it is left out, the others are held.' },
   // ---- 3: traps
   { code: 'IBSM-3001', level: 'info', msg: 'trap received', meaning: 'A trap arrived (number, source LID; details in the fields).', remote: true },
   { code: 'IBSM-3002', level: 'warn', msg: 'malformed trap ignored', meaning: 'A trap that does not decode was dropped (source LID given).', remote: true },
