@@ -15,6 +15,7 @@ import { attachSim, type Backend } from '../src/api/backend.js';
 import { loadFabricSpec } from '../src/model/load.js';
 import { SimFabric } from '../src/sim/fabric.js';
 import { FlapTracker } from '../src/sm/health-flap.js';
+import { ErrorRateTracker, parseErrorPolicy } from '../src/sm/health-errors.js';
 import { PacedClock } from '../src/util/paced-clock.js';
 import { formatHealthState, parseHealthState } from '../src/sm/health-store.js';
 import { Logger, MemorySink } from '../src/util/log.js';
@@ -62,6 +63,16 @@ describe('health state across a restart', () => {
     expect(t.isFlapping('some-link-key')).toBe(true);
     expect(t.observe(f, 5000, held).released).toEqual([]);
     expect(t.observe(f, 6000, held).released).toEqual(['some-link-key']);
+  });
+
+  it('an error-rate isolation read back is held and released after the quiet time from the start (the policy on)', () => {
+    const f = loadFabricSpec(SPEC);
+    const t = new ErrorRateTracker(parseErrorPolicy('SymbolErrorCounter=200:isolate:5'));
+    const a = { guid: 0x1n, desc: 'a', port: 1 };
+    const held = [{ key: 'some-link-key', kind: 'link' as const, a, b: { ...a, guid: 0x2n }, cls: 'error-rate', source: 'errors', reason: 'r', since: 0 }];
+    expect(t.observe(f, [], 1000, held).released).toEqual([]);
+    expect(t.observe(f, [], 5000, held).released).toEqual([]);
+    expect(t.observe(f, [], 6000, held).released).toEqual(['some-link-key']);
   });
 
   it('a link isolated by hand stays isolated after a restart, with the time it was isolated first; its release is kept', async () => {

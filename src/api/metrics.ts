@@ -284,6 +284,8 @@ export function renderMetrics(subnet: Subnet, rpc: MadRpc, perf?: PerfMgr, extra
   metric('ibsm_topology_mismatches', 'gauge', 'Mismatches with the expected topology (--topology) at the last comparison, by class (those whose action is ignore not counted).', [...byClass].map(([c, n]) => [{ class: c }, n]));
   metric('ibsm_topology_checks_total', 'counter', 'Comparisons with the expected topology (one per heavy or local sweep that programmed).', [[{}, health.checks]]);
   metric('ibsm_isolated', 'gauge', 'Links and nodes held isolated (in INIT, out of routing), by kind.', (['link', 'node'] as const).map((k) => [{ kind: k }, health.state.isolated.filter((i) => i.kind === k).length]));
+  // health hook: errors
+  if (health.errors) metric('ibsm_error_rate_links', 'gauge', 'Links whose PerfMgr error counters rose faster than --health-errors allows and have not been quiet since (warned about or isolated).', [[{}, health.errors.erroringLinks]]);
   metric('ibsm_isolated_ports_taken_down_total', 'counter', 'Isolated ports that were ARMED or ACTIVE, set Down (they retrain to INIT, where they are held).', [[{}, health.takenDown]]);
   const r = rpc.stats;
   metric('ibsm_mads_sent_total', 'counter', 'Requests handed to the transport (first tries and retries).', [[{}, r.sent]]);

@@ -27,6 +27,7 @@ import { fileLogSink } from './log-file.js';
 import { optionsFor, RELOADABLE_KEYS, REREAD_KEYS, SM_CONFIG_KEYS, withDefaults, type OpenSmOptions, type ReloadResult, type SmConfig } from './sm-config.js';
 import { parseFlapPolicy } from '../sm/health-flap.js';
 import { parseUnresponsivePolicy } from '../sm/health-unresponsive-policy.js';
+import { errorHeldPorts, parseErrorPolicy } from '../sm/health-errors.js';
 import { openGuid2Lid, readSmFiles, readTopology, warnRouteOrder, type SmFiles } from './sm-files.js';
 import type { Guid2LidFile } from './guid2lid-file.js';
 import { HealthStateFile, healthStatePath } from './health-store-file.js';
@@ -96,9 +97,11 @@ export class IbsmSm {
     if (this.stopped || !this.perf) return;
     this.perfTimer = this.backend.clock.setTimeout(() => {
       const snap = this.subnet.sm.current;
-      const run = snap && this.subnet.sm.state === 'master' ? this.perf!.sweep(snap.fabric) : Promise.resolve(undefined);
+      const sm = this.subnet.sm;
+      // health hook: errors: the links the error-rate policy holds are read too; the readings go through it (sm/health-errors.ts).
+      const run = snap && sm.state === 'master' ? this.perf!.sweep(snap.fabric, errorHeldPorts(sm.health.state.isolated)) : Promise.resolve(undefined);
       void run
-        .then((st) => st && (this.log.debug('PerfMgr sweep done', { ...st }), this.web?.feed.perfSwept()))
+        .then((st) => st && (this.log.debug('PerfMgr sweep done', { ...st }), sm.perfSwept(snap!.fabric, this.perf!.monitored()), this.web?.feed.perfSwept()))
         .catch((e: unknown) => this.log.warn('PerfMgr sweep failed', { error: (e as Error).message }))
         .finally(() => this.schedulePerf(this.perfIntervalMs!));
     }, ms);
@@ -222,6 +225,9 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   // health hook: the flapping policy (sm/health-flap.ts) beside the expected topology.
   const flap = o.healthFlap ? parseFlapPolicy(o.healthFlap) : undefined;
   const unresponsive = o.healthUnresponsive ? parseUnresponsivePolicy(o.healthUnresponsive) : undefined; // and the unresponsive-SMA one
+  // health hook: errors: the error-rate policy (sm/health-errors.ts), fed by PerfMgr.
+  const errors = o.healthErrors ? parseErrorPolicy(o.healthErrors) : undefined;
+  if (errors && !o.perfmgr) log.warn('--health-errors without --perfmgr: no error rates to judge', { healthErrors: o.healthErrors });
   warnRouteOrder(log, o.routing!, smFiles);
 
   const be = o.backend ?? (await openBackend({ ...optionsFor('backend', o), sm: true, sa: true }));
@@ -244,7 +250,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     partitions,
     qos,
     qosVl,
-    topology: { ...topology, flap, unresponsive, store: healthStore },
+    topology: { ...topology, flap, unresponsive, errors, store: healthStore },
     onProgress: o.onProgress,
   } as SubnetOptions);
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));

@@ -16,6 +16,7 @@ import { releaseMatches } from './health-manual.js';
 import { UnresponsiveWatch, type HealthHolder } from './health-unresponsive-watch.js';
 import type { UnresponsivePolicy } from './health-unresponsive-policy.js';
 import { kept, splitVia, type KeptIsolation } from './health-store.js';
+import { ErrorRateTracker, judgeErrorRates, type ErrorPolicy, type ReadPort } from './health-errors.js';
 
 /** The health settings of a sweeper. */
 export interface HealthSettings {
@@ -30,6 +31,8 @@ export interface HealthSettings {
   unresponsive?: UnresponsivePolicy;
   /** Where the isolations are kept across a restart (sm/health-store.ts; none: not kept). */
   store?: HealthStore;
+  /** The error-rate policy (sm/health-errors.ts; none: off). */
+  errors?: ErrorPolicy;
 }
 
 /** The health state's keeping (api/health-store-file.ts): read at start, saved on each change. */
@@ -48,6 +51,8 @@ export class HealthKeeper implements HealthHolder {
   readonly flap?: FlapTracker;
   /** The unresponsive nodes' watch (health hook; none without a policy). */
   readonly unresp?: UnresponsiveWatch;
+  /** The erroring links' tracker (health hook: errors; none without a policy). */
+  readonly errors?: ErrorRateTracker;
 
   constructor(
     private readonly log: Logger,
@@ -64,6 +69,7 @@ export class HealthKeeper implements HealthHolder {
       const on = s.onHealth;
       this.s = { ...s, onHealth: (c) => (c.isolated.length || c.released.length ? store.save(this.kept()) : undefined, on?.(c)) };
     }
+    if (s.errors) this.errors = new ErrorRateTracker(s.errors);
   }
 
   /** A reload: another expected topology or other actions (none: no comparison; the next sweep
@@ -172,6 +178,16 @@ export class HealthKeeper implements HealthHolder {
     for (const i of released) this.log.info('released by hand', { kind: i.kind, source: i.source, a: endText(i.a), ...(i.b ? { b: endText(i.b) } : {}) });
     if (released.length) this.s.onHealth?.({ state: this.state, found: [], gone: [], isolated: [], released });
     return { released, refused };
+  }
+
+  /** health hook: errors. PerfMgr's ports after its sweep over `f` through the error-rate policy;
+   * true when isolations were added or released (a full heavy sweep applies them). */
+  judgeErrors(f: Fabric, ports: Iterable<ReadPort>): boolean {
+    const c = this.errors && judgeErrorRates(this.errors, this.state, f, ports, this.clock.now(), this.log);
+    if (!c) return false;
+    this.state = c.state;
+    this.s.onHealth?.(c);
+    return true;
   }
 
   /** The flapping policy over this sweep's view (before the isolated links are cut). */

@@ -60,14 +60,15 @@ interface Target {
   key: string;
 }
 
-/** The linked ports of a fabric and the LID each one's PMA answers at. */
-function targets(f: Fabric): Target[] {
+/** The linked ports of a fabric (and the switch ports of `also`) and the LID each one's PMA
+ * answers at. */
+function targets(f: Fabric, also: ReadonlySet<string>): Target[] {
   const out: Target[] = [];
   for (const node of f.nodes) {
     const sw = isSwitch(node);
     const mgmtLid = sw ? (node.ports[0]?.lid ?? 0) : 0;
     for (const p of node.ports) {
-      if (!p || p.num === 0 || !p.peer) continue;
+      if (!p || p.num === 0 || (!p.peer && !(sw && also.has(key(node.guid, p.num))))) continue;
       const lid = sw ? mgmtLid : (p.lid ?? 0);
       if (lid > 0) out.push({ node, portNum: p.num, lid, key: key(node.guid, p.num) });
     }
@@ -96,13 +97,14 @@ export class PerfMgr {
   }
 
   /** Read every linked port of a fabric (a snapshot's, with its LIDs) once. Ports gone from the
-   * fabric are forgotten. */
-  async sweep(fabric: Fabric): Promise<PerfSweepStats> {
+   * fabric are forgotten. `also`: switch ports read though unlinked in `fabric` (health hook:
+   * errors; the links the error-rate policy isolated, sm/health-errors.ts). */
+  async sweep(fabric: Fabric, also: ReadonlyArray<{ guid: bigint; port: number }> = []): Promise<PerfSweepStats> {
     if (!this.registered) {
       this.o.rpc.register(MgmtClass.Perf, PMA_CLASS_VERSION);
       this.registered = true;
     }
-    const list = targets(fabric);
+    const list = targets(fabric, new Set(also.map((p) => key(p.guid, p.port))));
     const present = new Set(list.map((t) => t.key));
     for (const k of this.ports.keys()) if (!present.has(k)) this.ports.delete(k);
     const live = new Set(fabric.nodes.map((n) => n.guid));

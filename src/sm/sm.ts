@@ -23,6 +23,8 @@ import { DiscoveryError } from './discovery.js';
 import { RoutingError } from '../routing/types.js';
 import { LocalSweeper } from './local-sweep.js';
 import type { HealthKeeper } from './health-phase.js';
+import type { ReadPort } from './health-errors.js';
+import type { Fabric } from '../model/fabric.js';
 import { sameValue } from '../util/same-value.js';
 import { HaShell } from './ha-shell.js';
 import { ActionWaiters } from './action-waiters.js';
@@ -237,6 +239,15 @@ export class SubnetManager {
     if (this.stopped) return;
     this.o.log.info('heavy sweep requested', { reason });
     this.event({ type: 'sweepRequested', kind: 'heavy', reason, full });
+  }
+
+  /** health hook: errors. PerfMgr's ports after its sweep over `fabric` (api/sm.ts) through the
+   * error-rate policy (sm/health-errors.ts): an isolation added or released, a full heavy sweep
+   * applies it (as `ibsm isolate` and the flapping policy's release do). */
+  perfSwept(fabric: Fabric, ports: Iterable<ReadPort>): void {
+    if (this.stopped || !this.health.judgeErrors(fabric, ports)) return;
+    this.o.log.info('error-rate isolations changed: heavy sweep follows');
+    this.requestHeavySweep('port error rate', true);
   }
 
   /** Trap 144 says the port at `lid` advertises an SM: read its SMInfo at once (sm/ha-shell.ts),
