@@ -19,6 +19,7 @@ import { InformManager } from './sa/inform.js';
 import { AliasGuids } from './sa/guidinfo.js';
 import { DEFAULT_SM_KEY, GUIDInfo, SmState } from './wire/sma.js';
 import { exportSaState, SyncMirror, SyncSource } from './sa/sync.js';
+import { isolationOf, isolationRow, type KeptIsolation } from './sm/health-store.js';
 import { pullSync, registerSync, serveSync, SYNC_SERVICE_ID, SYNC_SERVICE_NAME } from './sa/sync-agent.js';
 import { SaClient } from './sa/client.js';
 import { SaAttr, ServiceRecord, SERVICE_LEASE_INFINITE } from './wire/sa.js';
@@ -98,6 +99,7 @@ export class Subnet {
   private readonly saKey: bigint;
 
   constructor(private readonly o: SubnetOptions) {
+    this.wallOffset = Date.now() - o.clock.now(); // health hook
     this.smKey = o.smKey ?? DEFAULT_SM_KEY;
     this.saKey = o.saKey ?? DEFAULT_SM_KEY;
     const { rpc, log } = o;
@@ -292,8 +294,13 @@ export class Subnet {
     // vport hook (docs/vports.md): the vports' LID ranges go to the standbys too
     for (const [, v] of this.sm.vports.all()) if (v.lidRequired && v.lid) lids.set(v.guid, this.sm.vports.lidMap.get(v.guid) ?? { base: v.lid, lmc: 0 });
     if (snap && this.fingerprinted?.snap !== snap) this.fingerprinted = { snap, fp: fabricFingerprint(snap.fabric) };
-    return exportSaState(this.multicast, this.services, this.inform, this.o.clock.now(), lids, this.aliases, this.fingerprinted?.fp);
+    // health hook: the isolations too, `since` as wall-clock time (the two SMs' clocks differ)
+    const enc = new TextEncoder();
+    const health = new Map(this.sm.health.kept().map((i) => [i.key, enc.encode(isolationRow(i, (t) => t + this.wallOffset))]));
+    return exportSaState(this.multicast, this.services, this.inform, this.o.clock.now(), lids, this.aliases, this.fingerprinted?.fp, health);
   }
+  /** Wall-clock time minus the SM's clock (which starts at 0 with the process), taken at start. */
+  private readonly wallOffset: number;
   /** The current snapshot's fingerprint (sent to standbys with the SA state), computed once. */
   private fingerprinted?: { snap: Snapshot; fp: bigint };
 
@@ -347,8 +354,24 @@ export class Subnet {
     if (!this.syncMirror.entries.size) return;
     const n = this.syncMirror.restore(this.multicast, this.services, this.inform, this.o.clock.now(), this.aliases);
     this.sm.adoptLids(this.syncMirror.lids());
+    this.sm.health.adopt(this.mirroredIsolations()); // health hook: the master's isolations held from the first sweep
     this.o.log.info('SA state restored', { seq: this.syncMirror.seq, ...n });
     this.restored = true;
+  }
+
+  /** The master's isolations in the mirrored state (health hook), `since` on this SM's clock; a
+   * row that does not decode is logged and left out. */
+  private mirroredIsolations(): KeptIsolation[] {
+    const dec = new TextDecoder();
+    return this.syncMirror.health().flatMap((b) => {
+      try {
+        const i = isolationOf(JSON.parse(dec.decode(b)));
+        return [{ ...i, since: i.since - this.wallOffset }];
+      } catch (e) {
+        this.o.log.warn('health state row from the master not used', { error: (e as Error).message });
+        return [];
+      }
+    });
   }
 
   /** The SA's view; `now` reads the clock at each use so leases expire between sweeps. */

@@ -26,9 +26,11 @@ import { sameValue } from '../util/same-value.js';
 import { fileLogSink } from './log-file.js';
 import { optionsFor, RELOADABLE_KEYS, REREAD_KEYS, SM_CONFIG_KEYS, withDefaults, type OpenSmOptions, type ReloadResult, type SmConfig } from './sm-config.js';
 import { parseFlapPolicy } from '../sm/health-flap.js';
+import { parseUnresponsivePolicy } from '../sm/health-unresponsive-policy.js';
 import { errorHeldPorts, parseErrorPolicy } from '../sm/health-errors.js';
 import { openGuid2Lid, readSmFiles, readTopology, warnRouteOrder, type SmFiles } from './sm-files.js';
 import type { Guid2LidFile } from './guid2lid-file.js';
+import { HealthStateFile, healthStatePath } from './health-store-file.js';
 import { SubnetNotUpError } from '../util/errors.js';
 import { WebListenError } from '../util/listen.js';
 
@@ -109,6 +111,8 @@ export class IbsmSm {
   options: OpenSmOptions = {};
   /** @internal The guid2lid file the sweeps save to (written in the background; `stop` waits for it). */
   guid2lidFile?: Guid2LidFile;
+  /** @internal The health state file (api/health-store-file.ts; `stop` waits for its writes). */
+  healthFile?: HealthStateFile;
 
   /** Reload the configuration (SIGHUP, `ibsm reload`): `next` is the whole new configuration (as
    * openSm takes it). Every file is read and checked first; an error (naming its file and line)
@@ -195,6 +199,7 @@ export class IbsmSm {
     this.metricsData?.close();
     await this.backend.close();
     await this.guid2lidFile?.flush(); // the last sweep's LIDs on disk before the process ends
+    await this.healthFile?.flush(); // and the last isolations
     this.log.limiter.flush(); // the suppressed-lines summaries still pending
     this.closeLog?.();
   }
@@ -219,6 +224,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   const topology = await readTopology(o);
   // health hook: the flapping policy (sm/health-flap.ts) beside the expected topology.
   const flap = o.healthFlap ? parseFlapPolicy(o.healthFlap) : undefined;
+  const unresponsive = o.healthUnresponsive ? parseUnresponsivePolicy(o.healthUnresponsive) : undefined; // and the unresponsive-SMA one
   // health hook: errors: the error-rate policy (sm/health-errors.ts), fed by PerfMgr.
   const errors = o.healthErrors ? parseErrorPolicy(o.healthErrors) : undefined;
   if (errors && !o.perfmgr) log.warn('--health-errors without --perfmgr: no error rates to judge', { healthErrors: o.healthErrors });
@@ -227,6 +233,9 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   const be = o.backend ?? (await openBackend({ ...optionsFor('backend', o), sm: true, sa: true }));
   if (be.windowCap) log.info('umad2sim: MADs in flight capped by the socket send buffer', { window: be.windowCap.window, sndbuf: be.windowCap.sndbuf });
   log.info('ibsm starting', { backend: be.kind, port: `${be.transport.local.caName}/${be.transport.local.portNum}`, portGuid: be.transport.local.portGuid, routing: o.routing!.join(','), lmc: o.lmc });
+  // health hook: the isolations kept next to the guid2lid file (api/health-store-file.ts).
+  const healthPath = healthStatePath(g2lStore?.path);
+  const healthStore = healthPath ? new HealthStateFile(healthPath, log, be.clock) : undefined;
   // Every option the table sends to the SM (`to: 'subnet.…'`), then what openSm made of the rest.
   const subnet = new Subnet({
     ...optionsFor('subnet', o),
@@ -241,7 +250,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
     partitions,
     qos,
     qosVl,
-    topology: flap || errors ? { ...topology, flap, errors } : topology,
+    topology: { ...topology, flap, unresponsive, errors, store: healthStore },
     onProgress: o.onProgress,
   } as SubnetOptions);
   if (prefixRoutes) subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes }));
@@ -265,6 +274,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   const sm = new IbsmSm(subnet, be, log, closeLog, o.perfmgr ? o.perfmgrIntervalS! * 1000 : undefined, reopenLog);
   sm.options = o;
   sm.guid2lidFile = g2lStore;
+  sm.healthFile = healthStore;
   if (o.metricsListen !== undefined || o.metricsPort !== undefined) {
     try {
       const at = o.metricsListen !== undefined ? parseListenAddress(o.metricsListen) : { host: '127.0.0.1', port: o.metricsPort! };

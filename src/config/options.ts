@@ -10,6 +10,7 @@ import { DEFAULT_SM_KEY } from '../wire/sma.js';
 import { formatGuid } from '../util/guid.js';
 import { parseTopologyActions } from '../model/topology-classes.js';
 import { parseFlapPolicy } from '../sm/health-flap-policy.js';
+import { parseUnresponsivePolicy } from '../sm/health-unresponsive-policy.js';
 import { parseErrorPolicy } from '../sm/health-errors-policy.js';
 import { WHAT_IF_SYNTAX } from '../routing/what-if-cases.js';
 import type { SubnetOptions } from '../subnet.js';
@@ -240,7 +241,8 @@ const TABLE = [
   // ---- issue 33: fabric health (README "Fabric health")
   { name: 'topology', type: 'string', arg: 'FILE', help: "the expected topology, in ibnetdiscover's format (what `ibsm discover` writes) or a cabling plan (NODE PORT NODE PORT [WIDTH] [SPEED] a line): every heavy and local sweep compares the fabric with it (missing/extra nodes and links, a cable on the wrong port, a changed GUID, a link below its width or speed) and acts as --topology-action says", defaultText: 'none: no comparison', commands: [...RUN, 'check'], key: 'topology', to: 'openSm', live: true },
   { name: 'topology-action', type: 'string', arg: 'CLASS=ACTION[,...]', help: 'what a mismatch with --topology does, per class (missing-node, extra-node, missing-link, extra-link, wrong-port, guid-changed, width, speed; all): ignore, warn (a log line, a healthChanged event, a metric) or isolate (the link or node held in INIT and left out of routing until it matches again)', defaultText: 'all=warn', commands: RUN, key: 'topologyAction', check: checkTopologyActions, to: 'openSm', live: true },
-  { name: 'health-flap', type: 'string', arg: 'N/WINDOW_S:ACTION[:QUIET_S]', help: "the flapping policy: a link whose state changes (goes, comes back) N times within WINDOW_S seconds, as the heavy and local sweeps see it, is warned about or isolated (held in INIT, not routed, source 'flapping') and released after QUIET_S seconds without a change (default WINDOW_S; 0: only by a restart). opa-fm quarantines at 25 bounces in 15 minutes: 50/900:isolate", defaultText: 'off', commands: RUN, key: 'healthFlap', check: checkFlapPolicy, to: 'openSm' },
+  { name: 'health-flap', type: 'string', arg: 'N/WINDOW_S:ACTION[:QUIET_S]', help: "the flapping policy: a link whose state changes (goes, comes back) N times within WINDOW_S seconds, as the heavy and local sweeps see it, is warned about or isolated (held in INIT, not routed, source 'flapping') and released after QUIET_S seconds without a change (default WINDOW_S; 0: only by `ibsm release`). opa-fm quarantines at 25 bounces in 15 minutes: 50/900:isolate", defaultText: 'off', commands: RUN, key: 'healthFlap', check: checkFlapPolicy, to: 'openSm' },
+  { name: 'health-unresponsive', type: 'string', arg: 'K:ACTION[:QUIET_S]', help: "the unresponsive-SMA policy: a node (switch or CA) whose SMPs time out, after the retries, in K consecutive heavy sweeps is warned about or isolated (source 'unresponsive': not routed through, and later sweeps do not wait for its timeouts: one NodeInfo probe a sweep, one try, watches it) and released once its probe has answered for QUIET_S seconds (default 300; 0: only by `ibsm release`). UFM's \"unresponsive\" condition is 5 timeouts in 7 sweeps: 5:isolate", defaultText: 'off', commands: RUN, key: 'healthUnresponsive', check: checkUnresponsivePolicy, to: 'openSm' },
   { name: 'health-errors', type: 'string', arg: 'COUNTER=RATE[,...]:ACTION[:QUIET_S]', help: "the error-rate policy (needs --perfmgr): a link whose error counters (SymbolErrorCounter, LinkErrorRecoveryCounter, LinkDownedCounter, PortRcvErrors, PortXmitDiscards or another PortCounters error counter), read by PerfMgr at either end, rise faster than RATE per minute between two readings is warned about or isolated (held in INIT, not routed, source 'errors') and released after QUIET_S seconds with no rise (default 600; 0: only by hand). UFM's high-BER isolation and opa-fm's PM thresholds are off or log only by default: e.g. SymbolErrorCounter=200,LinkDownedCounter=3:isolate", defaultText: 'off', commands: RUN, key: 'healthErrors', check: checkErrorPolicy, to: 'openSm' },
   // ---- the client commands of a running SM
   { name: 'socket', type: 'string', arg: 'PATH', help: "the running SM's control socket", default: DEFAULT_CONTROL_SOCKET, commands: CONTROL_COMMANDS },
@@ -288,6 +290,15 @@ function compactRanges(vs: readonly number[]): string {
 function checkListen(v: OptionValue): string | undefined {
   try {
     parseListenAddress(v as string);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+function checkUnresponsivePolicy(v: OptionValue): string | undefined {
+  try {
+    parseUnresponsivePolicy(v as string);
     return undefined;
   } catch (e) {
     return (e as Error).message;

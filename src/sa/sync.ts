@@ -1,8 +1,8 @@
 /** The SA's state kept across failover: what a master sends its standbys, in band, so that a
  * standby that takes over has the same multicast groups (MGID, MLID, parameters, every member's
  * join state), ServiceRecords (with their remaining lease), InformInfo subscriptions and GUID→LID
- * map, and alias GUIDs. OpenSM has no such thing ("No SM to SM SMDB synchronization"); Cornelis
- * opa-fm syncs in band over its own vendor MAD class, which is the model here.
+ * map, alias GUIDs, and the SM's health isolations (issue #33). OpenSM has no such thing ("No SM
+ * to SM SMDB synchronization"); Cornelis opa-fm syncs in band over its own vendor MAD class, which is the model here.
  *
  * The state is a set of entries, each keyed and encoded with the SA's own record layouts
  * (MCMemberRecord, ServiceRecord, InformInfoRecord). The master (`SyncSource`) numbers every
@@ -23,7 +23,7 @@ export interface SyncLid {
   lmc: number;
 }
 
-const Tag = { Group: 1, Member: 2, Service: 3, Subscription: 4, Lid: 5, Alias: 6, Topology: 7 } as const;
+const Tag = { Group: 1, Member: 2, Service: 3, Subscription: 4, Lid: 5, Alias: 6, Topology: 7, Health: 8 } as const;
 
 /** Entries of the SA state, keyed so that a change is a put or a delete. */
 export type SyncEntries = Map<string, Uint8Array>;
@@ -40,8 +40,10 @@ function tagged(tag: number, body: Uint8Array): Uint8Array {
 /** The SA state as entries: groups (their parameters), members, services, subscriptions, LIDs,
  * alias GUIDs, and the fingerprint of the master's view of the fabric (model/snapshot.ts
  * `fabricFingerprint`: a standby whose own view has it may take over from that view). */
-export function exportSaState(mc: MulticastManager, services: ServiceRegistry, inform: InformManager, now: number, lids?: ReadonlyMap<bigint, SyncLid>, aliases?: AliasGuids, topology?: bigint): SyncEntries {
+export function exportSaState(mc: MulticastManager, services: ServiceRegistry, inform: InformManager, now: number, lids?: ReadonlyMap<bigint, SyncLid>, aliases?: AliasGuids, topology?: bigint, health?: ReadonlyMap<string, Uint8Array>): SyncEntries {
   const out: SyncEntries = new Map();
+  // health hook: the SM's isolations (issue #33), each an opaque row the SM encodes (sm/health-store.ts)
+  for (const [k, row] of health ?? []) out.set(`h/${k}`, tagged(Tag.Health, row));
   if (topology !== undefined) {
     const body = new Uint8Array(8);
     new DataView(body.buffer).setBigUint64(0, topology);
@@ -203,6 +205,7 @@ export class SyncMirror {
         }
         case Tag.Lid:
         case Tag.Topology:
+        case Tag.Health:
           break;
         case Tag.Alias: {
           const dv = new DataView(body.buffer, body.byteOffset, body.byteLength);
@@ -229,6 +232,13 @@ export class SyncMirror {
   topology(): bigint | undefined {
     const v = this.entries.get('t');
     return v?.[0] === Tag.Topology && v.length === 9 ? new DataView(v.buffer, v.byteOffset + 1, 8).getBigUint64(0) : undefined;
+  }
+
+  /** The health rows in the mirrored state (health hook: the SM decodes them). */
+  health(): Uint8Array[] {
+    const out: Uint8Array[] = [];
+    for (const v of this.entries.values()) if (v[0] === Tag.Health) out.push(v.subarray(1));
+    return out;
   }
 
   /** The GUID→LID map in the mirrored state. */

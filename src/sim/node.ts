@@ -143,6 +143,9 @@ export interface SimNode {
   /** SL2VL and VLArbitration tables (allocated on first write). */
   readonly vl: VlTables;
   ledOn: boolean;
+  /** An unresponsive SMA (fault injection, issue #33): every SMP that reaches it is lost (a
+   * switch still forwards those passing through, and its data traffic). */
+  smaSilent: boolean;
   stats: NodeStats;
   /** An NDR/XDR generation device: PortInfo without AttributeModifier bit 31 hides the extended
    * speeds (needsSmExtendedSpeeds). */
@@ -357,6 +360,7 @@ export function buildSimNode(fn: FabricNode, idx: number, o: NodeOptions, byPort
     slot0,
     vl: new VlTables(slotsOf(fn)),
     ledOn: false,
+    smaSilent: false,
     stats: { smpsHandled: 0, smpGets: 0, smpSets: 0, mkeyViolations: 0 },
     extSpeedsNeedSmSupport: false,
   };

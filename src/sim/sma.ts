@@ -51,6 +51,7 @@ const NO_MANAGEMENT_PORT = none('no management port');
 const MKEY_VIOLATION = none('M_Key violation');
 const TRAP_REPRESS = none('trap repress');
 const SHORT = none('shorter than a MAD header');
+const SILENT = none('the SMA answers nothing (an unresponsive SMA)');
 const MIN_SMP_BYTES = MadHeader.byteLength;
 /** The answer of every SMP that is answered: one object, its `mad` set per SMP (no result object
  * per SMP). The caller reads it at once, before another SMP is processed. */
@@ -73,6 +74,7 @@ export function processSmp(host: SmaHost, node: SimNode, inPort: number, req: Ui
   const mp = managementPort(node, inPort);
   if (!mp) return NO_MANAGEMENT_PORT;
   node.stats.smpsHandled++;
+  if (node.smaSilent) return SILENT;
   if (req[CLASS_VERSION] !== 1) return respond(smpResponse(req, MadStatus.BadVersion));
   const mk = checkMkey(host, node, mp, req, method);
   if (!mk.ok) {

@@ -36,6 +36,10 @@ export interface DiscoveryOptions {
   /** Port GUIDs (a switch's port 0, CA and router ports) that said IsExtendedSpeedsSupported at
    * the last sweep: read with AttributeModifier bit 31 from the start (sm/port-info-get.ts). */
   extendedSpeeds?: ReadonlySet<bigint>;
+  /** Health hook: a port (its node's GUID, its number) not to probe: it leads to a node held
+   * unresponsive (sm/health-unresponsive.ts), which a probe of its own watches; its link is left
+   * out of this sweep without waiting for its timeouts. */
+  skipProbe?: (guid: bigint, port: number) => boolean;
 }
 
 /** What discovery left out, and why. */
@@ -203,6 +207,7 @@ class DiscoverySweep {
   /** Probe the far side of node `idx` port `p`; returns a newly found node index, if any. */
   private async probe(idx: number, p: number, depth: number): Promise<number | undefined> {
     if (this.fabric.nodes[idx]!.ports[p]!.peer) return undefined; // linked from the other side meanwhile
+    if (this.opts.skipProbe?.(this.fabric.nodes[idx]!.guid, p)) return undefined; // health hook
     const path = [...this.nodes[idx]!.path, p];
     if (path.length > MAX_HOPS) throw new DiscoveryError(`fabric deeper than ${MAX_HOPS} hops at node 0x${this.fabric.nodes[idx]!.guid.toString(16)}`);
     let ni: NodeInfo;

@@ -97,6 +97,7 @@ export class ErrorRateTracker {
       out.over.push({ key, kind: 'link', a: link.a, b: link.b, cls: 'error-rate', source: ERRORS_SOURCE, reason: `${rates} at ${endText(at)}`, since: now, rates });
     }
     const heldKeys = new Set(held.map((i) => i.key));
+    for (const k of heldKeys) if (!this.erroring.has(k)) this.erroring.set(k, now); // health hook: held from a restart or the master: quiet from now
     for (const [k, t] of this.erroring) {
       const quiet = this.policy.quietMs > 0 && now - t >= this.policy.quietMs;
       if (quiet || (this.policy.action === 'isolate' && !heldKeys.has(k) && !out.over.some((x) => x.key === k))) {

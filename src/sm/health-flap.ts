@@ -79,6 +79,7 @@ export class FlapTracker {
         out.flapping.push({ key: k, kind: 'link', a, b, cls: 'flapping', source: 'flapping', reason: `${times.length} state changes in ${secs} s`, since: now, changes: times.length });
       }
     }
+    for (const k of held) if (!this.flapping.has(k)) this.flapping.set(k, now); // held from a restart or the master: quiet from now
     for (const [k, t] of this.flapping) {
       const quiet = this.policy.quietMs > 0 && now - t >= this.policy.quietMs;
       if (quiet || (this.policy.action === 'isolate' && !held.has(k) && !out.flapping.some((x) => x.key === k))) {

@@ -13,6 +13,9 @@ import { planPortDown } from './plan-ports.js';
 import type { SweepPhase } from './program-phases.js';
 import { FlapTracker, type FlapPolicy } from './health-flap.js';
 import { releaseMatches } from './health-manual.js';
+import { UnresponsiveWatch, type HealthHolder } from './health-unresponsive-watch.js';
+import type { UnresponsivePolicy } from './health-unresponsive-policy.js';
+import { kept, splitVia, type KeptIsolation } from './health-store.js';
 import { ErrorRateTracker, judgeErrorRates, type ErrorPolicy, type ReadPort } from './health-errors.js';
 
 /** The health settings of a sweeper. */
@@ -24,11 +27,21 @@ export interface HealthSettings {
   onHealth?: (c: HealthChange) => void;
   /** The flapping policy (sm/health-flap.ts; none: off). */
   flap?: FlapPolicy;
+  /** The unresponsive-SMA policy (sm/health-unresponsive.ts; none: off). */
+  unresponsive?: UnresponsivePolicy;
+  /** Where the isolations are kept across a restart (sm/health-store.ts; none: not kept). */
+  store?: HealthStore;
   /** The error-rate policy (sm/health-errors.ts; none: off). */
   errors?: ErrorPolicy;
 }
 
-export class HealthKeeper {
+/** The health state's keeping (api/health-store-file.ts): read at start, saved on each change. */
+export interface HealthStore {
+  load(): KeptIsolation[];
+  save(isolated: readonly KeptIsolation[]): void;
+}
+
+export class HealthKeeper implements HealthHolder {
   state: HealthState = EMPTY_HEALTH;
   /** Comparisons run (one a sweep that programs), isolated ports taken Down. */
   checks = 0;
@@ -36,6 +49,8 @@ export class HealthKeeper {
 
   /** The flapping links' tracker (health hook; none without a policy). */
   readonly flap?: FlapTracker;
+  /** The unresponsive nodes' watch (health hook; none without a policy). */
+  readonly unresp?: UnresponsiveWatch;
   /** The erroring links' tracker (health hook: errors; none without a policy). */
   readonly errors?: ErrorRateTracker;
 
@@ -45,6 +60,15 @@ export class HealthKeeper {
     private s: HealthSettings,
   ) {
     if (s.flap) this.flap = new FlapTracker(s.flap);
+    if (s.unresponsive) this.unresp = new UnresponsiveWatch(s.unresponsive, log, clock, this);
+    // health hook: the isolations kept across a restart held from the start, each change saved
+    const store = s.store;
+    if (store) {
+      const held = this.takeKept(store.load());
+      if (held.length) this.state = { ...this.state, isolated: held };
+      const on = s.onHealth;
+      this.s = { ...s, onHealth: (c) => (c.isolated.length || c.released.length ? store.save(this.kept()) : undefined, on?.(c)) };
+    }
     if (s.errors) this.errors = new ErrorRateTracker(s.errors);
   }
 
@@ -71,6 +95,7 @@ export class HealthKeeper {
         if (this.s.expected) this.judge(compareTopology(this.s.expected, disc.fabric));
         else if (this.state.mismatches.length || this.state.isolated.some((i) => i.source === 'topology')) this.judge([]); // the file taken away
         if (this.flap) this.judgeFlaps(disc);
+        if (!local) this.unresp?.judge(disc);
         if (local && this.state.isolated.some((i) => i.kind === 'node')) {
           this.log.info('local sweep: a node is isolated; full heavy sweep follows');
           return false;
@@ -100,6 +125,40 @@ export class HealthKeeper {
     },
   };
 
+  /** Isolations added, and removed by key, by a policy between comparisons (health hook): the
+   * change signalled. Returns those removed. */
+  change(added: Isolation[], removed: readonly string[]): Isolation[] {
+    const gone = this.state.isolated.filter((i) => removed.includes(i.key));
+    const add = added.filter((i) => !this.state.isolated.some((x) => x.key === i.key));
+    if (!add.length && !gone.length) return [];
+    this.state = { ...this.state, isolated: [...this.state.isolated.filter((i) => !gone.includes(i)), ...add] };
+    this.s.onHealth?.({ state: this.state, found: [], gone: [], isolated: add, released: gone });
+    return gone;
+  }
+
+  /** The isolations of the master this SM takes over from (health hook; sa/sync.ts): they replace
+   * this SM's own (all but the expected topology's, which the next comparison recomputes). */
+  adopt(kept: readonly KeptIsolation[]): void {
+    const isolated = this.takeKept(kept);
+    const keys = new Set(isolated.map((i) => i.key));
+    const gone = this.state.isolated.filter((i) => i.source !== 'topology' && !keys.has(i.key)).map((i) => i.key);
+    this.change([...isolated], gone);
+    this.log.info('health state from the master', { isolated: isolated.length, dropped: gone.length });
+  }
+
+  /** The isolations to keep (across a restart, for a standby): all but the expected topology's,
+   * an unresponsive node's with the ports it is reached through. */
+  kept(): KeptIsolation[] {
+    return kept(this.state.isolated).map((i) => (i.source === 'unresponsive' && this.unresp ? { ...i, via: this.unresp.tracker.facesOf(i.a.guid) } : i));
+  }
+
+  /** Isolations read back: their `via` taught to the unresponsive policy (when on). */
+  private takeKept(k: readonly KeptIsolation[]): Isolation[] {
+    const { isolated, via } = splitVia(k);
+    for (const [guid, v] of via) this.unresp?.tracker.teach(guid, v);
+    return isolated;
+  }
+
   /** Manual isolation (health hook; sm/health-manual.ts): held from now; the next sweep applies
    * it. False when it is held already. */
   isolateByHand(i: Isolation): boolean {
@@ -115,6 +174,7 @@ export class HealthKeeper {
   releaseByHand(target: string): { released: Isolation[]; refused: Isolation[] } {
     const { keep, released, refused } = releaseMatches(this.state.isolated, target);
     this.state = { ...this.state, isolated: keep };
+    for (const i of released) if (i.source === 'unresponsive') this.unresp?.tracker.forget(i.a.guid);
     for (const i of released) this.log.info('released by hand', { kind: i.kind, source: i.source, a: endText(i.a), ...(i.b ? { b: endText(i.b) } : {}) });
     if (released.length) this.s.onHealth?.({ state: this.state, found: [], gone: [], isolated: [], released });
     return { released, refused };

@@ -86,6 +86,8 @@ export class SubnetManager {
     this.ctl = new SmController(o);
     this.retrying = new RetryingSmp(o.smp, o.clock, o.smpRetry);
     this.sweeper = new Sweeper(this.retrying, o.clock, o.log, o);
+    // health hook: the unresponsive nodes' probes go below the retry layer (one try each).
+    this.sweeper.health.unresp?.attach(o.smp, () => this.requestHeavySweep('unresponsive node answering again', true));
     this.local = new LocalSweeper(this.sweeper);
     this.foreign = new ForeignSms(o.log, this.smKey);
     this.ha = new HaShell({
@@ -422,6 +424,7 @@ export class SubnetManager {
     const { changed, stats, smPorts: sms, foreign } = await this.sweeper.light(this.snapshot!, full);
     if (foreign.ports) this.o.log.error('ports name another master or their LIDs moved: another SM is writing this fabric', { ports: foreign.ports, masterSmLids: [...foreign.masterSmLids].join(','), ...foreign.first });
     await this.ha.checkSms(sms);
+    this.health.unresp?.probe(this.snapshot!.discovery); // health hook: the held unresponsive nodes' probes
     // health hook: a flapping link's quiet time over: a sweep releases it (sm/health-flap.ts).
     const due = this.health.flap?.releaseDue();
     if (!changed && due !== undefined && this.o.clock.now() >= due) {

@@ -405,7 +405,9 @@ export class Sweeper {
       extendedSpeeds: this.extendedSpeeds,
       onProgress: (p) => progress?.('discover', p),
       onSkip: skipLogger(log, skips),
+      skipProbe: this.health.unresp?.skipProbe(), // health hook: a node held unresponsive is not waited for
     });
+    this.health.unresp?.noteSkips(skips); // health hook: the unresponsive-SMA policy judges them
     if (skips.length > FAILURE_LOG_LINES) log.warn('more nodes and links left out of this sweep', { more: skips.length - FAILURE_LOG_LINES });
     this.learnExtendedSpeeds(disc);
     const skippedNodes = skips.filter((k) => k.kind === 'node').length;
