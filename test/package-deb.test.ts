@@ -6,7 +6,7 @@
  * installed, the service is not started, and dpkg -r leaves only the config, --purge nothing. */
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -82,6 +82,18 @@ describe('the Debian package', () => {
       early.stdout.setEncoding('utf8').on('data', (d: string) => (earlyOut += d));
       early.stderr.setEncoding('utf8').on('data', (d: string) => (earlyOut += d));
       const earlyEnd = new Promise<{ code: number | null; signal: string | null }>((r) => early.once('close', (code, signal) => r({ code, signal })));
+      // Once the process is the launcher (exec done: a signal before it meets the spawning fork,
+      // not ibsm; under load exec takes longer than 1 ms), 1 ms on.
+      for (let i = 0; i < 5000; i++) {
+        let exe = '';
+        try {
+          exe = readlinkSync(`/proc/${early.pid}/exe`);
+        } catch {
+          break; // gone: the outcome says why
+        }
+        if (exe === '/usr/sbin/ibsm') break;
+        await new Promise((r) => setImmediate(r));
+      }
       await new Promise((r) => setTimeout(r, 1));
       early.kill('SIGTERM');
       expect(await earlyEnd, earlyOut).toEqual({ code: 0, signal: null });
