@@ -93,6 +93,14 @@ export class FlapTracker {
     return out;
   }
 
+  /** A quarantined link bounced, seen without a sweep (sm/health-quiet.ts): counted, and its
+   * quiet time starts again. */
+  bounced(key: string, now: number): void {
+    if (!this.flapping.has(key)) return;
+    this.flapping.set(key, now);
+    this.counted++;
+  }
+
   /** When the next quiet-time release is due (undefined: none). */
   releaseDue(): number | undefined {
     if (this.policy.quietMs <= 0 || !this.flapping.size) return undefined;

@@ -114,6 +114,11 @@ export class HealthKeeper {
     return { released, refused };
   }
 
+  /** health hook: flap (sm/health-quiet.ts): a quarantined link bounced between sweeps. */
+  flapBounce(key: string): void {
+    this.flap?.bounced(key, this.clock.now());
+  }
+
   /** The flapping policy over this sweep's view (before the isolated links are cut). */
   private judgeFlaps(disc: { fabric: Fabric }): void {
     const held = new Set(this.state.isolated.filter((i) => i.source === 'flapping').map((i) => i.key));

@@ -237,6 +237,13 @@ export class SubnetManager {
     this.event({ type: 'sweepRequested', kind: 'heavy', reason, full });
   }
 
+  /** health hook: flap: a trap 128 from a switch at a quarantined link's end is checked on its own
+   * (sm/health-quiet.ts), no sweep unless more changed; false: not such a switch, sweep as usual. */
+  quarantineTrap(lid: number, reason: string): boolean {
+    if (!this.snapshot || this.ctl.state !== 'master' || this.stopped) return false;
+    return this.sweeper.quiet.trap(this.snapshot, lid, () => this.requestHeavySweep(reason));
+  }
+
   /** Trap 144 says the port at `lid` advertises an SM: read its SMInfo at once (sm/ha-shell.ts),
    * then sweep the whole fabric. */
   async smAnnounced(lid: number, reason: string): Promise<void> {

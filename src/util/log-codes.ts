@@ -125,6 +125,9 @@ export const LOG_CODES: readonly LogCode[] = [
   { code: 'IBSM-2067', level: 'info', msg: 'flapping link quiet time over: heavy sweep follows', meaning: "A flapping link's quiet time is over and the light sweep found no change: a heavy sweep releases it." },
   { code: 'IBSM-2068', level: 'warn', msg: 'isolated by hand', meaning: '`ibsm isolate NODE[:PORT]`: the link or node (given) is held in INIT and left out of routing (source manual) until `ibsm release`.' },
   { code: 'IBSM-2069', level: 'info', msg: 'released by hand', meaning: '`ibsm release NODE[:PORT]`: the isolation (its source given: manual, flapping) is released; the sweep that follows brings it to ACTIVE and routes it.' },
+  { code: 'IBSM-2085', level: 'debug', msg: 'quarantined link bounced: counted for the flapping policy, no sweep', meaning: 'A link isolated for flapping changed state again (trap 128 or PortStateChange of the switch given, nothing else on it changed): its quiet time starts again; no sweep, no routing, no LFT write (sm/health-quiet.ts).' },
+  { code: 'IBSM-2086', level: 'debug', msg: 'switch with a quarantined link: another port changed; sweeping', meaning: 'A switch at the end of a link isolated for flapping flagged a change, and another of its ports (given) moved too, or the quarantined port leads elsewhere now: the SM sweeps as for any change.' },
+  { code: 'IBSM-2087', level: 'debug', msg: 'quarantined link check failed; sweeping', meaning: 'Reading a switch at the end of a link isolated for flapping failed (error given): the SM sweeps as for any change, and the sweep finds out what happened.' },
   // ---- 3: traps
   { code: 'IBSM-3001', level: 'info', msg: 'trap received', meaning: 'A trap arrived (number, source LID; details in the fields).', remote: true },
   { code: 'IBSM-3002', level: 'warn', msg: 'malformed trap ignored', meaning: 'A trap that does not decode was dropped (source LID given).', remote: true },
