@@ -52,8 +52,12 @@ export class FlapTracker {
   private readonly flapping = new Map<string, number>();
   /** State changes counted so far (all links). */
   counted = 0;
+  /** False once the policy is turned off by a reload: no new flapping link, the isolations held
+   * are still released after their quiet time. */
+  detecting = true;
 
-  constructor(readonly policy: FlapPolicy) {}
+  /** `policy`: replaced by a reload (HealthKeeper.configureFlap); the next change is judged by it. */
+  constructor(public policy: FlapPolicy) {}
 
   /** One sweep's view: count the links that appeared or went since the last one. `held`: the
    * flapping isolations held now (a restart or a manual release is reflected by their absence). */
@@ -72,7 +76,7 @@ export class FlapTracker {
       this.changes.set(k, times);
       this.counted++;
       if (this.flapping.has(k)) this.flapping.set(k, now);
-      else if (times.length >= this.policy.count) {
+      else if (this.detecting && times.length >= this.policy.count) {
         this.flapping.set(k, now);
         const { a, b } = this.ends.get(k)!;
         const secs = Math.round(this.policy.windowMs / 1000);
@@ -105,6 +109,11 @@ export class FlapTracker {
   releaseDue(): number | undefined {
     if (this.policy.quietMs <= 0 || !this.flapping.size) return undefined;
     return Math.min(...this.flapping.values()) + this.policy.quietMs;
+  }
+
+  /** Links known flapping now. */
+  get flappingLinks(): number {
+    return this.flapping.size;
   }
 
   /** Whether a link (its key) is known flapping now. */

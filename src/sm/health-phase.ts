@@ -32,20 +32,41 @@ export class HealthKeeper {
   takenDown = 0;
 
   /** The flapping links' tracker (health hook; none without a policy). */
-  readonly flap?: FlapTracker;
+  get flap(): FlapTracker | undefined {
+    return this.flapTracker;
+  }
+  private flapTracker?: FlapTracker;
 
   constructor(
     private readonly log: Logger,
     private readonly clock: Clock,
     private s: HealthSettings,
   ) {
-    if (s.flap) this.flap = new FlapTracker(s.flap);
+    if (s.flap) this.flapTracker = new FlapTracker(s.flap);
   }
 
   /** A reload: another expected topology or other actions (none: no comparison; the next sweep
    * releases what the topology isolated). */
   configure(t: { expected?: Fabric; actions?: TopologyActions } | undefined): void {
     this.s = { ...this.s, expected: t?.expected, actions: t?.actions };
+  }
+
+  /** A reload of the flapping policy (`--health-flap`): a new one judges from the next change on
+   * (the changes counted so far kept); off, no link is found flapping any more, and those held
+   * isolated stay so until their quiet time (the policy's last) or `ibsm release`. */
+  configureFlap(policy: FlapPolicy | undefined): void {
+    const t = this.flapTracker;
+    if (policy && t) Object.assign(t, { policy, detecting: true });
+    else if (policy) this.flapTracker = new FlapTracker(policy);
+    else if (t) t.detecting = false;
+    this.s = { ...this.s, flap: policy };
+    this.dropDrained();
+  }
+
+  /** A policy turned off whose last isolation went: its tracker with it. */
+  private dropDrained(): void {
+    const t = this.flapTracker;
+    if (t && !t.detecting && !t.flappingLinks && !this.state.isolated.some((i) => i.source === 'flapping')) this.flapTracker = undefined;
   }
 
   /** The decide phase: compare, move the state on, cut the isolated links from the view and leave
@@ -64,7 +85,10 @@ export class HealthKeeper {
         const disc = local ? restoreIsolated(view.disc, this.state.isolated) : view.disc;
         if (this.s.expected) this.judge(compareTopology(this.s.expected, disc.fabric));
         else if (this.state.mismatches.length || this.state.isolated.some((i) => i.source === 'topology')) this.judge([]); // the file taken away
-        if (this.flap) this.judgeFlaps(disc);
+        if (this.flap) {
+          this.judgeFlaps(disc);
+          this.dropDrained();
+        }
         if (local && this.state.isolated.some((i) => i.kind === 'node')) {
           this.log.info('local sweep: a node is isolated; full heavy sweep follows');
           return false;
