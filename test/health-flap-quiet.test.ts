@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { loadFabricSpec } from '../src/model/load.js';
 import { NodeType, PortState, SmpAttr } from '../src/wire/mad.js';
 import type { SmpClient } from '../src/sm/smp-client.js';
-import { parseFlapPolicy } from '../src/sm/health-flap.js';
+import { FlapTracker, parseFlapPolicy } from '../src/sm/health-flap.js';
 import { checkFabric, smRig, type SmRig } from './helpers/sm-rig.js';
 import { drive } from './helpers/drive.js';
 import { bounce, leafUplink, wait } from './helpers/flap.js';
@@ -62,6 +62,28 @@ function tally(r: ReturnType<typeof rig>) {
 
 const isolated = (r: SmRig): boolean => r.sm.health.state.isolated.some((i) => i.source === 'flapping');
 
+describe('bounces counted between two views', () => {
+  it('the next view shows them, it does not count them again: released after the quiet time from the last bounce', () => {
+    const f = loadFabricSpec(SPEC);
+    const cut = structuredClone(f);
+    const { leaf, up } = leafUplink(cut);
+    const peer = cut.nodes[leaf]!.ports[up]!.peer!;
+    cut.nodes[leaf]!.ports[up]!.peer = undefined;
+    cut.nodes[peer.node]!.ports[peer.port]!.peer = undefined;
+    const t = new FlapTracker({ count: 3, windowMs: 60_000, action: 'isolate', quietMs: 10_000 });
+    const none = new Set<string>();
+    t.observe(f, 0, none);
+    t.observe(cut, 1000, none);
+    t.observe(f, 2000, none);
+    const [iso] = t.observe(cut, 3000, none).flapping; // 3 changes, the view has the link down
+    const held = new Set([iso!.key]);
+    for (let at = 4000; at <= 20_000; at += 1000) t.bounced(iso!.key, at); // absorbed: no view
+    expect(t.releaseDue()).toBe(30_000);
+    // the link is up now (the view differs from the last one): that is the bounces above
+    expect(t.observe(f, 30_000, held).released).toEqual([iso!.key]);
+  });
+});
+
 describe('a quarantined link costs nothing while it bounces', () => {
   it('traps: after the isolation, bounces start no sweep, write no LFT or PortInfo, count for the policy; released once quiet', async () => {
     const r = rig('6/60:isolate:20');
@@ -85,10 +107,12 @@ describe('a quarantined link costs nothing while it bounces', () => {
     expect(isolated(r)).toBe(true);
     expect(r.lines('IBSM-2066')).toEqual([]);
     expect(r.sim.portInfo(r.link.guid, r.link.up).portState).toBe(PortState.Init);
-    // quiet: released after 20 s, ACTIVE and routed again
+    // quiet: released after 20 s, ACTIVE and routed again, by the first sweep the quiet time
+    // asks for (the bounces counted between the views are not counted again by that sweep's view)
     await wait(r.clock, 30_000);
     expect(isolated(r)).toBe(false);
     expect(r.lines('IBSM-2066').length).toBe(1);
+    expect(r.lines('IBSM-2067').length).toBe(1);
     expect(r.sim.portInfo(r.link.guid, r.link.up).portState).toBe(PortState.Active);
     checkFabric(r);
   });

@@ -50,6 +50,9 @@ export class FlapTracker {
   private readonly changes = new Map<string, number[]>();
   private readonly ends = new Map<string, LinkEnds>();
   private readonly flapping = new Map<string, number>();
+  /** Flapping links whose bounces were counted between two views (`bounced`): the difference the
+   * next view shows is those bounces, not one more. */
+  private readonly bouncedSince = new Set<string>();
   /** State changes counted so far (all links). */
   counted = 0;
   /** False once the policy is turned off by a reload: no new flapping link, the isolations held
@@ -70,6 +73,7 @@ export class FlapTracker {
       for (const k of this.last.keys()) if (!links.has(k)) changed.add(k);
     }
     for (const k of changed) {
+      if (this.bouncedSince.has(k)) continue;
       this.ends.set(k, links.get(k) ?? this.last!.get(k)!);
       const times = (this.changes.get(k) ?? []).filter((t) => now - t < this.policy.windowMs);
       times.push(now);
@@ -92,6 +96,7 @@ export class FlapTracker {
       }
     }
     this.last = links;
+    this.bouncedSince.clear();
     // Forget the links with no change left in the window (bounded state).
     for (const [k, times] of this.changes) if (!this.flapping.has(k) && now - times[times.length - 1]! >= this.policy.windowMs) this.changes.delete(k);
     return out;
@@ -103,6 +108,7 @@ export class FlapTracker {
     if (!this.flapping.has(key)) return;
     this.flapping.set(key, now);
     this.counted++;
+    this.bouncedSince.add(key);
   }
 
   /** When the next quiet-time release is due (undefined: none). */
