@@ -17,6 +17,7 @@ import { verifyRoutes } from '../src/routing/verify.js';
 import { FlapTracker, parseFlapPolicy, type FlapPolicy } from '../src/sm/health-flap.js';
 import type { HealthChange } from '../src/sm/health-state.js';
 import { drive } from './helpers/drive.js';
+import { bounce as bounceLink, leafUplink, wait } from './helpers/flap.js';
 import { hasCode } from './helpers/log-lines.js';
 
 const SPEC = 'gen:fattree2:leaves=3,spines=2,hosts=2';
@@ -37,23 +38,14 @@ function rig(flap?: FlapPolicy) {
     topology: { flap, onHealth: (c) => changes.push({ ...c, at: clock.now(), lfts: sm.written.lftBlocksWritten, sweeps: sm.sweepsDone.heavy, full: full() }) },
   });
   installSmHandlers(rpc, sm, { portGuid: ep.local.portGuid, log: new Logger(sink, 'info') });
-  // a leaf's uplink (to a spine)
-  const sw = (i: number): boolean => f.nodes[i]!.type === NodeType.Switch;
-  const leaf = f.nodes.findIndex((n, i) => i !== 0 && sw(i) && n.ports.some((p) => p?.peer && !sw(p.peer.node)));
-  const up = f.nodes[leaf]!.ports.findIndex((p, pn) => pn > 0 && p?.peer !== undefined && sw(p.peer.node));
-  const wait = (ms: number): Promise<void> => drive(clock, new Promise<void>((r) => clock.setTimeout(r, ms)), ms + 60_000);
-  return { clock, sim, sm, sink, changes, full, f, leaf, up, lg: f.nodes[leaf]!.guid, wait };
+  const { leaf, up } = leafUplink(f); // a leaf's uplink (to a spine)
+  return { clock, sim, sm, sink, changes, full, f, leaf, up, lg: f.nodes[leaf]!.guid, wait: (ms: number) => wait(clock, ms) };
 }
 type Rig = ReturnType<typeof rig>;
 
 /** Bounce the uplink `n` times, every 2 s (down 1 s, up 1 s). */
 async function bounce(r: Rig, n: number): Promise<void> {
-  for (let i = 0; i < n; i++) {
-    r.sim.linkDown(r.lg, r.up);
-    await r.wait(1000);
-    r.sim.linkUp(r.lg, r.up);
-    await r.wait(1000);
-  }
+  await bounceLink(r.sim, r.clock, r.lg, r.up, n);
 }
 
 function routesClean(r: Rig): void {

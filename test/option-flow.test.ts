@@ -48,7 +48,7 @@ describe('the option table flows to the SM', () => {
   });
 
   it('what a reload applies and reads again is the table\'s `live` settings', () => {
-    expect([...RELOADABLE_KEYS].sort()).toEqual(['cnGuidFile', 'guidRoutingOrderFile', 'guidRoutingOrderNoScatter', 'ioGuidFile', 'partitions', 'prefixRoutes', 'qos', 'qosHighLimit', 'qosMaxVls', 'qosPolicy', 'qosSl2vl', 'qosVlarbHigh', 'qosVlarbLow', 'rootGuidFile', 'roots', 'routing', 'topology', 'topologyAction']);
+    expect([...RELOADABLE_KEYS].sort()).toEqual(['cnGuidFile', 'guidRoutingOrderFile', 'guidRoutingOrderNoScatter', 'healthFlap', 'ioGuidFile', 'partitions', 'prefixRoutes', 'qos', 'qosHighLimit', 'qosMaxVls', 'qosPolicy', 'qosSl2vl', 'qosVlarbHigh', 'qosVlarbLow', 'rootGuidFile', 'roots', 'routing', 'topology', 'topologyAction']);
     expect([...REREAD_KEYS].sort()).toEqual(['cnGuidFile', 'guidRoutingOrderFile', 'ioGuidFile', 'partitions', 'prefixRoutes', 'qosPolicy', 'rootGuidFile', 'topology']);
   });
 

@@ -125,9 +125,11 @@ export class IbsmSm {
     let files: SmFiles;
     let changed: Array<keyof SmConfig>;
     let r: ReturnType<Subnet['reconfigure']>;
+    let flap: ReturnType<typeof parseFlapPolicy> | undefined;
     try {
       files = readSmFiles(n, undefined, this.log);
       files.topology = await readTopology(n);
+      flap = n.healthFlap ? parseFlapPolicy(n.healthFlap) : undefined;
       changed = SM_CONFIG_KEYS.filter((k) => !sameValue((this.options as Record<string, unknown>)[k], (n as Record<string, unknown>)[k]));
       r = this.subnet.reconfigure({ partitions: files.partitions, qos: files.qos, qosVl: files.qosVl, routing: n.routing!, routingOptions: files.routingOptions });
     } catch (e) {
@@ -136,6 +138,7 @@ export class IbsmSm {
     }
     warnRouteOrder(this.log, n.routing!, files);
     this.subnet.sm.health.configure(files.topology);
+    this.subnet.sm.health.configureFlap(flap);
     if (files.prefixRoutes) this.subnet.sa?.setInterSubnet(interSubnetPaths({ routers: [], prefixRoutes: files.prefixRoutes }));
     const applied = changed.filter((k) => RELOADABLE_KEYS.has(k));
     const restartNeeded = changed.filter((k) => !RELOADABLE_KEYS.has(k));

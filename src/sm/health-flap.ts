@@ -50,10 +50,17 @@ export class FlapTracker {
   private readonly changes = new Map<string, number[]>();
   private readonly ends = new Map<string, LinkEnds>();
   private readonly flapping = new Map<string, number>();
+  /** Flapping links whose bounces were counted between two views (`bounced`): the difference the
+   * next view shows is those bounces, not one more. */
+  private readonly bouncedSince = new Set<string>();
   /** State changes counted so far (all links). */
   counted = 0;
+  /** False once the policy is turned off by a reload: no new flapping link, the isolations held
+   * are still released after their quiet time. */
+  detecting = true;
 
-  constructor(readonly policy: FlapPolicy) {}
+  /** `policy`: replaced by a reload (HealthKeeper.configureFlap); the next change is judged by it. */
+  constructor(public policy: FlapPolicy) {}
 
   /** One sweep's view: count the links that appeared or went since the last one. `held`: the
    * flapping isolations held now (a restart or a manual release is reflected by their absence). */
@@ -66,13 +73,14 @@ export class FlapTracker {
       for (const k of this.last.keys()) if (!links.has(k)) changed.add(k);
     }
     for (const k of changed) {
+      if (this.bouncedSince.has(k)) continue;
       this.ends.set(k, links.get(k) ?? this.last!.get(k)!);
       const times = (this.changes.get(k) ?? []).filter((t) => now - t < this.policy.windowMs);
       times.push(now);
       this.changes.set(k, times);
       this.counted++;
       if (this.flapping.has(k)) this.flapping.set(k, now);
-      else if (times.length >= this.policy.count) {
+      else if (this.detecting && times.length >= this.policy.count) {
         this.flapping.set(k, now);
         const { a, b } = this.ends.get(k)!;
         const secs = Math.round(this.policy.windowMs / 1000);
@@ -89,15 +97,30 @@ export class FlapTracker {
       }
     }
     this.last = links;
+    this.bouncedSince.clear();
     // Forget the links with no change left in the window (bounded state).
     for (const [k, times] of this.changes) if (!this.flapping.has(k) && now - times[times.length - 1]! >= this.policy.windowMs) this.changes.delete(k);
     return out;
+  }
+
+  /** A quarantined link bounced, seen without a sweep (sm/health-quiet.ts): counted, and its
+   * quiet time starts again. */
+  bounced(key: string, now: number): void {
+    if (!this.flapping.has(key)) return;
+    this.flapping.set(key, now);
+    this.counted++;
+    this.bouncedSince.add(key);
   }
 
   /** When the next quiet-time release is due (undefined: none). */
   releaseDue(): number | undefined {
     if (this.policy.quietMs <= 0 || !this.flapping.size) return undefined;
     return Math.min(...this.flapping.values()) + this.policy.quietMs;
+  }
+
+  /** Links known flapping now. */
+  get flappingLinks(): number {
+    return this.flapping.size;
   }
 
   /** Whether a link (its key) is known flapping now. */

@@ -5,6 +5,7 @@
  * through the sweep's write step (the one apply step, sm/apply.ts). The same phases run in a heavy
  * sweep and a local one. */
 import type { Fabric } from '../model/fabric.js';
+import type { DiscoveryResult } from '../model/snapshot.js';
 import { compareTopology, endText, mismatchText } from '../model/topology-compare.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
@@ -48,7 +49,10 @@ export class HealthKeeper implements HealthHolder {
   takenDown = 0;
 
   /** The flapping links' tracker (health hook; none without a policy). */
-  readonly flap?: FlapTracker;
+  get flap(): FlapTracker | undefined {
+    return this.flapTracker;
+  }
+  private flapTracker?: FlapTracker;
   /** The unresponsive nodes' watch (health hook; none without a policy). */
   readonly unresp?: UnresponsiveWatch;
   /** The erroring links' tracker (health hook: errors; none without a policy). */
@@ -59,7 +63,7 @@ export class HealthKeeper implements HealthHolder {
     private readonly clock: Clock,
     private s: HealthSettings,
   ) {
-    if (s.flap) this.flap = new FlapTracker(s.flap);
+    if (s.flap) this.flapTracker = new FlapTracker(s.flap);
     if (s.unresponsive) this.unresp = new UnresponsiveWatch(s.unresponsive, log, clock, this);
     // health hook: the isolations kept across a restart held from the start, each change saved
     const store = s.store;
@@ -78,6 +82,24 @@ export class HealthKeeper implements HealthHolder {
     this.s = { ...this.s, expected: t?.expected, actions: t?.actions };
   }
 
+  /** A reload of the flapping policy (`--health-flap`): a new one judges from the next change on
+   * (the changes counted so far kept); off, no link is found flapping any more, and those held
+   * isolated stay so until their quiet time (the policy's last) or `ibsm release`. */
+  configureFlap(policy: FlapPolicy | undefined): void {
+    const t = this.flapTracker;
+    if (policy && t) Object.assign(t, { policy, detecting: true });
+    else if (policy) this.flapTracker = new FlapTracker(policy);
+    else if (t) t.detecting = false;
+    this.s = { ...this.s, flap: policy };
+    this.dropDrained();
+  }
+
+  /** A policy turned off whose last isolation went: its tracker with it. */
+  private dropDrained(): void {
+    const t = this.flapTracker;
+    if (t && !t.detecting && !t.flappingLinks && !this.state.isolated.some((i) => i.source === 'flapping')) this.flapTracker = undefined;
+  }
+
   /** The decide phase: compare, move the state on, cut the isolated links from the view and leave
    * the isolated nodes out of it. A local sweep while a node is isolated ends (a full heavy sweep
    * follows: the node is not in the snapshot to re-link). */
@@ -94,7 +116,10 @@ export class HealthKeeper implements HealthHolder {
         const disc = local ? restoreIsolated(view.disc, this.state.isolated) : view.disc;
         if (this.s.expected) this.judge(compareTopology(this.s.expected, disc.fabric));
         else if (this.state.mismatches.length || this.state.isolated.some((i) => i.source === 'topology')) this.judge([]); // the file taken away
-        if (this.flap) this.judgeFlaps(disc);
+        if (this.flap) {
+          this.judgeFlaps(disc);
+          this.dropDrained();
+        }
         if (!local) this.unresp?.judge(disc);
         if (local && this.state.isolated.some((i) => i.kind === 'node')) {
           this.log.info('local sweep: a node is isolated; full heavy sweep follows');
@@ -188,6 +213,19 @@ export class HealthKeeper implements HealthHolder {
     this.state = c.state;
     this.s.onHealth?.(c);
     return true;
+  }
+
+  /** health hook, after a light sweep: the held unresponsive nodes' probes; true when a flapping
+   * link's quiet time is over and nothing changed (a full heavy sweep releases it). */
+  afterLight(changed: boolean, disc: DiscoveryResult): boolean {
+    this.unresp?.probe(disc);
+    const due = this.flap?.releaseDue();
+    return !changed && due !== undefined && this.clock.now() >= due;
+  }
+
+  /** health hook: flap (sm/health-quiet.ts): a quarantined link bounced between sweeps. */
+  flapBounce(key: string): void {
+    this.flap?.bounced(key, this.clock.now());
   }
 
   /** The flapping policy over this sweep's view (before the isolated links are cut). */

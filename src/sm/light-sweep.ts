@@ -20,7 +20,8 @@
  * SM's window for one-SMP jobs). Pure of I/O but the SMPs.
  *
  * As phases (sm/pipeline.ts, `lightPhases`): discover (`readLight`) → decide (`judgeLight`,
- * pure) → verify (the stats). */
+ * pure; a flagged switch at a quarantined link's end is checked there on its own,
+ * sm/health-quiet.ts) → verify (the stats). */
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { PortCap, PortInfo, SwitchInfo } from '../wire/sma.js';
 import { portInfoMod } from '../wire/modifiers.js';
@@ -34,6 +35,7 @@ import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { emptyStats, type Phase, type SweepStats } from './pipeline.js';
 import { ms1 } from './sweep-log.js';
+import type { QuarantineWatch, QuarantinedPorts } from './health-quiet.js';
 
 /** Periodic light sweeps over which every switch's SwitchInfo is read once. */
 export const SWITCH_ROUNDS = 2;
@@ -150,6 +152,8 @@ export type LightAnswer = { node: number; portStateChange?: boolean } | { ca: Ca
 /** What the decide phase makes of the answers. */
 export interface LightResult {
   changed: boolean;
+  /** Flagged switches with a quarantined link (health hook: flap): checked on their own. */
+  quarantined: number[];
   smPorts: SmPort[];
   foreign: ForeignWrites;
 }
@@ -186,15 +190,17 @@ export async function readLight(smp: SmpClient, snap: Snapshot, plan: LightPlan)
 /** What the answers say (pure): "changed" when a switch flags a port change or does not answer,
  * or a CA port is not ACTIVE, unreadable or written by another SM; the CA ports that advertise an
  * SM (a new IsSM bit is a new SM to query), in answer order. */
-export function judgeLight(snap: Snapshot, answers: readonly LightAnswer[]): LightResult {
+export function judgeLight(snap: Snapshot, answers: readonly LightAnswer[], quarantined: QuarantinedPorts = new Map()): LightResult {
   const { fabric, discovery } = snap;
   let changed = false;
   const sms: SmPort[] = [];
   const smLid = fabric.nodes[discovery.smNode]?.ports[discovery.smPort]?.lid ?? 0;
   const foreign: ForeignWrites = { ports: 0, masterSmLids: new Set(), first: undefined };
+  const held: number[] = [];
   for (const a of answers) {
     if ('node' in a) {
-      if (a.portStateChange !== false) changed = true; // flagged, or unreachable: the fabric changed
+      if (a.portStateChange && quarantined.has(a.node)) held.push(a.node); // health hook: flap
+      else if (a.portStateChange !== false) changed = true; // flagged, or unreachable: the fabric changed
       continue;
     }
     const { ca: c, state: pi } = a;
@@ -215,7 +221,7 @@ export function judgeLight(snap: Snapshot, answers: readonly LightAnswer[]): Lig
     const own = c.node === discovery.smNode && c.port === discovery.smPort;
     if (!own && pi.capabilityMask & PortCap.IsSM) sms.push({ guid: port.guid, lid: pi.lid, path: c.path });
   }
-  return { changed, smPorts: sms, foreign };
+  return { changed, quarantined: held, smPorts: sms, foreign };
 }
 
 /** A light sweep's state as its phases fill it in. */
@@ -236,8 +242,8 @@ export interface LightRun {
  * read), decide (changed? SM ports seen, another SM's writes), verify (the stats, --verbose line).
  * What follows from the result (a heavy sweep, the SMs' SMInfo read, the foreign writes' ERROR)
  * is the controller's and the shell's (sm/sm.ts). */
-export function lightPhases(o: { smp: SmpClient; clock: Clock; log: Logger; rotation: CaRotation }): Phase<LightRun>[] {
-  const { smp, clock, log, rotation } = o;
+export function lightPhases(o: { smp: SmpClient; clock: Clock; log: Logger; rotation: CaRotation; quiet?: QuarantineWatch }): Phase<LightRun>[] {
+  const { smp, clock, log, rotation, quiet } = o;
   return [
     {
       kind: 'discover',
@@ -247,7 +253,16 @@ export function lightPhases(o: { smp: SmpClient; clock: Clock; log: Logger; rota
         r.answers = await readLight(smp, r.snap, r.plan);
       },
     },
-    { kind: 'decide', name: 'changed, SM ports, foreign writes', run: (r) => void (r.result = judgeLight(r.snap, r.answers!)) },
+    {
+      kind: 'decide',
+      name: 'changed, SM ports, foreign writes',
+      run: async (r) => {
+        const res = (r.result = judgeLight(r.snap, r.answers!, quiet?.ports(r.snap)));
+        // health hook: flap (sm/health-quiet.ts): a flagged switch at a quarantined link's end is
+        // checked on its own: changed only if more than its quarantined ports moved
+        for (const n of res.quarantined) if (!res.changed && (await quiet!.check(r.snap, n)) === 'changed') res.changed = true;
+      },
+    },
     {
       kind: 'verify',
       name: 'the stats',

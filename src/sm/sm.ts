@@ -225,8 +225,7 @@ export class SubnetManager {
     this.waiters.clear();
   }
 
-  /** Settings a reload changes (issue #28; api/sm.ts `reload`): the next heavy sweep, a full one,
-   * programs P_Keys, VL tables and routes from them. */
+  /** Settings a reload changes (#28; api/sm.ts `reload`): the next full heavy sweep programs them. */
   reconfigure(s: Pick<SmOptions, 'partitions' | 'qosVl' | 'routing' | 'routingOptions'>): void {
     if (!sameValue([s.routing, s.routingOptions], [this.o.routing, this.o.routingOptions])) this.sweeper.routingChanged();
     Object.assign(this.o, s);
@@ -241,13 +240,18 @@ export class SubnetManager {
     this.event({ type: 'sweepRequested', kind: 'heavy', reason, full });
   }
 
-  /** health hook: errors. PerfMgr's ports after its sweep over `fabric` (api/sm.ts) through the
-   * error-rate policy (sm/health-errors.ts): an isolation added or released, a full heavy sweep
-   * applies it (as `ibsm isolate` and the flapping policy's release do). */
+  /** health hook: errors. PerfMgr's ports after its sweep (api/sm.ts) through the error-rate policy
+   * (sm/health-errors.ts): a change is applied by a full heavy sweep, as `ibsm isolate`'s is. */
   perfSwept(fabric: Fabric, ports: Iterable<ReadPort>): void {
     if (this.stopped || !this.health.judgeErrors(fabric, ports)) return;
     this.o.log.info('error-rate isolations changed: heavy sweep follows');
     this.requestHeavySweep('port error rate', true);
+  }
+
+  /** health hook: flap: a trap 128 from a quarantined link's switch is checked alone (sm/health-quiet.ts); false: sweep as usual. */
+  quarantineTrap(lid: number, reason: string): boolean {
+    if (!this.snapshot || this.ctl.state !== 'master' || this.stopped) return false;
+    return this.sweeper.quiet.trap(this.snapshot, lid, () => this.requestHeavySweep(reason));
   }
 
   /** Trap 144 says the port at `lid` advertises an SM: read its SMInfo at once (sm/ha-shell.ts),
@@ -424,10 +428,7 @@ export class SubnetManager {
     const { changed, stats, smPorts: sms, foreign } = await this.sweeper.light(this.snapshot!, full);
     if (foreign.ports) this.o.log.error('ports name another master or their LIDs moved: another SM is writing this fabric', { ports: foreign.ports, masterSmLids: [...foreign.masterSmLids].join(','), ...foreign.first });
     await this.ha.checkSms(sms);
-    this.health.unresp?.probe(this.snapshot!.discovery); // health hook: the held unresponsive nodes' probes
-    // health hook: a flapping link's quiet time over: a sweep releases it (sm/health-flap.ts).
-    const due = this.health.flap?.releaseDue();
-    if (!changed && due !== undefined && this.o.clock.now() >= due) {
+    if (this.health.afterLight(changed, this.snapshot!.discovery)) {
       this.o.log.info('flapping link quiet time over: heavy sweep follows');
       this.requestHeavySweep('flapping link quiet', true); // full: a local sweep with nothing flagged would not judge it
     }

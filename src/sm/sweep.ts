@@ -41,6 +41,7 @@ import { multicastPhases, type McastRun } from './mcast-phases.js';
 import { programPhases, type SweepPhase } from './program-phases.js';
 import { foreignKeys, SweepWrites } from './sweep-writes.js';
 import { HealthKeeper, type HealthSettings } from './health-phase.js';
+import { QuarantineWatch } from './health-quiet.js';
 import { VPortManager } from './vport-mgr.js';
 import { heavyVportPhases, vportPass } from './vport-phases.js';
 
@@ -125,6 +126,7 @@ export class Sweeper {
     this.rotation = new CaRotation(caRounds(s.sweepIntervalMs));
     this.phases = programPhases({ smp, clock, log, s, programmed: this.programmed, foreign: this.foreign });
     this.health = new HealthKeeper(log, clock, s.topology ?? {});
+    this.quiet = new QuarantineWatch(smp, log, this.health);
     const p = this.phases;
     this.vports = new VPortManager(smp, log); // vport hook (sm/vport-*.ts)
     const vp = heavyVportPhases(this.vports, log, this.vportPkeys);
@@ -152,7 +154,7 @@ export class Sweeper {
         p.portInfo,
         { kind: 'verify', name: 'the snapshot', run: (r) => this.verifyTakeover(r) },
       ],
-      light: lightPhases({ smp, clock, log, rotation: this.rotation }),
+      light: lightPhases({ smp, clock, log, rotation: this.rotation, quiet: this.quiet }),
       multicast: multicastPhases({ clock, log, s, programmed: this.programmed, writesFor: (disc) => this.writesFor(disc, { keys: false }) }),
     };
   }
@@ -192,6 +194,8 @@ export class Sweeper {
 
   /** The health state (isolations, mismatches) and its phases, for heavy and local sweeps. */
   readonly health: HealthKeeper;
+  /** health hook: flap: a quarantined link's bounces checked without a sweep (sm/health-quiet.ts). */
+  readonly quiet: QuarantineWatch;
 
   /** The apply phases (sm/program-phases.ts), the same for every sweep of this sweeper. */
   readonly phases: ReturnType<typeof programPhases>;
