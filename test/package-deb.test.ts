@@ -6,7 +6,7 @@
  * installed, the service is not started, and dpkg -r leaves only the config, --purge nothing. */
 import { afterAll, describe, expect, it } from 'vitest';
 import { execFile, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -20,6 +20,15 @@ const BUNDLE = path.join(ROOT, '.tmp', `bundle-deb-${process.pid}`);
 // The long steps (builds, lintian) asynchronous: a worker blocked for a minute misses vitest's RPC
 // deadline ("Timeout calling onTaskUpdate", an error of the run although the test passed).
 const run = promisify(execFile);
+/** The launcher's first act blocks SIGTERM (native/ibsm-launch.c): bit 15 of /proc/PID/status SigBlk. */
+const launcherBlocks = (pid: number): boolean => {
+  try {
+    const m = /^SigBlk:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m !== null && (BigInt('0x' + m[1]) & (1n << 14n)) !== 0n;
+  } catch {
+    return false;
+  }
+};
 const dpkg = (...args: string[]) => spawnSync('dpkg', args, { encoding: 'utf8', timeout: 120_000 });
 // A PATH with no node on it (node may be in /usr/bin: only /usr/sbin, checked below).
 const NO_NODE_PATH = '/usr/sbin';
@@ -82,8 +91,8 @@ describe('the Debian package', () => {
       early.stdout.setEncoding('utf8').on('data', (d: string) => (earlyOut += d));
       early.stderr.setEncoding('utf8').on('data', (d: string) => (earlyOut += d));
       const earlyEnd = new Promise<{ code: number | null; signal: string | null }>((r) => early.once('close', (code, signal) => r({ code, signal })));
-      // Once the process is the launcher (exec done: a signal before it meets the spawning fork,
-      // not ibsm; under load exec takes longer than 1 ms), 1 ms on.
+      // Once the process is the launcher with the signals blocked (before, a signal meets the
+      // spawning fork or the C start-up, not ibsm: under load that took over 1 ms), 1 ms on.
       for (let i = 0; i < 5000; i++) {
         let exe = '';
         try {
@@ -91,7 +100,8 @@ describe('the Debian package', () => {
         } catch {
           break; // gone: the outcome says why
         }
-        if (exe === '/usr/sbin/ibsm') break;
+        // ...and past its first instructions: the launcher has SIGTERM blocked (SigBlk bit 15)
+        if (exe === '/usr/sbin/ibsm' && launcherBlocks(early.pid!)) break;
         await new Promise((r) => setImmediate(r));
       }
       await new Promise((r) => setTimeout(r, 1));

@@ -111,7 +111,8 @@ async function launched(pid: number): Promise<void> {
   const bin = realpathSync(BIN);
   for (let i = 0; i < 5000; i++) {
     try {
-      if (readlinkSync(`/proc/${pid}/exe`) === bin) return;
+      // the launcher, past its C start-up: its first act blocks the signals (SigBlk bit 15)
+      if (readlinkSync(`/proc/${pid}/exe`) === bin && /^SigBlk:\s*[0-9a-f]*[4-7c-f][0-9a-f]{3}$/im.test(readFileSync(`/proc/${pid}/status`, 'utf8'))) return;
     } catch {
       return; // gone: the outcome says why
     }

@@ -8,10 +8,16 @@
  * quiet time starts again (flapping: no change for QUIET_S; unresponsive: its probe answering for
  * QUIET_S); with the policy off (or manual), only `ibsm release` releases it. */
 import type { Isolation, MismatchEnd } from '../model/topology-classes.js';
-import { IbsmFileError } from '../util/errors.js';
+import { IbsmError, IbsmFileError } from '../util/errors.js';
 
 export class HealthStateError extends IbsmFileError {
   override readonly name = 'HealthStateError';
+}
+
+/** One isolation row (the state file's, or the SA sync's from the master) that does not decode:
+ * the message names the field. */
+export class HealthRowError extends IbsmError {
+  override readonly name = 'HealthRowError';
 }
 
 /** The isolations worth keeping (not the expected topology's). */
@@ -51,7 +57,7 @@ export function formatHealthState(isolated: readonly KeptIsolation[], sinceWall:
 
 function endOf(v: unknown, what: string): MismatchEnd {
   const e = v as Record<string, unknown> | undefined;
-  if (!e || typeof e.guid !== 'string' || !/^0x[0-9a-f]{1,16}$/i.test(e.guid) || typeof e.port !== 'number') throw new Error(`${what}: expected {guid: "0x…", desc, port}`);
+  if (!e || typeof e.guid !== 'string' || !/^0x[0-9a-f]{1,16}$/i.test(e.guid) || typeof e.port !== 'number') throw new HealthRowError(`${what}: expected {guid: "0x…", desc, port}`);
   return { guid: BigInt(e.guid), desc: typeof e.desc === 'string' ? e.desc : '', port: e.port, ...(typeof e.type === 'number' ? { type: e.type } : {}) };
 }
 
@@ -74,11 +80,11 @@ export function parseHealthState(text: string, file = 'health state'): KeptIsola
   });
 }
 
-/** An isolation from its row's value (`since` as written). Throws Error naming what is wrong. */
+/** An isolation from its row's value (`since` as written). Throws HealthRowError naming what is wrong. */
 export function isolationOf(v: unknown): KeptIsolation {
   const r = v as Record<string, unknown>;
-  if (r?.kind !== 'node' && r?.kind !== 'link') throw new Error('kind is node or link');
-  if (typeof r.key !== 'string' || typeof r.source !== 'string' || typeof r.since !== 'number') throw new Error('key, source and since are needed');
+  if (r?.kind !== 'node' && r?.kind !== 'link') throw new HealthRowError('kind is node or link');
+  if (typeof r.key !== 'string' || typeof r.source !== 'string' || typeof r.since !== 'number') throw new HealthRowError('key, source and since are needed');
   const b = r.kind === 'link' ? endOf(r.b, 'b') : undefined;
   const via = Array.isArray(r.via) ? { via: r.via.map((x, k) => endOf(x, `via ${k + 1}`)).map((e) => ({ guid: e.guid, port: e.port })) } : {};
   return { key: r.key, kind: r.kind, a: endOf(r.a, 'a'), ...(b ? { b } : {}), cls: typeof r.cls === 'string' ? r.cls : r.source, source: r.source, reason: typeof r.reason === 'string' ? r.reason : '', since: r.since, ...via };
