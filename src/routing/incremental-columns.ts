@@ -103,3 +103,24 @@ export function routeEnd(col: Uint8Array, s: number, T: number, ix: FabricIndex)
   }
   return s;
 }
+
+/** When `ix` is `o` with links gone (the same switches in the same order and the same ports;
+ * every channel of `ix` one of `o`'s, by port, to the same switch): per channel of `o` its number
+ * in `ix` (-1: its link went), and back. Else undefined. */
+export function channelsKept(o: FabricIndex, ix: FabricIndex): { newOf: Int32Array; oldOf: Int32Array } | undefined {
+  const nSw = o.nSw;
+  if (ix.nSw !== nSw || ix.maxPorts !== o.maxPorts) return undefined;
+  for (let s = 0; s < nSw; s++) if (ix.swGuid[s] !== o.swGuid[s]) return undefined;
+  const W = o.maxPorts + 1;
+  const newOf = new Int32Array(o.adjStart[nSw]!).fill(-1);
+  const oldOf = new Int32Array(ix.adjStart[nSw]!);
+  for (let s = 0; s < nSw; s++) {
+    for (let f = ix.adjStart[s]!; f < ix.adjStart[s + 1]!; f++) {
+      const e = o.portEntry[s * W + ix.adjPort[f]!]!;
+      if (e < 0 || o.adjSw[e] !== ix.adjSw[f]) return undefined;
+      newOf[e] = f;
+      oldOf[f] = e;
+    }
+  }
+  return { newOf, oldOf };
+}

@@ -139,7 +139,7 @@ export class ColumnRepair {
       cw.follow(adjSw[best]!, T, (f) => (load[f]! += w));
       moved.push({ u, e: best, w });
       this.detours++;
-      if (cw.walk(T) === 0) return true;
+      if (cw.settle(T, u, best) === 0) return true;
     }
     return undo();
   }
@@ -182,6 +182,7 @@ export class ColumnRepair {
    *  LID l toward T; `sign` 1 for a CA LID (its routes counted), 0 for a switch LID. Switches that
    *  cannot reach T keep no route. */
   repair(T: number, l: number, sign: number): void {
+    if (!this.cw.distValid) this.cw.walk(T);
     this.unloadBroken(T, sign);
     const buckets = this.seedBuckets();
     const { fixed, tent } = this;

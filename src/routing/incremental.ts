@@ -28,13 +28,14 @@ import { indexFabric, fmtGuid, type FabricIndex } from './graph.js';
 import { NO_ROUTE, RoutingNotApplicable, type RoutingResult } from './types.js';
 import { verifyRoutes, type VerifyReport } from './verify.js';
 import type { CdgReport } from './cdg.js';
-import { columnReader, columnsOf, countDiffering, keepColumns, lidGuids, markDiffering, tablesByGuid, writeColumn } from './incremental-columns.js';
+import { channelsKept, columnReader, columnsOf, countDiffering, keepColumns, lidGuids, markDiffering, tablesByGuid, writeColumn } from './incremental-columns.js';
 import { cachedDeps, incrementalCdg, keepDeps, singleVlCdg, type DepCounts } from './incremental-cdg.js';
 import { addsNoCycle } from './incremental-cdg-delta.js';
 import { cachedLoads, keepLoads, remapLoads } from './incremental-load.js';
+import { deltaLoads } from './incremental-load-delta.js';
 import { ColumnRepair } from './incremental-repair.js';
 import type { IncrementalOptions, IncrementalOutcome, IncrementalStats } from './incremental-types.js';
-import { ColumnWalk } from './incremental-walk.js';
+import { ColumnWalk, cutEntries, wholeColumns } from './incremental-walk.js';
 
 export { singleVlCdg };
 export type { IntactRouting, IncrementalOptions, IncrementalOutcome, IncrementalStats } from './incremental-types.js';
@@ -86,6 +87,16 @@ class Reroute {
   private readonly partial: boolean;
   /** Whether `load` and `counters` hold the tables as they stand (ensureLoads). */
   private loaded = false;
+  /** `ensureLoads` left the walk's column as it was (the loads from the changed entries). */
+  private loadsByDelta = false;
+  /** The intact routing is the previous one (its columns are the previous ones). */
+  private readonly intactIsPrev: boolean;
+  /** What-if, the intact routing the previous one, links gone only: per LID its switch + 1 when
+   *  every route of the previous column reached it, and the entries whose channel went (a walk
+   *  of such a column searches back from those: ColumnWalk.walkCut). */
+  private readonly cut: { sw: Int32Array; port: Int32Array; whole: Int32Array } | undefined;
+  /** The broken switches restoreIntact's walk found in the column it left, or -1 (no walk). */
+  private intactBroken = -1;
   private changedEntries = 0;
   private reroutedLids = 0;
   private restoredLids = 0;
@@ -109,6 +120,7 @@ class Reroute {
       this.intactLids = lidGuids(intact.fabric);
     }
     this.prevLids = lidGuids(prevFabric);
+    this.intactIsPrev = intact !== undefined && intact.routing === prev && intact.fabric === prevFabric;
     this.touch = this.touchedColumns();
     const intactT = this.intactT;
     this.readPrev = columnReader(columnsOf(prevFabric, prev), ix.swGuid);
@@ -127,6 +139,9 @@ class Reroute {
     } else if (same) this.outCM.set(pc.cm);
     else for (let l = 0; l <= maxLid; l++) this.readPrev(l, this.outCM.subarray(l * nSw, l * nSw + nSw));
     this.cw = new ColumnWalk(ix);
+    const kept = this.partial && this.intactIsPrev ? cachedLoads(prev)!.ix : undefined;
+    const ch = kept && kept.maxLid === maxLid ? channelsKept(kept, ix) : undefined;
+    this.cut = ch ? { ...cutEntries(kept!, ch.newOf), whole: wholeColumns(prev, kept!, columnReader(pc, kept!.swGuid)) } : undefined;
     this.repair = new ColumnRepair(ix, this.cw, (opts.balanceFactor ?? 1.2) * (opts.intact?.busiestLink ?? Infinity));
   }
 
@@ -210,6 +225,11 @@ class Reroute {
     const { ix, touch, outCM, cw } = this;
     const { nSw, maxLid, lidOwner, ends } = ix;
     const kept = cachedLoads(this.prev);
+    // What-if: from the changed entries only (routing/incremental-load-delta.ts), where covered.
+    if (kept && this.partial && deltaLoads(kept, columnReader(columnsOf(this.prevFabric, this.prev), kept.ix.swGuid), touch, ix, outCM, cw.load, cw.counters)) {
+      this.loadsByDelta = true;
+      return;
+    }
     if (kept) remapLoads(kept, columnReader(columnsOf(this.prevFabric, this.prev), kept.ix.swGuid), touch, ix, cw.load, cw.counters);
     for (let l = 1; l <= maxLid; l++) {
       const o = lidOwner[l]!;
@@ -260,12 +280,19 @@ class Reroute {
   }
 
   /** Step 1: the intact column into the walk's column when every route in it works (the loads
-   *  moved from the previous column to it once they are kept). False: not usable. */
+   *  moved from the previous column to it once they are kept). False: not usable (after a walk
+   *  that found broken switches, `intactBroken` says how many). */
   private restoreIntact(l: number, T: number, guid: bigint, swPort: number, isCa: boolean): boolean {
     const { readIntact, icol, pcol, cw } = this;
+    this.intactBroken = -1;
     if (!(readIntact && this.intactLids!.get(l) === guid && (readIntact(l, icol), icol[T] === swPort))) return false;
     cw.col.set(icol);
-    if (cw.walk(T) !== 0) return false;
+    const cut = this.cut;
+    const broken = cut && cut.whole[l] === T + 1 ? cw.walkCut(T, cut.sw, cut.port) : cw.walk(T);
+    if (broken !== 0) {
+      this.intactBroken = broken;
+      return false;
+    }
     let differs = false;
     for (let s = 0; s < this.ix.nSw; s++) if (pcol[s] !== cw.col[s]) differs = true;
     if (differs) {
@@ -284,10 +311,17 @@ class Reroute {
    *  and it works, else by the shortest-path repair. */
   private keepOrRepair(l: number, T: number, guid: bigint, swPort: number, isCa: boolean): void {
     const { cw, repair, opts } = this;
+    const walked = this.intactBroken;
+    const wasLoaded = this.loaded;
     this.ensureLoads();
-    this.prevCol(l, guid);
-    cw.col[T] = swPort;
-    const brokenCount = cw.walk(T);
+    // The intact column is the previous one with T's entry: restoreIntact's walk of it stands
+    // (unless ensureLoads worked in the walk's column).
+    let brokenCount = walked;
+    if (!(walked > 0 && this.intactIsPrev && (wasLoaded || this.loadsByDelta))) {
+      this.prevCol(l, guid);
+      cw.col[T] = swPort;
+      brokenCount = cw.walk(T);
+    }
     if (brokenCount === 0) this.keptLids++;
     if (brokenCount > 0 && !isCa && opts.detourSwitchLids !== false && repair.detour(T)) {
       this.reroutedLids++;
@@ -310,7 +344,8 @@ class Reroute {
     // what it holds).
     const changed = this.partial ? this.changedSwitches() : undefined;
     const tables = Array.from({ length: nSw }, (_, s) => (changed && !changed[s] ? prevT[s]! : copy ? prevT[s]!.slice() : new Uint8Array(maxLid + 1)));
-    for (let l = 0; l <= maxLid; l++) if (!copy || touch[l]) writeColumn(tables, outCM, l);
+    if (changed) this.writeChanged(tables);
+    else for (let l = 0; l <= maxLid; l++) if (!copy || touch[l]) writeColumn(tables, outCM, l);
     for (const e of ends) {
       if (!e.isSwitch || e.sw < 0) continue;
       tables[e.sw]![e.lid] = 0;
@@ -338,14 +373,24 @@ class Reroute {
     return result;
   }
 
-  /** Per switch: 1 when a touched column or its own LID's delivery changes its table. */
+  /** Per switch: 1 when a touched column or its own LID's delivery changes its table (partial:
+   *  the previous tables are the previous columns, in the same order). */
   private changedSwitches(): Uint8Array {
     const { ix, prevT, outCM, touch } = this;
     const { nSw, maxLid } = ix;
+    const pcm = columnsOf(this.prevFabric, this.prev).cm;
     const changed = new Uint8Array(nSw);
-    for (let l = 0; l <= maxLid; l++) if (touch[l]) for (let s = 0, b = l * nSw; s < nSw; s++) if (outCM[b + s] !== prevT[s]![l]) changed[s] = 1;
+    for (let l = 0; l <= maxLid; l++) if (touch[l]) for (let s = 0, b = l * nSw; s < nSw; s++) if (outCM[b + s] !== pcm[b + s]) changed[s] = 1;
     for (const e of ix.ends) if (e.isSwitch && e.sw >= 0 && prevT[e.sw]![e.lid] !== 0) changed[e.sw] = 1;
     return changed;
+  }
+
+  /** Partial: the touched entries that differ into the tables (the others hold them already). */
+  private writeChanged(tables: Uint8Array[]): void {
+    const { ix, outCM, touch } = this;
+    const { nSw, maxLid } = ix;
+    const pcm = columnsOf(this.prevFabric, this.prev).cm;
+    for (let l = 0; l <= maxLid; l++) if (touch[l]) for (let s = 0, b = l * nSw; s < nSw; s++) if (outCM[b + s] !== pcm[b + s]) tables[s]![l] = outCM[b + s]!;
   }
 
   /** Guarantees. Every column touched was walked to its destination from every switch that can
