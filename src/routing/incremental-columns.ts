@@ -71,6 +71,14 @@ export function lidGuids(f: Fabric): Map<number, bigint> {
 }
 const lidCache = new WeakMap<Fabric, Map<number, bigint>>();
 
+/** Node index of each node GUID in `f` (kept per fabric, as lidGuids). */
+export function nodeIndexByGuid(f: Fabric): ReadonlyMap<bigint, number> {
+  let m = nodeIdxCache.get(f);
+  if (!m) nodeIdxCache.set(f, (m = new Map(f.nodes.map((n, i) => [n.guid, i] as const))));
+  return m;
+}
+const nodeIdxCache = new WeakMap<Fabric, Map<bigint, number>>();
+
 // Small loops of the re-route on their own (optimized after a few calls, where the long one-shot
 // re-route would run them unoptimized).
 

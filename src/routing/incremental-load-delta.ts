@@ -10,6 +10,7 @@
 import type { FabricIndex } from './graph.js';
 import type { Loads } from './incremental-load.js';
 import { channelsKept } from './incremental-columns.js';
+import { cutEntries } from './incremental-walk.js';
 
 /**
  * Fill `load` and `counters` (over `ix`) with `from`'s loads, its columns marked in `touch`
@@ -47,6 +48,10 @@ export function deltaLoads(from: Loads, read: (l: number, out: Uint8Array) => vo
 /** One column's move from its old version `a` (over `o`) to `b` (over `ix`). */
 class ColumnLoadDelta {
   readonly a: Uint8Array;
+  private b: Uint8Array;
+  /** The entries (switch, port) whose channel went. */
+  private readonly cutSw: Int32Array;
+  private readonly cutPort: Int32Array;
   private readonly W: number;
   private readonly changed: Int32Array;
   private readonly seen: Int32Array;
@@ -64,6 +69,8 @@ class ColumnLoadDelta {
   ) {
     this.W = o.maxPorts + 1;
     this.a = new Uint8Array(o.nSw);
+    this.b = this.a;
+    ({ sw: this.cutSw, port: this.cutPort } = cutEntries(o, newOf));
     this.changed = new Int32Array(o.nSw);
     this.seen = new Int32Array(o.nSw);
     this.stack = new Int32Array(o.nSw);
@@ -76,21 +83,15 @@ class ColumnLoadDelta {
 
   /** Applies the move toward T; false on a loop (not covered). */
   apply(b: Uint8Array, T: number): boolean {
-    const { a, o, ix, W, changed, list, counters, newOf, oldOf } = this;
+    const { a, o, ix, changed, list, newOf } = this;
+    this.b = b;
     const ep = ++this.epoch;
     list.length = 0;
-    for (let s = 0; s < o.nSw; s++) {
-      if (s === T || a[s] === b[s]) {
-        // The same entry: the same channel both ways unless its link went.
-        if (s === T || this.chan(ix.portEntry, s, b[s]!) >= 0 || this.chan(o.portEntry, s, a[s]!) < 0) continue;
-      }
-      const ea = this.chan(o.portEntry, s, a[s]!);
-      const fb = this.chan(ix.portEntry, s, b[s]!);
-      if (ea === (fb >= 0 ? oldOf[fb]! : -1)) continue;
-      changed[s] = ep;
-      list.push(s);
-      if (ea >= 0 && newOf[ea]! >= 0) counters[s * W + a[s]!]!--;
-      if (fb >= 0) counters[s * W + b[s]!]!++;
+    // A switch whose entry stays has the same channel both ways unless its link went.
+    for (let s = 0; s < o.nSw; s++) if (a[s] !== b[s] && s !== T) this.compare(s, ep);
+    for (let k = 0; k < this.cutSw.length; k++) {
+      const s = this.cutSw[k]!;
+      if (s !== T && a[s] === this.cutPort[k] && b[s] === a[s] && changed[s] !== ep) this.compare(s, ep);
     }
     for (const u of list) {
       const w = this.inflow(u, T, ep);
@@ -98,6 +99,18 @@ class ColumnLoadDelta {
       if (w && !(this.follow(o, a, u, T, -w, newOf) && this.follow(ix, b, u, T, w, undefined))) return false;
     }
     return true;
+  }
+
+  /** Switch s's channel both ways: when it differs, s changed (its counters moved). */
+  private compare(s: number, ep: number): void {
+    const { a, b, o, ix, W, counters, newOf, oldOf } = this;
+    const ea = this.chan(o.portEntry, s, a[s]!);
+    const fb = this.chan(ix.portEntry, s, b[s]!);
+    if (ea === (fb >= 0 ? oldOf[fb]! : -1)) return;
+    this.changed[s] = ep;
+    this.list.push(s);
+    if (ea >= 0 && newOf[ea]! >= 0) counters[s * W + a[s]!]!--;
+    if (fb >= 0) counters[s * W + b[s]!]!++;
   }
 
   /** The CA sources whose route first reaches changed switch u (u's own, and those whose route

@@ -28,7 +28,7 @@ import { indexFabric, fmtGuid, type FabricIndex } from './graph.js';
 import { NO_ROUTE, RoutingNotApplicable, type RoutingResult } from './types.js';
 import { verifyRoutes, type VerifyReport } from './verify.js';
 import type { CdgReport } from './cdg.js';
-import { channelsKept, columnReader, columnsOf, countDiffering, keepColumns, lidGuids, markDiffering, tablesByGuid, writeColumn } from './incremental-columns.js';
+import { channelsKept, columnReader, columnsOf, countDiffering, keepColumns, lidGuids, markDiffering, nodeIndexByGuid, tablesByGuid, writeColumn } from './incremental-columns.js';
 import { cachedDeps, incrementalCdg, keepDeps, singleVlCdg, type DepCounts } from './incremental-cdg.js';
 import { addsNoCycle } from './incremental-cdg-delta.js';
 import { cachedLoads, keepLoads, remapLoads } from './incremental-load.js';
@@ -177,7 +177,7 @@ class Reroute {
     const { ix, prevFabric, fabric, prevT, W } = this;
     const { nSw, maxLid, lidOwner, ends } = ix;
     const touch = new Uint8Array(maxLid + 1);
-    const prevIdx = new Map(prevFabric.nodes.map((n, i) => [n.guid, i]));
+    const prevIdx = nodeIndexByGuid(prevFabric);
     const deadPort = new Uint8Array(W);
     for (let s = 0; s < nSw; s++) {
       const was = prevFabric.nodes[prevIdx.get(ix.swGuid[s]!)!]!;

@@ -5,6 +5,7 @@ import { type Fabric, type FabricNode } from '../model/fabric.js';
 import { NodeType } from '../wire/mad.js';
 import { formatGuid } from '../util/guid.js';
 import { RoutingError } from './types.js';
+import { nodeIndexByGuid } from './incremental-columns.js';
 
 /** One failure case: the link ends (node GUID, port) whose links go down and the nodes that go
  * (every link of theirs down), together. */
@@ -99,7 +100,7 @@ export function parseWhatIf(f: Fabric, spec: string): WhatIfCase[] {
  * the most end ports) dropped, the order of the rest kept. `downLinks`: links that went down
  * with at least one end that stays (what a local sweep counts). */
 export function failCase(f: Fabric, c: WhatIfCase, anchor?: bigint): { fabric: Fabric; downLinks: number; dropped: FabricNode[] } {
-  const idx = new Map(f.nodes.map((n, i) => [n.guid, i] as const));
+  const idx = nodeIndexByGuid(f);
   const gone = new Uint8Array(f.nodes.length);
   for (const g of c.nodes) {
     const i = idx.get(g);
