@@ -99,19 +99,6 @@ export function writeColumn(tables: Uint8Array[], cm: Uint8Array, l: number): vo
   for (let s = 0, b = l * n; s < n; s++) tables[s]![l] = cm[b + s]!;
 }
 
-/** The switch where the route of column `col` from s stops: T, a switch whose entry leads to no
- * switch, or where it loops (after nSw hops). */
-export function routeEnd(col: Uint8Array, s: number, T: number, ix: FabricIndex): number {
-  const W = ix.maxPorts + 1;
-  for (let hop = 0; s !== T && hop < ix.nSw; hop++) {
-    const p = col[s]!;
-    const e = p > 0 && p < W ? ix.portEntry[s * W + p]! : -1;
-    if (e < 0) return s;
-    s = ix.adjSw[e]!;
-  }
-  return s;
-}
-
 /** When `ix` is `o` with links gone (the same switches in the same order and the same ports;
  * every channel of `ix` one of `o`'s, by port, to the same switch): per channel of `o` its number
  * in `ix` (-1: its link went), and back. Else undefined. */

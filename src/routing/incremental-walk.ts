@@ -142,6 +142,27 @@ export class ColumnWalk {
     return (this.broken -= 1 + this.spread(T, 1, GOOD));
   }
 
+  /** The CA sources whose route ends at u (a switch whose entry leads to no switch): u's own and
+   *  those of the switches whose route reaches u (searched back from u). */
+  sourcesInto(T: number, u: number): number {
+    const { adjStart, adjSw, adjReverse, caCount } = this.ix;
+    const stack = this.stack;
+    let w = caCount[u]!;
+    let sp = 0;
+    stack[sp++] = u;
+    while (sp) {
+      const x = stack[--sp]!;
+      for (let g = adjStart[x]!; g < adjStart[x + 1]!; g++) {
+        const y = adjSw[g]!;
+        const r = adjReverse[g]!;
+        if (y === T || r < 0 || this.channel(y) !== r) continue;
+        w += caCount[y]!;
+        stack[sp++] = y;
+      }
+    }
+    return w;
+  }
+
   /** From the `sp` switches on the stack back over the routes into them: each switch of another
    *  state whose entry leads to one becomes `to` (GOOD: with its hops, when kept). Returns how
    *  many. */

@@ -97,6 +97,8 @@ class Reroute {
   private readonly cut: { sw: Int32Array; port: Int32Array; whole: Int32Array } | undefined;
   /** The broken switches restoreIntact's walk found in the column it left, or -1 (no walk). */
   private intactBroken = -1;
+  /** Partial: the touched entries (LID × switches + switch) that differ from the previous ones. */
+  private readonly diffs: number[] = [];
   private changedEntries = 0;
   private reroutedLids = 0;
   private restoredLids = 0;
@@ -127,13 +129,14 @@ class Reroute {
     this.readIntact = intactT && intactT.every((t) => t !== undefined) ? columnReader(columnsOf(intact!.fabric, intact!.routing), ix.swGuid) : undefined;
     this.pcol = new Uint8Array(nSw);
     this.icol = new Uint8Array(nSw);
-    this.outCM = new Uint8Array((maxLid + 1) * nSw);
     const pc = columnsOf(prevFabric, prev);
     const same = pc.maxLid === maxLid && pc.guids.length === nSw && pc.guids.every((g, i) => g === ix.swGuid[i]);
     // A what-if result reads only its touched columns (the loads and dependencies kept, the tables
-    // the previous ones): the others are not copied.
+    // the previous ones): the others are not copied, and the buffer is the one the previous
+    // routing's cases share (nothing reads a column not touched, nor keeps it).
     const singleVl = prev.deadlockFree === true && !prev.sl && (prev.vlsUsed ?? 1) <= 1;
     this.partial = opts.whatIf === true && same && cachedLoads(prev) !== undefined && (!singleVl || cachedDeps(prev) !== undefined) && prevT.every((t) => t.length === maxLid + 1);
+    this.outCM = this.partial ? scratchColumns(prev, (maxLid + 1) * nSw) : new Uint8Array((maxLid + 1) * nSw);
     if (this.partial) {
       for (let l = 0; l <= maxLid; l++) if (this.touch[l]) this.outCM.set(pc.cm.subarray(l * nSw, l * nSw + nSw), l * nSw);
     } else if (same) this.outCM.set(pc.cm);
@@ -256,7 +259,12 @@ class Reroute {
     const { nSw, lidOwner, ends } = ix;
     const o = lidOwner[l]!;
     if (o < 0) {
-      if (this.touch[l]) outCM.fill(NO_ROUTE, l * nSw, l * nSw + nSw);
+      if (!this.touch[l]) return;
+      if (this.partial) {
+        const pcm = columnsOf(this.prevFabric, this.prev).cm;
+        for (let s = 0, b = l * nSw; s < nSw; s++) if (pcm[b + s] !== NO_ROUTE) this.diffs.push(b + s);
+      }
+      outCM.fill(NO_ROUTE, l * nSw, l * nSw + nSw);
       return;
     }
     if (!this.touch[l]) return;
@@ -275,6 +283,9 @@ class Reroute {
         const e = cw.channel(s);
         if (e >= 0) this.repair.switchLidSwitches.add(ix.adjSw[e]!);
       }
+    }
+    if (this.partial) {
+      for (let s = 0, b = l * nSw; s < nSw; s++) if (pcol[s] !== col[s]) this.diffs.push(b + s);
     }
     this.changedEntries += countDiffering(pcol, col);
   }
@@ -376,21 +387,19 @@ class Reroute {
   /** Per switch: 1 when a touched column or its own LID's delivery changes its table (partial:
    *  the previous tables are the previous columns, in the same order). */
   private changedSwitches(): Uint8Array {
-    const { ix, prevT, outCM, touch } = this;
-    const { nSw, maxLid } = ix;
-    const pcm = columnsOf(this.prevFabric, this.prev).cm;
+    const { ix, prevT } = this;
+    const nSw = ix.nSw;
     const changed = new Uint8Array(nSw);
-    for (let l = 0; l <= maxLid; l++) if (touch[l]) for (let s = 0, b = l * nSw; s < nSw; s++) if (outCM[b + s] !== pcm[b + s]) changed[s] = 1;
+    for (const i of this.diffs) changed[i % nSw] = 1;
     for (const e of ix.ends) if (e.isSwitch && e.sw >= 0 && prevT[e.sw]![e.lid] !== 0) changed[e.sw] = 1;
     return changed;
   }
 
   /** Partial: the touched entries that differ into the tables (the others hold them already). */
   private writeChanged(tables: Uint8Array[]): void {
-    const { ix, outCM, touch } = this;
-    const { nSw, maxLid } = ix;
-    const pcm = columnsOf(this.prevFabric, this.prev).cm;
-    for (let l = 0; l <= maxLid; l++) if (touch[l]) for (let s = 0, b = l * nSw; s < nSw; s++) if (outCM[b + s] !== pcm[b + s]) tables[s]![l] = outCM[b + s]!;
+    const { outCM } = this;
+    const nSw = this.ix.nSw;
+    for (const i of this.diffs) tables[i % nSw]![(i - (i % nSw)) / nSw] = outCM[i]!;
   }
 
   /** Guarantees. Every column touched was walked to its destination from every switch that can
@@ -451,6 +460,14 @@ class Reroute {
     return { report: inc.report, deps: inc.deps };
   }
 }
+
+/** The column-major buffer what-if cases of routing `r` share (partial re-routes). */
+function scratchColumns(r: RoutingResult, size: number): Uint8Array {
+  let b = scratch.get(r);
+  if (!b || b.length !== size) scratch.set(r, (b = new Uint8Array(size)));
+  return b;
+}
+const scratch = new WeakMap<RoutingResult, Uint8Array>();
 
 function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: IncrementalOptions): Outcome {
   const r = Reroute.start(prevFabric, prev, fabric, opts);
