@@ -33,6 +33,7 @@ import { cachedDeps, incrementalCdg, keepDeps, singleVlCdg, type DepCounts } fro
 import { addsNoCycle } from './incremental-cdg-delta.js';
 import { cachedLoads, keepLoads, remapLoads } from './incremental-load.js';
 import { deltaLoads } from './incremental-load-delta.js';
+import { indexLinksDown } from './incremental-index.js';
 import { ColumnRepair } from './incremental-repair.js';
 import type { IncrementalOptions, IncrementalOutcome, IncrementalStats } from './incremental-types.js';
 import { ColumnWalk, cutEntries, wholeColumns } from './incremental-walk.js';
@@ -154,7 +155,9 @@ class Reroute {
     const refused = (reason: string): Outcome => ({ ok: false, reason, detours: 0, switchLidSwitches: new Set() });
     let ix: FabricIndex;
     try {
-      ix = indexFabric(fabric);
+      // What-if: from the previous fabric's index where the case only took links down.
+      const base = opts.whatIf ? cachedLoads(prev)?.ix : undefined;
+      ix = (base?.fabric === prevFabric ? indexLinksDown(base, fabric) : undefined) ?? indexFabric(fabric);
     } catch (e) {
       if (e instanceof RoutingNotApplicable) return refused(e.reason);
       throw e;
