@@ -120,34 +120,22 @@ class ColumnDeps {
 
   /** Adds to `adds` and `removes` (slot, channel) the dependencies b has and a has not, and back. */
   delta(a: Uint8Array, pa: Int32Array, b: Uint8Array, pb: Int32Array, T: number, adds: number[], removes: number[]): void {
-    const { o, stamp, cand, W } = this;
+    const { o, cand } = this;
     const ep = ++this.epoch;
     cand.length = 0;
-    const add = (u: number): void => {
-      if (stamp[u] !== ep) {
-        stamp[u] = ep;
-        cand.push(u);
-      }
-    };
     const n = a.length;
     for (let x = 0; x < n; x++) {
       if (a[x] === b[x]) continue;
-      add(x);
+      this.add(x, ep);
       // The switches after it, either way.
-      for (const [c, pe] of [[a, pa], [b, pb]] as const) {
-        for (let u = x, hop = 0; u !== T && hop < n; hop++) {
-          const e = this.chan(c, pe, u);
-          if (e < 0) break;
-          u = o.adjSw[e]!;
-          add(u);
-        }
-      }
+      this.after(a, pa, x, T, ep);
+      this.after(b, pb, x, T, ep);
       // The switches whose route goes into it (their own entry is the same, or they changed).
       for (let g = o.adjStart[x]!; g < o.adjStart[x + 1]!; g++) {
         const q = o.adjSw[g]!;
         const ea = this.chan(a, pa, q);
         const eb = this.chan(b, pb, q);
-        if ((ea >= 0 && o.adjSw[ea] === x) || (eb >= 0 && o.adjSw[eb] === x)) add(q);
+        if ((ea >= 0 && o.adjSw[ea] === x) || (eb >= 0 && o.adjSw[eb] === x)) this.add(q, ep);
       }
     }
     for (const u of cand) {
@@ -156,6 +144,25 @@ class ColumnDeps {
       if (sa === sb) continue;
       if (sa >= 0) removes.push(sa, this.chan(a, pa, u));
       if (sb >= 0) adds.push(sb, this.chan(b, pb, u));
+    }
+  }
+
+  /** u a candidate (once per column, in the order found). */
+  private add(u: number, ep: number): void {
+    if (this.stamp[u] !== ep) {
+      this.stamp[u] = ep;
+      this.cand.push(u);
+    }
+  }
+
+  /** The switches after x on column c's route toward T, candidates. */
+  private after(c: Uint8Array, pe: Int32Array, x: number, T: number, ep: number): void {
+    const n = c.length;
+    for (let u = x, hop = 0; u !== T && hop < n; hop++) {
+      const e = this.chan(c, pe, u);
+      if (e < 0) break;
+      u = this.o.adjSw[e]!;
+      this.add(u, ep);
     }
   }
 

@@ -288,9 +288,11 @@ class Reroute {
       }
     }
     if (this.partial) {
-      for (let s = 0, b = l * nSw; s < nSw; s++) if (pcol[s] !== col[s]) this.diffs.push(b + s);
-    }
-    this.changedEntries += countDiffering(pcol, col);
+      const { diffs } = this;
+      const n = diffs.length;
+      for (let s = 0, b = l * nSw; s < nSw; s++) if (pcol[s] !== col[s]) diffs.push(b + s);
+      this.changedEntries += diffs.length - n;
+    } else this.changedEntries += countDiffering(pcol, col);
   }
 
   /** Step 1: the intact column into the walk's column when every route in it works (the loads
