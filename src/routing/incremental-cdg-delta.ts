@@ -8,7 +8,9 @@
  * found, or a change this does not cover, is left to the exact check. */
 import type { FabricIndex } from './graph.js';
 import { cdgCycles } from './cdg.js';
-import { depStarts, type DepCounts } from './incremental-cdg.js';
+import { countDeps, depStarts, newScratch, sourcesOf, type DepCounts } from './incremental-cdg.js';
+import { channelsKept } from './incremental-columns.js';
+import { cutEntries } from './incremental-walk.js';
 
 /** Per kept dependency counts: whether they have no cycle, their slot starts, scratch. */
 interface Prepared {
@@ -93,6 +95,50 @@ export function addsNoCycle(from: DepCounts, read: (l: number, out: Uint8Array) 
     for (let i = 0; i < adds.length; i += 2) counts[adds[i]!]!--;
     for (let i = 0; i < removes.length; i += 2) counts[removes[i]!]!++;
   }
+}
+
+/**
+ * Whether the dependencies of `cm` (as addsNoCycle) have a cycle, exactly (for when addsNoCycle
+ * does not know): `from`'s counts copied, every touched column's dependencies taken out as they
+ * were and put in as they are (the same count incrementalCdg makes, in `from`'s numbering: the
+ * new columns take no channel that went), and a cycle searched from the dependencies that were
+ * not there. undefined: not covered (ask incrementalCdg).
+ */
+export function hasCycle(from: DepCounts, read: (l: number, out: Uint8Array) => void, touch: Uint8Array, ix: FabricIndex, cm: Uint8Array): boolean | undefined {
+  const o = from.ix;
+  const p = prepare(from);
+  const kept = ix.maxLid === o.maxLid ? channelsKept(o, ix) : undefined;
+  if (!p.acyclic || !kept) return undefined;
+  const nSw = o.nSw;
+  for (let s = 0; s < nSw; s++) if ((ix.caCount[s]! > 0) !== (o.caCount[s]! > 0)) return undefined;
+  const cut = cutEntries(o, kept.newOf);
+  const W = o.maxPorts + 1;
+  const counts = from.counts.slice();
+  const src = sourcesOf(o);
+  const sc = newScratch(nSw);
+  const col = new Uint8Array(nSw);
+  for (let l = 1; l <= o.maxLid; l++) {
+    if (!touch[l]) continue;
+    const k = o.lidOwner[l]!;
+    const kn = ix.lidOwner[l]!;
+    const T = k >= 0 ? o.ends[k]!.sw : -1;
+    if ((kn >= 0 ? ix.ends[kn]!.sw : -1) !== T || (k >= 0 && kn >= 0 && o.ends[k]!.guid !== ix.ends[kn]!.guid) || (k >= 0) !== (kn >= 0)) return undefined;
+    if (T < 0) continue;
+    for (let c = 0; c < cut.sw.length; c++) if (cm[l * nSw + cut.sw[c]!] === cut.port[c]) return undefined;
+    read(l, col);
+    countDeps(o, W, col, 0, T, src, p.ds, counts, -1, sc);
+    countDeps(o, W, cm, l * nSw, T, src, p.ds, counts, 1, sc);
+  }
+  const roots: number[] = [];
+  for (let c = 0; c < o.adjStart[nSw]!; c++) {
+    for (let i = p.ds[c]!; i < p.ds[c + 1]!; i++) {
+      if (counts[i]! > 0 && !(from.counts[i]! > 0)) {
+        roots.push(c);
+        break;
+      }
+    }
+  }
+  return roots.length > 0 && cycleFrom(o, p.ds, counts, roots, p);
 }
 
 /** The dependencies of one column that differ between two versions of it (`a` over channels

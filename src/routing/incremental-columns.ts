@@ -119,3 +119,11 @@ export function channelsKept(o: FabricIndex, ix: FabricIndex): { newOf: Int32Arr
   }
   return { newOf, oldOf };
 }
+
+/** The column-major buffer what-if cases of routing `r` share (partial re-routes). */
+export function scratchColumns(r: RoutingResult, size: number): Uint8Array {
+  let b = scratch.get(r);
+  if (!b || b.length !== size) scratch.set(r, (b = new Uint8Array(size)));
+  return b;
+}
+const scratch = new WeakMap<RoutingResult, Uint8Array>();

@@ -28,9 +28,10 @@ import { indexFabric, fmtGuid, type FabricIndex } from './graph.js';
 import { NO_ROUTE, RoutingNotApplicable, type RoutingResult } from './types.js';
 import { verifyRoutes, type VerifyReport } from './verify.js';
 import type { CdgReport } from './cdg.js';
-import { channelsKept, columnReader, columnsOf, countDiffering, keepColumns, lidGuids, markDiffering, nodeIndexByGuid, tablesByGuid, writeColumn } from './incremental-columns.js';
-import { cachedDeps, incrementalCdg, keepDeps, singleVlCdg, type DepCounts } from './incremental-cdg.js';
-import { addsNoCycle } from './incremental-cdg-delta.js';
+import { channelsKept, columnReader, columnsOf, countDiffering, keepColumns, lidGuids, markDiffering, nodeIndexByGuid, scratchColumns, tablesByGuid, writeColumn } from './incremental-columns.js';
+import { cachedDeps, cyclesReason, incrementalCdg, keepDeps, singleVlCdg, type DepCounts } from './incremental-cdg.js';
+import { addsNoCycle, hasCycle } from './incremental-cdg-delta.js';
+import { InternalError } from '../util/errors.js';
 import { cachedLoads, keepLoads, remapLoads } from './incremental-load.js';
 import { deltaLoads } from './incremental-load-delta.js';
 import { indexLinksDown } from './incremental-index.js';
@@ -55,14 +56,14 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
   if (cyclic(out) && out.detours > 0 && opts.detourSwitchLids !== false) out = reroute(prevFabric, prev, fabric, { ...opts, detourSwitchLids: false });
   if (cyclic(out) && out.detours > 0) out = reroute(prevFabric, prev, fabric, { ...opts, detourCaLids: false });
   if (cyclic(out) && opts.detourSwitchLids !== false) out = reroute(prevFabric, prev, fabric, { ...opts, detourCaLids: false, detourSwitchLids: false });
-  const { detours: _d, switchLidSwitches: _s, ...outcome } = out;
+  const { detours: _d, switchLidSwitches: _s, explain, ...outcome } = out;
+  if (explain && !outcome.ok) outcome.reason = explain();
   return outcome as IncrementalOutcome;
-  return out;
 }
 
 /** An outcome and what a retry needs: the CA detours taken, the switches whose entries toward
  * switch LIDs changed (and the switches they now lead to). */
-type Outcome = IncrementalOutcome & { detours: number; switchLidSwitches: Set<number> };
+type Outcome = IncrementalOutcome & { detours: number; switchLidSwitches: Set<number>; explain?: () => string };
 
 /** One re-route, in phases: the inputs (the fabric's index and the previous tables by switch:
  * `start`), the columns that can need work (`touchedColumns`), each touched column restored, kept
@@ -173,7 +174,7 @@ class Reroute {
   }
 
   /** The outcome with what a retry needs. */
-  private done(o: IncrementalOutcome): Outcome {
+  private done(o: IncrementalOutcome & { explain?: () => string }): Outcome {
     return { ...o, detours: this.repair.detours, switchLidSwitches: this.repair.switchLidSwitches };
   }
 
@@ -429,8 +430,10 @@ class Reroute {
     let deps: DepCounts | undefined;
     if (!backToIntact && prev.deadlockFree === true && !prev.sl && (prev.vlsUsed ?? 1) <= 1) {
       const cdg = this.singleVlDeps();
+      // What-if, cycles known: the example (incrementalCdg's) only for the outcome that is shown.
+      if (cdg === 'cycles') return this.done({ ok: false, reason: cyclesReason(), stats, explain: () => cyclesReason(this.exampleCycle()) });
       deps = cdg.deps;
-      if (cdg.report.cyclicComponents > 0) return this.done({ ok: false, reason: `incremental re-route rejected: channel-dependency cycles (not deadlock-free): ${cdg.report.exampleCycle?.join(' → ') ?? ''}`, stats });
+      if (cdg.report.cyclicComponents > 0) return this.done({ ok: false, reason: cyclesReason(cdg.report.exampleCycle), stats });
     } else if (!backToIntact && prev.deadlockFree === true) {
       report = verifyRoutes(this.fabric, result, { stretch: false, requireDeadlockFree: true });
       if (!report.ok) {
@@ -454,25 +457,36 @@ class Reroute {
 
   /** One VL: the channel dependencies of the CA sources' routes, checked for cycles (from the
    *  previous routing's kept dependencies when there are some). */
-  private singleVlDeps(): { report: CdgReport; deps?: DepCounts } {
+  private singleVlDeps(): { report: CdgReport; deps?: DepCounts } | 'cycles' {
     const kept = cachedDeps(this.prev);
     if (!kept) return { report: singleVlCdg(this.ix, this.outCM) };
     const read = columnReader(columnsOf(this.prevFabric, this.prev), kept.ix.swGuid);
     // A result no re-route starts from: only what the touched columns add is searched (the
-    // dependencies are not counted, nor kept).
-    if (this.opts.whatIf && addsNoCycle(kept, read, this.touch, this.ix, this.outCM)) return { report: { vl: 0, dependencies: 0, cyclicComponents: 0, channelsInCycles: 0 } };
-    const inc = incrementalCdg(kept, read, this.touch, this.ix, this.outCM);
+    // dependencies are not counted, nor kept); when that may close a cycle, whether one closes
+    // (an attempt with cycles that is tried again never shows its example).
+    if (this.opts.whatIf) {
+      const none = { report: { vl: 0, dependencies: 0, cyclicComponents: 0, channelsInCycles: 0 } };
+      if (addsNoCycle(kept, read, this.touch, this.ix, this.outCM)) return none;
+      const cycles = hasCycle(kept, read, this.touch, this.ix, this.outCM);
+      if (cycles !== undefined) return cycles ? 'cycles' : none;
+    }
+    return this.exactCdg();
+  }
+
+  /** The example of the cycles hasCycle found (the exact check's). */
+  private exampleCycle(): string[] | undefined {
+    const { report } = this.exactCdg();
+    if (!(report.cyclicComponents > 0)) throw new InternalError('incremental re-route: the exact one-VL check finds no cycle where hasCycle found one');
+    return report.exampleCycle;
+  }
+
+  /** The one-VL check from the previous routing's kept dependencies, with its report. */
+  private exactCdg(): { report: CdgReport; deps: DepCounts } {
+    const kept = cachedDeps(this.prev)!;
+    const inc = incrementalCdg(kept, columnReader(columnsOf(this.prevFabric, this.prev), kept.ix.swGuid), this.touch, this.ix, this.outCM);
     return { report: inc.report, deps: inc.deps };
   }
 }
-
-/** The column-major buffer what-if cases of routing `r` share (partial re-routes). */
-function scratchColumns(r: RoutingResult, size: number): Uint8Array {
-  let b = scratch.get(r);
-  if (!b || b.length !== size) scratch.set(r, (b = new Uint8Array(size)));
-  return b;
-}
-const scratch = new WeakMap<RoutingResult, Uint8Array>();
 
 function reroute(prevFabric: Fabric, prev: RoutingResult, fabric: Fabric, opts: IncrementalOptions): Outcome {
   const r = Reroute.start(prevFabric, prev, fabric, opts);
