@@ -127,3 +127,15 @@ export function scratchColumns(r: RoutingResult, size: number): Uint8Array {
   return b;
 }
 const scratch = new WeakMap<RoutingResult, Uint8Array>();
+
+/** The LIDs whose owner is not the one `prevLids` says (the same for every index derived from the
+ *  previous fabric's, which shares its end ports: kept per end-port list then). */
+export function ownersChanged(prevLids: Map<number, bigint>, lidOwner: Int32Array, ends: FabricIndex['ends'], keep: boolean): readonly number[] {
+  const kept = keep ? ownersCache.get(ends) : undefined;
+  if (kept) return kept;
+  const out: number[] = [];
+  for (let l = 1; l < lidOwner.length; l++) if (prevLids.get(l) !== (lidOwner[l]! >= 0 ? ends[lidOwner[l]!]!.guid : undefined)) out.push(l);
+  if (keep) ownersCache.set(ends, out);
+  return out;
+}
+const ownersCache = new WeakMap<FabricIndex['ends'], number[]>();

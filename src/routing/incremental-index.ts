@@ -37,7 +37,7 @@ export function indexLinksDown(base: FabricIndex, fabric: Fabric): FabricIndex |
       any = true;
     }
   }
-  if (!any) return { ...base, fabric };
+  if (!any) return derived({ ...base, fabric }, base);
   const { adjStart: aS, adjPort: aP, adjSw: aW, adjRemotePort: aR } = base;
   const n = aS[nSw]!;
   const adjStart = new Int32Array(nSw + 1);
@@ -60,5 +60,15 @@ export function indexLinksDown(base: FabricIndex, fabric: Fabric): FabricIndex |
   adjStart[nSw] = f;
   const adjReverse = new Int32Array(f).fill(-1);
   for (let i = 0; i < f; i++) if (adjRemotePort[i]! <= base.maxPorts) adjReverse[i] = portEntry[adjSw[i]! * W + adjRemotePort[i]!]!;
-  return { ...base, fabric, adjStart, adjPort: adjPort.slice(0, f), adjSw: adjSw.slice(0, f), adjRemotePort: adjRemotePort.slice(0, f), adjReverse, portEntry };
+  return derived({ ...base, fabric, adjStart, adjPort: adjPort.slice(0, f), adjSw: adjSw.slice(0, f), adjRemotePort: adjRemotePort.slice(0, f), adjReverse, portEntry }, base);
+}
+
+/** The fabric of the index an index was derived from (indexLinksDown), or undefined. */
+export function derivedFrom(ix: FabricIndex): Fabric | undefined {
+  return bases.get(ix);
+}
+const bases = new WeakMap<FabricIndex, Fabric>();
+function derived(ix: FabricIndex, base: FabricIndex): FabricIndex {
+  bases.set(ix, base.fabric);
+  return ix;
 }

@@ -28,13 +28,13 @@ import { indexFabric, fmtGuid, type FabricIndex } from './graph.js';
 import { NO_ROUTE, RoutingNotApplicable, type RoutingResult } from './types.js';
 import { verifyRoutes, type VerifyReport } from './verify.js';
 import type { CdgReport } from './cdg.js';
-import { channelsKept, columnReader, columnsOf, countDiffering, keepColumns, lidGuids, markDiffering, nodeIndexByGuid, scratchColumns, tablesByGuid, writeColumn } from './incremental-columns.js';
+import { channelsKept, columnReader, columnsOf, countDiffering, keepColumns, lidGuids, markDiffering, nodeIndexByGuid, ownersChanged, scratchColumns, tablesByGuid, writeColumn } from './incremental-columns.js';
 import { cachedDeps, cyclesReason, incrementalCdg, keepDeps, singleVlCdg, type DepCounts } from './incremental-cdg.js';
 import { addsNoCycle, hasCycle } from './incremental-cdg-delta.js';
 import { InternalError } from '../util/errors.js';
 import { cachedLoads, keepLoads, remapLoads } from './incremental-load.js';
 import { deltaLoads } from './incremental-load-delta.js';
-import { indexLinksDown } from './incremental-index.js';
+import { derivedFrom, indexLinksDown } from './incremental-index.js';
 import { ColumnRepair } from './incremental-repair.js';
 import type { IncrementalOptions, IncrementalOutcome, IncrementalStats } from './incremental-types.js';
 import { ColumnWalk, cutEntries, wholeColumns } from './incremental-walk.js';
@@ -186,9 +186,12 @@ class Reroute {
     const touch = new Uint8Array(maxLid + 1);
     const prevIdx = nodeIndexByGuid(prevFabric);
     const deadPort = new Uint8Array(W);
+    // An index derived from the previous fabric's: the same numbering, a node not copied is as it was.
+    const derived = derivedFrom(ix) === prevFabric;
     for (let s = 0; s < nSw; s++) {
-      const was = prevFabric.nodes[prevIdx.get(ix.swGuid[s]!)!]!;
       const cur = fabric.nodes[ix.swNode[s]!]!;
+      if (derived && cur === prevFabric.nodes[ix.swNode[s]!]) continue;
+      const was = prevFabric.nodes[prevIdx.get(ix.swGuid[s]!)!]!;
       deadPort.fill(0);
       let any = false;
       for (let p = 1; p < was.ports.length && p < W; p++) {
@@ -204,10 +207,7 @@ class Reroute {
       const t = prevT[s]!;
       for (let l = 1; l < t.length && l <= maxLid; l++) if (t[l]! < W && deadPort[t[l]!]) touch[l] = 1;
     }
-    for (let l = 1; l <= maxLid; l++) {
-      const o = lidOwner[l]!;
-      if (this.prevLids.get(l) !== (o >= 0 ? ends[o]!.guid : undefined)) touch[l] = 1;
-    }
+    for (const l of ownersChanged(this.prevLids, lidOwner, ends, derived)) touch[l] = 1;
     if (this.intactT && this.opts.intact!.routing !== this.prev) {
       for (let s = 0; s < nSw; s++) {
         const it = this.intactT[s];
