@@ -151,7 +151,8 @@ export function lftChanges(beforeFabric: Fabric, before: RoutingResult, afterFab
   const out: LftChanges = { switches: 0, blocks: 0, entries: 0 };
   for (const [n, t] of after.lfts) {
     const p = prev.get(afterFabric.nodes[n]!.guid);
-    if (p && p.length === t.length && Buffer.compare(p, t) === 0) continue;
+    // A table shared with the baseline (what-if: every entry stays) is not compared.
+    if (p === t || (p && p.length === t.length && Buffer.compare(p, t) === 0)) continue;
     let any = false;
     const len = Math.max(t.length, p?.length ?? 0);
     const at = (x: Uint8Array | undefined, l: number): number => (x && l < x.length ? x[l]! : NO_ROUTE);
