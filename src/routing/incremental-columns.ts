@@ -128,6 +128,11 @@ export function scratchColumns(r: RoutingResult, size: number): Uint8Array {
 }
 const scratch = new WeakMap<RoutingResult, Uint8Array>();
 
+/** The buffer of `r`'s cases let go (a what-if done: the SM's routing does not keep it). */
+export function releaseScratch(r: RoutingResult): void {
+  scratch.delete(r);
+}
+
 /** The LIDs whose owner is not the one `prevLids` says (the same for every index derived from the
  *  previous fabric's, which shares its end ports: kept per end-port list then). */
 export function ownersChanged(prevLids: Map<number, bigint>, lidOwner: Int32Array, ends: FabricIndex['ends'], keep: boolean): readonly number[] {

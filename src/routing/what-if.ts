@@ -24,6 +24,7 @@ import type { Fabric } from '../model/fabric.js';
 import { NodeType } from '../wire/mad.js';
 import { rerouteIncremental, intactRouting, type IntactRouting } from './incremental.js';
 import { cachedLoads } from './incremental-load.js';
+import { releaseScratch } from './incremental-columns.js';
 import { DEADLOCK_FREE_FALLBACK, routeWithFallback } from './registry.js';
 import { NO_ROUTE, RoutingError, RoutingNotApplicable, type RoutingOptions, type RoutingResult } from './types.js';
 import { verifyRoutes, type VerifyReport } from './verify.js';
@@ -252,17 +253,23 @@ export function* whatIfSteps(fabric: Fabric, routing: RoutingResult, cases: read
     list.sort((a, b) => b.value - a.value);
     if (list.length > WORST) list.pop();
   };
-  for (const c of cases) {
-    const r = whatIfCase(fabric, routing, base, c, { ...o, intact }, now);
-    s.cases++;
-    s[r.reroute]++;
-    if (!r.ok) s.failed++;
-    if (r.lostPairs > 0) s.losing++;
-    worst(s.worst.lostPairs, r.case, r.lostPairs, 0);
-    worst(s.worst.busiestLink, r.case, r.busiestLink, base.busiestLink);
-    if (r.hops) worst(s.worst.meanHops, r.case, r.hops.mean, base.hops.mean);
-    worst(s.worst.lftBlocks, r.case, r.lft.blocks, 0);
-    yield r;
+  try {
+    for (const c of cases) {
+      const r = whatIfCase(fabric, routing, base, c, { ...o, intact }, now);
+      s.cases++;
+      s[r.reroute]++;
+      if (!r.ok) s.failed++;
+      if (r.lostPairs > 0) s.losing++;
+      worst(s.worst.lostPairs, r.case, r.lostPairs, 0);
+      worst(s.worst.busiestLink, r.case, r.busiestLink, base.busiestLink);
+      if (r.hops) worst(s.worst.meanHops, r.case, r.hops.mean, base.hops.mean);
+      worst(s.worst.lftBlocks, r.case, r.lft.blocks, 0);
+      yield r;
+    }
+  } finally {
+    // The column buffer the cases shared (incremental.ts, what-if mode) is not kept with the
+    // routing (the running SM's).
+    releaseScratch(routing);
   }
   s.ms = now() - t0;
   return s;
