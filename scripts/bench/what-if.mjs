@@ -16,6 +16,12 @@
 //     --sample N                     links sampled (default: all on ft3-large, 1000 on 46080)
 //     --seed N                       sample seed (default 1)
 //     --runs N                       runs, median reported (default 1)
+//     --dump FILE                    each case's result as a JSON line, but its time, with a hash of
+//                                    its tables and notes (keepTables), then the summary: two builds'
+//                                    files are byte-identical when their results are (the last run's;
+//                                    its times then include the hashing)
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { opt } from './args.mjs';
@@ -36,6 +42,16 @@ const FABRICS = {
 const keys = opt('--fabrics', 'ft3-large,46080').split(',').filter(Boolean);
 const runs = Number(opt('--runs', '1'));
 const seed = Number(opt('--seed', '1'));
+const dump = opt('--dump', '');
+const asJson = (v) => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? x.toString() : x));
+/** A case's result as --dump writes it: no time, its tables and notes as a hash. */
+function dumpLine(r) {
+  const { ms: _ms, fabric: _f, routing, ...rest } = r;
+  const h = createHash('sha256');
+  for (const [n, t] of [...routing.lfts].sort((a, b) => a[0] - b[0])) h.update(String(n)).update(t);
+  h.update(JSON.stringify(routing.notes ?? []));
+  return asJson({ ...rest, tables: h.digest('hex') });
+}
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * (xs.length - 1)))];
@@ -63,8 +79,9 @@ for (const key of keys) {
     }
     const cpu0 = process.cpuUsage();
     const t1 = performance.now();
-    const steps = whatIfSteps(f, routed.result, cases, { engines: DEFAULT_FALLBACK, routing: { lmc: 0 }, verify, maxLocalChanges: 16 }, () => performance.now());
+    const steps = whatIfSteps(f, routed.result, cases, { engines: DEFAULT_FALLBACK, routing: { lmc: 0 }, verify, maxLocalChanges: 16, keepTables: dump !== '' }, () => performance.now());
     const per = [];
+    const lines = [];
     let firstAt;
     let cpuFirst;
     let summary;
@@ -72,8 +89,14 @@ for (const key of keys) {
       const s = steps.next();
       if (s.done) {
         summary = s.value;
+        if (dump) {
+          const { ms: _ms, ...rest } = summary;
+          lines.push(asJson(rest));
+          writeFileSync(dump, lines.join('\n') + '\n');
+        }
         break;
       }
+      if (dump) lines.push(dumpLine(s.value));
       if (firstAt === undefined) {
         firstAt = performance.now() - t1;
         cpuFirst = process.cpuUsage();
