@@ -16,6 +16,12 @@
 //     --sample N                     links sampled (default: all on ft3-large, 1000 on 46080)
 //     --seed N                       sample seed (default 1)
 //     --runs N                       runs, median reported (default 1)
+//     --dump FILE                    each case's result as a JSON line, but its time, with a hash of
+//                                    its tables and notes (keepTables), then the summary: two builds'
+//                                    files are byte-identical when their results are (the last run's;
+//                                    its times then include the hashing)
+import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { opt } from './args.mjs';
@@ -36,6 +42,16 @@ const FABRICS = {
 const keys = opt('--fabrics', 'ft3-large,46080').split(',').filter(Boolean);
 const runs = Number(opt('--runs', '1'));
 const seed = Number(opt('--seed', '1'));
+const dump = opt('--dump', '');
+const asJson = (v) => JSON.stringify(v, (_, x) => (typeof x === 'bigint' ? x.toString() : x));
+/** A case's result as --dump writes it: no time, its tables and notes as a hash. */
+function dumpLine(r) {
+  const { ms: _ms, fabric: _f, routing, ...rest } = r;
+  const h = createHash('sha256');
+  for (const [n, t] of [...routing.lfts].sort((a, b) => a[0] - b[0])) h.update(String(n)).update(t);
+  h.update(JSON.stringify(routing.notes ?? []));
+  return asJson({ ...rest, tables: h.digest('hex') });
+}
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * (xs.length - 1)))];
@@ -63,24 +79,38 @@ for (const key of keys) {
     }
     const cpu0 = process.cpuUsage();
     const t1 = performance.now();
-    const steps = whatIfSteps(f, routed.result, cases, { engines: DEFAULT_FALLBACK, routing: { lmc: 0 }, verify, maxLocalChanges: 16 }, () => performance.now());
+    const steps = whatIfSteps(f, routed.result, cases, { engines: DEFAULT_FALLBACK, routing: { lmc: 0 }, verify, maxLocalChanges: 16, keepTables: dump !== '' }, () => performance.now());
     const per = [];
+    const lines = [];
     let firstAt;
+    let cpuFirst;
     let summary;
     for (;;) {
       const s = steps.next();
       if (s.done) {
         summary = s.value;
+        if (dump) {
+          const { ms: _ms, ...rest } = summary;
+          lines.push(asJson(rest));
+          writeFileSync(dump, lines.join('\n') + '\n');
+        }
         break;
       }
-      firstAt ??= performance.now() - t1;
+      if (dump) lines.push(dumpLine(s.value));
+      if (firstAt === undefined) {
+        firstAt = performance.now() - t1;
+        cpuFirst = process.cpuUsage();
+      }
       per.push(s.value.ms);
       if (per.length % 100 === 0) process.stderr.write(`  ${key}: ${per.length}/${cases.length} cases, ${((performance.now() - t1) / 1000).toFixed(1)} s\n`);
     }
     const wall = performance.now() - t1;
     const cpu = process.cpuUsage(cpu0);
+    // CPU of the cases after the first (the first one also pays the baseline).
+    const cpuRest = process.cpuUsage(cpuFirst);
+    const restCpuMs = per.length > 1 ? (cpuRest.user + cpuRest.system) / 1000 / (per.length - 1) : NaN;
     walls.push(wall);
-    last = { f, all, cases: cases.length, setupMs, wall, cpuS: (cpu.user + cpu.system) / 1e6, firstAt, per, summary, engine: routed.engine, verify };
+    last = { f, all, cases: cases.length, setupMs, wall, cpuS: (cpu.user + cpu.system) / 1e6, firstAt, per, restCpuMs, summary, engine: routed.engine, verify };
   }
   const l = last;
   const s = l.summary;
@@ -96,7 +126,7 @@ for (const key of keys) {
   const forGoal = l.cases === goalCases ? wall / 1000 : baseS + goalCases * meanS;
   const goalText = `goal ${goalCases} cases < ${fab.goalS} s: ${forGoal < fab.goalS ? 'met' : 'NOT met'}${l.cases === goalCases ? '' : ` (extrapolated from ${l.cases} cases: ${forGoal.toFixed(0)} s)`}`;
   console.log(`  what-if time      ${(wall / 1000).toFixed(1)} s wall (median of ${runs}), ${l.cpuS.toFixed(1)} s CPU; baseline (verify + intact) ${baseS.toFixed(1)} s   ${goalText}`);
-  console.log(`  per case (ms)     mean ${(meanS * 1000).toFixed(0)}  median ${median(l.per).toFixed(0)}  p90 ${pct(l.per, 0.9).toFixed(0)}  max ${Math.max(...l.per).toFixed(0)}`);
+  console.log(`  per case (ms)     mean ${(meanS * 1000).toFixed(0)}  median ${median(l.per).toFixed(0)}  p90 ${pct(l.per, 0.9).toFixed(0)}  max ${Math.max(...l.per).toFixed(0)}; CPU mean ${l.restCpuMs.toFixed(0)} (the cases after the first)`);
   console.log(`  re-routes         ${s.incremental} incremental, ${s.full} full; ${s.failed} fail verification, ${s.losing} lose pairs`);
   console.log(`  busiest link      baseline ${s.baseline.busiestLink}; worst case ${s.worst.busiestLink[0]?.value ?? s.baseline.busiestLink}`);
   console.log(`  LFT blocks        worst case ${s.worst.lftBlocks[0]?.value ?? 0}`);

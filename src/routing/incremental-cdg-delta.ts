@@ -8,7 +8,9 @@
  * found, or a change this does not cover, is left to the exact check. */
 import type { FabricIndex } from './graph.js';
 import { cdgCycles } from './cdg.js';
-import { depStarts, type DepCounts } from './incremental-cdg.js';
+import { countDeps, depStarts, newScratch, sourcesOf, type DepCounts } from './incremental-cdg.js';
+import { channelsKept } from './incremental-columns.js';
+import { cutEntries } from './incremental-walk.js';
 
 /** Per kept dependency counts: whether they have no cycle, their slot starts, scratch. */
 interface Prepared {
@@ -95,6 +97,50 @@ export function addsNoCycle(from: DepCounts, read: (l: number, out: Uint8Array) 
   }
 }
 
+/**
+ * Whether the dependencies of `cm` (as addsNoCycle) have a cycle, exactly (for when addsNoCycle
+ * does not know): `from`'s counts copied, every touched column's dependencies taken out as they
+ * were and put in as they are (the same count incrementalCdg makes, in `from`'s numbering: the
+ * new columns take no channel that went), and a cycle searched from the dependencies that were
+ * not there. undefined: not covered (ask incrementalCdg).
+ */
+export function hasCycle(from: DepCounts, read: (l: number, out: Uint8Array) => void, touch: Uint8Array, ix: FabricIndex, cm: Uint8Array): boolean | undefined {
+  const o = from.ix;
+  const p = prepare(from);
+  const kept = ix.maxLid === o.maxLid ? channelsKept(o, ix) : undefined;
+  if (!p.acyclic || !kept) return undefined;
+  const nSw = o.nSw;
+  for (let s = 0; s < nSw; s++) if ((ix.caCount[s]! > 0) !== (o.caCount[s]! > 0)) return undefined;
+  const cut = cutEntries(o, kept.newOf);
+  const W = o.maxPorts + 1;
+  const counts = from.counts.slice();
+  const src = sourcesOf(o);
+  const sc = newScratch(nSw);
+  const col = new Uint8Array(nSw);
+  for (let l = 1; l <= o.maxLid; l++) {
+    if (!touch[l]) continue;
+    const k = o.lidOwner[l]!;
+    const kn = ix.lidOwner[l]!;
+    const T = k >= 0 ? o.ends[k]!.sw : -1;
+    if ((kn >= 0 ? ix.ends[kn]!.sw : -1) !== T || (k >= 0 && kn >= 0 && o.ends[k]!.guid !== ix.ends[kn]!.guid) || (k >= 0) !== (kn >= 0)) return undefined;
+    if (T < 0) continue;
+    for (let c = 0; c < cut.sw.length; c++) if (cm[l * nSw + cut.sw[c]!] === cut.port[c]) return undefined;
+    read(l, col);
+    countDeps(o, W, col, 0, T, src, p.ds, counts, -1, sc);
+    countDeps(o, W, cm, l * nSw, T, src, p.ds, counts, 1, sc);
+  }
+  const roots: number[] = [];
+  for (let c = 0; c < o.adjStart[nSw]!; c++) {
+    for (let i = p.ds[c]!; i < p.ds[c + 1]!; i++) {
+      if (counts[i]! > 0 && !(from.counts[i]! > 0)) {
+        roots.push(c);
+        break;
+      }
+    }
+  }
+  return roots.length > 0 && cycleFrom(o, p.ds, counts, roots, p);
+}
+
 /** The dependencies of one column that differ between two versions of it (`a` over channels
  * `pa`, `b` over `pb`: per switch × port, the channel in `o`'s numbering, -1 for none), found
  * from the switches whose entry differs: only their routes, the routes into them and the
@@ -120,34 +166,22 @@ class ColumnDeps {
 
   /** Adds to `adds` and `removes` (slot, channel) the dependencies b has and a has not, and back. */
   delta(a: Uint8Array, pa: Int32Array, b: Uint8Array, pb: Int32Array, T: number, adds: number[], removes: number[]): void {
-    const { o, stamp, cand, W } = this;
+    const { o, cand } = this;
     const ep = ++this.epoch;
     cand.length = 0;
-    const add = (u: number): void => {
-      if (stamp[u] !== ep) {
-        stamp[u] = ep;
-        cand.push(u);
-      }
-    };
     const n = a.length;
     for (let x = 0; x < n; x++) {
       if (a[x] === b[x]) continue;
-      add(x);
+      this.add(x, ep);
       // The switches after it, either way.
-      for (const [c, pe] of [[a, pa], [b, pb]] as const) {
-        for (let u = x, hop = 0; u !== T && hop < n; hop++) {
-          const e = this.chan(c, pe, u);
-          if (e < 0) break;
-          u = o.adjSw[e]!;
-          add(u);
-        }
-      }
+      this.after(a, pa, x, T, ep);
+      this.after(b, pb, x, T, ep);
       // The switches whose route goes into it (their own entry is the same, or they changed).
       for (let g = o.adjStart[x]!; g < o.adjStart[x + 1]!; g++) {
         const q = o.adjSw[g]!;
         const ea = this.chan(a, pa, q);
         const eb = this.chan(b, pb, q);
-        if ((ea >= 0 && o.adjSw[ea] === x) || (eb >= 0 && o.adjSw[eb] === x)) add(q);
+        if ((ea >= 0 && o.adjSw[ea] === x) || (eb >= 0 && o.adjSw[eb] === x)) this.add(q, ep);
       }
     }
     for (const u of cand) {
@@ -156,6 +190,25 @@ class ColumnDeps {
       if (sa === sb) continue;
       if (sa >= 0) removes.push(sa, this.chan(a, pa, u));
       if (sb >= 0) adds.push(sb, this.chan(b, pb, u));
+    }
+  }
+
+  /** u a candidate (once per column, in the order found). */
+  private add(u: number, ep: number): void {
+    if (this.stamp[u] !== ep) {
+      this.stamp[u] = ep;
+      this.cand.push(u);
+    }
+  }
+
+  /** The switches after x on column c's route toward T, candidates. */
+  private after(c: Uint8Array, pe: Int32Array, x: number, T: number, ep: number): void {
+    const n = c.length;
+    for (let u = x, hop = 0; u !== T && hop < n; hop++) {
+      const e = this.chan(c, pe, u);
+      if (e < 0) break;
+      u = this.o.adjSw[e]!;
+      this.add(u, ep);
     }
   }
 

@@ -211,3 +211,8 @@ function lidDeps(ix: FabricIndex, W: number, cm: Uint8Array, l: number, T: numbe
   }
   return deps;
 }
+
+/** Why a re-route with channel-dependency cycles is refused (`example`: one cycle's channels). */
+export function cyclesReason(example?: readonly string[]): string {
+  return `incremental re-route rejected: channel-dependency cycles (not deadlock-free): ${example?.join(' → ') ?? ''}`;
+}

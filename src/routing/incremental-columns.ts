@@ -71,6 +71,14 @@ export function lidGuids(f: Fabric): Map<number, bigint> {
 }
 const lidCache = new WeakMap<Fabric, Map<number, bigint>>();
 
+/** Node index of each node GUID in `f` (kept per fabric, as lidGuids). */
+export function nodeIndexByGuid(f: Fabric): ReadonlyMap<bigint, number> {
+  let m = nodeIdxCache.get(f);
+  if (!m) nodeIdxCache.set(f, (m = new Map(f.nodes.map((n, i) => [n.guid, i] as const))));
+  return m;
+}
+const nodeIdxCache = new WeakMap<Fabric, Map<bigint, number>>();
+
 // Small loops of the re-route on their own (optimized after a few calls, where the long one-shot
 // re-route would run them unoptimized).
 
@@ -91,15 +99,48 @@ export function writeColumn(tables: Uint8Array[], cm: Uint8Array, l: number): vo
   for (let s = 0, b = l * n; s < n; s++) tables[s]![l] = cm[b + s]!;
 }
 
-/** The switch where the route of column `col` from s stops: T, a switch whose entry leads to no
- * switch, or where it loops (after nSw hops). */
-export function routeEnd(col: Uint8Array, s: number, T: number, ix: FabricIndex): number {
-  const W = ix.maxPorts + 1;
-  for (let hop = 0; s !== T && hop < ix.nSw; hop++) {
-    const p = col[s]!;
-    const e = p > 0 && p < W ? ix.portEntry[s * W + p]! : -1;
-    if (e < 0) return s;
-    s = ix.adjSw[e]!;
+/** When `ix` is `o` with links gone (the same switches in the same order and the same ports;
+ * every channel of `ix` one of `o`'s, by port, to the same switch): per channel of `o` its number
+ * in `ix` (-1: its link went), and back. Else undefined. */
+export function channelsKept(o: FabricIndex, ix: FabricIndex): { newOf: Int32Array; oldOf: Int32Array } | undefined {
+  const nSw = o.nSw;
+  if (ix.nSw !== nSw || ix.maxPorts !== o.maxPorts) return undefined;
+  for (let s = 0; s < nSw; s++) if (ix.swGuid[s] !== o.swGuid[s]) return undefined;
+  const W = o.maxPorts + 1;
+  const newOf = new Int32Array(o.adjStart[nSw]!).fill(-1);
+  const oldOf = new Int32Array(ix.adjStart[nSw]!);
+  for (let s = 0; s < nSw; s++) {
+    for (let f = ix.adjStart[s]!; f < ix.adjStart[s + 1]!; f++) {
+      const e = o.portEntry[s * W + ix.adjPort[f]!]!;
+      if (e < 0 || o.adjSw[e] !== ix.adjSw[f]) return undefined;
+      newOf[e] = f;
+      oldOf[f] = e;
+    }
   }
-  return s;
+  return { newOf, oldOf };
 }
+
+/** The column-major buffer what-if cases of routing `r` share (partial re-routes). */
+export function scratchColumns(r: RoutingResult, size: number): Uint8Array {
+  let b = scratch.get(r);
+  if (!b || b.length !== size) scratch.set(r, (b = new Uint8Array(size)));
+  return b;
+}
+const scratch = new WeakMap<RoutingResult, Uint8Array>();
+
+/** The buffer of `r`'s cases let go (a what-if done: the SM's routing does not keep it). */
+export function releaseScratch(r: RoutingResult): void {
+  scratch.delete(r);
+}
+
+/** The LIDs whose owner is not the one `prevLids` says (the same for every index derived from the
+ *  previous fabric's, which shares its end ports: kept per end-port list then). */
+export function ownersChanged(prevLids: Map<number, bigint>, lidOwner: Int32Array, ends: FabricIndex['ends'], keep: boolean): readonly number[] {
+  const kept = keep ? ownersCache.get(ends) : undefined;
+  if (kept) return kept;
+  const out: number[] = [];
+  for (let l = 1; l < lidOwner.length; l++) if (prevLids.get(l) !== (lidOwner[l]! >= 0 ? ends[lidOwner[l]!]!.guid : undefined)) out.push(l);
+  if (keep) ownersCache.set(ends, out);
+  return out;
+}
+const ownersCache = new WeakMap<FabricIndex['ends'], number[]>();

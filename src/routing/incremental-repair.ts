@@ -2,7 +2,6 @@
  * a switch LID's detours, a CA LID's balanced detours, and the multi-source shortest-path repair
  * from the intact part of the tree. Each works on the ColumnWalk's column after its walk(T). */
 import type { FabricIndex } from './graph.js';
-import { routeEnd } from './incremental-columns.js';
 import { BROKEN, GOOD, type ColumnWalk } from './incremental-walk.js';
 import { NO_ROUTE } from './types.js';
 
@@ -107,7 +106,7 @@ export class ColumnRepair {
    *  as they were, when a dead switch has no working neighbour or the detour's busiest link would
    *  carry more than the detour limit. */
   caDetour(T: number): boolean {
-    const { nSw, adjSw, adjPort, caCount } = this.ix;
+    const { nSw, adjSw, adjPort } = this.ix;
     const cw = this.cw;
     const { col, state, counters, load, W } = cw;
     const saved = Uint8Array.from(col);
@@ -124,13 +123,15 @@ export class ColumnRepair {
       cw.walk(T);
       return false;
     };
+    // The dead switches in order (a switch before the last one moved stays as it was).
+    let from = 0;
     for (let guard = 0; guard < nSw; guard++) {
       let u = -1;
-      for (let s = 0; s < nSw && u < 0; s++) if (state[s] === BROKEN && cw.channel(s) < 0) u = s;
+      for (let s = from; s < nSw && u < 0; s++) if (state[s] === BROKEN && cw.channel(s) < 0) u = s;
       if (u < 0) return undo(); // broken by a loop, not by a dead entry
+      from = u + 1;
       // The CA sources whose route ends at u (all of them broken, u's own included).
-      let w = 0;
-      for (let s = 0; s < nSw; s++) if (caCount[s]! && state[s] === BROKEN && routeEnd(col, s, T, this.ix) === u) w += caCount[s]!;
+      const w = cw.sourcesInto(T, u);
       const best = this.bestDetour(u, T, w);
       if (best < 0) return undo();
       col[u] = adjPort[best]!;
@@ -139,7 +140,7 @@ export class ColumnRepair {
       cw.follow(adjSw[best]!, T, (f) => (load[f]! += w));
       moved.push({ u, e: best, w });
       this.detours++;
-      if (cw.walk(T) === 0) return true;
+      if (cw.settle(T, u, best) === 0) return true;
     }
     return undo();
   }
@@ -182,6 +183,7 @@ export class ColumnRepair {
    *  LID l toward T; `sign` 1 for a CA LID (its routes counted), 0 for a switch LID. Switches that
    *  cannot reach T keep no route. */
   repair(T: number, l: number, sign: number): void {
+    if (!this.cw.distValid) this.cw.walk(T);
     this.unloadBroken(T, sign);
     const buckets = this.seedBuckets();
     const { fixed, tent } = this;

@@ -2,6 +2,7 @@
  * entries at every switch (`col`), walked toward its switch T, and the CA-to-CA link loads and
  * per-port counters of the tables being built, which the repairs keep up to date. */
 import type { FabricIndex } from './graph.js';
+import type { RoutingResult } from './types.js';
 
 export const UNKNOWN = 0;
 export const BUSY = 1;
@@ -21,6 +22,10 @@ export class ColumnWalk {
   readonly counters: Int32Array;
   /** Ports per switch row in `counters` and `portEntry`. */
   readonly W: number;
+  /** BROKEN switches after the last walk (kept by settle). */
+  broken = 0;
+  /** `dist` holds every GOOD switch's hops (walkCut does not fill it: walk again for it). */
+  distValid = false;
 
   constructor(private readonly ix: FabricIndex) {
     const nSw = ix.nSw;
@@ -103,6 +108,115 @@ export class ColumnWalk {
         if (end === BROKEN) broken++;
       }
     }
-    return broken;
+    this.distValid = true;
+    return (this.broken = broken);
   }
+
+  /** walk(T) of a column whose every route reached T over a fabric with the channels of this
+   *  index and more: a switch is BROKEN when its route reaches a switch `cutSw[k]` whose entry is
+   *  the port `cutPort[k]` of a channel gone (searched back from those); `dist` is not filled. */
+  walkCut(T: number, cutSw: Int32Array, cutPort: Int32Array): number {
+    const { state, stack, col } = this;
+    state.fill(GOOD);
+    let broken = 0;
+    let sp = 0;
+    for (let k = 0; k < cutSw.length; k++) {
+      const s = cutSw[k]!;
+      if (s === T || col[s] !== cutPort[k] || state[s] === BROKEN) continue;
+      state[s] = BROKEN;
+      broken++;
+      stack[sp++] = s;
+    }
+    broken += this.spread(T, sp, BROKEN);
+    this.distValid = false;
+    return (this.broken = broken);
+  }
+
+  /** After the BROKEN switch u's entry moved to channel e toward a GOOD switch: u and the
+   *  switches whose route reaches it are GOOD (the others as they were: what walk(T) finds). */
+  settle(T: number, u: number, e: number): number {
+    const { state, dist, stack } = this;
+    state[u] = GOOD;
+    if (this.distValid) dist[u] = dist[this.ix.adjSw[e]!]! + 1;
+    stack[0] = u;
+    return (this.broken -= 1 + this.spread(T, 1, GOOD));
+  }
+
+  /** The CA sources whose route ends at u (a switch whose entry leads to no switch): u's own and
+   *  those of the switches whose route reaches u (searched back from u). */
+  sourcesInto(T: number, u: number): number {
+    const { adjStart, adjSw, adjReverse, caCount } = this.ix;
+    const stack = this.stack;
+    let w = caCount[u]!;
+    let sp = 0;
+    stack[sp++] = u;
+    while (sp) {
+      const x = stack[--sp]!;
+      for (let g = adjStart[x]!; g < adjStart[x + 1]!; g++) {
+        const y = adjSw[g]!;
+        const r = adjReverse[g]!;
+        if (y === T || r < 0 || this.channel(y) !== r) continue;
+        w += caCount[y]!;
+        stack[sp++] = y;
+      }
+    }
+    return w;
+  }
+
+  /** From the `sp` switches on the stack back over the routes into them: each switch of another
+   *  state whose entry leads to one becomes `to` (GOOD: with its hops, when kept). Returns how
+   *  many. */
+  private spread(T: number, sp: number, to: number): number {
+    const { adjStart, adjSw, adjReverse } = this.ix;
+    const { state, dist, stack } = this;
+    const withDist = to === GOOD && this.distValid;
+    let n = 0;
+    while (sp) {
+      const x = stack[--sp]!;
+      for (let g = adjStart[x]!; g < adjStart[x + 1]!; g++) {
+        const y = adjSw[g]!;
+        const r = adjReverse[g]!;
+        if (y === T || r < 0 || state[y] === to || this.channel(y) !== r) continue;
+        state[y] = to;
+        if (withDist) dist[y] = dist[x]! + 1;
+        n++;
+        stack[sp++] = y;
+      }
+    }
+    return n;
+  }
+}
+
+/** Per LID of routing `r` (its columns by `read`, over `ix`, its fabric's index): its switch T + 1
+ *  when every switch's route reaches T (walk finds nothing broken), else 0. Kept per routing. */
+export function wholeColumns(r: RoutingResult, ix: FabricIndex, read: (l: number, out: Uint8Array) => void): Int32Array {
+  let whole = wholeCache.get(r);
+  if (whole && whole.length === ix.maxLid + 1) return whole;
+  const cw = new ColumnWalk(ix);
+  whole = new Int32Array(ix.maxLid + 1);
+  for (let l = 1; l <= ix.maxLid; l++) {
+    const o = ix.lidOwner[l]!;
+    const T = o >= 0 ? ix.ends[o]!.sw : -1;
+    if (T < 0) continue;
+    read(l, cw.col);
+    if (cw.walk(T) === 0) whole[l] = T + 1;
+  }
+  wholeCache.set(r, whole);
+  return whole;
+}
+const wholeCache = new WeakMap<RoutingResult, Int32Array>();
+
+/** The entries (switch, port) of `o` whose channel `ix` (`o` with links gone: channelsKept) has
+ *  no more. */
+export function cutEntries(o: FabricIndex, newOf: Int32Array): { sw: Int32Array; port: Int32Array } {
+  const sw: number[] = [];
+  const port: number[] = [];
+  for (let s = 0; s < o.nSw; s++) {
+    for (let e = o.adjStart[s]!; e < o.adjStart[s + 1]!; e++) {
+      if (newOf[e]! >= 0) continue;
+      sw.push(s);
+      port.push(o.adjPort[e]!);
+    }
+  }
+  return { sw: Int32Array.from(sw), port: Int32Array.from(port) };
 }

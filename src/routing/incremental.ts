@@ -28,13 +28,16 @@ import { indexFabric, fmtGuid, type FabricIndex } from './graph.js';
 import { NO_ROUTE, RoutingNotApplicable, type RoutingResult } from './types.js';
 import { verifyRoutes, type VerifyReport } from './verify.js';
 import type { CdgReport } from './cdg.js';
-import { columnReader, columnsOf, countDiffering, keepColumns, lidGuids, markDiffering, tablesByGuid, writeColumn } from './incremental-columns.js';
-import { cachedDeps, incrementalCdg, keepDeps, singleVlCdg, type DepCounts } from './incremental-cdg.js';
-import { addsNoCycle } from './incremental-cdg-delta.js';
+import { channelsKept, columnReader, columnsOf, countDiffering, keepColumns, lidGuids, markDiffering, nodeIndexByGuid, ownersChanged, scratchColumns, tablesByGuid, writeColumn } from './incremental-columns.js';
+import { cachedDeps, cyclesReason, incrementalCdg, keepDeps, singleVlCdg, type DepCounts } from './incremental-cdg.js';
+import { addsNoCycle, hasCycle } from './incremental-cdg-delta.js';
+import { InternalError } from '../util/errors.js';
 import { cachedLoads, keepLoads, remapLoads } from './incremental-load.js';
+import { deltaLoads } from './incremental-load-delta.js';
+import { derivedFrom, indexLinksDown } from './incremental-index.js';
 import { ColumnRepair } from './incremental-repair.js';
 import type { IncrementalOptions, IncrementalOutcome, IncrementalStats } from './incremental-types.js';
-import { ColumnWalk } from './incremental-walk.js';
+import { ColumnWalk, cutEntries, wholeColumns } from './incremental-walk.js';
 
 export { singleVlCdg };
 export type { IntactRouting, IncrementalOptions, IncrementalOutcome, IncrementalStats } from './incremental-types.js';
@@ -53,14 +56,14 @@ export function rerouteIncremental(prevFabric: Fabric, prev: RoutingResult, fabr
   if (cyclic(out) && out.detours > 0 && opts.detourSwitchLids !== false) out = reroute(prevFabric, prev, fabric, { ...opts, detourSwitchLids: false });
   if (cyclic(out) && out.detours > 0) out = reroute(prevFabric, prev, fabric, { ...opts, detourCaLids: false });
   if (cyclic(out) && opts.detourSwitchLids !== false) out = reroute(prevFabric, prev, fabric, { ...opts, detourCaLids: false, detourSwitchLids: false });
-  const { detours: _d, switchLidSwitches: _s, ...outcome } = out;
+  const { detours: _d, switchLidSwitches: _s, explain, ...outcome } = out;
+  if (explain && !outcome.ok) outcome.reason = explain();
   return outcome as IncrementalOutcome;
-  return out;
 }
 
 /** An outcome and what a retry needs: the CA detours taken, the switches whose entries toward
  * switch LIDs changed (and the switches they now lead to). */
-type Outcome = IncrementalOutcome & { detours: number; switchLidSwitches: Set<number> };
+type Outcome = IncrementalOutcome & { detours: number; switchLidSwitches: Set<number>; explain?: () => string };
 
 /** One re-route, in phases: the inputs (the fabric's index and the previous tables by switch:
  * `start`), the columns that can need work (`touchedColumns`), each touched column restored, kept
@@ -86,6 +89,18 @@ class Reroute {
   private readonly partial: boolean;
   /** Whether `load` and `counters` hold the tables as they stand (ensureLoads). */
   private loaded = false;
+  /** `ensureLoads` left the walk's column as it was (the loads from the changed entries). */
+  private loadsByDelta = false;
+  /** The intact routing is the previous one (its columns are the previous ones). */
+  private readonly intactIsPrev: boolean;
+  /** What-if, the intact routing the previous one, links gone only: per LID its switch + 1 when
+   *  every route of the previous column reached it, and the entries whose channel went (a walk
+   *  of such a column searches back from those: ColumnWalk.walkCut). */
+  private readonly cut: { sw: Int32Array; port: Int32Array; whole: Int32Array } | undefined;
+  /** The broken switches restoreIntact's walk found in the column it left, or -1 (no walk). */
+  private intactBroken = -1;
+  /** Partial: the touched entries (LID × switches + switch) that differ from the previous ones. */
+  private readonly diffs: number[] = [];
   private changedEntries = 0;
   private reroutedLids = 0;
   private restoredLids = 0;
@@ -109,24 +124,29 @@ class Reroute {
       this.intactLids = lidGuids(intact.fabric);
     }
     this.prevLids = lidGuids(prevFabric);
+    this.intactIsPrev = intact !== undefined && intact.routing === prev && intact.fabric === prevFabric;
     this.touch = this.touchedColumns();
     const intactT = this.intactT;
     this.readPrev = columnReader(columnsOf(prevFabric, prev), ix.swGuid);
     this.readIntact = intactT && intactT.every((t) => t !== undefined) ? columnReader(columnsOf(intact!.fabric, intact!.routing), ix.swGuid) : undefined;
     this.pcol = new Uint8Array(nSw);
     this.icol = new Uint8Array(nSw);
-    this.outCM = new Uint8Array((maxLid + 1) * nSw);
     const pc = columnsOf(prevFabric, prev);
     const same = pc.maxLid === maxLid && pc.guids.length === nSw && pc.guids.every((g, i) => g === ix.swGuid[i]);
     // A what-if result reads only its touched columns (the loads and dependencies kept, the tables
-    // the previous ones): the others are not copied.
+    // the previous ones): the others are not copied, and the buffer is the one the previous
+    // routing's cases share (nothing reads a column not touched, nor keeps it).
     const singleVl = prev.deadlockFree === true && !prev.sl && (prev.vlsUsed ?? 1) <= 1;
     this.partial = opts.whatIf === true && same && cachedLoads(prev) !== undefined && (!singleVl || cachedDeps(prev) !== undefined) && prevT.every((t) => t.length === maxLid + 1);
+    this.outCM = this.partial ? scratchColumns(prev, (maxLid + 1) * nSw) : new Uint8Array((maxLid + 1) * nSw);
     if (this.partial) {
       for (let l = 0; l <= maxLid; l++) if (this.touch[l]) this.outCM.set(pc.cm.subarray(l * nSw, l * nSw + nSw), l * nSw);
     } else if (same) this.outCM.set(pc.cm);
     else for (let l = 0; l <= maxLid; l++) this.readPrev(l, this.outCM.subarray(l * nSw, l * nSw + nSw));
     this.cw = new ColumnWalk(ix);
+    const kept = this.partial && this.intactIsPrev ? cachedLoads(prev)!.ix : undefined;
+    const ch = kept && kept.maxLid === maxLid ? channelsKept(kept, ix) : undefined;
+    this.cut = ch ? { ...cutEntries(kept!, ch.newOf), whole: wholeColumns(prev, kept!, columnReader(pc, kept!.swGuid)) } : undefined;
     this.repair = new ColumnRepair(ix, this.cw, (opts.balanceFactor ?? 1.2) * (opts.intact?.busiestLink ?? Infinity));
   }
 
@@ -136,7 +156,9 @@ class Reroute {
     const refused = (reason: string): Outcome => ({ ok: false, reason, detours: 0, switchLidSwitches: new Set() });
     let ix: FabricIndex;
     try {
-      ix = indexFabric(fabric);
+      // What-if: from the previous fabric's index where the case only took links down.
+      const base = opts.whatIf ? cachedLoads(prev)?.ix : undefined;
+      ix = (base?.fabric === prevFabric ? indexLinksDown(base, fabric) : undefined) ?? indexFabric(fabric);
     } catch (e) {
       if (e instanceof RoutingNotApplicable) return refused(e.reason);
       throw e;
@@ -152,7 +174,7 @@ class Reroute {
   }
 
   /** The outcome with what a retry needs. */
-  private done(o: IncrementalOutcome): Outcome {
+  private done(o: IncrementalOutcome & { explain?: () => string }): Outcome {
     return { ...o, detours: this.repair.detours, switchLidSwitches: this.repair.switchLidSwitches };
   }
 
@@ -162,11 +184,14 @@ class Reroute {
     const { ix, prevFabric, fabric, prevT, W } = this;
     const { nSw, maxLid, lidOwner, ends } = ix;
     const touch = new Uint8Array(maxLid + 1);
-    const prevIdx = new Map(prevFabric.nodes.map((n, i) => [n.guid, i]));
+    const prevIdx = nodeIndexByGuid(prevFabric);
     const deadPort = new Uint8Array(W);
+    // An index derived from the previous fabric's: the same numbering, a node not copied is as it was.
+    const derived = derivedFrom(ix) === prevFabric;
     for (let s = 0; s < nSw; s++) {
-      const was = prevFabric.nodes[prevIdx.get(ix.swGuid[s]!)!]!;
       const cur = fabric.nodes[ix.swNode[s]!]!;
+      if (derived && cur === prevFabric.nodes[ix.swNode[s]!]) continue;
+      const was = prevFabric.nodes[prevIdx.get(ix.swGuid[s]!)!]!;
       deadPort.fill(0);
       let any = false;
       for (let p = 1; p < was.ports.length && p < W; p++) {
@@ -182,10 +207,7 @@ class Reroute {
       const t = prevT[s]!;
       for (let l = 1; l < t.length && l <= maxLid; l++) if (t[l]! < W && deadPort[t[l]!]) touch[l] = 1;
     }
-    for (let l = 1; l <= maxLid; l++) {
-      const o = lidOwner[l]!;
-      if (this.prevLids.get(l) !== (o >= 0 ? ends[o]!.guid : undefined)) touch[l] = 1;
-    }
+    for (const l of ownersChanged(this.prevLids, lidOwner, ends, derived)) touch[l] = 1;
     if (this.intactT && this.opts.intact!.routing !== this.prev) {
       for (let s = 0; s < nSw; s++) {
         const it = this.intactT[s];
@@ -210,6 +232,11 @@ class Reroute {
     const { ix, touch, outCM, cw } = this;
     const { nSw, maxLid, lidOwner, ends } = ix;
     const kept = cachedLoads(this.prev);
+    // What-if: from the changed entries only (routing/incremental-load-delta.ts), where covered.
+    if (kept && this.partial && deltaLoads(kept, columnReader(columnsOf(this.prevFabric, this.prev), kept.ix.swGuid), touch, ix, outCM, cw.load, cw.counters)) {
+      this.loadsByDelta = true;
+      return;
+    }
     if (kept) remapLoads(kept, columnReader(columnsOf(this.prevFabric, this.prev), kept.ix.swGuid), touch, ix, cw.load, cw.counters);
     for (let l = 1; l <= maxLid; l++) {
       const o = lidOwner[l]!;
@@ -236,7 +263,12 @@ class Reroute {
     const { nSw, lidOwner, ends } = ix;
     const o = lidOwner[l]!;
     if (o < 0) {
-      if (this.touch[l]) outCM.fill(NO_ROUTE, l * nSw, l * nSw + nSw);
+      if (!this.touch[l]) return;
+      if (this.partial) {
+        const pcm = columnsOf(this.prevFabric, this.prev).cm;
+        for (let s = 0, b = l * nSw; s < nSw; s++) if (pcm[b + s] !== NO_ROUTE) this.diffs.push(b + s);
+      }
+      outCM.fill(NO_ROUTE, l * nSw, l * nSw + nSw);
       return;
     }
     if (!this.touch[l]) return;
@@ -256,16 +288,28 @@ class Reroute {
         if (e >= 0) this.repair.switchLidSwitches.add(ix.adjSw[e]!);
       }
     }
-    this.changedEntries += countDiffering(pcol, col);
+    if (this.partial) {
+      const { diffs } = this;
+      const n = diffs.length;
+      for (let s = 0, b = l * nSw; s < nSw; s++) if (pcol[s] !== col[s]) diffs.push(b + s);
+      this.changedEntries += diffs.length - n;
+    } else this.changedEntries += countDiffering(pcol, col);
   }
 
   /** Step 1: the intact column into the walk's column when every route in it works (the loads
-   *  moved from the previous column to it once they are kept). False: not usable. */
+   *  moved from the previous column to it once they are kept). False: not usable (after a walk
+   *  that found broken switches, `intactBroken` says how many). */
   private restoreIntact(l: number, T: number, guid: bigint, swPort: number, isCa: boolean): boolean {
     const { readIntact, icol, pcol, cw } = this;
+    this.intactBroken = -1;
     if (!(readIntact && this.intactLids!.get(l) === guid && (readIntact(l, icol), icol[T] === swPort))) return false;
     cw.col.set(icol);
-    if (cw.walk(T) !== 0) return false;
+    const cut = this.cut;
+    const broken = cut && cut.whole[l] === T + 1 ? cw.walkCut(T, cut.sw, cut.port) : cw.walk(T);
+    if (broken !== 0) {
+      this.intactBroken = broken;
+      return false;
+    }
     let differs = false;
     for (let s = 0; s < this.ix.nSw; s++) if (pcol[s] !== cw.col[s]) differs = true;
     if (differs) {
@@ -284,10 +328,17 @@ class Reroute {
    *  and it works, else by the shortest-path repair. */
   private keepOrRepair(l: number, T: number, guid: bigint, swPort: number, isCa: boolean): void {
     const { cw, repair, opts } = this;
+    const walked = this.intactBroken;
+    const wasLoaded = this.loaded;
     this.ensureLoads();
-    this.prevCol(l, guid);
-    cw.col[T] = swPort;
-    const brokenCount = cw.walk(T);
+    // The intact column is the previous one with T's entry: restoreIntact's walk of it stands
+    // (unless ensureLoads worked in the walk's column).
+    let brokenCount = walked;
+    if (!(walked > 0 && this.intactIsPrev && (wasLoaded || this.loadsByDelta))) {
+      this.prevCol(l, guid);
+      cw.col[T] = swPort;
+      brokenCount = cw.walk(T);
+    }
     if (brokenCount === 0) this.keptLids++;
     if (brokenCount > 0 && !isCa && opts.detourSwitchLids !== false && repair.detour(T)) {
       this.reroutedLids++;
@@ -310,7 +361,8 @@ class Reroute {
     // what it holds).
     const changed = this.partial ? this.changedSwitches() : undefined;
     const tables = Array.from({ length: nSw }, (_, s) => (changed && !changed[s] ? prevT[s]! : copy ? prevT[s]!.slice() : new Uint8Array(maxLid + 1)));
-    for (let l = 0; l <= maxLid; l++) if (!copy || touch[l]) writeColumn(tables, outCM, l);
+    if (changed) this.writeChanged(tables);
+    else for (let l = 0; l <= maxLid; l++) if (!copy || touch[l]) writeColumn(tables, outCM, l);
     for (const e of ends) {
       if (!e.isSwitch || e.sw < 0) continue;
       tables[e.sw]![e.lid] = 0;
@@ -338,14 +390,22 @@ class Reroute {
     return result;
   }
 
-  /** Per switch: 1 when a touched column or its own LID's delivery changes its table. */
+  /** Per switch: 1 when a touched column or its own LID's delivery changes its table (partial:
+   *  the previous tables are the previous columns, in the same order). */
   private changedSwitches(): Uint8Array {
-    const { ix, prevT, outCM, touch } = this;
-    const { nSw, maxLid } = ix;
+    const { ix, prevT } = this;
+    const nSw = ix.nSw;
     const changed = new Uint8Array(nSw);
-    for (let l = 0; l <= maxLid; l++) if (touch[l]) for (let s = 0, b = l * nSw; s < nSw; s++) if (outCM[b + s] !== prevT[s]![l]) changed[s] = 1;
+    for (const i of this.diffs) changed[i % nSw] = 1;
     for (const e of ix.ends) if (e.isSwitch && e.sw >= 0 && prevT[e.sw]![e.lid] !== 0) changed[e.sw] = 1;
     return changed;
+  }
+
+  /** Partial: the touched entries that differ into the tables (the others hold them already). */
+  private writeChanged(tables: Uint8Array[]): void {
+    const { outCM } = this;
+    const nSw = this.ix.nSw;
+    for (const i of this.diffs) tables[i % nSw]![(i - (i % nSw)) / nSw] = outCM[i]!;
   }
 
   /** Guarantees. Every column touched was walked to its destination from every switch that can
@@ -370,8 +430,10 @@ class Reroute {
     let deps: DepCounts | undefined;
     if (!backToIntact && prev.deadlockFree === true && !prev.sl && (prev.vlsUsed ?? 1) <= 1) {
       const cdg = this.singleVlDeps();
+      // What-if, cycles known: the example (incrementalCdg's) only for the outcome that is shown.
+      if (cdg === 'cycles') return this.done({ ok: false, reason: cyclesReason(), stats, explain: () => cyclesReason(this.exampleCycle()) });
       deps = cdg.deps;
-      if (cdg.report.cyclicComponents > 0) return this.done({ ok: false, reason: `incremental re-route rejected: channel-dependency cycles (not deadlock-free): ${cdg.report.exampleCycle?.join(' → ') ?? ''}`, stats });
+      if (cdg.report.cyclicComponents > 0) return this.done({ ok: false, reason: cyclesReason(cdg.report.exampleCycle), stats });
     } else if (!backToIntact && prev.deadlockFree === true) {
       report = verifyRoutes(this.fabric, result, { stretch: false, requireDeadlockFree: true });
       if (!report.ok) {
@@ -395,14 +457,33 @@ class Reroute {
 
   /** One VL: the channel dependencies of the CA sources' routes, checked for cycles (from the
    *  previous routing's kept dependencies when there are some). */
-  private singleVlDeps(): { report: CdgReport; deps?: DepCounts } {
+  private singleVlDeps(): { report: CdgReport; deps?: DepCounts } | 'cycles' {
     const kept = cachedDeps(this.prev);
     if (!kept) return { report: singleVlCdg(this.ix, this.outCM) };
     const read = columnReader(columnsOf(this.prevFabric, this.prev), kept.ix.swGuid);
     // A result no re-route starts from: only what the touched columns add is searched (the
-    // dependencies are not counted, nor kept).
-    if (this.opts.whatIf && addsNoCycle(kept, read, this.touch, this.ix, this.outCM)) return { report: { vl: 0, dependencies: 0, cyclicComponents: 0, channelsInCycles: 0 } };
-    const inc = incrementalCdg(kept, read, this.touch, this.ix, this.outCM);
+    // dependencies are not counted, nor kept); when that may close a cycle, whether one closes
+    // (an attempt with cycles that is tried again never shows its example).
+    if (this.opts.whatIf) {
+      const none = { report: { vl: 0, dependencies: 0, cyclicComponents: 0, channelsInCycles: 0 } };
+      if (addsNoCycle(kept, read, this.touch, this.ix, this.outCM)) return none;
+      const cycles = hasCycle(kept, read, this.touch, this.ix, this.outCM);
+      if (cycles !== undefined) return cycles ? 'cycles' : none;
+    }
+    return this.exactCdg();
+  }
+
+  /** The example of the cycles hasCycle found (the exact check's). */
+  private exampleCycle(): string[] | undefined {
+    const { report } = this.exactCdg();
+    if (!(report.cyclicComponents > 0)) throw new InternalError('incremental re-route: the exact one-VL check finds no cycle where hasCycle found one');
+    return report.exampleCycle;
+  }
+
+  /** The one-VL check from the previous routing's kept dependencies, with its report. */
+  private exactCdg(): { report: CdgReport; deps: DepCounts } {
+    const kept = cachedDeps(this.prev)!;
+    const inc = incrementalCdg(kept, columnReader(columnsOf(this.prevFabric, this.prev), kept.ix.swGuid), this.touch, this.ix, this.outCM);
     return { report: inc.report, deps: inc.deps };
   }
 }

@@ -5,6 +5,7 @@ import { type Fabric, type FabricNode } from '../model/fabric.js';
 import { NodeType } from '../wire/mad.js';
 import { formatGuid } from '../util/guid.js';
 import { RoutingError } from './types.js';
+import { nodeIndexByGuid } from './incremental-columns.js';
 
 /** One failure case: the link ends (node GUID, port) whose links go down and the nodes that go
  * (every link of theirs down), together. */
@@ -94,12 +95,56 @@ export function parseWhatIf(f: Fabric, spec: string): WhatIfCase[] {
   });
 }
 
+/** Most nodes a search for a cut link's ends looks at before the whole fabric is searched. */
+const REJOIN_LIMIT = 5000;
+
+/** Whether every node is reached from a switch, through switches (as failCase's search goes);
+ *  kept per fabric. */
+function oneFabric(f: Fabric): boolean {
+  let one = oneCache.get(f);
+  if (one === undefined) {
+    const start = f.nodes.findIndex((n) => n.type === NodeType.Switch);
+    one = start >= 0 && reach(f, start, -1, f.nodes.length, 0, new Set()) === f.nodes.length;
+    oneCache.set(f, one);
+  }
+  return one;
+}
+const oneCache = new WeakMap<Fabric, boolean>();
+
+/** Whether the ends of the link at port key k (node × W + port) are joined without the ports `cut`
+ *  (searched from one end, through switches, up to REJOIN_LIMIT nodes). */
+function rejoined(f: Fabric, k: number, W: number, cut: Set<number>): boolean {
+  const u = Math.floor(k / W);
+  const q = f.nodes[u]!.ports[k % W]?.peer;
+  return !!q && reach(f, u, q.node, REJOIN_LIMIT, W, cut) < 0;
+}
+
+/** Nodes reached from `start` (expanded whatever it is; after it only switches are), over links
+ *  not in `cut`: -1 as soon as `target` is, else how many (stops past `limit`). */
+function reach(f: Fabric, start: number, target: number, limit: number, W: number, cut: Set<number>): number {
+  const seen = new Set<number>([start]);
+  const queue = [start];
+  for (let h = 0; h < queue.length && seen.size <= limit; h++) {
+    const u = queue[h]!;
+    const n = f.nodes[u]!;
+    if (n.type !== NodeType.Switch && u !== start) continue;
+    for (let pn = 0; pn < n.ports.length; pn++) {
+      const q = n.ports[pn]?.peer;
+      if (!q || seen.has(q.node) || cut.has(u * W + pn)) continue;
+      if (q.node === target) return -1;
+      seen.add(q.node);
+      queue.push(q.node);
+    }
+  }
+  return seen.size;
+}
+
 /** The fabric once `c` has failed, as an SM sees it: the links down on both sides, the nodes gone,
  * and every node no longer reachable from `anchor` (the SM's node GUID; default: the part with
  * the most end ports) dropped, the order of the rest kept. `downLinks`: links that went down
  * with at least one end that stays (what a local sweep counts). */
 export function failCase(f: Fabric, c: WhatIfCase, anchor?: bigint): { fabric: Fabric; downLinks: number; dropped: FabricNode[] } {
-  const idx = new Map(f.nodes.map((n, i) => [n.guid, i] as const));
+  const idx = nodeIndexByGuid(f);
   const gone = new Uint8Array(f.nodes.length);
   for (const g of c.nodes) {
     const i = idx.get(g);
@@ -141,7 +186,11 @@ export function failCase(f: Fabric, c: WhatIfCase, anchor?: bigint): { fabric: F
   };
   let keepId = -1;
   const a = anchor === undefined ? undefined : idx.get(anchor);
-  if (a !== undefined && !gone[a]) {
+  if (!c.nodes.length && oneFabric(f) && [...cut].every((k) => rejoined(f, k, W, cut))) {
+    // The fabric was one part and each link cut has its ends joined without it: still one part.
+    comp.fill(0);
+    keepId = 0;
+  } else if (a !== undefined && !gone[a]) {
     visit(a, 0);
     keepId = 0;
   } else {

@@ -24,6 +24,7 @@ import type { Fabric } from '../model/fabric.js';
 import { NodeType } from '../wire/mad.js';
 import { rerouteIncremental, intactRouting, type IntactRouting } from './incremental.js';
 import { cachedLoads } from './incremental-load.js';
+import { releaseScratch } from './incremental-columns.js';
 import { DEADLOCK_FREE_FALLBACK, routeWithFallback } from './registry.js';
 import { NO_ROUTE, RoutingError, RoutingNotApplicable, type RoutingOptions, type RoutingResult } from './types.js';
 import { verifyRoutes, type VerifyReport } from './verify.js';
@@ -151,7 +152,8 @@ export function lftChanges(beforeFabric: Fabric, before: RoutingResult, afterFab
   const out: LftChanges = { switches: 0, blocks: 0, entries: 0 };
   for (const [n, t] of after.lfts) {
     const p = prev.get(afterFabric.nodes[n]!.guid);
-    if (p && p.length === t.length && Buffer.compare(p, t) === 0) continue;
+    // A table shared with the baseline (what-if: every entry stays) is not compared.
+    if (p === t || (p && p.length === t.length && Buffer.compare(p, t) === 0)) continue;
     let any = false;
     const len = Math.max(t.length, p?.length ?? 0);
     const at = (x: Uint8Array | undefined, l: number): number => (x && l < x.length ? x[l]! : NO_ROUTE);
@@ -251,17 +253,23 @@ export function* whatIfSteps(fabric: Fabric, routing: RoutingResult, cases: read
     list.sort((a, b) => b.value - a.value);
     if (list.length > WORST) list.pop();
   };
-  for (const c of cases) {
-    const r = whatIfCase(fabric, routing, base, c, { ...o, intact }, now);
-    s.cases++;
-    s[r.reroute]++;
-    if (!r.ok) s.failed++;
-    if (r.lostPairs > 0) s.losing++;
-    worst(s.worst.lostPairs, r.case, r.lostPairs, 0);
-    worst(s.worst.busiestLink, r.case, r.busiestLink, base.busiestLink);
-    if (r.hops) worst(s.worst.meanHops, r.case, r.hops.mean, base.hops.mean);
-    worst(s.worst.lftBlocks, r.case, r.lft.blocks, 0);
-    yield r;
+  try {
+    for (const c of cases) {
+      const r = whatIfCase(fabric, routing, base, c, { ...o, intact }, now);
+      s.cases++;
+      s[r.reroute]++;
+      if (!r.ok) s.failed++;
+      if (r.lostPairs > 0) s.losing++;
+      worst(s.worst.lostPairs, r.case, r.lostPairs, 0);
+      worst(s.worst.busiestLink, r.case, r.busiestLink, base.busiestLink);
+      if (r.hops) worst(s.worst.meanHops, r.case, r.hops.mean, base.hops.mean);
+      worst(s.worst.lftBlocks, r.case, r.lft.blocks, 0);
+      yield r;
+    }
+  } finally {
+    // The column buffer the cases shared (incremental.ts, what-if mode) is not kept with the
+    // routing (the running SM's).
+    releaseScratch(routing);
   }
   s.ms = now() - t0;
   return s;
