@@ -93,6 +93,22 @@ const withCheck = burn(true);
 console.log(JSON.stringify({ withoutCheck, withCheck }));
 `;
 
+// The SM's progress (cli/run.ts hands every onProgress phase to turbofanOnProgress) with a budget
+// of a minute unspent: a discovery's report keeps the hold, a routing's lets it go; the hot
+// function (PROBE's) is run after each report.
+const PROGRESS = `
+const { holdTurbofan, turbofanHeld, turbofanOnProgress } = await import(process.argv[2]);
+function hot(x) { let s = 0; for (let i = 0; i < 100; i++) s += (x * i) % 7; return s; }
+const run = () => { let s = 0; for (let i = 0; i < 200000; i++) s += hot(i); return s; };
+const TURBOFANNED = 1 << 6;
+const tf = () => (%GetOptimizationStatus(hot) & TURBOFANNED) !== 0;
+await holdTurbofan(60_000);
+const at = (phase) => { turbofanOnProgress(phase); run(); return { held: turbofanHeld(), optimized: tf() }; };
+const discover = at('discover');
+const routing = at('routing');
+console.log(JSON.stringify({ discover, routing }));
+`;
+
 describe('TurboFan held back on a device until a CPU budget is spent', () => {
   it('a budget spent within one synchronous stretch: still held without a check (the timer cannot fire), let go by checkTurbofanHold()', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-tiering-'));
@@ -102,6 +118,18 @@ describe('TurboFan held back on a device until a CPU budget is spent', () => {
       const r = spawnSync(process.execPath, [file, TIERING], { encoding: 'utf8', timeout: 60_000 });
       expect(r.status, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual({ withoutCheck: true, withCheck: false });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+  it("a routing's progress lets the hold go at once with the budget unspent; another phase's does not (the hot function optimized only after)", () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-tiering-'));
+    try {
+      const file = path.join(dir, 'progress.mjs');
+      writeFileSync(file, PROGRESS);
+      const r = spawnSync(process.execPath, ['--allow-natives-syntax', '--no-concurrent-recompilation', file, TIERING], { encoding: 'utf8', timeout: 60_000 });
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual({ discover: { held: true, optimized: false }, routing: { held: false, optimized: true } });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

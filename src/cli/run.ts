@@ -8,7 +8,7 @@ import type { Server } from 'node:net';
 import { Logger, ProgressTty, stderrSink, type LogSink } from '../util/log.js';
 import type { Fabric } from '../model/fabric.js';
 import { PROCESS_IO, stderrIsTty } from './stdio.js';
-import { checkTurbofanHold } from './tiering.js';
+import { turbofanOnProgress } from './tiering.js';
 import { claimSignals, type IbsmSignal } from './signals.js';
 
 export { smOptionsOf } from '../api/sm-config.js';
@@ -290,7 +290,7 @@ class RunSession {
         ...(this.fabric ? { sim: this.fabric } : {}),
         log,
         onProgress: (phase, d) => {
-          checkTurbofanHold();
+          turbofanOnProgress(phase);
           tty?.progress(`${phase}: ${Object.entries(d).map(([k, v]) => `${k}=${v}`).join(' ')}`);
         },
       });

@@ -5,8 +5,10 @@
  * TurboFan's code and compile zones are a good part of its peak RSS. On the in-process simulator
  * holding it costs several times the run (the simulator and the routing engines are hot loops),
  * so it is never held there, and on a device it is held only until the process has used
- * TURBOFAN_AFTER_CPU_MS of CPU (every thread), or for a minute at most: a large fabric's discovery
- * spends that budget long before its routing runs, and a daemon spends its life with TurboFan.
+ * TURBOFAN_AFTER_CPU_MS of CPU (every thread), or for a minute at most, or until a routing has run
+ * for one progress tick (turbofanOnProgress): a daemon spends its life with TurboFan, and a
+ * routing long enough to report progress is a hot loop TurboFan pays for at once (at 5k nodes the
+ * discovery had not spent the budget when minhop began, which then ran ~3x slower held).
  * The interpreter and the baseline compiler (Sparkplug) run meanwhile; V8 reads the flag at each
  * tier-up decision, so setting it back takes effect at once.
  *
@@ -83,6 +85,15 @@ export function checkTurbofanHold(): void {
   if (held === undefined) return;
   const u = process.cpuUsage();
   if ((u.user + u.system) / 1000 >= heldCpuMs || Date.now() >= heldUntil) releaseTurbofan();
+}
+
+/** The SM's progress report (its onProgress phases) seen by the hold: a routing still running at
+ * its first progress tick (ROUTE_PROGRESS_MS in sm/sweep.ts) lets TurboFan go at once, whatever
+ * the CPU spent (minhop at 5k nodes in a fresh process: ~830 ms held, ~250 ms not:
+ * scripts/bench/README.md, "SUBNET UP at 5k"); any other phase looks at the budget. */
+export function turbofanOnProgress(phase: string): void {
+  if (phase === 'routing') releaseTurbofan();
+  else checkTurbofanHold();
 }
 
 /** TurboFan on again (at once). */
