@@ -47,7 +47,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
 import { startIbsim, stopChild } from './ibsim.mjs';
-import { buildShim } from './umad-count.mjs';
+import { buildShim, readCounts } from './umad-count.mjs';
 import { argv, opt } from './args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -73,23 +73,7 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-failover-'));
 
 // The counting shim (see umad-count.c and sm-vs-opensm.mjs).
 const shim = buildShim(dir);
-function counts(file) {
-  if (!existsSync(file)) return { smps: 0, lft: 0 };
-  const b = readFileSync(file);
-  if (b.length < 64 || b.readBigUInt64LE(0) !== 0x31544e43444d4155n) return { smps: 0, lft: 0 };
-  let smps = 0;
-  let lft = 0;
-  for (let i = 0; i < Number(b.readBigUInt64LE(8)); i++) {
-    const k = b.readBigUInt64LE(64 + 16 * i);
-    if (k === 0n) continue;
-    const key = Number(k - 1n);
-    const n = Number(b.readBigUInt64LE(72 + 16 * i));
-    const cls = key >>> 24;
-    if (cls === 0x01 || cls === 0x81) smps += n;
-    if ((cls === 0x01 || cls === 0x81) && ((key >>> 16) & 0xff) === 0x02 && (key & 0xffff) === 0x19) lft += n;
-  }
-  return { smps, lft };
-}
+const counts = readCounts;
 
 // ---------------------------------------------------------------------------------------------
 // ibsim and clients.

@@ -39,8 +39,9 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
 import { startIbsim, stopChild } from './ibsim.mjs';
-import { buildShim } from './umad-count.mjs';
+import { buildShim, readCounts } from './umad-count.mjs';
 import { argv, opt } from './args.mjs';
+import { upAndSettled } from './procs.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const UMAD2SIM = '/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so';
@@ -68,23 +69,7 @@ const { pathChanges } = await mod('routing/incremental-changes.js');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-faults-reroute-'));
 const shim = buildShim(dir);
 /** SMPs and LFT Sets sent so far, from the shim's shared counts file. */
-function counts(file) {
-  if (!existsSync(file)) return { smps: 0, lft: 0 };
-  const b = readFileSync(file);
-  if (b.length < 64 || b.readBigUInt64LE(0) !== 0x31544e43444d4155n) return { smps: 0, lft: 0 };
-  let smps = 0;
-  let lft = 0;
-  for (let i = 0; i < Number(b.readBigUInt64LE(8)); i++) {
-    const k = b.readBigUInt64LE(64 + 16 * i);
-    if (k === 0n) continue;
-    const key = Number(k - 1n);
-    const n = Number(b.readBigUInt64LE(72 + 16 * i));
-    const cls = key >>> 24;
-    if (cls === 0x01 || cls === 0x81) smps += n;
-    if ((cls === 0x01 || cls === 0x81) && ((key >>> 16) & 0xff) === 0x02 && (key & 0xffff) === 0x19) lft += n;
-  }
-  return { smps, lft };
-}
+const counts = readCounts;
 
 // ---------------------------------------------------------------------------------------------
 // ibsim, tools, SMs.
@@ -214,16 +199,7 @@ for (const kind of SMS) {
   const sm = startSm(kind, sim, simHost, kind);
   const row = { kind };
   try {
-    const upDeadline = Date.now() + 600_000;
-    while (!/SUBNET UP/.test(sm.log())) {
-      if (Date.now() > upDeadline || sm.child.exitCode !== null) throw new Error(`${kind}: no SUBNET UP`);
-      await sleep(100);
-    }
-    // Quiet before the event (OpenSM's first sweeps, ibsm's multicast programming).
-    for (let prev = -1; sm.counts().smps !== prev; ) {
-      prev = sm.counts().smps;
-      await sleep(SETTLE_MS);
-    }
+    await upAndSettled(sm, kind, { upMs: 600_000, settleMs: SETTLE_MS });
     const before = await readBack(sim);
     const vb = verifyRoutes(before.fabric, before.lfts, { stretch: false });
     row.before = vb.linkLoad.max;

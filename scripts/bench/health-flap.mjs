@@ -40,7 +40,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
 import { clientEnv, runClient, startIbsim, stopChild, UMAD2SIM } from './ibsim.mjs';
 import { buildShim, readCounts } from './umad-count.mjs';
-import { killOnInterrupt } from './procs.mjs';
+import { killOnInterrupt, upAndSettled } from './procs.mjs';
 import { flag, opt } from './args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -157,16 +157,7 @@ for (const kind of SMS) {
   const sm = startSm(kind, sim, simHost);
   const row = { kind };
   try {
-    const upDeadline = Date.now() + 300_000;
-    while (!/SUBNET UP/.test(sm.log())) {
-      if (Date.now() > upDeadline || sm.child.exitCode !== null) throw new Error(`${kind}: no SUBNET UP`);
-      await sleep(100);
-    }
-    // Settled: no SMP for 3 s (start-up sweeps, ibsm's multicast and SA warm-up)
-    for (let prev = -1; sm.counts().smps !== prev; ) {
-      prev = sm.counts().smps;
-      await sleep(3000);
-    }
+    await upAndSettled(sm, kind, { upMs: 300_000, settleMs: 3000 });
     const m0 = mark(sm);
     const t0 = performance.now();
     for (let k = 0; k < bounces; k++) {

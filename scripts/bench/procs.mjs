@@ -84,3 +84,18 @@ export function killOnInterrupt(live) {
     });
   }
 }
+
+/** An SM started by a bench (`log()` its output so far, `child`, `counts()` from umad-count.mjs):
+ * wait for its SUBNET UP (at most `upMs`), then until it sent no SMP for `settleMs` (its start-up
+ * sweeps, OpenSM's first ones, ibsm's multicast programming and SA warm-up). */
+export async function upAndSettled(sm, kind, { upMs, settleMs }) {
+  const deadline = Date.now() + upMs;
+  while (!/SUBNET UP/.test(sm.log())) {
+    if (Date.now() > deadline || sm.child.exitCode !== null) throw new Error(`${kind}: no SUBNET UP`);
+    await sleep(100);
+  }
+  for (let prev = -1; sm.counts().smps !== prev; ) {
+    prev = sm.counts().smps;
+    await sleep(settleMs);
+  }
+}
