@@ -73,12 +73,14 @@ export class LocalSweeper {
   /** Traps 128 whose change a local sweep already read (sm/trap-check.ts). */
   readonly traps: TrapCheck;
 
+  /** `oneTry`: the client below the retry layer, for the trap checks' one try (sm/trap-check.ts). */
   constructor(
     private readonly sweeper: Sweeper,
     private readonly maxChanges = LOCAL_MAX_CHANGES,
+    oneTry: SmpClient = sweeper.smp,
   ) {
     ({ smp: this.smp, clock: this.clock, log: this.log, s: this.s } = sweeper);
-    this.traps = new TrapCheck(this.smp, this.log);
+    this.traps = new TrapCheck(oneTry, this.log);
   }
 
   /** A heavy sweep's snapshot whose intact routing is still to be prepared. */

@@ -88,7 +88,7 @@ export class SubnetManager {
     this.sweeper = new Sweeper(this.retrying, o.clock, o.log, o);
     // health hook: the unresponsive nodes' probes go below the retry layer (one try each).
     this.sweeper.health.unresp?.attach(o.smp, () => this.requestHeavySweep('unresponsive node answering again', true));
-    this.local = new LocalSweeper(this.sweeper);
+    this.local = new LocalSweeper(this.sweeper, undefined, o.smp); // the trap checks below the retry layer
     this.foreign = new ForeignSms(o.log, this.smKey);
     this.ha = new HaShell({
       o,

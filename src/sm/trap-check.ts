@@ -13,7 +13,10 @@
  *   a trap first lost), else starts a sweep at once (a change no sweep has seen: no delay);
  * - the check: the switch's SwitchInfo; PortStateChange set: a sweep (one SMP of delay).
  *   Clear: the PortInfo of its ports, compared with the snapshot as the local sweep's
- *   exploration compares them (`portMoved`): the same, nothing to do; else a sweep.
+ *   exploration compares them (`portMoved`): the same, nothing to do; else a sweep. One try of
+ *   each SMP (below the retry layer, whose 12 tries would delay the sweep by as many timeouts
+ *   when the change cut the switch's path off): one that fails means a sweep, unless the SM went
+ *   busy meanwhile (held, as above) or a local sweep read the switch since the trap.
  *
  * A trap that is lost is no business of this: the light sweeps' rotation reads every switch's
  * PortStateChange and every CA port in turn (sm/light-sweep.ts). No I/O but the SMPs; time is
@@ -22,7 +25,7 @@ import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { PortInfo, SwitchInfo } from '../wire/sma.js';
 import { snapshotPorts, type Snapshot } from '../model/snapshot.js';
 import type { Logger } from '../util/log.js';
-import type { SmpClient } from './smp-client.js';
+import { ONE_TRY, type SmpClient } from './smp-client.js';
 
 const up = (s: number | undefined): boolean => (s ?? PortState.Down) >= PortState.Init;
 
@@ -150,9 +153,9 @@ export class TrapCheck {
     const n = snap.fabric.nodes[ep.node]!;
     const d = snap.discovery.nodes[ep.node]!;
     try {
-      const si = SwitchInfo.decode(await this.smp.getDr(d.path, SmpAttr.SwitchInfo, 0));
+      const si = SwitchInfo.decode(await this.smp.getDr(d.path, SmpAttr.SwitchInfo, 0, ONE_TRY));
       if (si.portStateChange) return true;
-      const states = await Promise.all(Array.from({ length: n.numPorts }, (_, i) => this.smp.getDr(d.path, SmpAttr.PortInfo, i + 1).then((b) => PortInfo.decode(b).portState)));
+      const states = await Promise.all(Array.from({ length: n.numPorts }, (_, i) => this.smp.getDr(d.path, SmpAttr.PortInfo, i + 1, ONE_TRY).then((b) => PortInfo.decode(b).portState)));
       for (let p = 1; p <= n.numPorts; p++) {
         const now = states[p - 1]!;
         const was = d.portInfo[p]?.portState;
