@@ -74,8 +74,9 @@ export function installSmHandlers(rpc: MadRpc, sm: SubnetManager, o: SmHandlerOp
       // at once, so a better SM still discovering is handed the subnet before it stands by.
       const reason = `trap ${trap} from LID ${m.addr.lid}`;
       if (trap === 144 && d0?.details?.trap === 144 && d0.details.value.capabilityMask & PortCap.IsSM) void sm.smAnnounced(m.addr.lid, reason);
-      // health hook: flap: a quarantined link's bounce counts for the flapping policy, sweeps nothing
-      else if (trap === 128 && sm.quarantineTrap(m.addr.lid, reason)) return;
+      // A quarantined link's bounce counts for the flapping policy (health hook: flap), a change a
+      // local sweep already read (the other end's trap) is settled: neither sweeps (sm/sm.ts trap128)
+      else if (trap === 128 && sm.trap128(m.addr.lid, reason)) return;
       else if (RESWEEP_TRAPS.has(trap)) sm.requestHeavySweep(reason, trap === 144);
     },
     { method: Method.Trap },

@@ -14,6 +14,7 @@ import { snapshotPorts, type Snapshot } from '../model/snapshot.js';
 import type { Isolation, MismatchEnd } from '../model/topology-classes.js';
 import type { Logger } from '../util/log.js';
 import type { SmpClient } from './smp-client.js';
+import { portMoved } from './trap-check.js';
 
 /** What a check found: only quarantined ports moved (counted, PortStateChange cleared), or more. */
 export type QuietVerdict = 'absorbed' | 'changed';
@@ -110,9 +111,7 @@ export class QuarantineWatch {
           continue;
         }
         const was = d.portInfo[p]?.portState;
-        // As the local sweep's exploration sees a port (sm/local-sweep.ts): went or came up, or a
-        // linked port no longer ARMED/ACTIVE (it retrained).
-        if (up(now) !== up(was) || (n.ports[p]?.peer && now < PortState.Armed)) return this.changed(n, p, `PortState ${now}, was ${was ?? 'unknown'}`);
+        if (portMoved(now, was, n.ports[p]?.peer !== undefined)) return this.changed(n, p, `PortState ${now}, was ${was ?? 'unknown'}`);
       }
       await this.smp.setDr(d.path, SmpAttr.SwitchInfo, 0, SwitchInfo.encode(si)); // PortStateChange written 1: cleared
       for (const i of new Set(q.values())) {

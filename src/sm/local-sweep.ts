@@ -38,6 +38,7 @@ import { emptyStats, type Sweeper, type SweepSettings, type SweepStats } from '.
 import { newRun, programmedStats, runPhases, type SweepRun } from './pipeline.js';
 import { writeTarget } from './sweep-log.js';
 import { formatGuid } from '../util/guid.js';
+import { TrapCheck } from './trap-check.js';
 
 /** Link changes a local sweep handles before it calls for a full heavy sweep. */
 export const LOCAL_MAX_CHANGES = 16;
@@ -57,6 +58,8 @@ interface Explored {
   ups: number;
   flagged: number;
   fresh: Set<string>;
+  /** When the ports of each flagged switch were read (node GUID → time): what its traps are settled by (sm/trap-check.ts). */
+  reads: Map<bigint, number>;
 }
 
 export class LocalSweeper {
@@ -67,12 +70,17 @@ export class LocalSweeper {
   private readonly clock: Clock;
   private readonly log: Logger;
   private readonly s: SweepSettings;
+  /** Traps 128 whose change a local sweep already read (sm/trap-check.ts). */
+  readonly traps: TrapCheck;
 
+  /** `oneTry`: the client below the retry layer, for the trap checks' one try (sm/trap-check.ts). */
   constructor(
     private readonly sweeper: Sweeper,
     private readonly maxChanges = LOCAL_MAX_CHANGES,
+    oneTry: SmpClient = sweeper.smp,
   ) {
     ({ smp: this.smp, clock: this.clock, log: this.log, s: this.s } = sweeper);
+    this.traps = new TrapCheck(oneTry, this.log);
   }
 
   /** A heavy sweep's snapshot whose intact routing is still to be prepared. */
@@ -120,6 +128,7 @@ export class LocalSweeper {
   forget(): void {
     this.intact = undefined;
     this.pending = undefined;
+    this.traps.forget();
   }
 
   /** Re-explore around the changes since `prev` and program them; undefined when the change is
@@ -245,6 +254,7 @@ export class LocalSweeper {
     const snapshot: Snapshot = { fabric, discovery: disc, routing: r.routing!, maxLid: r.maxLid, smLid: r.smLid, sweep: r.sweep };
     // vport hook (sm/vport-mgr.ts): the vports behind the ports read again, read in full next pass
     if (this.sweeper.vports.ports.size) this.sweeper.vports.recheckPorts(fabric, ex.fresh);
+    this.traps.settled(snapshot, ex.reads);
     const base = programmedStats(r, this.smp.sent - r.s0, this.clock.now() - r.t0);
     const stats: SweepStats = { ...base, nodes: fabric.nodes.length, switches: countSwitches(fabric), endPorts: indexEndPorts(fabric).endPorts.filter((e) => e.linked && e.lid).length, reroute: r.reroute };
     // Phases, from the sweep's start: exploration done, routes computed, LFT blocks acknowledged.
@@ -306,6 +316,7 @@ export class LocalSweeper {
     const adding = new Map<bigint, Promise<number>>();
     /** Ports read in this sweep, as `<node guid>/<port>`. */
     const fresh = new Set<string>();
+    const reads = new Map<bigint, number>();
     let reach = reachable(fabric, nodes, pd.smNode);
     let lastCanon: ReturnType<typeof canonicalize> | undefined;
     while (unchecked.size) {
@@ -328,6 +339,7 @@ export class LocalSweeper {
           if (!si.portStateChange) return;
           flagged++;
           const n = fabric.nodes[i]!;
+          reads.set(n.guid, this.clock.now());
           const known = (portGuid: bigint): boolean => this.sweeper.knowsExtendedSpeeds(portGuid);
           const info0 = await getPortInfo(this.smp, d.path, 0, decodePortInfo, undefined, known(n.ports[0]!.guid));
           const infos = [info0, ...(await Promise.all(Array.from({ length: n.numPorts }, (_, i) => getPortInfo(this.smp, d.path, i + 1, decodePortInfo, info0))))];
@@ -406,12 +418,12 @@ export class LocalSweeper {
     if (added.length) this.giveLids(fabric, added.map((k) => fabric.nodes[k]!), prev);
     if (!changes) {
       const disc: DiscoveryResult = { ...pd, fabric, nodes, smps: 0 };
-      return { disc, changes, ups, flagged, fresh };
+      return { disc, changes, ups, flagged, fresh, reads };
     }
     // Drop what is no longer reachable, renumber (GUID order is kept), recompute the paths (the
     // paths are already those of the links as they are when nothing is dropped).
     const keep = fabric.nodes.map((_, i) => i).filter((i) => reach[i]);
-    if (keep.length === fabric.nodes.length && lastCanon && !added.length) return { disc: { fabric: lastCanon.fabric, nodes: lastCanon.nodes, smNode: lastCanon.smNode, smPort: pd.smPort, smps: 0, maxDepth: lastCanon.maxDepth }, changes, ups, flagged, fresh };
+    if (keep.length === fabric.nodes.length && lastCanon && !added.length) return { disc: { fabric: lastCanon.fabric, nodes: lastCanon.nodes, smNode: lastCanon.smNode, smPort: pd.smPort, smps: 0, maxDepth: lastCanon.maxDepth }, changes, ups, flagged, fresh, reads };
     const newIdx = new Int32Array(fabric.nodes.length).fill(-1);
     keep.forEach((old, k) => (newIdx[old] = k));
     for (const i of keep) for (const p of fabric.nodes[i]!.ports) if (p?.peer) p.peer = reach[p.peer.node] ? { node: newIdx[p.peer.node]!, port: p.peer.port } : undefined;
@@ -419,7 +431,7 @@ export class LocalSweeper {
     const kept: Fabric = { nodes: keep.map((i) => fabric.nodes[i]!) };
     const canon = canonicalize(kept, keep.map((i) => nodes[i]!), newIdx[pd.smNode]!, pd.smPort);
     const disc: DiscoveryResult = { fabric: canon.fabric, nodes: canon.nodes, smNode: canon.smNode, smPort: pd.smPort, smps: 0, maxDepth: canon.maxDepth };
-    return { disc, changes, ups, flagged, fresh };
+    return { disc, changes, ups, flagged, fresh, reads };
   }
 }
 

@@ -88,7 +88,7 @@ export class SubnetManager {
     this.sweeper = new Sweeper(this.retrying, o.clock, o.log, o);
     // health hook: the unresponsive nodes' probes go below the retry layer (one try each).
     this.sweeper.health.unresp?.attach(o.smp, () => this.requestHeavySweep('unresponsive node answering again', true));
-    this.local = new LocalSweeper(this.sweeper);
+    this.local = new LocalSweeper(this.sweeper, undefined, o.smp); // the trap checks below the retry layer
     this.foreign = new ForeignSms(o.log, this.smKey);
     this.ha = new HaShell({
       o,
@@ -248,10 +248,10 @@ export class SubnetManager {
     this.requestHeavySweep('port error rate', true);
   }
 
-  /** health hook: flap: a trap 128 from a quarantined link's switch is checked alone (sm/health-quiet.ts); false: sweep as usual. */
-  quarantineTrap(lid: number, reason: string): boolean {
+  /** A trap 128 handled alone, no sweep now: a quarantined link's switch checked (health hook: flap, sm/health-quiet.ts), or a change a local sweep may have read (sm/trap-check.ts); false: sweep as usual. */
+  trap128(lid: number, reason: string): boolean {
     if (!this.snapshot || this.ctl.state !== 'master' || this.stopped) return false;
-    return this.sweeper.quiet.trap(this.snapshot, lid, () => this.requestHeavySweep(reason));
+    return this.sweeper.quiet.trap(this.snapshot, lid, () => this.requestHeavySweep(reason)) || this.local.traps.trap(this.snapshot, lid, this.o.clock.now(), () => this.running || !this.ctl.idle, () => this.requestHeavySweep(reason));
   }
 
   /** Trap 144 says the port at `lid` advertises an SM: read its SMInfo at once (sm/ha-shell.ts),
@@ -327,6 +327,7 @@ export class SubnetManager {
     const a = this.ctl.poll(now);
     if (!a) {
       if (this.ctl.idle) this.waiters.idle(this.lastSweep);
+      if (this.ctl.idle) this.local.traps.idle(this.ctl.state === 'master' ? this.snapshot : undefined); // the traps 128 held while busy (sm/trap-check.ts)
       this.arm(this.ctl.pollAt());
       return;
     }
