@@ -1,14 +1,14 @@
 /** The health state file (sm/health-store.ts): the isolations kept across a restart, next to the
  * guid2lid file. Read at start (a file that cannot be used is logged and left: the SM starts with
  * nothing isolated); written on every change of the isolations, off the sweep's path and
- * atomically (FILE.tmp-PID renamed over FILE, as the guid2lid file), the latest state winning. */
+ * atomically, the latest state winning (api/latest-file.ts, as the guid2lid file). */
 import { existsSync, readFileSync } from 'node:fs';
-import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { formatHealthState, parseHealthState, type KeptIsolation } from '../sm/health-store.js';
 import type { HealthStore } from '../sm/health-phase.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
+import { LatestFile } from './latest-file.js';
 
 /** The file's name, in the guid2lid file's directory. */
 export const HEALTH_STATE_FILE = 'ibsm-health.json';
@@ -17,17 +17,30 @@ export const HEALTH_STATE_FILE = 'ibsm-health.json';
 export const healthStatePath = (guid2lid: string | undefined): string | undefined => (guid2lid && guid2lid !== 'none' ? path.join(path.dirname(guid2lid), HEALTH_STATE_FILE) : undefined);
 
 export class HealthStateFile implements HealthStore {
-  written = 0;
-  failures = 0;
-  private next?: readonly KeptIsolation[];
-  private running?: Promise<void>;
+  /** The writer; `since` goes out in wall-clock time, taken when the file is written. */
+  private readonly file: LatestFile<readonly KeptIsolation[]>;
 
   constructor(
     readonly path: string,
     private readonly log: Logger,
     private readonly clock: Clock,
     private readonly wallNow: () => number = Date.now,
-  ) {}
+  ) {
+    this.file = new LatestFile(path, (s) => {
+      const off = this.offset();
+      return formatHealthState(s, (since) => since + off);
+    }, (error, failures) => log.warn('health state not saved', { file: path, error, failures }));
+  }
+
+  /** Files written. */
+  get written(): number {
+    return this.file.written;
+  }
+
+  /** Writes that failed. */
+  get failures(): number {
+    return this.file.failures;
+  }
 
   /** The SM's clock time → wall-clock time (and back, negated). */
   private offset(): number {
@@ -48,32 +61,11 @@ export class HealthStateFile implements HealthStore {
   }
 
   save(isolated: readonly KeptIsolation[]): void {
-    this.next = isolated;
-    this.running ??= this.drain();
+    this.file.save(isolated);
   }
 
   /** Resolves once every state saved so far is written (or its write failed). */
   flush(): Promise<void> {
-    return this.running ?? Promise.resolve();
-  }
-
-  private async drain(): Promise<void> {
-    try {
-      for (let s = this.next; s; s = this.next) {
-        this.next = undefined;
-        const tmp = `${this.path}.tmp-${process.pid}`;
-        const off = this.offset();
-        try {
-          await writeFile(tmp, formatHealthState(s, (since) => since + off));
-          await rename(tmp, this.path);
-          this.written++;
-        } catch (e) {
-          this.failures++;
-          this.log.warn('health state not saved', { file: this.path, error: (e as Error).message, failures: this.failures });
-        }
-      }
-    } finally {
-      this.running = undefined;
-    }
+    return this.file.flush();
   }
 }
