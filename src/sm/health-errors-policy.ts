@@ -3,6 +3,7 @@
  * ERROR_COUNTERS), named by their perfquery label or their field name. */
 import { PortCounters, type PortCounterName } from '../wire/pma.js';
 import { ERROR_COUNTERS } from './perf-counters.js';
+import { splitPolicy } from './health-policy-text.js';
 
 export interface ErrorLimit {
   counter: PortCounterName;
@@ -28,10 +29,10 @@ const SYNTAX = 'expected COUNTER=RATE[,COUNTER=RATE...]:warn|isolate[:QUIET_S] (
 
 /** Parse `COUNTER=RATE[,...]:ACTION[:QUIET_S]`. Throws RangeError naming what is wrong. */
 export function parseErrorPolicy(text: string): ErrorPolicy {
-  const m = /^\s*([^:]+?)\s*:\s*(warn|isolate)\s*(?::\s*(\d+(?:\.\d+)?)\s*)?$/.exec(text);
-  if (!m) throw new RangeError(`health error policy "${text}": ${SYNTAX}`);
+  const p = splitPolicy(text);
+  if (!p) throw new RangeError(`health error policy "${text}": ${SYNTAX}`);
   const limits: ErrorLimit[] = [];
-  for (const item of m[1]!.split(',').map((s) => s.trim())) {
+  for (const item of p.what.split(',').map((s) => s.trim())) {
     const im = /^([A-Za-z0-9]+)\s*=\s*(\d+(?:\.\d+)?)$/.exec(item);
     if (!im) throw new RangeError(`health error policy "${text}": "${item}" is not COUNTER=RATE (${SYNTAX})`);
     const want = im[1]!.toLowerCase();
@@ -42,5 +43,5 @@ export function parseErrorPolicy(text: string): ErrorPolicy {
     if (limits.some((l) => l.counter === counter)) throw new RangeError(`health error policy "${text}": ${labelOf(counter)} given twice`);
     limits.push({ counter, label: labelOf(counter), perMin });
   }
-  return { limits, action: m[2] as 'warn' | 'isolate', quietMs: (m[3] === undefined ? DEFAULT_ERROR_QUIET_S : Number(m[3])) * 1000 };
+  return { limits, action: p.action, quietMs: (p.quietS ?? DEFAULT_ERROR_QUIET_S) * 1000 };
 }

@@ -1,5 +1,7 @@
 /** The unresponsive-SMA policy's setting (`--health-unresponsive`, sm/health-unresponsive.ts),
- * with no other import: the option table checks it at start. */
+ * with no other import but the shared text's: the option table checks it at start. */
+import { splitPolicy } from './health-policy-text.js';
+
 export interface UnresponsivePolicy {
   /** Consecutive heavy sweeps whose SMPs to a node timed out (after the retries) that make it
    * unresponsive. */
@@ -14,9 +16,9 @@ export const DEFAULT_UNRESPONSIVE_QUIET_S = 300;
 
 /** Parse `K:ACTION[:QUIET_S]` (e.g. "3:isolate:300"). Throws RangeError naming what is wrong. */
 export function parseUnresponsivePolicy(text: string): UnresponsivePolicy {
-  const m = /^\s*(\d+)\s*:\s*(warn|isolate)\s*(?::\s*(\d+(?:\.\d+)?)\s*)?$/.exec(text);
-  if (!m) throw new RangeError(`health unresponsive policy "${text}": expected K:warn|isolate[:QUIET_S], e.g. 3:isolate:300`);
-  const sweeps = Number(m[1]);
+  const p = splitPolicy(text);
+  if (!p || !/^\d+$/.test(p.what)) throw new RangeError(`health unresponsive policy "${text}": expected K:warn|isolate[:QUIET_S], e.g. 3:isolate:300`);
+  const sweeps = Number(p.what);
   if (sweeps < 1) throw new RangeError(`health unresponsive policy "${text}": K (sweeps) is at least 1`);
-  return { sweeps, action: m[2] as 'warn' | 'isolate', quietMs: (m[3] === undefined ? DEFAULT_UNRESPONSIVE_QUIET_S : Number(m[3])) * 1000 };
+  return { sweeps, action: p.action, quietMs: (p.quietS ?? DEFAULT_UNRESPONSIVE_QUIET_S) * 1000 };
 }
