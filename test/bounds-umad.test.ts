@@ -4,35 +4,20 @@
  * sender thread, while the process's event loop keeps running, the send queue stays at its bound
  * and the excess is dropped and counted; once ibsim resumes, the queue drains. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { umadWindow } from '../src/api/backend.js';
 import { requireIbsim, runNodePreloaded, startIbsim, type Ibsim } from './helpers/ibsim.js';
 
 const FLOOD = fileURLToPath(new URL('./fixtures/umad-send-flood.mjs', import.meta.url));
-const TOPOLOGY = `
-Switch 8 "S1"
-[1] "H1"[1]
-[2] "H2"[1]
-
-Hca 1 "H1"
-[1] "S1"[1]
-
-Hca 1 "H2"
-[1] "S1"[2]
-`;
+/** One switch, two hosts: the SM-less client attaches at the first node. */
+const NET = fileURLToPath(new URL('./fixtures/one-switch.net', import.meta.url));
 
 let ibsim: Ibsim | undefined;
-let dir: string | undefined;
 
 beforeAll(async () => {
   requireIbsim();
-  dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-bounds-umad-'));
-  const net = path.join(dir, 'one-switch.net');
-  writeFileSync(net, TOPOLOGY);
-  ibsim = await startIbsim(net);
+  ibsim = await startIbsim(NET);
 });
 
 afterAll(async () => {
@@ -44,7 +29,6 @@ afterAll(async () => {
     }
     await ibsim.stop();
   }
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 interface SendStats {

@@ -4,40 +4,27 @@
  * time; without the policy the same run re-routes at each bounce. The witnesses are the simulated
  * fabric's own: the ports' PortState in the SMAs and the LFTs the switches hold. */
 import { describe, expect, it } from 'vitest';
-import { VirtualClock } from '../src/util/clock.js';
-import { SimFabric } from '../src/sim/fabric.js';
 import { loadFabricSpec } from '../src/model/load.js';
-import { MadRpc } from '../src/rpc/madrpc.js';
-import { MgmtClass, Method, NodeType, PortState } from '../src/wire/mad.js';
-import { SubnetManager } from '../src/sm/sm.js';
-import { smpClientOf } from '../src/sm/smp-client.js';
-import { installSmHandlers } from '../src/sm/handlers.js';
+import { PortState } from '../src/wire/mad.js';
 import { Logger, MemorySink } from '../src/util/log.js';
-import { verifyRoutes } from '../src/routing/verify.js';
 import { FlapTracker, parseFlapPolicy, type FlapPolicy } from '../src/sm/health-flap.js';
 import type { HealthChange } from '../src/sm/health-state.js';
 import { drive } from './helpers/drive.js';
 import { bounce as bounceLink, leafUplink, wait } from './helpers/flap.js';
 import { hasCode } from './helpers/log-lines.js';
+import { routesClean, smRig } from './helpers/sm-rig.js';
 
 const SPEC = 'gen:fattree2:leaves=3,spines=2,hosts=2';
 
 function rig(flap?: FlapPolicy) {
   const f = loadFabricSpec(SPEC);
-  const clock = new VirtualClock();
-  const sim = new SimFabric(f, { clock, seed: 7 });
-  const ep = sim.attach(0);
-  ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap] });
-  ep.register(MgmtClass.SubnDirected, 1);
-  const rpc = new MadRpc(ep, clock, { timeoutMs: 50, retries: 3, window: 64, perDestinationWindow: 8 });
-  const sink = new MemorySink();
   const changes: Array<HealthChange & { at: number; lfts: number; sweeps: number; full: number }> = [];
-  const full = (): number => sink.lines.filter((l) => l.includes('IBSM-2001')).length; // discovery done: a full heavy sweep
-  const sm: SubnetManager = new SubnetManager({
-    smp: smpClientOf(rpc), clock, log: new Logger(sink, 'info'), routing: ['ftree', 'updn', 'minhop'], lmc: 0, sweepIntervalMs: 5000,
-    topology: { flap, onHealth: (c) => changes.push({ ...c, at: clock.now(), lfts: sm.written.lftBlocksWritten, sweeps: sm.sweepsDone.heavy, full: full() }) },
+  const full = (): number => r.sink.lines.filter((l) => l.includes('IBSM-2001')).length; // discovery done: a full heavy sweep
+  const r = smRig(f, {
+    level: 'info',
+    sm: { sweepIntervalMs: 5000, topology: { flap, onHealth: (c) => changes.push({ ...c, at: r.clock.now(), lfts: r.sm.written.lftBlocksWritten, sweeps: r.sm.sweepsDone.heavy, full: full() }) } },
   });
-  installSmHandlers(rpc, sm, { portGuid: ep.local.portGuid, log: new Logger(sink, 'info') });
+  const { clock, sim, sm, sink } = r;
   const { leaf, up } = leafUplink(f); // a leaf's uplink (to a spine)
   return { clock, sim, sm, sink, changes, full, f, leaf, up, lg: f.nodes[leaf]!.guid, wait: (ms: number) => wait(clock, ms) };
 }
@@ -46,15 +33,6 @@ type Rig = ReturnType<typeof rig>;
 /** Bounce the uplink `n` times, every 2 s (down 1 s, up 1 s). */
 async function bounce(r: Rig, n: number): Promise<void> {
   await bounceLink(r.sim, r.clock, r.lg, r.up, n);
-}
-
-function routesClean(r: Rig): void {
-  const snap = r.sm.current!;
-  const lfts = new Map<number, Uint8Array>();
-  snap.fabric.nodes.forEach((n, i) => n.type === NodeType.Switch && lfts.set(i, r.sim.lft(n.guid)));
-  const rep = verifyRoutes(snap.fabric, lfts);
-  expect(rep.failures).toEqual([]);
-  expect(rep.loopEntries).toBe(0);
 }
 
 describe('flapping policy: parsing and counting', () => {

@@ -6,43 +6,27 @@
  * time. The witnesses are the simulated fabric's: the LFTs the switches hold, the SMPs its SMA
  * saw. Without the policy (the old code), every heavy sweep pays the spine's timeouts. */
 import { describe, expect, it } from 'vitest';
-import { VirtualClock } from '../src/util/clock.js';
-import { SimFabric } from '../src/sim/fabric.js';
 import { loadFabricSpec } from '../src/model/load.js';
-import { MadRpc } from '../src/rpc/madrpc.js';
-import { MgmtClass, Method, NodeType } from '../src/wire/mad.js';
-import { SubnetManager } from '../src/sm/sm.js';
-import { smpClientOf } from '../src/sm/smp-client.js';
-import { installSmHandlers } from '../src/sm/handlers.js';
+import { NodeType } from '../src/wire/mad.js';
 import { Logger, MemorySink } from '../src/util/log.js';
-import { verifyRoutes } from '../src/routing/verify.js';
 import { parseUnresponsivePolicy, UnresponsiveTracker, type UnresponsivePolicy } from '../src/sm/health-unresponsive.js';
 import { drive } from './helpers/drive.js';
 import { hasCode } from './helpers/log-lines.js';
+import { wait as waitFor } from './helpers/flap.js';
+import { routesClean, smRig } from './helpers/sm-rig.js';
 
 const SPEC = 'gen:fattree2:leaves=3,spines=2,hosts=2';
 
 function rig(unresponsive?: UnresponsivePolicy) {
   const f = loadFabricSpec(SPEC);
-  const clock = new VirtualClock();
-  const sim = new SimFabric(f, { clock, seed: 7 });
-  const ep = sim.attach(0);
-  ep.register(MgmtClass.SubnLid, 1, { methods: [Method.Trap] });
-  ep.register(MgmtClass.SubnDirected, 1);
-  const rpc = new MadRpc(ep, clock, { timeoutMs: 50, retries: 3, window: 64, perDestinationWindow: 8 });
-  const sink = new MemorySink();
-  const sm = new SubnetManager({
-    smp: smpClientOf(rpc), clock, log: new Logger(sink, 'info'), routing: ['ftree', 'updn', 'minhop'], lmc: 0, sweepIntervalMs: 5000,
-    topology: { unresponsive },
-  });
-  installSmHandlers(rpc, sm, { portGuid: ep.local.portGuid, log: new Logger(sink, 'info') });
+  const { clock, sim, sm, sink } = smRig(f, { level: 'info', sm: { sweepIntervalMs: 5000, topology: { unresponsive } } });
   const sw = (i: number): boolean => f.nodes[i]!.type === NodeType.Switch;
   // a spine: a switch with no CA on it
   const spine = f.nodes.findIndex((n, i) => sw(i) && n.ports.every((p) => !p?.peer || sw(p.peer.node)));
   const sg = f.nodes[spine]!.guid;
   // the ports of the other switches that face it
   const facing = f.nodes.flatMap((n, i) => n.ports.flatMap((p, pn) => (pn > 0 && p?.peer?.node === spine ? [{ guid: n.guid, port: pn }] : [])).map((x) => ({ ...x, i })));
-  const wait = (ms: number): Promise<void> => drive(clock, new Promise<void>((r) => clock.setTimeout(r, ms)), ms + 60_000);
+  const wait = (ms: number): Promise<void> => waitFor(clock, ms);
   const heavy = async (): Promise<{ timeouts: number; smps: number; ms: number }> => {
     const t0 = sm.smpFailures.timeout;
     const c0 = clock.now();
@@ -57,15 +41,6 @@ type Rig = ReturnType<typeof rig>;
 function towardSpine(r: Rig): number {
   const maxLid = r.sm.current!.maxLid;
   return r.facing.reduce((n, x) => n + [...r.sim.lft(x.guid).subarray(1, maxLid + 1)].filter((p) => p === x.port).length, 0);
-}
-
-function routesClean(r: Rig): void {
-  const snap = r.sm.current!;
-  const lfts = new Map<number, Uint8Array>();
-  snap.fabric.nodes.forEach((n, i) => n.type === NodeType.Switch && lfts.set(i, r.sim.lft(n.guid)));
-  const rep = verifyRoutes(snap.fabric, lfts);
-  expect(rep.failures).toEqual([]);
-  expect(rep.loopEntries).toBe(0);
 }
 
 const inView = (r: Rig): boolean => r.sm.current!.fabric.nodes.some((n) => n.guid === r.sg);

@@ -8,7 +8,7 @@
  * take what is on its way, and only then closes the ports. The race is timing: this test runs
  * many exits in a stream; on the old code it fails only now and then, not every run. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,16 +16,7 @@ import { requireIbsim, runNodePreloaded, startIbsim, type Ibsim } from './helper
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/umad-exit-under-load.mjs', import.meta.url));
 const CLOSE = fileURLToPath(new URL('./fixtures/umad-close-in-stream.mjs', import.meta.url));
-const TOPOLOGY = `Switch 4 "S1"
-[1] "H1"[1]
-[2] "H2"[1]
-
-Hca 1 "H1"
-[1] "S1"[1]
-
-Hca 1 "H2"
-[1] "S1"[2]
-`;
+const NET = fileURLToPath(new URL('./fixtures/one-switch.net', import.meta.url));
 const RUNS = 40;
 
 let ibsim: Ibsim | undefined;
@@ -34,8 +25,7 @@ let dir: string | undefined;
 beforeAll(async () => {
   requireIbsim();
   dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-umad2sim-exit-'));
-  writeFileSync(path.join(dir, 'one-switch.net'), TOPOLOGY);
-  ibsim = await startIbsim(path.join(dir, 'one-switch.net'));
+  ibsim = await startIbsim(NET);
 });
 
 afterAll(async () => {
