@@ -39,7 +39,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
 import { startIbsim, stopChild } from './ibsim.mjs';
-import { buildShim, readCounts } from './umad-count.mjs';
+import { buildShim, startCountedSm } from './umad-count.mjs';
 import { argv, opt } from './args.mjs';
 import { upAndSettled } from './procs.mjs';
 
@@ -68,8 +68,6 @@ const { pathChanges } = await mod('routing/incremental-changes.js');
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-faults-reroute-'));
 const shim = buildShim(dir);
-/** SMPs and LFT Sets sent so far, from the shim's shared counts file. */
-const counts = readCounts;
 
 // ---------------------------------------------------------------------------------------------
 // ibsim, tools, SMs.
@@ -129,32 +127,9 @@ function blocksDiffer(a, b) {
 }
 
 function startSm(kind, sim, host, tag) {
-  const cache = path.join(dir, tag);
-  mkdirSync(cache, { recursive: true });
-  const countFile = path.join(cache, 'counts');
-  const extra = { UMAD_COUNT_FILE: countFile, LD_PRELOAD: `${shim} ${UMAD2SIM}`, OSM_CACHE_DIR: cache, OSM_TMP_DIR: cache };
-  let cmd;
-  let args;
-  let logFile;
-  if (kind === 'ibsm') {
-    cmd = process.execPath;
-    args = [path.join(distDir, 'cli/main.js'), 'run', '--umad'];
-  } else {
-    logFile = path.join(cache, 'opensm.log');
-    const conf = path.join(cache, 'opensm.conf');
-    writeFileSync(conf, 'force_log_flush TRUE\n');
-    cmd = 'opensm';
-    args = ['-F', conf, '-f', logFile, ...(OSM_ROUTING ? ['-R', OSM_ROUTING] : [])];
-  }
-  const child = spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@" 2>&1', 'bash', cmd, ...args], { env: env(sim, host, extra), cwd: cache, stdio: ['ignore', 'pipe', 'ignore'] });
-  let out = '';
+  const ibsm = kind === 'ibsm' ? [process.execPath, path.join(distDir, 'cli/main.js'), 'run', '--umad'] : undefined;
   // ibsm's log kept in the scratch directory too (--keep), for the timeline of an event.
-  child.stdout.setEncoding('utf8').on('data', (d) => {
-    out += d;
-    if (!logFile) appendFileSync(path.join(cache, 'ibsm.log'), d);
-  });
-  const log = () => (logFile ? (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '') : out);
-  return { kind, child, log, counts: () => counts(countFile) };
+  return startCountedSm({ kind, cache: path.join(dir, tag), shim, umad2sim: UMAD2SIM, env: (extra) => env(sim, host, extra), ibsm, osmArgs: OSM_ROUTING ? ['-R', OSM_ROUTING] : [] });
 }
 
 /** Send a console command and watch the SM's LFT Sets until quiet: ms to the last one, blocks, SMPs. */

@@ -39,7 +39,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ibsimLimits } from './ibsim-limits.mjs';
 import { clientEnv, runClient, startIbsim, stopChild, UMAD2SIM } from './ibsim.mjs';
-import { buildShim, readCounts } from './umad-count.mjs';
+import { buildShim, startCountedSm } from './umad-count.mjs';
 import { killOnInterrupt, upAndSettled } from './procs.mjs';
 import { flag, opt } from './args.mjs';
 
@@ -80,32 +80,10 @@ function cpuS(pid) {
 }
 
 function startSm(kind, sim, host) {
-  const cache = path.join(dir, kind);
-  mkdirSync(cache, { recursive: true });
-  const countFile = path.join(cache, 'counts');
-  const extra = { UMAD_COUNT_FILE: countFile, LD_PRELOAD: `${shim} ${UMAD2SIM}`, OSM_CACHE_DIR: cache, OSM_TMP_DIR: cache };
-  let cmd;
-  let args;
-  let logFile;
-  if (kind.startsWith('ibsm')) {
-    cmd = process.execPath;
-    args = [path.join(distDir, 'cli/main.js'), 'run', '--umad', '--sweep-interval', String(INTERVAL_S), ...(kind === 'ibsm-flap' ? ['--health-flap', POLICY] : [])];
-  } else {
-    logFile = path.join(cache, 'opensm.log');
-    const conf = path.join(cache, 'opensm.conf');
-    writeFileSync(conf, `force_log_flush TRUE\nsweep_interval ${INTERVAL_S}\n`);
-    cmd = 'opensm';
-    args = ['-F', conf, '-f', logFile];
-  }
-  const child = spawn('bash', ['-c', 'ulimit -n 1024 && exec "$@" 2>&1', 'bash', cmd, ...args], { env: clientEnv(sim, host, extra), cwd: cache, stdio: ['ignore', 'pipe', 'ignore'] });
-  live.add(child.pid);
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (d) => {
-    out += d;
-    if (!logFile) appendFileSync(path.join(cache, 'ibsm.log'), d);
-  });
-  const log = () => (logFile ? (existsSync(logFile) ? readFileSync(logFile, 'utf8') : '') : out);
-  return { kind, child, log, counts: () => readCounts(countFile) };
+  const ibsm = kind.startsWith('ibsm') ? [process.execPath, path.join(distDir, 'cli/main.js'), 'run', '--umad', '--sweep-interval', String(INTERVAL_S), ...(kind === 'ibsm-flap' ? ['--health-flap', POLICY] : [])] : undefined;
+  const sm = startCountedSm({ kind, cache: path.join(dir, kind), shim, umad2sim: UMAD2SIM, env: (extra) => clientEnv(sim, host, extra), ibsm, osmConf: `sweep_interval ${INTERVAL_S}\n` });
+  live.add(sm.child.pid);
+  return sm;
 }
 
 /** What the SM did so far: log length, shim counts, CPU, time. */
