@@ -3,6 +3,7 @@
  * actions out. */
 import { describe, expect, it } from 'vitest';
 import { SmController, type ControllerOptions, type SmAction } from '../src/sm/controller.js';
+import { MCAST_MAX_DELAY_MS, MCAST_SETTLE_MS } from '../src/sm/sweep-schedule.js';
 
 function master(o: Partial<ControllerOptions> = {}, stateKept = false): { c: SmController; reregistered: boolean } {
   const c = new SmController({ sweepIntervalMs: 1000, ...o });
@@ -136,8 +137,11 @@ describe('SmController coalesces multicast changes', () => {
     expect(l.type).toBe('lightSweep');
     for (let i = 0; i < 50; i++) c.handle({ type: 'multicastChanged' }, 1001);
     c.handle({ type: 'actionDone', action: l, outcome: 'ok' }, 1002);
-    expect(sweep(c, 1002)).toEqual({ type: 'programMulticast' });
+    // due once the burst has settled: MCAST_SETTLE_MS after its last change
     expect(c.poll(1002)).toBeUndefined();
+    expect(c.pollAt()).toBe(1001 + MCAST_SETTLE_MS);
+    expect(sweep(c, 1001 + MCAST_SETTLE_MS)).toEqual({ type: 'programMulticast' });
+    expect(c.poll(1030)).toBeUndefined();
     c.handle({ type: 'sweepRequested', kind: 'heavy', reason: 'trap 128' }, 1100);
     c.handle({ type: 'multicastChanged' }, 1100); // before the sweep starts: the sweep programs it
     const h = c.poll(1100)!;
@@ -145,8 +149,27 @@ describe('SmController coalesces multicast changes', () => {
     c.handle({ type: 'multicastChanged' }, 1102);
     c.handle({ type: 'discovered', remotes: [], ownPortUp: true }, 1103);
     c.handle({ type: 'actionDone', action: h, outcome: 'ok' }, 1104);
-    expect(sweep(c, 1104)).toEqual({ type: 'programMulticast' });
     expect(c.poll(1104)).toBeUndefined();
+    expect(sweep(c, 1102 + MCAST_SETTLE_MS)).toEqual({ type: 'programMulticast' });
+    expect(c.poll(1200)).toBeUndefined();
+    expect(c.idle).toBe(true);
+  });
+
+  it('a burst of changes gives one update once it settles, MCAST_MAX_DELAY_MS after its first change at most', () => {
+    const { c } = master({ sweepIntervalMs: 0 });
+    // a change every 5 ms: the wait is extended by each, up to the cap
+    let t = 1001;
+    for (; t < 1001 + 3 * MCAST_MAX_DELAY_MS; t += 5) {
+      c.handle({ type: 'multicastChanged' }, t);
+      if (t >= 1001 + MCAST_MAX_DELAY_MS) break;
+      expect(c.poll(t), `at ${t}`).toBeUndefined();
+    }
+    expect(t - 1001).toBeLessThan(MCAST_MAX_DELAY_MS + 5);
+    expect(sweep(c, t)).toEqual({ type: 'programMulticast' });
+    // a single change later: MCAST_SETTLE_MS after it
+    c.handle({ type: 'multicastChanged' }, 2000);
+    expect(c.poll(2000 + MCAST_SETTLE_MS - 1)).toBeUndefined();
+    expect(sweep(c, 2000 + MCAST_SETTLE_MS)).toEqual({ type: 'programMulticast' });
     expect(c.idle).toBe(true);
   });
 

@@ -2,6 +2,7 @@
  * and the multicast join that a light sweep used to swallow, end to end on the in-process fabric. */
 import { describe, expect, it } from 'vitest';
 import { SmController, type SmAction } from '../src/sm/controller.js';
+import { MCAST_SETTLE_MS } from '../src/sm/sweep-schedule.js';
 import { VirtualClock } from '../src/util/clock.js';
 import { SimFabric } from '../src/sim/fabric.js';
 import { loadFabricSpec } from '../src/model/load.js';
@@ -67,7 +68,8 @@ describe('SmController', () => {
     c.handle({ type: 'multicastChanged' }, 1011);
     expect(c.poll(1012), 'not while the light sweep runs').toBeUndefined();
     c.handle({ type: 'actionDone', action: l, outcome: 'ok' }, 1020);
-    expect(run(c, 1020).type).toBe('programMulticast');
+    expect(c.poll(1020), 'not before the change has settled').toBeUndefined();
+    expect(run(c, 1011 + MCAST_SETTLE_MS).type).toBe('programMulticast');
   });
 
   it('never starts a heavy sweep while multicast programming runs, and drops neither', () => {
@@ -75,17 +77,17 @@ describe('SmController', () => {
     c.handle({ type: 'start' }, 0);
     swept(c, run(c, 0), 10);
     c.handle({ type: 'multicastChanged' }, 20);
-    const m = run(c, 20);
+    const m = run(c, 20 + MCAST_SETTLE_MS);
     expect(m.type).toBe('programMulticast');
-    c.handle({ type: 'sweepRequested', kind: 'heavy', reason: 'trap 128' }, 21);
-    c.handle({ type: 'multicastChanged' }, 22);
-    expect(c.poll(22)).toBeUndefined();
-    c.handle({ type: 'actionDone', action: m, outcome: 'ok' }, 30);
+    c.handle({ type: 'sweepRequested', kind: 'heavy', reason: 'trap 128' }, 41);
+    c.handle({ type: 'multicastChanged' }, 42);
+    expect(c.poll(42)).toBeUndefined();
+    c.handle({ type: 'actionDone', action: m, outcome: 'ok' }, 50);
     // The heavy sweep goes first and programs the MFTs itself: no separate multicast step after it.
-    const h = run(c, 30);
+    const h = run(c, 50);
     expect(h).toEqual({ type: 'heavySweep', reason: 'trap 128' });
-    swept(c, h, 40);
-    expect(c.poll(40)).toBeUndefined();
+    swept(c, h, 100);
+    expect(c.poll(100)).toBeUndefined();
     expect(c.idle).toBe(true);
   });
 

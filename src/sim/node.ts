@@ -146,6 +146,9 @@ export interface SimNode {
   /** An unresponsive SMA (fault injection, issue #33): every SMP that reaches it is lost (a
    * switch still forwards those passing through, and its data traffic). */
   smaSilent: boolean;
+  /** A pre-IBA-1.3 SMA that takes PortInfo's AttributeModifier above the port number as invalid:
+   * a Get or Set with bit 31 (SMSupportExtendedSpeeds) is answered with an error status. */
+  refusesPortInfoBit31: boolean;
   stats: NodeStats;
   /** An NDR/XDR generation device: PortInfo without AttributeModifier bit 31 hides the extended
    * speeds (needsSmExtendedSpeeds). */
@@ -361,6 +364,7 @@ export function buildSimNode(fn: FabricNode, idx: number, o: NodeOptions, byPort
     vl: new VlTables(slotsOf(fn)),
     ledOn: false,
     smaSilent: false,
+    refusesPortInfoBit31: false,
     stats: { smpsHandled: 0, smpGets: 0, smpSets: 0, mkeyViolations: 0 },
     extSpeedsNeedSmSupport: false,
   };

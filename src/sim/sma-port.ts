@@ -32,7 +32,7 @@ export const PORT_HANDLERS: AttrHandlers = {
   },
   [SmpAttr.PortInfo]: (c) => {
     const { port, smSupportsExtendedSpeeds } = decodePortInfoMod(c.mod);
-    if ((c.mod & 0x7fffff00) !== 0) invalid();
+    if ((c.mod & 0x7fffff00) !== 0 || (smSupportsExtendedSpeeds && c.node.refusesPortInfoBit31)) invalid();
     const p = portByMod(c, port, false);
     // An NDR/XDR generation SMA hides its extended speeds from an SM that does not say it knows them
     const ext = smSupportsExtendedSpeeds || !c.node.extSpeedsNeedSmSupport;

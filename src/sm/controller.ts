@@ -147,7 +147,7 @@ export class SmController {
         this.sched.request(ev.kind, ev.reason, ev.full);
         return;
       case 'multicastChanged':
-        this.sched.multicastChanged();
+        this.sched.multicastChanged(now);
         return;
       case 'discovered':
         this.fromView = ev.fromView === true;

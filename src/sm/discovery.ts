@@ -33,9 +33,10 @@ export interface DiscoveryOptions {
   /** A node that could not be read (left out of this sweep), or a port whose far side could not
    * be probed (its link left out). The sweep logs and counts it; the next sweep tries again. */
   onSkip?: (s: DiscoverySkip) => void;
-  /** Port GUIDs (a switch's port 0, CA and router ports) that said IsExtendedSpeedsSupported at
-   * the last sweep: read with AttributeModifier bit 31 from the start (sm/port-info-get.ts). */
-  extendedSpeeds?: ReadonlySet<bigint>;
+  /** What the management ports (a switch's port 0, CA and router ports) said of
+   * IsExtendedSpeedsSupported at the last sweep, by port GUID: how their PortInfo is read
+   * (AttributeModifier bit 31, sm/port-info-get.ts). */
+  extendedSpeeds?: ReadonlyMap<bigint, boolean>;
   /** Health hook: a port (its node's GUID, its number) not to probe: it leads to a node held
    * unresponsive (sm/health-unresponsive.ts), which a probe of its own watches; its link is left
    * out of this sweep without waiting for its timeouts. */
@@ -94,7 +95,7 @@ class DiscoverySweep {
   private readonly byGuid = new Map<bigint, number>();
   /** Nodes whose details could not be read: left out of this sweep (no probe goes through them). */
   readonly skipped = new Set<number>();
-  private readonly ext: ReadonlySet<bigint> | undefined;
+  private readonly ext: ReadonlyMap<bigint, boolean> | undefined;
 
   constructor(
     private readonly smp: SmpClient,
@@ -105,8 +106,8 @@ class DiscoverySweep {
 
   // one `then` per SMP (no async frame): a sweep sends one of these per port; a PortInfo is kept
   // in its wire bytes (model/port-info.ts), not decoded
-  private knownExt(portGuid: bigint): boolean {
-    return this.ext !== undefined && this.ext.has(portGuid);
+  private knownExt(portGuid: bigint): boolean | undefined {
+    return this.ext?.get(portGuid);
   }
 
   getNodeInfo(path: number[]): Promise<NodeInfo> {

@@ -340,7 +340,7 @@ export class LocalSweeper {
           flagged++;
           const n = fabric.nodes[i]!;
           reads.set(n.guid, this.clock.now());
-          const known = (portGuid: bigint): boolean => this.sweeper.knowsExtendedSpeeds(portGuid);
+          const known = (portGuid: bigint): boolean | undefined => this.sweeper.knowsExtendedSpeeds(portGuid);
           const info0 = await getPortInfo(this.smp, d.path, 0, decodePortInfo, undefined, known(n.ports[0]!.guid));
           const infos = [info0, ...(await Promise.all(Array.from({ length: n.numPorts }, (_, i) => getPortInfo(this.smp, d.path, i + 1, decodePortInfo, info0))))];
           for (let p = 1; p <= n.numPorts; p++) {
@@ -437,7 +437,7 @@ export class LocalSweeper {
 
 /** A CA or router found through `path` (its NodeDescription and the PortInfo of the port it
  * answered by are read): appended to the view (canonicalize renumbers it). */
-async function newEndNodeOf(smp: SmpClient, ni: NodeInfo, path: number[], depth: number, fabric: Fabric, nodes: DiscoveredNode[], knownExtendedSpeeds: boolean): Promise<number> {
+async function newEndNodeOf(smp: SmpClient, ni: NodeInfo, path: number[], depth: number, fabric: Fabric, nodes: DiscoveredNode[], knownExtendedSpeeds: boolean | undefined): Promise<number> {
   const rp = ni.localPortNum;
   const [desc, pi] = await Promise.all([smp.getDr(path, SmpAttr.NodeDescription, 0).then((b) => NodeDescription.decode(b).description), getPortInfo(smp, path, rp, decodePortInfo, undefined, knownExtendedSpeeds)]);
   const node: FabricNode = { type: ni.nodeType as NodeKind, guid: ni.nodeGuid, systemImageGuid: ni.systemImageGuid, desc, numPorts: ni.numPorts, vendorId: ni.vendorId, deviceId: ni.deviceId, ports: new Array(ni.numPorts + 1).fill(undefined) };

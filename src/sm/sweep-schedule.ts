@@ -4,10 +4,20 @@
  * the SM is idle, so nothing asked for is lost:
  *   - a heavy sweep asked for (a trap, an operator, a lost master, a handover) runs; one asked for
  *     as full (or after a sweep that left part of the fabric out) runs as a full one;
- *   - a multicast change is programmed by the next multicast update or heavy sweep;
+ *   - a multicast change is programmed by the next multicast update or heavy sweep, once the burst
+ *     it belongs to has settled (MCAST_SETTLE_MS without a change, MCAST_MAX_DELAY_MS at most):
+ *     a storm of joins after a failover costs one MFT update, not one per join or per round;
  *   - a light sweep asked for as full reads every CA port.
  * Pure: times come in as arguments. */
 import { RETRY_SWEEP_MS, type SmAction, type SweepKind } from './controller-types.js';
+
+/** A multicast update waits this long after the last group change (more changes of the same
+ * burst extend the wait)... */
+export const MCAST_SETTLE_MS = 20;
+/** ...and this long after the first at most. The storm through ibsim (scripts/bench/README.md,
+ * "storm-ibsim.mjs"): two MFT updates computed and written while the hosts' first requests were
+ * answered became one, after them. */
+export const MCAST_MAX_DELAY_MS = 200;
 
 export interface ScheduleOptions {
   /** Light sweep interval in ms; 0 disables light sweeps. */
@@ -25,6 +35,9 @@ export class SweepSchedule {
   /** The pending light sweep reads every CA port. */
   private lightFull = false;
   private mcastWanted = false;
+  /** When the pending multicast update is due, and when its first change came. */
+  private mcastDueAt = 0;
+  private mcastFirstAt = 0;
   /** When the next periodic sweep is due. */
   private nextLightAt?: number;
   /** The last heavy sweep left something out (or failed): the next periodic one is heavy. */
@@ -43,9 +56,11 @@ export class SweepSchedule {
     return this.heavyReason === undefined && !this.lightWanted && !(this.mcastWanted && this.snapshot);
   }
 
-  /** When a periodic sweep is next due, if ever. */
+  /** When a periodic sweep or the pending multicast update is next due, if ever. */
   get dueAt(): number | undefined {
-    return this.nextLightAt;
+    const mcast = this.mcastWanted && this.snapshot ? this.mcastDueAt : undefined;
+    if (mcast === undefined) return this.nextLightAt;
+    return this.nextLightAt === undefined ? mcast : Math.min(mcast, this.nextLightAt);
   }
 
   /** A heavy sweep, coalesced with one pending (whose reason stands). */
@@ -75,8 +90,13 @@ export class SweepSchedule {
     if (full) this.lightFull = true;
   }
 
-  multicastChanged(): void {
-    this.mcastWanted = true;
+  /** A group changed at `now`: the multicast update falls due once the burst settles. */
+  multicastChanged(now: number): void {
+    if (!this.mcastWanted) {
+      this.mcastWanted = true;
+      this.mcastFirstAt = now;
+    }
+    this.mcastDueAt = Math.min(this.mcastFirstAt + MCAST_MAX_DELAY_MS, now + MCAST_SETTLE_MS);
   }
 
   /** Told to stand by or to stop sweeping: what was pending is dropped (a master's business). */
@@ -161,7 +181,7 @@ export class SweepSchedule {
       return a;
     }
     if (!state.master) return undefined;
-    if (this.mcastWanted && this.snapshot) {
+    if (this.mcastWanted && this.snapshot && now >= this.mcastDueAt) {
       this.mcastWanted = false;
       return { type: 'programMulticast' };
     }

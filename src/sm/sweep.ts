@@ -107,11 +107,10 @@ export class Sweeper {
   routingChanged = (): void => this.foreign.forget();
   /** reassign_lids: not yet done (the first sweep that assigns LIDs does it). */
   private reassignPending = true;
-  /** Port GUIDs whose last PortInfo said IsExtendedSpeedsSupported: read with bit 31 from the
-   * start at the next sweep (no second read of a known NDR/XDR port). One entry per port ever
-   * seen with the bit. */
-  private readonly extendedSpeeds = new Set<bigint>();
-  knowsExtendedSpeeds = (portGuid: bigint): boolean => this.extendedSpeeds.has(portGuid);
+  /** What each management port's last PortInfo said of IsExtendedSpeedsSupported (port GUID ->
+   * it has them), for the next sweeps' reads (sm/port-info-get.ts). One entry per port ever seen. */
+  private readonly extendedSpeeds = new Map<bigint, boolean>();
+  knowsExtendedSpeeds = (portGuid: bigint): boolean | undefined => this.extendedSpeeds.get(portGuid);
   /** What a sweep's view says of IsExtendedSpeedsSupported, for the next sweeps' reads. */
   learnExtendedSpeeds(disc: DiscoveryResult): void {
     noteExtendedSpeeds(this.extendedSpeeds, disc);
