@@ -107,8 +107,13 @@ describe('lftPlan with several switches at once', () => {
       if (n.type !== NodeType.Switch || !t) return;
       const held = sim.lft(n.guid); // (the sweep numbers nodes by GUID, not as the simulator does)
       for (let lid = 0; lid < blocks * 64; lid++) expect(held[lid], `switch ${n.desc} LID ${lid}`).toBe(lid < t.length ? t[lid] : 0xff);
-      // and the shadow holds what was acknowledged
-      expect(Array.from(p.lfts.get(n.guid)!.table.subarray(0, blocks * 64))).toEqual(Array.from(held.subarray(0, blocks * 64)));
+      // and the shadow holds what was acknowledged (255 past its table's end), as a view of the
+      // routing's own table: no copy of it
+      const st = p.lfts.get(n.guid)!;
+      expect(st.table).toBe(t);
+      expect(st.borrowed).toBe(true);
+      expect(Array.from(st.known)).toEqual(Array.from({ length: blocks }, () => 1));
+      expect(Array.from({ length: blocks * 64 }, (_, i) => (i < st.table.length ? st.table[i] : 0xff))).toEqual(Array.from(held.subarray(0, blocks * 64)));
     });
   });
 });

@@ -115,6 +115,17 @@ describe('SR-IOV vports: the SM', () => {
     await r.clock.advanceAsync(INTERVAL);
     expect(r.sm.vports.lidMap.has(created[0]!.guid)).toBe(false);
     expect(r.sm.stats.filter((s) => s.kind === 'heavy').length, 'still no heavy sweep').toBe(heavy);
+    // a vport created on another host takes a LID inside the routed range (the one released):
+    // its entries are written anew (the routing's tables are not changed in place under the LFT
+    // shadows that borrow them, sm/programmed.ts), and it is reached there
+    const other = cas(r.sim)[0]!;
+    const again = r.sim.vports.create(other.guid, 1, { lidRequired: true });
+    await r.clock.advanceAsync(INTERVAL * 2);
+    expect(again.state).toBe(PortState.Active);
+    expect(again.lid).toBeGreaterThan(0);
+    expect(again.lid).toBeLessThanOrEqual(Math.max(...fresh));
+    await checkVports(r);
+    for (const s of switches) expect(r.sim.lft(s.guid)[again.lid], `switch ${s.desc} LID ${again.lid}`).toBe(r.sim.lft(s.guid)[other.ports[1]!.info.lid]);
   });
 
   it('vport LIDs persist across a restart through guid2lid (a cold fabric, the same LIDs), and are LMC-aware', async () => {

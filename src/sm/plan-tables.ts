@@ -13,7 +13,7 @@ import { MCAST_LID_BASE, type MftPlan } from '../routing/mcast-tree.js';
 import { mftBlocks } from './mft-blocks.js';
 import { allocBytes } from '../util/slab.js';
 import { enforces } from './plan-ports.js';
-import { LFT_PORTS, type LftShadow, type Programmed, type SmpWrite } from './programmed.js';
+import { LFT_PORTS, sameLftBlock, type LftShadow, type Programmed, type SmpWrite } from './programmed.js';
 import { formatGuid } from '../util/guid.js';
 
 /** Switches a full sweep programs at once (lftPlan's `interleave`; see LFT_APPLY_WINDOW in apply.ts). */
@@ -392,7 +392,7 @@ export class LftPlan {
       this.rftAt = 0;
       return;
     }
-    this.cursors.push({ ni, guid: n.guid, path: d.path, table, buf: table.buffer, off: table.byteOffset, shadow: this.programmed.lftShadow(n.guid, this.nBlocks), block: 0 });
+    this.cursors.push({ ni, guid: n.guid, path: d.path, table, buf: table.buffer, off: table.byteOffset, shadow: this.programmed.lftShadowOver(n.guid, this.nBlocks, table), block: 0 });
   }
 
   /** The switch's next block that differs from its shadow. */
@@ -404,7 +404,8 @@ export class LftPlan {
       // with the shadow in place; only a block to write becomes a write.
       const lo = b * LFT_BLOCK_SIZE;
       const hi = Math.min(table.length, lo + LFT_BLOCK_SIZE);
-      if (shadow.known[b] && sameLftBlock(table, lo, hi, shadow.table)) continue;
+      // the shadow is a view of this table (Programmed.lftShadowOver): a known block is this block
+      if (shadow.known[b] && (shadow.table === table || sameLftBlock(table, shadow.table, b))) continue;
       let data: Uint8Array;
       if (LFT_WHOLE && hi - lo === LFT_BLOCK_SIZE) {
         // the routing table is not changed while its writes are out (a routing result is never
@@ -421,13 +422,6 @@ export class LftPlan {
     }
     return undefined;
   }
-}
-
-/** True when the block at `lo` of `table` (255 from `hi` on) is what the shadow holds there. */
-function sameLftBlock(table: Uint8Array, lo: number, hi: number, shadow: Uint8Array): boolean {
-  for (let i = lo; i < hi; i++) if (table[i] !== shadow[i]) return false;
-  for (let i = Math.max(lo, hi); i < lo + LFT_BLOCK_SIZE; i++) if (shadow[i] !== 0xff) return false;
-  return true;
 }
 
 /** The RFT blocks of a switch that forwards by its RandomForwardingTable: the routed LIDs as

@@ -42,10 +42,36 @@ export const LFT_PORTS = byteArrayOf(LinearForwardingTable, 'ports');
 /** The encoded LinearForwardingTable is its 64 port bytes and nothing else. */
 const LFT_WHOLE = LFT_PORTS.offset === 0 && LFT_PORTS.count === LFT_BLOCK_SIZE;
 
-/** What the SM believes a switch's LFT holds: the table it wrote and which 64-entry blocks are known. */
+/** What the SM believes a switch's LFT holds: entry i is `table[i]` (255, no route, past its end)
+ * wherever block i/64 is `known`. Once a routing's blocks are planned for the switch, `table` is that
+ * routing's own array (`borrowed`), shared and never written through: a routing result is not
+ * changed once made, the blocks acknowledged are its bytes, and an own copy would be a second set
+ * of the fabric's tables (522 switches × 10,242 LIDs: 5.4 MB of a 10k-node fabric's peak RSS,
+ * issue #32). A block that comes to differ from it (read back, or acknowledged from another table)
+ * makes the shadow copy it first (`Programmed.own`). */
 export interface LftShadow {
   table: Uint8Array;
   known: Uint8Array;
+  /** `table` is a routing result's array, not the shadow's own. */
+  borrowed: boolean;
+}
+
+/** Entry `i` of an LFT array: 255 (no route) past its end. */
+const lftEntry = (t: Uint8Array, i: number): number => (i < t.length ? t[i]! : 0xff);
+
+/** True when block `b` of LFT arrays `x` and `y` holds the same entries (255 past either's end). */
+export function sameLftBlock(x: Uint8Array, y: Uint8Array, b: number): boolean {
+  if (x === y) return true;
+  for (let i = b * LFT_BLOCK_SIZE, end = i + LFT_BLOCK_SIZE; i < end; i++) if (lftEntry(x, i) !== lftEntry(y, i)) return false;
+  return true;
+}
+
+/** True when the encoded LinearForwardingTable `d` is block `at`/64 of `table`: a view of its bytes
+ * (what the planner sends), or the same entries. */
+function holdsBlock(table: Uint8Array, at: number, d: Uint8Array): boolean {
+  if (LFT_WHOLE && d.buffer === table.buffer && d.byteOffset === table.byteOffset + at) return true;
+  for (let i = 0; i < LFT_BLOCK_SIZE; i++) if (d[LFT_PORTS.offset + i] !== lftEntry(table, at + i)) return false;
+  return true;
 }
 
 /** A P_Key table the spec's reset leaves: full-member 0xFFFF at index 0, zeros after. */
@@ -69,9 +95,9 @@ export class Programmed {
   lftShadow(guid: bigint, blocks: number): LftShadow {
     let st = this.lfts.get(guid);
     if (!st || st.known.length < blocks) {
-      const grown: LftShadow = { table: new Uint8Array(blocks * LFT_BLOCK_SIZE).fill(0xff), known: new Uint8Array(blocks) };
+      const grown: LftShadow = { table: new Uint8Array(blocks * LFT_BLOCK_SIZE).fill(0xff), known: new Uint8Array(blocks), borrowed: false };
       if (st) {
-        grown.table.set(st.table);
+        grown.table.set(st.table.subarray(0, grown.table.length));
         grown.known.set(st.known);
       }
       this.lfts.set(guid, (st = grown));
@@ -79,10 +105,45 @@ export class Programmed {
     return st;
   }
 
+  /** The LFT shadow of a switch about to be programmed from `table` (a routing result's array,
+   * `blocks` blocks): from now on a view of that array. A block known to hold something else is
+   * unknown again (the planner writes it either way, known and different or unknown); one
+   * acknowledged from `table` is known at no copy. */
+  lftShadowOver(guid: bigint, blocks: number, table: Uint8Array): LftShadow {
+    let st = this.lfts.get(guid);
+    if (!st) {
+      this.lfts.set(guid, (st = { table, known: new Uint8Array(blocks), borrowed: true }));
+      return st;
+    }
+    if (st.known.length < blocks) {
+      const known = new Uint8Array(blocks);
+      known.set(st.known);
+      st.known = known;
+    }
+    if (st.table !== table) {
+      const { known } = st;
+      for (let b = 0; b < known.length; b++) if (known[b] && !sameLftBlock(st.table, table, b)) known[b] = 0;
+      st.table = table;
+      st.borrowed = true;
+    }
+    return st;
+  }
+
+  /** The shadow's table as its own copy (before a block unlike the borrowed array is set in it). */
+  private own(st: LftShadow): Uint8Array {
+    if (st.borrowed) {
+      const t = new Uint8Array(st.known.length * LFT_BLOCK_SIZE).fill(0xff);
+      t.set(st.table.subarray(0, t.length));
+      st.table = t;
+      st.borrowed = false;
+    }
+    return st.table;
+  }
+
   /** An LFT block read back from a switch this SM had no shadow of: what it holds now. */
   learnLft(guid: bigint, block: number, blocks: number, data: Uint8Array): void {
     const st = this.lftShadow(guid, blocks);
-    st.table.set(data.subarray(LFT_PORTS.offset, LFT_PORTS.offset + LFT_BLOCK_SIZE), block * LFT_BLOCK_SIZE);
+    this.own(st).set(data.subarray(LFT_PORTS.offset, LFT_PORTS.offset + LFT_BLOCK_SIZE), block * LFT_BLOCK_SIZE);
     st.known[block] = 1;
   }
 
@@ -116,9 +177,13 @@ export class Programmed {
       case 'lft': {
         const st = this.lfts.get(e.guid);
         if (!st || e.block >= st.known.length) return;
-        const t = st.table;
         const d = w.data;
         const at = e.block * LFT_BLOCK_SIZE;
+        if (st.borrowed && holdsBlock(st.table, at, d)) {
+          st.known[e.block] = 1; // the block written is the borrowed table's: nothing to copy
+          return;
+        }
+        const t = this.own(st);
         // an attribute that is exactly its 64 port bytes is copied whole (native, no view made);
         // else byte by byte, no subarray view per block
         if (LFT_WHOLE && d.length === LFT_BLOCK_SIZE) t.set(d, at);

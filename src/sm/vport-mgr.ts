@@ -318,14 +318,15 @@ export class VPortManager {
       jobs.push([v.lid, fp.lid, n]);
       top = Math.max(top, v.lid + n - 1);
     }
-    for (const [sw, lft] of routing.lfts) {
-      let t = lft;
-      if (t.length < top + 1) {
-        t = new Uint8Array(top + 1).fill(NO_ROUTE);
+    // A new array for every table it changes, never one written in place: a routing result's
+    // arrays are not changed once made (the LFT shadows borrow them, sm/programmed.ts).
+    if (jobs.length) {
+      for (const [sw, lft] of routing.lfts) {
+        const t = new Uint8Array(Math.max(lft.length, top + 1)).fill(NO_ROUTE);
         t.set(lft);
+        for (const [vl, base, n] of jobs) for (let i = 0; i < n; i++) t[vl + i] = t[base + i] ?? NO_ROUTE;
         routing.lfts.set(sw, t);
       }
-      for (const [vl, base, n] of jobs) for (let i = 0; i < n; i++) t[vl + i] = t[base + i] ?? NO_ROUTE;
     }
     routing.maxLid = top;
     return top;
