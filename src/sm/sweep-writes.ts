@@ -7,7 +7,7 @@
  * (heavy, local, takeover, multicast), so the counts are the sweep's. No I/O but the client's. */
 import { NodeType } from '../wire/mad.js';
 import { SwitchInfo } from '../wire/sma.js';
-import { keepPortInfo } from '../model/port-info.js';
+import { keepPortInfo, rekeepPortInfo } from '../model/port-info.js';
 import type { DiscoveryResult } from '../model/snapshot.js';
 import type { Logger } from '../util/log.js';
 import { APPLY_WINDOW, apply, type ApplyHooks, type ApplyResult, type WriteSource } from './apply.js';
@@ -34,11 +34,15 @@ export class SweepWrites {
     private readonly keys: ReadonlyMap<string, bigint> = new Map(),
     /** Called with each acknowledged write (a local sweep's LFT block log lines). */
     private readonly onOk?: (w: SmpWrite) => void,
+    /** `disc` is a sweep's own discovery, not yet published: an acknowledged PortInfo is written
+     * over the one kept (model/port-info.ts rekeepPortInfo) rather than kept anew. */
+    ownView = false,
   ) {
+    const keep = ownView ? (node: number, port: number, resp: Uint8Array) => rekeepPortInfo(disc.nodes[node]!.portInfo[port], resp) : (_n: number, _p: number, resp: Uint8Array) => keepPortInfo(resp);
     this.hooks = {
       ok: (w, resp) => {
         const e = w.effect;
-        if (e.kind === 'portInfo') disc.nodes[e.node]!.portInfo[e.port] = keepPortInfo(resp);
+        if (e.kind === 'portInfo') disc.nodes[e.node]!.portInfo[e.port] = keep(e.node, e.port, resp);
         else if (e.kind === 'switchInfo') disc.nodes[e.node]!.switchInfo = SwitchInfo.decode(resp); // what the switch holds now (the SA reports it)
         else programmed.record(w);
         this.onOk?.(w);

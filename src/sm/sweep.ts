@@ -186,9 +186,9 @@ export class Sweeper {
 
   /** The write step of a sweep over `disc` (sm/sweep-writes.ts): the one apply step with its
    * failure policy; the M_Keys of nodes this SM read a foreign key from are presented (`keys`). */
-  writesFor(disc: DiscoveryResult, o: { keys?: boolean; onOk?: (w: SmpWrite) => void } = {}): SweepWrites {
+  writesFor(disc: DiscoveryResult, o: { keys?: boolean; onOk?: (w: SmpWrite) => void; ownView?: boolean } = {}): SweepWrites {
     const keys = o.keys === false ? undefined : foreignKeys(disc, this.s.mkey, this.log);
-    return new SweepWrites(this.smp, this.log, disc, this.programmed, this.s.mkey, keys, o.onOk);
+    return new SweepWrites(this.smp, this.log, disc, this.programmed, this.s.mkey, keys, o.onOk, o.ownView);
   }
 
   /** The health state (isolations, mismatches) and its phases, for heavy and local sweeps. */
@@ -290,7 +290,9 @@ export class Sweeper {
           r.smLid = smLid;
           r.maxLid = lids.maxLid;
           if (observe) observeResets(disc, this.programmed);
-          r.writes = this.writesFor(disc);
+          // the view is this sweep's own discovery (or the one it was handed), published only
+          // once the sweep is done: its PortInfos are written over as the Sets are acknowledged
+          r.writes = this.writesFor(disc, { ownView: true });
         },
       },
       { kind: 'plan', name: 'routes', run: (r) => this.planRoutes(r) },
