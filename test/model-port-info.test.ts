@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { PortInfo } from '../src/wire/sma.js';
 import { DecodeError } from '../src/wire/errors.js';
-import { keepPortInfo, portInfoValue } from '../src/model/port-info.js';
+import { keepPortInfo, portInfoValue, rekeepPortInfo } from '../src/model/port-info.js';
 
 const bytes64 = fc.uint8Array({ minLength: 64, maxLength: 64 });
 
@@ -43,6 +43,27 @@ describe('kept PortInfo', () => {
     expect(kept.operationalVls).toBe(3);
     expect(kept.lid).toBe(9);
     expect(PortInfo.decode(PortInfo.encode(portInfoValue(kept))).operationalVls).toBe(3);
+  });
+
+  it('kept again over a kept one: the same object reads the answer, its neighbours in the arena untouched', () => {
+    const a = keepPortInfo(PortInfo.encode({ lid: 1, portState: 2 }));
+    const b = keepPortInfo(PortInfo.encode({ lid: 2, portState: 2 }));
+    const smp = new Uint8Array(200);
+    smp.set(PortInfo.encode({ lid: 1, portState: 4 }));
+    expect(rekeepPortInfo(a, smp)).toBe(a);
+    expect(a.portState).toBe(4);
+    expect({ ...portInfoValue(a) }).toEqual(PortInfo.decode(smp));
+    smp[0] = 0xff; // still a copy of the SMP's bytes
+    expect(a.lid).toBe(1);
+    expect(b.lid).toBe(2);
+    expect(b.portState).toBe(2);
+    // a plain value, or none, is kept anew
+    const plain = PortInfo.decode(PortInfo.encode({ lid: 3 }));
+    const kept = rekeepPortInfo(plain, PortInfo.encode({ lid: 3, portState: 4 }));
+    expect(kept).not.toBe(plain);
+    expect(kept.portState).toBe(4);
+    expect(rekeepPortInfo(undefined, PortInfo.encode({ lid: 5 })).lid).toBe(5);
+    expect(() => rekeepPortInfo(a, new Uint8Array(63))).toThrow(DecodeError);
   });
 
   it('a data area shorter than a PortInfo is a DecodeError, as for PortInfo.decode', () => {
