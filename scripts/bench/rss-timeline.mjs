@@ -22,7 +22,7 @@ const FABRICS = {
 };
 const key = opt('--fabric', '10k');
 const every = Number(opt('--every', '5'));
-const cli = opt('--cli', path.join(root, 'dist/bundle/ibsm.cjs'));
+const cli = path.resolve(opt('--cli', path.join(root, 'dist/bundle/ibsm.cjs')));
 const extra = opt('--args', '').split(/\s+/).filter(Boolean);
 
 const { loadFabricSpec } = await import(pathToFileURL(path.join(root, 'dist/model/load.js')).href);

@@ -43,6 +43,30 @@ class ArraySource implements WriteSource {
   }
 }
 
+/** Writes made one at a time by a generator (a planner's, sm/plan-ports.ts), those `keep`
+ * refuses left out, each handed one also given to `each`: the planning runs as the window has
+ * room, beside the answers of the writes already out. */
+export class GeneratedWrites implements WriteSource {
+  /** Writes handed out so far. */
+  handed = 0;
+  constructor(
+    private readonly gen: Iterator<SmpWrite, void, void>,
+    private readonly keep: (w: SmpWrite) => boolean = () => true,
+    private readonly each?: (w: SmpWrite) => void,
+  ) {}
+  next(): SmpWrite | undefined {
+    for (;;) {
+      const it = this.gen.next();
+      if (it.done) return undefined;
+      const w = it.value;
+      if (!this.keep(w)) continue;
+      this.handed++;
+      this.each?.(w);
+      return w;
+    }
+  }
+}
+
 /** What one apply step did. */
 export interface ApplyResult {
   /** Writes acknowledged. */

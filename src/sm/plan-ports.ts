@@ -91,7 +91,7 @@ export function enforces(disc: DiscoveryResult, n: FabricNode, d: DiscoveredNode
 }
 
 /** The DR path of a port (a switch's ports all through the switch). */
-function portPath(n: FabricNode, d: DiscoveredNode, pn: number): readonly number[] | undefined {
+export function portPath(n: FabricNode, d: DiscoveredNode, pn: number): readonly number[] | undefined {
   return n.type === NodeType.Switch ? d.path : d.portPaths[pn];
 }
 
@@ -100,21 +100,30 @@ function portPath(n: FabricNode, d: DiscoveredNode, pn: number): readonly number
  * Set gets its bytes (what it reported, copied into a buffer cut from the MAD slabs: setBytesOf,
  * then the changed fields written through the PortInfo view), no copy of the decoded PortInfo per port. */
 export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[] {
+  return [...portInfoWrites(disc, s)];
+}
+
+/** planPortInfo's writes one at a time, as an apply step's window has room (the heavy sweep's
+ * PortInfo phase: the first Sets go out at once, the rest are planned while they are answered).
+ * A port is planned from what its SMA reported; answers acknowledged meanwhile change only what
+ * a Set asks for (its peer's capabilities, read for MTU, VLs and speeds, are read-only). */
+export function* portInfoWrites(disc: DiscoveryResult, s: PortSettings): Generator<SmpWrite, void, void> {
   const { fabric, nodes } = disc;
-  const out: SmpWrite[] = [];
   const gidPrefix = s.gidPrefix ?? DEFAULT_GID_PREFIX;
   const subnetTimeout = s.subnetTimeout ?? 18;
-  fabric.nodes.forEach((n, ni) => {
+  for (let ni = 0; ni < fabric.nodes.length; ni++) {
+    const n = fabric.nodes[ni]!;
     const d = nodes[ni]!;
     const sw = n.type === NodeType.Switch;
-    n.ports.forEach((p, pn) => {
-      if (!p) return;
+    for (let pn = 0; pn < n.ports.length; pn++) {
+      const p = n.ports[pn];
+      if (!p) continue;
       const cur = d.portInfo[pn];
       const path = portPath(n, d, pn);
-      if (!cur || !path) return;
+      if (!cur || !path) continue;
       const isEnd = !sw || pn === 0;
-      if (pn !== 0 && !p.peer) return;
-      if (!sw && !p.peer) return;
+      if (pn !== 0 && !p.peer) continue;
+      if (!sw && !p.peer) continue;
       const portState = cur.portState === PortState.Init && pn !== 0 ? PortState.Armed : PortState.NoChange;
       // No M_Key of its own: the SM never raises protection. A Set of it only lands where the
       // port's key is 0 or read with protection off, so echoing protect bits from a read would
@@ -171,7 +180,7 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
         link.speed !== undefined ||
         link.ext !== undefined ||
         link.ext2 !== undefined;
-      if (!needs) return;
+      if (!needs) continue;
       const v = PortInfoView.over(setBytesOf(cur));
       asSetInPlace(v);
       v.portState = portState;
@@ -199,10 +208,9 @@ export function planPortInfo(disc: DiscoveryResult, s: PortSettings): SmpWrite[]
       if (link.speed !== undefined) v.linkSpeedEnabled = link.speed;
       if (link.ext !== undefined) v.linkSpeedExtEnabled = link.ext;
       if (link.ext2 !== undefined) v.linkSpeedExtEnabled2 = link.ext2;
-      out.push({ path, attr: SmpAttr.PortInfo, mod: setMod(sw, pn, cur, d), data: v.buf, effect: { kind: 'portInfo', node: ni, port: pn } });
-    });
-  });
-  return out;
+      yield { path, attr: SmpAttr.PortInfo, mod: setMod(sw, pn, cur, d), data: v.buf, effect: { kind: 'portInfo', node: ni, port: pn } };
+    }
+  }
 }
 
 /** A PortInfo Set's modifier: bit 31 (SMSupportExtendedSpeeds) where the port's CapabilityMask (a
@@ -245,25 +253,31 @@ function asSetInPlace(v: ReturnType<typeof PortInfoView.over>): void {
 /** ARMED → ACTIVE for every linked port that reports ARMED and whose peer is ARMED or ACTIVE (a
  * port whose peer is stuck in INIT cannot go ACTIVE: the SMA would refuse). */
 export function planActivation(disc: DiscoveryResult): SmpWrite[] {
+  return [...activationWrites(disc)];
+}
+
+/** planActivation's writes one at a time (the heavy sweep's activation phase, as portInfoWrites):
+ * a port whose peer went ACTIVE meanwhile is still a peer ARMED or ACTIVE. */
+export function* activationWrites(disc: DiscoveryResult): Generator<SmpWrite, void, void> {
   const { fabric, nodes } = disc;
-  const out: SmpWrite[] = [];
-  fabric.nodes.forEach((n, ni) => {
+  for (let ni = 0; ni < fabric.nodes.length; ni++) {
+    const n = fabric.nodes[ni]!;
     const d = nodes[ni]!;
-    n.ports.forEach((p, pn) => {
-      if (!p?.peer || pn === 0) return;
+    for (let pn = 0; pn < n.ports.length; pn++) {
+      const p = n.ports[pn];
+      if (!p?.peer || pn === 0) continue;
       const cur = d.portInfo[pn];
       const path = portPath(n, d, pn);
-      if (!cur || !path || cur.portState !== PortState.Armed) return;
+      if (!cur || !path || cur.portState !== PortState.Armed) continue;
       const peer = nodes[p.peer.node]!.portInfo[p.peer.port];
-      if (peer && peer.portState < PortState.Armed) return;
+      if (peer && peer.portState < PortState.Armed) continue;
       // In place, as planPortInfo: what the port reported, the read-only fields cleared, ACTIVE.
       const v = PortInfoView.over(setBytesOf(cur));
       asSetInPlace(v);
       v.portState = PortState.Active;
-      out.push({ path, attr: SmpAttr.PortInfo, mod: setMod(n.type === NodeType.Switch, pn, cur, d), data: v.buf, effect: { kind: 'portInfo', node: ni, port: pn } });
-    });
-  });
-  return out;
+      yield { path, attr: SmpAttr.PortInfo, mod: setMod(n.type === NodeType.Switch, pn, cur, d), data: v.buf, effect: { kind: 'portInfo', node: ni, port: pn } };
+    }
+  }
 }
 
 /** PortState Down for each of `ports` (isolated ports that are ARMED or ACTIVE, sm/health-state.ts):

@@ -9,15 +9,15 @@ import type { DiscoveryResult } from '../model/snapshot.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { pump } from '../util/pump.js';
-import { APPLY_WINDOW, LFT_APPLY_WINDOW } from './apply.js';
+import { APPLY_WINDOW, GeneratedWrites, LFT_APPLY_WINDOW } from './apply.js';
 import type { ForeignTables } from './adopt-lfts.js';
 import type { Phase, SweepRun } from './pipeline.js';
-import { planActivation, planPortInfo, portStateOfSet } from './plan-ports.js';
+import { activationWrites, portInfoWrites, portPath, portStateOfSet } from './plan-ports.js';
 import { lftPlan, planLftReads, planPkeys, planVlTables } from './plan-tables.js';
 import type { Programmed, SmpWrite } from './programmed.js';
 import type { SmpClient } from './smp-client.js';
 import type { SweepSettings } from './sweep.js';
-import { FAILURE_LOG_LINES, logLftReads, ms1, writeTarget } from './sweep-log.js';
+import { FAILURE_LOG_LINES, logLftReads, ms1, portTarget } from './sweep-log.js';
 
 /** What the apply phases need of the sweeper. */
 export interface ProgramDeps {
@@ -47,12 +47,19 @@ export function programPhases(o: ProgramDeps): { portInfo: SweepPhase; pkeys: Sw
         const reregister = r.go?.reregister ?? false;
         if (reregister) log.info('ClientReregister set on every port: the SA holds no registrations from before');
         const tp = clock.now();
-        const planned = planPortInfo(v.ports, { ...s, smLid: r.smLid, reregister }).filter(v.fresh);
+        // Planned as the window has room (the first Sets out at once); the ports told to ARM kept
+        // as (node, port) pairs, not their writes
+        const arming: number[] = [];
+        const planned = new GeneratedWrites(portInfoWrites(v.ports, { ...s, smLid: r.smLid, reregister }), v.fresh, (x) => {
+          const e = x.effect;
+          if (e.kind === 'portInfo' && portStateOfSet(x.data) === PortState.Armed) arming.push(e.node, e.port);
+        });
+        const failedBefore = w.failed.size;
         r.done.portInfoSets = await w.ok(planned);
         if (v.scope === 'whole') s.onProgress?.('ports', { sets: r.done.portInfoSets });
-        const acked = planned.filter((x) => !w.failed.has(x));
-        r.done.stuckPorts = reportStuck(log, v.disc, acked);
-        r.ports = { planned: planned.length, armed: acked.filter((x) => portStateOfSet(x.data) === PortState.Armed).length, at: tp };
+        const armed = acknowledged(arming, [...w.failed].slice(failedBefore));
+        r.done.stuckPorts = reportStuck(log, v.disc, armed);
+        r.ports = { planned: planned.handed, armed: armed.length / 2, at: tp };
       },
     },
     pkeys: {
@@ -110,23 +117,34 @@ export function programPhases(o: ProgramDeps): { portInfo: SweepPhase; pkeys: Sw
       name: 'ARMED → ACTIVE',
       run: async (r) => {
         const ta = clock.now();
-        const planned = planActivation(r.view!.ports).filter(r.view!.fresh);
+        const planned = new GeneratedWrites(activationWrites(r.view!.ports), r.view!.fresh);
         r.done.activated = await r.writes!.ok(planned);
-        if (verbose() && r.view!.scope === 'whole') log.debug('sweep phase: activation', { sweep: r.sweep, planned: planned.length, activated: r.done.activated, ms: ms1(clock.now() - ta) });
+        if (verbose() && r.view!.scope === 'whole') log.debug('sweep phase: activation', { sweep: r.sweep, planned: planned.handed, activated: r.done.activated, ms: ms1(clock.now() - ta) });
       },
     },
   };
 }
 
-/** Ports whose INIT → ARMED Set (of `writes`, the acknowledged ones) was acknowledged but that
- * still report INIT: one line each (bounded), counted. */
-function reportStuck(log: Logger, disc: DiscoveryResult, writes: readonly SmpWrite[]): number {
+/** The (node, port) pairs of `pairs` whose PortInfo Set did not fail (`failed`: the phase's). */
+function acknowledged(pairs: readonly number[], failed: readonly SmpWrite[]): number[] {
+  const lost = new Set<number>();
+  for (const f of failed) if (f.effect.kind === 'portInfo') lost.add(f.effect.node * 256 + f.effect.port);
+  if (!lost.size) return pairs as number[];
+  const out: number[] = [];
+  for (let i = 0; i < pairs.length; i += 2) if (!lost.has(pairs[i]! * 256 + pairs[i + 1]!)) out.push(pairs[i]!, pairs[i + 1]!);
+  return out;
+}
+
+/** Ports whose INIT → ARMED Set was acknowledged (`armed`: (node, port) pairs) but that still
+ * report INIT: one line each (bounded), counted. */
+function reportStuck(log: Logger, disc: DiscoveryResult, armed: readonly number[]): number {
   let n = 0;
-  for (const w of writes) {
-    const e = w.effect;
-    if (e.kind !== 'portInfo' || portStateOfSet(w.data) !== PortState.Armed) continue;
-    if (disc.nodes[e.node]!.portInfo[e.port]?.portState !== PortState.Init) continue;
-    if (++n <= FAILURE_LOG_LINES) log.warn('port stuck in INIT: told to ARM, it stays in INIT; left for the next sweep', writeTarget(disc, w));
+  for (let i = 0; i < armed.length; i += 2) {
+    const node = armed[i]!;
+    const port = armed[i + 1]!;
+    const d = disc.nodes[node]!;
+    if (d.portInfo[port]?.portState !== PortState.Init) continue;
+    if (++n <= FAILURE_LOG_LINES) log.warn('port stuck in INIT: told to ARM, it stays in INIT; left for the next sweep', portTarget(disc, node, port, portPath(disc.fabric.nodes[node]!, d, port) ?? d.path));
   }
   if (n > FAILURE_LOG_LINES) log.warn('more ports stuck in INIT', { more: n - FAILURE_LOG_LINES });
   return n;

@@ -20,10 +20,14 @@ export const ms1 = (ms: number): number => Math.round(ms * 10) / 10;
 export function writeTarget(disc: DiscoveryResult, w: SmpWrite): Record<string, unknown> {
   const e = w.effect;
   const ni = e.kind === 'portInfo' || e.kind === 'switchInfo' ? e.node : disc.fabric.nodes.findIndex((n) => n.guid === (e.kind === 'lft' ? e.guid : e.kind === 'mft' ? e.write.switchGuid : undefined));
+  return portTarget(disc, ni, e.kind === 'portInfo' ? e.port : 0, w.path);
+}
+
+/** A port named in a log line: node description, GUID, port, LID and the DR path to it. */
+export function portTarget(disc: DiscoveryResult, ni: number, port: number, path: readonly number[]): Record<string, unknown> {
   const n = ni >= 0 ? disc.fabric.nodes[ni] : undefined;
-  const port = e.kind === 'portInfo' ? e.port : 0;
   const lid = n ? (n.ports[n.type === NodeType.Switch ? 0 : port]?.lid ?? 0) : 0;
-  return { node: n?.desc ?? '', guid: n?.guid ?? 0n, port, lid, path: w.path.join(',') };
+  return { node: n?.desc ?? '', guid: n?.guid ?? 0n, port, lid, path: path.join(',') };
 }
 
 /** The discovery's onSkip: collects into `skips`, logs a duplicate GUID always and the first
