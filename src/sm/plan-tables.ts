@@ -404,8 +404,8 @@ export class LftPlan {
       // with the shadow in place; only a block to write becomes a write.
       const lo = b * LFT_BLOCK_SIZE;
       const hi = Math.min(table.length, lo + LFT_BLOCK_SIZE);
-      // the shadow is a view of this table (Programmed.lftShadowOver): a known block is this block
-      if (shadow.known[b] && (shadow.table === table || sameLftBlock(table, shadow.table, b))) continue;
+      // (the shadow is a view of this table, Programmed.lftShadowOver: a known block is this block)
+      if (shadow.known[b] && sameLftBlock(table, shadow.table, b)) continue;
       let data: Uint8Array;
       if (LFT_WHOLE && hi - lo === LFT_BLOCK_SIZE) {
         // the routing table is not changed while its writes are out (a routing result is never

@@ -9,12 +9,12 @@ import type { DiscoveryResult } from '../model/snapshot.js';
 import type { Clock } from '../util/clock.js';
 import type { Logger } from '../util/log.js';
 import { pump } from '../util/pump.js';
-import { APPLY_WINDOW, GeneratedWrites, LFT_APPLY_WINDOW } from './apply.js';
+import { APPLY_WINDOW, GeneratedWrites, LFT_APPLY_WINDOW, type ApplyResult } from './apply.js';
 import type { ForeignTables } from './adopt-lfts.js';
 import type { Phase, SweepRun } from './pipeline.js';
 import { activationWrites, portInfoWrites, portPath, portStateOfSet } from './plan-ports.js';
 import { lftPlan, planLftReads, planPkeys, planVlTables } from './plan-tables.js';
-import type { Programmed, SmpWrite } from './programmed.js';
+import type { Programmed } from './programmed.js';
 import type { SmpClient } from './smp-client.js';
 import type { SweepSettings } from './sweep.js';
 import { FAILURE_LOG_LINES, logLftReads, ms1, portTarget } from './sweep-log.js';
@@ -54,10 +54,10 @@ export function programPhases(o: ProgramDeps): { portInfo: SweepPhase; pkeys: Sw
           const e = x.effect;
           if (e.kind === 'portInfo' && portStateOfSet(x.data) === PortState.Armed) arming.push(e.node, e.port);
         });
-        const failedBefore = w.failed.size;
-        r.done.portInfoSets = await w.ok(planned);
+        const res = await w.run(planned);
+        r.done.portInfoSets = res.ok;
         if (v.scope === 'whole') s.onProgress?.('ports', { sets: r.done.portInfoSets });
-        const armed = acknowledged(arming, [...w.failed].slice(failedBefore));
+        const armed = acknowledged(arming, res.failed);
         r.done.stuckPorts = reportStuck(log, v.disc, armed);
         r.ports = { planned: planned.handed, armed: armed.length / 2, at: tp };
       },
@@ -126,9 +126,9 @@ export function programPhases(o: ProgramDeps): { portInfo: SweepPhase; pkeys: Sw
 }
 
 /** The (node, port) pairs of `pairs` whose PortInfo Set did not fail (`failed`: the phase's). */
-function acknowledged(pairs: readonly number[], failed: readonly SmpWrite[]): number[] {
+function acknowledged(pairs: readonly number[], failed: ApplyResult['failed']): number[] {
   const lost = new Set<number>();
-  for (const f of failed) if (f.effect.kind === 'portInfo') lost.add(f.effect.node * 256 + f.effect.port);
+  for (const { write: f } of failed) if (f.effect.kind === 'portInfo') lost.add(f.effect.node * 256 + f.effect.port);
   if (!lost.size) return pairs as number[];
   const out: number[] = [];
   for (let i = 0; i < pairs.length; i += 2) if (!lost.has(pairs[i]! * 256 + pairs[i + 1]!)) out.push(pairs[i]!, pairs[i + 1]!);

@@ -66,6 +66,13 @@ export function sameLftBlock(x: Uint8Array, y: Uint8Array, b: number): boolean {
   return true;
 }
 
+/** A shadow's own table of `blocks` blocks: the entries of `from` (if any), 255 after them. */
+function ownTable(from: Uint8Array | undefined, blocks: number): Uint8Array {
+  const t = new Uint8Array(blocks * LFT_BLOCK_SIZE).fill(0xff);
+  if (from) t.set(from.subarray(0, t.length));
+  return t;
+}
+
 /** True when the encoded LinearForwardingTable `d` is block `at`/64 of `table`: a view of its bytes
  * (what the planner sends), or the same entries. */
 function holdsBlock(table: Uint8Array, at: number, d: Uint8Array): boolean {
@@ -95,11 +102,8 @@ export class Programmed {
   lftShadow(guid: bigint, blocks: number): LftShadow {
     let st = this.lfts.get(guid);
     if (!st || st.known.length < blocks) {
-      const grown: LftShadow = { table: new Uint8Array(blocks * LFT_BLOCK_SIZE).fill(0xff), known: new Uint8Array(blocks), borrowed: false };
-      if (st) {
-        grown.table.set(st.table.subarray(0, grown.table.length));
-        grown.known.set(st.known);
-      }
+      const grown: LftShadow = { table: ownTable(st?.table, blocks), known: new Uint8Array(blocks), borrowed: false };
+      if (st) grown.known.set(st.known);
       this.lfts.set(guid, (st = grown));
     }
     return st;
@@ -132,9 +136,7 @@ export class Programmed {
   /** The shadow's table as its own copy (before a block unlike the borrowed array is set in it). */
   private own(st: LftShadow): Uint8Array {
     if (st.borrowed) {
-      const t = new Uint8Array(st.known.length * LFT_BLOCK_SIZE).fill(0xff);
-      t.set(st.table.subarray(0, t.length));
-      st.table = t;
+      st.table = ownTable(st.table, st.known.length);
       st.borrowed = false;
     }
     return st.table;

@@ -38,12 +38,13 @@ export class SweepWrites {
      * over the one kept (model/port-info.ts rekeepPortInfo) rather than kept anew. */
     ownView = false,
   ) {
-    const keep = ownView ? (node: number, port: number, resp: Uint8Array) => rekeepPortInfo(disc.nodes[node]!.portInfo[port], resp) : (_n: number, _p: number, resp: Uint8Array) => keepPortInfo(resp);
     this.hooks = {
       ok: (w, resp) => {
         const e = w.effect;
-        if (e.kind === 'portInfo') disc.nodes[e.node]!.portInfo[e.port] = keep(e.node, e.port, resp);
-        else if (e.kind === 'switchInfo') disc.nodes[e.node]!.switchInfo = SwitchInfo.decode(resp); // what the switch holds now (the SA reports it)
+        if (e.kind === 'portInfo') {
+          const pis = disc.nodes[e.node]!.portInfo;
+          pis[e.port] = ownView ? rekeepPortInfo(pis[e.port], resp) : keepPortInfo(resp);
+        } else if (e.kind === 'switchInfo') disc.nodes[e.node]!.switchInfo = SwitchInfo.decode(resp); // what the switch holds now (the SA reports it)
         else programmed.record(w);
         this.onOk?.(w);
       },
