@@ -2,38 +2,34 @@
 // (sm-vs-opensm.mjs's names: 5k, 10k, ...; default 10k), its VmRSS sampled every --every ms
 // (default 5) beside its own log lines, printed as a timeline: each log line with the RSS when it
 // was written, the peak and where it fell. --cli FILE picks another build (default the bundle's
-// bin); --args "..." adds options to the run; --log-level debug shows more phases.
+// bin); --args "..." adds options to the run (-v: every sweep phase's line).
 //   node scripts/bench/rss-timeline.mjs [--fabric 10k] [--every 5] [--cli FILE] [--args "..."]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ibsimLimits } from './ibsim-limits.mjs';
+import { benchFabrics, prepareFabric } from './sm-fabrics.mjs';
 import { startIbsim, clientEnv } from './ibsim.mjs';
 import { opt } from './args.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
-const FABRICS = {
-  'ft3-large': 'gen:fattree3:pods=8,leaves=16,spines=8,cores=32,hosts=12',
-  '5k': 'gen:fattree3:pods=16,leaves=16,spines=8,cores=32,hosts=20',
-  '10k': 'gen:fattree3:pods=18,leaves=18,spines=9,cores=36,hosts=30',
-};
 const key = opt('--fabric', '10k');
 const every = Number(opt('--every', '5'));
 const cli = path.resolve(opt('--cli', path.join(root, 'dist/bundle/ibsm.cjs')));
 const extra = opt('--args', '').split(/\s+/).filter(Boolean);
 
-const { loadFabricSpec } = await import(pathToFileURL(path.join(root, 'dist/model/load.js')).href);
-const { formatIbnetdiscover } = await import(pathToFileURL(path.join(root, 'dist/model/ibnetdiscover.js')).href);
+const mods = {
+  ...(await import(pathToFileURL(path.join(root, 'dist/model/load.js')).href)),
+  ...(await import(pathToFileURL(path.join(root, 'dist/model/ibnetdiscover.js')).href)),
+};
 const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-rss-'));
-const fabric = loadFabricSpec(FABRICS[key] ?? key);
-const netFile = path.join(dir, 'fabric.net');
-const text = formatIbnetdiscover(fabric, { timestamp: 'rss-timeline' });
-writeFileSync(netFile, text);
-const simHost = /^(?:Ca|Hca)\s+\d+\s+"([^"]+)"/m.exec(text)?.[1];
-const sim = await startIbsim(netFile, { dir, limits: ibsimLimits(fabric), prefix: 'rsstl' });
+// a name of sm-vs-opensm's (sm-fabrics.mjs), or a generator spec
+const fabrics = benchFabrics();
+fabrics[key] ??= { label: key, source: key };
+const { netFile, simHost, limits } = prepareFabric(fabrics, key, dir, mods);
+const sim = await startIbsim(netFile, { dir, limits, prefix: 'rsstl' });
 try {
   const env = clientEnv(sim, simHost);
   const args = ['run', '--umad', '--once', '--routing', 'minhop', '--guid2lid', path.join(dir, 'guid2lid'), ...extra];

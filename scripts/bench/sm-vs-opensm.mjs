@@ -44,7 +44,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ibsimLimits } from './ibsim-limits.mjs';
+import { benchFabrics, prepareFabric } from './sm-fabrics.mjs';
 import { startIbsim, clientEnv, runClient, UMAD2SIM } from './ibsim.mjs';
 import { buildShim } from './umad-count.mjs';
 import { readLfts } from './lft-readback.mjs';
@@ -52,7 +52,6 @@ import { opt, flag } from './args.mjs';
 import { idleRun, medianIdle, printIdle } from './sm-idle.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const EXAMPLES = '/usr/share/doc/ibsim-utils/net-examples';
 
 const distDir = path.resolve(opt('--dist', path.join(here, '../../dist')));
 const cliFile = path.resolve(opt('--cli', existsSync(path.join(distDir, 'bundle/ibsm.cjs')) ? path.join(distDir, 'bundle/ibsm.cjs') : path.join(distDir, 'cli/main.js')));
@@ -73,21 +72,7 @@ const idleSeconds = Number(opt('--idle-seconds', '30'));
 const idleInterval = Number(opt('--idle-interval', '5'));
 const idleSettle = Number(opt('--idle-settle', '20'));
 
-// ibsim's default limits (2048 nodes, 256 switches, 13312 ports) are raised for every fabric.
-const FABRICS = {
-  small: { label: `small: ibsim example net.2sw2path4hca`, source: path.join(EXAMPLES, 'net.2sw2path4hca') },
-  400: { label: '~400 hosts: gen:fattree3:radix=12', source: 'gen:fattree3:radix=12' },
-  large: { label: `large: ${LARGE}`, source: LARGE },
-  'ft3-large': { label: 'ft3-large: gen:fattree3:pods=8,leaves=16,spines=8,cores=32,hosts=12', source: 'gen:fattree3:pods=8,leaves=16,spines=8,cores=32,hosts=12' },
-  torus: { label: 'torus 6x6x6: gen:torus:6x6x6,hosts=4', source: 'gen:torus:6x6x6,hosts=4' },
-  rrg: { label: 'rrg-200: gen:random:switches=200,degree=8,hosts=8,seed=1', source: 'gen:random:switches=200,degree=8,hosts=8,seed=1' },
-  // The fabrics of issue #32 (ibsim's limits raised): 5,536 and 10,242 nodes.
-  '5k': { label: '5k: gen:fattree3:pods=16,leaves=16,spines=8,cores=32,hosts=20', source: 'gen:fattree3:pods=16,leaves=16,spines=8,cores=32,hosts=20' },
-  '10k': { label: '10k: gen:fattree3:pods=18,leaves=18,spines=9,cores=36,hosts=30', source: 'gen:fattree3:pods=18,leaves=18,spines=9,cores=36,hosts=30' },
-  '20k': { label: '20k: gen:fattree3:pods=24,leaves=24,spines=12,cores=48,hosts=36', source: 'gen:fattree3:pods=24,leaves=24,spines=12,cores=48,hosts=36' },
-  // 60 hosts and 4 switches: LIDs 1..64, the top LID a multiple of 64 (ibroute's skipped block).
-  lid64: { label: 'lid64: gen:fattree2:leaves=2,spines=2,hosts=30', source: 'gen:fattree2:leaves=2,spines=2,hosts=30' },
-};
+const FABRICS = benchFabrics(LARGE);
 const fabricKeys = opt('--fabrics', 'small,400,ft3-large,torus,rrg').split(',').filter(Boolean);
 
 const dist = (p) => import(pathToFileURL(path.join(distDir, p)).href);
@@ -269,26 +254,6 @@ async function verifyFabric(sim, simHost, dir, mods) {
 }
 
 // ---------------------------------------------------------------------------------------------
-async function prepareFabric(key, dir, mods) {
-  const f = FABRICS[key];
-  if (!f) throw new Error(`unknown fabric "${key}" (small, 400, large)`);
-  let netFile = f.source;
-  let fabric;
-  if (f.source.startsWith('gen:')) {
-    fabric = mods.loadFabricSpec(f.source);
-    netFile = path.join(dir, `${key}.net`);
-    writeFileSync(netFile, mods.formatIbnetdiscover(fabric, { timestamp: 'sm-vs-opensm' }));
-  } else {
-    fabric = mods.loadFabricSpec(f.source);
-  }
-  const sw = fabric.nodes.filter((n) => n.type === 2);
-  const hosts = fabric.nodes.filter((n) => n.type !== 2);
-  // SMs attach at a host (as on a real cluster): the first CA of the topology file.
-  const text = readFileSync(netFile, 'utf8');
-  const simHost = /^(?:Ca|Hca)\s+\d+\s+"([^"]+)"/m.exec(text)?.[1];
-  const limits = ibsimLimits(fabric);
-  return { ...f, key, netFile, simHost, limits, topo: fabric, nodes: fabric.nodes.length, switches: sw.length, hosts: hosts.length };
-}
 
 const fmt = (x, d = 0) => (x === undefined || x === null || Number.isNaN(x) ? '-' : typeof x === 'number' ? x.toFixed(d) : String(x));
 
@@ -404,7 +369,7 @@ async function main() {
   console.log('reach: ok = every CA pair and every switch reaches every LID; sw:N = CA pairs ok, N (switch, LID) routes fail; fail:N = N CA pairs unreachable.');
   try {
     for (const key of fabricKeys) {
-      const fab = await prepareFabric(key, dir, mods);
+      const fab = prepareFabric(FABRICS, key, dir, mods);
       if (phases.includes('idle')) await idlePhase(fab, dir, shim);
       if (!phases.includes('once')) continue;
       const rows = [];
