@@ -12,11 +12,14 @@
 // queue that a sender thread per port drains with umad_send, in order: the writes run on the other
 // core beside the main thread's work (issue #32: SUBNET UP on ft3-large 3,037 -> 1,778 ms, at 5k
 // nodes 0-9 % less, scripts/bench/README.md), one wake-up per burst (setDeferWake/flush).
+// Under umad2sim the queue is also paced (setPace): at most that many requests on the wire, each
+// slot freed by its answer, and the receiver thread sends the next queued MAD itself when it
+// frees a slot the sender waits for.
 // A full queue drops the MAD (counted, send() returns false), as a lost MAD; send errors are
 // counted (sendStats()). At close a sender stuck in umad_send is left behind with its own state
 // (and the port left open) rather than blocking the main thread.
 //
-// This file parses no MAD and keeps no process-wide state: everything lives in the per-port
+// This file parses no MAD (pacing reads a MAD's method and TID) and keeps no process-wide state: everything lives in the per-port
 // object or the per-environment instance data. Every failure is thrown as an Error carrying
 // `errno` and `call` (the libibumad function that failed).
 #include <napi.h>
@@ -104,6 +107,7 @@ constexpr int kMaxMadLength = 1 << 20;  // largest (RMPP-reassembled) MAD accept
 constexpr size_t kDefaultMadLength = 256;
 constexpr uint32_t kDefaultSendQueue = 4096;  // MADs waiting for the sender before send() drops
 constexpr int kSenderStopWaitMs = 1000;       // how long close waits for a sender stuck in umad_send
+constexpr int kPaceExpiryMs = 100;            // a paced request's slot without an answer is freed after this
 constexpr size_t kDeferredWakeAt = 32;        // queued MADs that wake the sender before flush()
 
 Napi::Error UmadError(Napi::Env env, const char* call, int err, const std::string& what) {
@@ -168,14 +172,92 @@ struct SendQueue {
     if (spare.size() < 64) spare.push_back(std::move(buf));
   }
 
+  // Pacing (setPace, under umad2sim): at most `pace` requests on the wire at once, counted here
+  // below JS's window, so JS may keep more requests outstanding than the socket may hold (the
+  // rest wait in this queue). A request's slot is freed by its answer (the receiver thread,
+  // OnAnswer, matching the TID's low 32 bits: the high ones are the agent's) or after
+  // kPaceExpiryMs without one (a lost MAD must not shrink the window for good).
+  struct Flight {
+    uint32_t tid;
+    std::chrono::steady_clock::time_point at;
+  };
+  uint32_t pace = 0;  // 0: not paced
+  size_t madOffset = 0;  // umad header bytes before the MAD in an Item
+  std::vector<Flight> flights;  // the paced requests on the wire, in send order
+  bool creditWait = false;  // the sender waits for a slot
+  double expired = 0;  // slots freed without an answer
+  double byReceiver = 0;  // of `sent` and `errors`: sent by the receiver thread on an answer
+
+  static uint32_t TidLow(const uint8_t* mad) {
+    return (uint32_t(mad[12]) << 24) | (uint32_t(mad[13]) << 16) | (uint32_t(mad[14]) << 8) | mad[15];
+  }
+
+  // Under mu: the slot of a paced request taken as it goes out (responses and unpaced MADs take none).
+  void Book(const Item& it) {
+    if (!pace || it.timeoutMs <= 0 || it.umad.size() < madOffset + 16) return;
+    flights.push_back(Flight{TidLow(it.umad.data() + madOffset), std::chrono::steady_clock::now()});
+  }
+
+  // Under mu: slots older than kPaceExpiryMs freed.
+  void Expire(std::chrono::steady_clock::time_point now) {
+    size_t k = 0;
+    while (k < flights.size() && now - flights[k].at >= std::chrono::milliseconds(kPaceExpiryMs)) k++;
+    if (!k) return;
+    flights.erase(flights.begin(), flights.begin() + static_cast<std::ptrdiff_t>(k));
+    expired += static_cast<double>(k);
+  }
+
+  // Receiver thread: a response with this TID arrived. Its request's slot is freed and, when the
+  // sender waits for one, the next queued MAD goes out from here: one socket write on this thread
+  // instead of a wake-up of the sender per answer (SUBNET UP at 5k 0.46x -> 0.36x OpenSM's,
+  // scripts/bench/README.md). One MAD in umad_send at a time (`sending`), so the order holds.
+  void OnAnswer(uint32_t tid) {
+    std::unique_lock<std::mutex> lk(mu);
+    size_t i = 0;
+    while (i < flights.size() && flights[i].tid != tid) i++;
+    if (i == flights.size()) return;  // not ours, or its slot already expired
+    flights.erase(flights.begin() + static_cast<std::ptrdiff_t>(i));
+    if (!creditWait || stop) return;
+    if (sending || q.empty()) {
+      work.notify_one();
+      return;
+    }
+    Item it = std::move(q.front());
+    q.pop_front();
+    Book(it);
+    sending = 1;
+    lk.unlock();
+    errno = 0;
+    int r = umad_send(portid, it.agent, it.umad.data(), it.len, it.timeoutMs, it.retries);
+    int e = r < 0 ? ErrnoOf(r) : 0;
+    lk.lock();
+    sending = 0;
+    byReceiver++;
+    Count(r, e, std::move(it.umad));
+    if (!q.empty() && flights.size() < pace) work.notify_one();
+  }
+
   static void Loop(std::shared_ptr<SendQueue> s) {
     pthread_setname_np(pthread_self(), "ibsm-umad-send");  // per-thread CPU (/proc/PID/task) tells it apart
     std::unique_lock<std::mutex> lk(s->mu);
     for (;;) {
       s->work.wait(lk, [&] { return s->stop || !s->q.empty(); });
       if (s->stop) break;  // what is still queued at close is dropped
+      if (s->pace) {
+        // No slot free (or the receiver is sending): wait for an answer, or for the oldest
+        // slot's expiry.
+        s->Expire(std::chrono::steady_clock::now());
+        if (s->sending || s->flights.size() >= s->pace) {
+          s->creditWait = true;
+          if (s->flights.empty()) s->work.wait(lk);
+          else s->work.wait_until(lk, s->flights.front().at + std::chrono::milliseconds(kPaceExpiryMs));
+          s->creditWait = false;
+          continue;
+        }
+      }
       Item it = std::move(s->q.front());
       s->q.pop_front();
+      s->Book(it);
       s->sending = 1;
       lk.unlock();
       errno = 0;
@@ -420,6 +502,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
                            InstanceMethod<&UmadPort::Send>("send"),
                            InstanceMethod<&UmadPort::SendStats>("sendStats"),
                            InstanceMethod<&UmadPort::Flush>("flush"),
+                           InstanceMethod<&UmadPort::SetPace>("setPace"),
                            InstanceMethod<&UmadPort::SetDeferWake>("setDeferWake"),
                            InstanceMethod<&UmadPort::OpenIssm>("openIssm"),
                            InstanceMethod<&UmadPort::CloseIssm>("closeIssm"),
@@ -470,12 +553,13 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     wakeFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);  // -1: the receiver falls back to short waits
     Ref();  // an open port stays alive until its receiver has finished
     inst_->open.insert(this);
-    thread_ = std::thread(&UmadPort::ReceiveLoop, this);
     // Direct sends (see the top of this file): a kernel's umad write never waits for room;
     // umad2sim's is a socket write, left to the sender thread.
     direct_ = umad_get_fd(portid_) < kUmad2simFirstFd;
     sendq_ = std::make_shared<SendQueue>(portid_, sendQueue);
+    sendq_->madOffset = umadSize_;
     sender_ = std::thread(&SendQueue::Loop, sendq_);
+    thread_ = std::thread(&UmadPort::ReceiveLoop, this);
   }
 
   ~UmadPort() override {
@@ -651,7 +735,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   // umad_send on this thread on a kernel's device when nothing waits in the queue (the order of
   // sends is kept); false when the MAD must go through the queue.
   bool TrySendDirect(std::vector<uint8_t>& buf, uint32_t agent, size_t n, uint32_t timeoutMs, uint32_t retries) {
-    if (!direct_) return false;
+    if (!direct_ || paced_.load(std::memory_order_relaxed)) return false;
     {
       std::lock_guard<std::mutex> lk(sendq_->mu);
       // Only this thread adds to the queue: empty and idle now, it stays so during the send.
@@ -671,6 +755,21 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   Napi::Value SetDeferWake(const Napi::CallbackInfo& info) {
     deferWake_ = info[0].ToBoolean();
     if (!deferWake_) FlushWake();
+    return info.Env().Undefined();
+  }
+
+  // setPace(n): at most n requests of this port on the wire at once (0: no bound here); see
+  // SendQueue's pacing. Under umad2sim, where the wire is a socket pair that hangs both processes
+  // when full.
+  Napi::Value SetPace(const Napi::CallbackInfo& info) {
+    uint32_t n = ArgU32(info, 0, "pace");
+    {
+      std::lock_guard<std::mutex> lk(sendq_->mu);
+      sendq_->pace = n;
+      if (!n) sendq_->flights.clear();
+      sendq_->work.notify_one();
+    }
+    paced_.store(n > 0);
     return info.Env().Undefined();
   }
 
@@ -698,6 +797,9 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     o.Set("errors", sendq_->errors);
     o.Set("lastErrno", sendq_->lastErrno);
     o.Set("direct", sendq_->direct);
+    o.Set("inFlight", static_cast<double>(sendq_->flights.size()));
+    o.Set("expired", sendq_->expired);
+    o.Set("byReceiver", sendq_->byReceiver);
     return o;
   }
 
@@ -882,6 +984,9 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
       int r = umad_recv(portid_, buf.data(), &len, umadFd >= 0 ? 0 : kRecvTimeoutMs);
       if (r >= 0) {
         transientErrors = 0;
+        // A response (the method's R bit) frees its request's slot when sends are paced.
+        const uint8_t* m = buf.data() + umadSize_;
+        if (paced_.load(std::memory_order_relaxed) && len >= 16 && (m[3] & 0x80)) sendq_->OnAnswer(SendQueue::TidLow(m));
         if (!Deliver(buf.data(), len)) break;
         continue;
       }
@@ -1016,6 +1121,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   std::thread sender_;
   bool senderLeft_ = false;  // a sender stuck in umad_send was detached at close
   bool direct_ = false;  // a kernel umad device: send() may call umad_send itself
+  std::atomic<bool> paced_{false};  // setPace(n > 0): the receiver frees the sender's slots
   bool deferWake_ = false;   // main thread only: send() defers the sender's wake-up to flush()
   bool wakeOwed_ = false;    // main thread only: MADs were queued since the sender last was woken
 

@@ -10,6 +10,7 @@ import { umadWindow } from '../src/api/backend.js';
 import { requireIbsim, runNodePreloaded, startIbsim, type Ibsim } from './helpers/ibsim.js';
 
 const FLOOD = fileURLToPath(new URL('./fixtures/umad-send-flood.mjs', import.meta.url));
+const PACE = fileURLToPath(new URL('./fixtures/umad-pace.mjs', import.meta.url));
 /** One switch, two hosts: the SM-less client attaches at the first node. */
 const NET = fileURLToPath(new URL('./fixtures/one-switch.net', import.meta.url));
 
@@ -38,6 +39,9 @@ interface SendStats {
   dropped: number;
   errors: number;
   direct: number;
+  inFlight?: number;
+  expired?: number;
+  byReceiver?: number;
 }
 
 describe('umad send under a stalled peer', () => {
@@ -59,14 +63,43 @@ describe('umad send under a stalled peer', () => {
     expect(s.sending, 'the sender thread is blocked inside umad_send').toBe(1);
     expect(s.sent + s.sending + s.queued + s.dropped + s.errors).toBe(count + 20);
     expect(s.direct).toBe(0);
-    // The window under umad2sim (src/api/backend.ts umadWindow) is at most half of what the socket
-    // took before umad_send blocked: the SM's own MADs never wait for room.
+    // The pace under umad2sim (src/api/backend.ts umadWindow: the requests on the wire at once) is
+    // at most half of what the socket took before umad_send blocked: the SM's own MADs never wait
+    // for room.
     const sndbuf = Number(readFileSync('/proc/sys/net/core/wmem_default', 'utf8'));
-    const { window } = umadWindow(64, { LD_PRELOAD: 'libumad2sim.so' }, () => sndbuf);
-    expect(s.sent + s.errors - 20, `window ${window}`).toBeGreaterThanOrEqual(2 * window);
+    const { pace } = umadWindow(64, { LD_PRELOAD: 'libumad2sim.so' }, () => sndbuf);
+    expect(s.sent + s.errors - 20, `pace ${pace}`).toBeGreaterThanOrEqual(2 * pace!);
     // Resumed: what was queued went out.
     expect(out.afterResume.queued).toBe(0);
     expect(out.afterResume.sent + out.afterResume.errors).toBe(s.sent + s.sending + s.queued + s.errors);
     expect(out.afterResume.dropped).toBe(s.dropped);
+  });
+});
+
+/** Issue #32: under umad2sim the RPC keeps more requests outstanding than the socket pair may
+ * hold; the addon paces them (api/backend.ts umadWindow, native setPace): at most `pace` on the
+ * wire, each answer freeing a slot and the receiver thread sending the next queued MAD, a slot
+ * without an answer freed after 100 ms. */
+describe('paced umad sends', () => {
+  it('keep at most the pace on the wire while ibsim is stopped, send the rest as answers come, and free a lost answer\'s slot', async () => {
+    const pace = 4;
+    const count = 200;
+    const r = await runNodePreloaded(PACE, [JSON.stringify({ ibsimPid: ibsim!.pid, pace, count })], { ibsim: ibsim!, timeoutMs: 60_000 });
+    expect(r.timedOut, r.stderr).toBe(false);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { stopped: SendStats; stoppedMs: number; resumed: SendStats; answers: number; lost: SendStats; lostMs: number; answersAtEnd: number };
+    // Stopped: `pace` written to the socket, the rest queued (unless the check came after an expiry).
+    if (out.stoppedMs < 95) expect(out.stopped).toMatchObject({ sent: pace, inFlight: pace, queued: count - pace, sending: 0, dropped: 0, errors: 0, expired: 0 });
+    else expect(out.stopped.sent).toBeLessThan(count);
+    // Resumed: every request answered, nothing expired, the queue sent as answers freed slots.
+    expect(out.answers, JSON.stringify(out)).toBe(count);
+    expect(out.resumed).toMatchObject({ sent: count, inFlight: 0, queued: 0, dropped: 0, errors: 0, direct: 0 });
+    expect(out.resumed.byReceiver).toBeGreaterThan(0);
+    // Stopped again with pace + 5 sent: the first `pace` never answered, their slots expired, so
+    // the last 5 went out too; every one of them answered once ibsim resumed.
+    expect(out.lost.sent - count).toBe(pace + 5);
+    expect(out.lost.expired).toBeGreaterThanOrEqual(pace);
+    expect(out.lost.queued).toBe(0);
+    expect(out.answersAtEnd).toBe(count + pace + 5);
   });
 });

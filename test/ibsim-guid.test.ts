@@ -29,9 +29,10 @@ describe('ibsm run --guid on ibsim', () => {
         expect(r.stderr).toMatch(logRe('IBSM-1001'));
         expect(r.code).toBe(0);
         expect(r.stderr).toMatch(logRe('IBSM-8001', `backend=umad port=\\S+/1 portGuid=${hex(port1.guid)}`));
-        // under umad2sim the MAD window is capped by the socket send buffer (src/api/backend.ts umadWindow)
+        // under umad2sim the MADs on the wire are capped by the socket send buffer, the RPC's 64
+        // outstanding wait in the addon's queue (src/api/backend.ts umadWindow)
         const sndbuf = Number(readFileSync('/proc/sys/net/core/wmem_default', 'utf8'));
-        expect(r.stderr).toMatch(new RegExp(`MADs in flight capped by the socket send buffer window=${Math.min(64, Math.max(1, Math.floor(sndbuf / 1280 / 8)))} sndbuf=${sndbuf}`));
+        expect(r.stderr).toMatch(new RegExp(`MADs in flight capped by the socket send buffer window=${Math.min(64, Math.max(1, Math.floor(sndbuf / 1280 / 8)))} sndbuf=${sndbuf} outstanding=64`));
         // The witness: the SM's port gets the first LID (ibsm gives its own port LID 1).
         const seen = parseIbnetdiscover((await runPreloaded('ibnetdiscover', [], { ibsim: ib, timeoutMs: 30_000 })).stdout);
         expect(seen.nodes.find((n) => n.guid === hca.guid)!.ports[1]!.lid).toBe(1);

@@ -54,8 +54,9 @@ export interface Backend {
   clock: Clock;
   sim?: SimFabric;
   simFabric?: Fabric;
-  /** Under umad2sim: the MAD window used, capped by the sockets' send buffer (umadWindow). */
-  windowCap?: { window: number; sndbuf: number };
+  /** Under umad2sim: the MADs on the wire at once (the pace, from the sockets' send buffer) and
+   * the RPC's window of outstanding requests (umadWindow). */
+  windowCap?: { window: number; outstanding: number; sndbuf: number };
   close(): Promise<void>;
 }
 
@@ -63,21 +64,23 @@ export interface Backend {
  * ibsim took 42 sends before the socket stopped polling writable, a quarter of 212,992 bytes. */
 export const UMAD2SIM_DGRAM_BYTES = 1280;
 
-/** The MAD window (requests in flight) a umad backend may use. Under ibsim's umad2sim preload,
- * MADs travel over a pair of unix datagram sockets connected to each other, one per client, so
- * what each direction holds is bounded by its sender's send buffer (`net.core.wmem_default`,
- * 212,992 bytes here; not `net.unix.max_dgram_qlen`, which a socket connected back to its peer
- * never meets): about 167 MADs, and send() stops calling umad_send itself at a quarter of that.
- * When both directions fill (seen with a window of 64 on the 1,536-host fat tree under load, with
- * retries on top), ibsim retries its write to us without reading its sockets, our sender thread
- * blocks in umad_send holding umad2sim's one mutex, and umad2sim's receiver, waiting for that
- * mutex, never drains our queue: both processes hang. So under umad2sim the window is half of
- * what a quarter of the send buffer holds (20 with the default), leaving the rest for SA answers,
- * traps and retries; on a real HCA (the kernel's umad queues) `wanted` stands. */
-export function umadWindow(wanted: number, env: NodeJS.ProcessEnv, sendBuffer: () => number | undefined): { window: number; sndbuf?: number } {
+/** The MAD window (requests outstanding) a umad backend may use, and under ibsim's umad2sim
+ * preload the pace: how many of them may be on the wire at once. Under umad2sim, MADs travel over
+ * a pair of unix datagram sockets connected to each other, one per client, so what each direction
+ * holds is bounded by its sender's send buffer (`net.core.wmem_default`, 212,992 bytes here; not
+ * `net.unix.max_dgram_qlen`, which a socket connected back to its peer never meets): about 167
+ * MADs. When both directions fill (seen with 64 MADs in flight on the 1,536-host fat tree under
+ * load, with retries on top), ibsim retries its write to us without reading its sockets, our
+ * sender thread blocks in umad_send holding umad2sim's one mutex, and umad2sim's receiver, waiting
+ * for that mutex, never drains our queue: both processes hang. So under umad2sim the addon paces
+ * the port's requests (native setPace: each slot freed by its answer) at half of what a quarter of
+ * the send buffer holds (20 with the default), leaving the rest for SA answers, traps and
+ * retries, while the RPC keeps the wanted window outstanding (the rest wait in the addon's queue,
+ * sent as answers free slots). On a real HCA (the kernel's umad queues) nothing is paced. */
+export function umadWindow(wanted: number, env: NodeJS.ProcessEnv, sendBuffer: () => number | undefined): { window: number; pace?: number; sndbuf?: number } {
   if (!env.LD_PRELOAD?.includes('umad2sim')) return { window: wanted };
   const sndbuf = sendBuffer() ?? 212_992;
-  return { window: Math.max(1, Math.min(wanted, Math.floor(sndbuf / UMAD2SIM_DGRAM_BYTES / 4 / 2))), sndbuf };
+  return { window: wanted, pace: Math.max(1, Math.min(wanted, Math.floor(sndbuf / UMAD2SIM_DGRAM_BYTES / 4 / 2))), sndbuf };
 }
 
 /** net.core.wmem_default (a new socket's send buffer), or undefined when it cannot be read. */
@@ -109,7 +112,8 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
       if (!p) throw new PortNotFoundError(`no local port has GUID ${formatGuid(o.guid)} (ports: ${all.map((x) => `${x.caName}/${x.portNum} ${formatGuid(x.portGuid)}`).join(', ') || 'none'})`);
       [ca, port] = [p.caName, p.portNum];
     }
-    const t = openUmad({ ca, port, issm: o.sm });
+    const w = umadWindow(o.rpc?.window ?? 64, process.env, readSendBuffer);
+    const t = openUmad({ ca, port, issm: o.sm, ...(w.pace !== undefined ? { pace: w.pace } : {}) });
     // One SM per port (api/sm-port-lock.ts): claimed before the SMP classes are registered, which
     // opens the issm device (IsSM); refused, this process never touches the port's IsSM.
     let releasePort: (() => void) | undefined;
@@ -135,11 +139,10 @@ export async function openBackend(o: BackendOptions): Promise<Backend> {
     // Clients read their own PortInfo (SM LID) with a hop-0 SMP.
     if (!o.sm) t.register(MgmtClass.SubnDirected, 1);
     // An SM's timeouts follow the measured round trips, backed off per retry (src/rpc/rto.ts).
-    const w = umadWindow(o.rpc?.window ?? 64, process.env, readSendBuffer);
     const rpc = new MadRpc(t, clock, { timeoutMs: 200, retries: 3, perDestinationWindow: 8, ...(o.sm ? { adaptiveTimeout: true } : {}), ...o.rpc, window: w.window });
     return {
       kind: 'umad',
-      ...(w.sndbuf !== undefined ? { windowCap: { window: w.window, sndbuf: w.sndbuf } } : {}),
+      ...(w.pace !== undefined && w.sndbuf !== undefined ? { windowCap: { window: w.pace, outstanding: w.window, sndbuf: w.sndbuf } } : {}),
       transport: t,
       rpc,
       clock,

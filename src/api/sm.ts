@@ -234,7 +234,7 @@ export async function openSm(options: OpenSmOptions = {}): Promise<IbsmSm> {
   warnRouteOrder(log, o.routing!, smFiles);
 
   const be = o.backend ?? (await openBackend({ ...optionsFor('backend', o), sm: true, sa: true }));
-  if (be.windowCap) log.info('umad2sim: MADs in flight capped by the socket send buffer', { window: be.windowCap.window, sndbuf: be.windowCap.sndbuf });
+  if (be.windowCap) log.info('umad2sim: MADs in flight capped by the socket send buffer', { window: be.windowCap.window, sndbuf: be.windowCap.sndbuf, outstanding: be.windowCap.outstanding });
   log.info('ibsm starting', { backend: be.kind, port: `${be.transport.local.caName}/${be.transport.local.portNum}`, portGuid: be.transport.local.portGuid, routing: o.routing!.join(','), lmc: o.lmc });
   // health hook: the isolations kept next to the guid2lid file (api/health-store-file.ts).
   const healthPath = healthStatePath(g2lStore?.path);

@@ -75,6 +75,9 @@ export interface NativeUmadPort {
   /** With deferral on, send() queues without waking the sender thread; flush() wakes it once for
    * everything queued since. */
   setDeferWake?(on: boolean): void;
+  /** At most n requests on the wire at once (0: unpaced), each slot freed by its answer. */
+  setPace?(n: number): void;
+  setPace?(n: number): void;
   flush?(): void;
   openIssm(): void;
   closeIssm(): void;
@@ -99,6 +102,11 @@ export interface NativeSendStats {
   lastErrno: number;
   /** Of sent + errors: by send() on the calling thread, not by the sender thread. */
   direct: number;
+  /** Paced (setPace): requests on the wire now, slots freed without an answer (after 100 ms), and
+   * of sent + errors those sent by the receiver thread as an answer freed a slot. */
+  inFlight?: number;
+  expired?: number;
+  byReceiver?: number;
 }
 
 /** Word indices of one MAD's record in a batch's metadata array. `gid` is the first of 4 words. */

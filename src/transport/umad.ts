@@ -47,6 +47,11 @@ export interface UmadOptions {
    * sendStats()). send() never blocks the event loop: a full device or ibsim socket fills this
    * queue instead. Default 4096. */
   sendQueue?: number;
+  /** At most this many requests of a port on the wire at once; the rest wait in the send queue,
+   * each answer freeing a slot (a slot without an answer is freed after 100 ms). For umad2sim,
+   * whose socket pair hangs ibsim and this process when full (api/backend.ts umadWindow).
+   * Default: unpaced. */
+  pace?: number;
 }
 
 export type UmadErrorHandler = (err: TransportError) => void;
@@ -150,7 +155,10 @@ export class UmadTransport implements Transport {
     this.issmPending = opts.issm === true;
     // One wake-up of the sender thread per burst of sends (the rest of this turn of the event
     // loop), not one per MAD: a window of SMPs goes out on one wake-up.
-    for (const p of new Set([this.smi, this.gsi])) p.setDeferWake?.(true);
+    for (const p of new Set([this.smi, this.gsi])) {
+      p.setDeferWake?.(true);
+      if (opts.pace) p.setPace?.(opts.pace);
+    }
   }
 
   private flushQueued = false;
@@ -256,6 +264,11 @@ export class UmadTransport implements Transport {
       out.dropped += s.dropped;
       out.errors += s.errors;
       out.direct += s.direct ?? 0;
+      if (s.inFlight !== undefined) {
+        out.inFlight = (out.inFlight ?? 0) + s.inFlight;
+        out.expired = (out.expired ?? 0) + (s.expired ?? 0);
+        out.byReceiver = (out.byReceiver ?? 0) + (s.byReceiver ?? 0);
+      }
       out.lastErrno = s.lastErrno || out.lastErrno;
     }
     if (!ports.some((p) => p.sendStats)) out.dropped = this.sendsDropped;
