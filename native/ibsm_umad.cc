@@ -187,6 +187,7 @@ struct SendQueue {
   bool creditWait = false;  // the sender waits for a slot
   double expired = 0;  // slots freed without an answer
   double byReceiver = 0;  // of `sent` and `errors`: sent by the receiver thread on an answer
+  double unsent = 0;  // requests dropped from the queue by unsend()
 
   static uint32_t TidLow(const uint8_t* mad) {
     return (uint32_t(mad[12]) << 24) | (uint32_t(mad[13]) << 16) | (uint32_t(mad[14]) << 8) | mad[15];
@@ -503,6 +504,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
                            InstanceMethod<&UmadPort::SendStats>("sendStats"),
                            InstanceMethod<&UmadPort::Flush>("flush"),
                            InstanceMethod<&UmadPort::SetPace>("setPace"),
+                           InstanceMethod<&UmadPort::Unsend>("unsend"),
                            InstanceMethod<&UmadPort::SetDeferWake>("setDeferWake"),
                            InstanceMethod<&UmadPort::OpenIssm>("openIssm"),
                            InstanceMethod<&UmadPort::CloseIssm>("closeIssm"),
@@ -773,6 +775,24 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     return info.Env().Undefined();
   }
 
+  // unsend(tidLow): drop the queued request with this TID (its try timed out in JS while it
+  // waited behind a stalled peer: sent later it would only be stale, and the retry behind it
+  // would wait longer still). True when one was dropped; counted in sendStats().unsent.
+  Napi::Value Unsend(const Napi::CallbackInfo& info) {
+    uint32_t tid = ArgU32(info, 0, "tid");
+    std::lock_guard<std::mutex> lk(sendq_->mu);
+    auto& q = sendq_->q;
+    for (auto i = q.begin(); i != q.end(); ++i) {
+      if (i->timeoutMs <= 0 || i->umad.size() < sendq_->madOffset + 16) continue;
+      if (SendQueue::TidLow(i->umad.data() + sendq_->madOffset) != tid) continue;
+      if (sendq_->spare.size() < 64) sendq_->spare.push_back(std::move(i->umad));
+      q.erase(i);
+      sendq_->unsent++;
+      return Napi::Boolean::New(info.Env(), true);
+    }
+    return Napi::Boolean::New(info.Env(), false);
+  }
+
   // flush(): wake the sender thread for what send() queued while wake-ups were deferred.
   Napi::Value Flush(const Napi::CallbackInfo& info) {
     FlushWake();
@@ -800,6 +820,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     o.Set("inFlight", static_cast<double>(sendq_->flights.size()));
     o.Set("expired", sendq_->expired);
     o.Set("byReceiver", sendq_->byReceiver);
+    o.Set("unsent", sendq_->unsent);
     return o;
   }
 

@@ -77,6 +77,9 @@ export class MadRpc implements RmppHost {
     this.table = new RequestTable(Math.max(1, opts.window ?? 16), Math.max(1, opts.perDestinationWindow ?? 4), opts.firstTid ?? 1, (p) => this.sendTry(p));
     this.deadlines = new TryDeadlines(clock, opts.graceTurn ?? true, (p: Pending) => {
       this.stats.timeouts++;
+      // Still queued behind a stalled peer (a paced transport), the try is dropped: its retry
+      // would otherwise wait behind the stale copy, and after it every retry of a long stall.
+      transport.unsend?.(p.mad);
       p.transportStatus = 0;
       this.retryOrFail(p);
     });

@@ -77,7 +77,11 @@ export interface NativeUmadPort {
   setDeferWake?(on: boolean): void;
   /** At most n requests on the wire at once (0: unpaced), each slot freed by its answer. */
   setPace?(n: number): void;
+  /** Drop the queued request whose TID's low 32 bits are `tid` (not yet sent); true when one was. */
+  unsend?(tid: number): boolean;
   setPace?(n: number): void;
+  /** Drop the queued request whose TID's low 32 bits are `tid` (not yet sent); true when one was. */
+  unsend?(tid: number): boolean;
   flush?(): void;
   openIssm(): void;
   closeIssm(): void;
@@ -107,6 +111,8 @@ export interface NativeSendStats {
   inFlight?: number;
   expired?: number;
   byReceiver?: number;
+  /** Requests dropped from the queue by unsend() before they were sent. */
+  unsent?: number;
 }
 
 /** Word indices of one MAD's record in a batch's metadata array. `gid` is the first of 4 words. */

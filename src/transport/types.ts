@@ -71,6 +71,10 @@ export interface Transport {
   readonly copiesOnSend?: boolean;
   /** Set the single receive handler (the RPC layer). */
   onReceive(handler: ReceiveHandler): void;
+  /** The try of request `mad` timed out: if it still waits to be sent (a paced queue behind a
+   * stalled peer), drop it, so only its retry goes out. Optional: transports that send at once
+   * have nothing to drop. */
+  unsend?(mad: Uint8Array): void;
   close(): Promise<void>;
 }
 

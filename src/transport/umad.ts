@@ -159,7 +159,11 @@ export class UmadTransport implements Transport {
       p.setDeferWake?.(true);
       if (opts.pace) p.setPace?.(opts.pace);
     }
+    this.paced = (opts.pace ?? 0) > 0;
   }
+
+  /** Sends are paced by the addon (opts.pace): a request may wait in its queue (unsend). */
+  private readonly paced: boolean;
 
   private flushQueued = false;
   private readonly flushSends = (): void => {
@@ -268,6 +272,7 @@ export class UmadTransport implements Transport {
         out.inFlight = (out.inFlight ?? 0) + s.inFlight;
         out.expired = (out.expired ?? 0) + (s.expired ?? 0);
         out.byReceiver = (out.byReceiver ?? 0) + (s.byReceiver ?? 0);
+        out.unsent = (out.unsent ?? 0) + (s.unsent ?? 0);
       }
       out.lastErrno = s.lastErrno || out.lastErrno;
     }
@@ -277,6 +282,15 @@ export class UmadTransport implements Transport {
 
   onReceive(handler: ReceiveHandler): void {
     this.handler = handler;
+  }
+
+  /** A request whose try timed out, dropped from the addon's send queue if it is still there
+   * (paced under umad2sim: queued behind requests a stalled ibsim has not answered). */
+  unsend(mad: Uint8Array): void {
+    if (!this.paced || mad.length < 16) return;
+    const tid = ((mad[12]! << 24) | (mad[13]! << 16) | (mad[14]! << 8) | mad[15]!) >>> 0;
+    const agent = this.agents.get(mad[1]!);
+    agent?.port.unsend?.(tid);
   }
 
   /** Called when a receiver stops on an unrecoverable error (the port is unusable afterwards). */
