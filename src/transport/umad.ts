@@ -16,6 +16,7 @@ import {
   type Transport,
 } from './types.js';
 import { GSI_QKEY } from '../wire/mad.js';
+import { tidLow } from '../wire/builders.js';
 import { listUmadPorts, native, resolvePort, type UmadPortListing } from './umad-ports.js';
 
 export { assertSimulatorListening, listUmadPorts, portOfGuid, resolvePort, unusable, type UmadCaListing, type UmadPortListing } from './umad-ports.js';
@@ -288,9 +289,7 @@ export class UmadTransport implements Transport {
    * (paced under umad2sim: queued behind requests a stalled ibsim has not answered). */
   unsend(mad: Uint8Array): void {
     if (!this.paced || mad.length < 16) return;
-    const tid = ((mad[12]! << 24) | (mad[13]! << 16) | (mad[14]! << 8) | mad[15]!) >>> 0;
-    const agent = this.agents.get(mad[1]!);
-    agent?.port.unsend?.(tid);
+    this.agents.get(mad[1]!)?.port.unsend?.(tidLow(mad));
   }
 
   /** Called when a receiver stops on an unrecoverable error (the port is unusable afterwards). */
