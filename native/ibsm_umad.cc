@@ -19,8 +19,8 @@
 // counted (sendStats()). At close a sender stuck in umad_send is left behind with its own state
 // (and the port left open) rather than blocking the main thread.
 //
-// This file parses no MAD (pacing reads a MAD's method and TID) and keeps no process-wide state: everything lives in the per-port
-// object or the per-environment instance data. Every failure is thrown as an Error carrying
+// This file parses no MAD (pacing reads a MAD's method and TID) and keeps no process-wide state:
+// everything lives in the per-port object or the per-environment instance data. Every failure is thrown as an Error carrying
 // `errno` and `call` (the libibumad function that failed).
 #include <napi.h>
 
@@ -156,7 +156,7 @@ struct SendQueue {
   std::vector<std::vector<uint8_t>> spare;  // buffers for reuse
   bool stop = false;
   bool finished = false;
-  int sending = 0;  // 1 while the sender is inside umad_send
+  int sending = 0;  // 1 while the sender (or the receiver, OnAnswer) is inside umad_send
   double sent = 0, dropped = 0, errors = 0;
   double direct = 0;  // of `sent` and `errors`: sent by send() itself, not by the sender thread
   int lastErrno = 0;
@@ -169,7 +169,29 @@ struct SendQueue {
     } else {
       sent++;
     }
+    Recycle(std::move(buf));
+  }
+
+  // Under mu: a MAD buffer kept for reuse (a bounded few).
+  void Recycle(std::vector<uint8_t>&& buf) {
     if (spare.size() < 64) spare.push_back(std::move(buf));
+  }
+
+  // Under mu (held by lk): the front MAD taken, its pacing slot booked, written with umad_send
+  // outside the lock and counted. `sending` keeps one MAD in umad_send at a time, so the order
+  // of the queue is the order on the wire.
+  void SendFront(std::unique_lock<std::mutex>& lk) {
+    Item it = std::move(q.front());
+    q.pop_front();
+    Book(it);
+    sending = 1;
+    lk.unlock();
+    errno = 0;
+    int r = umad_send(portid, it.agent, it.umad.data(), it.len, it.timeoutMs, it.retries);
+    int e = r < 0 ? ErrnoOf(r) : 0;
+    lk.lock();
+    sending = 0;
+    Count(r, e, std::move(it.umad));
   }
 
   // Pacing (setPace, under umad2sim): at most `pace` requests on the wire at once, counted here
@@ -193,10 +215,33 @@ struct SendQueue {
     return (uint32_t(mad[12]) << 24) | (uint32_t(mad[13]) << 16) | (uint32_t(mad[14]) << 8) | mad[15];
   }
 
+  // A queued request's TID (low 32 bits) in `tid`; false for a response (no timeout) or a MAD
+  // too short to hold one.
+  bool RequestTid(const Item& it, uint32_t& tid) const {
+    if (it.timeoutMs <= 0 || it.umad.size() < madOffset + 16) return false;
+    tid = TidLow(it.umad.data() + madOffset);
+    return true;
+  }
+
   // Under mu: the slot of a paced request taken as it goes out (responses and unpaced MADs take none).
   void Book(const Item& it) {
-    if (!pace || it.timeoutMs <= 0 || it.umad.size() < madOffset + 16) return;
-    flights.push_back(Flight{TidLow(it.umad.data() + madOffset), std::chrono::steady_clock::now()});
+    uint32_t tid;
+    if (pace && RequestTid(it, tid)) flights.push_back(Flight{tid, std::chrono::steady_clock::now()});
+  }
+
+  // Under mu: the queued request with this TID dropped (its try timed out in JS while it waited
+  // behind a stalled peer: sent later it would only be stale, and the retry behind it would wait
+  // longer still). True when one was; counted as `unsent`.
+  bool Unsend(uint32_t tid) {
+    for (auto i = q.begin(); i != q.end(); ++i) {
+      uint32_t t;
+      if (!RequestTid(*i, t) || t != tid) continue;
+      Recycle(std::move(i->umad));
+      q.erase(i);
+      unsent++;
+      return true;
+    }
+    return false;
   }
 
   // Under mu: slots older than kPaceExpiryMs freed.
@@ -210,8 +255,8 @@ struct SendQueue {
 
   // Receiver thread: a response with this TID arrived. Its request's slot is freed and, when the
   // sender waits for one, the next queued MAD goes out from here: one socket write on this thread
-  // instead of a wake-up of the sender per answer (SUBNET UP at 5k 0.46x -> 0.36x OpenSM's,
-  // scripts/bench/README.md). One MAD in umad_send at a time (`sending`), so the order holds.
+  // instead of a wake-up of the sender per answer (ft3-large SUBNET UP 1,166 -> 1,047 ms against
+  // that wake-up; with the pacing, 5k 0.44x -> 0.36x OpenSM's: scripts/bench/README.md).
   void OnAnswer(uint32_t tid) {
     std::unique_lock<std::mutex> lk(mu);
     size_t i = 0;
@@ -223,18 +268,8 @@ struct SendQueue {
       work.notify_one();
       return;
     }
-    Item it = std::move(q.front());
-    q.pop_front();
-    Book(it);
-    sending = 1;
-    lk.unlock();
-    errno = 0;
-    int r = umad_send(portid, it.agent, it.umad.data(), it.len, it.timeoutMs, it.retries);
-    int e = r < 0 ? ErrnoOf(r) : 0;
-    lk.lock();
-    sending = 0;
+    SendFront(lk);
     byReceiver++;
-    Count(r, e, std::move(it.umad));
     if (!q.empty() && flights.size() < pace) work.notify_one();
   }
 
@@ -256,17 +291,7 @@ struct SendQueue {
           continue;
         }
       }
-      Item it = std::move(s->q.front());
-      s->q.pop_front();
-      s->Book(it);
-      s->sending = 1;
-      lk.unlock();
-      errno = 0;
-      int r = umad_send(s->portid, it.agent, it.umad.data(), it.len, it.timeoutMs, it.retries);
-      int e = r < 0 ? ErrnoOf(r) : 0;
-      lk.lock();
-      s->sending = 0;
-      s->Count(r, e, std::move(it.umad));
+      s->SendFront(lk);
     }
     s->dropped += static_cast<double>(s->q.size());
     s->q.clear();
@@ -775,22 +800,11 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     return info.Env().Undefined();
   }
 
-  // unsend(tidLow): drop the queued request with this TID (its try timed out in JS while it
-  // waited behind a stalled peer: sent later it would only be stale, and the retry behind it
-  // would wait longer still). True when one was dropped; counted in sendStats().unsent.
+  // unsend(tidLow): drop the queued request with this TID (SendQueue::Unsend).
   Napi::Value Unsend(const Napi::CallbackInfo& info) {
     uint32_t tid = ArgU32(info, 0, "tid");
     std::lock_guard<std::mutex> lk(sendq_->mu);
-    auto& q = sendq_->q;
-    for (auto i = q.begin(); i != q.end(); ++i) {
-      if (i->timeoutMs <= 0 || i->umad.size() < sendq_->madOffset + 16) continue;
-      if (SendQueue::TidLow(i->umad.data() + sendq_->madOffset) != tid) continue;
-      if (sendq_->spare.size() < 64) sendq_->spare.push_back(std::move(i->umad));
-      q.erase(i);
-      sendq_->unsent++;
-      return Napi::Boolean::New(info.Env(), true);
-    }
-    return Napi::Boolean::New(info.Env(), false);
+    return Napi::Boolean::New(info.Env(), sendq_->Unsend(tid));
   }
 
   // flush(): wake the sender thread for what send() queued while wake-ups were deferred.

@@ -79,9 +79,6 @@ export interface NativeUmadPort {
   setPace?(n: number): void;
   /** Drop the queued request whose TID's low 32 bits are `tid` (not yet sent); true when one was. */
   unsend?(tid: number): boolean;
-  setPace?(n: number): void;
-  /** Drop the queued request whose TID's low 32 bits are `tid` (not yet sent); true when one was. */
-  unsend?(tid: number): boolean;
   flush?(): void;
   openIssm(): void;
   closeIssm(): void;
