@@ -14,10 +14,11 @@
 // nodes 0-9 % less, scripts/bench/README.md), one wake-up per burst (setDeferWake/flush).
 // Under umad2sim the queue is also paced (setPace): at most that many requests on the wire, each
 // slot freed by its answer, and the receiver thread sends the next queued MAD itself when it
-// frees a slot the sender waits for.
+// frees a slot the sender waits for. Responses take no slot and never wait for one.
 // A full queue drops the MAD (counted, send() returns false), as a lost MAD; send errors are
-// counted (sendStats()). At close a sender stuck in umad_send is left behind with its own state
-// (and the port left open) rather than blocking the main thread.
+// counted (sendStats()). At close the queued responses are still written and the queued
+// requests dropped; a sender stuck in umad_send is left behind with its own state (and the port
+// left open) rather than blocking the main thread.
 //
 // This file parses no MAD (pacing reads a MAD's method and TID) and keeps no process-wide state:
 // everything lives in the per-port object or the per-environment instance data. Every failure is thrown as an Error carrying
@@ -152,7 +153,9 @@ struct SendQueue {
   std::mutex mu;
   std::condition_variable work;  // an item or stop
   std::condition_variable done;  // the sender has finished
-  std::deque<Item> q;
+  std::deque<Item> q;          // requests (and any MAD with a timeout), in send order
+  std::deque<Item> responses;  // responses, in send order: written before the requests (they take
+                               // no pacing slot, and an answer held behind stalled requests is late)
   std::vector<std::vector<uint8_t>> spare;  // buffers for reuse
   bool stop = false;
   bool finished = false;
@@ -177,12 +180,16 @@ struct SendQueue {
     if (spare.size() < 64) spare.push_back(std::move(buf));
   }
 
-  // Under mu (held by lk): the front MAD taken, its pacing slot booked, written with umad_send
-  // outside the lock and counted. `sending` keeps one MAD in umad_send at a time, so the order
-  // of the queue is the order on the wire.
+  size_t Queued() const { return q.size() + responses.size(); }
+  bool Empty() const { return q.empty() && responses.empty(); }
+
+  // Under mu (held by lk), something queued: the next MAD taken (the first response, else the
+  // first request), its pacing slot booked, written with umad_send outside the lock and counted.
+  // `sending` keeps one MAD in umad_send at a time, so each queue's order is its order on the wire.
   void SendFront(std::unique_lock<std::mutex>& lk) {
-    Item it = std::move(q.front());
-    q.pop_front();
+    std::deque<Item>& from = responses.empty() ? q : responses;
+    Item it = std::move(from.front());
+    from.pop_front();
     Book(it);
     sending = 1;
     lk.unlock();
@@ -192,6 +199,25 @@ struct SendQueue {
     lk.lock();
     sending = 0;
     Count(r, e, std::move(it.umad));
+    if (stop) work.notify_all();  // the sender's drain at stop waits for the receiver's send
+  }
+
+  // Under mu, something queued: the next MAD is a request with no free slot (a response never
+  // waits for one).
+  bool FrontWaitsForSlot() const {
+    uint32_t tid;
+    return responses.empty() && pace && flights.size() >= pace && RequestTid(q.front(), tid);
+  }
+
+  // Under mu (held by lk), at stop: the queued responses written, the queued requests dropped
+  // (their answers would find the port closed). An answer queued just before a close, such as the
+  // one to a handover's ACKNOWLEDGE as a master stops, still reaches its requester.
+  void DrainAtStop(std::unique_lock<std::mutex>& lk) {
+    work.wait(lk, [&] { return !sending; });
+    dropped += static_cast<double>(q.size());
+    for (Item& it : q) Recycle(std::move(it.umad));
+    q.clear();
+    while (!responses.empty()) SendFront(lk);
   }
 
   // Pacing (setPace, under umad2sim): at most `pace` requests on the wire at once, counted here
@@ -264,26 +290,26 @@ struct SendQueue {
     if (i == flights.size()) return;  // not ours, or its slot already expired
     flights.erase(flights.begin() + static_cast<std::ptrdiff_t>(i));
     if (!creditWait || stop) return;
-    if (sending || q.empty()) {
+    if (sending || Empty()) {
       work.notify_one();
       return;
     }
     SendFront(lk);
     byReceiver++;
-    if (!q.empty() && flights.size() < pace) work.notify_one();
+    if (!Empty() && !FrontWaitsForSlot()) work.notify_one();
   }
 
   static void Loop(std::shared_ptr<SendQueue> s) {
     pthread_setname_np(pthread_self(), "ibsm-umad-send");  // per-thread CPU (/proc/PID/task) tells it apart
     std::unique_lock<std::mutex> lk(s->mu);
     for (;;) {
-      s->work.wait(lk, [&] { return s->stop || !s->q.empty(); });
-      if (s->stop) break;  // what is still queued at close is dropped
+      s->work.wait(lk, [&] { return s->stop || !s->Empty(); });
+      if (s->stop) break;
       if (s->pace) {
-        // No slot free (or the receiver is sending): wait for an answer, or for the oldest
-        // slot's expiry.
+        // No slot free for the request in front (or the receiver is sending): wait for an
+        // answer, or for the oldest slot's expiry.
         s->Expire(std::chrono::steady_clock::now());
-        if (s->sending || s->flights.size() >= s->pace) {
+        if (s->sending || s->FrontWaitsForSlot()) {
           s->creditWait = true;
           if (s->flights.empty()) s->work.wait(lk);
           else s->work.wait_until(lk, s->flights.front().at + std::chrono::milliseconds(kPaceExpiryMs));
@@ -293,8 +319,7 @@ struct SendQueue {
       }
       s->SendFront(lk);
     }
-    s->dropped += static_cast<double>(s->q.size());
-    s->q.clear();
+    s->DrainAtStop(lk);
     s->finished = true;
     s->done.notify_all();
   }
@@ -713,7 +738,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     std::vector<uint8_t> buf;
     {
       std::lock_guard<std::mutex> lk(sendq_->mu);
-      if (sendq_->q.size() >= sendq_->max) {
+      if (sendq_->Queued() >= sendq_->max) {
         sendq_->dropped++;
         return Napi::Boolean::New(env, false);
       }
@@ -747,11 +772,11 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
       std::lock_guard<std::mutex> lk(sendq_->mu);
       // Only this thread adds and the sender only takes: the bound checked above still holds.
       // The sender may be asleep; not while it is inside umad_send (it looks at the queue again
-      // before it waits).
-      if (sendq_->q.empty() && !sendq_->sending) wakeOwed_ = true;
-      sendq_->q.push_back(SendQueue::Item{std::move(buf), static_cast<int>(agent), static_cast<int>(n),
+      // before it waits). Waiting for a slot, it is woken for a response (which needs none).
+      if ((sendq_->Empty() && !sendq_->sending) || (timeoutMs == 0 && sendq_->creditWait)) wakeOwed_ = true;
+      (timeoutMs > 0 ? sendq_->q : sendq_->responses).push_back(SendQueue::Item{std::move(buf), static_cast<int>(agent), static_cast<int>(n),
                                           static_cast<int>(timeoutMs), static_cast<int>(retries)});
-      queued = sendq_->q.size();
+      queued = sendq_->Queued();
     }
     // Deferred, the wake-up waits for flush() unless a long burst has queued kDeferredWakeAt MADs:
     // then the sender starts on them while the burst goes on.
@@ -766,7 +791,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     {
       std::lock_guard<std::mutex> lk(sendq_->mu);
       // Only this thread adds to the queue: empty and idle now, it stays so during the send.
-      if (!sendq_->q.empty() || sendq_->sending) return false;
+      if (!sendq_->Empty() || sendq_->sending) return false;
     }
     errno = 0;
     int r = umad_send(portid_, static_cast<int>(agent), buf.data(), static_cast<int>(n), static_cast<int>(timeoutMs), static_cast<int>(retries));
@@ -824,7 +849,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     Napi::Env env = info.Env();
     Napi::Object o = Napi::Object::New(env);
     std::lock_guard<std::mutex> lk(sendq_->mu);
-    o.Set("queued", static_cast<double>(sendq_->q.size()));
+    o.Set("queued", static_cast<double>(sendq_->Queued()));
     o.Set("sending", sendq_->sending);
     o.Set("sent", sendq_->sent);
     o.Set("dropped", sendq_->dropped);

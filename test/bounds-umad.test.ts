@@ -82,28 +82,36 @@ describe('umad send under a stalled peer', () => {
  * wire, each answer freeing a slot and the receiver thread sending the next queued MAD, a slot
  * without an answer freed after 100 ms. */
 describe('paced umad sends', () => {
-  it('keep at most the pace on the wire while ibsim is stopped, drop a timed-out try still queued, send the rest as answers come, and free a lost answer\'s slot', async () => {
+  it('keep at most the pace on the wire while ibsim is stopped, drop a timed-out try still queued, send the rest as answers come, and free a lost answer\'s slot; responses take no slot, and a response queued at the close is still written', async () => {
     const pace = 4;
     const count = 200;
     const r = await runNodePreloaded(PACE, [JSON.stringify({ ibsimPid: ibsim!.pid, pace, count })], { ibsim: ibsim!, timeoutMs: 60_000 });
     expect(r.timedOut, r.stderr).toBe(false);
     expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { stopped: SendStats; stoppedMs: number; unsentStats: SendStats; resumed: SendStats; answers: number; lost: SendStats; lostMs: number; answersAtEnd: number };
+    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { stopped: SendStats; stoppedMs: number; responded: SendStats; unsentStats: SendStats; resumed: SendStats; answers: number; lost: SendStats; lostMs: number; answersAtEnd: number; beforeClose: SendStats; closed: SendStats };
     // Stopped: `pace` written to the socket, the rest queued (unless the check came after an expiry).
     if (out.stoppedMs < 95) expect(out.stopped).toMatchObject({ sent: pace, inFlight: pace, queued: count - pace, sending: 0, dropped: 0, errors: 0, expired: 0 });
     else expect(out.stopped.sent).toBeLessThan(count);
+    // A response sent while every slot is taken goes out at once: it takes no slot.
+    expect(out.responded.sent).toBe(out.stopped.sent + 1);
+    expect(out.responded.queued).toBe(out.stopped.queued);
     // The last request unsent (its try timed out): out of the queue, never sent.
     expect(out.unsentStats.unsent).toBe(1);
     expect(out.unsentStats.queued).toBe(out.stopped.queued - 1);
     // Resumed: every other request answered, nothing expired, the queue sent as answers freed slots.
     expect(out.answers, JSON.stringify(out)).toBe(count - 1);
-    expect(out.resumed).toMatchObject({ sent: count - 1, inFlight: 0, queued: 0, dropped: 0, errors: 0, direct: 0, unsent: 1 });
+    expect(out.resumed).toMatchObject({ sent: count, inFlight: 0, queued: 0, dropped: 0, errors: 0, direct: 0, unsent: 1 });
     expect(out.resumed.byReceiver).toBeGreaterThan(0);
     // Stopped again with pace + 5 sent: the first `pace` never answered, their slots expired, so
     // the last 5 went out too; every one of them answered once ibsim resumed.
-    expect(out.lost.sent - (count - 1)).toBe(pace + 5);
+    expect(out.lost.sent - count).toBe(pace + 5);
     expect(out.lost.expired).toBeGreaterThanOrEqual(pace);
     expect(out.lost.queued).toBe(0);
     expect(out.answersAtEnd).toBe(count - 1 + pace + 5);
+    // Closed in the turn that queued a response and a request: the response still written, the
+    // request dropped (an answer to it would find the port closed).
+    expect(out.closed.sent - out.beforeClose.sent).toBe(1);
+    expect(out.closed.dropped - out.beforeClose.dropped).toBe(1);
+    expect(out.closed.queued).toBe(0);
   });
 });

@@ -90,7 +90,7 @@ export interface NativeUmadPort {
 }
 
 /** What the addon's sends did: MADs waiting for the sender thread, in its umad_send, sent, dropped
- * (queue full, or still queued at close), refused by umad_send (errors, the last one's errno), and
+ * (queue full, or a request still queued at close: the queued responses are written), refused by umad_send (errors, the last one's errno), and
  * how many of those sent or refused send() handed to umad_send itself (direct: a kernel's umad
  * device with nothing queued; never under umad2sim). */
 export interface NativeSendStats {

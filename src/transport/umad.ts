@@ -255,7 +255,7 @@ export class UmadTransport implements Transport {
   private sendsDropped = 0;
 
   /** The addon's send counters over this transport's port(s): sent (direct: by send() itself),
-   * waiting for the sender thread, dropped (queue full or left at close) and refused by umad_send
+   * waiting for the sender thread, dropped (queue full, or a request left at close) and refused by umad_send
    * (with the last errno). */
   sendStats(): NativeSendStats {
     const ports = this.smi === this.gsi ? [this.smi] : [this.smi, this.gsi];
