@@ -42,6 +42,27 @@ describe('the sweeps\' SMPs have one retry budget', () => {
     expect(r.rpc.stats.retries).toBe(0);
   });
 
+  it('a Get through the callback slot: 1 + rounds tries, then the caller\'s sink told once', async () => {
+    const r = deadLink();
+    const smp = new RetryingSmp(smpClientOf(r.rpc), r.clock, { rounds: 2, backoffMs: 5 });
+    const s0 = r.rpc.stats.sent;
+    let told = 0;
+    const failed = new Promise<Error>((resolve, reject) =>
+      smp.getDrTo({ path: [1], attr: SmpAttr.NodeInfo, mod: 0 }, {
+        smpOk: () => reject(new Error('answered')),
+        smpFailed: (_, e) => {
+          told++;
+          resolve(e);
+        },
+      }),
+    );
+    expect(await drive(r.clock, failed)).toBeInstanceOf(MadTimeoutError);
+    expect(told).toBe(1);
+    expect(r.rpc.stats.sent - s0).toBe(3);
+    expect(r.rpc.stats.retries).toBe(0);
+    expect(smp.failures).toEqual({ timeout: 1, status: 0 });
+  });
+
   it('by default an SMP gets DEFAULT_SMP_RETRY.rounds + 1 tries, fewer than the 16 of the nested layers', async () => {
     const r = deadLink();
     const smp = new RetryingSmp(smpClientOf(r.rpc), r.clock);

@@ -404,13 +404,23 @@ export class MadRpc implements RmppHost {
    * and no closure per SMP: what a programming step of many Sets uses. `opts`: its timeout and
    * tries, as request()'s. */
   smpSetDrTo<C>(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array, mkey: bigint | undefined, sink: SmpSink<C>, ctx: C, opts?: RequestOptions): void {
+    this.smpDrTo(Method.Set, path, attrId, attrMod, data, mkey, sink, ctx, opts);
+  }
+
+  /** SubnGet over a directed route settled through a callback slot, as smpSetDrTo: what a
+   * discovery's many Gets use. */
+  smpGetDrTo<C>(path: readonly number[], attrId: number, attrMod: number, sink: SmpSink<C>, ctx: C, opts?: RequestOptions): void {
+    this.smpDrTo(Method.Get, path, attrId, attrMod, undefined, undefined, sink, ctx, opts);
+  }
+
+  private smpDrTo<C>(method: number, path: readonly number[], attrId: number, attrMod: number, data: Uint8Array | undefined, mkey: bigint | undefined, sink: SmpSink<C>, ctx: C, opts?: RequestOptions): void {
     if (this.closed) return sink.smpFailed(ctx, new RpcClosedError('request'));
     // Over a transport that copies on send, the MAD is MadRpc's own: built into a pooled buffer
     // and pooled again once the request settled (no MAD allocated per SMP once the pool is warm).
     const own = this.transport.copiesOnSend === true;
     let mad: Uint8Array;
     try {
-      mad = this.buildSmpDr(Method.Set, path, attrId, attrMod, data, mkey ?? this.mkey, own ? this.madPool.pop() : undefined);
+      mad = this.buildSmpDr(method, path, attrId, attrMod, data, mkey ?? this.mkey, own ? this.madPool.pop() : undefined);
     } catch (e) {
       return sink.smpFailed(ctx, e instanceof Error ? e : new EncodeError('SmpDr', '', String(e)));
     }

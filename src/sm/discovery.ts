@@ -15,12 +15,13 @@
  * lexicographically smallest shortest path, whichever answer happened to find it first. */
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { NodeDescription, NodeInfo, SwitchInfo, type PortInfo } from '../wire/sma.js';
-import { getPortInfo } from './port-info-get.js';
+import { getPortInfo, hasExtendedSpeeds } from './port-info-get.js';
 import type { Fabric, FabricNode, FabricPort, NodeKind } from '../model/fabric.js';
 import type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 import { speedName, widthName } from '../model/rates.js';
 import { keepPortInfo } from '../model/port-info.js';
-import type { SmpClient } from './smp-client.js';
+import type { SmpClient, SmpGetReq, SmpSink } from './smp-client.js';
+import { portInfoMod } from '../wire/modifiers.js';
 import { pump } from '../util/pump.js';
 import { formatGuid } from '../util/guid.js';
 import { IbsmError } from '../util/errors.js';
@@ -66,9 +67,12 @@ export class DiscoveryError extends IbsmError {
 }
 
 const MAX_HOPS = 63;
-/** Nodes of a BFS level read at once (a switch is ~38 SMPs: more than the SM's RPC window of 256
- * is always queued), and far-side probes (one SMP each) started at once. */
+/** Switches of a BFS level read at once (a switch is ~38 SMPs: more than the RPC's window is
+ * always queued), CAs and routers read at once (2 SMPs each: 16 of them would keep only 32
+ * requests outstanding, too few to keep the wire busy at a fat tree's last level), and far-side
+ * probes (one SMP each) started at once. */
 const NODE_READS_IN_PROGRESS = 16;
+const CA_READS_IN_PROGRESS = 64;
 const PROBES_IN_PROGRESS = 512;
 
 export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Promise<DiscoveryResult> {
@@ -88,8 +92,24 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
 
 const decodeNodeInfo = (b: Uint8Array): NodeInfo => NodeInfo.decode(b);
 
+/** A switch's external ports read together (readNodeOnce): how many answers are still to come,
+ * the first failure, and the one promise the node's read waits on. */
+interface PortsRead {
+  left: number;
+  error: unknown;
+  resolve: () => void;
+  reject: (e: unknown) => void;
+}
+
+/** One PortInfo Get of a switch's external port, settled through the sweep's callback slot. */
+interface PortRead extends SmpGetReq {
+  readonly idx: number;
+  readonly port: number;
+  readonly of: PortsRead;
+}
+
 /** One discovery sweep: the fabric and what was read of each node, as the BFS finds them. */
-class DiscoverySweep {
+class DiscoverySweep implements SmpSink<PortRead> {
   readonly fabric: Fabric = { nodes: [] };
   readonly nodes: DiscoveredNode[] = [];
   private readonly byGuid = new Map<bigint, number>();
@@ -181,9 +201,7 @@ class DiscoverySweep {
       jobs.push(
         getPortInfo(this.smp, d.path, 0, keepPortInfo, undefined, this.knownExt(n.ports[0]!.guid)).then((pi0) => {
           this.applyPortInfo(idx, 0, pi0);
-          const ports: Promise<unknown>[] = [];
-          for (let p = 1; p <= n.numPorts; p++) ports.push(getPortInfo(this.smp, d.path, p, keepPortInfo, pi0).then((pi) => this.applyPortInfo(idx, p, pi)));
-          return settleAll(ports);
+          return this.readPorts(idx, d.path, n.numPorts, pi0);
         }),
       );
       await settleAll(jobs);
@@ -200,6 +218,44 @@ class DiscoverySweep {
     // Only the SM's own CA is left through its port; other CAs/routers do not forward SMPs.
     if (idx === 0 && d.portInfo[entry]!.portState >= PortState.Init) return [entry];
     return [];
+  }
+
+  /** The PortInfo of a switch's external ports 1..`numPorts`, bit 31 as port 0's mask says.
+   * Through the client's callback slot where it has one (no promise or closure per port: these
+   * are half a discovery's SMPs); rejects with the first failure once every answer is in. */
+  private readPorts(idx: number, path: readonly number[], numPorts: number, pi0: PortInfo): Promise<void> {
+    const smp = this.smp;
+    if (!smp.getDrTo) {
+      const ports: Promise<unknown>[] = [];
+      for (let p = 1; p <= numPorts; p++) ports.push(getPortInfo(smp, path, p, keepPortInfo, pi0).then((pi) => this.applyPortInfo(idx, p, pi)));
+      return settleAll(ports);
+    }
+    if (numPorts < 1) return Promise.resolve();
+    const ext = hasExtendedSpeeds(pi0);
+    return new Promise<void>((resolve, reject) => {
+      const of: PortsRead = { left: numPorts, error: undefined, resolve, reject };
+      for (let p = 1; p <= numPorts; p++) smp.getDrTo!<PortRead>({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(p, ext), idx, port: p, of }, this);
+    });
+  }
+
+  smpOk(r: PortRead, data: Uint8Array): void {
+    try {
+      this.applyPortInfo(r.idx, r.port, keepPortInfo(data));
+    } catch (e) {
+      r.of.error ??= e;
+    }
+    this.portDone(r.of);
+  }
+
+  smpFailed(r: PortRead, e: Error): void {
+    r.of.error ??= e;
+    this.portDone(r.of);
+  }
+
+  private portDone(of: PortsRead): void {
+    if (--of.left) return;
+    if (of.error === undefined) of.resolve();
+    else of.reject(of.error);
   }
 
   private link(a: number, ap: number, b: number, bp: number): void {
@@ -268,12 +324,12 @@ class DiscoverySweep {
       // 11,664 hosts, and every scavenge copied them (GC was 27 % of the discovery).
       const level = frontier;
       const toProbe: number[][] = new Array<number[]>(level.length);
-      await pump(
+      const nodes = this.fabric.nodes;
+      const reads = (switches: boolean) =>
         (function* () {
-          for (let k = 0; k < level.length; k++) yield () => readNode(level[k]!).then((ps) => void (toProbe[k] = ps));
-        })(),
-        NODE_READS_IN_PROGRESS,
-      );
+          for (let k = 0; k < level.length; k++) if ((nodes[level[k]!]!.type === NodeType.Switch) === switches) yield () => readNode(level[k]!).then((ps) => void (toProbe[k] = ps));
+        })();
+      await Promise.all([pump(reads(true), NODE_READS_IN_PROGRESS), pump(reads(false), CA_READS_IN_PROGRESS)]);
       const next: number[] = [];
       const d1 = depth + 1;
       const addFound = (found: number | undefined): void => {

@@ -15,7 +15,7 @@ import { MadStatusError, MadTimeoutError } from '../rpc/errors.js';
 import { PortState, SmpAttr } from '../wire/mad.js';
 import { PortInfo } from '../wire/sma.js';
 import type { Clock } from '../util/clock.js';
-import { ONE_TRY, type SmpClient, type SmpSetReq, type SmpSink } from './smp-client.js';
+import { ONE_TRY, type SmpClient, type SmpGetReq, type SmpSetReq, type SmpSink } from './smp-client.js';
 
 /** Why an SMP was given up: no answer, or an error status the SMA stood by. */
 export type SmpFailureReason = 'timeout' | 'status';
@@ -150,6 +150,33 @@ export class RetryingSmp implements SmpClient {
     this.inner.setDrTo(req, w, ONE_TRY);
   }
   private readonly sinks = new WeakMap<object, SmpSink<SmpSetReq>>();
+
+  /** getDr through a callback slot, as setDrTo: the first try to the inner client's slot, a
+   * failure through getDr's retry rounds, then to the caller's sink. */
+  getDrTo<C extends SmpGetReq>(req: C, sink: SmpSink<C>): void {
+    if (!this.inner.getDrTo) {
+      this.getDr(req.path, req.attr, req.mod).then(
+        (d) => sink.smpOk(req, d),
+        (e: unknown) => sink.smpFailed(req, asError(e)),
+      );
+      return;
+    }
+    let w = this.getSinks.get(sink) as SmpSink<C> | undefined;
+    if (!w) {
+      w = {
+        smpOk: (r, d) => sink.smpOk(r, d),
+        smpFailed: (r, e) => {
+          this.getFailed(e, () => this.inner.getDr(r.path, r.attr, r.mod, ONE_TRY)).then(
+            (d) => sink.smpOk(r, d),
+            (x: unknown) => sink.smpFailed(r, asError(x)),
+          );
+        },
+      };
+      this.getSinks.set(sink, w as SmpSink<SmpGetReq>);
+    }
+    this.inner.getDrTo(req, w, ONE_TRY);
+  }
+  private readonly getSinks = new WeakMap<object, SmpSink<SmpGetReq>>();
 
   trap(lid: number, notice: Uint8Array): Promise<void> {
     return this.inner.trap(lid, notice);

@@ -10,6 +10,13 @@ export interface SmpSetReq {
   readonly mkey?: bigint;
 }
 
+/** A directed-route Get: where and what. The context a callback-slot Get (getDrTo) settles with. */
+export interface SmpGetReq {
+  readonly path: readonly number[];
+  readonly attr: number;
+  readonly mod: number;
+}
+
 /** How many times the layer below may try an SMP: `retries` after the first (default: the
  * layer's own, MadRpc's `retries`). The SM's retry layer (sm/retry.ts) asks for `ONE_TRY`: it
  * owns the SMP's whole budget, so no retries nest under its own. */
@@ -32,6 +39,9 @@ export interface SmpClient {
    * `sink.smpFailed(req, e)`, exactly once) instead of a promise: no promise or closure per SMP.
    * Optional: the apply step uses setDr where it is missing. */
   setDrTo?<C extends SmpSetReq>(req: C, sink: SmpSink<C>, t?: SmpTry): void;
+  /** getDr of `req` settled through a callback slot, as setDrTo. Optional: discovery uses getDr
+   * where it is missing. */
+  getDrTo?<C extends SmpGetReq>(req: C, sink: SmpSink<C>, t?: SmpTry): void;
   getLid(lid: number, attrId: number, attrMod?: number, t?: SmpTry): Promise<Uint8Array>;
   setLid(lid: number, attrId: number, attrMod: number, data: Uint8Array, t?: SmpTry): Promise<Uint8Array>;
   /** A LID-routed Trap (SubnTrap, attribute Notice) carrying `notice` (64 bytes of SMP data);
@@ -49,6 +59,7 @@ export function smpClientOf(rpc: MadRpc): SmpClient {
     getDr: (path, attrId, attrMod = 0, t) => rpc.smpGetDr(path, attrId, attrMod, undefined, t),
     setDr: (path, attrId, attrMod, data, mkey, t) => rpc.smpSetDr(path, attrId, attrMod, data, mkey !== undefined ? { ...t, mkey } : t),
     setDrTo: (req, sink, t) => rpc.smpSetDrTo(req.path, req.attr, req.mod, req.data, req.mkey, sink, req, t),
+    getDrTo: (req, sink, t) => rpc.smpGetDrTo(req.path, req.attr, req.mod, sink, req, t),
     getLid: (lid, attrId, attrMod = 0, t) => rpc.smpGet(lid, attrId, attrMod, undefined, t),
     setLid: (lid, attrId, attrMod, data, t) => rpc.smpSet(lid, attrId, attrMod, data, t),
     trap: (lid, notice) => rpc.request(rpc.buildSmpLid(Method.Trap, SmpAttr.Notice, 0, notice), { lid, qpn: 0 }, { retries: 1 }).then(() => undefined),
