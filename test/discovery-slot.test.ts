@@ -1,5 +1,6 @@
-/** Discovery reads a switch's external ports through the client's callback slot (getDrTo: no
- * promise per port, issue #32); a client without one is read through getDr. Both must find the
+/** Discovery reads a switch's external ports, reads CAs and probes the far side of links through
+ * the client's callback slot (getDrTo: no promise per SMP, issue #32); a client without one is read
+ * through getDr. Both must find the
  * same fabric, byte for byte, and treat a switch whose port reads fail alike: left out, named. */
 import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../src/util/clock.js';
@@ -33,9 +34,9 @@ function promisesOnly(c: SmpClient): SmpClient {
 
 /** A client whose PortInfo Gets of external ports at the node behind `path` are refused (status
  * 0x1c), through the slot and through getDr alike; counts the slot's use. */
-function refusing(c: SmpClient, path: readonly number[]): SmpClient & { slotGets: number } {
-  const at = (p: readonly number[], attr: number, mod: number): boolean => attr === SmpAttr.PortInfo && (mod & 0xff) !== 0 && p.length === path.length && p.every((x, i) => x === path[i]);
-  const refusal = (): MadStatusError => new MadStatusError({ mgmtClass: MgmtClass.SubnDirected, method: 1, attrId: SmpAttr.PortInfo, attrMod: 1, destination: 'DR path' }, 0x1c, new Uint8Array(256));
+function refusing(c: SmpClient, path: readonly number[], attrId = SmpAttr.PortInfo): SmpClient & { slotGets: number } {
+  const at = (p: readonly number[], attr: number, mod: number): boolean => attr === attrId && (attr !== SmpAttr.PortInfo || (mod & 0xff) !== 0) && p.length === path.length && p.every((x, i) => x === path[i]);
+  const refusal = (): MadStatusError => new MadStatusError({ mgmtClass: MgmtClass.SubnDirected, method: 1, attrId, attrMod: 1, destination: 'DR path' }, 0x1c, new Uint8Array(256));
   const out = {
     getDr: (p: readonly number[], attr: number, mod = 0) => (at(p, attr, mod) ? Promise.reject(refusal()) : c.getDr(p, attr, mod)),
     setDr: c.setDr.bind(c),
@@ -64,14 +65,16 @@ function dump(res: Awaited<ReturnType<typeof discover>>): string {
 }
 
 describe('discovery over the callback slot', () => {
-  it('finds the same fabric as over promises, byte for byte, with the SMPs the promise path sends', async () => {
+  it('finds the same fabric as over promises, byte for byte, with the SMPs the promise path sends (port reads, CA reads and probes through the slot)', async () => {
     const a = rig();
-    let slot = 0;
+    const slot = { portInfo: 0, nodeInfo: 0, nodeDesc: 0 };
     const counted: SmpClient = Object.defineProperty(
       {
         ...a.inner,
         getDrTo: (req: Parameters<NonNullable<SmpClient['getDrTo']>>[0], sink: Parameters<NonNullable<SmpClient['getDrTo']>>[1]) => {
-          slot++;
+          if (req.attr === SmpAttr.PortInfo) slot.portInfo++;
+          if (req.attr === SmpAttr.NodeInfo) slot.nodeInfo++;
+          if (req.attr === SmpAttr.NodeDescription) slot.nodeDesc++;
           a.inner.getDrTo!(req, sink);
         },
       },
@@ -82,19 +85,25 @@ describe('discovery over the callback slot', () => {
     const b = rig();
     const viaPromises = await drive(b.clock, discover(new RetryingSmp(promisesOnly(b.inner), b.clock)), 60_000);
     const switchPorts = a.want.nodes.filter((n) => n.type === NodeType.Switch).reduce((s, n) => s + n.numPorts, 0);
-    expect(slot).toBe(switchPorts); // every external port of every switch, through the slot
+    // every external port of every switch, and every CA but the SM's own, through the slot
+    const cas = a.want.nodes.filter((n) => n.type !== NodeType.Switch).length;
+    expect(slot.portInfo).toBe(switchPorts + cas - 1);
+    expect(slot.nodeDesc).toBe(cas - 1);
+    // every probe too: at least one per link but the SM's own (each found once, some from both sides)
+    const links = a.want.nodes.reduce((n, x) => n + x.ports.filter((p, i) => i > 0 && p?.peer).length, 0) / 2;
+    expect(slot.nodeInfo).toBeGreaterThanOrEqual(links);
     expect(viaSlot.fabric.nodes.length).toBe(a.want.nodes.length);
     expect(dump(viaSlot)).toBe(dump(viaPromises));
     expect(viaSlot.smps).toBe(viaPromises.smps);
   });
 
   it('a switch whose port reads are refused is left out, named, as over promises; the rest is found', async () => {
-    const outcome = async (slot: boolean): Promise<{ skips: DiscoverySkip[]; nodes: number; slotGets: number }> => {
+    const outcome = async (slot: boolean, attrId = SmpAttr.PortInfo): Promise<{ skips: DiscoverySkip[]; nodes: number; slotGets: number }> => {
       const r = rig();
       // the SM's leaf switch is at [1]; a spine one hop above it at [1, up]
       const leaf = r.want.nodes.find((n) => n.type === NodeType.Switch && n.ports.some((p) => p?.peer && r.want.nodes[p.peer.node]!.type !== NodeType.Switch))!;
       const up = leaf.ports.findIndex((p, i) => i > 0 && p?.peer && r.want.nodes[p.peer.node]!.type === NodeType.Switch);
-      const bad = refusing(slot ? r.inner : promisesOnly(r.inner), [1, up]);
+      const bad = refusing(slot ? r.inner : promisesOnly(r.inner), [1, up], attrId);
       const skips: DiscoverySkip[] = [];
       const res = await drive(r.clock, discover(new RetryingSmp(bad, r.clock), { onSkip: (s) => skips.push(s) }), 60_000);
       return { skips, nodes: res.fabric.nodes.length, slotGets: bad.slotGets };
@@ -107,6 +116,47 @@ describe('discovery over the callback slot', () => {
     expect(nodeSkips(viaSlot)).toHaveLength(1);
     expect(nodeSkips(viaSlot)).toEqual(nodeSkips(viaPromises));
     expect(nodeSkips(viaSlot)[0]).toMatch(/MadStatusError$/);
+    expect(viaSlot.nodes).toBe(viaPromises.nodes);
+  });
+
+  it('a CA whose PortInfo is refused is left out, named, as over promises', async () => {
+    const outcome = async (slot: boolean): Promise<{ nodes: string[]; found: number }> => {
+      const r = rig();
+      // a CA two hops from the SM: its leaf's first CA port other than the SM's
+      const leafIdx = r.want.nodes.findIndex((n) => n.type === NodeType.Switch && n.ports.some((p) => p?.peer && r.want.nodes[p.peer.node]!.type !== NodeType.Switch));
+      const leaf = r.want.nodes[leafIdx]!;
+      const smPort = leaf.ports.findIndex((p, i) => i > 0 && p?.peer && r.want.nodes[p.peer.node]!.type !== NodeType.Switch);
+      const other = leaf.ports.findIndex((p, i) => i > smPort && p?.peer && r.want.nodes[p.peer.node]!.type !== NodeType.Switch);
+      const bad = refusing(slot ? r.inner : promisesOnly(r.inner), [1, other]);
+      const skipped: string[] = [];
+      // (refusing() matches PortInfo with a port number in the modifier: the CA's port 1)
+      const res = await drive(r.clock, discover(new RetryingSmp(bad, r.clock), { onSkip: (x) => x.kind === 'node' && skipped.push(`${x.guid.toString(16)} ${x.path.join(',')} ${(x.error as Error).name}`) }), 60_000);
+      return { nodes: skipped, found: res.fabric.nodes.length };
+    };
+    const viaSlot = await outcome(true);
+    const viaPromises = await outcome(false);
+    expect(viaSlot.nodes).toHaveLength(1);
+    expect(viaSlot.nodes[0]).toMatch(/MadStatusError$/);
+    expect(viaSlot.nodes).toEqual(viaPromises.nodes);
+    expect(viaSlot.found).toBe(viaPromises.found);
+  });
+
+  it('a probe that is refused leaves that link out, named, as over promises', async () => {
+    const outcome = async (slot: boolean): Promise<{ links: string[]; nodes: number; slotGets: number }> => {
+      const r = rig();
+      const leaf = r.want.nodes.find((n) => n.type === NodeType.Switch && n.ports.some((p) => p?.peer && r.want.nodes[p.peer.node]!.type !== NodeType.Switch))!;
+      const up = leaf.ports.findIndex((p, i) => i > 0 && p?.peer && r.want.nodes[p.peer.node]!.type === NodeType.Switch);
+      const bad = refusing(slot ? r.inner : promisesOnly(r.inner), [1, up], SmpAttr.NodeInfo);
+      const links: string[] = [];
+      const res = await drive(r.clock, discover(new RetryingSmp(bad, r.clock), { onSkip: (x) => x.kind === 'link' && links.push(`${x.guid.toString(16)}/${x.port} ${x.path.join(',')} ${(x.error as Error).name}`) }), 60_000);
+      return { links, nodes: res.fabric.nodes.length, slotGets: bad.slotGets };
+    };
+    const viaSlot = await outcome(true);
+    const viaPromises = await outcome(false);
+    expect(viaSlot.slotGets).toBeGreaterThan(0);
+    expect(viaSlot.links).toHaveLength(1);
+    expect(viaSlot.links[0]).toMatch(/MadStatusError$/);
+    expect(viaSlot.links).toEqual(viaPromises.links);
     expect(viaSlot.nodes).toBe(viaPromises.nodes);
   });
 });

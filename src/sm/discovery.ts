@@ -25,6 +25,7 @@ import { portInfoMod } from '../wire/modifiers.js';
 import { pump } from '../util/pump.js';
 import { formatGuid } from '../util/guid.js';
 import { IbsmError } from '../util/errors.js';
+import { MadStatusError } from '../rpc/errors.js';
 
 export type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 
@@ -72,6 +73,7 @@ const MAX_HOPS = 63;
  * requests outstanding, too few to keep the wire busy at a fat tree's last level), and far-side
  * probes (one SMP each) started at once. */
 const NODE_READS_IN_PROGRESS = 16;
+const NO_PORTS: readonly number[] = Object.freeze([]);
 const CA_READS_IN_PROGRESS = 64;
 const PROBES_IN_PROGRESS = 512;
 
@@ -99,6 +101,30 @@ interface PortsRead {
   error: unknown;
   resolve: () => void;
   reject: (e: unknown) => void;
+}
+
+/** One CA or router read through the callback slot: its NodeDescription and its port's PortInfo
+ * (readCas), how many of the two are still to come and the first failure. */
+interface CaRead {
+  readonly idx: number;
+  readonly path: readonly number[];
+  readonly entry: number;
+  /** What the port said of IsExtendedSpeedsSupported at the last sweep (port-info-get.ts). */
+  readonly known: boolean | undefined;
+  left: number;
+  error: unknown;
+}
+
+/** A Get of a CaRead: its NodeDescription or its PortInfo (`mod` with or without bit 31). */
+interface CaReq extends SmpGetReq {
+  readonly ca: CaRead;
+}
+
+/** One probe (a NodeInfo Get of the far side of node `idx` port `port`), through the callback slot. */
+interface ProbeReq extends SmpGetReq {
+  readonly path: number[];
+  readonly idx: number;
+  readonly port: number;
 }
 
 /** One PortInfo Get of a switch's external port, settled through the sweep's callback slot. */
@@ -263,22 +289,29 @@ class DiscoverySweep implements SmpSink<PortRead> {
     this.fabric.nodes[b]!.ports[bp]!.peer = { node: a, port: ap };
   }
 
-  /** Probe the far side of node `idx` port `p`; returns a newly found node index, if any. */
-  private async probe(idx: number, p: number, depth: number): Promise<number | undefined> {
+  /** The DR path to probe the far side of node `idx` port `p`, or undefined when it is not to be
+   * probed (linked from the other side meanwhile, or the health hook says so). Throws
+   * DiscoveryError past MAX_HOPS. */
+  private probePath(idx: number, p: number): number[] | undefined {
     if (this.fabric.nodes[idx]!.ports[p]!.peer) return undefined; // linked from the other side meanwhile
     if (this.opts.skipProbe?.(this.fabric.nodes[idx]!.guid, p)) return undefined; // health hook
     const path = this.nodes[idx]!.path.concat(p); // (concat: an array of its length; a spread leaves room for ~17)
     if (path.length > MAX_HOPS) throw new DiscoveryError(`fabric deeper than ${MAX_HOPS} hops at node 0x${this.fabric.nodes[idx]!.guid.toString(16)}`);
-    let ni: NodeInfo;
-    try {
-      ni = await this.getNodeInfo(path);
-    } catch (error) {
-      this.opts.onSkip?.({ kind: 'link', guid: this.fabric.nodes[idx]!.guid, desc: this.fabric.nodes[idx]!.desc, port: p, lid: this.nodeLid(idx), path, error });
-      return undefined;
-    }
+    return path;
+  }
+
+  /** A probe of node `idx` port `p` (at `path`) got no NodeInfo: that link is left out. */
+  private probeFailed(idx: number, p: number, path: readonly number[], error: unknown): void {
+    this.opts.onSkip?.({ kind: 'link', guid: this.fabric.nodes[idx]!.guid, desc: this.fabric.nodes[idx]!.desc, port: p, lid: this.nodeLid(idx), path, error });
+  }
+
+  /** What a probe's NodeInfo `ni` says: a newly found node's index, or undefined (a known node
+   * linked, a duplicate left out); a promise for a further port of a known CA (its PortInfo read,
+   * never rejected: a failure leaves the CA out). */
+  private probed(idx: number, p: number, path: number[], depth: number, ni: NodeInfo): number | undefined | Promise<void> {
     if (this.fabric.nodes[idx]!.ports[p]!.peer) return undefined;
     const known = this.byGuid.get(ni.nodeGuid);
-    const rp = ni.nodeType === NodeType.Switch ? ni.localPortNum : ni.localPortNum;
+    const rp = ni.localPortNum;
     if (known === undefined) {
       const nidx = this.addNode(ni, path, depth);
       this.link(idx, p, nidx, rp);
@@ -300,22 +333,206 @@ class DiscoverySweep implements SmpSink<PortRead> {
       kn.ports[rp] = newPort(rp, ni.portGuid);
       this.nodes[known]!.portPaths[rp] = path;
       this.link(idx, p, known, rp);
-      try {
-        this.applyPortInfo(known, rp, await getPortInfo(this.smp, path, rp, keepPortInfo, undefined, this.knownExt(ni.portGuid)));
-      } catch (error) {
-        this.skipped.add(known); // a CA port we cannot read: the CA waits for the next sweep
-        this.opts.onSkip?.({ kind: 'node', guid: kn.guid, desc: kn.desc, lid: this.nodeLid(known), path, error });
-      }
-    } else if (!kn.ports[rp]!.peer) {
-      this.link(idx, p, known, rp);
+      return getPortInfo(this.smp, path, rp, keepPortInfo, undefined, this.knownExt(ni.portGuid)).then(
+        (pi) => this.applyPortInfo(known, rp, pi),
+        (error: unknown) => {
+          this.skipped.add(known); // a CA port we cannot read: the CA waits for the next sweep
+          this.opts.onSkip?.({ kind: 'node', guid: kn.guid, desc: kn.desc, lid: this.nodeLid(known), path, error });
+        },
+      );
     }
+    if (!kn.ports[rp]!.peer) this.link(idx, p, known, rp);
     return undefined;
+  }
+
+  /** The CAs and routers of a BFS level below the SM's own node (so none is left through: their
+   * toProbe entries stay empty), CA_READS_IN_PROGRESS at a time, through the client's callback
+   * slot: their NodeDescription and PortInfo read as readNode would, bit 31 as getPortInfo sets
+   * it, with no promise or async frame per SMP. One that cannot be read is left out. */
+  private readCas(level: readonly number[]): Promise<void> {
+    const smp = this.smp;
+    const nodes = this.fabric.nodes;
+    return new Promise<void>((resolve) => {
+      let k = 0;
+      let active = 0;
+      let filling = false;
+      let settled = false;
+      const done = (ca: CaRead): void => {
+        if (--ca.left) return;
+        if (ca.error !== undefined) {
+          this.skipped.add(ca.idx);
+          const n = nodes[ca.idx]!;
+          this.opts.onSkip?.({ kind: 'node', guid: n.guid, desc: n.desc, lid: this.nodeLid(ca.idx), path: ca.path, error: ca.error });
+        }
+        active--;
+        fill();
+      };
+      const sink: SmpSink<CaReq> = {
+        smpOk: (r, data) => {
+          const ca = r.ca;
+          try {
+            if (r.attr === SmpAttr.NodeDescription) nodes[ca.idx]!.desc = NodeDescription.decode(data).description;
+            else {
+              const pi = keepPortInfo(data);
+              // read without the bit (it had no extended speeds last time) and now it has them: again with it
+              if (ca.known === false && r.mod === portInfoMod(ca.entry, false) && hasExtendedSpeeds(pi)) {
+                smp.getDrTo!<CaReq>({ path: ca.path, attr: SmpAttr.PortInfo, mod: portInfoMod(ca.entry, true), ca }, sink);
+                return;
+              }
+              this.applyPortInfo(ca.idx, ca.entry, pi);
+            }
+          } catch (e) {
+            ca.error ??= e;
+          }
+          done(ca);
+        },
+        smpFailed: (r, e) => {
+          const ca = r.ca;
+          // never seen and the bit refused (an old SMA): read again without it
+          if (r.attr === SmpAttr.PortInfo && ca.known === undefined && r.mod === portInfoMod(ca.entry, true) && e instanceof MadStatusError) {
+            smp.getDrTo!<CaReq>({ path: ca.path, attr: SmpAttr.PortInfo, mod: portInfoMod(ca.entry, false), ca }, sink);
+            return;
+          }
+          ca.error ??= e;
+          done(ca);
+        },
+      };
+      const fill = (): void => {
+        if (filling) return; // a read settled synchronously while this was starting reads
+        filling = true;
+        while (active < CA_READS_IN_PROGRESS && k < level.length) {
+          const idx = level[k++]!;
+          const n = nodes[idx]!;
+          if (n.type === NodeType.Switch) continue;
+          const d = this.nodes[idx]!;
+          const entry = d.nodeInfo.localPortNum;
+          const known = this.knownExt(n.ports[entry]!.guid);
+          const ca: CaRead = { idx, path: d.path, entry, known, left: 2, error: undefined };
+          active++;
+          smp.getDrTo!<CaReq>({ path: d.path, attr: SmpAttr.NodeDescription, mod: 0, ca }, sink);
+          smp.getDrTo!<CaReq>({ path: d.path, attr: SmpAttr.PortInfo, mod: portInfoMod(entry, known !== false), ca }, sink);
+        }
+        filling = false;
+        if (active === 0 && !settled && k >= level.length) {
+          settled = true;
+          resolve();
+        }
+      };
+      fill();
+    });
+  }
+
+  /** Probe the far side of node `idx` port `p` (the promise path); returns a newly found node
+   * index, if any. */
+  private async probe(idx: number, p: number, depth: number): Promise<number | undefined> {
+    const path = this.probePath(idx, p);
+    if (!path) return undefined;
+    let ni: NodeInfo;
+    try {
+      ni = await this.getNodeInfo(path);
+    } catch (error) {
+      this.probeFailed(idx, p, path, error);
+      return undefined;
+    }
+    const x = this.probed(idx, p, path, depth, ni);
+    if (typeof x === 'object') await x;
+    return typeof x === 'number' ? x : undefined;
+  }
+
+  /** Probe every port of `toProbe[k]` of `level[k]`, PROBES_IN_PROGRESS at a time; resolves with
+   * the nodes found (in the order their answers came). Through the client's callback slot where
+   * it has one (no promise, async frame or closure per probe), else through probe(). Rejects with
+   * the first error (a fabric too deep) once the probes in flight are in. */
+  private probeLevel(level: readonly number[], toProbe: readonly (readonly number[])[], depth: number): Promise<number[]> {
+    const next: number[] = [];
+    const smp = this.smp;
+    if (!smp.getDrTo) {
+      const probe = (idx: number, p: number): Promise<void> => this.probe(idx, p, depth).then((found) => void (found !== undefined && next.push(found)));
+      return pump(
+        (function* () {
+          for (let k = 0; k < level.length; k++) for (const p of toProbe[k]!) yield () => probe(level[k]!, p);
+        })(),
+        PROBES_IN_PROGRESS,
+      ).then(() => next);
+    }
+    return new Promise<number[]>((resolve, reject) => {
+      let k = 0;
+      let j = 0;
+      let active = 0;
+      let filling = false;
+      let failed: unknown;
+      let settled = false;
+      const fail = (e: unknown): void => {
+        if (failed === undefined) failed = e ?? new DiscoveryError('probe failed');
+      };
+      const finish = (): void => {
+        active--;
+        fill();
+      };
+      const sink: SmpSink<ProbeReq> = {
+        smpOk: (r, data) => {
+          let ni: NodeInfo;
+          try {
+            ni = NodeInfo.decode(data);
+          } catch (e) {
+            this.probeFailed(r.idx, r.port, r.path, e); // an answer that does not decode, as getDr's
+            finish();
+            return;
+          }
+          try {
+            const x = this.probed(r.idx, r.port, r.path, depth, ni);
+            if (typeof x === 'number') next.push(x);
+            else if (x) {
+              active++;
+              void x.then(finish);
+            }
+          } catch (e) {
+            fail(e);
+          }
+          finish();
+        },
+        smpFailed: (r, e) => {
+          this.probeFailed(r.idx, r.port, r.path, e);
+          finish();
+        },
+      };
+      const fill = (): void => {
+        if (filling) return; // a probe settled synchronously while this was starting probes
+        filling = true;
+        while (failed === undefined && active < PROBES_IN_PROGRESS && k < level.length) {
+          const ports = toProbe[k]!;
+          if (j >= ports.length) {
+            k++;
+            j = 0;
+            continue;
+          }
+          const idx = level[k]!;
+          const p = ports[j++]!;
+          let path: number[] | undefined;
+          try {
+            path = this.probePath(idx, p);
+          } catch (e) {
+            fail(e);
+            break;
+          }
+          if (!path) continue;
+          active++;
+          smp.getDrTo!<ProbeReq>({ path, attr: SmpAttr.NodeInfo, mod: 0, idx, port: p }, sink);
+        }
+        filling = false;
+        if (active === 0 && !settled && (failed !== undefined || k >= level.length)) {
+          settled = true;
+          if (failed !== undefined) reject(failed);
+          else resolve(next);
+        }
+      };
+      fill();
+    });
   }
 
   /** The BFS from the SM's node (index 0), level by level. */
   async bfs(sent0: number): Promise<void> {
     const readNode = (idx: number): Promise<number[]> => this.readNode(idx);
-    const probe = (idx: number, p: number, depth: number): Promise<number | undefined> => this.probe(idx, p, depth);
     let frontier = [0];
     let depth = 0;
     while (frontier.length) {
@@ -323,27 +540,14 @@ class DiscoverySweep implements SmpSink<PortRead> {
       // starting all of a level's SMPs at once kept ~24k requests, promises and closures alive at
       // 11,664 hosts, and every scavenge copied them (GC was 27 % of the discovery).
       const level = frontier;
-      const toProbe: number[][] = new Array<number[]>(level.length);
+      const toProbe: (readonly number[])[] = new Array<readonly number[]>(level.length).fill(NO_PORTS); // a CA's stays so (readCas)
       const nodes = this.fabric.nodes;
       const reads = (switches: boolean) =>
         (function* () {
           for (let k = 0; k < level.length; k++) if ((nodes[level[k]!]!.type === NodeType.Switch) === switches) yield () => readNode(level[k]!).then((ps) => void (toProbe[k] = ps));
         })();
-      await Promise.all([pump(reads(true), NODE_READS_IN_PROGRESS), pump(reads(false), CA_READS_IN_PROGRESS)]);
-      const next: number[] = [];
-      const d1 = depth + 1;
-      const addFound = (found: number | undefined): void => {
-        if (found !== undefined) next.push(found);
-      };
-      await pump(
-        (function* () {
-          for (let k = 0; k < level.length; k++) {
-            const idx = level[k]!;
-            for (const p of toProbe[k]!) yield () => probe(idx, p, d1).then(addFound);
-          }
-        })(),
-        PROBES_IN_PROGRESS,
-      );
+      await Promise.all([pump(reads(true), NODE_READS_IN_PROGRESS), this.smp.getDrTo && depth > 0 ? this.readCas(level) : pump(reads(false), CA_READS_IN_PROGRESS)]);
+      const next = await this.probeLevel(level, toProbe, depth + 1);
       this.opts.onProgress?.({
         depth,
         nodes: this.fabric.nodes.length,
