@@ -127,56 +127,35 @@ export class RetryingSmp implements SmpClient {
    * that forwards successes as they are (one sink per caller's sink, kept: nothing allocated per
    * SMP); a failure goes through the same retry rounds as setDr's, then to the caller's sink. */
   setDrTo<C extends SmpSetReq>(req: C, sink: SmpSink<C>): void {
-    if (!this.inner.setDrTo) {
-      this.setDr(req.path, req.attr, req.mod, req.data, req.mkey).then(
-        (d) => sink.smpOk(req, d),
-        (e: unknown) => sink.smpFailed(req, asError(e)),
-      );
-      return;
-    }
-    let w = this.sinks.get(sink) as SmpSink<C> | undefined;
-    if (!w) {
-      w = {
-        smpOk: (r, d) => sink.smpOk(r, d),
-        smpFailed: (r, e) => {
-          this.setDrFailed(e, r.path, r.attr, r.mod, r.data, r.mkey).then(
-            (d) => sink.smpOk(r, d),
-            (x: unknown) => sink.smpFailed(r, asError(x)),
-          );
-        },
-      };
-      this.sinks.set(sink, w as SmpSink<SmpSetReq>);
-    }
-    this.inner.setDrTo(req, w, ONE_TRY);
+    if (!this.inner.setDrTo) return toSink(this.setDr(req.path, req.attr, req.mod, req.data, req.mkey), req, sink);
+    this.inner.setDrTo(req, this.wrapped(this.setSinks, sink, this.retrySet), ONE_TRY);
   }
-  private readonly sinks = new WeakMap<object, SmpSink<SmpSetReq>>();
+  private readonly setSinks = new WeakMap<object, SmpSink<never>>();
+  private readonly retrySet = (r: SmpSetReq, e: Error): Promise<Uint8Array> => this.setDrFailed(e, r.path, r.attr, r.mod, r.data, r.mkey);
 
   /** getDr through a callback slot, as setDrTo: the first try to the inner client's slot, a
    * failure through getDr's retry rounds, then to the caller's sink. */
   getDrTo<C extends SmpGetReq>(req: C, sink: SmpSink<C>): void {
-    if (!this.inner.getDrTo) {
-      this.getDr(req.path, req.attr, req.mod).then(
-        (d) => sink.smpOk(req, d),
-        (e: unknown) => sink.smpFailed(req, asError(e)),
-      );
-      return;
-    }
-    let w = this.getSinks.get(sink) as SmpSink<C> | undefined;
+    if (!this.inner.getDrTo) return toSink(this.getDr(req.path, req.attr, req.mod), req, sink);
+    this.inner.getDrTo(req, this.wrapped(this.getSinks, sink, this.retryGet), ONE_TRY);
+  }
+  private readonly getSinks = new WeakMap<object, SmpSink<never>>();
+  private readonly retryGet = (r: SmpGetReq, e: Error): Promise<Uint8Array> => this.getFailed(e, () => this.inner.getDr(r.path, r.attr, r.mod, ONE_TRY));
+
+  /** The caller's sink wrapped for the inner client's slot, once per sink (kept in `sinks`):
+   * successes forwarded as they are, a failed first try through `retry` (the retry rounds), then
+   * to the caller's sink. */
+  private wrapped<C>(sinks: WeakMap<object, SmpSink<never>>, sink: SmpSink<C>, retry: (r: C, e: Error) => Promise<Uint8Array>): SmpSink<C> {
+    let w = sinks.get(sink) as SmpSink<C> | undefined;
     if (!w) {
       w = {
         smpOk: (r, d) => sink.smpOk(r, d),
-        smpFailed: (r, e) => {
-          this.getFailed(e, () => this.inner.getDr(r.path, r.attr, r.mod, ONE_TRY)).then(
-            (d) => sink.smpOk(r, d),
-            (x: unknown) => sink.smpFailed(r, asError(x)),
-          );
-        },
+        smpFailed: (r, e) => toSink(retry(r, e), r, sink),
       };
-      this.getSinks.set(sink, w as SmpSink<SmpGetReq>);
+      sinks.set(sink, w as SmpSink<never>);
     }
-    this.inner.getDrTo(req, w, ONE_TRY);
+    return w;
   }
-  private readonly getSinks = new WeakMap<object, SmpSink<SmpGetReq>>();
 
   trap(lid: number, notice: Uint8Array): Promise<void> {
     return this.inner.trap(lid, notice);
@@ -237,6 +216,14 @@ export class RetryingSmp implements SmpClient {
     if (e instanceof MadTimeoutError) this.failures.timeout++;
     else if (e instanceof MadStatusError) this.failures.status++;
   }
+}
+
+/** A promise's outcome handed to a callback slot's sink. */
+function toSink<C>(p: Promise<Uint8Array>, req: C, sink: SmpSink<C>): void {
+  p.then(
+    (d) => sink.smpOk(req, d),
+    (e: unknown) => sink.smpFailed(req, asError(e)),
+  );
 }
 
 function asError(e: unknown): Error {
