@@ -407,12 +407,10 @@ export class MadRpc implements RmppHost {
     this.smpDrTo(Method.Set, path, attrId, attrMod, data, mkey, sink, ctx, opts);
   }
 
-  /** SubnGet over a directed route settled through a callback slot, as smpSetDrTo: what a
-   * discovery's many Gets use. */
+  /** SubnGet over a directed route settled through a callback slot, as smpSetDrTo (a discovery's Gets). */
   smpGetDrTo<C>(path: readonly number[], attrId: number, attrMod: number, sink: SmpSink<C>, ctx: C, opts?: RequestOptions): void {
     this.smpDrTo(Method.Get, path, attrId, attrMod, undefined, undefined, sink, ctx, opts);
   }
-
   private smpDrTo<C>(method: number, path: readonly number[], attrId: number, attrMod: number, data: Uint8Array | undefined, mkey: bigint | undefined, sink: SmpSink<C>, ctx: C, opts?: RequestOptions): void {
     if (this.closed) return sink.smpFailed(ctx, new RpcClosedError('request'));
     // Over a transport that copies on send, the MAD is MadRpc's own: built into a pooled buffer

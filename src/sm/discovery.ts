@@ -15,17 +15,16 @@
  * lexicographically smallest shortest path, whichever answer happened to find it first. */
 import { NodeType, PortState, SmpAttr } from '../wire/mad.js';
 import { NodeDescription, NodeInfo, SwitchInfo, type PortInfo } from '../wire/sma.js';
-import { getPortInfo, hasExtendedSpeeds } from './port-info-get.js';
+import { getPortInfo } from './port-info-get.js';
 import type { Fabric, FabricNode, FabricPort, NodeKind } from '../model/fabric.js';
 import type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 import { speedName, widthName } from '../model/rates.js';
 import { keepPortInfo } from '../model/port-info.js';
-import type { SmpClient, SmpGetReq, SmpSink } from './smp-client.js';
-import { portInfoMod } from '../wire/modifiers.js';
+import type { SmpClient } from './smp-client.js';
 import { pump } from '../util/pump.js';
 import { formatGuid } from '../util/guid.js';
 import { IbsmError } from '../util/errors.js';
-import { MadStatusError } from '../rpc/errors.js';
+import { probeOnSlot, readCasOnSlot, readPortsOnSlot, type SlotSweep } from './discovery-slot.js';
 
 export type { DiscoveredNode, DiscoveryResult } from '../model/snapshot.js';
 
@@ -94,48 +93,8 @@ export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Pro
 
 const decodeNodeInfo = (b: Uint8Array): NodeInfo => NodeInfo.decode(b);
 
-/** A switch's external ports read together (readNodeOnce): how many answers are still to come,
- * the first failure, and the one promise the node's read waits on. */
-interface PortsRead {
-  left: number;
-  error: unknown;
-  resolve: () => void;
-  reject: (e: unknown) => void;
-}
-
-/** One CA or router read through the callback slot: its NodeDescription and its port's PortInfo
- * (readCas), how many of the two are still to come and the first failure. */
-interface CaRead {
-  readonly idx: number;
-  readonly path: readonly number[];
-  readonly entry: number;
-  /** What the port said of IsExtendedSpeedsSupported at the last sweep (port-info-get.ts). */
-  readonly known: boolean | undefined;
-  left: number;
-  error: unknown;
-}
-
-/** A Get of a CaRead: its NodeDescription or its PortInfo (`mod` with or without bit 31). */
-interface CaReq extends SmpGetReq {
-  readonly ca: CaRead;
-}
-
-/** One probe (a NodeInfo Get of the far side of node `idx` port `port`), through the callback slot. */
-interface ProbeReq extends SmpGetReq {
-  readonly path: number[];
-  readonly idx: number;
-  readonly port: number;
-}
-
-/** One PortInfo Get of a switch's external port, settled through the sweep's callback slot. */
-interface PortRead extends SmpGetReq {
-  readonly idx: number;
-  readonly port: number;
-  readonly of: PortsRead;
-}
-
 /** One discovery sweep: the fabric and what was read of each node, as the BFS finds them. */
-class DiscoverySweep implements SmpSink<PortRead> {
+class DiscoverySweep implements SlotSweep {
   readonly fabric: Fabric = { nodes: [] };
   readonly nodes: DiscoveredNode[] = [];
   private readonly byGuid = new Map<bigint, number>();
@@ -144,7 +103,7 @@ class DiscoverySweep implements SmpSink<PortRead> {
   private readonly ext: ReadonlyMap<bigint, boolean> | undefined;
 
   constructor(
-    private readonly smp: SmpClient,
+    readonly smp: SmpClient,
     private readonly opts: DiscoveryOptions,
   ) {
     this.ext = opts.extendedSpeeds;
@@ -152,7 +111,7 @@ class DiscoverySweep implements SmpSink<PortRead> {
 
   // one `then` per SMP (no async frame): a sweep sends one of these per port; a PortInfo is kept
   // in its wire bytes (model/port-info.ts), not decoded
-  private knownExt(portGuid: bigint): boolean | undefined {
+  knownExt(portGuid: bigint): boolean | undefined {
     return this.ext?.get(portGuid);
   }
 
@@ -185,7 +144,7 @@ class DiscoverySweep implements SmpSink<PortRead> {
     return idx;
   }
 
-  private applyPortInfo(idx: number, port: number, pi: PortInfo): void {
+  applyPortInfo(idx: number, port: number, pi: PortInfo): void {
     this.nodes[idx]!.portInfo[port] = pi;
     const fp = this.fabric.nodes[idx]!.ports[port]!;
     // A link's width/speed is only meaningful while it is up (a down port reports stale values).
@@ -256,32 +215,7 @@ class DiscoverySweep implements SmpSink<PortRead> {
       for (let p = 1; p <= numPorts; p++) ports.push(getPortInfo(smp, path, p, keepPortInfo, pi0).then((pi) => this.applyPortInfo(idx, p, pi)));
       return settleAll(ports);
     }
-    if (numPorts < 1) return Promise.resolve();
-    const ext = hasExtendedSpeeds(pi0);
-    return new Promise<void>((resolve, reject) => {
-      const of: PortsRead = { left: numPorts, error: undefined, resolve, reject };
-      for (let p = 1; p <= numPorts; p++) smp.getDrTo!<PortRead>({ path, attr: SmpAttr.PortInfo, mod: portInfoMod(p, ext), idx, port: p, of }, this);
-    });
-  }
-
-  smpOk(r: PortRead, data: Uint8Array): void {
-    try {
-      this.applyPortInfo(r.idx, r.port, keepPortInfo(data));
-    } catch (e) {
-      r.of.error ??= e;
-    }
-    this.portDone(r.of);
-  }
-
-  smpFailed(r: PortRead, e: Error): void {
-    r.of.error ??= e;
-    this.portDone(r.of);
-  }
-
-  private portDone(of: PortsRead): void {
-    if (--of.left) return;
-    if (of.error === undefined) of.resolve();
-    else of.reject(of.error);
+    return readPortsOnSlot(this, idx, path, numPorts, pi0);
   }
 
   private link(a: number, ap: number, b: number, bp: number): void {
@@ -292,7 +226,7 @@ class DiscoverySweep implements SmpSink<PortRead> {
   /** The DR path to probe the far side of node `idx` port `p`, or undefined when it is not to be
    * probed (linked from the other side meanwhile, or the health hook says so). Throws
    * DiscoveryError past MAX_HOPS. */
-  private probePath(idx: number, p: number): number[] | undefined {
+  probePath(idx: number, p: number): number[] | undefined {
     if (this.fabric.nodes[idx]!.ports[p]!.peer) return undefined; // linked from the other side meanwhile
     if (this.opts.skipProbe?.(this.fabric.nodes[idx]!.guid, p)) return undefined; // health hook
     const path = this.nodes[idx]!.path.concat(p); // (concat: an array of its length; a spread leaves room for ~17)
@@ -301,14 +235,14 @@ class DiscoverySweep implements SmpSink<PortRead> {
   }
 
   /** A probe of node `idx` port `p` (at `path`) got no NodeInfo: that link is left out. */
-  private probeFailed(idx: number, p: number, path: readonly number[], error: unknown): void {
+  probeFailed(idx: number, p: number, path: readonly number[], error: unknown): void {
     this.opts.onSkip?.({ kind: 'link', guid: this.fabric.nodes[idx]!.guid, desc: this.fabric.nodes[idx]!.desc, port: p, lid: this.nodeLid(idx), path, error });
   }
 
   /** What a probe's NodeInfo `ni` says: a newly found node's index, or undefined (a known node
    * linked, a duplicate left out); a promise for a further port of a known CA (its PortInfo read,
    * never rejected: a failure leaves the CA out). */
-  private probed(idx: number, p: number, path: number[], depth: number, ni: NodeInfo): number | undefined | Promise<void> {
+  probed(idx: number, p: number, path: number[], depth: number, ni: NodeInfo): number | undefined | Promise<void> {
     if (this.fabric.nodes[idx]!.ports[p]!.peer) return undefined;
     const known = this.byGuid.get(ni.nodeGuid);
     const rp = ni.localPortNum;
@@ -345,81 +279,11 @@ class DiscoverySweep implements SmpSink<PortRead> {
     return undefined;
   }
 
-  /** The CAs and routers of a BFS level below the SM's own node (so none is left through: their
-   * toProbe entries stay empty), CA_READS_IN_PROGRESS at a time, through the client's callback
-   * slot: their NodeDescription and PortInfo read as readNode would, bit 31 as getPortInfo sets
-   * it, with no promise or async frame per SMP. One that cannot be read is left out. */
-  private readCas(level: readonly number[]): Promise<void> {
-    const smp = this.smp;
-    const nodes = this.fabric.nodes;
-    return new Promise<void>((resolve) => {
-      let k = 0;
-      let active = 0;
-      let filling = false;
-      let settled = false;
-      const done = (ca: CaRead): void => {
-        if (--ca.left) return;
-        if (ca.error !== undefined) {
-          this.skipped.add(ca.idx);
-          const n = nodes[ca.idx]!;
-          this.opts.onSkip?.({ kind: 'node', guid: n.guid, desc: n.desc, lid: this.nodeLid(ca.idx), path: ca.path, error: ca.error });
-        }
-        active--;
-        fill();
-      };
-      const sink: SmpSink<CaReq> = {
-        smpOk: (r, data) => {
-          const ca = r.ca;
-          try {
-            if (r.attr === SmpAttr.NodeDescription) nodes[ca.idx]!.desc = NodeDescription.decode(data).description;
-            else {
-              const pi = keepPortInfo(data);
-              // read without the bit (it had no extended speeds last time) and now it has them: again with it
-              if (ca.known === false && r.mod === portInfoMod(ca.entry, false) && hasExtendedSpeeds(pi)) {
-                smp.getDrTo!<CaReq>({ path: ca.path, attr: SmpAttr.PortInfo, mod: portInfoMod(ca.entry, true), ca }, sink);
-                return;
-              }
-              this.applyPortInfo(ca.idx, ca.entry, pi);
-            }
-          } catch (e) {
-            ca.error ??= e;
-          }
-          done(ca);
-        },
-        smpFailed: (r, e) => {
-          const ca = r.ca;
-          // never seen and the bit refused (an old SMA): read again without it
-          if (r.attr === SmpAttr.PortInfo && ca.known === undefined && r.mod === portInfoMod(ca.entry, true) && e instanceof MadStatusError) {
-            smp.getDrTo!<CaReq>({ path: ca.path, attr: SmpAttr.PortInfo, mod: portInfoMod(ca.entry, false), ca }, sink);
-            return;
-          }
-          ca.error ??= e;
-          done(ca);
-        },
-      };
-      const fill = (): void => {
-        if (filling) return; // a read settled synchronously while this was starting reads
-        filling = true;
-        while (active < CA_READS_IN_PROGRESS && k < level.length) {
-          const idx = level[k++]!;
-          const n = nodes[idx]!;
-          if (n.type === NodeType.Switch) continue;
-          const d = this.nodes[idx]!;
-          const entry = d.nodeInfo.localPortNum;
-          const known = this.knownExt(n.ports[entry]!.guid);
-          const ca: CaRead = { idx, path: d.path, entry, known, left: 2, error: undefined };
-          active++;
-          smp.getDrTo!<CaReq>({ path: d.path, attr: SmpAttr.NodeDescription, mod: 0, ca }, sink);
-          smp.getDrTo!<CaReq>({ path: d.path, attr: SmpAttr.PortInfo, mod: portInfoMod(entry, known !== false), ca }, sink);
-        }
-        filling = false;
-        if (active === 0 && !settled && k >= level.length) {
-          settled = true;
-          resolve();
-        }
-      };
-      fill();
-    });
+  /** A CA or router that could not be read: left out of this sweep, named. */
+  skipNode(idx: number, path: readonly number[], error: unknown): void {
+    this.skipped.add(idx);
+    const n = this.fabric.nodes[idx]!;
+    this.opts.onSkip?.({ kind: 'node', guid: n.guid, desc: n.desc, lid: this.nodeLid(idx), path, error });
   }
 
   /** Probe the far side of node `idx` port `p` (the promise path); returns a newly found node
@@ -455,79 +319,7 @@ class DiscoverySweep implements SmpSink<PortRead> {
         PROBES_IN_PROGRESS,
       ).then(() => next);
     }
-    return new Promise<number[]>((resolve, reject) => {
-      let k = 0;
-      let j = 0;
-      let active = 0;
-      let filling = false;
-      let failed: unknown;
-      let settled = false;
-      const fail = (e: unknown): void => {
-        if (failed === undefined) failed = e ?? new DiscoveryError('probe failed');
-      };
-      const finish = (): void => {
-        active--;
-        fill();
-      };
-      const sink: SmpSink<ProbeReq> = {
-        smpOk: (r, data) => {
-          let ni: NodeInfo;
-          try {
-            ni = NodeInfo.decode(data);
-          } catch (e) {
-            this.probeFailed(r.idx, r.port, r.path, e); // an answer that does not decode, as getDr's
-            finish();
-            return;
-          }
-          try {
-            const x = this.probed(r.idx, r.port, r.path, depth, ni);
-            if (typeof x === 'number') next.push(x);
-            else if (x) {
-              active++;
-              void x.then(finish);
-            }
-          } catch (e) {
-            fail(e);
-          }
-          finish();
-        },
-        smpFailed: (r, e) => {
-          this.probeFailed(r.idx, r.port, r.path, e);
-          finish();
-        },
-      };
-      const fill = (): void => {
-        if (filling) return; // a probe settled synchronously while this was starting probes
-        filling = true;
-        while (failed === undefined && active < PROBES_IN_PROGRESS && k < level.length) {
-          const ports = toProbe[k]!;
-          if (j >= ports.length) {
-            k++;
-            j = 0;
-            continue;
-          }
-          const idx = level[k]!;
-          const p = ports[j++]!;
-          let path: number[] | undefined;
-          try {
-            path = this.probePath(idx, p);
-          } catch (e) {
-            fail(e);
-            break;
-          }
-          if (!path) continue;
-          active++;
-          smp.getDrTo!<ProbeReq>({ path, attr: SmpAttr.NodeInfo, mod: 0, idx, port: p }, sink);
-        }
-        filling = false;
-        if (active === 0 && !settled && (failed !== undefined || k >= level.length)) {
-          settled = true;
-          if (failed !== undefined) reject(failed);
-          else resolve(next);
-        }
-      };
-      fill();
-    });
+    return probeOnSlot(this, level, toProbe, depth, PROBES_IN_PROGRESS);
   }
 
   /** The BFS from the SM's node (index 0), level by level. */
@@ -540,13 +332,13 @@ class DiscoverySweep implements SmpSink<PortRead> {
       // starting all of a level's SMPs at once kept ~24k requests, promises and closures alive at
       // 11,664 hosts, and every scavenge copied them (GC was 27 % of the discovery).
       const level = frontier;
-      const toProbe: (readonly number[])[] = new Array<readonly number[]>(level.length).fill(NO_PORTS); // a CA's stays so (readCas)
+      const toProbe: (readonly number[])[] = new Array<readonly number[]>(level.length).fill(NO_PORTS); // a CA's stays so (readCasOnSlot)
       const nodes = this.fabric.nodes;
       const reads = (switches: boolean) =>
         (function* () {
           for (let k = 0; k < level.length; k++) if ((nodes[level[k]!]!.type === NodeType.Switch) === switches) yield () => readNode(level[k]!).then((ps) => void (toProbe[k] = ps));
         })();
-      await Promise.all([pump(reads(true), NODE_READS_IN_PROGRESS), this.smp.getDrTo && depth > 0 ? this.readCas(level) : pump(reads(false), CA_READS_IN_PROGRESS)]);
+      await Promise.all([pump(reads(true), NODE_READS_IN_PROGRESS), this.smp.getDrTo && depth > 0 ? readCasOnSlot(this, level, CA_READS_IN_PROGRESS) : pump(reads(false), CA_READS_IN_PROGRESS)]);
       const next = await this.probeLevel(level, toProbe, depth + 1);
       this.opts.onProgress?.({
         depth,
