@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pump } from '../src/util/pump.js';
+import { pump, pumpSlots } from '../src/util/pump.js';
 
 describe('pump', () => {
   it('runs every job with at most `limit` in flight, pulling jobs lazily', async () => {
@@ -63,5 +63,69 @@ describe('pump', () => {
       0, // taken as 1
     );
     expect(order).toEqual([...Array(20).keys()]);
+  });
+});
+
+describe('pumpSlots', () => {
+  it('starts every job with at most `limit` not done, a job settling inside start() included', async () => {
+    let active = 0;
+    let peak = 0;
+    let n = 0;
+    const finished: number[] = [];
+    await pumpSlots((done) => {
+      if (n === 100) return false;
+      const i = n++;
+      active++;
+      peak = Math.max(peak, active);
+      const settle = (): void => {
+        active--;
+        finished.push(i);
+        done();
+      };
+      if (i % 5 === 0) settle(); // settles at once, inside start()
+      else setTimeout(settle, (i * 7) % 3);
+      return true;
+    }, 4);
+    expect(finished.sort((a, b) => a - b)).toEqual([...Array(100).keys()]);
+    expect(peak).toBe(4);
+    expect(active).toBe(0);
+  });
+
+  it('done(error) rejects with the first error once the jobs in flight are done, and starts no more', async () => {
+    let started = 0;
+    let active = 0;
+    const run = pumpSlots((done) => {
+      const i = started++;
+      active++;
+      setTimeout(() => {
+        active--;
+        done(i === 3 || i === 4 ? new Error(`job ${i} failed`) : undefined);
+      }, i === 4 ? 10 : 1); // job 4 fails after job 3: the first failure is 3's
+      return true;
+    }, 2);
+    await expect(run).rejects.toThrow('job 3 failed');
+    expect(active).toBe(0);
+    expect(started).toBeLessThan(8);
+  });
+
+  it('start() throwing rejects after the jobs in flight are done', async () => {
+    let n = 0;
+    let active = 0;
+    const run = pumpSlots((done) => {
+      if (n++ === 3) throw new Error('no more');
+      active++;
+      setTimeout(() => {
+        active--;
+        done();
+      }, 5);
+      return true;
+    }, 8);
+    await expect(run).rejects.toThrow('no more');
+    expect(active).toBe(0);
+    expect(n).toBe(4);
+  });
+
+  it('nothing to start: resolves at once', async () => {
+    await expect(pumpSlots(() => false, 4)).resolves.toBeUndefined();
   });
 });

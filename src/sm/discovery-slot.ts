@@ -11,6 +11,7 @@ import type { DiscoveredNode } from '../model/snapshot.js';
 import { MadStatusError } from '../rpc/errors.js';
 import { hasExtendedSpeeds } from './port-info-get.js';
 import type { SmpClient, SmpGetReq, SmpSink } from './smp-client.js';
+import { pumpSlots } from '../util/pump.js';
 
 /** What the slot readers need of the sweep. */
 export interface SlotSweep {
@@ -80,7 +81,8 @@ function portDone(of: PortsRead): void {
 }
 
 /** One CA or router read through the callback slot: its NodeDescription and its port's PortInfo
- * (readCasOnSlot), how many of the two are still to come and the first failure. */
+ * (readCasOnSlot), how many of the two are still to come, the first failure, and its pump slot's
+ * `done`. */
 interface CaRead {
   readonly idx: number;
   readonly path: readonly number[];
@@ -89,6 +91,7 @@ interface CaRead {
   readonly known: boolean | undefined;
   left: number;
   error: unknown;
+  readonly done: () => void;
 }
 
 /** A Get of a CaRead: its NodeDescription or its PortInfo (`mod` with or without bit 31). */
@@ -96,165 +99,124 @@ interface CaReq extends SmpGetReq {
   readonly ca: CaRead;
 }
 
-/** One probe (a NodeInfo Get of the far side of node `idx` port `port`), through the callback slot. */
+/** One probe (a NodeInfo Get of the far side of node `idx` port `port`), through the callback
+ * slot, with its pump slot's `done`. */
 interface ProbeReq extends SmpGetReq {
   readonly path: number[];
   readonly idx: number;
   readonly port: number;
+  readonly done: (error?: unknown) => void;
 }
 
 /** The CAs and routers of a BFS level below the SM's own node (so none is left through: their
- * toProbe entries stay empty), limit at a time, through the client's callback
- * slot: their NodeDescription and PortInfo read as readNode would, bit 31 as getPortInfo sets
- * it, with no promise or async frame per SMP. One that cannot be read is left out. */
+ * toProbe entries stay empty), `limit` at a time (util/pump pumpSlots), through the client's
+ * callback slot: their NodeDescription and PortInfo read as readNode would, bit 31 as
+ * getPortInfo sets it, with no promise or async frame per SMP. One that cannot be read is left
+ * out. */
 export function readCasOnSlot(sw: SlotSweep, level: readonly number[], limit: number): Promise<void> {
   const smp = sw.smp;
   const nodes = sw.fabric.nodes;
-  return new Promise<void>((resolve) => {
-    let k = 0;
-    let active = 0;
-    let filling = false;
-    let settled = false;
-    const done = (ca: CaRead): void => {
-      if (--ca.left) return;
-      if (ca.error !== undefined) sw.skipNode(ca.idx, ca.path, ca.error);
-      active--;
-      fill();
-    };
-    const sink: SmpSink<CaReq> = {
-      smpOk: (r, data) => {
-        const ca = r.ca;
-        try {
-          if (r.attr === SmpAttr.NodeDescription) nodes[ca.idx]!.desc = NodeDescription.decode(data).description;
-          else {
-            const pi = keepPortInfo(data);
-            // read without the bit (it had no extended speeds last time) and now it has them: again with it
-            if (ca.known === false && r.mod === portInfoMod(ca.entry, false) && hasExtendedSpeeds(pi)) {
-              smp.getDrTo!<CaReq>({ path: ca.path, attr: SmpAttr.PortInfo, mod: portInfoMod(ca.entry, true), ca }, sink);
-              return;
-            }
-            sw.applyPortInfo(ca.idx, ca.entry, pi);
+  const settled = (ca: CaRead): void => {
+    if (--ca.left) return;
+    if (ca.error !== undefined) sw.skipNode(ca.idx, ca.path, ca.error);
+    ca.done();
+  };
+  const sink: SmpSink<CaReq> = {
+    smpOk: (r, data) => {
+      const ca = r.ca;
+      try {
+        if (r.attr === SmpAttr.NodeDescription) nodes[ca.idx]!.desc = NodeDescription.decode(data).description;
+        else {
+          const pi = keepPortInfo(data);
+          // read without the bit (it had no extended speeds last time) and now it has them: again with it
+          if (ca.known === false && r.mod === portInfoMod(ca.entry, false) && hasExtendedSpeeds(pi)) {
+            smp.getDrTo!<CaReq>({ path: ca.path, attr: SmpAttr.PortInfo, mod: portInfoMod(ca.entry, true), ca }, sink);
+            return;
           }
-        } catch (e) {
-          ca.error ??= e;
+          sw.applyPortInfo(ca.idx, ca.entry, pi);
         }
-        done(ca);
-      },
-      smpFailed: (r, e) => {
-        const ca = r.ca;
-        // never seen and the bit refused (an old SMA): read again without it
-        if (r.attr === SmpAttr.PortInfo && ca.known === undefined && r.mod === portInfoMod(ca.entry, true) && e instanceof MadStatusError) {
-          smp.getDrTo!<CaReq>({ path: ca.path, attr: SmpAttr.PortInfo, mod: portInfoMod(ca.entry, false), ca }, sink);
-          return;
-        }
+      } catch (e) {
         ca.error ??= e;
-        done(ca);
-      },
-    };
-    const fill = (): void => {
-      if (filling) return; // a read settled synchronously while this was starting reads
-      filling = true;
-      while (active < limit && k < level.length) {
-        const idx = level[k++]!;
-        const n = nodes[idx]!;
-        if (n.type === NodeType.Switch) continue;
-        const d = sw.nodes[idx]!;
-        const entry = d.nodeInfo.localPortNum;
-        const known = sw.knownExt(n.ports[entry]!.guid);
-        const ca: CaRead = { idx, path: d.path, entry, known, left: 2, error: undefined };
-        active++;
-        smp.getDrTo!<CaReq>({ path: d.path, attr: SmpAttr.NodeDescription, mod: 0, ca }, sink);
-        smp.getDrTo!<CaReq>({ path: d.path, attr: SmpAttr.PortInfo, mod: portInfoMod(entry, known !== false), ca }, sink);
       }
-      filling = false;
-      if (active === 0 && !settled && k >= level.length) {
-        settled = true;
-        resolve();
+      settled(ca);
+    },
+    smpFailed: (r, e) => {
+      const ca = r.ca;
+      // never seen and the bit refused (an old SMA): read again without it
+      if (r.attr === SmpAttr.PortInfo && ca.known === undefined && r.mod === portInfoMod(ca.entry, true) && e instanceof MadStatusError) {
+        smp.getDrTo!<CaReq>({ path: ca.path, attr: SmpAttr.PortInfo, mod: portInfoMod(ca.entry, false), ca }, sink);
+        return;
       }
-    };
-    fill();
-  });
+      ca.error ??= e;
+      settled(ca);
+    },
+  };
+  let k = 0;
+  return pumpSlots((done) => {
+    while (k < level.length) {
+      const idx = level[k++]!;
+      const n = nodes[idx]!;
+      if (n.type === NodeType.Switch) continue;
+      const d = sw.nodes[idx]!;
+      const entry = d.nodeInfo.localPortNum;
+      const known = sw.knownExt(n.ports[entry]!.guid);
+      const ca: CaRead = { idx, path: d.path, entry, known, left: 2, error: undefined, done };
+      smp.getDrTo!<CaReq>({ path: d.path, attr: SmpAttr.NodeDescription, mod: 0, ca }, sink);
+      smp.getDrTo!<CaReq>({ path: d.path, attr: SmpAttr.PortInfo, mod: portInfoMod(entry, known !== false), ca }, sink);
+      return true;
+    }
+    return false;
+  }, limit);
 }
 
-/** Probe every port of `toProbe[k]` of `level[k]`, `limit` at a time; resolves with the nodes
- * found (in the order their answers came). Rejects with the first error (a fabric too deep) once
- * the probes in flight are in. */
+/** Probe every port of `toProbe[k]` of `level[k]`, `limit` at a time (util/pump pumpSlots);
+ * resolves with the nodes found (in the order their answers came). Rejects with the first error
+ * (a fabric too deep) once the probes in flight are in. */
 export function probeOnSlot(sw: SlotSweep, level: readonly number[], toProbe: readonly (readonly number[])[], depth: number, limit: number): Promise<number[]> {
   const next: number[] = [];
-  return new Promise<number[]>((resolve, reject) => {
-    let k = 0;
-    let j = 0;
-    let active = 0;
-    let filling = false;
-    let failed: unknown;
-    let failedSet = false;
-    let settled = false;
-    const fail = (e: unknown): void => {
-      if (failedSet) return;
-      failedSet = true;
-      failed = e;
-    };
-    const finish = (): void => {
-      active--;
-      fill();
-    };
-    const sink: SmpSink<ProbeReq> = {
-      smpOk: (r, data) => {
-        let ni: NodeInfo;
-        try {
-          ni = NodeInfo.decode(data);
-        } catch (e) {
-          sw.probeFailed(r.idx, r.port, r.path, e); // an answer that does not decode, as getDr's
-          finish();
-          return;
-        }
-        try {
-          const x = sw.probed(r.idx, r.port, r.path, depth, ni);
-          if (typeof x === 'number') next.push(x);
-          else if (x) {
-            active++;
-            void x.then(finish);
-          }
-        } catch (e) {
-          fail(e);
-        }
-        finish();
-      },
-      smpFailed: (r, e) => {
-        sw.probeFailed(r.idx, r.port, r.path, e);
-        finish();
-      },
-    };
-    const fill = (): void => {
-      if (filling) return; // a probe settled synchronously while this was starting probes
-      filling = true;
-      while (!failedSet && active < limit && k < level.length) {
-        const ports = toProbe[k]!;
-        if (j >= ports.length) {
-          k++;
-          j = 0;
-          continue;
-        }
-        const idx = level[k]!;
-        const p = ports[j++]!;
-        let path: number[] | undefined;
-        try {
-          path = sw.probePath(idx, p);
-        } catch (e) {
-          fail(e);
-          break;
-        }
-        if (!path) continue;
-        active++;
-        sw.smp.getDrTo!<ProbeReq>({ path, attr: SmpAttr.NodeInfo, mod: 0, idx, port: p }, sink);
+  const sink: SmpSink<ProbeReq> = {
+    smpOk: (r, data) => {
+      let ni: NodeInfo;
+      try {
+        ni = NodeInfo.decode(data);
+      } catch (e) {
+        sw.probeFailed(r.idx, r.port, r.path, e); // an answer that does not decode, as getDr's
+        r.done();
+        return;
       }
-      filling = false;
-      if (active === 0 && !settled && (failedSet || k >= level.length)) {
-        settled = true;
-        if (failedSet) reject(failed);
-        else resolve(next);
+      let x: number | undefined | Promise<void>;
+      try {
+        x = sw.probed(r.idx, r.port, r.path, depth, ni);
+      } catch (e) {
+        r.done(e);
+        return;
       }
-    };
-    fill();
-  });
+      if (typeof x === 'number') next.push(x);
+      if (typeof x === 'object') void x.then(() => r.done());
+      else r.done();
+    },
+    smpFailed: (r, e) => {
+      sw.probeFailed(r.idx, r.port, r.path, e);
+      r.done();
+    },
+  };
+  let k = 0;
+  let j = 0;
+  return pumpSlots((done) => {
+    while (k < level.length) {
+      const ports = toProbe[k]!;
+      if (j >= ports.length) {
+        k++;
+        j = 0;
+        continue;
+      }
+      const idx = level[k]!;
+      const port = ports[j++]!;
+      const path = sw.probePath(idx, port); // throws past the hop limit: the run fails
+      if (!path) continue;
+      sw.smp.getDrTo!<ProbeReq>({ path, attr: SmpAttr.NodeInfo, mod: 0, idx, port, done }, sink);
+      return true;
+    }
+    return false;
+  }, limit).then(() => next);
 }

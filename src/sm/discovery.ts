@@ -72,9 +72,10 @@ const MAX_HOPS = 63;
  * requests outstanding, too few to keep the wire busy at a fat tree's last level), and far-side
  * probes (one SMP each) started at once. */
 const NODE_READS_IN_PROGRESS = 16;
-const NO_PORTS: readonly number[] = Object.freeze([]);
 const CA_READS_IN_PROGRESS = 64;
 const PROBES_IN_PROGRESS = 512;
+/** The ports to probe through a node with none (a CA, a router). */
+const NO_PORTS: readonly number[] = Object.freeze([]);
 
 export async function discover(smp: SmpClient, opts: DiscoveryOptions = {}): Promise<DiscoveryResult> {
   const sent0 = smp.sent;
