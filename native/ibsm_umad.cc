@@ -186,13 +186,14 @@ struct SendQueue {
   // Under mu (held by lk), something queued: the next MAD taken (the first response, else the
   // first request), its pacing slot booked, written with umad_send outside the lock and counted.
   // `sending` keeps one MAD in umad_send at a time, so each queue's order is its order on the wire.
-  void SendFront(std::unique_lock<std::mutex>& lk) {
+  void SendFront(std::unique_lock<std::mutex>& lk, uint32_t holdMs = 0) {
     std::deque<Item>& from = responses.empty() ? q : responses;
     Item it = std::move(from.front());
     from.pop_front();
     Book(it);
     sending = 1;
     lk.unlock();
+    if (holdMs) std::this_thread::sleep_for(std::chrono::milliseconds(holdMs));
     errno = 0;
     int r = umad_send(portid, it.agent, it.umad.data(), it.len, it.timeoutMs, it.retries);
     int e = r < 0 ? ErrnoOf(r) : 0;
@@ -233,6 +234,8 @@ struct SendQueue {
   size_t madOffset = 0;  // umad header bytes before the MAD in an Item
   std::vector<Flight> flights;  // the paced requests on the wire, in send order
   bool creditWait = false;  // the sender waits for a slot
+  bool idleWait = false;    // the sender waits for work (an empty queue; woken by flush())
+  uint32_t holdAnswerSendMs = 0;  // tests only (holdAnswerSends): a send on an answer held this long
   double expired = 0;  // slots freed without an answer
   double byReceiver = 0;  // of `sent` and `errors`: sent by the receiver thread on an answer
   double unsent = 0;  // requests dropped from the queue by unsend()
@@ -283,18 +286,20 @@ struct SendQueue {
   // sender waits for one, the next queued MAD goes out from here: one socket write on this thread
   // instead of a wake-up of the sender per answer (ft3-large SUBNET UP 1,166 -> 1,047 ms against
   // that wake-up; with the pacing, 5k 0.44x -> 0.36x OpenSM's: scripts/bench/README.md).
+  // The sender asleep in either of its waits (for a slot, or for work: a MAD queued since, its
+  // wake-up deferred to flush()) acts on this free slot only when woken, so this thread sends.
   void OnAnswer(uint32_t tid) {
     std::unique_lock<std::mutex> lk(mu);
     size_t i = 0;
     while (i < flights.size() && flights[i].tid != tid) i++;
     if (i == flights.size()) return;  // not ours, or its slot already expired
     flights.erase(flights.begin() + static_cast<std::ptrdiff_t>(i));
-    if (!creditWait || stop) return;
+    if ((!creditWait && !idleWait) || stop) return;
     if (sending || Empty()) {
-      work.notify_one();
+      if (creditWait) work.notify_one();
       return;
     }
-    SendFront(lk);
+    SendFront(lk, holdAnswerSendMs);
     byReceiver++;
     if (!Empty() && !FrontWaitsForSlot()) work.notify_one();
   }
@@ -303,16 +308,18 @@ struct SendQueue {
     pthread_setname_np(pthread_self(), "ibsm-umad-send");  // per-thread CPU (/proc/PID/task) tells it apart
     std::unique_lock<std::mutex> lk(s->mu);
     for (;;) {
+      s->idleWait = true;
       s->work.wait(lk, [&] { return s->stop || !s->Empty(); });
+      s->idleWait = false;
       if (s->stop) break;
       if (s->pace) {
         // No slot free for the request in front (or the receiver is sending): wait for an
-        // answer, or for the oldest slot's expiry.
+        // answer, or for the oldest slot's expiry. Never untimed: a slot the receiver books while
+        // this thread sleeps must expire too, if its answer is lost.
         s->Expire(std::chrono::steady_clock::now());
         if (s->sending || s->FrontWaitsForSlot()) {
           s->creditWait = true;
-          if (s->flights.empty()) s->work.wait(lk);
-          else s->work.wait_until(lk, s->flights.front().at + std::chrono::milliseconds(kPaceExpiryMs));
+          s->work.wait_until(lk, (s->flights.empty() ? std::chrono::steady_clock::now() : s->flights.front().at) + std::chrono::milliseconds(kPaceExpiryMs));
           s->creditWait = false;
           continue;
         }
@@ -554,6 +561,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
                            InstanceMethod<&UmadPort::SendStats>("sendStats"),
                            InstanceMethod<&UmadPort::Flush>("flush"),
                            InstanceMethod<&UmadPort::SetPace>("setPace"),
+                           InstanceMethod<&UmadPort::HoldAnswerSends>("holdAnswerSends"),
                            InstanceMethod<&UmadPort::Unsend>("unsend"),
                            InstanceMethod<&UmadPort::SetDeferWake>("setDeferWake"),
                            InstanceMethod<&UmadPort::OpenIssm>("openIssm"),
@@ -771,9 +779,11 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     {
       std::lock_guard<std::mutex> lk(sendq_->mu);
       // Only this thread adds and the sender only takes: the bound checked above still holds.
-      // The sender may be asleep; not while it is inside umad_send (it looks at the queue again
-      // before it waits). Waiting for a slot, it is woken for a response (which needs none).
-      if ((sendq_->Empty() && !sendq_->sending) || (timeoutMs == 0 && sendq_->creditWait)) wakeOwed_ = true;
+      // The sender asleep waiting for work is owed a wake-up (not `sending`: the receiver sends
+      // too, OnAnswer, and a MAD queued while it did waited until the queue ran empty, 15 s at
+      // 5k nodes: docs/ibsim-notes.md). Waiting for a slot, it is woken for a response (which
+      // needs none).
+      if (sendq_->idleWait || (timeoutMs == 0 && sendq_->creditWait)) wakeOwed_ = true;
       (timeoutMs > 0 ? sendq_->q : sendq_->responses).push_back(SendQueue::Item{std::move(buf), static_cast<int>(agent), static_cast<int>(n),
                                           static_cast<int>(timeoutMs), static_cast<int>(retries)});
       queued = sendq_->Queued();
@@ -822,6 +832,16 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
       sendq_->work.notify_one();
     }
     paced_.store(n > 0);
+    return info.Env().Undefined();
+  }
+
+  // holdAnswerSends(ms), for tests only: each MAD the receiver thread sends on an answer
+  // (OnAnswer) waits `ms` between leaving the queue and umad_send, so a test can queue a MAD while
+  // the receiver is sending (test/bounds-umad.test.ts, the lost wake-up). 0: off.
+  Napi::Value HoldAnswerSends(const Napi::CallbackInfo& info) {
+    uint32_t ms = ArgU32(info, 0, "ms");
+    std::lock_guard<std::mutex> lk(sendq_->mu);
+    sendq_->holdAnswerSendMs = ms;
     return info.Env().Undefined();
   }
 

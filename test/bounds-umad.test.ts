@@ -11,6 +11,7 @@ import { requireIbsim, runNodePreloaded, startIbsim, type Ibsim } from './helper
 
 const FLOOD = fileURLToPath(new URL('./fixtures/umad-send-flood.mjs', import.meta.url));
 const PACE = fileURLToPath(new URL('./fixtures/umad-pace.mjs', import.meta.url));
+const LOST_WAKE = fileURLToPath(new URL('./fixtures/umad-lost-wake.mjs', import.meta.url));
 /** One switch, two hosts: the SM-less client attaches at the first node. */
 const NET = fileURLToPath(new URL('./fixtures/one-switch.net', import.meta.url));
 
@@ -113,5 +114,23 @@ describe('paced umad sends', () => {
     expect(out.closed.sent - out.beforeClose.sent).toBe(1);
     expect(out.closed.dropped - out.beforeClose.dropped).toBe(1);
     expect(out.closed.queued).toBe(0);
+  });
+});
+
+/** Issue #32: a request queued while the receiver thread was inside umad_send (sending the next
+ * request on an answer) found the sender thread asleep waiting for work and owed it no wake-up;
+ * the receiver, its one slot taken, did not wake it either: the request waited until the queue ran
+ * empty. Seen at 5k nodes through ibsim as every SMP of one stretch of the discovery timing out
+ * for 3-15 s (908 nodes or 1,434 links left out of a --once sweep, or SUBNET UP after 40 s);
+ * `gdb` showed the sender in an untimed wait with 64 MADs queued and none on the wire. */
+describe('paced umad sends: the sender woken for a MAD queued while the receiver sends', () => {
+  it('a request queued while the receiver thread holds its send is sent and answered', async () => {
+    const hold = 400;
+    const r = await runNodePreloaded(LOST_WAKE, [JSON.stringify({ ibsimPid: ibsim!.pid, hold })], { ibsim: ibsim!, timeoutMs: 30_000 });
+    expect(r.timedOut, r.stderr).toBe(false);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { answers: number; stats: SendStats };
+    expect(out.answers, JSON.stringify(out)).toBe(3);
+    expect(out.stats).toMatchObject({ sent: 3, queued: 0, dropped: 0, errors: 0 });
   });
 });

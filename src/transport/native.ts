@@ -79,6 +79,8 @@ export interface NativeUmadPort {
   setPace?(n: number): void;
   /** Drop the queued request whose TID's low 32 bits are `tid` (not yet sent); true when one was. */
   unsend?(tid: number): boolean;
+  /** Tests only: each MAD the receiver thread sends on an answer is held `ms` before umad_send. */
+  holdAnswerSends?(ms: number): void;
   flush?(): void;
   openIssm(): void;
   closeIssm(): void;
