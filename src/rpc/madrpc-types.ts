@@ -36,6 +36,11 @@ export interface MadRpcOptions {
 export interface RequestOptions {
   timeoutMs?: number;
   retries?: number;
+  /** Tries of this request already made by a layer above as requests of their own (the SM's
+   * retry rounds): the adaptive timeout of each try here is backed off as if those had been
+   * MadRpc's own (RtoEstimator.forTry(priorTries + try)), up to `timeoutMs` of the options
+   * (OpenSM's transaction timeout) unless the RTO is above it. No effect on a fixed timeout. */
+  priorTries?: number;
   /** Override the destination key of this request. */
   destination?: DestinationKey;
 }

@@ -70,7 +70,7 @@ export class MadRpc implements RmppHost {
       const ro = resolveRmppOptions({ madSize: transport.maxMadSize, quietWithoutAck: transport.maxMadSize !== undefined, ...opts.rmpp });
       this.rmpp = new RmppTransfers(this, ro, Math.max(1, opts.maxPeerRmppPerLid ?? 16), {
         lookup: (d) => this.lookup(d),
-        settle: (p) => this.settle(p),
+        settle: (p) => this.table.settle(p), // out of the books, the next queued request let go
         dispatch: (m) => this.dispatch(m),
       });
     }
@@ -158,6 +158,7 @@ export class MadRpc implements RmppHost {
     p.timeoutMs = opts?.timeoutMs ?? this.timeoutMs;
     p.retriesLeft = opts?.retries ?? this.retries;
     p.adaptive = this.rto !== undefined && opts?.timeoutMs === undefined;
+    p.priorTries = opts?.priorTries ?? 0;
     p.smp = smp;
     return p;
   }
@@ -165,7 +166,7 @@ export class MadRpc implements RmppHost {
   private sendTry(p: Pending): void {
     p.tries++;
     this.stats.sent++;
-    if (p.adaptive) p.timeoutMs = this.rto!.forTry(p.tries);
+    if (p.adaptive) p.timeoutMs = p.priorTries ? this.rto!.forTry(p.tries + p.priorTries, this.timeoutMs) : this.rto!.forTry(p.tries);
     // The time a response was received at, for the requests its settling lets go (the same
     // synchronous turn): one clock read per response, not one more per send.
     const held = this.settleNow;
@@ -179,11 +180,6 @@ export class MadRpc implements RmppHost {
       return;
     }
     this.deadlines.arm(p, now);
-  }
-
-  /** Take p out of the books and let the next queued request go. */
-  private settle(p: Pending): void {
-    this.table.settle(p);
   }
 
   /** Settle p with `v`; its Pending goes back to the pool. */

@@ -53,6 +53,8 @@ export class Pending {
   retriesLeft = 0;
   /** The timeout follows MadRpc's RTO estimate (no per-request timeout was given). */
   adaptive = false;
+  /** Tries made above MadRpc before this request (RequestOptions.priorTries). */
+  priorTries = 0;
   state: St = St.Queued;
   tries = 0;
   transportStatus = 0;

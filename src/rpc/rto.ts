@@ -62,9 +62,10 @@ export class RtoEstimator {
     this.rtoMs = this.clamp(this.srtt + Math.max(this.g, 4 * this.rttvar));
   }
 
-  /** The timeout of try number `tries` (1 = the first) of one request: doubled per retry. */
-  forTry(tries: number): number {
-    return Math.min(this.maxMs, this.rtoMs * 2 ** Math.max(0, Math.min(tries - 1, 20)));
+  /** The timeout of try number `tries` (1 = the first) of one request: doubled per retry, up to
+   * `ceilMs` (never below the RTO itself; default and at most maxMs). */
+  forTry(tries: number, ceilMs = this.maxMs): number {
+    return Math.min(Math.max(this.rtoMs, Math.min(ceilMs, this.maxMs)), this.rtoMs * 2 ** Math.max(0, Math.min(tries - 1, 20)));
   }
 
   private clamp(ms: number): number {

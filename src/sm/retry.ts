@@ -15,7 +15,7 @@ import { MadStatusError, MadTimeoutError } from '../rpc/errors.js';
 import { PortState, SmpAttr } from '../wire/mad.js';
 import { PortInfo } from '../wire/sma.js';
 import type { Clock } from '../util/clock.js';
-import { ONE_TRY, type SmpClient, type SmpGetReq, type SmpSetReq, type SmpSink } from './smp-client.js';
+import { ONE_TRY, type SmpClient, type SmpGetReq, type SmpSetReq, type SmpSink, type SmpTry } from './smp-client.js';
 
 /** Why an SMP was given up: no answer, or an error status the SMA stood by. */
 export type SmpFailureReason = 'timeout' | 'status';
@@ -36,6 +36,16 @@ export interface SmpRetryOptions {
  * two layers before cost (MadRpc's 1+3 tries, or 1+2, inside 1+3 rounds here, with 140 ms of
  * pauses: 16 or 12 timeouts). */
 export const DEFAULT_SMP_RETRY: Required<SmpRetryOptions> = { rounds: 11, backoffMs: 5, maxBackoffMs: 10 };
+
+/** The try of each retry round (one try each, MadRpc retrying none): round k's timeout is MadRpc's
+ * adaptive one backed off k + 1 times, as its own retries' would be (RtoEstimator.forTry), up to
+ * 8 times the RTO and to MadRpc's configured timeout (unless the RTO is above it). Each round
+ * being a request of its own, its timeout would otherwise be the RTO of every first try (10 ms at
+ * its floor), and an SMA answering in 15 ms would be given up after its 12 tries in ~225 ms.
+ * Backed off, an SMP never answered costs ~0.9 s at that floor (12 tries: 10 + 20 + 40 + 9 × 80
+ * ms, and the pauses), about OpenSM's (4 tries of 200 ms). A fixed timeout (MadRpc without
+ * adaptiveTimeout: the in-process fabric) is not backed off. */
+const RETRY_TRIES: readonly SmpTry[] = [1, 2, 3].map((k) => Object.freeze({ retries: 0, priorTries: k }));
 
 /** MAD status bit 0: the SMA is busy; try again later. */
 const BUSY = 0x1;
@@ -99,11 +109,11 @@ export class RetryingSmp implements SmpClient {
   // closures per SMP): the retry rounds (their async frames) are built only for an SMP that failed.
   // A caller's SmpTry is not taken: this layer owns the SMP's budget.
   getDr(path: readonly number[], attrId: number, attrMod = 0): Promise<Uint8Array> {
-    const send = (): Promise<Uint8Array> => this.inner.getDr(path, attrId, attrMod, ONE_TRY);
+    const send = (t: SmpTry): Promise<Uint8Array> => this.inner.getDr(path, attrId, attrMod, t);
     return attempt(send).then(undefined, (e: unknown) => this.getFailed(e, send));
   }
   getLid(lid: number, attrId: number, attrMod = 0): Promise<Uint8Array> {
-    const send = (): Promise<Uint8Array> => this.inner.getLid(lid, attrId, attrMod, ONE_TRY);
+    const send = (t: SmpTry): Promise<Uint8Array> => this.inner.getLid(lid, attrId, attrMod, t);
     return attempt(send).then(undefined, (e: unknown) => this.getFailed(e, send));
   }
   setDr(path: readonly number[], attrId: number, attrMod: number, data: Uint8Array, mkey?: bigint): Promise<Uint8Array> {
@@ -115,13 +125,13 @@ export class RetryingSmp implements SmpClient {
       e,
       attrId,
       data,
-      () => this.inner.setDr(path, attrId, attrMod, data, mkey, ONE_TRY),
-      () => this.inner.getDr(path, attrId, attrMod, ONE_TRY),
+      (t) => this.inner.setDr(path, attrId, attrMod, data, mkey, t),
+      (t) => this.inner.getDr(path, attrId, attrMod, t),
     );
   }
   setLid(lid: number, attrId: number, attrMod: number, data: Uint8Array): Promise<Uint8Array> {
-    const send = (): Promise<Uint8Array> => this.inner.setLid(lid, attrId, attrMod, data, ONE_TRY);
-    return attempt(send).then(undefined, (e: unknown) => this.setFailed(e, attrId, data, send, () => this.inner.getLid(lid, attrId, attrMod, ONE_TRY)));
+    const send = (t: SmpTry): Promise<Uint8Array> => this.inner.setLid(lid, attrId, attrMod, data, t);
+    return attempt(send).then(undefined, (e: unknown) => this.setFailed(e, attrId, data, send, (t) => this.inner.getLid(lid, attrId, attrMod, t)));
   }
   /** setDr through a callback slot: the first try goes to the inner client's slot with a sink
    * that forwards successes as they are (one sink per caller's sink, kept: nothing allocated per
@@ -140,7 +150,7 @@ export class RetryingSmp implements SmpClient {
     this.inner.getDrTo(req, this.wrapped(this.getSinks, sink, this.retryGet), ONE_TRY);
   }
   private readonly getSinks = new WeakMap<object, SmpSink<never>>();
-  private readonly retryGet = (r: SmpGetReq, e: Error): Promise<Uint8Array> => this.getFailed(e, () => this.inner.getDr(r.path, r.attr, r.mod, ONE_TRY));
+  private readonly retryGet = (r: SmpGetReq, e: Error): Promise<Uint8Array> => this.getFailed(e, (t) => this.inner.getDr(r.path, r.attr, r.mod, t));
 
   /** The caller's sink wrapped for the inner client's slot, once per sink (kept in `sinks`):
    * successes forwarded as they are, a failed first try through `retry` (the retry rounds), then
@@ -162,7 +172,7 @@ export class RetryingSmp implements SmpClient {
   }
 
   /** A Get whose first try failed with `e`: the retry rounds, then counted and thrown. */
-  private async getFailed(e: unknown, op: () => Promise<Uint8Array>): Promise<Uint8Array> {
+  private async getFailed(e: unknown, op: (t: SmpTry) => Promise<Uint8Array>): Promise<Uint8Array> {
     try {
       return await this.retryAfter(e, op);
     } catch (x) {
@@ -172,7 +182,7 @@ export class RetryingSmp implements SmpClient {
   }
 
   /** A Set whose first try failed with `e0`: the retry rounds, then the Get that may find it done. */
-  private async setFailed(e0: unknown, attr: number, data: Uint8Array, op: () => Promise<Uint8Array>, read: () => Promise<Uint8Array>): Promise<Uint8Array> {
+  private async setFailed(e0: unknown, attr: number, data: Uint8Array, op: (t: SmpTry) => Promise<Uint8Array>, read: (t: SmpTry) => Promise<Uint8Array>): Promise<Uint8Array> {
     try {
       return await this.retryAfter(e0, op);
     } catch (e) {
@@ -194,8 +204,9 @@ export class RetryingSmp implements SmpClient {
   }
 
   /** After a try failed with `e`: `op` tried again after a doubling pause (capped) while it times
-   * out or the SMA says BUSY, up to `rounds` more times. */
-  private async retryAfter(e: unknown, op: () => Promise<Uint8Array>): Promise<Uint8Array> {
+   * out or the SMA says BUSY, up to `rounds` more times, each try's timeout backed off as MadRpc's
+   * own retries' are (RETRY_TRIES). */
+  private async retryAfter(e: unknown, op: (t: SmpTry) => Promise<Uint8Array>): Promise<Uint8Array> {
     let wait = this.backoffMs;
     for (let round = 0; ; round++) {
       const again = e instanceof MadTimeoutError || (e instanceof MadStatusError && (e.status & BUSY) !== 0);
@@ -203,7 +214,7 @@ export class RetryingSmp implements SmpClient {
       await new Promise<void>((r) => this.clock.setTimeout(r, wait));
       wait = Math.min(wait * 2, this.maxBackoffMs);
       try {
-        const r = await op();
+        const r = await op(RETRY_TRIES[Math.min(round, RETRY_TRIES.length - 1)]!);
         this.recovered++;
         return r;
       } catch (x) {
@@ -230,10 +241,10 @@ function asError(e: unknown): Error {
   return e instanceof Error ? e : new Error(String(e));
 }
 
-/** `op()`, a synchronous throw of it as a rejection. */
-function attempt(op: () => Promise<Uint8Array>): Promise<Uint8Array> {
+/** `op`'s first try, a synchronous throw of it as a rejection. */
+function attempt(op: (t: SmpTry) => Promise<Uint8Array>): Promise<Uint8Array> {
   try {
-    return op();
+    return op(ONE_TRY);
   } catch (e) {
     return Promise.reject(e);
   }

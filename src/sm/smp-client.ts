@@ -22,6 +22,9 @@ export interface SmpGetReq {
  * owns the SMP's whole budget, so no retries nest under its own. */
 export interface SmpTry {
   readonly retries?: number;
+  /** Tries of this SMP already made by the layer above (sm/retry.ts's rounds): an adaptive
+   * timeout is backed off as for MadRpc's own retries (RequestOptions.priorTries). */
+  readonly priorTries?: number;
 }
 
 /** One try, no retries below: what the retry layer asks of the client under it. */
