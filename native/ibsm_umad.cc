@@ -80,6 +80,20 @@ enum RecordField : uint32_t {
   R_STRIDE
 };
 
+// One MAD's record in sendMany's metadata array (indices exported as SEND_RECORD).
+enum SendField : uint32_t {
+  S_AGENT,
+  S_OFFSET,  // byte offset of the MAD in the data array
+  S_LENGTH,
+  S_LID,
+  S_QPN,
+  S_QKEY,
+  S_SL,
+  S_PKEY_INDEX,
+  S_TIMEOUT_MS,  // > 0: a request (the kernel's response timeout); 0: a response
+  S_STRIDE
+};
+
 constexpr int kRecvTimeoutMs = 50;      // the receiver's wait when a stop request wakes it at once
 // umad2sim (ibsim's LD_PRELOAD library, umad fds from 1024 up) waits on its own queue for a poll
 // that names a umad fd and ignores the other fds: there the wake-up fd cannot end the wait, so
@@ -110,6 +124,7 @@ constexpr uint32_t kDefaultSendQueue = 4096;  // MADs waiting for the sender bef
 constexpr int kSenderStopWaitMs = 1000;       // how long close waits for a sender stuck in umad_send
 constexpr int kPaceExpiryMs = 100;            // a paced request's slot without an answer is freed after this
 constexpr size_t kDeferredWakeAt = 32;        // queued MADs that wake the sender before flush()
+constexpr size_t kPoolRefill = 64;            // buffers the main thread takes back from the queue's spares
 
 Napi::Error UmadError(Napi::Env env, const char* call, int err, const std::string& what) {
   std::string msg = std::string(call) + "(" + what + ") failed: " + std::strerror(err) + " (errno " +
@@ -558,6 +573,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
                            InstanceMethod<&UmadPort::Register>("register"),
                            InstanceMethod<&UmadPort::Unregister>("unregister"),
                            InstanceMethod<&UmadPort::Send>("send"),
+                           InstanceMethod<&UmadPort::SendMany>("sendMany"),
                            InstanceMethod<&UmadPort::SendStats>("sendStats"),
                            InstanceMethod<&UmadPort::Flush>("flush"),
                            InstanceMethod<&UmadPort::SetPace>("setPace"),
@@ -743,23 +759,8 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     size_t n = data.ByteLength();
     if (n == 0 || n > static_cast<size_t>(kMaxMadLength))
       throw Napi::RangeError::New(env, "MAD length " + std::to_string(n) + " is out of range");
-    std::vector<uint8_t> buf;
-    {
-      std::lock_guard<std::mutex> lk(sendq_->mu);
-      if (sendq_->Queued() >= sendq_->max) {
-        sendq_->dropped++;
-        return Napi::Boolean::New(env, false);
-      }
-      if (!sendq_->spare.empty()) {
-        buf = std::move(sendq_->spare.back());
-        sendq_->spare.pop_back();
-      }
-    }
-    buf.assign(umadSize_ + n, 0);
+    std::vector<uint8_t> buf = BuildUmad(data.Data(), n, lid, qpn, qkey, sl, pkeyIndex);
     void* umad = buf.data();
-    std::memcpy(umad_get_mad(umad), data.Data(), n);
-    umad_set_addr(umad, static_cast<int>(lid), static_cast<int>(qpn), static_cast<int>(sl), static_cast<int>(qkey));
-    umad_set_pkey(umad, static_cast<int>(pkeyIndex));
     if (info[9].IsObject()) {
       Napi::Object g = info[9].As<Napi::Object>();
       Napi::Value dgid = g.Get("dgid");
@@ -775,23 +776,106 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
       umad_get_mad_addr(umad)->gid_index = static_cast<uint8_t>(g.Get("sgidIndex").As<Napi::Number>().Uint32Value());
     }
     if (TrySendDirect(buf, agent, n, timeoutMs, retries)) return Napi::Boolean::New(env, true);
-    size_t queued;
+    bool queued;
+    size_t waiting;
     {
       std::lock_guard<std::mutex> lk(sendq_->mu);
-      // Only this thread adds and the sender only takes: the bound checked above still holds.
-      // The sender asleep waiting for work is owed a wake-up (not `sending`: the receiver sends
-      // too, OnAnswer, and a MAD queued while it did waited until the queue ran empty, 15 s at
-      // 5k nodes: docs/ibsim-notes.md). Waiting for a slot, it is woken for a response (which
-      // needs none).
-      if (sendq_->idleWait || (timeoutMs == 0 && sendq_->creditWait)) wakeOwed_ = true;
-      (timeoutMs > 0 ? sendq_->q : sendq_->responses).push_back(SendQueue::Item{std::move(buf), static_cast<int>(agent), static_cast<int>(n),
-                                          static_cast<int>(timeoutMs), static_cast<int>(retries)});
-      queued = sendq_->Queued();
+      queued = EnqueueLocked(SendQueue::Item{std::move(buf), static_cast<int>(agent), static_cast<int>(n), static_cast<int>(timeoutMs), static_cast<int>(retries)});
+      waiting = sendq_->Queued();
     }
     // Deferred, the wake-up waits for flush() unless a long burst has queued kDeferredWakeAt MADs:
     // then the sender starts on them while the burst goes on.
-    if (wakeOwed_ && (!deferWake_ || queued >= kDeferredWakeAt)) FlushWake();
-    return Napi::Boolean::New(env, true);
+    if (wakeOwed_ && (!deferWake_ || waiting >= kDeferredWakeAt)) FlushWake();
+    return Napi::Boolean::New(env, queued);
+  }
+
+  // A MAD of n bytes in a umad buffer (from the main thread's pool) addressed to lid/qpn.
+  std::vector<uint8_t> BuildUmad(const uint8_t* mad, size_t n, uint32_t lid, uint32_t qpn, uint32_t qkey, uint32_t sl, uint32_t pkeyIndex) {
+    std::vector<uint8_t> buf;
+    if (!pool_.empty()) {
+      buf = std::move(pool_.back());
+      pool_.pop_back();
+    }
+    buf.assign(umadSize_ + n, 0);
+    void* umad = buf.data();
+    std::memcpy(umad_get_mad(umad), mad, n);
+    umad_set_addr(umad, static_cast<int>(lid), static_cast<int>(qpn), static_cast<int>(sl), static_cast<int>(qkey));
+    umad_set_pkey(umad, static_cast<int>(pkeyIndex));
+    return buf;
+  }
+
+  // Under sendq_->mu, on the main thread: buffers the sender is done with, back in the pool.
+  void RefillPoolLocked() {
+    while (pool_.size() < kPoolRefill && !sendq_->spare.empty()) {
+      pool_.push_back(std::move(sendq_->spare.back()));
+      sendq_->spare.pop_back();
+    }
+  }
+
+  // Under sendq_->mu, on the main thread: `it` queued for the sender, or dropped (counted, false)
+  // when the queue is at its bound; buffers taken back for the pool while the lock is held anyway.
+  bool EnqueueLocked(SendQueue::Item&& it) {
+    RefillPoolLocked();
+    if (sendq_->Queued() >= sendq_->max) {
+      sendq_->dropped++;
+      sendq_->Recycle(std::move(it.umad));
+      return false;
+    }
+    // The sender asleep waiting for work is owed a wake-up (not `sending`: the receiver sends
+    // too, OnAnswer, and a MAD queued while it did waited until the queue ran empty, 15 s at
+    // 5k nodes: docs/ibsim-notes.md). Waiting for a slot, it is woken for a response (which
+    // needs none).
+    if (sendq_->idleWait || (it.timeoutMs == 0 && sendq_->creditWait)) wakeOwed_ = true;
+    (it.timeoutMs > 0 ? sendq_->q : sendq_->responses).push_back(std::move(it));
+    return true;
+  }
+
+  // sendMany(data, meta, count): `count` MADs (no GRH, each at most kDefaultMadLength bytes) as
+  // send() would take them one by one, with one lock of the queue for all of them instead of two
+  // for each (at 5k nodes under ibsim the main thread's send() was ~12 % of the discovery, much of
+  // it waiting for that lock while the receiver held it). meta: SEND_RECORD.stride words a MAD.
+  // The sender is woken at the end if it is owed a wake-up. Returns how many a full queue dropped.
+  Napi::Value SendMany(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsTypedArray() || info[0].As<Napi::TypedArray>().TypedArrayType() != napi_uint8_array)
+      throw Napi::TypeError::New(env, "data must be a Uint8Array");
+    if (!info[1].IsTypedArray() || info[1].As<Napi::TypedArray>().TypedArrayType() != napi_uint32_array)
+      throw Napi::TypeError::New(env, "meta must be a Uint32Array");
+    Napi::Uint8Array data = info[0].As<Napi::Uint8Array>();
+    Napi::Uint32Array meta = info[1].As<Napi::Uint32Array>();
+    uint32_t count = ArgU32(info, 2, "count");
+    CheckOpen(env, "umad_send");
+    if (static_cast<size_t>(count) * S_STRIDE > meta.ElementLength())
+      throw Napi::RangeError::New(env, "meta holds fewer than " + std::to_string(count) + " records");
+    const uint8_t* bytes = data.Data();
+    const size_t dataLen = data.ByteLength();
+    const uint32_t* m = meta.Data();
+    // Checked before anything is sent: a bad record is a bug of the caller, not a lost MAD.
+    for (uint32_t i = 0; i < count; i++) {
+      const uint32_t* r = m + static_cast<size_t>(i) * S_STRIDE;
+      size_t off = r[S_OFFSET], n = r[S_LENGTH];
+      if (n == 0 || n > kDefaultMadLength || off + n > dataLen)
+        throw Napi::RangeError::New(env, "MAD " + std::to_string(i) + " (offset " + std::to_string(off) + ", length " + std::to_string(n) + ") is out of range");
+    }
+    const bool direct = direct_ && !paced_.load(std::memory_order_relaxed);
+    staged_.clear();
+    for (uint32_t i = 0; i < count; i++) {
+      const uint32_t* r = m + static_cast<size_t>(i) * S_STRIDE;
+      size_t n = r[S_LENGTH];
+      std::vector<uint8_t> buf = BuildUmad(bytes + r[S_OFFSET], n, r[S_LID], r[S_QPN], r[S_QKEY], r[S_SL], r[S_PKEY_INDEX]);
+      // The order of sends is kept: once one MAD goes to the queue, the rest follow it there.
+      if (direct && staged_.empty() && TrySendDirect(buf, r[S_AGENT], n, r[S_TIMEOUT_MS], 0)) continue;
+      staged_.push_back(SendQueue::Item{std::move(buf), static_cast<int>(r[S_AGENT]), static_cast<int>(n), static_cast<int>(r[S_TIMEOUT_MS]), 0});
+    }
+    uint32_t dropped = 0;
+    if (!staged_.empty()) {
+      std::lock_guard<std::mutex> lk(sendq_->mu);
+      for (SendQueue::Item& it : staged_)
+        if (!EnqueueLocked(std::move(it))) dropped++;
+    }
+    staged_.clear();
+    FlushWake();
+    return Napi::Number::New(env, dropped);
   }
 
   // umad_send on this thread on a kernel's device when nothing waits in the queue (the order of
@@ -809,6 +893,7 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
     std::lock_guard<std::mutex> lk(sendq_->mu);
     sendq_->direct++;
     sendq_->Count(r, e, std::move(buf));
+    RefillPoolLocked();
     return true;
   }
 
@@ -1204,6 +1289,8 @@ class UmadPort : public Napi::ObjectWrap<UmadPort> {
   std::atomic<bool> paced_{false};  // setPace(n > 0): the receiver frees the sender's slots
   bool deferWake_ = false;   // main thread only: send() defers the sender's wake-up to flush()
   bool wakeOwed_ = false;    // main thread only: MADs were queued since the sender last was woken
+  std::vector<SendQueue::Item> staged_;     // main thread only: sendMany's MADs for the queue
+  std::vector<std::vector<uint8_t>> pool_;  // main thread only: buffers send() and sendMany fill
 
   std::thread thread_;
   std::atomic<bool> stop_{false};
@@ -1287,6 +1374,20 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   rec.Set("flowLabel", static_cast<uint32_t>(R_FLOW_LABEL));
   rec.Set("gid", static_cast<uint32_t>(R_GID0));
   exports.Set("RECORD", rec);
+
+  Napi::Object srec = Napi::Object::New(env);
+  srec.Set("stride", static_cast<uint32_t>(S_STRIDE));
+  srec.Set("agent", static_cast<uint32_t>(S_AGENT));
+  srec.Set("offset", static_cast<uint32_t>(S_OFFSET));
+  srec.Set("length", static_cast<uint32_t>(S_LENGTH));
+  srec.Set("lid", static_cast<uint32_t>(S_LID));
+  srec.Set("qpn", static_cast<uint32_t>(S_QPN));
+  srec.Set("qkey", static_cast<uint32_t>(S_QKEY));
+  srec.Set("sl", static_cast<uint32_t>(S_SL));
+  srec.Set("pkeyIndex", static_cast<uint32_t>(S_PKEY_INDEX));
+  srec.Set("timeoutMs", static_cast<uint32_t>(S_TIMEOUT_MS));
+  srec.Set("maxLength", static_cast<uint32_t>(kDefaultMadLength));
+  exports.Set("SEND_RECORD", srec);
 
   Napi::Object features = Napi::Object::New(env);
   features.Set("openSmiPort", Napi::Boolean::New(env, IBSM_HAVE_OPEN_SMI_PORT != 0));

@@ -12,6 +12,7 @@ import { requireIbsim, runNodePreloaded, startIbsim, type Ibsim } from './helper
 const FLOOD = fileURLToPath(new URL('./fixtures/umad-send-flood.mjs', import.meta.url));
 const PACE = fileURLToPath(new URL('./fixtures/umad-pace.mjs', import.meta.url));
 const LOST_WAKE = fileURLToPath(new URL('./fixtures/umad-lost-wake.mjs', import.meta.url));
+const SEND_MANY = fileURLToPath(new URL('./fixtures/umad-send-many.mjs', import.meta.url));
 /** One switch, two hosts: the SM-less client attaches at the first node. */
 const NET = fileURLToPath(new URL('./fixtures/one-switch.net', import.meta.url));
 
@@ -132,5 +133,25 @@ describe('paced umad sends: the sender woken for a MAD queued while the receiver
     const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { answers: number; stats: SendStats };
     expect(out.answers, JSON.stringify(out)).toBe(3);
     expect(out.stats).toMatchObject({ sent: 3, queued: 0, dropped: 0, errors: 0 });
+  });
+});
+
+/** Issue #32: the transport stages MADs and hands a burst to the addon in one sendMany call (one
+ * N-API call and one lock of the send queue for all of it, instead of a call and two locks each). */
+describe('umad sends handed over in bursts (sendMany)', () => {
+  it('a burst is handed over a full stage at a time and at the end of its turn, answered in send order; a longer MAD follows what is staged; bad records are refused before anything is sent', async () => {
+    const r = await runNodePreloaded(SEND_MANY, [], { ibsim: ibsim!, timeoutMs: 30_000 });
+    expect(r.timedOut, r.stderr).toBe(false);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { handedInTurn: number; tids: number[]; stats: SendStats; refused: Record<string, string>; afterRefused: SendStats };
+    // Two full stages of 64 reached the addon inside the turn; the other 22 at its end.
+    expect(out.handedInTurn).toBe(128);
+    expect(out.tids).toEqual(Array.from({ length: 153 }, (_, i) => i + 1));
+    expect(out.stats).toMatchObject({ sent: 153, queued: 0, dropped: 0, errors: 0, direct: 0 });
+    expect(out.refused.tooLong).toMatch(/^RangeError: MAD 0 \(offset 0, length 257\) is out of range/);
+    expect(out.refused.pastData).toMatch(/^RangeError: MAD 0 \(offset 100, length 256\) is out of range/);
+    expect(out.refused.fewerRecords).toMatch(/^RangeError: meta holds fewer than 2 records/);
+    expect(out.refused.metaNotU32).toMatch(/^TypeError: meta must be a Uint32Array/);
+    expect(out.afterRefused).toMatchObject({ sent: 153, queued: 0, dropped: 0, errors: 0 });
   });
 });

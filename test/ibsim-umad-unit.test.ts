@@ -5,7 +5,8 @@
  * loaded (never called into) to check the record layout it exports.
  */
 import { describe, expect, it } from 'vitest';
-import { loadNative, type NativeBatchCallback, type NativeGrh, type NativeRecordLayout, type NativeUmad, type NativeUmadError, type NativeUmadPort } from '../src/transport/native.js';
+import { loadNative, type NativeBatchCallback, type NativeGrh, type NativeRecordLayout, type NativeSendRecordLayout, type NativeUmad, type NativeUmadError, type NativeUmadPort } from '../src/transport/native.js';
+import { STAGE_MADS } from '../src/transport/umad-stage.js';
 import { assertSimulatorListening, portOfGuid, resolvePort, UmadTransport, type UmadCaListing, type UmadPortListing } from '../src/transport/umad.js';
 import { TransportError, type ReceivedMad } from '../src/transport/types.js';
 import { GSI_QKEY } from '../src/wire/mad.js';
@@ -74,6 +75,48 @@ class FakePort implements NativeUmadPort {
   closeSync(): void {
     this.closed = true;
   }
+}
+
+// sendMany's records, also in an order of their own.
+const FAKE_SEND_RECORD: NativeSendRecordLayout = { stride: 10, timeoutMs: 0, pkeyIndex: 1, sl: 2, qkey: 3, qpn: 4, lid: 5, length: 6, offset: 7, agent: 9, maxLength: 256 };
+
+/** A fake port with sendMany: each call's MADs decoded into `sent` (copied: the stage is reused),
+ * the call's size in `calls`; `refuse` makes the next call throw. */
+class FakeManyPort extends FakePort {
+  calls: number[] = [];
+  refuse = false;
+  sendMany(data: Uint8Array, meta: Uint32Array, count: number): number {
+    if (this.refuse) {
+      this.refuse = false;
+      throw new RangeError('MAD 0 is out of range');
+    }
+    const r = FAKE_SEND_RECORD;
+    this.calls.push(count);
+    for (let i = 0, b = 0; i < count; i++, b += r.stride) {
+      const d = data.slice(meta[b + r.offset]!, meta[b + r.offset]! + meta[b + r.length]!);
+      this.sent.push({ agentId: meta[b + r.agent]!, data: d, lid: meta[b + r.lid]!, qpn: meta[b + r.qpn]!, qkey: meta[b + r.qkey]!, sl: meta[b + r.sl]!, pkeyIndex: meta[b + r.pkeyIndex]!, timeoutMs: meta[b + r.timeoutMs]!, retries: 0, grh: null });
+    }
+    return 0;
+  }
+}
+
+function fakeMany(): { native: NativeUmad; ports: FakeManyPort[] } {
+  const ports: FakeManyPort[] = [];
+  const native: NativeUmad = {
+    UmadPort: class {
+      constructor(_ca: string | null, _port: number, onBatch: NativeBatchCallback) {
+        const p = new FakeManyPort(onBatch);
+        ports.push(p);
+        return p;
+      }
+    } as unknown as NativeUmad['UmadPort'],
+    listCas: () => [],
+    smiGsiPair: () => null,
+    RECORD: FAKE_RECORD,
+    SEND_RECORD: FAKE_SEND_RECORD,
+    features: { openSmiPort: false, smiGsiPairs: false },
+  };
+  return { native, ports };
 }
 
 function fake(): { native: NativeUmad; ports: FakePort[] } {
@@ -149,6 +192,67 @@ describe('UmadTransport (fake addon)', () => {
     ]);
     expect(p.sent[1]).toMatchObject({ lid: 7, qpn: 1, sl: 2, pkeyIndex: 1, grh: null });
     t.closeSync();
+  });
+
+  it('stages MADs and hands each burst to sendMany at the end of its turn, a full stage at once, what is staged before a GRH or long MAD and before a close', async () => {
+    const { native, ports } = fakeMany();
+    const t = new UmadTransport(native, portListing('InfiniBand'), { requestTimeoutMs: 777 });
+    t.register(0x81, 1);
+    t.register(0x03, 2);
+    const p = ports[0]!;
+    const smp = (i: number): Uint8Array => {
+      const m = mad(0x81, 0x01);
+      m[15] = i;
+      return m;
+    };
+    const idOf = (c: SentCall): number => c.data[15]!;
+    t.send(smp(1), { lid: 0xffff, qpn: 0 });
+    t.send(mad(0x03, 0x81), { lid: 7, qpn: 1, sl: 2, pkeyIndex: 1 }); // SA response
+    expect(p.calls).toEqual([]); // staged: the turn goes on
+    await Promise.resolve();
+    expect(p.calls).toEqual([2]);
+    expect(p.sent.map((c) => [c.agentId, c.lid, c.qpn, c.qkey, c.sl, c.pkeyIndex, c.timeoutMs, c.data.length])).toEqual([
+      [0, 0xffff, 0, 0, 0, 0, 777, 256],
+      [1, 7, 1, GSI_QKEY, 2, 1, 0, 256],
+    ]);
+    // A long burst: a full stage is handed over at once, the rest at the end of the turn.
+    p.sent = [];
+    p.calls = [];
+    for (let i = 0; i < STAGE_MADS + 3; i++) t.send(smp(i), { lid: 0xffff, qpn: 0 });
+    expect(p.calls).toEqual([STAGE_MADS]);
+    // The caller may reuse its buffer at once: the stage holds a copy.
+    const reused = smp(200);
+    t.send(reused, { lid: 0xffff, qpn: 0 });
+    reused[15] = 201;
+    await Promise.resolve();
+    expect(p.calls).toEqual([STAGE_MADS, 4]);
+    expect(p.sent.map(idOf)).toEqual([...Array.from({ length: STAGE_MADS + 3 }, (_, i) => i), 200]);
+    // A GRH MAD and a MAD longer than a stage takes go through send(), after what is staged.
+    p.sent = [];
+    t.send(smp(1), { lid: 0xffff, qpn: 0 });
+    t.send(mad(0x03, 0x01), { lid: 1, qpn: 1, grh: { dgid: 1n } });
+    t.send(smp(2), { lid: 0xffff, qpn: 0 });
+    const long = new Uint8Array(300);
+    long.set(smp(3));
+    t.send(long, { lid: 0xffff, qpn: 0 });
+    expect(p.sent.map((c) => [idOf(c), c.grh ? 'grh' : c.data.length])).toEqual([
+      [1, 256],
+      [0, 'grh'],
+      [2, 256],
+      [3, 300],
+    ]);
+    // A refused hand-over loses its MADs as a full queue would: counted, never thrown.
+    p.refuse = true;
+    t.send(smp(4), { lid: 0xffff, qpn: 0 });
+    await Promise.resolve();
+    expect(t.sendStats().dropped).toBe(1);
+    expect(t.stageError?.message).toMatch(/handing 1 staged MADs to mlx5_0 port 1.*out of range/);
+    // A response staged just before a close still reaches the addon before the port closes.
+    p.sent = [];
+    t.send(mad(0x03, 0x81), { lid: 7, qpn: 1 });
+    await t.close();
+    expect(p.sent.map((c) => c.timeoutMs)).toEqual([0]);
+    expect(p.closed).toBe(true);
   });
 
   it('opens issm only once both SMP classes have agents', () => {
@@ -302,5 +406,10 @@ describe('UmadTransport (fake addon)', () => {
     expect(Math.max(...words)).toBeLessThan(n.RECORD.stride);
     expect(Object.keys(n.RECORD).sort()).toEqual(Object.keys(FAKE_RECORD).sort());
     expect(typeof n.features.openSmiPort).toBe('boolean');
+    const send = Object.entries(n.SEND_RECORD!).filter(([k]) => k !== 'stride' && k !== 'maxLength');
+    expect(new Set(send.map(([, v]) => v)).size).toBe(send.length);
+    expect(Math.max(...send.map(([, v]) => v))).toBe(n.SEND_RECORD!.stride - 1);
+    expect(Object.keys(n.SEND_RECORD!).sort()).toEqual(Object.keys(FAKE_SEND_RECORD).sort());
+    expect(n.SEND_RECORD!.maxLength).toBe(256);
   });
 });

@@ -70,6 +70,11 @@ export interface NativeUmadPort {
     retries: number,
     grh?: NativeGrh | null,
   ): boolean | void;
+  /** `count` MADs at once, as send() would take them one by one: `data` holds them (no GRH, each at
+   * most SEND_RECORD.maxLength bytes), `meta` SEND_RECORD.stride words per MAD; one lock of the
+   * send queue for all, and the sender woken at the end if it sleeps. Returns how many a full
+   * queue dropped. */
+  sendMany?(data: Uint8Array, meta: Uint32Array, count: number): number;
   /** The send queue's counters (the addon sends from its own thread; a full queue drops). */
   sendStats?(): NativeSendStats;
   /** With deferral on, send() queues without waking the sender thread; flush() wakes it once for
@@ -135,6 +140,22 @@ export interface NativeRecordLayout {
   gid: number;
 }
 
+/** Word indices of one MAD's record in sendMany's metadata array, and the longest MAD it takes. */
+export interface NativeSendRecordLayout {
+  stride: number;
+  agent: number;
+  offset: number;
+  length: number;
+  lid: number;
+  qpn: number;
+  qkey: number;
+  sl: number;
+  pkeyIndex: number;
+  /** > 0 for a request (the kernel's response timeout), 0 for a response. */
+  timeoutMs: number;
+  maxLength: number;
+}
+
 export interface NativeSmiGsiPair {
   smiName: string;
   smiPort: number;
@@ -149,6 +170,8 @@ export interface NativeUmad {
   /** The SMI/GSI device pair for a CA port (newer libibumad only); null when not split or unsupported. */
   smiGsiPair(caName: string | null, portNum: number): NativeSmiGsiPair | null;
   RECORD: NativeRecordLayout;
+  /** sendMany's record layout (absent from addons built before it). */
+  SEND_RECORD?: NativeSendRecordLayout;
   features: { openSmiPort: boolean; smiGsiPairs: boolean };
   /** Start gathering listCas()'s answer on a thread of its own (the bundled bin calls it before
    * compiling the bundle, for `ibsm run --umad`); the next listCas() takes it. */

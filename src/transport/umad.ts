@@ -18,6 +18,7 @@ import {
 import { GSI_QKEY } from '../wire/mad.js';
 import { tidLow } from '../wire/builders.js';
 import { listUmadPorts, native, resolvePort, type UmadPortListing } from './umad-ports.js';
+import { SendStage, type SendManyPort } from './umad-stage.js';
 
 export { assertSimulatorListening, listUmadPorts, portOfGuid, resolvePort, unusable, type UmadCaListing, type UmadPortListing } from './umad-ports.js';
 
@@ -61,6 +62,8 @@ interface Agent {
   id: number;
   port: NativeUmadPort;
   mgmtClass: number;
+  /** The port's stage, where the addon has sendMany. */
+  stage: SendStage | undefined;
 }
 
 const openTransports = new Set<UmadTransport>();
@@ -159,6 +162,8 @@ export class UmadTransport implements Transport {
     for (const p of new Set([this.smi, this.gsi])) {
       p.setDeferWake?.(true);
       if (opts.pace) p.setPace?.(opts.pace);
+      // Most MADs are staged and handed over in one sendMany() call per burst.
+      if (n.SEND_RECORD && p.sendMany) this.stages.set(p, new SendStage(p as SendManyPort, n.SEND_RECORD));
     }
     this.paced = (opts.pace ?? 0) > 0;
   }
@@ -166,9 +171,12 @@ export class UmadTransport implements Transport {
   /** Sends are paced by the addon (opts.pace): a request may wait in its queue (unsend). */
   private readonly paced: boolean;
 
+  private readonly stages = new Map<NativeUmadPort, SendStage>();
+
   private flushQueued = false;
   private readonly flushSends = (): void => {
     this.flushQueued = false;
+    this.handOverAll();
     this.smi.flush?.();
     if (this.gsi !== this.smi) this.gsi.flush?.();
   };
@@ -199,7 +207,7 @@ export class UmadTransport implements Transport {
       // always reach the agent that sent the request, so they never belong in the mask.
       const methods = (opts.methods ?? []).filter((m) => m < 0x80);
       const id = port.register(mgmtClass, classVersion, opts.rmppVersion ?? 0, methods, vendorOui ? opts.oui : undefined);
-      this.agents.set(mgmtClass, { id, port, mgmtClass });
+      this.agents.set(mgmtClass, { id, port, mgmtClass, stage: this.stages.get(port) });
     } catch (e) {
       throw toTransportError(e, `registering class 0x${mgmtClass.toString(16)} version ${classVersion} on ${where}`);
     }
@@ -238,6 +246,20 @@ export class UmadTransport implements Transport {
     const isRequest = (method & METHOD_RESPONSE_BIT) === 0 && method !== METHOD_TRAP_REPRESS;
     // A Q_Key of 0 means "the default": none on QP0, the well-known GSI Q_Key elsewhere.
     const qkey = addr.qkey || (addr.qpn === 0 ? 0 : GSI_QKEY);
+    const stage = agent.stage;
+    if (stage) {
+      if (!grh && stage.takes(mad.length)) {
+        const timeoutMs = isRequest ? this.requestTimeoutMs : 0;
+        if (stage.add(agent.id, mad, addr.lid, addr.qpn, qkey >>> 0, addr.sl ?? 0, addr.pkeyIndex ?? 0, timeoutMs)) this.handOver(stage);
+        else if (!this.flushQueued) {
+          this.flushQueued = true;
+          queueMicrotask(this.flushSends);
+        }
+        return;
+      }
+      // The rest of the port's sends in their order: what is staged goes first.
+      this.handOver(stage);
+    }
     let queued: boolean | void;
     try {
       queued = agent.port.send(agent.id, mad, addr.lid, addr.qpn, qkey >>> 0, addr.sl ?? 0, addr.pkeyIndex ?? 0, isRequest ? this.requestTimeoutMs : 0, 0, grh);
@@ -253,6 +275,29 @@ export class UmadTransport implements Transport {
   }
 
   private sendsDropped = 0;
+
+  /** The stage's MADs handed to the addon. A refusal (only a bug can cause one: the records are
+   * checked as they are staged) loses them as a full queue would: counted, and the RPC layer's
+   * timeouts cover them. */
+  private handOver(stage: SendStage): void {
+    const n = stage.count;
+    if (!n) return;
+    try {
+      this.sendsDropped += stage.flush();
+    } catch (e) {
+      this.stageRefused += n;
+      this.stageError = new TransportError(`handing ${n} staged MADs to ${this.local.caName} port ${this.local.portNum}: ${(e as Error).message ?? String(e)}`, 'umad_send');
+    }
+  }
+
+  private handOverAll(): void {
+    for (const st of this.stages.values()) this.handOver(st);
+  }
+
+  /** The last refusal of a stage's MADs (handOver), for diagnosis, and how many MADs were lost so
+   * (counted as dropped in sendStats()). */
+  stageError: TransportError | undefined;
+  private stageRefused = 0;
 
   /** The addon's send counters over this transport's port(s): sent (direct: by send() itself),
    * waiting for the sender thread, dropped (queue full, or a request left at close) and refused by umad_send
@@ -278,6 +323,7 @@ export class UmadTransport implements Transport {
       out.lastErrno = s.lastErrno || out.lastErrno;
     }
     if (!ports.some((p) => p.sendStats)) out.dropped = this.sendsDropped;
+    out.dropped += this.stageRefused;
     return out;
   }
 
@@ -289,7 +335,10 @@ export class UmadTransport implements Transport {
    * (paced under umad2sim: queued behind requests a stalled ibsim has not answered). */
   unsend(mad: Uint8Array): void {
     if (!this.paced || mad.length < 16) return;
-    this.agents.get(mad[1]!)?.port.unsend?.(tidLow(mad));
+    const a = this.agents.get(mad[1]!);
+    if (!a) return;
+    if (a.stage) this.handOver(a.stage);
+    a.port.unsend?.(tidLow(mad));
   }
 
   /** Called when a receiver stops on an unrecoverable error (the port is unusable afterwards). */
@@ -309,6 +358,7 @@ export class UmadTransport implements Transport {
 
   close(): Promise<void> {
     if (!this.closing) {
+      this.handOverAll(); // queued responses are still written at close
       const ports = this.smi === this.gsi ? [this.smi] : [this.smi, this.gsi];
       this.closing = Promise.all(ports.map((p) => p.close())).then(() => {
         openTransports.delete(this);
@@ -319,6 +369,7 @@ export class UmadTransport implements Transport {
 
   /** Blocking close, for process exit. */
   closeSync(): void {
+    if (!this.closing) this.handOverAll();
     this.closing ??= Promise.resolve();
     this.smi.closeSync();
     if (this.gsi !== this.smi) this.gsi.closeSync();
