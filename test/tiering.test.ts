@@ -103,10 +103,17 @@ const run = () => { let s = 0; for (let i = 0; i < 200000; i++) s += hot(i); ret
 const TURBOFANNED = 1 << 6;
 const tf = () => (%GetOptimizationStatus(hot) & TURBOFANNED) !== 0;
 await holdTurbofan(60_000);
-const at = (phase) => { turbofanOnProgress(phase); run(); return { held: turbofanHeld(), optimized: tf() }; };
-const discover = at('discover');
-const routing = at('routing');
-console.log(JSON.stringify({ discover, routing }));
+const at = (phase, d) => { turbofanOnProgress(phase, d); run(); return { held: turbofanHeld(), optimized: tf() }; };
+if (process.argv[3] === 'big') {
+  // The start of a routing of a big fabric (5k nodes, 416 switches: 2.3M switch x node pairs).
+  console.log(JSON.stringify({ bigStart: at('routing', { ms: 0, nodes: 5536, switches: 416 }) }));
+} else {
+  const discover = at('discover');
+  // The start of a small one (1,136 nodes, 112 switches: 127k pairs) keeps the hold.
+  const smallStart = at('routing', { ms: 0, nodes: 1136, switches: 112 });
+  const routing = at('routing', { ms: 100 });
+  console.log(JSON.stringify({ discover, smallStart, routing }));
+}
 `;
 
 describe('TurboFan held back on a device until a CPU budget is spent', () => {
@@ -122,14 +129,20 @@ describe('TurboFan held back on a device until a CPU budget is spent', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
-  it("a routing's progress lets the hold go at once with the budget unspent; another phase's does not (the hot function optimized only after)", () => {
+  it("a routing's progress lets the hold go at once with the budget unspent, and so does the start of a big fabric's routing; another phase's report, or a small fabric's routing start, does not (the hot function optimized only after)", () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ibsm-tiering-'));
     try {
       const file = path.join(dir, 'progress.mjs');
       writeFileSync(file, PROGRESS);
-      const r = spawnSync(process.execPath, ['--allow-natives-syntax', '--no-concurrent-recompilation', file, TIERING], { encoding: 'utf8', timeout: 60_000 });
-      expect(r.status, r.stderr).toBe(0);
-      expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toEqual({ discover: { held: true, optimized: false }, routing: { held: false, optimized: true } });
+      const run = (...args: string[]): unknown => {
+        const r = spawnSync(process.execPath, ['--allow-natives-syntax', '--no-concurrent-recompilation', file, TIERING, ...args], { encoding: 'utf8', timeout: 60_000 });
+        expect(r.status, r.stderr).toBe(0);
+        return JSON.parse(r.stdout.trim().split('\n').pop()!);
+      };
+      const held = { held: true, optimized: false };
+      expect(run()).toEqual({ discover: held, smallStart: held, routing: { held: false, optimized: true } });
+      // A routing of a big fabric lets TurboFan go as it starts (TURBOFAN_ROUTING_PAIRS).
+      expect(run('big')).toEqual({ bigStart: { held: false, optimized: true } });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

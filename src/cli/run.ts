@@ -290,7 +290,7 @@ class RunSession {
         ...(this.fabric ? { sim: this.fabric } : {}),
         log,
         onProgress: (phase, d) => {
-          turbofanOnProgress(phase);
+          turbofanOnProgress(phase, d);
           tty?.progress(`${phase}: ${Object.entries(d).map(([k, v]) => `${k}=${v}`).join(' ')}`);
         },
       });

@@ -18,7 +18,7 @@ import { SwitchInfo } from '../wire/sma.js';
 import type { Snapshot } from '../model/snapshot.js';
 import type { QosVlSettings } from '../model/qos-policy.js';
 import { PartitionPlan } from '../model/partitions.js';
-import { cloneFabric } from '../model/fabric.js';
+import { cloneFabric, isSwitch } from '../model/fabric.js';
 import { DEADLOCK_FREE_FALLBACK, routeWithFallback, type FallbackResult } from '../routing/registry.js';
 import { RoutingNotApplicable, type RoutingOptions } from '../routing/types.js';
 import type { McastGroupPorts } from '../routing/mcast-tree.js';
@@ -216,6 +216,13 @@ export class Sweeper {
           progress('routing', { ms: Math.round(now - t0) });
         }
       : undefined;
+    // Its start is reported too, with the fabric's size (the CLI may let TurboFan go there: a big
+    // fabric's routing is a hot loop from its first step).
+    if (progress) {
+      let switches = 0;
+      for (const n of disc.fabric.nodes) if (isSwitch(n)) switches++;
+      progress('routing', { ms: 0, nodes: disc.fabric.nodes.length, switches });
+    }
     const opts = { ...s.routingOptions, lmc: s.lmc, seed: s.seed, ...(tick ? { tick } : {}) };
     try {
       return routeWithFallback(disc.fabric, s.routing, opts);
