@@ -100,12 +100,13 @@ class FakeManyPort extends FakePort {
   }
 }
 
-function fakeMany(): { native: NativeUmad; ports: FakeManyPort[] } {
-  const ports: FakeManyPort[] = [];
+/** A fake addon whose ports `make` builds; `extra` adds to (or replaces) its exports. */
+function fakeWith<P extends FakePort>(make: (onBatch: NativeBatchCallback) => P, extra: Partial<NativeUmad> = {}): { native: NativeUmad; ports: P[] } {
+  const ports: P[] = [];
   const native: NativeUmad = {
     UmadPort: class {
       constructor(_ca: string | null, _port: number, onBatch: NativeBatchCallback) {
-        const p = new FakeManyPort(onBatch);
+        const p = make(onBatch);
         ports.push(p);
         return p;
       }
@@ -113,28 +114,19 @@ function fakeMany(): { native: NativeUmad; ports: FakeManyPort[] } {
     listCas: () => [],
     smiGsiPair: () => null,
     RECORD: FAKE_RECORD,
-    SEND_RECORD: FAKE_SEND_RECORD,
     features: { openSmiPort: false, smiGsiPairs: false },
+    ...extra,
   };
   return { native, ports };
 }
 
+/** Ports with send() only (an addon from before sendMany). */
 function fake(): { native: NativeUmad; ports: FakePort[] } {
-  const ports: FakePort[] = [];
-  const native: NativeUmad = {
-    UmadPort: class {
-      constructor(_ca: string | null, _port: number, onBatch: NativeBatchCallback) {
-        const p = new FakePort(onBatch);
-        ports.push(p);
-        return p;
-      }
-    } as unknown as NativeUmad['UmadPort'],
-    listCas: () => [],
-    smiGsiPair: () => null,
-    RECORD: FAKE_RECORD,
-    features: { openSmiPort: false, smiGsiPairs: false },
-  };
-  return { native, ports };
+  return fakeWith((cb) => new FakePort(cb));
+}
+
+function fakeMany(): { native: NativeUmad; ports: FakeManyPort[] } {
+  return fakeWith((cb) => new FakeManyPort(cb), { SEND_RECORD: FAKE_SEND_RECORD });
 }
 
 function portListing(linkLayer: 'InfiniBand' | 'Ethernet'): UmadPortListing {
