@@ -239,6 +239,11 @@ describe('UmadTransport (fake addon)', () => {
     await Promise.resolve();
     expect(t.sendStats().dropped).toBe(1);
     expect(t.stageError?.message).toMatch(/handing 1 staged MADs to mlx5_0 port 1.*out of range/);
+    // handOverStaged (the exit hook's first step, before the addon's threads stop) hands over at once.
+    p.calls = [];
+    t.send(smp(5), { lid: 0xffff, qpn: 0 });
+    t.handOverStaged();
+    expect(p.calls).toEqual([1]);
     // A response staged just before a close still reaches the addon before the port closes.
     p.sent = [];
     t.send(mad(0x03, 0x81), { lid: 7, qpn: 1 });

@@ -88,6 +88,8 @@ function installExitHook(): void {
   // close: umad2sim's own exit clean-up deadlocks with its receiver thread when a MAD arrives as
   // it runs (native/umad2sim-exit.c).
   process.once('exit', () => {
+    // What was staged this turn first: the threads' stop still writes the queued responses.
+    for (const t of openTransports) t.handOverStaged();
     if (process.env.LD_PRELOAD?.includes('umad2sim')) native().umad2simExit?.(200);
     for (const t of openTransports) t.closeSync();
   });
@@ -176,7 +178,7 @@ export class UmadTransport implements Transport {
   private flushQueued = false;
   private readonly flushSends = (): void => {
     this.flushQueued = false;
-    this.handOverAll();
+    this.handOverStaged();
     this.smi.flush?.();
     if (this.gsi !== this.smi) this.gsi.flush?.();
   };
@@ -290,7 +292,8 @@ export class UmadTransport implements Transport {
     }
   }
 
-  private handOverAll(): void {
+  /** Every stage's MADs handed to the addon now (at close, and at process exit before the threads stop). */
+  handOverStaged(): void {
     for (const st of this.stages.values()) this.handOver(st);
   }
 
@@ -358,7 +361,7 @@ export class UmadTransport implements Transport {
 
   close(): Promise<void> {
     if (!this.closing) {
-      this.handOverAll(); // queued responses are still written at close
+      this.handOverStaged(); // queued responses are still written at close
       const ports = this.smi === this.gsi ? [this.smi] : [this.smi, this.gsi];
       this.closing = Promise.all(ports.map((p) => p.close())).then(() => {
         openTransports.delete(this);
@@ -369,7 +372,7 @@ export class UmadTransport implements Transport {
 
   /** Blocking close, for process exit. */
   closeSync(): void {
-    if (!this.closing) this.handOverAll();
+    if (!this.closing) this.handOverStaged();
     this.closing ??= Promise.resolve();
     this.smi.closeSync();
     if (this.gsi !== this.smi) this.gsi.closeSync();
