@@ -247,16 +247,13 @@ export class UmadTransport implements Transport {
     const method = mad[3]!;
     const isRequest = (method & METHOD_RESPONSE_BIT) === 0 && method !== METHOD_TRAP_REPRESS;
     // A Q_Key of 0 means "the default": none on QP0, the well-known GSI Q_Key elsewhere.
-    const qkey = addr.qkey || (addr.qpn === 0 ? 0 : GSI_QKEY);
+    const qkey = (addr.qkey || (addr.qpn === 0 ? 0 : GSI_QKEY)) >>> 0;
+    const timeoutMs = isRequest ? this.requestTimeoutMs : 0;
     const stage = agent.stage;
     if (stage) {
       if (!grh && stage.takes(mad.length)) {
-        const timeoutMs = isRequest ? this.requestTimeoutMs : 0;
-        if (stage.add(agent.id, mad, addr.lid, addr.qpn, qkey >>> 0, addr.sl ?? 0, addr.pkeyIndex ?? 0, timeoutMs)) this.handOver(stage);
-        else if (!this.flushQueued) {
-          this.flushQueued = true;
-          queueMicrotask(this.flushSends);
-        }
+        if (stage.add(agent.id, mad, addr.lid, addr.qpn, qkey, addr.sl ?? 0, addr.pkeyIndex ?? 0, timeoutMs)) this.handOver(stage);
+        else this.flushAtTurnEnd();
         return;
       }
       // The rest of the port's sends in their order: what is staged goes first.
@@ -264,16 +261,20 @@ export class UmadTransport implements Transport {
     }
     let queued: boolean | void;
     try {
-      queued = agent.port.send(agent.id, mad, addr.lid, addr.qpn, qkey >>> 0, addr.sl ?? 0, addr.pkeyIndex ?? 0, isRequest ? this.requestTimeoutMs : 0, 0, grh);
+      queued = agent.port.send(agent.id, mad, addr.lid, addr.qpn, qkey, addr.sl ?? 0, addr.pkeyIndex ?? 0, timeoutMs, 0, grh);
     } catch (e) {
       throw toTransportError(e, 'sending a MAD');
     }
     // A full send queue drops the MAD as the fabric would lose it: the RPC layer's timeouts cover it.
     if (queued === false) this.sendsDropped++;
-    else if (!this.flushQueued) {
-      this.flushQueued = true;
-      queueMicrotask(this.flushSends);
-    }
+    else this.flushAtTurnEnd();
+  }
+
+  /** flushSends once at the end of this turn of the event loop, however many sends it makes. */
+  private flushAtTurnEnd(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    queueMicrotask(this.flushSends);
   }
 
   private sendsDropped = 0;
